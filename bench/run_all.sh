@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# ./run bench: every benchmark, side by side with the reference where there is one.
+set -euo pipefail
+BUILD=${1:-build/release}
+bash bench/scan_compare.sh "$BUILD"

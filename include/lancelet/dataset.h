@@ -1,0 +1,122 @@
+// A Lance dataset: a directory of versions, each a list of fragments.
+//
+//   auto ds = lancelet::Dataset::Open("/data/users.lance");
+//   auto reader = ds->NewScan().Columns({"id", "name"}).Filter("age > 30").Limit(10).Open();
+//   while (auto batch = reader->Next()) { ... }
+//
+// Every write (Create, Append, Delete, Overwrite) is one atomic commit that produces a new
+// version; a Dataset object itself is an immutable snapshot of one version.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lancelet/record_batch.h"
+
+namespace lancelet {
+
+namespace table {
+struct DatasetState;
+class ScanPlan;
+}  // namespace table
+
+enum class WriteMode { kCreate, kAppend, kOverwrite };
+
+struct WriteOptions {
+  WriteMode mode = WriteMode::kCreate;
+  // Lance file version of new data files: "2.0", "2.1" or "2.2". For append the
+  // dataset's own version is used.
+  std::string file_version = "2.0";
+  // Rows per data file (= per fragment) before a new fragment is started.
+  int64_t max_rows_per_file = 1024 * 1024;
+  // Give rows stable ids (reader feature flag 2).
+  bool enable_stable_row_ids = false;
+  // How many times a commit that lost a race is rebased and retried.
+  int max_commit_retries = 20;
+};
+
+struct VersionInfo {
+  uint64_t version = 0;
+  int64_t timestamp_nanos = 0;  // commit time, UTC
+  std::string operation;        // "Append", "Delete", ... (from the transaction file)
+};
+
+class Dataset;
+using DatasetPtr = std::shared_ptr<const Dataset>;
+
+// Builds a scan: which columns, which rows, how many.
+class ScanBuilder {
+ public:
+  explicit ScanBuilder(DatasetPtr dataset) : dataset_(std::move(dataset)) {}
+  // Top-level columns to return, in this order (default: all). "_rowid" and "_rowaddr"
+  // may be listed like columns.
+  ScanBuilder& Columns(std::vector<std::string> columns);
+  // A SQL predicate; rows where it is not TRUE are dropped.
+  ScanBuilder& Filter(std::string predicate);
+  ScanBuilder& Limit(int64_t limit);
+  ScanBuilder& Offset(int64_t offset);
+  ScanBuilder& WithRowId(bool on = true);
+  ScanBuilder& WithRowAddress(bool on = true);
+  ScanBuilder& BatchSize(int64_t rows);
+
+  std::unique_ptr<RecordBatchReader> Open() const;
+  // Reads everything into one batch.
+  RecordBatchPtr ToBatch() const;
+
+ private:
+  friend class table::ScanPlan;
+  DatasetPtr dataset_;
+  std::vector<std::string> columns_;
+  bool columns_set_ = false;
+  std::string filter_;
+  int64_t limit_ = -1;
+  int64_t offset_ = 0;
+  bool with_row_id_ = false;
+  bool with_row_address_ = false;
+  int64_t batch_size_ = 8192;
+};
+
+class Dataset : public std::enable_shared_from_this<Dataset> {
+ public:
+  // Opens the latest version, or `version`. Throws NotFound if there is no dataset.
+  static DatasetPtr Open(const std::string& uri, std::optional<uint64_t> version = std::nullopt);
+  // Creates (or, with kOverwrite, replaces; with kAppend, appends to) a dataset from `data`.
+  static DatasetPtr Write(const std::string& uri, RecordBatchReader& data, const WriteOptions& options = {});
+  static DatasetPtr Write(const std::string& uri, const std::vector<RecordBatchPtr>& batches,
+                          const WriteOptions& options = {});
+
+  // Each write returns the dataset at the version it committed.
+  DatasetPtr Append(RecordBatchReader& data, const WriteOptions& options = {}) const;
+  DatasetPtr Append(const std::vector<RecordBatchPtr>& batches, const WriteOptions& options = {}) const;
+  DatasetPtr Delete(const std::string& predicate) const;
+
+  const std::string& uri() const;
+  uint64_t version() const;
+  SchemaPtr schema() const;
+  // Versions present on disk, oldest first.
+  std::vector<VersionInfo> ListVersions() const;
+  DatasetPtr Checkout(uint64_t version) const;
+  DatasetPtr Latest() const;
+
+  uint64_t CountRows(const std::string& predicate = "") const;
+  ScanBuilder NewScan() const { return ScanBuilder(shared_from_this()); }
+  // Rows by offset among the live (non-deleted) rows of the whole dataset.
+  RecordBatchPtr Take(std::span<const uint64_t> row_offsets, const std::vector<std::string>& columns = {}) const;
+  // Rows by address: (fragment id << 32) | physical offset in the fragment.
+  RecordBatchPtr TakeRowAddresses(std::span<const uint64_t> addresses,
+                                  const std::vector<std::string>& columns = {}) const;
+
+  // Internal state (manifest, store); not part of the stable API.
+  const table::DatasetState& state() const { return *state_; }
+  const std::shared_ptr<const table::DatasetState>& state_ptr() const { return state_; }
+  explicit Dataset(std::shared_ptr<const table::DatasetState> state) : state_(std::move(state)) {}
+
+ private:
+  std::shared_ptr<const table::DatasetState> state_;
+};
+
+}  // namespace lancelet

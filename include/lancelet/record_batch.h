@@ -1,0 +1,46 @@
+// A record batch: equal-length columns under one schema.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "lancelet/array.h"
+
+namespace lancelet {
+
+class RecordBatch {
+ public:
+  RecordBatch(SchemaPtr schema, std::vector<ArrayPtr> columns, int64_t num_rows);
+  static std::shared_ptr<RecordBatch> Make(SchemaPtr schema, std::vector<ArrayPtr> columns);
+
+  const SchemaPtr& schema() const { return schema_; }
+  const std::vector<ArrayPtr>& columns() const { return columns_; }
+  const ArrayPtr& column(size_t i) const { return columns_.at(i); }
+  // The column with this name; throws NotFound.
+  const ArrayPtr& column(const std::string& name) const;
+  int64_t num_rows() const { return num_rows_; }
+  size_t num_columns() const { return columns_.size(); }
+
+  std::shared_ptr<RecordBatch> Slice(int64_t start, int64_t length) const;
+  std::shared_ptr<RecordBatch> Filter(const std::vector<bool>& keep) const;
+  static std::shared_ptr<RecordBatch> Concatenate(const SchemaPtr& schema,
+                                                  const std::vector<std::shared_ptr<RecordBatch>>& batches);
+  bool Equals(const RecordBatch& other) const;
+
+ private:
+  SchemaPtr schema_;
+  std::vector<ArrayPtr> columns_;
+  int64_t num_rows_;
+};
+using RecordBatchPtr = std::shared_ptr<RecordBatch>;
+
+// A pull-based stream of batches (scans, file readers, format readers).
+class RecordBatchReader {
+ public:
+  virtual ~RecordBatchReader() = default;
+  virtual SchemaPtr schema() const = 0;
+  // The next batch, or null at the end.
+  virtual RecordBatchPtr Next() = 0;
+};
+
+}  // namespace lancelet

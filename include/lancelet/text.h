@@ -1,0 +1,141 @@
+// Text interchange: reading CSV / JSON Lines into record batches, and writing record
+// batches as JSON Lines, CSV or an aligned table.
+//
+// Text spellings of values (shared by every reader and writer):
+//   bool            true / false (CSV input also accepts 1 / 0, any letter case)
+//   integers        decimal, exact at every width (JSON never goes through double)
+//   float16/32/64   shortest decimal that round-trips at the column's width; -0.0 is "-0";
+//                   NaN / Infinity / -Infinity (JSON: as strings; CSV: bare words).
+//                   Readers also accept nan, inf, infinity in any letter case.
+//   utf8            JSON string (invalid UTF-8 bytes are written as U+FFFD); CSV raw text
+//   binary kinds    standard base64 with padding (RFC 4648, "+/")
+//   date32          YYYY-MM-DD
+//   date64          YYYY-MM-DDTHH:MM:SS.mmm (readers also accept a bare date)
+//   timestamp       YYYY-MM-DDTHH:MM:SS plus 0/3/6/9 fraction digits for s/ms/us/ns, and "Z"
+//                   when the type has a time zone. Readers accept "T" or " " between date
+//                   and time, an optional fraction, and an optional Z / +HH:MM / -HH:MM
+//                   offset (converted to UTC).
+//                   JSON input also takes an integer: the raw count in the type's unit
+//                   (days for date32, milliseconds for date64).
+//   list, struct    JSON arrays / objects (in a CSV cell: compact JSON text, always quoted);
+//                   struct keys missing from a JSON object are NULL, extra keys are ignored
+//   NULL            JSON null; an empty unquoted CSV cell; "NULL" in the table format
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include "lancelet/record_batch.h"
+
+namespace lancelet {
+
+// ---------------------------------------------------------------------------------------
+// Readers
+
+struct TextReadOptions {
+  // The schema to parse into. Null: inferred from the first `infer_rows` rows.
+  // CSV: every schema field must appear in the header (any order) and every header
+  // column must be in the schema. JSON Lines: keys not in the schema are ignored.
+  SchemaPtr schema;
+  int64_t batch_rows = 65536;  // rows per batch at most
+  int64_t infer_rows = 1000;   // rows looked at for inference
+  char delimiter = ',';        // CSV only
+};
+
+// Schema inference looks at the non-null values of each column in the first rows; when
+// they do not all fit one rule below, the column is utf8 (also when all are NULL).
+//   CSV cells (blanks around a value are ignored):
+//     integers that fit int64 -> int64; other numbers (incl. nan / inf) -> float64;
+//     true / false (any case; 1 / 0 count as integers) -> bool; YYYY-MM-DD -> date32;
+//     ISO date-times -> timestamp<us>, or timestamp<us,UTC> if any has an offset;
+//     JSON arrays such as "[0.1, 0.2]" -> the JSON array rule below.
+//   JSON values:
+//     integers -> int64 (uint64 if some exceed int64 and none is negative, else float64);
+//     numbers with a fraction or exponent among them -> float64; strings -> utf8 (no date
+//     detection); booleans -> bool; objects -> struct of their keys in first-seen order.
+//     Arrays -> list<item rule applied to all items>, except that arrays all of the same
+//     length N > 0 holding only numbers, at least one of them not an integer, become
+//     fixed_size_list<float32,N> (embeddings). Integer-only arrays stay list<int64>.
+// JSON values of another kind read into a utf8 column are kept as their compact JSON text.
+// CSV blank lines are skipped, except in a single-column file, where they are NULLs.
+std::unique_ptr<RecordBatchReader> OpenCsv(const std::string& path,
+                                           const TextReadOptions& options = {});
+std::unique_ptr<RecordBatchReader> OpenJsonLines(const std::string& path,
+                                                 const TextReadOptions& options = {});
+
+// The same over an open stream; `name` stands for the file in error messages.
+std::unique_ptr<RecordBatchReader> ReadCsv(std::unique_ptr<std::istream> input, std::string name,
+                                           const TextReadOptions& options = {});
+std::unique_ptr<RecordBatchReader> ReadJsonLines(std::unique_ptr<std::istream> input,
+                                                 std::string name,
+                                                 const TextReadOptions& options = {});
+
+enum class InputFormat { kCsv, kJsonLines, kArrowIpc, kUnknown };
+// By extension (case-insensitive): .csv; .json/.jsonl/.ndjson (all read as JSON Lines, so a
+// .json file holding one top-level array is rejected); .arrow/.arrows/.ipc.
+InputFormat DetectInputFormat(const std::string& path);
+
+// Hook for the Arrow IPC reader, which lives outside this layer: OpenTextInput calls it
+// for .arrow/.arrows/.ipc paths (options.schema, if set, is passed along). Without a
+// registered opener those paths throw NotSupported.
+using InputOpener = std::function<std::unique_ptr<RecordBatchReader>(const std::string& path,
+                                                                     const TextReadOptions&)>;
+void SetArrowIpcOpener(InputOpener opener);
+
+// Picks the reader by extension; unknown extensions throw InvalidArgument.
+std::unique_ptr<RecordBatchReader> OpenTextInput(const std::string& path,
+                                                 const TextReadOptions& options = {});
+
+// ---------------------------------------------------------------------------------------
+// Writers
+
+enum class ValueStyle {
+  kJson,   // JSON text: strings quoted and escaped, NULL as null
+  kCsv,    // a CSV cell before quoting: strings raw, nested as compact JSON, NULL as ""
+  kTable,  // for people: NULL, long strings and lists shortened, nested as {a: 1, b: "x"}
+};
+
+// The text of element `row` of `array` in the given style.
+std::string FormatValue(const ArrayData& array, int64_t row, ValueStyle style);
+
+class BatchWriter {
+ public:
+  virtual ~BatchWriter() = default;
+  virtual void Write(const RecordBatch& batch) = 0;
+  // Flushes anything buffered (the table writer's rows and row count). Call once.
+  virtual void Finish() = 0;
+};
+
+// One JSON object per row, keys in schema order, "\n" after every row.
+std::unique_ptr<BatchWriter> MakeJsonLinesWriter(std::ostream& out, SchemaPtr schema);
+
+struct CsvWriteOptions {
+  char delimiter = ',';
+  bool header = true;
+};
+// RFC 4180: a cell is quoted when it holds the delimiter, a quote, CR or LF, when it is
+// an empty string (to tell it from NULL) or a nested value. Rows end with "\n".
+std::unique_ptr<BatchWriter> MakeCsvWriter(std::ostream& out, SchemaPtr schema,
+                                           CsvWriteOptions options = {});
+
+struct TableWriteOptions {
+  // Rows buffered to size the columns; later rows reuse those widths (wider values just
+  // push the row out of line).
+  int64_t buffer_rows = 1000;
+};
+// Columns separated by " | ", header underlined with "-" joined by "-+-", numbers right
+// aligned, and a last line "(N rows)" ("(1 row)" for one).
+std::unique_ptr<BatchWriter> MakeTableWriter(std::ostream& out, SchemaPtr schema,
+                                             TableWriteOptions options = {});
+
+enum class OutputFormat { kJsonLines, kCsv, kTable };
+std::unique_ptr<BatchWriter> MakeBatchWriter(OutputFormat format, std::ostream& out,
+                                             SchemaPtr schema);
+
+// Writes every batch of `reader`, then calls Finish.
+void WriteAll(RecordBatchReader& reader, BatchWriter& writer);
+
+}  // namespace lancelet

@@ -1,0 +1,106 @@
+// Arrow IPC internals shared by the writer and the reader: the flatbuffer encoding of
+// schemas and messages (ipc_metadata.cc) and message framing constants.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "array/flatbuffer.h"
+#include "lancelet/record_batch.h"
+
+namespace lancelet::ipc {
+
+// Message.fbs MessageHeader union.
+enum class MessageType : uint8_t { kNone = 0, kSchema = 1, kDictionaryBatch = 2, kRecordBatch = 3 };
+constexpr int16_t kMetadataV5 = 4;
+constexpr uint32_t kContinuation = 0xFFFFFFFFu;
+constexpr char kFileMagic[] = "ARROW1";
+constexpr size_t kFileMagicSize = 6;
+
+// Table field ids, in declaration order of the .fbs files.
+namespace field_id {
+constexpr uint16_t kFieldName = 0, kFieldNullable = 1, kFieldTypeType = 2, kFieldType = 3,
+                   kFieldDictionary = 4, kFieldChildren = 5, kFieldMetadata = 6;
+constexpr uint16_t kSchemaEndianness = 0, kSchemaFields = 1, kSchemaMetadata = 2;
+constexpr uint16_t kMessageVersion = 0, kMessageHeaderType = 1, kMessageHeader = 2,
+                   kMessageBodyLength = 3;
+constexpr uint16_t kBatchLength = 0, kBatchNodes = 1, kBatchBuffers = 2, kBatchCompression = 3;
+constexpr uint16_t kCompressionCodec = 0, kCompressionMethod = 1;
+constexpr uint16_t kFooterVersion = 0, kFooterSchema = 1, kFooterDictionaries = 2,
+                   kFooterRecordBatches = 3;
+}  // namespace field_id
+using namespace field_id;
+
+// Schema.fbs FieldNode and Buffer structs (16 bytes each).
+struct FieldNode {
+  int64_t length;
+  int64_t null_count;
+};
+struct BufferSpec {
+  int64_t offset;
+  int64_t length;
+};
+// File.fbs Block struct (24 bytes: int64, int32, 4 padding, int64).
+struct Block {
+  int64_t offset;
+  int32_t metadata_length;
+  int32_t padding;
+  int64_t body_length;
+};
+static_assert(sizeof(FieldNode) == 16 && sizeof(BufferSpec) == 16 && sizeof(Block) == 24);
+
+// Message.fbs CompressionType; the only BodyCompressionMethod is BUFFER (0): each buffer
+// compressed on its own behind an int64 little-endian uncompressed-length prefix.
+enum class CompressionCodec : uint8_t { kLz4Frame = 0, kZstd = 1 };
+constexpr uint8_t kCompressionMethodBuffer = 0;
+// Prefix value meaning "the bytes after the prefix are stored raw".
+constexpr int64_t kUncompressedLengthRaw = -1;
+
+const char* CodecName(CompressionCodec codec);
+
+// One body buffer after undoing its compression, or where and why that failed.
+struct DecompressedBuffer {
+  std::span<const uint8_t> bytes;  // into the input (raw or empty buffers) or into storage
+  std::string error;               // empty on success
+  int64_t error_at = 0;            // offset into the compressed buffer where decoding failed
+};
+// Decodes one compressed body buffer (prefix + payload; empty means empty). Output memory
+// grows only as the payload really produces bytes, so a lying prefix cannot make it
+// allocate much more than the real content.
+DecompressedBuffer DecompressBuffer(CompressionCodec codec, std::span<const uint8_t> buffer,
+                                    std::vector<uint8_t>* storage);
+
+// Builds the Schema table in `b` and returns it.
+fb::Ref BuildSchema(fb::FlatBufferBuilder& b, const Schema& schema);
+// A Message flatbuffer wrapping a Schema.
+std::string EncodeSchemaMessage(const Schema& schema);
+// A Message flatbuffer wrapping a RecordBatch. lancelet writes uncompressed bodies; a
+// codec (tests only) just adds the BodyCompression table, the caller compresses buffers.
+std::string EncodeRecordBatchMessage(int64_t length, const std::vector<FieldNode>& nodes,
+                                     const std::vector<BufferSpec>& buffers, int64_t body_length,
+                                     std::optional<CompressionCodec> codec = std::nullopt);
+// The Footer flatbuffer of the file format.
+std::string EncodeFooter(const Schema& schema, const std::vector<Block>& batches);
+
+// Decodes a Schema table. Throws NotSupported for dictionary fields and unknown types.
+SchemaPtr DecodeSchema(const fb::FlatTable& schema);
+
+// One framed message: the encapsulated metadata and the body that follows it.
+struct EncodedMessage {
+  std::string metadata;  // flatbuffer, unpadded
+  std::string body;      // already padded to 8 bytes
+};
+// Continuation marker, padded metadata length, padded metadata, body.
+std::string FrameMessage(const EncodedMessage& message);
+// Size of the framing prefix plus padded metadata (the Block's metaDataLength).
+int32_t FramedMetadataSize(const EncodedMessage& message);
+EncodedMessage EncodeSchema(const Schema& schema);
+// Throws InvalidArgument when the columns do not match the schema.
+EncodedMessage EncodeBatch(const Schema& schema, const RecordBatch& batch);
+std::string EndOfStream();
+
+}  // namespace lancelet::ipc

@@ -1,0 +1,228 @@
+// Arrow IPC writing: record batch bodies, message framing, the stream and file formats.
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "array/ipc_internal.h"
+#include "lancelet/error.h"
+#include "lancelet/ipc.h"
+
+namespace lancelet::ipc {
+namespace {
+
+constexpr size_t kBodyAlignment = 8;
+
+size_t PaddedSize(size_t n) { return (n + 7) & ~size_t{7}; }
+
+void AppendU32(std::string& out, uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); }
+
+// Lays out the buffers of one record batch, depth first, as the IPC body.
+class BodyWriter {
+ public:
+  void Visit(const ArrayData& array) {
+    nodes_.push_back({array.length, array.null_count});
+    if (array.null_count > 0 && array.buffers[0]) {
+      AddBuffer(*array.buffers[0], (array.length + 7) / 8);
+    } else {
+      AddBytes(nullptr, 0, 0);  // all valid: an empty validity buffer
+    }
+    const DataType& type = *array.type;
+    switch (type.id()) {
+      case TypeId::kFixedSizeBinary:
+        AddBuffer(*array.buffers[1], array.length * type.fixed_size());
+        return;
+      case TypeId::kUtf8:
+      case TypeId::kLargeUtf8:
+      case TypeId::kBinary:
+      case TypeId::kLargeBinary: {
+        auto [start, end] = AddOffsets(array);
+        AddBytes(array.buffers[2]->data() + start, end - start, end - start);
+        return;
+      }
+      case TypeId::kList:
+      case TypeId::kLargeList: {
+        auto [start, end] = AddOffsets(array);
+        const ArrayData& items = *array.child(0);
+        if (start == 0 && items.length == end) {
+          Visit(items);
+        } else {
+          Visit(*Slice(items, start, end - start));
+        }
+        return;
+      }
+      case TypeId::kFixedSizeList: {
+        const ArrayData& items = *array.child(0);
+        int64_t need = array.length * type.fixed_size();
+        items.length == need ? Visit(items) : Visit(*Slice(items, 0, need));
+        return;
+      }
+      case TypeId::kStruct:
+        for (const auto& child : array.children) {
+          child->length == array.length ? Visit(*child) : Visit(*Slice(*child, 0, array.length));
+        }
+        return;
+      default: {
+        int bits = type.bit_width();
+        int64_t need = bits == 1 ? (array.length + 7) / 8 : array.length * (bits / 8);
+        AddBuffer(*array.buffers[1], need);
+        return;
+      }
+    }
+  }
+
+  EncodedMessage Finish(int64_t length) {
+    EncodedMessage message;
+    message.metadata = EncodeRecordBatchMessage(length, nodes_, buffers_, body_.size());
+    message.body = std::move(body_);
+    return message;
+  }
+
+ private:
+  void AddBuffer(const Buffer& buffer, int64_t need) {
+    AddBytes(buffer.data(), std::min<size_t>(buffer.size(), need), need);
+  }
+
+  // Appends `avail` bytes, zero-fills up to `need`, pads to the body alignment.
+  void AddBytes(const uint8_t* data, size_t avail, size_t need) {
+    buffers_.push_back({static_cast<int64_t>(body_.size()), static_cast<int64_t>(need)});
+    if (avail > 0) body_.append(reinterpret_cast<const char*>(data), avail);
+    body_.append(need - avail, '\0');
+    body_.append(PaddedSize(body_.size()) - body_.size(), '\0');
+    static_assert(kBodyAlignment == 8);
+  }
+
+  // Writes the offsets rebased to start at 0; returns the original first and last offset.
+  std::pair<int64_t, int64_t> AddOffsets(const ArrayData& array) {
+    int64_t n = array.length;
+    int64_t start = array.offset(0), end = array.offset(n);
+    bool large = array.type->has_large_offsets();
+    size_t width = large ? 8 : 4;
+    if (start == 0) {
+      AddBuffer(*array.buffers[1], (n + 1) * width);
+      return {start, end};
+    }
+    std::string rebased((n + 1) * width, '\0');
+    for (int64_t i = 0; i <= n; ++i) {
+      int64_t v = array.offset(i) - start;
+      if (large) {
+        std::memcpy(rebased.data() + i * 8, &v, 8);
+      } else {
+        int32_t v32 = static_cast<int32_t>(v);
+        std::memcpy(rebased.data() + i * 4, &v32, 4);
+      }
+    }
+    AddBytes(reinterpret_cast<const uint8_t*>(rebased.data()), rebased.size(), rebased.size());
+    return {start, end};
+  }
+
+  std::string body_;
+  std::vector<FieldNode> nodes_;
+  std::vector<BufferSpec> buffers_;
+};
+
+}  // namespace
+
+EncodedMessage EncodeSchema(const Schema& schema) { return {EncodeSchemaMessage(schema), {}}; }
+
+EncodedMessage EncodeBatch(const Schema& schema, const RecordBatch& batch) {
+  if (batch.num_columns() != schema.num_fields())
+    ThrowInvalid("Arrow IPC: record batch has {} columns but the stream schema has {} fields",
+                 batch.num_columns(), schema.num_fields());
+  BodyWriter body;
+  for (size_t i = 0; i < batch.num_columns(); ++i) {
+    const ArrayData& column = *batch.column(i);
+    const Field& field = *schema.field(i);
+    if (!column.type->Equals(*field.type))
+      ThrowInvalid("Arrow IPC: column {} ('{}') has type {} but the stream schema says {}", i,
+                   field.name, column.type->ToString(), field.type->ToString());
+    if (column.length != batch.num_rows())
+      ThrowInvalid("Arrow IPC: column {} ('{}') has {} rows, the batch {}", i, field.name,
+                   column.length, batch.num_rows());
+    body.Visit(column);
+  }
+  return body.Finish(batch.num_rows());
+}
+
+int32_t FramedMetadataSize(const EncodedMessage& message) {
+  return static_cast<int32_t>(8 + PaddedSize(message.metadata.size()));
+}
+
+std::string FrameMessage(const EncodedMessage& message) {
+  std::string out;
+  size_t padded = PaddedSize(message.metadata.size());
+  out.reserve(8 + padded + message.body.size());
+  AppendU32(out, kContinuation);
+  AppendU32(out, static_cast<uint32_t>(padded));
+  out += message.metadata;
+  out.append(padded - message.metadata.size(), '\0');
+  out += message.body;
+  return out;
+}
+
+std::string EndOfStream() {
+  std::string out;
+  AppendU32(out, kContinuation);
+  AppendU32(out, 0);
+  return out;
+}
+
+}  // namespace lancelet::ipc
+
+namespace lancelet {
+
+void IpcStreamWriter::Emit(const std::string& bytes) {
+  out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out_) ThrowIo("Arrow IPC stream: write of {} bytes at byte {} failed", bytes.size(), bytes_written_);
+  bytes_written_ += static_cast<int64_t>(bytes.size());
+}
+
+void IpcStreamWriter::WriteSchema(const Schema& schema) {
+  if (schema_) ThrowInvalid("Arrow IPC stream: WriteSchema called twice");
+  schema_ = std::make_shared<Schema>(schema);
+  Emit(ipc::FrameMessage(ipc::EncodeSchema(schema)));
+}
+
+void IpcStreamWriter::WriteBatch(const RecordBatch& batch) {
+  if (!schema_) ThrowInvalid("Arrow IPC stream: WriteBatch called before WriteSchema");
+  if (closed_) ThrowInvalid("Arrow IPC stream: WriteBatch called after Close");
+  Emit(ipc::FrameMessage(ipc::EncodeBatch(*schema_, batch)));
+}
+
+void IpcStreamWriter::Close() {
+  if (closed_) return;
+  if (!schema_) ThrowInvalid("Arrow IPC stream: Close called before WriteSchema");
+  Emit(ipc::EndOfStream());
+  closed_ = true;
+  out_.flush();
+}
+
+std::string WriteIpcStream(const Schema& schema, const std::vector<RecordBatchPtr>& batches) {
+  std::ostringstream out;
+  IpcStreamWriter writer(out);
+  writer.WriteSchema(schema);
+  for (const auto& batch : batches) writer.WriteBatch(*batch);
+  writer.Close();
+  return std::move(out).str();
+}
+
+std::string WriteIpcFile(const Schema& schema, const std::vector<RecordBatchPtr>& batches) {
+  std::string out(ipc::kFileMagic, ipc::kFileMagicSize);
+  out.append(2, '\0');  // pad the magic to 8 bytes
+  out += ipc::FrameMessage(ipc::EncodeSchema(schema));
+  std::vector<ipc::Block> blocks;
+  for (const auto& batch : batches) {
+    ipc::EncodedMessage message = ipc::EncodeBatch(schema, *batch);
+    blocks.push_back({static_cast<int64_t>(out.size()), ipc::FramedMetadataSize(message), 0,
+                      static_cast<int64_t>(message.body.size())});
+    out += ipc::FrameMessage(message);
+  }
+  out += ipc::EndOfStream();
+  std::string footer = ipc::EncodeFooter(schema, blocks);
+  out += footer;
+  int32_t footer_size = static_cast<int32_t>(footer.size());
+  out.append(reinterpret_cast<const char*>(&footer_size), 4);
+  out.append(ipc::kFileMagic, ipc::kFileMagicSize);
+  return out;
+}
+
+}  // namespace lancelet

@@ -1,0 +1,244 @@
+// The `lancelet` program: dataset commands over the C++ API.
+#include "cli/cli.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/inspect.h"
+#include "table/dataset_state.h"
+#include "lancelet/dataset.h"
+#include "lancelet/error.h"
+#include "lancelet/ipc.h"
+#include "lancelet/text.h"
+
+namespace lancelet::cli {
+
+namespace {
+
+struct OutputOptions {
+  std::string format = "table";
+};
+
+void AddFormatOption(CLI::App* cmd, OutputOptions& out) {
+  cmd->add_option("--format", out.format, "Output format")
+      ->check(CLI::IsMember({"table", "csv", "jsonl", "arrow"}))
+      ->capture_default_str();
+}
+
+// Writes every batch of `reader` to stdout in the chosen format.
+void Emit(RecordBatchReader& reader, const std::string& format) {
+  if (format == "arrow") {
+    IpcStreamWriter writer(std::cout);
+    writer.WriteSchema(*reader.schema());
+    while (auto batch = reader.Next()) writer.WriteBatch(*batch);
+    writer.Close();
+    std::cout.flush();
+    return;
+  }
+  OutputFormat f = format == "csv" ? OutputFormat::kCsv : format == "jsonl" ? OutputFormat::kJsonLines
+                                                                            : OutputFormat::kTable;
+  auto writer = MakeBatchWriter(f, std::cout, reader.schema());
+  WriteAll(reader, *writer);
+  std::cout.flush();
+}
+
+class SingleBatchReader final : public RecordBatchReader {
+ public:
+  explicit SingleBatchReader(RecordBatchPtr batch) : batch_(std::move(batch)) {}
+  SchemaPtr schema() const override { return batch_->schema(); }
+  RecordBatchPtr Next() override { return std::exchange(batch_done_, true) ? nullptr : batch_; }
+
+ private:
+  RecordBatchPtr batch_;
+  bool batch_done_ = false;
+};
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+std::unique_ptr<RecordBatchReader> OpenInput(const std::string& path, const std::string& schema_text) {
+  TextReadOptions options;
+  if (!schema_text.empty()) options.schema = Schema::Parse(schema_text);
+  return OpenTextInput(path, options);
+}
+
+void RegisterArrowInput() {
+  SetArrowIpcOpener([](const std::string& path, const TextReadOptions& options) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) ThrowNotFound("cannot open '{}'", path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto reader = ReadIpc(ss.str(), path);
+    if (options.schema && !options.schema->Equals(*reader->schema()))
+      ThrowInvalid("'{}' has schema ({}), which differs from --schema ({})", path, reader->schema()->ToString(),
+                   options.schema->ToString());
+    return reader;
+  });
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  RegisterArrowInput();
+  CLI::App app{"lancelet: a native C++ implementation of the Lance table format"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "lancelet 0.1.0");
+
+  // create / append
+  std::string dataset, from, schema_text, file_version = "2.0";
+  int64_t max_rows_per_file = 1024 * 1024;
+  bool stable_row_ids = false, overwrite = false;
+  auto* create = app.add_subcommand("create", "Create a dataset from a CSV, JSON lines or Arrow IPC file");
+  create->add_option("dataset", dataset, "Dataset directory")->required();
+  create->add_option("--from", from, "Input file (.csv, .jsonl/.json, .arrow/.arrows/.ipc)")->required();
+  create->add_option("--schema", schema_text, "Schema, e.g. \"id:int32,name:utf8,v:fixed_size_list<float32,4>\"");
+  create->add_option("--max-rows-per-file", max_rows_per_file, "Rows per fragment")->capture_default_str();
+  create->add_option("--file-version", file_version, "Lance file version")
+      ->check(CLI::IsMember({"2.0", "2.1", "2.2"}))
+      ->capture_default_str();
+  create->add_flag("--stable-row-ids", stable_row_ids, "Give rows stable ids");
+  create->add_flag("--overwrite", overwrite, "Replace the dataset if it exists");
+
+  auto* append = app.add_subcommand("append", "Append rows to a dataset");
+  append->add_option("dataset", dataset, "Dataset directory")->required();
+  append->add_option("--from", from, "Input file")->required();
+  append->add_option("--schema", schema_text, "Schema of a CSV/JSON input");
+  append->add_option("--max-rows-per-file", max_rows_per_file, "Rows per fragment")->capture_default_str();
+
+  std::string where;
+  auto* del = app.add_subcommand("delete", "Delete the rows matching a predicate");
+  del->add_option("dataset", dataset, "Dataset directory")->required();
+  del->add_option("--where", where, "SQL predicate")->required();
+
+  std::string columns;
+  int64_t limit = -1, offset = 0;
+  std::optional<uint64_t> version;
+  bool with_row_id = false, with_row_address = false;
+  OutputOptions out;
+  auto* scan = app.add_subcommand("scan", "Print rows");
+  scan->add_option("dataset", dataset, "Dataset directory")->required();
+  scan->add_option("--columns", columns, "Comma-separated columns (also _rowid, _rowaddr)");
+  scan->add_option("--where", where, "SQL predicate");
+  scan->add_option("--limit", limit, "At most this many rows");
+  scan->add_option("--offset", offset, "Skip this many rows first");
+  scan->add_option("--version", version, "Read this version");
+  scan->add_flag("--with-rowid", with_row_id, "Add the _rowid column");
+  scan->add_flag("--with-rowaddr", with_row_address, "Add the _rowaddr column");
+  AddFormatOption(scan, out);
+
+  std::string rows;
+  bool by_address = false;
+  auto* take = app.add_subcommand("take", "Print rows by offset (or by row address)");
+  take->add_option("dataset", dataset, "Dataset directory")->required();
+  take->add_option("--rows", rows, "Comma-separated row offsets")->required();
+  take->add_flag("--addresses", by_address, "Treat --rows as row addresses (fragment << 32 | offset)");
+  take->add_option("--columns", columns, "Comma-separated columns");
+  take->add_option("--version", version, "Read this version");
+  AddFormatOption(take, out);
+
+  auto* count = app.add_subcommand("count", "Count rows");
+  count->add_option("dataset", dataset, "Dataset directory")->required();
+  count->add_option("--where", where, "SQL predicate");
+  count->add_option("--version", version, "Read this version");
+
+  auto* versions = app.add_subcommand("versions", "List versions");
+  versions->add_option("dataset", dataset, "Dataset directory")->required();
+
+  auto* inspect = app.add_subcommand("inspect", "Show a version's manifest: flags, schema, fragments");
+  inspect->add_option("dataset", dataset, "Dataset directory")->required();
+  inspect->add_option("--version", version, "Inspect this version");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  try {
+    if (*create) {
+      WriteOptions options;
+      options.mode = overwrite ? WriteMode::kOverwrite : WriteMode::kCreate;
+      options.file_version = file_version;
+      options.max_rows_per_file = max_rows_per_file;
+      options.enable_stable_row_ids = stable_row_ids;
+      auto input = OpenInput(from, schema_text);
+      auto ds = Dataset::Write(dataset, *input, options);
+      std::cout << fmt::format("created {} at version {}: {} rows in {} fragments\n", dataset, ds->version(),
+                               ds->CountRows(), ds->state().manifest.fragments_size());
+    } else if (*append) {
+      WriteOptions options;
+      options.max_rows_per_file = max_rows_per_file;
+      auto ds = Dataset::Open(dataset);
+      auto input = OpenInput(from, schema_text);
+      auto next = ds->Append(*input, options);
+      std::cout << fmt::format("appended {} rows to {}; now version {}\n", next->CountRows() - ds->CountRows(),
+                               dataset, next->version());
+    } else if (*del) {
+      auto ds = Dataset::Open(dataset);
+      auto next = ds->Delete(where);
+      std::cout << fmt::format("deleted {} rows from {}; now version {}\n", ds->CountRows() - next->CountRows(),
+                               dataset, next->version());
+    } else if (*scan) {
+      auto ds = Dataset::Open(dataset, version);
+      auto builder = ds->NewScan();
+      if (!columns.empty()) builder.Columns(SplitList(columns));
+      if (!where.empty()) builder.Filter(where);
+      builder.Limit(limit).Offset(offset).WithRowId(with_row_id).WithRowAddress(with_row_address);
+      auto reader = builder.Open();
+      Emit(*reader, out.format);
+    } else if (*take) {
+      auto ds = Dataset::Open(dataset, version);
+      std::vector<uint64_t> ids;
+      for (const auto& r : SplitList(rows)) {
+        size_t used = 0;
+        unsigned long long v = 0;
+        try {
+          v = std::stoull(r, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != r.size() || r[0] == '-') ThrowInvalid("--rows: '{}' is not a row number", r);
+        ids.push_back(v);
+      }
+      auto cols = columns.empty() ? std::vector<std::string>{} : SplitList(columns);
+      auto batch = by_address ? ds->TakeRowAddresses(ids, cols) : ds->Take(ids, cols);
+      SingleBatchReader reader(batch);
+      Emit(reader, out.format);
+    } else if (*count) {
+      std::cout << Dataset::Open(dataset, version)->CountRows(where) << "\n";
+    } else if (*versions) {
+      auto ds = Dataset::Open(dataset);
+      for (const auto& v : ds->ListVersions()) {
+        time_t secs = time_t(v.timestamp_nanos / 1000000000);
+        char when[32];
+        std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&secs));
+        std::cout << fmt::format("{}\t{}\t{}\n", v.version, when, v.operation);
+      }
+    } else if (*inspect) {
+      PrintInspect(*Dataset::Open(dataset, version), std::cout);
+    }
+  } catch (const Error& e) {
+    std::cerr << "lancelet: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "lancelet: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace lancelet::cli

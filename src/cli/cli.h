@@ -1,0 +1,2 @@
+#pragma once
+namespace lancelet::cli { int Main(int argc, char** argv); }

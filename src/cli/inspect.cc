@@ -1,0 +1,68 @@
+#include "cli/inspect.h"
+
+#include <fmt/format.h>
+
+#include "format/lance_schema.h"
+#include "table/dataset_state.h"
+#include "table/feature_flags.h"
+
+namespace lancelet::cli {
+
+namespace {
+
+std::string FlagNames(uint64_t flags) {
+  static const std::pair<uint64_t, const char*> kNames[] = {
+      {table::kFlagDeletionFiles, "deletion_files"},     {table::kFlagStableRowIds, "stable_row_ids"},
+      {table::kFlagUseV2FormatDeprecated, "v2_format"},  {table::kFlagTableConfig, "table_config"},
+      {table::kFlagBasePaths, "base_paths"},             {table::kFlagDisableTransactionFile, "no_transaction_file"},
+  };
+  std::string out = std::to_string(flags);
+  std::string names;
+  for (const auto& [bit, name] : kNames)
+    if (flags & bit) names += (names.empty() ? "" : ", ") + std::string(name);
+  return names.empty() ? out : out + " (" + names + ")";
+}
+
+void PrintField(const format::LanceField& f, int depth, std::ostream& out) {
+  out << fmt::format("  {:{}}{} [id {}]: {}{}\n", "", depth * 2, f.name, f.id, f.type->ToString(),
+                     f.nullable ? "" : " not null");
+  if (f.type->id() == TypeId::kStruct)
+    for (const auto& c : f.children) PrintField(c, depth + 1, out);
+}
+
+}  // namespace
+
+void PrintInspect(const Dataset& dataset, std::ostream& out) {
+  const auto& s = dataset.state();
+  const auto& m = s.manifest;
+  out << fmt::format("dataset: {}\n", s.uri);
+  out << fmt::format("version: {}\n", m.version());
+  out << fmt::format("data storage: {} {}\n", m.data_format().file_format(), m.data_format().version());
+  out << fmt::format("writer: {} {}\n", m.writer_version().library(), m.writer_version().version());
+  out << fmt::format("reader feature flags: {}\n", FlagNames(m.reader_feature_flags()));
+  out << fmt::format("writer feature flags: {}\n", FlagNames(m.writer_feature_flags()));
+  if (m.reader_feature_flags() & table::kFlagStableRowIds) out << fmt::format("next row id: {}\n", m.next_row_id());
+  out << "schema:\n";
+  for (const auto& f : s.schema.fields()) PrintField(f, 0, out);
+  out << fmt::format("fragments: {}\n", m.fragments_size());
+  for (const auto& frag : m.fragments()) {
+    uint64_t deleted = frag.has_deletion_file() ? frag.deletion_file().num_deleted_rows() : 0;
+    out << fmt::format("  fragment {}: {} physical rows, {} deleted, {} live\n", frag.id(), frag.physical_rows(),
+                       deleted, frag.physical_rows() - deleted);
+    for (const auto& file : frag.files()) {
+      std::string ids;
+      for (int32_t id : file.fields()) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+      out << fmt::format("    data file {} (format {}.{}, {} bytes, fields [{}])\n", file.path(),
+                         file.file_major_version(), file.file_minor_version(), file.file_size_bytes(), ids);
+    }
+    if (frag.has_deletion_file()) {
+      const auto& d = frag.deletion_file();
+      out << fmt::format("    deletion file {}-{}-{}.{} ({} rows)\n", frag.id(), d.read_version(), d.id(),
+                         d.file_type() == lance::table::DeletionFile::BITMAP ? "bin" : "arrow",
+                         d.num_deleted_rows());
+    }
+    if (frag.overlays_size() == 0) out << "    overlays: none\n";
+  }
+}
+
+}  // namespace lancelet::cli

@@ -1,0 +1,338 @@
+// Binding: columns to fields, literals and operators to types, implicit conversions to
+// explicit kCast nodes (folded right away when their operand is a literal).
+#include <cctype>
+
+#include "expr/cast.h"
+#include "expr/errors.h"
+#include "expr/functions.h"
+#include "expr/type_rules.h"
+#include "lancelet/expr.h"
+
+namespace lancelet {
+
+namespace {
+
+using MutableBound = std::shared_ptr<BoundExpr>;
+
+bool IsBytes(const DataType& t) { return t.is_variable_binary() || t.id() == TypeId::kFixedSizeBinary; }
+bool IsListKind(const DataType& t) { return t.is_list() || t.id() == TypeId::kFixedSizeList; }
+bool IsOrdinal(const DataType& t) { return t.is_numeric(); }
+
+bool EqualsIgnoreCase(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+std::string TypeName(const TypePtr& t) { return t ? t->ToString() : "NULL"; }
+
+class Binder {
+ public:
+  explicit Binder(const Schema& schema) : schema_(schema) {}
+
+  // The result may be an untyped NULL literal (type null); callers coerce it.
+  BoundExprPtr Bind(const ExprPtr& e) {
+    switch (e->kind) {
+      case ExprKind::kLiteral: {
+        auto b = Node(BoundKind::kLiteral, e->literal.type, e);
+        b->literal = e->literal;
+        return b;
+      }
+      case ExprKind::kColumn: return BindColumn(e);
+      case ExprKind::kList: return BindList(e);
+      case ExprKind::kUnary: return e->unary_op == UnaryOp::kNot ? BindNot(e) : BindNegate(e);
+      case ExprKind::kBinary: {
+        BoundExprPtr l = Bind(e->args[0]), r = Bind(e->args[1]);
+        if (e->binary_op == BinaryOp::kAnd || e->binary_op == BinaryOp::kOr) {
+          auto b = Node(BoundKind::kLogical, DataType::Bool(), e);
+          b->op = e->binary_op;
+          b->args = {RequireBool(l, e), RequireBool(r, e)};
+          return b;
+        }
+        if (IsComparison(e->binary_op)) return BindComparison(e->binary_op, l, r, e);
+        return BindArithmetic(e->binary_op, l, r, e);
+      }
+      case ExprKind::kIn: {
+        // An untyped NULL operand stays untyped: each comparison types its own copy.
+        BoundExprPtr x = Bind(e->args[0]);
+        auto b = Node(BoundKind::kIn, DataType::Bool(), e);
+        b->negated = e->negated;
+        b->args.push_back(x);
+        for (size_t i = 1; i < e->args.size(); ++i) b->args.push_back(BindComparison(BinaryOp::kEq, x, Bind(e->args[i]), e));
+        return b;
+      }
+      case ExprKind::kBetween: {
+        BoundExprPtr x = Bind(e->args[0]);
+        auto b = Node(BoundKind::kBetween, DataType::Bool(), e);
+        b->negated = e->negated;
+        b->args = {x, BindComparison(BinaryOp::kGe, x, Bind(e->args[1]), e),
+                   BindComparison(BinaryOp::kLe, x, Bind(e->args[2]), e)};
+        return b;
+      }
+      case ExprKind::kIsNull: {
+        auto b = Node(BoundKind::kIsNull, DataType::Bool(), e);
+        b->negated = e->negated;
+        b->args = {Finalize(Bind(e->args[0]), e)};
+        return b;
+      }
+      case ExprKind::kLike: return BindLike(e);
+      case ExprKind::kCast: {
+        BoundExprPtr x = Bind(e->args[0]);
+        if (x->type && !CanCast(*x->type, *e->cast_type))
+          ThrowAt(e.get(), fmt::format("cannot cast {} to {}", x->type->ToString(), e->cast_type->ToString()));
+        return Coerce(x, e->cast_type, e);
+      }
+      case ExprKind::kCall: return BindCall(e);
+    }
+    ThrowAt(e.get(), "unknown expression kind");
+  }
+
+  // An untyped NULL becomes a NULL of `target`; otherwise a cast (folded for literals).
+  BoundExprPtr Coerce(const BoundExprPtr& b, const TypePtr& target, const ExprPtr& at) {
+    if (!b->type) {
+      auto n = Node(BoundKind::kLiteral, target, b->origin ? b->origin : at);
+      n->literal = Scalar::Null(target);
+      return n;
+    }
+    if (b->type->Equals(*target)) return b;
+    if (b->kind == BoundKind::kLiteral) {
+      auto n = Node(BoundKind::kLiteral, target, b->origin ? b->origin : at);
+      try {
+        n->literal = CastScalar(b->literal, target);
+      } catch (const ParseError&) {
+        throw;
+      } catch (const Error& err) {
+        ThrowAt((b->origin ? b->origin : at).get(), err.what());
+      }
+      return n;
+    }
+    auto n = Node(BoundKind::kCast, target, at);
+    n->args = {b};
+    return n;
+  }
+
+  BoundExprPtr Finalize(const BoundExprPtr& b, const ExprPtr& at) {
+    return b->type ? b : Coerce(b, DataType::Bool(), at);
+  }
+
+ private:
+  MutableBound Node(BoundKind kind, TypePtr type, const ExprPtr& origin) {
+    auto b = std::make_shared<BoundExpr>();
+    b->kind = kind;
+    b->type = std::move(type);
+    b->origin = origin;
+    return b;
+  }
+
+  BoundExprPtr RequireBool(const BoundExprPtr& b, const ExprPtr& at) {
+    BoundExprPtr f = Finalize(b, at);
+    if (f->type->id() != TypeId::kBool) {
+      const char* what = at->kind == ExprKind::kUnary ? "NOT" : BinaryOpSymbol(at->binary_op);
+      ThrowAt(at.get(), fmt::format("{} expects boolean operands, got {}", what, f->type->ToString()));
+    }
+    return f;
+  }
+
+  // Exact match first, then a unique case-insensitive one; -1 if none.
+  int FindField(const std::vector<FieldPtr>& fields, const std::string& name, const ExprPtr& e) {
+    for (size_t i = 0; i < fields.size(); ++i)
+      if (fields[i]->name == name) return int(i);
+    int found = -1;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (!EqualsIgnoreCase(fields[i]->name, name)) continue;
+      if (found >= 0)
+        ThrowAt(e.get(), fmt::format("column reference '{}' is ambiguous: it matches '{}' and '{}'", name,
+                                     fields[size_t(found)]->name, fields[i]->name));
+      found = int(i);
+    }
+    return found;
+  }
+
+  BoundExprPtr BindColumn(const ExprPtr& e) {
+    const auto& path = e->path;
+    int top = FindField(schema_.fields(), path[0], e);
+    size_t consumed = 1;
+    if (top < 0) {
+      // A top-level field whose name contains dots: "a.b" unquoted.
+      std::string joined = path[0];
+      for (size_t k = 1; k < path.size() && top < 0; ++k) {
+        joined += "." + path[k];
+        int i = FindField(schema_.fields(), joined, e);
+        if (i >= 0) {
+          top = i;
+          consumed = k + 1;
+        }
+      }
+    }
+    if (top < 0) {
+      std::string names;
+      for (const auto& f : schema_.fields()) names += (names.empty() ? "" : ", ") + f->name;
+      ThrowAt(e.get(), fmt::format("unknown column '{}' (columns: {})", path[0], names.empty() ? "none" : names));
+    }
+    const FieldPtr& field = schema_.field(size_t(top));
+    auto b = Node(BoundKind::kColumn, field->type, e);
+    b->column_name = field->name;
+    b->column_index = top;
+    std::string walked = field->name;
+    for (size_t k = consumed; k < path.size(); ++k) {
+      if (b->type->id() != TypeId::kStruct)
+        ThrowAt(e.get(), fmt::format("'{}' is {}, not a struct, so it has no field '{}'", walked,
+                                     b->type->ToString(), path[k]));
+      int child = FindField(b->type->children(), path[k], e);
+      if (child < 0) ThrowAt(e.get(), fmt::format("struct '{}' has no field '{}'", walked, path[k]));
+      b->child_path.push_back(child);
+      walked += "." + b->type->child(size_t(child))->name;
+      b->type = b->type->child(size_t(child))->type;
+    }
+    return b;
+  }
+
+  BoundExprPtr BindList(const ExprPtr& e) {
+    std::vector<BoundExprPtr> items;
+    TypePtr item_type;
+    for (const auto& a : e->args) {
+      BoundExprPtr item = Bind(a);
+      if (item->kind != BoundKind::kLiteral) ThrowAt(a.get(), "vector literal items must be constants");
+      TypePtr next = CommonType(item_type, item->type);
+      if (!next && item->type)
+        ThrowAt(a.get(), fmt::format("vector literal mixes {} and {}", TypeName(item_type), TypeName(item->type)));
+      item_type = next;
+      items.push_back(item);
+    }
+    if (!item_type) item_type = DataType::Float64();
+    std::vector<Scalar> values;
+    for (auto& item : items) values.push_back(Coerce(item, item_type, e)->literal);
+    TypePtr type = DataType::List(item_type);
+    auto b = Node(BoundKind::kLiteral, type, e);
+    b->literal = Scalar{type, std::move(values)};
+    return b;
+  }
+
+  BoundExprPtr BindNot(const ExprPtr& e) {
+    auto b = Node(BoundKind::kNot, DataType::Bool(), e);
+    b->args = {RequireBool(Bind(e->args[0]), e)};
+    return b;
+  }
+
+  BoundExprPtr BindNegate(const ExprPtr& e) {
+    BoundExprPtr x = Bind(e->args[0]);
+    if (!x->type) x = Coerce(x, DataType::Int64(), e);
+    if (!x->type->is_numeric()) ThrowAt(e.get(), fmt::format("cannot negate a {} value", x->type->ToString()));
+    if (x->type->is_integer() && !x->type->is_signed_integer()) x = Coerce(x, DataType::Int64(), e);
+    if (x->type->id() == TypeId::kFloat16) x = Coerce(x, DataType::Float32(), e);
+    auto b = Node(BoundKind::kNegate, x->type, e);
+    b->args = {x};
+    return b;
+  }
+
+  BoundExprPtr BindComparison(BinaryOp op, BoundExprPtr l, BoundExprPtr r, const ExprPtr& at) {
+    if (!l->type && !r->type) {
+      l = Coerce(l, DataType::Bool(), at);
+      r = Coerce(r, DataType::Bool(), at);
+    } else if (!l->type) {
+      l = Coerce(l, r->type, at);
+    } else if (!r->type) {
+      r = Coerce(r, l->type, at);
+    }
+    const DataType& lt = *l->type;
+    const DataType& rt = *r->type;
+    auto fail = [&]() {
+      ThrowAt(at.get(), fmt::format("cannot compare {} with {}", lt.ToString(), rt.ToString()));
+    };
+    if (IsOrdinal(lt) && IsOrdinal(rt)) {
+      // A float64 literal against a float32 value is compared at float32 (SQL engines
+      // type the literal by its context; `f32 = 0.1` should find 0.1f).
+      auto narrow = [](const DataType& t) { return t.id() == TypeId::kFloat32 || t.id() == TypeId::kFloat16; };
+      if (narrow(lt) && r->kind == BoundKind::kLiteral && rt.id() == TypeId::kFloat64)
+        r = Coerce(r, DataType::Float32(), at);
+      if (narrow(rt) && l->kind == BoundKind::kLiteral && lt.id() == TypeId::kFloat64)
+        l = Coerce(l, DataType::Float32(), at);
+    } else if (lt.id() == TypeId::kBool && rt.id() == TypeId::kBool) {
+    } else if (IsBytes(lt) && IsBytes(rt)) {
+    } else if ((lt.is_temporal() && (rt.is_temporal() || rt.is_string())) ||
+               (rt.is_temporal() && lt.is_string())) {
+      TypePtr common = CommonType(l->type, r->type);
+      if (!common) fail();
+      l = Coerce(l, common, at);
+      r = Coerce(r, common, at);
+    } else if (IsListKind(lt) && IsListKind(rt)) {
+      if (op != BinaryOp::kEq && op != BinaryOp::kNe)
+        ThrowAt(at.get(), fmt::format("{} values can only be compared with = and <>", lt.ToString()));
+      TypePtr common = CommonType(l->type, r->type);
+      if (!common) fail();
+      l = Coerce(l, common, at);
+      r = Coerce(r, common, at);
+    } else {
+      fail();
+    }
+    auto b = Node(BoundKind::kCompare, DataType::Bool(), at);
+    b->op = op;
+    b->args = {l, r};
+    return b;
+  }
+
+  BoundExprPtr BindArithmetic(BinaryOp op, BoundExprPtr l, BoundExprPtr r, const ExprPtr& at) {
+    if (!l->type && !r->type) {
+      l = Coerce(l, DataType::Int64(), at);
+      r = Coerce(r, DataType::Int64(), at);
+    } else if (!l->type) {
+      l = Coerce(l, r->type, at);
+    } else if (!r->type) {
+      r = Coerce(r, l->type, at);
+    }
+    TypePtr type = ArithmeticType(*l->type, *r->type);
+    if (!type)
+      ThrowAt(at.get(), fmt::format("cannot apply {} to {} and {}", BinaryOpSymbol(op), l->type->ToString(),
+                                    r->type->ToString()));
+    auto b = Node(BoundKind::kArithmetic, type, at);
+    b->op = op;
+    b->args = {Coerce(l, type, at), Coerce(r, type, at)};
+    return b;
+  }
+
+  BoundExprPtr BindLike(const ExprPtr& e) {
+    BoundExprPtr x = Bind(e->args[0]);
+    BoundExprPtr p = Bind(e->args[1]);
+    if (!x->type) x = Coerce(x, DataType::Utf8(), e);
+    if (!p->type) p = Coerce(p, DataType::Utf8(), e);
+    if (!IsBytes(*x->type))
+      ThrowAt(e.get(), fmt::format("LIKE needs a string or binary value, got {}", x->type->ToString()));
+    if (!IsBytes(*p->type)) ThrowAt(e.get(), fmt::format("LIKE pattern must be a string, got {}", p->type->ToString()));
+    auto b = Node(BoundKind::kLike, DataType::Bool(), e);
+    b->negated = e->negated;
+    b->case_insensitive = e->case_insensitive;
+    b->escape = e->escape ? (*e->escape)[0] : '\\';
+    b->args = {x, p};
+    return b;
+  }
+
+  BoundExprPtr BindCall(const ExprPtr& e) {
+    if (e->star_argument || e->distinct)
+      ThrowAt(e.get(), fmt::format("{}({}...) is an aggregate, which is not allowed here", e->function,
+                                   e->star_argument ? "*" : "DISTINCT "));
+    std::vector<BoundExprPtr> args;
+    std::vector<TypePtr> types;
+    for (const auto& a : e->args) {
+      args.push_back(Bind(a));
+      types.push_back(args.back()->type);
+    }
+    TypePtr type = ResolveFunction(e->function, &types, e.get());
+    auto b = Node(BoundKind::kCall, type, e);
+    b->function = e->function;
+    for (size_t i = 0; i < args.size(); ++i) b->args.push_back(Coerce(args[i], types[i], e));
+    return b;
+  }
+
+  const Schema& schema_;
+};
+
+}  // namespace
+
+BoundExprPtr Bind(const Expr& expr, const Schema& schema) {
+  auto root = std::make_shared<const Expr>(expr);
+  Binder binder(schema);
+  return binder.Finalize(binder.Bind(root), root);
+}
+
+}  // namespace lancelet

@@ -1,0 +1,28 @@
+// Conversions between types (CAST and the binder's implicit conversions).
+//
+//   numbers <-> numbers   integers range-checked; float -> integer truncates toward zero
+//   strings  -> anything  parsed (integers strictly, floats also NaN/Infinity, bools as
+//                         true/false/t/f/yes/no/1/0, dates, timestamps)
+//   anything -> utf8      printed (timestamps as 2024-01-02T03:04:05.123456)
+//   utf8 <-> binary, bool <-> numbers, date <-> timestamp (flooring), timestamp units,
+//   integers -> timestamp (raw count), lists -> lists item by item (fixed sizes must agree)
+#pragma once
+
+#include <string>
+
+#include "lancelet/array.h"
+#include "lancelet/scalar.h"
+
+namespace lancelet {
+
+bool CanCast(const DataType& from, const DataType& to);
+
+// Throws InvalidArgument "cannot cast 'abc' to int32" / "cannot cast 300 to int8 (out of
+// range)". NULL casts to NULL of `to`.
+Scalar CastScalar(const Scalar& value, const TypePtr& to);
+ArrayPtr CastArray(const ArrayData& array, const TypePtr& to);
+
+// A value as it reads in a message: 'text', 12, 1.5, NULL.
+std::string DescribeValue(const Scalar& value);
+
+}  // namespace lancelet

@@ -1,0 +1,194 @@
+// Runs bound expressions over record batches, a column (or literal) per node.
+#include <unordered_map>
+
+#include "expr/arithmetic.h"
+#include "expr/cast.h"
+#include "expr/compare.h"
+#include "expr/datum.h"
+#include "expr/errors.h"
+#include "expr/functions.h"
+#include "expr/like.h"
+#include "expr/logic.h"
+#include "lancelet/expr.h"
+
+namespace lancelet {
+
+namespace {
+
+// Field `index` of a struct array, NULL wherever the struct itself is NULL.
+ArrayPtr StructField(const ArrayData& parent, int index) {
+  ArrayPtr child = parent.children.at(size_t(index));
+  if (!parent.validity() || parent.null_count == 0) return child;
+  auto out = std::make_shared<ArrayData>(*child);
+  size_t bytes = BitmapBytes(parent.length);
+  BufferPtr validity = Buffer::Copy(parent.validity(), bytes);
+  if (const uint8_t* own = child->validity()) {
+    uint8_t* v = validity->mutable_data();
+    for (size_t i = 0; i < bytes; ++i) v[i] &= own[i];
+  }
+  out->null_count = CountNulls(validity->data(), parent.length);
+  out->buffers[0] = std::move(validity);
+  return out;
+}
+
+class Evaluator {
+ public:
+  // `batch` may be null for constant expressions.
+  Evaluator(const RecordBatch* batch, int64_t rows) : batch_(batch), rows_(rows) {}
+
+  Datum Eval(const BoundExpr& e) {
+    auto cached = cache_.find(&e);
+    if (cached != cache_.end()) return cached->second;
+    switch (e.kind) {
+      case BoundKind::kLiteral: return Datum(e.literal);
+      case BoundKind::kColumn: return Datum(Column(e));
+      case BoundKind::kNot: {
+        Datum x = Eval(*e.args[0]);
+        return Run({&x}, [&](int64_t n) { return Not(x, n); });
+      }
+      case BoundKind::kNegate: {
+        Datum x = Eval(*e.args[0]);
+        return Run({&x}, [&](int64_t n) { return Negate(x, n, e.origin.get()); });
+      }
+      case BoundKind::kLogical: {
+        Datum l = Eval(*e.args[0]);
+        Datum r = Eval(*e.args[1]);
+        return Run({&l, &r}, [&](int64_t n) { return e.op == BinaryOp::kAnd ? And(l, r, n) : Or(l, r, n); });
+      }
+      case BoundKind::kCompare: {
+        Datum l = Eval(*e.args[0]);
+        Datum r = Eval(*e.args[1]);
+        return Run({&l, &r}, [&](int64_t n) { return Compare(e.op, l, r, n); });
+      }
+      case BoundKind::kArithmetic: {
+        Datum l = Eval(*e.args[0]);
+        Datum r = Eval(*e.args[1]);
+        return Run({&l, &r}, [&](int64_t n) { return Arithmetic(e.op, l, r, n, e.type, e.origin.get()); });
+      }
+      case BoundKind::kIn: {
+        // args[0] is shared by every comparison; evaluate it once.
+        cache_[e.args[0].get()] = Eval(*e.args[0]);
+        Datum any = Eval(*e.args[1]);
+        for (size_t i = 2; i < e.args.size(); ++i) {
+          Datum next = Eval(*e.args[i]);
+          any = Run({&any, &next}, [&](int64_t n) { return Or(any, next, n); });
+        }
+        cache_.erase(e.args[0].get());
+        if (!e.negated) return any;
+        return Run({&any}, [&](int64_t n) { return Not(any, n); });
+      }
+      case BoundKind::kBetween: {
+        cache_[e.args[0].get()] = Eval(*e.args[0]);
+        Datum low = Eval(*e.args[1]);
+        Datum high = Eval(*e.args[2]);
+        cache_.erase(e.args[0].get());
+        Datum both = Run({&low, &high}, [&](int64_t n) { return And(low, high, n); });
+        if (!e.negated) return both;
+        return Run({&both}, [&](int64_t n) { return Not(both, n); });
+      }
+      case BoundKind::kIsNull: {
+        Datum x = Eval(*e.args[0]);
+        return Run({&x}, [&](int64_t n) { return IsNull(x, n, e.negated); });
+      }
+      case BoundKind::kLike: {
+        Datum x = Eval(*e.args[0]);
+        Datum p = Eval(*e.args[1]);
+        return Run({&x, &p}, [&](int64_t n) {
+          return Like(x, p, n, e.escape, e.case_insensitive, e.negated, e.origin.get());
+        });
+      }
+      case BoundKind::kCast: {
+        Datum x = Eval(*e.args[0]);
+        try {
+          if (!x.is_array()) return Datum(CastScalar(x.scalar, e.type));
+          return Datum(CastArray(*x.array, e.type));
+        } catch (const ParseError&) {
+          throw;
+        } catch (const Error& err) {
+          ThrowAt(e.origin.get(), err.what());
+        }
+      }
+      case BoundKind::kCall: {
+        std::vector<Datum> args;
+        std::vector<const Datum*> inputs;
+        for (const auto& a : e.args) args.push_back(Eval(*a));
+        for (const auto& a : args) inputs.push_back(&a);
+        return Run(inputs, [&](int64_t n) { return CallFunction(e.function, args, n, e.type, e.origin.get()); });
+      }
+    }
+    ThrowAt(e.origin.get(), "unknown bound expression kind");
+  }
+
+ private:
+  // Runs a kernel over the batch, or once when every input is a literal (the result is
+  // then a literal too).
+  template <typename Kernel>
+  Datum Run(std::initializer_list<const Datum*> inputs, Kernel&& kernel) {
+    return Run(std::vector<const Datum*>(inputs), std::forward<Kernel>(kernel));
+  }
+  template <typename Kernel>
+  Datum Run(const std::vector<const Datum*>& inputs, Kernel&& kernel) {
+    bool all_literal = true;
+    for (const Datum* d : inputs) all_literal &= !d->is_array();
+    if (!all_literal) return Datum(kernel(rows_));
+    ArrayPtr one = kernel(1);
+    return Datum(GetScalar(*one, 0));
+  }
+
+  ArrayPtr Column(const BoundExpr& e) {
+    if (!batch_) ThrowAt(e.origin.get(), fmt::format("column '{}' cannot be read here", e.column_name));
+    const Schema& schema = *batch_->schema();
+    int index = e.column_index;
+    if (index < 0 || size_t(index) >= schema.num_fields() || schema.field(size_t(index))->name != e.column_name)
+      index = schema.FieldIndex(e.column_name);
+    if (index < 0) ThrowNotFound("column '{}' is not in the batch ({})", e.column_name, schema.ToString());
+    ArrayPtr array = batch_->column(size_t(index));
+    for (int child : e.child_path) array = StructField(*array, child);
+    if (!array->type->Equals(*e.type))
+      ThrowInvalid("column '{}' is {} in the batch but was bound as {}", e.column_name, array->type->ToString(),
+                   e.type->ToString());
+    return array;
+  }
+
+  const RecordBatch* batch_;
+  int64_t rows_;
+  std::unordered_map<const BoundExpr*, Datum> cache_;
+};
+
+}  // namespace
+
+ArrayPtr Evaluate(const BoundExpr& bound, const RecordBatch& batch) {
+  Evaluator evaluator(&batch, batch.num_rows());
+  return Materialize(evaluator.Eval(bound), batch.num_rows());
+}
+
+std::vector<bool> EvaluatePredicate(const BoundExpr& bound, const RecordBatch& batch) {
+  if (bound.type->id() != TypeId::kBool)
+    ThrowAt(bound.origin.get(), fmt::format("a filter must be a boolean expression, but this one is {}",
+                                            bound.type->ToString()));
+  ArrayPtr result = Evaluate(bound, batch);
+  std::vector<bool> keep(size_t(result->length));
+  const uint8_t* values = result->buffers[1]->data();
+  for (int64_t i = 0; i < result->length; ++i) keep[size_t(i)] = result->IsValid(i) && GetBit(values, i);
+  return keep;
+}
+
+Scalar EvaluateConstant(const Expr& expr, const TypePtr& target) {
+  std::vector<std::string> columns = ReferencedColumns(expr);
+  if (!columns.empty())
+    ThrowAt(&expr, fmt::format("expected a constant, but the expression reads column '{}'", columns[0]));
+  BoundExprPtr bound = Bind(expr, Schema());
+  Evaluator evaluator(nullptr, 1);
+  Datum d = evaluator.Eval(*bound);
+  Scalar value = d.is_array() ? GetScalar(*d.array, 0) : d.scalar;
+  if (!target) return value;
+  try {
+    return CastScalar(value, target);
+  } catch (const ParseError&) {
+    throw;
+  } catch (const Error& err) {
+    ThrowAt(&expr, err.what());
+  }
+}
+
+}  // namespace lancelet

@@ -1,0 +1,481 @@
+#include "expr/parser.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "expr/temporal.h"
+
+namespace lancelet {
+
+namespace {
+
+std::string Lower(std::string s) {
+  for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Whether `token` can start a primary expression after a keyword such as DATE.
+bool IsIdentifierToken(const Token& t) {
+  return (t.kind == TokenKind::kIdentifier && !IsReservedWord(t.text)) ||
+         t.kind == TokenKind::kQuotedIdentifier;
+}
+
+}  // namespace
+
+Parser::Parser(std::string text) {
+  auto shared = std::make_shared<const std::string>(std::move(text));
+  tokens_ = Tokenize(*shared);
+  text_ = std::move(shared);
+}
+
+Parser::Parser(std::shared_ptr<const std::string> text, std::vector<Token> tokens, size_t start)
+    : text_(std::move(text)), tokens_(std::move(tokens)), index_(start) {
+  if (tokens_.empty() || tokens_.back().kind != TokenKind::kEnd) {
+    Token end;
+    end.position = int(text_->size()) + 1;
+    tokens_.push_back(std::move(end));
+  }
+}
+
+const Token& Parser::Peek(size_t ahead) const {
+  size_t i = std::min(index_ + ahead, tokens_.size() - 1);
+  return tokens_[i];
+}
+
+const Token& Parser::Next() {
+  const Token& t = tokens_[index_];
+  if (index_ + 1 < tokens_.size()) ++index_;
+  return t;
+}
+
+bool Parser::ConsumeKeyword(std::string_view upper_word) {
+  if (!Peek().IsKeyword(upper_word)) return false;
+  Next();
+  return true;
+}
+
+bool Parser::ConsumeSymbol(std::string_view symbol) {
+  if (!Peek().IsSymbol(symbol)) return false;
+  Next();
+  return true;
+}
+
+void Parser::ExpectKeyword(std::string_view upper_word) {
+  if (!ConsumeKeyword(upper_word)) Fail(upper_word);
+}
+
+void Parser::ExpectSymbol(std::string_view symbol) {
+  if (!ConsumeSymbol(symbol)) Fail("'" + std::string(symbol) + "'");
+}
+
+void Parser::ExpectEnd() {
+  if (!AtEnd()) Fail("end of input");
+}
+
+std::string Parser::ExpectIdentifier(std::string_view what) {
+  const Token& t = Peek();
+  if (!IsIdentifierToken(t)) Fail(what);
+  Next();
+  return t.kind == TokenKind::kQuotedIdentifier ? t.value : t.text;
+}
+
+void Parser::Fail(std::string_view expected) const {
+  throw ParseError("expected " + std::string(expected), Peek().position, *text_);
+}
+
+void Parser::FailAt(const Token& token, const std::string& detail) const {
+  throw ParseError(detail, token.position, *text_);
+}
+
+std::shared_ptr<Expr> Parser::NewNode(ExprKind kind, const Token& at) const {
+  auto node = std::make_shared<Expr>();
+  node->kind = kind;
+  node->position = at.position;
+  node->source = text_;
+  return node;
+}
+
+ExprPtr Parser::MakeBinary(BinaryOp op, const Token& at, ExprPtr left, ExprPtr right) const {
+  auto node = NewNode(ExprKind::kBinary, at);
+  node->binary_op = op;
+  node->args = {std::move(left), std::move(right)};
+  return node;
+}
+
+ExprPtr Parser::ParseExpression() { return ParseOr(); }
+
+ExprPtr Parser::ParseOr() {
+  ExprPtr left = ParseAnd();
+  while (Peek().IsKeyword("OR")) {
+    Token op = Next();
+    left = MakeBinary(BinaryOp::kOr, op, left, ParseAnd());
+  }
+  return left;
+}
+
+ExprPtr Parser::ParseAnd() {
+  ExprPtr left = ParseNot();
+  while (Peek().IsKeyword("AND")) {
+    Token op = Next();
+    left = MakeBinary(BinaryOp::kAnd, op, left, ParseNot());
+  }
+  return left;
+}
+
+ExprPtr Parser::ParseNot() {
+  if (Peek().IsKeyword("NOT")) {
+    Token op = Next();
+    auto node = NewNode(ExprKind::kUnary, op);
+    node->unary_op = UnaryOp::kNot;
+    node->args = {ParseNot()};
+    return node;
+  }
+  return ParseIs();
+}
+
+ExprPtr Parser::ParseIs() {
+  ExprPtr operand = ParseComparison();
+  while (Peek().IsKeyword("IS")) {
+    Token is = Next();
+    auto node = NewNode(ExprKind::kIsNull, is);
+    node->negated = ConsumeKeyword("NOT");
+    ExpectKeyword("NULL");
+    node->args = {operand};
+    operand = node;
+  }
+  return operand;
+}
+
+ExprPtr Parser::ParseComparison() {
+  ExprPtr left = ParsePredicate();
+  while (true) {
+    const Token& t = Peek();
+    BinaryOp op;
+    if (t.IsSymbol("=") || t.IsSymbol("==")) op = BinaryOp::kEq;
+    else if (t.IsSymbol("<>") || t.IsSymbol("!=")) op = BinaryOp::kNe;
+    else if (t.IsSymbol("<")) op = BinaryOp::kLt;
+    else if (t.IsSymbol("<=")) op = BinaryOp::kLe;
+    else if (t.IsSymbol(">")) op = BinaryOp::kGt;
+    else if (t.IsSymbol(">=")) op = BinaryOp::kGe;
+    else return left;
+    Token op_token = Next();
+    left = MakeBinary(op, op_token, left, ParsePredicate());
+  }
+}
+
+ExprPtr Parser::ParsePredicate() {
+  ExprPtr operand = ParseAdditive();
+  const Token& first = Peek();
+  bool negated = false;
+  size_t keyword_ahead = 0;
+  if (first.IsKeyword("NOT")) {
+    const Token& second = Peek(1);
+    if (!(second.IsKeyword("IN") || second.IsKeyword("BETWEEN") || second.IsKeyword("LIKE") ||
+          second.IsKeyword("ILIKE")))
+      return operand;
+    negated = true;
+    keyword_ahead = 1;
+  }
+  const Token& keyword = Peek(keyword_ahead);
+  if (keyword.IsKeyword("IN")) {
+    Token at = keyword;
+    index_ += keyword_ahead + 1;
+    auto node = NewNode(ExprKind::kIn, at);
+    node->negated = negated;
+    node->args.push_back(operand);
+    ExpectSymbol("(");
+    do node->args.push_back(ParseExpression());
+    while (ConsumeSymbol(","));
+    ExpectSymbol(")");
+    return node;
+  }
+  if (keyword.IsKeyword("BETWEEN")) {
+    Token at = keyword;
+    index_ += keyword_ahead + 1;
+    auto node = NewNode(ExprKind::kBetween, at);
+    node->negated = negated;
+    ExprPtr low = ParseAdditive();
+    ExpectKeyword("AND");
+    ExprPtr high = ParseAdditive();
+    node->args = {operand, low, high};
+    return node;
+  }
+  if (keyword.IsKeyword("LIKE") || keyword.IsKeyword("ILIKE")) {
+    Token at = keyword;
+    index_ += keyword_ahead + 1;
+    auto node = NewNode(ExprKind::kLike, at);
+    node->negated = negated;
+    node->case_insensitive = at.IsKeyword("ILIKE");
+    node->args = {operand, ParseAdditive()};
+    if (ConsumeKeyword("ESCAPE")) {
+      const Token& esc = Peek();
+      if (esc.kind != TokenKind::kString || esc.value.size() != 1) Fail("a one-character string after ESCAPE");
+      node->escape = esc.value;
+      Next();
+    }
+    return node;
+  }
+  return operand;
+}
+
+ExprPtr Parser::ParseAdditive() {
+  ExprPtr left = ParseMultiplicative();
+  while (Peek().IsSymbol("+") || Peek().IsSymbol("-")) {
+    Token op = Next();
+    left = MakeBinary(op.text == "+" ? BinaryOp::kAdd : BinaryOp::kSub, op, left, ParseMultiplicative());
+  }
+  return left;
+}
+
+ExprPtr Parser::ParseMultiplicative() {
+  ExprPtr left = ParseUnary();
+  while (Peek().IsSymbol("*") || Peek().IsSymbol("/") || Peek().IsSymbol("%")) {
+    Token op = Next();
+    BinaryOp kind = op.text == "*" ? BinaryOp::kMul : op.text == "/" ? BinaryOp::kDiv : BinaryOp::kMod;
+    left = MakeBinary(kind, op, left, ParseUnary());
+  }
+  return left;
+}
+
+ExprPtr Parser::ParseUnary() {
+  if (Peek().IsSymbol("-")) {
+    Token op = Next();
+    const Token& t = Peek();
+    // Folded so that -9223372036854775808 is an int64 literal.
+    if (t.kind == TokenKind::kInteger || t.kind == TokenKind::kFloat) {
+      Token number = Next();
+      auto literal = ParseNumber(number, true);
+      auto node = std::const_pointer_cast<Expr>(literal);
+      node->position = op.position;
+      return node;
+    }
+    auto node = NewNode(ExprKind::kUnary, op);
+    node->unary_op = UnaryOp::kNegate;
+    node->args = {ParseUnary()};
+    return node;
+  }
+  if (Peek().IsSymbol("+")) {
+    Next();
+    return ParseUnary();
+  }
+  return ParsePrimary();
+}
+
+ExprPtr Parser::ParseNumber(const Token& token, bool negative) {
+  auto node = NewNode(ExprKind::kLiteral, token);
+  const std::string& s = token.text;
+  if (token.kind == TokenKind::kInteger) {
+    uint64_t magnitude = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), magnitude);
+    if (ec != std::errc() || end != s.data() + s.size())
+      FailAt(token, "integer literal " + s + " is out of range");
+    if (!negative) {
+      if (magnitude <= uint64_t(std::numeric_limits<int64_t>::max()))
+        node->literal = Scalar{DataType::Int64(), int64_t(magnitude)};
+      else
+        node->literal = Scalar{DataType::UInt64(), magnitude};
+    } else {
+      if (magnitude > uint64_t(std::numeric_limits<int64_t>::max()) + 1)
+        FailAt(token, "integer literal -" + s + " is out of range");
+      node->literal = Scalar{DataType::Int64(), int64_t(0 - magnitude)};
+    }
+    return node;
+  }
+  double v = std::strtod(s.c_str(), nullptr);
+  if (std::isinf(v)) FailAt(token, "float literal " + s + " is out of range");
+  node->literal = Scalar{DataType::Float64(), negative ? -v : v};
+  return node;
+}
+
+ExprPtr Parser::ParsePrimary() {
+  const Token& t = Peek();
+  switch (t.kind) {
+    case TokenKind::kInteger:
+    case TokenKind::kFloat: {
+      Token number = Next();
+      return ParseNumber(number, false);
+    }
+    case TokenKind::kString: {
+      Token s = Next();
+      auto node = NewNode(ExprKind::kLiteral, s);
+      node->literal = Scalar{DataType::Utf8(), s.value};
+      return node;
+    }
+    case TokenKind::kBlob: {
+      Token b = Next();
+      auto node = NewNode(ExprKind::kLiteral, b);
+      node->literal = Scalar{DataType::Binary(), b.value};
+      return node;
+    }
+    case TokenKind::kQuotedIdentifier: {
+      Token first = Next();
+      return ParseColumn(first);
+    }
+    case TokenKind::kSymbol: {
+      if (t.IsSymbol("(")) {
+        Next();
+        ExprPtr inner = ParseExpression();
+        ExpectSymbol(")");
+        return inner;
+      }
+      if (t.IsSymbol("[")) {
+        Token open = Next();
+        return ParseList(open);
+      }
+      break;
+    }
+    case TokenKind::kIdentifier: {
+      if (t.IsKeyword("NULL") || t.IsKeyword("TRUE") || t.IsKeyword("FALSE")) {
+        Token word = Next();
+        auto node = NewNode(ExprKind::kLiteral, word);
+        if (word.IsKeyword("NULL")) node->literal = Scalar::Null(nullptr);
+        else node->literal = Scalar{DataType::Bool(), word.IsKeyword("TRUE")};
+        return node;
+      }
+      if ((t.IsKeyword("DATE") || t.IsKeyword("TIMESTAMP")) && Peek(1).kind == TokenKind::kString) {
+        Token keyword = Next();
+        Token text = Next();
+        return ParseTypedLiteral(keyword, text);
+      }
+      if (t.IsKeyword("CAST")) {
+        Token keyword = Next();
+        return ParseCast(keyword);
+      }
+      if (IsReservedWord(t.text)) break;
+      Token name = Next();
+      if (Peek().IsSymbol("(")) return ParseCall(name);
+      return ParseColumn(name);
+    }
+    case TokenKind::kEnd: break;
+  }
+  Fail("an expression");
+}
+
+ExprPtr Parser::ParseTypedLiteral(const Token& keyword, const Token& text) {
+  auto node = NewNode(ExprKind::kLiteral, keyword);
+  if (keyword.IsKeyword("DATE")) {
+    auto days = ParseDate(text.value);
+    if (!days) FailAt(text, "invalid DATE literal '" + text.value + "' (expected YYYY-MM-DD)");
+    node->literal = Scalar{DataType::Date32(), *days};
+  } else {
+    auto ts = ParseTimestamp(text.value);
+    if (!ts)
+      FailAt(text, "invalid TIMESTAMP literal '" + text.value + "' (expected YYYY-MM-DD HH:MM:SS[.ffffff])");
+    node->literal = Scalar{DataType::Timestamp(ts->unit), ts->value};
+  }
+  return node;
+}
+
+ExprPtr Parser::ParseCast(const Token& keyword) {
+  auto node = NewNode(ExprKind::kCast, keyword);
+  ExpectSymbol("(");
+  ExprPtr operand = ParseExpression();
+  ExpectKeyword("AS");
+  node->cast_type = ParseTypeName();
+  ExpectSymbol(")");
+  node->args = {operand};
+  return node;
+}
+
+ExprPtr Parser::ParseCall(const Token& name) {
+  auto node = NewNode(ExprKind::kCall, name);
+  node->function = Lower(name.text);
+  ExpectSymbol("(");
+  if (ConsumeSymbol("*")) {
+    node->star_argument = true;
+  } else if (!Peek().IsSymbol(")")) {
+    node->distinct = ConsumeKeyword("DISTINCT");
+    do node->args.push_back(ParseExpression());
+    while (ConsumeSymbol(","));
+  }
+  ExpectSymbol(")");
+  return node;
+}
+
+ExprPtr Parser::ParseColumn(const Token& first) {
+  auto node = NewNode(ExprKind::kColumn, first);
+  node->path.push_back(first.kind == TokenKind::kQuotedIdentifier ? first.value : first.text);
+  while (Peek().IsSymbol(".")) {
+    Next();
+    node->path.push_back(ExpectIdentifier("a field name after '.'"));
+  }
+  return node;
+}
+
+ExprPtr Parser::ParseList(const Token& open) {
+  auto node = NewNode(ExprKind::kList, open);
+  if (!ConsumeSymbol("]")) {
+    do node->args.push_back(ParseExpression());
+    while (ConsumeSymbol(","));
+    ExpectSymbol("]");
+  }
+  return node;
+}
+
+TypePtr Parser::ParseTypeName() {
+  const Token& first = Peek();
+  if (first.kind != TokenKind::kIdentifier) Fail("a type name");
+  Token name = Next();
+  std::string upper = name.text;
+  for (auto& c : upper) c = char(std::toupper(static_cast<unsigned char>(c)));
+  auto skip_length = [&] {  // VARCHAR(255), CHAR(10): the length is not enforced
+    if (ConsumeSymbol("(")) {
+      if (Peek().kind != TokenKind::kInteger) Fail("a length");
+      Next();
+      ExpectSymbol(")");
+    }
+  };
+  if (upper == "INT" || upper == "INTEGER") return DataType::Int32();
+  if (upper == "BIGINT") return DataType::Int64();
+  if (upper == "SMALLINT") return DataType::Int16();
+  if (upper == "TINYINT") return DataType::Int8();
+  if (upper == "REAL") return DataType::Float32();
+  if (upper == "DOUBLE") {
+    ConsumeKeyword("PRECISION");
+    return DataType::Float64();
+  }
+  if (upper == "VARCHAR" || upper == "CHAR" || upper == "TEXT" || upper == "STRING") {
+    skip_length();
+    return DataType::Utf8();
+  }
+  if (upper == "CHARACTER") {
+    ConsumeKeyword("VARYING");
+    skip_length();
+    return DataType::Utf8();
+  }
+  if (upper == "BOOLEAN" || upper == "BOOL") return DataType::Bool();
+  if (upper == "DATE") return DataType::Date32();
+  if (upper == "BYTEA" || upper == "VARBINARY" || upper == "BLOB") return DataType::Binary();
+  if (upper == "TIMESTAMP" && !Peek().IsSymbol("<")) return DataType::Timestamp(TimeUnit::kMicro);
+  // lancelet's own spelling; a parameterised one runs to the matching '>'.
+  size_t begin = size_t(name.position - 1);
+  size_t end = begin + name.text.size();
+  if (Peek().IsSymbol("<")) {
+    int depth = 0;
+    do {
+      const Token& t = Peek();
+      if (t.kind == TokenKind::kEnd) Fail("'>' closing the type");
+      if (t.IsSymbol("<")) ++depth;
+      if (t.IsSymbol(">")) --depth;
+      end = size_t(t.position - 1) + t.text.size();
+      Next();
+    } while (depth > 0);
+  }
+  std::string spelling = text_->substr(begin, end - begin);
+  try {
+    return DataType::Parse(spelling);
+  } catch (const Error&) {
+    FailAt(name, "unknown type '" + spelling + "'");
+  }
+}
+
+ExprPtr ParseExpression(const std::string& text) {
+  Parser parser(text);
+  ExprPtr expr = parser.ParseExpression();
+  if (!parser.AtEnd()) parser.Fail("an operator or end of input");
+  return expr;
+}
+
+}  // namespace lancelet

@@ -1,0 +1,79 @@
+// Recursive-descent parser for SQL expressions over a token stream.
+//
+// The SQL statement parser drives the same object: it consumes its own clauses with the
+// token helpers and calls ParseExpression() wherever an expression starts. An expression
+// ends at the first token that cannot continue it (',', ')', FROM, AS, ORDER, end, ...),
+// which is left unconsumed.
+//
+// Precedence, loosest first:
+//   OR < AND < NOT < IS [NOT] NULL < comparisons (= <> != < <= > >=)
+//      < [NOT] IN / BETWEEN / LIKE / ILIKE < + - < * / % < unary - + < primary
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "expr/lexer.h"
+#include "lancelet/expr.h"
+
+namespace lancelet {
+
+class Parser {
+ public:
+  // Tokenizes `text` and starts at its first token.
+  explicit Parser(std::string text);
+  Parser(std::shared_ptr<const std::string> text, std::vector<Token> tokens, size_t start = 0);
+
+  // Parses one expression starting at the current token.
+  ExprPtr ParseExpression();
+  // A type name: SQL spellings (INT, BIGINT, DOUBLE PRECISION, VARCHAR(n), ...) or
+  // lancelet's own (int32, fixed_size_list<float32,4>, timestamp<ms,UTC>).
+  TypePtr ParseTypeName();
+
+  // Token helpers for statement parsers.
+  const Token& Peek(size_t ahead = 0) const;
+  const Token& Next();
+  size_t index() const { return index_; }
+  void set_index(size_t index) { index_ = index; }
+  bool AtEnd() const { return Peek().kind == TokenKind::kEnd; }
+  bool ConsumeKeyword(std::string_view upper_word);
+  bool ConsumeSymbol(std::string_view symbol);
+  void ExpectKeyword(std::string_view upper_word);
+  void ExpectSymbol(std::string_view symbol);
+  void ExpectEnd();
+  // An identifier (bare non-reserved word or "quoted"); returns its name.
+  std::string ExpectIdentifier(std::string_view what = "identifier");
+  // Throws ParseError "expected <what> at position <current token>".
+  [[noreturn]] void Fail(std::string_view expected) const;
+  [[noreturn]] void FailAt(const Token& token, const std::string& detail) const;
+  const std::shared_ptr<const std::string>& text() const { return text_; }
+
+ private:
+  ExprPtr ParseOr();
+  ExprPtr ParseAnd();
+  ExprPtr ParseNot();
+  ExprPtr ParseIs();
+  ExprPtr ParseComparison();
+  ExprPtr ParsePredicate();
+  ExprPtr ParseAdditive();
+  ExprPtr ParseMultiplicative();
+  ExprPtr ParseUnary();
+  ExprPtr ParsePrimary();
+  ExprPtr ParseNumber(const Token& token, bool negative);
+  ExprPtr ParseTypedLiteral(const Token& keyword, const Token& text);
+  ExprPtr ParseCast(const Token& keyword);
+  ExprPtr ParseCall(const Token& name);
+  ExprPtr ParseColumn(const Token& first);
+  ExprPtr ParseList(const Token& open);
+
+  std::shared_ptr<Expr> NewNode(ExprKind kind, const Token& at) const;
+  ExprPtr MakeBinary(BinaryOp op, const Token& at, ExprPtr left, ExprPtr right) const;
+
+  std::shared_ptr<const std::string> text_;
+  std::vector<Token> tokens_;
+  size_t index_ = 0;
+};
+
+}  // namespace lancelet

@@ -1,0 +1,112 @@
+#include "format/deletion_file.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+#include <vector>
+
+#include "io/object_store.h"
+#include "lancelet/array.h"
+#include "lancelet/error.h"
+#include "lancelet/ipc.h"
+#include "lancelet/record_batch.h"
+
+namespace lancelet::format {
+
+namespace {
+
+constexpr const char* kRowIdColumn = "row_id";
+
+SchemaPtr DeletionArrowSchema() {
+  return std::make_shared<Schema>(
+      std::vector<FieldPtr>{Field::Make(kRowIdColumn, DataType::UInt32(), /*nullable=*/false)});
+}
+
+DeletionVector DecodeArrow(std::string bytes, std::string_view context) {
+  std::unique_ptr<RecordBatchReader> reader = ReadIpc(std::move(bytes), context);
+  SchemaPtr schema = reader->schema();
+  if (schema->num_fields() != 1 || schema->field(0)->name != kRowIdColumn ||
+      schema->field(0)->type->id() != TypeId::kUInt32) {
+    ThrowCorrupt("{}: deletion file schema is [{}], expected [row_id:uint32]", context,
+                 schema->ToString());
+  }
+  RecordBatchPtr batch = reader->Next();
+  if (batch == nullptr) ThrowCorrupt("{}: deletion file has no record batch", context);
+  if (reader->Next() != nullptr) {
+    ThrowCorrupt("{}: deletion file has more than one record batch", context);
+  }
+  const ArrayData& column = *batch->column(0);
+  if (column.null_count != 0) {
+    ThrowCorrupt("{}: deletion file has {} null offsets", context, column.null_count);
+  }
+  RoaringBitmap offsets;
+  if (column.length > 0) {
+    offsets.AddMany(std::span<const uint32_t>(column.values<uint32_t>(),
+                                              static_cast<size_t>(column.length)));
+  }
+  return DeletionVector(std::move(offsets));
+}
+
+std::string EncodeArrow(const RoaringBitmap& offsets) {
+  std::vector<uint32_t> values = offsets.ToVector();
+  auto column = std::make_shared<ArrayData>();
+  column->type = DataType::UInt32();
+  column->length = static_cast<int64_t>(values.size());
+  column->null_count = 0;
+  column->buffers = {nullptr, Buffer::Copy(values.data(), values.size() * sizeof(uint32_t))};
+  SchemaPtr schema = DeletionArrowSchema();
+  return WriteIpcFile(*schema, {RecordBatch::Make(schema, {column})});
+}
+
+}  // namespace
+
+std::string_view DeletionFileSuffix(DeletionFileType type) {
+  return type == DeletionFileType::kBitmap ? "bin" : "arrow";
+}
+
+std::string DeletionFilePath(uint64_t fragment_id, uint64_t read_version, uint64_t id,
+                             DeletionFileType type) {
+  return fmt::format("_deletions/{}-{}-{}.{}", fragment_id, read_version, id,
+                     DeletionFileSuffix(type));
+}
+
+DeletionFileType ChooseDeletionFileType(uint64_t count) {
+  return count >= kDeletionBitmapThreshold ? DeletionFileType::kBitmap
+                                           : DeletionFileType::kArrowArray;
+}
+
+DeletionVector DeletionVector::FromOffsets(std::span<const uint32_t> offsets) {
+  return DeletionVector(RoaringBitmap::FromValues(offsets));
+}
+
+DeletionVector DeletionVector::Decode(std::string bytes, DeletionFileType type,
+                                      std::string_view context) {
+  switch (type) {
+    case DeletionFileType::kArrowArray:
+      return DecodeArrow(std::move(bytes), context);
+    case DeletionFileType::kBitmap:
+      return DeletionVector(RoaringBitmap::DeserializePortable(bytes, context));
+  }
+  ThrowCorrupt("{}: unknown deletion file type {}", context, static_cast<int>(type));
+}
+
+DeletionVector DeletionVector::Read(const io::ObjectStore& store, const std::string& path,
+                                    DeletionFileType type, std::string_view context) {
+  std::string bytes = store.OpenRead(path)->ReadAll();
+  return Decode(std::move(bytes), type, fmt::format("{} ({})", context, path));
+}
+
+std::string DeletionVector::Encode(DeletionFileType type) const {
+  if (type == DeletionFileType::kBitmap) {
+    return offsets_.SerializePortable(RoaringBitmap::RunContainers::kNone);
+  }
+  return EncodeArrow(offsets_);
+}
+
+DeletionVector::Encoded DeletionVector::Write() const {
+  if (empty()) ThrowInvalid("an empty deletion vector has no deletion file");
+  DeletionFileType type = ChooseDeletionFileType(size());
+  return Encoded{Encode(type), type};
+}
+
+}  // namespace lancelet::format

@@ -1,0 +1,96 @@
+// The seam between the file container and the per-version encodings.
+//
+// A Lance file stores each top-level field in one or more columns (2.0: one column per
+// schema node, parents included; 2.1/2.2: one column per leaf, lists sharing their item's
+// column, struct parents having none). A FieldEncoder turns a field's values into pages
+// of the columns it owns; a FieldDecoder reads them back. The container (lance_file.cc)
+// knows nothing about encodings; the encodings know nothing about footers and offsets.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "format/lance_file.h"
+#include "lancelet/array.h"
+
+namespace lance::file::v2 { class ColumnMetadata; }
+
+namespace lancelet::format {
+
+struct EncodedPage {
+  uint64_t num_rows = 0;              // top-level rows in the page (ColumnMetadata.Page.length)
+  std::vector<std::string> buffers;   // written in order; offsets/sizes recorded by the container
+  std::string encoding;               // serialized google.protobuf.Any (Page.encoding.direct)
+  uint64_t priority = 0;              // first row of the page within the column
+};
+
+class PageSink {
+ public:
+  virtual ~PageSink() = default;
+  // `column` counts from 0 within the field's own columns.
+  virtual void WritePage(uint32_t column, EncodedPage page) = 0;
+};
+
+class FieldEncoder {
+ public:
+  virtual ~FieldEncoder() = default;
+  virtual uint32_t num_columns() const = 0;
+  // Buffers `values` and emits pages once a page's worth is buffered.
+  virtual void Append(const ArrayData& values, PageSink& sink) = 0;
+  // Emits the remaining buffered values.
+  virtual void Finish(PageSink& sink) = 0;
+  // ColumnMetadata.encoding (a serialized Any) of owned column i.
+  virtual std::string ColumnEncoding(uint32_t column) const = 0;
+  // For every node of the field in pre-order: its column within the field, or -1.
+  virtual std::vector<int32_t> NodeColumns() const = 0;
+};
+
+// Byte ranges of the file, for decoders.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual std::string Read(uint64_t offset, uint64_t length) const = 0;
+  virtual const std::string& path() const = 0;
+};
+
+struct ColumnRef {
+  uint32_t index;                                  // column index within the file
+  const lance::file::v2::ColumnMetadata* metadata;
+};
+
+class FieldDecoder {
+ public:
+  virtual ~FieldDecoder() = default;
+  virtual uint64_t num_rows() const = 0;
+  virtual ArrayPtr Read(uint64_t start, uint64_t count) const = 0;
+  virtual ArrayPtr Take(std::span<const uint64_t> rows) const = 0;
+};
+
+// How many columns `field` occupies at `version`.
+uint32_t NumColumns(FileVersion version, const LanceField& field);
+
+std::unique_ptr<FieldEncoder> MakeFieldEncoder(FileVersion version, const LanceField& field,
+                                               const FileWriterOptions& options);
+// `columns` are the field's own columns, in order. Errors name the file, field and page.
+std::unique_ptr<FieldDecoder> MakeFieldDecoder(FileVersion version, const LanceField& field,
+                                               std::vector<ColumnRef> columns, const ByteSource& source);
+
+// Per-version factories behind the two above.
+namespace v20 {
+uint32_t NumColumns(const LanceField& field);
+std::unique_ptr<FieldEncoder> MakeEncoder(const LanceField& field, const FileWriterOptions& options);
+std::unique_ptr<FieldDecoder> MakeDecoder(const LanceField& field, std::vector<ColumnRef> columns,
+                                          const ByteSource& source);
+}  // namespace v20
+namespace v21 {  // 2.1 and 2.2
+uint32_t NumColumns(const LanceField& field);
+std::unique_ptr<FieldEncoder> MakeEncoder(FileVersion version, const LanceField& field,
+                                          const FileWriterOptions& options);
+std::unique_ptr<FieldDecoder> MakeDecoder(FileVersion version, const LanceField& field,
+                                          std::vector<ColumnRef> columns, const ByteSource& source);
+}  // namespace v21
+
+}  // namespace lancelet::format

@@ -1,0 +1,405 @@
+// The Lance data file container (versions 2.0, 2.1, 2.2), independent of the encodings.
+//
+// Write order, as the reference writes it:
+//   page buffers (each padded to 64 bytes with 0x48), global buffer 0 (FileDescriptor,
+//   unpadded), column metadata, column metadata offset table, global buffer offset
+//   table, 40-byte footer.
+// Footer: u64 column_meta_start, u64 column_meta_offsets_start, u64 global_buff_offsets_start,
+//   u32 num_global_buffers, u32 num_columns, u16 major, u16 minor, "LANC".
+// Version 2.0 is stored as 0.3; 0.1 and 0.2 are the legacy (v1) format.
+#include "format/lance_file.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "file.pb.h"
+#include "file2.pb.h"
+#include "format/field_codec.h"
+#include "lancelet/error.h"
+
+namespace lancelet::format {
+namespace {
+
+constexpr uint64_t kFooterSize = 40;
+constexpr uint64_t kPageAlignment = 64;
+constexpr uint8_t kPadByte = 72;
+constexpr char kMagic[4] = {'L', 'A', 'N', 'C'};
+// Bytes read from the end of a file on open; enough for the metadata of most files.
+constexpr uint64_t kTailRead = 64 * 1024;
+
+template <typename T>
+void PutLE(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+
+template <typename T>
+T GetLE(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+std::pair<uint16_t, uint16_t> DiskVersion(FileVersion v) {
+  if (v.major == 2 && v.minor == 0) return {0, 3};
+  return {v.major, v.minor};
+}
+
+}  // namespace
+
+FileVersion FileVersion::Parse(const std::string& text) {
+  if (text == "2.0" || text == "0.3" || text == "stable") return {2, 0};
+  if (text == "2.1") return {2, 1};
+  if (text == "2.2" || text == "next") return {2, 2};
+  if (text == "0.1" || text == "0.2" || text == "legacy") {
+    ThrowNotSupported("Lance file version '{}' (the legacy v1 format) is not supported; use 2.0, 2.1 or 2.2", text);
+  }
+  ThrowInvalid("unknown Lance file version '{}' (expected 2.0, 2.1 or 2.2)", text);
+}
+
+std::string FileVersion::ToString() const { return fmt::format("{}.{}", major, minor); }
+
+// --- writer --------------------------------------------------------------------------
+
+struct LanceFileWriter::Impl : PageSink {
+  std::string path;
+  LanceSchema schema;
+  FileWriterOptions options;
+  std::unique_ptr<io::WritableFile> file;
+  std::vector<std::unique_ptr<FieldEncoder>> encoders;
+  std::vector<uint32_t> first_column;  // per top-level field
+  std::vector<uint64_t> rows;          // per top-level field
+  std::vector<lance::file::v2::ColumnMetadata> columns;
+  uint32_t current_field = 0;          // whose pages WritePage receives
+  bool finished = false;
+
+  void WritePage(uint32_t column, EncodedPage page) override {
+    auto& meta = columns.at(first_column[current_field] + column);
+    auto* pb = meta.add_pages();
+    for (const auto& buffer : page.buffers) {
+      pb->add_buffer_offsets(file->position());
+      pb->add_buffer_sizes(buffer.size());
+      WritePadded(buffer);
+    }
+    pb->set_length(page.num_rows);
+    pb->set_priority(page.priority);
+    pb->mutable_encoding()->mutable_direct()->set_encoding(std::move(page.encoding));
+  }
+
+  void WritePadded(const std::string& bytes) {
+    file->Write(bytes);
+    static const std::string kPad(kPageAlignment, char(kPadByte));
+    uint64_t rem = bytes.size() % kPageAlignment;
+    if (rem) file->Write(kPad.data(), kPageAlignment - rem);
+  }
+
+  void CheckOpen() const {
+    if (finished) ThrowInvalid("{}: the file writer is already finished", path);
+  }
+};
+
+LanceFileWriter::LanceFileWriter(io::ObjectStore& store, const std::string& path, LanceSchema schema,
+                                 FileWriterOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  auto& m = *impl_;
+  m.path = path;
+  m.schema = std::move(schema);
+  m.options = options;
+  uint32_t next_column = 0;
+  for (const auto& field : m.schema.fields()) {
+    m.first_column.push_back(next_column);
+    m.encoders.push_back(MakeFieldEncoder(options.version, field, options));
+    next_column += m.encoders.back()->num_columns();
+    m.rows.push_back(0);
+  }
+  m.columns.resize(next_column);
+  m.file = store.OpenWrite(path, /*no_overwrite=*/false);
+}
+
+LanceFileWriter::~LanceFileWriter() = default;
+
+void LanceFileWriter::Write(const RecordBatch& batch) {
+  auto& m = *impl_;
+  m.CheckOpen();
+  if (batch.num_columns() != m.encoders.size()) {
+    ThrowInvalid("{}: batch has {} columns but the file schema has {} fields", m.path, batch.num_columns(),
+                 m.encoders.size());
+  }
+  for (size_t i = 0; i < m.encoders.size(); ++i) WriteField(i, *batch.column(i));
+}
+
+void LanceFileWriter::WriteField(size_t field_index, const ArrayData& values) {
+  auto& m = *impl_;
+  m.CheckOpen();
+  if (field_index >= m.encoders.size()) {
+    ThrowInvalid("{}: field index {} out of range ({} fields)", m.path, field_index, m.encoders.size());
+  }
+  m.current_field = uint32_t(field_index);
+  m.encoders[field_index]->Append(values, m);
+  m.rows[field_index] += uint64_t(values.length);
+}
+
+uint64_t LanceFileWriter::Finish() {
+  auto& m = *impl_;
+  m.CheckOpen();
+  m.finished = true;
+  for (size_t f = 0; f < m.encoders.size(); ++f) {
+    m.current_field = uint32_t(f);
+    m.encoders[f]->Finish(m);
+    for (uint32_t c = 0; c < m.encoders[f]->num_columns(); ++c) {
+      m.columns[m.first_column[f] + c].mutable_encoding()->mutable_direct()->set_encoding(
+          m.encoders[f]->ColumnEncoding(c));
+    }
+  }
+
+  // Fields may have been written to different lengths (see WriteField); the descriptor
+  // records the longest.
+  lance::file::FileDescriptor descriptor;
+  m.schema.ToProto(descriptor.mutable_schema()->mutable_fields());
+  for (const auto& [k, v] : m.schema.metadata()) (*descriptor.mutable_schema()->mutable_metadata())[k] = v;
+  descriptor.set_length(m.rows.empty() ? 0 : *std::max_element(m.rows.begin(), m.rows.end()));
+  const std::string descriptor_bytes = descriptor.SerializeAsString();
+  const uint64_t descriptor_position = m.file->position();
+  m.file->Write(descriptor_bytes);
+
+  const uint64_t column_meta_start = m.file->position();
+  std::vector<std::pair<uint64_t, uint64_t>> column_positions;
+  for (const auto& column : m.columns) {
+    std::string bytes = column.SerializeAsString();
+    column_positions.emplace_back(m.file->position(), bytes.size());
+    m.file->Write(bytes);
+  }
+  std::string tail;
+  const uint64_t cmo_start = m.file->position();
+  for (auto [pos, size] : column_positions) {
+    PutLE<uint64_t>(tail, pos);
+    PutLE<uint64_t>(tail, size);
+  }
+  const uint64_t gbo_start = cmo_start + tail.size();
+  PutLE<uint64_t>(tail, descriptor_position);
+  PutLE<uint64_t>(tail, descriptor_bytes.size());
+  auto [major, minor] = DiskVersion(m.options.version);
+  PutLE<uint64_t>(tail, column_meta_start);
+  PutLE<uint64_t>(tail, cmo_start);
+  PutLE<uint64_t>(tail, gbo_start);
+  PutLE<uint32_t>(tail, 1);
+  PutLE<uint32_t>(tail, uint32_t(m.columns.size()));
+  PutLE<uint16_t>(tail, major);
+  PutLE<uint16_t>(tail, minor);
+  tail.append(kMagic, 4);
+  m.file->Write(tail);
+  const uint64_t size = m.file->position();
+  m.file->Finish();
+  return size;
+}
+
+std::vector<int32_t> LanceFileWriter::ColumnIndices() const {
+  std::vector<int32_t> out;
+  for (size_t f = 0; f < impl_->encoders.size(); ++f) {
+    for (int32_t c : impl_->encoders[f]->NodeColumns()) {
+      out.push_back(c < 0 ? -1 : int32_t(impl_->first_column[f]) + c);
+    }
+  }
+  return out;
+}
+
+std::vector<int32_t> LanceFileWriter::FieldIds() const {
+  std::vector<int32_t> out;
+  for (const auto& field : impl_->schema.fields()) field.ForEach([&](const LanceField& n) { out.push_back(n.id); });
+  return out;
+}
+
+// --- reader --------------------------------------------------------------------------
+
+namespace {
+
+class FileByteSource final : public ByteSource {
+ public:
+  explicit FileByteSource(std::unique_ptr<io::ReadableFile> file, uint64_t size)
+      : file_(std::move(file)), size_(size) {}
+  std::string Read(uint64_t offset, uint64_t length) const override {
+    if (offset > size_ || length > size_ - offset) {
+      ThrowCorrupt("{}: reading bytes [{}, {}) beyond the end of the {}-byte file", path(), offset, offset + length,
+                   size_);
+    }
+    std::string out(length, '\0');
+    if (length > 0) file_->ReadAt(offset, length, out.data());
+    return out;
+  }
+  const std::string& path() const override { return file_->path(); }
+
+ private:
+  std::unique_ptr<io::ReadableFile> file_;
+  uint64_t size_;
+};
+
+}  // namespace
+
+struct LanceFileReader::Impl {
+  std::string path;
+  std::unique_ptr<FileByteSource> source;
+  FileVersion version;
+  LanceSchema schema;
+  uint64_t num_rows = 0;
+  std::vector<lance::file::v2::ColumnMetadata> columns;
+  std::vector<uint32_t> first_column;  // per top-level field
+  mutable std::mutex mutex;
+  mutable std::vector<std::unique_ptr<FieldDecoder>> decoders;
+
+  const FieldDecoder& Decoder(size_t field_index) const {
+    if (field_index >= schema.fields().size()) {
+      ThrowInvalid("{}: field index {} out of range ({} fields)", path, field_index, schema.fields().size());
+    }
+    std::lock_guard lock(mutex);
+    auto& d = decoders[field_index];
+    if (!d) {
+      const LanceField& field = schema.fields()[field_index];
+      std::vector<ColumnRef> refs;
+      uint32_t n = NumColumns(version, field);
+      for (uint32_t c = 0; c < n; ++c) {
+        uint32_t index = first_column[field_index] + c;
+        refs.push_back(ColumnRef{index, &columns[index]});
+      }
+      d = MakeFieldDecoder(version, field, std::move(refs), *source);
+    }
+    return *d;
+  }
+};
+
+LanceFileReader::LanceFileReader() : impl_(std::make_unique<Impl>()) {}
+LanceFileReader::~LanceFileReader() = default;
+
+std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& store, const std::string& path,
+                                                       uint64_t known_size) {
+  auto file = store.OpenRead(path);
+  const uint64_t size = known_size ? known_size : file->size();
+  std::unique_ptr<LanceFileReader> reader(new LanceFileReader());
+  auto& m = *reader->impl_;
+  m.path = path;
+  m.source = std::make_unique<FileByteSource>(std::move(file), size);
+  if (size < kFooterSize) {
+    ThrowCorrupt("{}: {} bytes is too small for a Lance file (the footer alone is {} bytes)", path, size, kFooterSize);
+  }
+
+  // Read the tail, then widen it if the metadata starts earlier.
+  uint64_t tail_start = size - std::min(size, kTailRead);
+  std::string tail = m.source->Read(tail_start, size - tail_start);
+  const char* footer = tail.data() + tail.size() - kFooterSize;
+  if (std::memcmp(footer + 36, kMagic, 4) != 0) {
+    ThrowCorrupt("{}: not a Lance file (the last 4 bytes are not \"LANC\")", path);
+  }
+  const uint16_t major = GetLE<uint16_t>(footer + 32), minor = GetLE<uint16_t>(footer + 34);
+  if (major == 0 && (minor == 1 || minor == 2)) {
+    ThrowNotSupported("{}: a legacy Lance v1 data file (format 0.{}); lancelet reads file versions 2.0 to 2.2 - "
+                      "rewrite the dataset with data_storage_version 2.0 or newer to read it", path, minor);
+  }
+  if (major == 0 && minor == 3) m.version = {2, 0};
+  else if (major == 2 && minor <= 2) m.version = {major, minor};
+  else ThrowNotSupported("{}: Lance file version {}.{} is not supported (2.0 to 2.2 are)", path, major, minor);
+
+  const uint64_t column_meta_start = GetLE<uint64_t>(footer);
+  const uint64_t cmo_start = GetLE<uint64_t>(footer + 8);
+  const uint64_t gbo_start = GetLE<uint64_t>(footer + 16);
+  const uint32_t num_global = GetLE<uint32_t>(footer + 24);
+  const uint32_t num_columns = GetLE<uint32_t>(footer + 28);
+  const uint64_t footer_pos = size - kFooterSize;
+  if (column_meta_start > cmo_start || cmo_start > gbo_start || gbo_start > footer_pos ||
+      gbo_start - cmo_start != uint64_t(num_columns) * 16 || footer_pos - gbo_start != uint64_t(num_global) * 16) {
+    ThrowCorrupt("{}: inconsistent footer (column metadata at {}, offset tables at {} and {}, {} columns, "
+                 "{} global buffers, footer at {})", path, column_meta_start, cmo_start, gbo_start, num_columns,
+                 num_global, footer_pos);
+  }
+  if (num_global < 1) ThrowCorrupt("{}: no global buffers, so no schema", path);
+
+  auto ensure = [&](uint64_t from) {
+    if (from < tail_start) {
+      tail = m.source->Read(from, tail_start - from) + tail;
+      tail_start = from;
+    }
+  };
+  auto at = [&](uint64_t pos) { return tail.data() + (pos - tail_start); };
+  ensure(column_meta_start);
+  const uint64_t descriptor_pos = GetLE<uint64_t>(at(gbo_start));
+  const uint64_t descriptor_size = GetLE<uint64_t>(at(gbo_start + 8));
+  if (descriptor_pos > footer_pos || descriptor_size > footer_pos - descriptor_pos) {
+    ThrowCorrupt("{}: global buffer 0 at [{}, {}) lies outside the file", path, descriptor_pos,
+                 descriptor_pos + descriptor_size);
+  }
+  ensure(descriptor_pos);
+
+  lance::file::FileDescriptor descriptor;
+  if (!descriptor.ParseFromArray(at(descriptor_pos), int(descriptor_size))) {
+    ThrowCorrupt("{}: global buffer 0 is not a lance.file.FileDescriptor", path);
+  }
+  Metadata schema_metadata;
+  for (const auto& [k, v] : descriptor.schema().metadata()) schema_metadata[k] = v;
+  try {
+    m.schema = LanceSchema::FromProto(descriptor.schema().fields(), schema_metadata);
+  } catch (const Error& e) {
+    Throw(e.kind(), "{}: {}", path, e.what());
+  }
+  m.num_rows = descriptor.length();
+
+  m.columns.resize(num_columns);
+  for (uint32_t c = 0; c < num_columns; ++c) {
+    const uint64_t pos = GetLE<uint64_t>(at(cmo_start + 16 * c));
+    const uint64_t len = GetLE<uint64_t>(at(cmo_start + 16 * c + 8));
+    if (pos < column_meta_start || pos > cmo_start || len > cmo_start - pos) {
+      ThrowCorrupt("{}: metadata of column {} at [{}, {}) lies outside the column metadata region [{}, {})", path,
+                   c, pos, pos + len, column_meta_start, cmo_start);
+    }
+    if (!m.columns[c].ParseFromArray(at(pos), int(len))) {
+      ThrowCorrupt("{}: metadata of column {} is not a lance.file.v2.ColumnMetadata", path, c);
+    }
+    for (const auto& page : m.columns[c].pages()) {
+      for (int b = 0; b < page.buffer_offsets_size() && b < page.buffer_sizes_size(); ++b) {
+        if (page.buffer_offsets(b) > size || page.buffer_sizes(b) > size - page.buffer_offsets(b)) {
+          ThrowCorrupt("{}: a page buffer of column {} at [{}, {}) lies outside the file", path, c,
+                       page.buffer_offsets(b), page.buffer_offsets(b) + page.buffer_sizes(b));
+        }
+      }
+    }
+  }
+
+  uint32_t next = 0;
+  for (const auto& field : m.schema.fields()) {
+    m.first_column.push_back(next);
+    next += NumColumns(m.version, field);
+  }
+  if (next != num_columns) {
+    ThrowCorrupt("{}: the schema's {} fields need {} columns at version {} but the file has {}", path,
+                 m.schema.fields().size(), next, m.version.ToString(), num_columns);
+  }
+  m.decoders.resize(m.schema.fields().size());
+  return reader;
+}
+
+FileVersion LanceFileReader::version() const { return impl_->version; }
+const LanceSchema& LanceFileReader::schema() const { return impl_->schema; }
+uint64_t LanceFileReader::num_rows() const { return impl_->num_rows; }
+uint64_t LanceFileReader::num_rows(size_t field_index) const { return impl_->Decoder(field_index).num_rows(); }
+const std::string& LanceFileReader::path() const { return impl_->path; }
+
+ArrayPtr LanceFileReader::ReadField(size_t field_index, uint64_t start, uint64_t count) const {
+  const auto& decoder = impl_->Decoder(field_index);
+  const uint64_t n = decoder.num_rows();
+  if (start > n || count > n - start) {
+    ThrowInvalid("{}: rows [{}, {}) of field '{}' requested but it holds {} rows", impl_->path, start, start + count,
+                 impl_->schema.fields()[field_index].name, n);
+  }
+  return decoder.Read(start, count);
+}
+
+ArrayPtr LanceFileReader::TakeField(size_t field_index, std::span<const uint64_t> rows) const {
+  const auto& decoder = impl_->Decoder(field_index);
+  const uint64_t n = decoder.num_rows();
+  for (uint64_t r : rows) {
+    if (r >= n) {
+      ThrowInvalid("{}: row {} of field '{}' requested but it holds {} rows", impl_->path, r,
+                   impl_->schema.fields()[field_index].name, n);
+    }
+  }
+  return decoder.Take(rows);
+}
+
+}  // namespace lancelet::format

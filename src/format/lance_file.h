@@ -1,0 +1,88 @@
+// Reading and writing one Lance data file (file format 2.0, 2.1, 2.2).
+//
+// Layout (all integers little-endian):
+//   [page buffers ...][column metadata ...][column metadata offset table]
+//   [global buffer offset table][footer: 40 bytes]
+// Global buffer 0 holds a lance.file.FileDescriptor (schema + row count).
+// Each column may have its own number of rows: sparse overlays store value columns of
+// different lengths in one file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "format/lance_schema.h"
+#include "io/object_store.h"
+#include "lancelet/record_batch.h"
+
+namespace lancelet::format {
+
+struct FileVersion {
+  uint16_t major = 2;
+  uint16_t minor = 0;
+  static FileVersion Parse(const std::string& text);  // "2.0", "2.1", "2.2" (and "0.3" = 2.0)
+  std::string ToString() const;  // "2.0", "2.1", "2.2"
+  bool operator==(const FileVersion&) const = default;
+};
+
+struct FileWriterOptions {
+  FileVersion version;
+  // Soft upper bound on the bytes buffered per column before a page is emitted.
+  uint64_t page_size_bytes = 8 << 20;
+};
+
+class LanceFileWriter {
+ public:
+  // `schema` gives the top-level fields written (with their Lance ids, which the
+  // FileDescriptor records).
+  LanceFileWriter(io::ObjectStore& store, const std::string& path, LanceSchema schema,
+                  FileWriterOptions options);
+  ~LanceFileWriter();
+
+  // Appends rows to every column. The batch's columns follow the schema's fields.
+  void Write(const RecordBatch& batch);
+  // Appends values to one top-level field only (columns may end with different lengths).
+  void WriteField(size_t field_index, const ArrayData& values);
+  // Writes metadata and the footer, and makes the file visible. Returns the file size.
+  uint64_t Finish();
+
+  // For DataFile.column_indices: the first column of each top-level field... and for every
+  // nested node, its column or -1 (pre-order, same order as the schema's ids).
+  std::vector<int32_t> ColumnIndices() const;
+  std::vector<int32_t> FieldIds() const;  // pre-order ids of every node
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class LanceFileReader {
+ public:
+  static std::unique_ptr<LanceFileReader> Open(const io::ObjectStore& store, const std::string& path,
+                                               uint64_t known_size = 0);
+  ~LanceFileReader();
+
+  FileVersion version() const;
+  const LanceSchema& schema() const;  // from the FileDescriptor
+  uint64_t num_rows() const;          // FileDescriptor.length
+  // Rows stored for a top-level field (may differ between fields, see above).
+  uint64_t num_rows(size_t field_index) const;
+
+  // Contiguous rows [start, start+count) of one top-level field.
+  ArrayPtr ReadField(size_t field_index, uint64_t start, uint64_t count) const;
+  // Rows at the given indices (any order, duplicates allowed) of one top-level field.
+  // Decodes only the pages (and, where the encoding allows, the chunks) that hold them.
+  ArrayPtr TakeField(size_t field_index, std::span<const uint64_t> rows) const;
+
+  const std::string& path() const;
+
+ private:
+  LanceFileReader();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lancelet::format

@@ -1,0 +1,68 @@
+// A schema as Lance stores it: every node (top-level fields, struct children, list items)
+// carries an integer field id. Manifests and data files refer to fields by these ids.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lancelet/type.h"
+
+namespace lance::file { class Field; }
+namespace google::protobuf { template <typename T> class RepeatedPtrField; }
+
+namespace lancelet::format {
+
+struct LanceField {
+  int32_t id = -1;
+  std::string name;
+  TypePtr type;            // the full Arrow type, including children
+  bool nullable = true;
+  Metadata metadata;       // e.g. "lance-encoding:blob"
+  // Struct fields, or the single list item. A fixed_size_list has none: as in Lance, its
+  // item is part of the type ("fixed_size_list:float:128") and gets no id.
+  std::vector<LanceField> children;
+
+  FieldPtr ToArrow() const;
+  // Pre-order walk over this node and its descendants.
+  template <typename F>
+  void ForEach(F&& f) const { f(*this); for (const auto& c : children) c.ForEach(f); }
+};
+
+class LanceSchema {
+ public:
+  LanceSchema() = default;
+  LanceSchema(std::vector<LanceField> fields, Metadata metadata)
+      : fields_(std::move(fields)), metadata_(std::move(metadata)) {}
+
+  // Gives every node an id in pre-order, starting at `first_id`.
+  static LanceSchema FromArrow(const Schema& schema, int32_t first_id = 0);
+  // From the flat pre-order list of lance.file.Field (parent_id -1 = top level).
+  // Throws Corrupt on unknown logical types or dangling parents.
+  static LanceSchema FromProto(const google::protobuf::RepeatedPtrField<lance::file::Field>& fields,
+                               const Metadata& metadata);
+  void ToProto(google::protobuf::RepeatedPtrField<lance::file::Field>* out) const;
+
+  const std::vector<LanceField>& fields() const { return fields_; }
+  std::vector<LanceField>& mutable_fields() { return fields_; }
+  const Metadata& metadata() const { return metadata_; }
+  SchemaPtr ToArrow() const;
+  // The node with this id anywhere in the tree, or null.
+  const LanceField* FindById(int32_t id) const;
+  // The top-level field with this name, or null.
+  const LanceField* FindByName(const std::string& name) const;
+  int32_t MaxId() const;  // -1 when empty
+  // Only the named top-level fields, in the given order; throws NotFound naming a missing one.
+  LanceSchema Project(const std::vector<std::string>& names) const;
+
+ private:
+  std::vector<LanceField> fields_;
+  Metadata metadata_;
+};
+
+// Lance logical type strings ("int32", "string", "fixed_size_list:float:128", "list",
+// "struct", "timestamp:us:-", "date32:day", ...). The Arrow type of a nested field also
+// depends on its children, which FromProto supplies.
+std::string LogicalTypeName(const DataType& type);
+
+}  // namespace lancelet::format

@@ -1,0 +1,657 @@
+// The 2.0 reader: decodes the ArrayEncoding trees the reference's 2.0 writer produces.
+//
+// Reads are by row range and touch only the pages (and, for Flat buffers without
+// compression, only the bytes) that hold the rows. Take groups nearby rows into ranges.
+// Supported: Nullable, Flat (optionally zstd/lz4 compressed), FixedSizeList, Binary,
+// Dictionary (of strings), List, SimpleStruct, PackedStruct (incl. legacy blobs). Other
+// encodings fail with NotSupported naming the file, column and page.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "file2.pb.h"
+#include "format/v20_internal.h"
+#include "lancelet/builder.h"
+#include "lancelet/error.h"
+
+namespace lancelet::format::v20 {
+namespace {
+
+namespace pb = lance::encodings;
+using PageMeta = lance::file::v2::ColumnMetadata::Page;
+
+struct Page {
+  uint32_t index = 0;
+  uint64_t first_row = 0;
+  uint64_t num_rows = 0;
+  const PageMeta* meta = nullptr;
+  pb::ArrayEncoding encoding;
+};
+
+// One column of the file with its parsed page encodings.
+class Column {
+ public:
+  Column(const ColumnRef& ref, const ByteSource& source) : index_(ref.index), source_(source) {
+    uint64_t row = 0;
+    for (int i = 0; i < ref.metadata->pages_size(); ++i) {
+      const PageMeta& meta = ref.metadata->pages(i);
+      Page page;
+      page.index = uint32_t(i);
+      page.first_row = row;
+      page.num_rows = meta.length();
+      page.meta = &meta;
+      if (meta.buffer_offsets_size() != meta.buffer_sizes_size()) {
+        ThrowCorrupt("{}: {} buffer offsets but {} buffer sizes", Where(page), meta.buffer_offsets_size(),
+                     meta.buffer_sizes_size());
+      }
+      if (!meta.encoding().has_direct()) {
+        ThrowNotSupported("{}: page encoding is not stored inline (indirect encodings are not supported)",
+                          Where(page));
+      }
+      if (!UnwrapAny(meta.encoding().direct().encoding(), "lance.encodings.ArrayEncoding", &page.encoding)) {
+        ThrowCorrupt("{}: page encoding is not a lance.encodings.ArrayEncoding", Where(page));
+      }
+      row += page.num_rows;
+      pages_.push_back(std::move(page));
+    }
+    num_rows_ = row;
+  }
+
+  uint64_t num_rows() const { return num_rows_; }
+  const std::vector<Page>& pages() const { return pages_; }
+  const ByteSource& source() const { return source_; }
+  std::string Where(const Page& page) const {
+    return fmt::format("{}: column {} page {}", source_.path(), index_, page.index);
+  }
+
+  // Calls f(page, first row within the page, row count) for the pages holding [start, start+count).
+  template <typename F>
+  void ForRange(uint64_t start, uint64_t count, F&& f) const {
+    if (count == 0) return;
+    auto it = std::upper_bound(pages_.begin(), pages_.end(), start,
+                               [](uint64_t row, const Page& p) { return row < p.first_row; });
+    size_t i = it == pages_.begin() ? 0 : size_t(it - pages_.begin() - 1);
+    uint64_t end = start + count;
+    for (; i < pages_.size() && pages_[i].first_row < end; ++i) {
+      const Page& p = pages_[i];
+      uint64_t lo = std::max(start, p.first_row), hi = std::min(end, p.first_row + p.num_rows);
+      if (hi > lo) f(p, lo - p.first_row, hi - lo);
+    }
+  }
+
+ private:
+  uint32_t index_;
+  const ByteSource& source_;
+  std::vector<Page> pages_;
+  uint64_t num_rows_ = 0;
+};
+
+// Access to one page's buffers.
+class PageCtx {
+ public:
+  PageCtx(const Column& column, const Page& page) : column_(column), page_(page) {}
+  std::string Where() const { return column_.Where(page_); }
+  const ByteSource& source() const { return column_.source(); }
+
+  uint64_t BufferSize(const pb::Buffer& buffer) const { return Meta(buffer).second; }
+
+  // Bytes [offset, offset+length) of a page buffer.
+  std::string Read(const pb::Buffer& buffer, uint64_t offset, uint64_t length) const {
+    auto [position, size] = Meta(buffer);
+    if (offset + length > size) {
+      ThrowCorrupt("{}: reading bytes [{}, {}) of buffer {}, which holds only {} bytes", Where(), offset,
+                   offset + length, buffer.buffer_index(), size);
+    }
+    if (length == 0) return {};
+    return column_.source().Read(position + offset, length);
+  }
+
+ private:
+  std::pair<uint64_t, uint64_t> Meta(const pb::Buffer& buffer) const {
+    if (buffer.buffer_type() != pb::Buffer::page) {
+      ThrowNotSupported("{}: encoding refers to a {} buffer; only page buffers are supported", Where(),
+                        pb::Buffer::BufferType_Name(buffer.buffer_type()));
+    }
+    const uint32_t i = buffer.buffer_index();
+    if (int(i) >= page_.meta->buffer_offsets_size()) {
+      ThrowCorrupt("{}: encoding refers to buffer {} but the page has {} buffers", Where(), i,
+                   page_.meta->buffer_offsets_size());
+    }
+    return {page_.meta->buffer_offsets(int(i)), page_.meta->buffer_sizes(int(i))};
+  }
+
+  const Column& column_;
+  const Page& page_;
+};
+
+std::string EncodingName(const pb::ArrayEncoding& enc) {
+  const auto* field = pb::ArrayEncoding::descriptor()->FindFieldByNumber(enc.array_encoding_case());
+  return field ? field->name() : "(none)";
+}
+
+[[noreturn]] void Unsupported(const PageCtx& ctx, const pb::ArrayEncoding& enc, const DataType& type) {
+  ThrowNotSupported("{}: 2.0 encoding '{}' for {} values is not supported", ctx.Where(), EncodingName(enc),
+                    type.ToString());
+}
+
+uint64_t FlatBits(const DataType& type) {
+  if (type.id() == TypeId::kFixedSizeBinary) return uint64_t(type.fixed_size()) * 8;
+  return uint64_t(type.bit_width());
+}
+
+ArrayPtr MakeFixed(const TypePtr& type, uint64_t length, BufferPtr values) {
+  auto a = std::make_shared<ArrayData>();
+  a->type = type;
+  a->length = int64_t(length);
+  a->buffers = {nullptr, std::move(values)};
+  return a;
+}
+
+// Bits [start, start+count) of a bitmap whose bytes begin at bit 0 of `bytes`, realigned.
+BufferPtr ShiftBits(const uint8_t* bytes, uint64_t bit_offset, uint64_t count) {
+  auto out = Buffer::Allocate((count + 7) / 8);
+  uint8_t* dst = out->mutable_data();
+  if (bit_offset == 0) {
+    std::memcpy(dst, bytes, (count + 7) / 8);
+    if (count % 8) dst[count / 8] &= uint8_t((1u << (count % 8)) - 1);
+    return out;
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    if (GetBit(bytes, int64_t(bit_offset + i))) SetBit(dst, int64_t(i));
+  }
+  return out;
+}
+
+// The raw bytes of values [start, start+count) of a Flat buffer of `bits`-wide values
+// (bits == 1: a bitmap realigned to bit 0).
+BufferPtr ReadFlat(const pb::Flat& flat, const PageCtx& ctx, uint64_t start, uint64_t count) {
+  const uint64_t bits = flat.bits_per_value();
+  if (bits != 1 && bits % 8 != 0) {
+    ThrowNotSupported("{}: Flat values of {} bits are not supported", ctx.Where(), bits);
+  }
+  const uint64_t first_byte = bits == 1 ? start / 8 : start * bits / 8;
+  const uint64_t end_byte = bits == 1 ? (start + count + 7) / 8 : (start + count) * bits / 8;
+  std::string bytes;
+  if (flat.has_compression()) {
+    std::string whole = Decompress(flat.compression().scheme(), ctx.Read(flat.buffer(), 0, ctx.BufferSize(flat.buffer())),
+                                   ctx.Where());
+    if (end_byte > whole.size()) {
+      ThrowCorrupt("{}: decompressed buffer holds {} bytes, values need {}", ctx.Where(), whole.size(), end_byte);
+    }
+    bytes = whole.substr(first_byte, end_byte - first_byte);
+  } else {
+    bytes = ctx.Read(flat.buffer(), first_byte, end_byte - first_byte);
+  }
+  if (bits == 1) return ShiftBits(reinterpret_cast<const uint8_t*>(bytes.data()), start % 8, count);
+  return Buffer::Copy(bytes.data(), bytes.size());
+}
+
+// Walks Nullable/NoNull wrappers down to a Flat (used where the reference nests a Flat
+// inside a plain wrapper: binary indices, dictionary indices, packed struct children).
+const pb::Flat* InnerFlat(const pb::ArrayEncoding& enc) {
+  if (enc.has_flat()) return &enc.flat();
+  if (enc.has_nullable() && enc.nullable().has_no_nulls()) return InnerFlat(enc.nullable().no_nulls().values());
+  return nullptr;
+}
+
+ArrayPtr Decode(const pb::ArrayEncoding& enc, const TypePtr& type, const PageCtx& ctx, uint64_t start,
+                uint64_t count);
+
+// Unsigned integers of the width the encoding stores, widened to u64.
+std::vector<uint64_t> DecodeUnsigned(const pb::ArrayEncoding& enc, const PageCtx& ctx, uint64_t start,
+                                     uint64_t count, const char* what) {
+  const pb::Flat* flat = InnerFlat(enc);
+  if (!flat) ThrowNotSupported("{}: {} stored as '{}' are not supported", ctx.Where(), what, EncodingName(enc));
+  const uint64_t bits = flat->bits_per_value();
+  if (bits != 8 && bits != 16 && bits != 32 && bits != 64) {
+    ThrowNotSupported("{}: {} of {} bits are not supported", ctx.Where(), what, bits);
+  }
+  BufferPtr raw = ReadFlat(*flat, ctx, start, count);
+  std::vector<uint64_t> out(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    switch (bits) {
+      case 8: out[i] = raw->data()[i]; break;
+      case 16: out[i] = raw->as<uint16_t>()[i]; break;
+      case 32: out[i] = raw->as<uint32_t>()[i]; break;
+      default: out[i] = raw->as<uint64_t>()[i]; break;
+    }
+  }
+  return out;
+}
+
+// Builds a binary-like array from lengths, validity and the concatenated bytes.
+ArrayPtr MakeBinary(const TypePtr& type, const std::vector<uint64_t>& ends, const std::vector<bool>& valid,
+                    const std::string& bytes, const PageCtx& ctx) {
+  const uint64_t count = ends.size();
+  const bool large = type->has_large_offsets();
+  if (!large && bytes.size() > uint64_t(INT32_MAX)) {
+    ThrowNotSupported("{}: {} bytes of values do not fit {} offsets", ctx.Where(), bytes.size(), type->ToString());
+  }
+  auto offsets = Buffer::Allocate((count + 1) * (large ? 8 : 4));
+  for (uint64_t i = 0; i <= count; ++i) {
+    uint64_t v = i == 0 ? 0 : ends[i - 1];
+    if (large) offsets->mutable_as<int64_t>()[i] = int64_t(v);
+    else offsets->mutable_as<int32_t>()[i] = int32_t(v);
+  }
+  auto a = std::make_shared<ArrayData>();
+  a->type = type;
+  a->length = int64_t(count);
+  BufferPtr validity;
+  int64_t nulls = 0;
+  for (bool v : valid) nulls += !v;
+  if (nulls > 0) {
+    validity = Buffer::Allocate((count + 7) / 8);
+    for (uint64_t i = 0; i < count; ++i) {
+      if (valid[i]) SetBit(validity->mutable_data(), int64_t(i));
+    }
+  }
+  a->null_count = nulls;
+  a->buffers = {validity, offsets, Buffer::Copy(bytes.data(), bytes.size())};
+  return a;
+}
+
+ArrayPtr DecodeBinary(const pb::Binary& bin, const pb::ArrayEncoding& enc, const TypePtr& type,
+                      const PageCtx& ctx, uint64_t start, uint64_t count) {
+  if (!type->is_variable_binary()) Unsupported(ctx, enc, *type);
+  // The end of the value before `start` is needed too (the start of the first value).
+  const uint64_t extra = start > 0 ? 1 : 0;
+  std::vector<uint64_t> raw = DecodeUnsigned(bin.indices(), ctx, start - extra, count + extra, "binary offsets");
+  const uint64_t adjustment = bin.null_adjustment();
+  auto normalize = [&](uint64_t v) { return (adjustment != 0 && v >= adjustment) ? v - adjustment : v; };
+  const uint64_t first = extra ? normalize(raw[0]) : 0;
+  std::vector<uint64_t> ends(count);
+  std::vector<bool> valid(count);
+  uint64_t prev = first;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t v = raw[i + extra];
+    valid[i] = adjustment == 0 || v < adjustment;
+    uint64_t end = normalize(v);
+    if (end < prev) ThrowCorrupt("{}: binary offsets decrease ({} after {}) at row {}", ctx.Where(), end, prev, start + i);
+    ends[i] = end - first;
+    prev = end;
+  }
+  const pb::ArrayEncoding& bytes_enc = bin.bytes();
+  if (!bytes_enc.has_flat() || bytes_enc.flat().bits_per_value() != 8) {
+    ThrowNotSupported("{}: binary bytes stored as '{}' are not supported", ctx.Where(), EncodingName(bytes_enc));
+  }
+  BufferPtr bytes = ReadFlat(bytes_enc.flat(), ctx, first, prev - first);
+  return MakeBinary(type, ends, valid, std::string(bytes->view()), ctx);
+}
+
+// Dictionary of strings: index 0 is null, index k is item k-1.
+ArrayPtr DecodeDictionary(const pb::Dictionary& dict, const pb::ArrayEncoding& enc, const TypePtr& type,
+                          const PageCtx& ctx, uint64_t start, uint64_t count) {
+  if (!type->is_variable_binary()) Unsupported(ctx, enc, *type);
+  ArrayPtr items = Decode(dict.items(), type, ctx, 0, dict.num_dictionary_items());
+  std::vector<uint64_t> indices = DecodeUnsigned(dict.indices(), ctx, start, count, "dictionary indices");
+  BinaryBuilder builder(type);
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t k = indices[i];
+    if (k == 0) {
+      builder.AppendNull();
+      continue;
+    }
+    if (k > uint64_t(items->length)) {
+      ThrowCorrupt("{}: dictionary index {} at row {} exceeds the {} items", ctx.Where(), k, start + i, items->length);
+    }
+    if (items->IsNull(int64_t(k - 1))) builder.AppendNull();
+    else builder.Append(items->GetView(int64_t(k - 1)));
+  }
+  return builder.Finish();
+}
+
+// Children interleaved row by row; as a legacy blob, (position, size) of bytes elsewhere.
+ArrayPtr DecodePacked(const pb::PackedStruct& packed, const pb::ArrayEncoding& enc, const TypePtr& type,
+                      const PageCtx& ctx, uint64_t start, uint64_t count) {
+  std::vector<uint64_t> widths;
+  for (const auto& inner : packed.inner()) {
+    const pb::Flat* flat = InnerFlat(inner);
+    if (!flat || flat->bits_per_value() % 8 != 0) {
+      ThrowNotSupported("{}: packed struct child stored as '{}' is not supported", ctx.Where(), EncodingName(inner));
+    }
+    widths.push_back(flat->bits_per_value() / 8);
+  }
+  const uint64_t row_bytes = std::accumulate(widths.begin(), widths.end(), uint64_t{0});
+  std::string rows = ctx.Read(packed.buffer(), start * row_bytes, count * row_bytes);
+
+  if (type->is_variable_binary()) {  // legacy blob: (u64 position, u64 size); null = (1, 0)
+    if (widths != std::vector<uint64_t>{8, 8}) Unsupported(ctx, enc, *type);
+    std::vector<uint64_t> ends(count);
+    std::vector<bool> valid(count);
+    std::string bytes;
+    for (uint64_t r = 0; r < count; ++r) {
+      uint64_t position, size;
+      std::memcpy(&position, rows.data() + r * 16, 8);
+      std::memcpy(&size, rows.data() + r * 16 + 8, 8);
+      valid[r] = !(size == 0 && position == 1);
+      if (size > 0) bytes += ctx.source().Read(position, size);
+      ends[r] = bytes.size();
+    }
+    return MakeBinary(type, ends, valid, bytes, ctx);
+  }
+
+  if (type->id() != TypeId::kStruct || type->children().size() != widths.size()) Unsupported(ctx, enc, *type);
+  auto out = std::make_shared<ArrayData>();
+  out->type = type;
+  out->length = int64_t(count);
+  out->buffers = {nullptr};
+  uint64_t col = 0;
+  for (size_t c = 0; c < widths.size(); ++c) {
+    const TypePtr& child_type = type->child(c)->type;
+    if (FlatBits(*child_type) != widths[c] * 8 || child_type->id() == TypeId::kBool) {
+      ThrowCorrupt("{}: packed struct child {} is {} bits wide but has type {}", ctx.Where(), c, widths[c] * 8,
+                   child_type->ToString());
+    }
+    auto values = Buffer::Allocate(widths[c] * count);
+    for (uint64_t r = 0; r < count; ++r) {
+      std::memcpy(values->mutable_data() + r * widths[c], rows.data() + r * row_bytes + col, widths[c]);
+    }
+    out->children.push_back(MakeFixed(child_type, count, values));
+    col += widths[c];
+  }
+  return out;
+}
+
+ArrayPtr Decode(const pb::ArrayEncoding& enc, const TypePtr& type, const PageCtx& ctx, uint64_t start,
+                uint64_t count) {
+  switch (enc.array_encoding_case()) {
+    case pb::ArrayEncoding::kNullable: {
+      const auto& nullable = enc.nullable();
+      if (nullable.has_no_nulls()) return Decode(nullable.no_nulls().values(), type, ctx, start, count);
+      if (nullable.has_all_nulls()) return MakeNullArray(type, int64_t(count));
+      if (!nullable.has_some_nulls()) ThrowCorrupt("{}: Nullable encoding without a case", ctx.Where());
+      const auto& some = nullable.some_nulls();
+      if (!some.validity().has_flat() || some.validity().flat().bits_per_value() != 1) {
+        ThrowNotSupported("{}: validity stored as '{}' is not supported", ctx.Where(), EncodingName(some.validity()));
+      }
+      BufferPtr validity = ReadFlat(some.validity().flat(), ctx, start, count);
+      ArrayPtr values = Decode(some.values(), type, ctx, start, count);
+      if (values->buffers.empty()) values->buffers.resize(1);
+      if (values->buffers[0]) {  // the values carry their own nulls too: keep both
+        for (size_t i = 0; i < validity->size(); ++i) validity->mutable_data()[i] &= values->buffers[0]->data()[i];
+      }
+      values->buffers[0] = validity;
+      values->null_count = CountNulls(validity->data(), int64_t(count));
+      return values;
+    }
+    case pb::ArrayEncoding::kFlat: {
+      const uint64_t bits = enc.flat().bits_per_value();
+      if (!type->is_fixed_width() && type->id() != TypeId::kFixedSizeBinary) Unsupported(ctx, enc, *type);
+      if (bits != FlatBits(*type)) {
+        ThrowCorrupt("{}: Flat values are {} bits wide but the field's type {} needs {}", ctx.Where(), bits,
+                     type->ToString(), FlatBits(*type));
+      }
+      return MakeFixed(type, count, ReadFlat(enc.flat(), ctx, start, count));
+    }
+    case pb::ArrayEncoding::kFixedSizeList: {
+      const auto& fsl = enc.fixed_size_list();
+      if (type->id() != TypeId::kFixedSizeList || uint32_t(type->fixed_size()) != fsl.dimension()) {
+        ThrowCorrupt("{}: FixedSizeList of dimension {} cannot hold {}", ctx.Where(), fsl.dimension(), type->ToString());
+      }
+      if (fsl.has_validity()) Unsupported(ctx, enc, *type);
+      const uint64_t dim = fsl.dimension();
+      auto a = std::make_shared<ArrayData>();
+      a->type = type;
+      a->length = int64_t(count);
+      a->buffers = {nullptr};
+      a->children = {Decode(fsl.items(), type->child(0)->type, ctx, start * dim, count * dim)};
+      return a;
+    }
+    case pb::ArrayEncoding::kBinary:
+      return DecodeBinary(enc.binary(), enc, type, ctx, start, count);
+    case pb::ArrayEncoding::kDictionary:
+      return DecodeDictionary(enc.dictionary(), enc, type, ctx, start, count);
+    case pb::ArrayEncoding::kPackedStruct:
+      return DecodePacked(enc.packed_struct(), enc, type, ctx, start, count);
+    default:
+      Unsupported(ctx, enc, *type);
+  }
+}
+
+ArrayPtr ConcatPieces(std::vector<ArrayPtr> pieces, const TypePtr& type) {
+  if (pieces.empty()) return MakeEmptyArray(type);
+  if (pieces.size() == 1) return std::move(pieces[0]);
+  return Concatenate(pieces);
+}
+
+// --- node decoders -------------------------------------------------------------------
+
+class NodeDecoder {
+ public:
+  virtual ~NodeDecoder() = default;
+  virtual uint64_t num_rows() const = 0;
+  virtual ArrayPtr Read(uint64_t start, uint64_t count) const = 0;
+};
+
+std::unique_ptr<NodeDecoder> MakeNodeDecoder(const LanceField& field, const std::vector<ColumnRef>& columns,
+                                             size_t& next, const ByteSource& source);
+
+const ColumnRef& TakeColumn(const LanceField& field, const std::vector<ColumnRef>& columns, size_t& next,
+                            const ByteSource& source) {
+  if (next >= columns.size()) {
+    ThrowCorrupt("{}: field '{}' needs more columns than the {} given to it", source.path(), field.name,
+                 columns.size());
+  }
+  return columns[next++];
+}
+
+class LeafDecoder final : public NodeDecoder {
+ public:
+  LeafDecoder(const LanceField& field, const ColumnRef& ref, const ByteSource& source)
+      : type_(field.type), column_(ref, source) {}
+  uint64_t num_rows() const override { return column_.num_rows(); }
+  ArrayPtr Read(uint64_t start, uint64_t count) const override {
+    std::vector<ArrayPtr> pieces;
+    column_.ForRange(start, count, [&](const Page& page, uint64_t lo, uint64_t n) {
+      PageCtx ctx(column_, page);
+      ArrayPtr a = Decode(page.encoding, type_, ctx, lo, n);
+      if (uint64_t(a->length) != n) ThrowCorrupt("{}: decoded {} rows, expected {}", ctx.Where(), a->length, n);
+      pieces.push_back(std::move(a));
+    });
+    return ConcatPieces(std::move(pieces), type_);
+  }
+
+ private:
+  TypePtr type_;
+  Column column_;
+};
+
+class ListDecoder final : public NodeDecoder {
+ public:
+  ListDecoder(const LanceField& field, const std::vector<ColumnRef>& columns, size_t& next, const ByteSource& source)
+      : type_(field.type), offsets_(TakeColumn(field, columns, next, source), source) {
+    uint64_t base = 0;
+    for (const auto& page : offsets_.pages()) {
+      if (!page.encoding.has_list()) {
+        ThrowNotSupported("{}: list offsets stored as '{}' are not supported", offsets_.Where(page),
+                          EncodingName(page.encoding));
+      }
+      items_base_.push_back(base);
+      base += page.encoding.list().num_items();
+    }
+    items_ = MakeNodeDecoder(field.children.at(0), columns, next, source);
+  }
+
+  uint64_t num_rows() const override { return offsets_.num_rows(); }
+
+  ArrayPtr Read(uint64_t start, uint64_t count) const override {
+    const bool large = type_->has_large_offsets();
+    std::vector<int64_t> out_offsets{0};
+    out_offsets.reserve(count + 1);
+    std::vector<bool> valid;
+    valid.reserve(count);
+    std::vector<ArrayPtr> item_pieces;
+    offsets_.ForRange(start, count, [&](const Page& page, uint64_t lo, uint64_t n) {
+      PageCtx ctx(offsets_, page);
+      const auto& list = page.encoding.list();
+      const uint64_t adjustment = list.null_offset_adjustment();
+      if (adjustment == 0) ThrowCorrupt("{}: list page with rows has null_offset_adjustment 0", ctx.Where());
+      const uint64_t extra = lo > 0 ? 1 : 0;
+      std::vector<uint64_t> raw = DecodeUnsigned(list.offsets(), ctx, lo - extra, n + extra, "list offsets");
+      const uint64_t first = extra ? raw[0] % adjustment : 0;
+      uint64_t prev = first;
+      for (uint64_t i = 0; i < n; ++i) {
+        uint64_t v = raw[i + extra];
+        uint64_t end = v % adjustment;
+        if (end < prev) ThrowCorrupt("{}: list offsets decrease ({} after {})", ctx.Where(), end, prev);
+        valid.push_back(v < adjustment);
+        out_offsets.push_back(out_offsets.back() + int64_t(end - prev));
+        prev = end;
+      }
+      if (prev > list.num_items()) {
+        ThrowCorrupt("{}: list offsets reach item {} of a page with {} items", ctx.Where(), prev, list.num_items());
+      }
+      if (prev > first) item_pieces.push_back(items_->Read(items_base_[page.index] + first, prev - first));
+    });
+    const int64_t total = out_offsets.back();
+    if (!large && total > INT32_MAX) {
+      ThrowNotSupported("{}: {} list items do not fit {} offsets", offsets_.source().path(), total, type_->ToString());
+    }
+    auto offsets = Buffer::Allocate((count + 1) * (large ? 8 : 4));
+    for (uint64_t i = 0; i <= count; ++i) {
+      if (large) offsets->mutable_as<int64_t>()[i] = out_offsets[i];
+      else offsets->mutable_as<int32_t>()[i] = int32_t(out_offsets[i]);
+    }
+    auto a = std::make_shared<ArrayData>();
+    a->type = type_;
+    a->length = int64_t(count);
+    int64_t nulls = int64_t(std::count(valid.begin(), valid.end(), false));
+    BufferPtr validity;
+    if (nulls > 0) {
+      validity = Buffer::Allocate((count + 7) / 8);
+      for (uint64_t i = 0; i < count; ++i) {
+        if (valid[i]) SetBit(validity->mutable_data(), int64_t(i));
+      }
+    }
+    a->null_count = nulls;
+    a->buffers = {validity, offsets};
+    a->children = {ConcatPieces(std::move(item_pieces), type_->child(0)->type)};
+    return a;
+  }
+
+ private:
+  TypePtr type_;
+  Column offsets_;
+  std::vector<uint64_t> items_base_;  // first item (within the items column) of each offsets page
+  std::unique_ptr<NodeDecoder> items_;
+};
+
+class StructDecoder final : public NodeDecoder {
+ public:
+  StructDecoder(const LanceField& field, const std::vector<ColumnRef>& columns, size_t& next, const ByteSource& source)
+      : type_(field.type), header_(TakeColumn(field, columns, next, source), source) {
+    for (const auto& page : header_.pages()) {
+      if (!page.encoding.has_struct_()) {
+        ThrowCorrupt("{}: struct header page has encoding '{}', expected 'struct'", header_.Where(page),
+                     EncodingName(page.encoding));
+      }
+    }
+    for (const auto& child : field.children) children_.push_back(MakeNodeDecoder(child, columns, next, source));
+  }
+
+  uint64_t num_rows() const override { return header_.num_rows(); }
+
+  ArrayPtr Read(uint64_t start, uint64_t count) const override {
+    auto a = std::make_shared<ArrayData>();
+    a->type = type_;
+    a->length = int64_t(count);
+    a->buffers = {nullptr};
+    for (const auto& child : children_) {
+      if (start + count > child->num_rows()) {
+        ThrowCorrupt("{}: struct child column holds {} rows, fewer than the {} rows read", header_.source().path(),
+                     child->num_rows(), start + count);
+      }
+      a->children.push_back(child->Read(start, count));
+    }
+    return a;
+  }
+
+ private:
+  TypePtr type_;
+  Column header_;
+  std::vector<std::unique_ptr<NodeDecoder>> children_;
+};
+
+std::unique_ptr<NodeDecoder> MakeNodeDecoder(const LanceField& field, const std::vector<ColumnRef>& columns,
+                                             size_t& next, const ByteSource& source) {
+  if (field.type->is_list()) return std::make_unique<ListDecoder>(field, columns, next, source);
+  if (field.type->id() == TypeId::kStruct && !IsPackedStruct(field)) {
+    return std::make_unique<StructDecoder>(field, columns, next, source);
+  }
+  return std::make_unique<LeafDecoder>(field, TakeColumn(field, columns, next, source), source);
+}
+
+// Rows closer than this are read as one range by Take (decoding a few extra rows is
+// cheaper than another read).
+constexpr uint64_t kTakeGap = 64;
+
+class V20FieldDecoder final : public FieldDecoder {
+ public:
+  V20FieldDecoder(const LanceField& field, std::vector<ColumnRef> columns, const ByteSource& source)
+      : name_(field.name), source_(source) {
+    size_t next = 0;
+    root_ = MakeNodeDecoder(field, columns, next, source);
+    if (next != columns.size()) {
+      ThrowCorrupt("{}: field '{}' uses {} columns but {} were given", source.path(), field.name, next, columns.size());
+    }
+  }
+
+  uint64_t num_rows() const override { return root_->num_rows(); }
+
+  ArrayPtr Read(uint64_t start, uint64_t count) const override {
+    CheckRange(start, count);
+    return root_->Read(start, count);
+  }
+
+  ArrayPtr Take(std::span<const uint64_t> rows) const override {
+    std::vector<uint64_t> sorted(rows.begin(), rows.end());
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    if (!sorted.empty()) CheckRange(sorted.back(), 1);
+    // Read runs of nearby rows; `position` maps a row to its index in the concatenation.
+    std::vector<ArrayPtr> pieces;
+    std::vector<std::pair<uint64_t, uint64_t>> runs;  // (first row, offset in the concatenation)
+    uint64_t offset = 0;
+    for (size_t i = 0; i < sorted.size();) {
+      size_t j = i;
+      while (j + 1 < sorted.size() && sorted[j + 1] - sorted[j] <= kTakeGap) ++j;
+      uint64_t first = sorted[i], count = sorted[j] - sorted[i] + 1;
+      pieces.push_back(root_->Read(first, count));
+      runs.emplace_back(first, offset);
+      offset += count;
+      i = j + 1;
+    }
+    if (pieces.empty()) return root_->Read(0, 0);
+    ArrayPtr all = pieces.size() == 1 ? pieces[0] : Concatenate(pieces);
+    std::vector<int64_t> positions(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      auto it = std::upper_bound(runs.begin(), runs.end(), rows[i],
+                                 [](uint64_t r, const auto& run) { return r < run.first; });
+      --it;
+      positions[i] = int64_t(it->second + (rows[i] - it->first));
+    }
+    return lancelet::Take(*all, positions);
+  }
+
+ private:
+  void CheckRange(uint64_t start, uint64_t count) const {
+    uint64_t n = num_rows();
+    if (start > n || count > n - start) {
+      ThrowInvalid("{}: rows [{}, {}) of field '{}' requested but it holds {} rows", source_.path(), start,
+                   start + count, name_, n);
+    }
+  }
+
+  std::string name_;
+  const ByteSource& source_;
+  std::unique_ptr<NodeDecoder> root_;
+};
+
+}  // namespace
+
+std::unique_ptr<FieldDecoder> MakeFieldDecoderImpl(const LanceField& field, std::vector<ColumnRef> columns,
+                                                   const ByteSource& source) {
+  return std::make_unique<V20FieldDecoder>(field, std::move(columns), source);
+}
+
+}  // namespace lancelet::format::v20

@@ -1,0 +1,126 @@
+// Small pieces shared by the 2.1 page layouts: Any wrapping, level buffers, the
+// compressive encodings this build understands, reading page buffers.
+#include <google/protobuf/any.pb.h>
+
+#include "format/v21_internal.h"
+#include "lancelet/error.h"
+
+namespace lancelet::format::v21 {
+
+std::string WrapAny(const std::string& type_url, const google::protobuf::MessageLite& message) {
+  google::protobuf::Any any;
+  any.set_type_url(type_url);
+  any.set_value(message.SerializeAsString());
+  return any.SerializeAsString();
+}
+
+int BitWidth(uint64_t max_value) {
+  int bits = 0;
+  while (max_value) {
+    ++bits;
+    max_value >>= 1;
+  }
+  return bits;
+}
+
+std::string LevelBytes(const std::vector<uint16_t>& levels, size_t begin, size_t end) {
+  std::string out((end - begin) * 2, '\0');
+  for (size_t k = begin; k < end; ++k) {
+    out[(k - begin) * 2] = char(levels[k] & 0xFF);
+    out[(k - begin) * 2 + 1] = char(levels[k] >> 8);
+  }
+  return out;
+}
+
+std::vector<uint16_t> ParseLevels(const std::string& bytes, size_t count, const std::string& where) {
+  if (bytes.size() < count * 2) ThrowCorrupt("{}: {} bytes of levels, expected {}", where, bytes.size(), count * 2);
+  std::vector<uint16_t> out(count);
+  for (size_t k = 0; k < count; ++k)
+    out[k] = uint16_t(uint8_t(bytes[2 * k]) | (uint16_t(uint8_t(bytes[2 * k + 1])) << 8));
+  return out;
+}
+
+namespace {
+
+const char* CompressionName(const pb::CompressiveEncoding& e) {
+  switch (e.compression_case()) {
+    case pb::CompressiveEncoding::kFlat: return "Flat";
+    case pb::CompressiveEncoding::kVariable: return "Variable";
+    case pb::CompressiveEncoding::kConstant: return "Constant";
+    case pb::CompressiveEncoding::kOutOfLineBitpacking: return "OutOfLineBitpacking";
+    case pb::CompressiveEncoding::kInlineBitpacking: return "InlineBitpacking";
+    case pb::CompressiveEncoding::kFsst: return "Fsst";
+    case pb::CompressiveEncoding::kDictionary: return "Dictionary";
+    case pb::CompressiveEncoding::kRle: return "Rle";
+    case pb::CompressiveEncoding::kByteStreamSplit: return "ByteStreamSplit";
+    case pb::CompressiveEncoding::kGeneral: return "General";
+    case pb::CompressiveEncoding::kFixedSizeList: return "FixedSizeList";
+    case pb::CompressiveEncoding::kPackedStruct: return "PackedStruct";
+    case pb::CompressiveEncoding::kVariablePackedStruct: return "VariablePackedStruct";
+    case pb::CompressiveEncoding::kRange: return "Range";
+    case pb::CompressiveEncoding::kDelta: return "Delta";
+    default: return "(unset)";
+  }
+}
+
+[[noreturn]] void Unsupported(const pb::CompressiveEncoding& e, const std::string& what, const std::string& where) {
+  ThrowNotSupported("{}: {} compression {} is not supported yet", where, what, CompressionName(e));
+}
+
+}  // namespace
+
+ValueCodec ParseValueCodec(const pb::CompressiveEncoding& e, const std::string& where) {
+  ValueCodec codec;
+  switch (e.compression_case()) {
+    case pb::CompressiveEncoding::kFlat:
+      if (e.flat().has_data()) ThrowNotSupported("{}: buffer-compressed Flat values are not supported yet", where);
+      if (e.flat().bits_per_value() == 0) ThrowCorrupt("{}: Flat with 0 bits per value", where);
+      codec.bits = codec.item_bits = e.flat().bits_per_value();
+      return codec;
+    case pb::CompressiveEncoding::kVariable: {
+      const auto& v = e.variable();
+      if (v.has_values()) ThrowNotSupported("{}: buffer-compressed Variable values are not supported yet", where);
+      if (v.offsets().compression_case() != pb::CompressiveEncoding::kFlat) Unsupported(v.offsets(), "offsets", where);
+      const uint64_t bits = v.offsets().flat().bits_per_value();
+      if (bits != 32 && bits != 64) ThrowCorrupt("{}: Variable offsets of {} bits", where, bits);
+      codec.variable = true;
+      codec.offset_bits = uint32_t(bits);
+      return codec;
+    }
+    case pb::CompressiveEncoding::kFixedSizeList: {
+      const auto& f = e.fixed_size_list();
+      if (f.values().compression_case() != pb::CompressiveEncoding::kFlat || f.values().flat().has_data())
+        Unsupported(f.values(), "fixed_size_list item", where);
+      if (f.items_per_value() == 0 || f.items_per_value() > (1u << 24))
+        ThrowCorrupt("{}: fixed_size_list of {} items", where, f.items_per_value());
+      codec.dim = uint32_t(f.items_per_value());
+      codec.item_bits = f.values().flat().bits_per_value();
+      codec.has_item_validity = f.has_validity();
+      codec.bits = codec.item_bits * codec.dim + (f.has_validity() ? (codec.dim + 7) / 8 * 8 : 0);
+      return codec;
+    }
+    default:
+      Unsupported(e, "value", where);
+  }
+}
+
+void CheckLevelCodec(const pb::CompressiveEncoding& e, const std::string& what, const std::string& where) {
+  if (e.compression_case() == pb::CompressiveEncoding::kFlat && e.flat().bits_per_value() == 16 && !e.flat().has_data())
+    return;
+  Unsupported(e, what, where);
+}
+
+std::string PageSource::ReadBuffer(size_t index) const {
+  if (index >= buffers.size()) ThrowCorrupt("{}: page has {} buffers, buffer {} is missing", where, buffers.size(), index);
+  return source->Read(buffers[index].first, buffers[index].second);
+}
+
+std::string PageSource::ReadRange(size_t index, uint64_t offset, uint64_t length) const {
+  if (index >= buffers.size()) ThrowCorrupt("{}: page has {} buffers, buffer {} is missing", where, buffers.size(), index);
+  if (offset + length > buffers[index].second)
+    ThrowCorrupt("{}: range {}+{} is outside page buffer {} of {} bytes", where, offset, length, index,
+                 buffers[index].second);
+  return source->Read(buffers[index].first + offset, length);
+}
+
+}  // namespace lancelet::format::v21

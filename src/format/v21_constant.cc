@@ -1,0 +1,180 @@
+// All-null and constant pages (PageLayout field 2: the 2.1 all-null layout, which 2.2
+// generalises into ConstantLayout with the same field numbers), and the page dispatcher.
+//
+// Buffers:
+//   none               every row is one null item (layers = [NULLABLE_ITEM]), or, with an
+//                      inline value, every row is that value;
+//   rep, def           raw u16 levels (either may be empty) when there is structure to keep;
+//   value[, rep, def]  a scalar stored in a buffer (not supported yet).
+#include <algorithm>
+
+#include "format/v21_internal.h"
+#include "lancelet/error.h"
+
+namespace lancelet::format::v21 {
+
+EncodedPage EncodeAllNull(const ShreddedLeaf& leaf, const EncodeOptions&) {
+  pb::PageLayout layout;
+  auto* constant = layout.mutable_constant_layout();
+  for (auto layer : leaf.layers) constant->add_layers(layer);
+  EncodedPage page;
+  page.num_rows = leaf.num_rows;
+  const bool simple = leaf.layers.size() == 1 && leaf.layers[0] == pb::REPDEF_NULLABLE_ITEM;
+  if (!simple) {
+    const Levels& lv = leaf.levels;
+    page.buffers.push_back(lv.has_rep ? LevelBytes(lv.rep, 0, lv.rep.size()) : std::string());
+    page.buffers.push_back(lv.has_def ? LevelBytes(lv.def, 0, lv.def.size()) : std::string());
+    constant->set_num_rep_values(lv.has_rep ? lv.rep.size() : 0);
+    constant->set_num_def_values(lv.has_def ? lv.def.size() : 0);
+  }
+  page.encoding = WrapAny(kPageLayoutUrl, layout);
+  return page;
+}
+
+namespace {
+
+class ConstantReader final : public PageReader {
+ public:
+  ConstantReader(PageSource page, const pb::ConstantLayout& layout) : page_(std::move(page)) {
+    const std::string& where = page_.where;
+    for (int k = 0; k < layout.layers_size(); ++k) layers_.push_back(pb::RepDefLayer(layout.layers(k)));
+    const LevelScheme scheme(layers_);
+    max_rep_ = scheme.max_rep;
+    max_visible_def_ = scheme.max_visible_def;
+    const size_t num_buffers = page_.buffers.size();
+    if (layout.has_inline_value()) {
+      if (num_buffers != 0 && num_buffers != 2)
+        ThrowCorrupt("{}: constant page with an inline value and {} buffers", where, num_buffers);
+      inline_value_ = layout.inline_value();
+      has_value_ = true;
+    } else if (num_buffers == 1 || num_buffers == 3) {
+      ThrowNotSupported("{}: constant pages with a scalar value buffer are not supported yet", where);
+    } else if (num_buffers != 0 && num_buffers != 2) {
+      ThrowCorrupt("{}: all-null page with {} buffers", where, num_buffers);
+    }
+    const LeafPath& path = *page_.path;
+    const DataType& leaf_type = *path.back().field->type;
+    shape_.variable = leaf_type.is_variable_binary();
+    if (leaf_type.id() == TypeId::kFixedSizeList) {
+      shape_.dim = uint32_t(leaf_type.fixed_size());
+      shape_.bits = uint64_t(leaf_type.child(0)->type->bit_width()) * shape_.dim;
+    } else if (leaf_type.id() == TypeId::kFixedSizeBinary) {
+      shape_.bits = uint64_t(leaf_type.fixed_size()) * 8;
+    } else if (!shape_.variable) {
+      shape_.bits = uint64_t(leaf_type.bit_width());
+    }
+    if (has_value_) {
+      const bool fits = !shape_.variable && shape_.dim == 0 &&
+                        (shape_.bits == 1 ? inline_value_.size() >= 1 : inline_value_.size() * 8 == shape_.bits);
+      if (!fits)
+        ThrowNotSupported("{}: constant value of {} bytes for a {} column is not supported", where, inline_value_.size(),
+                          leaf_type.ToString());
+    }
+    if (num_buffers == 2) {
+      if (layout.has_rep_compression()) CheckLevelCodec(layout.rep_compression(), "repetition", where);
+      if (layout.has_def_compression()) CheckLevelCodec(layout.def_compression(), "definition", where);
+      const std::string rep = page_.ReadBuffer(0);
+      const std::string def = page_.ReadBuffer(1);
+      levels_.has_rep = !rep.empty();
+      levels_.has_def = !def.empty();
+      if (rep.size() % 2 || def.size() % 2) ThrowCorrupt("{}: odd-sized level buffers", where);
+      if (levels_.has_rep) levels_.rep = ParseLevels(rep, rep.size() / 2, where);
+      if (levels_.has_def) levels_.def = ParseLevels(def, def.size() / 2, where);
+      if (levels_.has_rep && levels_.has_def && levels_.rep.size() != levels_.def.size())
+        ThrowCorrupt("{}: {} repetition but {} definition levels", where, levels_.rep.size(), levels_.def.size());
+    }
+    if (max_rep_ > 0 && !levels_.has_rep && page_.num_rows > 0)
+      ThrowCorrupt("{}: list layers but no repetition levels", where);
+    if (!has_value_ && !levels_.has_def) {
+      // Every item is null at the innermost layer that can be null.
+      uint16_t level = 0;
+      for (size_t p = scheme.num_layers(); p-- > 0;)
+        if (!level && scheme.null_level[p]) level = scheme.null_level[p];
+      if (!level) ThrowCorrupt("{}: all-null page whose layers cannot be null", where);
+      null_level_ = level;
+    }
+    if (levels_.has_rep) {
+      for (size_t k = 0; k < levels_.rep.size(); ++k)
+        if (levels_.rep[k] == max_rep_) row_starts_.push_back(k);
+      if (row_starts_.size() != page_.num_rows)
+        ThrowCorrupt("{}: levels describe {} rows, the page {}", where, row_starts_.size(), page_.num_rows);
+      row_starts_.push_back(levels_.rep.size());
+    } else if (levels_.has_def && levels_.def.size() != page_.num_rows) {
+      ThrowCorrupt("{}: {} definition levels for {} rows", where, levels_.def.size(), page_.num_rows);
+    }
+  }
+
+  const std::vector<pb::RepDefLayer>& layers() const override { return layers_; }
+
+  PageItems ReadRows(uint64_t start, uint64_t count) const override {
+    if (start + count > page_.num_rows)
+      ThrowInvalid("{}: rows {}+{} are outside the page of {} rows", page_.where, start, count, page_.num_rows);
+    PageItems out;
+    out.num_rows = count;
+    uint64_t begin = start, end = start + count;
+    if (levels_.has_rep) {
+      begin = row_starts_[start];
+      end = row_starts_[start + count];
+      out.levels.has_rep = true;
+      out.levels.rep.assign(levels_.rep.begin() + long(begin), levels_.rep.begin() + long(end));
+    }
+    out.levels.has_def = true;
+    if (levels_.has_def) out.levels.def.assign(levels_.def.begin() + long(begin), levels_.def.begin() + long(end));
+    else out.levels.def.assign(end - begin, has_value_ ? 0 : null_level_);
+    if (!levels_.has_def && has_value_) out.levels.has_def = false;
+    uint64_t visible = 0;
+    for (uint64_t k = begin; k < end; ++k) {
+      const uint16_t d = levels_.has_def ? levels_.def[k] : (has_value_ ? 0 : null_level_);
+      visible += d <= max_visible_def_;
+    }
+    ValueBlock& v = out.values;
+    v.variable = shape_.variable;
+    v.bits = shape_.bits;
+    v.dim = shape_.dim;
+    if (has_value_) {
+      v.count = visible;
+      for (uint64_t k = 0; k < visible; ++k) {
+        if (shape_.bits == 1) {
+          v.data.resize((k + 8) / 8, '\0');
+          if (inline_value_[0]) v.data[k / 8] = char(uint8_t(v.data[k / 8]) | uint8_t(1u << (k % 8)));
+        } else {
+          v.data += inline_value_;
+        }
+      }
+    } else {
+      v.AppendEmpty(visible);
+    }
+    return out;
+  }
+
+ private:
+  PageSource page_;
+  std::vector<pb::RepDefLayer> layers_;
+  uint16_t max_rep_ = 0, max_visible_def_ = 0, null_level_ = 0;
+  bool has_value_ = false;
+  std::string inline_value_;
+  Levels levels_;
+  std::vector<uint64_t> row_starts_;
+  ValueBlock shape_;
+};
+
+}  // namespace
+
+std::unique_ptr<PageReader> MakePageReader(PageSource page, const pb::PageLayout& layout) {
+  switch (layout.layout_case()) {
+    case pb::PageLayout::kMiniBlockLayout:
+      return MakeMiniBlockReader(std::move(page), layout.mini_block_layout());
+    case pb::PageLayout::kFullZipLayout:
+      return MakeFullZipReader(std::move(page), layout.full_zip_layout());
+    case pb::PageLayout::kConstantLayout:
+      return std::make_unique<ConstantReader>(std::move(page), layout.constant_layout());
+    case pb::PageLayout::kBlobLayout:
+      ThrowNotSupported("{}: blob pages are not supported yet", page.where);
+    case pb::PageLayout::kSparseLayout:
+      ThrowNotSupported("{}: sparse pages (file version 2.3) are not supported", page.where);
+    default:
+      ThrowCorrupt("{}: page layout is empty", page.where);
+  }
+}
+
+}  // namespace lancelet::format::v21

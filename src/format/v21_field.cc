@@ -1,0 +1,306 @@
+// FieldEncoder / FieldDecoder of the 2.1 and 2.2 structural encodings.
+//
+// Writing: rows are buffered per top-level field until about a page's worth of bytes is
+// waiting; then every leaf column of the field gets one page over those rows. The layout
+// of each page follows the reference's choice for its default output:
+//   - no valid value at all                       -> all-null (2.1) / constant (2.2) page
+//   - fixed_size_list leaves                      -> full-zip, FixedSizeList(Flat)
+//   - values of 256 bytes or more                 -> full-zip, Flat / Variable
+//   - everything else                             -> mini-block, Flat / Variable
+// The field metadata key "lance-encoding:structural-encoding" ("miniblock" / "fullzip")
+// forces a layout, as it does for the reference.
+//
+// Reading: each leaf column decodes the requested rows page by page into levels and values,
+// which are unravelled into validity / offsets per path node and merged into one array.
+#include <google/protobuf/any.pb.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "encodings_v2_0.pb.h"
+#include "file2.pb.h"
+#include "format/v21_internal.h"
+#include "lancelet/error.h"
+
+namespace lancelet::format::v21 {
+
+namespace {
+
+constexpr const char* kStructuralEncodingKey = "lance-encoding:structural-encoding";
+constexpr uint64_t kFullZipMinValueBytes = 256;
+
+uint64_t ArrayBytes(const ArrayData& array) {
+  uint64_t bytes = 0;
+  for (const auto& b : array.buffers)
+    if (b) bytes += b->size();
+  for (const auto& c : array.children)
+    if (c) bytes += ArrayBytes(*c);
+  return bytes;
+}
+
+std::string ForcedLayout(const LanceField& root, const LanceField& leaf) {
+  for (const LanceField* f : {&leaf, &root}) {
+    auto it = f->metadata.find(kStructuralEncodingKey);
+    if (it != f->metadata.end()) {
+      std::string v = it->second;
+      std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+      return v;
+    }
+  }
+  return {};
+}
+
+bool IsPackedStruct(const LanceField& field) {
+  return field.type->id() == TypeId::kStruct &&
+         (field.metadata.count("lance-encoding:packed") || field.metadata.count("packed"));
+}
+
+EncodedPage EncodeLeafPage(const LanceField& root, const LeafPath& path, const ArrayData& rows,
+                           const EncodeOptions& options) {
+  ShreddedLeaf leaf = Shred(path, rows);
+  if (leaf.num_valid == 0) return EncodeAllNull(leaf, options);
+  ValueBlock values = GatherValues(path, leaf);
+  const LanceField& leaf_field = *path.back().field;
+  const std::string forced = ForcedLayout(root, leaf_field);
+  bool full_zip;
+  if (forced == "fullzip") {
+    full_zip = true;
+  } else if (forced == "miniblock") {
+    full_zip = false;
+  } else if (values.dim > 0) {
+    full_zip = true;
+  } else if (values.variable) {
+    uint64_t max_len = 0;
+    for (uint64_t k = 0; k < values.count; ++k) max_len = std::max(max_len, values.offsets[k + 1] - values.offsets[k]);
+    full_zip = max_len >= kFullZipMinValueBytes;
+  } else {
+    full_zip = values.bits / 8 >= kFullZipMinValueBytes;
+  }
+  if (!full_zip && values.dim > 0) full_zip = true;  // fixed_size_list is only written full-zip
+  return full_zip ? EncodeFullZip(leaf, values, options) : EncodeMiniBlock(leaf, values, options);
+}
+
+class FieldEncoderImpl final : public FieldEncoder {
+ public:
+  FieldEncoderImpl(FileVersion version, const LanceField& field, const FileWriterOptions& options)
+      : field_(field), options_(options) {
+    paths_ = LeafPaths(field_);
+    encode_.large_chunks = !(version.major == 2 && version.minor <= 1);
+  }
+  FieldEncoderImpl(const FieldEncoderImpl&) = delete;
+  FieldEncoderImpl& operator=(const FieldEncoderImpl&) = delete;
+
+  uint32_t num_columns() const override { return uint32_t(paths_.size()); }
+
+  void Append(const ArrayData& values, PageSink& sink) override {
+    if (values.length == 0) return;
+    if (!values.type->Equals(*field_.type))
+      ThrowInvalid("field '{}' expects {} but got {}", field_.name, field_.type->ToString(), values.type->ToString());
+    pending_.push_back(Slice(values, 0, values.length));
+    pending_bytes_ += ArrayBytes(values);
+    if (pending_bytes_ >= options_.page_size_bytes) Flush(sink);
+  }
+
+  void Finish(PageSink& sink) override { Flush(sink); }
+
+  std::string ColumnEncoding(uint32_t) const override {
+    lance::encodings::ColumnEncoding encoding;
+    encoding.mutable_values();
+    return WrapAny(kColumnEncodingUrl, encoding);
+  }
+
+  std::vector<int32_t> NodeColumns() const override {
+    std::vector<int32_t> out;
+    std::map<const LanceField*, int32_t> leaf_column;
+    for (size_t c = 0; c < paths_.size(); ++c) leaf_column[paths_[c].back().field] = int32_t(c);
+    field_.ForEach([&](const LanceField& node) {
+      auto it = leaf_column.find(&node);
+      out.push_back(it == leaf_column.end() ? -1 : it->second);
+    });
+    return out;
+  }
+
+ private:
+  void Flush(PageSink& sink) {
+    if (pending_.empty()) return;
+    ArrayPtr rows = pending_.size() == 1 ? pending_[0] : Concatenate(pending_);
+    pending_.clear();
+    pending_bytes_ = 0;
+    for (size_t c = 0; c < paths_.size(); ++c) {
+      EncodedPage page = EncodeLeafPage(field_, paths_[c], *rows, encode_);
+      page.priority = rows_written_;
+      sink.WritePage(uint32_t(c), std::move(page));
+    }
+    rows_written_ += uint64_t(rows->length);
+  }
+
+  LanceField field_;
+  FileWriterOptions options_;
+  EncodeOptions encode_;
+  std::vector<LeafPath> paths_;
+  std::vector<ArrayPtr> pending_;
+  uint64_t pending_bytes_ = 0;
+  uint64_t rows_written_ = 0;
+};
+
+// ------------------------------------------------------------------------------ decoder
+
+struct PageEntry {
+  uint64_t first_row = 0;
+  uint64_t num_rows = 0;
+  const lance::file::v2::ColumnMetadata::Page* meta = nullptr;
+  std::string where;
+};
+
+class FieldDecoderImpl final : public FieldDecoder {
+ public:
+  FieldDecoderImpl(const LanceField& field, std::vector<ColumnRef> columns, const ByteSource& source)
+      : field_(field), columns_(std::move(columns)), source_(source) {
+    paths_ = LeafPaths(field_);
+    if (columns_.size() != paths_.size())
+      ThrowCorrupt("file {}: field '{}' has {} leaf columns but {} were given", source_.path(), field_.name,
+                   paths_.size(), columns_.size());
+    pages_.resize(columns_.size());
+    readers_.resize(columns_.size());
+    for (size_t c = 0; c < columns_.size(); ++c) {
+      const auto& meta = *columns_[c].metadata;
+      uint64_t row = 0;
+      for (int p = 0; p < meta.pages_size(); ++p) {
+        PageEntry entry;
+        entry.first_row = row;
+        entry.num_rows = meta.pages(p).length();
+        entry.meta = &meta.pages(p);
+        entry.where = fmt::format("file {}, field '{}', column {}, page {}", source_.path(), field_.name,
+                                  columns_[c].index, p);
+        row += entry.num_rows;
+        pages_[c].push_back(std::move(entry));
+      }
+      readers_[c].resize(pages_[c].size());
+      if (c == 0) num_rows_ = row;
+      else if (row != num_rows_)
+        ThrowCorrupt("file {}: field '{}' column {} has {} rows but column {} has {}", source_.path(), field_.name,
+                     columns_[c].index, row, columns_[0].index, num_rows_);
+    }
+  }
+
+  uint64_t num_rows() const override { return num_rows_; }
+
+  ArrayPtr Read(uint64_t start, uint64_t count) const override {
+    if (start + count > num_rows_)
+      ThrowInvalid("file {}: rows {}+{} of field '{}' are past its {} rows", source_.path(), start, count, field_.name,
+                   num_rows_);
+    std::vector<DecodedPath> decoded(paths_.size());
+    for (size_t c = 0; c < paths_.size(); ++c) decoded[c] = ReadColumn(c, start, count);
+    if (count == 0) return MakeEmptyArray(field_.type);
+    return Assemble(field_, paths_, decoded);
+  }
+
+  ArrayPtr Take(std::span<const uint64_t> rows) const override {
+    std::vector<uint64_t> unique(rows.begin(), rows.end());
+    std::sort(unique.begin(), unique.end());
+    unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+    if (!unique.empty() && unique.back() >= num_rows_)
+      ThrowInvalid("file {}: row {} of field '{}' is past its {} rows", source_.path(), unique.back(), field_.name,
+                   num_rows_);
+    if (unique.empty()) return MakeEmptyArray(field_.type);
+    std::vector<DecodedPath> decoded(paths_.size());
+    for (size_t c = 0; c < paths_.size(); ++c) {
+      size_t k = 0;
+      while (k < unique.size()) {
+        size_t j = k + 1;
+        while (j < unique.size() && unique[j] == unique[j - 1] + 1) ++j;
+        decoded[c].Append(ReadColumn(c, unique[k], unique[j - 1] - unique[k] + 1));
+        k = j;
+      }
+    }
+    ArrayPtr sorted = Assemble(field_, paths_, decoded);
+    std::vector<int64_t> indices(rows.size());
+    for (size_t k = 0; k < rows.size(); ++k)
+      indices[k] = int64_t(std::lower_bound(unique.begin(), unique.end(), rows[k]) - unique.begin());
+    return lancelet::Take(*sorted, indices);
+  }
+
+ private:
+  DecodedPath ReadColumn(size_t c, uint64_t start, uint64_t count) const {
+    DecodedPath out;
+    const auto& pages = pages_[c];
+    for (size_t p = 0; p < pages.size() && count > 0; ++p) {
+      const PageEntry& page = pages[p];
+      if (start >= page.first_row + page.num_rows) continue;
+      const uint64_t begin = start - page.first_row;
+      const uint64_t n = std::min(count, page.num_rows - begin);
+      const PageReader& reader = Reader(c, p);
+      DecodedPath part = Unravel(paths_[c], reader.layers(), reader.ReadRows(begin, n), page.where);
+      out.Append(std::move(part));
+      start += n;
+      count -= n;
+    }
+    if (count > 0) ThrowCorrupt("file {}: field '{}' column {} ends before row {}", source_.path(), field_.name,
+                                columns_[c].index, start);
+    if (out.layers.empty() && out.leaves.empty()) out.layers.resize(paths_[c].size() - 1);
+    return out;
+  }
+
+  const PageReader& Reader(size_t c, size_t p) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& slot = readers_[c][p];
+    if (slot) return *slot;
+    const PageEntry& page = pages_[c][p];
+    const auto& meta = *page.meta;
+    if (!meta.encoding().has_direct())
+      ThrowNotSupported("{}: page encoding is not stored inline", page.where);
+    google::protobuf::Any any;
+    if (!any.ParseFromString(meta.encoding().direct().encoding()))
+      ThrowCorrupt("{}: page encoding is not a protobuf Any", page.where);
+    const std::string& url = any.type_url();
+    const std::string expected = "lance.encodings21.PageLayout";
+    if (url.size() < expected.size() || url.compare(url.size() - expected.size(), expected.size(), expected) != 0)
+      ThrowCorrupt("{}: page encoding is a {}, expected a 2.1 PageLayout", page.where, url);
+    pb::PageLayout layout;
+    if (!layout.ParseFromString(any.value())) ThrowCorrupt("{}: PageLayout does not parse", page.where);
+    PageSource src;
+    src.source = &source_;
+    src.num_rows = page.num_rows;
+    src.path = &paths_[c];
+    src.where = page.where;
+    if (meta.buffer_offsets_size() != meta.buffer_sizes_size())
+      ThrowCorrupt("{}: {} buffer offsets but {} sizes", page.where, meta.buffer_offsets_size(), meta.buffer_sizes_size());
+    for (int b = 0; b < meta.buffer_offsets_size(); ++b) src.buffers.emplace_back(meta.buffer_offsets(b), meta.buffer_sizes(b));
+    slot = MakePageReader(std::move(src), layout);
+    return *slot;
+  }
+
+  LanceField field_;
+  std::vector<ColumnRef> columns_;
+  const ByteSource& source_;
+  std::vector<LeafPath> paths_;
+  std::vector<std::vector<PageEntry>> pages_;
+  mutable std::vector<std::vector<std::unique_ptr<PageReader>>> readers_;
+  mutable std::mutex mutex_;
+  uint64_t num_rows_ = 0;
+};
+
+}  // namespace
+
+uint32_t NumColumns(const LanceField& field) {
+  if (IsPackedStruct(field)) return 1;
+  if (field.type->id() == TypeId::kStruct) {
+    uint32_t n = 0;
+    for (const auto& child : field.children) n += NumColumns(child);
+    return n;
+  }
+  if (field.type->is_list()) return field.children.empty() ? 0 : NumColumns(field.children[0]);
+  return 1;
+}
+
+std::unique_ptr<FieldEncoder> MakeEncoder(FileVersion version, const LanceField& field, const FileWriterOptions& options) {
+  return std::make_unique<FieldEncoderImpl>(version, field, options);
+}
+
+std::unique_ptr<FieldDecoder> MakeDecoder(FileVersion, const LanceField& field, std::vector<ColumnRef> columns,
+                                          const ByteSource& source) {
+  return std::make_unique<FieldDecoderImpl>(field, std::move(columns), source);
+}
+
+}  // namespace lancelet::format::v21

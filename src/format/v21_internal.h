@@ -1,0 +1,197 @@
+// Private to the 2.1 / 2.2 structural encodings (v21_*.cc).
+//
+// A 2.1 file stores one column per leaf of the schema: a list shares its item's column and
+// a struct parent has none. Each page of a leaf column holds, for a range of top-level rows,
+//   - repetition levels (one per item, when the path to the leaf has lists),
+//   - definition levels (one per item, when some layer has nulls or empty lists), and
+//   - the values of the "visible" items (items that reach the leaf; null and empty lists
+//     are invisible items without a value slot).
+// The page layout (lance.encodings21.PageLayout) says how these are laid out: mini-block
+// chunks, full-zip rows, or an all-null / constant page.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "encodings_v2_1.pb.h"
+#include "format/field_codec.h"
+
+namespace lancelet::format::v21 {
+
+namespace pb = lance::encodings21;
+
+inline constexpr const char* kPageLayoutUrl = "/lance.encodings21.PageLayout";
+inline constexpr const char* kColumnEncodingUrl = "/lance.encodings.ColumnEncoding";
+
+// google.protobuf.Any with the reference's "/package.Message" type URL.
+std::string WrapAny(const std::string& type_url, const google::protobuf::MessageLite& message);
+
+// ------------------------------------------------------------------------------ paths
+
+// One node on the way from a top-level field down to a leaf column.
+struct PathNode {
+  enum Kind { kStruct, kList, kLeaf };
+  Kind kind;
+  const LanceField* field;
+  size_t child = 0;  // struct: index of the child the path continues into
+};
+// Outermost first; back() is the leaf (a primitive, binary, fixed_size_binary or
+// fixed_size_list of a fixed-width type).
+using LeafPath = std::vector<PathNode>;
+
+// The leaf columns of a field, in column order. Throws NotSupported for types 2.1 cannot
+// store here (empty structs, fixed_size_list of nested types).
+std::vector<LeafPath> LeafPaths(const LanceField& field);
+
+// ----------------------------------------------------------------------------- levels
+
+// Repetition / definition levels of a run of items. Empty vectors mean "absent" (no lists,
+// resp. nothing null or empty) when has_rep / has_def is false.
+struct Levels {
+  bool has_rep = false;
+  bool has_def = false;
+  std::vector<uint16_t> rep;
+  std::vector<uint16_t> def;
+};
+
+// Definition-level numbering of a page's layers (innermost first, as stored).
+struct LevelScheme {
+  explicit LevelScheme(const std::vector<pb::RepDefLayer>& layers_innermost_first);
+  size_t num_layers() const { return null_level.size(); }
+  uint16_t max_rep = 0;            // number of list layers
+  uint16_t max_visible_def = 0;    // def levels at or below this reach the leaf
+  // Indexed outermost first (like LeafPath); 0 = the layer cannot be null / empty.
+  std::vector<uint16_t> null_level;
+  std::vector<uint16_t> empty_level;
+  std::vector<bool> is_list;
+};
+
+bool IsListLayer(pb::RepDefLayer layer);
+int NumDefLevels(pb::RepDefLayer layer);
+
+// Values of visible items. Fixed width: `bits` per value packed LSB-first in `data` (a
+// fixed_size_list value is all its items; their validity, if stored, is kept apart in
+// `item_validity`). Variable: `offsets` (count + 1, starting at 0) into `data`.
+struct ValueBlock {
+  bool variable = false;
+  uint64_t count = 0;
+  uint64_t bits = 0;
+  std::string data;
+  std::vector<uint64_t> offsets{0};
+  // fixed_size_list items with their own validity: dim bits per value, LSB-first.
+  uint32_t dim = 0;
+  bool has_item_validity = false;
+  std::string item_validity;
+
+  // Appends values [start, start + n) of `other` (same shape).
+  void AppendFrom(const ValueBlock& other, uint64_t start, uint64_t n);
+  // Appends n zero / empty values.
+  void AppendEmpty(uint64_t n);
+};
+
+// One leaf column of a page ready to encode: levels over all items, the layers they use and
+// which slots of the leaf array the visible items are.
+struct ShreddedLeaf {
+  std::vector<pb::RepDefLayer> layers;  // innermost first
+  Levels levels;
+  uint64_t num_rows = 0;
+  uint64_t num_items = 0;               // levels (or visible items when there are none)
+  const ArrayData* leaf = nullptr;
+  std::vector<int64_t> slots;           // leaf index of each visible item
+  std::vector<bool> slot_valid;         // whether each visible item is valid (def == 0)
+  uint64_t num_valid = 0;
+};
+
+// Turns the rows of `root` (the top-level field's array) into levels for one leaf.
+ShreddedLeaf Shred(const LeafPath& path, const ArrayData& root);
+
+// The values of the visible items, in the layout the leaf type is stored in.
+ValueBlock GatherValues(const LeafPath& path, const ShreddedLeaf& leaf);
+
+// ---------------------------------------------------------------------------- decoding
+
+// Levels and visible values of a contiguous run of rows of one page.
+struct PageItems {
+  Levels levels;
+  ValueBlock values;
+  uint64_t num_rows = 0;
+};
+
+struct DecodedLayer {
+  std::vector<uint8_t> valid;      // one per element
+  std::vector<int64_t> offsets{0};  // list layers: one more than `valid`
+};
+
+// One leaf column decoded for some rows: per non-leaf path node (same index as LeafPath)
+// its validity (and offsets), and the leaf values.
+struct DecodedPath {
+  std::vector<DecodedLayer> layers;
+  std::vector<ArrayPtr> leaves;
+  uint64_t num_rows = 0;
+  void Append(DecodedPath&& other);
+};
+
+DecodedPath Unravel(const LeafPath& path, const std::vector<pb::RepDefLayer>& layers, PageItems&& items,
+                    const std::string& where);
+// Builds the field's array from its leaf columns (one DecodedPath per LeafPaths() entry,
+// all covering the same rows).
+ArrayPtr Assemble(const LanceField& field, const std::vector<LeafPath>& paths, std::vector<DecodedPath>& decoded);
+
+// ------------------------------------------------------------------------------- pages
+
+// What a page reader needs from the container.
+struct PageSource {
+  const ByteSource* source = nullptr;
+  std::vector<std::pair<uint64_t, uint64_t>> buffers;  // (file offset, size)
+  uint64_t num_rows = 0;
+  const LeafPath* path = nullptr;
+  std::string where;  // "file F, column C, page P" for errors
+  std::string ReadBuffer(size_t index) const;
+  std::string ReadRange(size_t index, uint64_t offset, uint64_t length) const;
+};
+
+class PageReader {
+ public:
+  virtual ~PageReader() = default;
+  virtual const std::vector<pb::RepDefLayer>& layers() const = 0;
+  // Items of rows [start, start + count) of the page.
+  virtual PageItems ReadRows(uint64_t start, uint64_t count) const = 0;
+};
+
+std::unique_ptr<PageReader> MakePageReader(PageSource page, const pb::PageLayout& layout);
+std::unique_ptr<PageReader> MakeMiniBlockReader(PageSource page, const pb::MiniBlockLayout& layout);
+std::unique_ptr<PageReader> MakeFullZipReader(PageSource page, const pb::FullZipLayout& layout);
+
+// Value compression trees this build decodes (Flat, Variable(Flat offsets),
+// FixedSizeList(Flat)); everything else throws NotSupported naming `where`.
+struct ValueCodec {
+  bool variable = false;
+  uint64_t bits = 0;          // fixed: bits per value incl. fsl validity bytes
+  uint64_t item_bits = 0;     // fixed: bits per innermost item
+  uint32_t dim = 0;           // fixed_size_list dimension (0 when not a list)
+  bool has_item_validity = false;
+  uint32_t offset_bits = 0;   // variable: 32 or 64
+};
+ValueCodec ParseValueCodec(const pb::CompressiveEncoding& encoding, const std::string& where);
+// Levels are stored as 16-bit Flat values; anything else throws NotSupported.
+void CheckLevelCodec(const pb::CompressiveEncoding& encoding, const std::string& what, const std::string& where);
+
+// ------------------------------------------------------------------------------ encoding
+
+struct EncodeOptions {
+  bool large_chunks = false;  // 2.2: u32 chunk metadata and value sizes
+};
+
+EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options);
+EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options);
+EncodedPage EncodeAllNull(const ShreddedLeaf& leaf, const EncodeOptions& options);
+
+// Level helpers shared by the layouts.
+int BitWidth(uint64_t max_value);  // bits to represent max_value (0 for 0)
+std::string LevelBytes(const std::vector<uint16_t>& levels, size_t begin, size_t end);
+std::vector<uint16_t> ParseLevels(const std::string& bytes, size_t count, const std::string& where);
+
+}  // namespace lancelet::format::v21

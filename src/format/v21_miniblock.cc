@@ -1,0 +1,553 @@
+// Mini-block pages (MiniBlockLayout): the page's items are cut into chunks of a power of two
+// values (the last chunk takes the rest), each holding its slice of rep levels, def levels
+// and values, so that a reader fetches and decodes only whole chunks.
+//
+// Buffers of a page:
+//   0  chunk metadata: one word per chunk, u16 (2.1) or u32 (has_large_chunk, 2.2):
+//      ((chunk_bytes / 8 - 1) << 4) | log2(values in chunk); the last chunk stores 0 there.
+//   1  the chunks back to back, each 8-byte aligned:
+//        u16 num_levels (0 without levels), [u16 rep bytes], [u16 def bytes],
+//        one size per value buffer (u16, or u32 with has_large_chunk), pad to 8,
+//        rep bytes, pad, def bytes, pad, each value buffer, pad (padding byte 0xFE).
+//   2  (when there are lists) the repetition index: per chunk two u64, the rows that end in
+//      the chunk and the levels left over after the last row end.
+// Levels are written uncompressed (Flat, 16 bits); values as Flat (fixed width, bools
+// packed 8 per byte) or Variable (u32/u64 offsets from the buffer start, then the bytes).
+#include <algorithm>
+#include <cstring>
+#include <list>
+#include <mutex>
+
+#include "format/v21_internal.h"
+#include "lancelet/error.h"
+
+namespace lancelet::format::v21 {
+
+namespace {
+
+constexpr uint64_t kMaxChunkBytes = 8 * 1024 - 6;  // value bytes per chunk, as the reference
+constexpr uint64_t kMaxChunkValues = 4096;
+constexpr uint64_t kAimVariableChunkBytes = 4 * 1024;
+constexpr char kFillByte = char(0xFE);
+constexpr char kVariablePadByte = char(72);
+
+void PadTo8(std::string& out) {
+  while (out.size() % 8) out.push_back(kFillByte);
+}
+
+template <typename T>
+void PutLE(std::string& out, T value) {
+  for (size_t k = 0; k < sizeof(T); ++k) out.push_back(char((uint64_t(value) >> (8 * k)) & 0xFF));
+}
+
+template <typename T>
+T GetLE(const char* p) {
+  uint64_t v = 0;
+  for (size_t k = 0; k < sizeof(T); ++k) v |= uint64_t(uint8_t(p[k])) << (8 * k);
+  return T(v);
+}
+
+uint64_t FloorPow2(uint64_t n) {
+  uint64_t p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
+}
+
+int Log2(uint64_t pow2) {
+  int log = 0;
+  while ((uint64_t(1) << log) < pow2) ++log;
+  return log;
+}
+
+// Values per chunk for fixed-width data: the largest power of two whose bytes stay under
+// kMaxChunkBytes (bools count in words of 8 values so that chunks stay byte aligned).
+uint64_t FixedValuesPerChunk(uint64_t bits) {
+  const bool byte_aligned = bits % 8 == 0;
+  const uint64_t bytes_per_word = byte_aligned ? bits / 8 : bits;
+  const uint64_t values_per_word = byte_aligned ? 1 : 8;
+  uint64_t size = 2 * bytes_per_word, values = 2 * values_per_word;
+  if (size >= kMaxChunkBytes) ThrowInvalid("values of {} bits are too wide for a mini-block page", bits);
+  while (2 * size < kMaxChunkBytes && 2 * values <= kMaxChunkValues) {
+    size *= 2;
+    values *= 2;
+  }
+  return values;
+}
+
+// Values in the next variable-width chunk starting at value `v0`: doubles while the
+// offsets and bytes stay within kAimVariableChunkBytes; returns the remaining count when it
+// all fits.
+uint64_t VariableValuesInChunk(const ValueBlock& values, uint64_t v0, uint64_t offset_bytes) {
+  const uint64_t remaining = values.count - v0;
+  auto size_of = [&](uint64_t n) {
+    return values.offsets[v0 + n] - values.offsets[v0] + (n + 1) * offset_bytes;
+  };
+  if (remaining <= kMaxChunkValues && size_of(remaining) <= kAimVariableChunkBytes) return remaining;
+  uint64_t n = 2;
+  while (2 * n < remaining && 2 * n <= kMaxChunkValues && size_of(2 * n) <= kAimVariableChunkBytes) n *= 2;
+  return std::min(n, remaining);
+}
+
+struct ChunkPlan {
+  uint64_t first_value = 0, num_values = 0;
+  uint64_t first_level = 0, num_levels = 0;
+  bool last = false;
+};
+
+}  // namespace
+
+EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options) {
+  const Levels& lv = leaf.levels;
+  const bool has_levels = lv.has_rep || lv.has_def;
+  const uint64_t num_levels = has_levels ? (lv.has_rep ? lv.rep.size() : lv.def.size()) : values.count;
+  const LevelScheme scheme(leaf.layers);
+  // Level index of each visible value.
+  std::vector<uint64_t> value_level;
+  if (has_levels) {
+    value_level.reserve(values.count);
+    for (uint64_t k = 0; k < num_levels; ++k)
+      if (!lv.has_def || lv.def[k] <= scheme.max_visible_def) value_level.push_back(k);
+    if (value_level.size() != values.count)
+      ThrowInvalid("mini-block page: {} visible levels but {} values", value_level.size(), values.count);
+  }
+  const uint64_t max_levels_per_chunk = options.large_chunks ? 16000 : 6000;
+  const bool large_offsets = leaf.leaf && leaf.leaf->type->has_large_offsets();
+  const uint64_t offset_bytes = values.variable ? (large_offsets ? 8 : 4) : 0;
+  if (values.variable && !large_offsets && values.data.size() > UINT32_MAX)
+    ThrowInvalid("mini-block page: more than 4 GiB of values with 32-bit offsets");
+  const uint64_t fixed_per_chunk = values.variable ? 0 : FixedValuesPerChunk(values.bits);
+
+  // Plan the chunks.
+  std::vector<ChunkPlan> plan;
+  uint64_t v0 = 0, l0 = 0;
+  while (v0 < values.count) {
+    const uint64_t remaining = values.count - v0;
+    uint64_t n = values.variable ? VariableValuesInChunk(values, v0, offset_bytes) : std::min(fixed_per_chunk, remaining);
+    for (;;) {
+      const bool last = n == remaining;
+      const uint64_t level_end = !has_levels ? v0 + n : last ? num_levels : value_level[v0 + n - 1] + 1;
+      if (level_end - l0 <= max_levels_per_chunk || !has_levels) {
+        plan.push_back({v0, n, l0, level_end - l0, last});
+        l0 = level_end;
+        break;
+      }
+      // Too many levels (long runs of empty or null lists): fewer values per chunk.
+      const uint64_t smaller = last && (n & (n - 1)) ? FloorPow2(n) : n / 2;
+      if (smaller < 2)
+        ThrowNotSupported("mini-block page: more than {} rep/def levels between two values", max_levels_per_chunk);
+      n = smaller;
+    }
+    v0 += plan.back().num_values;
+  }
+
+  std::string metadata, chunks, rep_index;
+  const uint16_t max_rep = scheme.max_rep;
+  for (size_t c = 0; c < plan.size(); ++c) {
+    const ChunkPlan& chunk = plan[c];
+    // Value buffer of the chunk.
+    std::string value_buffer;
+    if (values.variable) {
+      const uint64_t base = values.offsets[chunk.first_value];
+      const uint64_t start = (chunk.num_values + 1) * offset_bytes;
+      for (uint64_t k = 0; k <= chunk.num_values; ++k) {
+        const uint64_t off = values.offsets[chunk.first_value + k] - base + start;
+        if (offset_bytes == 8) PutLE<uint64_t>(value_buffer, off);
+        else PutLE<uint32_t>(value_buffer, uint32_t(off));
+      }
+      value_buffer.append(values.data, base, values.offsets[chunk.first_value + chunk.num_values] - base);
+      while (value_buffer.size() % offset_bytes) value_buffer.push_back(kVariablePadByte);
+    } else {
+      ValueBlock slice;
+      slice.AppendFrom(values, chunk.first_value, chunk.num_values);
+      value_buffer = std::move(slice.data);
+    }
+    std::string rep_bytes, def_bytes;
+    const uint64_t l_end = chunk.first_level + chunk.num_levels;
+    if (lv.has_rep) rep_bytes = LevelBytes(lv.rep, chunk.first_level, l_end);
+    if (lv.has_def) def_bytes = LevelBytes(lv.def, chunk.first_level, l_end);
+    if (rep_bytes.size() > UINT16_MAX || def_bytes.size() > UINT16_MAX || chunk.num_levels > UINT16_MAX)
+      ThrowInvalid("mini-block chunk has {} levels, too many", chunk.num_levels);
+    if (!options.large_chunks && value_buffer.size() > UINT16_MAX)
+      ThrowInvalid("mini-block chunk value buffer of {} bytes does not fit a 2.1 chunk", value_buffer.size());
+
+    const size_t chunk_start = chunks.size();
+    PutLE<uint16_t>(chunks, uint16_t(has_levels ? chunk.num_levels : 0));
+    if (lv.has_rep) PutLE<uint16_t>(chunks, uint16_t(rep_bytes.size()));
+    if (lv.has_def) PutLE<uint16_t>(chunks, uint16_t(def_bytes.size()));
+    if (options.large_chunks) PutLE<uint32_t>(chunks, uint32_t(value_buffer.size()));
+    else PutLE<uint16_t>(chunks, uint16_t(value_buffer.size()));
+    PadTo8(chunks);
+    if (lv.has_rep) {
+      chunks += rep_bytes;
+      PadTo8(chunks);
+    }
+    if (lv.has_def) {
+      chunks += def_bytes;
+      PadTo8(chunks);
+    }
+    chunks += value_buffer;
+    PadTo8(chunks);
+
+    const uint64_t words = (chunks.size() - chunk_start) / 8;
+    const uint64_t log = chunk.last ? 0 : uint64_t(Log2(chunk.num_values));
+    const uint64_t word = ((words - 1) << 4) | log;
+    if (options.large_chunks) {
+      if (words - 1 >= (uint64_t(1) << 28)) ThrowInvalid("mini-block chunk of {} bytes is too large", words * 8);
+      PutLE<uint32_t>(metadata, uint32_t(word));
+    } else {
+      if (words - 1 >= 4096) ThrowInvalid("mini-block chunk of {} bytes does not fit a 2.1 chunk", words * 8);
+      PutLE<uint16_t>(metadata, uint16_t(word));
+    }
+
+    if (lv.has_rep) {
+      // Rows ending in this chunk (a row ends where the next begins, or at the page end),
+      // and the levels after the last row start, which belong to a row finished later.
+      uint64_t rows = 0, last_start = UINT64_MAX;
+      for (uint64_t k = chunk.first_level; k < l_end; ++k) {
+        if (lv.rep[k] == max_rep) {
+          if (k != chunk.first_level) ++rows;
+          last_start = k;
+        }
+      }
+      uint64_t leftovers = last_start == UINT64_MAX ? chunk.num_levels : l_end - last_start;
+      if (c + 1 < plan.size()) {
+        // A row that runs to the chunk end and is followed by a row start is complete here.
+        const uint64_t next = plan[c + 1].first_level;
+        if (lv.rep[next] == max_rep && leftovers != 0) {
+          ++rows;
+          leftovers = 0;
+        }
+      } else {
+        ++rows;
+        leftovers = 0;
+      }
+      PutLE<uint64_t>(rep_index, rows);
+      PutLE<uint64_t>(rep_index, leftovers);
+    }
+  }
+
+  pb::PageLayout layout;
+  auto* mb = layout.mutable_mini_block_layout();
+  pb::CompressiveEncoding levels_codec;
+  levels_codec.mutable_flat()->set_bits_per_value(16);
+  if (lv.has_rep) *mb->mutable_rep_compression() = levels_codec;
+  if (lv.has_def) *mb->mutable_def_compression() = levels_codec;
+  auto* vc = mb->mutable_value_compression();
+  if (values.variable) {
+    vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(offset_bytes * 8);
+  } else {
+    vc->mutable_flat()->set_bits_per_value(values.bits);
+  }
+  for (auto layer : leaf.layers) mb->add_layers(layer);
+  mb->set_num_buffers(1);
+  mb->set_repetition_index_depth(lv.has_rep ? 1 : 0);
+  mb->set_num_items(values.count);
+  mb->set_has_large_chunk(options.large_chunks);
+
+  EncodedPage page;
+  page.num_rows = leaf.num_rows;
+  page.buffers.push_back(std::move(metadata));
+  page.buffers.push_back(std::move(chunks));
+  if (lv.has_rep) page.buffers.push_back(std::move(rep_index));
+  page.encoding = WrapAny(kPageLayoutUrl, layout);
+  return page;
+}
+
+// ------------------------------------------------------------------------------- reading
+
+namespace {
+
+struct ChunkMeta {
+  uint64_t offset = 0, size = 0;
+  uint64_t first_value = 0, num_values = 0;
+};
+
+struct DecodedChunk {
+  Levels levels;
+  ValueBlock values;
+  uint64_t num_levels = 0;
+};
+
+class MiniBlockReader final : public PageReader {
+ public:
+  MiniBlockReader(PageSource page, const pb::MiniBlockLayout& layout)
+      : page_(std::move(page)), layout_(layout) {
+    const std::string& where = page_.where;
+    if (layout.has_dictionary()) ThrowNotSupported("{}: dictionary-encoded mini-block pages are not supported yet", where);
+    has_rep_ = layout.has_rep_compression();
+    has_def_ = layout.has_def_compression();
+    if (has_rep_) CheckLevelCodec(layout.rep_compression(), "repetition", where);
+    if (has_def_) CheckLevelCodec(layout.def_compression(), "definition", where);
+    codec_ = ParseValueCodec(layout.value_compression(), where);
+    const uint64_t expected_buffers = codec_.has_item_validity ? 2 : 1;
+    if (layout.num_buffers() != expected_buffers)
+      ThrowCorrupt("{}: {} buffers per chunk, expected {}", where, layout.num_buffers(), expected_buffers);
+    for (int k = 0; k < layout.layers_size(); ++k) layers_.push_back(pb::RepDefLayer(layout.layers(k)));
+    const LevelScheme scheme(layers_);
+    max_rep_ = scheme.max_rep;
+    max_visible_def_ = scheme.max_visible_def;
+    if (max_rep_ > 0 && !has_rep_) ThrowCorrupt("{}: list layers but no repetition levels", where);
+    LoadMetadata();
+  }
+
+  const std::vector<pb::RepDefLayer>& layers() const override { return layers_; }
+
+  PageItems ReadRows(uint64_t start, uint64_t count) const override {
+    PageItems out;
+    out.num_rows = count;
+    out.levels.has_rep = has_rep_;
+    out.levels.has_def = has_def_;
+    InitShape(out.values);
+    if (count == 0) return out;
+    if (start + count > page_.num_rows)
+      ThrowInvalid("{}: rows {}+{} are outside the page of {} rows", page_.where, start, count, page_.num_rows);
+    if (!has_rep_) {
+      // One item (and one value) per row.
+      size_t c = ChunkOfValue(start);
+      uint64_t row = start;
+      while (row < start + count) {
+        auto chunk = Chunk(c);
+        const ChunkMeta& meta = chunks_[c];
+        const uint64_t begin = row - meta.first_value;
+        const uint64_t n = std::min(meta.num_values - begin, start + count - row);
+        AppendItems(out, *chunk, begin, begin + n, begin, n);
+        row += n;
+        ++c;
+      }
+      return out;
+    }
+    // Chunks from the one where row `start` begins (found with the repetition index).
+    size_t c0 = 0;
+    uint64_t rows_before = 0;
+    const bool indexed = !rep_rows_.empty();
+    if (indexed) {
+      while (c0 < chunks_.size() && started_through_[c0] <= start) ++c0;
+      if (c0 >= chunks_.size()) ThrowCorrupt("{}: repetition index does not cover row {}", page_.where, start);
+      rows_before = c0 == 0 ? 0 : started_through_[c0 - 1];
+    }
+    // Walk the levels from there, starting at the row start and stopping at the start of
+    // the first row after the range (or the page end).
+    const uint64_t skip_rows = start - rows_before;
+    uint64_t row_starts = 0;
+    bool started = false, done = false;
+    for (size_t c = c0; c < chunks_.size() && !done; ++c) {
+      auto chunk = Chunk(c);
+      const auto& rep = chunk->levels.rep;
+      uint64_t visible = 0, level_begin = 0, visible_begin = 0, k = 0;
+      bool contributes = started;
+      for (; k < chunk->num_levels; ++k) {
+        if (rep[k] == max_rep_) {
+          if (started && row_starts == skip_rows + count) {
+            done = true;
+            break;
+          }
+          if (!started && row_starts == skip_rows) {
+            started = contributes = true;
+            level_begin = k;
+            visible_begin = visible;
+          }
+          ++row_starts;
+        }
+        if (!has_def_ || chunk->levels.def[k] <= max_visible_def_) ++visible;
+      }
+      if (contributes) AppendItems(out, *chunk, level_begin, k, visible_begin, visible - visible_begin);
+      // The index tells when the range's last row ends exactly at this chunk's end.
+      if (indexed && started && completed_through_[c] >= start + count && started_through_[c] == completed_through_[c])
+        done = true;
+    }
+    if (!started) ThrowCorrupt("{}: row {} not found in the repetition levels", page_.where, start);
+    return out;
+  }
+
+ private:
+  void InitShape(ValueBlock& values) const {
+    values.variable = codec_.variable;
+    values.bits = codec_.bits;
+    if (codec_.dim) {
+      values.dim = codec_.dim;
+      values.has_item_validity = codec_.has_item_validity;
+      values.bits = codec_.item_bits * codec_.dim;
+    }
+  }
+
+  void LoadMetadata() {
+    const std::string& where = page_.where;
+    const std::string meta = page_.ReadBuffer(0);
+    const size_t word_bytes = layout_.has_large_chunk() ? 4 : 2;
+    if (meta.size() % word_bytes) ThrowCorrupt("{}: chunk metadata of {} bytes", where, meta.size());
+    const size_t num_chunks = meta.size() / word_bytes;
+    const uint64_t total_values = layout_.num_items();
+    uint64_t offset = 0, values = 0;
+    for (size_t c = 0; c < num_chunks; ++c) {
+      const uint64_t word = word_bytes == 4 ? GetLE<uint32_t>(meta.data() + c * 4) : GetLE<uint16_t>(meta.data() + c * 2);
+      const uint64_t log = word & 0xF;
+      const uint64_t size = ((word >> 4) + 1) * 8;
+      uint64_t n;
+      if (log == 0) {
+        if (c + 1 != num_chunks) ThrowCorrupt("{}: chunk {} of {} has no value count", where, c, num_chunks);
+        if (values > total_values) ThrowCorrupt("{}: chunks hold more than the page's {} values", where, total_values);
+        n = total_values - values;
+      } else {
+        n = uint64_t(1) << log;
+      }
+      chunks_.push_back({offset, size, values, n});
+      offset += size;
+      values += n;
+    }
+    if (values != total_values) ThrowCorrupt("{}: chunks hold {} values, the page {}", where, values, total_values);
+    if (offset > page_.buffers.at(1).second)
+      ThrowCorrupt("{}: chunks need {} bytes but the chunk buffer has {}", where, offset, page_.buffers.at(1).second);
+    if (has_rep_ && layout_.repetition_index_depth() > 0) {
+      const size_t index_buffer = 2;
+      const std::string index = page_.ReadBuffer(index_buffer);
+      const size_t stride = size_t(layout_.repetition_index_depth()) + 1;
+      if (index.size() != num_chunks * stride * 8)
+        ThrowCorrupt("{}: repetition index of {} bytes for {} chunks", where, index.size(), num_chunks);
+      uint64_t completed = 0;
+      for (size_t c = 0; c < num_chunks; ++c) {
+        const uint64_t rows = GetLE<uint64_t>(index.data() + c * stride * 8);
+        const uint64_t leftover = GetLE<uint64_t>(index.data() + (c * stride + stride - 1) * 8);
+        rep_rows_.push_back(rows);
+        completed += rows;
+        completed_through_.push_back(completed);
+        started_through_.push_back(completed + (leftover > 0 ? 1 : 0));
+      }
+      if (completed != page_.num_rows)
+        ThrowCorrupt("{}: repetition index counts {} rows, the page {}", where, completed, page_.num_rows);
+    }
+  }
+
+  size_t ChunkOfValue(uint64_t value) const {
+    auto it = std::upper_bound(chunks_.begin(), chunks_.end(), value,
+                               [](uint64_t v, const ChunkMeta& m) { return v < m.first_value; });
+    return size_t(it - chunks_.begin()) - 1;
+  }
+
+  std::shared_ptr<const DecodedChunk> Chunk(size_t c) const {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (auto& [index, chunk] : cache_)
+        if (index == c) return chunk;
+    }
+    auto decoded = std::make_shared<DecodedChunk>(Decode(c));
+    std::lock_guard<std::mutex> lock(mutex_);
+    cache_.emplace_front(c, decoded);
+    if (cache_.size() > 4) cache_.pop_back();
+    return decoded;
+  }
+
+  DecodedChunk Decode(size_t c) const {
+    const ChunkMeta& meta = chunks_[c];
+    const std::string where = page_.where + ", chunk " + std::to_string(c);
+    const std::string bytes = page_.ReadRange(1, meta.offset, meta.size);
+    size_t pos = 0;
+    auto need = [&](size_t n) {
+      if (pos + n > bytes.size()) ThrowCorrupt("{}: chunk of {} bytes is truncated", where, bytes.size());
+    };
+    need(2);
+    DecodedChunk out;
+    out.num_levels = GetLE<uint16_t>(bytes.data());
+    pos = 2;
+    uint64_t rep_size = 0, def_size = 0;
+    if (has_rep_) {
+      need(2);
+      rep_size = GetLE<uint16_t>(bytes.data() + pos);
+      pos += 2;
+    }
+    if (has_def_) {
+      need(2);
+      def_size = GetLE<uint16_t>(bytes.data() + pos);
+      pos += 2;
+    }
+    std::vector<uint64_t> sizes;
+    for (uint64_t b = 0; b < layout_.num_buffers(); ++b) {
+      if (layout_.has_large_chunk()) {
+        need(4);
+        sizes.push_back(GetLE<uint32_t>(bytes.data() + pos));
+        pos += 4;
+      } else {
+        need(2);
+        sizes.push_back(GetLE<uint16_t>(bytes.data() + pos));
+        pos += 2;
+      }
+    }
+    auto take = [&](uint64_t size) {
+      pos = (pos + 7) / 8 * 8;
+      need(size);
+      std::string part = bytes.substr(pos, size);
+      pos += size;
+      return part;
+    };
+    if (!has_rep_ && !has_def_) out.num_levels = meta.num_values;
+    if (has_rep_) {
+      out.levels.has_rep = true;
+      out.levels.rep = ParseLevels(take(rep_size), out.num_levels, where);
+    }
+    if (has_def_) {
+      out.levels.has_def = true;
+      out.levels.def = ParseLevels(take(def_size), out.num_levels, where);
+    }
+    std::vector<std::string> buffers;
+    for (uint64_t size : sizes) buffers.push_back(take(size));
+    const uint64_t n = meta.num_values;
+    ValueBlock& v = out.values;
+    InitShape(v);
+    v.count = n;
+    if (codec_.variable) {
+      const std::string& buf = buffers[0];
+      const uint64_t w = codec_.offset_bits / 8;
+      if (buf.size() < (n + 1) * w) ThrowCorrupt("{}: {} bytes cannot hold {} offsets", where, buf.size(), n + 1);
+      v.offsets.resize(n + 1);
+      const uint64_t first = w == 8 ? GetLE<uint64_t>(buf.data()) : GetLE<uint32_t>(buf.data());
+      for (uint64_t k = 0; k <= n; ++k) {
+        const uint64_t off = w == 8 ? GetLE<uint64_t>(buf.data() + k * 8) : GetLE<uint32_t>(buf.data() + k * 4);
+        if (off < first || off > buf.size() || (k > 0 && off < v.offsets[k - 1] + first))
+          ThrowCorrupt("{}: value offset {} is outside the chunk", where, off);
+        v.offsets[k] = off - first;
+      }
+      v.data = buf.substr(first, v.offsets[n]);
+    } else {
+      const std::string& data = buffers.back();
+      const uint64_t need_bytes = (n * v.bits + 7) / 8;
+      if (data.size() < need_bytes) ThrowCorrupt("{}: {} value bytes, expected {}", where, data.size(), need_bytes);
+      v.data = data.substr(0, need_bytes);
+      if (codec_.has_item_validity) {
+        const std::string& validity = buffers[0];
+        if (validity.size() * 8 < n * codec_.dim) ThrowCorrupt("{}: item validity too short", where);
+        v.item_validity = validity;
+      }
+    }
+    return out;
+  }
+
+  // Appends levels [level_begin, level_end) and values [value_begin, +n_values) of a chunk.
+  void AppendItems(PageItems& out, const DecodedChunk& chunk, uint64_t level_begin, uint64_t level_end,
+                   uint64_t value_begin, uint64_t n_values) const {
+    if (has_rep_)
+      out.levels.rep.insert(out.levels.rep.end(), chunk.levels.rep.begin() + long(level_begin),
+                            chunk.levels.rep.begin() + long(level_end));
+    if (has_def_)
+      out.levels.def.insert(out.levels.def.end(), chunk.levels.def.begin() + long(level_begin),
+                            chunk.levels.def.begin() + long(level_end));
+    out.values.AppendFrom(chunk.values, value_begin, n_values);
+  }
+
+  PageSource page_;
+  pb::MiniBlockLayout layout_;
+  std::vector<pb::RepDefLayer> layers_;
+  bool has_rep_ = false, has_def_ = false;
+  uint16_t max_rep_ = 0, max_visible_def_ = 0;
+  ValueCodec codec_;
+  std::vector<ChunkMeta> chunks_;
+  std::vector<uint64_t> rep_rows_, completed_through_, started_through_;
+  mutable std::mutex mutex_;
+  mutable std::list<std::pair<size_t, std::shared_ptr<const DecodedChunk>>> cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<PageReader> MakeMiniBlockReader(PageSource page, const pb::MiniBlockLayout& layout) {
+  return std::make_unique<MiniBlockReader>(std::move(page), layout);
+}
+
+}  // namespace lancelet::format::v21

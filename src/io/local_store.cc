@@ -1,0 +1,205 @@
+// LocalStore: the ObjectStore over a POSIX filesystem.
+//
+// Atomicity: objects are written to a unique temporary name in the same directory and
+// then published. Put uses rename(2) (replace); PutIfAbsent and no-overwrite writers use
+// link(2), which fails with EEXIST if the target exists, so exactly one of several
+// racing writers creates a given path.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "io/object_store.h"
+#include "lancelet/error.h"
+
+namespace lancelet::io {
+
+std::string JoinPath(std::string_view a, std::string_view b) {
+  if (a.empty()) return std::string(b);
+  std::string out(a);
+  if (out.back() != '/') out += '/';
+  out += b;
+  return out;
+}
+
+std::string ReadableFile::Read(uint64_t offset, uint64_t length) const {
+  std::string out(length, '\0');
+  ReadAt(offset, length, out.data());
+  return out;
+}
+
+void ObjectStore::Put(const std::string& path, std::string_view bytes) {
+  auto w = OpenWrite(path, /*no_overwrite=*/false);
+  w->Write(bytes);
+  w->Finish();
+}
+
+namespace {
+
+[[noreturn]] void ThrowErrno(const char* what, const std::string& path) {
+  int e = errno;
+  if (e == ENOENT) ThrowNotFound("{} '{}': no such file or directory", what, path);
+  ThrowIo("{} '{}': {}", what, path, std::strerror(e));
+}
+
+std::string TempName(const std::string& path) {
+  thread_local std::mt19937_64 rng{std::random_device{}() ^ uint64_t(getpid())};
+  return path + ".tmp-" + std::to_string(rng());
+}
+
+class LocalReadableFile final : public ReadableFile {
+ public:
+  LocalReadableFile(std::string path, int fd, uint64_t size, IoStats& stats)
+      : path_(std::move(path)), fd_(fd), size_(size), stats_(stats) {}
+  ~LocalReadableFile() override { ::close(fd_); }
+  const std::string& path() const override { return path_; }
+  uint64_t size() const override { return size_; }
+  void ReadAt(uint64_t offset, uint64_t length, void* out) const override {
+    if (offset > size_ || length > size_ - offset)
+      ThrowCorrupt("'{}': read of {} bytes at offset {} is past the end of the file ({} bytes)", path_, length,
+                   offset, size_);
+    auto* dst = static_cast<char*>(out);
+    uint64_t done = 0;
+    while (done < length) {
+      ssize_t n = ::pread(fd_, dst + done, length - done, off_t(offset + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        ThrowErrno("reading", path_);
+      }
+      if (n == 0) ThrowCorrupt("'{}': file ended at offset {} while reading", path_, offset + done);
+      done += uint64_t(n);
+    }
+    stats_.bytes_read += length;
+    stats_.read_calls += 1;
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+  uint64_t size_;
+  IoStats& stats_;
+};
+
+class LocalWritableFile final : public WritableFile {
+ public:
+  LocalWritableFile(std::string path, bool no_overwrite, IoStats& stats)
+      : path_(std::move(path)), temp_(TempName(path_)), no_overwrite_(no_overwrite), stats_(stats) {
+    fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd_ < 0) ThrowErrno("creating", temp_);
+  }
+  ~LocalWritableFile() override {
+    if (fd_ >= 0) ::close(fd_);
+    if (!finished_) ::unlink(temp_.c_str());
+  }
+  void Write(const void* data, uint64_t length) override {
+    const auto* src = static_cast<const char*>(data);
+    uint64_t done = 0;
+    while (done < length) {
+      ssize_t n = ::write(fd_, src + done, length - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        ThrowErrno("writing", temp_);
+      }
+      done += uint64_t(n);
+    }
+    position_ += length;
+    stats_.bytes_written += length;
+  }
+  uint64_t position() const override { return position_; }
+  void Finish() override {
+    if (::fsync(fd_) != 0) ThrowErrno("syncing", temp_);
+    ::close(fd_);
+    fd_ = -1;
+    if (no_overwrite_) {
+      if (::link(temp_.c_str(), path_.c_str()) != 0) {
+        if (errno == EEXIST) ThrowConflict("'{}' already exists", path_);
+        ThrowErrno("publishing", path_);
+      }
+      ::unlink(temp_.c_str());
+    } else if (::rename(temp_.c_str(), path_.c_str()) != 0) {
+      ThrowErrno("publishing", path_);
+    }
+    finished_ = true;
+  }
+
+ private:
+  std::string path_, temp_;
+  bool no_overwrite_;
+  IoStats& stats_;
+  int fd_ = -1;
+  uint64_t position_ = 0;
+  bool finished_ = false;
+};
+
+class LocalStore final : public ObjectStore {
+ public:
+  std::unique_ptr<ReadableFile> OpenRead(const std::string& path) const override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) ThrowErrno("opening", path);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      ::close(fd);
+      ThrowErrno("inspecting", path);
+    }
+    if (S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      ThrowInvalid("'{}' is a directory, not a file", path);
+    }
+    return std::make_unique<LocalReadableFile>(path, fd, uint64_t(st.st_size), stats_);
+  }
+  std::unique_ptr<WritableFile> OpenWrite(const std::string& path, bool no_overwrite) override {
+    return std::make_unique<LocalWritableFile>(path, no_overwrite, stats_);
+  }
+  bool PutIfAbsent(const std::string& path, std::string_view bytes) override {
+    auto w = OpenWrite(path, /*no_overwrite=*/true);
+    w->Write(bytes);
+    try {
+      w->Finish();
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kConflict) return false;
+      throw;
+    }
+    return true;
+  }
+  bool Exists(const std::string& path) const override {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0;
+  }
+  std::vector<std::string> List(const std::string& dir) const override {
+    std::vector<std::string> out;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) {
+      if (errno == ENOENT) return out;
+      ThrowErrno("listing", dir);
+    }
+    while (dirent* e = ::readdir(d)) {
+      std::string name = e->d_name;
+      if (name != "." && name != "..") out.push_back(std::move(name));
+    }
+    ::closedir(d);
+    return out;
+  }
+  void Delete(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("deleting", path);
+  }
+  void CreateDir(const std::string& dir) override {
+    std::string partial;
+    size_t pos = 0;
+    while (pos != std::string::npos) {
+      pos = dir.find('/', pos + 1);
+      partial = dir.substr(0, pos);
+      if (partial.empty()) continue;
+      if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) ThrowErrno("creating directory", partial);
+    }
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<ObjectStore> MakeLocalStore() { return std::make_shared<LocalStore>(); }
+
+}  // namespace lancelet::io

@@ -1,0 +1,74 @@
+// The storage boundary: the only code that touches files. Everything above it works on
+// any ObjectStore, so an object-store backend can replace LocalStore later.
+//
+// Paths are '/'-separated strings. For LocalStore they are filesystem paths.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lancelet::io {
+
+// Random access to an immutable object.
+class ReadableFile {
+ public:
+  virtual ~ReadableFile() = default;
+  virtual const std::string& path() const = 0;
+  virtual uint64_t size() const = 0;
+  // Reads exactly `length` bytes at `offset`; throws Corrupt (naming the path) if the
+  // object is shorter, Io on an OS error.
+  virtual void ReadAt(uint64_t offset, uint64_t length, void* out) const = 0;
+  std::string Read(uint64_t offset, uint64_t length) const;
+  std::string ReadAll() const { return Read(0, size()); }
+};
+
+// A new object written front to back. It becomes visible only on Finish(); until then
+// readers see nothing. Destroying an unfinished writer removes what it wrote.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual void Write(const void* data, uint64_t length) = 0;
+  void Write(std::string_view bytes) { Write(bytes.data(), bytes.size()); }
+  virtual uint64_t position() const = 0;
+  // Makes the object visible. Fails with Conflict if `no_overwrite` was requested at
+  // open and the path now exists.
+  virtual void Finish() = 0;
+};
+
+struct IoStats {
+  std::atomic<uint64_t> bytes_read{0};
+  std::atomic<uint64_t> read_calls{0};
+  std::atomic<uint64_t> bytes_written{0};
+};
+
+class ObjectStore {
+ public:
+  virtual ~ObjectStore() = default;
+  virtual std::unique_ptr<ReadableFile> OpenRead(const std::string& path) const = 0;
+  virtual std::unique_ptr<WritableFile> OpenWrite(const std::string& path, bool no_overwrite) = 0;
+  // Writes a whole object atomically (readers see the old object or the new, never half).
+  void Put(const std::string& path, std::string_view bytes);
+  // Atomically creates `path` with `bytes` unless it exists. Returns false if it existed.
+  virtual bool PutIfAbsent(const std::string& path, std::string_view bytes) = 0;
+  virtual bool Exists(const std::string& path) const = 0;
+  // Names (not paths) of the entries directly below `dir`; empty if `dir` is missing.
+  virtual std::vector<std::string> List(const std::string& dir) const = 0;
+  virtual void Delete(const std::string& path) = 0;
+  virtual void CreateDir(const std::string& dir) = 0;
+
+  IoStats& stats() const { return stats_; }
+
+ protected:
+  mutable IoStats stats_;
+};
+
+std::shared_ptr<ObjectStore> MakeLocalStore();
+
+// "a/b" + "c" -> "a/b/c".
+std::string JoinPath(std::string_view a, std::string_view b);
+
+}  // namespace lancelet::io

@@ -1,0 +1,307 @@
+#include "table/commit.h"
+
+#include <chrono>
+#include <random>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "format/row_id_sequence.h"
+#include "table/feature_flags.h"
+#include "table/manifest_store.h"
+
+namespace lancelet::table {
+
+using lance::table::DataFragment;
+using lance::table::Manifest;
+using lance::table::Transaction;
+
+std::string NewUuid() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  uint64_t hi = rng(), lo = rng();
+  hi = (hi & ~0xF000ull) | 0x4000ull;                       // version 4
+  lo = (lo & ~(0xC000ull << 48)) | (0x8000ull << 48);       // RFC 4122 variant
+  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xFFFF, hi & 0xFFFF, lo >> 48,
+                     lo & 0xFFFFFFFFFFFFull);
+}
+
+const char* OperationName(const Transaction& t) {
+  switch (t.operation_case()) {
+    case Transaction::kAppend: return "Append";
+    case Transaction::kDelete: return "Delete";
+    case Transaction::kOverwrite: return "Overwrite";
+    case Transaction::kCreateIndex: return "CreateIndex";
+    case Transaction::kRewrite: return "Rewrite";
+    case Transaction::kMerge: return "Merge";
+    case Transaction::kRestore: return "Restore";
+    case Transaction::kReserveFragments: return "ReserveFragments";
+    case Transaction::kUpdate: return "Update";
+    case Transaction::kProject: return "Project";
+    case Transaction::kUpdateConfig: return "UpdateConfig";
+    case Transaction::kDataReplacement: return "DataReplacement";
+    case Transaction::kUpdateMemWalState: return "UpdateMemWalState";
+    case Transaction::kClone: return "Clone";
+    case Transaction::kUpdateBases: return "UpdateBases";
+    case Transaction::kDataOverlay: return "DataOverlay";
+    case Transaction::OPERATION_NOT_SET: return "Unknown";
+  }
+  return "Unknown";
+}
+
+namespace {
+
+// Fragment ids a transaction rewrites or removes (so others' changes to them collide).
+std::set<uint64_t> TouchedFragments(const Transaction& t) {
+  std::set<uint64_t> ids;
+  auto add = [&](const auto& fragments) { for (const auto& f : fragments) ids.insert(f.id()); };
+  switch (t.operation_case()) {
+    case Transaction::kDelete:
+      add(t.delete_().updated_fragments());
+      ids.insert(t.delete_().deleted_fragment_ids().begin(), t.delete_().deleted_fragment_ids().end());
+      break;
+    case Transaction::kUpdate:
+      add(t.update().updated_fragments());
+      ids.insert(t.update().removed_fragment_ids().begin(), t.update().removed_fragment_ids().end());
+      break;
+    case Transaction::kRewrite:
+      add(t.rewrite().old_fragments());
+      for (const auto& g : t.rewrite().groups()) add(g.old_fragments());
+      break;
+    case Transaction::kDataReplacement:
+      for (const auto& r : t.data_replacement().replacements()) ids.insert(r.fragment_id());
+      break;
+    case Transaction::kDataOverlay:
+      for (const auto& g : t.data_overlay().groups()) ids.insert(g.fragment_id());
+      break;
+    default: break;
+  }
+  return ids;
+}
+
+bool Intersects(const std::set<uint64_t>& a, const std::set<uint64_t>& b) {
+  for (uint64_t x : a)
+    if (b.count(x)) return true;
+  return false;
+}
+
+}  // namespace
+
+ConflictResult CheckConflict(const Transaction& ours, const Transaction& theirs) {
+  using R = ConflictResult;
+  auto their_op = theirs.operation_case();
+  // An operation we cannot parse could have changed anything.
+  if (their_op == Transaction::OPERATION_NOT_SET) return R::kIncompatible;
+  switch (ours.operation_case()) {
+    case Transaction::kOverwrite:
+      // Replaces whatever is there; nothing it read can be stale.
+      return R::kCompatible;
+    case Transaction::kAppend:
+      if (their_op == Transaction::kOverwrite || their_op == Transaction::kRestore) return R::kIncompatible;
+      return R::kCompatible;
+    case Transaction::kDelete:
+      switch (their_op) {
+        case Transaction::kOverwrite: case Transaction::kRestore: return R::kIncompatible;
+        case Transaction::kAppend: case Transaction::kCreateIndex: case Transaction::kReserveFragments:
+        case Transaction::kUpdateConfig: case Transaction::kProject:
+          return R::kCompatible;
+        case Transaction::kMerge:
+          return R::kRetry;  // new columns: our rewritten fragments would drop them
+        default:
+          return Intersects(TouchedFragments(ours), TouchedFragments(theirs)) ? R::kRetry : R::kCompatible;
+      }
+    default:
+      return R::kIncompatible;
+  }
+}
+
+namespace {
+
+void AssignNewFragments(Manifest& m, google::protobuf::RepeatedPtrField<DataFragment> fragments, bool stable_row_ids,
+                        uint64_t version) {
+  uint64_t next_id = m.has_max_fragment_id() ? uint64_t(m.max_fragment_id()) + 1 : 0;
+  for (auto& f : fragments) {
+    f.set_id(next_id++);
+    if (stable_row_ids) {
+      uint64_t start = m.next_row_id();
+      f.set_inline_row_ids(format::RowIdSequence::FromRange(start, start + f.physical_rows()).Encode());
+      m.set_next_row_id(start + f.physical_rows());
+      (void)version;
+    }
+    *m.add_fragments() = std::move(f);
+  }
+  if (next_id > 0) m.set_max_fragment_id(uint32_t(next_id - 1));
+}
+
+}  // namespace
+
+Manifest BuildManifest(const Manifest* base, const Transaction& t, const CommitOptions& options) {
+  Manifest m;
+  uint64_t version = base ? base->version() + 1 : 1;
+  bool stable_row_ids =
+      base ? (base->reader_feature_flags() & kFlagStableRowIds) != 0 : options.enable_stable_row_ids;
+  if (base) {
+    m = *base;
+    m.clear_transaction_file();
+    m.clear_transaction_section();
+    m.clear_index_section();
+    m.clear_tag();
+  } else {
+    m.mutable_data_format()->set_file_format("lance");
+    m.mutable_data_format()->set_version(options.file_version);
+    if (options.enable_stable_row_ids) m.set_reader_feature_flags(kFlagStableRowIds);
+  }
+  m.set_version(version);
+  m.mutable_writer_version()->set_library("lancelet");
+  m.mutable_writer_version()->set_version("0.1.0");
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  int64_t nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
+  m.mutable_timestamp()->set_seconds(nanos / 1000000000);
+  m.mutable_timestamp()->set_nanos(int32_t(nanos % 1000000000));
+
+  switch (t.operation_case()) {
+    case Transaction::kAppend:
+      if (!base) ThrowInvalid("cannot append: the dataset does not exist yet");
+      AssignNewFragments(m, t.append().fragments(), stable_row_ids, version);
+      break;
+    case Transaction::kOverwrite: {
+      const auto& o = t.overwrite();
+      m.clear_fields();
+      *m.mutable_fields() = o.schema();
+      m.clear_schema_metadata();
+      for (const auto& [k, v] : o.schema_metadata()) (*m.mutable_schema_metadata())[k] = v;
+      m.clear_fragments();
+      // Fragment ids restart; row ids continue so that an id never names two rows.
+      m.clear_max_fragment_id();
+      AssignNewFragments(m, o.fragments(), stable_row_ids, version);
+      for (const auto& [k, v] : o.config_upsert_values()) (*m.mutable_config())[k] = v;
+      break;
+    }
+    case Transaction::kDelete: {
+      if (!base) ThrowInvalid("cannot delete: the dataset does not exist yet");
+      const auto& d = t.delete_();
+      std::set<uint64_t> removed(d.deleted_fragment_ids().begin(), d.deleted_fragment_ids().end());
+      std::map<uint64_t, const DataFragment*> updated;
+      for (const auto& f : d.updated_fragments()) updated[f.id()] = &f;
+      google::protobuf::RepeatedPtrField<DataFragment> kept;
+      for (const auto& f : m.fragments()) {
+        if (removed.count(f.id())) continue;
+        auto it = updated.find(f.id());
+        *kept.Add() = it != updated.end() ? *it->second : f;
+      }
+      *m.mutable_fragments() = std::move(kept);
+      break;
+    }
+    default:
+      ThrowNotSupported("committing a {} transaction", OperationName(t));
+  }
+  ApplyFeatureFlags(m);
+  return m;
+}
+
+namespace {
+
+// The transaction that produced a committed version: from its transaction file, or the
+// copy embedded in the manifest.
+Transaction ReadCommittedTransaction(const io::ObjectStore& store, const std::string& uri, const Manifest& m,
+                                     const std::string& manifest_path) {
+  Transaction t;
+  if (!m.transaction_file().empty()) {
+    std::string path = io::JoinPath(io::JoinPath(uri, kTransactionsDir), m.transaction_file());
+    std::string bytes = store.OpenRead(path)->ReadAll();
+    if (!t.ParseFromString(bytes)) ThrowCorrupt("transaction file '{}' does not parse", path);
+    return t;
+  }
+  if (m.has_transaction_section()) {
+    auto file = store.OpenRead(manifest_path);
+    std::string len = file->Read(m.transaction_section(), 4);
+    uint32_t n;
+    std::memcpy(&n, len.data(), 4);
+    std::string bytes = file->Read(m.transaction_section() + 4, n);
+    if (!t.ParseFromString(bytes))
+      ThrowCorrupt("manifest '{}': embedded transaction at offset {} does not parse", manifest_path,
+                   m.transaction_section());
+    return t;
+  }
+  ThrowConflict("version {} of '{}' records no transaction, so a concurrent commit cannot be checked against it",
+                m.version(), uri);
+}
+
+}  // namespace
+
+namespace {
+std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
+                                                       std::shared_ptr<const DatasetState> read,
+                                                       const Transaction& transaction, const std::string& txn_name,
+                                                       const CommitOptions& options);
+}  // namespace
+
+std::shared_ptr<const DatasetState> Commit(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
+                                           std::shared_ptr<const DatasetState> read, Transaction transaction,
+                                           const CommitOptions& options) {
+  if (read) CheckWriterFlags(read->manifest, uri);
+  transaction.set_read_version(read ? read->version() : 0);
+  if (transaction.uuid().empty()) transaction.set_uuid(NewUuid());
+  std::string txn_name = fmt::format("{}-{}.txn", transaction.read_version(), transaction.uuid());
+  std::string txn_dir = io::JoinPath(uri, kTransactionsDir);
+  store->CreateDir(txn_dir);
+  std::string txn_path = io::JoinPath(txn_dir, txn_name);
+  store->Put(txn_path, transaction.SerializeAsString());
+  try {
+    return PublishWithRetries(store, uri, std::move(read), transaction, txn_name, options);
+  } catch (...) {
+    // Nothing was published: leave no trace of the attempt.
+    try {
+      store->Delete(txn_path);
+    } catch (const Error&) {
+    }
+    throw;
+  }
+}
+
+namespace {
+
+std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
+                                                       std::shared_ptr<const DatasetState> read,
+                                                       const Transaction& transaction, const std::string& txn_name,
+                                                       const CommitOptions& options) {
+  std::shared_ptr<const DatasetState> base = read;
+  std::mt19937 jitter{std::random_device{}()};
+  for (int attempt = 0;; ++attempt) {
+    Manifest next = BuildManifest(base ? &base->manifest : nullptr, transaction, options);
+    next.set_transaction_file(txn_name);
+    if (PublishManifest(*store, uri, next, &transaction)) {
+      WriteVersionHint(*store, uri, next.version());
+      return MakeState(store, uri, io::JoinPath(io::JoinPath(uri, kVersionsDir), ManifestFileNameV2(next.version())),
+                       std::move(next));
+    }
+    if (attempt >= options.max_retries)
+      ThrowConflict("commit to '{}' lost the race {} times; giving up", uri, attempt + 1);
+    // Someone else committed version next.version(). Check every version we missed.
+    auto latest = LatestManifest(*store, uri);
+    uint64_t from = base ? base->version() : 0;
+    if (!base && options.create_only) ThrowConflict("dataset '{}' was created concurrently by another writer", uri);
+    for (const auto& loc : ListManifests(*store, uri)) {
+      if (loc.version <= from) continue;
+      Manifest theirs_manifest = ReadManifest(*store, loc.path);
+      Transaction theirs = ReadCommittedTransaction(*store, uri, theirs_manifest, loc.path);
+      switch (CheckConflict(transaction, theirs)) {
+        case ConflictResult::kCompatible: break;
+        case ConflictResult::kRetry:
+          throw RetryableConflict(fmt::format(
+              "{} on '{}' read version {}, but version {} ({}) changed the same fragments", OperationName(transaction),
+              uri, transaction.read_version(), loc.version, OperationName(theirs)));
+        case ConflictResult::kIncompatible:
+          ThrowConflict("{} on '{}' read version {}, but version {} committed a conflicting {}; retry the operation",
+                        OperationName(transaction), uri, transaction.read_version(), loc.version,
+                        OperationName(theirs));
+      }
+    }
+    base = LoadState(store, uri, latest ? std::optional<uint64_t>(latest->version) : std::nullopt);
+    std::this_thread::sleep_for(std::chrono::microseconds(jitter() % (1000u << std::min(attempt, 6))));
+  }
+}
+
+}  // namespace
+
+}  // namespace lancelet::table

@@ -1,0 +1,49 @@
+// Committing a transaction: write the transaction file, then publish the next manifest
+// with one put-if-absent. A commit that loses the race reads the transactions that won,
+// and either rebases onto them (compatible), asks the caller to redo its work
+// (RetryableConflict), or fails (Conflict). Nothing becomes visible until the publish.
+#pragma once
+
+#include <memory>
+
+#include "lancelet/error.h"
+#include "table/dataset_state.h"
+#include "transaction.pb.h"
+
+namespace lancelet::table {
+
+// Thrown when a concurrent commit changed what our transaction was computed from; the
+// caller recomputes against the latest version and commits again.
+class RetryableConflict : public Error {
+ public:
+  explicit RetryableConflict(const std::string& message) : Error(ErrorKind::kConflict, message) {}
+};
+
+enum class ConflictResult { kCompatible, kRetry, kIncompatible };
+
+// How `ours` relates to `theirs`, a transaction committed after our read version.
+ConflictResult CheckConflict(const lance::table::Transaction& ours, const lance::table::Transaction& theirs);
+const char* OperationName(const lance::table::Transaction& transaction);
+
+struct CommitOptions {
+  int max_retries = 20;
+  bool enable_stable_row_ids = false;  // for creating datasets
+  std::string file_version = "2.0";    // data_format.version when creating
+  bool create_only = false;            // fail if the dataset appears concurrently
+};
+
+// Commits `transaction` on top of `read` (null when creating a dataset). Returns the
+// state of the version it created.
+std::shared_ptr<const DatasetState> Commit(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
+                                           std::shared_ptr<const DatasetState> read,
+                                           lance::table::Transaction transaction, const CommitOptions& options);
+
+// The manifest of the version after `base` (null: the first version) once `transaction`
+// is applied. Exposed for tests.
+lance::table::Manifest BuildManifest(const lance::table::Manifest* base, const lance::table::Transaction& transaction,
+                                     const CommitOptions& options);
+
+// A fresh random UUID in the 8-4-4-4-12 form.
+std::string NewUuid();
+
+}  // namespace lancelet::table

@@ -1,0 +1,241 @@
+// Dataset: opening versions, and the write operations (create/append/overwrite/delete).
+#include "lancelet/dataset.h"
+
+#include <algorithm>
+#include <map>
+
+#include "table/deletions.h"
+#include "lancelet/error.h"
+#include "table/commit.h"
+#include "table/fragment_writer.h"
+#include "table/manifest_store.h"
+#include "table/scan_plan.h"
+
+namespace lancelet {
+
+using table::DatasetState;
+
+namespace {
+
+std::string NormalizeUri(std::string uri) {
+  while (uri.size() > 1 && uri.back() == '/') uri.pop_back();
+  if (uri.rfind("file://", 0) == 0) uri = uri.substr(7);
+  if (uri.find("://") != std::string::npos)
+    ThrowNotSupported("'{}': only local paths are supported (no object store yet)", uri);
+  return uri;
+}
+
+// A reader over a fixed list of batches.
+class VectorReader final : public RecordBatchReader {
+ public:
+  explicit VectorReader(const std::vector<RecordBatchPtr>& batches) : batches_(batches) {}
+  SchemaPtr schema() const override {
+    if (batches_.empty()) ThrowInvalid("no input batches");
+    return batches_[0]->schema();
+  }
+  RecordBatchPtr Next() override { return next_ < batches_.size() ? batches_[next_++] : nullptr; }
+
+ private:
+  const std::vector<RecordBatchPtr>& batches_;
+  size_t next_ = 0;
+};
+
+// Writes all of `data` into new fragments. On any failure the files written so far are
+// removed, so a failed write leaves no trace.
+std::vector<lance::table::DataFragment> WriteFragments(io::ObjectStore& store, const std::string& uri,
+                                                       const format::LanceSchema& schema,
+                                                       format::FileVersion version, RecordBatchReader& data,
+                                                       int64_t max_rows_per_file,
+                                                       std::vector<std::string>* written) {
+  table::FragmentWriter writer(store, uri, schema, version, max_rows_per_file);
+  try {
+    while (auto batch = data.Next()) writer.Write(*batch);
+    auto fragments = writer.Finish();
+    *written = writer.written_paths();
+    return fragments;
+  } catch (...) {
+    for (const auto& p : writer.written_paths()) store.Delete(p);
+    throw;
+  }
+}
+
+void RemoveFiles(io::ObjectStore& store, const std::vector<std::string>& paths) {
+  for (const auto& p : paths) {
+    try {
+      store.Delete(p);
+    } catch (const Error&) {
+    }
+  }
+}
+
+}  // namespace
+
+DatasetPtr Dataset::Open(const std::string& uri, std::optional<uint64_t> version) {
+  return std::make_shared<Dataset>(table::LoadState(io::MakeLocalStore(), NormalizeUri(uri), version));
+}
+
+DatasetPtr Dataset::Write(const std::string& raw_uri, RecordBatchReader& data, const WriteOptions& options) {
+  std::string uri = NormalizeUri(raw_uri);
+  auto store = io::MakeLocalStore();
+  auto latest = table::LatestManifest(*store, uri);
+  if (options.mode == WriteMode::kAppend) {
+    if (!latest) ThrowNotFound("cannot append: dataset '{}' does not exist", uri);
+    return Open(uri)->Append(data, options);
+  }
+  if (options.mode == WriteMode::kCreate && latest)
+    ThrowInvalid("dataset '{}' already exists (version {}); append to it or overwrite it", uri, latest->version);
+  format::FileVersion version = format::FileVersion::Parse(options.file_version);
+  SchemaPtr input_schema = data.schema();
+  format::LanceSchema schema = format::LanceSchema::FromArrow(*input_schema);
+  std::shared_ptr<const DatasetState> base;
+  if (latest) base = table::LoadState(store, uri, latest->version);
+
+  std::vector<std::string> written;
+  auto fragments = WriteFragments(*store, uri, schema, version, data, options.max_rows_per_file, &written);
+  lance::table::Transaction t;
+  auto* overwrite = t.mutable_overwrite();
+  schema.ToProto(overwrite->mutable_schema());
+  for (const auto& [k, v] : schema.metadata()) (*overwrite->mutable_schema_metadata())[k] = v;
+  for (auto& f : fragments) *overwrite->add_fragments() = std::move(f);
+  table::CommitOptions commit;
+  commit.max_retries = options.max_commit_retries;
+  commit.enable_stable_row_ids = options.enable_stable_row_ids;
+  commit.file_version = version.ToString();
+  commit.create_only = options.mode == WriteMode::kCreate;
+  try {
+    return std::make_shared<Dataset>(table::Commit(store, uri, base, std::move(t), commit));
+  } catch (...) {
+    RemoveFiles(*store, written);
+    throw;
+  }
+}
+
+DatasetPtr Dataset::Write(const std::string& uri, const std::vector<RecordBatchPtr>& batches,
+                          const WriteOptions& options) {
+  VectorReader reader(batches);
+  return Write(uri, reader, options);
+}
+
+DatasetPtr Dataset::Append(RecordBatchReader& data, const WriteOptions& options) const {
+  const DatasetState& s = *state_;
+  std::vector<std::string> written;
+  auto fragments =
+      WriteFragments(*s.store, s.uri, s.schema, s.file_version, data, options.max_rows_per_file, &written);
+  lance::table::Transaction t;
+  for (auto& f : fragments) *t.mutable_append()->add_fragments() = std::move(f);
+  table::CommitOptions commit;
+  commit.max_retries = options.max_commit_retries;
+  try {
+    return std::make_shared<Dataset>(table::Commit(s.store, s.uri, state_, std::move(t), commit));
+  } catch (...) {
+    RemoveFiles(*s.store, written);
+    throw;
+  }
+}
+
+DatasetPtr Dataset::Append(const std::vector<RecordBatchPtr>& batches, const WriteOptions& options) const {
+  VectorReader reader(batches);
+  return Append(reader, options);
+}
+
+DatasetPtr Dataset::Delete(const std::string& predicate) const {
+  if (predicate.empty()) ThrowInvalid("delete needs a predicate (use 'true' to delete every row)");
+  std::shared_ptr<const DatasetState> state = state_;
+  for (int attempt = 0;; ++attempt) {
+    // Find the newly deleted offsets of every fragment.
+    table::ScanPlan plan(state, {}, /*columns_set=*/true, predicate, false, false, 65536);
+    std::map<uint64_t, std::vector<uint32_t>> matched;
+    plan.ForEachBatch([&](const table::FragmentBatch& b) {
+      auto& v = matched[b.fragment->id()];
+      for (uint64_t o : b.offsets) v.push_back(uint32_t(o));
+      return true;
+    });
+    if (matched.empty()) return shared_from_this();
+
+    lance::table::Transaction t;
+    auto* d = t.mutable_delete_();
+    d->set_predicate(predicate);
+    std::vector<std::string> written;
+    try {
+      for (const auto& fragment : state->manifest.fragments()) {
+        auto it = matched.find(fragment.id());
+        if (it == matched.end()) continue;
+        table::FragmentReader reader(*state, fragment);
+        format::RoaringBitmap deleted = reader.deletions();
+        deleted.AddMany(it->second);
+        if (deleted.Cardinality() == fragment.physical_rows()) {
+          d->add_deleted_fragment_ids(fragment.id());
+          continue;
+        }
+        auto* updated = d->add_updated_fragments();
+        *updated = fragment;
+        *updated->mutable_deletion_file() =
+            table::WriteDeletionFile(*state->store, state->uri, fragment.id(), state->version(), deleted);
+        written.push_back(table::DeletionFilePath(state->uri, fragment.id(), updated->deletion_file()));
+      }
+      table::CommitOptions commit;
+      return std::make_shared<Dataset>(table::Commit(state->store, state->uri, state, std::move(t), commit));
+    } catch (const table::RetryableConflict&) {
+      RemoveFiles(*state->store, written);
+      if (attempt >= 20) throw;
+      state = table::LoadState(state->store, state->uri, std::nullopt);
+    } catch (...) {
+      RemoveFiles(*state->store, written);
+      throw;
+    }
+  }
+}
+
+const std::string& Dataset::uri() const { return state_->uri; }
+uint64_t Dataset::version() const { return state_->version(); }
+SchemaPtr Dataset::schema() const { return state_->arrow_schema; }
+
+std::vector<VersionInfo> Dataset::ListVersions() const {
+  std::vector<VersionInfo> out;
+  for (const auto& loc : table::ListManifests(*state_->store, state_->uri)) {
+    auto m = table::ReadManifest(*state_->store, loc.path);
+    VersionInfo info;
+    info.version = loc.version;
+    info.timestamp_nanos = m.timestamp().seconds() * 1000000000 + m.timestamp().nanos();
+    if (!m.transaction_file().empty()) {
+      try {
+        lance::table::Transaction t;
+        auto file = state_->store->OpenRead(
+            io::JoinPath(io::JoinPath(state_->uri, table::kTransactionsDir), m.transaction_file()));
+        if (t.ParseFromString(file->ReadAll())) info.operation = table::OperationName(t);
+      } catch (const Error&) {
+        info.operation = "?";
+      }
+    }
+    out.push_back(info);
+  }
+  return out;
+}
+
+DatasetPtr Dataset::Checkout(uint64_t version) const {
+  return std::make_shared<Dataset>(table::LoadState(state_->store, state_->uri, version));
+}
+
+DatasetPtr Dataset::Latest() const {
+  return std::make_shared<Dataset>(table::LoadState(state_->store, state_->uri, std::nullopt));
+}
+
+uint64_t Dataset::CountRows(const std::string& predicate) const {
+  uint64_t count = 0;
+  if (predicate.empty()) {
+    for (const auto& f : state_->manifest.fragments()) {
+      uint64_t deleted = f.has_deletion_file() ? f.deletion_file().num_deleted_rows() : 0;
+      if (f.has_deletion_file() && deleted == 0) deleted = table::FragmentReader(*state_, f).num_deleted();
+      count += f.physical_rows() - deleted;
+    }
+    return count;
+  }
+  table::ScanPlan plan(state_, {}, /*columns_set=*/true, predicate, false, false, 65536);
+  plan.ForEachBatch([&](const table::FragmentBatch& b) {
+    count += b.offsets.size();
+    return true;
+  });
+  return count;
+}
+
+}  // namespace lancelet

@@ -1,0 +1,61 @@
+#include "table/dataset_state.h"
+
+#include "lancelet/error.h"
+#include "table/feature_flags.h"
+#include "table/manifest_store.h"
+
+namespace lancelet::table {
+
+std::string DatasetState::DataPath(const std::string& file) const {
+  return io::JoinPath(io::JoinPath(uri, kDataDir), file);
+}
+
+std::string DatasetState::DeletionPath(const std::string& file) const {
+  return io::JoinPath(io::JoinPath(uri, kDeletionsDir), file);
+}
+
+std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
+                                              std::string manifest_path, lance::table::Manifest manifest) {
+  CheckReaderFlags(manifest, uri);
+  auto state = std::make_shared<DatasetState>();
+  state->store = std::move(store);
+  state->uri = uri;
+  state->manifest_path = std::move(manifest_path);
+  Metadata metadata;
+  for (const auto& [k, v] : manifest.schema_metadata()) metadata[k] = v;
+  state->schema = format::LanceSchema::FromProto(manifest.fields(), metadata);
+  state->arrow_schema = state->schema.ToArrow();
+  const std::string& v = manifest.data_format().version();
+  if (!manifest.data_format().file_format().empty() && manifest.data_format().file_format() != "lance")
+    ThrowNotSupported("dataset '{}' stores data files as '{}'; lancelet reads only 'lance' files", uri,
+                      manifest.data_format().file_format());
+  if (v.empty() || v == "0.1" || v == "0.2" || v == "legacy")
+    ThrowNotSupported("dataset '{}' uses the legacy Lance file format (data_storage_version '{}'); lancelet reads "
+                      "2.0 and newer; migrate it with lance (write a copy with data_storage_version='2.0' or later)",
+                      uri, v.empty() ? "unset" : v);
+  state->file_version = format::FileVersion::Parse(v == "stable" ? "2.0" : v == "next" ? "2.1" : v);
+  state->manifest = std::move(manifest);
+  return state;
+}
+
+std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
+                                              std::optional<uint64_t> version) {
+  std::optional<ManifestLocation> loc = version ? FindManifest(*store, uri, *version) : LatestManifest(*store, uri);
+  if (!loc) {
+    if (!store->Exists(uri)) ThrowNotFound("dataset '{}' does not exist", uri);
+    if (version) {
+      auto all = ListManifests(*store, uri);
+      if (!all.empty())
+        ThrowNotFound("dataset '{}' has no version {} (versions {} to {} exist)", uri, *version, all.front().version,
+                      all.back().version);
+    }
+    ThrowNotFound("'{}' is not a Lance dataset: it has no {}/*.manifest", uri, kVersionsDir);
+  }
+  auto manifest = ReadManifest(*store, loc->path);
+  if (manifest.version() != loc->version)
+    ThrowCorrupt("manifest '{}' is named for version {} but records version {}", loc->path, loc->version,
+                 manifest.version());
+  return MakeState(std::move(store), uri, loc->path, std::move(manifest));
+}
+
+}  // namespace lancelet::table

@@ -1,0 +1,54 @@
+#include "table/deletions.h"
+
+#include <random>
+
+#include <fmt/format.h>
+
+#include "format/deletion_file.h"
+#include "lancelet/error.h"
+#include "table/manifest_store.h"
+
+namespace lancelet::table {
+
+namespace {
+format::DeletionFileType TypeOf(const lance::table::DeletionFile& file) {
+  return file.file_type() == lance::table::DeletionFile::BITMAP ? format::DeletionFileType::kBitmap
+                                                                  : format::DeletionFileType::kArrowArray;
+}
+}  // namespace
+
+std::string DeletionFilePath(const std::string& uri, uint64_t fragment_id, const lance::table::DeletionFile& file) {
+  return io::JoinPath(uri, format::DeletionFilePath(fragment_id, file.read_version(), file.id(), TypeOf(file)));
+}
+
+format::RoaringBitmap ReadDeletionFile(const io::ObjectStore& store, const std::string& uri, uint64_t fragment_id,
+                                       const lance::table::DeletionFile& file) {
+  if (file.has_base_id())
+    ThrowNotSupported("fragment {} of '{}': its deletion file lives under base path {} (a shallow clone), which "
+                      "lancelet does not read",
+                      fragment_id, uri, file.base_id());
+  std::string path = DeletionFilePath(uri, fragment_id, file);
+  auto vector = format::DeletionVector::Read(store, path, TypeOf(file), fmt::format("fragment {}", fragment_id));
+  if (file.num_deleted_rows() != 0 && vector.size() != file.num_deleted_rows())
+    ThrowCorrupt("deletion file '{}' of fragment {} holds {} offsets, but the manifest says {}", path, fragment_id,
+                 vector.size(), file.num_deleted_rows());
+  return vector.offsets();
+}
+
+lance::table::DeletionFile WriteDeletionFile(io::ObjectStore& store, const std::string& uri, uint64_t fragment_id,
+                                             uint64_t read_version, const format::RoaringBitmap& deleted) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  format::DeletionVector vector(deleted);
+  auto encoded = vector.Write();
+  lance::table::DeletionFile file;
+  file.set_file_type(encoded.type == format::DeletionFileType::kBitmap ? lance::table::DeletionFile::BITMAP
+                                                                       : lance::table::DeletionFile::ARROW_ARRAY);
+  file.set_read_version(read_version);
+  file.set_id(rng() >> 1);
+  file.set_num_deleted_rows(vector.size());
+  store.CreateDir(io::JoinPath(uri, kDeletionsDir));
+  store.Put(DeletionFilePath(uri, fragment_id, file), encoded.bytes);
+  return file;
+}
+
+}  // namespace lancelet::table

@@ -1,0 +1,21 @@
+// A fragment's deletion file: the table-level glue between DataFragment.deletion_file
+// and the deletion-file codec (format/deletion_file.h).
+#pragma once
+
+#include <string>
+
+#include "format/roaring_bitmap.h"
+#include "io/object_store.h"
+#include "table.pb.h"
+
+namespace lancelet::table {
+
+// Full path of the deletion file a fragment's DeletionFile message points at.
+std::string DeletionFilePath(const std::string& uri, uint64_t fragment_id, const lance::table::DeletionFile& file);
+format::RoaringBitmap ReadDeletionFile(const io::ObjectStore& store, const std::string& uri, uint64_t fragment_id,
+                                       const lance::table::DeletionFile& file);
+// Writes `deleted` as a new deletion file (the kind the reference picks for its size).
+lance::table::DeletionFile WriteDeletionFile(io::ObjectStore& store, const std::string& uri, uint64_t fragment_id,
+                                             uint64_t read_version, const format::RoaringBitmap& deleted);
+
+}  // namespace lancelet::table

@@ -1,0 +1,132 @@
+#include "table/fragment_reader.h"
+
+#include "table/deletions.h"
+#include "format/row_id_sequence.h"
+#include "lancelet/builder.h"
+#include "lancelet/error.h"
+
+namespace lancelet::table {
+
+FragmentReader::FragmentReader(const DatasetState& state, const lance::table::DataFragment& fragment)
+    : state_(state), fragment_(fragment) {}
+
+FragmentReader::~FragmentReader() = default;
+
+uint64_t FragmentReader::num_deleted() const {
+  return fragment_.has_deletion_file() ? deletions().Cardinality() : 0;
+}
+
+const format::RoaringBitmap& FragmentReader::deletions() const {
+  if (!deletions_) {
+    if (fragment_.has_deletion_file()) {
+      deletions_ = std::make_unique<format::RoaringBitmap>(
+          ReadDeletionFile(*state_.store, state_.uri, fragment_.id(), fragment_.deletion_file()));
+    } else {
+      deletions_ = std::make_unique<format::RoaringBitmap>();
+    }
+  }
+  return *deletions_;
+}
+
+const format::LanceFileReader& FragmentReader::OpenFile(size_t data_file) const {
+  auto& slot = files_[data_file];
+  if (!slot) {
+    const auto& file = fragment_.files(int(data_file));
+    if (file.has_base_id())
+      ThrowNotSupported("fragment {} of '{}': data file '{}' lives under base path {} (a shallow clone); "
+                        "lancelet reads only data files inside the dataset directory",
+                        fragment_.id(), state_.uri, file.path(), file.base_id());
+    if (file.file_major_version() == 0 && file.file_minor_version() == 0)
+      ThrowNotSupported("fragment {} of '{}': data file '{}' uses the legacy Lance file format (0.1/0.2); "
+                        "lancelet reads format 2.0 and newer; rewrite the dataset with a newer data_storage_version",
+                        fragment_.id(), state_.uri, file.path());
+    slot = format::LanceFileReader::Open(*state_.store, state_.DataPath(file.path()), file.file_size_bytes());
+  }
+  return *slot;
+}
+
+FragmentReader::FieldSource FragmentReader::Locate(size_t field) const {
+  int32_t id = state_.schema.fields().at(field).id;
+  for (int f = 0; f < fragment_.files_size(); ++f) {
+    const auto& data_file = fragment_.files(f);
+    bool holds = false;
+    for (int32_t fid : data_file.fields()) holds |= fid == id;
+    if (!holds) continue;
+    const auto& reader = OpenFile(size_t(f));
+    const auto& file_fields = reader.schema().fields();
+    for (size_t i = 0; i < file_fields.size(); ++i)
+      if (file_fields[i].id == id) return {&reader, i};
+    ThrowCorrupt("fragment {} of '{}': data file '{}' is listed as holding field id {} but its schema lacks it",
+                 fragment_.id(), state_.uri, data_file.path(), id);
+  }
+  return {};
+}
+
+std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& fields, uint64_t start,
+                                                uint64_t count) const {
+  if (start + count > physical_rows())
+    ThrowInvalid("fragment {}: rows [{}, {}) are past its {} rows", fragment_.id(), start, start + count,
+                 physical_rows());
+  std::vector<ArrayPtr> out;
+  for (size_t field : fields) {
+    FieldSource src = Locate(field);
+    const TypePtr& type = state_.schema.fields()[field].type;
+    out.push_back(src.file ? src.file->ReadField(src.field_index, start, count) : MakeNullArray(type, int64_t(count)));
+  }
+  return out;
+}
+
+std::vector<ArrayPtr> FragmentReader::Take(const std::vector<size_t>& fields, std::span<const uint64_t> offsets) const {
+  for (uint64_t o : offsets)
+    if (o >= physical_rows())
+      ThrowInvalid("fragment {}: offset {} is past its {} rows", fragment_.id(), o, physical_rows());
+  std::vector<ArrayPtr> out;
+  for (size_t field : fields) {
+    FieldSource src = Locate(field);
+    const TypePtr& type = state_.schema.fields()[field].type;
+    out.push_back(src.file ? src.file->TakeField(src.field_index, offsets)
+                           : MakeNullArray(type, int64_t(offsets.size())));
+  }
+  return out;
+}
+
+ArrayPtr FragmentReader::RowAddresses(std::span<const uint64_t> offsets) const {
+  FixedWidthBuilder<uint64_t> b(DataType::UInt64());
+  for (uint64_t o : offsets) b.Append((fragment_.id() << 32) | o);
+  return b.Finish();
+}
+
+ArrayPtr FragmentReader::RowIds(std::span<const uint64_t> offsets) const {
+  using Frag = lance::table::DataFragment;
+  if (fragment_.row_id_sequence_case() == Frag::ROW_ID_SEQUENCE_NOT_SET) return RowAddresses(offsets);
+  if (!row_ids_) {
+    std::string context = fmt::format("row ids of fragment {} in '{}'", fragment_.id(), state_.uri);
+    std::string bytes;
+    if (fragment_.row_id_sequence_case() == Frag::kInlineRowIds) {
+      bytes = fragment_.inline_row_ids();
+    } else {
+      const auto& ext = fragment_.external_row_ids();
+      bytes = state_.store->OpenRead(io::JoinPath(state_.uri, ext.path()))->Read(ext.offset(), ext.size());
+    }
+    auto sequence = format::RowIdSequence::Decode(bytes, context);
+    std::vector<uint64_t> ids = sequence.ToVector();
+    if (ids.size() != physical_rows()) {
+      // Some writers drop deleted rows from the sequence: then id i belongs to the i-th
+      // live row. Spread the ids back over physical offsets (deleted rows get none).
+      if (ids.size() != physical_rows() - num_deleted())
+        ThrowCorrupt("{}: {} ids for {} physical rows of which {} are deleted", context, ids.size(),
+                     physical_rows(), num_deleted());
+      std::vector<uint64_t> spread(physical_rows(), 0);
+      size_t next = 0;
+      for (uint64_t o = 0; o < physical_rows(); ++o)
+        if (!deletions().Contains(uint32_t(o))) spread[o] = ids[next++];
+      ids = std::move(spread);
+    }
+    row_ids_ = std::make_unique<std::vector<uint64_t>>(std::move(ids));
+  }
+  FixedWidthBuilder<uint64_t> b(DataType::UInt64());
+  for (uint64_t o : offsets) b.Append((*row_ids_)[o]);
+  return b.Finish();
+}
+
+}  // namespace lancelet::table

@@ -1,0 +1,56 @@
+// The one place where a fragment's pieces meet: base data files, deletions, row ids (and,
+// with the overlay issue, overlays). Scan and take both read through it.
+//
+// Offsets here are physical: 0 .. physical_rows-1, deleted rows included.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "format/lance_file.h"
+#include "format/roaring_bitmap.h"
+#include "table/dataset_state.h"
+
+namespace lancelet::table {
+
+class FragmentReader {
+ public:
+  FragmentReader(const DatasetState& state, const lance::table::DataFragment& fragment);
+  ~FragmentReader();
+
+  uint64_t fragment_id() const { return fragment_.id(); }
+  uint64_t physical_rows() const { return fragment_.physical_rows(); }
+  uint64_t num_deleted() const;
+  // Deleted physical offsets (loaded on first use, then cached).
+  const format::RoaringBitmap& deletions() const;
+
+  // Values of top-level schema fields (indices into the dataset schema) over a range
+  // of physical rows. A field no data file holds reads as NULL.
+  std::vector<ArrayPtr> ReadRange(const std::vector<size_t>& fields, uint64_t start, uint64_t count) const;
+  // The same at arbitrary physical offsets (any order).
+  std::vector<ArrayPtr> Take(const std::vector<size_t>& fields, std::span<const uint64_t> offsets) const;
+
+  // Row addresses: (fragment id << 32) | offset.
+  ArrayPtr RowAddresses(std::span<const uint64_t> offsets) const;
+  // Stable row ids when the dataset has them, else row addresses.
+  ArrayPtr RowIds(std::span<const uint64_t> offsets) const;
+
+ private:
+  struct FieldSource {
+    const format::LanceFileReader* file = nullptr;  // null: no file holds the field
+    size_t field_index = 0;                          // within the file's schema
+  };
+  FieldSource Locate(size_t field) const;
+  const format::LanceFileReader& OpenFile(size_t data_file) const;
+
+  const DatasetState& state_;
+  const lance::table::DataFragment& fragment_;
+  mutable std::map<size_t, std::unique_ptr<format::LanceFileReader>> files_;
+  mutable std::unique_ptr<format::RoaringBitmap> deletions_;
+  mutable std::unique_ptr<std::vector<uint64_t>> row_ids_;
+};
+
+}  // namespace lancelet::table

@@ -1,0 +1,52 @@
+// Turns a stream of batches into new fragments: one data file per fragment, a new file
+// every max_rows_per_file rows. Fragment ids are assigned at commit, not here.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "format/lance_file.h"
+#include "format/lance_schema.h"
+#include "io/object_store.h"
+#include "lancelet/record_batch.h"
+#include "table.pb.h"
+
+namespace lancelet::table {
+
+class FragmentWriter {
+ public:
+  FragmentWriter(io::ObjectStore& store, std::string uri, format::LanceSchema schema,
+                 format::FileVersion version, int64_t max_rows_per_file);
+  ~FragmentWriter();
+
+  // The batch's columns must match the schema by name and type (order may differ).
+  void Write(const RecordBatch& batch);
+  // Finishes the open file. The fragments have id 0 until the commit numbers them.
+  std::vector<lance::table::DataFragment> Finish();
+  // Paths of every data file written so far (to clean up after a failed commit).
+  const std::vector<std::string>& written_paths() const { return written_paths_; }
+
+ private:
+  void CloseFile();
+
+  io::ObjectStore& store_;
+  std::string uri_;
+  format::LanceSchema schema_;
+  SchemaPtr arrow_schema_;
+  format::FileVersion version_;
+  int64_t max_rows_per_file_;
+  std::unique_ptr<format::LanceFileWriter> file_;
+  std::string file_name_;
+  int64_t rows_in_file_ = 0;
+  std::vector<lance::table::DataFragment> fragments_;
+  std::vector<std::string> written_paths_;
+};
+
+// Reorders/validates a batch against the dataset schema; throws InvalidArgument naming
+// the first missing, extra or mistyped column.
+RecordBatchPtr ConformBatch(const RecordBatch& batch, const SchemaPtr& schema);
+
+// A fresh data file name: "<random>.lance".
+std::string NewDataFileName();
+
+}  // namespace lancelet::table

@@ -1,0 +1,146 @@
+#include "table/manifest_store.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "lancelet/error.h"
+
+namespace lancelet::table {
+
+namespace {
+
+constexpr char kMagic[4] = {'L', 'A', 'N', 'C'};
+constexpr int16_t kManifestMajor = 0;
+constexpr int16_t kManifestMinor = 2;
+constexpr size_t kFooterSize = 16;
+constexpr const char* kExtension = ".manifest";
+
+template <typename T>
+T LoadLE(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+template <typename T>
+void AppendLE(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+
+void AppendMessage(std::string& out, const google::protobuf::MessageLite& message) {
+  std::string bytes = message.SerializeAsString();
+  AppendLE<uint32_t>(out, uint32_t(bytes.size()));
+  out += bytes;
+}
+
+}  // namespace
+
+std::string ManifestFileNameV2(uint64_t version) {
+  return fmt::format("{:020}{}", std::numeric_limits<uint64_t>::max() - version, kExtension);
+}
+
+std::string ManifestFileNameV1(uint64_t version) { return fmt::format("{}{}", version, kExtension); }
+
+std::optional<uint64_t> ParseManifestFileName(const std::string& name) {
+  size_t ext = std::strlen(kExtension);
+  if (name.size() <= ext || name.compare(name.size() - ext, ext, kExtension) != 0) return std::nullopt;
+  std::string digits = name.substr(0, name.size() - ext);
+  uint64_t number = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || digits.empty()) return std::nullopt;
+  // V2 names are exactly 20 digits; anything else is V1.
+  if (digits.size() == 20) return std::numeric_limits<uint64_t>::max() - number;
+  return number;
+}
+
+std::vector<ManifestLocation> ListManifests(const io::ObjectStore& store, const std::string& uri) {
+  std::string dir = io::JoinPath(uri, kVersionsDir);
+  std::vector<ManifestLocation> out;
+  for (const auto& name : store.List(dir)) {
+    if (auto version = ParseManifestFileName(name)) out.push_back({*version, io::JoinPath(dir, name)});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.version < b.version; });
+  // A dataset converted between naming schemes could hold both names of one version.
+  out.erase(std::unique(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.version == b.version; }),
+            out.end());
+  return out;
+}
+
+std::optional<ManifestLocation> LatestManifest(const io::ObjectStore& store, const std::string& uri) {
+  auto all = ListManifests(store, uri);
+  if (all.empty()) return std::nullopt;
+  return all.back();
+}
+
+std::optional<ManifestLocation> FindManifest(const io::ObjectStore& store, const std::string& uri,
+                                             uint64_t version) {
+  std::string dir = io::JoinPath(uri, kVersionsDir);
+  for (const auto& name : {ManifestFileNameV2(version), ManifestFileNameV1(version)}) {
+    std::string path = io::JoinPath(dir, name);
+    if (store.Exists(path)) return ManifestLocation{version, path};
+  }
+  return std::nullopt;
+}
+
+lance::table::Manifest ReadManifest(const io::ObjectStore& store, const std::string& path) {
+  auto file = store.OpenRead(path);
+  uint64_t size = file->size();
+  if (size < kFooterSize + 4)
+    ThrowCorrupt("manifest '{}' is {} bytes, too short to hold a manifest and its 16-byte footer", path, size);
+  std::string footer = file->Read(size - kFooterSize, kFooterSize);
+  if (std::memcmp(footer.data() + 12, kMagic, 4) != 0)
+    ThrowCorrupt("manifest '{}' does not end with the magic \"LANC\"; the file is truncated or not a manifest",
+                 path);
+  int64_t position = LoadLE<int64_t>(footer.data());
+  if (position < 0 || uint64_t(position) + 4 > size - kFooterSize)
+    ThrowCorrupt("manifest '{}': manifest position {} is outside the file ({} bytes)", path, position, size);
+  std::string body = file->Read(uint64_t(position), size - kFooterSize - uint64_t(position));
+  uint32_t length = LoadLE<uint32_t>(body.data());
+  if (length != body.size() - 4)
+    ThrowCorrupt("manifest '{}': recorded length {} at offset {} does not match the {} bytes before the footer",
+                 path, length, position, body.size() - 4);
+  lance::table::Manifest manifest;
+  if (!manifest.ParseFromArray(body.data() + 4, int(length)))
+    ThrowCorrupt("manifest '{}': the manifest message at offset {} does not parse", path, position);
+  return manifest;
+}
+
+std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::table::Transaction* transaction) {
+  std::string out;
+  if (transaction) {
+    manifest.set_transaction_section(out.size());
+    AppendMessage(out, *transaction);
+  }
+  int64_t position = int64_t(out.size());
+  AppendMessage(out, manifest);
+  AppendLE<int64_t>(out, position);
+  AppendLE<int16_t>(out, kManifestMajor);
+  AppendLE<int16_t>(out, kManifestMinor);
+  out.append(kMagic, 4);
+  return out;
+}
+
+bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance::table::Manifest& manifest,
+                     const lance::table::Transaction* transaction) {
+  std::string dir = io::JoinPath(uri, kVersionsDir);
+  store.CreateDir(dir);
+  // A V1-named manifest of the same version (an older writer) also means the slot is taken.
+  if (store.Exists(io::JoinPath(dir, ManifestFileNameV1(manifest.version())))) return false;
+  return store.PutIfAbsent(io::JoinPath(dir, ManifestFileNameV2(manifest.version())),
+                           EncodeManifestFile(manifest, transaction));
+}
+
+void WriteVersionHint(io::ObjectStore& store, const std::string& uri, uint64_t version) {
+  // Best effort: the hint may lag behind under concurrency; readers list to find the truth.
+  try {
+    store.Put(io::JoinPath(io::JoinPath(uri, kVersionsDir), "latest_version_hint.json"),
+              fmt::format("{{\"version\":{}}}", version));
+  } catch (const Error&) {
+  }
+}
+
+}  // namespace lancelet::table

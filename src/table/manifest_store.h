@@ -1,0 +1,60 @@
+// Where versions live: _versions/ manifest files, their naming, and the manifest codec.
+//
+// Manifest file layout (little-endian):
+//   [optional u32 length + Transaction proto]   (transaction_section points here)
+//   [u32 length + Manifest proto]               <- manifest position
+//   [i64 manifest position][u16 major = 0][u16 minor = 2]["LANC"]   (16-byte footer)
+// The manifest message is the last thing before the footer.
+//
+// Naming: V2 `{u64::MAX - version:020}.manifest` (newest sorts first); V1
+// `{version}.manifest` is read too. `_versions/latest_version_hint.json` holds
+// {"version":N} and is only a hint: listing is the truth.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/object_store.h"
+#include "table.pb.h"
+#include "transaction.pb.h"
+
+namespace lancelet::table {
+
+inline constexpr const char* kVersionsDir = "_versions";
+inline constexpr const char* kDataDir = "data";
+inline constexpr const char* kDeletionsDir = "_deletions";
+inline constexpr const char* kTransactionsDir = "_transactions";
+inline constexpr const char* kIndicesDir = "_indices";
+
+std::string ManifestFileNameV2(uint64_t version);
+std::string ManifestFileNameV1(uint64_t version);
+// The version a manifest file name stands for, or nullopt if it is not a manifest name.
+std::optional<uint64_t> ParseManifestFileName(const std::string& name);
+
+struct ManifestLocation {
+  uint64_t version = 0;
+  std::string path;
+};
+
+// All committed versions, oldest first.
+std::vector<ManifestLocation> ListManifests(const io::ObjectStore& store, const std::string& uri);
+// The newest version, or nullopt when the directory holds no dataset.
+std::optional<ManifestLocation> LatestManifest(const io::ObjectStore& store, const std::string& uri);
+std::optional<ManifestLocation> FindManifest(const io::ObjectStore& store, const std::string& uri,
+                                             uint64_t version);
+
+// Decodes a manifest file; Corrupt errors name the path and what was wrong.
+lance::table::Manifest ReadManifest(const io::ObjectStore& store, const std::string& path);
+// Encodes a manifest file (with the transaction embedded, as the reference does).
+std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::table::Transaction* transaction);
+
+// Makes `manifest` visible as version manifest.version(): one put-if-absent of the V2
+// name. Returns false if that version already exists (a concurrent commit won).
+bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance::table::Manifest& manifest,
+                     const lance::table::Transaction* transaction);
+
+void WriteVersionHint(io::ObjectStore& store, const std::string& uri, uint64_t version);
+
+}  // namespace lancelet::table

@@ -1,0 +1,134 @@
+#include "table/scan_plan.h"
+
+#include <algorithm>
+
+#include "lancelet/error.h"
+
+namespace lancelet::table {
+
+ScanPlan::ScanPlan(std::shared_ptr<const DatasetState> state, std::vector<std::string> columns, bool columns_set,
+                   const std::string& filter, bool with_row_id, bool with_row_address, int64_t batch_size)
+    : state_(std::move(state)),
+      with_row_id_(with_row_id),
+      with_row_address_(with_row_address),
+      batch_size_(batch_size) {
+  if (batch_size_ <= 0) ThrowInvalid("batch size must be positive, got {}", batch_size_);
+  Prepare(std::move(columns), columns_set, filter);
+}
+
+void ScanPlan::Prepare(std::vector<std::string> columns, bool columns_set, const std::string& filter) {
+  const auto& fields = state_->schema.fields();
+  if (!columns_set) {
+    for (const auto& f : fields) columns.push_back(f.name);
+  }
+  if (with_row_id_ && std::find(columns.begin(), columns.end(), kRowIdColumn) == columns.end())
+    columns.push_back(kRowIdColumn);
+  if (with_row_address_ && std::find(columns.begin(), columns.end(), kRowAddrColumn) == columns.end())
+    columns.push_back(kRowAddrColumn);
+
+  ExprPtr filter_expr = filter.empty() ? nullptr : ParseExpression(filter);
+  std::vector<std::string> needed = columns;
+  if (filter_expr)
+    for (auto& c : ReferencedColumns(*filter_expr)) needed.push_back(c);
+
+  // Which dataset fields and pseudo-columns must be read.
+  std::vector<bool> read(fields.size(), false);
+  for (const auto& name : needed) {
+    if (name == kRowIdColumn) { read_row_id_ = true; continue; }
+    if (name == kRowAddrColumn) { read_row_address_ = true; continue; }
+    const auto* field = state_->schema.FindByName(name);
+    if (!field) {
+      // Only the user's own column list gets this message; filter names fail in Bind.
+      if (std::find(columns.begin(), columns.end(), name) != columns.end())
+        ThrowNotFound("no column '{}' in dataset '{}' (columns: {})", name, state_->uri,
+                      state_->arrow_schema->ToString());
+      continue;
+    }
+    read[size_t(field - fields.data())] = true;
+  }
+  std::vector<FieldPtr> read_fields;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (!read[i]) continue;
+    read_fields_.push_back(i);
+    read_fields.push_back(state_->arrow_schema->field(i));
+  }
+  if (read_row_id_) read_fields.push_back(Field::Make(kRowIdColumn, DataType::UInt64(), false));
+  if (read_row_address_) read_fields.push_back(Field::Make(kRowAddrColumn, DataType::UInt64(), false));
+  read_schema_ = std::make_shared<Schema>(read_fields);
+  if (filter_expr) filter_ = Bind(*filter_expr, *read_schema_);
+
+  std::vector<FieldPtr> out_fields;
+  for (const auto& name : columns) {
+    int i = read_schema_->FieldIndex(name);
+    if (i < 0) ThrowNotFound("no column '{}' in dataset '{}'", name, state_->uri);
+    output_columns_.push_back(i);
+    out_fields.push_back(read_schema_->field(size_t(i)));
+  }
+  output_schema_ = std::make_shared<Schema>(out_fields, state_->arrow_schema->metadata());
+}
+
+RecordBatchPtr ScanPlan::ReadBatch(const FragmentReader& reader, const std::vector<uint64_t>& offsets,
+                                   bool contiguous) const {
+  std::vector<ArrayPtr> columns =
+      contiguous ? reader.ReadRange(read_fields_, offsets.front(), offsets.size()) : reader.Take(read_fields_, offsets);
+  if (read_row_id_) columns.push_back(reader.RowIds(offsets));
+  if (read_row_address_) columns.push_back(reader.RowAddresses(offsets));
+  return std::make_shared<RecordBatch>(read_schema_, std::move(columns), int64_t(offsets.size()));
+}
+
+bool ScanPlan::Cursor::Next(FragmentBatch& out) {
+  const auto& fragments = plan_.state_->manifest.fragments();
+  while (fragment_ < fragments.size()) {
+    const auto& fragment = fragments[fragment_];
+    if (!reader_) {
+      reader_ = std::make_unique<FragmentReader>(*plan_.state_, fragment);
+      start_ = 0;
+    }
+    uint64_t rows = reader_->physical_rows();
+    if (start_ >= rows) {
+      reader_.reset();
+      ++fragment_;
+      continue;
+    }
+    uint64_t start = start_, end = std::min(rows, start_ + uint64_t(plan_.batch_size_));
+    start_ = end;
+    const auto& deleted = reader_->deletions();
+    out.fragment = &fragment;
+    out.offsets.clear();
+    out.offsets.reserve(end - start);
+    bool any_deleted = !deleted.IsEmpty();
+    for (uint64_t o = start; o < end; ++o)
+      if (!any_deleted || !deleted.Contains(uint32_t(o))) out.offsets.push_back(o);
+    if (out.offsets.empty()) continue;
+    bool contiguous = out.offsets.size() == end - start;
+    out.batch = plan_.ReadBatch(*reader_, out.offsets, contiguous);
+    if (plan_.filter_) {
+      std::vector<bool> keep = EvaluatePredicate(*plan_.filter_, *out.batch);
+      std::vector<uint64_t> kept;
+      for (size_t i = 0; i < keep.size(); ++i)
+        if (keep[i]) kept.push_back(out.offsets[i]);
+      if (kept.empty()) continue;
+      if (kept.size() != out.offsets.size()) {
+        out.batch = out.batch->Filter(keep);
+        out.offsets = std::move(kept);
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+void ScanPlan::ForEachBatch(const std::function<bool(const FragmentBatch&)>& fn) const {
+  Cursor cursor(*this);
+  FragmentBatch batch;
+  while (cursor.Next(batch))
+    if (!fn(batch)) return;
+}
+
+RecordBatchPtr ScanPlan::Project(const RecordBatch& batch) const {
+  std::vector<ArrayPtr> columns;
+  for (int i : output_columns_) columns.push_back(batch.column(size_t(i)));
+  return std::make_shared<RecordBatch>(output_schema_, std::move(columns), batch.num_rows());
+}
+
+}  // namespace lancelet::table

@@ -1,0 +1,161 @@
+// ScanBuilder and take: the read side of the public Dataset API.
+#include <algorithm>
+#include <numeric>
+
+#include "lancelet/dataset.h"
+#include "lancelet/error.h"
+#include "table/scan_plan.h"
+
+namespace lancelet {
+
+ScanBuilder& ScanBuilder::Columns(std::vector<std::string> columns) {
+  columns_ = std::move(columns);
+  columns_set_ = true;
+  return *this;
+}
+ScanBuilder& ScanBuilder::Filter(std::string predicate) { filter_ = std::move(predicate); return *this; }
+ScanBuilder& ScanBuilder::Limit(int64_t limit) { limit_ = limit; return *this; }
+ScanBuilder& ScanBuilder::Offset(int64_t offset) {
+  if (offset < 0) ThrowInvalid("offset must not be negative, got {}", offset);
+  offset_ = offset;
+  return *this;
+}
+ScanBuilder& ScanBuilder::WithRowId(bool on) { with_row_id_ = on; return *this; }
+ScanBuilder& ScanBuilder::WithRowAddress(bool on) { with_row_address_ = on; return *this; }
+ScanBuilder& ScanBuilder::BatchSize(int64_t rows) { batch_size_ = rows; return *this; }
+
+namespace table {
+
+ScanPlan::ScanPlan(const ScanBuilder& b)
+    : ScanPlan(b.dataset_->state_ptr(), b.columns_, b.columns_set_, b.filter_, b.with_row_id_,
+               b.with_row_address_, b.batch_size_) {}
+
+namespace {
+
+// Streams a scan, applying offset and limit across batches.
+class ScanReader final : public RecordBatchReader {
+ public:
+  ScanReader(DatasetPtr dataset, std::unique_ptr<ScanPlan> plan, int64_t offset, int64_t limit)
+      : dataset_(std::move(dataset)), plan_(std::move(plan)), cursor_(*plan_), skip_(offset), remaining_(limit) {}
+
+  SchemaPtr schema() const override { return plan_->output_schema(); }
+
+  RecordBatchPtr Next() override {
+    FragmentBatch b;
+    while (remaining_ != 0 && cursor_.Next(b)) {
+      RecordBatchPtr batch = b.batch;
+      if (skip_ >= batch->num_rows()) {
+        skip_ -= batch->num_rows();
+        continue;
+      }
+      int64_t start = skip_;
+      skip_ = 0;
+      int64_t n = batch->num_rows() - start;
+      if (remaining_ >= 0) n = std::min(n, remaining_);
+      if (start != 0 || n != batch->num_rows()) batch = batch->Slice(start, n);
+      if (remaining_ > 0) remaining_ -= n;
+      return plan_->Project(*batch);
+    }
+    return nullptr;
+  }
+
+ private:
+  DatasetPtr dataset_;  // keeps the snapshot alive
+  std::unique_ptr<ScanPlan> plan_;
+  ScanPlan::Cursor cursor_;
+  int64_t skip_;
+  int64_t remaining_;  // -1: no limit
+};
+
+}  // namespace
+}  // namespace table
+
+std::unique_ptr<RecordBatchReader> ScanBuilder::Open() const {
+  if (limit_ < -1) ThrowInvalid("limit must not be negative, got {}", limit_);
+  return std::make_unique<table::ScanReader>(dataset_, std::make_unique<table::ScanPlan>(*this), offset_, limit_);
+}
+
+RecordBatchPtr ScanBuilder::ToBatch() const {
+  auto reader = Open();
+  std::vector<RecordBatchPtr> batches;
+  while (auto b = reader->Next()) batches.push_back(b);
+  return RecordBatch::Concatenate(reader->schema(), batches);
+}
+
+namespace {
+
+// Rows of one fragment, gathered for a take, in the order they were asked for.
+RecordBatchPtr TakeFromFragments(const DatasetPtr& dataset, const std::vector<std::string>& columns,
+                                 const std::vector<std::pair<const lance::table::DataFragment*, uint64_t>>& rows) {
+  table::ScanPlan plan(dataset->state_ptr(), columns, !columns.empty(), "", false, false, 1);
+  // Group by fragment, read each group's offsets in ascending order, then restore order.
+  std::map<const lance::table::DataFragment*, std::vector<size_t>> groups;
+  for (size_t i = 0; i < rows.size(); ++i) groups[rows[i].first].push_back(i);
+  std::vector<RecordBatchPtr> parts;
+  std::vector<int64_t> position(rows.size());
+  int64_t base = 0;
+  for (auto& [fragment, idx] : groups) {
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return rows[a].second < rows[b].second; });
+    std::vector<uint64_t> offsets;
+    for (size_t i : idx) offsets.push_back(rows[i].second);
+    table::FragmentReader reader(dataset->state(), *fragment);
+    parts.push_back(plan.Project(*plan.ReadRows(reader, offsets)));
+    for (size_t k = 0; k < idx.size(); ++k) position[idx[k]] = base + int64_t(k);
+    base += int64_t(idx.size());
+  }
+  RecordBatchPtr all = RecordBatch::Concatenate(plan.output_schema(), parts);
+  std::vector<ArrayPtr> cols;
+  for (const auto& c : all->columns()) cols.push_back(Take(*c, position));
+  return std::make_shared<RecordBatch>(plan.output_schema(), std::move(cols), int64_t(rows.size()));
+}
+
+}  // namespace
+
+RecordBatchPtr Dataset::Take(std::span<const uint64_t> row_offsets, const std::vector<std::string>& columns) const {
+  const auto& fragments = state_->manifest.fragments();
+  // Live rows per fragment, and their prefix sums.
+  std::vector<uint64_t> live_end;
+  std::vector<std::unique_ptr<table::FragmentReader>> readers;
+  uint64_t total = 0;
+  for (const auto& f : fragments) {
+    readers.push_back(std::make_unique<table::FragmentReader>(*state_, f));
+    total += f.physical_rows() - readers.back()->num_deleted();
+    live_end.push_back(total);
+  }
+  std::map<size_t, std::vector<uint64_t>> live_offsets;  // built only for fragments with deletions
+  std::vector<std::pair<const lance::table::DataFragment*, uint64_t>> rows;
+  for (uint64_t r : row_offsets) {
+    if (r >= total) ThrowInvalid("row offset {} is out of range: dataset '{}' has {} rows", r, state_->uri, total);
+    size_t f = size_t(std::upper_bound(live_end.begin(), live_end.end(), r) - live_end.begin());
+    uint64_t k = r - (f ? live_end[f - 1] : 0);
+    const auto& deleted = readers[f]->deletions();
+    uint64_t physical = k;
+    if (!deleted.IsEmpty()) {
+      auto& live = live_offsets[f];
+      if (live.empty())
+        for (uint64_t o = 0; o < fragments[int(f)].physical_rows(); ++o)
+          if (!deleted.Contains(uint32_t(o))) live.push_back(o);
+      physical = live[k];
+    }
+    rows.emplace_back(&fragments[int(f)], physical);
+  }
+  return TakeFromFragments(shared_from_this(), columns, rows);
+}
+
+RecordBatchPtr Dataset::TakeRowAddresses(std::span<const uint64_t> addresses,
+                                         const std::vector<std::string>& columns) const {
+  std::map<uint64_t, const lance::table::DataFragment*> by_id;
+  for (const auto& f : state_->manifest.fragments()) by_id[f.id()] = &f;
+  std::vector<std::pair<const lance::table::DataFragment*, uint64_t>> rows;
+  for (uint64_t a : addresses) {
+    auto it = by_id.find(a >> 32);
+    uint64_t offset = a & 0xFFFFFFFFu;
+    if (it == by_id.end() || offset >= it->second->physical_rows())
+      ThrowNotFound("row address {} (fragment {}, offset {}) does not exist in version {} of '{}'", a, a >> 32,
+                    offset, version(), state_->uri);
+    rows.emplace_back(it->second, offset);
+  }
+  return TakeFromFragments(shared_from_this(), columns, rows);
+}
+
+}  // namespace lancelet

@@ -1,0 +1,142 @@
+// Streaming CSV reader: header row, then records parsed into batches of the schema.
+#include <deque>
+#include <istream>
+
+#include "lancelet/builder.h"
+#include "lancelet/error.h"
+#include "lancelet/text.h"
+#include "text/csv_tokenizer.h"
+#include "text/type_inference.h"
+#include "text/value_parse.h"
+
+namespace lancelet {
+namespace {
+
+using text::CsvCell;
+
+struct CsvRecord {
+  std::vector<CsvCell> cells;
+  int64_t line = 0;
+};
+
+class CsvBatchReader final : public RecordBatchReader {
+ public:
+  CsvBatchReader(std::unique_ptr<std::istream> input, std::string name, const TextReadOptions& options)
+      : input_(std::move(input)),
+        name_(std::move(name)),
+        options_(options),
+        tokenizer_(*input_, name_, options.delimiter) {
+    if (options_.batch_rows <= 0) ThrowInvalid("batch_rows must be positive, got {}", options_.batch_rows);
+    std::vector<CsvCell> header;
+    if (!tokenizer_.Next(header)) ThrowInvalid("{}:1: expected a header row, found an empty file", name_);
+    for (const auto& cell : header) header_.push_back(cell.text);
+    if (options_.schema) {
+      schema_ = options_.schema;
+      MapHeaderToSchema();
+    } else {
+      InferSchema();
+    }
+  }
+
+  SchemaPtr schema() const override { return schema_; }
+
+  RecordBatchPtr Next() override {
+    std::vector<std::unique_ptr<ArrayBuilder>> builders;
+    for (const auto& field : schema_->fields()) builders.push_back(ArrayBuilder::Make(field->type));
+    int64_t rows = 0;
+    CsvRecord record;
+    while (rows < options_.batch_rows && NextRecord(record)) {
+      text::ValueSource source{name_, record.line, "column"};
+      for (size_t f = 0; f < builders.size(); ++f) {
+        const CsvCell& cell = record.cells[header_index_[f]];
+        text::ValuePath path{nullptr, schema_->field(f)->name, 0};
+        text::AppendCell(*builders[f], cell.text, cell.quoted, source, path);
+      }
+      ++rows;
+    }
+    if (rows == 0) return nullptr;
+    std::vector<ArrayPtr> columns;
+    for (auto& builder : builders) columns.push_back(builder->Finish());
+    return std::make_shared<RecordBatch>(schema_, std::move(columns), rows);
+  }
+
+ private:
+  // Every schema field must name a header column and every header column a field.
+  void MapHeaderToSchema() {
+    for (const auto& column : header_) {
+      if (schema_->FieldIndex(column) < 0) {
+        ThrowInvalid("{}:1: header column '{}' is not in the given schema ({})", name_, column,
+                     schema_->ToString());
+      }
+    }
+    for (const auto& field : schema_->fields()) {
+      size_t index = 0;
+      while (index < header_.size() && header_[index] != field->name) ++index;
+      if (index == header_.size()) {
+        ThrowInvalid("{}:1: schema field '{}' is missing from the header", name_, field->name);
+      }
+      header_index_.push_back(index);
+    }
+  }
+
+  void InferSchema() {
+    std::vector<text::CsvColumnGuess> guesses(header_.size());
+    CsvRecord record;
+    while (static_cast<int64_t>(buffered_.size()) < options_.infer_rows && ReadRecord(record)) {
+      for (size_t c = 0; c < header_.size(); ++c) {
+        guesses[c].Observe(record.cells[c].text, record.cells[c].quoted);
+      }
+      buffered_.push_back(std::move(record));
+      record = CsvRecord{};
+    }
+    std::vector<FieldPtr> fields;
+    for (size_t c = 0; c < header_.size(); ++c) {
+      fields.push_back(Field::Make(header_[c], guesses[c].ToType()));
+      header_index_.push_back(c);
+    }
+    schema_ = std::make_shared<Schema>(std::move(fields));
+  }
+
+  // The next record from the inference buffer or the file.
+  bool NextRecord(CsvRecord& record) {
+    if (!buffered_.empty()) {
+      record = std::move(buffered_.front());
+      buffered_.pop_front();
+      return true;
+    }
+    return ReadRecord(record);
+  }
+
+  // Reads a record with the header's cell count, skipping blank lines in multi-column files.
+  bool ReadRecord(CsvRecord& record) {
+    for (;;) {
+      if (!tokenizer_.Next(record.cells)) return false;
+      record.line = tokenizer_.record_line();
+      const bool blank = record.cells.size() == 1 && record.cells[0].text.empty() && !record.cells[0].quoted;
+      if (blank && header_.size() > 1) continue;
+      if (record.cells.size() != header_.size()) {
+        ThrowInvalid("{}:{}: expected {} cells as in the header, found {}", name_, record.line,
+                     header_.size(), record.cells.size());
+      }
+      return true;
+    }
+  }
+
+  std::unique_ptr<std::istream> input_;
+  std::string name_;
+  TextReadOptions options_;
+  text::CsvTokenizer tokenizer_;
+  std::vector<std::string> header_;
+  std::vector<size_t> header_index_;  // per schema field: its header column
+  SchemaPtr schema_;
+  std::deque<CsvRecord> buffered_;  // records read during inference, not yet returned
+};
+
+}  // namespace
+
+std::unique_ptr<RecordBatchReader> ReadCsv(std::unique_ptr<std::istream> input, std::string name,
+                                           const TextReadOptions& options) {
+  return std::make_unique<CsvBatchReader>(std::move(input), std::move(name), options);
+}
+
+}  // namespace lancelet

@@ -1,0 +1,130 @@
+// Streaming JSON Lines reader: one JSON object per line.
+#include <deque>
+#include <istream>
+
+#include <nlohmann/json.hpp>
+
+#include "lancelet/builder.h"
+#include "lancelet/error.h"
+#include "lancelet/text.h"
+#include "text/type_inference.h"
+#include "text/utf8_text.h"
+#include "text/value_parse.h"
+
+namespace lancelet {
+namespace {
+
+// ordered_json keeps object keys in document order, which inference reports.
+using json = nlohmann::ordered_json;
+
+struct JsonRecord {
+  json object;
+  int64_t line = 0;
+};
+
+// nlohmann messages start with "[json.exception.parse_error.101] parse error at line 1, ";
+// the line is ours to report, so keep the part from "column" on.
+std::string DescribeParseError(const json::parse_error& error) {
+  // The message quotes the input, which may hold invalid UTF-8.
+  std::string message = text::SanitizeUtf8(error.what());
+  size_t column = message.find("column ");
+  if (column != std::string::npos) return "at " + message.substr(column);
+  size_t bracket = message.find("] ");
+  return bracket == std::string::npos ? message : message.substr(bracket + 2);
+}
+
+class JsonLinesBatchReader final : public RecordBatchReader {
+ public:
+  JsonLinesBatchReader(std::unique_ptr<std::istream> input, std::string name,
+                       const TextReadOptions& options)
+      : input_(std::move(input)), name_(std::move(name)), options_(options) {
+    if (options_.batch_rows <= 0) ThrowInvalid("batch_rows must be positive, got {}", options_.batch_rows);
+    if (options_.schema) {
+      schema_ = options_.schema;
+    } else {
+      text::JsonTypeGuess guess;
+      JsonRecord record;
+      while (static_cast<int64_t>(buffered_.size()) < options_.infer_rows && ReadRecord(record)) {
+        guess.Observe(record.object);
+        buffered_.push_back(std::move(record));
+      }
+      schema_ = std::make_shared<Schema>(guess.ObjectFields());
+    }
+  }
+
+  SchemaPtr schema() const override { return schema_; }
+
+  RecordBatchPtr Next() override {
+    std::vector<std::unique_ptr<ArrayBuilder>> builders;
+    for (const auto& field : schema_->fields()) builders.push_back(ArrayBuilder::Make(field->type));
+    int64_t rows = 0;
+    JsonRecord record;
+    while (rows < options_.batch_rows && NextRecord(record)) {
+      text::ValueSource source{name_, record.line, "key"};
+      for (size_t f = 0; f < builders.size(); ++f) {
+        const std::string& key = schema_->field(f)->name;
+        auto it = record.object.find(key);
+        if (it == record.object.end()) {
+          builders[f]->AppendNull();  // a missing key is NULL
+        } else {
+          text::ValuePath path{nullptr, key, 0};
+          text::AppendJson(*builders[f], *it, source, path);
+        }
+      }
+      ++rows;
+    }
+    if (rows == 0) return nullptr;
+    std::vector<ArrayPtr> columns;
+    for (auto& builder : builders) columns.push_back(builder->Finish());
+    return std::make_shared<RecordBatch>(schema_, std::move(columns), rows);
+  }
+
+ private:
+  bool NextRecord(JsonRecord& record) {
+    if (!buffered_.empty()) {
+      record = std::move(buffered_.front());
+      buffered_.pop_front();
+      return true;
+    }
+    return ReadRecord(record);
+  }
+
+  // Parses the next non-blank line, which must hold one JSON object.
+  bool ReadRecord(JsonRecord& record) {
+    std::string line;
+    while (std::getline(*input_, line)) {
+      ++line_;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.find_first_not_of(" \t") == std::string::npos) continue;
+      try {
+        record.object = text::ParseJsonText(line, /*throw_errors=*/true);
+      } catch (const json::parse_error& error) {
+        ThrowInvalid("{}:{}: malformed JSON {}", name_, line_, DescribeParseError(error));
+      }
+      if (!record.object.is_object()) {
+        ThrowInvalid("{}:{}: expected a JSON object, found {}", name_, line_,
+                     record.object.dump().substr(0, 60));
+      }
+      record.line = line_;
+      return true;
+    }
+    if (input_->bad()) ThrowIo("{}:{}: read failed", name_, line_ + 1);
+    return false;
+  }
+
+  std::unique_ptr<std::istream> input_;
+  std::string name_;
+  TextReadOptions options_;
+  SchemaPtr schema_;
+  int64_t line_ = 0;  // lines consumed so far
+  std::deque<JsonRecord> buffered_;
+};
+
+}  // namespace
+
+std::unique_ptr<RecordBatchReader> ReadJsonLines(std::unique_ptr<std::istream> input,
+                                                 std::string name, const TextReadOptions& options) {
+  return std::make_unique<JsonLinesBatchReader>(std::move(input), std::move(name), options);
+}
+
+}  // namespace lancelet

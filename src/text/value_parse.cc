@@ -1,0 +1,360 @@
+#include "text/value_parse.h"
+
+#include <cmath>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "lancelet/error.h"
+#include "text/base64.h"
+#include "text/number_text.h"
+#include "text/temporal_text.h"
+#include "text/utf8_text.h"
+
+namespace lancelet::text {
+
+// ordered_json keeps object keys in document order, which inference reports.
+using json = nlohmann::ordered_json;
+
+std::string ValuePath::ToString() const {
+  std::string prefix = parent ? parent->ToString() : std::string();
+  if (!key.empty()) return prefix.empty() ? std::string(key) : prefix + "." + std::string(key);
+  return fmt::format("{}[{}]", prefix, index);
+}
+
+void ThrowMismatch(const ValueSource& source, const ValuePath& path, const DataType& type,
+                   std::string_view found, std::string_view detail) {
+  constexpr size_t kMaxShown = 60;
+  std::string shown = SanitizeUtf8(found.substr(0, kMaxShown));
+  if (found.size() > kMaxShown) shown += "...";
+  ThrowInvalid("{}:{}: {} '{}': expected {}{}, found {}", source.file, source.line, source.what,
+               path.ToString(), type.ToString(), detail, shown);
+}
+
+nlohmann::ordered_json ParseJsonText(std::string_view text, bool throw_errors) {
+  std::string rewritten;
+  if (text.find("-0") != std::string_view::npos) {
+    bool in_string = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
+      rewritten += c;
+      if (in_string) {
+        if (c == '\\' && i + 1 < text.size()) {
+          rewritten += text[++i];
+        } else if (c == '"') {
+          in_string = false;
+        }
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '-' && i + 1 < text.size() && text[i + 1] == '0') {
+        const char after = i + 2 < text.size() ? text[i + 2] : ' ';
+        const bool more_number = (after >= '0' && after <= '9') || after == '.' || after == 'e' || after == 'E';
+        if (!more_number) {
+          rewritten += "0.0";
+          ++i;
+        }
+      }
+    }
+    text = rewritten;
+  }
+  return json::parse(text, nullptr, throw_errors);
+}
+
+bool IsNegativeZero(const json& value) {
+  return value.is_number_float() && value.get<double>() == 0.0 && std::signbit(value.get<double>());
+}
+
+namespace {
+
+template <typename B>
+B& As(ArrayBuilder& builder) {
+  auto* typed = dynamic_cast<B*>(&builder);
+  if (!typed) ThrowInvalid("no suitable builder for type {}", builder.type()->ToString());
+  return *typed;
+}
+
+// Appends an integer to an integer, date or timestamp builder; false when out of range.
+template <typename V>
+bool AppendInteger(ArrayBuilder& builder, V value) {
+  auto put = [&]<typename T>(std::type_identity<T>) {
+    if (!std::in_range<T>(value)) return false;
+    As<FixedWidthBuilder<T>>(builder).Append(static_cast<T>(value));
+    return true;
+  };
+  switch (builder.type()->id()) {
+    case TypeId::kInt8: return put(std::type_identity<int8_t>{});
+    case TypeId::kInt16: return put(std::type_identity<int16_t>{});
+    case TypeId::kInt32:
+    case TypeId::kDate32: return put(std::type_identity<int32_t>{});
+    case TypeId::kInt64:
+    case TypeId::kDate64:
+    case TypeId::kTimestamp: return put(std::type_identity<int64_t>{});
+    case TypeId::kUInt8: return put(std::type_identity<uint8_t>{});
+    case TypeId::kUInt16: return put(std::type_identity<uint16_t>{});
+    case TypeId::kUInt32: return put(std::type_identity<uint32_t>{});
+    case TypeId::kUInt64: return put(std::type_identity<uint64_t>{});
+    default: return false;
+  }
+}
+
+void AppendFloating(ArrayBuilder& builder, double value) {
+  switch (builder.type()->id()) {
+    case TypeId::kFloat16: As<Float16Builder>(builder).Append(DoubleToHalf(value)); break;
+    case TypeId::kFloat32: As<FixedWidthBuilder<float>>(builder).Append(static_cast<float>(value)); break;
+    default: As<FixedWidthBuilder<double>>(builder).Append(value); break;
+  }
+}
+
+std::string Describe(const json& value) { return value.dump(); }
+
+// Binary kinds from base64 text; fixed_size_binary also checks the decoded length.
+void AppendBase64(ArrayBuilder& builder, std::string_view text, const ValueSource& source,
+                  const ValuePath& path, std::string_view shown) {
+  const DataType& type = *builder.type();
+  auto bytes = Base64Decode(text);
+  if (!bytes) ThrowMismatch(source, path, type, shown, " (base64)");
+  if (type.id() == TypeId::kFixedSizeBinary && static_cast<int64_t>(bytes->size()) != type.fixed_size()) {
+    ThrowMismatch(source, path, type, shown,
+                  fmt::format(" ({} bytes, base64), got {} bytes", type.fixed_size(), bytes->size()));
+  }
+  As<BinaryBuilder>(builder).Append(*bytes);
+}
+
+// Date and timestamp text; false when malformed or out of range.
+bool AppendTemporalText(ArrayBuilder& builder, std::string_view text) {
+  const DataType& type = *builder.type();
+  switch (type.id()) {
+    case TypeId::kDate32: {
+      auto days = ParseDate(text);
+      return days && AppendInteger(builder, *days);
+    }
+    case TypeId::kDate64: {
+      auto parsed = ParseDateTime(text, TimeUnit::kMilli);
+      return parsed && AppendInteger(builder, parsed->value);
+    }
+    default: {
+      auto parsed = ParseDateTime(text, type.unit());
+      return parsed && AppendInteger(builder, parsed->value);
+    }
+  }
+}
+
+void AppendJsonList(ArrayBuilder& builder, const json& value, const ValueSource& source,
+                    const ValuePath& path) {
+  const DataType& type = *builder.type();
+  if (!value.is_array()) ThrowMismatch(source, path, type, Describe(value));
+  if (type.id() == TypeId::kFixedSizeList && static_cast<int64_t>(value.size()) != type.fixed_size()) {
+    ThrowMismatch(source, path, type, Describe(value),
+                  fmt::format(" ({} items), got {} items", type.fixed_size(), value.size()));
+  }
+  auto& list = As<ListBuilder>(builder);
+  ArrayBuilder& items = list.item_builder();
+  int64_t index = 0;
+  for (const json& item : value) {
+    ValuePath item_path{&path, {}, index++};
+    AppendJson(items, item, source, item_path);
+  }
+  list.Append();
+}
+
+void AppendJsonStruct(ArrayBuilder& builder, const json& value, const ValueSource& source,
+                      const ValuePath& path) {
+  const DataType& type = *builder.type();
+  if (!value.is_object()) ThrowMismatch(source, path, type, Describe(value));
+  auto& fields = As<StructBuilder>(builder);
+  for (size_t i = 0; i < type.children().size(); ++i) {
+    const std::string& name = type.child(i)->name;
+    ValuePath field_path{&path, name, 0};
+    auto it = value.find(name);
+    if (it == value.end()) {
+      fields.field_builder(i).AppendNull();
+    } else {
+      AppendJson(fields.field_builder(i), *it, source, field_path);
+    }
+  }
+  fields.Append();
+}
+
+}  // namespace
+
+void AppendJson(ArrayBuilder& builder, const json& value, const ValueSource& source,
+                const ValuePath& path) {
+  if (value.is_null()) {
+    builder.AppendNull();
+    return;
+  }
+  const DataType& type = *builder.type();
+  switch (type.id()) {
+    case TypeId::kBool:
+      if (!value.is_boolean()) ThrowMismatch(source, path, type, Describe(value));
+      As<BoolBuilder>(builder).Append(value.get<bool>());
+      return;
+    case TypeId::kInt8: case TypeId::kInt16: case TypeId::kInt32: case TypeId::kInt64:
+    case TypeId::kUInt8: case TypeId::kUInt16: case TypeId::kUInt32: case TypeId::kUInt64: {
+      // nlohmann keeps integers as int64 / uint64, so values beyond 2^53 stay exact.
+      bool ok = false;
+      if (value.is_number_unsigned()) {
+        ok = AppendInteger(builder, value.get<uint64_t>());
+      } else if (value.is_number_integer()) {
+        ok = AppendInteger(builder, value.get<int64_t>());
+      } else if (IsNegativeZero(value)) {
+        ok = AppendInteger(builder, int64_t{0});
+      }
+      if (!ok) ThrowMismatch(source, path, type, Describe(value));
+      return;
+    }
+    case TypeId::kFloat16: case TypeId::kFloat32: case TypeId::kFloat64: {
+      if (value.is_number_unsigned()) {
+        const uint64_t v = value.get<uint64_t>();
+        // Convert straight to float32 so that large integers round once.
+        if (type.id() == TypeId::kFloat32) {
+          As<FixedWidthBuilder<float>>(builder).Append(static_cast<float>(v));
+        } else {
+          AppendFloating(builder, static_cast<double>(v));
+        }
+      } else if (value.is_number_integer()) {
+        const int64_t v = value.get<int64_t>();
+        if (type.id() == TypeId::kFloat32) {
+          As<FixedWidthBuilder<float>>(builder).Append(static_cast<float>(v));
+        } else {
+          AppendFloating(builder, static_cast<double>(v));
+        }
+      } else if (value.is_number_float()) {
+        AppendFloating(builder, value.get<double>());
+      } else if (value.is_string()) {
+        // "NaN", "Infinity", "-Infinity" as the writer spells them, or numeric text.
+        const auto& text = value.get_ref<const std::string&>();
+        if (type.id() == TypeId::kFloat32) {
+          auto v = ParseFloat32(text);
+          if (!v) ThrowMismatch(source, path, type, Describe(value));
+          As<FixedWidthBuilder<float>>(builder).Append(*v);
+        } else {
+          auto v = ParseFloat64(text);
+          if (!v) ThrowMismatch(source, path, type, Describe(value));
+          AppendFloating(builder, *v);
+        }
+      } else {
+        ThrowMismatch(source, path, type, Describe(value));
+      }
+      return;
+    }
+    case TypeId::kUtf8: case TypeId::kLargeUtf8:
+      if (value.is_string()) {
+        As<BinaryBuilder>(builder).Append(value.get_ref<const std::string&>());
+      } else {
+        As<BinaryBuilder>(builder).Append(value.dump());  // other kinds keep their JSON text
+      }
+      return;
+    case TypeId::kBinary: case TypeId::kLargeBinary: case TypeId::kFixedSizeBinary:
+      if (!value.is_string()) ThrowMismatch(source, path, type, Describe(value), " (base64)");
+      AppendBase64(builder, value.get_ref<const std::string&>(), source, path, Describe(value));
+      return;
+    case TypeId::kDate32: case TypeId::kDate64: case TypeId::kTimestamp: {
+      bool ok = false;
+      if (value.is_string()) {
+        ok = AppendTemporalText(builder, value.get_ref<const std::string&>());
+      } else if (value.is_number_unsigned()) {
+        ok = AppendInteger(builder, value.get<uint64_t>());  // raw count in the type's unit
+      } else if (value.is_number_integer()) {
+        ok = AppendInteger(builder, value.get<int64_t>());
+      }
+      if (!ok) ThrowMismatch(source, path, type, Describe(value));
+      return;
+    }
+    case TypeId::kFixedSizeList: case TypeId::kList: case TypeId::kLargeList:
+      AppendJsonList(builder, value, source, path);
+      return;
+    case TypeId::kStruct:
+      AppendJsonStruct(builder, value, source, path);
+      return;
+  }
+  ThrowNotSupported("cannot read JSON into type {}", type.ToString());
+}
+
+namespace {
+
+std::string_view TrimBlanks(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+// The cell as a JSON string literal, so that the message stays on one line.
+std::string Quoted(std::string_view cell) {
+  std::string out;
+  AppendJsonString(out, cell);
+  return out;
+}
+
+std::optional<bool> ParseBool(std::string_view text) {
+  std::string lower;
+  for (char c : text) lower += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  if (lower == "true" || lower == "1") return true;
+  if (lower == "false" || lower == "0") return false;
+  return std::nullopt;
+}
+
+}  // namespace
+
+void AppendCell(ArrayBuilder& builder, std::string_view cell, bool quoted,
+                const ValueSource& source, const ValuePath& path) {
+  const DataType& type = *builder.type();
+  const bool keeps_empty = type.is_variable_binary() || type.id() == TypeId::kFixedSizeBinary;
+  if (cell.empty() && (!quoted || !keeps_empty)) {
+    builder.AppendNull();
+    return;
+  }
+  if (type.is_string()) {
+    if (!IsValidUtf8(cell)) ThrowMismatch(source, path, type, Quoted(cell), " (valid UTF-8)");
+    As<BinaryBuilder>(builder).Append(cell);
+    return;
+  }
+  const std::string_view text = TrimBlanks(cell);
+  switch (type.id()) {
+    case TypeId::kBool: {
+      auto v = ParseBool(text);
+      if (!v) ThrowMismatch(source, path, type, Quoted(cell));
+      As<BoolBuilder>(builder).Append(*v);
+      return;
+    }
+    case TypeId::kInt8: case TypeId::kInt16: case TypeId::kInt32: case TypeId::kInt64: {
+      auto v = ParseInt64(text);
+      if (!v || !AppendInteger(builder, *v)) ThrowMismatch(source, path, type, Quoted(cell));
+      return;
+    }
+    case TypeId::kUInt8: case TypeId::kUInt16: case TypeId::kUInt32: case TypeId::kUInt64: {
+      auto v = ParseUInt64(text);
+      if (!v || !AppendInteger(builder, *v)) ThrowMismatch(source, path, type, Quoted(cell));
+      return;
+    }
+    case TypeId::kFloat32: {
+      auto v = ParseFloat32(text);
+      if (!v) ThrowMismatch(source, path, type, Quoted(cell));
+      As<FixedWidthBuilder<float>>(builder).Append(*v);
+      return;
+    }
+    case TypeId::kFloat16: case TypeId::kFloat64: {
+      auto v = ParseFloat64(text);
+      if (!v) ThrowMismatch(source, path, type, Quoted(cell));
+      AppendFloating(builder, *v);
+      return;
+    }
+    case TypeId::kBinary: case TypeId::kLargeBinary: case TypeId::kFixedSizeBinary:
+      AppendBase64(builder, text, source, path, Quoted(cell));
+      return;
+    case TypeId::kDate32: case TypeId::kDate64: case TypeId::kTimestamp:
+      if (!AppendTemporalText(builder, text)) ThrowMismatch(source, path, type, Quoted(cell));
+      return;
+    case TypeId::kFixedSizeList: case TypeId::kList: case TypeId::kLargeList: case TypeId::kStruct: {
+      json value = ParseJsonText(text, /*throw_errors=*/false);
+      if (value.is_discarded()) ThrowMismatch(source, path, type, Quoted(cell), " as JSON text");
+      AppendJson(builder, value, source, path);
+      return;
+    }
+    default:
+      break;
+  }
+  ThrowNotSupported("cannot read CSV into type {}", type.ToString());
+}
+
+}  // namespace lancelet::text

@@ -1,0 +1,50 @@
+// Appending text values (JSON values, CSV cells) to builders of a known type.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "lancelet/builder.h"
+
+namespace lancelet::text {
+
+// Where a value came from, for error messages. Paths are chains of nodes so that nothing
+// is built unless an error is reported: "meta.tags[2]".
+struct ValuePath {
+  const ValuePath* parent = nullptr;
+  std::string_view key;  // a column / key name, or empty for a list item
+  int64_t index = 0;     // list item index when key is empty
+  std::string ToString() const;
+};
+
+struct ValueSource {
+  std::string_view file;
+  int64_t line = 0;
+  std::string_view what;  // "column" (CSV) or "key" (JSON)
+};
+
+// Throws InvalidArgument "<file>:<line>: <what> '<path>': expected <type>, found <found>".
+[[noreturn]] void ThrowMismatch(const ValueSource& source, const ValuePath& path,
+                                const DataType& type, std::string_view found,
+                                std::string_view detail = {});
+
+// Parses JSON text. nlohmann reads the token -0 as the integer 0, dropping the sign a float
+// column needs, so such tokens are read as -0.0 (integer columns and inference take -0.0
+// as the integer 0). Returns a discarded value when the text is not JSON, unless `throw_errors`.
+nlohmann::ordered_json ParseJsonText(std::string_view text, bool throw_errors);
+// True for the -0.0 that ParseJsonText produces for "-0".
+bool IsNegativeZero(const nlohmann::ordered_json& value);
+
+// Appends a JSON value (null -> NULL). See lancelet/text.h for the accepted spellings.
+void AppendJson(ArrayBuilder& builder, const nlohmann::ordered_json& value, const ValueSource& source,
+                const ValuePath& path);
+
+// Appends a CSV cell: empty and unquoted -> NULL; quoted and empty -> "" for string and
+// binary kinds, NULL otherwise. Blanks around non-string values are ignored.
+void AppendCell(ArrayBuilder& builder, std::string_view cell, bool quoted,
+                const ValueSource& source, const ValuePath& path);
+
+}  // namespace lancelet::text

@@ -1,0 +1,315 @@
+#include "lancelet/c_data.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "array/arrow_test_data.h"
+#include "lancelet/error.h"
+
+namespace lancelet {
+namespace {
+
+using testing::AllTypeColumns;
+using testing::AllTypesBatch;
+using testing::ExpectBatchesEqual;
+using testing::ExpectFieldsIdentical;
+using testing::ExpectSchemasIdentical;
+
+TEST(CData, FormatStrings) {
+  auto f = [](const TypePtr& t) { return FormatString(*t); };
+  EXPECT_EQ(f(DataType::Bool()), "b");
+  EXPECT_EQ(f(DataType::Int8()), "c");
+  EXPECT_EQ(f(DataType::UInt8()), "C");
+  EXPECT_EQ(f(DataType::Int16()), "s");
+  EXPECT_EQ(f(DataType::UInt16()), "S");
+  EXPECT_EQ(f(DataType::Int32()), "i");
+  EXPECT_EQ(f(DataType::UInt32()), "I");
+  EXPECT_EQ(f(DataType::Int64()), "l");
+  EXPECT_EQ(f(DataType::UInt64()), "L");
+  EXPECT_EQ(f(DataType::Float16()), "e");
+  EXPECT_EQ(f(DataType::Float32()), "f");
+  EXPECT_EQ(f(DataType::Float64()), "g");
+  EXPECT_EQ(f(DataType::Utf8()), "u");
+  EXPECT_EQ(f(DataType::LargeUtf8()), "U");
+  EXPECT_EQ(f(DataType::Binary()), "z");
+  EXPECT_EQ(f(DataType::LargeBinary()), "Z");
+  EXPECT_EQ(f(DataType::FixedSizeBinary(16)), "w:16");
+  EXPECT_EQ(f(DataType::FixedSizeList(DataType::Float32(), 128)), "+w:128");
+  EXPECT_EQ(f(DataType::List(DataType::Int32())), "+l");
+  EXPECT_EQ(f(DataType::LargeList(DataType::Int32())), "+L");
+  EXPECT_EQ(f(DataType::Struct({Field::Make("a", DataType::Int32())})), "+s");
+  EXPECT_EQ(f(DataType::Date32()), "tdD");
+  EXPECT_EQ(f(DataType::Date64()), "tdm");
+  EXPECT_EQ(f(DataType::Timestamp(TimeUnit::kSecond, "UTC")), "tss:UTC");
+  EXPECT_EQ(f(DataType::Timestamp(TimeUnit::kMilli)), "tsm:");
+  EXPECT_EQ(f(DataType::Timestamp(TimeUnit::kMicro)), "tsu:");
+  EXPECT_EQ(f(DataType::Timestamp(TimeUnit::kNano, "Europe/Paris")), "tsn:Europe/Paris");
+}
+
+TEST(CData, ExportImportEveryColumnWithNulls) {
+  for (const auto& col : AllTypeColumns()) {
+    SCOPED_TRACE(col.field->name);
+    ArrayPtr array = MakeArray(col.field->type, col.values);
+    ArrowArray c_array;
+    ArrowSchema c_schema;
+    ExportArray(array, &c_array);
+    ExportField(*col.field, &c_schema);
+    EXPECT_EQ(c_array.length, 3);
+    EXPECT_EQ(c_array.offset, 0);
+    EXPECT_STREQ(c_schema.name, col.field->name.c_str());
+    EXPECT_EQ(c_schema.flags, col.field->nullable ? ARROW_FLAG_NULLABLE : 0);
+    FieldPtr field = ImportField(&c_schema);
+    EXPECT_EQ(c_schema.release, nullptr);
+    ExpectFieldsIdentical(*col.field, *field);
+    ArrayPtr back = ImportArray(&c_array, field->type);
+    EXPECT_EQ(c_array.release, nullptr);
+    EXPECT_TRUE(ArraysEqual(*array, *back));
+    EXPECT_EQ(array->null_count, back->null_count);
+  }
+}
+
+TEST(CData, ExportKeepsArrayAliveUntilRelease) {
+  ArrayPtr array = MakeArray(DataType::Utf8(), {testing::Str("a"), testing::Nul(DataType::Utf8())});
+  long before = array.use_count();
+  ArrowArray c_array;
+  ExportArray(array, &c_array);
+  EXPECT_GT(array.use_count(), before);
+  EXPECT_EQ(c_array.n_buffers, 3);
+  EXPECT_EQ(c_array.null_count, 1);
+  EXPECT_EQ(c_array.buffers[1], array->buffers[1]->data());  // no copy
+  const uint8_t* data_before = array->buffers[2]->data();
+  array.reset();  // the export alone keeps the data alive
+  EXPECT_EQ(std::memcmp(c_array.buffers[2], data_before, 1), 0);
+  EXPECT_EQ(static_cast<const char*>(c_array.buffers[2])[0], 'a');
+  c_array.release(&c_array);
+  EXPECT_EQ(c_array.release, nullptr);
+}
+
+TEST(CData, SchemaRoundTripKeepsMetadataAndNullability) {
+  auto schema = AllTypesBatch()->schema();
+  ArrowSchema c_schema;
+  ExportSchema(*schema, &c_schema);
+  EXPECT_STREQ(c_schema.format, "+s");
+  EXPECT_EQ(c_schema.n_children, int64_t(schema->num_fields()));
+  ASSERT_NE(c_schema.metadata, nullptr);
+  int32_t pairs;
+  std::memcpy(&pairs, c_schema.metadata, 4);
+  EXPECT_EQ(pairs, 2);
+  SchemaPtr back = ImportSchema(&c_schema);
+  ExpectSchemasIdentical(*schema, *back);
+}
+
+TEST(CData, RecordBatchRoundTrip) {
+  RecordBatchPtr batch = AllTypesBatch();
+  ArrowArray c_array;
+  ArrowSchema c_schema;
+  ExportRecordBatch(*batch, &c_array, &c_schema);
+  EXPECT_EQ(c_array.n_children, int64_t(batch->num_columns()));
+  SchemaPtr schema = ImportSchema(&c_schema);
+  RecordBatchPtr back = ImportRecordBatch(&c_array, schema);
+  ExpectBatchesEqual(*batch, *back);
+}
+
+// ---- hand-built imports with offsets ----
+
+// A C array over caller-owned buffers; release only counts its calls.
+struct HandArray {
+  ArrowArray array{};
+  std::vector<const void*> buffers;
+  std::vector<ArrowArray*> children;
+  int* released;
+  HandArray(int64_t length, int64_t null_count, int64_t offset, std::vector<const void*> bufs,
+            int* release_count, std::vector<ArrowArray*> kids = {})
+      : buffers(std::move(bufs)), children(std::move(kids)), released(release_count) {
+    array.length = length;
+    array.null_count = null_count;
+    array.offset = offset;
+    array.n_buffers = int64_t(buffers.size());
+    array.n_children = int64_t(children.size());
+    array.buffers = buffers.data();
+    array.children = children.empty() ? nullptr : children.data();
+    array.release = [](ArrowArray* a) {
+      ++*static_cast<int*>(a->private_data);
+      a->release = nullptr;
+    };
+    array.private_data = released;
+  }
+};
+
+TEST(CData, ImportHonoursOffsetsAtEveryLevel) {
+  int released = 0;
+  // int32 [_, _, 3, null, 5] with offset 2, length 3: validity bits 1,1,1,0,1.
+  const uint8_t validity[] = {0b10111};
+  const int32_t ints[] = {1, 2, 3, 4, 5};
+  HandArray int_array(3, 1, 2, {validity, ints}, &released);
+  ArrayPtr a = ImportArray(&int_array.array, DataType::Int32());
+  EXPECT_EQ(released, 1);
+  ASSERT_EQ(a->length, 3);
+  EXPECT_EQ(a->null_count, 1);
+  EXPECT_EQ(a->values<int32_t>()[0], 3);
+  EXPECT_TRUE(a->IsNull(1));
+  EXPECT_EQ(a->values<int32_t>()[2], 5);
+
+  // bool with offset 3: bits of 0b1010'1000 from bit 3 -> 1,0,1,0,1.
+  const uint8_t bools[] = {0b10101000};
+  HandArray bool_array(4, 0, 3, {nullptr, bools}, &released);
+  ArrayPtr b = ImportArray(&bool_array.array, DataType::Bool());
+  EXPECT_EQ(b->buffers[0], nullptr);
+  EXPECT_TRUE(GetBit(b->values<uint8_t>(), 0));
+  EXPECT_FALSE(GetBit(b->values<uint8_t>(), 1));
+  EXPECT_TRUE(GetBit(b->values<uint8_t>(), 2));
+  EXPECT_FALSE(GetBit(b->values<uint8_t>(), 3));
+
+  // utf8 ["hello", "ab", "", "xyz"] at offset 1, length 2 -> ["ab", ""].
+  const int32_t offsets[] = {0, 5, 7, 7, 10};
+  const char chars[] = "helloabxyz";
+  HandArray str_array(2, 0, 1, {nullptr, offsets, chars}, &released);
+  ArrayPtr s = ImportArray(&str_array.array, DataType::Utf8());
+  EXPECT_EQ(s->offset(0), 0);
+  EXPECT_EQ(s->offset(2), 2);
+  EXPECT_EQ(s->GetView(0), "ab");
+  EXPECT_EQ(s->GetView(1), "");
+  EXPECT_EQ(s->buffers[2]->size(), 2u);
+
+  // list<int64> at offset 1 whose items have their own offset 1:
+  // items (after their offset) = [10, 20, 30, 40]; list offsets [0, 1, 3, 4] -> [[20, 30], [40]].
+  const int64_t items_values[] = {0, 10, 20, 30, 40};
+  HandArray items(4, 0, 1, {nullptr, items_values}, &released);
+  const int32_t list_offsets[] = {0, 1, 3, 4};
+  HandArray list_array(2, 0, 1, {nullptr, list_offsets}, &released, {&items.array});
+  ArrayPtr l = ImportArray(&list_array.array, DataType::List(DataType::Int64()));
+  EXPECT_EQ(l->offset(1), 2);
+  EXPECT_EQ(l->offset(2), 3);
+  ASSERT_EQ(l->child(0)->length, 3);
+  EXPECT_EQ(l->child(0)->values<int64_t>()[0], 20);
+  EXPECT_EQ(l->child(0)->values<int64_t>()[2], 40);
+
+  // struct<a:int16> with offset 2 and a child with offset 1: struct slot k is child slot k.
+  const int16_t shorts[] = {0, 1, 2, 3, 4, 5};
+  HandArray field_a(5, 0, 1, {nullptr, shorts}, &released);
+  HandArray struct_array(2, 0, 2, {nullptr}, &released, {&field_a.array});
+  ArrayPtr st = ImportArray(&struct_array.array, DataType::Struct({Field::Make("a", DataType::Int16())}));
+  ASSERT_EQ(st->child(0)->length, 2);
+  EXPECT_EQ(st->child(0)->values<int16_t>()[0], 3);
+  EXPECT_EQ(st->child(0)->values<int16_t>()[1], 4);
+
+  // fixed_size_list<uint8, 2> at offset 1 -> items from slot 2.
+  const uint8_t bytes[] = {1, 2, 3, 4, 5, 6};
+  HandArray fsl_items(6, 0, 0, {nullptr, bytes}, &released);
+  HandArray fsl_array(2, 0, 1, {nullptr}, &released, {&fsl_items.array});
+  ArrayPtr fsl = ImportArray(&fsl_array.array, DataType::FixedSizeList(DataType::UInt8(), 2));
+  ASSERT_EQ(fsl->child(0)->length, 4);
+  EXPECT_EQ(fsl->child(0)->values<uint8_t>()[0], 3);
+  EXPECT_EQ(fsl->child(0)->values<uint8_t>()[3], 6);
+  // Only the parents' release callbacks are called (they own their children).
+  EXPECT_EQ(released, 6);
+}
+
+TEST(CData, ImportRejectsBadStructsAndReleasesThem) {
+  int released = 0;
+  const int32_t ints[] = {1, 2};
+  HandArray wrong_buffers(2, 0, 0, {nullptr, ints, ints}, &released);
+  EXPECT_THROW(ImportArray(&wrong_buffers.array, DataType::Int32()), Error);
+  EXPECT_EQ(released, 1);
+
+  HandArray short_child(1, 0, 0, {nullptr, ints}, &released);
+  HandArray fsl(1, 0, 0, {nullptr}, &released, {&short_child.array});
+  try {
+    ImportArray(&fsl.array, DataType::FixedSizeList(DataType::Int32(), 2));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("child has 1 slots, 2 needed"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(released, 2);
+
+  ArrowSchema null_type{};
+  null_type.format = "n";
+  null_type.name = "nothing";
+  null_type.release = [](ArrowSchema* s) { s->release = nullptr; };
+  try {
+    ImportField(&null_type);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotSupported);
+    EXPECT_NE(std::string(e.what()).find("'nothing' has format 'n'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(null_type.release, nullptr);
+
+  ArrowSchema dict_values{};
+  dict_values.format = "u";
+  dict_values.release = [](ArrowSchema* s) { s->release = nullptr; };
+  ArrowSchema dict{};
+  dict.format = "i";
+  dict.name = "d";
+  dict.dictionary = &dict_values;
+  dict.release = [](ArrowSchema* s) { s->release = nullptr; };
+  try {
+    ImportField(&dict);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotSupported);
+  }
+}
+
+// ---- streams ----
+
+class VectorReader : public RecordBatchReader {
+ public:
+  VectorReader(SchemaPtr schema, std::vector<RecordBatchPtr> batches, bool fail_at_end = false)
+      : schema_(std::move(schema)), batches_(std::move(batches)), fail_at_end_(fail_at_end) {}
+  SchemaPtr schema() const override { return schema_; }
+  RecordBatchPtr Next() override {
+    if (next_ < batches_.size()) return batches_[next_++];
+    if (fail_at_end_) ThrowCorrupt("disk on fire at byte 42");
+    return nullptr;
+  }
+
+ private:
+  SchemaPtr schema_;
+  std::vector<RecordBatchPtr> batches_;
+  size_t next_ = 0;
+  bool fail_at_end_;
+};
+
+TEST(CData, StreamRoundTrip) {
+  RecordBatchPtr batch = AllTypesBatch();
+  ArrowArrayStream stream;
+  ExportRecordBatchReader(
+      std::make_shared<VectorReader>(batch->schema(), std::vector<RecordBatchPtr>{batch, batch->Slice(1, 1)}),
+      &stream);
+  auto reader = ImportArrayStream(&stream);
+  EXPECT_EQ(stream.release, nullptr);  // taken over
+  ExpectSchemasIdentical(*batch->schema(), *reader->schema());
+  auto first = reader->Next();
+  ASSERT_NE(first, nullptr);
+  ExpectBatchesEqual(*batch, *first);
+  auto second = reader->Next();
+  ASSERT_NE(second, nullptr);
+  ExpectBatchesEqual(*batch->Slice(1, 1), *second);
+  EXPECT_EQ(reader->Next(), nullptr);
+  EXPECT_EQ(reader->Next(), nullptr);
+}
+
+TEST(CData, StreamErrorsCarryTheProducersMessage) {
+  RecordBatchPtr batch = AllTypesBatch();
+  ArrowArrayStream stream;
+  ExportRecordBatchReader(std::make_shared<VectorReader>(batch->schema(), std::vector<RecordBatchPtr>{}, true),
+                          &stream);
+  ArrowArray out;
+  EXPECT_EQ(stream.get_next(&stream, &out), EIO);
+  EXPECT_STREQ(stream.get_last_error(&stream), "disk on fire at byte 42");
+  auto reader = ImportArrayStream(&stream);
+  try {
+    reader->Next();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kIo);
+    EXPECT_NE(std::string(e.what()).find("disk on fire at byte 42"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace lancelet

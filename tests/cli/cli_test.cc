@@ -1,0 +1,218 @@
+#include <cstring>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "io/object_store.h"
+#include "support/test_env.h"
+#include "table/manifest_store.h"
+
+namespace lancelet::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kPeopleCsv =
+    "id,name,age,score\n"
+    "1,Alice,30,1.5\n"
+    "2,Bob,25,\n"
+    "3,\"Carol, Jr.\",40,-2.25\n"
+    "4,Dave,22,0\n";
+
+// Every file below `dir` with its size: "unchanged" means this is equal before and after.
+std::map<std::string, uintmax_t> Snapshot(const std::string& dir) {
+  std::map<std::string, uintmax_t> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out[e.path().string()] = e.file_size();
+  return out;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteStringToFile(dir_.Join("people.csv"), kPeopleCsv);
+    auto r = RunLancelet({"create", ds_, "--from", dir_.Join("people.csv")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  // Expects a one-line error on stderr containing `needle`, exit code 1, no stdout.
+  void ExpectError(const CommandResult& r, const std::string& needle) {
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_EQ(SplitLines(r.err).size(), 1u) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err;
+    EXPECT_EQ(r.err.rfind("lancelet: ", 0), 0u) << r.err;
+  }
+  std::string FirstFile(const std::string& sub) {
+    for (const auto& e : fs::directory_iterator(ds_ + "/" + sub)) return e.path().string();
+    return "";
+  }
+  TempDir dir_;
+  std::string ds_ = dir_.Join("people.lance");
+};
+
+TEST_F(CliTest, ScanFormats) {
+  auto jsonl = RunLancelet({"scan", ds_, "--format", "jsonl"});
+  ASSERT_EQ(jsonl.exit_code, 0) << jsonl.err;
+  EXPECT_EQ(jsonl.out,
+            "{\"id\":1,\"name\":\"Alice\",\"age\":30,\"score\":1.5}\n"
+            "{\"id\":2,\"name\":\"Bob\",\"age\":25,\"score\":null}\n"
+            "{\"id\":3,\"name\":\"Carol, Jr.\",\"age\":40,\"score\":-2.25}\n"
+            "{\"id\":4,\"name\":\"Dave\",\"age\":22,\"score\":0}\n");
+  auto csv = RunLancelet({"scan", ds_, "--format", "csv", "--columns", "name,id", "--where", "age < 30"});
+  EXPECT_EQ(csv.out, "name,id\nBob,2\nDave,4\n");
+  auto table = RunLancelet({"scan", ds_, "--columns", "id,name", "--limit", "2"});
+  EXPECT_NE(table.out.find("Alice"), std::string::npos);
+  EXPECT_NE(table.out.find("(2 rows)"), std::string::npos) << table.out;
+}
+
+TEST_F(CliTest, CountTakeDeleteVersionsInspect) {
+  EXPECT_EQ(RunLancelet({"count", ds_}).out, "4\n");
+  EXPECT_EQ(RunLancelet({"count", ds_, "--where", "score IS NULL"}).out, "1\n");
+  EXPECT_EQ(RunLancelet({"take", ds_, "--rows", "3,0", "--columns", "name", "--format", "csv"}).out,
+            "name\nDave\nAlice\n");
+  auto del = RunLancelet({"delete", ds_, "--where", "id IN (2, 3)"});
+  EXPECT_EQ(del.out, "deleted 2 rows from " + ds_ + "; now version 2\n") << del.err;
+  EXPECT_EQ(RunLancelet({"count", ds_}).out, "2\n");
+  EXPECT_EQ(RunLancelet({"count", ds_, "--version", "1"}).out, "4\n");
+  auto versions = SplitLines(RunLancelet({"versions", ds_}).out);
+  ASSERT_EQ(versions.size(), 2u);
+  EXPECT_NE(versions[1].find("Delete"), std::string::npos);
+  auto inspect = RunLancelet({"inspect", ds_});
+  EXPECT_NE(inspect.out.find("version: 2\n"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("reader feature flags: 1 (deletion_files)"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("  name [id 1]: utf8\n"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("fragment 0: 4 physical rows, 2 deleted, 2 live"), std::string::npos) << inspect.out;
+}
+
+TEST_F(CliTest, ArrowOutputIsReadByApacheArrow) {
+  if (!OracleAvailable()) GTEST_SKIP() << "apache-arrow (tests/oracle/node_modules) is not installed";
+  auto r = RunCommand(ShellQuote(LanceletBinary()) + " scan " + ShellQuote(ds_) + " --format arrow > " +
+                      ShellQuote(dir_.Join("out.arrows")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto js = RunCommand("node " + ShellQuote(std::string(LANCELET_SOURCE_DIR) + "/tests/cli/read_arrow_stream.mjs") +
+                       " " + ShellQuote(dir_.Join("out.arrows")));
+  ASSERT_EQ(js.exit_code, 0) << js.err;
+  auto lines = SplitLines(js.out);
+  ASSERT_EQ(lines.size(), 5u) << js.out;
+  EXPECT_EQ(lines[0], R"({"rows":4,"fields":["id:Int64","name:Utf8","age:Int64","score:Float64"]})");
+  EXPECT_EQ(lines[3], R"({"id":"3","name":"Carol, Jr.","age":"40","score":-2.25})");
+}
+
+TEST_F(CliTest, CreateWithSchemaAndFileVersion) {
+  std::string ds = dir_.Join("typed.lance");
+  auto r = RunLancelet({"create", ds, "--from", dir_.Join("people.csv"), "--schema",
+                        "id:int32,name:utf8,age:int16,score:float32", "--file-version", "2.1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto inspect = RunLancelet({"inspect", ds});
+  EXPECT_NE(inspect.out.find("data storage: lance 2.1"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("age [id 2]: int16"), std::string::npos) << inspect.out;
+  EXPECT_EQ(RunLancelet({"scan", ds, "--format", "jsonl", "--where", "id = 3"}).out,
+            "{\"id\":3,\"name\":\"Carol, Jr.\",\"age\":40,\"score\":-2.25}\n");
+}
+
+TEST_F(CliTest, JsonLinesInputAndAppend) {
+  WriteStringToFile(dir_.Join("more.jsonl"),
+                    "{\"id\":5,\"name\":\"Eve\",\"age\":50,\"score\":9.5}\n{\"id\":6,\"name\":null,\"age\":1}\n");
+  auto r = RunLancelet({"append", ds_, "--from", dir_.Join("more.jsonl")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(RunLancelet({"scan", ds_, "--format", "csv", "--where", "id > 4"}).out,
+            "id,name,age,score\n5,Eve,50,9.5\n6,,1,\n");
+}
+
+TEST_F(CliTest, BadInputFilesGiveOneLineErrorsAndCreateNothing) {
+  WriteStringToFile(dir_.Join("bad.csv"), "id,name\n1,\"unterminated\n");
+  std::string ds = dir_.Join("bad.lance");
+  auto r = RunLancelet({"create", ds, "--from", dir_.Join("bad.csv")});
+  ExpectError(r, "bad.csv");
+  EXPECT_FALSE(fs::exists(ds + "/_versions"));
+
+  WriteStringToFile(dir_.Join("bad.jsonl"), "{\"id\": 1}\n{\"id\": \n");
+  ExpectError(RunLancelet({"create", ds, "--from", dir_.Join("bad.jsonl")}), "bad.jsonl");
+  EXPECT_FALSE(fs::exists(ds + "/_versions"));
+
+  // Values that do not fit --schema.
+  ExpectError(RunLancelet({"create", ds, "--from", dir_.Join("people.csv"), "--schema",
+                           "id:int32,name:int32,age:int32,score:float64"}),
+              "name");
+  EXPECT_FALSE(fs::exists(ds + "/_versions"));
+  // A --schema that does not parse.
+  ExpectError(RunLancelet({"create", ds, "--from", dir_.Join("people.csv"), "--schema", "id:int33"}), "position");
+  ExpectError(RunLancelet({"create", ds, "--from", dir_.Join("nope.csv")}), "nope.csv");
+}
+
+TEST_F(CliTest, MissingDatasetAndBadPredicate) {
+  ExpectError(RunLancelet({"scan", dir_.Join("nowhere.lance")}), "nowhere.lance");
+  auto before = Snapshot(ds_);
+  ExpectError(RunLancelet({"delete", ds_, "--where", "id = "}), "position");
+  ExpectError(RunLancelet({"delete", ds_, "--where", "nosuch = 1"}), "nosuch");
+  EXPECT_EQ(Snapshot(ds_), before);
+}
+
+TEST_F(CliTest, CorruptManifestIsReported) {
+  std::string manifest = ds_ + "/_versions/" + table::ManifestFileNameV2(1);
+  std::string bytes = ReadFileToString(manifest);
+  WriteStringToFile(manifest, bytes.substr(0, bytes.size() - 7));
+  ExpectError(RunLancelet({"scan", ds_}), manifest);
+  // Bit rot inside the message (the footer still says LANC).
+  std::string flipped = bytes;
+  int64_t position;
+  std::memcpy(&position, bytes.data() + bytes.size() - 16, 8);
+  for (size_t i = size_t(position) + 4; i < size_t(position) + 36; ++i) flipped[i] = char(0xff);
+  WriteStringToFile(manifest, flipped);
+  auto r = RunLancelet({"scan", ds_});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(manifest), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, CorruptDataFileIsReported) {
+  std::string data = FirstFile("data");
+  std::string bytes = ReadFileToString(data);
+  WriteStringToFile(data, bytes.substr(0, bytes.size() / 2));
+  ExpectError(RunLancelet({"scan", ds_}), fs::path(data).filename().string());
+}
+
+TEST_F(CliTest, CorruptDeletionFileIsReportedAndDeleteLeavesNoTrace) {
+  ASSERT_EQ(RunLancelet({"delete", ds_, "--where", "id = 1"}).exit_code, 0);
+  std::string del = FirstFile("_deletions");
+  WriteStringToFile(del, "garbage");
+  ExpectError(RunLancelet({"scan", ds_}), fs::path(del).filename().string());
+  // A delete that cannot read the old deletion file changes nothing.
+  auto before = Snapshot(ds_);
+  EXPECT_EQ(RunLancelet({"delete", ds_, "--where", "id = 2"}).exit_code, 1);
+  EXPECT_EQ(Snapshot(ds_), before);
+}
+
+TEST_F(CliTest, UnknownFeatureFlagsAreRefusedByBit) {
+  auto store = io::MakeLocalStore();
+  std::string manifest_path = ds_ + "/_versions/" + table::ManifestFileNameV2(1);
+  auto manifest = table::ReadManifest(*store, manifest_path);
+  manifest.set_reader_feature_flags(manifest.reader_feature_flags() | 512);
+  store->Put(manifest_path, table::EncodeManifestFile(manifest, nullptr));
+  ExpectError(RunLancelet({"scan", ds_}), "reader feature flag 512 (bit 9)");
+
+  manifest.set_reader_feature_flags(0);
+  manifest.set_writer_feature_flags(128);
+  store->Put(manifest_path, table::EncodeManifestFile(manifest, nullptr));
+  EXPECT_EQ(RunLancelet({"count", ds_}).out, "4\n");  // reading is fine
+  auto before = Snapshot(ds_);
+  ExpectError(RunLancelet({"delete", ds_, "--where", "id = 1"}), "writer feature flag 128 (bit 7)");
+  EXPECT_EQ(Snapshot(ds_), before);
+}
+
+}  // namespace
+}  // namespace lancelet::testing
+
+namespace lancelet::testing {
+namespace {
+
+TEST(ReadmeExample, BuildsAndRuns) {
+  TempDir dir;
+  WriteStringToFile(dir.Join("t.csv"), "id\n1\n2\n3\n4\n");
+  std::string ds = dir.Join("t.lance");
+  ASSERT_EQ(RunLancelet({"create", ds, "--from", dir.Join("t.csv")}).exit_code, 0);
+  auto r = RunCommand(ShellQuote(std::string(LANCELET_BINARY_DIR) + "/readme_example") + " " + ShellQuote(ds));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "version 1, 4 rows\n2 rows in a batch\nnow version 2\n");
+}
+
+}  // namespace
+}  // namespace lancelet::testing

@@ -1,0 +1,182 @@
+#include "format/roaring_bitmap.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lancelet/error.h"
+
+namespace lancelet::format {
+namespace {
+
+std::string Hex(const std::string& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+std::string Unhex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  }
+  return out;
+}
+
+ErrorKind KindOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.kind();
+  }
+  ADD_FAILURE() << "no lancelet::Error thrown";
+  return ErrorKind::kIo;
+}
+
+TEST(RoaringBitmapTest, KnownVectorOneThree) {
+  RoaringBitmap bitmap = RoaringBitmap::FromValues(std::vector<uint32_t>{1, 3});
+  EXPECT_EQ(Hex(bitmap.SerializePortable()), "3a30000001000000000001001000000001000300");
+  EXPECT_EQ(Hex(bitmap.SerializePortable(RoaringBitmap::RunContainers::kNone)),
+            "3a30000001000000000001001000000001000300");
+  RoaringBitmap back =
+      RoaringBitmap::DeserializePortable(Unhex("3a30000001000000000001001000000001000300"), "t");
+  EXPECT_EQ(back.ToVector(), (std::vector<uint32_t>{1, 3}));
+}
+
+TEST(RoaringBitmapTest, RunOptimizedSerializationUsesRunContainer) {
+  RoaringBitmap bitmap = RoaringBitmap::FromRange(0, 7000);
+  // cookie 12347 with one container, run flags 0x01, key 0 / cardinality-1 6999,
+  // one run: start 0, length-1 6999.
+  EXPECT_EQ(Hex(bitmap.SerializePortable()), "3b30000001" "0000571b" "0100" "0000571b");
+  EXPECT_EQ(RoaringBitmap::DeserializePortable(bitmap.SerializePortable(), "t"), bitmap);
+}
+
+TEST(RoaringBitmapTest, SerializationWithoutRunsMatchesReferenceDeletionBitmap) {
+  // The reference writes deleted offsets 0..6999 as one 8 KiB bitmap container.
+  std::string bytes =
+      RoaringBitmap::FromRange(0, 7000).SerializePortable(RoaringBitmap::RunContainers::kNone);
+  ASSERT_EQ(bytes.size(), 8208u);
+  EXPECT_EQ(Hex(bytes.substr(0, 16)), "3a30000001000000" "0000571b10000000");
+  EXPECT_EQ(bytes.substr(16, 875), std::string(875, '\xff'));
+  EXPECT_EQ(bytes.substr(16 + 875), std::string(8192 - 875, '\0'));
+}
+
+TEST(RoaringBitmapTest, MembershipCardinalityAndRank) {
+  RoaringBitmap bitmap;
+  EXPECT_TRUE(bitmap.IsEmpty());
+  bitmap.AddRange(5, 10);
+  bitmap.Add(20);
+  bitmap.Add(70000);
+  EXPECT_EQ(bitmap.Cardinality(), 7u);
+  EXPECT_TRUE(bitmap.Contains(5));
+  EXPECT_TRUE(bitmap.Contains(9));
+  EXPECT_FALSE(bitmap.Contains(10));
+  EXPECT_TRUE(bitmap.Contains(70000));
+  EXPECT_EQ(bitmap.Rank(0), 0u);
+  EXPECT_EQ(bitmap.Rank(5), 0u);
+  EXPECT_EQ(bitmap.Rank(7), 2u);
+  EXPECT_EQ(bitmap.Rank(20), 5u);
+  EXPECT_EQ(bitmap.Rank(21), 6u);
+  EXPECT_EQ(bitmap.Rank(70000), 6u);
+  EXPECT_EQ(bitmap.Rank(0xffffffffu), 7u);
+  EXPECT_EQ(bitmap.Min(), 5u);
+  EXPECT_EQ(bitmap.Max(), 70000u);
+  bitmap.Remove(20);
+  EXPECT_EQ(bitmap.ToVector(), (std::vector<uint32_t>{5, 6, 7, 8, 9, 70000}));
+  EXPECT_EQ(KindOf([] { RoaringBitmap().Min(); }), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(KindOf([] { RoaringBitmap().AddRange(3, 2); }), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(KindOf([] { RoaringBitmap().AddRange(0, (uint64_t{1} << 32) + 1); }),
+            ErrorKind::kInvalidArgument);
+}
+
+TEST(RoaringBitmapTest, RunsCoalesceAcrossContainers) {
+  RoaringBitmap bitmap = RoaringBitmap::FromValues(std::vector<uint32_t>{1, 2, 3, 7, 9, 10});
+  bitmap.AddRange(65530, 65540);  // crosses the container boundary at 65536
+  bitmap.Add(0xffffffffu);
+  std::vector<RoaringBitmap::Run> expected = {
+      {1, 4}, {7, 8}, {9, 11}, {65530, 65540}, {0xffffffffu, uint64_t{1} << 32}};
+  EXPECT_EQ(bitmap.Runs(), expected);
+  EXPECT_TRUE(RoaringBitmap().Runs().empty());
+  // Many values: ForEach sees them all in order, across the 1024-value chunks.
+  RoaringBitmap big = RoaringBitmap::FromRange(100, 5000);
+  uint64_t count = 0;
+  uint32_t expected_next = 100;
+  big.ForEach([&](uint32_t v) {
+    EXPECT_EQ(v, expected_next++);
+    ++count;
+  });
+  EXPECT_EQ(count, 4900u);
+  EXPECT_EQ(big.Runs(), (std::vector<RoaringBitmap::Run>{{100, 5000}}));
+}
+
+TEST(RoaringBitmapTest, SetOperations) {
+  RoaringBitmap a = RoaringBitmap::FromValues(std::vector<uint32_t>{1, 2, 3, 100000});
+  RoaringBitmap b = RoaringBitmap::FromValues(std::vector<uint32_t>{2, 3, 4});
+  EXPECT_EQ(a.Union(b).ToVector(), (std::vector<uint32_t>{1, 2, 3, 4, 100000}));
+  EXPECT_EQ(a.And(b).ToVector(), (std::vector<uint32_t>{2, 3}));
+  EXPECT_EQ(a.AndNot(b).ToVector(), (std::vector<uint32_t>{1, 100000}));
+  RoaringBitmap c = a;
+  c |= b;
+  EXPECT_EQ(c.Cardinality(), 5u);
+  c &= b;
+  EXPECT_EQ(c.ToVector(), (std::vector<uint32_t>{2, 3, 4}));
+  c -= RoaringBitmap::FromValues(std::vector<uint32_t>{3});
+  EXPECT_EQ(c.ToVector(), (std::vector<uint32_t>{2, 4}));
+  // Self-aliasing operands.
+  c |= c;
+  EXPECT_EQ(c.ToVector(), (std::vector<uint32_t>{2, 4}));
+  c &= c;
+  EXPECT_EQ(c.ToVector(), (std::vector<uint32_t>{2, 4}));
+  c -= c;
+  EXPECT_TRUE(c.IsEmpty());
+  EXPECT_FALSE(a == b);
+  EXPECT_TRUE(a == RoaringBitmap::FromValues(std::vector<uint32_t>{100000, 3, 2, 1}));
+}
+
+TEST(RoaringBitmapTest, CopyAndMoveKeepIndependentBitmaps) {
+  RoaringBitmap a = RoaringBitmap::FromValues(std::vector<uint32_t>{1});
+  RoaringBitmap copy = a;
+  copy.Add(2);
+  EXPECT_EQ(a.Cardinality(), 1u);
+  RoaringBitmap moved = std::move(copy);
+  EXPECT_EQ(moved.Cardinality(), 2u);
+  EXPECT_TRUE(copy.IsEmpty());  // NOLINT(bugprone-use-after-move): moved-from is empty
+  copy.Add(9);
+  EXPECT_EQ(copy.ToVector(), (std::vector<uint32_t>{9}));
+  a = moved;
+  EXPECT_EQ(a.Cardinality(), 2u);
+}
+
+TEST(RoaringBitmapTest, DeserializeRejectsMalformedBytesNamingContext) {
+  auto message = [](const std::string& bytes) {
+    try {
+      RoaringBitmap::DeserializePortable(bytes, "_deletions/1-2-3.bin");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
+      return std::string(e.what());
+    }
+    ADD_FAILURE() << "accepted " << Hex(bytes);
+    return std::string();
+  };
+  std::string good = Unhex("3a30000001000000000001001000000001000300");
+  EXPECT_NE(message("").find("_deletions/1-2-3.bin"), std::string::npos);
+  EXPECT_NE(message(good.substr(0, good.size() - 1)).find("_deletions/1-2-3.bin"),
+            std::string::npos);
+  EXPECT_NE(message(good + "x").find("occupies 20 bytes but the data has 21"), std::string::npos);
+  EXPECT_NE(message(Unhex("ffff0000")).find("_deletions/1-2-3.bin"), std::string::npos);
+  // Array container whose values are out of order (3, 1).
+  EXPECT_NE(message(Unhex("3a30000001000000000001001000000003000100")).find("unsorted"),
+            std::string::npos);
+  // Array container with a duplicate (3, 3).
+  EXPECT_NE(message(Unhex("3a30000001000000000001001000000003000300")).find("unsorted"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace lancelet::format

@@ -1,0 +1,284 @@
+// Byte layouts of 2.1 / 2.2 pages as the reference writes and reads them, chunk-wise
+// reads, and errors for encodings this build does not decode.
+#include <gtest/gtest.h>
+
+#include "format/v21_test_util.h"
+#include "lancelet/error.h"
+
+namespace lancelet::format::v21_test {
+namespace {
+
+namespace pb = lance::encodings21;
+
+const FileVersion kV21{2, 1};
+const FileVersion kV22{2, 2};
+
+std::unique_ptr<MemoryFile> WriteArray(const LanceField& field, const ArrayPtr& array, FileVersion version) {
+  FileWriterOptions options;
+  options.version = version;
+  auto encoder = MakeFieldEncoder(version, field, options);
+  auto file = std::make_unique<MemoryFile>(encoder->num_columns());
+  encoder->Append(*array, *file);
+  encoder->Finish(*file);
+  return file;
+}
+
+std::string PageBuffer(const MemoryFile& file, size_t column, int page, int buffer) {
+  const auto& p = file.column(column).pages(page);
+  return file.bytes().substr(p.buffer_offsets(buffer), p.buffer_sizes(buffer));
+}
+
+std::string Hex(const std::string& s) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : s) {
+    out.push_back(digits[c >> 4]);
+    out.push_back(digits[c & 15]);
+  }
+  return out;
+}
+
+ArrayPtr Int32s(std::vector<std::optional<int32_t>> values) {
+  std::vector<Scalar> s;
+  for (auto v : values) s.push_back(v ? Scalar{DataType::Int32(), int64_t(*v)} : Scalar::Null(DataType::Int32()));
+  return MakeArray(DataType::Int32(), s);
+}
+
+TEST(V21Layout, MiniBlockFlatChunkBytes21) {
+  const LanceField field = MakeLanceField("x", DataType::Int32());
+  auto file = WriteArray(field, Int32s({1, 2, 3}), kV21);
+  const auto layout = PageLayoutOf(file->column(0).pages(0));
+  ASSERT_TRUE(layout.has_mini_block_layout());
+  const auto& mb = layout.mini_block_layout();
+  EXPECT_EQ(mb.value_compression().flat().bits_per_value(), 32u);
+  EXPECT_FALSE(mb.has_rep_compression());
+  EXPECT_FALSE(mb.has_def_compression());
+  EXPECT_FALSE(mb.has_large_chunk());
+  EXPECT_EQ(mb.num_items(), 3u);
+  EXPECT_EQ(mb.num_buffers(), 1u);
+  ASSERT_EQ(mb.layers_size(), 1);
+  EXPECT_EQ(mb.layers(0), pb::REPDEF_ALL_VALID_ITEM);
+  ASSERT_EQ(file->column(0).pages(0).buffer_sizes_size(), 2);
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 0)), "2000");
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 1)), "00000c00fefefefe" "010000000200000003000000fefefefe");
+}
+
+TEST(V21Layout, MiniBlockFlatChunkBytes22) {
+  const LanceField field = MakeLanceField("x", DataType::Int32());
+  auto file = WriteArray(field, Int32s({1, 2, 3}), kV22);
+  const auto layout = PageLayoutOf(file->column(0).pages(0));
+  EXPECT_TRUE(layout.mini_block_layout().has_large_chunk());
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 0)), "20000000");
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 1)), "00000c000000fefe" "010000000200000003000000fefefefe");
+}
+
+TEST(V21Layout, ChunksOf1024Int32s) {
+  std::vector<std::optional<int32_t>> v;
+  for (int k = 0; k < 2500; ++k) v.push_back(k);
+  const LanceField field = MakeLanceField("x", DataType::Int32());
+  auto file = WriteArray(field, Int32s(v), kV21);
+  // 2 full chunks of 8 + 4096 bytes (513 words, log2 1024 = 10), then 452 values.
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 0)), "0a200a20" "200e");
+}
+
+TEST(V21Layout, NullableChunkHasDefinitionLevels) {
+  const LanceField field = MakeLanceField("x", DataType::Int32());
+  auto file = WriteArray(field, Int32s({1, std::nullopt, 3}), kV21);
+  const auto layout_mb = PageLayoutOf(file->column(0).pages(0));
+  const auto& mb = layout_mb.mini_block_layout();
+  ASSERT_TRUE(mb.has_def_compression());
+  EXPECT_EQ(mb.def_compression().flat().bits_per_value(), 16u);
+  EXPECT_EQ(mb.layers(0), pb::REPDEF_NULLABLE_ITEM);
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 0)), "3000");
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 1)), "030006000c00fefe" "000001000000fefe" "010000000000000003000000fefefefe");
+}
+
+TEST(V21Layout, VariableChunkBytes) {
+  const LanceField field = MakeLanceField("s", DataType::Utf8());
+  auto array = MakeArray(DataType::Utf8(), {{DataType::Utf8(), std::string("ab")}, {DataType::Utf8(), std::string()},
+                                            {DataType::Utf8(), std::string("c")}});
+  auto file = WriteArray(field, array, kV21);
+  const auto layout_mb = PageLayoutOf(file->column(0).pages(0));
+  const auto& mb = layout_mb.mini_block_layout();
+  ASSERT_TRUE(mb.value_compression().has_variable());
+  EXPECT_EQ(mb.value_compression().variable().offsets().flat().bits_per_value(), 32u);
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 1)),
+            "00001400fefefefe" "10000000120000001200000013000000" "61626348" "fefefefe");
+}
+
+TEST(V21Layout, ListRepetitionLevelsAndIndex) {
+  const auto type = DataType::List(DataType::Int32());
+  auto list = [&](std::vector<int64_t> items) {
+    std::vector<Scalar> s;
+    for (auto v : items) s.push_back({DataType::Int32(), v});
+    return Scalar{type, s};
+  };
+  const LanceField field = MakeLanceField("l", type);
+  auto file = WriteArray(field, MakeArray(type, {list({1, 2}), list({3})}), kV21);
+  const auto layout_mb = PageLayoutOf(file->column(0).pages(0));
+  const auto& mb = layout_mb.mini_block_layout();
+  ASSERT_EQ(mb.layers_size(), 2);
+  EXPECT_EQ(mb.layers(0), pb::REPDEF_ALL_VALID_ITEM);
+  EXPECT_EQ(mb.layers(1), pb::REPDEF_ALL_VALID_LIST);
+  EXPECT_TRUE(mb.has_rep_compression());
+  EXPECT_FALSE(mb.has_def_compression());
+  EXPECT_EQ(mb.repetition_index_depth(), 1u);
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 1)), "030006000c00fefe" "010000000100fefe" "010000000200000003000000fefefefe");
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 2)), "0200000000000000" "0000000000000000");
+}
+
+TEST(V21Layout, RepetitionIndexAcrossChunks) {
+  const auto type = DataType::List(DataType::Int32());
+  std::vector<Scalar> rows;
+  for (int r = 0; r < 3; ++r) {
+    std::vector<Scalar> items;
+    for (int k = 0; k < 600; ++k) items.push_back({DataType::Int32(), int64_t(k)});
+    rows.push_back({type, items});
+  }
+  const LanceField field = MakeLanceField("l", type);
+  auto file = WriteArray(field, MakeArray(type, rows), kV21);
+  // Chunk 0: levels 0..1023, row 0 ends at 600, 424 levels of row 1 left over.
+  // Chunk 1: rows 1 and 2 end.
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 2)),
+            "0100000000000000" "a801000000000000" "0200000000000000" "0000000000000000");
+}
+
+TEST(V21Layout, NullAndEmptyListLevels) {
+  const auto type = DataType::List(DataType::Int32());
+  const LanceField field = MakeLanceField("l", type);
+  std::vector<Scalar> rows = {{type, std::vector<Scalar>{{DataType::Int32(), int64_t(7)}, Scalar::Null(DataType::Int32())}},
+                              Scalar::Null(type),
+                              {type, std::vector<Scalar>{}}};
+  auto file = WriteArray(field, MakeArray(type, rows), kV21);
+  const auto layout_mb = PageLayoutOf(file->column(0).pages(0));
+  const auto& mb = layout_mb.mini_block_layout();
+  ASSERT_EQ(mb.layers_size(), 2);
+  EXPECT_EQ(mb.layers(0), pb::REPDEF_NULLABLE_ITEM);
+  EXPECT_EQ(mb.layers(1), pb::REPDEF_NULL_AND_EMPTY_LIST);
+  EXPECT_EQ(mb.num_items(), 2u);  // the null and the empty list have no value slot
+  // 4 levels: rep 1,0,1,1; def 0 (valid), 1 (null item), 2 (null list), 3 (empty list).
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 1)), "0400080008000800" "0100000001000100" "0000010002000300"
+                                              "0700000000000000");
+}
+
+TEST(V21Layout, StructLayersAndColumns) {
+  const auto type = DataType::Struct({Field::Make("a", DataType::Int32()), Field::Make("b", DataType::List(DataType::Utf8()))});
+  const LanceField field = MakeLanceField("s", type);
+  FileWriterOptions options;
+  options.version = kV21;
+  auto encoder = MakeFieldEncoder(kV21, field, options);
+  EXPECT_EQ(encoder->num_columns(), 2u);
+  EXPECT_EQ(NumColumns(kV21, field), 2u);
+  // s, a, b, b.item
+  EXPECT_EQ(encoder->NodeColumns(), (std::vector<int32_t>{-1, 0, -1, 1}));
+  google::protobuf::Any any;
+  ASSERT_TRUE(any.ParseFromString(encoder->ColumnEncoding(0)));
+  EXPECT_EQ(any.type_url(), "/lance.encodings.ColumnEncoding");
+}
+
+TEST(V21Layout, FixedSizeListIsFullZipWithoutIndex) {
+  const auto type = DataType::FixedSizeList(DataType::Float32(), 2);
+  const LanceField field = MakeLanceField("v", type);
+  auto array = MakeArray(type, {{type, std::vector<Scalar>{{DataType::Float32(), 1.0}, {DataType::Float32(), 2.0}}},
+                                {type, std::vector<Scalar>{{DataType::Float32(), 3.0}, {DataType::Float32(), 4.0}}}});
+  auto file = WriteArray(field, array, kV21);
+  const auto layout = PageLayoutOf(file->column(0).pages(0));
+  ASSERT_TRUE(layout.has_full_zip_layout());
+  const auto& fz = layout.full_zip_layout();
+  EXPECT_EQ(fz.bits_per_value(), 64u);
+  EXPECT_EQ(fz.bits_rep(), 0u);
+  EXPECT_EQ(fz.bits_def(), 0u);
+  EXPECT_EQ(fz.value_compression().fixed_size_list().items_per_value(), 2u);
+  EXPECT_EQ(fz.value_compression().fixed_size_list().values().flat().bits_per_value(), 32u);
+  ASSERT_EQ(file->column(0).pages(0).buffer_sizes_size(), 1);
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 0)), "0000803f00000040" "0000404000008040");
+}
+
+TEST(V21Layout, FullZipVariableWithNulls) {
+  const LanceField field = MakeLanceField("s", DataType::Utf8(), {{"lance-encoding:structural-encoding", "fullzip"}});
+  auto array = MakeArray(DataType::Utf8(), {{DataType::Utf8(), std::string("ab")}, Scalar::Null(DataType::Utf8())});
+  auto file = WriteArray(field, array, kV21);
+  const auto layout_fz = PageLayoutOf(file->column(0).pages(0));
+  const auto& fz = layout_fz.full_zip_layout();
+  EXPECT_EQ(fz.bits_per_offset(), 32u);
+  EXPECT_EQ(fz.bits_def(), 1u);
+  EXPECT_EQ(fz.num_items(), 2u);
+  EXPECT_EQ(fz.num_visible_items(), 2u);
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 0)), "00020000006162" "01");
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 1)), "000708");
+}
+
+TEST(V21Layout, TakeReadsOnlyTheNeededChunk) {
+  std::vector<std::optional<int32_t>> v;
+  for (int k = 0; k < 100000; ++k) v.push_back(k * 3);
+  const LanceField field = MakeLanceField("x", DataType::Int32());
+  auto file = WriteArray(field, Int32s(v), kV21);
+  auto decoder = MakeFieldDecoder(kV21, field, file->Columns(), *file);
+  file->ResetCounters();
+  std::vector<uint64_t> rows = {50000};
+  ArrayPtr taken = decoder->Take(rows);
+  EXPECT_EQ(taken->values<int32_t>()[0], 150000);
+  // The chunk metadata (98 u16 words) and one chunk of 1024 values.
+  EXPECT_LE(file->bytes_read(), 196u + 4104u);
+}
+
+TEST(V21Layout, FullZipTakeReadsOnlyTheRows) {
+  RandomData gen(3, 0.0, 0.0);
+  gen.set_lengths(300, 300);
+  const LanceField field = MakeLanceField("s", DataType::Binary());
+  ArrayPtr array = gen.Array(DataType::Binary(), 2000);
+  auto file = WriteArray(field, array, kV21);
+  ASSERT_TRUE(PageLayoutOf(file->column(0).pages(0)).has_full_zip_layout());
+  auto decoder = MakeFieldDecoder(kV21, field, file->Columns(), *file);
+  file->ResetCounters();
+  std::vector<uint64_t> rows = {1234};
+  ArrayPtr taken = decoder->Take(rows);
+  EXPECT_EQ(taken->GetView(0), array->GetView(1234));
+  EXPECT_LE(file->bytes_read(), 4u + 4u + 4u + 300u);
+}
+
+TEST(V21Layout, UnknownCompressionIsNotSupported) {
+  std::vector<std::optional<int32_t>> v = {1, 2, 3};
+  const LanceField field = MakeLanceField("x", DataType::Int32());
+  auto file = WriteArray(field, Int32s(v), kV21);
+  auto layout = PageLayoutOf(file->column(0).pages(0));
+  layout.mutable_mini_block_layout()->mutable_value_compression()->mutable_inline_bitpacking()->set_uncompressed_bits_per_value(32);
+  google::protobuf::Any any;
+  any.set_type_url("/lance.encodings21.PageLayout");
+  any.set_value(layout.SerializeAsString());
+  file->mutable_column(0).mutable_pages(0)->mutable_encoding()->mutable_direct()->set_encoding(any.SerializeAsString());
+  auto decoder = MakeFieldDecoder(kV21, field, file->Columns(), *file);
+  try {
+    decoder->Read(0, 3);
+    FAIL() << "expected NotSupported";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotSupported);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("memory.lance"), std::string::npos) << m;
+    EXPECT_NE(m.find("column 0"), std::string::npos) << m;
+    EXPECT_NE(m.find("page 0"), std::string::npos) << m;
+    EXPECT_NE(m.find("InlineBitpacking"), std::string::npos) << m;
+  }
+}
+
+TEST(V21Layout, CorruptChunkMetadataIsReported) {
+  std::vector<std::optional<int32_t>> v = {1, 2, 3};
+  const LanceField field = MakeLanceField("x", DataType::Int32());
+  auto file = WriteArray(field, Int32s(v), kV21);
+  auto layout = PageLayoutOf(file->column(0).pages(0));
+  layout.mutable_mini_block_layout()->set_num_items(5000);
+  google::protobuf::Any any;
+  any.set_type_url("/lance.encodings21.PageLayout");
+  any.set_value(layout.SerializeAsString());
+  file->mutable_column(0).mutable_pages(0)->mutable_encoding()->mutable_direct()->set_encoding(any.SerializeAsString());
+  auto decoder = MakeFieldDecoder(kV21, field, file->Columns(), *file);
+  try {
+    decoder->Read(0, 3);
+    FAIL() << "expected Corrupt";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
+  }
+}
+
+}  // namespace
+}  // namespace lancelet::format::v21_test

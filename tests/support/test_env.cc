@@ -1,0 +1,102 @@
+#include "support/test_env.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+namespace lancelet::testing {
+
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+  static std::atomic<int> counter{0};
+  std::random_device rd;
+  fs::path base = fs::path(LANCELET_BINARY_DIR) / "test-tmp";
+  fs::create_directories(base);
+  path_ = (base / ("t" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" + std::to_string(rd())))
+              .string();
+  fs::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  if (!std::getenv("LANCELET_KEEP_TEST_DIRS")) {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+}
+
+std::string ShellQuote(const std::string& arg) {
+  std::string out = "'";
+  for (char c : arg) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+CommandResult RunCommand(const std::string& command_line) {
+  TempDir tmp;
+  std::string out_path = tmp.Join("stdout"), err_path = tmp.Join("stderr");
+  std::string full = "(" + command_line + ") >" + ShellQuote(out_path) + " 2>" + ShellQuote(err_path) + " </dev/null";
+  int status = std::system(full.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = ReadFileToString(out_path);
+  r.err = ReadFileToString(err_path);
+  return r;
+}
+
+std::string LanceletBinary() { return std::string(LANCELET_BINARY_DIR) + "/lancelet"; }
+
+CommandResult RunLancelet(const std::vector<std::string>& args) {
+  std::string cmd = ShellQuote(LanceletBinary());
+  for (const auto& a : args) cmd += " " + ShellQuote(a);
+  return RunCommand(cmd);
+}
+
+static std::string OracleDir() { return std::string(LANCELET_SOURCE_DIR) + "/tests/oracle"; }
+
+bool OracleAvailable() {
+  static const bool available = fs::exists(OracleDir() + "/node_modules/@lancedb/lancedb") &&
+                                std::system("node --version >/dev/null 2>&1") == 0;
+  return available;
+}
+
+CommandResult RunOracle(const std::vector<std::string>& args, const std::string& env) {
+  std::string cmd = env.empty() ? "" : env + " ";
+  // The reference logs warnings on stderr; RUST_LOG keeps them out of error text.
+  cmd += "RUST_LOG=error node " + ShellQuote(OracleDir() + "/oracle.mjs");
+  for (const auto& a : args) cmd += " " + ShellQuote(a);
+  return RunCommand(cmd);
+}
+
+std::string ReadFileToString(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteStringToFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line)) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace lancelet::testing

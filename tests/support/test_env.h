@@ -1,0 +1,48 @@
+// Shared helpers for lancelet's tests: temporary directories, running the CLI and the
+// reference implementation (the oracle), and reading their output.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace lancelet::testing {
+
+// A fresh directory under the build tree, removed when the object dies (unless
+// LANCELET_KEEP_TEST_DIRS is set).
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string Join(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs a shell command line, capturing stdout and stderr.
+CommandResult RunCommand(const std::string& command_line);
+// Quotes one argument for /bin/sh.
+std::string ShellQuote(const std::string& arg);
+
+// Path of the built `lancelet` program.
+std::string LanceletBinary();
+// Runs `lancelet ARGS...`.
+CommandResult RunLancelet(const std::vector<std::string>& args);
+
+// True when node and the oracle package are installed (tests/oracle/node_modules).
+bool OracleAvailable();
+// Runs `node tests/oracle/oracle.mjs ARGS...`; `env` is prepended (e.g. "VAR=1").
+CommandResult RunOracle(const std::vector<std::string>& args, const std::string& env = "");
+
+std::string ReadFileToString(const std::string& path);
+void WriteStringToFile(const std::string& path, const std::string& bytes);
+std::vector<std::string> SplitLines(const std::string& text);
+
+}  // namespace lancelet::testing

@@ -1,0 +1,214 @@
+// CSV parsing with given and inferred schemas, streaming, and error messages.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "text/text_test_util.h"
+
+namespace lancelet {
+namespace {
+
+using text_test::ErrorOf;
+using text_test::Jsonl;
+using text_test::ReadCsvText;
+
+TextReadOptions WithSchema(const std::string& schema) {
+  TextReadOptions options;
+  options.schema = Schema::Parse(schema);
+  return options;
+}
+
+std::string FieldTypes(const Schema& schema) {
+  std::string out;
+  for (const auto& f : schema.fields()) out += f->name + ":" + f->type->ToString() + "\n";
+  return out;
+}
+
+TEST(CsvReader, GivenSchemaParsesEveryKind) {
+  auto result = ReadCsvText(
+      "id,name,score,flag,day,ts,emb,data\n"
+      "1,alice,0.5,true,2024-01-01,2024-01-01T00:00:00.5Z,\"[0.1, 0.2]\",YWI=\n"
+      "-2,\"b,ob\",nan,0,1969-12-31,1969-12-31 23:59:59,\"[1,2]\",\n"
+      ",\"\",-inf,FALSE,,,,\"\"\n"
+      " 7 ,\"multi\nline\",+1e3,1,2000-02-29,2024-01-01T01:00:00+01:00,\"[0.35,4]\",/w==\n",
+      WithSchema("id:int32,name:utf8,score:float32,flag:bool,day:date32,ts:timestamp<ms,UTC>,"
+                 "emb:fixed_size_list<float32,2>,data:binary"));
+  ASSERT_EQ(result.batch->num_rows(), 4);
+  EXPECT_EQ(Jsonl(*result.batch),
+            "{\"id\":1,\"name\":\"alice\",\"score\":0.5,\"flag\":true,\"day\":\"2024-01-01\","
+            "\"ts\":\"2024-01-01T00:00:00.500Z\",\"emb\":[0.1,0.2],\"data\":\"YWI=\"}\n"
+            "{\"id\":-2,\"name\":\"b,ob\",\"score\":\"NaN\",\"flag\":false,\"day\":\"1969-12-31\","
+            "\"ts\":\"1969-12-31T23:59:59.000Z\",\"emb\":[1,2],\"data\":null}\n"
+            "{\"id\":null,\"name\":\"\",\"score\":\"-Infinity\",\"flag\":false,\"day\":null,\"ts\":null,"
+            "\"emb\":null,\"data\":\"\"}\n"
+            "{\"id\":7,\"name\":\"multi\\nline\",\"score\":1000,\"flag\":true,\"day\":\"2000-02-29\","
+            "\"ts\":\"2024-01-01T00:00:00.000Z\",\"emb\":[0.35,4],\"data\":\"/w==\"}\n");
+}
+
+TEST(CsvReader, SchemaColumnsMayComeInAnyHeaderOrder) {
+  auto result = ReadCsvText("b,a\nx,1\n", WithSchema("a:int64,b:utf8"));
+  EXPECT_EQ(Jsonl(*result.batch), "{\"a\":1,\"b\":\"x\"}\n");
+}
+
+TEST(CsvReader, IntegerRangesAreChecked) {
+  auto result = ReadCsvText("a,b,c\n-9223372036854775808,18446744073709551615,-128\n",
+                            WithSchema("a:int64,b:uint64,c:int8"));
+  EXPECT_EQ(Jsonl(*result.batch), "{\"a\":-9223372036854775808,\"b\":18446744073709551615,\"c\":-128}\n");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("c\n128\n", WithSchema("c:int8")); }),
+            "in.csv:2: column 'c': expected int8, found \"128\"");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("c\n-1\n", WithSchema("c:uint32")); }),
+            "in.csv:2: column 'c': expected uint32, found \"-1\"");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("c\n9223372036854775808\n", WithSchema("c:int64")); }),
+            "in.csv:2: column 'c': expected int64, found \"9223372036854775808\"");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("c\n1.5\n", WithSchema("c:int64")); }),
+            "in.csv:2: column 'c': expected int64, found \"1.5\"");
+}
+
+TEST(CsvReader, ValueNotFittingTheTypeNamesFileLineColumnAndType) {
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("id,n\n1,2\n2,abc\n", WithSchema("id:int32,n:int32")); }),
+            "in.csv:3: column 'n': expected int32, found \"abc\"");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("d\n2023-02-29\n", WithSchema("d:date32")); }),
+            "in.csv:2: column 'd': expected date32, found \"2023-02-29\"");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("t\n2024-01-01T00:00:00.1234\n", WithSchema("t:timestamp<ms>")); }),
+            "in.csv:2: column 't': expected timestamp<ms>, found \"2024-01-01T00:00:00.1234\"");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("n\n\"1\n2\"\n", WithSchema("n:int32")); }),
+            "in.csv:2: column 'n': expected int32, found \"1\\n2\"");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("b\nyes\n", WithSchema("b:bool")); }),
+            "in.csv:2: column 'b': expected bool, found \"yes\"");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("e\n\"[1,2,3]\"\n", WithSchema("e:fixed_size_list<float32,2>")); }),
+            "in.csv:2: column 'e': expected fixed_size_list<float32,2> (2 items), got 3 items, found [1,2,3]");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("e\n\"[1,\"\"x\"\"]\"\n", WithSchema("e:list<int32>")); }),
+            "in.csv:2: column 'e[1]': expected int32, found \"x\"");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("e\n[1\n", WithSchema("e:list<int32>")); }),
+            "in.csv:2: column 'e': expected list<int32> as JSON text, found \"[1\"");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("x\n!!\n", WithSchema("x:binary")); }),
+            "in.csv:2: column 'x': expected binary (base64), found \"!!\"");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("x\nYWI=\n", WithSchema("x:fixed_size_binary<3>")); }),
+            "in.csv:2: column 'x': expected fixed_size_binary<3> (3 bytes, base64), got 2 bytes, found \"YWI=\"");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("s\n\xFF\n", WithSchema("s:utf8")); }),
+            "in.csv:2: column 's': expected utf8 (valid UTF-8), found \"\xEF\xBF\xBD\"");
+}
+
+TEST(CsvReader, MalformedCsvNamesTheLine) {
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("a,b\n1,2\n3,\"oops\n4,5\n"); }),
+            "in.csv:3: unterminated quoted field in cell 2 (no closing quote before the end of the file)");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("a,b\n1,2\n3\n"); }), "in.csv:3: expected 2 cells as in the header, found 1");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("a,b\n1,2,3\n"); }), "in.csv:2: expected 2 cells as in the header, found 3");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("a,b\n\"x\"y,2\n"); }),
+            "in.csv:2: expected a delimiter or line end after the closing quote of cell 1, found 'y'");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText(""); }), "in.csv:1: expected a header row, found an empty file");
+  // Line numbers count physical lines, including those inside quoted cells and CRLF endings.
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("a,b\r\n\"x\r\ny\",1\r\n2,oops\r\n", WithSchema("a:utf8,b:int32")); }),
+            "in.csv:4: column 'b': expected int32, found \"oops\"");
+}
+
+TEST(CsvReader, HeaderMustMatchAGivenSchema) {
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("a,c\n1,2\n", WithSchema("a:int32,b:int32")); }),
+            "in.csv:1: header column 'c' is not in the given schema (" +
+                Schema::Parse("a:int32,b:int32")->ToString() + ")");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("a\n1\n", WithSchema("a:int32,b:int32")); }),
+            "in.csv:1: schema field 'b' is missing from the header");
+}
+
+TEST(CsvReader, InfersTypes) {
+  auto result = ReadCsvText(
+      "i,f,b,d,t,tz,s,e,l,n,m,v\n"
+      "1,1.5,true,2024-01-01,2024-01-01T10:00:00,2024-01-01T10:00:00Z,x,\"[0.5,1]\",\"[1,2,3]\",,1,\"[1.5]\"\n"
+      "-2,2,False,2024-02-29,2024-01-01 10:00:00.123456,2024-01-01T10:00:00+01:00,y,\"[1,2.5]\",\"[4]\",,abc,"
+      "\"[1,2]\"\n"
+      "3,nan,,,,,,,,,,\n");
+  EXPECT_EQ(FieldTypes(*result.schema),
+            "i:int64\nf:float64\nb:bool\nd:date32\nt:timestamp<us>\ntz:timestamp<us,UTC>\ns:utf8\n"
+            "e:fixed_size_list<float32,2>\nl:list<int64>\nn:utf8\nm:utf8\nv:list<float64>\n");
+  EXPECT_EQ(Jsonl(*result.batch),
+            "{\"i\":1,\"f\":1.5,\"b\":true,\"d\":\"2024-01-01\",\"t\":\"2024-01-01T10:00:00.000000\","
+            "\"tz\":\"2024-01-01T10:00:00.000000Z\",\"s\":\"x\",\"e\":[0.5,1],\"l\":[1,2,3],\"n\":null,\"m\":\"1\","
+            "\"v\":[1.5]}\n"
+            "{\"i\":-2,\"f\":2,\"b\":false,\"d\":\"2024-02-29\",\"t\":\"2024-01-01T10:00:00.123456\","
+            "\"tz\":\"2024-01-01T09:00:00.000000Z\",\"s\":\"y\",\"e\":[1,2.5],\"l\":[4],\"n\":null,\"m\":\"abc\","
+            "\"v\":[1,2]}\n"
+            "{\"i\":3,\"f\":\"NaN\",\"b\":null,\"d\":null,\"t\":null,\"tz\":null,\"s\":null,\"e\":null,\"l\":null,"
+            "\"n\":null,\"m\":null,\"v\":null}\n");
+}
+
+TEST(CsvReader, InferenceLooksOnlyAtTheFirstRows) {
+  TextReadOptions options;
+  options.infer_rows = 2;
+  EXPECT_EQ(ErrorOf([&] { ReadCsvText("x\n1\n2\nabc\n", options); }),
+            "in.csv:4: column 'x': expected int64, found \"abc\"");
+  options.infer_rows = 3;
+  EXPECT_EQ(FieldTypes(*ReadCsvText("x\n1\n2\nabc\n", options).schema), "x:utf8\n");
+}
+
+TEST(CsvReader, StreamsBatchesOfAtMostBatchRows) {
+  TextReadOptions options;
+  options.batch_rows = 2;
+  options.infer_rows = 3;  // inference buffers 3 rows, which still come out 2 at a time
+  auto reader = ReadCsv(text_test::Input("x\n1\n2\n3\n4\n5\n"), "in.csv", options);
+  std::vector<int64_t> sizes;
+  while (auto batch = reader->Next()) sizes.push_back(batch->num_rows());
+  EXPECT_EQ(sizes, (std::vector<int64_t>{2, 2, 1}));
+  EXPECT_EQ(reader->Next(), nullptr);
+}
+
+TEST(CsvReader, DefaultBatchSizeIs65536Rows) {
+  std::string text = "n\n";
+  for (int i = 0; i < 70000; ++i) text += std::to_string(i) + "\n";
+  auto reader = ReadCsv(text_test::Input(text), "in.csv");
+  EXPECT_EQ(reader->Next()->num_rows(), 65536);
+  auto last = reader->Next();
+  EXPECT_EQ(last->num_rows(), 70000 - 65536);
+  EXPECT_EQ(FormatValue(*last->column(0), last->num_rows() - 1, ValueStyle::kJson), "69999");
+  EXPECT_EQ(reader->Next(), nullptr);
+}
+
+TEST(CsvReader, DelimitersBlankLinesAndByteOrderMark) {
+  TextReadOptions options;
+  options.delimiter = ';';
+  EXPECT_EQ(Jsonl(*ReadCsvText("\xEF\xBB\xBF" "a;b\n1,5;\"x;y\"\n\n2;z\n", options).batch),
+            "{\"a\":\"1,5\",\"b\":\"x;y\"}\n{\"a\":\"2\",\"b\":\"z\"}\n");
+  options.delimiter = '\t';
+  EXPECT_EQ(Jsonl(*ReadCsvText("a\tb\n1\t2\n", options).batch), "{\"a\":1,\"b\":2}\n");
+  // A single-column file: a blank line is a NULL row.
+  EXPECT_EQ(Jsonl(*ReadCsvText("a\n1\n\n3\n").batch), "{\"a\":1}\n{\"a\":null}\n{\"a\":3}\n");
+  // No trailing newline; CR-only line ends.
+  EXPECT_EQ(Jsonl(*ReadCsvText("a,b\r1,2\r3,4").batch), "{\"a\":1,\"b\":2}\n{\"a\":3,\"b\":4}\n");
+  // Header only.
+  auto empty = ReadCsvText("a,b\n");
+  EXPECT_EQ(empty.batches, 0);
+  EXPECT_EQ(FieldTypes(*empty.schema), "a:utf8\nb:utf8\n");
+}
+
+TEST(CsvReader, RoundTripsWhatTheCsvWriterWrites) {
+  auto schema = Schema::Parse(
+      "i8:int8,u64:uint64,f16:float16,f32:float32,f64:float64,s:utf8,b:binary,fb:fixed_size_binary<2>,"
+      "d:date32,d64:date64,ts:timestamp<ns,UTC>,l:list<int32>,e:fixed_size_list<float32,2>,"
+      "st:struct<a:int32,b:utf8>,flag:bool");
+  auto type = [&](size_t i) { return schema->field(i)->type; };
+  auto one = [&](size_t i, Scalar::Payload a, Scalar::Payload b) {
+    return MakeArray(type(i), {Scalar{type(i), a}, Scalar{type(i), b}});
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  auto batch = RecordBatch::Make(
+      schema,
+      {one(0, int64_t{-128}, std::monostate{}), one(1, std::numeric_limits<uint64_t>::max(), uint64_t{0}),
+       one(2, 0.5, -inf), one(3, 0.1, std::nan("")), one(4, -0.0, 1e300),
+       one(5, std::string("a,\"b\"\n\xC3\xA9"), std::string("")), one(6, std::string("\0\1", 2), std::string("")),
+       one(7, std::string("xy"), std::monostate{}), one(8, int64_t{-1}, int64_t{0}),
+       one(9, int64_t{-1}, int64_t{1}), one(10, int64_t{-1}, std::numeric_limits<int64_t>::max()),
+       one(11, std::vector<Scalar>{Scalar{DataType::Int32(), int64_t{1}}, Scalar::Null(DataType::Int32())},
+           std::vector<Scalar>{}),
+       one(12, std::vector<Scalar>{Scalar{DataType::Float32(), 0.25}, Scalar{DataType::Float32(), -1.0}},
+           std::monostate{}),
+       one(13, std::vector<Scalar>{Scalar{DataType::Int32(), int64_t{5}}, Scalar{DataType::Utf8(), std::string("q")}},
+           std::monostate{}),
+       one(14, true, false)});
+  TextReadOptions options;
+  options.schema = schema;
+  auto back = ReadCsvText(text_test::Csv(*batch), options);
+  EXPECT_TRUE(back.batch->Equals(*batch)) << Jsonl(*back.batch) << "\nvs\n" << Jsonl(*batch);
+}
+
+}  // namespace
+}  // namespace lancelet

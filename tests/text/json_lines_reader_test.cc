@@ -1,0 +1,154 @@
+// JSON Lines parsing with given and inferred schemas, and error messages.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "text/text_test_util.h"
+
+namespace lancelet {
+namespace {
+
+using text_test::ErrorOf;
+using text_test::Jsonl;
+using text_test::ReadJsonText;
+
+TextReadOptions WithSchema(const std::string& schema) {
+  TextReadOptions options;
+  options.schema = Schema::Parse(schema);
+  return options;
+}
+
+std::string FieldTypes(const Schema& schema) {
+  std::string out;
+  for (const auto& f : schema.fields()) out += f->name + ":" + f->type->ToString() + "\n";
+  return out;
+}
+
+TEST(JsonLinesReader, GivenSchemaParsesEveryKind) {
+  auto result = ReadJsonText(
+      "{\"id\": 9007199254740993, \"u\": 18446744073709551615, \"f\": 0.1, \"h\": 0.1, \"s\": \"x\","
+      " \"d\": \"2024-01-01\", \"ts\": \"2024-01-01T00:00:00.123Z\", \"bin\": \"AP8=\", \"l\": [1, null],"
+      " \"st\": {\"a\": 1, \"zz\": 3}, \"extra\": true}\n"
+      "{\"id\": null}\n"
+      "\n"
+      "{\"f\": \"NaN\", \"h\": \"-Infinity\", \"s\": 12, \"d\": -1, \"ts\": -1, \"l\": [], \"st\": {}}\n",
+      WithSchema("id:int64,u:uint64,f:float32,h:float16,s:utf8,d:date32,ts:timestamp<ns>,bin:binary,"
+                 "l:list<int32>,st:struct<a:int8,b:utf8>"));
+  EXPECT_EQ(Jsonl(*result.batch),
+            "{\"id\":9007199254740993,\"u\":18446744073709551615,\"f\":0.1,\"h\":0.1,\"s\":\"x\","
+            "\"d\":\"2024-01-01\",\"ts\":\"2024-01-01T00:00:00.123000000\",\"bin\":\"AP8=\",\"l\":[1,null],"
+            "\"st\":{\"a\":1,\"b\":null}}\n"
+            "{\"id\":null,\"u\":null,\"f\":null,\"h\":null,\"s\":null,\"d\":null,\"ts\":null,\"bin\":null,"
+            "\"l\":null,\"st\":null}\n"
+            "{\"id\":null,\"u\":null,\"f\":\"NaN\",\"h\":\"-Infinity\",\"s\":\"12\",\"d\":\"1969-12-31\","
+            "\"ts\":\"1969-12-31T23:59:59.999999999\",\"bin\":null,\"l\":[],\"st\":{\"a\":null,\"b\":null}}\n");
+}
+
+TEST(JsonLinesReader, Int64ExtremesStayExact) {
+  auto result = ReadJsonText("{\"a\": -9223372036854775808, \"b\": 9223372036854775807}\n",
+                             WithSchema("a:int64,b:int64"));
+  EXPECT_EQ(Jsonl(*result.batch), "{\"a\":-9223372036854775808,\"b\":9223372036854775807}\n");
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"b\": 9223372036854775808}\n", WithSchema("b:int64")); }),
+            "in.jsonl:1: key 'b': expected int64, found 9223372036854775808");
+}
+
+TEST(JsonLinesReader, ValueNotFittingTheTypeNamesFileLineKeyAndType) {
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"n\": 1}\n{\"n\": \"abc\"}\n", WithSchema("n:int32")); }),
+            "in.jsonl:2: key 'n': expected int32, found \"abc\"");
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"n\": 1.0}\n", WithSchema("n:int32")); }),
+            "in.jsonl:1: key 'n': expected int32, found 1.0");
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"st\": {\"a\": 300}}\n", WithSchema("st:struct<a:int8>")); }),
+            "in.jsonl:1: key 'st.a': expected int8, found 300");
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"l\": [[1], [2, \"x\"]]}\n", WithSchema("l:list<list<int32>>")); }),
+            "in.jsonl:1: key 'l[1][1]': expected int32, found \"x\"");
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"b\": 1}\n", WithSchema("b:bool")); }),
+            "in.jsonl:1: key 'b': expected bool, found 1");
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"d\": \"01/02/2024\"}\n", WithSchema("d:date32")); }),
+            "in.jsonl:1: key 'd': expected date32, found \"01/02/2024\"");
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"b\": \"not base64\"}\n", WithSchema("b:large_binary")); }),
+            "in.jsonl:1: key 'b': expected large_binary (base64), found \"not base64\"");
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"e\": [1]}\n", WithSchema("e:fixed_size_list<float32,2>")); }),
+            "in.jsonl:1: key 'e': expected fixed_size_list<float32,2> (2 items), got 1 items, found [1]");
+}
+
+TEST(JsonLinesReader, MalformedJsonNamesTheLine) {
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"a\": 1}\n\n{\"a\": tru}\n"); }),
+            "in.jsonl:3: malformed JSON at column 10: syntax error while parsing value - invalid literal; "
+            "last read: '\"a\": tru}'");
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"a\": 1}\n[1, 2]\n"); }),
+            "in.jsonl:2: expected a JSON object, found [1,2]");
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"a\": \"x\xFF\"}\n"); }).substr(0, 29),
+            "in.jsonl:1: malformed JSON at");
+}
+
+TEST(JsonLinesReader, InfersTypes) {
+  auto result = ReadJsonText(
+      "{\"i\": 1, \"f\": 1.5, \"s\": \"x\", \"b\": true, \"l\": [1, 2], \"e\": [0.5, 1], \"o\": {\"x\": 1, \"y\": \"z\"},"
+      " \"n\": null, \"big\": 18446744073709551615, \"mix\": 1, \"v\": [0.5]}\n"
+      "{\"i\": 2, \"f\": 2, \"e\": [1, 2.5], \"l\": [3], \"o\": {\"x\": 2, \"w\": [true]}, \"mix\": \"a\","
+      " \"late\": -1, \"v\": [0.5, 1]}\n");
+  EXPECT_EQ(FieldTypes(*result.schema),
+            "i:int64\nf:float64\ns:utf8\nb:bool\nl:list<int64>\ne:fixed_size_list<float32,2>\n"
+            "o:struct<x:int64,y:utf8,w:list<bool>>\nn:utf8\nbig:uint64\nmix:utf8\nv:list<float64>\nlate:int64\n");
+  EXPECT_EQ(Jsonl(*result.batch),
+            "{\"i\":1,\"f\":1.5,\"s\":\"x\",\"b\":true,\"l\":[1,2],\"e\":[0.5,1],\"o\":{\"x\":1,\"y\":\"z\",\"w\":null},"
+            "\"n\":null,\"big\":18446744073709551615,\"mix\":\"1\",\"v\":[0.5],\"late\":null}\n"
+            "{\"i\":2,\"f\":2,\"s\":null,\"b\":null,\"l\":[3],\"e\":[1,2.5],\"o\":{\"x\":2,\"y\":null,\"w\":[true]},"
+            "\"n\":null,\"big\":null,\"mix\":\"a\",\"v\":[0.5,1],\"late\":-1}\n");
+}
+
+TEST(JsonLinesReader, NegativeZeroKeepsItsSignInFloatColumns) {
+  auto result = ReadJsonText("{\"f\": -0, \"g\": [-0, 1.5], \"i\": -0, \"s\": \"-0\"}\n",
+                             WithSchema("f:float64,g:list<float32>,i:int32,s:utf8"));
+  EXPECT_EQ(Jsonl(*result.batch), "{\"f\":-0,\"g\":[-0,1.5],\"i\":0,\"s\":\"-0\"}\n");
+  EXPECT_EQ(FieldTypes(*ReadJsonText("{\"a\": -0}\n{\"a\": 2}\n").schema), "a:int64\n");
+  EXPECT_EQ(FieldTypes(*ReadJsonText("{\"a\": -0}\n{\"a\": 2.5}\n").schema), "a:float64\n");
+}
+
+TEST(JsonLinesReader, MixedSignsBeyondInt64InferFloat64) {
+  auto result = ReadJsonText("{\"a\": 18446744073709551615}\n{\"a\": -1}\n");
+  EXPECT_EQ(FieldTypes(*result.schema), "a:float64\n");
+}
+
+TEST(JsonLinesReader, StreamsBatchesOfAtMostBatchRows) {
+  TextReadOptions options;
+  options.batch_rows = 2;
+  auto reader = ReadJsonLines(text_test::Input("{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n"), "in.jsonl", options);
+  std::vector<int64_t> sizes;
+  while (auto batch = reader->Next()) sizes.push_back(batch->num_rows());
+  EXPECT_EQ(sizes, (std::vector<int64_t>{2, 1}));
+}
+
+TEST(JsonLinesReader, RoundTripsWhatTheJsonLinesWriterWrites) {
+  auto schema = Schema::Parse(
+      "i64:int64,u64:uint64,f16:float16,f32:float32,f64:float64,s:large_utf8,b:binary,fb:fixed_size_binary<2>,"
+      "d:date32,d64:date64,ts:timestamp<s>,l:large_list<int16>,e:fixed_size_list<float32,2>,"
+      "st:struct<a:int32,b:utf8>,flag:bool");
+  auto type = [&](size_t i) { return schema->field(i)->type; };
+  auto one = [&](size_t i, Scalar::Payload a, Scalar::Payload b) {
+    return MakeArray(type(i), {Scalar{type(i), a}, Scalar{type(i), b}});
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  auto batch = RecordBatch::Make(
+      schema,
+      {one(0, std::numeric_limits<int64_t>::min(), std::monostate{}),
+       one(1, std::numeric_limits<uint64_t>::max(), uint64_t{0}), one(2, 0.5, -inf), one(3, 0.1, std::nan("")),
+       one(4, -0.0, 1e300), one(5, std::string("a,\"b\"\n\xC3\xA9\x01"), std::string("")),
+       one(6, std::string("\0\1", 2), std::string("")), one(7, std::string("xy"), std::monostate{}),
+       one(8, int64_t{-1}, int64_t{0}), one(9, int64_t{-1}, int64_t{1}), one(10, int64_t{-1}, int64_t{1} << 40),
+       one(11, std::vector<Scalar>{Scalar{DataType::Int16(), int64_t{1}}, Scalar::Null(DataType::Int16())},
+           std::vector<Scalar>{}),
+       one(12, std::vector<Scalar>{Scalar{DataType::Float32(), 0.25}, Scalar{DataType::Float32(), -1.0}},
+           std::monostate{}),
+       one(13, std::vector<Scalar>{Scalar{DataType::Int32(), int64_t{5}}, Scalar{DataType::Utf8(), std::string("q")}},
+           std::monostate{}),
+       one(14, true, false)});
+  TextReadOptions options;
+  options.schema = schema;
+  auto back = ReadJsonText(Jsonl(*batch), options);
+  EXPECT_TRUE(back.batch->Equals(*batch)) << Jsonl(*back.batch) << "\nvs\n" << Jsonl(*batch);
+}
+
+}  // namespace
+}  // namespace lancelet
