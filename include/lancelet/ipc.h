@@ -7,8 +7,9 @@
 // Read: both formats (detected by the "ARROW1" magic), the pre-0.15 stream framing
 // without the continuation marker, sliced buffers as other writers produce (offsets
 // not starting at 0, children longer than needed, empty validity buffers). Arrays come
-// back normalised to the invariants in array.h. Compressed bodies, dictionaries and
-// types lancelet has no TypeId for are rejected with NotSupported.
+// back normalised to the invariants in array.h. Compressed bodies (LZ4_FRAME or ZSTD,
+// method BUFFER, including raw -1 buffers) are decompressed; dictionaries and types
+// lancelet has no TypeId for are rejected with NotSupported.
 #pragma once
 
 #include <memory>
