@@ -93,6 +93,15 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   DatasetPtr Append(RecordBatchReader& data, const WriteOptions& options = {}) const;
   DatasetPtr Append(const std::vector<RecordBatchPtr>& batches, const WriteOptions& options = {}) const;
   DatasetPtr Delete(const std::string& predicate) const;
+  // UPDATE ... SET column = expression, ... [WHERE predicate]: evaluates the predicate and
+  // the expressions on current (overlay-resolved) values and writes one dense overlay per
+  // affected fragment holding only the SET columns and the matching rows. An empty
+  // predicate updates every row. Returns this dataset when no row matches.
+  struct SetClause {
+    std::string column;
+    std::string expression;
+  };
+  DatasetPtr Update(const std::vector<SetClause>& set, const std::string& predicate = "") const;
 
   const std::string& uri() const;
   uint64_t version() const;

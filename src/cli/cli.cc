@@ -124,6 +124,12 @@ int Main(int argc, char** argv) {
   del->add_option("dataset", dataset, "Dataset directory")->required();
   del->add_option("--where", where, "SQL predicate")->required();
 
+  std::vector<std::string> set_clauses;
+  auto* update = app.add_subcommand("update", "Change cells by writing data overlay files");
+  update->add_option("dataset", dataset, "Dataset directory")->required();
+  update->add_option("--set", set_clauses, "column = expression (repeatable)")->required();
+  update->add_option("--where", where, "SQL predicate (default: every row)");
+
   std::string columns;
   int64_t limit = -1, offset = 0;
   std::optional<uint64_t> version;
@@ -192,6 +198,25 @@ int Main(int argc, char** argv) {
       auto next = ds->Delete(where);
       std::cout << fmt::format("deleted {} rows from {}; now version {}\n", ds->CountRows() - next->CountRows(),
                                dataset, next->version());
+    } else if (*update) {
+      std::vector<Dataset::SetClause> set;
+      for (const auto& clause : set_clauses) {
+        size_t eq = clause.find('=');
+        if (eq == std::string::npos || clause.substr(0, eq).find_first_not_of(" \t") == std::string::npos)
+          ThrowInvalid("--set '{}': expected 'column = expression'", clause);
+        std::string column = clause.substr(0, eq);
+        column.erase(0, column.find_first_not_of(" \t"));
+        column.erase(column.find_last_not_of(" \t") + 1);
+        if (column.size() >= 2 && column.front() == '"' && column.back() == '"') column = column.substr(1, column.size() - 2);
+        set.push_back({column, clause.substr(eq + 1)});
+      }
+      auto ds = Dataset::Open(dataset);
+      auto next = ds->Update(set, where);
+      if (next->version() == ds->version()) {
+        std::cout << fmt::format("no rows matched; {} unchanged at version {}\n", dataset, ds->version());
+      } else {
+        std::cout << fmt::format("updated {}; now version {}\n", dataset, next->version());
+      }
     } else if (*scan) {
       auto ds = Dataset::Open(dataset, version);
       auto builder = ds->NewScan();

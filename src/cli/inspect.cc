@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "format/lance_schema.h"
+#include "format/roaring_bitmap.h"
 #include "table/dataset_state.h"
 #include "table/feature_flags.h"
 
@@ -15,6 +16,7 @@ std::string FlagNames(uint64_t flags) {
       {table::kFlagDeletionFiles, "deletion_files"},     {table::kFlagStableRowIds, "stable_row_ids"},
       {table::kFlagUseV2FormatDeprecated, "v2_format"},  {table::kFlagTableConfig, "table_config"},
       {table::kFlagBasePaths, "base_paths"},             {table::kFlagDisableTransactionFile, "no_transaction_file"},
+      {table::kFlagDataOverlays, "data_overlays"},
   };
   std::string out = std::to_string(flags);
   std::string names;
@@ -28,6 +30,24 @@ void PrintField(const format::LanceField& f, int depth, std::ostream& out) {
                      f.nullable ? "" : " not null");
   if (f.type->id() == TypeId::kStruct)
     for (const auto& c : f.children) PrintField(c, depth + 1, out);
+}
+
+// One line per overlay, then one per covered field: name, id and covered cells.
+void PrintOverlay(const table::DatasetState& s, const lance::table::DataOverlayFile& o, int index, std::ostream& out) {
+  const auto& file = o.data_file();
+  bool dense = o.has_shared_offset_bitmap();
+  out << fmt::format("    overlay {}: committed_version {}, {}, data file {} ({} bytes)\n", index,
+                     o.committed_version(), dense ? "dense" : "sparse", file.path(), file.file_size_bytes());
+  for (int f = 0; f < file.fields_size(); ++f) {
+    int32_t id = file.fields(f);
+    const format::LanceField* field = nullptr;
+    for (const auto& top : s.schema.fields())
+      if (top.id == id) field = &top;
+    if (!field) continue;  // nested ids and tombstones are listed under their top-level field
+    const std::string& bytes = dense ? o.shared_offset_bitmap() : o.field_coverage().offset_bitmaps(f);
+    uint64_t cells = format::RoaringBitmap::DeserializePortable(bytes, file.path()).Cardinality();
+    out << fmt::format("      field {} [id {}]: {} cells\n", field->name, id, cells);
+  }
 }
 
 }  // namespace
@@ -62,6 +82,7 @@ void PrintInspect(const Dataset& dataset, std::ostream& out) {
                          d.num_deleted_rows());
     }
     if (frag.overlays_size() == 0) out << "    overlays: none\n";
+    for (int i = 0; i < frag.overlays_size(); ++i) PrintOverlay(s, frag.overlays(i), i, out);
   }
 }
 

@@ -197,8 +197,16 @@ LanceSchema LanceSchema::FromProto(const google::protobuf::RepeatedPtrField<lanc
   std::unordered_map<int32_t, int> index_of_id;
   std::vector<std::vector<int>> children(pbs.size());
   std::vector<int> roots;
+  int last_packed = -1;  // the latest field whose children may lack ids (see below)
   for (int i = 0; i < pbs.size(); ++i) {
     const auto& pb = pbs.Get(i);
+    // A data file's own schema stores the children of a blob v2 descriptor (a packed
+    // struct) without ids: id -1, parent -1, right after their parent.
+    if (pb.id() == -1 && pb.parent_id() == -1 && last_packed >= 0) {
+      children[last_packed].push_back(i);
+      continue;
+    }
+    last_packed = pb.logical_type() == "struct" && pb.metadata().count("lance-encoding:packed") ? i : -1;
     if (!index_of_id.emplace(pb.id(), i).second) {
       ThrowCorrupt("schema: field id {} ('{}') appears twice", pb.id(), pb.name());
     }

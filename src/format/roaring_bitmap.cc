@@ -122,6 +122,25 @@ void RoaringBitmap::VisitChunksImpl(void (*callback)(void*, const uint32_t*, siz
   }
 }
 
+void RoaringBitmap::VisitRangeImpl(uint64_t start, uint64_t end,
+                                   void (*callback)(void*, const uint32_t*, size_t), void* state) const {
+  if (start >= end || start > UINT32_MAX) return;
+  constexpr uint32_t kChunk = 1024;
+  uint32_t buffer[kChunk];
+  roaring_uint32_iterator_t it;
+  roaring_init_iterator(bitmap_, &it);
+  if (!roaring_move_uint32_iterator_equalorlarger(&it, uint32_t(start))) return;
+  while (it.has_value) {
+    uint32_t count = roaring_read_uint32_iterator(&it, buffer, kChunk);
+    if (count == 0) break;
+    // Members arrive ascending: cut the chunk at the first one past the range.
+    uint32_t keep = count;
+    while (keep > 0 && buffer[keep - 1] >= end) --keep;
+    if (keep) callback(state, buffer, keep);
+    if (keep < count) break;
+  }
+}
+
 RoaringBitmap RoaringBitmap::Union(const RoaringBitmap& other) const {
   return RoaringBitmap(roaring_bitmap_or(bitmap_, other.bitmap_));
 }

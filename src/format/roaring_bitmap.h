@@ -66,6 +66,18 @@ class RoaringBitmap {
       for (size_t i = 0; i < count; ++i) fn(values[i]);
     });
   }
+  // Calls fn(value) for every member in [start, end), ascending; cost follows the members
+  // visited, not the bitmap's size.
+  template <typename Fn>
+  void ForEachInRange(uint64_t start, uint64_t end, Fn&& fn) const {
+    VisitRangeImpl(
+        start, end,
+        [](void* state, const uint32_t* values, size_t count) {
+          auto& f = *static_cast<std::remove_reference_t<Fn>*>(state);
+          for (size_t i = 0; i < count; ++i) f(values[i]);
+        },
+        &fn);
+  }
   // Calls fn(Run) for every maximal run of members in ascending order.
   template <typename Fn>
   void ForEachRun(Fn&& fn) const {
@@ -103,6 +115,8 @@ class RoaringBitmap {
   template <typename Fn>
   void VisitChunks(Fn&& fn) const;
   void VisitChunksImpl(void (*callback)(void*, const uint32_t*, size_t), void* state) const;
+  void VisitRangeImpl(uint64_t start, uint64_t end, void (*callback)(void*, const uint32_t*, size_t),
+                      void* state) const;
 
   roaring_bitmap_s* bitmap_;
 };

@@ -3,7 +3,8 @@
 // Reads are by row range and touch only the pages (and, for Flat buffers without
 // compression, only the bytes) that hold the rows. Take groups nearby rows into ranges.
 // Supported: Nullable, Flat (optionally zstd/lz4 compressed), FixedSizeList, Binary,
-// Dictionary (of strings), List, SimpleStruct, PackedStruct (incl. legacy blobs). Other
+// Dictionary (of strings), List, SimpleStruct, PackedStruct (incl. legacy blobs), Fsst
+// (v21_fsst.cc). Other
 // encodings fail with NotSupported naming the file, column and page.
 #include <algorithm>
 #include <cstring>
@@ -11,6 +12,7 @@
 
 #include "file2.pb.h"
 #include "format/v20_internal.h"
+#include "format/v21_value_codecs.h"
 #include "lancelet/builder.h"
 #include "lancelet/error.h"
 
@@ -403,6 +405,11 @@ ArrayPtr Decode(const pb::ArrayEncoding& enc, const TypePtr& type, const PageCtx
       return DecodeDictionary(enc.dictionary(), enc, type, ctx, start, count);
     case pb::ArrayEncoding::kPackedStruct:
       return DecodePacked(enc.packed_struct(), enc, type, ctx, start, count);
+    case pb::ArrayEncoding::kFsst: {  // opt-in "lance-encoding:compression" = "fsst"
+      if (!type->is_variable_binary()) Unsupported(ctx, enc, *type);
+      ArrayPtr compressed = Decode(enc.fsst().binary(), type, ctx, start, count);
+      return v21::ExpandFsstArray(*compressed, enc.fsst().symbol_table(), ctx.Where());
+    }
     default:
       Unsupported(ctx, enc, *type);
   }

@@ -2,7 +2,9 @@
 // compressive encodings this build understands, reading page buffers.
 #include <google/protobuf/any.pb.h>
 
+#include "format/v21_compression.h"
 #include "format/v21_internal.h"
+#include "format/v21_value_codecs.h"
 #include "lancelet/error.h"
 
 namespace lancelet::format::v21 {
@@ -99,15 +101,35 @@ ValueCodec ParseValueCodec(const pb::CompressiveEncoding& e, const std::string& 
       codec.bits = codec.item_bits * codec.dim + (f.has_validity() ? (codec.dim + 7) / 8 * 8 : 0);
       return codec;
     }
+    case pb::CompressiveEncoding::kFsst: {
+      codec = ParseValueCodec(e.fsst().values(), where);
+      if (!codec.variable || codec.fsst) ThrowCorrupt("{}: Fsst must wrap plain variable-width values", where);
+      codec.fsst = std::make_shared<const FsstTable>(FsstTable::Parse(e.fsst().symbol_table(), where));
+      return codec;
+    }
+    case pb::CompressiveEncoding::kPackedStruct:
+      return ParsePackedCodec(e, where);
+    case pb::CompressiveEncoding::kVariablePackedStruct:
+      codec = ParsePackedCodec(e, where);
+      codec.variable_packed = std::make_shared<const pb::VariablePackedStruct>(e.variable_packed_struct());
+      return codec;
+    case pb::CompressiveEncoding::kInlineBitpacking:
+    case pb::CompressiveEncoding::kRle:
+    case pb::CompressiveEncoding::kByteStreamSplit:
+    case pb::CompressiveEncoding::kGeneral:
+      return ParseCompressedCodec(e, where);
     default:
       Unsupported(e, "value", where);
   }
 }
 
+void FinishValues(const ValueCodec& codec, ValueBlock& values, const std::string& where) {
+  if (codec.fsst) codec.fsst->ExpandBlock(values, where);
+  if (codec.variable_packed) NormalizeVariablePackedRows(*codec.variable_packed, values, where);
+}
+
 void CheckLevelCodec(const pb::CompressiveEncoding& e, const std::string& what, const std::string& where) {
-  if (e.compression_case() == pb::CompressiveEncoding::kFlat && e.flat().bits_per_value() == 16 && !e.flat().has_data())
-    return;
-  Unsupported(e, what, where);
+  CheckLevelEncoding(e, what, where);
 }
 
 std::string PageSource::ReadBuffer(size_t index) const {

@@ -5,10 +5,13 @@
 //   none               every row is one null item (layers = [NULLABLE_ITEM]), or, with an
 //                      inline value, every row is that value;
 //   rep, def           raw u16 levels (either may be empty) when there is structure to keep;
-//   value[, rep, def]  a scalar stored in a buffer (not supported yet).
+//   value[, rep, def]  a scalar stored in a buffer (v21_constant_scalar.cc), for values that
+//                      do not fit inline (strings, binary, wide values).
 #include <algorithm>
 
+#include "format/v21_compression.h"
 #include "format/v21_internal.h"
+#include "format/v21_value_codecs.h"
 #include "lancelet/error.h"
 
 namespace lancelet::format::v21 {
@@ -48,7 +51,8 @@ class ConstantReader final : public PageReader {
       inline_value_ = layout.inline_value();
       has_value_ = true;
     } else if (num_buffers == 1 || num_buffers == 3) {
-      ThrowNotSupported("{}: constant pages with a scalar value buffer are not supported yet", where);
+      has_value_ = true;  // parsed below, once the leaf's shape is known
+      level_buffer_ = 1;
     } else if (num_buffers != 0 && num_buffers != 2) {
       ThrowCorrupt("{}: all-null page with {} buffers", where, num_buffers);
     }
@@ -63,23 +67,33 @@ class ConstantReader final : public PageReader {
     } else if (!shape_.variable) {
       shape_.bits = uint64_t(leaf_type.bit_width());
     }
-    if (has_value_) {
+    if (has_value_ && level_buffer_ == 1) inline_value_ = ParseConstantScalar(page_.ReadBuffer(0), shape_.variable, where);
+    if (has_value_ && shape_.variable) {
+      // Any byte string is a valid binary / utf8 value.
+    } else if (has_value_) {
       const bool fits = !shape_.variable && shape_.dim == 0 &&
                         (shape_.bits == 1 ? inline_value_.size() >= 1 : inline_value_.size() * 8 == shape_.bits);
       if (!fits)
         ThrowNotSupported("{}: constant value of {} bytes for a {} column is not supported", where, inline_value_.size(),
                           leaf_type.ToString());
     }
-    if (num_buffers == 2) {
+    if (num_buffers == 2 || num_buffers == 3) {
       if (layout.has_rep_compression()) CheckLevelCodec(layout.rep_compression(), "repetition", where);
       if (layout.has_def_compression()) CheckLevelCodec(layout.def_compression(), "definition", where);
-      const std::string rep = page_.ReadBuffer(0);
-      const std::string def = page_.ReadBuffer(1);
+      const std::string rep = page_.ReadBuffer(level_buffer_);
+      const std::string def = page_.ReadBuffer(level_buffer_ + 1);
       levels_.has_rep = !rep.empty();
       levels_.has_def = !def.empty();
-      if (rep.size() % 2 || def.size() % 2) ThrowCorrupt("{}: odd-sized level buffers", where);
-      if (levels_.has_rep) levels_.rep = ParseLevels(rep, rep.size() / 2, where);
-      if (levels_.has_def) levels_.def = ParseLevels(def, def.size() / 2, where);
+      // Raw u16 levels unless a level compression is given (then num_*_values says how many).
+      auto read_levels = [&](bool compressed, const pb::CompressiveEncoding& e, const std::string& bytes, uint64_t n) {
+        if (compressed) return DecodeLevels(e, bytes, n, where);
+        if (bytes.size() % 2) ThrowCorrupt("{}: odd-sized level buffers", where);
+        return ParseLevels(bytes, bytes.size() / 2, where);
+      };
+      if (levels_.has_rep)
+        levels_.rep = read_levels(layout.has_rep_compression(), layout.rep_compression(), rep, layout.num_rep_values());
+      if (levels_.has_def)
+        levels_.def = read_levels(layout.has_def_compression(), layout.def_compression(), def, layout.num_def_values());
       if (levels_.has_rep && levels_.has_def && levels_.rep.size() != levels_.def.size())
         ThrowCorrupt("{}: {} repetition but {} definition levels", where, levels_.rep.size(), levels_.def.size());
     }
@@ -131,7 +145,13 @@ class ConstantReader final : public PageReader {
     v.variable = shape_.variable;
     v.bits = shape_.bits;
     v.dim = shape_.dim;
-    if (has_value_) {
+    if (has_value_ && shape_.variable) {
+      v.count = visible;
+      for (uint64_t k = 0; k < visible; ++k) {
+        v.data += inline_value_;
+        v.offsets.push_back(v.data.size());
+      }
+    } else if (has_value_) {
       v.count = visible;
       for (uint64_t k = 0; k < visible; ++k) {
         if (shape_.bits == 1) {
@@ -152,7 +172,8 @@ class ConstantReader final : public PageReader {
   std::vector<pb::RepDefLayer> layers_;
   uint16_t max_rep_ = 0, max_visible_def_ = 0, null_level_ = 0;
   bool has_value_ = false;
-  std::string inline_value_;
+  size_t level_buffer_ = 0;   // index of the rep buffer (def follows) when levels are stored
+  std::string inline_value_;  // the constant's bytes (inline, or from the value buffer)
   Levels levels_;
   std::vector<uint64_t> row_starts_;
   ValueBlock shape_;
@@ -169,7 +190,7 @@ std::unique_ptr<PageReader> MakePageReader(PageSource page, const pb::PageLayout
     case pb::PageLayout::kConstantLayout:
       return std::make_unique<ConstantReader>(std::move(page), layout.constant_layout());
     case pb::PageLayout::kBlobLayout:
-      ThrowNotSupported("{}: blob pages are not supported yet", page.where);
+      return MakeBlobReader(std::move(page), layout.blob_layout());
     case pb::PageLayout::kSparseLayout:
       ThrowNotSupported("{}: sparse pages (file version 2.3) are not supported", page.where);
     default:

@@ -21,6 +21,7 @@
 #include "encodings_v2_0.pb.h"
 #include "file2.pb.h"
 #include "format/v21_internal.h"
+#include "format/v21_value_codecs.h"
 #include "lancelet/error.h"
 
 namespace lancelet::format::v21 {
@@ -51,13 +52,13 @@ std::string ForcedLayout(const LanceField& root, const LanceField& leaf) {
   return {};
 }
 
-bool IsPackedStruct(const LanceField& field) {
-  return field.type->id() == TypeId::kStruct &&
-         (field.metadata.count("lance-encoding:packed") || field.metadata.count("packed"));
-}
+bool IsPackedStruct(const LanceField& field) { return IsPackedStructField(field) || IsBlobV2Field(field); }
 
 EncodedPage EncodeLeafPage(const LanceField& root, const LeafPath& path, const ArrayData& rows,
                            const EncodeOptions& options) {
+  if (IsPackedStruct(*path.back().field) || IsLegacyBlobField(*path.back().field))
+    ThrowNotSupported("field '{}': writing packed structs and blobs in 2.1+ files is not supported yet",
+                      path.back().field->name);
   ShreddedLeaf leaf = Shred(path, rows);
   if (leaf.num_valid == 0) return EncodeAllNull(leaf, options);
   ValueBlock values = GatherValues(path, leaf);

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "format/v21_compression.h"
 #include "format/v21_internal.h"
 #include "lancelet/error.h"
 
@@ -142,6 +143,11 @@ class FullZipReader final : public PageReader {
     word_bytes_ = WordBytes(bits_rep_ + bits_def_);
     if (max_rep_ > 0 && bits_rep_ == 0) ThrowCorrupt("{}: list layers but no repetition bits", where);
     codec_ = ParseValueCodec(layout.value_compression(), where);
+    // Full-zip values are compressed one by one; only General (of variable-width values)
+    // applies per value.
+    if (codec_.compressed && (codec_.compressed->compression_case() != pb::CompressiveEncoding::kGeneral ||
+                              !codec_.variable))
+      ThrowNotSupported("{}: this value compression is not supported in full-zip pages yet", where);
     if (layout.details_case() == pb::FullZipLayout::kBitsPerOffset) {
       if (!codec_.variable) ThrowCorrupt("{}: bits_per_offset with fixed-width values", where);
       if (layout.bits_per_offset() != 32 && layout.bits_per_offset() != 64)
@@ -222,8 +228,16 @@ class FullZipReader final : public PageReader {
           len = GetLE(bytes.data() + pos, length_bytes_);
           pos += length_bytes_;
           need(len);
-          v.data.append(bytes, pos, len);
-          pos += len;
+          if (codec_.compressed) {
+            const std::string plain = DecompressBuffer(codec_.compressed->general().compression(),
+                                                       std::string_view(bytes).substr(pos, len), where);
+            v.data += plain;
+            pos += len;
+            len = plain.size();
+          } else {
+            v.data.append(bytes, pos, len);
+            pos += len;
+          }
         }
         v.offsets.push_back(v.offsets.back() + len);
       } else {
@@ -240,6 +254,7 @@ class FullZipReader final : public PageReader {
       ++v.count;
     }
     if (rows != count) ThrowCorrupt("{}: bytes of rows {}+{} hold {} rows", where, start, count, rows);
+    FinishValues(codec_, v, where);
     return out;
   }
 

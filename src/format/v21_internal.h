@@ -165,8 +165,11 @@ std::unique_ptr<PageReader> MakePageReader(PageSource page, const pb::PageLayout
 std::unique_ptr<PageReader> MakeMiniBlockReader(PageSource page, const pb::MiniBlockLayout& layout);
 std::unique_ptr<PageReader> MakeFullZipReader(PageSource page, const pb::FullZipLayout& layout);
 
+class FsstTable;  // v21_value_codecs.h
+
 // Value compression trees this build decodes (Flat, Variable(Flat offsets),
-// FixedSizeList(Flat)); everything else throws NotSupported naming `where`.
+// FixedSizeList(Flat), Fsst(Variable), PackedStruct(Flat), VariablePackedStruct);
+// everything else throws NotSupported naming `where`.
 struct ValueCodec {
   bool variable = false;
   uint64_t bits = 0;          // fixed: bits per value incl. fsl validity bytes
@@ -174,9 +177,18 @@ struct ValueCodec {
   uint32_t dim = 0;           // fixed_size_list dimension (0 when not a list)
   bool has_item_validity = false;
   uint32_t offset_bits = 0;   // variable: 32 or 64
+  // Applied by FinishValues after the layout has produced the stored values.
+  std::shared_ptr<const FsstTable> fsst;                              // expand strings
+  std::shared_ptr<const pb::VariablePackedStruct> variable_packed;   // normalize rows
+  // Set when the stored values go through DecodeChunkValues (v21_compression.h): the
+  // subtree with InlineBitpacking / Rle / ByteStreamSplit / General.
+  std::shared_ptr<const pb::CompressiveEncoding> compressed;
 };
 ValueCodec ParseValueCodec(const pb::CompressiveEncoding& encoding, const std::string& where);
-// Levels are stored as 16-bit Flat values; anything else throws NotSupported.
+// Turns values as stored (one chunk, or the rows read from a full-zip page) into values
+// as the leaf type holds them (FSST expansion, packed-row normalization).
+void FinishValues(const ValueCodec& codec, ValueBlock& values, const std::string& where);
+// Throws NotSupported for a level compression DecodeLevels (v21_compression.h) cannot read.
 void CheckLevelCodec(const pb::CompressiveEncoding& encoding, const std::string& what, const std::string& where);
 
 // ------------------------------------------------------------------------------ encoding

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "format/v21_internal.h"
+#include "format/v21_value_codecs.h"
 #include "lancelet/error.h"
 
 namespace lancelet::format::v21 {
@@ -81,15 +82,15 @@ bool IsFixedWidthLeaf(const DataType& type) {
   return type.is_fixed_width() || type.id() == TypeId::kFixedSizeBinary;
 }
 
-bool IsPacked(const LanceField& field) {
-  return field.metadata.count("lance-encoding:packed") || field.metadata.count("packed");
-}
-
 void CollectPaths(const LanceField& field, LeafPath& prefix, std::vector<LeafPath>& out) {
   const DataType& type = *field.type;
+  if (IsPackedStructField(field) || IsBlobV2Field(field)) {  // one column of packed rows
+    prefix.push_back({PathNode::kLeaf, &field, 0});
+    out.push_back(prefix);
+    prefix.pop_back();
+    return;
+  }
   if (type.id() == TypeId::kStruct) {
-    if (IsPacked(field))
-      ThrowNotSupported("field '{}': packed structs are not supported by the 2.1 encodings yet", field.name);
     if (field.children.empty())
       ThrowNotSupported("field '{}': empty structs cannot be stored in a 2.1 file", field.name);
     for (size_t c = 0; c < field.children.size(); ++c) {
@@ -407,6 +408,7 @@ ArrayPtr MakeLeafArray(const TypePtr& type, const ValueBlock& values, const std:
   out->length = n;
   out->buffers.push_back(ValidityBuffer(valid, &out->null_count));
   const DataType& t = *type;
+  if (t.id() == TypeId::kStruct) return MakePackedStructArray(type, values, valid, where);
   if (t.is_variable_binary()) {
     if (!values.variable) ThrowCorrupt("{}: fixed-width values stored for a {} column", where, t.ToString());
     const bool large = t.has_large_offsets();
@@ -518,7 +520,7 @@ DecodedPath Unravel(const LeafPath& path, const std::vector<pb::RepDefLayer>& la
   }
   if (rows != items.num_rows) ThrowCorrupt("{}: levels describe {} rows, expected {}", where, rows, items.num_rows);
   out.num_rows = rows;
-  out.leaves.push_back(MakeLeafArray(path.back().field->type, items.values, leaf_valid, where));
+  out.leaves.push_back(MakeLeafArray(DecodedLeafType(*path.back().field), items.values, leaf_valid, where));
   return out;
 }
 

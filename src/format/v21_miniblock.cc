@@ -18,6 +18,7 @@
 #include <list>
 #include <mutex>
 
+#include "format/v21_compression.h"
 #include "format/v21_internal.h"
 #include "lancelet/error.h"
 
@@ -273,13 +274,13 @@ class MiniBlockReader final : public PageReader {
   MiniBlockReader(PageSource page, const pb::MiniBlockLayout& layout)
       : page_(std::move(page)), layout_(layout) {
     const std::string& where = page_.where;
-    if (layout.has_dictionary()) ThrowNotSupported("{}: dictionary-encoded mini-block pages are not supported yet", where);
     has_rep_ = layout.has_rep_compression();
     has_def_ = layout.has_def_compression();
     if (has_rep_) CheckLevelCodec(layout.rep_compression(), "repetition", where);
     if (has_def_) CheckLevelCodec(layout.def_compression(), "definition", where);
     codec_ = ParseValueCodec(layout.value_compression(), where);
-    const uint64_t expected_buffers = codec_.has_item_validity ? 2 : 1;
+    const uint64_t expected_buffers =
+        codec_.compressed ? ChunkBufferCount(*codec_.compressed) : codec_.has_item_validity ? 2 : 1;
     if (layout.num_buffers() != expected_buffers)
       ThrowCorrupt("{}: {} buffers per chunk, expected {}", where, layout.num_buffers(), expected_buffers);
     for (int k = 0; k < layout.layers_size(); ++k) layers_.push_back(pb::RepDefLayer(layout.layers(k)));
@@ -287,6 +288,13 @@ class MiniBlockReader final : public PageReader {
     max_rep_ = scheme.max_rep;
     max_visible_def_ = scheme.max_visible_def;
     if (max_rep_ > 0 && !has_rep_) ThrowCorrupt("{}: list layers but no repetition levels", where);
+    if (layout.has_dictionary()) {
+      // Buffer 2 holds the dictionary; the chunks hold indices.
+      if (codec_.variable || codec_.dim || codec_.fsst || codec_.variable_packed)
+        ThrowCorrupt("{}: dictionary indices must be fixed-width integers", where);
+      dictionary_ = std::make_shared<const ValueBlock>(
+          DecodeDictionary(layout.dictionary(), page_.ReadBuffer(2), layout.num_dictionary_items(), where));
+    }
     LoadMetadata();
   }
 
@@ -361,6 +369,11 @@ class MiniBlockReader final : public PageReader {
 
  private:
   void InitShape(ValueBlock& values) const {
+    if (dictionary_) {
+      values.variable = dictionary_->variable;
+      values.bits = dictionary_->bits;
+      return;
+    }
     values.variable = codec_.variable;
     values.bits = codec_.bits;
     if (codec_.dim) {
@@ -398,7 +411,7 @@ class MiniBlockReader final : public PageReader {
     if (offset > page_.buffers.at(1).second)
       ThrowCorrupt("{}: chunks need {} bytes but the chunk buffer has {}", where, offset, page_.buffers.at(1).second);
     if (has_rep_ && layout_.repetition_index_depth() > 0) {
-      const size_t index_buffer = 2;
+      const size_t index_buffer = layout_.has_dictionary() ? 3 : 2;
       const std::string index = page_.ReadBuffer(index_buffer);
       const size_t stride = size_t(layout_.repetition_index_depth()) + 1;
       if (index.size() != num_chunks * stride * 8)
@@ -481,11 +494,11 @@ class MiniBlockReader final : public PageReader {
     if (!has_rep_ && !has_def_) out.num_levels = meta.num_values;
     if (has_rep_) {
       out.levels.has_rep = true;
-      out.levels.rep = ParseLevels(take(rep_size), out.num_levels, where);
+      out.levels.rep = DecodeLevels(layout_.rep_compression(), take(rep_size), out.num_levels, where + ", repetition");
     }
     if (has_def_) {
       out.levels.has_def = true;
-      out.levels.def = ParseLevels(take(def_size), out.num_levels, where);
+      out.levels.def = DecodeLevels(layout_.def_compression(), take(def_size), out.num_levels, where + ", definition");
     }
     std::vector<std::string> buffers;
     for (uint64_t size : sizes) buffers.push_back(take(size));
@@ -493,7 +506,11 @@ class MiniBlockReader final : public PageReader {
     ValueBlock& v = out.values;
     InitShape(v);
     v.count = n;
-    if (codec_.variable) {
+    if (codec_.compressed) {
+      v = DecodeChunkValues(*codec_.compressed, std::move(buffers), n, where);
+      if (v.variable != codec_.variable || (!v.variable && v.bits != codec_.bits))
+        ThrowCorrupt("{}: chunk values decode to a different shape than the page declares", where);
+    } else if (codec_.variable) {
       const std::string& buf = buffers[0];
       const uint64_t w = codec_.offset_bits / 8;
       if (buf.size() < (n + 1) * w) ThrowCorrupt("{}: {} bytes cannot hold {} offsets", where, buf.size(), n + 1);
@@ -517,6 +534,8 @@ class MiniBlockReader final : public PageReader {
         v.item_validity = validity;
       }
     }
+    if (dictionary_) v = LookUpDictionary(*dictionary_, v, where);
+    FinishValues(codec_, v, where);
     return out;
   }
 
@@ -538,6 +557,7 @@ class MiniBlockReader final : public PageReader {
   bool has_rep_ = false, has_def_ = false;
   uint16_t max_rep_ = 0, max_visible_def_ = 0;
   ValueCodec codec_;
+  std::shared_ptr<const ValueBlock> dictionary_;  // decoded dictionary items, if any
   std::vector<ChunkMeta> chunks_;
   std::vector<uint64_t> rep_rows_, completed_through_, started_through_;
   mutable std::mutex mutex_;

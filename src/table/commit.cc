@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "format/row_id_sequence.h"
+#include "format/roaring_bitmap.h"
+#include "overlay/fragment_overlays.h"
 #include "table/feature_flags.h"
 #include "table/manifest_store.h"
 
@@ -110,6 +112,41 @@ ConflictResult CheckConflict(const Transaction& ours, const Transaction& theirs)
         default:
           return Intersects(TouchedFragments(ours), TouchedFragments(theirs)) ? R::kRetry : R::kCompatible;
       }
+    case Transaction::kDataOverlay: {
+      std::set<uint64_t> ours_ids = TouchedFragments(ours);
+      switch (their_op) {
+        case Transaction::kOverwrite: case Transaction::kRestore: case Transaction::kUpdateMemWalState:
+          return R::kIncompatible;
+        case Transaction::kAppend: case Transaction::kCreateIndex: case Transaction::kReserveFragments:
+        case Transaction::kProject: case Transaction::kUpdateConfig: case Transaction::kUpdateBases:
+        case Transaction::kClone: case Transaction::kDataOverlay:
+          return R::kCompatible;
+        case Transaction::kDelete: {
+          // Deletion vectors alone leave our offsets meaningful; a removed fragment does not.
+          for (uint64_t id : theirs.delete_().deleted_fragment_ids())
+            if (ours_ids.count(id)) return R::kRetry;
+          return R::kCompatible;
+        }
+        case Transaction::kMerge:
+          return R::kRetry;
+        case Transaction::kDataReplacement: {
+          // A new base for a field we cover must not be shadowed by our older values: the
+          // reference once called this compatible and lost updates.
+          std::set<int32_t> our_fields;
+          for (const auto& g : ours.data_overlay().groups())
+            for (const auto& o : g.overlays())
+              for (int32_t f : o.data_file().fields()) our_fields.insert(f);
+          for (const auto& r : theirs.data_replacement().replacements()) {
+            if (!ours_ids.count(r.fragment_id())) continue;
+            for (const auto& file : r.new_file().fields())
+              if (our_fields.count(file)) return R::kRetry;
+          }
+          return R::kCompatible;
+        }
+        default:  // Update, Rewrite: rows of our fragments may have moved
+          return Intersects(ours_ids, TouchedFragments(theirs)) ? R::kRetry : R::kCompatible;
+      }
+    }
     default:
       return R::kIncompatible;
   }
@@ -126,11 +163,41 @@ void AssignNewFragments(Manifest& m, google::protobuf::RepeatedPtrField<DataFrag
       uint64_t start = m.next_row_id();
       f.set_inline_row_ids(format::RowIdSequence::FromRange(start, start + f.physical_rows()).Encode());
       m.set_next_row_id(start + f.physical_rows());
-      (void)version;
+      // Row lineage: every new row was created and last updated by this version.
+      std::string versions = format::VersionSequence::Uniform(f.physical_rows(), version).Encode();
+      f.set_inline_created_at_versions(versions);
+      f.set_inline_last_updated_at_versions(versions);
     }
     *m.add_fragments() = std::move(f);
   }
   if (next_id > 0) m.set_max_fragment_id(uint32_t(next_id - 1));
+}
+
+// Sets last_updated_at_version of every row an overlay covers to `version`.
+void StampLastUpdated(DataFragment& fragment, const lance::table::DataOverlayFile& overlay, uint64_t version) {
+  std::string context = fmt::format("last_updated_at versions of fragment {}", fragment.id());
+  std::vector<uint64_t> versions;
+  if (fragment.has_inline_last_updated_at_versions()) {
+    versions = format::VersionSequence::Decode(fragment.inline_last_updated_at_versions(), context).ToVector();
+  } else if (fragment.has_inline_created_at_versions()) {
+    versions = format::VersionSequence::Decode(fragment.inline_created_at_versions(), context).ToVector();
+  } else if (fragment.last_updated_at_version_sequence_case() == DataFragment::kExternalLastUpdatedAtVersions) {
+    ThrowNotSupported("{} are stored in an external file, which lancelet does not update yet", context);
+  } else {
+    return;  // no lineage recorded for this fragment (as the reference, leave it so)
+  }
+  versions.resize(fragment.physical_rows(), versions.empty() ? 1 : versions.back());
+  std::vector<std::string_view> bitmaps;
+  if (overlay.has_field_coverage()) {
+    for (const auto& b : overlay.field_coverage().offset_bitmaps()) bitmaps.push_back(b);
+  } else {
+    bitmaps.push_back(overlay.shared_offset_bitmap());
+  }
+  for (auto bytes : bitmaps)
+    format::RoaringBitmap::DeserializePortable(bytes, context).ForEach([&](uint32_t offset) {
+      if (offset < versions.size()) versions[offset] = version;
+    });
+  fragment.set_inline_last_updated_at_versions(format::VersionSequence::FromVersions(versions).Encode());
 }
 
 }  // namespace
@@ -190,6 +257,28 @@ Manifest BuildManifest(const Manifest* base, const Transaction& t, const CommitO
         *kept.Add() = it != updated.end() ? *it->second : f;
       }
       *m.mutable_fragments() = std::move(kept);
+      break;
+    }
+    case Transaction::kDataOverlay: {
+      if (!base) ThrowInvalid("cannot add overlays: the dataset does not exist yet");
+      std::map<uint64_t, DataFragment*> by_id;
+      for (auto& f : *m.mutable_fragments()) by_id[f.id()] = &f;
+      for (const auto& group : t.data_overlay().groups()) {
+        auto it = by_id.find(group.fragment_id());
+        if (it == by_id.end())
+          throw RetryableConflict(fmt::format("DataOverlay targets fragment {}, which does not exist in version {}",
+                                              group.fragment_id(), base->version()));
+        DataFragment& fragment = *it->second;
+        for (const auto& o : group.overlays()) {
+          // Appended, never replacing: concurrent overlay commits both survive. The
+          // committed version is this commit's, re-stamped on every retry.
+          auto* added = fragment.add_overlays();
+          *added = o;
+          added->set_committed_version(version);
+          if (stable_row_ids) StampLastUpdated(fragment, *added, version);
+        }
+        overlay::CheckNewestLast(fragment.overlays());
+      }
       break;
     }
     default:

@@ -1,5 +1,7 @@
 #include "table/dataset_state.h"
 
+#include <fmt/format.h>
+
 #include "lancelet/error.h"
 #include "table/feature_flags.h"
 #include "table/manifest_store.h"
@@ -12,6 +14,14 @@ std::string DatasetState::DataPath(const std::string& file) const {
 
 std::string DatasetState::DeletionPath(const std::string& file) const {
   return io::JoinPath(io::JoinPath(uri, kDeletionsDir), file);
+}
+
+std::shared_ptr<const overlay::FragmentOverlays> DatasetState::OverlaysOf(
+    const lance::table::DataFragment& fragment) const {
+  std::lock_guard<std::mutex> lock(overlay_mutex_);
+  auto& slot = overlay_cache_[fragment.id()];
+  if (!slot) slot = overlay::FragmentOverlays::Load(fragment, fmt::format("'{}' fragment {}", uri, fragment.id()));
+  return slot;
 }
 
 std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,

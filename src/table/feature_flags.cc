@@ -28,9 +28,10 @@ void CheckWriterFlags(const lance::table::Manifest& manifest, const std::string&
 
 void ApplyFeatureFlags(lance::table::Manifest& m) {
   uint64_t reader = 0, writer = 0;
-  bool deletions = false, row_ids = false;
+  bool deletions = false, row_ids = false, overlays = false;
   for (const auto& f : m.fragments()) {
     deletions |= f.has_deletion_file();
+    overlays |= f.overlays_size() > 0;
     row_ids |= f.row_id_sequence_case() != lance::table::DataFragment::ROW_ID_SEQUENCE_NOT_SET;
   }
   if (deletions) { reader |= kFlagDeletionFiles; writer |= kFlagDeletionFiles; }
@@ -39,6 +40,9 @@ void ApplyFeatureFlags(lance::table::Manifest& m) {
     reader |= kFlagStableRowIds;
     writer |= kFlagStableRowIds;
   }
+  // Readers that do not know overlays must refuse the dataset rather than return stale
+  // base values; the flag is cleared again once no overlay is left.
+  if (overlays) { reader |= kFlagDataOverlays; writer |= kFlagDataOverlays; }
   if (!m.config().empty()) writer |= kFlagTableConfig;
   if (!m.base_paths().empty()) { reader |= kFlagBasePaths; writer |= kFlagBasePaths; }
   m.set_reader_feature_flags(reader);

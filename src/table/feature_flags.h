@@ -15,9 +15,11 @@ inline constexpr uint64_t kFlagUseV2FormatDeprecated = 4;
 inline constexpr uint64_t kFlagTableConfig = 8;
 inline constexpr uint64_t kFlagBasePaths = 16;
 inline constexpr uint64_t kFlagDisableTransactionFile = 32;
+inline constexpr uint64_t kFlagDataOverlays = 64;  // some fragment has DataOverlayFiles
 
 inline constexpr uint64_t kKnownFlags = kFlagDeletionFiles | kFlagStableRowIds | kFlagUseV2FormatDeprecated |
-                                        kFlagTableConfig | kFlagBasePaths | kFlagDisableTransactionFile;
+                                        kFlagTableConfig | kFlagBasePaths | kFlagDisableTransactionFile |
+                                        kFlagDataOverlays;
 
 // Throws NotSupported naming the lowest unknown bit.
 void CheckReaderFlags(const lance::table::Manifest& manifest, const std::string& path);

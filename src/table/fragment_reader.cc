@@ -4,6 +4,7 @@
 #include "format/row_id_sequence.h"
 #include "lancelet/builder.h"
 #include "lancelet/error.h"
+#include "overlay/patch.h"
 
 namespace lancelet::table {
 
@@ -46,11 +47,17 @@ const format::LanceFileReader& FragmentReader::OpenFile(size_t data_file) const 
 }
 
 FragmentReader::FieldSource FragmentReader::Locate(size_t field) const {
-  int32_t id = state_.schema.fields().at(field).id;
+  const auto& top = state_.schema.fields().at(field);
+  const int32_t id = top.id;
+  // 2.1+ data files list only the fields that own a column (leaves, packed structs):
+  // a list or struct is held by the file that lists any field below it.
+  std::vector<int32_t> ids;
+  top.ForEach([&](const format::LanceField& f) { ids.push_back(f.id); });
   for (int f = 0; f < fragment_.files_size(); ++f) {
     const auto& data_file = fragment_.files(f);
     bool holds = false;
-    for (int32_t fid : data_file.fields()) holds |= fid == id;
+    for (int32_t fid : data_file.fields())
+      for (int32_t want : ids) holds |= fid == want;
     if (!holds) continue;
     const auto& reader = OpenFile(size_t(f));
     const auto& file_fields = reader.schema().fields();
@@ -62,6 +69,52 @@ FragmentReader::FieldSource FragmentReader::Locate(size_t field) const {
   return {};
 }
 
+const overlay::FragmentOverlays& FragmentReader::overlays() const {
+  if (!overlays_) overlays_ = state_.OverlaysOf(fragment_);
+  return *overlays_;
+}
+
+const format::LanceFileReader& FragmentReader::OpenOverlayFile(size_t index) const {
+  auto& slot = overlay_files_[index];
+  if (!slot) {
+    const auto& o = overlays().overlays()[index];
+    const auto& file = o.proto->data_file();
+    slot = format::LanceFileReader::Open(*state_.store, state_.DataPath(file.path()), file.file_size_bytes());
+    // Every covered cell needs a value: a value column shorter than its coverage is corrupt.
+    for (size_t f = 0; f < o.field_ids.size(); ++f) {
+      if (o.field_ids[f] == overlay::kTombstoneFieldId) continue;
+      const auto& fields = slot->schema().fields();
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (fields[i].id != o.field_ids[f]) continue;
+        if (o.coverage[f]->Cardinality() > slot->num_rows(i))
+          ThrowCorrupt("'{}' fragment {}: overlay file '{}' covers {} cells of field {} but holds only {} values",
+                       state_.uri, fragment_.id(), file.path(), o.coverage[f]->Cardinality(), o.field_ids[f],
+                       slot->num_rows(i));
+      }
+    }
+  }
+  return *slot;
+}
+
+ArrayPtr FragmentReader::ApplyOverlays(size_t field, ArrayPtr base,
+                                       const std::vector<overlay::OverlayPatch>& patches) const {
+  if (patches.empty()) return base;
+  int32_t id = state_.schema.fields()[field].id;
+  std::vector<overlay::Replacement> replacements;
+  for (const auto& patch : patches) {
+    const auto& file = OpenOverlayFile(patch.overlay);
+    const auto& fields = file.schema().fields();
+    size_t index = fields.size();
+    for (size_t i = 0; i < fields.size(); ++i)
+      if (fields[i].id == id) index = i;
+    if (index == fields.size())
+      ThrowCorrupt("'{}' fragment {}: overlay file '{}' lists field {} but has no column for it", state_.uri,
+                   fragment_.id(), overlays().overlays()[patch.overlay].proto->data_file().path(), id);
+    replacements.push_back({patch.positions, file.TakeField(index, patch.ranks)});
+  }
+  return overlay::ApplyReplacements(base, replacements);
+}
+
 std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& fields, uint64_t start,
                                                 uint64_t count) const {
   if (start + count > physical_rows())
@@ -71,7 +124,11 @@ std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& field
   for (size_t field : fields) {
     FieldSource src = Locate(field);
     const TypePtr& type = state_.schema.fields()[field].type;
-    out.push_back(src.file ? src.file->ReadField(src.field_index, start, count) : MakeNullArray(type, int64_t(count)));
+    ArrayPtr values = src.file ? src.file->ReadField(src.field_index, start, count) : MakeNullArray(type, int64_t(count));
+    int32_t id = state_.schema.fields()[field].id;
+    if (fragment_.overlays_size() > 0 && overlays().Covers(id))
+      values = ApplyOverlays(field, values, overlay::ResolveRange(overlays(), id, start, count));
+    out.push_back(std::move(values));
   }
   return out;
 }
@@ -84,8 +141,12 @@ std::vector<ArrayPtr> FragmentReader::Take(const std::vector<size_t>& fields, st
   for (size_t field : fields) {
     FieldSource src = Locate(field);
     const TypePtr& type = state_.schema.fields()[field].type;
-    out.push_back(src.file ? src.file->TakeField(src.field_index, offsets)
-                           : MakeNullArray(type, int64_t(offsets.size())));
+    ArrayPtr values =
+        src.file ? src.file->TakeField(src.field_index, offsets) : MakeNullArray(type, int64_t(offsets.size()));
+    int32_t id = state_.schema.fields()[field].id;
+    if (fragment_.overlays_size() > 0 && overlays().Covers(id))
+      values = ApplyOverlays(field, values, overlay::ResolveOffsets(overlays(), id, offsets));
+    out.push_back(std::move(values));
   }
   return out;
 }

@@ -12,6 +12,8 @@
 
 #include "format/lance_file.h"
 #include "format/roaring_bitmap.h"
+#include "overlay/fragment_overlays.h"
+#include "overlay/resolution.h"
 #include "table/dataset_state.h"
 
 namespace lancelet::table {
@@ -33,6 +35,9 @@ class FragmentReader {
   // The same at arbitrary physical offsets (any order).
   std::vector<ArrayPtr> Take(const std::vector<size_t>& fields, std::span<const uint64_t> offsets) const;
 
+  // The fragment's overlays (decoded on first use).
+  const overlay::FragmentOverlays& overlays() const;
+
   // Row addresses: (fragment id << 32) | offset.
   ArrayPtr RowAddresses(std::span<const uint64_t> offsets) const;
   // Stable row ids when the dataset has them, else row addresses.
@@ -45,12 +50,17 @@ class FragmentReader {
   };
   FieldSource Locate(size_t field) const;
   const format::LanceFileReader& OpenFile(size_t data_file) const;
+  const format::LanceFileReader& OpenOverlayFile(size_t overlay) const;
+  // Base values with the newest overlay value of every covered cell swapped in.
+  ArrayPtr ApplyOverlays(size_t field, ArrayPtr base, const std::vector<overlay::OverlayPatch>& patches) const;
 
   const DatasetState& state_;
   const lance::table::DataFragment& fragment_;
   mutable std::map<size_t, std::unique_ptr<format::LanceFileReader>> files_;
   mutable std::unique_ptr<format::RoaringBitmap> deletions_;
   mutable std::unique_ptr<std::vector<uint64_t>> row_ids_;
+  mutable std::shared_ptr<const overlay::FragmentOverlays> overlays_;
+  mutable std::map<size_t, std::unique_ptr<format::LanceFileReader>> overlay_files_;
 };
 
 }  // namespace lancelet::table

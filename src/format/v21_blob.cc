@@ -1,0 +1,78 @@
+// BlobLayout pages (2.1 legacy blobs: a LargeBinary field with "lance-encoding:blob").
+// The page holds one (position: u64, size: u64) descriptor per row, written with an inner
+// layout (a mini-block PackedStruct in practice) that has no levels of its own; the blob
+// bytes live elsewhere in the same file. Row nulls are folded into the descriptors: a
+// descriptor with size 0 and a non-zero position is a null item whose position is
+// (def << 16) | rep; size 0 and position 0 is an empty value.
+// The reader returns the descriptors (a struct<position, size>); ReadBlobBytes
+// (blob_bytes.h) fetches the bytes.
+#include <cstring>
+
+#include "format/v21_value_codecs.h"
+#include "lancelet/error.h"
+
+namespace lancelet::format::v21 {
+
+namespace {
+
+uint64_t LoadLE64(const char* p) {
+  uint64_t v = 0;
+  for (size_t k = 0; k < 8; ++k) v |= uint64_t(uint8_t(p[k])) << (8 * k);
+  return v;
+}
+
+class BlobReader final : public PageReader {
+ public:
+  BlobReader(PageSource page, const pb::BlobLayout& layout) : where_(page.where) {
+    for (int k = 0; k < layout.layers_size(); ++k) layers_.push_back(pb::RepDefLayer(layout.layers(k)));
+    const LevelScheme scheme(layers_);
+    if (scheme.max_rep > 0)
+      ThrowNotSupported("{}: blobs inside lists are not supported (the blob page has list layers)", where_);
+    has_def_ = false;
+    for (auto layer : layers_) has_def_ = has_def_ || NumDefLevels(layer) > 0;
+    if (!layout.has_inner_layout()) ThrowCorrupt("{}: blob layout without an inner layout", where_);
+    if (layout.inner_layout().has_blob_layout()) ThrowCorrupt("{}: blob layout nested in a blob layout", where_);
+    inner_ = MakePageReader(std::move(page), layout.inner_layout());
+  }
+
+  const std::vector<pb::RepDefLayer>& layers() const override { return layers_; }
+
+  PageItems ReadRows(uint64_t start, uint64_t count) const override {
+    PageItems items = inner_->ReadRows(start, count);
+    if (items.levels.has_rep || items.levels.has_def)
+      ThrowCorrupt("{}: blob descriptors carry their own rep/def levels", where_);
+    const ValueBlock& v = items.values;
+    if (v.variable || v.bits != 128 || v.count != count)
+      ThrowCorrupt("{}: expected {} blob descriptors of 128 bits, got {} of {} bits", where_, count, v.count, v.bits);
+    PageItems out;
+    out.num_rows = count;
+    out.values = std::move(items.values);
+    out.levels.has_def = has_def_;
+    if (has_def_) {
+      out.levels.def.resize(count, 0);
+      for (uint64_t r = 0; r < count; ++r) {
+        const uint64_t position = LoadLE64(out.values.data.data() + r * 16);
+        const uint64_t size = LoadLE64(out.values.data.data() + r * 16 + 8);
+        if (size == 0 && position != 0) {
+          out.levels.def[r] = uint16_t(position >> 16);
+          if (out.levels.def[r] == 0) ThrowCorrupt("{}: blob row {} is null with definition level 0", where_, start + r);
+        }
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::string where_;
+  std::vector<pb::RepDefLayer> layers_;
+  bool has_def_ = false;
+  std::unique_ptr<PageReader> inner_;
+};
+
+}  // namespace
+
+std::unique_ptr<PageReader> MakeBlobReader(PageSource page, const pb::BlobLayout& layout) {
+  return std::make_unique<BlobReader>(std::move(page), layout);
+}
+
+}  // namespace lancelet::format::v21

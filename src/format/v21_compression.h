@@ -1,0 +1,103 @@
+// Private to the 2.1 / 2.2 reader: the compressive encodings the reference writes by
+// default or on request, one file each:
+//   - v21_bitpacking.cc        FastLanes bit-unpacking, InlineBitpacking, OutOfLineBitpacking;
+//   - v21_rle.cc               Rle (run values + run lengths);
+//   - v21_byte_stream_split.cc ByteStreamSplit;
+//   - v21_general.cc           General (whole-buffer ZSTD / LZ4);
+//   - v21_dictionary.cc        mini-block dictionaries;
+//   - v21_compressed_values.cc the dispatch over a compression tree, for mini-block chunk
+//                              values, whole blocks (levels, dictionaries) and levels.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "format/v21_internal.h"
+
+namespace lancelet::format::v21 {
+
+// ------------------------------------------------------------------------------ bitpacking
+
+// FastLanes order: 1024 values of a `word_bits` integer (8, 16, 32, 64) packed at `width`
+// bits each (0..word_bits) into width * 128 bytes. The words are viewed as 1024 / word_bits
+// lanes interleaved word by word (lane l owns words l, l + lanes, l + 2 * lanes, ...); each
+// lane's words form one little-endian bit stream holding word_bits values, the value of
+// row r at bits [r * width, (r + 1) * width). Row r of lane l is value
+//   kFastLanesOrder[r / 8] * 16 + (r % 8) * 128 + l.
+inline constexpr int kFastLanesOrder[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+inline constexpr uint64_t kFastLanesValues = 1024;
+
+// Unpacks one FastLanes block into 1024 little-endian words of word_bits / 8 bytes at `out`.
+void FastLanesUnpack(uint32_t word_bits, uint32_t width, const uint8_t* packed, uint8_t* out);
+
+// InlineBitpacking: blocks of [one word_bits word holding the width][width * 128 bytes], each
+// block 1024 values (the last one padded). Returns `n` values of word_bits / 8 bytes each.
+std::string DecodeInlineBitpacking(uint32_t word_bits, std::string_view data, uint64_t n, const std::string& where);
+
+// OutOfLineBitpacking: whole blocks of 1024 values at `width` bits (width * 128 bytes each);
+// a partial last block is either packed and padded like the others, or its values follow
+// unpacked (word_bits each), whichever the buffer length says.
+std::string DecodeOutOfLineBitpacking(uint32_t word_bits, uint32_t width, std::string_view data, uint64_t n,
+                                      const std::string& where);
+
+// ------------------------------------------------------------------------------------ rle
+
+// Run values (value_bits each) and run lengths (length_bits each, 8 or 16, little-endian,
+// never 0) into n values.
+std::string DecodeRle(uint32_t value_bits, uint32_t length_bits, std::string_view values, std::string_view lengths,
+                      uint64_t n, const std::string& where);
+// Block form: u64 byte size of the run values, the run values, then the run lengths.
+std::string DecodeRleBlock(uint32_t value_bits, uint32_t length_bits, std::string_view data, uint64_t n,
+                           const std::string& where);
+
+// --------------------------------------------------------------------- byte stream split
+
+// n values of value_bits (a multiple of 8) stored as value_bits / 8 streams of n bytes: byte
+// j of value i at j * n + i.
+std::string DecodeByteStreamSplit(uint32_t value_bits, std::string_view data, uint64_t n, const std::string& where);
+
+// -------------------------------------------------------------------------------- general
+
+// One buffer compressed as a whole:
+//   ZSTD  u64 little-endian uncompressed size, then a zstd frame (a bare zstd frame, as
+//         written by older versions, is also accepted);
+//   LZ4   u32 little-endian uncompressed size, then an LZ4 block.
+std::string DecompressBuffer(const pb::BufferCompression& compression, std::string_view data, const std::string& where);
+
+// ------------------------------------------------------------------------------- dispatch
+
+// ParseValueCodec for the nodes above (InlineBitpacking, Rle, ByteStreamSplit, General):
+// the shape of the decoded values, with `compressed` set to `e`.
+ValueCodec ParseCompressedCodec(const pb::CompressiveEncoding& e, const std::string& where);
+// Value buffers per mini-block chunk that the tree `e` reads (Rle: 2).
+uint64_t ChunkBufferCount(const pb::CompressiveEncoding& e);
+
+// The value buffers of one mini-block chunk decoded into `n` values as the tree's leaf
+// stores them: fixed width (bits per value of the uncompressed data) or variable
+// (offsets + bytes). Fsst and packed-struct nodes pass through (ValueCodec and
+// FinishValues handle them).
+ValueBlock DecodeChunkValues(const pb::CompressiveEncoding& e, std::vector<std::string> buffers, uint64_t n,
+                             const std::string& where);
+
+// A whole buffer (block) decoded into `n` values: levels, dictionaries, constant pages.
+// Flat, Variable, InlineBitpacking, OutOfLineBitpacking, Rle, General.
+ValueBlock DecodeBlock(const pb::CompressiveEncoding& e, std::string_view data, uint64_t n, const std::string& where);
+
+// Repetition / definition levels: a block of n 16-bit values.
+std::vector<uint16_t> DecodeLevels(const pb::CompressiveEncoding& e, std::string_view data, uint64_t n,
+                                   const std::string& where);
+// Throws NotSupported unless DecodeLevels handles `e`.
+void CheckLevelEncoding(const pb::CompressiveEncoding& e, const std::string& what, const std::string& where);
+
+// ----------------------------------------------------------------------------- dictionary
+
+// The dictionary of a mini-block page, decoded once.
+ValueBlock DecodeDictionary(const pb::CompressiveEncoding& e, std::string_view data, uint64_t num_items,
+                            const std::string& where);
+// Looks `indices` (fixed width, 8..64 bits, unsigned) up in `dictionary`; an index past
+// its end is corrupt (the reference gives null items the index of an empty / zero value).
+ValueBlock LookUpDictionary(const ValueBlock& dictionary, const ValueBlock& indices, const std::string& where);
+
+}  // namespace lancelet::format::v21

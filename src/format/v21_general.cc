@@ -1,0 +1,81 @@
+// General compression of a whole buffer (a mini-block chunk's first value buffer, a
+// dictionary, a full-zip value): ZSTD or LZ4 with the reference's framing.
+#include <lz4.h>
+#include <zstd.h>
+
+#include <memory>
+
+#include "format/v21_compression.h"
+#include "lancelet/error.h"
+
+namespace lancelet::format::v21 {
+
+namespace {
+
+constexpr uint64_t kMaxDecompressedBytes = uint64_t(1) << 36;
+
+uint64_t LoadLE(std::string_view data, size_t bytes) {
+  uint64_t v = 0;
+  for (size_t k = 0; k < bytes; ++k) v |= uint64_t(uint8_t(data[k])) << (8 * k);
+  return v;
+}
+
+// A bare frame (older writers) starts with the zstd magic number and has the reserved bit
+// of its frame header descriptor clear; a length prefix practically never looks like that.
+bool IsBareZstdFrame(std::string_view data) {
+  return data.size() >= 8 && LoadLE(data, 4) == 0xFD2FB528u && (uint8_t(data[4]) & 0x10) == 0;
+}
+
+std::string DecompressZstdStream(std::string_view data, const std::string& where) {
+  std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
+  if (!stream) ThrowIo("{}: cannot create a zstd decoder", where);
+  ZSTD_initDStream(stream.get());
+  std::string out;
+  ZSTD_inBuffer in{data.data(), data.size(), 0};
+  size_t ret = 1;
+  while (in.pos < in.size) {
+    const size_t start = out.size();
+    out.resize(start + ZSTD_DStreamOutSize());
+    ZSTD_outBuffer o{out.data() + start, ZSTD_DStreamOutSize(), 0};
+    ret = ZSTD_decompressStream(stream.get(), &o, &in);
+    if (ZSTD_isError(ret)) ThrowCorrupt("{}: bad zstd frame ({})", where, ZSTD_getErrorName(ret));
+    out.resize(start + o.pos);
+    if (out.size() > kMaxDecompressedBytes) ThrowCorrupt("{}: zstd frame expands past {} bytes", where, out.size());
+    if (ret == 0 && in.pos < in.size) ZSTD_initDStream(stream.get());  // another frame follows
+  }
+  if (ret != 0) ThrowCorrupt("{}: zstd frame is truncated", where);
+  return out;
+}
+
+}  // namespace
+
+std::string DecompressBuffer(const pb::BufferCompression& compression, std::string_view data, const std::string& where) {
+  switch (compression.scheme()) {
+    case pb::COMPRESSION_ALGORITHM_ZSTD: {
+      if (data.empty()) return {};
+      if (IsBareZstdFrame(data)) return DecompressZstdStream(data, where);
+      if (data.size() < 8) ThrowCorrupt("{}: zstd buffer of {} bytes has no size prefix", where, data.size());
+      const uint64_t size = LoadLE(data, 8);
+      if (size > kMaxDecompressedBytes) ThrowCorrupt("{}: zstd buffer claims {} bytes", where, size);
+      std::string out(size, '\0');
+      const size_t got = ZSTD_decompress(out.data(), out.size(), data.data() + 8, data.size() - 8);
+      if (ZSTD_isError(got)) ThrowCorrupt("{}: bad zstd buffer ({})", where, ZSTD_getErrorName(got));
+      if (got != size) ThrowCorrupt("{}: zstd buffer holds {} bytes, its prefix says {}", where, got, size);
+      return out;
+    }
+    case pb::COMPRESSION_ALGORITHM_LZ4: {
+      if (data.size() < 4) ThrowCorrupt("{}: lz4 buffer of {} bytes has no size prefix", where, data.size());
+      const uint64_t size = LoadLE(data, 4);
+      if (size > uint64_t(LZ4_MAX_INPUT_SIZE)) ThrowCorrupt("{}: lz4 buffer claims {} bytes", where, size);
+      std::string out(size, '\0');
+      const int got = LZ4_decompress_safe(data.data() + 4, out.data(), int(data.size() - 4), int(size));
+      if (got < 0 || uint64_t(got) != size)
+        ThrowCorrupt("{}: bad lz4 buffer (expected {} bytes, decoded {})", where, size, got);
+      return out;
+    }
+    default:
+      ThrowNotSupported("{}: general compression scheme {} is not supported", where, int(compression.scheme()));
+  }
+}
+
+}  // namespace lancelet::format::v21

@@ -1,0 +1,48 @@
+// Run-length encoding (Rle): the run values (the data's width) and the run lengths (u8, or
+// u16 in newer writers), one per run, little-endian. A run longer than the largest length
+// is stored as several runs of the same value.
+#include "format/v21_compression.h"
+#include "lancelet/error.h"
+
+namespace lancelet::format::v21 {
+
+std::string DecodeRle(uint32_t value_bits, uint32_t length_bits, std::string_view values, std::string_view lengths,
+                      uint64_t n, const std::string& where) {
+  if (value_bits == 0 || value_bits % 8 || value_bits > 128)
+    ThrowCorrupt("{}: run-length values of {} bits", where, value_bits);
+  if (length_bits != 8 && length_bits != 16 && length_bits != 32)
+    ThrowCorrupt("{}: run lengths of {} bits", where, length_bits);
+  const uint64_t value_bytes = value_bits / 8, length_bytes = length_bits / 8;
+  if (values.size() % value_bytes || lengths.size() % length_bytes ||
+      values.size() / value_bytes != lengths.size() / length_bytes)
+    ThrowCorrupt("{}: {} bytes of run values and {} bytes of run lengths do not pair up", where, values.size(),
+                 lengths.size());
+  const uint64_t runs = lengths.size() / length_bytes;
+  std::string out;
+  out.reserve(n * value_bytes);
+  uint64_t produced = 0;
+  for (uint64_t r = 0; r < runs; ++r) {
+    uint64_t length = 0;
+    for (uint64_t b = 0; b < length_bytes; ++b) length |= uint64_t(uint8_t(lengths[r * length_bytes + b])) << (8 * b);
+    if (length == 0) ThrowCorrupt("{}: run {} has length 0", where, r);
+    // Older writers may describe more values than the chunk holds; the rest is dropped.
+    length = std::min(length, n - produced);
+    const std::string_view value = values.substr(r * value_bytes, value_bytes);
+    for (uint64_t k = 0; k < length; ++k) out.append(value);
+    produced += length;
+  }
+  if (produced != n) ThrowCorrupt("{}: runs describe {} values, expected {}", where, produced, n);
+  return out;
+}
+
+std::string DecodeRleBlock(uint32_t value_bits, uint32_t length_bits, std::string_view data, uint64_t n,
+                           const std::string& where) {
+  if (data.size() < 8) ThrowCorrupt("{}: run-length block of {} bytes has no header", where, data.size());
+  uint64_t values_size = 0;
+  for (int b = 0; b < 8; ++b) values_size |= uint64_t(uint8_t(data[b])) << (8 * b);
+  if (values_size > data.size() - 8)
+    ThrowCorrupt("{}: run-length block claims {} bytes of run values but has {}", where, values_size, data.size() - 8);
+  return DecodeRle(value_bits, length_bits, data.substr(8, values_size), data.substr(8 + values_size), n, where);
+}
+
+}  // namespace lancelet::format::v21

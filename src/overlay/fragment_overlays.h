@@ -1,0 +1,59 @@
+// A fragment's data overlay files, decoded once and shared: which (offset, field) cells
+// each overlay covers, in precedence order.
+//
+// Invariants after Load:
+// - overlays() is ordered oldest to newest: a stable sort by committed_version, so that
+//   among equal versions a later position in DataFragment.overlays is newer.
+// - every coverage bitmap is parsed exactly once; dense overlays share one bitmap
+//   between their fields.
+// - a field id of -2 (tombstone) covers nothing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "format/roaring_bitmap.h"
+#include "table.pb.h"
+
+namespace lancelet::overlay {
+
+inline constexpr int32_t kTombstoneFieldId = -2;
+
+struct Overlay {
+  const lance::table::DataOverlayFile* proto = nullptr;
+  uint64_t committed_version = 0;
+  int position = 0;  // index in DataFragment.overlays
+  bool dense = false;
+  std::vector<int32_t> field_ids;  // data_file.fields
+  std::vector<std::shared_ptr<const format::RoaringBitmap>> coverage;  // one per field id
+
+  // The coverage of `field_id`, or null when this overlay does not cover it.
+  const format::RoaringBitmap* CoverageOf(int32_t field_id) const;
+  // Index of `field_id` among field_ids, or -1.
+  int FieldIndex(int32_t field_id) const;
+};
+
+class FragmentOverlays {
+ public:
+  // Validates and decodes `fragment.overlays()`. `context` names the dataset and
+  // fragment in errors. Throws Corrupt for a missing data file or coverage, or a
+  // bitmap count that differs from the field count.
+  static std::shared_ptr<const FragmentOverlays> Load(const lance::table::DataFragment& fragment,
+                                                      const std::string& context);
+
+  const std::vector<Overlay>& overlays() const { return overlays_; }  // oldest first
+  bool empty() const { return overlays_.empty(); }
+  // True when any overlay covers `field_id` at all.
+  bool Covers(int32_t field_id) const;
+
+ private:
+  std::vector<Overlay> overlays_;
+};
+
+// Checks that `overlays` is stored newest-last; throws InvalidArgument
+// "overlay files must be stored newest-last, but committed_version X precedes Y".
+void CheckNewestLast(const google::protobuf::RepeatedPtrField<lance::table::DataOverlayFile>& overlays);
+
+}  // namespace lancelet::overlay

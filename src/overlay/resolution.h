@@ -1,0 +1,35 @@
+// Cell resolution: for a field and a set of physical offsets, which overlay supplies
+// each cell and at which rank of its value column.
+//
+// Rules (spec "Coverage and resolution"): the newest overlay covering (offset, field)
+// wins; cells no overlay covers fall through to the base. Deleted offsets are the
+// fragment reader's business: it drops them after resolution, so deletions always win.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "overlay/fragment_overlays.h"
+
+namespace lancelet::overlay {
+
+// The cells one overlay supplies: output positions and the ranks (positions in the
+// overlay's value column for the field) to read them from, both ascending by position.
+struct OverlayPatch {
+  size_t overlay = 0;       // index into FragmentOverlays::overlays()
+  int field_index = 0;      // index of the field in the overlay's data_file.fields
+  std::vector<int64_t> positions;
+  std::vector<uint64_t> ranks;
+};
+
+// Cells of `field_id` over physical rows [start, start + count). Cost: the covered cells
+// in the range (bitmaps are walked from `start`), not the fragment size.
+std::vector<OverlayPatch> ResolveRange(const FragmentOverlays& overlays, int32_t field_id, uint64_t start,
+                                       uint64_t count);
+// Cells of `field_id` at arbitrary physical offsets (any order, duplicates allowed):
+// one membership test per overlay per offset, newest first.
+std::vector<OverlayPatch> ResolveOffsets(const FragmentOverlays& overlays, int32_t field_id,
+                                         std::span<const uint64_t> offsets);
+
+}  // namespace lancelet::overlay

@@ -1,0 +1,228 @@
+// OverlayWriter and Dataset::Update: writing data overlay files and committing them.
+#include "lancelet/overlay_writer.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "format/lance_file.h"
+#include "format/roaring_bitmap.h"
+#include "lancelet/error.h"
+#include "lancelet/expr.h"
+#include "table/commit.h"
+#include "table/fragment_writer.h"
+#include "table/manifest_store.h"
+#include "table/scan_plan.h"
+
+namespace lancelet {
+
+namespace {
+
+bool IsBlobField(const format::LanceField& field) {
+  for (const auto& [k, v] : field.metadata)
+    if (k == "lance-encoding:blob" || (k == "ARROW:extension:name" && v.find("blob") != std::string::npos))
+      return true;
+  return false;
+}
+
+const lance::table::DataFragment* FindFragment(const table::DatasetState& state, uint64_t id) {
+  for (const auto& f : state.manifest.fragments())
+    if (f.id() == id) return &f;
+  return nullptr;
+}
+
+// The pre-order ids of a field's subtree: the entries of data_file.fields for it.
+void SubtreeIds(const format::LanceField& field, std::vector<int32_t>& out) {
+  field.ForEach([&](const format::LanceField& node) { out.push_back(node.id); });
+}
+
+}  // namespace
+
+OverlayWriter& OverlayWriter::Set(uint64_t fragment_id, const std::string& column, std::vector<uint32_t> offsets,
+                                  ArrayPtr values) {
+  const auto& state = dataset_->state();
+  const auto* fragment = FindFragment(state, fragment_id);
+  if (!fragment) ThrowInvalid("overlay on '{}': fragment {} does not exist in version {}", state.uri, fragment_id,
+                              state.version());
+  const auto& fields = state.schema.fields();
+  auto it = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.name == column; });
+  if (it == fields.end())
+    ThrowInvalid("overlay on '{}': no column '{}' (columns: {})", state.uri, column, state.arrow_schema->ToString());
+  if (IsBlobField(*it))
+    ThrowInvalid("overlay on '{}': column '{}' is a blob column, whose values live outside the data file; "
+                 "blob columns cannot take overlays",
+                 state.uri, column);
+  if (!values || !values->type->Equals(*it->type))
+    ThrowInvalid("overlay on '{}' fragment {}: column '{}' has type {}, but the values have type {}", state.uri,
+                 fragment_id, column, it->type->ToString(), values ? values->type->ToString() : "none");
+  if (int64_t(offsets.size()) != values->length)
+    ThrowInvalid("overlay on '{}' fragment {} column '{}': {} offsets but {} values", state.uri, fragment_id, column,
+                 offsets.size(), values->length);
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    if (i > 0 && offsets[i] <= offsets[i - 1])
+      ThrowInvalid("overlay on '{}' fragment {} column '{}': offsets must be strictly increasing, but offset {} "
+                   "follows {} at position {}",
+                   state.uri, fragment_id, column, offsets[i], offsets[i - 1], i);
+    if (offsets[i] >= fragment->physical_rows())
+      ThrowInvalid("overlay on '{}' fragment {} column '{}': offset {} is at or beyond the fragment's {} physical rows",
+                   state.uri, fragment_id, column, offsets[i], fragment->physical_rows());
+  }
+  auto& updates = updates_[fragment_id];
+  size_t field = size_t(it - fields.begin());
+  for (const auto& u : updates)
+    if (u.field == field)
+      ThrowInvalid("overlay on '{}' fragment {}: column '{}' is set twice", state.uri, fragment_id, column);
+  updates.push_back({field, std::move(offsets), std::move(values)});
+  return *this;
+}
+
+namespace table {
+
+struct OverlayColumn {
+  size_t field;
+  const std::vector<uint32_t>* offsets;
+  ArrayPtr values;
+};
+
+lance::table::DataOverlayFile WriteOverlay(const DatasetState& state, const std::vector<OverlayColumn>& columns,
+                                           std::vector<std::string>& written) {
+  std::vector<format::LanceField> fields;
+  for (const auto& c : columns) fields.push_back(state.schema.fields()[c.field]);
+  format::LanceSchema schema(fields, {});
+  std::string dir = io::JoinPath(state.uri, kDataDir);
+  state.store->CreateDir(dir);
+  std::string name = "overlay-" + NewDataFileName();
+  std::string path = io::JoinPath(dir, name);
+  format::LanceFileWriter writer(*state.store, path, schema, format::FileWriterOptions{state.file_version});
+  written.push_back(path);
+  for (size_t i = 0; i < columns.size(); ++i) writer.WriteField(i, *columns[i].values);
+  uint64_t size = writer.Finish();
+
+  lance::table::DataOverlayFile overlay;
+  auto* file = overlay.mutable_data_file();
+  file->set_path(name);
+  for (int32_t id : writer.FieldIds()) file->add_fields(id);
+  for (int32_t c : writer.ColumnIndices()) file->add_column_indices(c);
+  file->set_file_major_version(state.file_version.major);
+  file->set_file_minor_version(state.file_version.minor);
+  file->set_file_size_bytes(size);
+
+  bool dense = std::all_of(columns.begin(), columns.end(),
+                           [&](const OverlayColumn& c) { return *c.offsets == *columns[0].offsets; });
+  if (dense) {
+    overlay.set_shared_offset_bitmap(format::RoaringBitmap::FromValues(*columns[0].offsets).SerializePortable());
+  } else {
+    // One bitmap per entry of data_file.fields: a nested field repeats its bitmap for
+    // every id of its subtree.
+    auto* coverage = overlay.mutable_field_coverage();
+    for (const auto& c : columns) {
+      std::vector<int32_t> ids;
+      SubtreeIds(state.schema.fields()[c.field], ids);
+      std::string bitmap = format::RoaringBitmap::FromValues(*c.offsets).SerializePortable();
+      for (size_t k = 0; k < ids.size(); ++k) coverage->add_offset_bitmaps(bitmap);
+    }
+  }
+  return overlay;
+}
+
+}  // namespace table
+
+DatasetPtr OverlayWriter::Commit(const Options& options) const {
+  const auto& state = dataset_->state();
+  if (updates_.empty()) return dataset_;
+  for (const auto& f : state.manifest.fragments())
+    for (const auto& file : f.files())
+      if (file.file_major_version() == 0 && file.file_minor_version() == 0)
+        ThrowInvalid("overlay on '{}': fragment {} uses the legacy Lance file format (0.1/0.2), which cannot take "
+                     "overlays; rewrite the dataset with data storage version 2.0 or later",
+                     state.uri, f.id());
+  lance::table::Transaction t;
+  std::vector<std::string> written;
+  try {
+    for (const auto& [fragment_id, updates] : updates_) {
+      auto* group = t.mutable_data_overlay()->add_groups();
+      group->set_fragment_id(fragment_id);
+      std::vector<table::OverlayColumn> columns;
+      for (const auto& u : updates) columns.push_back({u.field, &u.offsets, u.values});
+      if (options.split_into_dense) {
+        // Group columns by identical offsets: each group is one dense overlay.
+        std::vector<bool> used(columns.size(), false);
+        for (size_t i = 0; i < columns.size(); ++i) {
+          if (used[i]) continue;
+          std::vector<table::OverlayColumn> same;
+          for (size_t j = i; j < columns.size(); ++j)
+            if (!used[j] && *columns[j].offsets == *columns[i].offsets) {
+              same.push_back(columns[j]);
+              used[j] = true;
+            }
+          *group->add_overlays() = table::WriteOverlay(state, same, written);
+        }
+      } else {
+        *group->add_overlays() = table::WriteOverlay(state, columns, written);
+      }
+    }
+    table::CommitOptions commit;
+    commit.max_retries = options.max_commit_retries;
+    return std::make_shared<Dataset>(table::Commit(state.store, state.uri, dataset_->state_ptr(), std::move(t), commit));
+  } catch (...) {
+    for (const auto& p : written) {
+      try {
+        state.store->Delete(p);
+      } catch (const Error&) {
+      }
+    }
+    throw;
+  }
+}
+
+DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string& predicate) const {
+  if (set.empty()) ThrowInvalid("update needs at least one SET column");
+  for (size_t i = 0; i < set.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (set[i].column == set[j].column) ThrowInvalid("update sets column '{}' twice", set[i].column);
+  std::shared_ptr<const table::DatasetState> state = state_;
+  for (int attempt = 0;; ++attempt) {
+    auto snapshot = std::make_shared<Dataset>(state);
+    // Read only what the SET expressions need; the filter adds its own columns.
+    std::vector<ExprPtr> exprs;
+    std::vector<std::string> needed;
+    for (const auto& s : set) {
+      const auto* field = state->schema.FindByName(s.column);
+      if (!field) ThrowInvalid("update: no column '{}' in '{}' (columns: {})", s.column, state->uri,
+                               state->arrow_schema->ToString());
+      ExprPtr e = ParseExpression(s.expression);
+      for (auto& c : ReferencedColumns(*e))
+        if (std::find(needed.begin(), needed.end(), c) == needed.end()) needed.push_back(c);
+      exprs.push_back(Expr::Cast(e, field->type));
+    }
+    table::ScanPlan plan(state, needed, /*columns_set=*/true, predicate, false, false, 65536);
+    std::vector<BoundExprPtr> bound;
+    for (auto& e : exprs) bound.push_back(Bind(*e, *plan.output_schema()));
+
+    std::map<uint64_t, std::vector<uint32_t>> offsets;
+    std::map<uint64_t, std::vector<std::vector<ArrayPtr>>> values;  // fragment -> set index -> parts
+    plan.ForEachBatch([&](const table::FragmentBatch& b) {
+      auto projected = plan.Project(*b.batch);
+      auto& offs = offsets[b.fragment->id()];
+      for (uint64_t o : b.offsets) offs.push_back(uint32_t(o));
+      auto& parts = values[b.fragment->id()];
+      parts.resize(set.size());
+      for (size_t i = 0; i < set.size(); ++i) parts[i].push_back(Evaluate(*bound[i], *projected));
+      return true;
+    });
+    if (offsets.empty()) return shared_from_this();
+    OverlayWriter writer(snapshot);
+    for (auto& [fragment, offs] : offsets)
+      for (size_t i = 0; i < set.size(); ++i)
+        writer.Set(fragment, set[i].column, offs, Concatenate(values[fragment][i]));
+    try {
+      return writer.Commit();
+    } catch (const table::RetryableConflict&) {
+      if (attempt >= 20) throw;
+      state = table::LoadState(state->store, state->uri, std::nullopt);
+    }
+  }
+}
+
+}  // namespace lancelet

@@ -1,0 +1,123 @@
+// Blob columns written by the reference, read by lancelet (skipped without the oracle):
+// - legacy blobs (LargeBinary + "lance-encoding:blob"): 2.1 BlobLayout pages, read as
+//   struct<position, size> descriptors whose bytes are in the data file;
+// - blob v2 (struct<data, uri> tagged "lance.blob.v2"): 2.2 full-zip
+//   VariablePackedStruct descriptors; small blobs are in the data file, larger ones in
+//   sidecar files next to it.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "format/blob_bytes.h"
+#include "format/reference_file_util.h"
+#include "format/v21_test_util.h"
+#include "format/v21_value_codecs.h"
+#include "lancelet/error.h"
+#include "lancelet/scalar.h"
+#include "support/json_rows.h"
+
+namespace lancelet::format::reference_test {
+namespace {
+
+using lancelet::testing::OracleAvailable;
+using lancelet::testing::RunOracle;
+using lancelet::testing::TempDir;
+
+std::string Blob(std::mt19937& rng, size_t size) {
+  std::string s(size, '\0');
+  for (auto& c : s) c = char(rng() & 0xFF);
+  return s;
+}
+
+TEST(BlobSidecar, PathReversesTheIdBits) {
+  EXPECT_EQ(BlobSidecarPath("/t/data/abc.lance", 1), "/t/data/abc/10000000000000000000000000000000.blob");
+  EXPECT_EQ(BlobSidecarPath("/t/data/abc.lance", 2), "/t/data/abc/01000000000000000000000000000000.blob");
+  EXPECT_THROW(BlobSidecarPath("/t/data/abc.bin", 2), Error);
+}
+
+TEST(LegacyBlobReference, DescriptorsPointAtTheBytes) {
+  if (!OracleAvailable()) GTEST_SKIP() << "oracle not installed";
+  const int64_t n = 300;
+  std::mt19937 rng(61);
+  std::vector<Scalar> values;
+  for (int64_t k = 0; k < n; ++k) {
+    if (k % 17 == 3) values.push_back(Scalar::Null(DataType::LargeBinary()));
+    else if (k % 23 == 5) values.push_back({DataType::LargeBinary(), std::string()});
+    else values.push_back({DataType::LargeBinary(), Blob(rng, 10 + rng() % 5000)});
+  }
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
+      Field::Make("blob", DataType::LargeBinary(), true, {{"lance-encoding:blob", "true"}})});
+  std::vector<ArrayPtr> columns = {MakeArray(DataType::LargeBinary(), values)};
+  TempDir dir;
+  const std::string table = CreateReferenceTable(dir, "legacy", schema, columns, "2.1");
+  const std::string file = OnlyDataFile(table);
+  auto store = io::MakeLocalStore();
+  auto reader = LanceFileReader::Open(*store, file);
+  const std::string enc = PageEncodings(file, 0);
+  ASSERT_NE(enc.find("blob_layout"), std::string::npos) << enc;
+
+  ArrayPtr got = reader->ReadField(0, 0, uint64_t(n));
+  ASSERT_TRUE(got->type->Equals(*v21::LegacyBlobDescriptorType()));
+  for (int64_t k = 0; k < n; ++k) {
+    SCOPED_TRACE(k);
+    ASSERT_EQ(got->IsNull(k), values[size_t(k)].is_null());
+    if (got->IsNull(k)) continue;
+    EXPECT_EQ(ReadBlobBytes(*store, file, BlobDescriptorAt(*got, k)), values[size_t(k)].as_string());
+  }
+  std::vector<uint64_t> rows = {299, 3, 150};
+  ArrayPtr taken = reader->TakeField(0, rows);
+  EXPECT_TRUE(taken->IsNull(1));
+  EXPECT_EQ(ReadBlobBytes(*store, file, BlobDescriptorAt(*taken, 2)), values[150].as_string());
+  // The reference prints a blob column as its descriptors too.
+  auto dump = RunOracle({"dump", table});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  EXPECT_EQ(lancelet::testing::DiffJsonLines(dump.out, ReadAsJsonLines(*reader, {"blob"})), "");
+}
+
+TEST(BlobV2Reference, InlinePackedAndDedicatedBlobs) {
+  if (!OracleAvailable()) GTEST_SKIP() << "oracle not installed";
+  const auto blob_type =
+      DataType::Struct({Field::Make("data", DataType::LargeBinary()), Field::Make("uri", DataType::Utf8())});
+  std::mt19937 rng(62);
+  std::vector<size_t> sizes;
+  for (int k = 0; k < 40; ++k) sizes.push_back(k % 10 == 9 ? 100 * 1024 + size_t(k) : 1 + rng() % 3000);
+  sizes.push_back(5 * 1024 * 1024);  // above the dedicated threshold (4 MiB)
+  std::vector<Scalar> values;
+  std::vector<std::string> bytes;
+  for (size_t size : sizes) {
+    bytes.push_back(Blob(rng, size));
+    values.push_back({blob_type, std::vector<Scalar>{{DataType::LargeBinary(), bytes.back()},
+                                                     Scalar::Null(DataType::Utf8())}});
+  }
+  const int64_t n = int64_t(values.size());
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
+      Field::Make("blob", blob_type, true, {{"ARROW:extension:name", "lance.blob.v2"}})});
+  std::vector<ArrayPtr> columns = {MakeArray(blob_type, values)};
+  TempDir dir;
+  const std::string table = CreateReferenceTable(dir, "v2", schema, columns, "2.2");
+  const std::string file = OnlyDataFile(table);
+  auto store = io::MakeLocalStore();
+  auto reader = LanceFileReader::Open(*store, file);
+  const std::string enc = PageEncodings(file, 0);
+  ASSERT_NE(enc.find("variable_packed_struct"), std::string::npos) << enc;
+
+  ArrayPtr got = reader->ReadField(0, 0, uint64_t(n));
+  ASSERT_EQ(got->type->children().size(), 5u);
+  std::set<BlobKind> kinds;
+  for (int64_t k = 0; k < n; ++k) {
+    SCOPED_TRACE(k);
+    const BlobDescriptor d = BlobDescriptorAt(*got, k);
+    kinds.insert(d.kind);
+    EXPECT_EQ(d.size, bytes[size_t(k)].size());
+    EXPECT_EQ(ReadBlobBytes(*store, file, d), bytes[size_t(k)]);
+  }
+  EXPECT_TRUE(kinds.count(BlobKind::kInline));
+  EXPECT_TRUE(kinds.count(BlobKind::kPacked) || kinds.count(BlobKind::kDedicated));
+  std::vector<uint64_t> rows = {40, 9, 0};
+  ArrayPtr taken = reader->TakeField(0, rows);
+  EXPECT_EQ(ReadBlobBytes(*store, file, BlobDescriptorAt(*taken, 1)), bytes[9]);
+  EXPECT_EQ(ReadBlobBytes(*store, file, BlobDescriptorAt(*taken, 0)), bytes[40]);
+}
+
+}  // namespace
+}  // namespace lancelet::format::reference_test

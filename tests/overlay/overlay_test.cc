@@ -1,0 +1,246 @@
+// Resolution rules of data overlay files (spec "Coverage and resolution"), one test each,
+// through the public API: OverlayWriter, Update, scan and take.
+#include <gtest/gtest.h>
+
+#include "format/roaring_bitmap.h"
+#include "lancelet/builder.h"
+#include "lancelet/dataset.h"
+#include "lancelet/error.h"
+#include "lancelet/overlay_writer.h"
+#include "lancelet/text.h"
+#include "overlay/resolution.h"
+#include "support/test_env.h"
+#include "table/dataset_state.h"
+
+namespace lancelet {
+namespace {
+
+using testing::TempDir;
+
+ArrayPtr Int32s(const std::vector<std::optional<int32_t>>& values) {
+  FixedWidthBuilder<int32_t> b(DataType::Int32());
+  for (auto v : values) v ? b.Append(*v) : b.AppendNull();
+  return b.Finish();
+}
+
+ArrayPtr Strings(const std::vector<std::optional<std::string>>& values) {
+  BinaryBuilder b(DataType::Utf8());
+  for (const auto& v : values) v ? b.Append(*v) : b.AppendNull();
+  return b.Finish();
+}
+
+// id int32, age int32, name utf8: ids 0..n-1, age = 10 * id, name = "n<id>".
+DatasetPtr MakeDataset(const std::string& uri, int n, const std::string& version = "2.0", int64_t rows_per_file = 1 << 20) {
+  std::vector<std::optional<int32_t>> ids, ages;
+  std::vector<std::optional<std::string>> names;
+  for (int i = 0; i < n; ++i) {
+    ids.push_back(i);
+    ages.push_back(10 * i);
+    names.push_back("n" + std::to_string(i));
+  }
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("id", DataType::Int32()),
+                                                               Field::Make("age", DataType::Int32()),
+                                                               Field::Make("name", DataType::Utf8())});
+  WriteOptions o;
+  o.file_version = version;
+  o.max_rows_per_file = rows_per_file;
+  return Dataset::Write(uri, {RecordBatch::Make(schema, {Int32s(ids), Int32s(ages), Strings(names)})}, o);
+}
+
+std::string Column(const DatasetPtr& ds, const std::string& column) {
+  auto batch = ds->NewScan().Columns({column}).ToBatch();
+  std::string out;
+  for (int64_t i = 0; i < batch->num_rows(); ++i)
+    out += (i ? "," : "") + (batch->column(0)->IsNull(i) ? std::string("NULL") : FormatValue(*batch->column(0), i, ValueStyle::kCsv));
+  return out;
+}
+
+class OverlayTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  TempDir dir_;
+  std::string uri_ = dir_.Join("o.lance");
+};
+
+TEST_P(OverlayTest, NewerVersionWins) {
+  auto ds = MakeDataset(uri_, 5, GetParam());
+  ds = OverlayWriter(ds).Set(0, "age", {1, 2}, Int32s({100, 200})).Commit();
+  ds = OverlayWriter(ds).Set(0, "age", {2, 3}, Int32s({2000, 3000})).Commit();
+  EXPECT_EQ(Column(ds, "age"), "0,100,2000,3000,40");
+  EXPECT_EQ(ds->state().manifest.fragments(0).overlays(1).committed_version(), 3u);
+  // Time travel: version 2 shows the values as they stood then.
+  EXPECT_EQ(Column(ds->Checkout(2), "age"), "0,100,200,30,40");
+  EXPECT_EQ(Column(ds->Checkout(1), "age"), "0,10,20,30,40");
+}
+
+TEST_P(OverlayTest, PositionBreaksTiesBetweenEqualVersions) {
+  auto ds = MakeDataset(uri_, 4, GetParam());
+  OverlayWriter w(ds);
+  w.Set(0, "age", {1}, Int32s({111})).Set(0, "name", {1, 2}, Strings({"x", "y"}));
+  OverlayWriter::Options split;
+  split.split_into_dense = true;  // two overlays, same committed_version
+  ds = w.Commit(split);
+  ASSERT_EQ(ds->state().manifest.fragments(0).overlays_size(), 2);
+  // Hand-made tie: a second commit whose two overlays cover the same cell.
+  auto& state = const_cast<table::DatasetState&>(ds->state());
+  auto* frag = state.manifest.mutable_fragments(0);
+  *frag->add_overlays() = frag->overlays(0);  // same age overlay (111) ...
+  frag->mutable_overlays(2)->set_committed_version(frag->overlays(0).committed_version());
+  // ... and the later position of an equal version wins: read value stays 111 from the copy.
+  auto reread = std::make_shared<Dataset>(table::MakeState(state.store, state.uri, state.manifest_path, state.manifest));
+  EXPECT_EQ(Column(reread, "age"), "0,111,20,30");
+  // Now an overlay stored later with the same version but another value wins.
+  ds = OverlayWriter(Dataset::Open(uri_)).Set(0, "age", {1}, Int32s({222})).Commit();
+  auto m = ds->state().manifest;
+  auto* f = m.mutable_fragments(0);
+  uint64_t v = f->overlays(0).committed_version();
+  f->mutable_overlays(2)->set_committed_version(v);  // 222 now ties with 111 but comes later
+  auto tied = std::make_shared<Dataset>(table::MakeState(ds->state().store, uri_, ds->state().manifest_path, m));
+  EXPECT_EQ(Column(tied, "age"), "0,222,20,30");
+  std::swap(*f->mutable_overlays(0), *f->mutable_overlays(2));  // stored out of order: sorted on load
+  auto swapped = std::make_shared<Dataset>(table::MakeState(ds->state().store, uri_, ds->state().manifest_path, m));
+  EXPECT_EQ(Column(swapped, "age"), "0,111,20,30");
+}
+
+TEST_P(OverlayTest, CoveredNullOverridesAbsentFallsThrough) {
+  auto ds = MakeDataset(uri_, 4, GetParam());
+  ds = OverlayWriter(ds).Set(0, "name", {0, 2}, Strings({std::nullopt, "two"})).Commit();
+  EXPECT_EQ(Column(ds, "name"), "NULL,n1,two,n3");
+  EXPECT_EQ(ds->CountRows("name IS NULL"), 1u);
+}
+
+TEST_P(OverlayTest, DeletionsWinInEitherOrder) {
+  auto ds = MakeDataset(uri_, 5, GetParam());
+  ds = OverlayWriter(ds).Set(0, "age", {1, 3}, Int32s({-1, -3})).Commit();
+  ds = ds->Delete("id = 1");  // delete after the overlay
+  EXPECT_EQ(Column(ds, "age"), "0,20,-3,40");
+  ds = ds->Delete("age = -3");  // the filter sees the overlaid value
+  EXPECT_EQ(Column(ds, "age"), "0,20,40");
+  ds = OverlayWriter(ds).Set(0, "age", {1, 3, 4}, Int32s({7, 7, 7})).Commit();  // overlay after the delete
+  EXPECT_EQ(Column(ds, "age"), "0,20,7");
+  std::vector<uint64_t> rows = {2, 0};
+  auto taken = ds->Take(rows, {"age"});
+  EXPECT_EQ(taken->column(0)->values<int32_t>()[0], 7);
+  EXPECT_EQ(taken->column(0)->values<int32_t>()[1], 0);
+}
+
+TEST_P(OverlayTest, SparseColumnsOfUnequalLength) {
+  auto ds = MakeDataset(uri_, 4, GetParam());
+  ds = OverlayWriter(ds).Set(0, "name", {2, 3}, Strings({"Caroline", "David"})).Set(0, "age", {1}, Int32s({99})).Commit();
+  const auto& o = ds->state().manifest.fragments(0).overlays(0);
+  ASSERT_TRUE(o.has_field_coverage());
+  EXPECT_EQ(o.field_coverage().offset_bitmaps_size(), 2);
+  EXPECT_EQ(Column(ds, "name"), "n0,n1,Caroline,David");
+  EXPECT_EQ(Column(ds, "age"), "0,99,20,30");
+}
+
+TEST_P(OverlayTest, RankAddressingAcrossBatchesAndTake) {
+  auto ds = MakeDataset(uri_, 3000, GetParam(), 1000);
+  std::vector<uint32_t> offsets;
+  std::vector<std::optional<int32_t>> values;
+  for (uint32_t o = 5; o < 1000; o += 7) {
+    offsets.push_back(o);
+    values.push_back(-int32_t(o));
+  }
+  ds = OverlayWriter(ds).Set(1, "age", offsets, Int32s(values)).Commit();
+  auto batch = ds->NewScan().Columns({"id", "age"}).BatchSize(128).ToBatch();
+  for (int64_t i = 0; i < 3000; ++i) {
+    int32_t id = batch->column(0)->values<int32_t>()[i];
+    int32_t expect = (id >= 1000 && id < 2000 && (id - 1000) % 7 == 5) ? -(id - 1000) : 10 * id;
+    ASSERT_EQ(batch->column(1)->values<int32_t>()[i], expect) << "row " << i;
+  }
+  std::vector<uint64_t> rows = {1012, 5, 1005, 2999};
+  auto taken = ds->Take(rows, {"age"});
+  EXPECT_EQ(taken->column(0)->values<int32_t>()[0], -12);
+  EXPECT_EQ(taken->column(0)->values<int32_t>()[1], 50);
+  EXPECT_EQ(taken->column(0)->values<int32_t>()[2], -5);
+  EXPECT_EQ(taken->column(0)->values<int32_t>()[3], 29990);
+}
+
+TEST_P(OverlayTest, TombstonedFieldIsIgnored) {
+  auto ds = MakeDataset(uri_, 3, GetParam());
+  ds = OverlayWriter(ds).Set(0, "age", {0}, Int32s({5})).Commit();
+  auto m = ds->state().manifest;
+  m.mutable_fragments(0)->mutable_overlays(0)->mutable_data_file()->set_fields(0, -2);
+  auto tomb = std::make_shared<Dataset>(table::MakeState(ds->state().store, uri_, ds->state().manifest_path, m));
+  EXPECT_EQ(Column(tomb, "age"), "0,10,20");
+}
+
+TEST_P(OverlayTest, UpdateWritesOneDenseOverlayPerFragment) {
+  auto ds = MakeDataset(uri_, 10, GetParam(), 4);
+  ds = ds->Update({{"age", "age + 1"}, {"name", "'x'"}}, "id % 3 = 0");
+  EXPECT_EQ(Column(ds, "age"), "1,10,20,31,40,50,61,70,80,91");
+  EXPECT_EQ(Column(ds, "name"), "x,n1,n2,x,n4,n5,x,n7,n8,x");
+  for (const auto& f : ds->state().manifest.fragments()) {
+    ASSERT_EQ(f.overlays_size(), 1) << "fragment " << f.id();
+    EXPECT_TRUE(f.overlays(0).has_shared_offset_bitmap());
+    EXPECT_EQ(f.overlays(0).data_file().fields_size(), 2);
+  }
+  EXPECT_EQ(ds->state().manifest.reader_feature_flags() & 64, 64u);
+  // No match: no new version.
+  EXPECT_EQ(ds->Update({{"age", "0"}}, "id > 100")->version(), ds->version());
+}
+
+TEST_P(OverlayTest, WriterRefusesBadInputAndChangesNothing) {
+  auto ds = MakeDataset(uri_, 4, GetParam());
+  auto expect_error = [&](auto f, const std::string& needle) {
+    try {
+      f();
+      FAIL() << "expected: " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error([&] { OverlayWriter(ds).Set(0, "nope", {1}, Int32s({1})); }, "no column 'nope'");
+  expect_error([&] { OverlayWriter(ds).Set(0, "age", {1}, Strings({"a"})); }, "has type int32, but the values have type utf8");
+  expect_error([&] { OverlayWriter(ds).Set(0, "age", {2, 1}, Int32s({1, 2})); }, "strictly increasing");
+  expect_error([&] { OverlayWriter(ds).Set(0, "age", {1, 1}, Int32s({1, 2})); }, "strictly increasing");
+  expect_error([&] { OverlayWriter(ds).Set(0, "age", {4}, Int32s({1})); }, "at or beyond the fragment's 4 physical rows");
+  expect_error([&] { OverlayWriter(ds).Set(7, "age", {0}, Int32s({1})); }, "fragment 7 does not exist");
+  EXPECT_EQ(Dataset::Open(uri_)->version(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(FileVersions, OverlayTest, ::testing::Values("2.0", "2.1", "2.2"),
+                         [](const auto& info) { return "v" + std::string(1, info.param[0]) + "_" + info.param[2]; });
+
+TEST(OverlayResolution, WalksOnlyTheRange) {
+  lance::table::DataFragment f;
+  f.set_physical_rows(100);
+  auto* a = f.add_overlays();
+  a->mutable_data_file()->add_fields(7);
+  a->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(std::vector<uint32_t>{1, 3, 50, 60}).SerializePortable());
+  a->set_committed_version(2);
+  auto* b = f.add_overlays();
+  b->mutable_data_file()->add_fields(7);
+  b->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(std::vector<uint32_t>{3, 55}).SerializePortable());
+  b->set_committed_version(3);
+  auto set = overlay::FragmentOverlays::Load(f, "test");
+  auto patches = overlay::ResolveRange(*set, 7, 2, 57);  // rows [2, 59)
+  ASSERT_EQ(patches.size(), 2u);
+  EXPECT_EQ(patches[0].overlay, 1u);  // newest first
+  EXPECT_EQ(patches[0].positions, (std::vector<int64_t>{1, 53}));
+  EXPECT_EQ(patches[0].ranks, (std::vector<uint64_t>{0, 1}));
+  EXPECT_EQ(patches[1].positions, (std::vector<int64_t>{48}));  // 3 is claimed by the newer overlay
+  EXPECT_EQ(patches[1].ranks, (std::vector<uint64_t>{2}));
+  EXPECT_TRUE(overlay::ResolveRange(*set, 8, 0, 100).empty());  // absent field
+}
+
+TEST(OverlayLoad, CorruptOverlaysAreRefused) {
+  lance::table::DataFragment f;
+  f.add_overlays()->mutable_data_file()->add_fields(1);
+  EXPECT_THROW(overlay::FragmentOverlays::Load(f, "t"), Error);  // no coverage
+  auto* o = f.mutable_overlays(0);
+  o->mutable_data_file()->add_fields(2);
+  o->mutable_field_coverage()->add_offset_bitmaps(format::RoaringBitmap::FromValues(std::vector<uint32_t>{1}).SerializePortable());
+  try {
+    overlay::FragmentOverlays::Load(f, "t");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("1 bitmaps for 2 fields"), std::string::npos) << e.what();
+  }
+  lance::table::DataFragment g;
+  g.add_overlays()->set_shared_offset_bitmap("x");
+  EXPECT_THROW(overlay::FragmentOverlays::Load(g, "t"), Error);  // no data file
+}
+
+}  // namespace
+}  // namespace lancelet
