@@ -1,6 +1,6 @@
 // Mini-block dictionaries (MiniBlockLayout.dictionary): the page's distinct values are one
-// block in the page buffer after the chunks (Flat, Variable, or General(LZ4) of either in
-// 2.2), and the chunks hold indices into it (u32 before compression).
+// block in the page buffer after the chunks, and the chunks hold indices into it (u32
+// before compression).
 #include "format/v21_compression.h"
 #include "lancelet/error.h"
 
@@ -8,15 +8,8 @@ namespace lancelet::format::v21 {
 
 ValueBlock DecodeDictionary(const pb::CompressiveEncoding& e, std::string_view data, uint64_t num_items,
                             const std::string& where) {
-  switch (e.compression_case()) {
-    case pb::CompressiveEncoding::kFlat:
-    case pb::CompressiveEncoding::kVariable:
-    case pb::CompressiveEncoding::kGeneral:
-      return DecodeBlock(e, data, num_items, where + ", dictionary");
-    default:
-      ThrowNotSupported("{}: dictionary stored with compression case {} is not supported", where,
-                        int(e.compression_case()));
-  }
+  // Any block encoding: Flat / Variable (2.1), General(LZ4) of those, or bit-packed (2.2).
+  return DecodeBlock(e, data, num_items, where + ", dictionary");
 }
 
 ValueBlock LookUpDictionary(const ValueBlock& dictionary, const ValueBlock& indices, const std::string& where) {

@@ -147,6 +147,21 @@ ConflictResult CheckConflict(const Transaction& ours, const Transaction& theirs)
           return Intersects(ours_ids, TouchedFragments(theirs)) ? R::kRetry : R::kCompatible;
       }
     }
+    case Transaction::kUpdate:
+      // A combined MERGE commit (table/merge_commit.h): its updated fragments replace the
+      // manifest's whole fragment messages, so any concurrent change to one of them must
+      // be recomputed; new columns (Merge) would be dropped by the replacement too.
+      switch (their_op) {
+        case Transaction::kOverwrite: case Transaction::kRestore: case Transaction::kUpdateMemWalState:
+          return R::kIncompatible;
+        case Transaction::kAppend: case Transaction::kCreateIndex: case Transaction::kReserveFragments:
+        case Transaction::kUpdateConfig: case Transaction::kUpdateBases: case Transaction::kClone:
+          return R::kCompatible;
+        case Transaction::kMerge: case Transaction::kProject:
+          return R::kRetry;
+        default:
+          return Intersects(TouchedFragments(ours), TouchedFragments(theirs)) ? R::kRetry : R::kCompatible;
+      }
     default:
       return R::kIncompatible;
   }
@@ -279,6 +294,45 @@ Manifest BuildManifest(const Manifest* base, const Transaction& t, const CommitO
         }
         overlay::CheckNewestLast(fragment.overlays());
       }
+      break;
+    }
+    case Transaction::kUpdate: {
+      // Written by table/merge_commit.cc: overlays, deletions and appended rows in one
+      // version. Updated fragments replace theirs by id (CheckConflict made sure nobody
+      // changed them since our read); overlays still at committed_version 0 are the new
+      // ones and take this version, as a DataOverlay commit would stamp them.
+      if (!base) ThrowInvalid("cannot update: the dataset does not exist yet");
+      const auto& u = t.update();
+      std::set<uint64_t> removed(u.removed_fragment_ids().begin(), u.removed_fragment_ids().end());
+      std::map<uint64_t, const DataFragment*> updated;
+      for (const auto& f : u.updated_fragments()) updated[f.id()] = &f;
+      google::protobuf::RepeatedPtrField<DataFragment> kept;
+      for (const auto& f : m.fragments()) {
+        if (removed.count(f.id())) {
+          removed.erase(f.id());
+          continue;
+        }
+        auto it = updated.find(f.id());
+        if (it == updated.end()) {
+          *kept.Add() = f;
+          continue;
+        }
+        DataFragment next = *it->second;
+        for (auto& o : *next.mutable_overlays()) {
+          if (o.committed_version() != 0) continue;
+          o.set_committed_version(version);
+          if (stable_row_ids) StampLastUpdated(next, o, version);
+        }
+        overlay::CheckNewestLast(next.overlays());
+        *kept.Add() = std::move(next);
+        updated.erase(it);
+      }
+      if (!removed.empty() || !updated.empty())
+        throw RetryableConflict(fmt::format("Update targets fragment {}, which does not exist in version {}",
+                                            !removed.empty() ? *removed.begin() : updated.begin()->first,
+                                            base->version()));
+      *m.mutable_fragments() = std::move(kept);
+      AssignNewFragments(m, u.new_fragments(), stable_row_ids, version);
       break;
     }
     default:

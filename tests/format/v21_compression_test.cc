@@ -380,6 +380,35 @@ TEST(Dictionary, BlocksAndLookUp) {
   EXPECT_EQ(values.data, Words({20, 20, 10}, 8));
 }
 
+// A value compression this build does not decode fails with NotSupported naming the page.
+TEST(CompressionTree, UndecodedEncodingNamesThePage) {
+  const LanceField field = v21_test::MakeLanceField("x", DataType::Int32());
+  FileVersion version{2, 1};
+  FileWriterOptions options;
+  options.version = version;
+  auto encoder = MakeFieldEncoder(version, field, options);
+  v21_test::MemoryFile file(encoder->num_columns());
+  std::vector<Scalar> values;
+  for (int k = 0; k < 100; ++k) values.push_back({DataType::Int32(), int64_t(k)});
+  encoder->Append(*MakeArray(DataType::Int32(), values), file);
+  encoder->Finish(file);
+  auto* page = file.mutable_column(0).mutable_pages(0);
+  pb::PageLayout layout = v21_test::PageLayoutOf(*page);
+  layout.mutable_mini_block_layout()->mutable_value_compression()->mutable_delta()->set_uncompressed_bits_per_value(32);
+  page->mutable_encoding()->mutable_direct()->set_encoding(WrapAny(kPageLayoutUrl, layout));
+  auto decoder = MakeFieldDecoder(version, field, file.Columns(), file);
+  try {
+    decoder->Read(0, 100);
+    ADD_FAILURE() << "expected NotSupported";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotSupported);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("field 'x'"), std::string::npos) << m;
+    EXPECT_NE(m.find("page 0"), std::string::npos) << m;
+    EXPECT_NE(m.find("Delta"), std::string::npos) << m;
+  }
+}
+
 // ---------------------------------------------------------------- reference-written files
 
 struct Column {
@@ -512,6 +541,76 @@ TEST_P(ReferenceCompression, ReadsWhatTheReferenceDumps) {
     ArrayPtr middle = reader->ReadField(reference_test::FieldIndex(*reader, names[f]), 3000, 2500);
     EXPECT_TRUE(ArraysEqual(*middle, *Slice(*full, 3000, 2500))) << names[f];
   }
+}
+
+// Larger pages: levels compressed with Rle or InlineBitpacking, General around
+// InlineBitpacking and around Variable.
+TEST_P(ReferenceCompression, ReadsCompressedLevelsAndGeneralValues) {
+  if (!OracleAvailable()) GTEST_SKIP() << "oracle not installed";
+  const std::string version = GetParam();
+  const int64_t n = 50000;
+  std::mt19937_64 rng(77);
+  auto uniform = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  const auto i32 = DataType::Int32(), i64 = DataType::Int64(), utf8 = DataType::Utf8();
+  const auto list = DataType::List(i32);
+  const auto nested = DataType::List(DataType::List(i64));
+  std::vector<Scalar> lists, nests, small, words, sparse;
+  for (int64_t k = 0; k < n; ++k) {
+    if (uniform(0, 19) == 0) {
+      lists.push_back(Scalar::Null(list));
+    } else {
+      std::vector<Scalar> items;
+      for (int64_t j = uniform(0, 4); j > 0; --j) items.push_back({i32, uniform(0, 1000)});
+      lists.push_back({list, items});
+    }
+    std::vector<Scalar> outer;
+    for (int64_t j = uniform(0, 2); j > 0; --j) {
+      std::vector<Scalar> inner;
+      for (int64_t i = uniform(0, 2); i > 0; --i) inner.push_back({i64, k});
+      outer.push_back(uniform(0, 9) == 0 ? Scalar::Null(nested->child(0)->type) : Scalar{nested->child(0)->type, inner});
+    }
+    nests.push_back({nested, outer});
+    small.push_back({i32, uniform(0, 200)});
+    std::string w;
+    for (int64_t j = uniform(1, 30); j > 0; --j) w.push_back(char('a' + uniform(0, 25)));
+    words.push_back({utf8, w});
+    sparse.push_back(k % 1000 == 7 ? Scalar{i64, k} : Scalar::Null(i64));
+  }
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
+      Field::Make("lst", list), Field::Make("nested", nested),
+      Field::Make("small", i32, true, {{"lance-encoding:compression", "lz4"}}),
+      Field::Make("words", utf8, true, {{"lance-encoding:compression", "zstd"}}),
+      Field::Make("sparse", i64)});
+  std::vector<ArrayPtr> arrays = {MakeArray(list, lists), MakeArray(nested, nests), MakeArray(i32, small),
+                                  MakeArray(utf8, words), MakeArray(i64, sparse)};
+  TempDir dir;
+  const std::string table = reference_test::CreateReferenceTable(dir, "levels", schema, arrays, version);
+  const std::string path = reference_test::OnlyDataFile(table);
+  auto store = io::MakeLocalStore();
+  auto reader = LanceFileReader::Open(*store, path);
+  std::string all_encodings;
+  for (size_t f = 0; f < arrays.size(); ++f) {
+    const std::string& name = schema->field(f)->name;
+    const std::string encodings = reference_test::PageEncodings(path, reference_test::FirstColumnOf(*reader, name, false));
+    all_encodings += name + ": " + encodings;
+    SCOPED_TRACE(name + ": " + encodings);
+    ArrayPtr got;
+    try {
+      got = reader->ReadField(reference_test::FieldIndex(*reader, name), 0, uint64_t(n));
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what();
+      continue;
+    }
+    EXPECT_TRUE(ArraysEqual(*got, *arrays[f]));
+    std::vector<uint64_t> rows = {49999, 7, 1007, 31000, 31001, 2};
+    std::vector<int64_t> idx(rows.begin(), rows.end());
+    EXPECT_TRUE(ArraysEqual(*reader->TakeField(reference_test::FieldIndex(*reader, name), rows), *Take(*arrays[f], idx)));
+  }
+  std::vector<std::string> expected = {"general { compression { scheme: COMPRESSION_ALGORITHM_ZSTD } values { variable",
+                                       "rep_compression { out_of_line_bitpacking"};
+  if (version == "2.2") expected.push_back("def_compression { rle");
+  for (const auto& e : expected)
+    EXPECT_NE(all_encodings.find(e), std::string::npos) << e << " unused:\n" << all_encodings;
 }
 
 // Values of 40 KB and more: full-zip pages whose values are each General(ZSTD)-compressed.

@@ -1,0 +1,69 @@
+// SQL over a directory of Lance datasets: SELECT, INSERT, UPDATE, DELETE, MERGE INTO,
+// CREATE TABLE. A table name resolves to <db>/<name>.lance.
+//
+//   lancelet::SqlSession db("/data");
+//   for (auto& r : db.ExecuteScript("UPDATE users SET age = age + 1 WHERE id = 2; SELECT * FROM users"))
+//     if (r.rows) ...;
+//
+// Every statement is at most one commit, so a failed statement changes nothing. Errors
+// are SqlError: what() is one line; Render() adds the statement with a caret under the
+// failing position.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lancelet/error.h"
+#include "lancelet/record_batch.h"
+
+namespace lancelet {
+
+struct SqlResult {
+  RecordBatchPtr rows;   // the result of a query; null for other statements
+  std::string message;   // for other statements, e.g. "UPDATE 2 (users: version 3)"
+};
+
+class SqlError : public Error {
+ public:
+  // `position`: 1-based byte column in `statement`, 0 when unknown.
+  SqlError(ErrorKind kind, std::string detail, std::string statement, int position);
+  const std::string& statement() const { return statement_; }
+  int position() const { return position_; }
+  const std::string& detail() const { return detail_; }
+  // "<message>\n<statement>\n<spaces>^" (just the message when there is no position).
+  std::string Render() const;
+
+ private:
+  std::string detail_;
+  std::string statement_;
+  int position_;
+};
+
+class SqlSession {
+ public:
+  explicit SqlSession(std::string db_dir);
+
+  // One statement (a trailing ';' is allowed). Throws SqlError.
+  SqlResult Execute(const std::string& statement);
+  // Statements separated by ';', run in order; stops at the first error (throws it).
+  // `each` is called after each statement with its text and result.
+  std::vector<SqlResult> ExecuteScript(
+      const std::string& script,
+      const std::function<void(const std::string& statement, const SqlResult&)>& each = nullptr);
+
+  // Splits a script at ';' outside strings, quoted names and comments; pieces are trimmed
+  // and empty ones dropped.
+  static std::vector<std::string> SplitStatements(const std::string& script);
+
+  // Show a progress bar on stderr for long work (the CLI sets it when stderr is a tty).
+  void set_progress(bool on) { progress_ = on; }
+  const std::string& db_dir() const { return db_dir_; }
+
+ private:
+  std::string db_dir_;
+  bool progress_ = false;
+};
+
+}  // namespace lancelet

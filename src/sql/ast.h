@@ -1,0 +1,124 @@
+// Syntax trees of SQL statements. Expressions are the expression layer's Expr, whose
+// positions point into the statement text.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lancelet/expr.h"
+
+namespace lancelet::sql {
+
+// A FROM / USING source: a table of the database, or read_csv('path') / read_json('path').
+struct TableRef {
+  enum class Kind { kTable, kCsv, kJson } kind = Kind::kTable;
+  std::string name;   // table name, or the file path of read_csv / read_json
+  std::string alias;  // empty: the table name (or "read_csv" / "read_json")
+  std::optional<uint64_t> version;  // VERSION AS OF n
+  int position = 0;
+
+  const std::string& qualifier() const { return alias.empty() ? name : alias; }
+};
+
+struct SelectItem {
+  ExprPtr expr;  // null for *
+  std::string alias;
+};
+
+struct OrderItem {
+  ExprPtr expr;
+  bool descending = false;
+  std::optional<bool> nulls_first;  // default: NULLS LAST for ASC, NULLS FIRST for DESC
+};
+
+struct SelectStmt {
+  std::vector<SelectItem> items;
+  std::optional<TableRef> from;
+  ExprPtr where;
+  std::vector<ExprPtr> group_by;
+  ExprPtr having;
+  std::vector<OrderItem> order_by;
+  std::optional<int64_t> limit;
+  int64_t offset = 0;
+};
+
+struct SetItem {
+  std::string column;
+  ExprPtr expr;
+  int position = 0;  // of the column name
+};
+
+struct InsertStmt {
+  TableRef table;
+  std::vector<std::string> columns;  // empty: every column, in schema order
+  std::vector<std::vector<ExprPtr>> values;  // VALUES rows, or
+  std::shared_ptr<SelectStmt> select;        // INSERT ... SELECT
+};
+
+struct UpdateStmt {
+  TableRef table;
+  std::vector<SetItem> set;
+  ExprPtr where;
+};
+
+struct DeleteStmt {
+  TableRef table;
+  ExprPtr where;
+};
+
+struct ColumnDef {
+  std::string name;
+  TypePtr type;
+  bool nullable = true;
+};
+
+struct CreateTableStmt {
+  TableRef table;
+  std::vector<ColumnDef> columns;           // CREATE TABLE t (col type, ...), or
+  std::shared_ptr<SelectStmt> select;       // CREATE TABLE t AS SELECT ...
+  std::map<std::string, std::string> with;  // WITH (stable_row_ids = true, ...), lower-case keys
+  bool if_not_exists = false;
+};
+
+struct DropTableStmt {
+  TableRef table;
+  bool if_exists = false;
+};
+
+struct MergeClause {
+  enum class Action { kUpdate, kDelete, kInsert } action = Action::kUpdate;
+  bool matched = true;  // WHEN MATCHED / WHEN NOT MATCHED
+  ExprPtr condition;    // AND cond (null: always)
+  std::vector<SetItem> set;           // UPDATE SET
+  std::vector<std::string> columns;   // INSERT (cols)
+  std::vector<ExprPtr> values;        // INSERT VALUES (...)
+  int position = 0;                   // of WHEN
+};
+
+struct MergeStmt {
+  TableRef target;
+  TableRef source;
+  ExprPtr on;
+  std::vector<MergeClause> clauses;
+};
+
+struct Statement {
+  enum class Kind { kSelect, kInsert, kUpdate, kDelete, kCreateTable, kDropTable, kMerge } kind = Kind::kSelect;
+  std::shared_ptr<SelectStmt> select;
+  std::shared_ptr<InsertStmt> insert;
+  std::shared_ptr<UpdateStmt> update;
+  std::shared_ptr<DeleteStmt> del;
+  std::shared_ptr<CreateTableStmt> create;
+  std::shared_ptr<DropTableStmt> drop;
+  std::shared_ptr<MergeStmt> merge;
+};
+
+// Parses one statement (an optional trailing ';' is allowed). Throws ParseError whose
+// position is a column of `text`.
+Statement ParseStatement(const std::string& text);
+
+}  // namespace lancelet::sql

@@ -1,0 +1,332 @@
+// Recursive-descent parser for SQL statements, driving the expression parser's token
+// stream: statement clauses are consumed here, expressions by Parser::ParseExpression.
+#include <cctype>
+
+#include "expr/parser.h"
+#include "sql/ast.h"
+
+namespace lancelet::sql {
+
+namespace {
+
+std::string Lower(std::string s) {
+  for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Words after a table name that start the next clause rather than name an alias.
+bool EndsTableRef(const Token& t) {
+  if (t.kind != TokenKind::kIdentifier) return t.kind != TokenKind::kQuotedIdentifier;
+  return IsReservedWord(t.text) || t.IsKeyword("VERSION") || t.IsKeyword("VALUES") || t.IsKeyword("WITH") ||
+         t.IsKeyword("DEFAULT");
+}
+
+class StatementParser {
+ public:
+  explicit StatementParser(const std::string& text) : p_(text) {}
+
+  Statement Parse() {
+    Statement s;
+    const Token& first = p_.Peek();
+    if (first.IsKeyword("SELECT")) {
+      s.kind = Statement::Kind::kSelect;
+      s.select = ParseSelect();
+    } else if (first.IsKeyword("INSERT")) {
+      s.kind = Statement::Kind::kInsert;
+      s.insert = ParseInsert();
+    } else if (first.IsKeyword("UPDATE")) {
+      s.kind = Statement::Kind::kUpdate;
+      s.update = ParseUpdate();
+    } else if (first.IsKeyword("DELETE")) {
+      s.kind = Statement::Kind::kDelete;
+      s.del = ParseDelete();
+    } else if (first.IsKeyword("CREATE")) {
+      s.kind = Statement::Kind::kCreateTable;
+      s.create = ParseCreate();
+    } else if (first.IsKeyword("DROP")) {
+      s.kind = Statement::Kind::kDropTable;
+      s.drop = ParseDrop();
+    } else if (first.IsKeyword("MERGE")) {
+      s.kind = Statement::Kind::kMerge;
+      s.merge = ParseMerge();
+    } else {
+      p_.Fail("a statement (SELECT, INSERT, UPDATE, DELETE, MERGE, CREATE TABLE or DROP TABLE)");
+    }
+    p_.ConsumeSymbol(";");
+    if (!p_.AtEnd()) p_.Fail("end of statement");
+    return s;
+  }
+
+ private:
+  int64_t ParseCount(const char* what) {
+    const Token& t = p_.Peek();
+    if (t.kind != TokenKind::kInteger) p_.Fail(std::string("a non-negative integer ") + what);
+    Token n = p_.Next();
+    try {
+      return std::stoll(n.text);
+    } catch (const std::exception&) {
+      p_.FailAt(n, "integer " + n.text + " is out of range");
+    }
+  }
+
+  std::string ParseTableName() { return p_.ExpectIdentifier("a table name"); }
+
+  // name [VERSION AS OF n] [[AS] alias], or read_csv('path') / read_json('path') [[AS] alias].
+  TableRef ParseTableRef(bool allow_functions, bool allow_version) {
+    TableRef ref;
+    ref.position = p_.Peek().position;
+    const Token& t = p_.Peek();
+    if (allow_functions && t.kind == TokenKind::kIdentifier && p_.Peek(1).IsSymbol("(") &&
+        (t.IsKeyword("READ_CSV") || t.IsKeyword("READ_JSON"))) {
+      Token fn = p_.Next();
+      ref.kind = fn.IsKeyword("READ_CSV") ? TableRef::Kind::kCsv : TableRef::Kind::kJson;
+      p_.ExpectSymbol("(");
+      if (p_.Peek().kind != TokenKind::kString) p_.Fail("a file path in quotes");
+      ref.name = p_.Next().value;
+      p_.ExpectSymbol(")");
+      ref.alias = Lower(fn.text);
+    } else {
+      ref.name = ParseTableName();
+    }
+    if (p_.Peek().IsKeyword("VERSION")) {
+      if (!allow_version || ref.kind != TableRef::Kind::kTable) p_.Fail("end of the table reference");
+      p_.Next();
+      p_.ExpectKeyword("AS");
+      p_.ExpectKeyword("OF");
+      ref.version = uint64_t(ParseCount("version"));
+    }
+    if (p_.ConsumeKeyword("AS")) {
+      ref.alias = p_.ExpectIdentifier("an alias");
+    } else if (!EndsTableRef(p_.Peek())) {
+      ref.alias = p_.ExpectIdentifier("an alias");
+    }
+    return ref;
+  }
+
+  std::shared_ptr<SelectStmt> ParseSelect() {
+    auto s = std::make_shared<SelectStmt>();
+    p_.ExpectKeyword("SELECT");
+    do {
+      SelectItem item;
+      if (p_.ConsumeSymbol("*")) {
+        s->items.push_back(item);
+        continue;
+      }
+      item.expr = p_.ParseExpression();
+      if (p_.ConsumeKeyword("AS")) {
+        item.alias = p_.ExpectIdentifier("an alias");
+      } else if ((p_.Peek().kind == TokenKind::kIdentifier && !IsReservedWord(p_.Peek().text)) ||
+                 p_.Peek().kind == TokenKind::kQuotedIdentifier) {
+        item.alias = p_.ExpectIdentifier("an alias");
+      }
+      s->items.push_back(item);
+    } while (p_.ConsumeSymbol(","));
+    if (p_.ConsumeKeyword("FROM")) s->from = ParseTableRef(true, true);
+    if (p_.ConsumeKeyword("WHERE")) s->where = p_.ParseExpression();
+    if (p_.ConsumeKeyword("GROUP")) {
+      p_.ExpectKeyword("BY");
+      do s->group_by.push_back(p_.ParseExpression());
+      while (p_.ConsumeSymbol(","));
+    }
+    if (p_.ConsumeKeyword("HAVING")) s->having = p_.ParseExpression();
+    if (p_.ConsumeKeyword("ORDER")) {
+      p_.ExpectKeyword("BY");
+      do {
+        OrderItem o;
+        o.expr = p_.ParseExpression();
+        if (p_.ConsumeKeyword("DESC")) o.descending = true;
+        else p_.ConsumeKeyword("ASC");
+        if (p_.Peek().IsKeyword("NULLS")) {
+          p_.Next();
+          if (p_.ConsumeKeyword("FIRST")) o.nulls_first = true;
+          else if (p_.ConsumeKeyword("LAST")) o.nulls_first = false;
+          else p_.Fail("FIRST or LAST");
+        }
+        s->order_by.push_back(o);
+      } while (p_.ConsumeSymbol(","));
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (!s->limit && p_.ConsumeKeyword("LIMIT")) s->limit = ParseCount("after LIMIT");
+      if (s->offset == 0 && p_.ConsumeKeyword("OFFSET")) s->offset = ParseCount("after OFFSET");
+    }
+    return s;
+  }
+
+  std::vector<std::string> ParseColumnList() {
+    std::vector<std::string> columns;
+    p_.ExpectSymbol("(");
+    do columns.push_back(p_.ExpectIdentifier("a column name"));
+    while (p_.ConsumeSymbol(","));
+    p_.ExpectSymbol(")");
+    return columns;
+  }
+
+  std::vector<ExprPtr> ParseValueRow() {
+    std::vector<ExprPtr> row;
+    p_.ExpectSymbol("(");
+    do row.push_back(p_.ParseExpression());
+    while (p_.ConsumeSymbol(","));
+    p_.ExpectSymbol(")");
+    return row;
+  }
+
+  std::shared_ptr<InsertStmt> ParseInsert() {
+    auto s = std::make_shared<InsertStmt>();
+    p_.ExpectKeyword("INSERT");
+    p_.ExpectKeyword("INTO");
+    s->table = ParseTableRef(false, false);
+    if (p_.Peek().IsSymbol("(")) s->columns = ParseColumnList();
+    if (p_.ConsumeKeyword("VALUES")) {
+      do s->values.push_back(ParseValueRow());
+      while (p_.ConsumeSymbol(","));
+    } else if (p_.Peek().IsKeyword("SELECT")) {
+      s->select = ParseSelect();
+    } else {
+      p_.Fail("VALUES or SELECT");
+    }
+    return s;
+  }
+
+  std::vector<SetItem> ParseSetList() {
+    std::vector<SetItem> set;
+    do {
+      SetItem item;
+      item.position = p_.Peek().position;
+      item.column = p_.ExpectIdentifier("a column name");
+      // SET t.col = ...: the qualifier is the target's and is dropped.
+      if (p_.ConsumeSymbol(".")) item.column = p_.ExpectIdentifier("a column name");
+      p_.ExpectSymbol("=");
+      item.expr = p_.ParseExpression();
+      set.push_back(item);
+    } while (p_.ConsumeSymbol(","));
+    return set;
+  }
+
+  std::shared_ptr<UpdateStmt> ParseUpdate() {
+    auto s = std::make_shared<UpdateStmt>();
+    p_.ExpectKeyword("UPDATE");
+    s->table = ParseTableRef(false, false);
+    p_.ExpectKeyword("SET");
+    s->set = ParseSetList();
+    if (p_.ConsumeKeyword("WHERE")) s->where = p_.ParseExpression();
+    return s;
+  }
+
+  std::shared_ptr<DeleteStmt> ParseDelete() {
+    auto s = std::make_shared<DeleteStmt>();
+    p_.ExpectKeyword("DELETE");
+    p_.ExpectKeyword("FROM");
+    s->table = ParseTableRef(false, false);
+    if (p_.ConsumeKeyword("WHERE")) s->where = p_.ParseExpression();
+    return s;
+  }
+
+  std::shared_ptr<CreateTableStmt> ParseCreate() {
+    auto s = std::make_shared<CreateTableStmt>();
+    p_.ExpectKeyword("CREATE");
+    p_.ExpectKeyword("TABLE");
+    if (p_.Peek().IsKeyword("IF")) {
+      p_.Next();
+      p_.ExpectKeyword("NOT");
+      p_.ExpectKeyword("EXISTS");
+      s->if_not_exists = true;
+    }
+    s->table.position = p_.Peek().position;
+    s->table.name = ParseTableName();
+    if (p_.ConsumeSymbol("(")) {
+      do {
+        ColumnDef c;
+        c.name = p_.ExpectIdentifier("a column name");
+        c.type = p_.ParseTypeName();
+        if (p_.ConsumeKeyword("NOT")) {
+          p_.ExpectKeyword("NULL");
+          c.nullable = false;
+        } else {
+          p_.ConsumeKeyword("NULL");
+        }
+        s->columns.push_back(c);
+      } while (p_.ConsumeSymbol(","));
+      p_.ExpectSymbol(")");
+    }
+    if (p_.ConsumeKeyword("WITH")) {
+      p_.ExpectSymbol("(");
+      do {
+        std::string key = Lower(p_.ExpectIdentifier("an option name"));
+        p_.ExpectSymbol("=");
+        const Token& v = p_.Peek();
+        if (v.kind == TokenKind::kIdentifier || v.kind == TokenKind::kString || v.kind == TokenKind::kInteger ||
+            v.kind == TokenKind::kFloat) {
+          Token value = p_.Next();
+          s->with[key] = value.kind == TokenKind::kString ? value.value : Lower(value.text);
+        } else {
+          p_.Fail("an option value");
+        }
+      } while (p_.ConsumeSymbol(","));
+      p_.ExpectSymbol(")");
+    }
+    if (s->columns.empty()) {
+      p_.ExpectKeyword("AS");
+      if (!p_.Peek().IsKeyword("SELECT")) p_.Fail("SELECT");
+      s->select = ParseSelect();
+    }
+    return s;
+  }
+
+  std::shared_ptr<DropTableStmt> ParseDrop() {
+    auto s = std::make_shared<DropTableStmt>();
+    p_.ExpectKeyword("DROP");
+    p_.ExpectKeyword("TABLE");
+    if (p_.Peek().IsKeyword("IF")) {
+      p_.Next();
+      p_.ExpectKeyword("EXISTS");
+      s->if_exists = true;
+    }
+    s->table.position = p_.Peek().position;
+    s->table.name = ParseTableName();
+    return s;
+  }
+
+  std::shared_ptr<MergeStmt> ParseMerge() {
+    auto s = std::make_shared<MergeStmt>();
+    p_.ExpectKeyword("MERGE");
+    p_.ExpectKeyword("INTO");
+    s->target = ParseTableRef(false, false);
+    p_.ExpectKeyword("USING");
+    s->source = ParseTableRef(true, true);
+    p_.ExpectKeyword("ON");
+    s->on = p_.ParseExpression();
+    while (p_.Peek().IsKeyword("WHEN")) {
+      MergeClause c;
+      c.position = p_.Next().position;
+      c.matched = !p_.ConsumeKeyword("NOT");
+      p_.ExpectKeyword("MATCHED");
+      if (p_.ConsumeKeyword("AND")) c.condition = p_.ParseExpression();
+      p_.ExpectKeyword("THEN");
+      if (c.matched && p_.ConsumeKeyword("UPDATE")) {
+        c.action = MergeClause::Action::kUpdate;
+        p_.ExpectKeyword("SET");
+        c.set = ParseSetList();
+      } else if (c.matched && p_.ConsumeKeyword("DELETE")) {
+        c.action = MergeClause::Action::kDelete;
+      } else if (!c.matched && p_.ConsumeKeyword("INSERT")) {
+        c.action = MergeClause::Action::kInsert;
+        if (p_.Peek().IsSymbol("(")) c.columns = ParseColumnList();
+        p_.ExpectKeyword("VALUES");
+        c.values = ParseValueRow();
+      } else {
+        p_.Fail(c.matched ? "UPDATE or DELETE" : "INSERT");
+      }
+      s->clauses.push_back(std::move(c));
+    }
+    if (s->clauses.empty()) p_.Fail("WHEN MATCHED or WHEN NOT MATCHED");
+    return s;
+  }
+
+  Parser p_;
+};
+
+}  // namespace
+
+Statement ParseStatement(const std::string& text) { return StatementParser(text).Parse(); }
+
+}  // namespace lancelet::sql

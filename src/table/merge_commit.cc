@@ -1,0 +1,143 @@
+#include "table/merge_commit.h"
+
+#include <algorithm>
+#include <set>
+
+#include "format/roaring_bitmap.h"
+#include "lancelet/error.h"
+#include "table/commit.h"
+#include "table/deletions.h"
+#include "table/fragment_reader.h"
+#include "table/fragment_writer.h"
+
+namespace lancelet::table {
+
+// Defined in overlay_writer.cc (the overlay file writer shared with OverlayWriter). The
+// struct must stay token-for-token identical to the definition there.
+struct OverlayColumn {
+  size_t field;
+  const std::vector<uint32_t>* offsets;
+  ArrayPtr values;
+};
+lance::table::DataOverlayFile WriteOverlay(const DatasetState& state, const std::vector<OverlayColumn>& columns,
+                                           std::vector<std::string>& written);
+
+namespace {
+
+const lance::table::DataFragment& FindFragment(const DatasetState& state, uint64_t id) {
+  for (const auto& f : state.manifest.fragments())
+    if (f.id() == id) return f;
+  ThrowInvalid("merge into '{}': fragment {} does not exist in version {}", state.uri, id, state.version());
+}
+
+size_t FieldIndex(const DatasetState& state, const MergeChanges::ColumnCells& cells, uint64_t fragment_id,
+                  const lance::table::DataFragment& fragment) {
+  const auto& fields = state.schema.fields();
+  auto it = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.name == cells.column; });
+  if (it == fields.end()) ThrowInvalid("merge into '{}': no column '{}'", state.uri, cells.column);
+  if (!cells.values || !cells.values->type->Equals(*it->type))
+    ThrowInvalid("merge into '{}' fragment {}: column '{}' has type {}, but the values have type {}", state.uri,
+                 fragment_id, cells.column, it->type->ToString(),
+                 cells.values ? cells.values->type->ToString() : "none");
+  if (int64_t(cells.offsets.size()) != cells.values->length)
+    ThrowInvalid("merge into '{}' fragment {} column '{}': {} offsets but {} values", state.uri, fragment_id,
+                 cells.column, cells.offsets.size(), cells.values->length);
+  for (size_t i = 0; i < cells.offsets.size(); ++i) {
+    if (i > 0 && cells.offsets[i] <= cells.offsets[i - 1])
+      ThrowInvalid("merge into '{}' fragment {} column '{}': offsets are not strictly increasing at position {}",
+                   state.uri, fragment_id, cells.column, i);
+    if (cells.offsets[i] >= fragment.physical_rows())
+      ThrowInvalid("merge into '{}' fragment {} column '{}': offset {} is beyond the fragment's {} rows", state.uri,
+                   fragment_id, cells.column, cells.offsets[i], fragment.physical_rows());
+  }
+  return size_t(it - fields.begin());
+}
+
+}  // namespace
+
+DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes) {
+  if (changes.empty()) return dataset;
+  const DatasetState& state = dataset->state();
+  lance::table::Transaction t;
+  auto* update = t.mutable_update();
+  std::vector<std::string> written;
+  std::set<uint32_t> modified_fields;
+  try {
+    std::set<uint64_t> touched;
+    for (const auto& [id, cells] : changes.updates) touched.insert(id);
+    for (const auto& [id, offsets] : changes.deletes) touched.insert(id);
+    for (uint64_t id : touched) {
+      const auto& fragment = FindFragment(state, id);
+      lance::table::DataFragment next = fragment;
+      auto deletes = changes.deletes.find(id);
+      if (deletes != changes.deletes.end()) {
+        FragmentReader reader(state, fragment);
+        format::RoaringBitmap deleted = reader.deletions();
+        for (uint32_t o : deletes->second) {
+          if (o >= fragment.physical_rows())
+            ThrowInvalid("merge into '{}': delete of offset {} beyond fragment {}'s {} rows", state.uri, o, id,
+                         fragment.physical_rows());
+        }
+        deleted.AddMany(deletes->second);
+        if (deleted.Cardinality() == fragment.physical_rows()) {
+          // Every row is gone: the fragment leaves the manifest, overlays and all.
+          update->add_removed_fragment_ids(id);
+          continue;
+        }
+        *next.mutable_deletion_file() = WriteDeletionFile(*state.store, state.uri, id, state.version(), deleted);
+        written.push_back(DeletionFilePath(state.uri, id, next.deletion_file()));
+      }
+      auto cells = changes.updates.find(id);
+      if (cells != changes.updates.end() && !cells->second.empty()) {
+        for (const auto& file : fragment.files())
+          if (file.file_major_version() == 0 && file.file_minor_version() == 0)
+            ThrowInvalid("merge into '{}': fragment {} uses the legacy Lance file format (0.1/0.2), which cannot "
+                         "take overlays",
+                         state.uri, id);
+        std::vector<OverlayColumn> columns;
+        std::set<size_t> seen;
+        std::vector<uint32_t> covered;
+        for (const auto& c : cells->second) {
+          size_t field = FieldIndex(state, c, id, fragment);
+          if (!seen.insert(field).second)
+            ThrowInvalid("merge into '{}' fragment {}: column '{}' is set twice", state.uri, id, c.column);
+          columns.push_back({field, &c.offsets, c.values});
+          state.schema.fields()[field].ForEach([&](const format::LanceField& f) { modified_fields.insert(f.id); });
+          covered.insert(covered.end(), c.offsets.begin(), c.offsets.end());
+        }
+        // One overlay per fragment: sparse when the columns cover different offsets.
+        *next.add_overlays() = WriteOverlay(state, columns, written);  // committed_version 0: stamped at commit
+        std::sort(covered.begin(), covered.end());
+        covered.erase(std::unique(covered.begin(), covered.end()), covered.end());
+        (*update->mutable_updated_fragment_offset_bitmaps())[id] =
+            format::RoaringBitmap::FromValues(covered).SerializePortable();
+      }
+      *update->add_updated_fragments() = std::move(next);
+    }
+    if (!changes.inserts.empty()) {
+      FragmentWriter writer(*state.store, state.uri, state.schema, state.file_version, 1024 * 1024);
+      try {
+        for (const auto& batch : changes.inserts)
+          if (batch->num_rows() > 0) writer.Write(*batch);
+        for (auto& f : writer.Finish()) *update->add_new_fragments() = std::move(f);
+      } catch (...) {
+        written.insert(written.end(), writer.written_paths().begin(), writer.written_paths().end());
+        throw;
+      }
+      written.insert(written.end(), writer.written_paths().begin(), writer.written_paths().end());
+    }
+    for (uint32_t f : modified_fields) update->add_fields_modified(f);
+    CommitOptions options;
+    return std::make_shared<Dataset>(Commit(state.store, state.uri, dataset->state_ptr(), std::move(t), options));
+  } catch (...) {
+    for (const auto& p : written) {
+      try {
+        state.store->Delete(p);
+      } catch (const Error&) {
+      }
+    }
+    throw;
+  }
+}
+
+}  // namespace lancelet::table

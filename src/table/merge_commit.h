@@ -1,0 +1,55 @@
+// One atomic commit that combines overlay updates, deletions and appended rows: the write
+// side of SQL MERGE INTO.
+//
+// Design. The Lance transaction proto has no operation that carries overlays, deletion
+// files and new fragments together, so the commit is recorded as an `Update` operation:
+//   - updated_fragments: every touched fragment as it will appear in the new manifest
+//     (its new deletion file and its overlay list with the new overlays appended, those
+//     left at committed_version 0);
+//   - removed_fragment_ids: fragments whose every row is now deleted;
+//   - new_fragments: the inserted rows;
+//   - fields_modified and updated_fragment_offset_bitmaps: the overlay-covered fields and
+//     row offsets, so that another writer's conflict check can see what changed.
+// BuildManifest applies it in one step (one manifest version): removed fragments go,
+// updated fragments replace theirs by id with the new overlays stamped with this
+// version (and row lineage updated), new fragments get ids and row ids. Readers (the
+// reference included) only look at the manifest, which is ordinary Lance: fragments
+// with deletion files and overlays. Because updated fragments replace whole fragment
+// messages, a concurrent change to any of them (overlay, delete, update, rewrite) makes
+// the commit a RetryableConflict and the caller recomputes; appends, index and config
+// changes rebase cleanly.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lancelet/dataset.h"
+
+namespace lancelet::table {
+
+struct MergeChanges {
+  struct ColumnCells {
+    std::string column;
+    std::vector<uint32_t> offsets;  // physical offsets, strictly increasing
+    ArrayPtr values;                // the column's type, one value per offset
+  };
+  // Fragment id -> changed cells; columns of one fragment may cover different offsets
+  // (one sparse overlay per fragment) or the same (one dense overlay).
+  std::map<uint64_t, std::vector<ColumnCells>> updates;
+  // Fragment id -> newly deleted physical offsets (any order, duplicates allowed).
+  std::map<uint64_t, std::vector<uint32_t>> deletes;
+  // Rows to append, in the dataset's schema (by name).
+  std::vector<RecordBatchPtr> inserts;
+
+  bool empty() const { return updates.empty() && deletes.empty() && inserts.empty(); }
+};
+
+// Writes the files and commits them as one version on top of `dataset`. Returns the new
+// version (or `dataset` when there is nothing to do). On any failure nothing is
+// published and the written files are removed; a concurrent change to a touched
+// fragment throws RetryableConflict.
+DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes);
+
+}  // namespace lancelet::table
