@@ -1,7 +1,9 @@
-// Benchmark driver: makes the benchmark datasets with lancelet and times lancelet's scans.
-//   scan_tool gen DIR --rows N --dim D [--version 2.0] [--fragments F]
+// Benchmark driver: makes the benchmark datasets with lancelet and times lancelet's work.
+//   scan_tool gen DIR --rows N --dim D [--version 2.0] [--fragments F] [--shape scan|wide|narrow]
 //   scan_tool scan DIR [--repeat R] [--columns a,b]
-// `scan` prints one JSON line: rows, the median seconds over R warm runs, rows/s.
+//   scan_tool take DIR --count K [--repeat R] [--columns a,b]
+//   scan_tool update DIR --set "col = expr" --where PRED
+// Each prints one JSON line: rows, the median seconds over R warm runs, rows/s.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -24,14 +26,22 @@ std::string Arg(int argc, char** argv, const char* name, const std::string& fall
   return fallback;
 }
 
-// Streams the benchmark rows: id int64 (sequential), score float32, label utf8, emb fsl<float32,dim>.
+// Streams the benchmark rows. Shapes:
+//   scan:   id int64 (sequential), score float32, label utf8, emb fsl<float32,dim>
+//   wide:   id int64, val int32, emb fsl<float32,dim>   (the overlay update benchmark)
+//   narrow: id int64, val int32
 class GenReader final : public RecordBatchReader {
  public:
-  GenReader(int64_t rows, int32_t dim) : rows_(rows), dim_(dim) {
-    schema_ = std::make_shared<Schema>(std::vector<FieldPtr>{
-        Field::Make("id", DataType::Int64()), Field::Make("score", DataType::Float32()),
-        Field::Make("label", DataType::Utf8()),
-        Field::Make("emb", DataType::FixedSizeList(DataType::Float32(), dim))});
+  GenReader(int64_t rows, int32_t dim, std::string shape) : rows_(rows), dim_(dim), shape_(std::move(shape)) {
+    std::vector<FieldPtr> fields = {Field::Make("id", DataType::Int64())};
+    if (shape_ == "scan") {
+      fields.push_back(Field::Make("score", DataType::Float32()));
+      fields.push_back(Field::Make("label", DataType::Utf8()));
+    } else {
+      fields.push_back(Field::Make("val", DataType::Int32()));
+    }
+    if (shape_ != "narrow") fields.push_back(Field::Make("emb", DataType::FixedSizeList(DataType::Float32(), dim)));
+    schema_ = std::make_shared<Schema>(fields);
   }
   SchemaPtr schema() const override { return schema_; }
   RecordBatchPtr Next() override {
@@ -39,24 +49,40 @@ class GenReader final : public RecordBatchReader {
     int64_t n = std::min<int64_t>(65536, rows_ - next_);
     FixedWidthBuilder<int64_t> id(DataType::Int64());
     FixedWidthBuilder<float> score(DataType::Float32());
+    FixedWidthBuilder<int32_t> val(DataType::Int32());
     BinaryBuilder label(DataType::Utf8());
-    ListBuilder emb(schema_->field(3)->type);
+    ListBuilder emb(DataType::FixedSizeList(DataType::Float32(), dim_));
     auto& items = static_cast<FixedWidthBuilder<float>&>(emb.item_builder());
     std::uniform_real_distribution<float> u(-1, 1);
     for (int64_t i = next_; i < next_ + n; ++i) {
       id.Append(i);
-      score.Append(u(rng_));
-      label.Append(fmt::format("label-{}", rng_() % 1000));
-      for (int32_t d = 0; d < dim_; ++d) items.Append(u(rng_));
-      emb.Append();
+      if (shape_ == "scan") {
+        score.Append(u(rng_));
+        label.Append(fmt::format("label-{}", rng_() % 1000));
+      } else {
+        val.Append(int32_t(rng_() % 1000));
+      }
+      if (shape_ != "narrow") {
+        for (int32_t d = 0; d < dim_; ++d) items.Append(u(rng_));
+        emb.Append();
+      }
     }
     next_ += n;
-    return RecordBatch::Make(schema_, {id.Finish(), score.Finish(), label.Finish(), emb.Finish()});
+    std::vector<ArrayPtr> columns = {id.Finish()};
+    if (shape_ == "scan") {
+      columns.push_back(score.Finish());
+      columns.push_back(label.Finish());
+    } else {
+      columns.push_back(val.Finish());
+    }
+    if (shape_ != "narrow") columns.push_back(emb.Finish());
+    return RecordBatch::Make(schema_, columns);
   }
 
  private:
   int64_t rows_, next_ = 0;
   int32_t dim_;
+  std::string shape_;
   SchemaPtr schema_;
   std::mt19937_64 rng_{42};
 };
@@ -78,7 +104,7 @@ int main(int argc, char** argv) {
       options.mode = WriteMode::kOverwrite;
       options.file_version = Arg(argc, argv, "--version", "2.0");
       options.max_rows_per_file = (rows + fragments - 1) / fragments;
-      GenReader reader(rows, dim);
+      GenReader reader(rows, dim, Arg(argc, argv, "--shape", "scan"));
       auto ds = Dataset::Write(dir, reader, options);
       std::cout << fmt::format("{{\"rows\":{},\"version\":{}}}\n", ds->CountRows(), ds->version());
       return 0;
@@ -100,6 +126,41 @@ int main(int argc, char** argv) {
       double median = seconds[seconds.size() / 2];
       std::cout << fmt::format("{{\"rows\":{},\"median_s\":{:.4f},\"rows_per_s\":{:.0f}}}\n", rows, median,
                                double(rows) / median);
+      return 0;
+    }
+    if (cmd == "take") {
+      int repeat = std::stoi(Arg(argc, argv, "--repeat", "5"));
+      int64_t count = std::stoll(Arg(argc, argv, "--count", "100"));
+      auto ds = Dataset::Open(dir);
+      uint64_t total = ds->CountRows();
+      std::mt19937_64 rng(7);
+      std::vector<double> seconds;
+      for (int r = 0; r < repeat + 1; ++r) {
+        std::vector<uint64_t> rows;
+        for (int64_t i = 0; i < count; ++i) rows.push_back(rng() % total);
+        auto start = std::chrono::steady_clock::now();
+        auto batch = ds->Take(rows);
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (r > 0) seconds.push_back(s);
+      }
+      std::sort(seconds.begin(), seconds.end());
+      double median = seconds[seconds.size() / 2];
+      std::cout << fmt::format("{{\"rows\":{},\"median_s\":{:.5f},\"rows_per_s\":{:.0f}}}\n", count, median,
+                               double(count) / median);
+      return 0;
+    }
+    if (cmd == "update") {
+      std::string set = Arg(argc, argv, "--set", "");
+      std::string where = Arg(argc, argv, "--where", "");
+      size_t eq = set.find('=');
+      if (eq == std::string::npos) throw std::runtime_error("--set needs 'column = expression'");
+      std::string column = set.substr(0, eq);
+      column.erase(column.find_last_not_of(' ') + 1);
+      auto ds = Dataset::Open(dir);
+      auto start = std::chrono::steady_clock::now();
+      auto next = ds->Update({{column, set.substr(eq + 1)}}, where);
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::cout << fmt::format("{{\"version\":{},\"seconds\":{:.4f}}}\n", next->version(), s);
       return 0;
     }
     std::cerr << "unknown command " << cmd << "\n";

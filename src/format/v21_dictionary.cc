@@ -16,6 +16,8 @@ ValueBlock LookUpDictionary(const ValueBlock& dictionary, const ValueBlock& indi
   if (indices.variable || indices.bits % 8 || indices.bits == 0 || indices.bits > 64)
     ThrowCorrupt("{}: dictionary indices of {} bits", where, indices.bits);
   const uint64_t index_bytes = indices.bits / 8;
+  if (indices.data.size() < indices.count * index_bytes)
+    ThrowCorrupt("{}: {} bytes of dictionary indices for {} values", where, indices.data.size(), indices.count);
   ValueBlock out;
   out.variable = dictionary.variable;
   out.bits = dictionary.bits;

@@ -13,6 +13,9 @@
 //      the chunk and the levels left over after the last row end.
 // Levels are written uncompressed (Flat, 16 bits); values as Flat (fixed width, bools
 // packed 8 per byte) or Variable (u32/u64 offsets from the buffer start, then the bytes).
+// Reading also accepts the reference's compressed levels and values (v21_compression.h)
+// and a dictionary: buffer 2 then holds the dictionary, the chunks its indices, and the
+// repetition index moves to buffer 3.
 #include <algorithm>
 #include <cstring>
 #include <list>

@@ -55,7 +55,18 @@ void ScanPlan::Prepare(std::vector<std::string> columns, bool columns_set, const
   if (read_row_id_) read_fields.push_back(Field::Make(kRowIdColumn, DataType::UInt64(), false));
   if (read_row_address_) read_fields.push_back(Field::Make(kRowAddrColumn, DataType::UInt64(), false));
   read_schema_ = std::make_shared<Schema>(read_fields);
-  if (filter_expr) filter_ = Bind(*filter_expr, *read_schema_);
+  if (filter_expr) {
+    filter_ = Bind(*filter_expr, *read_schema_);
+    auto referenced = ReferencedColumns(*filter_expr);
+    std::vector<FieldPtr> filter_fields;
+    for (const auto& f : read_schema_->fields()) {
+      bool needs = false;
+      for (const auto& r : referenced) needs |= r == f->name || r.rfind(f->name + ".", 0) == 0;
+      filter_needs_.push_back(needs);
+      if (needs) filter_fields.push_back(f);
+    }
+    filter_schema_ = std::make_shared<Schema>(filter_fields);
+  }
 
   std::vector<FieldPtr> out_fields;
   for (const auto& name : columns) {
@@ -67,12 +78,30 @@ void ScanPlan::Prepare(std::vector<std::string> columns, bool columns_set, const
   output_schema_ = std::make_shared<Schema>(out_fields, state_->arrow_schema->metadata());
 }
 
+void ScanPlan::ReadColumns(const FragmentReader& reader, const std::vector<uint64_t>& offsets, bool contiguous,
+                           const std::vector<bool>& want, std::vector<ArrayPtr>& columns) const {
+  columns.resize(read_schema_->num_fields());
+  std::vector<size_t> fields, slots;
+  for (size_t i = 0; i < read_fields_.size(); ++i)
+    if (want[i]) {
+      fields.push_back(read_fields_[i]);
+      slots.push_back(i);
+    }
+  if (!fields.empty()) {
+    auto arrays =
+        contiguous ? reader.ReadRange(fields, offsets.front(), offsets.size()) : reader.Take(fields, offsets);
+    for (size_t k = 0; k < slots.size(); ++k) columns[slots[k]] = std::move(arrays[k]);
+  }
+  size_t next = read_fields_.size();
+  if (read_row_id_ && want[next]) columns[next] = reader.RowIds(offsets);
+  if (read_row_id_) ++next;
+  if (read_row_address_ && want[next]) columns[next] = reader.RowAddresses(offsets);
+}
+
 RecordBatchPtr ScanPlan::ReadBatch(const FragmentReader& reader, const std::vector<uint64_t>& offsets,
                                    bool contiguous) const {
-  std::vector<ArrayPtr> columns =
-      contiguous ? reader.ReadRange(read_fields_, offsets.front(), offsets.size()) : reader.Take(read_fields_, offsets);
-  if (read_row_id_) columns.push_back(reader.RowIds(offsets));
-  if (read_row_address_) columns.push_back(reader.RowAddresses(offsets));
+  std::vector<ArrayPtr> columns;
+  ReadColumns(reader, offsets, contiguous, std::vector<bool>(read_schema_->num_fields(), true), columns);
   return std::make_shared<RecordBatch>(read_schema_, std::move(columns), int64_t(offsets.size()));
 }
 
@@ -101,18 +130,33 @@ bool ScanPlan::Cursor::Next(FragmentBatch& out) {
       if (!any_deleted || !deleted.Contains(uint32_t(o))) out.offsets.push_back(o);
     if (out.offsets.empty()) continue;
     bool contiguous = out.offsets.size() == end - start;
-    out.batch = plan_.ReadBatch(*reader_, out.offsets, contiguous);
-    if (plan_.filter_) {
-      std::vector<bool> keep = EvaluatePredicate(*plan_.filter_, *out.batch);
-      std::vector<uint64_t> kept;
-      for (size_t i = 0; i < keep.size(); ++i)
-        if (keep[i]) kept.push_back(out.offsets[i]);
-      if (kept.empty()) continue;
-      if (kept.size() != out.offsets.size()) {
-        out.batch = out.batch->Filter(keep);
-        out.offsets = std::move(kept);
-      }
+    if (!plan_.filter_) {
+      out.batch = plan_.ReadBatch(*reader_, out.offsets, contiguous);
+      return true;
     }
+    // Filter on the columns it needs, then read the rest for the passing rows only.
+    std::vector<ArrayPtr> columns;
+    plan_.ReadColumns(*reader_, out.offsets, contiguous, plan_.filter_needs_, columns);
+    std::vector<ArrayPtr> filter_columns;
+    for (size_t i = 0; i < columns.size(); ++i)
+      if (plan_.filter_needs_[i]) filter_columns.push_back(columns[i]);
+    RecordBatch filter_input(plan_.filter_schema_, filter_columns, int64_t(out.offsets.size()));
+    std::vector<bool> keep = EvaluatePredicate(*plan_.filter_, filter_input);
+    std::vector<uint64_t> kept;
+    for (size_t i = 0; i < keep.size(); ++i)
+      if (keep[i]) kept.push_back(out.offsets[i]);
+    if (kept.empty()) continue;
+    bool all = kept.size() == out.offsets.size();
+    for (size_t i = 0; i < columns.size(); ++i)
+      if (columns[i] && !all) columns[i] = Filter(*columns[i], keep);
+    std::vector<bool> rest(columns.size());
+    for (size_t i = 0; i < columns.size(); ++i) rest[i] = !plan_.filter_needs_[i];
+    std::vector<ArrayPtr> late;
+    plan_.ReadColumns(*reader_, kept, all && contiguous, rest, late);
+    for (size_t i = 0; i < columns.size(); ++i)
+      if (rest[i]) columns[i] = std::move(late[i]);
+    out.offsets = std::move(kept);
+    out.batch = std::make_shared<RecordBatch>(plan_.read_schema_, std::move(columns), int64_t(out.offsets.size()));
     return true;
   }
   return false;

@@ -70,6 +70,14 @@ class ScanPlan {
   bool with_row_address_;
   int64_t batch_size_;
   std::vector<size_t> read_fields_;  // dataset schema indices
+  // Late materialisation: the filter is evaluated on the columns it needs first, and the
+  // other columns are read only for the rows that pass.
+  std::vector<bool> filter_needs_;   // per read_schema_ column
+  SchemaPtr filter_schema_;          // the read columns the filter needs
+  // Reads read_schema_ columns i where want[i], at `offsets` (one range when contiguous);
+  // the others are left null.
+  void ReadColumns(const FragmentReader& reader, const std::vector<uint64_t>& offsets, bool contiguous,
+                   const std::vector<bool>& want, std::vector<ArrayPtr>& columns) const;
   bool read_row_id_ = false, read_row_address_ = false;
   SchemaPtr read_schema_;            // read fields, then _rowid, _rowaddr when read
   BoundExprPtr filter_;

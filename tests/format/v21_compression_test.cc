@@ -380,35 +380,6 @@ TEST(Dictionary, BlocksAndLookUp) {
   EXPECT_EQ(values.data, Words({20, 20, 10}, 8));
 }
 
-// A value compression this build does not decode fails with NotSupported naming the page.
-TEST(CompressionTree, UndecodedEncodingNamesThePage) {
-  const LanceField field = v21_test::MakeLanceField("x", DataType::Int32());
-  FileVersion version{2, 1};
-  FileWriterOptions options;
-  options.version = version;
-  auto encoder = MakeFieldEncoder(version, field, options);
-  v21_test::MemoryFile file(encoder->num_columns());
-  std::vector<Scalar> values;
-  for (int k = 0; k < 100; ++k) values.push_back({DataType::Int32(), int64_t(k)});
-  encoder->Append(*MakeArray(DataType::Int32(), values), file);
-  encoder->Finish(file);
-  auto* page = file.mutable_column(0).mutable_pages(0);
-  pb::PageLayout layout = v21_test::PageLayoutOf(*page);
-  layout.mutable_mini_block_layout()->mutable_value_compression()->mutable_delta()->set_uncompressed_bits_per_value(32);
-  page->mutable_encoding()->mutable_direct()->set_encoding(WrapAny(kPageLayoutUrl, layout));
-  auto decoder = MakeFieldDecoder(version, field, file.Columns(), file);
-  try {
-    decoder->Read(0, 100);
-    ADD_FAILURE() << "expected NotSupported";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kNotSupported);
-    const std::string m = e.what();
-    EXPECT_NE(m.find("field 'x'"), std::string::npos) << m;
-    EXPECT_NE(m.find("page 0"), std::string::npos) << m;
-    EXPECT_NE(m.find("Delta"), std::string::npos) << m;
-  }
-}
-
 // ---------------------------------------------------------------- reference-written files
 
 struct Column {

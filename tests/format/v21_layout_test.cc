@@ -242,7 +242,7 @@ TEST(V21Layout, UnknownCompressionIsNotSupported) {
   const LanceField field = MakeLanceField("x", DataType::Int32());
   auto file = WriteArray(field, Int32s(v), kV21);
   auto layout = PageLayoutOf(file->column(0).pages(0));
-  layout.mutable_mini_block_layout()->mutable_value_compression()->mutable_inline_bitpacking()->set_uncompressed_bits_per_value(32);
+  layout.mutable_mini_block_layout()->mutable_value_compression()->mutable_delta()->set_uncompressed_bits_per_value(32);
   google::protobuf::Any any;
   any.set_type_url("/lance.encodings21.PageLayout");
   any.set_value(layout.SerializeAsString());
@@ -257,7 +257,7 @@ TEST(V21Layout, UnknownCompressionIsNotSupported) {
     EXPECT_NE(m.find("memory.lance"), std::string::npos) << m;
     EXPECT_NE(m.find("column 0"), std::string::npos) << m;
     EXPECT_NE(m.find("page 0"), std::string::npos) << m;
-    EXPECT_NE(m.find("InlineBitpacking"), std::string::npos) << m;
+    EXPECT_NE(m.find("Delta"), std::string::npos) << m;
   }
 }
 

@@ -59,7 +59,6 @@ class InteropTest : public ::testing::TestWithParam<std::string> {
 // The reference writes (create, append, delete few rows); lancelet reads.
 TEST_P(InteropTest, LanceletReadsWhatTheReferenceWrote) {
   REQUIRE_ORACLE();
-  if (version() != "2.0") GTEST_SKIP() << "reading the reference's compressed 2.1/2.2 encodings is issue 3";
   std::string ds = dir_.Join("ref.lance"), a = dir_.Join("a.arrow"), b = dir_.Join("b.arrow");
   Oracle(GenArgs(a, 400, 11, version()));
   Oracle(GenArgs(b, 120, 12, version()));
@@ -87,7 +86,6 @@ TEST_P(InteropTest, LanceletReadsWhatTheReferenceWrote) {
 // The reference deletes thousands of rows from one fragment: the bitmap deletion kind.
 TEST_P(InteropTest, LanceletReadsTheReferencesBitmapDeletions) {
   REQUIRE_ORACLE();
-  if (version() != "2.0") GTEST_SKIP() << "reading the reference's compressed 2.1/2.2 encodings is issue 3";
   std::string ds = dir_.Join("many.lance"), a = dir_.Join("a.arrow");
   Oracle({"gen", a, "--rows", "12000", "--seed", "5", "--types", "int64,utf8,float32"});
   Oracle({"create", ds, "--data", a, "--file-version", version()});
