@@ -4,3 +4,4 @@ set -euo pipefail
 BUILD=${1:-build/release}
 bash bench/scan_compare.sh "$BUILD"
 bash bench/update_compare.sh "$BUILD"
+bash bench/overlay_read.sh "$BUILD"

@@ -7,7 +7,7 @@ BUILD=${1:-build/release}
 ROWS=${ROWS:-1000000}
 WORK=${WORK:-bench-data}
 mkdir -p "$WORK"
-TOOL="$BUILD/scan_tool"
+TOOL="$BUILD/bench/scan_tool"
 for v in ${VERSIONS:-2.0 2.1 2.2}; do
   DS="$WORK/scan_${v/./_}.lance"
   [[ -d $DS ]] || "$TOOL" gen "$DS" --rows "$ROWS" --dim 128 --version "$v" >/dev/null

@@ -87,6 +87,19 @@ class GenReader final : public RecordBatchReader {
   std::mt19937_64 rng_{42};
 };
 
+std::vector<std::string> Columns(int argc, char** argv) {
+  std::vector<std::string> out;
+  std::string list = Arg(argc, argv, "--columns", "");
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    out.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,7 +129,9 @@ int main(int argc, char** argv) {
       int64_t rows = 0;
       for (int r = 0; r < repeat + 1; ++r) {  // the first run warms the page cache
         auto start = std::chrono::steady_clock::now();
-        auto reader = ds->NewScan().BatchSize(65536).Open();
+        auto builder = ds->NewScan().BatchSize(65536);
+        if (auto cols = Columns(argc, argv); !cols.empty()) builder.Columns(cols);
+        auto reader = builder.Open();
         rows = 0;
         while (auto b = reader->Next()) rows += b->num_rows();
         double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -139,7 +154,7 @@ int main(int argc, char** argv) {
         std::vector<uint64_t> rows;
         for (int64_t i = 0; i < count; ++i) rows.push_back(rng() % total);
         auto start = std::chrono::steady_clock::now();
-        auto batch = ds->Take(rows);
+        auto batch = ds->Take(rows, Columns(argc, argv));
         double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (r > 0) seconds.push_back(s);
       }

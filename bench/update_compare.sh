@@ -10,7 +10,7 @@ BUILD=${1:-build/release}
 ROWS=${ROWS:-1000000}
 DIM=${DIM:-768}
 WORK=${WORK:-bench-data}
-TOOL="$BUILD/scan_tool"
+TOOL="$BUILD/bench/scan_tool"
 WHERE="id % 100 = 0"
 mkdir -p "$WORK"
 

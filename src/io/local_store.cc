@@ -4,6 +4,10 @@
 // then published. Put uses rename(2) (replace); PutIfAbsent and no-overwrite writers use
 // link(2), which fails with EEXIST if the target exists, so exactly one of several
 // racing writers creates a given path.
+//
+// Durability: ordinary objects are not fsync'd one by one; Sync() flushes the whole
+// filesystem with syncfs(2) once per commit, before the manifest is published, and the
+// manifest itself (a no-overwrite object) is fsync'd before it is linked into place.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -111,7 +115,7 @@ class LocalWritableFile final : public WritableFile {
   }
   uint64_t position() const override { return position_; }
   void Finish() override {
-    if (::fsync(fd_) != 0) ThrowErrno("syncing", temp_);
+    if (no_overwrite_ && ::fsync(fd_) != 0) ThrowErrno("syncing", temp_);
     ::close(fd_);
     fd_ = -1;
     if (no_overwrite_) {
@@ -185,6 +189,13 @@ class LocalStore final : public ObjectStore {
   }
   void Delete(const std::string& path) override {
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("deleting", path);
+  }
+  void Sync(const std::string& dir) override {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) ThrowErrno("opening", dir);
+    int rc = ::syncfs(fd);
+    ::close(fd);
+    if (rc != 0) ThrowErrno("syncing", dir);
   }
   void CreateDir(const std::string& dir) override {
     std::string partial;

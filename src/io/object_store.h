@@ -59,6 +59,9 @@ class ObjectStore {
   virtual std::vector<std::string> List(const std::string& dir) const = 0;
   virtual void Delete(const std::string& path) = 0;
   virtual void CreateDir(const std::string& dir) = 0;
+  // Makes every object written so far under `dir` durable. Writers do not sync each
+  // object; a commit calls this once before publishing the manifest that refers to them.
+  virtual void Sync(const std::string& dir) = 0;
 
   IoStats& stats() const { return stats_; }
 

@@ -390,6 +390,8 @@ std::shared_ptr<const DatasetState> Commit(std::shared_ptr<io::ObjectStore> stor
   store->CreateDir(txn_dir);
   std::string txn_path = io::JoinPath(txn_dir, txn_name);
   store->Put(txn_path, transaction.SerializeAsString());
+  // Everything the new manifest will refer to must be durable before it is visible.
+  store->Sync(uri);
   try {
     return PublishWithRetries(store, uri, std::move(read), transaction, txn_name, options);
   } catch (...) {

@@ -134,6 +134,24 @@ TEST_P(OverlayInteropTest, TheReferenceReadsLanceletsOverlays) {
   }
 }
 
+// lancelet updates a dataset the reference created with its default encodings, and the
+// reference reads the overlaid result.
+TEST_P(OverlayInteropTest, LanceletUpdatesTheReferencesDataset) {
+  if (!OracleAvailable()) GTEST_SKIP() << "the reference is not installed; run ./run setup";
+  std::string ds = dir_.Join("ref.lance"), a = dir_.Join("a.arrow");
+  std::vector<std::string> args = {"gen", a, "--rows", "300", "--seed", "41", "--no-nan-vectors"};
+  if (version() == "2.0") args.push_back("--no-null-structs");
+  Oracle(args);
+  Oracle({"create", ds, "--data", a, "--file-version", version()});
+  auto r = RunLancelet({"update", ds, "--set", "c_int64 = c_int64 / 2", "--set", "c_utf8 = 'changed'", "--where",
+                        "c_int16 > 0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunLancelet({"update", ds, "--set", "c_float32 = NULL", "--where", "c_int8 < 0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectReferenceAgrees(ds, "reference-created dataset with lancelet overlays");
+  EXPECT_EQ(Oracle({"count", ds, "--where", "c_utf8 = 'changed'"}), Lancelet({"count", ds, "--where", "c_utf8 = 'changed'"}));
+}
+
 // A known divergence: the spec says a covered cell takes the overlay's value, NULL
 // included. lancelet does; lance 12.0.0 keeps the struct-level validity of the base row
 // and takes only the leaves from the overlay. This test pins the reference's behaviour
