@@ -1,38 +1,51 @@
 #!/usr/bin/env bash
-# The main job, end to end, on a fresh dataset under ./demo-data:
-# create, append, delete, scan, take, time travel and inspect.
-# (The SQL issue turns this into the data overlay spec's worked example.)
+# The data overlay spec's worked example (../shared/spec/data_overlay_files.md) as SQL,
+# on a fresh directory: each statement is printed before its result, and `lancelet
+# inspect` runs after each write so that the dense overlay (step 1) and then the sparse
+# one (step 4) appear with their committed versions.
+#   usage: scripts/demo.sh path/to/lancelet [dir]   (./run demo uses ./demo-data)
 set -euo pipefail
-LANCELET=${1:?usage: demo.sh path/to/lancelet}
-DIR=demo-data
-rm -rf "$DIR"
-mkdir -p "$DIR"
+LANCELET=${1:?usage: scripts/demo.sh path/to/lancelet [dir]}
+DB=${2:-demo-data}
+rm -rf "$DB"
+mkdir -p "$DB"
 
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+sql() { "$LANCELET" sql --db "$DB" --echo "$1"; }
+inspect() { printf '\n\033[1m$ lancelet inspect %s\033[0m\n' "$DB/users.lance"; "$LANCELET" inspect "$DB/users.lance"; echo; }
+heading() { printf '\n\033[1m== %s ==\033[0m\n' "$1"; }
 
-cat > "$DIR/users.csv" <<'CSV'
-id,name,age,embedding
-1,Alice,30,"[0.1, 0.2, 0.3, 0.4]"
-2,Bob,25,"[0.5, 0.6, 0.7, 0.8]"
-3,Carol,40,"[0.9, 1.0, 1.1, 1.2]"
-4,Dave,22,"[1.3, 1.4, 1.5, 1.6]"
+heading "Version 1: users, one fragment, stable row ids"
+sql "CREATE TABLE users (id int32, name utf8, age int32, embedding fixed_size_list<float32,4>)
+  WITH (stable_row_ids = true) AS VALUES
+  (1, 'Alice', 30, [0.1, 0.2, 0.3, 0.4]), (2, 'Bob', 25, [0.5, 0.6, 0.7, 0.8]),
+  (3, 'Carol', 40, [0.9, 1.0, 1.1, 1.2]), (4, 'Dave', 22, [1.3, 1.4, 1.5, 1.6])"
+inspect
+
+heading "Step 1: write an overlay (dense: one field, two rows)"
+sql "UPDATE users SET age = age + 1 WHERE id IN (2, 4)"
+inspect
+
+heading "Step 2: read"
+sql "SELECT id, age FROM users"
+
+heading "Step 3: index query"
+echo "(joins when the scalar index issue lands: SELECT * FROM users WHERE age = 26 through a BTree on age)"
+
+heading "Step 4: a second, non-rectangular write (sparse: name for Carol and Dave, embedding for Bob)"
+cat > "$DB/staged.csv" <<'CSV'
+id,kind,name,embedding
+2,embed,,"[2.5, 2.5, 2.5, 2.5]"
+3,rename,Caroline,
+4,rename,David,
 CSV
-cat > "$DIR/more.jsonl" <<'JSON'
-{"id": 5, "name": "Eve", "age": 35, "embedding": [1.7, 1.8, 1.9, 2.0]}
-{"id": 6, "name": "Frank", "age": 28, "embedding": [2.1, 2.2, 2.3, 2.4]}
-JSON
+cat "$DB/staged.csv"
+sql "MERGE INTO users USING read_csv('$DB/staged.csv') AS staged ON users.id = staged.id
+  WHEN MATCHED AND staged.kind = 'rename' THEN UPDATE SET name = staged.name
+  WHEN MATCHED AND staged.kind = 'embed' THEN UPDATE SET embedding = staged.embedding"
+inspect
 
-DS="$DIR/users.lance"
-SCHEMA="id:int32,name:utf8,age:int32,embedding:fixed_size_list<float32,4>"
-step "$LANCELET" create "$DS" --from "$DIR/users.csv" --schema "$SCHEMA" --stable-row-ids
-step "$LANCELET" append "$DS" --from "$DIR/more.jsonl" --schema "$SCHEMA"
-step "$LANCELET" scan "$DS"
-step "$LANCELET" delete "$DS" --where "age < 25 OR name = 'Frank'"
-step "$LANCELET" scan "$DS" --columns id,name,age,_rowid --where "age >= 25"
-step "$LANCELET" take "$DS" --rows 0,3 --format jsonl
-step "$LANCELET" count "$DS"
-step "$LANCELET" scan "$DS" --version 1 --columns id,name --format csv
-step "$LANCELET" versions "$DS"
-step "$LANCELET" inspect "$DS"
-# Step 3 (index query) and step 6 (compaction) of the overlay worked example join here
-# when those issues land.
+heading "Step 5: read after the second write"
+sql "SELECT name, age, embedding FROM users"
+
+heading "Step 6: compaction (overlay -> base)"
+echo "(joins when the compaction issue lands)"

@@ -28,6 +28,11 @@ namespace lancelet {
 class Buffer {
  public:
   static std::shared_ptr<Buffer> Allocate(size_t size);  // zero-filled
+  // Like Allocate, but the first `size` bytes are left uninitialized (the padding after
+  // them is still zeroed). Only for callers that overwrite all `size` bytes before the
+  // buffer is read, e.g. copies and decoded values: zero-filling large buffers first
+  // doubles the memory traffic.
+  static std::shared_ptr<Buffer> AllocateUninitialized(size_t size);
   static std::shared_ptr<Buffer> Copy(const void* data, size_t size);
   static std::shared_ptr<Buffer> FromVector(const std::vector<uint8_t>& bytes);
   ~Buffer();
@@ -49,6 +54,7 @@ class Buffer {
   Buffer() = default;
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  size_t capacity_ = 0;  // bytes allocated at data_ (a multiple of 64)
 };
 using BufferPtr = std::shared_ptr<Buffer>;
 

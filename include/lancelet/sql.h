@@ -67,3 +67,26 @@ class SqlSession {
 };
 
 }  // namespace lancelet
+
+#include <iosfwd>
+
+namespace lancelet {
+
+struct SqlShellOptions {
+  std::string format = "table";  // table, csv, jsonl or arrow
+  bool echo = false;             // print each statement (prefixed "> ") before its result
+  bool progress = false;         // progress bars on stderr
+  bool prompt = false;           // interactive prompt on stderr when reading `in`
+};
+
+// The `lancelet sql` command. Runs `script` (statements separated by ';'), or, when it is
+// empty, reads statements from `in` line by line (a statement ends at a ';' that ends a
+// line, or at the end of input). Query rows go to `out` in the chosen format; other
+// statements print their message line (to `out` in table format, else to `err`, so that
+// csv / jsonl / arrow output stays machine-readable). An error prints
+// "lancelet: <message>", the statement and a caret line to `err`; a script stops there,
+// the interactive loop goes on. Returns 0, or 1 if any statement failed.
+int RunSqlShell(const std::string& db_dir, const std::string& script, std::istream& in, std::ostream& out,
+                std::ostream& err, const SqlShellOptions& options);
+
+}  // namespace lancelet

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <mutex>
 #include <new>
 #include <numeric>
 
@@ -11,19 +12,107 @@ namespace lancelet {
 
 // ---------------------------------------------------------------------------- Buffer
 
-std::shared_ptr<Buffer> Buffer::Allocate(size_t size) {
+namespace {
+
+// Recently freed large buffers, handed out again before asking malloc for new memory.
+// A streaming scan frees each batch's buffers before it decodes the next batch of the
+// same shape. Without reuse every large buffer (32 MiB for 64K rows of a 128-d float
+// embedding) is fresh memory from the OS (malloc serves such sizes with mmap), and the
+// kernel takes a page fault for each 4 KiB of it as the decoder writes it: that, not the
+// decoding, dominated scan time. Kept: blocks of kMinBlock to kMaxKept bytes, at most
+// kMaxKept bytes in all, the oldest dropped first. A block serves a request it exceeds
+// by at most an eighth. A large request no kept block fits frees them all first: they
+// do not match what is being allocated now, and keeping them would raise peak memory
+// (a scan's last, shorter batch must not sit beside the next scan's first one).
+class BlockRecycler {
+ public:
+  static BlockRecycler& Instance() {
+    static auto* recycler = new BlockRecycler();  // never destroyed: buffers may outlive static destructors
+    return *recycler;
+  }
+
+  // A kept block of at least `capacity` bytes (its size in *got), or null.
+  uint8_t* Take(size_t capacity, size_t* got) {
+    if (capacity < kMinBlock) return nullptr;
+    std::vector<Block> dropped;
+    {
+      std::lock_guard lock(mutex_);
+      for (size_t i = blocks_.size(); i-- > 0;) {  // newest first: the likeliest to be cache-warm
+        const Block b = blocks_[i];
+        if (b.capacity >= capacity && b.capacity - capacity <= capacity / 8) {
+          blocks_.erase(blocks_.begin() + std::ptrdiff_t(i));
+          kept_ -= b.capacity;
+          *got = b.capacity;
+          return b.data;
+        }
+      }
+      dropped.swap(blocks_);
+      kept_ = 0;
+    }
+    for (const Block& b : dropped) std::free(b.data);
+    return nullptr;
+  }
+
+  // Keeps `data` (from aligned_alloc) or frees it.
+  void Give(uint8_t* data, size_t capacity) {
+    if (capacity < kMinBlock || capacity > kMaxKept) {
+      std::free(data);
+      return;
+    }
+    std::vector<uint8_t*> dropped;
+    {
+      std::lock_guard lock(mutex_);
+      while (kept_ + capacity > kMaxKept) {
+        dropped.push_back(blocks_.front().data);
+        kept_ -= blocks_.front().capacity;
+        blocks_.erase(blocks_.begin());
+      }
+      blocks_.push_back({data, capacity});
+      kept_ += capacity;
+    }
+    for (uint8_t* d : dropped) std::free(d);
+  }
+
+ private:
+  static constexpr size_t kMinBlock = size_t(1) << 20;
+  static constexpr size_t kMaxKept = size_t(64) << 20;
+  struct Block {
+    uint8_t* data;
+    size_t capacity;
+  };
+  std::mutex mutex_;
+  std::vector<Block> blocks_;  // oldest first
+  size_t kept_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<Buffer> Buffer::AllocateUninitialized(size_t size) {
   auto buffer = std::shared_ptr<Buffer>(new Buffer());
   size_t capacity = (size + 63) & ~size_t(63);
   if (capacity == 0) capacity = 64;
-  buffer->data_ = static_cast<uint8_t*>(std::aligned_alloc(64, capacity));
-  if (!buffer->data_) throw std::bad_alloc();
-  std::memset(buffer->data_, 0, capacity);
+  size_t got = 0;
+  if (uint8_t* reused = BlockRecycler::Instance().Take(capacity, &got)) {
+    buffer->data_ = reused;
+    buffer->capacity_ = got;
+  } else {
+    buffer->data_ = static_cast<uint8_t*>(std::aligned_alloc(64, capacity));
+    if (!buffer->data_) throw std::bad_alloc();
+    buffer->capacity_ = capacity;
+  }
+  std::memset(buffer->data_ + size, 0, capacity - size);  // the zero padding to the next 64 bytes
   buffer->size_ = size;
   return buffer;
 }
 
+std::shared_ptr<Buffer> Buffer::Allocate(size_t size) {
+  auto buffer = AllocateUninitialized(size);
+  std::memset(buffer->data_, 0, size);
+  return buffer;
+}
+
 std::shared_ptr<Buffer> Buffer::Copy(const void* data, size_t size) {
-  auto buffer = Allocate(size);
+  auto buffer = AllocateUninitialized(size);
   if (size) std::memcpy(buffer->data_, data, size);
   return buffer;
 }
@@ -32,7 +121,7 @@ std::shared_ptr<Buffer> Buffer::FromVector(const std::vector<uint8_t>& bytes) {
   return Copy(bytes.data(), bytes.size());
 }
 
-Buffer::~Buffer() { std::free(data_); }
+Buffer::~Buffer() { BlockRecycler::Instance().Give(data_, capacity_); }
 
 std::string_view ArrayData::GetView(int64_t i) const {
   const char* data;
@@ -149,7 +238,7 @@ ArrayPtr Take(const ArrayData& a, std::span<const int64_t> idx) {
     out->buffers.push_back(bits);
   } else if (type.is_fixed_width() || type.id() == TypeId::kFixedSizeBinary) {
     size_t width = type.id() == TypeId::kFixedSizeBinary ? size_t(type.fixed_size()) : size_t(type.bit_width() / 8);
-    auto values = Buffer::Allocate(size_t(n) * width);
+    auto values = Buffer::AllocateUninitialized(size_t(n) * width);  // every slot is written
     const uint8_t* src = a.buffers[1]->data();
     uint8_t* dst = values->mutable_data();
     switch (width) {
@@ -166,7 +255,7 @@ ArrayPtr Take(const ArrayData& a, std::span<const int64_t> idx) {
     for (int64_t i = 0; i < n; ++i) total += a.offset(idx[i] + 1) - a.offset(idx[i]);
     if (!type.has_large_offsets() && total > INT32_MAX)
       ThrowInvalid("take result of {} bytes does not fit a {} array", total, type.ToString());
-    auto data = Buffer::Allocate(size_t(total));
+    auto data = Buffer::AllocateUninitialized(size_t(total));  // every byte is written
     const uint8_t* src = a.buffers[2]->data();
     int64_t pos = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -286,7 +375,7 @@ ArrayPtr Concatenate(const std::vector<ArrayPtr>& arrays) {
     out->buffers.push_back(bits);
   } else if (type.is_fixed_width() || type.id() == TypeId::kFixedSizeBinary) {
     size_t width = type.id() == TypeId::kFixedSizeBinary ? size_t(type.fixed_size()) : size_t(type.bit_width() / 8);
-    auto values = Buffer::Allocate(size_t(n) * width);
+    auto values = Buffer::AllocateUninitialized(size_t(n) * width);  // every slot is written
     size_t pos = 0;
     for (const auto& a : arrays) {
       std::memcpy(values->mutable_data() + pos, a->buffers[1]->data(), size_t(a->length) * width);
@@ -305,7 +394,7 @@ ArrayPtr Concatenate(const std::vector<ArrayPtr>& arrays) {
       ThrowInvalid("concatenated {} of {} bytes/items overflows 32-bit offsets", type.ToString(), base);
     out->buffers.push_back(offsets);
     if (type.is_variable_binary()) {
-      auto data = Buffer::Allocate(size_t(base));
+      auto data = Buffer::AllocateUninitialized(size_t(base));  // every byte is written
       size_t pos = 0;
       for (const auto& a : arrays) {
         size_t len = size_t(a->offset(a->length));

@@ -15,6 +15,7 @@
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
 #include "lancelet/ipc.h"
+#include "lancelet/sql.h"
 #include "lancelet/text.h"
 
 namespace lancelet::cli {
@@ -168,6 +169,15 @@ int Main(int argc, char** argv) {
   inspect->add_option("dataset", dataset, "Dataset directory")->required();
   inspect->add_option("--version", version, "Inspect this version");
 
+  // sql: statements over a directory of datasets (src/sql, include/lancelet/sql.h).
+  std::string db_dir, sql_script;
+  bool sql_echo = false;
+  auto* sql = app.add_subcommand("sql", "Run SQL statements on the datasets NAME.lance of a directory");
+  sql->add_option("--db", db_dir, "Directory holding the datasets")->required();
+  sql->add_option("statements", sql_script, "Statements separated by ';' (default: read them from stdin)");
+  sql->add_flag("--echo", sql_echo, "Print each statement before its result");
+  AddFormatOption(sql, out);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -175,6 +185,14 @@ int Main(int argc, char** argv) {
   }
 
   try {
+    if (*sql) {
+      SqlShellOptions options;
+      options.format = out.format;
+      options.echo = sql_echo;
+      options.progress = isatty(STDERR_FILENO) != 0;
+      options.prompt = sql_script.empty() && isatty(STDIN_FILENO) != 0;
+      return RunSqlShell(db_dir, sql_script, std::cin, std::cout, std::cerr, options);
+    }
     if (*create) {
       WriteOptions options;
       options.mode = overwrite ? WriteMode::kOverwrite : WriteMode::kCreate;

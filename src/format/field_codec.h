@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "format/lance_file.h"
 #include "lancelet/array.h"
+#include "lancelet/error.h"
 
 namespace lance::file::v2 { class ColumnMetadata; }
 
@@ -53,6 +55,15 @@ class ByteSource {
  public:
   virtual ~ByteSource() = default;
   virtual std::string Read(uint64_t offset, uint64_t length) const = 0;
+  // Reads exactly `length` bytes at `offset` into `out`. Decoders use it to land page bytes
+  // straight in the Buffer an array keeps (one copy instead of a string plus a copy);
+  // sources that can read in place override the fallback, which goes through Read.
+  virtual void ReadInto(uint64_t offset, uint64_t length, void* out) const {
+    const std::string bytes = Read(offset, length);
+    if (bytes.size() != length)
+      ThrowCorrupt("{}: read {} bytes at offset {}, expected {}", path(), bytes.size(), offset, length);
+    if (length > 0) std::memcpy(out, bytes.data(), length);
+  }
   virtual const std::string& path() const = 0;
 };
 

@@ -218,13 +218,16 @@ class FileByteSource final : public ByteSource {
   explicit FileByteSource(std::unique_ptr<io::ReadableFile> file, uint64_t size)
       : file_(std::move(file)), size_(size) {}
   std::string Read(uint64_t offset, uint64_t length) const override {
+    std::string out(length, '\0');
+    ReadInto(offset, length, out.data());
+    return out;
+  }
+  void ReadInto(uint64_t offset, uint64_t length, void* out) const override {
     if (offset > size_ || length > size_ - offset) {
       ThrowCorrupt("{}: reading bytes [{}, {}) beyond the end of the {}-byte file", path(), offset, offset + length,
                    size_);
     }
-    std::string out(length, '\0');
-    if (length > 0) file_->ReadAt(offset, length, out.data());
-    return out;
+    if (length > 0) file_->ReadAt(offset, length, out);
   }
   const std::string& path() const override { return file_->path(); }
 

@@ -53,6 +53,12 @@ bool UnwrapAny(const std::string& bytes, const std::string& type_name, google::p
   return out->ParseFromString(any.value());
 }
 
+// A compressed buffer cannot expand past what its format allows (zstd: at most one
+// 128 KiB block per 4 input bytes; LZ4: at most 255 bytes per input byte), so a larger
+// claimed size is a corrupt length field, rejected before it is allocated (found by
+// fuzz/v20_page_fuzz.cc).
+constexpr uint64_t kMaxZstdExpansion = 32768, kMaxLz4Expansion = 255;
+
 std::string Decompress(const std::string& scheme, const std::string& bytes, const std::string& where) {
   if (bytes.empty()) return {};
   if (scheme == "zstd") {
@@ -70,6 +76,7 @@ std::string Decompress(const std::string& scheme, const std::string& bytes, cons
       if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN) {
         ThrowNotSupported("{}: zstd frame without a content size", where);
       }
+      if (size > bytes.size() * kMaxZstdExpansion) ThrowCorrupt("{}: zstd frame claims {} bytes", where, size);
       out.resize(size);
       size_t got = ZSTD_decompress(out.data(), out.size(), bytes.data(), bytes.size());
       if (ZSTD_isError(got) || got != size) ThrowCorrupt("{}: bad zstd buffer ({})", where, ZSTD_getErrorName(got));
@@ -78,7 +85,7 @@ std::string Decompress(const std::string& scheme, const std::string& bytes, cons
     if (bytes.size() < 8) ThrowCorrupt("{}: zstd buffer of {} bytes has no length prefix", where, bytes.size());
     uint64_t size;
     std::memcpy(&size, bytes.data(), 8);
-    if (size > (uint64_t{1} << 40)) ThrowCorrupt("{}: zstd buffer claims {} bytes", where, size);
+    if (size > (bytes.size() - 8) * kMaxZstdExpansion) ThrowCorrupt("{}: zstd buffer claims {} bytes", where, size);
     out.resize(size);
     size_t got = ZSTD_decompress(out.data(), out.size(), bytes.data() + 8, bytes.size() - 8);
     if (ZSTD_isError(got) || got != size) {
@@ -91,6 +98,7 @@ std::string Decompress(const std::string& scheme, const std::string& bytes, cons
     if (bytes.size() < 4) ThrowCorrupt("{}: lz4 buffer of {} bytes has no length prefix", where, bytes.size());
     uint32_t size;
     std::memcpy(&size, bytes.data(), 4);
+    if (size > (bytes.size() - 4) * kMaxLz4Expansion + 16) ThrowCorrupt("{}: lz4 buffer claims {} bytes", where, size);
     std::string out(size, '\0');
     int got = LZ4_decompress_safe(bytes.data() + 4, out.data(), static_cast<int>(bytes.size() - 4),
                                   static_cast<int>(size));

@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "file2.pb.h"
+#include "format/plain_rows.h"
 #include "format/v20_internal.h"
 #include "format/v21_value_codecs.h"
 #include "lancelet/builder.h"
@@ -107,6 +108,15 @@ class PageCtx {
     if (length == 0) return {};
     return column_.source().Read(position + offset, length);
   }
+  // The same bytes, read straight into `out`.
+  void ReadInto(const pb::Buffer& buffer, uint64_t offset, uint64_t length, void* out) const {
+    auto [position, size] = Meta(buffer);
+    if (offset + length > size) {
+      ThrowCorrupt("{}: reading bytes [{}, {}) of buffer {}, which holds only {} bytes", Where(), offset,
+                   offset + length, buffer.buffer_index(), size);
+    }
+    column_.source().ReadInto(position + offset, length, out);
+  }
 
  private:
   std::pair<uint64_t, uint64_t> Meta(const pb::Buffer& buffer) const {
@@ -171,8 +181,23 @@ BufferPtr ReadFlat(const pb::Flat& flat, const PageCtx& ctx, uint64_t start, uin
   if (bits != 1 && bits % 8 != 0) {
     ThrowNotSupported("{}: Flat values of {} bits are not supported", ctx.Where(), bits);
   }
+  // Row counts and offsets come from the file: bound them before any arithmetic or
+  // allocation, so a corrupt page is a Corrupt error rather than an overflow or a huge
+  // allocation (found by fuzz/v20_page_fuzz.cc).
+  if (start > (uint64_t(1) << 48) || count > (uint64_t(1) << 48) || bits > 4096) {
+    ThrowCorrupt("{}: {} values of {} bits at value {} cannot fit in a page", ctx.Where(), count, bits, start);
+  }
   const uint64_t first_byte = bits == 1 ? start / 8 : start * bits / 8;
   const uint64_t end_byte = bits == 1 ? (start + count + 7) / 8 : (start + count) * bits / 8;
+  if (!flat.has_compression() && end_byte > ctx.BufferSize(flat.buffer())) {
+    ThrowCorrupt("{}: values [{}, {}) need bytes up to {}, but their buffer holds {}", ctx.Where(), start,
+                 start + count, end_byte, ctx.BufferSize(flat.buffer()));
+  }
+  if (bits != 1 && !flat.has_compression()) {  // the stored bytes are the values: read them in place
+    auto values = Buffer::AllocateUninitialized(end_byte - first_byte);
+    ctx.ReadInto(flat.buffer(), first_byte, end_byte - first_byte, values->mutable_data());
+    return values;
+  }
   std::string bytes;
   if (flat.has_compression()) {
     std::string whole = Decompress(flat.compression().scheme(), ctx.Read(flat.buffer(), 0, ctx.BufferSize(flat.buffer())),
@@ -186,6 +211,32 @@ BufferPtr ReadFlat(const pb::Flat& flat, const PageCtx& ctx, uint64_t start, uin
   }
   if (bits == 1) return ShiftBits(reinterpret_cast<const uint8_t*>(bytes.data()), start % 8, count);
   return Buffer::Copy(bytes.data(), bytes.size());
+}
+
+// The Flat buffer of a page that stores `type` as plain fixed-width rows (PlainRowBytes):
+// an uncompressed, byte-aligned Flat of the type's width, possibly under Nullable(no_nulls)
+// and a FixedSizeList without validity. Null for any other encoding.
+const pb::Flat* PlainFlat(const pb::ArrayEncoding& enc, const DataType& type) {
+  switch (enc.array_encoding_case()) {
+    case pb::ArrayEncoding::kNullable:
+      return enc.nullable().has_no_nulls() ? PlainFlat(enc.nullable().no_nulls().values(), type) : nullptr;
+    case pb::ArrayEncoding::kFixedSizeList: {
+      const auto& fsl = enc.fixed_size_list();
+      if (type.id() != TypeId::kFixedSizeList || fsl.has_validity() || fsl.dimension() != uint64_t(type.fixed_size()))
+        return nullptr;
+      return PlainFlat(fsl.items(), *type.child(0)->type);
+    }
+    case pb::ArrayEncoding::kFlat: {
+      const pb::Flat& flat = enc.flat();
+      const uint64_t bits = FlatBits(type);
+      if (flat.has_compression() || type.id() == TypeId::kBool || bits == 0 || bits % 8 != 0 ||
+          flat.bits_per_value() != bits)
+        return nullptr;
+      return &flat;
+    }
+    default:
+      return nullptr;
+  }
 }
 
 // Walks Nullable/NoNull wrappers down to a Flat (used where the reference nests a Flat
@@ -223,13 +274,13 @@ std::vector<uint64_t> DecodeUnsigned(const pb::ArrayEncoding& enc, const PageCtx
 
 // Builds a binary-like array from lengths, validity and the concatenated bytes.
 ArrayPtr MakeBinary(const TypePtr& type, const std::vector<uint64_t>& ends, const std::vector<bool>& valid,
-                    const std::string& bytes, const PageCtx& ctx) {
+                    BufferPtr bytes, const PageCtx& ctx) {
   const uint64_t count = ends.size();
   const bool large = type->has_large_offsets();
-  if (!large && bytes.size() > uint64_t(INT32_MAX)) {
-    ThrowNotSupported("{}: {} bytes of values do not fit {} offsets", ctx.Where(), bytes.size(), type->ToString());
+  if (!large && bytes->size() > uint64_t(INT32_MAX)) {
+    ThrowNotSupported("{}: {} bytes of values do not fit {} offsets", ctx.Where(), bytes->size(), type->ToString());
   }
-  auto offsets = Buffer::Allocate((count + 1) * (large ? 8 : 4));
+  auto offsets = Buffer::AllocateUninitialized((count + 1) * (large ? 8 : 4));  // every offset is written
   for (uint64_t i = 0; i <= count; ++i) {
     uint64_t v = i == 0 ? 0 : ends[i - 1];
     if (large) offsets->mutable_as<int64_t>()[i] = int64_t(v);
@@ -248,7 +299,7 @@ ArrayPtr MakeBinary(const TypePtr& type, const std::vector<uint64_t>& ends, cons
     }
   }
   a->null_count = nulls;
-  a->buffers = {validity, offsets, Buffer::Copy(bytes.data(), bytes.size())};
+  a->buffers = {validity, offsets, std::move(bytes)};
   return a;
 }
 
@@ -276,8 +327,7 @@ ArrayPtr DecodeBinary(const pb::Binary& bin, const pb::ArrayEncoding& enc, const
   if (!bytes_enc.has_flat() || bytes_enc.flat().bits_per_value() != 8) {
     ThrowNotSupported("{}: binary bytes stored as '{}' are not supported", ctx.Where(), EncodingName(bytes_enc));
   }
-  BufferPtr bytes = ReadFlat(bytes_enc.flat(), ctx, first, prev - first);
-  return MakeBinary(type, ends, valid, std::string(bytes->view()), ctx);
+  return MakeBinary(type, ends, valid, ReadFlat(bytes_enc.flat(), ctx, first, prev - first), ctx);
 }
 
 // Dictionary of strings: index 0 is null, index k is item k-1.
@@ -329,7 +379,7 @@ ArrayPtr DecodePacked(const pb::PackedStruct& packed, const pb::ArrayEncoding& e
       if (size > 0) bytes += ctx.source().Read(position, size);
       ends[r] = bytes.size();
     }
-    return MakeBinary(type, ends, valid, bytes, ctx);
+    return MakeBinary(type, ends, valid, Buffer::Copy(bytes.data(), bytes.size()), ctx);
   }
 
   if (type->id() != TypeId::kStruct || type->children().size() != widths.size()) Unsupported(ctx, enc, *type);
@@ -448,6 +498,7 @@ class LeafDecoder final : public NodeDecoder {
       : type_(field.type), column_(ref, source) {}
   uint64_t num_rows() const override { return column_.num_rows(); }
   ArrayPtr Read(uint64_t start, uint64_t count) const override {
+    if (ArrayPtr plain = ReadPlain(start, count)) return plain;
     std::vector<ArrayPtr> pieces;
     column_.ForRange(start, count, [&](const Page& page, uint64_t lo, uint64_t n) {
       PageCtx ctx(column_, page);
@@ -459,6 +510,29 @@ class LeafDecoder final : public NodeDecoder {
   }
 
  private:
+  // When every page in the range stores plain fixed-width rows (PlainFlat), reads their
+  // bytes straight into one buffer: the array Read would build, without per-page arrays
+  // and their concatenation. Null when some page needs the general decoder.
+  ArrayPtr ReadPlain(uint64_t start, uint64_t count) const {
+    const uint64_t row_bytes = PlainRowBytes(*type_);
+    if (row_bytes == 0 || count == 0) return nullptr;
+    bool plain = true;
+    column_.ForRange(start, count, [&](const Page& page, uint64_t, uint64_t) {
+      plain = plain && PlainFlat(page.encoding, *type_) != nullptr;
+    });
+    if (!plain) return nullptr;
+    auto values = Buffer::AllocateUninitialized(count * row_bytes);
+    uint64_t rows = 0;
+    column_.ForRange(start, count, [&](const Page& page, uint64_t lo, uint64_t n) {
+      PageCtx ctx(column_, page);
+      const pb::Flat& flat = *PlainFlat(page.encoding, *type_);
+      ctx.ReadInto(flat.buffer(), lo * row_bytes, n * row_bytes, values->mutable_data() + rows * row_bytes);
+      rows += n;
+    });
+    if (rows != count) ThrowCorrupt("{}: column holds {} of the rows [{}, {})", column_.source().path(), rows, start, start + count);
+    return MakePlainArray(type_, int64_t(count), std::move(values));
+  }
+
   TypePtr type_;
   Column column_;
 };
@@ -588,14 +662,27 @@ std::unique_ptr<NodeDecoder> MakeNodeDecoder(const LanceField& field, const std:
   return std::make_unique<LeafDecoder>(field, TakeColumn(field, columns, next, source), source);
 }
 
-// Rows closer than this are read as one range by Take (decoding a few extra rows is
-// cheaper than another read).
-constexpr uint64_t kTakeGap = 64;
+// Take reads rows closer than a gap as one range: decoding a few extra rows is cheaper
+// than another read. The gap covers about 32 KiB of values, and at least 64 rows.
+uint64_t EstimatedRowBytes(const DataType& type) {
+  if (type.bit_width() > 0) return std::max<uint64_t>(1, uint64_t(type.bit_width()) / 8);
+  if (type.id() == TypeId::kFixedSizeBinary) return uint64_t(type.fixed_size());
+  if (type.id() == TypeId::kFixedSizeList)
+    return uint64_t(type.fixed_size()) * EstimatedRowBytes(*type.child(0)->type);
+  if (type.id() == TypeId::kStruct) {
+    uint64_t total = 0;
+    for (const auto& c : type.children()) total += EstimatedRowBytes(*c->type);
+    return std::max<uint64_t>(1, total);
+  }
+  return 64;  // variable-width values: a guess
+}
+
+uint64_t TakeGap(const DataType& type) { return std::max<uint64_t>(64, (32 << 10) / EstimatedRowBytes(type)); }
 
 class V20FieldDecoder final : public FieldDecoder {
  public:
   V20FieldDecoder(const LanceField& field, std::vector<ColumnRef> columns, const ByteSource& source)
-      : name_(field.name), source_(source) {
+      : name_(field.name), source_(source), take_gap_(TakeGap(*field.type)) {
     size_t next = 0;
     root_ = MakeNodeDecoder(field, columns, next, source);
     if (next != columns.size()) {
@@ -621,7 +708,7 @@ class V20FieldDecoder final : public FieldDecoder {
     uint64_t offset = 0;
     for (size_t i = 0; i < sorted.size();) {
       size_t j = i;
-      while (j + 1 < sorted.size() && sorted[j + 1] - sorted[j] <= kTakeGap) ++j;
+      while (j + 1 < sorted.size() && sorted[j + 1] - sorted[j] <= take_gap_) ++j;
       uint64_t first = sorted[i], count = sorted[j] - sorted[i] + 1;
       pieces.push_back(root_->Read(first, count));
       runs.emplace_back(first, offset);
@@ -651,6 +738,7 @@ class V20FieldDecoder final : public FieldDecoder {
 
   std::string name_;
   const ByteSource& source_;
+  uint64_t take_gap_;
   std::unique_ptr<NodeDecoder> root_;
 };
 

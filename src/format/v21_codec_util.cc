@@ -138,11 +138,21 @@ std::string PageSource::ReadBuffer(size_t index) const {
 }
 
 std::string PageSource::ReadRange(size_t index, uint64_t offset, uint64_t length) const {
+  std::string out(length, '\0');
+  ReadRangeInto(index, offset, length, out.data());
+  return out;
+}
+
+void PageSource::ReadRangeInto(size_t index, uint64_t offset, uint64_t length, void* out) const {
   if (index >= buffers.size()) ThrowCorrupt("{}: page has {} buffers, buffer {} is missing", where, buffers.size(), index);
   if (offset + length > buffers[index].second)
     ThrowCorrupt("{}: range {}+{} is outside page buffer {} of {} bytes", where, offset, length, index,
                  buffers[index].second);
-  return source->Read(buffers[index].first + offset, length);
+  source->ReadInto(buffers[index].first + offset, length, out);
+}
+
+void PageReader::ReadPlainRows(uint64_t, uint64_t, uint8_t*) const {
+  ThrowInvalid("this page does not hold plain fixed-width rows");
 }
 
 }  // namespace lancelet::format::v21

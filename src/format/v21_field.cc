@@ -20,6 +20,7 @@
 
 #include "encodings_v2_0.pb.h"
 #include "file2.pb.h"
+#include "format/plain_rows.h"
 #include "format/v21_internal.h"
 #include "format/v21_value_codecs.h"
 #include "lancelet/error.h"
@@ -191,6 +192,7 @@ class FieldDecoderImpl final : public FieldDecoder {
     if (start + count > num_rows_)
       ThrowInvalid("file {}: rows {}+{} of field '{}' are past its {} rows", source_.path(), start, count, field_.name,
                    num_rows_);
+    if (ArrayPtr plain = ReadPlain(start, count)) return plain;
     std::vector<DecodedPath> decoded(paths_.size());
     for (size_t c = 0; c < paths_.size(); ++c) decoded[c] = ReadColumn(c, start, count);
     if (count == 0) return MakeEmptyArray(field_.type);
@@ -223,6 +225,40 @@ class FieldDecoderImpl final : public FieldDecoder {
   }
 
  private:
+  // A top-level fixed-width field (plain_rows.h) whose pages in the range all hold plain
+  // rows (PageReader::PlainRowBytes) is read straight into one buffer: the array Read would
+  // assemble, without levels, per-page arrays and concatenation. Null when some page needs
+  // the general path.
+  ArrayPtr ReadPlain(uint64_t start, uint64_t count) const {
+    if (count == 0 || paths_.size() != 1 || paths_[0].size() != 1) return nullptr;
+    const uint64_t row_bytes = PlainRowBytes(*field_.type);
+    if (row_bytes == 0) return nullptr;
+    struct Part {
+      const PageReader* reader;
+      uint64_t begin, n;
+    };
+    std::vector<Part> parts;
+    uint64_t row = start, end = start + count;
+    for (size_t p = 0; p < pages_[0].size() && row < end; ++p) {
+      const PageEntry& page = pages_[0][p];
+      if (row >= page.first_row + page.num_rows) continue;
+      const PageReader& reader = Reader(0, p);
+      // One layer (the leaf's own) as Unravel expects for a top-level leaf.
+      if (reader.PlainRowBytes() != row_bytes || reader.layers().size() != 1) return nullptr;
+      const uint64_t begin = row - page.first_row, n = std::min(end - row, page.num_rows - begin);
+      parts.push_back({&reader, begin, n});
+      row += n;
+    }
+    if (row != end) return nullptr;  // the general path reports the short column
+    auto values = Buffer::AllocateUninitialized(count * row_bytes);
+    uint64_t filled = 0;
+    for (const Part& part : parts) {
+      part.reader->ReadPlainRows(part.begin, part.n, values->mutable_data() + filled * row_bytes);
+      filled += part.n;
+    }
+    return MakePlainArray(field_.type, int64_t(count), std::move(values));
+  }
+
   DecodedPath ReadColumn(size_t c, uint64_t start, uint64_t count) const {
     DecodedPath out;
     const auto& pages = pages_[c];

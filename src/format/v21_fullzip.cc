@@ -173,6 +173,22 @@ class FullZipReader final : public PageReader {
 
   const std::vector<pb::RepDefLayer>& layers() const override { return layers_; }
 
+  // Without control words, item validity or a repetition index, row r is value bytes
+  // [r * bits / 8, (r + 1) * bits / 8) of buffer 0: exactly the bytes ReadRows appends.
+  uint64_t PlainRowBytes() const override {
+    const bool plain = word_bytes_ == 0 && index_width_ == 0 && !codec_.variable && !codec_.has_item_validity &&
+                       !codec_.compressed && !codec_.fsst && !codec_.variable_packed && codec_.bits % 8 == 0;
+    return plain ? codec_.bits / 8 : 0;
+  }
+
+  void ReadPlainRows(uint64_t start, uint64_t count, uint8_t* out) const override {
+    const uint64_t row_bytes = PlainRowBytes();
+    if (row_bytes == 0) PageReader::ReadPlainRows(start, count, out);
+    if (start + count > page_.num_rows)
+      ThrowInvalid("{}: rows {}+{} are outside the page of {} rows", page_.where, start, count, page_.num_rows);
+    page_.ReadRangeInto(0, start * row_bytes, count * row_bytes, out);
+  }
+
   PageItems ReadRows(uint64_t start, uint64_t count) const override {
     const std::string& where = page_.where;
     PageItems out;

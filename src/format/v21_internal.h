@@ -151,6 +151,8 @@ struct PageSource {
   std::string where;  // "file F, column C, page P" for errors
   std::string ReadBuffer(size_t index) const;
   std::string ReadRange(size_t index, uint64_t offset, uint64_t length) const;
+  // ReadRange straight into `out` (length bytes).
+  void ReadRangeInto(size_t index, uint64_t offset, uint64_t length, void* out) const;
 };
 
 class PageReader {
@@ -159,6 +161,13 @@ class PageReader {
   virtual const std::vector<pb::RepDefLayer>& layers() const = 0;
   // Items of rows [start, start + count) of the page.
   virtual PageItems ReadRows(uint64_t start, uint64_t count) const = 0;
+  // Bytes per row when the page holds one value per row, none of them null, with no levels
+  // and fixed-width values that need no transform after decoding: then ReadPlainRows gives
+  // the same values as ReadRows, as raw bytes (see plain_rows.h). 0 otherwise.
+  virtual uint64_t PlainRowBytes() const { return 0; }
+  // Writes rows [start, start + count) as PlainRowBytes() bytes each to `out`. Only for
+  // pages with PlainRowBytes() > 0.
+  virtual void ReadPlainRows(uint64_t start, uint64_t count, uint8_t* out) const;
 };
 
 std::unique_ptr<PageReader> MakePageReader(PageSource page, const pb::PageLayout& layout);

@@ -393,9 +393,12 @@ BufferPtr ValidityBuffer(const std::vector<uint8_t>& valid, int64_t* null_count)
   return buffer;
 }
 
+// The first `size` bytes of `s`, zero-extended when `s` is shorter.
 BufferPtr CopyString(const std::string& s, size_t size) {
-  auto buffer = Buffer::Allocate(size);
-  std::memcpy(buffer->mutable_data(), s.data(), std::min(size, s.size()));
+  auto buffer = Buffer::AllocateUninitialized(size);
+  const size_t copied = std::min(size, s.size());
+  std::memcpy(buffer->mutable_data(), s.data(), copied);
+  std::memset(buffer->mutable_data() + copied, 0, size - copied);
   return buffer;
 }
 
@@ -412,7 +415,7 @@ ArrayPtr MakeLeafArray(const TypePtr& type, const ValueBlock& values, const std:
   if (t.is_variable_binary()) {
     if (!values.variable) ThrowCorrupt("{}: fixed-width values stored for a {} column", where, t.ToString());
     const bool large = t.has_large_offsets();
-    auto offsets = Buffer::Allocate(size_t(n + 1) * (large ? 8 : 4));
+    auto offsets = Buffer::AllocateUninitialized(size_t(n + 1) * (large ? 8 : 4));  // all written below
     for (int64_t k = 0; k <= n; ++k) {
       if (large) offsets->mutable_as<int64_t>()[k] = int64_t(values.offsets[k]);
       else {
@@ -492,7 +495,21 @@ DecodedPath Unravel(const LeafPath& path, const std::vector<pb::RepDefLayer>& la
   out.layers.resize(n > 0 ? n - 1 : 0);
   std::vector<uint8_t> leaf_valid;
   uint64_t rows = 0;
-  for (size_t k = 0; k < num_levels; ++k) {
+  if (n == 1 && !lv.has_rep) {
+    // A top-level leaf: every item is a row of its own (the walk below would start and end
+    // each one at the leaf), valid unless its definition level says null.
+    leaf_valid.assign(num_levels, 1);
+    if (lv.has_def) {
+      for (size_t k = 0; k < num_levels; ++k) {
+        const uint16_t d = lv.def[k];
+        if (d > max_def || (d > 0 && def_stop[d].first == n))
+          ThrowCorrupt("{}: definition level {} has no meaning in this page", where, d);
+        leaf_valid[k] = d == 0;
+      }
+    }
+    rows = num_levels;
+  }
+  for (size_t k = rows; k < num_levels; ++k) {  // (starts past the end when the fast path took every level)
     const uint16_t r = lv.has_rep ? lv.rep[k] : scheme.max_rep;
     const uint16_t d = lv.has_def ? lv.def[k] : 0;
     if (r > scheme.max_rep) ThrowCorrupt("{}: repetition level {} above the maximum {}", where, r, scheme.max_rep);

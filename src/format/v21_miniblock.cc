@@ -303,6 +303,37 @@ class MiniBlockReader final : public PageReader {
 
   const std::vector<pb::RepDefLayer>& layers() const override { return layers_; }
 
+  // Without levels each row is one value; byte-aligned fixed-width values that need no
+  // dictionary look-up or post-processing are then copied from the decoded chunks as is.
+  uint64_t PlainRowBytes() const override {
+    const uint64_t bits = codec_.dim ? codec_.item_bits * codec_.dim : codec_.bits;
+    const bool plain = !has_rep_ && !has_def_ && !dictionary_ && !codec_.variable && !codec_.has_item_validity &&
+                       !codec_.fsst && !codec_.variable_packed && bits == codec_.bits && bits % 8 == 0;
+    return plain ? bits / 8 : 0;
+  }
+
+  void ReadPlainRows(uint64_t start, uint64_t count, uint8_t* out) const override {
+    const uint64_t row_bytes = PlainRowBytes();
+    if (row_bytes == 0) PageReader::ReadPlainRows(start, count, out);
+    if (start + count > page_.num_rows)
+      ThrowInvalid("{}: rows {}+{} are outside the page of {} rows", page_.where, start, count, page_.num_rows);
+    // As in ReadRows without repetition: value i of the page is row i.
+    if (count == 0) return;
+    uint64_t row = start;
+    for (size_t c = ChunkOfValue(start); row < start + count; ++c) {
+      if (c >= chunks_.size()) ThrowCorrupt("{}: the chunks end before row {}", page_.where, row);
+      auto chunk = Chunk(c);
+      const ChunkMeta& meta = chunks_[c];
+      const uint64_t begin = row - meta.first_value;
+      const uint64_t n = std::min(meta.num_values - begin, start + count - row);
+      if (begin + n > chunk->values.count || (begin + n) * row_bytes > chunk->values.data.size())
+        ThrowCorrupt("{}, chunk {}: value range {}+{} exceeds the {} decoded values", page_.where, c, begin, n,
+                     chunk->values.count);
+      std::memcpy(out + (row - start) * row_bytes, chunk->values.data.data() + begin * row_bytes, n * row_bytes);
+      row += n;
+    }
+  }
+
   PageItems ReadRows(uint64_t start, uint64_t count) const override {
     PageItems out;
     out.num_rows = count;
@@ -455,7 +486,10 @@ class MiniBlockReader final : public PageReader {
   DecodedChunk Decode(size_t c) const {
     const ChunkMeta& meta = chunks_[c];
     const std::string where = page_.where + ", chunk " + std::to_string(c);
-    const std::string bytes = page_.ReadRange(1, meta.offset, meta.size);
+    // Read once into uninitialized memory; the parts below are views of it.
+    const BufferPtr chunk_bytes = Buffer::AllocateUninitialized(meta.size);
+    page_.ReadRangeInto(1, meta.offset, meta.size, chunk_bytes->mutable_data());
+    const std::string_view bytes = chunk_bytes->view();
     size_t pos = 0;
     auto need = [&](size_t n) {
       if (pos + n > bytes.size()) ThrowCorrupt("{}: chunk of {} bytes is truncated", where, bytes.size());
@@ -490,7 +524,7 @@ class MiniBlockReader final : public PageReader {
     auto take = [&](uint64_t size) {
       pos = (pos + 7) / 8 * 8;
       need(size);
-      std::string part = bytes.substr(pos, size);
+      std::string_view part = bytes.substr(pos, size);
       pos += size;
       return part;
     };
@@ -503,18 +537,18 @@ class MiniBlockReader final : public PageReader {
       out.levels.has_def = true;
       out.levels.def = DecodeLevels(layout_.def_compression(), take(def_size), out.num_levels, where + ", definition");
     }
-    std::vector<std::string> buffers;
+    std::vector<std::string_view> buffers;
     for (uint64_t size : sizes) buffers.push_back(take(size));
     const uint64_t n = meta.num_values;
     ValueBlock& v = out.values;
     InitShape(v);
     v.count = n;
     if (codec_.compressed) {
-      v = DecodeChunkValues(*codec_.compressed, std::move(buffers), n, where);
+      v = DecodeChunkValues(*codec_.compressed, std::vector<std::string>(buffers.begin(), buffers.end()), n, where);
       if (v.variable != codec_.variable || (!v.variable && v.bits != codec_.bits))
         ThrowCorrupt("{}: chunk values decode to a different shape than the page declares", where);
     } else if (codec_.variable) {
-      const std::string& buf = buffers[0];
+      const std::string_view buf = buffers[0];
       const uint64_t w = codec_.offset_bits / 8;
       if (buf.size() < (n + 1) * w) ThrowCorrupt("{}: {} bytes cannot hold {} offsets", where, buf.size(), n + 1);
       v.offsets.resize(n + 1);
@@ -525,16 +559,16 @@ class MiniBlockReader final : public PageReader {
           ThrowCorrupt("{}: value offset {} is outside the chunk", where, off);
         v.offsets[k] = off - first;
       }
-      v.data = buf.substr(first, v.offsets[n]);
+      v.data = std::string(buf.substr(first, v.offsets[n]));
     } else {
-      const std::string& data = buffers.back();
+      const std::string_view data = buffers.back();
       const uint64_t need_bytes = (n * v.bits + 7) / 8;
       if (data.size() < need_bytes) ThrowCorrupt("{}: {} value bytes, expected {}", where, data.size(), need_bytes);
-      v.data = data.substr(0, need_bytes);
+      v.data = std::string(data.substr(0, need_bytes));
       if (codec_.has_item_validity) {
-        const std::string& validity = buffers[0];
+        const std::string_view validity = buffers[0];
         if (validity.size() * 8 < n * codec_.dim) ThrowCorrupt("{}: item validity too short", where);
-        v.item_validity = validity;
+        v.item_validity = std::string(validity);
       }
     }
     if (dictionary_) v = LookUpDictionary(*dictionary_, v, where);

@@ -78,8 +78,11 @@ struct ColumnDef {
 
 struct CreateTableStmt {
   TableRef table;
-  std::vector<ColumnDef> columns;           // CREATE TABLE t (col type, ...), or
+  std::vector<ColumnDef> columns;           // CREATE TABLE t (col type, ...) [AS ...], or
   std::shared_ptr<SelectStmt> select;       // CREATE TABLE t AS SELECT ...
+  // CREATE TABLE t (cols) AS VALUES (...), ...: the first rows, in the same commit
+  // (so a table can be created with its rows at version 1).
+  std::vector<std::vector<ExprPtr>> values;
   std::map<std::string, std::string> with;  // WITH (stable_row_ids = true, ...), lower-case keys
   bool if_not_exists = false;
 };

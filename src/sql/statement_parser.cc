@@ -268,6 +268,15 @@ class StatementParser {
       p_.ExpectKeyword("AS");
       if (!p_.Peek().IsKeyword("SELECT")) p_.Fail("SELECT");
       s->select = ParseSelect();
+    } else if (p_.ConsumeKeyword("AS")) {
+      if (p_.ConsumeKeyword("VALUES")) {
+        do s->values.push_back(ParseValueRow());
+        while (p_.ConsumeSymbol(","));
+      } else if (p_.Peek().IsKeyword("SELECT")) {
+        s->select = ParseSelect();
+      } else {
+        p_.Fail("VALUES or SELECT");
+      }
     }
     return s;
   }

@@ -8,6 +8,37 @@
 
 namespace lancelet::table {
 
+namespace {
+
+// Restricts values decoded with a data file's field `stored` to the dataset schema's
+// field `wanted` (the same field id). They differ when the reference changed the schema
+// without rewriting the data: drop_columns of a struct child keeps the child in the file
+// (the schema simply loses it), and a nested rename changes only the name. Children are
+// matched by field id; a child the file lacks reads as NULL. Fixed-size lists have no
+// child ids (the item is part of the type) and leaves pass through unchanged.
+ArrayPtr ProjectToSchema(ArrayPtr values, const format::LanceField& stored, const format::LanceField& wanted) {
+  if (values->type->Equals(*wanted.type) || wanted.children.empty()) return values;
+  auto out = std::make_shared<ArrayData>(*values);
+  out->type = wanted.type;
+  out->children.clear();
+  for (const auto& want : wanted.children) {
+    ArrayPtr child;
+    for (size_t i = 0; i < stored.children.size() && i < values->children.size(); ++i)
+      if (stored.children[i].id == want.id) child = ProjectToSchema(values->children[i], stored.children[i], want);
+    if (!child) {
+      // Only a struct can lack a child (its length is the struct's); a list's item always
+      // shares the list's field lineage.
+      if (values->type->id() != TypeId::kStruct)
+        ThrowCorrupt("field {} ('{}'): the data file has no child with field id {}", wanted.id, wanted.name, want.id);
+      child = MakeNullArray(want.type, values->length);
+    }
+    out->children.push_back(std::move(child));
+  }
+  return out;
+}
+
+}  // namespace
+
 FragmentReader::FragmentReader(const DatasetState& state, const lance::table::DataFragment& fragment)
     : state_(state), fragment_(fragment) {}
 
@@ -125,6 +156,7 @@ std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& field
     FieldSource src = Locate(field);
     const TypePtr& type = state_.schema.fields()[field].type;
     ArrayPtr values = src.file ? src.file->ReadField(src.field_index, start, count) : MakeNullArray(type, int64_t(count));
+    if (src.file) values = ProjectToSchema(values, src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
     int32_t id = state_.schema.fields()[field].id;
     if (fragment_.overlays_size() > 0 && overlays().Covers(id))
       values = ApplyOverlays(field, values, overlay::ResolveRange(overlays(), id, start, count));
@@ -143,6 +175,7 @@ std::vector<ArrayPtr> FragmentReader::Take(const std::vector<size_t>& fields, st
     const TypePtr& type = state_.schema.fields()[field].type;
     ArrayPtr values =
         src.file ? src.file->TakeField(src.field_index, offsets) : MakeNullArray(type, int64_t(offsets.size()));
+    if (src.file) values = ProjectToSchema(values, src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
     int32_t id = state_.schema.fields()[field].id;
     if (fragment_.overlays_size() > 0 && overlays().Covers(id))
       values = ApplyOverlays(field, values, overlay::ResolveOffsets(overlays(), id, offsets));

@@ -9,18 +9,9 @@
 #include "table/deletions.h"
 #include "table/fragment_reader.h"
 #include "table/fragment_writer.h"
+#include "table/overlay_file.h"
 
 namespace lancelet::table {
-
-// Defined in overlay_writer.cc (the overlay file writer shared with OverlayWriter). The
-// struct must stay token-for-token identical to the definition there.
-struct OverlayColumn {
-  size_t field;
-  const std::vector<uint32_t>* offsets;
-  ArrayPtr values;
-};
-lance::table::DataOverlayFile WriteOverlay(const DatasetState& state, const std::vector<OverlayColumn>& columns,
-                                           std::vector<std::string>& written);
 
 namespace {
 

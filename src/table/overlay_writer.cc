@@ -13,6 +13,7 @@
 #include "table/commit.h"
 #include "table/fragment_writer.h"
 #include "table/manifest_store.h"
+#include "table/overlay_file.h"
 #include "table/scan_plan.h"
 
 namespace lancelet {
@@ -78,12 +79,6 @@ OverlayWriter& OverlayWriter::Set(uint64_t fragment_id, const std::string& colum
 }
 
 namespace table {
-
-struct OverlayColumn {
-  size_t field;
-  const std::vector<uint32_t>* offsets;
-  ArrayPtr values;
-};
 
 lance::table::DataOverlayFile WriteOverlay(const DatasetState& state, const std::vector<OverlayColumn>& columns,
                                            std::vector<std::string>& written) {

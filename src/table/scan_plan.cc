@@ -1,6 +1,7 @@
 #include "table/scan_plan.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "lancelet/error.h"
 
@@ -124,10 +125,14 @@ bool ScanPlan::Cursor::Next(FragmentBatch& out) {
     const auto& deleted = reader_->deletions();
     out.fragment = &fragment;
     out.offsets.clear();
-    out.offsets.reserve(end - start);
-    bool any_deleted = !deleted.IsEmpty();
-    for (uint64_t o = start; o < end; ++o)
-      if (!any_deleted || !deleted.Contains(uint32_t(o))) out.offsets.push_back(o);
+    if (deleted.IsEmpty()) {
+      out.offsets.resize(end - start);
+      std::iota(out.offsets.begin(), out.offsets.end(), start);
+    } else {
+      out.offsets.reserve(end - start);
+      for (uint64_t o = start; o < end; ++o)
+        if (!deleted.Contains(uint32_t(o))) out.offsets.push_back(o);
+    }
     if (out.offsets.empty()) continue;
     bool contiguous = out.offsets.size() == end - start;
     if (!plan_.filter_) {

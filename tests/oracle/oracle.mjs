@@ -1537,6 +1537,232 @@ async function cmdGen(argv) {
   fs.writeFileSync(pos[0], encodeIpc(schema, columns, { format, batchRows: parseInt(opts["batch-rows"] ?? "0", 10) }));
 }
 
+// ---------------------------------------------------------------------------
+// Census datasets (gen-census): named sets of columns covering the value
+// distributions of /work/shared/spec/reference_encoding_census.md plus edge
+// shapes, for tests/interop/matrix_test.cc. Every column has its own seeded
+// generator, so a column's values do not depend on which case includes it.
+// ---------------------------------------------------------------------------
+const ASCII = [..."abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.,"];
+
+function censusRng(seed) {
+  const rng = mulberry32(seed >>> 0);
+  const u32 = () => Math.floor(rng() * 4294967296);
+  const int = (lo, hi) => lo + Math.floor(rng() * (hi - lo + 1));
+  const r = {
+    rng,
+    int,
+    chance: (p) => rng() < p,
+    pick: (xs) => xs[int(0, xs.length - 1)],
+    i64: () => BigInt.asIntN(64, (BigInt(u32()) << 32n) | BigInt(u32())),
+    u64: () => (BigInt(u32()) << 32n) | BigInt(u32()),
+    str: (min, max, alphabet = ALPHABET) => {
+      const n = int(min, max);
+      const parts = new Array(n);
+      for (let i = 0; i < n; i++) parts[i] = alphabet[int(0, alphabet.length - 1)];
+      return parts.join("");
+    },
+    bytes: (min, max) => {
+      const u8 = new Uint8Array(int(min, max));
+      for (let i = 0; i < u8.length; i++) u8[i] = u32() & 255;
+      return u8;
+    },
+    f32: () => Math.fround((rng() - 0.5) * 10 ** int(-3, 6)),
+  };
+  return r;
+}
+
+// A value or null with probability p.
+const orNull = (r, p, make) => (r.chance(p) ? null : make());
+const F32_SPECIAL = [NaN, Infinity, -Infinity, -0, 0, 3.4028234663852886e38, -3.4028234663852886e38, 1.401298464324817e-45];
+const F64_SPECIAL = [NaN, Infinity, -Infinity, -0, 0, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE];
+const F16_SPECIAL = [NaN, Infinity, -Infinity, -0, 0, 65504, -65504, 2 ** -24];
+function intExtremes(bits, signed) {
+  if (bits === 64) return signed ? [-(2n ** 63n), 2n ** 63n - 1n, 0n, -1n, 1n] : [0n, 2n ** 64n - 1n, 2n ** 63n, 1n];
+  return signed ? [-(2 ** (bits - 1)), 2 ** (bits - 1) - 1, 0, -1, 1] : [0, 2 ** bits - 1, 1];
+}
+function intColumn(bits, signed) {
+  return (r) => {
+    if (r.chance(0.5)) return r.pick(intExtremes(bits, signed));
+    if (bits === 64) return signed ? r.i64() : r.u64();
+    return signed ? r.int(-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) : r.int(0, 2 ** bits - 1);
+  };
+}
+const DICT_WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"];
+// Null struct rows only where the file version stores struct validity (not 2.0).
+const structNull = (r, o, p) => !o.noNullStructs && r.chance(p);
+const listOf = (r, nullP, emptyP, maxItems, item) => {
+  if (r.chance(nullP)) return null;
+  if (r.chance(emptyP)) return [];
+  const n = r.int(1, maxItems);
+  const out = [];
+  for (let k = 0; k < n; k++) out.push(item());
+  return out;
+};
+const vec = (r, n) => {
+  const v = new Array(n);
+  for (let k = 0; k < n; k++) v[k] = r.f32();
+  return v;
+};
+
+// name -> [type string, generator (r, row, opts), field metadata]
+const CENSUS_COLUMNS = {
+  // numbers (census rows: sequential, random, low cardinality, runs, constant, nulls)
+  i64_seq: ["int64", (r, i) => BigInt(i)],
+  i32_random: ["int32", (r) => r.int(-2147483648, 2147483647)],
+  i32_lowcard: ["int32", (r) => r.pick([3, 17, 99, 1000, 65536, -5, 7])],
+  i32_runs: ["int32", (r, i) => Math.floor(i / 500) * 11],
+  i32_const: ["int32", () => 42],
+  i64_runs: ["int64", (r, i) => BigInt(Math.floor(i / 300)) * 1000000007n],
+  f64_few: ["float64", (r) => r.pick([1.5, -2.25, 3.125, 1e300])],
+  i64_wide_few: ["int64", (r) => r.pick([-(2n ** 62n), 2n ** 61n + 3n, 12345678901234n])],
+  i64_nulls: ["int64", (r) => orNull(r, 0.1, () => r.i64())],
+  i32_all_null: ["int32", () => null],
+  f32_random: ["float32", (r) => r.f32()],
+  f64_random: ["float64", (r) => (r.rng() - 0.5) * 1e12],
+  bool_random: ["bool", (r) => r.chance(0.5)],
+  bool_nulls: ["bool", (r) => orNull(r, 0.1, () => r.chance(0.3))],
+  ts_us: ["timestamp<us>", (r, i) => 1700000000000000n + BigInt(i) * 1000003n],
+  ts_ms_utc: ["timestamp<ms,UTC>", (r) => orNull(r, 0.1, () => BigInt(r.int(-2e12, 4e12)))],
+  date32: ["date32", (r) => r.int(-719162, 2932896)],
+  // edge values
+  f32_special: ["float32", (r) => (r.chance(0.5) ? r.pick(F32_SPECIAL) : r.f32())],
+  f64_special: ["float64", (r) => orNull(r, 0.05, () => (r.chance(0.5) ? r.pick(F64_SPECIAL) : r.rng() * 1e-300))],
+  f16_special: ["float16", (r) => (r.chance(0.5) ? r.pick(F16_SPECIAL) : f16round((r.rng() - 0.5) * 100))],
+  i8_extremes: ["int8", intColumn(8, true)],
+  i16_extremes: ["int16", intColumn(16, true)],
+  i32_extremes: ["int32", intColumn(32, true)],
+  i64_extremes: ["int64", intColumn(64, true)],
+  u8_extremes: ["uint8", intColumn(8, false)],
+  u16_extremes: ["uint16", intColumn(16, false)],
+  u32_extremes: ["uint32", intColumn(32, false)],
+  u64_extremes: ["uint64", intColumn(64, false)],
+  utf8_empty: ["utf8", (r) => (r.chance(0.6) ? "" : orNull(r, 0.2, () => r.str(1, 5, ASCII)))],
+  utf8_unicode: ["utf8", (r) => orNull(r, 0.05, () => (r.chance(0.3) ? r.pick(STRINGS) : r.str(0, 20)))],
+  large_utf8_unicode: ["large_utf8", (r) => (r.chance(0.3) ? r.pick(STRINGS) : r.str(0, 8))],
+  binary_edge: ["binary", (r) => orNull(r, 0.05, () => r.pick([new Uint8Array(0), Uint8Array.from([0]), r.bytes(1, 9)]))],
+  // strings
+  utf8_short: ["utf8", (r) => r.str(0, 12)],
+  utf8_nulls: ["utf8", (r) => orNull(r, 0.1, () => r.str(0, 12, ASCII))],
+  utf8_dict10: ["utf8", (r) => r.pick(DICT_WORDS)],
+  utf8_const: ["utf8", () => "the same value on every row"],
+  utf8_all_null: ["utf8", () => null],
+  binary_8_64: ["binary", (r) => r.bytes(8, 64)],
+  utf8_1_4kb: ["utf8", (r) => r.str(1024, 4096, ASCII)],
+  binary_40_56kb: ["binary", (r) => orNull(r, 0.05, () => r.bytes(40 * 1024, 56 * 1024))],
+  utf8_over_64kb: ["utf8", (r) => orNull(r, 0.1, () => r.str(64 * 1024 + 1, 90 * 1024, ASCII) + r.pick(STRINGS))],
+  // vectors
+  fsl_f32_128: ["fixed_size_list<float32,128>", (r) => vec(r, 128)],
+  fsl_f32_64_nulls: ["fixed_size_list<float32,64>", (r) => orNull(r, 0.05, () => vec(r, 64))],
+  fsl_f32_8: ["fixed_size_list<float32,8>", (r) => vec(r, 8)],
+  // lists and structs
+  list_i32: ["list<int32>", (r) => listOf(r, 0.05, 0.1, 6, () => orNull(r, 0.05, () => r.int(-1000, 1000)))],
+  list_utf8: ["list<utf8>", (r) => listOf(r, 0.05, 0.1, 4, () => orNull(r, 0.1, () => r.str(0, 10)))],
+  large_list_i64: ["large_list<int64>", (r) => listOf(r, 0.05, 0.1, 4, () => r.i64())],
+  list_list_i32: ["list<list<int32>>",
+    (r) => listOf(r, 0.05, 0.1, 3, () => listOf(r, 0.1, 0.1, 4, () => orNull(r, 0.05, () => r.int(0, 99))))],
+  list_struct: ["list<struct<x:int32,y:utf8>>",
+    (r, i, o) => listOf(r, 0.05, 0.1, 3, () => (structNull(r, o, 0.1) ? null : [orNull(r, 0.1, () => r.int(-9, 9)), r.str(0, 6)]))],
+  struct_of_lists: ["struct<a:list<int32>,b:list<utf8>,c:int32>",
+    (r, i, o) => (structNull(r, o, 0.1) ? null
+      : [listOf(r, 0.1, 0.1, 4, () => r.int(0, 50)), listOf(r, 0.1, 0.1, 3, () => r.str(0, 5)), orNull(r, 0.1, () => r.int(0, 9))])],
+  list_fsl: ["list<fixed_size_list<float32,4>>", (r) => listOf(r, 0.05, 0.1, 4, () => vec(r, 4))],
+  struct_ab: ["struct<a:int32,b:utf8>",
+    (r, i, o) => (structNull(r, o, 0.1) ? null : [orNull(r, 0.1, () => r.int(-100, 100)), orNull(r, 0.1, () => r.str(0, 8))])],
+  struct_nested: ["struct<p:struct<q:int64,r:float32>,s:bool>",
+    (r, i, o) => (structNull(r, o, 0.05) ? null : [structNull(r, o, 0.1) ? null : [r.i64(), r.f32()], orNull(r, 0.1, () => r.chance(0.5))])],
+  // opt-in encodings through field metadata
+  i64_zstd: ["int64", (r) => BigInt(r.int(0, 1 << 20)), [["lance-encoding:compression", "zstd"]]],
+  f64_lz4: ["float64", (r) => r.pick([0.5, 1.25, 2]) * r.int(0, 1000), [["lance-encoding:compression", "lz4"]]],
+  i32_zstd_level: ["int32", (r) => orNull(r, 0.1, () => r.int(0, 100000)),
+    [["lance-encoding:compression", "zstd"], ["lance-encoding:compression-level", "7"]]],
+  utf8_zstd: ["utf8", (r) => orNull(r, 0.1, () => r.str(0, 30, ASCII)), [["lance-encoding:compression", "zstd"]]],
+  utf8_lz4: ["utf8", (r) => r.pick(DICT_WORDS) + r.str(0, 20, ASCII), [["lance-encoding:compression", "lz4"]]],
+  packed_struct: ["struct<a:int32,b:float32>", (r) => [r.int(-1e6, 1e6), r.f32()], [["lance-encoding:packed", "true"]]],
+  i32_fullzip: ["int32", (r) => orNull(r, 0.1, () => r.int(-1e9, 1e9)), [["lance-encoding:structural-encoding", "fullzip"]]],
+  f32_bss: ["float32", (r) => Math.fround(1000 + r.rng()), [["lance-encoding:bss", "on"]]],
+};
+
+const CENSUS_CASES = {
+  numeric: { rows: 3000, columns: ["i64_seq", "i32_random", "i32_lowcard", "i32_runs", "i32_const", "i64_runs", "f64_few",
+    "i64_wide_few", "i64_nulls", "i32_all_null", "f32_random", "f64_random", "bool_random", "bool_nulls", "ts_us", "ts_ms_utc", "date32"] },
+  edges: { rows: 3000, columns: ["f32_special", "f64_special", "f16_special", "i8_extremes", "i16_extremes", "i32_extremes",
+    "i64_extremes", "u8_extremes", "u16_extremes", "u32_extremes", "u64_extremes", "utf8_empty", "utf8_unicode",
+    "large_utf8_unicode", "binary_edge"] },
+  strings: { rows: 3000, columns: ["utf8_short", "utf8_nulls", "utf8_dict10", "utf8_const", "utf8_all_null", "binary_8_64"] },
+  big_strings: { rows: 96, columns: ["i64_seq", "utf8_1_4kb", "binary_40_56kb", "utf8_over_64kb"] },
+  vectors: { rows: 3000, columns: ["fsl_f32_128", "fsl_f32_64_nulls", "fsl_f32_8"] },
+  lists: { rows: 3000, columns: ["list_i32", "list_utf8", "large_list_i64", "list_list_i32", "list_struct", "struct_of_lists", "list_fsl"] },
+  structs: { rows: 3000, columns: ["struct_ab", "struct_nested", "i32_random"] },
+  compression: { rows: 3000, columns: ["i64_zstd", "f64_lz4", "i32_zstd_level", "utf8_zstd", "utf8_lz4", "packed_struct",
+    "i32_fullzip", "f32_bss"] },
+  // Meant to be written with a small LANCE_FILE_WRITER_MAX_PAGE_BYTES: many pages per column.
+  pages: { rows: 20000, columns: ["i64_seq", "i32_random", "i32_runs", "utf8_short", "utf8_nulls", "list_i32", "i32_all_null",
+    "utf8_const", "i32_const", "fsl_f32_8", "struct_ab"] },
+  // Meant to be written with --max-rows-per-file: several fragments.
+  mixed: { rows: 3000, columns: ["i64_seq", "utf8_nulls", "list_i32", "struct_ab", "fsl_f32_8", "f64_special", "utf8_dict10"] },
+};
+
+// `caseNames` is one case or several joined by commas (their columns, each once).
+function genCensusTable(caseNames, rows, seed, opts) {
+  const names = [];
+  let defaultRows = 0;
+  for (const caseName of caseNames.split(",")) {
+    const spec = CENSUS_CASES[caseName];
+    if (!spec) throw new UsageError(`unknown census case '${caseName}' (known: ${Object.keys(CENSUS_CASES).join(", ")})`);
+    defaultRows = Math.max(defaultRows, spec.rows);
+    for (const c of spec.columns) if (!names.includes(c)) names.push(c);
+  }
+  const n = rows ?? defaultRows;
+  const fields = [];
+  const columns = [];
+  names.forEach((name, ci) => {
+    const [typeStr, gen, metadata = []] = CENSUS_COLUMNS[name];
+    fields.push({ name, type: parseType(typeStr), nullable: true, metadata });
+    let h = seed * 1000003 + 17;
+    for (const ch of name) h = (Math.imul(h, 31) + ch.charCodeAt(0)) | 0;
+    const r = censusRng(h);
+    const col = new Array(n);
+    for (let i = 0; i < n; i++) col[i] = gen(r, i, opts);
+    columns.push(col);
+    void ci;
+  });
+  return { schema: { fields, metadata: [] }, columns };
+}
+
+async function cmdGenCensus(argv) {
+  const { pos, opts } = parseArgs(argv, { case: "string", rows: "string", seed: "string", "no-null-structs": "bool", list: "bool" });
+  if (opts.list) {
+    writeLines(Object.entries(CENSUS_CASES).map(([k, v]) => JSON.stringify({ case: k, rows: v.rows, columns: v.columns })));
+    return;
+  }
+  need(pos, 1, "gen-census <out.arrow> --case NAME[,NAME...] [--rows N] [--seed S] [--no-null-structs] | gen-census --list");
+  if (!opts.case) throw new UsageError("gen-census: --case is required");
+  const { schema, columns } = genCensusTable(opts.case, opts.rows !== undefined ? parseInt(opts.rows, 10) : undefined,
+    parseInt(opts.seed ?? "1", 10), { noNullStructs: !!opts["no-null-structs"] });
+  fs.writeFileSync(pos[0], encodeIpc(schema, columns, { format: "file" }));
+}
+
+// alter-columns DIR --rename a=b --cast a=TYPE --nullable a : lancedb alterColumns.
+// TYPE is a lance type name as lancedb's dataTypeToJson spells it (int64, float, double, large_string, ...).
+async function cmdAlterColumns(argv) {
+  const { pos, opts } = parseArgs(argv, { rename: "multi", cast: "multi", nullable: "multi" });
+  need(pos, 1, "alter-columns <dataset_dir> [--rename path=new] [--cast path=type] [--nullable path]");
+  const byPath = new Map();
+  const entry = (p) => byPath.get(p) ?? byPath.set(p, { path: p }).get(p);
+  const split = (s, what) => {
+    const i = s.indexOf("=");
+    if (i <= 0) throw new UsageError(`bad --${what} '${s}' (want path=value)`);
+    return [s.slice(0, i), s.slice(i + 1)];
+  };
+  for (const s of opts.rename ?? []) { const [p, v] = split(s, "rename"); entry(p).rename = v; }
+  for (const s of opts.cast ?? []) { const [p, v] = split(s, "cast"); entry(p).dataType = JSON.stringify({ type: v }); }
+  for (const p of opts.nullable ?? []) entry(p).nullable = true;
+  if (!byPath.size) throw new UsageError("alter-columns: nothing to alter");
+  const t = await openNative(pos[0]);
+  await t.alterColumns([...byPath.values()]);
+}
+
 // Split "a,list<b>,struct<x:int32,y:utf8>,timestamp<us,UTC>" on top-level commas.
 function splitTypeList(s) {
   const out = [];
@@ -1781,6 +2007,8 @@ const COMMANDS = {
   optimize: cmdOptimize,
   "add-columns": cmdAddColumns,
   "drop-columns": cmdDropColumns,
+  "alter-columns": cmdAlterColumns,
+  "gen-census": cmdGenCensus,
   gen: cmdGen,
   cat: cmdCat,
   "arrow-schema": cmdArrowSchema,

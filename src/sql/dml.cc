@@ -1,0 +1,214 @@
+// INSERT, UPDATE, DELETE, CREATE TABLE and DROP TABLE. Each is at most one commit.
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "lancelet/scalar.h"
+#include "sql/exec.h"
+
+namespace lancelet::sql {
+
+namespace {
+
+const Field& FindColumn(const Context& ctx, const Schema& schema, const std::string& name, int position,
+                        const std::string& table) {
+  int i = schema.FieldIndex(name);
+  if (i < 0) ctx.Fail(position, fmt::format("table '{}' has no column '{}' (columns: {})", table, name, schema.ToString()));
+  return *schema.field(size_t(i));
+}
+
+// Target columns of an INSERT: the listed ones (each once), or all of them.
+std::vector<int> TargetColumns(const Context& ctx, const Schema& schema, const std::vector<std::string>& names,
+                               int position, const std::string& table) {
+  std::vector<int> out;
+  if (names.empty()) {
+    for (size_t i = 0; i < schema.num_fields(); ++i) out.push_back(int(i));
+    return out;
+  }
+  for (const auto& n : names) {
+    FindColumn(ctx, schema, n, position, table);
+    int i = schema.FieldIndex(n);
+    if (std::find(out.begin(), out.end(), i) != out.end())
+      ctx.Fail(position, fmt::format("column '{}' is listed twice", n));
+    out.push_back(i);
+  }
+  return out;
+}
+
+// Options of CREATE TABLE ... WITH (...).
+WriteOptions CreateOptions(const Context& ctx, const CreateTableStmt& stmt) {
+  WriteOptions options;
+  options.mode = WriteMode::kCreate;
+  for (const auto& [key, value] : stmt.with) {
+    if (key == "stable_row_ids") {
+      if (value != "true" && value != "false")
+        ctx.Fail(stmt.table.position, fmt::format("option stable_row_ids takes true or false, not '{}'", value));
+      options.enable_stable_row_ids = value == "true";
+    } else if (key == "file_version" || key == "data_storage_version") {
+      if (value != "2.0" && value != "2.1" && value != "2.2")
+        ctx.Fail(stmt.table.position, fmt::format("option {} takes 2.0, 2.1 or 2.2, not '{}'", key, value));
+      options.file_version = value;
+    } else if (key == "max_rows_per_file") {
+      options.max_rows_per_file = std::stoll(value);
+    } else {
+      ctx.Fail(stmt.table.position,
+               fmt::format("unknown table option '{}' (stable_row_ids, file_version, max_rows_per_file)", key));
+    }
+  }
+  return options;
+}
+
+// The table's columns plus the pseudo-columns, for checking expressions.
+Schema WithPseudoColumns(const Schema& schema) {
+  auto fields = schema.fields();
+  fields.push_back(Field::Make("_rowid", DataType::UInt64(), false));
+  fields.push_back(Field::Make("_rowaddr", DataType::UInt64(), false));
+  return Schema(fields);
+}
+
+std::string VersionNote(const std::string& table, const DatasetPtr& before, const DatasetPtr& after) {
+  if (before && after->version() == before->version())
+    return fmt::format("{} unchanged at version {}", table, after->version());
+  return fmt::format("{} is now at version {}", table, after->version());
+}
+
+}  // namespace
+
+// A batch of the table's schema from values for some of its columns (the rest NULL).
+RecordBatchPtr FillBatch(const Schema& schema, const std::vector<int>& targets, const std::vector<ArrayPtr>& values,
+                         int64_t rows) {
+  std::vector<ArrayPtr> columns;
+  for (size_t i = 0; i < schema.num_fields(); ++i) {
+    auto it = std::find(targets.begin(), targets.end(), int(i));
+    columns.push_back(it == targets.end() ? MakeNullArray(schema.field(i)->type, rows)
+                                          : CastArray(values[size_t(it - targets.begin())], schema.field(i)->type));
+  }
+  return std::make_shared<RecordBatch>(std::make_shared<Schema>(schema.fields()), columns, rows);
+}
+
+// The rows of a VALUES list, each value cast to its target column's type.
+RecordBatchPtr ValuesBatch(const Context& ctx, const Schema& schema, const std::vector<int>& targets,
+                           const std::vector<std::vector<ExprPtr>>& rows, int position) {
+  std::vector<std::vector<Scalar>> values(targets.size());
+  for (const auto& row : rows) {
+    if (row.size() != targets.size())
+      ctx.Fail(row.empty() ? position : row[0]->position,
+               fmt::format("VALUES row has {} value{} but {} column{} are inserted", row.size(),
+                           row.size() == 1 ? "" : "s", targets.size(), targets.size() == 1 ? "" : "s"));
+    for (size_t i = 0; i < row.size(); ++i)
+      values[i].push_back(EvaluateConstant(*row[i], schema.field(size_t(targets[i]))->type));
+  }
+  std::vector<ArrayPtr> arrays;
+  for (size_t i = 0; i < targets.size(); ++i)
+    arrays.push_back(MakeArray(schema.field(size_t(targets[i]))->type, values[i]));
+  return FillBatch(schema, targets, arrays, int64_t(rows.size()));
+}
+
+std::string RunInsert(const Context& ctx, const InsertStmt& stmt) {
+  auto ds = OpenTable(ctx, stmt.table);
+  const Schema& schema = *ds->schema();
+  auto targets = TargetColumns(ctx, schema, stmt.columns, stmt.table.position, stmt.table.name);
+  RecordBatchPtr batch;
+  if (stmt.select) {
+    auto rows = RunSelect(ctx, *stmt.select);
+    if (rows->num_columns() != targets.size())
+      ctx.Fail(stmt.table.position, fmt::format("INSERT into {} column{} but the SELECT returns {}", targets.size(),
+                                                targets.size() == 1 ? "" : "s", rows->num_columns()));
+    batch = FillBatch(schema, targets, rows->columns(), rows->num_rows());
+  } else {
+    batch = ValuesBatch(ctx, schema, targets, stmt.values, stmt.table.position);
+  }
+  for (size_t i = 0; i < schema.num_fields(); ++i)
+    if (!schema.field(i)->nullable && batch->column(i)->null_count > 0)
+      ctx.Fail(stmt.table.position, fmt::format("column '{}' of {} is NOT NULL", schema.field(i)->name, stmt.table.name));
+  if (batch->num_rows() == 0) return fmt::format("INSERT 0 rows; {}", VersionNote(stmt.table.name, ds, ds));
+  auto next = ds->Append({batch});
+  return fmt::format("INSERT {}; {}", RowCount(uint64_t(batch->num_rows())), VersionNote(stmt.table.name, ds, next));
+}
+
+std::string RunUpdate(const Context& ctx, const UpdateStmt& stmt) {
+  auto ds = OpenTable(ctx, stmt.table);
+  const Schema& schema = *ds->schema();
+  std::vector<std::string> qualifiers = {stmt.table.name, stmt.table.qualifier()};
+  std::vector<Dataset::SetClause> set;
+  for (const auto& s : stmt.set) {
+    const Field& field = FindColumn(ctx, schema, s.column, s.position, stmt.table.name);
+    for (const auto& other : set)
+      if (other.column == s.column) ctx.Fail(s.position, fmt::format("column '{}' is set twice", s.column));
+    ExprPtr e = StripQualifier(s.expr, qualifiers);
+    Bind(*Expr::Cast(e, field.type), WithPseudoColumns(schema));  // errors here point into the statement
+    set.push_back({s.column, ToString(*e)});
+  }
+  std::string predicate;
+  if (stmt.where) {
+    ExprPtr w = StripQualifier(stmt.where, qualifiers);
+    Bind(*w, WithPseudoColumns(schema));
+    predicate = ToString(*w);
+  }
+  uint64_t matched = ds->CountRows(predicate);
+  auto next = matched == 0 ? ds : ds->Update(set, predicate);
+  return fmt::format("UPDATE {}; {}", RowCount(matched), VersionNote(stmt.table.name, ds, next));
+}
+
+std::string RunDelete(const Context& ctx, const DeleteStmt& stmt) {
+  auto ds = OpenTable(ctx, stmt.table);
+  std::string predicate = "true";
+  if (stmt.where) {
+    ExprPtr w = StripQualifier(stmt.where, {stmt.table.name, stmt.table.qualifier()});
+    Bind(*w, WithPseudoColumns(*ds->schema()));
+    predicate = ToString(*w);
+  }
+  uint64_t matched = ds->CountRows(predicate);
+  auto next = matched == 0 ? ds : ds->Delete(predicate);
+  return fmt::format("DELETE {}; {}", RowCount(matched), VersionNote(stmt.table.name, ds, next));
+}
+
+std::string RunCreateTable(const Context& ctx, const CreateTableStmt& stmt) {
+  if (TableExists(ctx, stmt.table.name)) {
+    if (stmt.if_not_exists) return fmt::format("CREATE TABLE: {} already exists", stmt.table.name);
+    ctx.Fail(stmt.table.position, fmt::format("table '{}' already exists", stmt.table.name));
+  }
+  WriteOptions options = CreateOptions(ctx, stmt);
+  RecordBatchPtr batch;
+  if (stmt.columns.empty()) {
+    batch = RunSelect(ctx, *stmt.select);
+    std::set<std::string> names;
+    for (const auto& f : batch->schema()->fields())
+      if (!names.insert(f->name).second)
+        ctx.Fail(stmt.table.position, fmt::format("the SELECT returns column '{}' twice; name them with AS", f->name));
+  } else {
+    std::vector<FieldPtr> fields;
+    for (const auto& c : stmt.columns) {
+      for (const auto& f : fields)
+        if (f->name == c.name) ctx.Fail(stmt.table.position, fmt::format("column '{}' is defined twice", c.name));
+      fields.push_back(Field::Make(c.name, c.type, c.nullable));
+    }
+    Schema schema(fields);
+    std::vector<int> targets;
+    for (size_t i = 0; i < fields.size(); ++i) targets.push_back(int(i));
+    if (stmt.select) {
+      auto rows = RunSelect(ctx, *stmt.select);
+      if (rows->num_columns() != fields.size())
+        ctx.Fail(stmt.table.position, fmt::format("the table has {} columns but the SELECT returns {}", fields.size(),
+                                                  rows->num_columns()));
+      batch = FillBatch(schema, targets, rows->columns(), rows->num_rows());
+    } else {
+      batch = ValuesBatch(ctx, schema, targets, stmt.values, stmt.table.position);
+    }
+  }
+  auto ds = Dataset::Write(ctx.TablePath(stmt.table.name), {batch}, options);
+  return fmt::format("CREATE TABLE {}: {}; version {}", stmt.table.name, RowCount(ds->CountRows()), ds->version());
+}
+
+std::string RunDropTable(const Context& ctx, const DropTableStmt& stmt) {
+  if (!TableExists(ctx, stmt.table.name)) {
+    if (stmt.if_exists) return fmt::format("DROP TABLE: {} does not exist", stmt.table.name);
+    ctx.Fail(stmt.table.position, fmt::format("table '{}' does not exist", stmt.table.name));
+  }
+  std::filesystem::remove_all(ctx.TablePath(stmt.table.name));
+  return fmt::format("DROP TABLE {}", stmt.table.name);
+}
+
+}  // namespace lancelet::sql

@@ -1,0 +1,207 @@
+#include "sql/exec.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "lancelet/scalar.h"
+#include "lancelet/text.h"
+
+namespace lancelet::sql {
+
+std::string Context::TablePath(const std::string& table) const {
+  return (std::filesystem::path(db_dir) / (table + ".lance")).string();
+}
+
+void Context::Fail(int position, const std::string& detail) const {
+  throw ParseError(detail, position, text ? *text : std::string());
+}
+
+bool TableExists(const Context& ctx, const std::string& name) {
+  return std::filesystem::is_directory(std::filesystem::path(ctx.TablePath(name)) / "_versions");
+}
+
+DatasetPtr OpenTable(const Context& ctx, const TableRef& ref) {
+  if (!TableExists(ctx, ref.name)) ctx.Fail(ref.position, fmt::format("table '{}' does not exist", ref.name));
+  try {
+    return Dataset::Open(ctx.TablePath(ref.name), ref.version);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kNotFound && ref.version)
+      ctx.Fail(ref.position, fmt::format("table '{}' has no version {}", ref.name, *ref.version));
+    throw;
+  }
+}
+
+namespace {
+
+// Resolves a read_csv / read_json path: as given (relative to the working directory),
+// else relative to the database directory.
+std::string ResolveFilePath(const Context& ctx, const TableRef& ref) {
+  std::filesystem::path p(ref.name);
+  if (p.is_absolute() || std::filesystem::exists(p)) return ref.name;
+  auto in_db = std::filesystem::path(ctx.db_dir) / p;
+  if (std::filesystem::exists(in_db)) return in_db.string();
+  ctx.Fail(ref.position, fmt::format("file '{}' does not exist", ref.name));
+}
+
+// A one-line progress report on stderr, drawn only for long scans.
+class Progress {
+ public:
+  Progress(bool on, std::string what, uint64_t total) : on_(on && total >= 100000), what_(std::move(what)), total_(total) {}
+  ~Progress() {
+    if (drawn_) std::cerr << "\r\033[K" << std::flush;
+  }
+  void Add(uint64_t n) {
+    if (!on_) return;
+    done_ += n;
+    int percent = int(100 * std::min(done_, total_) / total_);
+    if (percent == last_) return;
+    last_ = percent;
+    drawn_ = true;
+    std::string bar(size_t(percent / 5), '#');
+    bar.resize(20, '.');
+    std::cerr << fmt::format("\r{} [{}] {}%", what_, bar, percent) << std::flush;
+  }
+
+ private:
+  bool on_;
+  std::string what_;
+  uint64_t total_, done_ = 0;
+  int last_ = -1;
+  bool drawn_ = false;
+};
+
+}  // namespace
+
+RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row_id, bool with_row_address,
+                          const std::string& filter) {
+  std::unique_ptr<RecordBatchReader> reader;
+  std::unique_ptr<Progress> progress;
+  if (ref.kind == TableRef::Kind::kTable) {
+    auto ds = OpenTable(ctx, ref);
+    auto scan = ds->NewScan();
+    if (!filter.empty()) scan.Filter(filter);
+    scan.WithRowId(with_row_id).WithRowAddress(with_row_address);
+    reader = scan.Open();
+    progress = std::make_unique<Progress>(ctx.progress, "scanning " + ref.name, ds->CountRows());
+  } else {
+    std::string path = ResolveFilePath(ctx, ref);
+    reader = ref.kind == TableRef::Kind::kCsv ? OpenCsv(path) : OpenJsonLines(path);
+  }
+  std::vector<RecordBatchPtr> batches;
+  while (auto b = reader->Next()) {
+    if (progress) progress->Add(uint64_t(b->num_rows()));
+    batches.push_back(b);
+  }
+  return RecordBatch::Concatenate(reader->schema(), batches);
+}
+
+ExprPtr MapColumns(const ExprPtr& expr, const std::function<ExprPtr(const Expr&)>& map) {
+  if (!expr) return expr;
+  if (expr->kind == ExprKind::kColumn) {
+    ExprPtr replaced = map(*expr);
+    return replaced ? replaced : expr;
+  }
+  bool changed = false;
+  std::vector<ExprPtr> args;
+  for (const auto& a : expr->args) {
+    args.push_back(MapColumns(a, map));
+    changed |= args.back() != a;
+  }
+  if (!changed) return expr;
+  auto copy = std::make_shared<Expr>(*expr);
+  copy->args = std::move(args);
+  return copy;
+}
+
+ExprPtr RenamedColumn(const Expr& column, std::vector<std::string> path) {
+  auto copy = std::make_shared<Expr>(column);
+  copy->path = std::move(path);
+  return copy;
+}
+
+ExprPtr StripQualifier(const ExprPtr& expr, const std::vector<std::string>& qualifiers) {
+  return MapColumns(expr, [&](const Expr& c) -> ExprPtr {
+    if (c.path.size() < 2) return nullptr;
+    for (const auto& q : qualifiers)
+      if (c.path[0] == q) return RenamedColumn(c, std::vector<std::string>(c.path.begin() + 1, c.path.end()));
+    return nullptr;
+  });
+}
+
+ArrayPtr EvaluateOn(const ExprPtr& expr, const RecordBatch& batch) {
+  return Evaluate(*Bind(*expr, *batch.schema()), batch);
+}
+
+ArrayPtr CastArray(const ArrayPtr& values, const TypePtr& type) {
+  if (values->type->Equals(*type)) return values;
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("v", values->type)});
+  RecordBatch batch(schema, {values}, values->length);
+  return Evaluate(*Bind(*Expr::Cast(Expr::Column("v"), type), *schema), batch);
+}
+
+namespace {
+
+int Sign(double d) { return d < 0 ? -1 : d > 0 ? 1 : 0; }
+
+}  // namespace
+
+int CompareScalars(const Scalar& a, const Scalar& b) {
+  const auto& x = a.value;
+  const auto& y = b.value;
+  if (std::holds_alternative<double>(x) || std::holds_alternative<double>(y)) {
+    double p = a.as_double(), q = b.as_double();
+    bool pn = std::isnan(p), qn = std::isnan(q);
+    if (pn || qn) return pn == qn ? 0 : pn ? 1 : -1;  // NaN sorts above every number
+    return Sign(p - q);
+  }
+  if (std::holds_alternative<int64_t>(x) && std::holds_alternative<int64_t>(y)) {
+    int64_t p = std::get<int64_t>(x), q = std::get<int64_t>(y);
+    return p < q ? -1 : p > q ? 1 : 0;
+  }
+  if (std::holds_alternative<uint64_t>(x) && std::holds_alternative<uint64_t>(y)) {
+    uint64_t p = std::get<uint64_t>(x), q = std::get<uint64_t>(y);
+    return p < q ? -1 : p > q ? 1 : 0;
+  }
+  if (std::holds_alternative<int64_t>(x) && std::holds_alternative<uint64_t>(y)) {
+    int64_t p = std::get<int64_t>(x);
+    return p < 0 ? -1 : CompareScalars(Scalar{b.type, uint64_t(p)}, b);
+  }
+  if (std::holds_alternative<uint64_t>(x) && std::holds_alternative<int64_t>(y)) return -CompareScalars(b, a);
+  if (std::holds_alternative<bool>(x) && std::holds_alternative<bool>(y)) return int(a.as_bool()) - int(b.as_bool());
+  if (std::holds_alternative<std::string>(x) && std::holds_alternative<std::string>(y)) {
+    int c = a.as_string().compare(b.as_string());
+    return c < 0 ? -1 : c > 0 ? 1 : 0;
+  }
+  if (std::holds_alternative<std::vector<Scalar>>(x) && std::holds_alternative<std::vector<Scalar>>(y)) {
+    const auto& p = a.as_list();
+    const auto& q = b.as_list();
+    for (size_t i = 0; i < p.size() && i < q.size(); ++i) {
+      if (p[i].is_null() || q[i].is_null()) {
+        if (p[i].is_null() != q[i].is_null()) return p[i].is_null() ? 1 : -1;
+        continue;
+      }
+      if (int c = CompareScalars(p[i], q[i])) return c;
+    }
+    return p.size() < q.size() ? -1 : p.size() > q.size() ? 1 : 0;
+  }
+  ThrowInvalid("cannot compare values of types {} and {}", a.type ? a.type->ToString() : "null",
+               b.type ? b.type->ToString() : "null");
+}
+
+std::string ValueKey(const ArrayData& array, int64_t row) {
+  if (array.IsNull(row)) return "\x01";
+  return "\x02" + FormatValue(array, row, ValueStyle::kJson);
+}
+
+RecordBatchPtr EmptyRowsBatch(int64_t rows) {
+  return std::make_shared<RecordBatch>(std::make_shared<Schema>(), std::vector<ArrayPtr>{}, rows);
+}
+
+std::string RowCount(uint64_t n) { return fmt::format("{} row{}", n, n == 1 ? "" : "s"); }
+
+}  // namespace lancelet::sql

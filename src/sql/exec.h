@@ -1,0 +1,73 @@
+// Shared pieces of SQL execution: the statement context, reading sources, rewriting
+// column references, comparing values and casting columns.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lancelet/dataset.h"
+#include "lancelet/expr.h"
+#include "lancelet/record_batch.h"
+#include "lancelet/sql.h"
+#include "sql/ast.h"
+
+namespace lancelet::sql {
+
+struct Context {
+  std::string db_dir;
+  std::shared_ptr<const std::string> text;  // the statement, for error positions
+  bool progress = false;
+
+  std::string TablePath(const std::string& table) const;
+  // Throws ParseError at `position` (a column of the statement).
+  [[noreturn]] void Fail(int position, const std::string& detail) const;
+};
+
+// Opens the dataset of a table; a missing table is an error at ref.position.
+DatasetPtr OpenTable(const Context& ctx, const TableRef& ref);
+bool TableExists(const Context& ctx, const std::string& name);
+
+// Reads a whole source into one batch. For tables, `with_row_id` / `with_row_address`
+// add the pseudo-columns; `filter` (already validated) is pushed into the scan.
+RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row_id, bool with_row_address,
+                          const std::string& filter = "");
+
+// Rebuilds `expr` with every column node replaced by map(node) (null: keep the node).
+ExprPtr MapColumns(const ExprPtr& expr, const std::function<ExprPtr(const Expr&)>& map);
+// Drops a leading table qualifier from column paths: `u.age` -> `age` when u is one of
+// `qualifiers`.
+ExprPtr StripQualifier(const ExprPtr& expr, const std::vector<std::string>& qualifiers);
+// Copy of a column node with a new path (keeping its position, for error messages).
+ExprPtr RenamedColumn(const Expr& column, std::vector<std::string> path);
+
+// Binds and evaluates over `batch`; errors point into the statement.
+ArrayPtr EvaluateOn(const ExprPtr& expr, const RecordBatch& batch);
+// `values` converted to `type` with SQL CAST rules.
+ArrayPtr CastArray(const ArrayPtr& values, const TypePtr& type);
+
+// Total order for sorting and MIN/MAX: non-null values of one type (or both numeric).
+int CompareScalars(const Scalar& a, const Scalar& b);
+// A key that is equal for equal values (NULL included), for grouping and hash joins.
+std::string ValueKey(const ArrayData& array, int64_t row);
+
+// A batch of `schema` from values for some of its columns (`targets`: schema indices),
+// cast to the column types; the other columns are NULL.
+RecordBatchPtr FillBatch(const Schema& schema, const std::vector<int>& targets, const std::vector<ArrayPtr>& values,
+                         int64_t rows);
+
+// A batch with no columns and `rows` rows (SELECT without FROM).
+RecordBatchPtr EmptyRowsBatch(int64_t rows);
+
+std::string RowCount(uint64_t n);  // "1 row", "3 rows"
+
+// Statement runners.
+RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt);
+std::string RunInsert(const Context& ctx, const InsertStmt& stmt);
+std::string RunUpdate(const Context& ctx, const UpdateStmt& stmt);
+std::string RunDelete(const Context& ctx, const DeleteStmt& stmt);
+std::string RunCreateTable(const Context& ctx, const CreateTableStmt& stmt);
+std::string RunDropTable(const Context& ctx, const DropTableStmt& stmt);
+std::string RunMerge(const Context& ctx, const MergeStmt& stmt);
+
+}  // namespace lancelet::sql

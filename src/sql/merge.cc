@@ -1,0 +1,338 @@
+// MERGE INTO target USING source ON cond WHEN [NOT] MATCHED ...: a join of the target's
+// live rows with the source, a per-row choice of the first clause whose condition holds,
+// then one combined commit (table/merge_commit.h): matched updates as one overlay per
+// fragment (sparse when different rows set different columns), matched deletes as
+// deletion files, not-matched inserts as an appended fragment.
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "sql/exec.h"
+#include "table/commit.h"
+#include "table/merge_commit.h"
+
+namespace lancelet::sql {
+
+namespace {
+
+constexpr const char* kRowAddr = "_rowaddr";
+
+// Column names of a batch, without the pseudo-column.
+std::vector<std::string> ColumnNames(const Schema& schema) {
+  std::vector<std::string> names;
+  for (const auto& f : schema.fields())
+    if (f->name != kRowAddr) names.push_back(f->name);
+  return names;
+}
+
+bool Has(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Columns of the joined rows are named "<qualifier>.<column>"; expressions are rewritten
+// to use those names.
+struct Scope {
+  const Context* ctx;
+  std::string target_q, source_q, target_name;
+  std::vector<std::string> target_columns, source_columns;
+
+  ExprPtr Resolve(const ExprPtr& expr) const {
+    return MapColumns(expr, [&](const Expr& c) -> ExprPtr {
+      const auto& p = c.path;
+      if (p.size() >= 2 && (p[0] == target_q || p[0] == target_name) && Has(target_columns, p[1]))
+        return Renamed(c, target_q, 1);
+      if (p.size() >= 2 && p[0] == source_q && Has(source_columns, p[1])) return Renamed(c, source_q, 1);
+      if (p.size() >= 2 && (p[0] == target_q || p[0] == target_name || p[0] == source_q))
+        ctx->Fail(c.position, fmt::format("'{}' has no column '{}'", p[0], p[1]));
+      bool in_target = Has(target_columns, p[0]), in_source = Has(source_columns, p[0]);
+      if (in_target && in_source)
+        ctx->Fail(c.position, fmt::format("column reference '{}' is ambiguous: write {}.{} or {}.{}", p[0], target_q,
+                                          p[0], source_q, p[0]));
+      if (in_target) return Renamed(c, target_q, 0);
+      if (in_source) return Renamed(c, source_q, 0);
+      return nullptr;  // the binder reports the unknown column
+    });
+  }
+
+  static ExprPtr Renamed(const Expr& c, const std::string& q, size_t skip) {
+    std::vector<std::string> path = {q + "." + c.path[skip]};
+    path.insert(path.end(), c.path.begin() + long(skip) + 1, c.path.end());
+    return RenamedColumn(c, std::move(path));
+  }
+};
+
+// Target and source columns side by side for the given row pairs (a null list leaves
+// that side out).
+RecordBatchPtr JoinRows(const Scope& scope, const RecordBatch& target, const RecordBatch& source,
+                        const std::vector<int64_t>* target_rows, const std::vector<int64_t>* source_rows) {
+  std::vector<FieldPtr> fields;
+  std::vector<ArrayPtr> columns;
+  int64_t n = int64_t(source_rows ? source_rows->size() : target_rows->size());
+  if (target_rows) {
+    for (const auto& name : scope.target_columns) {
+      const auto& col = target.column(name);
+      fields.push_back(Field::Make(scope.target_q + "." + name, col->type));
+      columns.push_back(Take(*col, *target_rows));
+    }
+  }
+  if (source_rows) {
+    for (const auto& name : scope.source_columns) {
+      const auto& col = source.column(name);
+      fields.push_back(Field::Make(scope.source_q + "." + name, col->type));
+      columns.push_back(Take(*col, *source_rows));
+    }
+  }
+  return std::make_shared<RecordBatch>(std::make_shared<Schema>(fields), columns, n);
+}
+
+// AND-ed equalities target.col = source.col, usable as hash-join keys.
+void EquiKeys(const ExprPtr& e, const Scope& scope, std::vector<std::pair<std::string, std::string>>& keys) {
+  if (e->kind == ExprKind::kBinary && e->binary_op == BinaryOp::kAnd) {
+    EquiKeys(e->args[0], scope, keys);
+    EquiKeys(e->args[1], scope, keys);
+    return;
+  }
+  if (e->kind != ExprKind::kBinary || e->binary_op != BinaryOp::kEq) return;
+  const auto& l = e->args[0];
+  const auto& r = e->args[1];
+  if (l->kind != ExprKind::kColumn || r->kind != ExprKind::kColumn || l->path.size() != 1 || r->path.size() != 1)
+    return;
+  std::string tp = scope.target_q + ".", sp = scope.source_q + ".";
+  auto strip = [](const std::string& s, const std::string& prefix) { return s.substr(prefix.size()); };
+  if (l->path[0].rfind(tp, 0) == 0 && r->path[0].rfind(sp, 0) == 0)
+    keys.push_back({strip(l->path[0], tp), strip(r->path[0], sp)});
+  else if (l->path[0].rfind(sp, 0) == 0 && r->path[0].rfind(tp, 0) == 0)
+    keys.push_back({strip(r->path[0], tp), strip(l->path[0], sp)});
+}
+
+// Whether equal values of these types have equal ValueKeys.
+bool HashableTogether(const DataType& a, const DataType& b) {
+  return a.Equals(b) || (a.is_integer() && b.is_integer()) || (a.is_string() && b.is_string());
+}
+
+struct MergeCounts {
+  uint64_t updated = 0, deleted = 0, inserted = 0;
+};
+
+// Computes the changes of one MERGE against `ds`.
+table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const DatasetPtr& ds, MergeCounts& counts) {
+  auto target = ds->NewScan().WithRowAddress().ToBatch();
+  auto source = ReadSource(ctx, stmt.source, false, false);
+  Scope scope;
+  scope.ctx = &ctx;
+  scope.target_q = stmt.target.qualifier();
+  scope.target_name = stmt.target.name;
+  scope.source_q = stmt.source.qualifier();
+  if (scope.target_q == scope.source_q)
+    ctx.Fail(stmt.source.position, fmt::format("the source needs an alias other than '{}' (USING ... AS s)", scope.source_q));
+  scope.target_columns = ColumnNames(*target->schema());
+  scope.source_columns = ColumnNames(*source->schema());
+  const Schema& target_schema = *ds->schema();
+
+  // 1. Candidate pairs: by hash on the ON clause's equalities, else every pair.
+  ExprPtr on = scope.Resolve(stmt.on);
+  std::vector<std::pair<std::string, std::string>> keys;
+  EquiKeys(on, scope, keys);
+  keys.erase(std::remove_if(keys.begin(), keys.end(),
+                            [&](const auto& k) {
+                              return !HashableTogether(*target->column(k.first)->type, *source->column(k.second)->type);
+                            }),
+             keys.end());
+  std::vector<int64_t> cand_t, cand_s;
+  if (!keys.empty()) {
+    std::unordered_multimap<std::string, int64_t> by_key;
+    auto key_of = [&](const RecordBatch& b, bool is_target, int64_t r, std::string& out) {
+      out.clear();
+      for (const auto& k : keys) {
+        const auto& col = b.column(is_target ? k.first : k.second);
+        if (col->IsNull(r)) return false;  // NULL never equals anything
+        out += ValueKey(*col, r) + '\0';
+      }
+      return true;
+    };
+    std::string key;
+    for (int64_t s = 0; s < source->num_rows(); ++s)
+      if (key_of(*source, false, s, key)) by_key.emplace(key, s);
+    for (int64_t t = 0; t < target->num_rows(); ++t) {
+      if (!key_of(*target, true, t, key)) continue;
+      auto [lo, hi] = by_key.equal_range(key);
+      std::vector<int64_t> hits;
+      for (auto it = lo; it != hi; ++it) hits.push_back(it->second);
+      std::sort(hits.begin(), hits.end());
+      for (int64_t s : hits) {
+        cand_t.push_back(t);
+        cand_s.push_back(s);
+      }
+    }
+  } else {
+    for (int64_t t = 0; t < target->num_rows(); ++t)
+      for (int64_t s = 0; s < source->num_rows(); ++s) {
+        cand_t.push_back(t);
+        cand_s.push_back(s);
+      }
+  }
+  auto candidates = JoinRows(scope, *target, *source, &cand_t, &cand_s);
+  auto on_true = EvaluatePredicate(*Bind(*on, *candidates->schema()), *candidates);
+  std::vector<int64_t> match_t, match_s;
+  std::vector<bool> source_matched(size_t(source->num_rows()), false);
+  std::map<int64_t, int> times_matched;
+  for (size_t i = 0; i < on_true.size(); ++i) {
+    if (!on_true[i]) continue;
+    if (++times_matched[cand_t[i]] > 1)
+      ctx.Fail(stmt.on->position, fmt::format("a row of {} matches more than one source row; MERGE needs at most one",
+                                              stmt.target.name));
+    match_t.push_back(cand_t[i]);
+    match_s.push_back(cand_s[i]);
+    source_matched[size_t(cand_s[i])] = true;
+  }
+
+  // 2. Matched rows: the first WHEN MATCHED clause whose condition holds wins.
+  table::MergeChanges changes;
+  const auto& addresses = target->column(kRowAddr);
+  auto address = [&](int64_t t) { return addresses->values<uint64_t>()[t]; };
+  auto matched = JoinRows(scope, *target, *source, &match_t, &match_s);
+  std::vector<int> chosen(match_t.size(), -1);
+  // column -> value pieces; (fragment, column) -> (offset, index into the pieces)
+  std::map<std::string, std::vector<ArrayPtr>> pieces;
+  std::map<std::string, int64_t> piece_rows;
+  std::map<uint64_t, std::map<std::string, std::vector<std::pair<uint32_t, int64_t>>>> cells;
+  for (size_t k = 0; k < stmt.clauses.size(); ++k) {
+    const auto& clause = stmt.clauses[k];
+    if (!clause.matched) continue;
+    std::vector<bool> holds(match_t.size(), true);
+    if (clause.condition)
+      holds = EvaluatePredicate(*Bind(*scope.Resolve(clause.condition), *matched->schema()), *matched);
+    std::vector<int64_t> rows;
+    for (size_t i = 0; i < match_t.size(); ++i)
+      if (chosen[i] < 0 && holds[i]) {
+        chosen[i] = int(k);
+        rows.push_back(int64_t(i));
+      }
+    if (rows.empty() && clause.action != MergeClause::Action::kUpdate) continue;
+    if (clause.action == MergeClause::Action::kDelete) {
+      for (int64_t i : rows) {
+        uint64_t a = address(match_t[size_t(i)]);
+        changes.deletes[a >> 32].push_back(uint32_t(a & 0xFFFFFFFFu));
+      }
+      counts.deleted += rows.size();
+      continue;
+    }
+    // UPDATE SET: evaluated over this clause's rows (bound even when there are none, so
+    // that mistakes are reported).
+    std::vector<int64_t> t_rows, s_rows;
+    for (int64_t i : rows) {
+      t_rows.push_back(match_t[size_t(i)]);
+      s_rows.push_back(match_s[size_t(i)]);
+    }
+    auto subset = JoinRows(scope, *target, *source, &t_rows, &s_rows);
+    std::vector<std::string> seen;
+    for (const auto& s : clause.set) {
+      int f = target_schema.FieldIndex(s.column);
+      if (f < 0) ctx.Fail(s.position, fmt::format("table '{}' has no column '{}'", stmt.target.name, s.column));
+      if (Has(seen, s.column)) ctx.Fail(s.position, fmt::format("column '{}' is set twice", s.column));
+      seen.push_back(s.column);
+      auto bound = Bind(*Expr::Cast(scope.Resolve(s.expr), target_schema.field(size_t(f))->type), *subset->schema());
+      if (rows.empty()) continue;
+      ArrayPtr values = Evaluate(*bound, *subset);
+      int64_t base = piece_rows[s.column];
+      pieces[s.column].push_back(values);
+      piece_rows[s.column] += values->length;
+      for (size_t r = 0; r < rows.size(); ++r) {
+        uint64_t a = address(t_rows[r]);
+        cells[a >> 32][s.column].push_back({uint32_t(a & 0xFFFFFFFFu), base + int64_t(r)});
+      }
+    }
+    counts.updated += rows.size();
+  }
+  std::map<std::string, ArrayPtr> all_values;
+  for (auto& [column, parts] : pieces) all_values[column] = Concatenate(parts);
+  for (auto& [fragment, by_column] : cells) {
+    for (auto& [column, list] : by_column) {
+      std::sort(list.begin(), list.end());
+      table::MergeChanges::ColumnCells c;
+      c.column = column;
+      std::vector<int64_t> index;
+      for (const auto& [offset, i] : list) {
+        c.offsets.push_back(offset);
+        index.push_back(i);
+      }
+      c.values = Take(*all_values[column], index);
+      changes.updates[fragment].push_back(std::move(c));
+    }
+    // Overlay fields in schema order, as data_file.fields lists them for a base file.
+    auto& columns = changes.updates[fragment];
+    std::sort(columns.begin(), columns.end(), [&](const auto& a, const auto& b) {
+      return target_schema.FieldIndex(a.column) < target_schema.FieldIndex(b.column);
+    });
+  }
+
+  // 3. Source rows that matched nothing: the first WHEN NOT MATCHED clause that holds.
+  std::vector<int64_t> unmatched;
+  for (int64_t s = 0; s < source->num_rows(); ++s)
+    if (!source_matched[size_t(s)]) unmatched.push_back(s);
+  auto lonely = JoinRows(scope, *target, *source, nullptr, &unmatched);
+  std::vector<int> taken(unmatched.size(), -1);
+  for (size_t k = 0; k < stmt.clauses.size(); ++k) {
+    const auto& clause = stmt.clauses[k];
+    if (clause.matched) continue;
+    std::vector<bool> holds(unmatched.size(), true);
+    if (clause.condition)
+      holds = EvaluatePredicate(*Bind(*scope.Resolve(clause.condition), *lonely->schema()), *lonely);
+    std::vector<bool> keep(unmatched.size(), false);
+    for (size_t i = 0; i < unmatched.size(); ++i)
+      if (taken[i] < 0 && holds[i]) {
+        taken[i] = int(k);
+        keep[i] = true;
+      }
+    auto rows = lonely->Filter(keep);
+    std::vector<int> targets;
+    if (clause.columns.empty()) {
+      for (size_t i = 0; i < target_schema.num_fields(); ++i) targets.push_back(int(i));
+    } else {
+      for (const auto& c : clause.columns) {
+        int f = target_schema.FieldIndex(c);
+        if (f < 0) ctx.Fail(clause.position, fmt::format("table '{}' has no column '{}'", stmt.target.name, c));
+        targets.push_back(f);
+      }
+    }
+    if (clause.values.size() != targets.size())
+      ctx.Fail(clause.position, fmt::format("INSERT has {} value{} for {} column{}", clause.values.size(),
+                                            clause.values.size() == 1 ? "" : "s", targets.size(),
+                                            targets.size() == 1 ? "" : "s"));
+    std::vector<ArrayPtr> values;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      auto type = target_schema.field(size_t(targets[i]))->type;
+      values.push_back(Evaluate(*Bind(*Expr::Cast(scope.Resolve(clause.values[i]), type), *rows->schema()), *rows));
+    }
+    if (rows->num_rows() == 0) continue;
+    changes.inserts.push_back(FillBatch(target_schema, targets, values, rows->num_rows()));
+    counts.inserted += uint64_t(rows->num_rows());
+  }
+  return changes;
+}
+
+}  // namespace
+
+std::string RunMerge(const Context& ctx, const MergeStmt& stmt) {
+  auto ds = OpenTable(ctx, stmt.target);
+  for (int attempt = 0;; ++attempt) {
+    MergeCounts counts;
+    auto changes = PlanMerge(ctx, stmt, ds, counts);
+    try {
+      auto next = table::CommitMerge(ds, changes);
+      std::string note = next->version() == ds->version()
+                             ? fmt::format("{} unchanged at version {}", stmt.target.name, ds->version())
+                             : fmt::format("{} is now at version {}", stmt.target.name, next->version());
+      return fmt::format("MERGE {} updated, {} deleted, {} inserted; {}", RowCount(counts.updated),
+                         counts.deleted, counts.inserted, note);
+    } catch (const table::RetryableConflict&) {
+      // Someone changed a fragment we touch: plan again on the latest version.
+      if (attempt >= 20) throw;
+      ds = ds->Latest();
+    }
+  }
+}
+
+}  // namespace lancelet::sql

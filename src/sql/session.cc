@@ -1,0 +1,111 @@
+// SqlSession: splitting scripts, dispatching statements, and turning failures into
+// SqlError with a position in the statement.
+#include <fmt/format.h>
+
+#include "lancelet/sql.h"
+#include "sql/exec.h"
+
+namespace lancelet {
+
+namespace {
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+std::string OneLine(std::string s) {
+  for (auto& c : s)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return s;
+}
+
+}  // namespace
+
+SqlError::SqlError(ErrorKind kind, std::string detail, std::string statement, int position)
+    : Error(kind, position > 0 ? fmt::format("{} at position {}", detail, position) : detail),
+      detail_(std::move(detail)),
+      statement_(std::move(statement)),
+      position_(position) {}
+
+std::string SqlError::Render() const {
+  std::string out = what();
+  if (position_ <= 0 || statement_.empty()) return out;
+  // The statement on one line, then a caret under the failing byte.
+  std::string line = OneLine(statement_);
+  out += "\n  " + line + "\n  " + std::string(size_t(position_ - 1), ' ') + "^";
+  return out;
+}
+
+SqlSession::SqlSession(std::string db_dir) : db_dir_(std::move(db_dir)) {}
+
+std::vector<std::string> SqlSession::SplitStatements(const std::string& script) {
+  std::vector<std::string> out;
+  std::string current;
+  char quote = 0;
+  for (size_t i = 0; i < script.size(); ++i) {
+    char c = script[i];
+    if (quote) {
+      current += c;
+      if (c == quote) quote = 0;  // a doubled quote reopens on the next character
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      quote = c;
+      current += c;
+    } else if (c == '-' && i + 1 < script.size() && script[i + 1] == '-') {
+      while (i < script.size() && script[i] != '\n') current += script[i++];
+      if (i < script.size()) current += '\n';
+    } else if (c == ';') {
+      if (auto s = Trim(current); !s.empty()) out.push_back(s);
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  if (auto s = Trim(current); !s.empty()) out.push_back(s);
+  return out;
+}
+
+SqlResult SqlSession::Execute(const std::string& raw) {
+  std::string statement = Trim(raw);
+  sql::Context ctx;
+  ctx.db_dir = db_dir_;
+  ctx.text = std::make_shared<const std::string>(statement);
+  ctx.progress = progress_;
+  try {
+    sql::Statement s = sql::ParseStatement(statement);
+    SqlResult result;
+    switch (s.kind) {
+      case sql::Statement::Kind::kSelect: result.rows = sql::RunSelect(ctx, *s.select); break;
+      case sql::Statement::Kind::kInsert: result.message = sql::RunInsert(ctx, *s.insert); break;
+      case sql::Statement::Kind::kUpdate: result.message = sql::RunUpdate(ctx, *s.update); break;
+      case sql::Statement::Kind::kDelete: result.message = sql::RunDelete(ctx, *s.del); break;
+      case sql::Statement::Kind::kCreateTable: result.message = sql::RunCreateTable(ctx, *s.create); break;
+      case sql::Statement::Kind::kDropTable: result.message = sql::RunDropTable(ctx, *s.drop); break;
+      case sql::Statement::Kind::kMerge: result.message = sql::RunMerge(ctx, *s.merge); break;
+    }
+    return result;
+  } catch (const SqlError&) {
+    throw;
+  } catch (const ParseError& e) {
+    // Errors from expressions re-parsed elsewhere carry positions in other text.
+    if (e.source() == statement && e.position() > 0)
+      throw SqlError(e.kind(), e.detail(), statement, e.position());
+    throw SqlError(e.kind(), e.detail(), statement, 0);
+  } catch (const Error& e) {
+    throw SqlError(e.kind(), e.what(), statement, 0);
+  }
+}
+
+std::vector<SqlResult> SqlSession::ExecuteScript(
+    const std::string& script, const std::function<void(const std::string&, const SqlResult&)>& each) {
+  std::vector<SqlResult> results;
+  for (const auto& statement : SplitStatements(script)) {
+    results.push_back(Execute(statement));
+    if (each) each(statement, results.back());
+  }
+  return results;
+}
+
+}  // namespace lancelet

@@ -1,0 +1,74 @@
+// Buffer allocation: zero-filled and uninitialized allocations, the zero padding, and
+// the reuse of recently freed large blocks (which must never leak old bytes into
+// Allocate's zero-filled buffers).
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "lancelet/array.h"
+
+namespace lancelet {
+namespace {
+
+constexpr size_t kLarge = size_t(4) << 20;  // large enough to be recycled
+
+bool AllBytesAre(const uint8_t* data, size_t n, uint8_t value) {
+  for (size_t i = 0; i < n; ++i)
+    if (data[i] != value) return false;
+  return true;
+}
+
+TEST(Buffer, AllocateIsZeroFilledAndAligned) {
+  auto b = Buffer::Allocate(1000);
+  EXPECT_EQ(b->size(), 1000u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b->data()) % 64, 0u);
+  EXPECT_TRUE(AllBytesAre(b->data(), 1024, 0));  // with the padding to 64 bytes
+}
+
+TEST(Buffer, UninitializedAllocationStillZeroesThePadding) {
+  auto b = Buffer::AllocateUninitialized(1000);
+  EXPECT_EQ(b->size(), 1000u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b->data()) % 64, 0u);
+  EXPECT_TRUE(AllBytesAre(b->data() + 1000, 24, 0));
+}
+
+TEST(Buffer, CopyHoldsTheBytesAndZeroPadding) {
+  const char text[] = "lancelet";
+  auto b = Buffer::Copy(text, 8);
+  EXPECT_EQ(b->view(), "lancelet");
+  EXPECT_TRUE(AllBytesAre(b->data() + 8, 56, 0));
+}
+
+TEST(Buffer, FreedLargeBlockIsReusedForTheSameSize) {
+  const uint8_t* first;
+  {
+    auto b = Buffer::AllocateUninitialized(kLarge);
+    first = b->data();
+  }
+  auto again = Buffer::AllocateUninitialized(kLarge);
+  EXPECT_EQ(again->data(), first);
+}
+
+TEST(Buffer, ReusedBlockIsZeroFilledByAllocate) {
+  {
+    auto dirty = Buffer::AllocateUninitialized(kLarge);
+    std::memset(dirty->mutable_data(), 0xAB, kLarge);
+  }
+  auto clean = Buffer::Allocate(kLarge);
+  EXPECT_TRUE(AllBytesAre(clean->data(), kLarge, 0));
+}
+
+TEST(Buffer, ReusedBlockForASlightlySmallerSizeKeepsTheZeroPadding) {
+  {
+    auto dirty = Buffer::AllocateUninitialized(kLarge);
+    std::memset(dirty->mutable_data(), 0xCD, kLarge);
+  }
+  const size_t size = kLarge - 1000;  // within an eighth: served by the freed block
+  auto b = Buffer::AllocateUninitialized(size);
+  EXPECT_EQ(b->size(), size);
+  const size_t padded = (size + 63) / 64 * 64;
+  EXPECT_TRUE(AllBytesAre(b->data() + size, padded - size, 0));
+}
+
+}  // namespace
+}  // namespace lancelet

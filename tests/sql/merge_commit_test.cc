@@ -1,0 +1,118 @@
+// The combined MERGE commit (table/merge_commit.h): conflict rules of its Update
+// transaction, and a failed MERGE leaving neither a version nor files behind.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "lancelet/dataset.h"
+#include "lancelet/scalar.h"
+#include "lancelet/sql.h"
+#include "support/test_env.h"
+#include "table/commit.h"
+#include "table/merge_commit.h"
+
+namespace lancelet::testing {
+namespace {
+
+using lance::table::Transaction;
+using table::ConflictResult;
+
+Transaction MergeTouching(uint64_t fragment) {
+  Transaction t;
+  t.mutable_update()->add_updated_fragments()->set_id(fragment);
+  return t;
+}
+
+TEST(MergeCommitTest, ConcurrentChangesToTouchedFragmentsForceARetry) {
+  Transaction ours = MergeTouching(1);
+
+  Transaction overlay_same, overlay_other;
+  overlay_same.mutable_data_overlay()->add_groups()->set_fragment_id(1);
+  overlay_other.mutable_data_overlay()->add_groups()->set_fragment_id(2);
+  EXPECT_EQ(table::CheckConflict(ours, overlay_same), ConflictResult::kRetry);
+  EXPECT_EQ(table::CheckConflict(ours, overlay_other), ConflictResult::kCompatible);
+
+  Transaction delete_same;
+  delete_same.mutable_delete_()->add_updated_fragments()->set_id(1);
+  EXPECT_EQ(table::CheckConflict(ours, delete_same), ConflictResult::kRetry);
+  EXPECT_EQ(table::CheckConflict(ours, MergeTouching(1)), ConflictResult::kRetry);
+  EXPECT_EQ(table::CheckConflict(ours, MergeTouching(3)), ConflictResult::kCompatible);
+
+  Transaction append, overwrite;
+  append.mutable_append();
+  overwrite.mutable_overwrite();
+  EXPECT_EQ(table::CheckConflict(ours, append), ConflictResult::kCompatible);
+  EXPECT_EQ(table::CheckConflict(ours, overwrite), ConflictResult::kIncompatible);
+  // And the other way round: an overlay commit that raced a MERGE on its fragment retries.
+  EXPECT_EQ(table::CheckConflict(overlay_same, ours), ConflictResult::kRetry);
+}
+
+size_t CountFiles(const std::string& dir) {
+  size_t n = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) ++n;
+  return n;
+}
+
+TEST(MergeCommitTest, AFailedMergeChangesNothing) {
+  TempDir dir;
+  SqlSession db(dir.path());
+  db.Execute("CREATE TABLE t (id int32, qty int64) AS VALUES (1, 10), (2, 20)");
+  db.Execute("CREATE TABLE s (id int32, qty utf8) AS VALUES (1, '11'), (2, 'many'), (3, '30')");
+  std::string ds = dir.Join("t.lance");
+  size_t files = CountFiles(ds);
+  try {
+    db.Execute("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET qty = s.qty "
+               "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.qty)");
+    FAIL() << "expected the cast of 'many' to fail";
+  } catch (const SqlError& e) {
+    EXPECT_NE(std::string(e.what()).find("many"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(Dataset::Open(ds)->version(), 1u);
+  EXPECT_EQ(CountFiles(ds), files);
+  auto r = db.Execute("SELECT id, qty FROM t ORDER BY id");
+  ASSERT_TRUE(r.rows);
+  EXPECT_EQ(r.rows->num_rows(), 2);
+
+  // The same MERGE with valid values commits once: version 2.
+  db.Execute("UPDATE s SET qty = '21' WHERE id = 2");
+  EXPECT_EQ(db.Execute("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET qty = s.qty "
+                       "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.qty)")
+                .message,
+            "MERGE 2 rows updated, 0 deleted, 1 inserted; t is now at version 2");
+  auto after = db.Execute("SELECT sum(qty) AS total FROM t").rows;
+  EXPECT_EQ(GetScalar(*after->column(0), 0).as_int(), 11 + 21 + 30);
+}
+
+// A MERGE planned on version 2 whose commit finds a concurrent overlay: on another
+// fragment it rebases and both changes survive; on its own fragment it must be redone.
+TEST(MergeCommitTest, StaleMergeRebasesOrAsksForARetry) {
+  TempDir dir;
+  SqlSession db(dir.path());
+  db.Execute("CREATE TABLE t (id int32, v utf8) WITH (max_rows_per_file = 2) AS VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+  auto stale = Dataset::Open(dir.Join("t.lance"));
+  table::MergeChanges changes;
+  changes.updates[0].push_back({"v", {1}, MakeArray(DataType::Utf8(), {Scalar{DataType::Utf8(), std::string("B")}})});
+  changes.deletes[0] = {0};
+  changes.inserts.push_back(RecordBatch::Make(stale->schema(), {MakeArray(DataType::Int32(), {Scalar{DataType::Int32(), int64_t(4)}}),
+                                                                 MakeArray(DataType::Utf8(), {Scalar::Null(DataType::Utf8())})}));
+
+  db.Execute("UPDATE t SET v = 'C' WHERE id = 3");  // fragment 1, version 2
+  auto next = table::CommitMerge(stale, changes);
+  EXPECT_EQ(next->version(), 3u);
+  auto rows = db.Execute("SELECT id, v FROM t ORDER BY id").rows;
+  ASSERT_EQ(rows->num_rows(), 3);
+  EXPECT_EQ(GetScalar(*rows->column(1), 0).as_string(), "B");
+  EXPECT_EQ(GetScalar(*rows->column(1), 1).as_string(), "C");
+  EXPECT_TRUE(rows->column(1)->IsNull(2));
+
+  auto stale2 = next;
+  db.Execute("UPDATE t SET v = 'x' WHERE id = 2");  // fragment 0 again, version 4
+  table::MergeChanges again;
+  again.deletes[0] = {1};
+  EXPECT_THROW(table::CommitMerge(stale2, again), table::RetryableConflict);
+  EXPECT_EQ(Dataset::Open(dir.Join("t.lance"))->version(), 4u);
+}
+
+}  // namespace
+}  // namespace lancelet::testing

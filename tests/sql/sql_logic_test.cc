@@ -1,0 +1,169 @@
+// Runs the SQL logic tests: every tests/sql/*.test file, in the spirit of DuckDB's
+// sqllogictest, each in a fresh database directory.
+//
+// File format (records separated by blank lines; '#' starts a comment line):
+//   statement ok                      the statement (next lines) must succeed
+//   statement error <substring>       it must fail, and its one-line message contain <substring>
+//   query [rowsort]                   the statement, then a line "----", then the
+//                                     expected rows: cells joined by " | " in the table
+//                                     format's style (NULL, shortened lists), a header
+//                                     line first; rowsort compares the rows sorted
+//   file <name>                       the following lines are written to <db>/<name>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "lancelet/sql.h"
+#include "lancelet/text.h"
+#include "support/test_env.h"
+
+namespace lancelet::testing {
+namespace {
+
+struct Record {
+  int line = 0;
+  std::string kind;     // statement ok | statement error | query | file
+  std::string arg;      // error substring, rowsort, file name
+  std::string text;     // statement or file contents
+  std::vector<std::string> expected;
+};
+
+std::vector<Record> ParseTestFile(const std::string& path) {
+  std::vector<std::string> lines = SplitLines(ReadFileToString(path));
+  std::vector<Record> records;
+  size_t i = 0;
+  auto blank = [&](size_t k) { return k >= lines.size() || lines[k].find_first_not_of(" \t\r") == std::string::npos; };
+  while (i < lines.size()) {
+    if (blank(i) || lines[i][0] == '#') {
+      ++i;
+      continue;
+    }
+    Record r;
+    r.line = int(i + 1);
+    const std::string& head = lines[i++];
+    if (head.rfind("statement ok", 0) == 0) {
+      r.kind = "statement ok";
+    } else if (head.rfind("statement error", 0) == 0) {
+      r.kind = "statement error";
+      r.arg = head.size() > 16 ? head.substr(16) : "";
+    } else if (head.rfind("query", 0) == 0) {
+      r.kind = "query";
+      r.arg = head.size() > 6 ? head.substr(6) : "";
+    } else if (head.rfind("file ", 0) == 0) {
+      r.kind = "file";
+      r.arg = head.substr(5);
+    } else {
+      ADD_FAILURE() << path << ":" << r.line << ": unknown record '" << head << "'";
+      return records;
+    }
+    bool in_expected = false;
+    for (; !blank(i); ++i) {
+      if (r.kind == "query" && lines[i] == "----") {
+        in_expected = true;
+        continue;
+      }
+      if (in_expected) r.expected.push_back(lines[i]);
+      else r.text += lines[i] + "\n";
+    }
+    records.push_back(r);
+  }
+  return records;
+}
+
+std::vector<std::string> RenderRows(const RecordBatch& rows) {
+  std::vector<std::string> out;
+  std::string header;
+  for (size_t c = 0; c < rows.num_columns(); ++c) header += (c ? " | " : "") + rows.schema()->field(c)->name;
+  out.push_back(header);
+  for (int64_t r = 0; r < rows.num_rows(); ++r) {
+    std::string line;
+    for (size_t c = 0; c < rows.num_columns(); ++c)
+      line += (c ? " | " : "") + FormatValue(*rows.column(c), r, ValueStyle::kTable);
+    out.push_back(line);
+  }
+  return out;
+}
+
+std::string Join(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l + "\n";
+  return s;
+}
+
+class SqlLogicTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SqlLogicTest, Passes) {
+  std::string path = GetParam();
+  TempDir dir;
+  SqlSession session(dir.path());
+  for (const auto& r : ParseTestFile(path)) {
+    std::string where = std::filesystem::path(path).filename().string() + ":" + std::to_string(r.line);
+    if (r.kind == "file") {
+      WriteStringToFile(dir.Join(r.arg), r.text);
+      continue;
+    }
+    try {
+      SqlResult result = session.Execute(r.text);
+      if (r.kind == "statement error") {
+        ADD_FAILURE() << where << ": expected an error containing '" << r.arg << "', but it succeeded";
+      } else if (r.kind == "query") {
+        if (!result.rows) {
+          ADD_FAILURE() << where << ": a query must return rows";
+          continue;
+        }
+        auto got = RenderRows(*result.rows);
+        auto expected = r.expected;
+        if (r.arg == "rowsort") {
+          std::sort(got.begin() + 1, got.end());
+          if (!expected.empty()) std::sort(expected.begin() + 1, expected.end());
+        }
+        EXPECT_EQ(Join(got), Join(expected)) << where << ": " << r.text;
+      }
+    } catch (const SqlError& e) {
+      if (r.kind != "statement error") {
+        ADD_FAILURE() << where << ": " << e.Render();
+      } else {
+        EXPECT_NE(std::string(e.what()).find(r.arg), std::string::npos)
+            << where << ": expected an error containing '" << r.arg << "', got: " << e.what();
+      }
+    }
+  }
+}
+
+std::vector<std::string> TestFiles() {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(LANCELET_SOURCE_DIR) + "/tests/sql"))
+    if (entry.path().extension() == ".test") files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, SqlLogicTest, ::testing::ValuesIn(TestFiles()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return std::filesystem::path(info.param).stem().string();
+                         });
+
+// The error format: one line, then the statement and a caret under the failing token.
+TEST(SqlErrorTest, RendersACaretUnderThePosition) {
+  TempDir dir;
+  SqlSession session(dir.path());
+  try {
+    session.Execute("SELECT 1 +  FROM t");
+    FAIL() << "expected an error";
+  } catch (const SqlError& e) {
+    EXPECT_EQ(e.Render(),
+              "expected an expression at position 13\n"
+              "  SELECT 1 +  FROM t\n"
+              "              ^");
+  }
+}
+
+TEST(SqlErrorTest, SplitsStatementsOutsideStringsAndComments) {
+  EXPECT_EQ(SqlSession::SplitStatements("SELECT ';'; -- a ; comment\nSELECT 2;;  "),
+            (std::vector<std::string>{"SELECT ';'", "-- a ; comment\nSELECT 2"}));
+}
+
+}  // namespace
+}  // namespace lancelet::testing
