@@ -59,8 +59,8 @@ class ObjectStore {
   virtual std::vector<std::string> List(const std::string& dir) const = 0;
   virtual void Delete(const std::string& path) = 0;
   virtual void CreateDir(const std::string& dir) = 0;
-  // Makes every object written so far under `dir` durable. Writers do not sync each
-  // object; a commit calls this once before publishing the manifest that refers to them.
+  // Makes every object written so far under `dir` durable, when durability is enabled
+  // (LANCELET_SYNC=1); a commit calls it once before publishing its manifest.
   virtual void Sync(const std::string& dir) = 0;
 
   IoStats& stats() const { return stats_; }
