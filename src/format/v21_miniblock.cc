@@ -471,6 +471,9 @@ class MiniBlockReader final : public PageReader {
   }
 
   std::shared_ptr<const DecodedChunk> Chunk(size_t c) const {
+    // A corrupt repetition index or chunk table can point past the last chunk (found by
+    // fuzz/v21_miniblock_fuzz.cc).
+    if (c >= chunks_.size()) ThrowCorrupt("{}: no chunk {} (the page has {})", page_.where, c, chunks_.size());
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (auto& [index, chunk] : cache_)

@@ -69,71 +69,93 @@ void Check(const lancelet::testing::CommandResult& r, const std::string& what) {
 // lancelet writes a small table of mixed types at each version (and deletes rows, so
 // there are deletion files of both kinds); the reference, when installed, writes the
 // census columns at each version and a table with stable row ids.
+void WriteSeedDatasets(const TempDir* dir) {
+  std::string jsonl;
+  for (int i = 0; i < 6000; ++i) {
+    jsonl += fmt::format(
+        "{{\"id\":{},\"name\":{},\"v\":[{},1.5,-2,0],\"l\":{},\"s\":{},\"f\":{},\"b\":{}}}\n", i,
+        i % 10 == 3 ? "null" : fmt::format("\"n{}\"", i % 37), i * 0.5,
+        i % 13 == 0 ? "null" : (i % 5 == 0 ? "[]" : fmt::format("[{},{}]", i % 7, -i)),
+        i % 17 == 0 ? "{\"a\":null,\"b\":\"x\"}" : fmt::format("{{\"a\":{},\"b\":\"y{}\"}}", i, i % 4), i * 1.25,
+        i % 3 == 0 ? "true" : "false");
+  }
+  const std::string input = dir->Join("in.jsonl"), small_input = dir->Join("small.jsonl");
+  WriteStringToFile(input, jsonl);
+  WriteStringToFile(small_input, jsonl.substr(0, jsonl.find("{\"id\":300,")));
+  const std::string schema = "id:int64,name:utf8,v:fixed_size_list<float32,4>,l:list<int32>,s:struct<a:int32,b:utf8>,"
+                             "f:float64,b:bool";
+  for (std::string version : {"2.0", "2.1", "2.2"}) {
+    const std::string ds = dir->Join("ours_" + version.substr(2) + ".lance");
+    Check(RunLancelet({"create", ds, "--from", input, "--schema", schema, "--file-version", version}),
+          "lancelet create");
+    // Few deletions make an Arrow-array deletion file, 5000 or more a bitmap.
+    Check(RunLancelet({"delete", ds, "--where", version == "2.0" ? "id < 10" : "id >= 100 AND id < 5200"}),
+          "lancelet delete");
+    const std::string small = dir->Join("small_" + version.substr(2) + ".lance");
+    Check(RunLancelet({"create", small, "--from", small_input, "--schema", schema, "--file-version", version}),
+          "lancelet create");
+    auto arrow = RunLancelet({"scan", small, "--format", "arrow"});
+    Check(arrow, "lancelet scan --format arrow");
+    WriteStringToFile(dir->Join("small_" + version.substr(2) + ".arrow"), arrow.out);
+  }
+  if (OracleAvailable()) {
+    for (std::string version : {"2.0", "2.1", "2.2"}) {
+      const std::string tag = version.substr(2);
+      for (auto [name, cases, rows] : {std::tuple{"census", "numeric,edges,strings,vectors,lists,structs,compression", "200"},
+                                       std::tuple{"big", "big_strings", "4"}}) {
+        const std::string arrow = dir->Join(std::string(name) + tag + ".arrow");
+        std::vector<std::string> gen = {"gen-census", arrow, "--case", cases, "--rows", rows};
+        if (version == "2.0") gen.push_back("--no-null-structs");
+        Check(RunOracle(gen), "oracle gen-census");
+        Check(RunOracle({"create", dir->Join(std::string("ref_") + name + tag + ".lance"), "--data", arrow,
+                         "--file-version", version}),
+              "oracle create");
+      }
+    }
+    // Every type the reference's generator knows, as a small Arrow file (IPC seeds).
+    Check(RunOracle({"gen", dir->Join("types.arrow"), "--rows", "100", "--seed", "3"}), "oracle gen");
+    const std::string ids = dir->Join("ref_ids.lance");
+    Check(RunOracle({"create", ids, "--data", dir->Join("census2.arrow"), "--stable-row-ids"}), "oracle create");
+    Check(RunOracle({"delete", ids, "--where", "i64_seq % 3 = 0"}), "oracle delete");
+  }
+}
+
+// Writing the seed datasets takes seconds, and ctest runs every test in its own process,
+// so they are written once per build of the lancelet binary under the build tree; a
+// process that finds them complete reuses them. They appear by an atomic rename, so
+// tests running in parallel never see half of them.
+std::string SeedDatasetRoot() {
+  const auto stamp = fs::last_write_time(lancelet::testing::LanceletBinary()).time_since_epoch().count();
+  const std::string prefix = "fuzz-seed-datasets-";
+  const std::string root = fmt::format("{}/{}{}{}", LANCELET_BINARY_DIR, prefix, stamp, OracleAvailable() ? "-ref" : "");
+  if (fs::exists(root)) return root;
+  auto scratch = std::make_unique<TempDir>();
+  WriteSeedDatasets(scratch.get());
+  std::error_code ec;
+  fs::rename(scratch->path(), root, ec);  // fails harmlessly when a concurrent test won
+  for (const auto& e : fs::directory_iterator(LANCELET_BINARY_DIR))  // earlier builds' seeds
+    if (e.path().filename().string().starts_with(prefix) && e.path().string() != root) fs::remove_all(e.path(), ec);
+  return root;
+}
+
 const Corpus& GetCorpus() {
-  static TempDir* dir = new TempDir();
   static Corpus* corpus = [] {
     auto* c = new Corpus();
-    std::string jsonl;
-    for (int i = 0; i < 6000; ++i) {
-      jsonl += fmt::format(
-          "{{\"id\":{},\"name\":{},\"v\":[{},1.5,-2,0],\"l\":{},\"s\":{},\"f\":{},\"b\":{}}}\n", i,
-          i % 10 == 3 ? "null" : fmt::format("\"n{}\"", i % 37), i * 0.5,
-          i % 13 == 0 ? "null" : (i % 5 == 0 ? "[]" : fmt::format("[{},{}]", i % 7, -i)),
-          i % 17 == 0 ? "{\"a\":null,\"b\":\"x\"}" : fmt::format("{{\"a\":{},\"b\":\"y{}\"}}", i, i % 4), i * 1.25,
-          i % 3 == 0 ? "true" : "false");
-    }
-    const std::string input = dir->Join("in.jsonl"), small_input = dir->Join("small.jsonl");
-    WriteStringToFile(input, jsonl);
-    WriteStringToFile(small_input, jsonl.substr(0, jsonl.find("{\"id\":300,")));
-    const std::string schema = "id:int64,name:utf8,v:fixed_size_list<float32,4>,l:list<int32>,s:struct<a:int32,b:utf8>,"
-                               "f:float64,b:bool";
-    for (std::string version : {"2.0", "2.1", "2.2"}) {
-      const std::string ds = dir->Join("ours_" + version.substr(2) + ".lance");
-      Check(RunLancelet({"create", ds, "--from", input, "--schema", schema, "--file-version", version}),
-            "lancelet create");
-      // Few deletions make an Arrow-array deletion file, 5000 or more a bitmap.
-      Check(RunLancelet({"delete", ds, "--where", version == "2.0" ? "id < 10" : "id >= 100 AND id < 5200"}),
-            "lancelet delete");
-      const std::string small = dir->Join("small_" + version.substr(2) + ".lance");
-      Check(RunLancelet({"create", small, "--from", small_input, "--schema", schema, "--file-version", version}),
-            "lancelet create");
-      (version == "2.0" ? c->ours_v20 : c->ours_v21).push_back(small);
-      auto arrow = RunLancelet({"scan", small, "--format", "arrow"});
-      Check(arrow, "lancelet scan --format arrow");
-      WriteStringToFile(dir->Join("small_" + version.substr(2) + ".arrow"), arrow.out);
-    }
-    if (OracleAvailable()) {
-      c->with_reference = true;
-      for (std::string version : {"2.0", "2.1", "2.2"}) {
-        const std::string tag = version.substr(2);
-        for (auto [name, cases, rows] : {std::tuple{"census", "numeric,edges,strings,vectors,lists,structs,compression", "200"},
-                                         std::tuple{"big", "big_strings", "4"}}) {
-          const std::string arrow = dir->Join(std::string(name) + tag + ".arrow");
-          std::vector<std::string> gen = {"gen-census", arrow, "--case", cases, "--rows", rows};
-          if (version == "2.0") gen.push_back("--no-null-structs");
-          Check(RunOracle(gen), "oracle gen-census");
-          Check(RunOracle({"create", dir->Join(std::string("ref_") + name + tag + ".lance"), "--data", arrow,
-                           "--file-version", version}),
-                "oracle create");
-        }
-      }
-      // Every type the reference's generator knows, as a small Arrow file (IPC seeds).
-      Check(RunOracle({"gen", dir->Join("types.arrow"), "--rows", "100", "--seed", "3"}), "oracle gen");
-      const std::string ids = dir->Join("ref_ids.lance");
-      Check(RunOracle({"create", ids, "--data", dir->Join("census2.arrow"), "--stable-row-ids"}), "oracle create");
-      Check(RunOracle({"delete", ids, "--where", "i64_seq % 3 = 0"}), "oracle delete");
-    }
-    for (const auto& file : FilesUnder(dir->path(), ".lance")) {
+    const std::string root = SeedDatasetRoot();
+    c->with_reference = root.ends_with("-ref");
+    for (std::string tag : {"0", "1", "2"})
+      (tag == "0" ? c->ours_v20 : c->ours_v21).push_back(root + "/small_" + tag + ".lance");
+    for (const auto& file : FilesUnder(root, ".lance")) {
       const std::string bytes = ReadFileToString(file);
       if (bytes.size() < 40 || file.find("/data/") == std::string::npos) continue;
       const uint16_t minor = uint16_t(uint8_t(bytes[bytes.size() - 6]));
       (minor == 3 || minor == 0 ? c->v20_files : c->v21_files).push_back(file);
     }
-    c->manifests = FilesUnder(dir->path(), ".manifest");
-    c->deletion_files = FilesUnder(dir->path(), ".arrow");
-    for (const auto& f : FilesUnder(dir->path(), ".bin")) c->deletion_files.push_back(f);
+    c->manifests = FilesUnder(root, ".manifest");
+    c->deletion_files = FilesUnder(root, ".arrow");
+    for (const auto& f : FilesUnder(root, ".bin")) c->deletion_files.push_back(f);
     std::erase_if(c->deletion_files, [](const std::string& f) { return f.find("/_deletions/") == std::string::npos; });
-    c->arrow_files = FilesUnder(dir->path(), ".arrow");
+    c->arrow_files = FilesUnder(root, ".arrow");
     std::erase_if(c->arrow_files, [](const std::string& f) { return f.find("/_deletions/") != std::string::npos; });
     auto store = io::MakeLocalStore();
     for (const auto& m : c->manifests) {

@@ -36,6 +36,8 @@ const MatrixCase kCases[] = {
     {"mixed", "", 700},
 };
 
+void PrintTo(const MatrixCase& c, std::ostream* os) { *os << c.name; }
+
 using Param = std::tuple<MatrixCase, std::string>;
 
 std::string Ok(const CommandResult& r, const std::string& what) {
@@ -88,9 +90,13 @@ TEST_P(MatrixTest, LanceletReadsExactlyTheReferencesRows) {
     EXPECT_GT(DataFiles(ds).size(), 2u) << "expected several fragments";
   }
   if (std::string(matrix_case.name) == "pages") {
+    // 2.0 splits every column at the page size; 2.1 / 2.2 flush a column's page only when
+    // its (8 MiB) cache fills or a page would exceed the size, which here the list does.
     for (const auto& file : DataFiles(ds)) {
-      EXPECT_GT(SplitLines(format::reference_test::PageEncodings(file, 0)).size(), 2u)
-          << "expected several pages in column 0 of " << file;
+      size_t most_pages = 0;
+      for (uint32_t column = 0; column < 12; ++column)
+        most_pages = std::max(most_pages, SplitLines(format::reference_test::PageEncodings(file, column)).size());
+      EXPECT_GE(most_pages, 2u) << "expected a column with several pages in " << file;
     }
   }
 
