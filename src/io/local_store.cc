@@ -223,6 +223,15 @@ class LocalStore final : public ObjectStore {
 
 }  // namespace
 
+void RemoveQuietly(ObjectStore& store, const std::vector<std::string>& paths) {
+  for (const auto& p : paths) {
+    try {
+      store.Delete(p);
+    } catch (const Error&) {
+    }
+  }
+}
+
 std::shared_ptr<ObjectStore> MakeLocalStore() { return std::make_shared<LocalStore>(); }
 
 }  // namespace lancelet::io

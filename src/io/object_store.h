@@ -71,6 +71,10 @@ class ObjectStore {
 
 std::shared_ptr<ObjectStore> MakeLocalStore();
 
+// Best-effort removal of the files a failed operation wrote: errors are ignored, since
+// the operation's own error is the one to report.
+void RemoveQuietly(ObjectStore& store, const std::vector<std::string>& paths);
+
 // "a/b" + "c" -> "a/b/c".
 std::string JoinPath(std::string_view a, std::string_view b);
 

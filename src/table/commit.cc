@@ -396,10 +396,7 @@ std::shared_ptr<const DatasetState> Commit(std::shared_ptr<io::ObjectStore> stor
     return PublishWithRetries(store, uri, std::move(read), transaction, txn_name, options);
   } catch (...) {
     // Nothing was published: leave no trace of the attempt.
-    try {
-      store->Delete(txn_path);
-    } catch (const Error&) {
-    }
+    io::RemoveQuietly(*store, {txn_path});
     throw;
   }
 }

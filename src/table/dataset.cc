@@ -54,17 +54,8 @@ std::vector<lance::table::DataFragment> WriteFragments(io::ObjectStore& store, c
     *written = writer.written_paths();
     return fragments;
   } catch (...) {
-    for (const auto& p : writer.written_paths()) store.Delete(p);
+    io::RemoveQuietly(store, writer.written_paths());
     throw;
-  }
-}
-
-void RemoveFiles(io::ObjectStore& store, const std::vector<std::string>& paths) {
-  for (const auto& p : paths) {
-    try {
-      store.Delete(p);
-    } catch (const Error&) {
-    }
   }
 }
 
@@ -105,7 +96,7 @@ DatasetPtr Dataset::Write(const std::string& raw_uri, RecordBatchReader& data, c
   try {
     return std::make_shared<Dataset>(table::Commit(store, uri, base, std::move(t), commit));
   } catch (...) {
-    RemoveFiles(*store, written);
+    io::RemoveQuietly(*store, written);
     throw;
   }
 }
@@ -128,7 +119,7 @@ DatasetPtr Dataset::Append(RecordBatchReader& data, const WriteOptions& options)
   try {
     return std::make_shared<Dataset>(table::Commit(s.store, s.uri, state_, std::move(t), commit));
   } catch (...) {
-    RemoveFiles(*s.store, written);
+    io::RemoveQuietly(*s.store, written);
     throw;
   }
 }
@@ -176,11 +167,11 @@ DatasetPtr Dataset::Delete(const std::string& predicate) const {
       table::CommitOptions commit;
       return std::make_shared<Dataset>(table::Commit(state->store, state->uri, state, std::move(t), commit));
     } catch (const table::RetryableConflict&) {
-      RemoveFiles(*state->store, written);
+      io::RemoveQuietly(*state->store, written);
       if (attempt >= 20) throw;
       state = table::LoadState(state->store, state->uri, std::nullopt);
     } catch (...) {
-      RemoveFiles(*state->store, written);
+      io::RemoveQuietly(*state->store, written);
       throw;
     }
   }

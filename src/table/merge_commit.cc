@@ -121,12 +121,7 @@ DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes) {
     CommitOptions options;
     return std::make_shared<Dataset>(Commit(state.store, state.uri, dataset->state_ptr(), std::move(t), options));
   } catch (...) {
-    for (const auto& p : written) {
-      try {
-        state.store->Delete(p);
-      } catch (const Error&) {
-      }
-    }
+    io::RemoveQuietly(*state.store, written);
     throw;
   }
 }

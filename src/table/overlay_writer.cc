@@ -161,12 +161,7 @@ DatasetPtr OverlayWriter::Commit(const Options& options) const {
     commit.max_retries = options.max_commit_retries;
     return std::make_shared<Dataset>(table::Commit(state.store, state.uri, dataset_->state_ptr(), std::move(t), commit));
   } catch (...) {
-    for (const auto& p : written) {
-      try {
-        state.store->Delete(p);
-      } catch (const Error&) {
-      }
-    }
+    io::RemoveQuietly(*state.store, written);
     throw;
   }
 }
