@@ -12,17 +12,6 @@
 namespace lancelet::testing {
 namespace {
 
-#define REQUIRE_ORACLE() \
-  if (!OracleAvailable()) GTEST_SKIP() << "the reference (tests/oracle/node_modules) is not installed; run ./run setup"
-
-// Runs a command and fails the test with its stderr when it exits non-zero.
-std::string Ok(const CommandResult& r, const std::string& what) {
-  EXPECT_EQ(r.exit_code, 0) << what << " failed: " << r.err;
-  return r.out;
-}
-
-std::string Oracle(const std::vector<std::string>& args) { return Ok(RunOracle(args), "oracle " + args[0]); }
-std::string Lancelet(const std::vector<std::string>& args) { return Ok(RunLancelet(args), "lancelet " + args[0]); }
 
 // Every type the reference accepts at a file version (2.0 cannot store null structs).
 std::vector<std::string> GenArgs(const std::string& out, int rows, int seed, const std::string& version) {

@@ -18,9 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#define REQUIRE_ORACLE() \
-  if (!OracleAvailable()) GTEST_SKIP() << "the reference (tests/oracle/node_modules) is not installed; run ./run setup"
-
 struct MatrixCase {
   const char* name;  // a gen-census case
   // Environment for the reference's create: a small page size splits every column into
@@ -39,11 +36,6 @@ const MatrixCase kCases[] = {
 void PrintTo(const MatrixCase& c, std::ostream* os) { *os << c.name; }
 
 using Param = std::tuple<MatrixCase, std::string>;
-
-std::string Ok(const CommandResult& r, const std::string& what) {
-  EXPECT_EQ(r.exit_code, 0) << what << " failed: " << r.err;
-  return r.out;
-}
 
 std::vector<std::string> DataFiles(const std::string& table) {
   std::vector<std::string> files;
@@ -74,14 +66,14 @@ TEST_P(MatrixTest, LanceletReadsExactlyTheReferencesRows) {
   const std::string arrow = dir_.Join("in.arrow"), ds = dir_.Join("t.lance");
   std::vector<std::string> gen = {"gen-census", arrow, "--case", matrix_case.name};
   if (version == "2.0") gen.push_back("--no-null-structs");  // 2.0 stores no struct validity
-  Ok(RunOracle(gen), "oracle gen-census");
+  ExpectOk(RunOracle(gen), "oracle gen-census");
   std::vector<std::string> create = {"create", ds, "--data", arrow, "--file-version", version};
   if (matrix_case.max_rows_per_file > 0) {
     create.push_back("--max-rows-per-file");
     create.push_back(std::to_string(matrix_case.max_rows_per_file));
   }
-  Ok(RunOracle(create, matrix_case.env), "oracle create");
-  const std::string expected = Ok(RunOracle({"dump", ds}), "oracle dump");
+  ExpectOk(RunOracle(create, matrix_case.env), "oracle create");
+  const std::string expected = ExpectOk(RunOracle({"dump", ds}), "oracle dump");
   const auto rows = SplitLines(expected);
   ASSERT_GT(rows.size(), 0u);
 
@@ -100,9 +92,9 @@ TEST_P(MatrixTest, LanceletReadsExactlyTheReferencesRows) {
     }
   }
 
-  const std::string scanned = Ok(RunLancelet({"scan", ds, "--format", "jsonl"}), "lancelet scan");
+  const std::string scanned = ExpectOk(RunLancelet({"scan", ds, "--format", "jsonl"}), "lancelet scan");
   EXPECT_EQ(DiffJsonLines(expected, scanned), "") << "scan";
-  EXPECT_EQ(Ok(RunLancelet({"count", ds}), "lancelet count"), std::to_string(rows.size()) + "\n");
+  EXPECT_EQ(ExpectOk(RunLancelet({"count", ds}), "lancelet count"), std::to_string(rows.size()) + "\n");
 
   const auto picks = TakeOffsets(rows.size(), 20240601u + rows.size());
   std::string expected_take, list;
@@ -110,7 +102,7 @@ TEST_P(MatrixTest, LanceletReadsExactlyTheReferencesRows) {
     expected_take += rows[p] + "\n";
     list += (list.empty() ? "" : ",") + std::to_string(p);
   }
-  EXPECT_EQ(DiffJsonLines(expected_take, Ok(RunLancelet({"take", ds, "--rows", list, "--format", "jsonl"}),
+  EXPECT_EQ(DiffJsonLines(expected_take, ExpectOk(RunLancelet({"take", ds, "--rows", list, "--format", "jsonl"}),
                                             "lancelet take")),
             "")
       << "take at " << list;

@@ -14,15 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#define REQUIRE_ORACLE() \
-  if (!OracleAvailable()) GTEST_SKIP() << "the reference (tests/oracle/node_modules) is not installed; run ./run setup"
-
-std::string Ok(const CommandResult& r, const std::string& what) {
-  EXPECT_EQ(r.exit_code, 0) << what << " failed: " << r.err;
-  return r.out;
-}
-std::string Oracle(const std::vector<std::string>& args) { return Ok(RunOracle(args), "oracle " + args[0]); }
-std::string Lancelet(const std::vector<std::string>& args) { return Ok(RunLancelet(args), "lancelet " + args[0]); }
 
 class OperationsTest : public ::testing::TestWithParam<std::string> {
  protected:

@@ -18,12 +18,9 @@ namespace {
 
 const char* kOverlayEnv = "LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES=1";
 
-std::string Ok(const CommandResult& r, const std::string& what) {
-  EXPECT_EQ(r.exit_code, 0) << what << " failed: " << r.err;
-  return r.out;
-}
-std::string Oracle(const std::vector<std::string>& args) { return Ok(RunOracle(args, kOverlayEnv), "oracle " + args[0]); }
-std::string Lancelet(const std::vector<std::string>& args) { return Ok(RunLancelet(args), "lancelet " + args[0]); }
+// The reference with overlay reading enabled.
+std::string OverlayOracle(const std::vector<std::string>& args) { return Oracle(args, kOverlayEnv); }
+
 
 RecordBatchPtr ReadArrowFile(const std::string& path) {
   auto reader = ReadIpc(ReadFileToString(path), path);
@@ -40,7 +37,7 @@ ArrayPtr Pick(const RecordBatch& source, size_t c, const std::vector<uint32_t>& 
 
 void ExpectReferenceAgrees(const std::string& ds, const std::string& context) {
   std::string ours = Lancelet({"scan", ds, "--format", "jsonl", "--with-rowaddr"});
-  std::string theirs = Oracle({"dump", ds, "--with-rowaddr"});
+  std::string theirs = OverlayOracle({"dump", ds, "--with-rowaddr"});
   EXPECT_FALSE(ours.empty()) << context;
   EXPECT_EQ(DiffJsonLines(ours, theirs), "") << context;
 }
@@ -54,14 +51,14 @@ class OverlayInteropTest : public ::testing::TestWithParam<std::string> {
 // Every type, sparse and dense overlays, NULL overrides, stacked overlays with equal and
 // different versions, deletions before and after: the reference returns lancelet's rows.
 TEST_P(OverlayInteropTest, TheReferenceReadsLanceletsOverlays) {
-  if (!OracleAvailable()) GTEST_SKIP() << "the reference is not installed; run ./run setup";
+  REQUIRE_ORACLE();
   std::string ds = dir_.Join("ov.lance"), a = dir_.Join("a.arrow"), b = dir_.Join("b.arrow");
   std::vector<std::string> gen_flags = {"--no-nan-vectors"};
   if (version() == "2.0") gen_flags.push_back("--no-null-structs");
   auto gen = [&](const std::string& out, const std::string& seed) {
     std::vector<std::string> args = {"gen", out, "--rows", "200", "--seed", seed};
     args.insert(args.end(), gen_flags.begin(), gen_flags.end());
-    Oracle(args);
+    OverlayOracle(args);
   };
   gen(a, "31");
   gen(b, "32");
@@ -117,18 +114,18 @@ TEST_P(OverlayInteropTest, TheReferenceReadsLanceletsOverlays) {
   // The reference deletes and appends: the overlays stay, and lancelet reads the result.
   std::string c = dir_.Join("c.arrow");
   gen(c, "33");
-  Oracle({"delete", ds, "--where", "c_uint8 > 200"});
+  OverlayOracle({"delete", ds, "--where", "c_uint8 > 200"});
   if (version() == "2.0") {
-    Oracle({"append", ds, "--data", c});
+    OverlayOracle({"append", ds, "--data", c});
   }
   auto after = Dataset::Open(ds);
   EXPECT_GT(after->state().manifest.fragments(0).overlays_size(), 0);
-  EXPECT_EQ(DiffJsonLines(Oracle({"dump", ds, "--with-rowaddr"}), Lancelet({"scan", ds, "--format", "jsonl", "--with-rowaddr"})), "")
+  EXPECT_EQ(DiffJsonLines(OverlayOracle({"dump", ds, "--with-rowaddr"}), Lancelet({"scan", ds, "--format", "jsonl", "--with-rowaddr"})), "")
       << "lancelet reads the reference's writes on an overlaid dataset";
 
   // The reference's optimize() folds the overlays; the values do not change.
   std::string before = Lancelet({"scan", ds, "--format", "jsonl"});
-  Oracle({"optimize", ds});
+  OverlayOracle({"optimize", ds});
   if (version() == "2.0") {
     EXPECT_EQ(DiffJsonLines(before, Lancelet({"scan", ds, "--format", "jsonl"})), "") << "after optimize";
   }
@@ -137,19 +134,19 @@ TEST_P(OverlayInteropTest, TheReferenceReadsLanceletsOverlays) {
 // lancelet updates a dataset the reference created with its default encodings, and the
 // reference reads the overlaid result.
 TEST_P(OverlayInteropTest, LanceletUpdatesTheReferencesDataset) {
-  if (!OracleAvailable()) GTEST_SKIP() << "the reference is not installed; run ./run setup";
+  REQUIRE_ORACLE();
   std::string ds = dir_.Join("ref.lance"), a = dir_.Join("a.arrow");
   std::vector<std::string> args = {"gen", a, "--rows", "300", "--seed", "41", "--no-nan-vectors"};
   if (version() == "2.0") args.push_back("--no-null-structs");
-  Oracle(args);
-  Oracle({"create", ds, "--data", a, "--file-version", version()});
+  OverlayOracle(args);
+  OverlayOracle({"create", ds, "--data", a, "--file-version", version()});
   auto r = RunLancelet({"update", ds, "--set", "c_int64 = c_int64 / 2", "--set", "c_utf8 = 'changed'", "--where",
                         "c_int16 > 0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = RunLancelet({"update", ds, "--set", "c_float32 = NULL", "--where", "c_int8 < 0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ExpectReferenceAgrees(ds, "reference-created dataset with lancelet overlays");
-  EXPECT_EQ(Oracle({"count", ds, "--where", "c_utf8 = 'changed'"}), Lancelet({"count", ds, "--where", "c_utf8 = 'changed'"}));
+  EXPECT_EQ(OverlayOracle({"count", ds, "--where", "c_utf8 = 'changed'"}), Lancelet({"count", ds, "--where", "c_utf8 = 'changed'"}));
 }
 
 // A known divergence: the spec says a covered cell takes the overlay's value, NULL
@@ -157,7 +154,7 @@ TEST_P(OverlayInteropTest, LanceletUpdatesTheReferencesDataset) {
 // and takes only the leaves from the overlay. This test pins the reference's behaviour
 // so that a change on either side is noticed.
 TEST(OverlayInterop, ReferenceKeepsBaseStructValidity) {
-  if (!OracleAvailable()) GTEST_SKIP() << "the reference is not installed; run ./run setup";
+  REQUIRE_ORACLE();
   TempDir dir;
   std::string ds = dir.Join("s.lance");
   WriteStringToFile(dir.Join("s.jsonl"), "{\"id\":1,\"s\":{\"a\":1,\"b\":\"x\"}}\n{\"id\":2,\"s\":null}\n{\"id\":3,\"s\":{\"a\":3,\"b\":\"z\"}}\n");
@@ -170,7 +167,7 @@ TEST(OverlayInterop, ReferenceKeepsBaseStructValidity) {
   OverlayWriter(dataset).Set(0, "s", {1, 2}, values).Commit();
   EXPECT_EQ(Lancelet({"scan", ds, "--format", "jsonl"}),
             "{\"id\":1,\"s\":{\"a\":1,\"b\":\"x\"}}\n{\"id\":2,\"s\":{\"a\":7,\"b\":\"new\"}}\n{\"id\":3,\"s\":null}\n");
-  auto theirs = SplitLines(Oracle({"dump", ds}));
+  auto theirs = SplitLines(OverlayOracle({"dump", ds}));
   ASSERT_EQ(theirs.size(), 3u);
   EXPECT_EQ(theirs[0], "{\"id\":1,\"s\":{\"a\":1,\"b\":\"x\"}}");
   EXPECT_EQ(theirs[1], "{\"id\":2,\"s\":null}");          // the base row's NULL survives the overlay

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <gtest/gtest.h>
+
 namespace lancelet::testing {
 
 namespace fs = std::filesystem;
@@ -97,6 +99,17 @@ std::vector<std::string> SplitLines(const std::string& text) {
   std::string line;
   while (std::getline(ss, line)) lines.push_back(line);
   return lines;
+}
+
+std::string ExpectOk(const CommandResult& r, const std::string& what) {
+  EXPECT_EQ(r.exit_code, 0) << what << " failed: " << r.err;
+  return r.out;
+}
+
+std::string Lancelet(const std::vector<std::string>& args) { return ExpectOk(RunLancelet(args), "lancelet " + args[0]); }
+
+std::string Oracle(const std::vector<std::string>& args, const std::string& env) {
+  return ExpectOk(RunOracle(args, env), "oracle " + args[0]);
 }
 
 }  // namespace lancelet::testing

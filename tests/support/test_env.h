@@ -41,6 +41,18 @@ bool OracleAvailable();
 // Runs `node tests/oracle/oracle.mjs ARGS...`; `env` is prepended (e.g. "VAR=1").
 CommandResult RunOracle(const std::vector<std::string>& args, const std::string& env = "");
 
+// Skips the current test when the reference is not installed.
+#define REQUIRE_ORACLE()                                                                                  \
+  if (!::lancelet::testing::OracleAvailable())                                                            \
+  GTEST_SKIP() << "the reference (tests/oracle/node_modules) is not installed; run ./run setup"
+
+// The stdout of a command that should have succeeded; a non-zero exit fails the current
+// test, naming `what` and quoting the command's stderr.
+std::string ExpectOk(const CommandResult& r, const std::string& what);
+// `lancelet ARGS...` and `node oracle.mjs ARGS...` (with `env`) that should succeed.
+std::string Lancelet(const std::vector<std::string>& args);
+std::string Oracle(const std::vector<std::string>& args, const std::string& env = "");
+
 std::string ReadFileToString(const std::string& path);
 void WriteStringToFile(const std::string& path, const std::string& bytes);
 std::vector<std::string> SplitLines(const std::string& text);
