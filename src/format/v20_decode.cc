@@ -2,12 +2,18 @@
 //
 // Reads are by row range and touch only the pages (and, for Flat buffers without
 // compression, only the bytes) that hold the rows. Take groups nearby rows into ranges.
-// Supported: Nullable, Flat (optionally zstd/lz4 compressed), FixedSizeList, Binary,
-// Dictionary (of strings), List, SimpleStruct, PackedStruct (incl. legacy blobs), Fsst
-// (v21_fsst.cc). Other
+// Supported: Nullable, Flat (optionally zstd/lz4 compressed), Bitpacked and
+// BitpackedForNonNeg (v20_bitpacked.cc), FixedSizeList, Binary, Dictionary (of strings),
+// List, SimpleStruct, PackedStruct (incl. legacy blobs), Fsst (v21_fsst.cc). Other
 // encodings fail with NotSupported naming the file, column and page.
+//
+// A compressed buffer can only be decompressed whole, so each column keeps the
+// decompressed buffers of the page it is reading: a scan that reads a page in several
+// batches decompresses it once. A read that reaches the page's last row lets them go, so
+// an open file (data files stay open in a dataset-wide cache) holds none after a scan.
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <numeric>
 
 #include "file2.pb.h"
@@ -29,6 +35,51 @@ struct Page {
   uint64_t num_rows = 0;
   const PageMeta* meta = nullptr;
   pb::ArrayEncoding encoding;
+};
+
+// The decompressed buffers of one page of a column: the page being read. Entries are
+// shared, so a reader keeps its bytes while another thread moves the cache on to
+// another page or releases it.
+class DecompressedPage {
+ public:
+  using Bytes = std::shared_ptr<const std::string>;
+
+  // The decompressed `buffer` of `page` (compressed with `scheme`), made by `decompress`
+  // unless the cache holds it.
+  template <typename F>
+  Bytes Get(uint32_t page, uint32_t buffer, const std::string& scheme, F&& decompress) {
+    std::lock_guard lock(mutex_);
+    if (page != page_) {
+      entries_.clear();
+      page_ = page;
+    }
+    for (const auto& e : entries_) {
+      if (e.buffer == buffer && e.scheme == scheme) return e.bytes;
+    }
+    // Decompressing under the lock makes a second reader of the page wait for this one
+    // instead of decompressing it again.
+    Bytes bytes = std::make_shared<const std::string>(decompress());
+    entries_.push_back({buffer, scheme, bytes});
+    return bytes;
+  }
+
+  // Drops the buffers if they are `page`'s.
+  void Release(uint32_t page) {
+    std::lock_guard lock(mutex_);
+    if (page != page_) return;
+    entries_.clear();
+    page_ = UINT32_MAX;
+  }
+
+ private:
+  struct Entry {
+    uint32_t buffer;
+    std::string scheme;
+    Bytes bytes;
+  };
+  std::mutex mutex_;
+  uint32_t page_ = UINT32_MAX;
+  std::vector<Entry> entries_;
 };
 
 // One column of the file with its parsed page encodings.
@@ -66,6 +117,12 @@ class Column {
   std::string Where(const Page& page) const {
     return fmt::format("{}: column {} page {}", source_.path(), index_, page.index);
   }
+  DecompressedPage& decompressed() const { return decompressed_; }
+  // Called after rows [lo, lo + n) of `page` were decoded: a sequential reader is done
+  // with the page once it has read its last row.
+  void DoneWith(const Page& page, uint64_t lo, uint64_t n) const {
+    if (lo + n == page.num_rows) decompressed_.Release(page.index);
+  }
 
   // Calls f(page, first row within the page, row count) for the pages holding [start, start+count).
   template <typename F>
@@ -87,6 +144,7 @@ class Column {
   const ByteSource& source_;
   std::vector<Page> pages_;
   uint64_t num_rows_ = 0;
+  mutable DecompressedPage decompressed_;
 };
 
 // Access to one page's buffers.
@@ -116,6 +174,14 @@ class PageCtx {
                    offset + length, buffer.buffer_index(), size);
     }
     column_.source().ReadInto(position + offset, length, out);
+  }
+  // The whole buffer of a compressed Flat, decompressed (once per page and buffer while
+  // the column stays on this page).
+  DecompressedPage::Bytes Decompressed(const pb::Flat& flat) const {
+    const std::string& scheme = flat.compression().scheme();
+    return column_.decompressed().Get(page_.index, flat.buffer().buffer_index(), scheme, [&] {
+      return Decompress(scheme, Read(flat.buffer(), 0, BufferSize(flat.buffer())), Where());
+    });
   }
 
  private:
@@ -198,19 +264,50 @@ BufferPtr ReadFlat(const pb::Flat& flat, const PageCtx& ctx, uint64_t start, uin
     ctx.ReadInto(flat.buffer(), first_byte, end_byte - first_byte, values->mutable_data());
     return values;
   }
-  std::string bytes;
   if (flat.has_compression()) {
-    std::string whole = Decompress(flat.compression().scheme(), ctx.Read(flat.buffer(), 0, ctx.BufferSize(flat.buffer())),
-                                   ctx.Where());
-    if (end_byte > whole.size()) {
-      ThrowCorrupt("{}: decompressed buffer holds {} bytes, values need {}", ctx.Where(), whole.size(), end_byte);
+    DecompressedPage::Bytes whole = ctx.Decompressed(flat);
+    if (end_byte > whole->size()) {
+      ThrowCorrupt("{}: decompressed buffer holds {} bytes, values need {}", ctx.Where(), whole->size(), end_byte);
     }
-    bytes = whole.substr(first_byte, end_byte - first_byte);
-  } else {
-    bytes = ctx.Read(flat.buffer(), first_byte, end_byte - first_byte);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(whole->data()) + first_byte;
+    if (bits == 1) return ShiftBits(bytes, start % 8, count);
+    return Buffer::Copy(bytes, end_byte - first_byte);
   }
-  if (bits == 1) return ShiftBits(reinterpret_cast<const uint8_t*>(bytes.data()), start % 8, count);
-  return Buffer::Copy(bytes.data(), bytes.size());
+  const std::string bytes = ctx.Read(flat.buffer(), first_byte, end_byte - first_byte);
+  return ShiftBits(reinterpret_cast<const uint8_t*>(bytes.data()), start % 8, count);
+}
+
+// Values [start, start + count) of a Bitpacked buffer, unpacked to their full width.
+BufferPtr ReadBitpacked(const pb::Bitpacked& packed, const PageCtx& ctx, uint64_t start, uint64_t count) {
+  const uint64_t width = packed.compressed_bits_per_value(), word_bits = packed.uncompressed_bits_per_value();
+  CheckBitpackedWidths(width, word_bits, ctx.Where());
+  if (start > (uint64_t(1) << 48) || count > (uint64_t(1) << 48)) {
+    ThrowCorrupt("{}: {} bit-packed values at value {} cannot fit in a page", ctx.Where(), count, start);
+  }
+  const ByteRange range = BitpackedBytes(start, count, width);
+  if (range.end > ctx.BufferSize(packed.buffer())) {
+    ThrowCorrupt("{}: {}-bit packed values [{}, {}) need bytes up to {}, but their buffer holds {}", ctx.Where(),
+                 width, start, start + count, range.end, ctx.BufferSize(packed.buffer()));
+  }
+  const std::string bytes = ctx.Read(packed.buffer(), range.begin, range.end - range.begin);
+  return UnpackBits(bytes, uint32_t(start * width % 8), count, uint32_t(width), uint32_t(word_bits), packed.signed_());
+}
+
+// Values [start, start + count) of a BitpackedForNonNeg buffer (whole chunks are read).
+BufferPtr ReadBitpackedForNonNeg(const pb::BitpackedForNonNeg& packed, const PageCtx& ctx, uint64_t start,
+                                 uint64_t count) {
+  const uint64_t width = packed.compressed_bits_per_value(), word_bits = packed.uncompressed_bits_per_value();
+  CheckBitpackedWidths(width, word_bits, ctx.Where());
+  if (start > (uint64_t(1) << 48) || count > (uint64_t(1) << 48)) {
+    ThrowCorrupt("{}: {} bit-packed values at value {} cannot fit in a page", ctx.Where(), count, start);
+  }
+  const ByteRange range = FastLanesChunkBytes(start, count, width);
+  if (range.end > ctx.BufferSize(packed.buffer())) {
+    ThrowCorrupt("{}: {}-bit packed chunks of values [{}, {}) need bytes up to {}, but their buffer holds {}",
+                 ctx.Where(), width, start, start + count, range.end, ctx.BufferSize(packed.buffer()));
+  }
+  const std::string chunks = ctx.Read(packed.buffer(), range.begin, range.end - range.begin);
+  return UnpackFastLanesChunks(chunks, start, count, uint32_t(width), uint32_t(word_bits));
 }
 
 // The Flat buffer of a page that stores `type` as plain fixed-width rows (PlainRowBytes):
@@ -250,16 +347,30 @@ const pb::Flat* InnerFlat(const pb::ArrayEncoding& enc) {
 ArrayPtr Decode(const pb::ArrayEncoding& enc, const TypePtr& type, const PageCtx& ctx, uint64_t start,
                 uint64_t count);
 
-// Unsigned integers of the width the encoding stores, widened to u64.
+// Unsigned integers of the width the encoding stores (Flat, or either bit-packing, under
+// any Nullable(no_nulls) wrappers), widened to u64.
 std::vector<uint64_t> DecodeUnsigned(const pb::ArrayEncoding& enc, const PageCtx& ctx, uint64_t start,
                                      uint64_t count, const char* what) {
-  const pb::Flat* flat = InnerFlat(enc);
-  if (!flat) ThrowNotSupported("{}: {} stored as '{}' are not supported", ctx.Where(), what, EncodingName(enc));
-  const uint64_t bits = flat->bits_per_value();
-  if (bits != 8 && bits != 16 && bits != 32 && bits != 64) {
-    ThrowNotSupported("{}: {} of {} bits are not supported", ctx.Where(), what, bits);
+  if (enc.has_nullable() && enc.nullable().has_no_nulls()) {
+    return DecodeUnsigned(enc.nullable().no_nulls().values(), ctx, start, count, what);
   }
-  BufferPtr raw = ReadFlat(*flat, ctx, start, count);
+  uint64_t bits = 0;
+  BufferPtr raw;
+  if (enc.has_flat()) {
+    bits = enc.flat().bits_per_value();
+    if (bits != 8 && bits != 16 && bits != 32 && bits != 64) {
+      ThrowNotSupported("{}: {} of {} bits are not supported", ctx.Where(), what, bits);
+    }
+    raw = ReadFlat(enc.flat(), ctx, start, count);
+  } else if (enc.has_bitpacked()) {
+    bits = enc.bitpacked().uncompressed_bits_per_value();
+    raw = ReadBitpacked(enc.bitpacked(), ctx, start, count);
+  } else if (enc.has_bitpacked_for_non_neg()) {
+    bits = enc.bitpacked_for_non_neg().uncompressed_bits_per_value();
+    raw = ReadBitpackedForNonNeg(enc.bitpacked_for_non_neg(), ctx, start, count);
+  } else {
+    ThrowNotSupported("{}: {} stored as '{}' are not supported", ctx.Where(), what, EncodingName(enc));
+  }
   std::vector<uint64_t> out(count);
   for (uint64_t i = 0; i < count; ++i) {
     switch (bits) {
@@ -435,6 +546,20 @@ ArrayPtr Decode(const pb::ArrayEncoding& enc, const TypePtr& type, const PageCtx
       }
       return MakeFixed(type, count, ReadFlat(enc.flat(), ctx, start, count));
     }
+    case pb::ArrayEncoding::kBitpacked:
+    case pb::ArrayEncoding::kBitpackedForNonNeg: {
+      const bool plain = enc.has_bitpacked();
+      const uint64_t word_bits = plain ? enc.bitpacked().uncompressed_bits_per_value()
+                                       : enc.bitpacked_for_non_neg().uncompressed_bits_per_value();
+      if (!type->is_fixed_width() || type->id() == TypeId::kBool) Unsupported(ctx, enc, *type);
+      if (word_bits != FlatBits(*type)) {
+        ThrowCorrupt("{}: bit-packed values unpack to {} bits but the field's type {} needs {}", ctx.Where(),
+                     word_bits, type->ToString(), FlatBits(*type));
+      }
+      return MakeFixed(type, count,
+                       plain ? ReadBitpacked(enc.bitpacked(), ctx, start, count)
+                             : ReadBitpackedForNonNeg(enc.bitpacked_for_non_neg(), ctx, start, count));
+    }
     case pb::ArrayEncoding::kFixedSizeList: {
       const auto& fsl = enc.fixed_size_list();
       if (type->id() != TypeId::kFixedSizeList || uint32_t(type->fixed_size()) != fsl.dimension()) {
@@ -504,6 +629,7 @@ class LeafDecoder final : public NodeDecoder {
       PageCtx ctx(column_, page);
       ArrayPtr a = Decode(page.encoding, type_, ctx, lo, n);
       if (uint64_t(a->length) != n) ThrowCorrupt("{}: decoded {} rows, expected {}", ctx.Where(), a->length, n);
+      column_.DoneWith(page, lo, n);
       pieces.push_back(std::move(a));
     });
     return ConcatPieces(std::move(pieces), type_);
@@ -569,6 +695,7 @@ class ListDecoder final : public NodeDecoder {
       if (adjustment == 0) ThrowCorrupt("{}: list page with rows has null_offset_adjustment 0", ctx.Where());
       const uint64_t extra = lo > 0 ? 1 : 0;
       std::vector<uint64_t> raw = DecodeUnsigned(list.offsets(), ctx, lo - extra, n + extra, "list offsets");
+      offsets_.DoneWith(page, lo, n);
       const uint64_t first = extra ? raw[0] % adjustment : 0;
       uint64_t prev = first;
       for (uint64_t i = 0; i < n; ++i) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "encodings_v2_0.pb.h"
@@ -38,6 +39,39 @@ bool UnwrapAny(const std::string& bytes, const std::string& type_name, google::p
 // Undoes Flat.compression ("zstd": u64 LE length + zstd frame, or a bare frame; "lz4":
 // u32 LE length + LZ4 block). `where` names the page for errors.
 std::string Decompress(const std::string& scheme, const std::string& bytes, const std::string& where);
+
+// --- bit-packed integers (v20_bitpacked.cc) -------------------------------------------
+//
+// Bitpacked (ArrayEncoding field 10): value k of a page occupies bits
+// [k * width, (k + 1) * width) of its buffer, where bit b is bit b % 8 of byte b / 8 and
+// the value's least significant bit comes first. It unpacks to `word_bits`-wide
+// little-endian integers; when `signed` is set, bit width - 1 is the sign and is extended.
+//
+// BitpackedForNonNeg (field 12): values in chunks of 1024, each chunk packed the FastLanes
+// way (v21_compression.h) into 1024 * width / 8 bytes; a last partial chunk is padded.
+//
+// Both require 1 <= width <= word_bits and word_bits in {8, 16, 32, 64}.
+
+struct ByteRange {
+  uint64_t begin = 0, end = 0;
+};
+
+// Throws Corrupt naming `where` unless the widths are as above.
+void CheckBitpackedWidths(uint64_t width, uint64_t word_bits, const std::string& where);
+
+// Bitpacked: the bytes holding values [start, start + count); the first value starts at
+// bit (start * width) % 8 of the first byte.
+ByteRange BitpackedBytes(uint64_t start, uint64_t count, uint64_t width);
+// Unpacks `count` Bitpacked values, the first starting at bit `bit_offset` of `bytes`
+// (which must hold them all), into `word_bits`-wide words.
+BufferPtr UnpackBits(std::string_view bytes, uint32_t bit_offset, uint64_t count, uint32_t width, uint32_t word_bits,
+                     bool sign_extend);
+
+// BitpackedForNonNeg: the whole chunks holding values [start, start + count).
+ByteRange FastLanesChunkBytes(uint64_t start, uint64_t count, uint64_t width);
+// Unpacks values [start, start + count) from `chunks`, the bytes FastLanesChunkBytes named.
+BufferPtr UnpackFastLanesChunks(std::string_view chunks, uint64_t start, uint64_t count, uint32_t width,
+                                uint32_t word_bits);
 
 // Root encoder / decoder of one top-level field.
 std::unique_ptr<FieldEncoder> MakeFieldEncoderImpl(const LanceField& field, const FileWriterOptions& options);

@@ -690,12 +690,12 @@ TEST_F(HandBuilt, UnknownEncodingsNameFileColumnAndPage) {
   PageSpec good{4, {Raw<int32_t>({1, 2, 3, 4})}, {}};
   Flat(good.encoding.mutable_nullable()->mutable_no_nulls()->mutable_values(), 32, 0);
   PageSpec odd{4, {Raw<int32_t>({1, 2, 3, 4})}, {}};
-  odd.encoding.mutable_bitpacked()->set_compressed_bits_per_value(3);
+  odd.encoding.mutable_constant()->set_value("\x01");  // the reference's 2.0 reader has no Constant either
   auto path = Build("odd.lance", Field{"a", DataType::Int32(), true, {}}, {{good, odd}}, 8);
   auto reader = LanceFileReader::Open(*store_, path);
   EXPECT_EQ(reader->ReadField(0, 0, 4)->length, 4);  // the first page is fine
   ExpectError(ErrorKind::kNotSupported, path + ": column 0 page 1", [&] { reader->ReadField(0, 2, 4); });
-  ExpectError(ErrorKind::kNotSupported, "bitpacked", [&] { reader->ReadField(0, 4, 1); });
+  ExpectError(ErrorKind::kNotSupported, "constant", [&] { reader->ReadField(0, 4, 1); });
 }
 
 TEST_F(HandBuilt, ListPagesWithNullsAcrossItemPages) {
