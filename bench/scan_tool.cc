@@ -1,12 +1,16 @@
 // Benchmark driver: makes the benchmark datasets with lancelet and times lancelet's work.
 //   scan_tool gen DIR --rows N --dim D [--version 2.0] [--fragments F] [--shape scan|wide|narrow]
 //   scan_tool scan DIR [--repeat R] [--columns a,b]
-//   scan_tool take DIR --count K [--repeat R] [--columns a,b]
+//   scan_tool take DIR (--count K | --offsets FILE) [--repeat R] [--columns a,b]
 //   scan_tool update DIR --set "col = expr" --where PRED
-// Each prints one JSON line: rows, the median seconds over R warm runs, rows/s.
+// Each prints one JSON line: rows, the median seconds over R warm runs, rows/s. take also
+// prints the bytes and read calls of its first (cold: file metadata included) and of a warm
+// run, and the size of the dataset's data files. --offsets FILE (one offset per line) takes
+// the same rows every run, the rows bench/reference_take.mjs takes.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <random>
 
@@ -15,6 +19,8 @@
 #include "lancelet/builder.h"
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
+#include "dataset_bytes.h"
+#include "table/dataset_state.h"
 
 using namespace lancelet;
 
@@ -100,6 +106,14 @@ std::vector<std::string> Columns(int argc, char** argv) {
   return out;
 }
 
+std::vector<uint64_t> ReadOffsets(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open offsets file " + path);
+  std::vector<uint64_t> out;
+  for (uint64_t v; in >> v;) out.push_back(v);
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,23 +159,45 @@ int main(int argc, char** argv) {
     }
     if (cmd == "take") {
       int repeat = std::stoi(Arg(argc, argv, "--repeat", "5"));
+      const std::string offsets_file = Arg(argc, argv, "--offsets", "");
       int64_t count = std::stoll(Arg(argc, argv, "--count", "100"));
       auto ds = Dataset::Open(dir);
       uint64_t total = ds->CountRows();
+      std::vector<uint64_t> fixed;
+      if (!offsets_file.empty()) {
+        fixed = ReadOffsets(offsets_file);
+        count = int64_t(fixed.size());
+      }
+      const auto columns = Columns(argc, argv);
+      const io::IoStats& io = ds->state().store->stats();
+      uint64_t first_bytes = 0, first_calls = 0, warm_bytes = 0, warm_calls = 0;
       std::mt19937_64 rng(7);
       std::vector<double> seconds;
-      for (int r = 0; r < repeat + 1; ++r) {
-        std::vector<uint64_t> rows;
-        for (int64_t i = 0; i < count; ++i) rows.push_back(rng() % total);
+      for (int r = 0; r < repeat + 1; ++r) {  // the first run opens the file and warms the page cache
+        std::vector<uint64_t> rows = fixed;
+        if (offsets_file.empty())
+          for (int64_t i = 0; i < count; ++i) rows.push_back(rng() % total);
+        const uint64_t bytes0 = io.bytes_read, calls0 = io.read_calls;
         auto start = std::chrono::steady_clock::now();
-        auto batch = ds->Take(rows, Columns(argc, argv));
+        auto batch = ds->Take(rows, columns);
         double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (r > 0) seconds.push_back(s);
+        if (batch->num_rows() != count) throw std::runtime_error("take returned a wrong number of rows");
+        const uint64_t bytes = io.bytes_read - bytes0, calls = io.read_calls - calls0;
+        if (r == 0) {
+          first_bytes = bytes;
+          first_calls = calls;
+        } else {
+          seconds.push_back(s);
+          warm_bytes = bytes;
+          warm_calls = calls;
+        }
       }
       std::sort(seconds.begin(), seconds.end());
       double median = seconds[seconds.size() / 2];
-      std::cout << fmt::format("{{\"rows\":{},\"median_s\":{:.5f},\"rows_per_s\":{:.0f}}}\n", count, median,
-                               double(count) / median);
+      std::cout << fmt::format(
+          "{{\"rows\":{},\"median_s\":{:.5f},\"rows_per_s\":{:.0f},\"first_bytes_read\":{},\"first_read_calls\":{},"
+          "\"bytes_read\":{},\"read_calls\":{},\"data_bytes\":{}}}\n",
+          count, median, double(count) / median, first_bytes, first_calls, warm_bytes, warm_calls, bench::DataFileBytes(*ds));
       return 0;
     }
     if (cmd == "update") {

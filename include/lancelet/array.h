@@ -108,5 +108,7 @@ bool ArraysEqual(const ArrayData& a, const ArrayData& b);
 void ValidateArray(const ArrayData& array, std::string_view context);
 // Recomputes null_count from the validity bitmap.
 int64_t CountNulls(const uint8_t* validity, int64_t length);
+// Bytes held by the array's buffers, its children's included.
+uint64_t BufferBytes(const ArrayData& array);
 
 }  // namespace lancelet

@@ -134,6 +134,15 @@ std::string_view ArrayData::GetView(int64_t i) const {
   return {data + begin, size_t(end - begin)};
 }
 
+uint64_t BufferBytes(const ArrayData& array) {
+  uint64_t bytes = 0;
+  for (const auto& b : array.buffers)
+    if (b) bytes += b->size();
+  for (const auto& c : array.children)
+    if (c) bytes += BufferBytes(*c);
+  return bytes;
+}
+
 int64_t CountNulls(const uint8_t* validity, int64_t length) {
   if (!validity) return 0;
   int64_t set = 0, i = 0;

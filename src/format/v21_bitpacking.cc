@@ -2,6 +2,7 @@
 // built on it: InlineBitpacking (width stored before each block of 1024 values, used for
 // mini-block values and levels) and OutOfLineBitpacking (one width for the whole buffer,
 // given by the encoding's Flat child).
+#include <bit>
 #include <cstring>
 
 #include "format/v21_compression.h"
@@ -17,10 +18,6 @@ uint64_t LoadWord(const uint8_t* p, uint32_t bytes) {
   return v;
 }
 
-void StoreWord(uint8_t* p, uint32_t bytes, uint64_t v) {
-  for (uint32_t k = 0; k < bytes; ++k) p[k] = uint8_t(v >> (8 * k));
-}
-
 void CheckWordBits(uint32_t word_bits, const std::string& where) {
   if (word_bits != 8 && word_bits != 16 && word_bits != 32 && word_bits != 64)
     ThrowCorrupt("{}: bit-packing of {}-bit values (expected 8, 16, 32 or 64)", where, word_bits);
@@ -28,29 +25,64 @@ void CheckWordBits(uint32_t word_bits, const std::string& where) {
 
 }  // namespace
 
+namespace {
+
+template <typename T>
+T LoadNative(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+template <typename T>
+void StoreNative(uint8_t* p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+
+static_assert(std::endian::native == std::endian::little, "the packed words are read as native little-endian words");
+
+// FastLanesUnpack for one word type. Every lane does the same shifts at the same row, so
+// the inner loop runs over the lanes with loop-invariant shifts (and vectorizes).
+template <typename T>
+void UnpackLanes(uint32_t width, const uint8_t* packed, uint8_t* out) {
+  constexpr uint32_t kBits = 8 * sizeof(T);
+  constexpr uint32_t kLanes = uint32_t(kFastLanesValues) / kBits;
+  const T mask = width == kBits ? T(~T(0)) : T((T(1) << width) - 1);
+  for (uint32_t row = 0; row < kBits; ++row) {
+    // Bits [row * width, row * width + width) of each lane's stream of words.
+    const uint32_t first_bit = row * width;
+    const uint32_t shift = first_bit % kBits;
+    const uint8_t* words = packed + uint64_t(first_bit / kBits) * kLanes * sizeof(T);
+    uint8_t* dst = out + uint64_t(kFastLanesOrder[row / 8] * 16 + (row % 8) * 128) * sizeof(T);
+    if (shift + width > kBits) {  // the value continues in the lane's next word
+      const uint8_t* next = words + kLanes * sizeof(T);
+      const uint32_t back = kBits - shift;
+      for (uint32_t lane = 0; lane < kLanes; ++lane) {
+        const T low = T(LoadNative<T>(words + lane * sizeof(T)) >> shift);
+        const T high = T(LoadNative<T>(next + lane * sizeof(T)) << back);
+        StoreNative<T>(dst + lane * sizeof(T), T((low | high) & mask));
+      }
+    } else {
+      for (uint32_t lane = 0; lane < kLanes; ++lane)
+        StoreNative<T>(dst + lane * sizeof(T), T(T(LoadNative<T>(words + lane * sizeof(T)) >> shift) & mask));
+    }
+  }
+}
+
+}  // namespace
+
 void FastLanesUnpack(uint32_t word_bits, uint32_t width, const uint8_t* packed, uint8_t* out) {
-  const uint32_t word_bytes = word_bits / 8;
-  const uint32_t lanes = uint32_t(kFastLanesValues) / word_bits;
   if (width == 0) {
-    std::memset(out, 0, kFastLanesValues * word_bytes);
+    std::memset(out, 0, kFastLanesValues * (word_bits / 8));
     return;
   }
-  const uint64_t mask = width == 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
-  for (uint32_t lane = 0; lane < lanes; ++lane) {
-    for (uint32_t row = 0; row < word_bits; ++row) {
-      // Bits [row * width, row * width + width) of the lane's stream of words.
-      const uint64_t first_bit = uint64_t(row) * width;
-      const uint64_t word = first_bit / word_bits;
-      const uint32_t shift = uint32_t(first_bit % word_bits);
-      uint64_t value = LoadWord(packed + (lanes * word + lane) * word_bytes, word_bytes) >> shift;
-      if (shift + width > word_bits) {  // continues in the lane's next word
-        const uint64_t next = LoadWord(packed + (lanes * (word + 1) + lane) * word_bytes, word_bytes);
-        value |= next << (word_bits - shift);
-      }
-      value &= mask;
-      const uint32_t index = uint32_t(kFastLanesOrder[row / 8]) * 16 + (row % 8) * 128 + lane;
-      StoreWord(out + uint64_t(index) * word_bytes, word_bytes, value);
-    }
+  if (width > word_bits) ThrowCorrupt("bit width {} for {}-bit values", width, word_bits);
+  switch (word_bits) {
+    case 8: return UnpackLanes<uint8_t>(width, packed, out);
+    case 16: return UnpackLanes<uint16_t>(width, packed, out);
+    case 32: return UnpackLanes<uint32_t>(width, packed, out);
+    case 64: return UnpackLanes<uint64_t>(width, packed, out);
+    default: ThrowCorrupt("bit-packing of {}-bit values (expected 8, 16, 32 or 64)", word_bits);
   }
 }
 
@@ -58,8 +90,7 @@ std::string DecodeInlineBitpacking(uint32_t word_bits, std::string_view data, ui
   CheckWordBits(word_bits, where);
   const uint32_t word_bytes = word_bits / 8;
   std::string out(n * word_bytes, '\0');
-  std::string block(kFastLanesValues * word_bytes, '\0');
-  auto* block_bytes = reinterpret_cast<uint8_t*>(block.data());
+  std::string block;  // for a padded last block
   const auto* in = reinterpret_cast<const uint8_t*>(data.data());
   uint64_t pos = 0, done = 0;
   while (done < n) {
@@ -72,10 +103,15 @@ std::string DecodeInlineBitpacking(uint32_t word_bits, std::string_view data, ui
     if (pos + packed_bytes > data.size())
       ThrowCorrupt("{}: bit-packed block of width {} needs {} bytes, {} left", where, width, packed_bytes,
                    data.size() - pos);
-    FastLanesUnpack(word_bits, uint32_t(width), in + pos, block_bytes);
-    pos += packed_bytes;
     const uint64_t take = std::min(kFastLanesValues, n - done);
-    std::memcpy(out.data() + done * word_bytes, block.data(), take * word_bytes);
+    if (take == kFastLanesValues) {
+      FastLanesUnpack(word_bits, uint32_t(width), in + pos, reinterpret_cast<uint8_t*>(out.data()) + done * word_bytes);
+    } else {
+      block.resize(kFastLanesValues * word_bytes);
+      FastLanesUnpack(word_bits, uint32_t(width), in + pos, reinterpret_cast<uint8_t*>(block.data()));
+      std::memcpy(out.data() + done * word_bytes, block.data(), take * word_bytes);
+    }
+    pos += packed_bytes;
     done += take;
   }
   return out;
@@ -96,12 +132,14 @@ std::string DecodeOutOfLineBitpacking(uint32_t word_bits, uint32_t width, std::s
     ThrowCorrupt("{}: {} bytes of {}-bit values packed at {} bits, expected {} or {}", where, data.size(), n, width,
                  packed_tail_size, raw_tail_size);
   std::string out(n * word_bytes, '\0');
-  std::string block(kFastLanesValues * word_bytes, '\0');
   const auto* in = reinterpret_cast<const uint8_t*>(data.data());
-  for (uint64_t b = 0; b < whole + (tail && !raw_tail ? 1 : 0); ++b) {
-    FastLanesUnpack(word_bits, width, in + b * block_bytes, reinterpret_cast<uint8_t*>(block.data()));
-    const uint64_t take = std::min(kFastLanesValues, n - b * kFastLanesValues);
-    std::memcpy(out.data() + b * kFastLanesValues * word_bytes, block.data(), take * word_bytes);
+  for (uint64_t b = 0; b < whole; ++b)
+    FastLanesUnpack(word_bits, width, in + b * block_bytes,
+                    reinterpret_cast<uint8_t*>(out.data()) + b * kFastLanesValues * word_bytes);
+  if (tail && !raw_tail) {
+    std::string block(kFastLanesValues * word_bytes, '\0');
+    FastLanesUnpack(word_bits, width, in + whole * block_bytes, reinterpret_cast<uint8_t*>(block.data()));
+    std::memcpy(out.data() + whole * kFastLanesValues * word_bytes, block.data(), tail * word_bytes);
   }
   if (raw_tail) std::memcpy(out.data() + whole * kFastLanesValues * word_bytes, in + whole * block_bytes, tail * word_bytes);
   return out;

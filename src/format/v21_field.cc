@@ -32,15 +32,6 @@ namespace {
 constexpr const char* kStructuralEncodingKey = "lance-encoding:structural-encoding";
 constexpr uint64_t kFullZipMinValueBytes = 256;
 
-uint64_t ArrayBytes(const ArrayData& array) {
-  uint64_t bytes = 0;
-  for (const auto& b : array.buffers)
-    if (b) bytes += b->size();
-  for (const auto& c : array.children)
-    if (c) bytes += ArrayBytes(*c);
-  return bytes;
-}
-
 std::string ForcedLayout(const LanceField& root, const LanceField& leaf) {
   for (const LanceField* f : {&leaf, &root}) {
     auto it = f->metadata.find(kStructuralEncodingKey);
@@ -100,7 +91,7 @@ class FieldEncoderImpl final : public FieldEncoder {
     if (!values.type->Equals(*field_.type))
       ThrowInvalid("field '{}' expects {} but got {}", field_.name, field_.type->ToString(), values.type->ToString());
     pending_.push_back(Slice(values, 0, values.length));
-    pending_bytes_ += ArrayBytes(values);
+    pending_bytes_ += BufferBytes(values);
     if (pending_bytes_ >= options_.page_size_bytes) Flush(sink);
   }
 
@@ -208,15 +199,7 @@ class FieldDecoderImpl final : public FieldDecoder {
                    num_rows_);
     if (unique.empty()) return MakeEmptyArray(field_.type);
     std::vector<DecodedPath> decoded(paths_.size());
-    for (size_t c = 0; c < paths_.size(); ++c) {
-      size_t k = 0;
-      while (k < unique.size()) {
-        size_t j = k + 1;
-        while (j < unique.size() && unique[j] == unique[j - 1] + 1) ++j;
-        decoded[c].Append(ReadColumn(c, unique[k], unique[j - 1] - unique[k] + 1));
-        k = j;
-      }
-    }
+    for (size_t c = 0; c < paths_.size(); ++c) decoded[c] = TakeColumn(c, unique);
     ArrayPtr sorted = Assemble(field_, paths_, decoded);
     std::vector<int64_t> indices(rows.size());
     for (size_t k = 0; k < rows.size(); ++k)
@@ -277,6 +260,54 @@ class FieldDecoderImpl final : public FieldDecoder {
                                 columns_[c].index, start);
     if (out.layers.empty() && out.leaves.empty()) out.layers.resize(paths_[c].size() - 1);
     return out;
+  }
+
+  // Rows `sorted` (ascending, distinct, all < num_rows_) of leaf column c. The items of all
+  // the rows taken from one page are gathered first and unravelled together.
+  DecodedPath TakeColumn(size_t c, const std::vector<uint64_t>& sorted) const {
+    DecodedPath out;
+    const auto& pages = pages_[c];
+    PageItems gathered;
+    size_t gathered_page = pages.size();  // none
+    auto flush = [&] {
+      if (gathered_page == pages.size()) return;
+      out.Append(Unravel(paths_[c], Reader(c, gathered_page).layers(), std::move(gathered), pages[gathered_page].where));
+      gathered = PageItems();
+      gathered_page = pages.size();
+    };
+    size_t p = 0;
+    for (size_t k = 0; k < sorted.size();) {
+      size_t j = k + 1;  // rows [sorted[k], sorted[j - 1]] are consecutive
+      while (j < sorted.size() && sorted[j] == sorted[j - 1] + 1) ++j;
+      uint64_t row = sorted[k], count = sorted[j - 1] - sorted[k] + 1;
+      while (count > 0) {
+        while (p < pages.size() && row >= pages[p].first_row + pages[p].num_rows) ++p;
+        if (p == pages.size())
+          ThrowCorrupt("file {}: field '{}' column {} ends before row {}", source_.path(), field_.name,
+                       columns_[c].index, row);
+        const uint64_t begin = row - pages[p].first_row, n = std::min(count, pages[p].num_rows - begin);
+        PageItems part = Reader(c, p).ReadRows(begin, n);
+        if (p != gathered_page) {
+          flush();
+          gathered = std::move(part);
+          gathered_page = p;
+        } else {
+          AppendItems(gathered, part);
+        }
+        row += n;
+        count -= n;
+      }
+      k = j;
+    }
+    flush();
+    return out;
+  }
+
+  static void AppendItems(PageItems& into, const PageItems& part) {
+    into.levels.rep.insert(into.levels.rep.end(), part.levels.rep.begin(), part.levels.rep.end());
+    into.levels.def.insert(into.levels.def.end(), part.levels.def.begin(), part.levels.def.end());
+    into.values.AppendFrom(part.values, 0, part.values.count);
+    into.num_rows += part.num_rows;
   }
 
   const PageReader& Reader(size_t c, size_t p) const {

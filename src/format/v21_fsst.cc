@@ -42,37 +42,70 @@ FsstTable FsstTable::Parse(const std::string& bytes, const std::string& where) {
   return table;
 }
 
+// Decoding writes each symbol as a whole 8-byte word and then advances by its length, so
+// the output needs kSlack writable bytes past the expansion's end. The codes are checked
+// in a first pass that also sizes the output.
+namespace {
+constexpr size_t kSlack = 8;
+}  // namespace
+
+uint64_t FsstTable::ExpandedSize(std::string_view in, const std::string& where) const {
+  uint64_t size = 0;
+  for (size_t k = 0; k < in.size(); ++k) {
+    const uint8_t code = uint8_t(in[k]);
+    if (code == kEscape) {
+      if (++k == in.size()) ThrowCorrupt("{}: FSST value ends inside an escape", where);
+      ++size;
+      continue;
+    }
+    if (code >= num_symbols_) ThrowCorrupt("{}: FSST code {} but the table has {} symbols", where, code, num_symbols_);
+    size += lengths_[code];
+  }
+  return size;
+}
+
+char* FsstTable::ExpandChecked(std::string_view in, char* out) const {
+  for (size_t k = 0; k < in.size(); ++k) {
+    const uint8_t code = uint8_t(in[k]);
+    if (code == kEscape) {
+      *out++ = in[++k];
+      continue;
+    }
+    std::memcpy(out, &symbols_[code], 8);  // little-endian: the symbol's bytes in order
+    out += lengths_[code];
+  }
+  return out;
+}
+
 void FsstTable::Expand(std::string_view in, std::string& out, const std::string& where) const {
   if (!active_) {
     out.append(in);
     return;
   }
-  for (size_t k = 0; k < in.size(); ++k) {
-    const uint8_t code = uint8_t(in[k]);
-    if (code == kEscape) {
-      if (++k == in.size()) ThrowCorrupt("{}: FSST value ends inside an escape", where);
-      out.push_back(in[k]);
-      continue;
-    }
-    if (code >= num_symbols_) ThrowCorrupt("{}: FSST code {} but the table has {} symbols", where, code, num_symbols_);
-    const uint64_t symbol = symbols_[code];
-    for (uint8_t b = 0; b < lengths_[code]; ++b) out.push_back(char((symbol >> (8 * b)) & 0xFF));
-  }
+  const size_t old = out.size();
+  const uint64_t size = ExpandedSize(in, where);
+  out.resize(old + size + kSlack);
+  ExpandChecked(in, out.data() + old);
+  out.resize(old + size);
 }
 
 void FsstTable::ExpandBlock(ValueBlock& block, const std::string& where) const {
   if (!block.variable) ThrowCorrupt("{}: FSST applied to fixed-width values", where);
   if (!active_) return;
-  std::string data;
-  data.reserve(block.data.size() * 3);
-  std::vector<uint64_t> offsets{0};
-  offsets.reserve(block.count + 1);
+  if (block.offsets.size() != block.count + 1)
+    ThrowCorrupt("{}: {} offsets for {} FSST values", where, block.offsets.size(), block.count);
+  const std::string_view compressed(block.data);
+  std::vector<uint64_t> offsets(block.count + 1, 0);
   for (uint64_t k = 0; k < block.count; ++k) {
     const uint64_t begin = block.offsets[k], end = block.offsets[k + 1];
     if (end < begin || end > block.data.size()) ThrowCorrupt("{}: FSST value {} is outside its buffer", where, k);
-    Expand(std::string_view(block.data).substr(begin, end - begin), data, where);
-    offsets.push_back(data.size());
+    offsets[k + 1] = offsets[k] + ExpandedSize(compressed.substr(begin, end - begin), where);
   }
+  std::string data(offsets[block.count] + kSlack, '\0');
+  char* out = data.data();
+  for (uint64_t k = 0; k < block.count; ++k)
+    out = ExpandChecked(compressed.substr(block.offsets[k], block.offsets[k + 1] - block.offsets[k]), out);
+  data.resize(offsets[block.count]);
   block.data = std::move(data);
   block.offsets = std::move(offsets);
 }

@@ -268,7 +268,7 @@ struct ChunkMeta {
 
 struct DecodedChunk {
   Levels levels;
-  ValueBlock values;
+  ValueBlock values;  // as stored: dictionary indices, FSST codes (see AppendItems)
   uint64_t num_levels = 0;
 };
 
@@ -363,7 +363,7 @@ class MiniBlockReader final : public PageReader {
     uint64_t rows_before = 0;
     const bool indexed = !rep_rows_.empty();
     if (indexed) {
-      while (c0 < chunks_.size() && started_through_[c0] <= start) ++c0;
+      c0 = size_t(std::upper_bound(started_through_.begin(), started_through_.end(), start) - started_through_.begin());
       if (c0 >= chunks_.size()) ThrowCorrupt("{}: repetition index does not cover row {}", page_.where, start);
       rows_before = c0 == 0 ? 0 : started_through_[c0 - 1];
     }
@@ -402,12 +402,18 @@ class MiniBlockReader final : public PageReader {
   }
 
  private:
+  // The shape of the values ReadRows returns (a dictionary's items when there is one).
   void InitShape(ValueBlock& values) const {
     if (dictionary_) {
       values.variable = dictionary_->variable;
       values.bits = dictionary_->bits;
       return;
     }
+    InitStoredShape(values);
+  }
+
+  // The shape of the values as a chunk stores them (dictionary indices when there is one).
+  void InitStoredShape(ValueBlock& values) const {
     values.variable = codec_.variable;
     values.bits = codec_.bits;
     if (codec_.dim) {
@@ -544,7 +550,7 @@ class MiniBlockReader final : public PageReader {
     for (uint64_t size : sizes) buffers.push_back(take(size));
     const uint64_t n = meta.num_values;
     ValueBlock& v = out.values;
-    InitShape(v);
+    InitStoredShape(v);
     v.count = n;
     if (codec_.compressed) {
       v = DecodeChunkValues(*codec_.compressed, std::vector<std::string>(buffers.begin(), buffers.end()), n, where);
@@ -574,12 +580,15 @@ class MiniBlockReader final : public PageReader {
         v.item_validity = std::string(validity);
       }
     }
-    if (dictionary_) v = LookUpDictionary(*dictionary_, v, where);
-    FinishValues(codec_, v, where);
     return out;
   }
 
+  // Whether a chunk's values as stored still need a dictionary look-up or FinishValues.
+  bool NeedsFinishing() const { return dictionary_ || codec_.fsst || codec_.variable_packed; }
+
   // Appends levels [level_begin, level_end) and values [value_begin, +n_values) of a chunk.
+  // Dictionary look-ups and FinishValues (FSST expansion, ...) run here, on the values taken
+  // only, so that a take of one row from a chunk expands one value, not the chunk.
   void AppendItems(PageItems& out, const DecodedChunk& chunk, uint64_t level_begin, uint64_t level_end,
                    uint64_t value_begin, uint64_t n_values) const {
     if (has_rep_)
@@ -588,7 +597,18 @@ class MiniBlockReader final : public PageReader {
     if (has_def_)
       out.levels.def.insert(out.levels.def.end(), chunk.levels.def.begin() + long(level_begin),
                             chunk.levels.def.begin() + long(level_end));
-    out.values.AppendFrom(chunk.values, value_begin, n_values);
+    if (!NeedsFinishing()) {
+      out.values.AppendFrom(chunk.values, value_begin, n_values);
+      return;
+    }
+    if (n_values == 0) return;
+    ValueBlock stored;
+    stored.AppendFrom(chunk.values, value_begin, n_values);
+    const std::string& where = page_.where;
+    if (dictionary_) stored = LookUpDictionary(*dictionary_, stored, where);
+    FinishValues(codec_, stored, where);
+    if (out.values.count == 0) out.values = std::move(stored);
+    else out.values.AppendFrom(stored, 0, stored.count);
   }
 
   PageSource page_;

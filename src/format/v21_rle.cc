@@ -1,10 +1,24 @@
 // Run-length encoding (Rle): the run values (the data's width) and the run lengths (u8, or
 // u16 in newer writers), one per run, little-endian. A run longer than the largest length
 // is stored as several runs of the same value.
+#include <cstring>
+
 #include "format/v21_compression.h"
 #include "lancelet/error.h"
 
 namespace lancelet::format::v21 {
+
+namespace {
+
+// Writes `length` copies of the sizeof(T) bytes at `value` to `out`.
+template <typename T>
+void FillRun(char* out, const char* value, uint64_t length) {
+  T v;
+  std::memcpy(&v, value, sizeof(T));
+  for (uint64_t k = 0; k < length; ++k) std::memcpy(out + k * sizeof(T), &v, sizeof(T));
+}
+
+}  // namespace
 
 std::string DecodeRle(uint32_t value_bits, uint32_t length_bits, std::string_view values, std::string_view lengths,
                       uint64_t n, const std::string& where) {
@@ -18,17 +32,25 @@ std::string DecodeRle(uint32_t value_bits, uint32_t length_bits, std::string_vie
     ThrowCorrupt("{}: {} bytes of run values and {} bytes of run lengths do not pair up", where, values.size(),
                  lengths.size());
   const uint64_t runs = lengths.size() / length_bytes;
-  std::string out;
-  out.reserve(n * value_bytes);
+  std::string out(n * value_bytes, '\0');
+  char* dst = out.data();
   uint64_t produced = 0;
   for (uint64_t r = 0; r < runs; ++r) {
     uint64_t length = 0;
-    for (uint64_t b = 0; b < length_bytes; ++b) length |= uint64_t(uint8_t(lengths[r * length_bytes + b])) << (8 * b);
+    std::memcpy(&length, lengths.data() + r * length_bytes, length_bytes);  // little-endian
     if (length == 0) ThrowCorrupt("{}: run {} has length 0", where, r);
     // Older writers may describe more values than the chunk holds; the rest is dropped.
     length = std::min(length, n - produced);
-    const std::string_view value = values.substr(r * value_bytes, value_bytes);
-    for (uint64_t k = 0; k < length; ++k) out.append(value);
+    const char* value = values.data() + r * value_bytes;
+    char* run = dst + produced * value_bytes;
+    switch (value_bytes) {
+      case 1: std::memset(run, *value, length); break;
+      case 2: FillRun<uint16_t>(run, value, length); break;
+      case 4: FillRun<uint32_t>(run, value, length); break;
+      case 8: FillRun<uint64_t>(run, value, length); break;
+      default:
+        for (uint64_t k = 0; k < length; ++k) std::memcpy(run + k * value_bytes, value, value_bytes);
+    }
     produced += length;
   }
   if (produced != n) ThrowCorrupt("{}: runs describe {} values, expected {}", where, produced, n);

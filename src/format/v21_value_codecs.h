@@ -38,6 +38,12 @@ class FsstTable {
   void ExpandBlock(ValueBlock& block, const std::string& where) const;
 
  private:
+  // Bytes `compressed` expands to; throws Corrupt on a code past the table or a cut escape.
+  uint64_t ExpandedSize(std::string_view compressed, const std::string& where) const;
+  // Expands codes ExpandedSize accepted to `out`, which has room for the expansion plus 8
+  // bytes; returns the end of the expansion.
+  char* ExpandChecked(std::string_view compressed, char* out) const;
+
   bool active_ = false;
   uint32_t num_symbols_ = 0;
   std::array<uint64_t, 256> symbols_{};

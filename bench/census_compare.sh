@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# lancelet vs the reference on a dataset the reference wrote: 1M rows at data storage version
+# 2.2 with its default encodings (bench/reference_gen.mjs: int64 sequential, int32 random,
+# float32, short utf8, low-cardinality utf8, fixed_size_list<float32,128>, list<int32>).
+# Prints, measured in the same run:
+#   - full warm scan: rows/s of each (median of REPEAT runs) and their ratio;
+#   - take of TAKE random rows (the same offsets on both sides, all columns): rows/s, ratio;
+#   - the bytes and read calls of lancelet's take against the size of the data file.
+#   bash bench/census_compare.sh [BUILD]       (BUILD defaults to build/release)
+set -euo pipefail
+BUILD=${1:-build/release}
+ROWS=${ROWS:-1000000}
+TAKE=${TAKE:-1000}
+REPEAT=${REPEAT:-5}
+TAKE_REPEAT=${TAKE_REPEAT:-21}
+WORK=${WORK:-bench-data}
+mkdir -p "$WORK"
+TOOL="$BUILD/bench/scan_tool"
+DS="$WORK/census_${ROWS}_2_2.lance"
+OFFSETS="$WORK/census_${ROWS}_take_${TAKE}.txt"
+export RUST_LOG=error
+if [[ ! -d $DS/_versions ]]; then
+  rm -rf "$DS"
+  node bench/reference_gen.mjs "$DS" --rows "$ROWS" --version 2.2 >/dev/null
+fi
+[[ -f $OFFSETS ]] || node bench/reference_gen.mjs --offsets "$OFFSETS" --count "$TAKE" --rows "$ROWS"
+
+ours_scan=$("$TOOL" scan "$DS" --repeat "$REPEAT")
+ref_scan=$(node bench/reference_scan.mjs "$DS" --repeat "$REPEAT")
+ours_take=$("$TOOL" take "$DS" --offsets "$OFFSETS" --repeat "$TAKE_REPEAT")
+ref_take=$(node bench/reference_take.mjs "$DS" --offsets "$OFFSETS" --repeat "$TAKE_REPEAT")
+node -e '
+  const [os, rs, ot, rt] = process.argv.slice(1).map((j) => JSON.parse(j));
+  const mb = (b) => (b / 1048576).toFixed(2) + " MiB";
+  console.log(`census scan (reference-written 2.2, ${os.rows} rows): lancelet ${os.rows_per_s} rows/s (median ${os.median_s}s), reference ${rs.rows_per_s} rows/s (median ${rs.median_s}s), ratio ${(os.rows_per_s / rs.rows_per_s).toFixed(2)}x`);
+  console.log(`census take of ${ot.rows} random rows: lancelet ${ot.rows_per_s} rows/s (median ${ot.median_s}s), reference ${rt.rows_per_s} rows/s (median ${rt.median_s}s), ratio ${(ot.rows_per_s / rt.rows_per_s).toFixed(2)}x`);
+  console.log(`census take bytes: lancelet reads ${mb(ot.bytes_read)} in ${ot.read_calls} reads per warm take (first take, with file metadata: ${mb(ot.first_bytes_read)} in ${ot.first_read_calls}) of a ${mb(ot.data_bytes)} data file: ${(100 * ot.bytes_read / ot.data_bytes).toFixed(2)}%`);
+' "$ours_scan" "$ref_scan" "$ours_take" "$ref_take"

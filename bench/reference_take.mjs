@@ -1,0 +1,36 @@
+// Times the reference's take of given row offsets, all columns: median of R warm runs.
+//   node bench/reference_take.mjs DIR/NAME.lance --offsets FILE [--repeat R]
+// FILE holds one offset per line (bench/reference_gen.mjs --offsets writes it); scan_tool
+// take --offsets reads the same file, so both sides take the same rows in the same order.
+import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(join(here, "..", "tests", "oracle", "package.json"));
+const lancedb = require("@lancedb/lancedb");
+
+function arg(name, fallback) {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : fallback;
+}
+
+const path = process.argv[2];
+const repeat = Number(arg("--repeat", "5"));
+const offsets = readFileSync(arg("--offsets", ""), "utf8").split("\n").filter((l) => l !== "").map(Number);
+const db = await lancedb.connect(dirname(path));
+const table = await db.openTable(basename(path).replace(/\.lance$/, ""));
+const times = [];
+let rows = 0;
+for (let r = 0; r < repeat + 1; r++) {  // the first run warms the page cache
+  const start = process.hrtime.bigint();
+  rows = 0;
+  for await (const batch of table.takeOffsets(offsets)) rows += batch.numRows;
+  const s = Number(process.hrtime.bigint() - start) / 1e9;
+  if (r > 0) times.push(s);
+}
+if (rows !== offsets.length) throw new Error(`take returned ${rows} rows for ${offsets.length} offsets`);
+times.sort((a, b) => a - b);
+const median = times[Math.floor(times.length / 2)];
+console.log(JSON.stringify({ rows, median_s: Number(median.toFixed(5)), rows_per_s: Math.round(rows / median) }));
