@@ -1,48 +1,53 @@
 #!/usr/bin/env bash
 # Read overhead of overlays: full scan and take of 100 random rows with 0, 4 and 16
-# overlay layers, each covering 1% of the rows, contiguous or strided, on the narrow
-# column `val` and on the wide column `emb`. Dataset: 1M rows of (id, val, emb fsl<768>)
-# in 10 fragments. Prints medians and the ratio to the 0-layer base.
+# overlay layers, each covering 1% of the rows, strided (id % 100 = k) or contiguous (a
+# block of 1% of every fragment), on the narrow column `val` and on the wide column
+# `emb`. Dataset: 1M rows of (id, val, emb fsl<float32,768>) in 10 fragments.
+#
+# One copy of the dataset per pattern gets 16 `val` layers (versions 2-17), then 16 `emb`
+# layers (18-33). Each comparison times versions of that one dataset in one process,
+# interleaved (bench/version_compare), so the base files are the same files and noise
+# hits every version alike. Prints medians and ratios to the 0-layer version.
 set -euo pipefail
 BUILD=${1:-build/release}
 ROWS=${ROWS:-1000000}
 DIM=${DIM:-768}
 WORK=${WORK:-bench-data}
 TOOL="$BUILD/bench/scan_tool"
+COMPARE="$BUILD/bench/version_compare"
 mkdir -p "$WORK"
 BASE="$WORK/upd_wide.lance"
 [[ -d $BASE ]] || "$TOOL" gen "$BASE" --rows "$ROWS" --dim "$DIM" --fragments 10 --shape wide --version 2.0 >/dev/null
 per_frag=$((ROWS / 10))
 
-median() { node -e 'const j=JSON.parse(process.argv[1]); console.log(j.median_s)' "$1"; }
+report() {  # report LABEL: turns version_compare's lines into one line
+  node -e '
+    const lines = require("fs").readFileSync(0, "utf8").trim().split("\n").map(JSON.parse);
+    const parts = lines.map((l, i) => `${["0", "4", "16"][i]} layers ${l.median_ms} ms (${l.ratio.toFixed(2)}x)`);
+    console.log(`${process.argv[1]}: ${parts.join(", ")}`);
+  ' "$1"
+}
 
-for column in val emb; do
-  base_scan=$(median "$("$TOOL" scan "$BASE" --repeat 3 --columns id,$column)")
-  base_take=$(median "$("$TOOL" take "$BASE" --count 100 --repeat 5)")
-  echo "$column: 0 layers: scan ${base_scan}s, take(100) ${base_take}s"
-  for pattern in strided contiguous; do
-    for layers in 4 16; do
-      DS="$WORK/layers.lance"
-      rm -rf "$DS"
-      cp -r "$BASE" "$DS"
-      set_expr="$column = $column"
-      [[ $column == val ]] && set_expr="val = val + 1"
-      for ((k = 0; k < layers; k++)); do
-        if [[ $pattern == strided ]]; then
-          where="id % 100 = $k"
-        else
-          # 1% of every fragment, a different contiguous block per layer
-          where="id % $per_frag >= $((k * per_frag / 100)) AND id % $per_frag < $(((k + 1) * per_frag / 100))"
-        fi
-        "$TOOL" update "$DS" --set "$set_expr" --where "$where" >/dev/null
-      done
-      scan=$(median "$("$TOOL" scan "$DS" --repeat 3 --columns id,$column)")
-      take=$(median "$("$TOOL" take "$DS" --count 100 --repeat 5)")
-      node -e '
-        const [c, p, l, s, t, bs, bt] = process.argv.slice(1);
-        console.log(`${c}: ${l} ${p} layers: scan ${s}s (${(s / bs).toFixed(2)}x base), take(100) ${t}s (${(t / bt).toFixed(2)}x base)`);
-      ' "$column" "$pattern" "$layers" "$scan" "$take" "$base_scan" "$base_take"
-      rm -rf "$DS"
+for pattern in strided contiguous; do
+  DS="$WORK/layers_$pattern.lance"
+  rm -rf "$DS"
+  cp -r "$BASE" "$DS"
+  for column in val emb; do
+    set_expr="$column = $column"
+    [[ $column == val ]] && set_expr="val = val + 1"
+    for ((k = 0; k < 16; k++)); do
+      if [[ $pattern == strided ]]; then
+        where="id % 100 = $k"
+      else
+        where="id % $per_frag >= $((k * per_frag / 100)) AND id % $per_frag < $(((k + 1) * per_frag / 100))"
+      fi
+      "$TOOL" update "$DS" --set "$set_expr" --where "$where" >/dev/null
     done
   done
+  # val layers are versions 2-17 and emb layers 18-33; emb's 0-layer version is 17.
+  "$COMPARE" scan val 50 "$DS@1" "$DS@5" "$DS@17" | report "scan val, $pattern"
+  "$COMPARE" take val 50 "$DS@1" "$DS@5" "$DS@17" | report "take(100) val, $pattern"
+  "$COMPARE" scan emb 3 "$DS@17" "$DS@21" "$DS@33" | report "scan emb, $pattern"
+  "$COMPARE" take emb 50 "$DS@17" "$DS@21" "$DS@33" | report "take(100) emb, $pattern"
+  rm -rf "$DS"
 done

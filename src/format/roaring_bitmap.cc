@@ -1,5 +1,7 @@
 #include "format/roaring_bitmap.h"
 
+#include <algorithm>
+
 #include <roaring/roaring.h>
 
 #include <new>
@@ -83,8 +85,18 @@ uint64_t RoaringBitmap::Cardinality() const { return roaring_bitmap_get_cardinal
 bool RoaringBitmap::IsEmpty() const { return roaring_bitmap_is_empty(bitmap_); }
 
 // roaring_bitmap_rank counts members <= x; we want members < x.
+uint64_t RoaringBitmap::PortableSizeInBytes() const { return roaring_bitmap_portable_size_in_bytes(bitmap_); }
+
 uint64_t RoaringBitmap::Rank(uint32_t value) const {
   return value == 0 ? 0 : roaring_bitmap_rank(bitmap_, value - 1);
+}
+
+void RoaringBitmap::MembersByRank(uint64_t first_rank, size_t count, uint32_t* out) const {
+  if (count == 0) return;
+  if (first_rank + count > Cardinality() ||
+      !roaring_bitmap_range_uint32_array(bitmap_, size_t(first_rank), count, out))
+    ThrowInvalid("members of rank [{}, {}) requested from a bitmap of {} members", first_rank, first_rank + count,
+                 Cardinality());
 }
 
 uint32_t RoaringBitmap::Min() const {
@@ -135,7 +147,7 @@ void RoaringBitmap::VisitRangeImpl(uint64_t start, uint64_t end,
     if (count == 0) break;
     // Members arrive ascending: cut the chunk at the first one past the range.
     uint32_t keep = count;
-    while (keep > 0 && buffer[keep - 1] >= end) --keep;
+    if (buffer[count - 1] >= end) keep = uint32_t(std::lower_bound(buffer, buffer + count, end) - buffer);
     if (keep) callback(state, buffer, keep);
     if (keep < count) break;
   }
@@ -147,6 +159,10 @@ RoaringBitmap RoaringBitmap::Union(const RoaringBitmap& other) const {
 
 RoaringBitmap RoaringBitmap::And(const RoaringBitmap& other) const {
   return RoaringBitmap(roaring_bitmap_and(bitmap_, other.bitmap_));
+}
+
+bool RoaringBitmap::Intersects(const RoaringBitmap& other) const {
+  return roaring_bitmap_intersect(bitmap_, other.bitmap_);
 }
 
 RoaringBitmap RoaringBitmap::AndNot(const RoaringBitmap& other) const {

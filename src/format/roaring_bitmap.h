@@ -51,8 +51,13 @@ class RoaringBitmap {
   bool Contains(uint32_t value) const;
   uint64_t Cardinality() const;
   bool IsEmpty() const;
+  // Bytes of the portable serialization as it stands (without run optimization).
+  uint64_t PortableSizeInBytes() const;
   // Number of members strictly less than `value` (the 0-based position of a member).
   uint64_t Rank(uint32_t value) const;
+  // Members whose ranks are [first_rank, first_rank + count), ascending, into `out`;
+  // throws Invalid if the bitmap has fewer members.
+  void MembersByRank(uint64_t first_rank, size_t count, uint32_t* out) const;
   // Smallest / largest member; throws Invalid on an empty bitmap.
   uint32_t Min() const;
   uint32_t Max() const;
@@ -102,6 +107,8 @@ class RoaringBitmap {
   RoaringBitmap& operator&=(const RoaringBitmap& other);
   RoaringBitmap& operator-=(const RoaringBitmap& other);
   bool operator==(const RoaringBitmap& other) const;
+  // Whether the two bitmaps share a member.
+  bool Intersects(const RoaringBitmap& other) const;
 
   // Portable serialization. kOptimize (the default) run-optimizes a copy first.
   std::string SerializePortable(RunContainers runs = RunContainers::kOptimize) const;

@@ -8,53 +8,97 @@ namespace lancelet::overlay {
 
 namespace {
 
-// Fixed-width values: copy the base buffers once and write each value in place.
-ArrayPtr PatchFixedWidth(const ArrayPtr& base, const std::vector<Replacement>& replacements) {
-  const DataType& type = *base->type;
-  auto out = std::make_shared<ArrayData>(*base);
-  size_t width = type.id() == TypeId::kFixedSizeBinary ? size_t(type.fixed_size()) : size_t(type.bit_width() / 8);
-  auto values = Buffer::Copy(base->buffers[1]->data(), base->buffers[1]->size());
-  bool need_validity = base->null_count > 0;
-  for (const auto& r : replacements) need_validity |= r.values->null_count > 0;
-  BufferPtr validity;
-  if (need_validity) {
-    validity = Buffer::Allocate(size_t((base->length + 7) / 8));
-    if (base->buffers[0]) std::memcpy(validity->mutable_data(), base->buffers[0]->data(), validity->size());
-    else std::memset(validity->mutable_data(), 0xff, validity->size());
+// Buffers are never views into one another, so a buffer held only through `slot`
+// belongs to the array being patched alone and may be written in place. A shared one is
+// copied first (copy on write).
+uint8_t* Writable(BufferPtr& slot) {
+  if (slot.use_count() != 1) slot = Buffer::Copy(slot->data(), slot->size());
+  return slot->mutable_data();
+}
+
+ArrayPtr WritableArray(ArrayPtr array) {
+  if (array.use_count() == 1) return array;
+  return std::make_shared<ArrayData>(*array);  // shares the buffers; Writable copies them
+}
+
+// Types whose rows are fixed-size byte slices: fixed-width values (not bits), and
+// fixed-size lists of them, at any depth.
+bool HasFixedLayout(const DataType& type) {
+  if (type.id() == TypeId::kFixedSizeBinary) return true;
+  if (type.id() == TypeId::kFixedSizeList) return HasFixedLayout(*type.child(0)->type);
+  return type.is_fixed_width() && type.id() != TypeId::kBool;
+}
+
+size_t ValueWidth(const DataType& type) {
+  return type.id() == TypeId::kFixedSizeBinary ? size_t(type.fixed_size()) : size_t(type.bit_width() / 8);
+}
+
+template <size_t kRowBytes>
+void ScatterRows(uint8_t* dst, const uint8_t* from, std::span<const uint32_t> positions) {
+  for (size_t k = 0; k < positions.size(); ++k)
+    std::memcpy(dst + size_t(positions[k]) * kRowBytes, from + k * kRowBytes, kRowBytes);
+}
+
+// Copies rows (first+k)*m .. (first+k)*m+m-1 of `src` over rows p*m .. p*m+m-1 of `out`
+// for every (k, p = positions[k]), level by level: a fixed-size list of size s scales m
+// by s for its child.
+void Scatter(ArrayData& out, const ArrayData& src, std::span<const uint32_t> positions, int64_t first, int64_t m) {
+  if (src.null_count > 0 && !out.buffers[0]) {
+    out.buffers[0] = Buffer::AllocateUninitialized(size_t((out.length + 7) / 8));
+    std::memset(out.buffers[0]->mutable_data(), 0xff, out.buffers[0]->size());
   }
-  for (const auto& r : replacements) {
-    const uint8_t* src = r.values->buffers[1]->data();
-    for (size_t k = 0; k < r.positions.size(); ++k) {
-      int64_t pos = r.positions[k];
-      std::memcpy(values->mutable_data() + size_t(pos) * width, src + k * width, width);
-      if (validity) SetBitTo(validity->mutable_data(), pos, r.values->IsValid(int64_t(k)));
-    }
+  if (out.buffers[0]) {
+    uint8_t* bits = Writable(out.buffers[0]);
+    for (size_t k = 0; k < positions.size(); ++k)
+      for (int64_t j = 0; j < m; ++j)
+        SetBitTo(bits, int64_t(positions[k]) * m + j, src.IsValid((first + int64_t(k)) * m + j));
+    out.null_count = CountNulls(bits, out.length);
+    if (out.null_count == 0) out.buffers[0] = nullptr;
   }
-  out->buffers[1] = values;
-  out->buffers[0] = validity;
-  out->null_count = CountNulls(validity ? validity->data() : nullptr, base->length);
-  if (out->null_count == 0) out->buffers[0] = nullptr;
-  return out;
+  if (out.type->id() == TypeId::kFixedSizeList) {
+    out.children[0] = WritableArray(std::move(out.children[0]));
+    Scatter(*out.children[0], *src.children[0], positions, first, m * out.type->fixed_size());
+    return;
+  }
+  const size_t row_bytes = ValueWidth(*out.type) * size_t(m);
+  uint8_t* dst = Writable(out.buffers[1]);
+  const uint8_t* from = src.buffers[1]->data() + size_t(first) * row_bytes;
+  switch (row_bytes) {  // a constant size lets the compiler turn each copy into one move
+    case 1: return ScatterRows<1>(dst, from, positions);
+    case 2: return ScatterRows<2>(dst, from, positions);
+    case 4: return ScatterRows<4>(dst, from, positions);
+    case 8: return ScatterRows<8>(dst, from, positions);
+    case 16: return ScatterRows<16>(dst, from, positions);
+  }
+  for (size_t k = 0; k < positions.size(); ++k)
+    std::memcpy(dst + size_t(positions[k]) * row_bytes, from + k * row_bytes, row_bytes);
 }
 
 }  // namespace
 
-ArrayPtr ApplyReplacements(const ArrayPtr& base, const std::vector<Replacement>& replacements) {
+ArrayPtr ApplyReplacements(ArrayPtr base, const std::vector<Replacement>& replacements) {
   if (replacements.empty()) return base;
   const DataType& type = *base->type;
-  for (const auto& r : replacements)
+  for (const auto& r : replacements) {
     if (!r.values->type->Equals(type))
       ThrowCorrupt("overlay values of type {} cannot replace a {} column", r.values->type->ToString(),
                    type.ToString());
-  if ((type.is_fixed_width() && type.id() != TypeId::kBool) || type.id() == TypeId::kFixedSizeBinary)
-    return PatchFixedWidth(base, replacements);
+    if (r.first < 0 || r.first + int64_t(r.positions.size()) > r.values->length)
+      ThrowCorrupt("overlay values [{}, {}) requested but the overlay column holds {}", r.first,
+                   r.first + int64_t(r.positions.size()), r.values->length);
+  }
+  if (HasFixedLayout(type)) {
+    ArrayPtr out = WritableArray(std::move(base));
+    for (const auto& r : replacements) Scatter(*out, *r.values, r.positions, r.first, 1);
+    return out;
+  }
   // Everything else: one gather over [base, values...].
   std::vector<ArrayPtr> parts = {base};
   std::vector<int64_t> source(size_t(base->length));
   for (int64_t i = 0; i < base->length; ++i) source[size_t(i)] = i;
   int64_t next = base->length;
   for (const auto& r : replacements) {
-    for (size_t k = 0; k < r.positions.size(); ++k) source[size_t(r.positions[k])] = next + int64_t(k);
+    for (size_t k = 0; k < r.positions.size(); ++k) source[size_t(r.positions[k])] = next + r.first + int64_t(k);
     next += r.values->length;
     parts.push_back(r.values);
   }

@@ -9,11 +9,15 @@
 namespace lancelet::overlay {
 
 struct Replacement {
-  std::span<const int64_t> positions;  // ascending, unique across all replacements
-  ArrayPtr values;                     // values[i] goes to positions[i]
+  std::span<const uint32_t> positions;  // ascending, unique across all replacements
+  ArrayPtr values;                     // values[first + i] goes to positions[i]
+  int64_t first = 0;
 };
 
-// A copy of `base` with the given positions replaced (NULL values make NULL cells).
-ArrayPtr ApplyReplacements(const ArrayPtr& base, const std::vector<Replacement>& replacements);
+// `base` with the given positions replaced (NULL values make NULL cells). Fixed-layout
+// columns (fixed-width values and fixed-size lists of them) are patched in place when
+// the caller hands over the only reference to `base` and its buffers, so a scan pays
+// for the covered cells, not for a copy of the batch; shared buffers are copied first.
+ArrayPtr ApplyReplacements(ArrayPtr base, const std::vector<Replacement>& replacements);
 
 }  // namespace lancelet::overlay

@@ -1,31 +1,52 @@
 #include "overlay/resolution.h"
 
+#include <algorithm>
+
 namespace lancelet::overlay {
 
 std::vector<OverlayPatch> ResolveRange(const FragmentOverlays& set, int32_t field_id, uint64_t start,
                                        uint64_t count) {
   std::vector<OverlayPatch> patches;
   const auto& overlays = set.overlays();
-  std::vector<bool> claimed;  // sized lazily: most ranges meet no overlay at all
+  const uint64_t end = start + count;
   for (size_t i = overlays.size(); i-- > 0;) {
     const Overlay& o = overlays[i];
-    const format::RoaringBitmap* coverage = o.CoverageOf(field_id);
-    if (!coverage) continue;
+    const format::RoaringBitmap* supplies = o.SuppliesOf(field_id);
+    if (!supplies) continue;
+    // The supplied cells in the range are the members of rank [first, last).
+    const std::vector<uint32_t>* list = o.SuppliedListOf(field_id);
+    uint64_t first, last;
+    if (list) {
+      first = uint64_t(std::lower_bound(list->begin(), list->end(), start) - list->begin());
+      last = uint64_t(std::lower_bound(list->begin() + int64_t(first), list->end(), end) - list->begin());
+    } else {
+      first = supplies->Rank(uint32_t(std::min<uint64_t>(start, UINT32_MAX)));
+      last = end > UINT32_MAX ? supplies->Cardinality() : supplies->Rank(uint32_t(end));
+    }
+    const size_t n = size_t(last - first);
+    if (n == 0) continue;
     OverlayPatch patch;
     patch.overlay = i;
     patch.field_index = o.FieldIndex(field_id);
-    uint64_t rank = coverage->Rank(uint32_t(std::min<uint64_t>(start, UINT32_MAX)));
-    coverage->ForEachInRange(start, start + count, [&](uint32_t offset) {
-      int64_t pos = int64_t(offset - start);
-      if (claimed.empty() || !claimed[size_t(pos)]) {
-        patch.positions.push_back(pos);
-        patch.ranks.push_back(rank);
-      }
-      ++rank;
-    });
-    if (patch.positions.empty()) continue;
-    if (claimed.empty()) claimed.assign(count, false);
-    for (int64_t p : patch.positions) claimed[size_t(p)] = true;
+    if (list) {
+      patch.positions.assign(list->begin() + int64_t(first), list->begin() + int64_t(last));
+    } else {
+      patch.positions.resize(n);
+      supplies->MembersByRank(first, n, patch.positions.data());
+    }
+    const format::RoaringBitmap* coverage = o.CoverageOf(field_id);
+    if (supplies != coverage) {
+      // A rank is the position in the overlay's value column, counted over all it covers.
+      patch.ranks.resize(n);
+      for (size_t k = 0; k < n; ++k) patch.ranks[k] = coverage->Rank(patch.positions[k]);
+    }
+    for (uint32_t& p : patch.positions) p -= uint32_t(start);  // offsets -> positions in the range
+    if (supplies == coverage) {
+      patch.first_rank = first;  // nothing shadowed: the values are one run of the column
+    } else if (patch.ranks.back() - patch.ranks.front() + 1 == n) {
+      patch.first_rank = patch.ranks.front();
+      patch.ranks.clear();
+    }
     patches.push_back(std::move(patch));
   }
   return patches;
@@ -45,7 +66,7 @@ std::vector<OverlayPatch> ResolveOffsets(const FragmentOverlays& set, int32_t fi
     for (size_t i = overlays.size(); i-- > 0;) {
       const format::RoaringBitmap* coverage = overlays[i].CoverageOf(field_id);
       if (!coverage || !coverage->Contains(uint32_t(offset))) continue;
-      by_overlay[i].positions.push_back(int64_t(k));
+      by_overlay[i].positions.push_back(uint32_t(k));
       by_overlay[i].ranks.push_back(coverage->Rank(uint32_t(offset)));
       break;
     }

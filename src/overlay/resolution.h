@@ -19,12 +19,20 @@ namespace lancelet::overlay {
 struct OverlayPatch {
   size_t overlay = 0;       // index into FragmentOverlays::overlays()
   int field_index = 0;      // index of the field in the overlay's data_file.fields
-  std::vector<int64_t> positions;
+  std::vector<uint32_t> positions;  // batches and takes stay below 2^32 rows
+  // The rank of positions[k] is ranks[k], or first_rank + k when `ranks` is empty: the
+  // common case in a range, where no newer overlay took any of this one's cells, so its
+  // values are one run of its column.
+  uint64_t first_rank = 0;
   std::vector<uint64_t> ranks;
+
+  bool contiguous() const { return ranks.empty(); }
+  uint64_t Rank(size_t k) const { return ranks.empty() ? first_rank + k : ranks[k]; }
 };
 
 // Cells of `field_id` over physical rows [start, start + count). Cost: the covered cells
-// in the range (bitmaps are walked from `start`), not the fragment size.
+// in the range, extracted in bulk from each overlay's `supplies` bitmap, not the
+// fragment size; an overlay shadowed by a newer one also pays a rank lookup per cell.
 std::vector<OverlayPatch> ResolveRange(const FragmentOverlays& overlays, int32_t field_id, uint64_t start,
                                        uint64_t count);
 // Cells of `field_id` at arbitrary physical offsets (any order, duplicates allowed):

@@ -12,6 +12,23 @@ std::string DatasetState::DataPath(const std::string& file) const {
   return io::JoinPath(io::JoinPath(uri, kDataDir), file);
 }
 
+std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const std::string& file,
+                                                                         uint64_t known_size) const {
+  std::string path = DataPath(file);
+  return files_.GetOrLoad(path, [&] {
+    return std::make_pair(std::shared_ptr<const format::LanceFileReader>(
+                              format::LanceFileReader::Open(*store, path, known_size)),
+                          uint64_t{1});
+  });
+}
+
+ArrayPtr DatasetState::CachedOverlayColumn(const std::string& key, const std::function<ArrayPtr()>& read) const {
+  return overlay_columns_.GetOrLoad(key, [&] {
+    ArrayPtr column = read();
+    return std::make_pair(column, BufferBytes(*column));
+  });
+}
+
 std::string DatasetState::DeletionPath(const std::string& file) const {
   return io::JoinPath(io::JoinPath(uri, kDeletionsDir), file);
 }

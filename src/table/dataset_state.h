@@ -1,6 +1,7 @@
 // The immutable snapshot behind a Dataset: one version's manifest, decoded once.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include "io/object_store.h"
 #include "overlay/fragment_overlays.h"
 #include "table.pb.h"
+#include "table/lru_cache.h"
 
 namespace lancelet::table {
 
@@ -27,11 +29,23 @@ struct DatasetState {
   // A fragment's overlays, decoded the first time any reader asks and shared after.
   std::shared_ptr<const overlay::FragmentOverlays> OverlaysOf(const lance::table::DataFragment& fragment) const;
   std::string DataPath(const std::string& file) const;
+  // A data or overlay file (path relative to data/), opened once per dataset version:
+  // data files are immutable, so their footer and metadata are decoded once.
+  std::shared_ptr<const format::LanceFileReader> OpenDataFile(const std::string& file, uint64_t known_size) const;
+  // A whole value column of a small overlay file, made by read() on first use and kept
+  // (up to kOverlayColumnCacheBytes in all). A scan needs every value an overlay holds
+  // for the fragments it visits; keeping them spares later scans the reads.
+  ArrayPtr CachedOverlayColumn(const std::string& key, const std::function<ArrayPtr()>& read) const;
+  static constexpr uint64_t kOverlayColumnCacheBytes = 64 << 20;
   std::string DeletionPath(const std::string& file) const;
 
  private:
   mutable std::mutex overlay_mutex_;
   mutable std::map<uint64_t, std::shared_ptr<const overlay::FragmentOverlays>> overlay_cache_;
+  // Enough for the base and overlay files of a few dozen fragments; each entry holds
+  // only metadata and the open file.
+  mutable LruCache<std::shared_ptr<const format::LanceFileReader>> files_{256};
+  mutable LruCache<ArrayPtr> overlay_columns_{kOverlayColumnCacheBytes};
 };
 
 // Loads a version (latest when `version` is empty); checks feature flags.

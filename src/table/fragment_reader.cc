@@ -72,7 +72,7 @@ const format::LanceFileReader& FragmentReader::OpenFile(size_t data_file) const 
       ThrowNotSupported("fragment {} of '{}': data file '{}' uses the legacy Lance file format (0.1/0.2); "
                         "lancelet reads format 2.0 and newer; rewrite the dataset with a newer data_storage_version",
                         fragment_.id(), state_.uri, file.path());
-    slot = format::LanceFileReader::Open(*state_.store, state_.DataPath(file.path()), file.file_size_bytes());
+    slot = state_.OpenDataFile(file.path(), file.file_size_bytes());
   }
   return *slot;
 }
@@ -110,7 +110,7 @@ const format::LanceFileReader& FragmentReader::OpenOverlayFile(size_t index) con
   if (!slot) {
     const auto& o = overlays().overlays()[index];
     const auto& file = o.proto->data_file();
-    slot = format::LanceFileReader::Open(*state_.store, state_.DataPath(file.path()), file.file_size_bytes());
+    slot = state_.OpenDataFile(file.path(), file.file_size_bytes());
     // Every covered cell needs a value: a value column shorter than its coverage is corrupt.
     for (size_t f = 0; f < o.field_ids.size(); ++f) {
       if (o.field_ids[f] == overlay::kTombstoneFieldId) continue;
@@ -127,23 +127,45 @@ const format::LanceFileReader& FragmentReader::OpenOverlayFile(size_t index) con
   return *slot;
 }
 
-ArrayPtr FragmentReader::ApplyOverlays(size_t field, ArrayPtr base,
-                                       const std::vector<overlay::OverlayPatch>& patches) const {
+size_t FragmentReader::OverlayColumn(size_t overlay, int32_t field_id) const {
+  const auto& fields = OpenOverlayFile(overlay).schema().fields();
+  for (size_t i = 0; i < fields.size(); ++i)
+    if (fields[i].id == field_id) return i;
+  ThrowCorrupt("'{}' fragment {}: overlay file '{}' lists field {} but has no column for it", state_.uri,
+               fragment_.id(), overlays().overlays()[overlay].proto->data_file().path(), field_id);
+}
+
+ArrayPtr FragmentReader::ApplyOverlays(size_t field, ArrayPtr base, const std::vector<overlay::OverlayPatch>& patches,
+                                       bool whole_columns) const {
   if (patches.empty()) return base;
-  int32_t id = state_.schema.fields()[field].id;
+  const int32_t id = state_.schema.fields()[field].id;
   std::vector<overlay::Replacement> replacements;
   for (const auto& patch : patches) {
+    const auto& data_file = overlays().overlays()[patch.overlay].proto->data_file();
+    const size_t n = patch.positions.size();
+    if (whole_columns && data_file.file_size_bytes() > 0 && data_file.file_size_bytes() <= kWholeOverlayFileBytes) {
+      ArrayPtr& column = overlay_columns_[{patch.overlay, id}];
+      if (!column) {
+        column = state_.CachedOverlayColumn(fmt::format("{}#{}", data_file.path(), id), [&] {
+          size_t index = OverlayColumn(patch.overlay, id);
+          const auto& file = OpenOverlayFile(patch.overlay);
+          return file.ReadField(index, 0, file.num_rows(index));
+        });
+      }
+      if (patch.contiguous()) {
+        replacements.push_back({patch.positions, column, int64_t(patch.first_rank)});
+      } else {
+        std::vector<int64_t> ranks(patch.ranks.begin(), patch.ranks.end());
+        replacements.push_back({patch.positions, lancelet::Take(*column, ranks)});
+      }
+      continue;
+    }
+    size_t index = OverlayColumn(patch.overlay, id);
     const auto& file = OpenOverlayFile(patch.overlay);
-    const auto& fields = file.schema().fields();
-    size_t index = fields.size();
-    for (size_t i = 0; i < fields.size(); ++i)
-      if (fields[i].id == id) index = i;
-    if (index == fields.size())
-      ThrowCorrupt("'{}' fragment {}: overlay file '{}' lists field {} but has no column for it", state_.uri,
-                   fragment_.id(), overlays().overlays()[patch.overlay].proto->data_file().path(), id);
-    replacements.push_back({patch.positions, file.TakeField(index, patch.ranks)});
+    replacements.push_back({patch.positions, patch.contiguous() ? file.ReadField(index, patch.first_rank, n)
+                                                                : file.TakeField(index, patch.ranks)});
   }
-  return overlay::ApplyReplacements(base, replacements);
+  return overlay::ApplyReplacements(std::move(base), replacements);
 }
 
 std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& fields, uint64_t start,
@@ -159,7 +181,7 @@ std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& field
     if (src.file) values = ProjectToSchema(values, src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
     int32_t id = state_.schema.fields()[field].id;
     if (fragment_.overlays_size() > 0 && overlays().Covers(id))
-      values = ApplyOverlays(field, values, overlay::ResolveRange(overlays(), id, start, count));
+      values = ApplyOverlays(field, std::move(values), overlay::ResolveRange(overlays(), id, start, count), true);
     out.push_back(std::move(values));
   }
   return out;
@@ -178,7 +200,7 @@ std::vector<ArrayPtr> FragmentReader::Take(const std::vector<size_t>& fields, st
     if (src.file) values = ProjectToSchema(values, src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
     int32_t id = state_.schema.fields()[field].id;
     if (fragment_.overlays_size() > 0 && overlays().Covers(id))
-      values = ApplyOverlays(field, values, overlay::ResolveOffsets(overlays(), id, offsets));
+      values = ApplyOverlays(field, std::move(values), overlay::ResolveOffsets(overlays(), id, offsets), false);
     out.push_back(std::move(values));
   }
   return out;

@@ -51,16 +51,24 @@ class FragmentReader {
   FieldSource Locate(size_t field) const;
   const format::LanceFileReader& OpenFile(size_t data_file) const;
   const format::LanceFileReader& OpenOverlayFile(size_t overlay) const;
-  // Base values with the newest overlay value of every covered cell swapped in.
-  ArrayPtr ApplyOverlays(size_t field, ArrayPtr base, const std::vector<overlay::OverlayPatch>& patches) const;
+  // The column of `field_id` in overlay `overlay`'s data file.
+  size_t OverlayColumn(size_t overlay, int32_t field_id) const;
+  // Base values with the newest overlay value of every covered cell swapped in. With
+  // `whole_columns` (a range read: a scan walks the fragment in order and will need
+  // every value a small overlay holds) a small overlay column is read whole and kept in
+  // the dataset's cache; otherwise only the needed ranks are read.
+  ArrayPtr ApplyOverlays(size_t field, ArrayPtr base, const std::vector<overlay::OverlayPatch>& patches,
+                         bool whole_columns) const;
+  static constexpr uint64_t kWholeOverlayFileBytes = 1 << 20;
 
   const DatasetState& state_;
   const lance::table::DataFragment& fragment_;
-  mutable std::map<size_t, std::unique_ptr<format::LanceFileReader>> files_;
+  mutable std::map<size_t, std::shared_ptr<const format::LanceFileReader>> files_;
   mutable std::unique_ptr<format::RoaringBitmap> deletions_;
   mutable std::unique_ptr<std::vector<uint64_t>> row_ids_;
   mutable std::shared_ptr<const overlay::FragmentOverlays> overlays_;
-  mutable std::map<size_t, std::unique_ptr<format::LanceFileReader>> overlay_files_;
+  mutable std::map<size_t, std::shared_ptr<const format::LanceFileReader>> overlay_files_;
+  mutable std::map<std::pair<size_t, int32_t>, ArrayPtr> overlay_columns_;  // (overlay, field id), read whole
 };
 
 }  // namespace lancelet::table

@@ -217,11 +217,33 @@ TEST(OverlayResolution, WalksOnlyTheRange) {
   auto patches = overlay::ResolveRange(*set, 7, 2, 57);  // rows [2, 59)
   ASSERT_EQ(patches.size(), 2u);
   EXPECT_EQ(patches[0].overlay, 1u);  // newest first
-  EXPECT_EQ(patches[0].positions, (std::vector<int64_t>{1, 53}));
-  EXPECT_EQ(patches[0].ranks, (std::vector<uint64_t>{0, 1}));
-  EXPECT_EQ(patches[1].positions, (std::vector<int64_t>{48}));  // 3 is claimed by the newer overlay
-  EXPECT_EQ(patches[1].ranks, (std::vector<uint64_t>{2}));
+  EXPECT_EQ(patches[0].positions, (std::vector<uint32_t>{1, 53}));
+  EXPECT_TRUE(patches[0].contiguous());
+  EXPECT_EQ(patches[0].Rank(0), 0u);
+  EXPECT_EQ(patches[0].Rank(1), 1u);
+  EXPECT_EQ(patches[1].positions, (std::vector<uint32_t>{48}));  // 3 is claimed by the newer overlay
+  EXPECT_EQ(patches[1].Rank(0), 2u);
   EXPECT_TRUE(overlay::ResolveRange(*set, 8, 0, 100).empty());  // absent field
+}
+
+TEST(OverlayResolution, ShadowedCellsBreakTheRankRun) {
+  lance::table::DataFragment f;
+  f.set_physical_rows(10);
+  auto* older = f.add_overlays();
+  older->mutable_data_file()->add_fields(7);
+  older->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(std::vector<uint32_t>{1, 2, 3, 4}).SerializePortable());
+  older->set_committed_version(2);
+  auto* newer = f.add_overlays();
+  newer->mutable_data_file()->add_fields(7);
+  newer->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(std::vector<uint32_t>{2}).SerializePortable());
+  newer->set_committed_version(3);
+  auto set = overlay::FragmentOverlays::Load(f, "test");
+  auto patches = overlay::ResolveRange(*set, 7, 1, 9);  // rows [1, 10)
+  ASSERT_EQ(patches.size(), 2u);
+  EXPECT_EQ(patches[0].positions, (std::vector<uint32_t>{1}));
+  EXPECT_EQ(patches[1].positions, (std::vector<uint32_t>{0, 2, 3}));
+  EXPECT_FALSE(patches[1].contiguous());
+  EXPECT_EQ(patches[1].ranks, (std::vector<uint64_t>{0, 2, 3}));
 }
 
 TEST(OverlayLoad, CorruptOverlaysAreRefused) {

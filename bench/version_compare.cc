@@ -1,0 +1,86 @@
+// Times scans or takes of several versions of datasets in one process, interleaved
+// round by round so that machine noise hits every version alike, and prints each
+// version's median, minimum and ratio to the first. Comparing versions of ONE dataset
+// measures only what the versions add (overlays, deletions): the base files are the
+// same files.
+//   version_compare scan|take COLUMNS ROUNDS DIR@VERSION [DIR@VERSION ...]
+// take reads 100 random rows per round (the same rows for every version).
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "lancelet/dataset.h"
+#include "lancelet/error.h"
+
+using namespace lancelet;
+
+namespace {
+
+std::vector<std::string> Split(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = std::min(list.find(',', start), list.size());
+    out.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+DatasetPtr OpenAt(const std::string& spec) {
+  size_t at = spec.rfind('@');
+  if (at == std::string::npos) return Dataset::Open(spec);
+  return Dataset::Open(spec.substr(0, at), std::stoull(spec.substr(at + 1)));
+}
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::cerr << "usage: version_compare scan|take COLUMNS ROUNDS DIR@VERSION...\n";
+    return 2;
+  }
+  try {
+    const std::string mode = argv[1];
+    const std::vector<std::string> columns = Split(argv[2]);
+    const int rounds = std::stoi(argv[3]);
+    std::vector<DatasetPtr> versions;
+    for (int i = 4; i < argc; ++i) versions.push_back(OpenAt(argv[i]));
+    std::vector<std::vector<double>> seconds(versions.size());
+    std::mt19937_64 rng(7);
+    for (int round = -1; round < rounds; ++round) {  // round -1 warms caches
+      std::vector<uint64_t> rows;
+      for (int i = 0; i < 100; ++i) rows.push_back(rng() % versions[0]->CountRows());
+      for (size_t v = 0; v < versions.size(); ++v) {
+        auto start = std::chrono::steady_clock::now();
+        if (mode == "take") {
+          versions[v]->Take(rows, columns);
+        } else {
+          auto reader = versions[v]->NewScan().BatchSize(65536).Columns(columns).Open();
+          while (reader->Next()) {
+          }
+        }
+        if (round >= 0) seconds[v].push_back(Seconds(start));
+      }
+    }
+    double first = 0;
+    for (size_t v = 0; v < versions.size(); ++v) {
+      std::sort(seconds[v].begin(), seconds[v].end());
+      double median = seconds[v][seconds[v].size() / 2];
+      if (v == 0) first = median;
+      std::cout << fmt::format("{{\"dataset\":\"{}\",\"median_ms\":{:.3f},\"min_ms\":{:.3f},\"ratio\":{:.3f}}}\n",
+                               argv[4 + v], median * 1e3, seconds[v][0] * 1e3, median / first);
+    }
+    return 0;
+  } catch (const Error& e) {
+    std::cerr << "version_compare: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,92 @@
+// Scattering overlay values into base arrays: in place when the base is unshared,
+// copy-on-write when it is shared, fixed-size lists level by level, and the gather path.
+#include <gtest/gtest.h>
+
+#include "lancelet/builder.h"
+#include "lancelet/error.h"
+#include "lancelet/text.h"
+#include "overlay/patch.h"
+
+namespace lancelet {
+namespace {
+
+ArrayPtr Int32s(const std::vector<std::optional<int32_t>>& values) {
+  FixedWidthBuilder<int32_t> b(DataType::Int32());
+  for (auto v : values) v ? b.Append(*v) : b.AppendNull();
+  return b.Finish();
+}
+
+// fixed_size_list<int32, 2>; a null row is std::nullopt, a null item INT32_MIN.
+ArrayPtr Pairs(const std::vector<std::optional<std::pair<int32_t, int32_t>>>& rows) {
+  ListBuilder b(DataType::FixedSizeList(DataType::Int32(), 2));
+  auto& items = static_cast<FixedWidthBuilder<int32_t>&>(b.item_builder());
+  for (const auto& row : rows) {
+    if (!row) {
+      b.AppendNull();  // appends the row's two null items too
+      continue;
+    }
+    for (int32_t v : {row->first, row->second}) v == INT32_MIN ? items.AppendNull() : items.Append(v);
+    b.Append();
+  }
+  return b.Finish();
+}
+
+std::string Text(const ArrayPtr& a) {
+  std::string out;
+  for (int64_t i = 0; i < a->length; ++i)
+    out += (i ? "," : "") + (a->IsNull(i) ? std::string("NULL") : FormatValue(*a, i, ValueStyle::kJson));
+  return out;
+}
+
+TEST(OverlayPatch, UnsharedBaseIsPatchedInPlace) {
+  ArrayPtr base = Int32s({0, 1, 2, 3, 4});
+  const uint8_t* storage = base->buffers[1]->data();
+  std::vector<uint32_t> positions = {1, 3};
+  ArrayPtr out = overlay::ApplyReplacements(std::move(base), {{positions, Int32s({10, std::nullopt})}});
+  EXPECT_EQ(Text(out), "0,10,2,NULL,4");
+  EXPECT_EQ(out->null_count, 1);
+  EXPECT_EQ(out->buffers[1]->data(), storage);  // no copy of the batch
+}
+
+TEST(OverlayPatch, SharedBaseIsCopiedAndLeftIntact) {
+  ArrayPtr base = Int32s({0, std::nullopt, 2});
+  std::vector<uint32_t> positions = {1};
+  ArrayPtr out = overlay::ApplyReplacements(base, {{positions, Int32s({7})}});
+  EXPECT_EQ(Text(out), "0,7,2");
+  EXPECT_EQ(out->null_count, 0);
+  EXPECT_EQ(Text(base), "0,NULL,2");  // the caller's array is unchanged
+  EXPECT_NE(out->buffers[1]->data(), base->buffers[1]->data());
+}
+
+TEST(OverlayPatch, ValuesStartAtFirst) {
+  std::vector<uint32_t> positions = {0, 2};
+  ArrayPtr column = Int32s({100, 101, 102, 103});
+  ArrayPtr out = overlay::ApplyReplacements(Int32s({0, 1, 2}), {{positions, column, 2}});
+  EXPECT_EQ(Text(out), "102,1,103");
+  std::vector<uint32_t> too_many = {0, 1, 2};
+  EXPECT_THROW(overlay::ApplyReplacements(Int32s({0, 1, 2}), {{too_many, column, 2}}), Error);
+}
+
+TEST(OverlayPatch, FixedSizeListRowsAndItemsKeepTheirNulls) {
+  ArrayPtr base = Pairs({{{1, 2}}, {{3, 4}}, {{5, 6}}, std::nullopt});
+  std::vector<uint32_t> positions = {0, 2, 3};
+  ArrayPtr values = Pairs({std::nullopt, {{7, INT32_MIN}}, {{9, 10}}});
+  ArrayPtr out = overlay::ApplyReplacements(std::move(base), {{positions, values}});
+  EXPECT_EQ(Text(out), "NULL,[3,4],[7,null],[9,10]");
+  EXPECT_EQ(out->null_count, 1);
+  EXPECT_EQ(out->children[0]->null_count, 3);  // the null row's two items and one null item
+}
+
+TEST(OverlayPatch, VariableWidthValuesAreGathered) {
+  BinaryBuilder b(DataType::Utf8());
+  for (const char* v : {"a", "bb", "ccc"}) b.Append(v);
+  BinaryBuilder r(DataType::Utf8());
+  r.AppendNull();
+  r.Append("zz");
+  std::vector<uint32_t> positions = {0, 2};
+  ArrayPtr out = overlay::ApplyReplacements(b.Finish(), {{positions, r.Finish()}});
+  EXPECT_EQ(Text(out), "NULL,\"bb\",\"zz\"");
+}
+
+}  // namespace
+}  // namespace lancelet
