@@ -34,44 +34,45 @@ size_t ValueWidth(const DataType& type) {
 }
 
 template <size_t kRowBytes>
-void ScatterRows(uint8_t* dst, const uint8_t* from, std::span<const uint32_t> positions) {
-  for (size_t k = 0; k < positions.size(); ++k)
-    std::memcpy(dst + size_t(positions[k]) * kRowBytes, from + k * kRowBytes, kRowBytes);
+void ScatterRows(uint8_t* dst, const uint8_t* from, std::span<const uint32_t> cells, uint32_t origin) {
+  for (size_t k = 0; k < cells.size(); ++k)
+    std::memcpy(dst + size_t(cells[k] - origin) * kRowBytes, from + k * kRowBytes, kRowBytes);
 }
 
 // Copies rows (first+k)*m .. (first+k)*m+m-1 of `src` over rows p*m .. p*m+m-1 of `out`
-// for every (k, p = positions[k]), level by level: a fixed-size list of size s scales m
-// by s for its child.
-void Scatter(ArrayData& out, const ArrayData& src, std::span<const uint32_t> positions, int64_t first, int64_t m) {
+// for every (k, p = cells[k] - origin), level by level: a fixed-size list of size s
+// scales m by s for its child.
+void Scatter(ArrayData& out, const ArrayData& src, std::span<const uint32_t> cells, uint32_t origin, int64_t first,
+             int64_t m) {
   if (src.null_count > 0 && !out.buffers[0]) {
     out.buffers[0] = Buffer::AllocateUninitialized(size_t((out.length + 7) / 8));
     std::memset(out.buffers[0]->mutable_data(), 0xff, out.buffers[0]->size());
   }
   if (out.buffers[0]) {
     uint8_t* bits = Writable(out.buffers[0]);
-    for (size_t k = 0; k < positions.size(); ++k)
+    for (size_t k = 0; k < cells.size(); ++k)
       for (int64_t j = 0; j < m; ++j)
-        SetBitTo(bits, int64_t(positions[k]) * m + j, src.IsValid((first + int64_t(k)) * m + j));
+        SetBitTo(bits, int64_t(cells[k] - origin) * m + j, src.IsValid((first + int64_t(k)) * m + j));
     out.null_count = CountNulls(bits, out.length);
     if (out.null_count == 0) out.buffers[0] = nullptr;
   }
   if (out.type->id() == TypeId::kFixedSizeList) {
     out.children[0] = WritableArray(std::move(out.children[0]));
-    Scatter(*out.children[0], *src.children[0], positions, first, m * out.type->fixed_size());
+    Scatter(*out.children[0], *src.children[0], cells, origin, first, m * out.type->fixed_size());
     return;
   }
   const size_t row_bytes = ValueWidth(*out.type) * size_t(m);
   uint8_t* dst = Writable(out.buffers[1]);
   const uint8_t* from = src.buffers[1]->data() + size_t(first) * row_bytes;
   switch (row_bytes) {  // a constant size lets the compiler turn each copy into one move
-    case 1: return ScatterRows<1>(dst, from, positions);
-    case 2: return ScatterRows<2>(dst, from, positions);
-    case 4: return ScatterRows<4>(dst, from, positions);
-    case 8: return ScatterRows<8>(dst, from, positions);
-    case 16: return ScatterRows<16>(dst, from, positions);
+    case 1: return ScatterRows<1>(dst, from, cells, origin);
+    case 2: return ScatterRows<2>(dst, from, cells, origin);
+    case 4: return ScatterRows<4>(dst, from, cells, origin);
+    case 8: return ScatterRows<8>(dst, from, cells, origin);
+    case 16: return ScatterRows<16>(dst, from, cells, origin);
   }
-  for (size_t k = 0; k < positions.size(); ++k)
-    std::memcpy(dst + size_t(positions[k]) * row_bytes, from + k * row_bytes, row_bytes);
+  for (size_t k = 0; k < cells.size(); ++k)
+    std::memcpy(dst + size_t(cells[k] - origin) * row_bytes, from + k * row_bytes, row_bytes);
 }
 
 }  // namespace
@@ -83,13 +84,13 @@ ArrayPtr ApplyReplacements(ArrayPtr base, const std::vector<Replacement>& replac
     if (!r.values->type->Equals(type))
       ThrowCorrupt("overlay values of type {} cannot replace a {} column", r.values->type->ToString(),
                    type.ToString());
-    if (r.first < 0 || r.first + int64_t(r.positions.size()) > r.values->length)
+    if (r.first < 0 || r.first + int64_t(r.cells.size()) > r.values->length)
       ThrowCorrupt("overlay values [{}, {}) requested but the overlay column holds {}", r.first,
-                   r.first + int64_t(r.positions.size()), r.values->length);
+                   r.first + int64_t(r.cells.size()), r.values->length);
   }
   if (HasFixedLayout(type)) {
     ArrayPtr out = WritableArray(std::move(base));
-    for (const auto& r : replacements) Scatter(*out, *r.values, r.positions, r.first, 1);
+    for (const auto& r : replacements) Scatter(*out, *r.values, r.cells, r.origin, r.first, 1);
     return out;
   }
   // Everything else: one gather over [base, values...].
@@ -98,7 +99,7 @@ ArrayPtr ApplyReplacements(ArrayPtr base, const std::vector<Replacement>& replac
   for (int64_t i = 0; i < base->length; ++i) source[size_t(i)] = i;
   int64_t next = base->length;
   for (const auto& r : replacements) {
-    for (size_t k = 0; k < r.positions.size(); ++k) source[size_t(r.positions[k])] = next + r.first + int64_t(k);
+    for (size_t k = 0; k < r.cells.size(); ++k) source[size_t(r.cells[k] - r.origin)] = next + r.first + int64_t(k);
     next += r.values->length;
     parts.push_back(r.values);
   }

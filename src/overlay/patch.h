@@ -8,10 +8,14 @@
 
 namespace lancelet::overlay {
 
+// values[first + k] goes to position cells[k] - origin. Cells are ascending and unique
+// across all replacements; `origin` lets a caller pass physical offsets straight from a
+// cached list instead of rebasing them into a copy.
 struct Replacement {
-  std::span<const uint32_t> positions;  // ascending, unique across all replacements
-  ArrayPtr values;                     // values[first + i] goes to positions[i]
+  std::span<const uint32_t> cells;
+  ArrayPtr values;
   int64_t first = 0;
+  uint32_t origin = 0;
 };
 
 // `base` with the given positions replaced (NULL values make NULL cells). Fixed-layout

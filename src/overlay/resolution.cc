@@ -29,18 +29,19 @@ std::vector<OverlayPatch> ResolveRange(const FragmentOverlays& set, int32_t fiel
     patch.overlay = i;
     patch.field_index = o.FieldIndex(field_id);
     if (list) {
-      patch.positions.assign(list->begin() + int64_t(first), list->begin() + int64_t(last));
+      patch.cells = std::span<const uint32_t>(list->data() + first, n);
     } else {
-      patch.positions.resize(n);
-      supplies->MembersByRank(first, n, patch.positions.data());
+      patch.owned.resize(n);
+      supplies->MembersByRank(first, n, patch.owned.data());
+      patch.cells = patch.owned;
     }
+    patch.origin = uint32_t(start);
     const format::RoaringBitmap* coverage = o.CoverageOf(field_id);
     if (supplies != coverage) {
       // A rank is the position in the overlay's value column, counted over all it covers.
       patch.ranks.resize(n);
-      for (size_t k = 0; k < n; ++k) patch.ranks[k] = coverage->Rank(patch.positions[k]);
+      for (size_t k = 0; k < n; ++k) patch.ranks[k] = coverage->Rank(patch.cells[k]);
     }
-    for (uint32_t& p : patch.positions) p -= uint32_t(start);  // offsets -> positions in the range
     if (supplies == coverage) {
       patch.first_rank = first;  // nothing shadowed: the values are one run of the column
     } else if (patch.ranks.back() - patch.ranks.front() + 1 == n) {
@@ -66,14 +67,17 @@ std::vector<OverlayPatch> ResolveOffsets(const FragmentOverlays& set, int32_t fi
     for (size_t i = overlays.size(); i-- > 0;) {
       const format::RoaringBitmap* coverage = overlays[i].CoverageOf(field_id);
       if (!coverage || !coverage->Contains(uint32_t(offset))) continue;
-      by_overlay[i].positions.push_back(uint32_t(k));
+      by_overlay[i].owned.push_back(uint32_t(k));
       by_overlay[i].ranks.push_back(coverage->Rank(uint32_t(offset)));
       break;
     }
   }
   std::vector<OverlayPatch> patches;
   for (auto& p : by_overlay)
-    if (!p.positions.empty()) patches.push_back(std::move(p));
+    if (!p.owned.empty()) {
+      p.cells = p.owned;
+      patches.push_back(std::move(p));
+    }
   return patches;
 }
 

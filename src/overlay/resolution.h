@@ -14,18 +14,30 @@
 
 namespace lancelet::overlay {
 
-// The cells one overlay supplies: output positions and the ranks (positions in the
-// overlay's value column for the field) to read them from, both ascending by position.
+// The cells one overlay supplies: cell k goes to output position cells[k] - origin and is
+// read from rank Rank(k) of the overlay's value column for the field; cells ascend.
+// Move-only: `cells` may view `owned`, or, for a range, the overlay's own supplied-cell
+// list (valid while the FragmentOverlays lives), so a batch copies no offsets.
 struct OverlayPatch {
-  size_t overlay = 0;       // index into FragmentOverlays::overlays()
-  int field_index = 0;      // index of the field in the overlay's data_file.fields
-  std::vector<uint32_t> positions;  // batches and takes stay below 2^32 rows
-  // The rank of positions[k] is ranks[k], or first_rank + k when `ranks` is empty: the
-  // common case in a range, where no newer overlay took any of this one's cells, so its
-  // values are one run of its column.
+  size_t overlay = 0;   // index into FragmentOverlays::overlays()
+  int field_index = 0;  // index of the field in the overlay's data_file.fields
+  std::span<const uint32_t> cells;
+  uint32_t origin = 0;
+  std::vector<uint32_t> owned;
+  // The rank of cell k is ranks[k], or first_rank + k when `ranks` is empty: the common
+  // case in a range, where no newer overlay took any of this one's cells, so its values
+  // are one run of its column.
   uint64_t first_rank = 0;
   std::vector<uint64_t> ranks;
 
+  OverlayPatch() = default;
+  OverlayPatch(OverlayPatch&&) = default;  // a moved vector keeps its buffer: `cells` stays valid
+  OverlayPatch& operator=(OverlayPatch&&) = default;
+  OverlayPatch(const OverlayPatch&) = delete;
+  OverlayPatch& operator=(const OverlayPatch&) = delete;
+
+  size_t size() const { return cells.size(); }
+  uint32_t Position(size_t k) const { return cells[k] - origin; }
   bool contiguous() const { return ranks.empty(); }
   uint64_t Rank(size_t k) const { return ranks.empty() ? first_rank + k : ranks[k]; }
 };

@@ -138,7 +138,7 @@ DatasetPtr Dataset::Delete(const std::string& predicate) const {
     std::map<uint64_t, std::vector<uint32_t>> matched;
     plan.ForEachBatch([&](const table::FragmentBatch& b) {
       auto& v = matched[b.fragment->id()];
-      for (uint64_t o : b.offsets) v.push_back(uint32_t(o));
+      b.rows.ForEach([&](uint64_t o) { v.push_back(uint32_t(o)); });
       return true;
     });
     if (matched.empty()) return shared_from_this();
@@ -223,7 +223,7 @@ uint64_t Dataset::CountRows(const std::string& predicate) const {
   }
   table::ScanPlan plan(state_, {}, /*columns_set=*/true, predicate, false, false, 65536);
   plan.ForEachBatch([&](const table::FragmentBatch& b) {
-    count += b.offsets.size();
+    count += b.rows.size();
     return true;
   });
   return count;

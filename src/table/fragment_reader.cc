@@ -142,7 +142,7 @@ ArrayPtr FragmentReader::ApplyOverlays(size_t field, ArrayPtr base, const std::v
   std::vector<overlay::Replacement> replacements;
   for (const auto& patch : patches) {
     const auto& data_file = overlays().overlays()[patch.overlay].proto->data_file();
-    const size_t n = patch.positions.size();
+    const size_t n = patch.size();
     if (whole_columns && data_file.file_size_bytes() > 0 && data_file.file_size_bytes() <= kWholeOverlayFileBytes) {
       ArrayPtr& column = overlay_columns_[{patch.overlay, id}];
       if (!column) {
@@ -153,17 +153,19 @@ ArrayPtr FragmentReader::ApplyOverlays(size_t field, ArrayPtr base, const std::v
         });
       }
       if (patch.contiguous()) {
-        replacements.push_back({patch.positions, column, int64_t(patch.first_rank)});
+        replacements.push_back({patch.cells, column, int64_t(patch.first_rank), patch.origin});
       } else {
         std::vector<int64_t> ranks(patch.ranks.begin(), patch.ranks.end());
-        replacements.push_back({patch.positions, lancelet::Take(*column, ranks)});
+        replacements.push_back({patch.cells, lancelet::Take(*column, ranks), 0, patch.origin});
       }
       continue;
     }
     size_t index = OverlayColumn(patch.overlay, id);
     const auto& file = OpenOverlayFile(patch.overlay);
-    replacements.push_back({patch.positions, patch.contiguous() ? file.ReadField(index, patch.first_rank, n)
-                                                                : file.TakeField(index, patch.ranks)});
+    replacements.push_back({patch.cells,
+                            patch.contiguous() ? file.ReadField(index, patch.first_rank, n)
+                                               : file.TakeField(index, patch.ranks),
+                            0, patch.origin});
   }
   return overlay::ApplyReplacements(std::move(base), replacements);
 }

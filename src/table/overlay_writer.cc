@@ -195,7 +195,7 @@ DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string&
     plan.ForEachBatch([&](const table::FragmentBatch& b) {
       auto projected = plan.Project(*b.batch);
       auto& offs = offsets[b.fragment->id()];
-      for (uint64_t o : b.offsets) offs.push_back(uint32_t(o));
+      b.rows.ForEach([&](uint64_t o) { offs.push_back(uint32_t(o)); });
       auto& parts = values[b.fragment->id()];
       parts.resize(set.size());
       for (size_t i = 0; i < set.size(); ++i) parts[i].push_back(Evaluate(*bound[i], *projected));

@@ -79,8 +79,15 @@ void ScanPlan::Prepare(std::vector<std::string> columns, bool columns_set, const
   output_schema_ = std::make_shared<Schema>(out_fields, state_->arrow_schema->metadata());
 }
 
-void ScanPlan::ReadColumns(const FragmentReader& reader, const std::vector<uint64_t>& offsets, bool contiguous,
-                           const std::vector<bool>& want, std::vector<ArrayPtr>& columns) const {
+std::vector<uint64_t> RowSet::ToVector() const {
+  if (!is_range) return offsets;
+  std::vector<uint64_t> out(count);
+  std::iota(out.begin(), out.end(), first);
+  return out;
+}
+
+void ScanPlan::ReadColumns(const FragmentReader& reader, const RowSet& rows, const std::vector<bool>& want,
+                           std::vector<ArrayPtr>& columns) const {
   columns.resize(read_schema_->num_fields());
   std::vector<size_t> fields, slots;
   for (size_t i = 0; i < read_fields_.size(); ++i)
@@ -89,21 +96,25 @@ void ScanPlan::ReadColumns(const FragmentReader& reader, const std::vector<uint6
       slots.push_back(i);
     }
   if (!fields.empty()) {
-    auto arrays =
-        contiguous ? reader.ReadRange(fields, offsets.front(), offsets.size()) : reader.Take(fields, offsets);
+    auto arrays = rows.is_range ? reader.ReadRange(fields, rows.first, rows.count) : reader.Take(fields, rows.offsets);
     for (size_t k = 0; k < slots.size(); ++k) columns[slots[k]] = std::move(arrays[k]);
   }
   size_t next = read_fields_.size();
-  if (read_row_id_ && want[next]) columns[next] = reader.RowIds(offsets);
+  bool row_id = read_row_id_ && want[next];
+  bool row_address = read_row_address_ && want[next + (read_row_id_ ? 1 : 0)];
+  if (!row_id && !row_address) return;
+  std::vector<uint64_t> listed;
+  std::span<const uint64_t> offsets = rows.offsets;
+  if (rows.is_range) offsets = listed = rows.ToVector();
+  if (row_id) columns[next] = reader.RowIds(offsets);
   if (read_row_id_) ++next;
-  if (read_row_address_ && want[next]) columns[next] = reader.RowAddresses(offsets);
+  if (row_address) columns[next] = reader.RowAddresses(offsets);
 }
 
-RecordBatchPtr ScanPlan::ReadBatch(const FragmentReader& reader, const std::vector<uint64_t>& offsets,
-                                   bool contiguous) const {
+RecordBatchPtr ScanPlan::ReadBatch(const FragmentReader& reader, const RowSet& rows) const {
   std::vector<ArrayPtr> columns;
-  ReadColumns(reader, offsets, contiguous, std::vector<bool>(read_schema_->num_fields(), true), columns);
-  return std::make_shared<RecordBatch>(read_schema_, std::move(columns), int64_t(offsets.size()));
+  ReadColumns(reader, rows, std::vector<bool>(read_schema_->num_fields(), true), columns);
+  return std::make_shared<RecordBatch>(read_schema_, std::move(columns), int64_t(rows.size()));
 }
 
 bool ScanPlan::Cursor::Next(FragmentBatch& out) {
@@ -124,44 +135,49 @@ bool ScanPlan::Cursor::Next(FragmentBatch& out) {
     start_ = end;
     const auto& deleted = reader_->deletions();
     out.fragment = &fragment;
-    out.offsets.clear();
     if (deleted.IsEmpty()) {
-      out.offsets.resize(end - start);
-      std::iota(out.offsets.begin(), out.offsets.end(), start);
+      out.rows = RowSet::Range(start, end - start);
     } else {
-      out.offsets.reserve(end - start);
+      std::vector<uint64_t> live;
+      live.reserve(end - start);
       for (uint64_t o = start; o < end; ++o)
-        if (!deleted.Contains(uint32_t(o))) out.offsets.push_back(o);
+        if (!deleted.Contains(uint32_t(o))) live.push_back(o);
+      if (live.empty()) continue;
+      out.rows = live.size() == end - start ? RowSet::Range(start, end - start) : RowSet::List(std::move(live));
     }
-    if (out.offsets.empty()) continue;
-    bool contiguous = out.offsets.size() == end - start;
     if (!plan_.filter_) {
-      out.batch = plan_.ReadBatch(*reader_, out.offsets, contiguous);
+      out.batch = plan_.ReadBatch(*reader_, out.rows);
       return true;
     }
     // Filter on the columns it needs, then read the rest for the passing rows only.
     std::vector<ArrayPtr> columns;
-    plan_.ReadColumns(*reader_, out.offsets, contiguous, plan_.filter_needs_, columns);
+    plan_.ReadColumns(*reader_, out.rows, plan_.filter_needs_, columns);
     std::vector<ArrayPtr> filter_columns;
     for (size_t i = 0; i < columns.size(); ++i)
       if (plan_.filter_needs_[i]) filter_columns.push_back(columns[i]);
-    RecordBatch filter_input(plan_.filter_schema_, filter_columns, int64_t(out.offsets.size()));
+    RecordBatch filter_input(plan_.filter_schema_, filter_columns, int64_t(out.rows.size()));
     std::vector<bool> keep = EvaluatePredicate(*plan_.filter_, filter_input);
-    std::vector<uint64_t> kept;
-    for (size_t i = 0; i < keep.size(); ++i)
-      if (keep[i]) kept.push_back(out.offsets[i]);
-    if (kept.empty()) continue;
-    bool all = kept.size() == out.offsets.size();
-    for (size_t i = 0; i < columns.size(); ++i)
-      if (columns[i] && !all) columns[i] = Filter(*columns[i], keep);
+    size_t kept_count = size_t(std::count(keep.begin(), keep.end(), true));
+    if (kept_count == 0) continue;
+    bool all = kept_count == keep.size();
+    if (!all) {
+      std::vector<uint64_t> kept;
+      kept.reserve(kept_count);
+      size_t i = 0;
+      out.rows.ForEach([&](uint64_t o) {
+        if (keep[i++]) kept.push_back(o);
+      });
+      out.rows = RowSet::List(std::move(kept));
+      for (auto& column : columns)
+        if (column) column = Filter(*column, keep);
+    }
     std::vector<bool> rest(columns.size());
     for (size_t i = 0; i < columns.size(); ++i) rest[i] = !plan_.filter_needs_[i];
     std::vector<ArrayPtr> late;
-    plan_.ReadColumns(*reader_, kept, all && contiguous, rest, late);
+    plan_.ReadColumns(*reader_, out.rows, rest, late);
     for (size_t i = 0; i < columns.size(); ++i)
       if (rest[i]) columns[i] = std::move(late[i]);
-    out.offsets = std::move(kept);
-    out.batch = std::make_shared<RecordBatch>(plan_.read_schema_, std::move(columns), int64_t(out.offsets.size()));
+    out.batch = std::make_shared<RecordBatch>(plan_.read_schema_, std::move(columns), int64_t(out.rows.size()));
     return true;
   }
   return false;

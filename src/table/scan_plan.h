@@ -17,11 +17,33 @@ namespace lancelet::table {
 inline constexpr const char* kRowIdColumn = "_rowid";
 inline constexpr const char* kRowAddrColumn = "_rowaddr";
 
+// Physical offsets of rows of one fragment, ascending: the range [first, first + count),
+// or a list. A scan of a fragment without deletions is ranges only, so it never spends
+// memory or time on one offset per row.
+struct RowSet {
+  bool is_range = true;
+  uint64_t first = 0, count = 0;  // when is_range
+  std::vector<uint64_t> offsets;  // when !is_range
+
+  static RowSet Range(uint64_t first, uint64_t count) { return {true, first, count, {}}; }
+  static RowSet List(std::vector<uint64_t> offsets) { return {false, 0, 0, std::move(offsets)}; }
+  size_t size() const { return is_range ? size_t(count) : offsets.size(); }
+  std::vector<uint64_t> ToVector() const;
+  template <typename Fn>
+  void ForEach(Fn&& fn) const {
+    if (is_range) {
+      for (uint64_t o = first; o < first + count; ++o) fn(o);
+    } else {
+      for (uint64_t o : offsets) fn(o);
+    }
+  }
+};
+
 // A batch of live rows from one fragment, with the physical offsets they came from.
 struct FragmentBatch {
   const lance::table::DataFragment* fragment = nullptr;
-  std::vector<uint64_t> offsets;  // physical offsets of the rows, ascending
-  RecordBatchPtr batch;           // columns: the plan's read schema
+  RowSet rows;
+  RecordBatchPtr batch;  // columns: the plan's read schema
 };
 
 class ScanPlan {
@@ -42,8 +64,8 @@ class ScanPlan {
 
   bool has_filter() const { return filter_ != nullptr; }
   // The read columns at the given physical offsets of one fragment (no filter).
-  RecordBatchPtr ReadRows(const FragmentReader& reader, const std::vector<uint64_t>& offsets) const {
-    return ReadBatch(reader, offsets, false);
+  RecordBatchPtr ReadRows(const FragmentReader& reader, std::vector<uint64_t> offsets) const {
+    return ReadBatch(reader, RowSet::List(std::move(offsets)));
   }
 
   // Pull-based walk with the same semantics as ForEachBatch (streams bound memory).
@@ -63,7 +85,7 @@ class ScanPlan {
  private:
   void Prepare(std::vector<std::string> columns, bool columns_set, const std::string& filter);
   friend class Cursor;
-  RecordBatchPtr ReadBatch(const FragmentReader& reader, const std::vector<uint64_t>& offsets, bool contiguous) const;
+  RecordBatchPtr ReadBatch(const FragmentReader& reader, const RowSet& rows) const;
 
   std::shared_ptr<const DatasetState> state_;
   bool with_row_id_;
@@ -74,10 +96,9 @@ class ScanPlan {
   // other columns are read only for the rows that pass.
   std::vector<bool> filter_needs_;   // per read_schema_ column
   SchemaPtr filter_schema_;          // the read columns the filter needs
-  // Reads read_schema_ columns i where want[i], at `offsets` (one range when contiguous);
-  // the others are left null.
-  void ReadColumns(const FragmentReader& reader, const std::vector<uint64_t>& offsets, bool contiguous,
-                   const std::vector<bool>& want, std::vector<ArrayPtr>& columns) const;
+  // Reads read_schema_ columns i where want[i] at `rows`; the others are left null.
+  void ReadColumns(const FragmentReader& reader, const RowSet& rows, const std::vector<bool>& want,
+                   std::vector<ArrayPtr>& columns) const;
   bool read_row_id_ = false, read_row_address_ = false;
   SchemaPtr read_schema_;            // read fields, then _rowid, _rowaddr when read
   BoundExprPtr filter_;

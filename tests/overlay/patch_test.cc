@@ -58,11 +58,13 @@ TEST(OverlayPatch, SharedBaseIsCopiedAndLeftIntact) {
   EXPECT_NE(out->buffers[1]->data(), base->buffers[1]->data());
 }
 
-TEST(OverlayPatch, ValuesStartAtFirst) {
+TEST(OverlayPatch, ValuesStartAtFirstAndCellsAtOrigin) {
   std::vector<uint32_t> positions = {0, 2};
   ArrayPtr column = Int32s({100, 101, 102, 103});
   ArrayPtr out = overlay::ApplyReplacements(Int32s({0, 1, 2}), {{positions, column, 2}});
   EXPECT_EQ(Text(out), "102,1,103");
+  std::vector<uint32_t> physical = {1000, 1002};  // offsets of a batch that starts at row 1000
+  EXPECT_EQ(Text(overlay::ApplyReplacements(Int32s({0, 1, 2}), {{physical, column, 1, 1000}})), "101,1,102");
   std::vector<uint32_t> too_many = {0, 1, 2};
   EXPECT_THROW(overlay::ApplyReplacements(Int32s({0, 1, 2}), {{too_many, column, 2}}), Error);
 }
