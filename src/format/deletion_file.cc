@@ -64,10 +64,13 @@ std::string_view DeletionFileSuffix(DeletionFileType type) {
   return type == DeletionFileType::kBitmap ? "bin" : "arrow";
 }
 
+std::string DeletionFileName(uint64_t fragment_id, uint64_t read_version, uint64_t id, DeletionFileType type) {
+  return fmt::format("{}-{}-{}.{}", fragment_id, read_version, id, DeletionFileSuffix(type));
+}
+
 std::string DeletionFilePath(uint64_t fragment_id, uint64_t read_version, uint64_t id,
                              DeletionFileType type) {
-  return fmt::format("_deletions/{}-{}-{}.{}", fragment_id, read_version, id,
-                     DeletionFileSuffix(type));
+  return "_deletions/" + DeletionFileName(fragment_id, read_version, id, type);
 }
 
 DeletionFileType ChooseDeletionFileType(uint64_t count) {

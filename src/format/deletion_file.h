@@ -33,7 +33,9 @@ inline constexpr uint64_t kDeletionBitmapThreshold = 5000;
 
 // "arrow" or "bin".
 std::string_view DeletionFileSuffix(DeletionFileType type);
-// "_deletions/{fragment_id}-{read_version}-{id}.{suffix}", relative to the table root.
+// "{fragment_id}-{read_version}-{id}.{suffix}": the file's name in _deletions/.
+std::string DeletionFileName(uint64_t fragment_id, uint64_t read_version, uint64_t id, DeletionFileType type);
+// "_deletions/" + DeletionFileName(...), relative to the table root.
 std::string DeletionFilePath(uint64_t fragment_id, uint64_t read_version, uint64_t id,
                              DeletionFileType type);
 // kBitmap when count >= kDeletionBitmapThreshold, else kArrowArray.

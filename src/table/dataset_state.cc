@@ -3,18 +3,43 @@
 #include <fmt/format.h>
 
 #include "lancelet/error.h"
+#include "table/deletions.h"
 #include "table/feature_flags.h"
 #include "table/manifest_store.h"
 
 namespace lancelet::table {
 
-std::string DatasetState::DataPath(const std::string& file) const {
-  return io::JoinPath(io::JoinPath(uri, kDataDir), file);
+std::string DatasetState::Directory(std::optional<uint32_t> base_id, const char* subdir,
+                                    const std::string& file) const {
+  if (!base_id) return io::JoinPath(uri, subdir);
+  for (const auto& base : manifest.base_paths()) {
+    if (base.id() != *base_id) continue;
+    std::string root = base.path();
+    if (root.rfind("file://", 0) == 0) root = root.substr(7);
+    if (root.find("://") != std::string::npos)
+      ThrowNotSupported("'{}': file '{}' lives under base path {} at '{}', an object-store URI; lancelet reads "
+                        "local files only; copy the dataset with its source files to local disk",
+                        uri, file, *base_id, base.path());
+    return base.is_dataset_root() ? io::JoinPath(root, subdir) : root;
+  }
+  ThrowCorrupt("'{}' version {}: file '{}' names base path {}, which the manifest does not list", uri, version(),
+               file, *base_id);
 }
 
-std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const std::string& file,
-                                                                         uint64_t known_size) const {
-  std::string path = DataPath(file);
+std::string DatasetState::DataPath(const std::string& file, std::optional<uint32_t> base_id) const {
+  return io::JoinPath(Directory(base_id, kDataDir, file), file);
+}
+
+std::string DatasetState::DeletionFilePath(uint64_t fragment_id, const lance::table::DeletionFile& file) const {
+  std::string name = DeletionFileName(fragment_id, file);
+  std::optional<uint32_t> base_id;
+  if (file.has_base_id()) base_id = file.base_id();
+  return io::JoinPath(Directory(base_id, kDeletionsDir, name), name);
+}
+
+std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const std::string& file, uint64_t known_size,
+                                                                         std::optional<uint32_t> base_id) const {
+  std::string path = DataPath(file, base_id);
   return files_.GetOrLoad(path, [&] {
     return std::make_pair(std::shared_ptr<const format::LanceFileReader>(
                               format::LanceFileReader::Open(*store, path, known_size)),
@@ -27,10 +52,6 @@ ArrayPtr DatasetState::CachedOverlayColumn(const std::string& key, const std::fu
     ArrayPtr column = read();
     return std::make_pair(column, BufferBytes(*column));
   });
-}
-
-std::string DatasetState::DeletionPath(const std::string& file) const {
-  return io::JoinPath(io::JoinPath(uri, kDeletionsDir), file);
 }
 
 std::shared_ptr<const overlay::FragmentOverlays> DatasetState::OverlaysOf(

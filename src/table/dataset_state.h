@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "format/lance_file.h"
@@ -28,18 +29,27 @@ struct DatasetState {
   uint64_t version() const { return manifest.version(); }
   // A fragment's overlays, decoded the first time any reader asks and shared after.
   std::shared_ptr<const overlay::FragmentOverlays> OverlaysOf(const lance::table::DataFragment& fragment) const;
-  std::string DataPath(const std::string& file) const;
+  // Where a fragment's files live: the dataset's own data/ and _deletions/, or, for a
+  // file with a base_id (a shallow clone sharing its source's files), the manifest's
+  // base path of that id. Throws Corrupt for an unknown id, NotSupported for a base path
+  // that is not a local directory.
+  std::string DataPath(const std::string& file, std::optional<uint32_t> base_id = std::nullopt) const;
+  std::string DeletionFilePath(uint64_t fragment_id, const lance::table::DeletionFile& file) const;
   // A data or overlay file (path relative to data/), opened once per dataset version:
   // data files are immutable, so their footer and metadata are decoded once.
-  std::shared_ptr<const format::LanceFileReader> OpenDataFile(const std::string& file, uint64_t known_size) const;
+  std::shared_ptr<const format::LanceFileReader> OpenDataFile(const std::string& file, uint64_t known_size,
+                                                              std::optional<uint32_t> base_id = std::nullopt) const;
   // A whole value column of a small overlay file, made by read() on first use and kept
   // (up to kOverlayColumnCacheBytes in all). A scan needs every value an overlay holds
   // for the fragments it visits; keeping them spares later scans the reads.
   ArrayPtr CachedOverlayColumn(const std::string& key, const std::function<ArrayPtr()>& read) const;
   static constexpr uint64_t kOverlayColumnCacheBytes = 64 << 20;
-  std::string DeletionPath(const std::string& file) const;
 
  private:
+  // The directory `file` lives in under base path `base_id` (with `subdir` when the base
+  // is a dataset root), or under the dataset itself.
+  std::string Directory(std::optional<uint32_t> base_id, const char* subdir, const std::string& file) const;
+
   mutable std::mutex overlay_mutex_;
   mutable std::map<uint64_t, std::shared_ptr<const overlay::FragmentOverlays>> overlay_cache_;
   // Enough for the base and overlay files of a few dozen fragments; each entry holds

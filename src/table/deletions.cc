@@ -17,17 +17,16 @@ format::DeletionFileType TypeOf(const lance::table::DeletionFile& file) {
 }
 }  // namespace
 
-std::string DeletionFilePath(const std::string& uri, uint64_t fragment_id, const lance::table::DeletionFile& file) {
-  return io::JoinPath(uri, format::DeletionFilePath(fragment_id, file.read_version(), file.id(), TypeOf(file)));
+std::string DeletionFileName(uint64_t fragment_id, const lance::table::DeletionFile& file) {
+  return format::DeletionFileName(fragment_id, file.read_version(), file.id(), TypeOf(file));
 }
 
-format::RoaringBitmap ReadDeletionFile(const io::ObjectStore& store, const std::string& uri, uint64_t fragment_id,
+std::string DeletionFilePath(const std::string& uri, uint64_t fragment_id, const lance::table::DeletionFile& file) {
+  return io::JoinPath(io::JoinPath(uri, kDeletionsDir), DeletionFileName(fragment_id, file));
+}
+
+format::RoaringBitmap ReadDeletionFile(const io::ObjectStore& store, const std::string& path, uint64_t fragment_id,
                                        const lance::table::DeletionFile& file) {
-  if (file.has_base_id())
-    ThrowNotSupported("fragment {} of '{}': its deletion file lives under base path {} (a shallow clone), which "
-                      "lancelet does not read",
-                      fragment_id, uri, file.base_id());
-  std::string path = DeletionFilePath(uri, fragment_id, file);
   auto vector = format::DeletionVector::Read(store, path, TypeOf(file), fmt::format("fragment {}", fragment_id));
   if (file.num_deleted_rows() != 0 && vector.size() != file.num_deleted_rows())
     ThrowCorrupt("deletion file '{}' of fragment {} holds {} offsets, but the manifest says {}", path, fragment_id,

@@ -10,9 +10,12 @@
 
 namespace lancelet::table {
 
-// Full path of the deletion file a fragment's DeletionFile message points at.
+// The name of the deletion file a fragment's DeletionFile message points at.
+std::string DeletionFileName(uint64_t fragment_id, const lance::table::DeletionFile& file);
+// Its path in the _deletions/ of the dataset at `uri` (where lancelet writes them).
 std::string DeletionFilePath(const std::string& uri, uint64_t fragment_id, const lance::table::DeletionFile& file);
-format::RoaringBitmap ReadDeletionFile(const io::ObjectStore& store, const std::string& uri, uint64_t fragment_id,
+// Reads the deletion file at `path` (DatasetState::DeletionFilePath resolves base paths).
+format::RoaringBitmap ReadDeletionFile(const io::ObjectStore& store, const std::string& path, uint64_t fragment_id,
                                        const lance::table::DeletionFile& file);
 // Writes `deleted` as a new deletion file (the kind the reference picks for its size).
 lance::table::DeletionFile WriteDeletionFile(io::ObjectStore& store, const std::string& uri, uint64_t fragment_id,

@@ -52,7 +52,8 @@ const format::RoaringBitmap& FragmentReader::deletions() const {
   if (!deletions_) {
     if (fragment_.has_deletion_file()) {
       deletions_ = std::make_unique<format::RoaringBitmap>(
-          ReadDeletionFile(*state_.store, state_.uri, fragment_.id(), fragment_.deletion_file()));
+          ReadDeletionFile(*state_.store, state_.DeletionFilePath(fragment_.id(), fragment_.deletion_file()),
+                           fragment_.id(), fragment_.deletion_file()));
     } else {
       deletions_ = std::make_unique<format::RoaringBitmap>();
     }
@@ -64,15 +65,13 @@ const format::LanceFileReader& FragmentReader::OpenFile(size_t data_file) const 
   auto& slot = files_[data_file];
   if (!slot) {
     const auto& file = fragment_.files(int(data_file));
-    if (file.has_base_id())
-      ThrowNotSupported("fragment {} of '{}': data file '{}' lives under base path {} (a shallow clone); "
-                        "lancelet reads only data files inside the dataset directory",
-                        fragment_.id(), state_.uri, file.path(), file.base_id());
     if (file.file_major_version() == 0 && file.file_minor_version() == 0)
       ThrowNotSupported("fragment {} of '{}': data file '{}' uses the legacy Lance file format (0.1/0.2); "
                         "lancelet reads format 2.0 and newer; rewrite the dataset with a newer data_storage_version",
                         fragment_.id(), state_.uri, file.path());
-    slot = state_.OpenDataFile(file.path(), file.file_size_bytes());
+    std::optional<uint32_t> base_id;
+    if (file.has_base_id()) base_id = file.base_id();
+    slot = state_.OpenDataFile(file.path(), file.file_size_bytes(), base_id);
   }
   return *slot;
 }
@@ -110,7 +109,9 @@ const format::LanceFileReader& FragmentReader::OpenOverlayFile(size_t index) con
   if (!slot) {
     const auto& o = overlays().overlays()[index];
     const auto& file = o.proto->data_file();
-    slot = state_.OpenDataFile(file.path(), file.file_size_bytes());
+    std::optional<uint32_t> base_id;
+    if (file.has_base_id()) base_id = file.base_id();
+    slot = state_.OpenDataFile(file.path(), file.file_size_bytes(), base_id);
     // Every covered cell needs a value: a value column shorter than its coverage is corrupt.
     for (size_t f = 0; f < o.field_ids.size(); ++f) {
       if (o.field_ids[f] == overlay::kTombstoneFieldId) continue;

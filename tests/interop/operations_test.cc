@@ -127,6 +127,30 @@ TEST_P(OperationsTest, StableRowIds) {
   ExpectReadsIdentically(ds, "after optimize");
 }
 
+// A shallow clone reads its source's data and deletion files through the manifest's base
+// paths, while its own writes land in the clone. lancelet reads each state as the
+// reference does, and the reference reads lancelet's delete and overlay update on it.
+TEST_P(OperationsTest, ShallowClone) {
+  REQUIRE_ORACLE();
+  const std::string source = CreateBase();
+  Oracle({"delete", source, "--where", "c_int32 % 5 = 0"});  // deletion files under the source
+  const std::string before = Oracle({"dump", source});
+  const std::string clone = dir_.Join("clone.lance");
+  Oracle({"clone", source, clone});
+  ASSERT_FALSE(fs::exists(clone + "/data")) << "a shallow clone should share the source's data files";
+  ExpectReadsIdentically(clone, "a fresh shallow clone");
+  Oracle({"delete", clone, "--where", "c_int32 % 7 = 0"});
+  Oracle({"append", clone, "--data", dir_.Join("base.arrow")});
+  ExpectReadsIdentically(clone, "after the reference's delete and append on the clone");
+
+  Lancelet({"delete", clone, "--where", "c_int32 % 11 = 0"});
+  Lancelet({"update", clone, "--set", "c_int64 = 7", "--where", "c_int32 % 13 = 0"});
+  EXPECT_EQ(DiffJsonLines(Oracle({"dump", clone}, "LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES=1"),
+                          Lancelet({"scan", clone, "--format", "jsonl"})),
+            "");
+  EXPECT_EQ(Oracle({"dump", source}), before);  // nothing written through the clone touched the source
+}
+
 INSTANTIATE_TEST_SUITE_P(FileVersions, OperationsTest, ::testing::Values("2.0", "2.1", "2.2"),
                          [](const auto& info) { return "v" + std::string(1, info.param[0]) + "_" + info.param[2]; });
 

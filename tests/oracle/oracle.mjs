@@ -1493,6 +1493,15 @@ async function cmdOptimize(argv) {
   await t.optimize();
 }
 
+// A clone of SOURCE at TARGET made by the reference: shallow (the clone's manifest points
+// at SOURCE's files through base paths) unless --deep.
+async function cmdClone(argv) {
+  const { pos, opts } = parseArgs(argv, { deep: "bool" });
+  need(pos, 2, "clone <source_dir> <target_dir> [--deep]");
+  const { conn, name } = await connectFor(pos[1]);
+  await conn.cloneTable(name, path.resolve(pos[0]), { isShallow: !opts.deep });
+}
+
 async function cmdAddColumns(argv) {
   const { pos, opts } = parseArgs(argv, { expr: "multi" });
   need(pos, 1, "add-columns <dataset_dir> --expr name=sql [--expr ...]");
@@ -2005,6 +2014,7 @@ const COMMANDS = {
   count: cmdCount,
   versions: cmdVersions,
   optimize: cmdOptimize,
+  clone: cmdClone,
   "add-columns": cmdAddColumns,
   "drop-columns": cmdDropColumns,
   "alter-columns": cmdAlterColumns,
