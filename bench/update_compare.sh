@@ -22,6 +22,7 @@ run_case() {  # run_case BASE LABEL SET
   rm -rf "$ours" "$ref"
   cp -r "$base" "$ours"
   cp -r "$base" "$ref"
+  sync  # the copies' writeback would otherwise run during the timed updates
   local b0 b1 r0 r1 t_ours t_ref rss
   b0=$(bytes "$ours")
   /usr/bin/time -v "$TOOL" update "$ours" --set "$set" --where "$WHERE" > "$WORK/ours.json" 2> "$WORK/ours.time"
