@@ -42,8 +42,6 @@ std::vector<uint16_t> ParseLevels(const std::string& bytes, size_t count, const 
   return out;
 }
 
-namespace {
-
 const char* CompressionName(const pb::CompressiveEncoding& e) {
   switch (e.compression_case()) {
     case pb::CompressiveEncoding::kFlat: return "Flat";
@@ -65,11 +63,9 @@ const char* CompressionName(const pb::CompressiveEncoding& e) {
   }
 }
 
-[[noreturn]] void Unsupported(const pb::CompressiveEncoding& e, const std::string& what, const std::string& where) {
+void ThrowUnsupportedCompression(const pb::CompressiveEncoding& e, std::string_view what, const std::string& where) {
   ThrowNotSupported("{}: {} compression {} is not supported yet", where, what, CompressionName(e));
 }
-
-}  // namespace
 
 ValueCodec ParseValueCodec(const pb::CompressiveEncoding& e, const std::string& where) {
   ValueCodec codec;
@@ -82,7 +78,7 @@ ValueCodec ParseValueCodec(const pb::CompressiveEncoding& e, const std::string& 
     case pb::CompressiveEncoding::kVariable: {
       const auto& v = e.variable();
       if (v.has_values()) ThrowNotSupported("{}: buffer-compressed Variable values are not supported yet", where);
-      if (v.offsets().compression_case() != pb::CompressiveEncoding::kFlat) Unsupported(v.offsets(), "offsets", where);
+      if (v.offsets().compression_case() != pb::CompressiveEncoding::kFlat) ThrowUnsupportedCompression(v.offsets(), "offsets", where);
       const uint64_t bits = v.offsets().flat().bits_per_value();
       if (bits != 32 && bits != 64) ThrowCorrupt("{}: Variable offsets of {} bits", where, bits);
       codec.variable = true;
@@ -92,7 +88,7 @@ ValueCodec ParseValueCodec(const pb::CompressiveEncoding& e, const std::string& 
     case pb::CompressiveEncoding::kFixedSizeList: {
       const auto& f = e.fixed_size_list();
       if (f.values().compression_case() != pb::CompressiveEncoding::kFlat || f.values().flat().has_data())
-        Unsupported(f.values(), "fixed_size_list item", where);
+        ThrowUnsupportedCompression(f.values(), "fixed_size_list item", where);
       if (f.items_per_value() == 0 || f.items_per_value() > (1u << 24))
         ThrowCorrupt("{}: fixed_size_list of {} items", where, f.items_per_value());
       codec.dim = uint32_t(f.items_per_value());
@@ -119,7 +115,7 @@ ValueCodec ParseValueCodec(const pb::CompressiveEncoding& e, const std::string& 
     case pb::CompressiveEncoding::kGeneral:
       return ParseCompressedCodec(e, where);
     default:
-      Unsupported(e, "value", where);
+      ThrowUnsupportedCompression(e, "value", where);
   }
 }
 

@@ -22,34 +22,9 @@ uint64_t LoadLE(std::string_view data, size_t offset, size_t bytes) {
   return v;
 }
 
-const char* NodeName(const pb::CompressiveEncoding& e) {
-  switch (e.compression_case()) {
-    case pb::CompressiveEncoding::kFlat: return "Flat";
-    case pb::CompressiveEncoding::kVariable: return "Variable";
-    case pb::CompressiveEncoding::kConstant: return "Constant";
-    case pb::CompressiveEncoding::kOutOfLineBitpacking: return "OutOfLineBitpacking";
-    case pb::CompressiveEncoding::kInlineBitpacking: return "InlineBitpacking";
-    case pb::CompressiveEncoding::kFsst: return "Fsst";
-    case pb::CompressiveEncoding::kDictionary: return "Dictionary";
-    case pb::CompressiveEncoding::kRle: return "Rle";
-    case pb::CompressiveEncoding::kByteStreamSplit: return "ByteStreamSplit";
-    case pb::CompressiveEncoding::kGeneral: return "General";
-    case pb::CompressiveEncoding::kFixedSizeList: return "FixedSizeList";
-    case pb::CompressiveEncoding::kPackedStruct: return "PackedStruct";
-    case pb::CompressiveEncoding::kVariablePackedStruct: return "VariablePackedStruct";
-    case pb::CompressiveEncoding::kRange: return "Range";
-    case pb::CompressiveEncoding::kDelta: return "Delta";
-    default: return "(unset)";
-  }
-}
-
-[[noreturn]] void Unsupported(const pb::CompressiveEncoding& e, const char* context, const std::string& where) {
-  ThrowNotSupported("{}: {} compression {} is not supported yet", where, context, NodeName(e));
-}
-
 // Bits per value of a Flat child that a parent requires to be Flat.
 uint64_t FlatBits(const pb::CompressiveEncoding& e, const char* role, const std::string& where) {
-  if (e.compression_case() != pb::CompressiveEncoding::kFlat) Unsupported(e, role, where);
+  if (e.compression_case() != pb::CompressiveEncoding::kFlat) ThrowUnsupportedCompression(e, role, where);
   if (e.flat().has_data()) ThrowNotSupported("{}: buffer-compressed Flat {} are not supported yet", where, role);
   if (e.flat().bits_per_value() == 0) ThrowCorrupt("{}: Flat {} of 0 bits per value", where, role);
   return e.flat().bits_per_value();
@@ -119,7 +94,7 @@ ValueCodec ParseCompressedCodec(const pb::CompressiveEncoding& e, const std::str
       if (codec.dim) ThrowNotSupported("{}: General-compressed fixed_size_list values are not supported yet", where);
       break;
     default:
-      Unsupported(e, "value", where);
+      ThrowUnsupportedCompression(e, "value", where);
   }
   codec.item_bits = codec.variable ? 0 : codec.bits;
   codec.compressed = std::make_shared<const pb::CompressiveEncoding>(e);
@@ -139,7 +114,7 @@ uint64_t ChunkBufferCount(const pb::CompressiveEncoding& e) {
 ValueBlock DecodeChunkValues(const pb::CompressiveEncoding& e, std::vector<std::string> buffers, uint64_t n,
                              const std::string& where) {
   const uint64_t needed = ChunkBufferCount(e);
-  if (buffers.size() < needed) ThrowCorrupt("{}: chunk has {} value buffers, {} needs {}", where, buffers.size(), NodeName(e), needed);
+  if (buffers.size() < needed) ThrowCorrupt("{}: chunk has {} value buffers, {} needs {}", where, buffers.size(), CompressionName(e), needed);
   switch (e.compression_case()) {
     case pb::CompressiveEncoding::kFlat:
       return FixedBlock(FlatBits(e, "values", where), std::move(buffers[0]), n, where);
@@ -173,7 +148,7 @@ ValueBlock DecodeChunkValues(const pb::CompressiveEncoding& e, std::vector<std::
     case pb::CompressiveEncoding::kPackedStruct:  // rows split by MakePackedStructArray
       return DecodeChunkValues(e.packed_struct().values(), std::move(buffers), n, where);
     default:
-      Unsupported(e, "value", where);
+      ThrowUnsupportedCompression(e, "value", where);
   }
 }
 
@@ -224,32 +199,32 @@ ValueBlock DecodeBlock(const pb::CompressiveEncoding& e, std::string_view data, 
       return DecodeBlock(e.general().values(), plain, n, where);
     }
     default:
-      Unsupported(e, "block", where);
+      ThrowUnsupportedCompression(e, "block", where);
   }
 }
 
 void CheckLevelEncoding(const pb::CompressiveEncoding& e, const std::string& what, const std::string& where) {
   switch (e.compression_case()) {
     case pb::CompressiveEncoding::kFlat:
-      if (e.flat().bits_per_value() != 16) Unsupported(e, what.c_str(), where);
+      if (e.flat().bits_per_value() != 16) ThrowUnsupportedCompression(e, what, where);
       return;
     case pb::CompressiveEncoding::kInlineBitpacking:
       if (e.inline_bitpacking().uncompressed_bits_per_value() != 16 || e.inline_bitpacking().has_values())
-        Unsupported(e, what.c_str(), where);
+        ThrowUnsupportedCompression(e, what, where);
       return;
     case pb::CompressiveEncoding::kOutOfLineBitpacking:
-      if (e.out_of_line_bitpacking().uncompressed_bits_per_value() != 16) Unsupported(e, what.c_str(), where);
+      if (e.out_of_line_bitpacking().uncompressed_bits_per_value() != 16) ThrowUnsupportedCompression(e, what, where);
       FlatBits(e.out_of_line_bitpacking().values(), "bit-packed levels", where);
       return;
     case pb::CompressiveEncoding::kRle:
-      if (FlatBits(e.rle().values(), "run values", where) != 16) Unsupported(e, what.c_str(), where);
+      if (FlatBits(e.rle().values(), "run values", where) != 16) ThrowUnsupportedCompression(e, what, where);
       FlatBits(e.rle().run_lengths(), "run lengths", where);
       return;
     case pb::CompressiveEncoding::kGeneral:
       CheckLevelEncoding(e.general().values(), what, where);
       return;
     default:
-      Unsupported(e, what.c_str(), where);
+      ThrowUnsupportedCompression(e, what, where);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -194,6 +195,11 @@ struct ValueCodec {
   std::shared_ptr<const pb::CompressiveEncoding> compressed;
 };
 ValueCodec ParseValueCodec(const pb::CompressiveEncoding& encoding, const std::string& where);
+// "Flat", "InlineBitpacking", ...: the compression a CompressiveEncoding node holds.
+const char* CompressionName(const pb::CompressiveEncoding& encoding);
+// Throws NotSupported: "<where>: <what> compression <name> is not supported yet".
+[[noreturn]] void ThrowUnsupportedCompression(const pb::CompressiveEncoding& encoding, std::string_view what,
+                                              const std::string& where);
 // Turns values as stored (one chunk, or the rows read from a full-zip page) into values
 // as the leaf type holds them (FSST expansion, packed-row normalization).
 void FinishValues(const ValueCodec& codec, ValueBlock& values, const std::string& where);
