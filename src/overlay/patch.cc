@@ -64,6 +64,10 @@ void Scatter(ArrayData& out, const ArrayData& src, std::span<const uint32_t> cel
   const size_t row_bytes = ValueWidth(*out.type) * size_t(m);
   uint8_t* dst = Writable(out.buffers[1]);
   const uint8_t* from = src.buffers[1]->data() + size_t(first) * row_bytes;
+  if (!cells.empty() && cells.back() - cells.front() + 1 == cells.size()) {  // ascending and unique: one run
+    std::memcpy(dst + size_t(cells.front() - origin) * row_bytes, from, cells.size() * row_bytes);
+    return;
+  }
   switch (row_bytes) {  // a constant size lets the compiler turn each copy into one move
     case 1: return ScatterRows<1>(dst, from, cells, origin);
     case 2: return ScatterRows<2>(dst, from, cells, origin);

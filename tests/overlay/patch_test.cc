@@ -69,6 +69,12 @@ TEST(OverlayPatch, ValuesStartAtFirstAndCellsAtOrigin) {
   EXPECT_THROW(overlay::ApplyReplacements(Int32s({0, 1, 2}), {{too_many, column, 2}}), Error);
 }
 
+TEST(OverlayPatch, ARunOfCellsIsCopiedAsOneBlock) {
+  std::vector<uint32_t> run = {12, 13, 14};  // rows 2..4 of a batch starting at row 10
+  ArrayPtr out = overlay::ApplyReplacements(Int32s({0, 1, 2, 3, 4, 5}), {{run, Int32s({9, 20, 30, 40}), 1, 10}});
+  EXPECT_EQ(Text(out), "0,1,20,30,40,5");
+}
+
 TEST(OverlayPatch, FixedSizeListRowsAndItemsKeepTheirNulls) {
   ArrayPtr base = Pairs({{{1, 2}}, {{3, 4}}, {{5, 6}}, std::nullopt});
   std::vector<uint32_t> positions = {0, 2, 3};
