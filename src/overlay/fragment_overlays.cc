@@ -90,6 +90,20 @@ std::shared_ptr<const FragmentOverlays> FragmentOverlays::Load(const lance::tabl
   return out;
 }
 
+uint64_t FragmentOverlays::MemoryBytes() const {
+  uint64_t bytes = sizeof(*this);
+  for (const auto& o : overlays_) {
+    bytes += sizeof(o);
+    // Shared bitmaps and lists are counted once per reference: an over-estimate is fine.
+    for (const auto& b : o.coverage) bytes += b->PortableSizeInBytes();
+    for (size_t f = 0; f < o.supplies.size(); ++f)
+      if (o.supplies[f] != o.coverage[f]) bytes += o.supplies[f]->PortableSizeInBytes();
+    for (const auto& list : o.supplied_list)
+      if (list) bytes += list->size() * sizeof(uint32_t);
+  }
+  return bytes;
+}
+
 bool FragmentOverlays::Covers(int32_t field_id) const {
   for (const auto& o : overlays_)
     if (o.CoverageOf(field_id)) return true;

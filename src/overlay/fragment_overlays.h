@@ -60,6 +60,8 @@ class FragmentOverlays {
 
   const std::vector<Overlay>& overlays() const { return overlays_; }  // oldest first
   bool empty() const { return overlays_.empty(); }
+  // Bytes held by the decoded bitmaps and cell lists (for cache accounting).
+  uint64_t MemoryBytes() const;
   // True when any overlay covers `field_id` at all.
   bool Covers(int32_t field_id) const;
 

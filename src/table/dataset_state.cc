@@ -56,10 +56,10 @@ ArrayPtr DatasetState::CachedOverlayColumn(const std::string& key, const std::fu
 
 std::shared_ptr<const overlay::FragmentOverlays> DatasetState::OverlaysOf(
     const lance::table::DataFragment& fragment) const {
-  std::lock_guard<std::mutex> lock(overlay_mutex_);
-  auto& slot = overlay_cache_[fragment.id()];
-  if (!slot) slot = overlay::FragmentOverlays::Load(fragment, fmt::format("'{}' fragment {}", uri, fragment.id()));
-  return slot;
+  return overlays_.GetOrLoad(std::to_string(fragment.id()), [&] {
+    auto loaded = overlay::FragmentOverlays::Load(fragment, fmt::format("'{}' fragment {}", uri, fragment.id()));
+    return std::make_pair(loaded, loaded->MemoryBytes());
+  });
 }
 
 std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,

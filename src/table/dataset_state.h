@@ -2,9 +2,7 @@
 #pragma once
 
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -27,7 +25,8 @@ struct DatasetState {
   format::FileVersion file_version;  // manifest.data_format.version
 
   uint64_t version() const { return manifest.version(); }
-  // A fragment's overlays, decoded the first time any reader asks and shared after.
+  // A fragment's overlays, decoded the first time any reader asks and shared after
+  // (kept up to kOverlayMetadataCacheBytes for all fragments).
   std::shared_ptr<const overlay::FragmentOverlays> OverlaysOf(const lance::table::DataFragment& fragment) const;
   // Where a fragment's files live: the dataset's own data/ and _deletions/, or, for a
   // file with a base_id (a shallow clone sharing its source's files), the manifest's
@@ -50,8 +49,8 @@ struct DatasetState {
   // is a dataset root), or under the dataset itself.
   std::string Directory(std::optional<uint32_t> base_id, const char* subdir, const std::string& file) const;
 
-  mutable std::mutex overlay_mutex_;
-  mutable std::map<uint64_t, std::shared_ptr<const overlay::FragmentOverlays>> overlay_cache_;
+  static constexpr uint64_t kOverlayMetadataCacheBytes = 256 << 20;
+  mutable LruCache<std::shared_ptr<const overlay::FragmentOverlays>> overlays_{kOverlayMetadataCacheBytes};
   // Enough for the base and overlay files of a few dozen fragments; each entry holds
   // only metadata and the open file.
   mutable LruCache<std::shared_ptr<const format::LanceFileReader>> files_{256};

@@ -252,6 +252,27 @@ TEST(OverlayResolution, ShadowedCellsBreakTheRankRun) {
   EXPECT_EQ(patches[1].ranks, (std::vector<uint64_t>{0, 2, 3}));
 }
 
+// Decoded once per dataset version and shared; what each overlay supplies excludes the
+// cells newer overlays cover, and a scattered coverage is also kept as a cell list.
+TEST(OverlayLoad, OverlaysAreDecodedOnceAndSupplyOnlyUnshadowedCells) {
+  testing::TempDir dir;
+  auto ds = MakeDataset(dir.Join("o.lance"), 6);
+  ds = OverlayWriter(ds).Set(0, "age", {1, 2, 4}, Int32s({1, 2, 4})).Commit();
+  ds = OverlayWriter(ds).Set(0, "age", {2}, Int32s({22})).Commit();
+  const auto& fragment = ds->state().manifest.fragments(0);
+  auto first = ds->state().OverlaysOf(fragment);
+  EXPECT_EQ(first.get(), ds->state().OverlaysOf(fragment).get());
+  EXPECT_GT(first->MemoryBytes(), 0u);
+  const int32_t age = ds->state().schema.FindByName("age")->id;
+  const auto& older = first->overlays()[0];
+  EXPECT_EQ(older.SuppliesOf(age)->ToVector(), (std::vector<uint32_t>{1, 4}));
+  EXPECT_EQ(older.CoverageOf(age)->ToVector(), (std::vector<uint32_t>{1, 2, 4}));
+  ASSERT_NE(older.SuppliedListOf(age), nullptr);
+  EXPECT_EQ(*older.SuppliedListOf(age), (std::vector<uint32_t>{1, 4}));
+  EXPECT_EQ(first->overlays()[1].SuppliesOf(age), first->overlays()[1].CoverageOf(age));  // the newest is unshadowed
+  EXPECT_EQ(Column(ds, "age"), "0,1,22,30,4,50");
+}
+
 TEST(OverlayLoad, CorruptOverlaysAreRefused) {
   lance::table::DataFragment f;
   f.add_overlays()->mutable_data_file()->add_fields(1);
