@@ -16,6 +16,7 @@
 #include "file.pb.h"
 #include "file2.pb.h"
 #include "format/field_codec.h"
+#include "format/little_endian.h"
 #include "lancelet/error.h"
 
 namespace lancelet::format {
@@ -27,18 +28,6 @@ constexpr uint8_t kPadByte = 72;
 constexpr char kMagic[4] = {'L', 'A', 'N', 'C'};
 // Bytes read from the end of a file on open; enough for the metadata of most files.
 constexpr uint64_t kTailRead = 64 * 1024;
-
-template <typename T>
-void PutLE(std::string& out, T v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof(T));
-}
-
-template <typename T>
-T GetLE(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
 
 std::pair<uint16_t, uint16_t> DiskVersion(FileVersion v) {
   if (v.major == 2 && v.minor == 0) return {0, 3};
@@ -172,20 +161,20 @@ uint64_t LanceFileWriter::Finish() {
   std::string tail;
   const uint64_t cmo_start = m.file->position();
   for (auto [pos, size] : column_positions) {
-    PutLE<uint64_t>(tail, pos);
-    PutLE<uint64_t>(tail, size);
+    AppendLE<uint64_t>(tail, pos);
+    AppendLE<uint64_t>(tail, size);
   }
   const uint64_t gbo_start = cmo_start + tail.size();
-  PutLE<uint64_t>(tail, descriptor_position);
-  PutLE<uint64_t>(tail, descriptor_bytes.size());
+  AppendLE<uint64_t>(tail, descriptor_position);
+  AppendLE<uint64_t>(tail, descriptor_bytes.size());
   auto [major, minor] = DiskVersion(m.options.version);
-  PutLE<uint64_t>(tail, column_meta_start);
-  PutLE<uint64_t>(tail, cmo_start);
-  PutLE<uint64_t>(tail, gbo_start);
-  PutLE<uint32_t>(tail, 1);
-  PutLE<uint32_t>(tail, uint32_t(m.columns.size()));
-  PutLE<uint16_t>(tail, major);
-  PutLE<uint16_t>(tail, minor);
+  AppendLE<uint64_t>(tail, column_meta_start);
+  AppendLE<uint64_t>(tail, cmo_start);
+  AppendLE<uint64_t>(tail, gbo_start);
+  AppendLE<uint32_t>(tail, 1);
+  AppendLE<uint32_t>(tail, uint32_t(m.columns.size()));
+  AppendLE<uint16_t>(tail, major);
+  AppendLE<uint16_t>(tail, minor);
   tail.append(kMagic, 4);
   m.file->Write(tail);
   const uint64_t size = m.file->position();
@@ -291,7 +280,7 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
   if (std::memcmp(footer + 36, kMagic, 4) != 0) {
     ThrowCorrupt("{}: not a Lance file (the last 4 bytes are not \"LANC\")", path);
   }
-  const uint16_t major = GetLE<uint16_t>(footer + 32), minor = GetLE<uint16_t>(footer + 34);
+  const uint16_t major = LoadLE<uint16_t>(footer + 32), minor = LoadLE<uint16_t>(footer + 34);
   if (major == 0 && (minor == 1 || minor == 2)) {
     ThrowNotSupported("{}: a legacy Lance v1 data file (format 0.{}); lancelet reads file versions 2.0 to 2.2 - "
                       "rewrite the dataset with data_storage_version 2.0 or newer to read it", path, minor);
@@ -300,11 +289,11 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
   else if (major == 2 && minor <= 2) m.version = {major, minor};
   else ThrowNotSupported("{}: Lance file version {}.{} is not supported (2.0 to 2.2 are)", path, major, minor);
 
-  const uint64_t column_meta_start = GetLE<uint64_t>(footer);
-  const uint64_t cmo_start = GetLE<uint64_t>(footer + 8);
-  const uint64_t gbo_start = GetLE<uint64_t>(footer + 16);
-  const uint32_t num_global = GetLE<uint32_t>(footer + 24);
-  const uint32_t num_columns = GetLE<uint32_t>(footer + 28);
+  const uint64_t column_meta_start = LoadLE<uint64_t>(footer);
+  const uint64_t cmo_start = LoadLE<uint64_t>(footer + 8);
+  const uint64_t gbo_start = LoadLE<uint64_t>(footer + 16);
+  const uint32_t num_global = LoadLE<uint32_t>(footer + 24);
+  const uint32_t num_columns = LoadLE<uint32_t>(footer + 28);
   const uint64_t footer_pos = size - kFooterSize;
   if (column_meta_start > cmo_start || cmo_start > gbo_start || gbo_start > footer_pos ||
       gbo_start - cmo_start != uint64_t(num_columns) * 16 || footer_pos - gbo_start != uint64_t(num_global) * 16) {
@@ -322,8 +311,8 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
   };
   auto at = [&](uint64_t pos) { return tail.data() + (pos - tail_start); };
   ensure(column_meta_start);
-  const uint64_t descriptor_pos = GetLE<uint64_t>(at(gbo_start));
-  const uint64_t descriptor_size = GetLE<uint64_t>(at(gbo_start + 8));
+  const uint64_t descriptor_pos = LoadLE<uint64_t>(at(gbo_start));
+  const uint64_t descriptor_size = LoadLE<uint64_t>(at(gbo_start + 8));
   if (descriptor_pos > footer_pos || descriptor_size > footer_pos - descriptor_pos) {
     ThrowCorrupt("{}: global buffer 0 at [{}, {}) lies outside the file", path, descriptor_pos,
                  descriptor_pos + descriptor_size);
@@ -345,8 +334,8 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
 
   m.columns.resize(num_columns);
   for (uint32_t c = 0; c < num_columns; ++c) {
-    const uint64_t pos = GetLE<uint64_t>(at(cmo_start + 16 * c));
-    const uint64_t len = GetLE<uint64_t>(at(cmo_start + 16 * c + 8));
+    const uint64_t pos = LoadLE<uint64_t>(at(cmo_start + 16 * c));
+    const uint64_t len = LoadLE<uint64_t>(at(cmo_start + 16 * c + 8));
     if (pos < column_meta_start || pos > cmo_start || len > cmo_start - pos) {
       ThrowCorrupt("{}: metadata of column {} at [{}, {}) lies outside the column metadata region [{}, {})", path,
                    c, pos, pos + len, column_meta_start, cmo_start);

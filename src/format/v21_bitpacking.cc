@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstring>
 
+#include "format/little_endian.h"
 #include "format/v21_compression.h"
 #include "lancelet/error.h"
 
@@ -27,18 +28,6 @@ void CheckWordBits(uint32_t word_bits, const std::string& where) {
 
 namespace {
 
-template <typename T>
-T LoadNative(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
-template <typename T>
-void StoreNative(uint8_t* p, T v) {
-  std::memcpy(p, &v, sizeof(T));
-}
-
 static_assert(std::endian::native == std::endian::little, "the packed words are read as native little-endian words");
 
 // FastLanesUnpack for one word type. Every lane does the same shifts at the same row, so
@@ -58,13 +47,13 @@ void UnpackLanes(uint32_t width, const uint8_t* packed, uint8_t* out) {
       const uint8_t* next = words + kLanes * sizeof(T);
       const uint32_t back = kBits - shift;
       for (uint32_t lane = 0; lane < kLanes; ++lane) {
-        const T low = T(LoadNative<T>(words + lane * sizeof(T)) >> shift);
-        const T high = T(LoadNative<T>(next + lane * sizeof(T)) << back);
-        StoreNative<T>(dst + lane * sizeof(T), T((low | high) & mask));
+        const T low = T(LoadLE<T>(words + lane * sizeof(T)) >> shift);
+        const T high = T(LoadLE<T>(next + lane * sizeof(T)) << back);
+        StoreLE<T>(dst + lane * sizeof(T), T((low | high) & mask));
       }
     } else {
       for (uint32_t lane = 0; lane < kLanes; ++lane)
-        StoreNative<T>(dst + lane * sizeof(T), T(T(LoadNative<T>(words + lane * sizeof(T)) >> shift) & mask));
+        StoreLE<T>(dst + lane * sizeof(T), T(T(LoadLE<T>(words + lane * sizeof(T)) >> shift) & mask));
     }
   }
 }

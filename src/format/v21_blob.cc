@@ -8,18 +8,13 @@
 // (blob_bytes.h) fetches the bytes.
 #include <cstring>
 
+#include "format/little_endian.h"
 #include "format/v21_value_codecs.h"
 #include "lancelet/error.h"
 
 namespace lancelet::format::v21 {
 
 namespace {
-
-uint64_t LoadLE64(const char* p) {
-  uint64_t v = 0;
-  for (size_t k = 0; k < 8; ++k) v |= uint64_t(uint8_t(p[k])) << (8 * k);
-  return v;
-}
 
 class BlobReader final : public PageReader {
  public:
@@ -51,8 +46,8 @@ class BlobReader final : public PageReader {
     if (has_def_) {
       out.levels.def.resize(count, 0);
       for (uint64_t r = 0; r < count; ++r) {
-        const uint64_t position = LoadLE64(out.values.data.data() + r * 16);
-        const uint64_t size = LoadLE64(out.values.data.data() + r * 16 + 8);
+        const uint64_t position = LoadLE<uint64_t>(out.values.data.data() + r * 16);
+        const uint64_t size = LoadLE<uint64_t>(out.values.data.data() + r * 16 + 8);
         if (size == 0 && position != 0) {
           out.levels.def[r] = uint16_t(position >> 16);
           if (out.levels.def[r] == 0) ThrowCorrupt("{}: blob row {} is null with definition level 0", where_, start + r);

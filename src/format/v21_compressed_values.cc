@@ -9,18 +9,13 @@
 #include <cstring>
 #include <memory>
 
+#include "format/little_endian.h"
 #include "format/v21_compression.h"
 #include "lancelet/error.h"
 
 namespace lancelet::format::v21 {
 
 namespace {
-
-uint64_t LoadLE(std::string_view data, size_t offset, size_t bytes) {
-  uint64_t v = 0;
-  for (size_t k = 0; k < bytes; ++k) v |= uint64_t(uint8_t(data[offset + k])) << (8 * k);
-  return v;
-}
 
 // Bits per value of a Flat child that a parent requires to be Flat.
 uint64_t FlatBits(const pb::CompressiveEncoding& e, const char* role, const std::string& where) {
@@ -56,11 +51,11 @@ ValueBlock VariableBlock(std::string_view offsets, size_t width, std::string_vie
   out.variable = true;
   out.count = n;
   out.offsets.resize(n + 1);
-  const uint64_t first = LoadLE(offsets, 0, width);
+  const uint64_t first = LoadLE(offsets.data(), width);
   if (first < base) ThrowCorrupt("{}: first value offset {} is before the value bytes at {}", where, first, base);
   uint64_t previous = first;
   for (uint64_t k = 0; k <= n; ++k) {
-    const uint64_t off = LoadLE(offsets, k * width, width);
+    const uint64_t off = LoadLE(offsets.data() + k * width, width);
     if (off < previous || off - base > bytes.size())
       ThrowCorrupt("{}: value offset {} is outside the {} value bytes or goes backwards", where, off, bytes.size());
     out.offsets[k] = off - first;
@@ -165,12 +160,12 @@ ValueBlock DecodeBlock(const pb::CompressiveEncoding& e, std::string_view data, 
       // u32 32 + u32 start of the bytes, or u64 64 + u64 start; the offsets follow and
       // count from the start of the bytes.
       if (data.size() < 8) ThrowCorrupt("{}: variable-width block of {} bytes has no header", where, data.size());
-      const uint64_t bits = LoadLE(data, 0, 4);
+      const uint64_t bits = LoadLE(data.data(), 4);
       if (bits != 32 && bits != 64)
         ThrowNotSupported("{}: variable-width block with a {}-bit offset header is not supported", where, bits);
       const size_t width = bits / 8;
       if (data.size() < 2 * width) ThrowCorrupt("{}: variable-width block of {} bytes has no header", where, data.size());
-      const uint64_t start = LoadLE(data, width, width);
+      const uint64_t start = LoadLE(data.data() + width, width);
       if (start < 2 * width || start > data.size())
         ThrowCorrupt("{}: variable-width block says its bytes start at {} of {}", where, start, data.size());
       ValueBlock out = VariableBlock(data.substr(2 * width, start - 2 * width), width, data.substr(start), 0, n, where);

@@ -4,30 +4,21 @@
 //   u32 number of buffers n, n x u32 buffer lengths, then the buffers back to back.
 // Fixed width: one buffer, the value. Binary / utf8: an offsets buffer {start, end} of
 // 32-bit (8 bytes) or 64-bit (16 bytes) offsets, then the bytes.
+#include "format/little_endian.h"
 #include "format/v21_value_codecs.h"
 #include "lancelet/error.h"
 
 namespace lancelet::format::v21 {
 
-namespace {
-
-uint64_t GetLE(const char* p, size_t width) {
-  uint64_t v = 0;
-  for (size_t k = 0; k < width; ++k) v |= uint64_t(uint8_t(p[k])) << (8 * k);
-  return v;
-}
-
-}  // namespace
-
 std::string ParseConstantScalar(const std::string& buffer, bool variable, const std::string& where) {
   if (buffer.size() < 4) ThrowCorrupt("{}: constant value buffer of {} bytes", where, buffer.size());
-  const uint64_t n = GetLE(buffer.data(), 4);
+  const uint64_t n = LoadLE(buffer.data(), 4);
   if (n == 0 || n > 16 || buffer.size() < 4 + 4 * n)
     ThrowCorrupt("{}: constant value buffer claims {} buffers in {} bytes", where, n, buffer.size());
   std::vector<std::string> parts;
   uint64_t pos = 4 + 4 * n;
   for (uint64_t k = 0; k < n; ++k) {
-    const uint64_t len = GetLE(buffer.data() + 4 + 4 * k, 4);
+    const uint64_t len = LoadLE(buffer.data() + 4 + 4 * k, 4);
     if (pos + len > buffer.size()) ThrowCorrupt("{}: constant value buffer {} runs past the end", where, k);
     parts.push_back(buffer.substr(pos, len));
     pos += len;
@@ -41,7 +32,7 @@ std::string ParseConstantScalar(const std::string& buffer, bool variable, const 
   if (offsets.size() != 8 && offsets.size() != 16)
     ThrowCorrupt("{}: constant binary value with {} offset bytes", where, offsets.size());
   const size_t width = offsets.size() / 2;
-  const uint64_t begin = GetLE(offsets.data(), width), end = GetLE(offsets.data() + width, width);
+  const uint64_t begin = LoadLE(offsets.data(), width), end = LoadLE(offsets.data() + width, width);
   if (begin > end || end > parts[1].size())
     ThrowCorrupt("{}: constant binary value offsets {}..{} outside {} bytes", where, begin, end, parts[1].size());
   return parts[1].substr(begin, end - begin);

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstring>
 
+#include "format/little_endian.h"
 #include "format/v21_value_codecs.h"
 #include "lancelet/error.h"
 
@@ -15,25 +16,19 @@ constexpr size_t kSymbolTableBytes = 8 + 256 * 8 + 256;
 constexpr uint64_t kMagic = uint64_t(0x46535354) << 32;
 constexpr uint8_t kEscape = 255;
 
-uint64_t LoadLE64(const char* p) {
-  uint64_t v = 0;
-  for (size_t k = 0; k < 8; ++k) v |= uint64_t(uint8_t(p[k])) << (8 * k);
-  return v;
-}
-
 }  // namespace
 
 FsstTable FsstTable::Parse(const std::string& bytes, const std::string& where) {
   if (bytes.size() != kSymbolTableBytes)
     ThrowCorrupt("{}: FSST symbol table of {} bytes, expected {}", where, bytes.size(), kSymbolTableBytes);
-  const uint64_t header = LoadLE64(bytes.data());
+  const uint64_t header = LoadLE<uint64_t>(bytes.data());
   if ((header & kMagic) != kMagic) ThrowCorrupt("{}: FSST symbol table lacks its magic number", where);
   FsstTable table;
   table.active_ = (header >> 24) & 1;
   table.num_symbols_ = uint32_t(header & 0xFF);
   // At most 255 symbols (a u8 count): code 255 is always the escape.
   size_t pos = 8;
-  for (uint32_t k = 0; k < table.num_symbols_; ++k, pos += 8) table.symbols_[k] = LoadLE64(bytes.data() + pos);
+  for (uint32_t k = 0; k < table.num_symbols_; ++k, pos += 8) table.symbols_[k] = LoadLE<uint64_t>(bytes.data() + pos);
   for (uint32_t k = 0; k < table.num_symbols_; ++k, ++pos) {
     const uint8_t len = uint8_t(bytes[pos]);
     if (len == 0 || len > 8) ThrowCorrupt("{}: FSST symbol {} has length {}", where, k, len);

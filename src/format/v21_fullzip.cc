@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "format/little_endian.h"
 #include "format/v21_compression.h"
 #include "format/v21_internal.h"
 #include "lancelet/error.h"
@@ -19,17 +20,6 @@
 namespace lancelet::format::v21 {
 
 namespace {
-
-template <typename T>
-void PutLE(std::string& out, T value) {
-  for (size_t k = 0; k < sizeof(T); ++k) out.push_back(char((uint64_t(value) >> (8 * k)) & 0xFF));
-}
-
-uint64_t GetLE(const char* p, size_t width) {
-  uint64_t v = 0;
-  for (size_t k = 0; k < width; ++k) v |= uint64_t(uint8_t(p[k])) << (8 * k);
-  return v;
-}
 
 size_t WordBytes(int bits) { return bits == 0 ? 0 : bits <= 8 ? 1 : bits <= 16 ? 2 : 4; }
 
@@ -58,15 +48,15 @@ EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, co
     const uint16_t d = lv.has_def ? lv.def[k] : 0;
     if (!lv.has_rep || r == scheme.max_rep) row_starts.push_back(data.size());
     const uint32_t word = (uint32_t(r) << bits_def) | d;
-    if (word_bytes == 1) PutLE<uint8_t>(data, uint8_t(word));
-    else if (word_bytes == 2) PutLE<uint16_t>(data, uint16_t(word));
-    else if (word_bytes == 4) PutLE<uint32_t>(data, word);
+    if (word_bytes == 1) AppendLE<uint8_t>(data, uint8_t(word));
+    else if (word_bytes == 2) AppendLE<uint16_t>(data, uint16_t(word));
+    else if (word_bytes == 4) AppendLE<uint32_t>(data, word);
     if (lv.has_def && d > scheme.max_visible_def) continue;
     if (values.variable) {
       if (d == 0) {
         const uint64_t begin = values.offsets[v], end = values.offsets[v + 1];
-        if (length_bytes == 8) PutLE<uint64_t>(data, end - begin);
-        else PutLE<uint32_t>(data, uint32_t(end - begin));
+        if (length_bytes == 8) AppendLE<uint64_t>(data, end - begin);
+        else AppendLE<uint32_t>(data, uint32_t(end - begin));
         data.append(values.data, begin, end - begin);
       }
     } else {
@@ -207,8 +197,8 @@ class FullZipReader final : public PageReader {
     if (index_width_) {
       const std::string a = page_.ReadRange(1, start * index_width_, index_width_);
       const std::string b = page_.ReadRange(1, (start + count) * index_width_, index_width_);
-      begin = GetLE(a.data(), index_width_);
-      end = GetLE(b.data(), index_width_);
+      begin = LoadLE(a.data(), index_width_);
+      end = LoadLE(b.data(), index_width_);
       if (end < begin) ThrowCorrupt("{}: repetition index goes backwards at row {}", where, start);
     } else {
       const uint64_t stride = word_bytes_ + codec_.bits / 8;
@@ -228,7 +218,7 @@ class FullZipReader final : public PageReader {
       uint32_t word = 0;
       if (word_bytes_) {
         need(word_bytes_);
-        word = uint32_t(GetLE(bytes.data() + pos, word_bytes_));
+        word = uint32_t(LoadLE(bytes.data() + pos, word_bytes_));
         pos += word_bytes_;
       }
       const uint16_t r = uint16_t(bits_rep_ ? word >> bits_def_ : 0);
@@ -241,7 +231,7 @@ class FullZipReader final : public PageReader {
         uint64_t len = 0;
         if (d == 0) {
           need(length_bytes_);
-          len = GetLE(bytes.data() + pos, length_bytes_);
+          len = LoadLE(bytes.data() + pos, length_bytes_);
           pos += length_bytes_;
           need(len);
           if (codec_.compressed) {

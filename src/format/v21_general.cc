@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "format/little_endian.h"
 #include "format/v21_compression.h"
 #include "lancelet/error.h"
 
@@ -14,16 +15,10 @@ namespace {
 
 constexpr uint64_t kMaxDecompressedBytes = uint64_t(1) << 36;
 
-uint64_t LoadLE(std::string_view data, size_t bytes) {
-  uint64_t v = 0;
-  for (size_t k = 0; k < bytes; ++k) v |= uint64_t(uint8_t(data[k])) << (8 * k);
-  return v;
-}
-
 // A bare frame (older writers) starts with the zstd magic number and has the reserved bit
 // of its frame header descriptor clear; a length prefix practically never looks like that.
 bool IsBareZstdFrame(std::string_view data) {
-  return data.size() >= 8 && LoadLE(data, 4) == 0xFD2FB528u && (uint8_t(data[4]) & 0x10) == 0;
+  return data.size() >= 8 && LoadLE(data.data(), 4) == 0xFD2FB528u && (uint8_t(data[4]) & 0x10) == 0;
 }
 
 std::string DecompressZstdStream(std::string_view data, const std::string& where) {
@@ -55,7 +50,7 @@ std::string DecompressBuffer(const pb::BufferCompression& compression, std::stri
       if (data.empty()) return {};
       if (IsBareZstdFrame(data)) return DecompressZstdStream(data, where);
       if (data.size() < 8) ThrowCorrupt("{}: zstd buffer of {} bytes has no size prefix", where, data.size());
-      const uint64_t size = LoadLE(data, 8);
+      const uint64_t size = LoadLE(data.data(), 8);
       if (size > kMaxDecompressedBytes) ThrowCorrupt("{}: zstd buffer claims {} bytes", where, size);
       std::string out(size, '\0');
       const size_t got = ZSTD_decompress(out.data(), out.size(), data.data() + 8, data.size() - 8);
@@ -65,7 +60,7 @@ std::string DecompressBuffer(const pb::BufferCompression& compression, std::stri
     }
     case pb::COMPRESSION_ALGORITHM_LZ4: {
       if (data.size() < 4) ThrowCorrupt("{}: lz4 buffer of {} bytes has no size prefix", where, data.size());
-      const uint64_t size = LoadLE(data, 4);
+      const uint64_t size = LoadLE(data.data(), 4);
       if (size > uint64_t(LZ4_MAX_INPUT_SIZE)) ThrowCorrupt("{}: lz4 buffer claims {} bytes", where, size);
       std::string out(size, '\0');
       const int got = LZ4_decompress_safe(data.data() + 4, out.data(), int(data.size() - 4), int(size));

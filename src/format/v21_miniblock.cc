@@ -21,6 +21,7 @@
 #include <list>
 #include <mutex>
 
+#include "format/little_endian.h"
 #include "format/v21_compression.h"
 #include "format/v21_internal.h"
 #include "lancelet/error.h"
@@ -37,18 +38,6 @@ constexpr char kVariablePadByte = char(72);
 
 void PadTo8(std::string& out) {
   while (out.size() % 8) out.push_back(kFillByte);
-}
-
-template <typename T>
-void PutLE(std::string& out, T value) {
-  for (size_t k = 0; k < sizeof(T); ++k) out.push_back(char((uint64_t(value) >> (8 * k)) & 0xFF));
-}
-
-template <typename T>
-T GetLE(const char* p) {
-  uint64_t v = 0;
-  for (size_t k = 0; k < sizeof(T); ++k) v |= uint64_t(uint8_t(p[k])) << (8 * k);
-  return T(v);
 }
 
 uint64_t FloorPow2(uint64_t n) {
@@ -155,8 +144,8 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
       const uint64_t start = (chunk.num_values + 1) * offset_bytes;
       for (uint64_t k = 0; k <= chunk.num_values; ++k) {
         const uint64_t off = values.offsets[chunk.first_value + k] - base + start;
-        if (offset_bytes == 8) PutLE<uint64_t>(value_buffer, off);
-        else PutLE<uint32_t>(value_buffer, uint32_t(off));
+        if (offset_bytes == 8) AppendLE<uint64_t>(value_buffer, off);
+        else AppendLE<uint32_t>(value_buffer, uint32_t(off));
       }
       value_buffer.append(values.data, base, values.offsets[chunk.first_value + chunk.num_values] - base);
       while (value_buffer.size() % offset_bytes) value_buffer.push_back(kVariablePadByte);
@@ -175,11 +164,11 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
       ThrowInvalid("mini-block chunk value buffer of {} bytes does not fit a 2.1 chunk", value_buffer.size());
 
     const size_t chunk_start = chunks.size();
-    PutLE<uint16_t>(chunks, uint16_t(has_levels ? chunk.num_levels : 0));
-    if (lv.has_rep) PutLE<uint16_t>(chunks, uint16_t(rep_bytes.size()));
-    if (lv.has_def) PutLE<uint16_t>(chunks, uint16_t(def_bytes.size()));
-    if (options.large_chunks) PutLE<uint32_t>(chunks, uint32_t(value_buffer.size()));
-    else PutLE<uint16_t>(chunks, uint16_t(value_buffer.size()));
+    AppendLE<uint16_t>(chunks, uint16_t(has_levels ? chunk.num_levels : 0));
+    if (lv.has_rep) AppendLE<uint16_t>(chunks, uint16_t(rep_bytes.size()));
+    if (lv.has_def) AppendLE<uint16_t>(chunks, uint16_t(def_bytes.size()));
+    if (options.large_chunks) AppendLE<uint32_t>(chunks, uint32_t(value_buffer.size()));
+    else AppendLE<uint16_t>(chunks, uint16_t(value_buffer.size()));
     PadTo8(chunks);
     if (lv.has_rep) {
       chunks += rep_bytes;
@@ -197,10 +186,10 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     const uint64_t word = ((words - 1) << 4) | log;
     if (options.large_chunks) {
       if (words - 1 >= (uint64_t(1) << 28)) ThrowInvalid("mini-block chunk of {} bytes is too large", words * 8);
-      PutLE<uint32_t>(metadata, uint32_t(word));
+      AppendLE<uint32_t>(metadata, uint32_t(word));
     } else {
       if (words - 1 >= 4096) ThrowInvalid("mini-block chunk of {} bytes does not fit a 2.1 chunk", words * 8);
-      PutLE<uint16_t>(metadata, uint16_t(word));
+      AppendLE<uint16_t>(metadata, uint16_t(word));
     }
 
     if (lv.has_rep) {
@@ -225,8 +214,8 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
         ++rows;
         leftovers = 0;
       }
-      PutLE<uint64_t>(rep_index, rows);
-      PutLE<uint64_t>(rep_index, leftovers);
+      AppendLE<uint64_t>(rep_index, rows);
+      AppendLE<uint64_t>(rep_index, leftovers);
     }
   }
 
@@ -432,7 +421,7 @@ class MiniBlockReader final : public PageReader {
     const uint64_t total_values = layout_.num_items();
     uint64_t offset = 0, values = 0;
     for (size_t c = 0; c < num_chunks; ++c) {
-      const uint64_t word = word_bytes == 4 ? GetLE<uint32_t>(meta.data() + c * 4) : GetLE<uint16_t>(meta.data() + c * 2);
+      const uint64_t word = word_bytes == 4 ? LoadLE<uint32_t>(meta.data() + c * 4) : LoadLE<uint16_t>(meta.data() + c * 2);
       const uint64_t log = word & 0xF;
       const uint64_t size = ((word >> 4) + 1) * 8;
       uint64_t n;
@@ -458,8 +447,8 @@ class MiniBlockReader final : public PageReader {
         ThrowCorrupt("{}: repetition index of {} bytes for {} chunks", where, index.size(), num_chunks);
       uint64_t completed = 0;
       for (size_t c = 0; c < num_chunks; ++c) {
-        const uint64_t rows = GetLE<uint64_t>(index.data() + c * stride * 8);
-        const uint64_t leftover = GetLE<uint64_t>(index.data() + (c * stride + stride - 1) * 8);
+        const uint64_t rows = LoadLE<uint64_t>(index.data() + c * stride * 8);
+        const uint64_t leftover = LoadLE<uint64_t>(index.data() + (c * stride + stride - 1) * 8);
         rep_rows_.push_back(rows);
         completed += rows;
         completed_through_.push_back(completed);
@@ -505,28 +494,28 @@ class MiniBlockReader final : public PageReader {
     };
     need(2);
     DecodedChunk out;
-    out.num_levels = GetLE<uint16_t>(bytes.data());
+    out.num_levels = LoadLE<uint16_t>(bytes.data());
     pos = 2;
     uint64_t rep_size = 0, def_size = 0;
     if (has_rep_) {
       need(2);
-      rep_size = GetLE<uint16_t>(bytes.data() + pos);
+      rep_size = LoadLE<uint16_t>(bytes.data() + pos);
       pos += 2;
     }
     if (has_def_) {
       need(2);
-      def_size = GetLE<uint16_t>(bytes.data() + pos);
+      def_size = LoadLE<uint16_t>(bytes.data() + pos);
       pos += 2;
     }
     std::vector<uint64_t> sizes;
     for (uint64_t b = 0; b < layout_.num_buffers(); ++b) {
       if (layout_.has_large_chunk()) {
         need(4);
-        sizes.push_back(GetLE<uint32_t>(bytes.data() + pos));
+        sizes.push_back(LoadLE<uint32_t>(bytes.data() + pos));
         pos += 4;
       } else {
         need(2);
-        sizes.push_back(GetLE<uint16_t>(bytes.data() + pos));
+        sizes.push_back(LoadLE<uint16_t>(bytes.data() + pos));
         pos += 2;
       }
     }
@@ -561,9 +550,9 @@ class MiniBlockReader final : public PageReader {
       const uint64_t w = codec_.offset_bits / 8;
       if (buf.size() < (n + 1) * w) ThrowCorrupt("{}: {} bytes cannot hold {} offsets", where, buf.size(), n + 1);
       v.offsets.resize(n + 1);
-      const uint64_t first = w == 8 ? GetLE<uint64_t>(buf.data()) : GetLE<uint32_t>(buf.data());
+      const uint64_t first = w == 8 ? LoadLE<uint64_t>(buf.data()) : LoadLE<uint32_t>(buf.data());
       for (uint64_t k = 0; k <= n; ++k) {
-        const uint64_t off = w == 8 ? GetLE<uint64_t>(buf.data() + k * 8) : GetLE<uint32_t>(buf.data() + k * 4);
+        const uint64_t off = w == 8 ? LoadLE<uint64_t>(buf.data() + k * 8) : LoadLE<uint32_t>(buf.data() + k * 4);
         if (off < first || off > buf.size() || (k > 0 && off < v.offsets[k - 1] + first))
           ThrowCorrupt("{}: value offset {} is outside the chunk", where, off);
         v.offsets[k] = off - first;

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "format/little_endian.h"
 #include "format/v21_value_codecs.h"
 #include "lancelet/error.h"
 
@@ -24,12 +25,6 @@ bool MetadataIs(const LanceField& field, const char* key, const std::string& val
     if (std::tolower(static_cast<unsigned char>(it->second[k])) != std::tolower(static_cast<unsigned char>(value[k])))
       return false;
   return true;
-}
-
-uint64_t GetLE(const char* p, size_t width) {
-  uint64_t v = 0;
-  for (size_t k = 0; k < width; ++k) v |= uint64_t(uint8_t(p[k])) << (8 * k);
-  return v;
 }
 
 // Byte width of a fixed-width packed child (bools and other sub-byte types are not packed).
@@ -133,7 +128,7 @@ void NormalizeVariablePackedRows(const pb::VariablePackedStruct& encoding, Value
         } else {
           const size_t width = size_t(f.bits_per_length() / 8);
           need(width);
-          const uint64_t len = GetLE(rows.data.data() + pos, width);
+          const uint64_t len = LoadLE(rows.data.data() + pos, width);
           pos += width;
           need(len);
           for (size_t b = 0; b < 8; ++b) data.push_back(char((len >> (8 * b)) & 0xFF));
@@ -182,7 +177,7 @@ ArrayPtr MakePackedStructArray(const TypePtr& type, const ValueBlock& rows, cons
         uint64_t len = 0;
         if (size != 0) {
           if (pos + 8 > size) ThrowCorrupt("{}: packed row {} is too short for child {}", where, r, c);
-          len = GetLE(p + pos, 8);
+          len = LoadLE(p + pos, 8);
           pos += 8;
           if (pos + len > size) ThrowCorrupt("{}: packed row {} child {} runs past the row", where, r, c);
           bytes[c].append(p + pos, len);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "format/little_endian.h"
 #include "lancelet/error.h"
 
 namespace lancelet::table {
@@ -19,21 +20,9 @@ constexpr int16_t kManifestMinor = 2;
 constexpr size_t kFooterSize = 16;
 constexpr const char* kExtension = ".manifest";
 
-template <typename T>
-T LoadLE(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
-template <typename T>
-void AppendLE(std::string& out, T v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof(T));
-}
-
 void AppendMessage(std::string& out, const google::protobuf::MessageLite& message) {
   std::string bytes = message.SerializeAsString();
-  AppendLE<uint32_t>(out, uint32_t(bytes.size()));
+  format::AppendLE<uint32_t>(out, uint32_t(bytes.size()));
   out += bytes;
 }
 
@@ -95,11 +84,11 @@ lance::table::Manifest ReadManifest(const io::ObjectStore& store, const std::str
   if (std::memcmp(footer.data() + 12, kMagic, 4) != 0)
     ThrowCorrupt("manifest '{}' does not end with the magic \"LANC\"; the file is truncated or not a manifest",
                  path);
-  int64_t position = LoadLE<int64_t>(footer.data());
+  int64_t position = format::LoadLE<int64_t>(footer.data());
   if (position < 0 || uint64_t(position) + 4 > size - kFooterSize)
     ThrowCorrupt("manifest '{}': manifest position {} is outside the file ({} bytes)", path, position, size);
   std::string body = file->Read(uint64_t(position), size - kFooterSize - uint64_t(position));
-  uint32_t length = LoadLE<uint32_t>(body.data());
+  uint32_t length = format::LoadLE<uint32_t>(body.data());
   if (length != body.size() - 4)
     ThrowCorrupt("manifest '{}': recorded length {} at offset {} does not match the {} bytes before the footer",
                  path, length, position, body.size() - 4);
@@ -117,9 +106,9 @@ std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::tab
   }
   int64_t position = int64_t(out.size());
   AppendMessage(out, manifest);
-  AppendLE<int64_t>(out, position);
-  AppendLE<int16_t>(out, kManifestMajor);
-  AppendLE<int16_t>(out, kManifestMinor);
+  format::AppendLE<int64_t>(out, position);
+  format::AppendLE<int16_t>(out, kManifestMajor);
+  format::AppendLE<int16_t>(out, kManifestMinor);
   out.append(kMagic, 4);
   return out;
 }
