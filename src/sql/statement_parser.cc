@@ -176,15 +176,21 @@ class StatementParser {
     p_.ExpectKeyword("INTO");
     s->table = ParseTableRef(false, false);
     if (p_.Peek().IsSymbol("(")) s->columns = ParseColumnList();
+    ParseRowSource(s->values, s->select);
+    return s;
+  }
+
+  // VALUES (...), (...) into `values`, or a SELECT into `select`: the rows of INSERT and
+  // of CREATE TABLE ... AS.
+  void ParseRowSource(std::vector<std::vector<ExprPtr>>& values, std::shared_ptr<SelectStmt>& select) {
     if (p_.ConsumeKeyword("VALUES")) {
-      do s->values.push_back(ParseValueRow());
+      do values.push_back(ParseValueRow());
       while (p_.ConsumeSymbol(","));
     } else if (p_.Peek().IsKeyword("SELECT")) {
-      s->select = ParseSelect();
+      select = ParseSelect();
     } else {
       p_.Fail("VALUES or SELECT");
     }
-    return s;
   }
 
   std::vector<SetItem> ParseSetList() {
@@ -269,14 +275,7 @@ class StatementParser {
       if (!p_.Peek().IsKeyword("SELECT")) p_.Fail("SELECT");
       s->select = ParseSelect();
     } else if (p_.ConsumeKeyword("AS")) {
-      if (p_.ConsumeKeyword("VALUES")) {
-        do s->values.push_back(ParseValueRow());
-        while (p_.ConsumeSymbol(","));
-      } else if (p_.Peek().IsKeyword("SELECT")) {
-        s->select = ParseSelect();
-      } else {
-        p_.Fail("VALUES or SELECT");
-      }
+      ParseRowSource(s->values, s->select);
     }
     return s;
   }
