@@ -7,15 +7,10 @@
 #   - take of TAKE random rows (the same offsets on both sides, all columns): rows/s, ratio;
 #   - the bytes and read calls of lancelet's take against the size of the data file.
 #   bash bench/census_compare.sh [BUILD]       (BUILD defaults to build/release)
-set -euo pipefail
-BUILD=${1:-build/release}
-ROWS=${ROWS:-1000000}
+source "$(dirname "$0")/common.sh"
 TAKE=${TAKE:-1000}
 REPEAT=${REPEAT:-5}
 TAKE_REPEAT=${TAKE_REPEAT:-21}
-WORK=${WORK:-bench-data}
-mkdir -p "$WORK"
-TOOL="$BUILD/bench/scan_tool"
 DS="$WORK/census_${ROWS}_2_2.lance"
 OFFSETS="$WORK/census_${ROWS}_take_${TAKE}.txt"
 export RUST_LOG=error

@@ -8,14 +8,9 @@
 # layers (18-33). Each comparison times versions of that one dataset in one process,
 # interleaved (bench/version_compare), so the base files are the same files and noise
 # hits every version alike. Prints medians and ratios to the 0-layer version.
-set -euo pipefail
-BUILD=${1:-build/release}
-ROWS=${ROWS:-1000000}
+source "$(dirname "$0")/common.sh"
 DIM=${DIM:-768}
-WORK=${WORK:-bench-data}
-TOOL="$BUILD/bench/scan_tool"
 COMPARE="$BUILD/bench/version_compare"
-mkdir -p "$WORK"
 BASE="$WORK/upd_wide.lance"
 [[ -d $BASE ]] || "$TOOL" gen "$BASE" --rows "$ROWS" --dim "$DIM" --fragments 10 --shape wide --version 2.0 >/dev/null
 per_frag=$((ROWS / 10))

@@ -2,12 +2,7 @@
 # lancelet vs the reference: full warm scan of the same 1M-row dataset written by lancelet
 # (int64, float32, utf8, fixed_size_list<float32,128>), then peak memory of a scan of a
 # ~3 GB dataset (1M x 768-d). Prints rows/s for each, their ratio, and peak RSS.
-set -euo pipefail
-BUILD=${1:-build/release}
-ROWS=${ROWS:-1000000}
-WORK=${WORK:-bench-data}
-mkdir -p "$WORK"
-TOOL="$BUILD/bench/scan_tool"
+source "$(dirname "$0")/common.sh"
 for v in ${VERSIONS:-2.0 2.1 2.2}; do
   DS="$WORK/scan_${v/./_}.lance"
   [[ -d $DS ]] || "$TOOL" gen "$DS" --rows "$ROWS" --dim 128 --version "$v" >/dev/null

@@ -5,14 +5,9 @@
 # `val` and the wide column `emb`, then `val` on narrow rows (id, val). Prints bytes
 # written (growth of the dataset directory), wall time, their ratios, and lancelet's
 # peak resident memory.
-set -euo pipefail
-BUILD=${1:-build/release}
-ROWS=${ROWS:-1000000}
+source "$(dirname "$0")/common.sh"
 DIM=${DIM:-768}
-WORK=${WORK:-bench-data}
-TOOL="$BUILD/bench/scan_tool"
 WHERE="id % 100 = 0"
-mkdir -p "$WORK"
 
 bytes() { du -sb "$1" | cut -f1; }
 
