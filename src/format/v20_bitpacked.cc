@@ -19,12 +19,15 @@ void StoreWord(uint8_t* out, uint32_t word_bytes, uint64_t value) {
 
 }  // namespace
 
-void CheckBitpackedWidths(uint64_t width, uint64_t word_bits, const std::string& where) {
+void CheckBitpackedRead(uint64_t width, uint64_t word_bits, uint64_t start, uint64_t count, const std::string& where) {
   if (!IsWordWidth(word_bits)) {
     ThrowCorrupt("{}: bit-packed values unpack to {} bits (expected 8, 16, 32 or 64)", where, word_bits);
   }
   if (width == 0 || width > word_bits) {
     ThrowCorrupt("{}: bit width {} for {}-bit values (expected 1 to {})", where, width, word_bits, word_bits);
+  }
+  if (start > (uint64_t(1) << 48) || count > (uint64_t(1) << 48)) {
+    ThrowCorrupt("{}: {} bit-packed values at value {} cannot fit in a page", where, count, start);
   }
 }
 

@@ -280,10 +280,7 @@ BufferPtr ReadFlat(const pb::Flat& flat, const PageCtx& ctx, uint64_t start, uin
 // Values [start, start + count) of a Bitpacked buffer, unpacked to their full width.
 BufferPtr ReadBitpacked(const pb::Bitpacked& packed, const PageCtx& ctx, uint64_t start, uint64_t count) {
   const uint64_t width = packed.compressed_bits_per_value(), word_bits = packed.uncompressed_bits_per_value();
-  CheckBitpackedWidths(width, word_bits, ctx.Where());
-  if (start > (uint64_t(1) << 48) || count > (uint64_t(1) << 48)) {
-    ThrowCorrupt("{}: {} bit-packed values at value {} cannot fit in a page", ctx.Where(), count, start);
-  }
+  CheckBitpackedRead(width, word_bits, start, count, ctx.Where());
   const ByteRange range = BitpackedBytes(start, count, width);
   if (range.end > ctx.BufferSize(packed.buffer())) {
     ThrowCorrupt("{}: {}-bit packed values [{}, {}) need bytes up to {}, but their buffer holds {}", ctx.Where(),
@@ -297,10 +294,7 @@ BufferPtr ReadBitpacked(const pb::Bitpacked& packed, const PageCtx& ctx, uint64_
 BufferPtr ReadBitpackedForNonNeg(const pb::BitpackedForNonNeg& packed, const PageCtx& ctx, uint64_t start,
                                  uint64_t count) {
   const uint64_t width = packed.compressed_bits_per_value(), word_bits = packed.uncompressed_bits_per_value();
-  CheckBitpackedWidths(width, word_bits, ctx.Where());
-  if (start > (uint64_t(1) << 48) || count > (uint64_t(1) << 48)) {
-    ThrowCorrupt("{}: {} bit-packed values at value {} cannot fit in a page", ctx.Where(), count, start);
-  }
+  CheckBitpackedRead(width, word_bits, start, count, ctx.Where());
   const ByteRange range = FastLanesChunkBytes(start, count, width);
   if (range.end > ctx.BufferSize(packed.buffer())) {
     ThrowCorrupt("{}: {}-bit packed chunks of values [{}, {}) need bytes up to {}, but their buffer holds {}",

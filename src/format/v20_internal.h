@@ -56,8 +56,9 @@ struct ByteRange {
   uint64_t begin = 0, end = 0;
 };
 
-// Throws Corrupt naming `where` unless the widths are as above.
-void CheckBitpackedWidths(uint64_t width, uint64_t word_bits, const std::string& where);
+// Throws Corrupt naming `where` unless the widths are as above and values
+// [start, start + count) are few enough for their bit offsets to fit in 64 bits.
+void CheckBitpackedRead(uint64_t width, uint64_t word_bits, uint64_t start, uint64_t count, const std::string& where);
 
 // Bitpacked: the bytes holding values [start, start + count); the first value starts at
 // bit (start * width) % 8 of the first byte.
