@@ -37,9 +37,11 @@ std::string DatasetState::DeletionFilePath(uint64_t fragment_id, const lance::ta
   return io::JoinPath(Directory(base_id, kDeletionsDir, name), name);
 }
 
-std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const std::string& file, uint64_t known_size,
-                                                                         std::optional<uint32_t> base_id) const {
-  std::string path = DataPath(file, base_id);
+std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const lance::table::DataFile& file) const {
+  std::optional<uint32_t> base_id;
+  if (file.has_base_id()) base_id = file.base_id();
+  const std::string path = DataPath(file.path(), base_id);
+  const uint64_t known_size = file.file_size_bytes();
   return files_.GetOrLoad(path, [&] {
     return std::make_pair(std::shared_ptr<const format::LanceFileReader>(
                               format::LanceFileReader::Open(*store, path, known_size)),

@@ -34,10 +34,9 @@ struct DatasetState {
   // that is not a local directory.
   std::string DataPath(const std::string& file, std::optional<uint32_t> base_id = std::nullopt) const;
   std::string DeletionFilePath(uint64_t fragment_id, const lance::table::DeletionFile& file) const;
-  // A data or overlay file (path relative to data/), opened once per dataset version:
-  // data files are immutable, so their footer and metadata are decoded once.
-  std::shared_ptr<const format::LanceFileReader> OpenDataFile(const std::string& file, uint64_t known_size,
-                                                              std::optional<uint32_t> base_id = std::nullopt) const;
+  // A fragment's data or overlay file, opened once per dataset version: data files are
+  // immutable, so their footer and metadata are decoded once.
+  std::shared_ptr<const format::LanceFileReader> OpenDataFile(const lance::table::DataFile& file) const;
   // A whole value column of a small overlay file, made by read() on first use and kept
   // (up to kOverlayColumnCacheBytes in all). A scan needs every value an overlay holds
   // for the fragments it visits; keeping them spares later scans the reads.

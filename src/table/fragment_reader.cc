@@ -69,9 +69,7 @@ const format::LanceFileReader& FragmentReader::OpenFile(size_t data_file) const 
       ThrowNotSupported("fragment {} of '{}': data file '{}' uses the legacy Lance file format (0.1/0.2); "
                         "lancelet reads format 2.0 and newer; rewrite the dataset with a newer data_storage_version",
                         fragment_.id(), state_.uri, file.path());
-    std::optional<uint32_t> base_id;
-    if (file.has_base_id()) base_id = file.base_id();
-    slot = state_.OpenDataFile(file.path(), file.file_size_bytes(), base_id);
+    slot = state_.OpenDataFile(file);
   }
   return *slot;
 }
@@ -109,9 +107,7 @@ const format::LanceFileReader& FragmentReader::OpenOverlayFile(size_t index) con
   if (!slot) {
     const auto& o = overlays().overlays()[index];
     const auto& file = o.proto->data_file();
-    std::optional<uint32_t> base_id;
-    if (file.has_base_id()) base_id = file.base_id();
-    slot = state_.OpenDataFile(file.path(), file.file_size_bytes(), base_id);
+    slot = state_.OpenDataFile(file);
     // Every covered cell needs a value: a value column shorter than its coverage is corrupt.
     for (size_t f = 0; f < o.field_ids.size(); ++f) {
       if (o.field_ids[f] == overlay::kTombstoneFieldId) continue;
