@@ -24,4 +24,19 @@ struct Replacement {
 // for the covered cells, not for a copy of the batch; shared buffers are copied first.
 ArrayPtr ApplyReplacements(ArrayPtr base, const std::vector<Replacement>& replacements);
 
+// One field's overlay cells in a fragment, every layer merged and resolved: values[k]
+// replaces the base value at physical offset cells[k]. Cells ascend. Built once per
+// fragment version (MergeSupplied, then one gather of the values) and shared, so a
+// batch of a scan costs two binary searches and one pass over its cells, however many
+// overlays there are.
+struct ResolvedColumn {
+  std::vector<uint32_t> cells;
+  ArrayPtr values;
+
+  // `base` holds physical rows [start, start + base->length): returns it with the
+  // resolved cells in that range replaced.
+  ArrayPtr Apply(ArrayPtr base, uint64_t start) const;
+  uint64_t MemoryBytes() const;
+};
+
 }  // namespace lancelet::overlay

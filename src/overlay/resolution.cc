@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "lancelet/error.h"
+
 namespace lancelet::overlay {
 
 std::vector<OverlayPatch> ResolveRange(const FragmentOverlays& set, int32_t field_id, uint64_t start,
@@ -79,6 +81,40 @@ std::vector<OverlayPatch> ResolveOffsets(const FragmentOverlays& set, int32_t fi
       patches.push_back(std::move(p));
     }
   return patches;
+}
+
+MergedCells MergeSupplied(const FragmentOverlays& set, int32_t field_id) {
+  // Each overlay's supplied cells ascend and no two overlays supply the same cell, so
+  // sorting (cell << 32 | entry) orders the entries by cell with no ties.
+  MergedCells unsorted;
+  const auto& overlays = set.overlays();
+  for (size_t i = 0; i < overlays.size(); ++i) {
+    const format::RoaringBitmap* supplies = overlays[i].SuppliesOf(field_id);
+    if (!supplies) continue;
+    const format::RoaringBitmap* coverage = overlays[i].CoverageOf(field_id);
+    const std::vector<uint32_t> cells = supplies->ToVector();
+    for (size_t k = 0; k < cells.size(); ++k) {
+      unsorted.cells.push_back(cells[k]);
+      unsorted.sources.push_back(uint32_t(i));
+      unsorted.ranks.push_back(supplies == coverage ? k : coverage->Rank(cells[k]));
+    }
+  }
+  const size_t n = unsorted.cells.size();
+  if (n > UINT32_MAX) ThrowCorrupt("{} overlay cells of field {} in one fragment", n, field_id);
+  std::vector<uint64_t> order(n);
+  for (size_t e = 0; e < n; ++e) order[e] = uint64_t(unsorted.cells[e]) << 32 | e;
+  std::sort(order.begin(), order.end());
+  MergedCells merged;
+  merged.cells.reserve(n);
+  merged.sources.reserve(n);
+  merged.ranks.reserve(n);
+  for (uint64_t key : order) {
+    const size_t e = size_t(key & UINT32_MAX);
+    merged.cells.push_back(unsorted.cells[e]);
+    merged.sources.push_back(unsorted.sources[e]);
+    merged.ranks.push_back(unsorted.ranks[e]);
+  }
+  return merged;
 }
 
 }  // namespace lancelet::overlay

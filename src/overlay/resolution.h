@@ -52,4 +52,15 @@ std::vector<OverlayPatch> ResolveRange(const FragmentOverlays& overlays, int32_t
 std::vector<OverlayPatch> ResolveOffsets(const FragmentOverlays& overlays, int32_t field_id,
                                          std::span<const uint64_t> offsets);
 
+// Every cell of `field_id` that any overlay supplies, all overlays merged in offset
+// order: cells[k] takes rank ranks[k] of overlay sources[k]'s value column. A scan
+// builds it once per fragment version, so that each batch then patches its cells in
+// one pass, whatever the number of layers (see ResolvedColumn).
+struct MergedCells {
+  std::vector<uint32_t> cells;
+  std::vector<uint32_t> sources;  // indices into FragmentOverlays::overlays()
+  std::vector<uint64_t> ranks;
+};
+MergedCells MergeSupplied(const FragmentOverlays& overlays, int32_t field_id);
+
 }  // namespace lancelet::overlay

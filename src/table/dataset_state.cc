@@ -49,16 +49,18 @@ std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const 
   });
 }
 
-ArrayPtr DatasetState::CachedOverlayColumn(const std::string& key, const std::function<ArrayPtr()>& read) const {
-  return overlay_columns_.GetOrLoad(key, [&] {
-    ArrayPtr column = read();
-    return std::make_pair(column, BufferBytes(*column));
+std::shared_ptr<const overlay::ResolvedColumn> DatasetState::CachedResolvedColumn(
+    uint64_t fragment_id, int32_t field_id,
+    const std::function<std::shared_ptr<const overlay::ResolvedColumn>()>& build) const {
+  return resolved_columns_.GetOrLoad({fragment_id, field_id}, [&] {
+    auto column = build();
+    return std::make_pair(column, column->MemoryBytes());
   });
 }
 
 std::shared_ptr<const overlay::FragmentOverlays> DatasetState::OverlaysOf(
     const lance::table::DataFragment& fragment) const {
-  return overlays_.GetOrLoad(std::to_string(fragment.id()), [&] {
+  return overlays_.GetOrLoad(fragment.id(), [&] {
     auto loaded = overlay::FragmentOverlays::Load(fragment, fmt::format("'{}' fragment {}", uri, fragment.id()));
     return std::make_pair(loaded, loaded->MemoryBytes());
   });

@@ -10,6 +10,7 @@
 #include "format/lance_schema.h"
 #include "io/object_store.h"
 #include "overlay/fragment_overlays.h"
+#include "overlay/patch.h"
 #include "table.pb.h"
 #include "table/lru_cache.h"
 
@@ -37,11 +38,14 @@ struct DatasetState {
   // A fragment's data or overlay file, opened once per dataset version: data files are
   // immutable, so their footer and metadata are decoded once.
   std::shared_ptr<const format::LanceFileReader> OpenDataFile(const lance::table::DataFile& file) const;
-  // A whole value column of a small overlay file, made by read() on first use and kept
-  // (up to kOverlayColumnCacheBytes in all). A scan needs every value an overlay holds
-  // for the fragments it visits; keeping them spares later scans the reads.
-  ArrayPtr CachedOverlayColumn(const std::string& key, const std::function<ArrayPtr()>& read) const;
-  static constexpr uint64_t kOverlayColumnCacheBytes = 64 << 20;
+  // A field's overlay cells in a fragment, merged and resolved (overlay::ResolvedColumn),
+  // made by build() on first use and kept (up to kResolvedColumnCacheBytes in all). A
+  // scan needs every value the overlays hold for the fragments it visits; keeping them
+  // spares later scans the reads and the merge.
+  std::shared_ptr<const overlay::ResolvedColumn> CachedResolvedColumn(
+      uint64_t fragment_id, int32_t field_id,
+      const std::function<std::shared_ptr<const overlay::ResolvedColumn>()>& build) const;
+  static constexpr uint64_t kResolvedColumnCacheBytes = 64 << 20;
 
  private:
   // The directory `file` lives in under base path `base_id` (with `subdir` when the base
@@ -49,11 +53,20 @@ struct DatasetState {
   std::string Directory(std::optional<uint32_t> base_id, const char* subdir, const std::string& file) const;
 
   static constexpr uint64_t kOverlayMetadataCacheBytes = 256 << 20;
-  mutable LruCache<std::shared_ptr<const overlay::FragmentOverlays>> overlays_{kOverlayMetadataCacheBytes};
+  mutable LruCache<uint64_t, std::shared_ptr<const overlay::FragmentOverlays>> overlays_{kOverlayMetadataCacheBytes};
   // Enough for the base and overlay files of a few dozen fragments; each entry holds
   // only metadata and the open file.
-  mutable LruCache<std::shared_ptr<const format::LanceFileReader>> files_{256};
-  mutable LruCache<ArrayPtr> overlay_columns_{kOverlayColumnCacheBytes};
+  mutable LruCache<std::string, std::shared_ptr<const format::LanceFileReader>> files_{256};
+  struct FieldOfFragment {
+    uint64_t fragment_id;
+    int32_t field_id;
+    bool operator==(const FieldOfFragment&) const = default;
+  };
+  struct FieldOfFragmentHash {
+    size_t operator()(const FieldOfFragment& k) const { return std::hash<uint64_t>()(k.fragment_id * 1000003 + uint32_t(k.field_id)); }
+  };
+  mutable LruCache<FieldOfFragment, std::shared_ptr<const overlay::ResolvedColumn>, FieldOfFragmentHash> resolved_columns_{
+      kResolvedColumnCacheBytes};
 };
 
 // Loads a version (latest when `version` is empty); checks feature flags.

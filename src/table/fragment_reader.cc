@@ -132,39 +132,66 @@ size_t FragmentReader::OverlayColumn(size_t overlay, int32_t field_id) const {
                fragment_.id(), overlays().overlays()[overlay].proto->data_file().path(), field_id);
 }
 
-ArrayPtr FragmentReader::ApplyOverlays(size_t field, ArrayPtr base, const std::vector<overlay::OverlayPatch>& patches,
-                                       bool whole_columns) const {
+ArrayPtr FragmentReader::ApplyOverlays(size_t field, ArrayPtr base,
+                                       const std::vector<overlay::OverlayPatch>& patches) const {
   if (patches.empty()) return base;
   const int32_t id = state_.schema.fields()[field].id;
   std::vector<overlay::Replacement> replacements;
   for (const auto& patch : patches) {
-    const auto& data_file = overlays().overlays()[patch.overlay].proto->data_file();
-    const size_t n = patch.size();
-    if (whole_columns && data_file.file_size_bytes() > 0 && data_file.file_size_bytes() <= kWholeOverlayFileBytes) {
-      ArrayPtr& column = overlay_columns_[{patch.overlay, id}];
-      if (!column) {
-        column = state_.CachedOverlayColumn(fmt::format("{}#{}", data_file.path(), id), [&] {
-          size_t index = OverlayColumn(patch.overlay, id);
-          const auto& file = OpenOverlayFile(patch.overlay);
-          return file.ReadField(index, 0, file.num_rows(index));
-        });
-      }
-      if (patch.contiguous()) {
-        replacements.push_back({patch.cells, column, int64_t(patch.first_rank), patch.origin});
-      } else {
-        std::vector<int64_t> ranks(patch.ranks.begin(), patch.ranks.end());
-        replacements.push_back({patch.cells, lancelet::Take(*column, ranks), 0, patch.origin});
-      }
-      continue;
-    }
     size_t index = OverlayColumn(patch.overlay, id);
     const auto& file = OpenOverlayFile(patch.overlay);
     replacements.push_back({patch.cells,
-                            patch.contiguous() ? file.ReadField(index, patch.first_rank, n)
+                            patch.contiguous() ? file.ReadField(index, patch.first_rank, patch.size())
                                                : file.TakeField(index, patch.ranks),
                             0, patch.origin});
   }
   return overlay::ApplyReplacements(std::move(base), replacements);
+}
+
+const overlay::ResolvedColumn* FragmentReader::ResolvedColumnOf(size_t field) const {
+  const int32_t id = state_.schema.fields()[field].id;
+  auto [slot, inserted] = resolved_columns_.try_emplace(id);
+  if (!inserted) return slot->second.get();
+  static const auto kNothingCovered = std::make_shared<const overlay::ResolvedColumn>();
+  if (!overlays().Covers(id)) {
+    slot->second = kNothingCovered;
+    return slot->second.get();
+  }
+  const auto& list = overlays().overlays();
+  uint64_t total_bytes = 0;
+  for (const auto& o : list) {
+    if (!o.SuppliesOf(id)) continue;
+    const uint64_t bytes = o.proto->data_file().file_size_bytes();
+    if (bytes == 0) return nullptr;  // size not recorded: no bound on what a whole read costs
+    total_bytes += bytes;
+  }
+  if (total_bytes > kWholeOverlayBytes) return nullptr;
+  slot->second = state_.CachedResolvedColumn(fragment_.id(), id, [&] {
+    overlay::MergedCells merged = overlay::MergeSupplied(overlays(), id);
+    // Each supplying overlay's column read whole, end to end; a cell's value is then at
+    // its overlay's start plus its rank.
+    std::vector<ArrayPtr> columns;
+    std::vector<int64_t> column_start(list.size(), 0);
+    int64_t next = 0;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const format::RoaringBitmap* supplies = list[i].SuppliesOf(id);
+      if (!supplies || supplies->IsEmpty()) continue;
+      const size_t index = OverlayColumn(i, id);
+      const auto& file = OpenOverlayFile(i);
+      columns.push_back(file.ReadField(index, 0, file.num_rows(index)));
+      column_start[i] = next;
+      next += columns.back()->length;
+    }
+    std::vector<int64_t> sources(merged.cells.size());
+    for (size_t k = 0; k < sources.size(); ++k)
+      sources[k] = column_start[merged.sources[k]] + int64_t(merged.ranks[k]);
+    auto column = std::make_shared<overlay::ResolvedColumn>();
+    column->values = columns.empty() ? MakeNullArray(state_.schema.fields()[field].type, 0)
+                                     : lancelet::Take(*Concatenate(columns), sources);
+    column->cells = std::move(merged.cells);
+    return column;
+  });
+  return slot->second.get();
 }
 
 std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& fields, uint64_t start,
@@ -179,8 +206,12 @@ std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& field
     ArrayPtr values = src.file ? src.file->ReadField(src.field_index, start, count) : MakeNullArray(type, int64_t(count));
     if (src.file) values = ProjectToSchema(values, src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
     int32_t id = state_.schema.fields()[field].id;
-    if (fragment_.overlays_size() > 0 && overlays().Covers(id))
-      values = ApplyOverlays(field, std::move(values), overlay::ResolveRange(overlays(), id, start, count), true);
+    if (fragment_.overlays_size() > 0) {
+      if (const overlay::ResolvedColumn* resolved = ResolvedColumnOf(field))
+        values = resolved->Apply(std::move(values), start);
+      else
+        values = ApplyOverlays(field, std::move(values), overlay::ResolveRange(overlays(), id, start, count));
+    }
     out.push_back(std::move(values));
   }
   return out;
@@ -199,7 +230,7 @@ std::vector<ArrayPtr> FragmentReader::Take(const std::vector<size_t>& fields, st
     if (src.file) values = ProjectToSchema(values, src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
     int32_t id = state_.schema.fields()[field].id;
     if (fragment_.overlays_size() > 0 && overlays().Covers(id))
-      values = ApplyOverlays(field, std::move(values), overlay::ResolveOffsets(overlays(), id, offsets), false);
+      values = ApplyOverlays(field, std::move(values), overlay::ResolveOffsets(overlays(), id, offsets));
     out.push_back(std::move(values));
   }
   return out;

@@ -53,13 +53,17 @@ class FragmentReader {
   const format::LanceFileReader& OpenOverlayFile(size_t overlay) const;
   // The column of `field_id` in overlay `overlay`'s data file.
   size_t OverlayColumn(size_t overlay, int32_t field_id) const;
-  // Base values with the newest overlay value of every covered cell swapped in. With
-  // `whole_columns` (a range read: a scan walks the fragment in order and will need
-  // every value a small overlay holds) a small overlay column is read whole and kept in
-  // the dataset's cache; otherwise only the needed ranks are read.
-  ArrayPtr ApplyOverlays(size_t field, ArrayPtr base, const std::vector<overlay::OverlayPatch>& patches,
-                         bool whole_columns) const;
-  static constexpr uint64_t kWholeOverlayFileBytes = 1 << 20;
+  // Base values with the newest overlay value of every covered cell swapped in, reading
+  // only the ranks the patches name.
+  ArrayPtr ApplyOverlays(size_t field, ArrayPtr base, const std::vector<overlay::OverlayPatch>& patches) const;
+  // For a range read: all of the field's overlay cells, merged (none when no overlay
+  // covers the field), when the overlay files supplying them total at most
+  // kWholeOverlayBytes: a scan walks the fragment in order and will need every value
+  // they hold, so reading each column whole, once, is cheapest. Otherwise null (the
+  // bound keeps memory and a short scan's reads small), and each batch reads just its
+  // ranks.
+  const overlay::ResolvedColumn* ResolvedColumnOf(size_t field) const;
+  static constexpr uint64_t kWholeOverlayBytes = 4 << 20;
 
   const DatasetState& state_;
   const lance::table::DataFragment& fragment_;
@@ -68,7 +72,8 @@ class FragmentReader {
   mutable std::unique_ptr<std::vector<uint64_t>> row_ids_;
   mutable std::shared_ptr<const overlay::FragmentOverlays> overlays_;
   mutable std::map<size_t, std::shared_ptr<const format::LanceFileReader>> overlay_files_;
-  mutable std::map<std::pair<size_t, int32_t>, ArrayPtr> overlay_columns_;  // (overlay, field id), read whole
+  // By field id; null when the field's overlays are too large to read whole.
+  mutable std::map<int32_t, std::shared_ptr<const overlay::ResolvedColumn>> resolved_columns_;
 };
 
 }  // namespace lancelet::table

@@ -6,13 +6,13 @@
 #include <cstdint>
 #include <list>
 #include <mutex>
-#include <string>
+#include <functional>
 #include <unordered_map>
 #include <utility>
 
 namespace lancelet::table {
 
-template <typename Value>
+template <typename Key, typename Value, typename Hash = std::hash<Key>>
 class LruCache {
  public:
   explicit LruCache(uint64_t capacity) : capacity_(capacity) {}
@@ -21,7 +21,7 @@ class LruCache {
   // load runs outside the lock, so two threads may both load a key; the first to finish
   // is kept. A value costing more than the whole capacity is returned but not kept.
   template <typename Load>
-  Value GetOrLoad(const std::string& key, Load&& load) {
+  Value GetOrLoad(const Key& key, Load&& load) {
     {
       std::lock_guard lock(mutex_);
       if (auto it = index_.find(key); it != index_.end()) {
@@ -46,7 +46,7 @@ class LruCache {
 
  private:
   struct Entry {
-    std::string key;
+    Key key;
     Value value;
     uint64_t cost;
   };
@@ -54,7 +54,7 @@ class LruCache {
   uint64_t used_ = 0;
   std::mutex mutex_;
   std::list<Entry> recent_;  // most recently used first
-  std::unordered_map<std::string, typename std::list<Entry>::iterator> index_;
+  std::unordered_map<Key, typename std::list<Entry>::iterator, Hash> index_;
 };
 
 }  // namespace lancelet::table

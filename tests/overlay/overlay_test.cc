@@ -156,6 +156,47 @@ TEST_P(OverlayTest, RankAddressingAcrossBatchesAndTake) {
   EXPECT_EQ(taken->column(0)->values<int32_t>()[3], 29990);
 }
 
+// A scan merges small overlays into one resolved column per field; larger ones (here:
+// overlay files whose size is not recorded, so no bound is known) are read batch by
+// batch, rank ranges only. Both paths give the values a take gives, across batches,
+// with shadowed cells, NULL overrides and variable-width values.
+TEST_P(OverlayTest, MergedAndBatchByBatchScansAgree) {
+  auto ds = MakeDataset(uri_, 600, GetParam(), 300);
+  std::vector<uint32_t> every3, every5;
+  std::vector<std::optional<int32_t>> ages3, ages5;
+  std::vector<std::optional<std::string>> names5;
+  for (uint32_t o = 0; o < 300; o += 3) every3.push_back(o), ages3.push_back(o % 2 ? std::optional<int32_t>() : -int32_t(o));
+  for (uint32_t o = 1; o < 300; o += 5) every5.push_back(o), ages5.push_back(1000 + o), names5.push_back("s" + std::to_string(o));
+  ds = OverlayWriter(ds).Set(0, "age", every3, Int32s(ages3)).Set(1, "age", every5, Int32s(ages5)).Commit();
+  ds = OverlayWriter(ds).Set(0, "age", every5, Int32s(ages5)).Set(0, "name", every5, Strings(names5)).Commit();
+  auto m = ds->state().manifest;
+  for (auto& f : *m.mutable_fragments())
+    for (auto& o : *f.mutable_overlays()) o.mutable_data_file()->set_file_size_bytes(0);
+  auto unsized = std::make_shared<Dataset>(table::MakeState(ds->state().store, uri_, ds->state().manifest_path, m));
+  std::vector<uint64_t> all(600);
+  for (uint64_t i = 0; i < 600; ++i) all[i] = i;
+  auto taken = ds->Take(all, {"age", "name"});
+  for (const DatasetPtr& d : {ds, DatasetPtr(unsized)}) {
+    auto scanned = d->NewScan().Columns({"age", "name"}).BatchSize(64).ToBatch();
+    for (int c = 0; c < 2; ++c)
+      for (int64_t i = 0; i < 600; ++i)
+        ASSERT_EQ(FormatValue(*scanned->column(c), i, ValueStyle::kCsv), FormatValue(*taken->column(c), i, ValueStyle::kCsv))
+            << "column " << c << " row " << i;
+  }
+  // Spot values. every3 = {0, 3, ..}, every5 = {1, 6, 11, ..}: 12 only every3 (even:
+  // -12), 9 only every3 (odd: NULL), 6 both (the newer every5 value wins), 15 only
+  // every3 (NULL), 11 only every5.
+  EXPECT_EQ(FormatValue(*taken->column(0), 12, ValueStyle::kCsv), "-12");
+  EXPECT_TRUE(taken->column(0)->IsNull(9));
+  EXPECT_EQ(FormatValue(*taken->column(0), 6, ValueStyle::kCsv), "1006");
+  EXPECT_TRUE(taken->column(0)->IsNull(15));
+  EXPECT_EQ(FormatValue(*taken->column(0), 11, ValueStyle::kCsv), "1011");
+  EXPECT_EQ(FormatValue(*taken->column(0), 13, ValueStyle::kCsv), "130");
+  EXPECT_EQ(FormatValue(*taken->column(1), 16, ValueStyle::kCsv), "s16");
+  EXPECT_EQ(FormatValue(*taken->column(0), 301, ValueStyle::kCsv), "1001");
+  EXPECT_EQ(FormatValue(*taken->column(1), 301, ValueStyle::kCsv), "n301");
+}
+
 TEST_P(OverlayTest, TombstonedFieldIsIgnored) {
   auto ds = MakeDataset(uri_, 3, GetParam());
   ds = OverlayWriter(ds).Set(0, "age", {0}, Int32s({5})).Commit();
@@ -250,6 +291,26 @@ TEST(OverlayResolution, ShadowedCellsBreakTheRankRun) {
   EXPECT_EQ(Positions(patches[1]), (std::vector<uint32_t>{0, 2, 3}));
   EXPECT_FALSE(patches[1].contiguous());
   EXPECT_EQ(patches[1].ranks, (std::vector<uint64_t>{0, 2, 3}));
+}
+
+TEST(OverlayResolution, MergeSuppliedOrdersEveryLayerByCell) {
+  lance::table::DataFragment f;
+  f.set_physical_rows(20);
+  auto add = [&](std::vector<uint32_t> cells, uint64_t version) {
+    auto* o = f.add_overlays();
+    o->mutable_data_file()->add_fields(7);
+    o->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(cells).SerializePortable());
+    o->set_committed_version(version);
+  };
+  add({2, 4, 6, 8}, 2);
+  add({4, 9}, 3);
+  add({1, 8}, 3);  // same version, later position: newest
+  auto set = overlay::FragmentOverlays::Load(f, "test");
+  overlay::MergedCells merged = overlay::MergeSupplied(*set, 7);
+  EXPECT_EQ(merged.cells, (std::vector<uint32_t>{1, 2, 4, 6, 8, 9}));
+  EXPECT_EQ(merged.sources, (std::vector<uint32_t>{2, 0, 1, 0, 2, 1}));
+  EXPECT_EQ(merged.ranks, (std::vector<uint64_t>{0, 0, 0, 2, 1, 1}));  // 6 is rank 2 of {2,4,6,8}
+  EXPECT_TRUE(overlay::MergeSupplied(*set, 8).cells.empty());
 }
 
 // Decoded once per dataset version and shared; what each overlay supplies excludes the

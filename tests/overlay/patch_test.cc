@@ -69,6 +69,23 @@ TEST(OverlayPatch, ValuesStartAtFirstAndCellsAtOrigin) {
   EXPECT_THROW(overlay::ApplyReplacements(Int32s({0, 1, 2}), {{too_many, column, 2}}), Error);
 }
 
+TEST(OverlayPatch, ScatteredCellsBeyondTheUnrolledBlocksAllLand) {
+  std::vector<uint32_t> positions = {0, 2, 3, 5, 7, 8, 10};  // 4 + a remainder of 3
+  ArrayPtr out = overlay::ApplyReplacements(Int32s({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}),
+                                            {{positions, Int32s({-0, -2, -3, -5, -7, -8, -10})}});
+  EXPECT_EQ(Text(out), "0,1,-2,-3,4,-5,6,-7,-8,9,-10,11");
+}
+
+TEST(OverlayPatch, AResolvedColumnPatchesOnlyTheCellsOfTheBatchRange) {
+  overlay::ResolvedColumn resolved;
+  resolved.cells = {1, 4, 5, 9};
+  resolved.values = Int32s({-1, -4, -5, -9});
+  EXPECT_EQ(Text(resolved.Apply(Int32s({30, 31, 32, 33}), 3)), "30,-4,-5,33");  // rows [3, 7)
+  EXPECT_EQ(Text(resolved.Apply(Int32s({7, 8}), 7)), "7,8");                    // rows [7, 9): none
+  EXPECT_EQ(Text(resolved.Apply(Int32s({8, 9}), 8)), "8,-9");
+  EXPECT_EQ(resolved.MemoryBytes(), 4 * sizeof(uint32_t) + 4 * sizeof(int32_t));
+}
+
 TEST(OverlayPatch, ARunOfCellsIsCopiedAsOneBlock) {
   std::vector<uint32_t> run = {12, 13, 14};  // rows 2..4 of a batch starting at row 10
   ArrayPtr out = overlay::ApplyReplacements(Int32s({0, 1, 2, 3, 4, 5}), {{run, Int32s({9, 20, 30, 40}), 1, 10}});
