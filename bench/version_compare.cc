@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
         if (mode == "take") {
           versions[v]->Take(rows, columns);
         } else {
-          auto reader = versions[v]->NewScan().BatchSize(getenv("BS") ? atoi(getenv("BS")) : 65536).Columns(columns).Open();
+          auto reader = versions[v]->NewScan().BatchSize(65536).Columns(columns).Open();
           while (reader->Next()) {
           }
         }
