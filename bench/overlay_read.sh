@@ -7,7 +7,8 @@
 # One copy of the dataset per pattern gets 16 `val` layers (versions 2-17), then 16 `emb`
 # layers (18-33). Each comparison times versions of that one dataset in one process,
 # interleaved (bench/version_compare), so the base files are the same files and noise
-# hits every version alike. Prints medians and ratios to the 0-layer version.
+# hits every version alike. The cheap comparisons run 5 times: each line prints medians
+# and ratios to the 0-layer version, with the range of the ratios over the runs.
 source "$(dirname "$0")/common.sh"
 DIM=${DIM:-768}
 COMPARE="$BUILD/bench/version_compare"
@@ -15,12 +16,23 @@ BASE="$WORK/upd_wide.lance"
 [[ -d $BASE ]] || "$TOOL" gen "$BASE" --rows "$ROWS" --dim "$DIM" --fragments 10 --shape wide --version 2.0 >/dev/null
 per_frag=$((ROWS / 10))
 
-report() {  # report LABEL: turns version_compare's lines into one line
-  node -e '
-    const lines = require("fs").readFileSync(0, "utf8").trim().split("\n").map(JSON.parse);
-    const parts = lines.map((l, i) => `${["0", "4", "16"][i]} layers ${l.median_ms} ms (${l.ratio.toFixed(2)}x)`);
+# compare LABEL REPEATS MODE COLUMN ROUNDS DIR@V0 DIR@V4 DIR@V16: runs version_compare
+# REPEATS times and prints one line: per layer count, the median over the runs of the
+# median time and of the ratio to 0 layers, with the range of the ratios.
+compare() {
+  local label=$1 repeats=$2
+  shift 2
+  for ((r = 0; r < repeats; r++)); do "$COMPARE" "$@"; done | node -e '
+    const runs = require("fs").readFileSync(0, "utf8").trim().split("\n").map(JSON.parse);
+    const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const parts = ["0", "4", "16"].map((layers, i) => {
+      const mine = runs.filter((_, j) => j % 3 === i);
+      const ratios = mine.map((l) => l.ratio);
+      const range = mine.length > 1 ? ` [${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}]` : "";
+      return `${layers} layers ${median(mine.map((l) => l.median_ms)).toFixed(3)} ms (${median(ratios).toFixed(2)}x${range})`;
+    });
     console.log(`${process.argv[1]}: ${parts.join(", ")}`);
-  ' "$1"
+  ' "$label"
 }
 
 for pattern in strided contiguous; do
@@ -40,9 +52,9 @@ for pattern in strided contiguous; do
     done
   done
   # val layers are versions 2-17 and emb layers 18-33; emb's 0-layer version is 17.
-  "$COMPARE" scan val 50 "$DS@1" "$DS@5" "$DS@17" | report "scan val, $pattern"
-  "$COMPARE" take val 50 "$DS@1" "$DS@5" "$DS@17" | report "take(100) val, $pattern"
-  "$COMPARE" scan emb 3 "$DS@17" "$DS@21" "$DS@33" | report "scan emb, $pattern"
-  "$COMPARE" take emb 50 "$DS@17" "$DS@21" "$DS@33" | report "take(100) emb, $pattern"
+  compare "scan val, $pattern" 5 scan val 300 "$DS@1" "$DS@5" "$DS@17"
+  compare "take(100) val, $pattern" 5 take val 100 "$DS@1" "$DS@5" "$DS@17"
+  compare "scan emb, $pattern" 1 scan emb 3 "$DS@17" "$DS@21" "$DS@33"
+  compare "take(100) emb, $pattern" 5 take emb 50 "$DS@17" "$DS@21" "$DS@33"
   rm -rf "$DS"
 done

@@ -1,6 +1,7 @@
 // Times scans or takes of several versions of datasets in one process, interleaved
 // round by round so that machine noise hits every version alike, and prints each
-// version's median, minimum and ratio to the first. Comparing versions of ONE dataset
+// version's median, minimum and ratio to the first. The order rotates from round to
+// round, so no version always runs right after another. Comparing versions of ONE dataset
 // measures only what the versions add (overlays, deletions): the base files are the
 // same files.
 //   version_compare scan|take COLUMNS ROUNDS DIR@VERSION [DIR@VERSION ...]
@@ -58,7 +59,8 @@ int main(int argc, char** argv) {
     for (int round = -1; round < rounds; ++round) {  // round -1 warms caches
       std::vector<uint64_t> rows;
       for (int i = 0; i < 100; ++i) rows.push_back(rng() % versions[0]->CountRows());
-      for (size_t v = 0; v < versions.size(); ++v) {
+      for (size_t i = 0; i < versions.size(); ++i) {
+        const size_t v = (size_t(round + 1) + i) % versions.size();  // each round starts with another version
         auto start = std::chrono::steady_clock::now();
         if (mode == "take") {
           versions[v]->Take(rows, columns);

@@ -91,7 +91,7 @@ void Scatter(ArrayData& out, const ArrayData& src, std::span<const uint32_t> cel
 
 }  // namespace
 
-ArrayPtr ApplyReplacements(ArrayPtr base, const std::vector<Replacement>& replacements) {
+ArrayPtr ApplyReplacements(ArrayPtr base, std::span<const Replacement> replacements) {
   if (replacements.empty()) return base;
   const DataType& type = *base->type;
   for (const auto& r : replacements) {
@@ -125,9 +125,9 @@ ArrayPtr ResolvedColumn::Apply(ArrayPtr base, uint64_t start) const {
   auto first = std::lower_bound(cells.begin(), cells.end(), start);
   auto last = std::lower_bound(first, cells.end(), end);
   if (first == last) return base;
-  const std::vector<Replacement> replacement = {
-      {std::span<const uint32_t>(first, last), values, first - cells.begin(), uint32_t(start)}};
-  return ApplyReplacements(std::move(base), replacement);
+  const Replacement replacement{std::span<const uint32_t>(first, last), values, first - cells.begin(),
+                                uint32_t(start)};
+  return ApplyReplacements(std::move(base), std::span(&replacement, 1));
 }
 
 uint64_t ResolvedColumn::MemoryBytes() const { return cells.size() * sizeof(uint32_t) + (values ? BufferBytes(*values) : 0); }

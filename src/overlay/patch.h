@@ -22,7 +22,10 @@ struct Replacement {
 // columns (fixed-width values and fixed-size lists of them) are patched in place when
 // the caller hands over the only reference to `base` and its buffers, so a scan pays
 // for the covered cells, not for a copy of the batch; shared buffers are copied first.
-ArrayPtr ApplyReplacements(ArrayPtr base, const std::vector<Replacement>& replacements);
+ArrayPtr ApplyReplacements(ArrayPtr base, std::span<const Replacement> replacements);
+inline ArrayPtr ApplyReplacements(ArrayPtr base, const std::vector<Replacement>& replacements) {
+  return ApplyReplacements(std::move(base), std::span<const Replacement>(replacements));
+}
 
 // One field's overlay cells in a fragment, every layer merged and resolved: values[k]
 // replaces the base value at physical offset cells[k]. Cells ascend. Built once per

@@ -54,7 +54,7 @@ std::shared_ptr<const overlay::ResolvedColumn> DatasetState::CachedResolvedColum
     const std::function<std::shared_ptr<const overlay::ResolvedColumn>()>& build) const {
   return resolved_columns_.GetOrLoad({fragment_id, field_id}, [&] {
     auto column = build();
-    return std::make_pair(column, column->MemoryBytes());
+    return std::make_pair(column, kResolvedColumnEntryBytes + (column ? column->MemoryBytes() : 0));
   });
 }
 

@@ -41,11 +41,14 @@ struct DatasetState {
   // A field's overlay cells in a fragment, merged and resolved (overlay::ResolvedColumn),
   // made by build() on first use and kept (up to kResolvedColumnCacheBytes in all). A
   // scan needs every value the overlays hold for the fragments it visits; keeping them
-  // spares later scans the reads and the merge.
+  // spares later scans the reads and the merge. build() may return null ("read these
+  // overlays batch by batch"), and that answer is kept too: a scan then finds out with
+  // one look-up, without touching the fragment's overlay metadata.
   std::shared_ptr<const overlay::ResolvedColumn> CachedResolvedColumn(
       uint64_t fragment_id, int32_t field_id,
       const std::function<std::shared_ptr<const overlay::ResolvedColumn>()>& build) const;
   static constexpr uint64_t kResolvedColumnCacheBytes = 64 << 20;
+  static constexpr uint64_t kResolvedColumnEntryBytes = 128;  // key, list node and control block
 
  private:
   // The directory `file` lives in under base path `base_id` (with `subdir` when the base

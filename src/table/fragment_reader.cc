@@ -151,12 +151,13 @@ ArrayPtr FragmentReader::ApplyOverlays(size_t field, ArrayPtr base,
 const overlay::ResolvedColumn* FragmentReader::ResolvedColumnOf(size_t field) const {
   const int32_t id = state_.schema.fields()[field].id;
   auto [slot, inserted] = resolved_columns_.try_emplace(id);
-  if (!inserted) return slot->second.get();
-  static const auto kNothingCovered = std::make_shared<const overlay::ResolvedColumn>();
-  if (!overlays().Covers(id)) {
-    slot->second = kNothingCovered;
-    return slot->second.get();
-  }
+  if (inserted) slot->second = state_.CachedResolvedColumn(fragment_.id(), id, [&] { return ResolveColumn(field); });
+  return slot->second.get();
+}
+
+std::shared_ptr<const overlay::ResolvedColumn> FragmentReader::ResolveColumn(size_t field) const {
+  const int32_t id = state_.schema.fields()[field].id;
+  if (!overlays().Covers(id)) return std::make_shared<const overlay::ResolvedColumn>();
   const auto& list = overlays().overlays();
   uint64_t total_bytes = 0;
   for (const auto& o : list) {
@@ -166,32 +167,28 @@ const overlay::ResolvedColumn* FragmentReader::ResolvedColumnOf(size_t field) co
     total_bytes += bytes;
   }
   if (total_bytes > kWholeOverlayBytes) return nullptr;
-  slot->second = state_.CachedResolvedColumn(fragment_.id(), id, [&] {
-    overlay::MergedCells merged = overlay::MergeSupplied(overlays(), id);
-    // Each supplying overlay's column read whole, end to end; a cell's value is then at
-    // its overlay's start plus its rank.
-    std::vector<ArrayPtr> columns;
-    std::vector<int64_t> column_start(list.size(), 0);
-    int64_t next = 0;
-    for (size_t i = 0; i < list.size(); ++i) {
-      const format::RoaringBitmap* supplies = list[i].SuppliesOf(id);
-      if (!supplies || supplies->IsEmpty()) continue;
-      const size_t index = OverlayColumn(i, id);
-      const auto& file = OpenOverlayFile(i);
-      columns.push_back(file.ReadField(index, 0, file.num_rows(index)));
-      column_start[i] = next;
-      next += columns.back()->length;
-    }
-    std::vector<int64_t> sources(merged.cells.size());
-    for (size_t k = 0; k < sources.size(); ++k)
-      sources[k] = column_start[merged.sources[k]] + int64_t(merged.ranks[k]);
-    auto column = std::make_shared<overlay::ResolvedColumn>();
-    column->values = columns.empty() ? MakeNullArray(state_.schema.fields()[field].type, 0)
-                                     : lancelet::Take(*Concatenate(columns), sources);
-    column->cells = std::move(merged.cells);
-    return column;
-  });
-  return slot->second.get();
+  overlay::MergedCells merged = overlay::MergeSupplied(overlays(), id);
+  // Each supplying overlay's column read whole, end to end; a cell's value is then at
+  // its overlay's start plus its rank.
+  std::vector<ArrayPtr> columns;
+  std::vector<int64_t> column_start(list.size(), 0);
+  int64_t next = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const format::RoaringBitmap* supplies = list[i].SuppliesOf(id);
+    if (!supplies || supplies->IsEmpty()) continue;
+    const size_t index = OverlayColumn(i, id);
+    const auto& file = OpenOverlayFile(i);
+    columns.push_back(file.ReadField(index, 0, file.num_rows(index)));
+    column_start[i] = next;
+    next += columns.back()->length;
+  }
+  std::vector<int64_t> sources(merged.cells.size());
+  for (size_t k = 0; k < sources.size(); ++k) sources[k] = column_start[merged.sources[k]] + int64_t(merged.ranks[k]);
+  auto column = std::make_shared<overlay::ResolvedColumn>();
+  column->values = columns.empty() ? MakeNullArray(state_.schema.fields()[field].type, 0)
+                                   : lancelet::Take(*Concatenate(columns), sources);
+  column->cells = std::move(merged.cells);
+  return column;
 }
 
 std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& fields, uint64_t start,

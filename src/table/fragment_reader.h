@@ -63,6 +63,8 @@ class FragmentReader {
   // bound keeps memory and a short scan's reads small), and each batch reads just its
   // ranks.
   const overlay::ResolvedColumn* ResolvedColumnOf(size_t field) const;
+  // What ResolvedColumnOf caches: the merged column, an empty one, or null.
+  std::shared_ptr<const overlay::ResolvedColumn> ResolveColumn(size_t field) const;
   static constexpr uint64_t kWholeOverlayBytes = 4 << 20;
 
   const DatasetState& state_;
@@ -72,7 +74,8 @@ class FragmentReader {
   mutable std::unique_ptr<std::vector<uint64_t>> row_ids_;
   mutable std::shared_ptr<const overlay::FragmentOverlays> overlays_;
   mutable std::map<size_t, std::shared_ptr<const format::LanceFileReader>> overlay_files_;
-  // By field id; null when the field's overlays are too large to read whole.
+  // By field id, from the dataset's cache; null when the field's overlays are too large
+  // to read whole.
   mutable std::map<int32_t, std::shared_ptr<const overlay::ResolvedColumn>> resolved_columns_;
 };
 
