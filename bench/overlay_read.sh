@@ -16,7 +16,7 @@ BASE="$WORK/upd_wide.lance"
 [[ -d $BASE ]] || "$TOOL" gen "$BASE" --rows "$ROWS" --dim "$DIM" --fragments 10 --shape wide --version 2.0 >/dev/null
 per_frag=$((ROWS / 10))
 
-# compare LABEL REPEATS MODE COLUMN ROUNDS DIR@V0 DIR@V4 DIR@V16: runs version_compare
+# compare LABEL REPEATS MODE COLUMN ROUNDS [--where P] DIR@V0 DIR@V4 DIR@V16: runs version_compare
 # REPEATS times and prints one line: per layer count, the median over the runs of the
 # median time and of the ratio to 0 layers, with the range of the ratios.
 compare() {
@@ -53,6 +53,8 @@ for pattern in strided contiguous; do
   done
   # val layers are versions 2-17 and emb layers 18-33; emb's 0-layer version is 17.
   compare "scan val, $pattern" 5 scan val 300 "$DS@1" "$DS@5" "$DS@17"
+  # Rows a filter keeps (or that survive deletions) are read by offset list, not range.
+  compare "scan val where id % 2 = 0, $pattern" 3 scan val 30 --where "id % 2 = 0" "$DS@1" "$DS@5" "$DS@17"
   compare "take(100) val, $pattern" 5 take val 100 "$DS@1" "$DS@5" "$DS@17"
   compare "scan emb, $pattern" 1 scan emb 3 "$DS@17" "$DS@21" "$DS@33"
   compare "take(100) emb, $pattern" 5 take emb 50 "$DS@17" "$DS@21" "$DS@33"

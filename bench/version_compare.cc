@@ -4,8 +4,9 @@
 // round, so no version always runs right after another. Comparing versions of ONE dataset
 // measures only what the versions add (overlays, deletions): the base files are the
 // same files.
-//   version_compare scan|take COLUMNS ROUNDS DIR@VERSION [DIR@VERSION ...]
-// take reads 100 random rows per round (the same rows for every version).
+//   version_compare scan|take COLUMNS ROUNDS [--where PREDICATE] DIR@VERSION [DIR@VERSION ...]
+// take reads 100 random rows per round (the same rows for every version); a scan with
+// --where filters its rows.
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -45,15 +46,25 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::cerr << "usage: version_compare scan|take COLUMNS ROUNDS DIR@VERSION...\n";
+    std::cerr << "usage: version_compare scan|take COLUMNS ROUNDS [--where PREDICATE] DIR@VERSION...\n";
     return 2;
   }
   try {
     const std::string mode = argv[1];
     const std::vector<std::string> columns = Split(argv[2]);
     const int rounds = std::stoi(argv[3]);
+    int first_dataset = 4;
+    std::string where;
+    if (argc > 5 && std::string(argv[4]) == "--where") {
+      where = argv[5];
+      first_dataset = 6;
+    }
     std::vector<DatasetPtr> versions;
-    for (int i = 4; i < argc; ++i) versions.push_back(OpenAt(argv[i]));
+    for (int i = first_dataset; i < argc; ++i) versions.push_back(OpenAt(argv[i]));
+    if (versions.empty()) {
+      std::cerr << "version_compare: no DIR@VERSION given\n";
+      return 2;
+    }
     std::vector<std::vector<double>> seconds(versions.size());
     std::mt19937_64 rng(7);
     for (int round = -1; round < rounds; ++round) {  // round -1 warms caches
@@ -65,7 +76,9 @@ int main(int argc, char** argv) {
         if (mode == "take") {
           versions[v]->Take(rows, columns);
         } else {
-          auto reader = versions[v]->NewScan().BatchSize(65536).Columns(columns).Open();
+          auto scan = versions[v]->NewScan().BatchSize(65536).Columns(columns);
+          if (!where.empty()) scan.Filter(where);
+          auto reader = scan.Open();
           while (reader->Next()) {
           }
         }
@@ -78,7 +91,7 @@ int main(int argc, char** argv) {
       double median = seconds[v][seconds[v].size() / 2];
       if (v == 0) first = median;
       std::cout << fmt::format("{{\"dataset\":\"{}\",\"median_ms\":{:.3f},\"min_ms\":{:.3f},\"ratio\":{:.3f}}}\n",
-                               argv[4 + v], median * 1e3, seconds[v][0] * 1e3, median / first);
+                               argv[first_dataset + int(v)], median * 1e3, seconds[v][0] * 1e3, median / first);
     }
     return 0;
   } catch (const Error& e) {

@@ -130,6 +130,27 @@ ArrayPtr ResolvedColumn::Apply(ArrayPtr base, uint64_t start) const {
   return ApplyReplacements(std::move(base), std::span(&replacement, 1));
 }
 
+ArrayPtr ResolvedColumn::ApplyAt(ArrayPtr base, std::span<const uint64_t> offsets) const {
+  std::vector<uint32_t> positions;
+  std::vector<int64_t> sources;
+  auto cell = cells.begin();
+  for (size_t k = 0; k < offsets.size(); ++k) {
+    const uint64_t offset = offsets[k];
+    if (k > 0 && offset < offsets[k - 1]) cell = cells.begin();  // out of order: search from the start
+    // The next cells first (ascending offsets usually land close), then the rest.
+    auto near = cells.end() - cell > 64 ? cell + 64 : cells.end();
+    cell = std::lower_bound(cell, near, offset);
+    if (cell == near) cell = std::lower_bound(near, cells.end(), offset);
+    if (cell != cells.end() && *cell == offset) {
+      positions.push_back(uint32_t(k));
+      sources.push_back(cell - cells.begin());
+    }
+  }
+  if (positions.empty()) return base;
+  const Replacement replacement{positions, Take(*values, sources), 0, 0};
+  return ApplyReplacements(std::move(base), std::span(&replacement, 1));
+}
+
 uint64_t ResolvedColumn::MemoryBytes() const { return cells.size() * sizeof(uint32_t) + (values ? BufferBytes(*values) : 0); }
 
 }  // namespace lancelet::overlay

@@ -39,6 +39,9 @@ struct ResolvedColumn {
   // `base` holds physical rows [start, start + base->length): returns it with the
   // resolved cells in that range replaced.
   ArrayPtr Apply(ArrayPtr base, uint64_t start) const;
+  // `base` holds the physical rows `offsets` (ascending is cheapest: one merge walk;
+  // any order works): returns it with the resolved cells among them replaced.
+  ArrayPtr ApplyAt(ArrayPtr base, std::span<const uint64_t> offsets) const;
   uint64_t MemoryBytes() const;
 };
 

@@ -215,6 +215,16 @@ std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& field
 }
 
 std::vector<ArrayPtr> FragmentReader::Take(const std::vector<size_t>& fields, std::span<const uint64_t> offsets) const {
+  return ReadOffsets(fields, offsets, false);
+}
+
+std::vector<ArrayPtr> FragmentReader::ReadRows(const std::vector<size_t>& fields,
+                                               std::span<const uint64_t> offsets) const {
+  return ReadOffsets(fields, offsets, true);
+}
+
+std::vector<ArrayPtr> FragmentReader::ReadOffsets(const std::vector<size_t>& fields, std::span<const uint64_t> offsets,
+                                                  bool in_scan) const {
   for (uint64_t o : offsets)
     if (o >= physical_rows())
       ThrowInvalid("fragment {}: offset {} is past its {} rows", fragment_.id(), o, physical_rows());
@@ -226,8 +236,12 @@ std::vector<ArrayPtr> FragmentReader::Take(const std::vector<size_t>& fields, st
         src.file ? src.file->TakeField(src.field_index, offsets) : MakeNullArray(type, int64_t(offsets.size()));
     if (src.file) values = ProjectToSchema(values, src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
     int32_t id = state_.schema.fields()[field].id;
-    if (fragment_.overlays_size() > 0 && overlays().Covers(id))
+    if (fragment_.overlays_size() == 0) {
+    } else if (const overlay::ResolvedColumn* resolved = in_scan ? ResolvedColumnOf(field) : nullptr) {
+      values = resolved->ApplyAt(std::move(values), offsets);
+    } else if (overlays().Covers(id)) {
       values = ApplyOverlays(field, std::move(values), overlay::ResolveOffsets(overlays(), id, offsets));
+    }
     out.push_back(std::move(values));
   }
   return out;

@@ -32,8 +32,13 @@ class FragmentReader {
   // Values of top-level schema fields (indices into the dataset schema) over a range
   // of physical rows. A field no data file holds reads as NULL.
   std::vector<ArrayPtr> ReadRange(const std::vector<size_t>& fields, uint64_t start, uint64_t count) const;
-  // The same at arbitrary physical offsets (any order).
+  // The same at arbitrary physical offsets (any order), reading only the overlay values
+  // these offsets need.
   std::vector<ArrayPtr> Take(const std::vector<size_t>& fields, std::span<const uint64_t> offsets) const;
+  // The same for a scan (the rows of a batch that survive deletions or a filter): a scan
+  // visits the whole fragment, so small overlays come from the resolved column, as in
+  // ReadRange, instead of a read of each overlay file per batch.
+  std::vector<ArrayPtr> ReadRows(const std::vector<size_t>& fields, std::span<const uint64_t> offsets) const;
 
   // The fragment's overlays (decoded on first use).
   const overlay::FragmentOverlays& overlays() const;
@@ -63,6 +68,9 @@ class FragmentReader {
   // bound keeps memory and a short scan's reads small), and each batch reads just its
   // ranks.
   const overlay::ResolvedColumn* ResolvedColumnOf(size_t field) const;
+  // Take and ReadRows; `in_scan` allows the resolved column.
+  std::vector<ArrayPtr> ReadOffsets(const std::vector<size_t>& fields, std::span<const uint64_t> offsets,
+                                    bool in_scan) const;
   // What ResolvedColumnOf caches: the merged column, an empty one, or null.
   std::shared_ptr<const overlay::ResolvedColumn> ResolveColumn(size_t field) const;
   static constexpr uint64_t kWholeOverlayBytes = 4 << 20;

@@ -96,7 +96,7 @@ void ScanPlan::ReadColumns(const FragmentReader& reader, const RowSet& rows, con
       slots.push_back(i);
     }
   if (!fields.empty()) {
-    auto arrays = rows.is_range ? reader.ReadRange(fields, rows.first, rows.count) : reader.Take(fields, rows.offsets);
+    auto arrays = rows.is_range ? reader.ReadRange(fields, rows.first, rows.count) : reader.ReadRows(fields, rows.offsets);
     for (size_t k = 0; k < slots.size(); ++k) columns[slots[k]] = std::move(arrays[k]);
   }
   size_t next = read_fields_.size();

@@ -86,6 +86,18 @@ TEST(OverlayPatch, AResolvedColumnPatchesOnlyTheCellsOfTheBatchRange) {
   EXPECT_EQ(resolved.MemoryBytes(), 4 * sizeof(uint32_t) + 4 * sizeof(int32_t));
 }
 
+TEST(OverlayPatch, AResolvedColumnPatchesRowsGivenByOffset) {
+  overlay::ResolvedColumn resolved;
+  resolved.cells = {1, 4, 5, 200};
+  resolved.values = Int32s({-1, -4, std::nullopt, -200});
+  std::vector<uint64_t> ascending = {0, 4, 5, 6, 200, 300};
+  EXPECT_EQ(Text(resolved.ApplyAt(Int32s({0, 4, 5, 6, 200, 300}), ascending)), "0,-4,NULL,6,-200,300");
+  std::vector<uint64_t> any_order = {5, 1, 1, 3, 200, 4};
+  EXPECT_EQ(Text(resolved.ApplyAt(Int32s({5, 1, 1, 3, 200, 4}), any_order)), "NULL,-1,-1,3,-200,-4");
+  std::vector<uint64_t> none = {0, 2, 3};
+  EXPECT_EQ(Text(resolved.ApplyAt(Int32s({0, 2, 3}), none)), "0,2,3");
+}
+
 TEST(OverlayPatch, ARunOfCellsIsCopiedAsOneBlock) {
   std::vector<uint32_t> run = {12, 13, 14};  // rows 2..4 of a batch starting at row 10
   ArrayPtr out = overlay::ApplyReplacements(Int32s({0, 1, 2, 3, 4, 5}), {{run, Int32s({9, 20, 30, 40}), 1, 10}});
