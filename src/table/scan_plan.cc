@@ -87,7 +87,7 @@ std::vector<uint64_t> RowSet::ToVector() const {
 }
 
 void ScanPlan::ReadColumns(const FragmentReader& reader, const RowSet& rows, const std::vector<bool>& want,
-                           std::vector<ArrayPtr>& columns) const {
+                           Access access, std::vector<ArrayPtr>& columns) const {
   columns.resize(read_schema_->num_fields());
   std::vector<size_t> fields, slots;
   for (size_t i = 0; i < read_fields_.size(); ++i)
@@ -96,7 +96,9 @@ void ScanPlan::ReadColumns(const FragmentReader& reader, const RowSet& rows, con
       slots.push_back(i);
     }
   if (!fields.empty()) {
-    auto arrays = rows.is_range ? reader.ReadRange(fields, rows.first, rows.count) : reader.ReadRows(fields, rows.offsets);
+    auto arrays = rows.is_range           ? reader.ReadRange(fields, rows.first, rows.count)
+                  : access == Access::kScan ? reader.ReadRows(fields, rows.offsets)
+                                            : reader.Take(fields, rows.offsets);
     for (size_t k = 0; k < slots.size(); ++k) columns[slots[k]] = std::move(arrays[k]);
   }
   size_t next = read_fields_.size();
@@ -111,9 +113,9 @@ void ScanPlan::ReadColumns(const FragmentReader& reader, const RowSet& rows, con
   if (row_address) columns[next] = reader.RowAddresses(offsets);
 }
 
-RecordBatchPtr ScanPlan::ReadBatch(const FragmentReader& reader, const RowSet& rows) const {
+RecordBatchPtr ScanPlan::ReadBatch(const FragmentReader& reader, const RowSet& rows, Access access) const {
   std::vector<ArrayPtr> columns;
-  ReadColumns(reader, rows, std::vector<bool>(read_schema_->num_fields(), true), columns);
+  ReadColumns(reader, rows, std::vector<bool>(read_schema_->num_fields(), true), access, columns);
   return std::make_shared<RecordBatch>(read_schema_, std::move(columns), int64_t(rows.size()));
 }
 
@@ -146,12 +148,12 @@ bool ScanPlan::Cursor::Next(FragmentBatch& out) {
       out.rows = live.size() == end - start ? RowSet::Range(start, end - start) : RowSet::List(std::move(live));
     }
     if (!plan_.filter_) {
-      out.batch = plan_.ReadBatch(*reader_, out.rows);
+      out.batch = plan_.ReadBatch(*reader_, out.rows, Access::kScan);
       return true;
     }
     // Filter on the columns it needs, then read the rest for the passing rows only.
     std::vector<ArrayPtr> columns;
-    plan_.ReadColumns(*reader_, out.rows, plan_.filter_needs_, columns);
+    plan_.ReadColumns(*reader_, out.rows, plan_.filter_needs_, Access::kScan, columns);
     std::vector<ArrayPtr> filter_columns;
     for (size_t i = 0; i < columns.size(); ++i)
       if (plan_.filter_needs_[i]) filter_columns.push_back(columns[i]);
@@ -174,7 +176,7 @@ bool ScanPlan::Cursor::Next(FragmentBatch& out) {
     std::vector<bool> rest(columns.size());
     for (size_t i = 0; i < columns.size(); ++i) rest[i] = !plan_.filter_needs_[i];
     std::vector<ArrayPtr> late;
-    plan_.ReadColumns(*reader_, out.rows, rest, late);
+    plan_.ReadColumns(*reader_, out.rows, rest, Access::kScan, late);
     for (size_t i = 0; i < columns.size(); ++i)
       if (rest[i]) columns[i] = std::move(late[i]);
     out.batch = std::make_shared<RecordBatch>(plan_.read_schema_, std::move(columns), int64_t(out.rows.size()));

@@ -63,9 +63,10 @@ class ScanPlan {
   RecordBatchPtr Project(const RecordBatch& batch) const;
 
   bool has_filter() const { return filter_ != nullptr; }
-  // The read columns at the given physical offsets of one fragment (no filter).
-  RecordBatchPtr ReadRows(const FragmentReader& reader, std::vector<uint64_t> offsets) const {
-    return ReadBatch(reader, RowSet::List(std::move(offsets)));
+  // The read columns at the given physical offsets of one fragment (no filter), for a
+  // take: overlay values are read only at the ranks these rows need.
+  RecordBatchPtr TakeRows(const FragmentReader& reader, std::vector<uint64_t> offsets) const {
+    return ReadBatch(reader, RowSet::List(std::move(offsets)), Access::kTake);
   }
 
   // Pull-based walk with the same semantics as ForEachBatch (streams bound memory).
@@ -85,7 +86,10 @@ class ScanPlan {
  private:
   void Prepare(std::vector<std::string> columns, bool columns_set, const std::string& filter);
   friend class Cursor;
-  RecordBatchPtr ReadBatch(const FragmentReader& reader, const RowSet& rows) const;
+  // How rows are being read: a scan visits whole fragments, so it may read a fragment's
+  // small overlays whole (FragmentReader::ReadRows); a take reads only what it returns.
+  enum class Access { kScan, kTake };
+  RecordBatchPtr ReadBatch(const FragmentReader& reader, const RowSet& rows, Access access) const;
 
   std::shared_ptr<const DatasetState> state_;
   bool with_row_id_;
@@ -97,7 +101,7 @@ class ScanPlan {
   std::vector<bool> filter_needs_;   // per read_schema_ column
   SchemaPtr filter_schema_;          // the read columns the filter needs
   // Reads read_schema_ columns i where want[i] at `rows`; the others are left null.
-  void ReadColumns(const FragmentReader& reader, const RowSet& rows, const std::vector<bool>& want,
+  void ReadColumns(const FragmentReader& reader, const RowSet& rows, const std::vector<bool>& want, Access access,
                    std::vector<ArrayPtr>& columns) const;
   bool read_row_id_ = false, read_row_address_ = false;
   SchemaPtr read_schema_;            // read fields, then _rowid, _rowaddr when read

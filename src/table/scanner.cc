@@ -99,7 +99,7 @@ RecordBatchPtr TakeFromFragments(const DatasetPtr& dataset, const std::vector<st
     std::vector<uint64_t> offsets;
     for (size_t i : idx) offsets.push_back(rows[i].second);
     table::FragmentReader reader(dataset->state(), *fragment);
-    parts.push_back(plan.Project(*plan.ReadRows(reader, offsets)));
+    parts.push_back(plan.Project(*plan.TakeRows(reader, offsets)));
     for (size_t k = 0; k < idx.size(); ++k) position[idx[k]] = base + int64_t(k);
     base += int64_t(idx.size());
   }

@@ -235,6 +235,34 @@ TEST_P(OverlayTest, FilteredScansOfFragmentsWithDeletionsSeeResolvedValues) {
   }
 }
 
+// A take reads overlay values at the ranks it needs, never a whole overlay column (a
+// scan may: it visits the whole fragment).
+TEST_P(OverlayTest, TakeReadsOnlyTheOverlayValuesItReturns) {
+  const uint32_t n = 100000;
+  auto ds = MakeDataset(uri_, int(n), GetParam());
+  std::vector<uint32_t> offsets(n);
+  std::vector<std::optional<int32_t>> values(n);
+  for (uint32_t o = 0; o < n; ++o) offsets[o] = o, values[o] = -int32_t(o);
+  ds = OverlayWriter(ds).Set(0, "age", offsets, Int32s(values)).Commit();
+  const uint64_t overlay_bytes = ds->state().manifest.fragments(0).overlays(0).data_file().file_size_bytes();
+  ASSERT_GT(overlay_bytes, 200000u);
+  std::vector<uint64_t> rows = {7, 50000, 99999};
+  auto bytes_of_first_take = [&](uint64_t version, const std::string& expect) {
+    auto d = Dataset::Open(uri_, version);
+    const uint64_t before = d->state().store->stats().bytes_read;
+    auto taken = d->Take(rows, {"age"});
+    std::string text;
+    for (int64_t i = 0; i < taken->num_rows(); ++i) text += (i ? "," : "") + FormatValue(*taken->column(0), i, ValueStyle::kCsv);
+    EXPECT_EQ(text, expect);
+    return d->state().store->stats().bytes_read - before;
+  };
+  const uint64_t base = bytes_of_first_take(1, "70,500000,999990");
+  const uint64_t overlaid = bytes_of_first_take(2, "-7,-50000,-99999");
+  // The overlay file's footer and metadata, and the pages of three values: far below the
+  // column.
+  EXPECT_LT(overlaid - base, overlay_bytes / 4) << "base " << base << ", overlaid " << overlaid;
+}
+
 TEST_P(OverlayTest, TombstonedFieldIsIgnored) {
   auto ds = MakeDataset(uri_, 3, GetParam());
   ds = OverlayWriter(ds).Set(0, "age", {0}, Int32s({5})).Commit();
