@@ -6,6 +6,8 @@
 #include <new>
 #include <numeric>
 
+#include <sanitizer/asan_interface.h>
+
 #include "lancelet/error.h"
 
 namespace lancelet {
@@ -43,13 +45,14 @@ class BlockRecycler {
           blocks_.erase(blocks_.begin() + std::ptrdiff_t(i));
           kept_ -= b.capacity;
           *got = b.capacity;
+          ASAN_UNPOISON_MEMORY_REGION(b.data, b.capacity);
           return b.data;
         }
       }
       dropped.swap(blocks_);
       kept_ = 0;
     }
-    for (const Block& b : dropped) std::free(b.data);
+    for (const Block& b : dropped) Free(b);
     return nullptr;
   }
 
@@ -59,18 +62,19 @@ class BlockRecycler {
       std::free(data);
       return;
     }
-    std::vector<uint8_t*> dropped;
+    ASAN_POISON_MEMORY_REGION(data, capacity);  // a use after free of a kept block is still reported
+    std::vector<Block> dropped;
     {
       std::lock_guard lock(mutex_);
       while (kept_ + capacity > kMaxKept) {
-        dropped.push_back(blocks_.front().data);
+        dropped.push_back(blocks_.front());
         kept_ -= blocks_.front().capacity;
         blocks_.erase(blocks_.begin());
       }
       blocks_.push_back({data, capacity});
       kept_ += capacity;
     }
-    for (uint8_t* d : dropped) std::free(d);
+    for (const Block& b : dropped) Free(b);
   }
 
  private:
@@ -80,6 +84,10 @@ class BlockRecycler {
     uint8_t* data;
     size_t capacity;
   };
+  static void Free(const Block& b) {
+    ASAN_UNPOISON_MEMORY_REGION(b.data, b.capacity);
+    std::free(b.data);
+  }
   std::mutex mutex_;
   std::vector<Block> blocks_;  // oldest first
   size_t kept_ = 0;
