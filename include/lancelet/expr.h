@@ -179,6 +179,8 @@ ArrayPtr Evaluate(const BoundExpr& bound, const RecordBatch& batch);
 
 // Evaluates a boolean expression to keep flags (NULL counts as false).
 std::vector<bool> EvaluatePredicate(const BoundExpr& bound, const RecordBatch& batch);
+// The same as the ascending indices of the rows it keeps: what a scan filters by.
+std::vector<int64_t> EvaluateSelection(const BoundExpr& bound, const RecordBatch& batch);
 
 // Evaluates an expression that reads no columns (INSERT ... VALUES). With `target`, the
 // value is cast to that type (a NULL becomes a NULL of that type).

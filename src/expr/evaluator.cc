@@ -1,4 +1,6 @@
 // Runs bound expressions over record batches, a column (or literal) per node.
+#include <bit>
+#include <cstring>
 #include <unordered_map>
 
 #include "expr/arithmetic.h"
@@ -162,15 +164,48 @@ ArrayPtr Evaluate(const BoundExpr& bound, const RecordBatch& batch) {
   return Materialize(evaluator.Eval(bound), batch.num_rows());
 }
 
-std::vector<bool> EvaluatePredicate(const BoundExpr& bound, const RecordBatch& batch) {
+namespace {
+
+ArrayPtr EvaluateBoolean(const BoundExpr& bound, const RecordBatch& batch) {
   if (bound.type->id() != TypeId::kBool)
     ThrowAt(bound.origin.get(), fmt::format("a filter must be a boolean expression, but this one is {}",
                                             bound.type->ToString()));
-  ArrayPtr result = Evaluate(bound, batch);
+  return Evaluate(bound, batch);
+}
+
+}  // namespace
+
+std::vector<bool> EvaluatePredicate(const BoundExpr& bound, const RecordBatch& batch) {
+  ArrayPtr result = EvaluateBoolean(bound, batch);
   std::vector<bool> keep(size_t(result->length));
   const uint8_t* values = result->buffers[1]->data();
   for (int64_t i = 0; i < result->length; ++i) keep[size_t(i)] = result->IsValid(i) && GetBit(values, i);
   return keep;
+}
+
+std::vector<int64_t> EvaluateSelection(const BoundExpr& bound, const RecordBatch& batch) {
+  ArrayPtr result = EvaluateBoolean(bound, batch);
+  const int64_t n = result->length;
+  const uint8_t* values = result->buffers[1]->data();
+  const uint8_t* validity = result->null_count > 0 && result->buffers[0] ? result->buffers[0]->data() : nullptr;
+  std::vector<int64_t> selected;
+  // 64 rows at a time: the set bits of (value AND valid), lowest first.
+  for (int64_t word = 0; word * 64 < n; ++word) {
+    const int64_t base = word * 64;
+    const int64_t bits_here = std::min<int64_t>(64, n - base);
+    auto load = [&](const uint8_t* bitmap) {
+      uint64_t w = 0;
+      std::memcpy(&w, bitmap + base / 8, size_t((bits_here + 7) / 8));
+      return bits_here == 64 ? w : w & ((uint64_t(1) << bits_here) - 1);
+    };
+    uint64_t keep = load(values);
+    if (validity) keep &= load(validity);
+    while (keep) {
+      selected.push_back(base + std::countr_zero(keep));
+      keep &= keep - 1;
+    }
+  }
+  return selected;
 }
 
 Scalar EvaluateConstant(const Expr& expr, const TypePtr& target) {

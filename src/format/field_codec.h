@@ -7,6 +7,7 @@
 // knows nothing about encodings; the encodings know nothing about footers and offsets.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -79,6 +80,15 @@ class FieldDecoder {
   virtual ArrayPtr Read(uint64_t start, uint64_t count) const = 0;
   virtual ArrayPtr Take(std::span<const uint64_t> rows) const = 0;
 };
+
+// The distinct rows of a Take, ascending: what a decoder reads. With `ascending` (rows
+// known to be sorted, as a scan's are) the sort is skipped.
+inline std::vector<uint64_t> SortedUniqueRows(std::span<const uint64_t> rows, bool ascending) {
+  std::vector<uint64_t> out(rows.begin(), rows.end());
+  if (!ascending) std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
 
 // How many columns `field` occupies at `version`.
 uint32_t NumColumns(FileVersion version, const LanceField& field);

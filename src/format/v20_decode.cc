@@ -819,9 +819,8 @@ class V20FieldDecoder final : public FieldDecoder {
   }
 
   ArrayPtr Take(std::span<const uint64_t> rows) const override {
-    std::vector<uint64_t> sorted(rows.begin(), rows.end());
-    std::sort(sorted.begin(), sorted.end());
-    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    const bool ascending = std::is_sorted(rows.begin(), rows.end());
+    const std::vector<uint64_t> sorted = SortedUniqueRows(rows, ascending);
     if (!sorted.empty()) CheckRange(sorted.back(), 1);
     // Read runs of nearby rows; `position` maps a row to its index in the concatenation.
     std::vector<ArrayPtr> pieces;
@@ -839,11 +838,16 @@ class V20FieldDecoder final : public FieldDecoder {
     if (pieces.empty()) return root_->Read(0, 0);
     ArrayPtr all = pieces.size() == 1 ? pieces[0] : Concatenate(pieces);
     std::vector<int64_t> positions(rows.size());
+    size_t run = 0;
     for (size_t i = 0; i < rows.size(); ++i) {
-      auto it = std::upper_bound(runs.begin(), runs.end(), rows[i],
-                                 [](uint64_t r, const auto& run) { return r < run.first; });
-      --it;
-      positions[i] = int64_t(it->second + (rows[i] - it->first));
+      if (ascending) {  // the runs ascend too: walk them
+        while (run + 1 < runs.size() && runs[run + 1].first <= rows[i]) ++run;
+      } else {
+        run = size_t(std::upper_bound(runs.begin(), runs.end(), rows[i],
+                                      [](uint64_t r, const auto& run) { return r < run.first; }) -
+                     runs.begin() - 1);
+      }
+      positions[i] = int64_t(runs[run].second + (rows[i] - runs[run].first));
     }
     return lancelet::Take(*all, positions);
   }

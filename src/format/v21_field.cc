@@ -191,9 +191,7 @@ class FieldDecoderImpl final : public FieldDecoder {
   }
 
   ArrayPtr Take(std::span<const uint64_t> rows) const override {
-    std::vector<uint64_t> unique(rows.begin(), rows.end());
-    std::sort(unique.begin(), unique.end());
-    unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+    const std::vector<uint64_t> unique = SortedUniqueRows(rows, std::is_sorted(rows.begin(), rows.end()));
     if (!unique.empty() && unique.back() >= num_rows_)
       ThrowInvalid("file {}: row {} of field '{}' is past its {} rows", source_.path(), unique.back(), field_.name,
                    num_rows_);

@@ -130,20 +130,49 @@ ArrayPtr ResolvedColumn::Apply(ArrayPtr base, uint64_t start) const {
   return ApplyReplacements(std::move(base), std::span(&replacement, 1));
 }
 
+namespace {
+
+// The first position at or after `from` whose element is not less than `value`, by
+// galloping: the cost grows with the log of the distance travelled, so a walk over two
+// ascending sequences costs little however their densities differ.
+template <typename T, typename V>
+size_t Gallop(std::span<const T> sorted, size_t from, V value) {
+  size_t step = 1, lo = from;
+  while (lo + step < sorted.size() && sorted[lo + step] < value) {
+    lo += step;
+    step *= 2;
+  }
+  const size_t hi = std::min(sorted.size(), lo + step + 1);
+  return size_t(std::lower_bound(sorted.begin() + std::ptrdiff_t(lo), sorted.begin() + std::ptrdiff_t(hi), value) -
+                sorted.begin());
+}
+
+}  // namespace
+
 ArrayPtr ResolvedColumn::ApplyAt(ArrayPtr base, std::span<const uint64_t> offsets) const {
   std::vector<uint32_t> positions;
   std::vector<int64_t> sources;
-  auto cell = cells.begin();
-  for (size_t k = 0; k < offsets.size(); ++k) {
-    const uint64_t offset = offsets[k];
-    if (k > 0 && offset < offsets[k - 1]) cell = cells.begin();  // out of order: search from the start
-    // The next cells first (ascending offsets usually land close), then the rest.
-    auto near = cells.end() - cell > 64 ? cell + 64 : cells.end();
-    cell = std::lower_bound(cell, near, offset);
-    if (cell == near) cell = std::lower_bound(near, cells.end(), offset);
-    if (cell != cells.end() && *cell == offset) {
-      positions.push_back(uint32_t(k));
-      sources.push_back(cell - cells.begin());
+  const std::span<const uint32_t> all(cells);
+  if (std::is_sorted(offsets.begin(), offsets.end())) {
+    // Walk both ascending sequences, each side leaping to the other's next value.
+    size_t k = 0, c = 0;
+    while (k < offsets.size() && c < all.size()) {
+      if (all[c] < offsets[k]) {
+        c = Gallop(all, c, offsets[k]);
+      } else if (offsets[k] < all[c]) {
+        k = Gallop(offsets, k, all[c]);
+      } else {
+        positions.push_back(uint32_t(k++));  // the next offset may repeat this cell
+        sources.push_back(int64_t(c));
+      }
+    }
+  } else {
+    for (size_t k = 0; k < offsets.size(); ++k) {
+      auto cell = std::lower_bound(all.begin(), all.end(), offsets[k]);
+      if (cell != all.end() && *cell == offsets[k]) {
+        positions.push_back(uint32_t(k));
+        sources.push_back(cell - all.begin());
+      }
     }
   }
   if (positions.empty()) return base;

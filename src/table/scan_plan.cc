@@ -158,20 +158,15 @@ bool ScanPlan::Cursor::Next(FragmentBatch& out) {
     for (size_t i = 0; i < columns.size(); ++i)
       if (plan_.filter_needs_[i]) filter_columns.push_back(columns[i]);
     RecordBatch filter_input(plan_.filter_schema_, filter_columns, int64_t(out.rows.size()));
-    std::vector<bool> keep = EvaluatePredicate(*plan_.filter_, filter_input);
-    size_t kept_count = size_t(std::count(keep.begin(), keep.end(), true));
-    if (kept_count == 0) continue;
-    bool all = kept_count == keep.size();
-    if (!all) {
-      std::vector<uint64_t> kept;
-      kept.reserve(kept_count);
-      size_t i = 0;
-      out.rows.ForEach([&](uint64_t o) {
-        if (keep[i++]) kept.push_back(o);
-      });
+    const std::vector<int64_t> selected = EvaluateSelection(*plan_.filter_, filter_input);
+    if (selected.empty()) continue;
+    if (selected.size() < out.rows.size()) {
+      std::vector<uint64_t> kept(selected.size());
+      for (size_t k = 0; k < selected.size(); ++k)
+        kept[k] = out.rows.is_range ? out.rows.first + uint64_t(selected[k]) : out.rows.offsets[size_t(selected[k])];
       out.rows = RowSet::List(std::move(kept));
       for (auto& column : columns)
-        if (column) column = Filter(*column, keep);
+        if (column) column = Take(*column, selected);
     }
     std::vector<bool> rest(columns.size());
     for (size_t i = 0; i < columns.size(); ++i) rest[i] = !plan_.filter_needs_[i];

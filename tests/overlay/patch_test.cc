@@ -96,6 +96,27 @@ TEST(OverlayPatch, AResolvedColumnPatchesRowsGivenByOffset) {
   EXPECT_EQ(Text(resolved.ApplyAt(Int32s({5, 1, 1, 3, 200, 4}), any_order)), "NULL,-1,-1,3,-200,-4");
   std::vector<uint64_t> none = {0, 2, 3};
   EXPECT_EQ(Text(resolved.ApplyAt(Int32s({0, 2, 3}), none)), "0,2,3");
+  std::vector<uint64_t> repeated = {4, 4, 5, 199, 200, 200};
+  EXPECT_EQ(Text(resolved.ApplyAt(Int32s({4, 4, 5, 199, 200, 200}), repeated)), "-4,-4,NULL,199,-200,-200");
+}
+
+// Ascending offsets and cells of very different densities meet at every common value.
+TEST(OverlayPatch, AResolvedColumnFindsEveryCellAmongDenseOrSparseOffsets) {
+  overlay::ResolvedColumn resolved;
+  std::vector<std::optional<int32_t>> cell_values;
+  for (uint32_t c = 3; c < 5000; c += 7) resolved.cells.push_back(c), cell_values.push_back(-int32_t(c));
+  resolved.values = Int32s(cell_values);
+  for (uint64_t stride : {1, 2, 61, 997}) {
+    std::vector<uint64_t> offsets;
+    std::vector<std::optional<int32_t>> base;
+    for (uint64_t o = 0; o < 6000; o += stride) offsets.push_back(o), base.push_back(int32_t(o));
+    ArrayPtr out = resolved.ApplyAt(Int32s(base), offsets);
+    for (size_t k = 0; k < offsets.size(); ++k) {
+      const uint64_t o = offsets[k];
+      const int32_t expect = o < 5000 && o % 7 == 3 ? -int32_t(o) : int32_t(o);
+      ASSERT_EQ(out->values<int32_t>()[k], expect) << "stride " << stride << ", offset " << o;
+    }
+  }
 }
 
 TEST(OverlayPatch, ARunOfCellsIsCopiedAsOneBlock) {
