@@ -101,7 +101,7 @@ ArrayPtr Arithmetic(BinaryOp op, const Datum& left, const Datum& right, int64_t 
     if constexpr (std::is_same_v<T, Half>) {
       ThrowAt(origin, "arithmetic on float16 is not supported; CAST to float32 first");
     } else {
-      values = Buffer::Allocate(size_t(n) * sizeof(T));
+      values = Buffer::AllocateUninitialized(size_t(n) * sizeof(T));  // Loop writes every row
       Operand<T> a = OperandOf<T>(left), b = OperandOf<T>(right);
       const uint8_t* bits = validity ? validity->data() : nullptr;
       VisitArithmeticOp(op, [&](auto op_tag) {

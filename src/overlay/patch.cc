@@ -113,9 +113,11 @@ ArrayPtr ApplyReplacements(ArrayPtr base, std::span<const Replacement> replaceme
   for (int64_t i = 0; i < base->length; ++i) source[size_t(i)] = i;
   int64_t next = base->length;
   for (const auto& r : replacements) {
-    for (size_t k = 0; k < r.cells.size(); ++k) source[size_t(r.cells[k] - r.origin)] = next + r.first + int64_t(k);
-    next += r.values->length;
-    parts.push_back(r.values);
+    // Only the values used: a replacement may point into a whole overlay column.
+    const int64_t used = int64_t(r.cells.size());
+    for (size_t k = 0; k < r.cells.size(); ++k) source[size_t(r.cells[k] - r.origin)] = next + int64_t(k);
+    next += used;
+    parts.push_back(r.first == 0 && r.values->length == used ? r.values : Slice(*r.values, r.first, used));
   }
   return Take(*Concatenate(parts), source);
 }

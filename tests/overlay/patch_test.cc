@@ -146,5 +146,15 @@ TEST(OverlayPatch, VariableWidthValuesAreGathered) {
   EXPECT_EQ(Text(out), "NULL,\"bb\",\"zz\"");
 }
 
+TEST(OverlayPatch, VariableWidthValuesStartAtFirstAndCellsAtOrigin) {
+  BinaryBuilder b(DataType::Utf8());
+  for (const char* v : {"a", "bb", "ccc", "dddd"}) b.Append(v);
+  BinaryBuilder column(DataType::Utf8());  // a whole overlay column; the batch uses [2, 4)
+  for (const char* v : {"v0", "v1", "v2", "v3", "v4"}) column.Append(v);
+  std::vector<uint32_t> cells = {11, 13};  // physical offsets; the batch starts at 10
+  ArrayPtr out = overlay::ApplyReplacements(b.Finish(), {{cells, column.Finish(), 2, 10}});
+  EXPECT_EQ(Text(out), "\"a\",\"v2\",\"ccc\",\"v3\"");
+}
+
 }  // namespace
 }  // namespace lancelet
