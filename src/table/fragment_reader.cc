@@ -150,9 +150,10 @@ ArrayPtr FragmentReader::ApplyOverlays(size_t field, ArrayPtr base,
 
 const overlay::ResolvedColumn* FragmentReader::ResolvedColumnOf(size_t field) const {
   const int32_t id = state_.schema.fields()[field].id;
-  auto [slot, inserted] = resolved_columns_.try_emplace(id);
-  if (inserted) slot->second = state_.CachedResolvedColumn(fragment_.id(), id, [&] { return ResolveColumn(field); });
-  return slot->second.get();
+  if (auto known = resolved_columns_.find(id); known != resolved_columns_.end()) return known->second.get();
+  // Kept only once made: if ResolveColumn throws (a corrupt overlay), the next read tries again.
+  auto column = state_.CachedResolvedColumn(fragment_.id(), id, [&] { return ResolveColumn(field); });
+  return resolved_columns_.emplace(id, std::move(column)).first->second.get();
 }
 
 std::shared_ptr<const overlay::ResolvedColumn> FragmentReader::ResolveColumn(size_t field) const {

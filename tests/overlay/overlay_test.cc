@@ -263,6 +263,33 @@ TEST_P(OverlayTest, TakeReadsOnlyTheOverlayValuesItReturns) {
   EXPECT_LT(overlaid - base, overlay_bytes / 4) << "base " << base << ", overlaid " << overlaid;
 }
 
+// An overlay whose coverage has more cells than its value column has values is refused
+// as corrupt by scan and take alike, naming the fragment and file, and again on a retry.
+TEST_P(OverlayTest, CoverageBeyondTheValueColumnIsCorrupt) {
+  auto ds = MakeDataset(uri_, 8, GetParam());
+  ds = OverlayWriter(ds).Set(0, "age", {1, 2, 3}, Int32s({-1, -2, -3})).Commit();
+  auto m = ds->state().manifest;
+  m.mutable_fragments(0)->mutable_overlays(0)->set_shared_offset_bitmap(
+      format::RoaringBitmap::FromValues(std::vector<uint32_t>{1, 2, 3, 5, 6}).SerializePortable());
+  auto bad = std::make_shared<Dataset>(table::MakeState(ds->state().store, uri_, ds->state().manifest_path, m));
+  auto expect_corrupt = [&](auto read) {
+    try {
+      read();
+      FAIL() << "expected a Corrupt error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kCorrupt) << e.what();
+      EXPECT_NE(std::string(e.what()).find("fragment 0: overlay file"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("covers 5 cells of field"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("holds only 3 values"), std::string::npos) << e.what();
+    }
+  };
+  auto scan = [&] { bad->NewScan().Columns({"age"}).ToBatch(); };
+  expect_corrupt(scan);
+  expect_corrupt(scan);
+  std::vector<uint64_t> rows = {5};
+  expect_corrupt([&] { bad->Take(rows, {"age"}); });
+}
+
 TEST_P(OverlayTest, TombstonedFieldIsIgnored) {
   auto ds = MakeDataset(uri_, 3, GetParam());
   ds = OverlayWriter(ds).Set(0, "age", {0}, Int32s({5})).Commit();
