@@ -55,6 +55,36 @@ std::string Column(const DatasetPtr& ds, const std::string& column) {
   return out;
 }
 
+// `ds`'s version read through another manifest (hand-edited in a test).
+DatasetPtr WithManifest(const DatasetPtr& ds, const lance::table::Manifest& manifest) {
+  const auto& state = ds->state();
+  return std::make_shared<Dataset>(table::MakeState(state.store, state.uri, state.manifest_path, manifest));
+}
+
+// 600 rows in fragments of 300, then two overlay commits. The first: age at offsets
+// every3 = {0, 3, ..} of fragment 0 (-o for even o, NULL for odd) and at every5 =
+// {1, 6, 11, ..} of fragment 1 (1000 + o). The second: age (1000 + o) and name ("s<o>")
+// at every5 of fragment 0.
+DatasetPtr MakeLayeredDataset(const std::string& uri, const std::string& version) {
+  auto ds = MakeDataset(uri, 600, version, 300);
+  std::vector<uint32_t> every3, every5;
+  std::vector<std::optional<int32_t>> ages3, ages5;
+  std::vector<std::optional<std::string>> names5;
+  for (uint32_t o = 0; o < 300; o += 3) every3.push_back(o), ages3.push_back(o % 2 ? std::optional<int32_t>() : -int32_t(o));
+  for (uint32_t o = 1; o < 300; o += 5) every5.push_back(o), ages5.push_back(1000 + o), names5.push_back("s" + std::to_string(o));
+  ds = OverlayWriter(ds).Set(0, "age", every3, Int32s(ages3)).Set(1, "age", every5, Int32s(ages5)).Commit();
+  return OverlayWriter(ds).Set(0, "age", every5, Int32s(ages5)).Set(0, "name", every5, Strings(names5)).Commit();
+}
+
+// `ds` with every overlay's file size erased: a scan cannot bound a whole read of them,
+// so it reads them batch by batch instead of merging them.
+DatasetPtr WithoutOverlaySizes(const DatasetPtr& ds) {
+  auto m = ds->state().manifest;
+  for (auto& f : *m.mutable_fragments())
+    for (auto& o : *f.mutable_overlays()) o.mutable_data_file()->set_file_size_bytes(0);
+  return WithManifest(ds, m);
+}
+
 class OverlayTest : public ::testing::TestWithParam<std::string> {
  protected:
   TempDir dir_;
@@ -86,7 +116,7 @@ TEST_P(OverlayTest, PositionBreaksTiesBetweenEqualVersions) {
   *frag->add_overlays() = frag->overlays(0);  // same age overlay (111) ...
   frag->mutable_overlays(2)->set_committed_version(frag->overlays(0).committed_version());
   // ... and the later position of an equal version wins: read value stays 111 from the copy.
-  auto reread = std::make_shared<Dataset>(table::MakeState(state.store, state.uri, state.manifest_path, state.manifest));
+  auto reread = WithManifest(ds, state.manifest);
   EXPECT_EQ(Column(reread, "age"), "0,111,20,30");
   // Now an overlay stored later with the same version but another value wins.
   ds = OverlayWriter(Dataset::Open(uri_)).Set(0, "age", {1}, Int32s({222})).Commit();
@@ -94,10 +124,10 @@ TEST_P(OverlayTest, PositionBreaksTiesBetweenEqualVersions) {
   auto* f = m.mutable_fragments(0);
   uint64_t v = f->overlays(0).committed_version();
   f->mutable_overlays(2)->set_committed_version(v);  // 222 now ties with 111 but comes later
-  auto tied = std::make_shared<Dataset>(table::MakeState(ds->state().store, uri_, ds->state().manifest_path, m));
+  auto tied = WithManifest(ds, m);
   EXPECT_EQ(Column(tied, "age"), "0,222,20,30");
   std::swap(*f->mutable_overlays(0), *f->mutable_overlays(2));  // stored out of order: sorted on load
-  auto swapped = std::make_shared<Dataset>(table::MakeState(ds->state().store, uri_, ds->state().manifest_path, m));
+  auto swapped = WithManifest(ds, m);
   EXPECT_EQ(Column(swapped, "age"), "0,111,20,30");
 }
 
@@ -161,22 +191,11 @@ TEST_P(OverlayTest, RankAddressingAcrossBatchesAndTake) {
 // batch, rank ranges only. Both paths give the values a take gives, across batches,
 // with shadowed cells, NULL overrides and variable-width values.
 TEST_P(OverlayTest, MergedAndBatchByBatchScansAgree) {
-  auto ds = MakeDataset(uri_, 600, GetParam(), 300);
-  std::vector<uint32_t> every3, every5;
-  std::vector<std::optional<int32_t>> ages3, ages5;
-  std::vector<std::optional<std::string>> names5;
-  for (uint32_t o = 0; o < 300; o += 3) every3.push_back(o), ages3.push_back(o % 2 ? std::optional<int32_t>() : -int32_t(o));
-  for (uint32_t o = 1; o < 300; o += 5) every5.push_back(o), ages5.push_back(1000 + o), names5.push_back("s" + std::to_string(o));
-  ds = OverlayWriter(ds).Set(0, "age", every3, Int32s(ages3)).Set(1, "age", every5, Int32s(ages5)).Commit();
-  ds = OverlayWriter(ds).Set(0, "age", every5, Int32s(ages5)).Set(0, "name", every5, Strings(names5)).Commit();
-  auto m = ds->state().manifest;
-  for (auto& f : *m.mutable_fragments())
-    for (auto& o : *f.mutable_overlays()) o.mutable_data_file()->set_file_size_bytes(0);
-  auto unsized = std::make_shared<Dataset>(table::MakeState(ds->state().store, uri_, ds->state().manifest_path, m));
+  auto ds = MakeLayeredDataset(uri_, GetParam());
   std::vector<uint64_t> all(600);
   for (uint64_t i = 0; i < 600; ++i) all[i] = i;
   auto taken = ds->Take(all, {"age", "name"});
-  for (const DatasetPtr& d : {ds, DatasetPtr(unsized)}) {
+  for (const DatasetPtr& d : {ds, WithoutOverlaySizes(ds)}) {
     auto scanned = d->NewScan().Columns({"age", "name"}).BatchSize(64).ToBatch();
     for (int c = 0; c < 2; ++c)
       for (int64_t i = 0; i < 600; ++i)
@@ -201,15 +220,7 @@ TEST_P(OverlayTest, MergedAndBatchByBatchScansAgree) {
 // than by range; small overlays still come from the merged column there, large ones from
 // the overlay files. Checked against a model of the expected values.
 TEST_P(OverlayTest, FilteredScansOfFragmentsWithDeletionsSeeResolvedValues) {
-  auto ds = MakeDataset(uri_, 600, GetParam(), 300);
-  std::vector<uint32_t> every3, every5;
-  std::vector<std::optional<int32_t>> ages3, ages5;
-  std::vector<std::optional<std::string>> names5;
-  for (uint32_t o = 0; o < 300; o += 3) every3.push_back(o), ages3.push_back(o % 2 ? std::optional<int32_t>() : -int32_t(o));
-  for (uint32_t o = 1; o < 300; o += 5) every5.push_back(o), ages5.push_back(1000 + o), names5.push_back("s" + std::to_string(o));
-  ds = OverlayWriter(ds).Set(0, "age", every3, Int32s(ages3)).Set(1, "age", every5, Int32s(ages5)).Commit();
-  ds = OverlayWriter(ds).Set(0, "age", every5, Int32s(ages5)).Set(0, "name", every5, Strings(names5)).Commit();
-  ds = ds->Delete("id % 7 = 0");
+  auto ds = MakeLayeredDataset(uri_, GetParam())->Delete("id % 7 = 0");
   auto expected_age = [](int id) -> std::string {
     int o = id % 300;
     if (o % 5 == 1) return std::to_string(1000 + o);
@@ -217,11 +228,7 @@ TEST_P(OverlayTest, FilteredScansOfFragmentsWithDeletionsSeeResolvedValues) {
     return std::to_string(10 * id);
   };
   auto expected_name = [](int id) { return id < 300 && id % 5 == 1 ? "s" + std::to_string(id) : "n" + std::to_string(id); };
-  auto m = ds->state().manifest;
-  for (auto& f : *m.mutable_fragments())
-    for (auto& o : *f.mutable_overlays()) o.mutable_data_file()->set_file_size_bytes(0);
-  auto unsized = std::make_shared<Dataset>(table::MakeState(ds->state().store, uri_, ds->state().manifest_path, m));
-  for (const DatasetPtr& d : {ds, DatasetPtr(unsized)}) {
+  for (const DatasetPtr& d : {ds, WithoutOverlaySizes(ds)}) {
     auto batch = d->NewScan().Columns({"id", "age", "name"}).Filter("id % 2 = 0").BatchSize(64).ToBatch();
     ASSERT_EQ(batch->num_rows(), 257);  // even ids below 600 (300) minus multiples of 14 (43)
     for (int64_t i = 0; i < batch->num_rows(); ++i) {
@@ -271,17 +278,15 @@ TEST_P(OverlayTest, CoverageBeyondTheValueColumnIsCorrupt) {
   auto m = ds->state().manifest;
   m.mutable_fragments(0)->mutable_overlays(0)->set_shared_offset_bitmap(
       format::RoaringBitmap::FromValues(std::vector<uint32_t>{1, 2, 3, 5, 6}).SerializePortable());
-  auto bad = std::make_shared<Dataset>(table::MakeState(ds->state().store, uri_, ds->state().manifest_path, m));
+  auto bad = WithManifest(ds, m);
   auto expect_corrupt = [&](auto read) {
-    try {
-      read();
-      FAIL() << "expected a Corrupt error";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kCorrupt) << e.what();
-      EXPECT_NE(std::string(e.what()).find("fragment 0: overlay file"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("covers 5 cells of field"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("holds only 3 values"), std::string::npos) << e.what();
-    }
+    auto error = testing::ThrownError(read);
+    ASSERT_TRUE(error) << "expected a Corrupt error";
+    const std::string message = error->what();
+    EXPECT_EQ(error->kind(), ErrorKind::kCorrupt) << message;
+    EXPECT_NE(message.find("fragment 0: overlay file"), std::string::npos) << message;
+    EXPECT_NE(message.find("covers 5 cells of field"), std::string::npos) << message;
+    EXPECT_NE(message.find("holds only 3 values"), std::string::npos) << message;
   };
   auto scan = [&] { bad->NewScan().Columns({"age"}).ToBatch(); };
   expect_corrupt(scan);
@@ -295,7 +300,7 @@ TEST_P(OverlayTest, TombstonedFieldIsIgnored) {
   ds = OverlayWriter(ds).Set(0, "age", {0}, Int32s({5})).Commit();
   auto m = ds->state().manifest;
   m.mutable_fragments(0)->mutable_overlays(0)->mutable_data_file()->set_fields(0, -2);
-  auto tomb = std::make_shared<Dataset>(table::MakeState(ds->state().store, uri_, ds->state().manifest_path, m));
+  auto tomb = WithManifest(ds, m);
   EXPECT_EQ(Column(tomb, "age"), "0,10,20");
 }
 
@@ -317,12 +322,9 @@ TEST_P(OverlayTest, UpdateWritesOneDenseOverlayPerFragment) {
 TEST_P(OverlayTest, WriterRefusesBadInputAndChangesNothing) {
   auto ds = MakeDataset(uri_, 4, GetParam());
   auto expect_error = [&](auto f, const std::string& needle) {
-    try {
-      f();
-      FAIL() << "expected: " << needle;
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
+    auto error = testing::ThrownError(f);
+    ASSERT_TRUE(error) << "expected: " << needle;
+    EXPECT_NE(std::string(error->what()).find(needle), std::string::npos) << error->what();
   };
   expect_error([&] { OverlayWriter(ds).Set(0, "nope", {1}, Int32s({1})); }, "no column 'nope'");
   expect_error([&] { OverlayWriter(ds).Set(0, "age", {1}, Strings({"a"})); }, "has type int32, but the values have type utf8");

@@ -2,8 +2,11 @@
 // reference implementation (the oracle), and reading their output.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "lancelet/error.h"
 
 namespace lancelet::testing {
 
@@ -52,6 +55,17 @@ std::string ExpectOk(const CommandResult& r, const std::string& what);
 // `lancelet ARGS...` and `node oracle.mjs ARGS...` (with `env`) that should succeed.
 std::string Lancelet(const std::vector<std::string>& args);
 std::string Oracle(const std::vector<std::string>& args, const std::string& env = "");
+
+// The lancelet::Error `fn` throws, or nothing when it returns normally.
+template <typename Fn>
+std::optional<Error> ThrownError(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e;
+  }
+  return std::nullopt;
+}
 
 std::string ReadFileToString(const std::string& path);
 void WriteStringToFile(const std::string& path, const std::string& bytes);

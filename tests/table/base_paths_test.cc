@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "lancelet/error.h"
+#include "support/test_env.h"
 #include "table/dataset_state.h"
 
 namespace lancelet::table {
@@ -42,20 +43,14 @@ TEST(BasePaths, FilesResolveUnderTheirBase) {
 TEST(BasePaths, UnknownAndRemoteBasesAreRefusedByName) {
   DatasetState state;
   MakeClone(state);
-  try {
-    state.DataPath("a.lance", 7);
-    FAIL() << "an unknown base id must be refused";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
-    EXPECT_NE(std::string(e.what()).find("base path 7"), std::string::npos) << e.what();
-  }
-  try {
-    state.DataPath("a.lance", 4);
-    FAIL() << "an object-store base must be refused";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kNotSupported);
-    EXPECT_NE(std::string(e.what()).find("s3://bucket/source.lance"), std::string::npos) << e.what();
-  }
+  auto unknown = testing::ThrownError([&] { state.DataPath("a.lance", 7); });
+  ASSERT_TRUE(unknown) << "an unknown base id must be refused";
+  EXPECT_EQ(unknown->kind(), ErrorKind::kCorrupt);
+  EXPECT_NE(std::string(unknown->what()).find("base path 7"), std::string::npos) << unknown->what();
+  auto remote = testing::ThrownError([&] { state.DataPath("a.lance", 4); });
+  ASSERT_TRUE(remote) << "an object-store base must be refused";
+  EXPECT_EQ(remote->kind(), ErrorKind::kNotSupported);
+  EXPECT_NE(std::string(remote->what()).find("s3://bucket/source.lance"), std::string::npos) << remote->what();
 }
 
 }  // namespace

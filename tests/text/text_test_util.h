@@ -10,6 +10,7 @@
 #include "lancelet/record_batch.h"
 #include "lancelet/scalar.h"
 #include "lancelet/text.h"
+#include "support/test_env.h"
 
 namespace lancelet::text_test {
 
@@ -69,12 +70,8 @@ inline ReadResult ReadJsonText(const std::string& text, TextReadOptions options 
 // The message of the lancelet::Error `fn` throws, or "" if it does not throw.
 template <typename Fn>
 std::string ErrorOf(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  std::optional<Error> error = testing::ThrownError(fn);
+  return error ? error->what() : "";
 }
 
 }  // namespace lancelet::text_test
