@@ -164,27 +164,17 @@ ArrayPtr Evaluate(const BoundExpr& bound, const RecordBatch& batch) {
   return Materialize(evaluator.Eval(bound), batch.num_rows());
 }
 
-namespace {
-
-ArrayPtr EvaluateBoolean(const BoundExpr& bound, const RecordBatch& batch) {
-  if (bound.type->id() != TypeId::kBool)
-    ThrowAt(bound.origin.get(), fmt::format("a filter must be a boolean expression, but this one is {}",
-                                            bound.type->ToString()));
-  return Evaluate(bound, batch);
-}
-
-}  // namespace
-
 std::vector<bool> EvaluatePredicate(const BoundExpr& bound, const RecordBatch& batch) {
-  ArrayPtr result = EvaluateBoolean(bound, batch);
-  std::vector<bool> keep(size_t(result->length));
-  const uint8_t* values = result->buffers[1]->data();
-  for (int64_t i = 0; i < result->length; ++i) keep[size_t(i)] = result->IsValid(i) && GetBit(values, i);
+  std::vector<bool> keep(size_t(batch.num_rows()));
+  for (int64_t row : EvaluateSelection(bound, batch)) keep[size_t(row)] = true;
   return keep;
 }
 
 std::vector<int64_t> EvaluateSelection(const BoundExpr& bound, const RecordBatch& batch) {
-  ArrayPtr result = EvaluateBoolean(bound, batch);
+  if (bound.type->id() != TypeId::kBool)
+    ThrowAt(bound.origin.get(), fmt::format("a filter must be a boolean expression, but this one is {}",
+                                            bound.type->ToString()));
+  ArrayPtr result = Evaluate(bound, batch);
   const int64_t n = result->length;
   const uint8_t* values = result->buffers[1]->data();
   const uint8_t* validity = result->null_count > 0 && result->buffers[0] ? result->buffers[0]->data() : nullptr;

@@ -237,11 +237,11 @@ std::vector<ArrayPtr> FragmentReader::ReadOffsets(const std::vector<size_t>& fie
         src.file ? src.file->TakeField(src.field_index, offsets) : MakeNullArray(type, int64_t(offsets.size()));
     if (src.file) values = ProjectToSchema(values, src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
     int32_t id = state_.schema.fields()[field].id;
-    if (fragment_.overlays_size() == 0) {
-    } else if (const overlay::ResolvedColumn* resolved = in_scan ? ResolvedColumnOf(field) : nullptr) {
-      values = resolved->ApplyAt(std::move(values), offsets);
-    } else if (overlays().Covers(id)) {
-      values = ApplyOverlays(field, std::move(values), overlay::ResolveOffsets(overlays(), id, offsets));
+    if (fragment_.overlays_size() > 0) {
+      if (const overlay::ResolvedColumn* resolved = in_scan ? ResolvedColumnOf(field) : nullptr)
+        values = resolved->ApplyAt(std::move(values), offsets);
+      else if (overlays().Covers(id))
+        values = ApplyOverlays(field, std::move(values), overlay::ResolveOffsets(overlays(), id, offsets));
     }
     out.push_back(std::move(values));
   }
