@@ -92,7 +92,14 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // Each write returns the dataset at the version it committed.
   DatasetPtr Append(RecordBatchReader& data, const WriteOptions& options = {}) const;
   DatasetPtr Append(const std::vector<RecordBatchPtr>& batches, const WriteOptions& options = {}) const;
-  DatasetPtr Delete(const std::string& predicate) const;
+  // Delete and Update are read-modify-writes: when a commit that landed after their read
+  // version changed what they read (a predicate column on any row, a SET expression's
+  // column on a changed row, or deleted a changed row), they re-read the latest version
+  // and recompute, up to 20 times, then throw a Conflict error. So concurrent updates
+  // never lose each other's changes (docs/conflicts.md). `rows_changed`, when given,
+  // receives the rows deleted or updated by the attempt that committed (0: no row
+  // matched, and this dataset is returned).
+  DatasetPtr Delete(const std::string& predicate, uint64_t* rows_changed = nullptr) const;
   // UPDATE ... SET column = expression, ... [WHERE predicate]: evaluates the predicate and
   // the expressions on current (overlay-resolved) values and writes one dense overlay per
   // affected fragment holding only the SET columns and the matching rows. An empty
@@ -101,7 +108,8 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
     std::string column;
     std::string expression;
   };
-  DatasetPtr Update(const std::vector<SetClause>& set, const std::string& predicate = "") const;
+  DatasetPtr Update(const std::vector<SetClause>& set, const std::string& predicate = "",
+                    uint64_t* rows_changed = nullptr) const;
 
   const std::string& uri() const;
   uint64_t version() const;

@@ -13,12 +13,17 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "lancelet/dataset.h"
 
 namespace lancelet {
+
+namespace table {
+struct ReadSet;
+}
 
 class OverlayWriter {
  public:
@@ -45,6 +50,11 @@ class OverlayWriter {
   bool empty() const { return updates_.empty(); }
 
  private:
+  friend class Dataset;
+  // Commit for a read-modify-write (Dataset::Update): a concurrent change to what
+  // `read_set` names makes the commit a table::RetryableConflict.
+  DatasetPtr Commit(const Options& options, std::shared_ptr<const table::ReadSet> read_set) const;
+
   struct ColumnUpdate {
     size_t field = 0;  // index in the dataset schema
     std::vector<uint32_t> offsets;

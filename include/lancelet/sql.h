@@ -5,7 +5,9 @@
 //   for (auto& r : db.ExecuteScript("UPDATE users SET age = age + 1 WHERE id = 2; SELECT * FROM users"))
 //     if (r.rows) ...;
 //
-// Every statement is at most one commit, so a failed statement changes nothing. Errors
+// Every statement is at most one commit, so a failed statement changes nothing; a script
+// is parsed whole before its first statement runs. There are no multi-statement
+// transactions (BEGIN/COMMIT): statements commit one by one. Errors
 // are SqlError: what() is one line; Render() adds the statement with a caret under the
 // failing position.
 #pragma once
@@ -47,7 +49,12 @@ class SqlSession {
 
   // One statement (a trailing ';' is allowed). Throws SqlError.
   SqlResult Execute(const std::string& statement);
-  // Statements separated by ';', run in order; stops at the first error (throws it).
+  // Parses one statement without running it; throws the SqlError Execute would for a
+  // syntax error.
+  void Check(const std::string& statement);
+  // Statements separated by ';'. Every statement is parsed first: a syntax error anywhere
+  // throws before any statement runs. Then they run in order, each its own commit, and
+  // the first error stops the script (statements before it stay committed).
   // `each` is called after each statement with its text and result.
   std::vector<SqlResult> ExecuteScript(
       const std::string& script,
@@ -85,7 +92,9 @@ struct SqlShellOptions {
 // statements print their message line (to `out` in table format, else to `err`, so that
 // csv / jsonl / arrow output stays machine-readable). An error prints
 // "lancelet: <message>", the statement and a caret line to `err`; a script stops there,
-// the interactive loop goes on. Returns 0, or 1 if any statement failed.
+// the interactive loop goes on. A script, and input that is not a terminal, is parsed
+// whole first: a syntax error anywhere is reported before any statement runs. Returns 0,
+// or 1 if any statement failed.
 int RunSqlShell(const std::string& db_dir, const std::string& script, std::istream& in, std::ostream& out,
                 std::ostream& err, const SqlShellOptions& options);
 

@@ -213,9 +213,13 @@ int Main(int argc, char** argv) {
                                dataset, next->version());
     } else if (*del) {
       auto ds = Dataset::Open(dataset);
-      auto next = ds->Delete(where);
-      std::cout << fmt::format("deleted {} rows from {}; now version {}\n", ds->CountRows() - next->CountRows(),
-                               dataset, next->version());
+      uint64_t deleted = 0;
+      auto next = ds->Delete(where, &deleted);
+      if (deleted == 0) {
+        std::cout << fmt::format("no rows matched; {} unchanged at version {}\n", dataset, ds->version());
+      } else {
+        std::cout << fmt::format("deleted {} rows from {}; now version {}\n", deleted, dataset, next->version());
+      }
     } else if (*update) {
       std::vector<Dataset::SetClause> set;
       for (const auto& clause : set_clauses) {
@@ -229,11 +233,12 @@ int Main(int argc, char** argv) {
         set.push_back({column, clause.substr(eq + 1)});
       }
       auto ds = Dataset::Open(dataset);
-      auto next = ds->Update(set, where);
-      if (next->version() == ds->version()) {
+      uint64_t updated = 0;
+      auto next = ds->Update(set, where, &updated);
+      if (updated == 0) {
         std::cout << fmt::format("no rows matched; {} unchanged at version {}\n", dataset, ds->version());
       } else {
-        std::cout << fmt::format("updated {}; now version {}\n", dataset, next->version());
+        std::cout << fmt::format("updated {} rows of {}; now version {}\n", updated, dataset, next->version());
       }
     } else if (*scan) {
       auto ds = Dataset::Open(dataset, version);

@@ -147,8 +147,8 @@ std::string RunUpdate(const Context& ctx, const UpdateStmt& stmt) {
     Bind(*w, WithPseudoColumns(schema));
     predicate = ToString(*w);
   }
-  uint64_t matched = ds->CountRows(predicate);
-  auto next = matched == 0 ? ds : ds->Update(set, predicate);
+  uint64_t matched = 0;
+  auto next = ds->Update(set, predicate, &matched);
   return fmt::format("UPDATE {}; {}", RowCount(matched), VersionNote(stmt.table.name, ds, next));
 }
 
@@ -160,8 +160,8 @@ std::string RunDelete(const Context& ctx, const DeleteStmt& stmt) {
     Bind(*w, WithPseudoColumns(*ds->schema()));
     predicate = ToString(*w);
   }
-  uint64_t matched = ds->CountRows(predicate);
-  auto next = matched == 0 ? ds : ds->Delete(predicate);
+  uint64_t matched = 0;
+  auto next = ds->Delete(predicate, &matched);
   return fmt::format("DELETE {}; {}", RowCount(matched), VersionNote(stmt.table.name, ds, next));
 }
 

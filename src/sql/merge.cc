@@ -327,9 +327,9 @@ std::string RunMerge(const Context& ctx, const MergeStmt& stmt) {
                              : fmt::format("{} is now at version {}", stmt.target.name, next->version());
       return fmt::format("MERGE {} updated, {} deleted, {} inserted; {}", RowCount(counts.updated),
                          counts.deleted, counts.inserted, note);
-    } catch (const table::RetryableConflict&) {
-      // Someone changed a fragment we touch: plan again on the latest version.
-      if (attempt >= 20) throw;
+    } catch (const table::RetryableConflict& e) {
+      // Someone changed what we read or a fragment we touch: plan again on the latest version.
+      table::BackOffOrGiveUp(attempt, ds->uri(), "MERGE", e);
       ds = ds->Latest();
     }
   }

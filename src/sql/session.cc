@@ -67,41 +67,59 @@ std::vector<std::string> SqlSession::SplitStatements(const std::string& script) 
   return out;
 }
 
+namespace {
+
+// Parse and execution errors as SqlError: a position only where it points into the
+// statement itself (errors from expressions re-parsed elsewhere carry other text).
+template <typename Fn>
+auto AsSqlError(const std::string& statement, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const SqlError&) {
+    throw;
+  } catch (const ParseError& e) {
+    throw SqlError(e.kind(), e.detail(), statement, e.source() == statement ? e.position() : 0);
+  } catch (const Error& e) {
+    throw SqlError(e.kind(), e.what(), statement, 0);
+  }
+}
+
+SqlResult Run(const sql::Context& ctx, const sql::Statement& s) {
+  SqlResult result;
+  switch (s.kind) {
+    case sql::Statement::Kind::kSelect: result.rows = sql::RunSelect(ctx, *s.select); break;
+    case sql::Statement::Kind::kInsert: result.message = sql::RunInsert(ctx, *s.insert); break;
+    case sql::Statement::Kind::kUpdate: result.message = sql::RunUpdate(ctx, *s.update); break;
+    case sql::Statement::Kind::kDelete: result.message = sql::RunDelete(ctx, *s.del); break;
+    case sql::Statement::Kind::kCreateTable: result.message = sql::RunCreateTable(ctx, *s.create); break;
+    case sql::Statement::Kind::kDropTable: result.message = sql::RunDropTable(ctx, *s.drop); break;
+    case sql::Statement::Kind::kMerge: result.message = sql::RunMerge(ctx, *s.merge); break;
+  }
+  return result;
+}
+
+}  // namespace
+
+void SqlSession::Check(const std::string& raw) {
+  std::string statement = Trim(raw);
+  AsSqlError(statement, [&] { return sql::ParseStatement(statement); });
+}
+
 SqlResult SqlSession::Execute(const std::string& raw) {
   std::string statement = Trim(raw);
   sql::Context ctx;
   ctx.db_dir = db_dir_;
   ctx.text = std::make_shared<const std::string>(statement);
   ctx.progress = progress_;
-  try {
-    sql::Statement s = sql::ParseStatement(statement);
-    SqlResult result;
-    switch (s.kind) {
-      case sql::Statement::Kind::kSelect: result.rows = sql::RunSelect(ctx, *s.select); break;
-      case sql::Statement::Kind::kInsert: result.message = sql::RunInsert(ctx, *s.insert); break;
-      case sql::Statement::Kind::kUpdate: result.message = sql::RunUpdate(ctx, *s.update); break;
-      case sql::Statement::Kind::kDelete: result.message = sql::RunDelete(ctx, *s.del); break;
-      case sql::Statement::Kind::kCreateTable: result.message = sql::RunCreateTable(ctx, *s.create); break;
-      case sql::Statement::Kind::kDropTable: result.message = sql::RunDropTable(ctx, *s.drop); break;
-      case sql::Statement::Kind::kMerge: result.message = sql::RunMerge(ctx, *s.merge); break;
-    }
-    return result;
-  } catch (const SqlError&) {
-    throw;
-  } catch (const ParseError& e) {
-    // Errors from expressions re-parsed elsewhere carry positions in other text.
-    if (e.source() == statement && e.position() > 0)
-      throw SqlError(e.kind(), e.detail(), statement, e.position());
-    throw SqlError(e.kind(), e.detail(), statement, 0);
-  } catch (const Error& e) {
-    throw SqlError(e.kind(), e.what(), statement, 0);
-  }
+  return AsSqlError(statement, [&] { return Run(ctx, sql::ParseStatement(statement)); });
 }
 
 std::vector<SqlResult> SqlSession::ExecuteScript(
     const std::string& script, const std::function<void(const std::string&, const SqlResult&)>& each) {
+  std::vector<std::string> statements = SplitStatements(script);
+  for (const auto& statement : statements) Check(statement);
   std::vector<SqlResult> results;
-  for (const auto& statement : SplitStatements(script)) {
+  for (const auto& statement : statements) {
     results.push_back(Execute(statement));
     if (each) each(statement, results.back());
   }

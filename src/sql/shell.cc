@@ -1,5 +1,6 @@
 // `lancelet sql`: scripts and the line-by-line loop over stdin.
 #include <istream>
+#include <iterator>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -86,11 +87,22 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
   SqlSession session(db_dir);
   session.set_progress(options.progress);
   bool printed_rows = false;
-  if (!script.empty()) {
-    for (const auto& statement : SqlSession::SplitStatements(script))
+  // A script (given, or piped in) either runs or, with a syntax error anywhere, reports it
+  // having run nothing.
+  auto run_script = [&](const std::string& text) {
+    auto statements = SqlSession::SplitStatements(text);
+    try {
+      for (const auto& statement : statements) session.Check(statement);
+    } catch (const SqlError& e) {
+      err << "lancelet: " << e.Render() << "\n";
+      return 1;
+    }
+    for (const auto& statement : statements)
       if (!RunOne(session, statement, out, err, options, printed_rows)) return 1;
     return 0;
-  }
+  };
+  if (!script.empty()) return run_script(script);
+  if (!options.prompt) return run_script(std::string(std::istreambuf_iterator<char>(in), {}));
   int status = 0;
   std::string pending, line;
   auto prompt = [&] {

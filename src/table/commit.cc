@@ -28,6 +28,14 @@ std::string NewUuid() {
                      lo & 0xFFFFFFFFFFFFull);
 }
 
+void BackOffOrGiveUp(int attempt, const std::string& uri, const char* operation, const RetryableConflict& last) {
+  if (attempt >= kMaxRecomputes)
+    ThrowConflict("{} on '{}' gave up after {} attempts: concurrent commits kept changing what it read (last: {})",
+                  operation, uri, attempt + 1, last.what());
+  thread_local std::mt19937 jitter{std::random_device{}()};
+  std::this_thread::sleep_for(std::chrono::microseconds(jitter() % (2000u << std::min(attempt, 6))));
+}
+
 const char* OperationName(const Transaction& t) {
   switch (t.operation_case()) {
     case Transaction::kAppend: return "Append";
@@ -423,20 +431,26 @@ std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::Objec
     auto latest = LatestManifest(*store, uri);
     uint64_t from = base ? base->version() : 0;
     if (!base && options.create_only) ThrowConflict("dataset '{}' was created concurrently by another writer", uri);
+    std::shared_ptr<const DatasetState> before = base;
     for (const auto& loc : ListManifests(*store, uri)) {
       if (loc.version <= from) continue;
       Manifest theirs_manifest = ReadManifest(*store, loc.path);
       Transaction theirs = ReadCommittedTransaction(*store, uri, theirs_manifest, loc.path);
-      switch (CheckConflict(transaction, theirs)) {
-        case ConflictResult::kCompatible: break;
-        case ConflictResult::kRetry:
-          throw RetryableConflict(fmt::format(
-              "{} on '{}' read version {}, but version {} ({}) changed the same fragments", OperationName(transaction),
-              uri, transaction.read_version(), loc.version, OperationName(theirs)));
-        case ConflictResult::kIncompatible:
-          ThrowConflict("{} on '{}' read version {}, but version {} committed a conflicting {}; retry the operation",
-                        OperationName(transaction), uri, transaction.read_version(), loc.version,
-                        OperationName(theirs));
+      auto conflict = CheckConflict(transaction, theirs);
+      if (conflict == ConflictResult::kIncompatible)
+        ThrowConflict("{} on '{}' read version {}, but version {} committed a conflicting {}; retry the operation",
+                      OperationName(transaction), uri, transaction.read_version(), loc.version, OperationName(theirs));
+      if (conflict == ConflictResult::kRetry)
+        throw RetryableConflict(fmt::format("{} on '{}' read version {}, but version {} ({}) changed the same fragments",
+                                            OperationName(transaction), uri, transaction.read_version(), loc.version,
+                                            OperationName(theirs)));
+      if (options.read_set && before) {
+        auto after = MakeState(store, uri, loc.path, std::move(theirs_manifest));
+        if (auto stale = FindStaleRead(*options.read_set, *before, *after))
+          throw RetryableConflict(fmt::format("{} on '{}' read version {}, but version {} ({}) {}",
+                                              OperationName(transaction), uri, transaction.read_version(),
+                                              loc.version, OperationName(theirs), *stale));
+        before = std::move(after);
       }
     }
     base = LoadState(store, uri, latest ? std::optional<uint64_t>(latest->version) : std::nullopt);

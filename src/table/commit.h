@@ -8,6 +8,7 @@
 
 #include "lancelet/error.h"
 #include "table/dataset_state.h"
+#include "table/read_set.h"
 #include "transaction.pb.h"
 
 namespace lancelet::table {
@@ -18,6 +19,13 @@ class RetryableConflict : public Error {
  public:
   explicit RetryableConflict(const std::string& message) : Error(ErrorKind::kConflict, message) {}
 };
+
+// A read-modify-write that lost to a concurrent change of what it computed from
+// re-reads the latest version and recomputes. Before each new attempt it waits a random
+// while that grows with `attempt`, so that contenders spread out; after kMaxRecomputes
+// attempts it gives up with a Conflict naming `operation` and the last collision.
+inline constexpr int kMaxRecomputes = 20;
+void BackOffOrGiveUp(int attempt, const std::string& uri, const char* operation, const RetryableConflict& last);
 
 enum class ConflictResult { kCompatible, kRetry, kIncompatible };
 
@@ -30,6 +38,9 @@ struct CommitOptions {
   bool enable_stable_row_ids = false;  // for creating datasets
   std::string file_version = "2.0";    // data_format.version when creating
   bool create_only = false;            // fail if the dataset appears concurrently
+  // Set by read-modify-writes: a concurrent version that changed what they read makes
+  // the commit a RetryableConflict instead of a rebase (table/read_set.h).
+  std::shared_ptr<const ReadSet> read_set;
 };
 
 // Commits `transaction` on top of `read` (null when creating a dataset). Returns the

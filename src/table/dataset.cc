@@ -129,7 +129,7 @@ DatasetPtr Dataset::Append(const std::vector<RecordBatchPtr>& batches, const Wri
   return Append(reader, options);
 }
 
-DatasetPtr Dataset::Delete(const std::string& predicate) const {
+DatasetPtr Dataset::Delete(const std::string& predicate, uint64_t* rows_changed) const {
   if (predicate.empty()) ThrowInvalid("delete needs a predicate (use 'true' to delete every row)");
   std::shared_ptr<const DatasetState> state = state_;
   for (int attempt = 0;; ++attempt) {
@@ -141,7 +141,17 @@ DatasetPtr Dataset::Delete(const std::string& predicate) const {
       b.rows.ForEach([&](uint64_t o) { v.push_back(uint32_t(o)); });
       return true;
     });
+    uint64_t count = 0;
+    for (const auto& [fragment, offsets] : matched) count += offsets.size();
+    if (rows_changed) *rows_changed = count;
     if (matched.empty()) return shared_from_this();
+    // What the predicate read decides which rows go: a concurrent change to it must
+    // make us look again (table/read_set.h).
+    auto read_set = std::make_shared<table::ReadSet>();
+    table::ReadSet::AddFields(state->schema, ReferencedColumns(*ParseExpression(predicate)), read_set->all_rows_fields);
+    for (const auto& f : state->manifest.fragments()) read_set->fragments.insert(f.id());
+    for (const auto& [fragment, offsets] : matched)
+      read_set->changed_rows[fragment] = format::RoaringBitmap::FromValues(offsets);
 
     lance::table::Transaction t;
     auto* d = t.mutable_delete_();
@@ -165,10 +175,11 @@ DatasetPtr Dataset::Delete(const std::string& predicate) const {
         written.push_back(table::DeletionFilePath(state->uri, fragment.id(), updated->deletion_file()));
       }
       table::CommitOptions commit;
+      commit.read_set = std::move(read_set);
       return std::make_shared<Dataset>(table::Commit(state->store, state->uri, state, std::move(t), commit));
-    } catch (const table::RetryableConflict&) {
+    } catch (const table::RetryableConflict& e) {
       io::RemoveQuietly(*state->store, written);
-      if (attempt >= 20) throw;
+      table::BackOffOrGiveUp(attempt, state->uri, "delete", e);
       state = table::LoadState(state->store, state->uri, std::nullopt);
     } catch (...) {
       io::RemoveQuietly(*state->store, written);

@@ -44,6 +44,19 @@ size_t FieldIndex(const DatasetState& state, const MergeChanges::ColumnCells& ce
   return size_t(it - fields.begin());
 }
 
+// SQL MERGE reads every column of every target row (its ON and WHEN conditions and SET
+// expressions may name any), and changes the rows it updates or deletes.
+std::shared_ptr<const ReadSet> WholeTargetRead(const DatasetState& state, const MergeChanges& changes) {
+  auto read = std::make_shared<ReadSet>();
+  for (const auto& field : state.schema.fields())
+    field.ForEach([&](const format::LanceField& node) { read->all_rows_fields.insert(node.id); });
+  for (const auto& f : state.manifest.fragments()) read->fragments.insert(f.id());
+  for (const auto& [fragment, columns] : changes.updates)
+    for (const auto& c : columns) read->changed_rows[fragment].AddMany(c.offsets);
+  for (const auto& [fragment, offsets] : changes.deletes) read->changed_rows[fragment].AddMany(offsets);
+  return read;
+}
+
 }  // namespace
 
 DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes) {
@@ -119,6 +132,7 @@ DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes) {
     }
     for (uint32_t f : modified_fields) update->add_fields_modified(f);
     CommitOptions options;
+    options.read_set = WholeTargetRead(state, changes);
     return std::make_shared<Dataset>(Commit(state.store, state.uri, dataset->state_ptr(), std::move(t), options));
   } catch (...) {
     io::RemoveQuietly(*state.store, written);

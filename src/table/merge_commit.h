@@ -16,8 +16,9 @@
 // reference included) only look at the manifest, which is ordinary Lance: fragments
 // with deletion files and overlays. Because updated fragments replace whole fragment
 // messages, a concurrent change to any of them (overlay, delete, update, rewrite) makes
-// the commit a RetryableConflict and the caller recomputes; appends, index and config
-// changes rebase cleanly.
+// the commit a RetryableConflict and the caller recomputes; so does a concurrent change
+// to any target cell, since a MERGE reads the whole target (table/read_set.h); appends,
+// index and config changes rebase cleanly.
 #pragma once
 
 #include <cstdint>

@@ -123,7 +123,9 @@ lance::table::DataOverlayFile WriteOverlay(const DatasetState& state, const std:
 
 }  // namespace table
 
-DatasetPtr OverlayWriter::Commit(const Options& options) const {
+DatasetPtr OverlayWriter::Commit(const Options& options) const { return Commit(options, nullptr); }
+
+DatasetPtr OverlayWriter::Commit(const Options& options, std::shared_ptr<const table::ReadSet> read_set) const {
   const auto& state = dataset_->state();
   if (updates_.empty()) return dataset_;
   for (const auto& f : state.manifest.fragments())
@@ -159,6 +161,7 @@ DatasetPtr OverlayWriter::Commit(const Options& options) const {
     }
     table::CommitOptions commit;
     commit.max_retries = options.max_commit_retries;
+    commit.read_set = std::move(read_set);
     return std::make_shared<Dataset>(table::Commit(state.store, state.uri, dataset_->state_ptr(), std::move(t), commit));
   } catch (...) {
     io::RemoveQuietly(*state.store, written);
@@ -166,7 +169,8 @@ DatasetPtr OverlayWriter::Commit(const Options& options) const {
   }
 }
 
-DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string& predicate) const {
+DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string& predicate,
+                           uint64_t* rows_changed) const {
   if (set.empty()) ThrowInvalid("update needs at least one SET column");
   for (size_t i = 0; i < set.size(); ++i)
     for (size_t j = 0; j < i; ++j)
@@ -177,6 +181,10 @@ DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string&
     // Read only what the SET expressions need; the filter adds its own columns.
     std::vector<ExprPtr> exprs;
     std::vector<std::string> needed;
+    auto read_set = std::make_shared<table::ReadSet>();
+    if (!predicate.empty())
+      table::ReadSet::AddFields(state->schema, ReferencedColumns(*ParseExpression(predicate)), read_set->all_rows_fields);
+    for (const auto& f : state->manifest.fragments()) read_set->fragments.insert(f.id());
     for (const auto& s : set) {
       const auto* field = state->schema.FindByName(s.column);
       if (!field) ThrowInvalid("update: no column '{}' in '{}' (columns: {})", s.column, state->uri,
@@ -186,6 +194,7 @@ DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string&
         if (std::find(needed.begin(), needed.end(), c) == needed.end()) needed.push_back(c);
       exprs.push_back(Expr::Cast(e, field->type));
     }
+    table::ReadSet::AddFields(state->schema, needed, read_set->changed_rows_fields);
     table::ScanPlan plan(state, needed, /*columns_set=*/true, predicate, false, false, 65536);
     std::vector<BoundExprPtr> bound;
     for (auto& e : exprs) bound.push_back(Bind(*e, *plan.output_schema()));
@@ -201,15 +210,20 @@ DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string&
       for (size_t i = 0; i < set.size(); ++i) parts[i].push_back(Evaluate(*bound[i], *projected));
       return true;
     });
+    uint64_t count = 0;
+    for (const auto& [fragment, offs] : offsets) count += offs.size();
+    if (rows_changed) *rows_changed = count;
     if (offsets.empty()) return shared_from_this();
     OverlayWriter writer(snapshot);
-    for (auto& [fragment, offs] : offsets)
+    for (auto& [fragment, offs] : offsets) {
+      read_set->changed_rows[fragment] = format::RoaringBitmap::FromValues(offs);
       for (size_t i = 0; i < set.size(); ++i)
         writer.Set(fragment, set[i].column, offs, Concatenate(values[fragment][i]));
+    }
     try {
-      return writer.Commit();
-    } catch (const table::RetryableConflict&) {
-      if (attempt >= 20) throw;
+      return writer.Commit(OverlayWriter::Options{}, std::move(read_set));
+    } catch (const table::RetryableConflict& e) {
+      table::BackOffOrGiveUp(attempt, state->uri, "update", e);
       state = table::LoadState(state->store, state->uri, std::nullopt);
     }
   }

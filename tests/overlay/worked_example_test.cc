@@ -93,7 +93,7 @@ TEST(WorkedExample, ThroughTheCli) {
   ASSERT_EQ(RunLancelet({"create", ds, "--from", dir.Join("users.csv"), "--schema", kSchema, "--stable-row-ids"}).exit_code, 0);
   auto r = RunLancelet({"update", ds, "--set", "age = age + 1", "--where", "id IN (2, 4)"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "updated " + ds + "; now version 2\n");
+  EXPECT_EQ(r.out, "updated 2 rows of " + ds + "; now version 2\n");
   EXPECT_EQ(RunLancelet({"scan", ds, "--columns", "id,age", "--format", "csv"}).out, "id,age\n1,30\n2,26\n3,40\n4,23\n");
   auto inspect = RunLancelet({"inspect", ds}).out;
   EXPECT_NE(inspect.find("overlay 0: committed_version 2, dense, data file overlay-"), std::string::npos) << inspect;
