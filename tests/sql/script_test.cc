@@ -1,0 +1,53 @@
+// SQL scripts: every statement is parsed before any runs, so a syntax error anywhere
+// changes nothing; statements then commit one by one.
+#include <gtest/gtest.h>
+
+#include "lancelet/dataset.h"
+#include "lancelet/sql.h"
+#include "support/test_env.h"
+
+namespace lancelet::testing {
+namespace {
+
+class ScriptTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SqlSession(dir_.path()).ExecuteScript("CREATE TABLE t (id int64, val int64); INSERT INTO t VALUES (1, 10), (2, 20)");
+  }
+  uint64_t Version() const { return Dataset::Open(dir_.Join("t.lance"))->version(); }
+  TempDir dir_;
+};
+
+TEST_F(ScriptTest, ASyntaxErrorAnywhereRunsNothing) {
+  ASSERT_EQ(Version(), 2u);
+  SqlSession session(dir_.path());
+  auto error = ThrownError([&] { session.ExecuteScript("UPDATE t SET val = 1 WHERE id < 5; SELEC 1"); });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(std::string(error->what()),
+            "expected a statement (SELECT, INSERT, UPDATE, DELETE, MERGE, CREATE TABLE or DROP TABLE) at position 1");
+  EXPECT_EQ(Version(), 2u);
+}
+
+TEST_F(ScriptTest, TheCliRefusesTheWholeScriptGivenOrPiped) {
+  auto given = RunLancelet({"sql", "--db", dir_.path(), "UPDATE t SET val = 1; DELETE FROM t; SELECT FROM"});
+  EXPECT_EQ(given.exit_code, 1);
+  EXPECT_EQ(given.out, "");
+  EXPECT_EQ(given.err.rfind("lancelet: expected an expression", 0), 0u) << given.err;
+  std::string cmd = "printf 'UPDATE t SET val = 1;\\nSELEC 1;\\n' | " + ShellQuote(LanceletBinary()) + " sql --db " +
+                    ShellQuote(dir_.path());
+  auto piped = RunCommand(cmd);
+  EXPECT_EQ(piped.exit_code, 1);
+  EXPECT_EQ(piped.out, "");
+  EXPECT_EQ(Version(), 2u);
+}
+
+TEST_F(ScriptTest, StatementsCommitOneByOneUpToARuntimeError) {
+  auto r = RunLancelet({"sql", "--db", dir_.path(), "UPDATE t SET val = 1 WHERE id = 1; SELECT * FROM nope; "
+                                                     "UPDATE t SET val = 2 WHERE id = 2"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "UPDATE 1 row; t is now at version 3\n");
+  EXPECT_EQ(Version(), 3u);
+}
+
+}  // namespace
+}  // namespace lancelet::testing
