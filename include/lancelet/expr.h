@@ -31,8 +31,12 @@
 // - LIKE: % matches any run of characters, _ one character (one UTF-8 code point for
 //   utf8, one byte for binary); the escape character is backslash unless ESCAPE 'c' names
 //   another. ILIKE folds ASCII letters only.
-// - CAST: float to integer truncates toward zero; out-of-range values, NaN and
-//   unparsable strings raise InvalidArgument naming the value and the target type.
+// - CAST: float to integer rounds half away from zero (CAST(2.5 AS int32) = 3, as in
+//   DuckDB and PostgreSQL); out-of-range values, NaN and unparsable strings raise
+//   InvalidArgument naming the value and the target type.
+// - Assignment (Expr::Assign: SET, INSERT, MERGE) converts only exactly (CanAssign in
+//   expr/cast.h) and names the column: "column 'qty': cannot assign 1.5 to int32 (not an
+//   integer)".
 // - Functions: abs, lower, upper (ASCII), length / char_length (code points; bytes for
 //   binary), octet_length, coalesce, round(x [, digits]) (half away from zero).
 #pragma once
@@ -109,6 +113,7 @@ struct Expr {
   bool case_insensitive = false;   // ILIKE
   std::optional<std::string> escape;  // LIKE ... ESCAPE 'c'
   TypePtr cast_type;               // kCast
+  std::string assign_to;           // kCast: the column of an assignment cast, else empty
   std::string function;            // kCall, lower-cased
   bool star_argument = false;      // kCall: f(*), for the SQL layer's count(*)
   bool distinct = false;           // kCall: f(DISTINCT x), for the SQL layer
@@ -120,6 +125,8 @@ struct Expr {
   static ExprPtr Binary(BinaryOp op, ExprPtr left, ExprPtr right);
   static ExprPtr Call(std::string function, std::vector<ExprPtr> args);
   static ExprPtr Cast(ExprPtr operand, TypePtr type);
+  // The value stored into `column` of type `type`: a cast that converts only exactly.
+  static ExprPtr Assign(ExprPtr operand, TypePtr type, std::string column);
 };
 
 // Parses one whole expression; anything after it is an error. Throws ParseError.
@@ -165,6 +172,7 @@ struct BoundExpr {
   bool case_insensitive = false;
   char escape = '\\';         // kLike; '\0' means no escape character
   std::string function;       // kCall
+  std::string assign_to;      // kCast: the column of an assignment cast, else empty
 };
 
 // Resolves columns (exact name first, then a unique case-insensitive match; "a.b" walks

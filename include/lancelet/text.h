@@ -36,30 +36,42 @@ namespace lancelet {
 // Readers
 
 struct TextReadOptions {
-  // The schema to parse into. Null: inferred from the first `infer_rows` rows.
-  // CSV: every schema field must appear in the header (any order) and every header
-  // column must be in the schema. JSON Lines: keys not in the schema are ignored.
+  // The schema to parse into (a dataset's, to read input against it). Null: inferred from
+  // the first `infer_rows` rows. CSV: every schema field must appear in the header (any
+  // order) and every header column must be in the schema; without a header the fields
+  // are the columns in order. JSON Lines: keys not in the schema are ignored. Arrow IPC:
+  // columns are matched by name and assigned (ConformInput).
   SchemaPtr schema;
+  // Without `schema`: the columns named here take these types, the others are inferred
+  // (a MERGE source read against the target columns it meets).
+  SchemaPtr column_types;
   int64_t batch_rows = 65536;  // rows per batch at most
   int64_t infer_rows = 1000;   // rows looked at for inference
   char delimiter = ',';        // CSV only
+  bool header = true;          // CSV only; false: columns are column0, column1, ... or the schema's
 };
 
 // Schema inference looks at the non-null values of each column in the first rows; when
-// they do not all fit one rule below, the column is utf8 (also when all are NULL).
-//   CSV cells (blanks around a value are ignored):
-//     integers that fit int64 -> int64; other numbers (incl. nan / inf) -> float64;
-//     true / false (any case; 1 / 0 count as integers) -> bool; YYYY-MM-DD -> date32;
-//     ISO date-times -> timestamp<us>, or timestamp<us,UTC> if any has an offset;
-//     JSON arrays such as "[0.1, 0.2]" -> the JSON array rule below.
-//   JSON values:
-//     integers -> int64 (uint64 if some exceed int64 and none is negative, else float64);
-//     numbers with a fraction or exponent among them -> float64; strings -> utf8 (no date
-//     detection); booleans -> bool; objects -> struct of their keys in first-seen order.
-//     Arrays -> list<item rule applied to all items>, except that arrays all of the same
-//     length N > 0 holding only numbers, at least one of them not an integer, become
-//     fixed_size_list<float32,N> (embeddings). Integer-only arrays stay list<int64>.
+// they do not all fit one rule below, the column is utf8 (also when all are NULL). CSV
+// and JSON follow the same rules: a CSV cell counts as the JSON value it spells (blanks
+// around it ignored; true / false in any case; numbers incl. nan / inf; "[...]" arrays),
+// anything else as a string, and an empty cell (quoted or not) is NULL and decides nothing.
+//   integers -> int64 (uint64 if some exceed int64 and none is negative, else float64);
+//   numbers with a fraction or exponent among them -> float64 (so do the strings NaN,
+//   Infinity, -Infinity); booleans -> bool (1 / 0 are integers);
+//   strings: all YYYY-MM-DD -> date32; all ISO date-times -> timestamp<us>, or
+//   timestamp<us,UTC> if any has an offset; else utf8;
+//   JSON objects -> struct of their keys in first-seen order.
+//   Arrays -> list<item rule applied to all items>, except that arrays all of the same
+//   length N > 0 holding only numbers, at least one of them not an integer, become
+//   fixed_size_list<float32,N> (embeddings). Integer-only arrays stay list<int64>.
 // JSON values of another kind read into a utf8 column are kept as their compact JSON text.
+// A value that does not fit the schema stops the read with one line naming the file, the
+// row (1-based line), the column and the type:
+//   "rows.jsonl: row 3, column 'a': 3000000000 does not fit int32"
+//   "rows.csv: row 2, column 'd': expected date32, found \"soon\""
+// Reading against a schema also converts: integers range-checked to any integer width,
+// integral floats to integers, strings to dates and timestamps, arrays to fixed-size lists.
 // CSV blank lines are skipped, except in a single-column file, where they are NULLs.
 std::unique_ptr<RecordBatchReader> OpenCsv(const std::string& path,
                                            const TextReadOptions& options = {});
@@ -85,7 +97,16 @@ using InputOpener = std::function<std::unique_ptr<RecordBatchReader>(const std::
                                                                      const TextReadOptions&)>;
 void SetArrowIpcOpener(InputOpener opener);
 
-// Picks the reader by extension; unknown extensions throw InvalidArgument.
+// Reads `input` as `schema`: columns by name (all of the schema's must be there, no
+// others), each assigned to its field's type with exact conversions only (CanAssign in
+// expr/cast.h); the first value that does not fit stops it with
+// "<name>: row <n>, column '<c>': cannot assign ...", n counting records from 1.
+// Returns `input` itself when its schema already equals `schema`.
+std::unique_ptr<RecordBatchReader> ConformInput(std::unique_ptr<RecordBatchReader> input, SchemaPtr schema,
+                                                std::string name);
+
+// Picks the reader by extension; unknown extensions throw InvalidArgument. With
+// options.schema, every format is read against it (Arrow IPC through ConformInput).
 std::unique_ptr<RecordBatchReader> OpenTextInput(const std::string& path,
                                                  const TextReadOptions& options = {});
 

@@ -71,23 +71,23 @@ std::vector<std::string> SplitList(const std::string& text) {
   return out;
 }
 
-std::unique_ptr<RecordBatchReader> OpenInput(const std::string& path, const std::string& schema_text) {
+// The input read against `schema_text` if given, else against `fallback` (an append's
+// dataset schema), else with an inferred schema.
+std::unique_ptr<RecordBatchReader> OpenInput(const std::string& path, const std::string& schema_text,
+                                             SchemaPtr fallback = nullptr) {
   TextReadOptions options;
-  if (!schema_text.empty()) options.schema = Schema::Parse(schema_text);
+  options.schema = schema_text.empty() ? std::move(fallback) : Schema::Parse(schema_text);
   return OpenTextInput(path, options);
 }
 
 void RegisterArrowInput() {
-  SetArrowIpcOpener([](const std::string& path, const TextReadOptions& options) {
+  SetArrowIpcOpener([](const std::string& path, const TextReadOptions&) {
     std::ifstream in(path, std::ios::binary);
     if (!in) ThrowNotFound("cannot open '{}'", path);
     std::stringstream ss;
     ss << in.rdbuf();
-    auto reader = ReadIpc(ss.str(), path);
-    if (options.schema && !options.schema->Equals(*reader->schema()))
-      ThrowInvalid("'{}' has schema ({}), which differs from --schema ({})", path, reader->schema()->ToString(),
-                   options.schema->ToString());
-    return reader;
+    // OpenTextInput conforms the batches to options.schema.
+    return ReadIpc(ss.str(), path);
   });
 }
 
@@ -117,7 +117,7 @@ int Main(int argc, char** argv) {
   auto* append = app.add_subcommand("append", "Append rows to a dataset");
   append->add_option("dataset", dataset, "Dataset directory")->required();
   append->add_option("--from", from, "Input file")->required();
-  append->add_option("--schema", schema_text, "Schema of a CSV/JSON input");
+  append->add_option("--schema", schema_text, "Schema of the input (default: the dataset's)");
   append->add_option("--max-rows-per-file", max_rows_per_file, "Rows per fragment")->capture_default_str();
 
   std::string where;
@@ -207,7 +207,9 @@ int Main(int argc, char** argv) {
       WriteOptions options;
       options.max_rows_per_file = max_rows_per_file;
       auto ds = Dataset::Open(dataset);
-      auto input = OpenInput(from, schema_text);
+      // Input is read against the dataset's schema (--schema, if given, is the input's own
+      // and is then assigned to the dataset's).
+      auto input = ConformInput(OpenInput(from, schema_text, ds->schema()), ds->schema(), from);
       auto next = ds->Append(*input, options);
       std::cout << fmt::format("appended {} rows to {}; now version {}\n", next->CountRows() - ds->CountRows(),
                                dataset, next->version());

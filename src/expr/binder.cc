@@ -79,6 +79,7 @@ class Binder {
       case ExprKind::kLike: return BindLike(e);
       case ExprKind::kCast: {
         BoundExprPtr x = Bind(e->args[0]);
+        if (!e->assign_to.empty()) return BindAssign(x, e);
         if (x->type && !CanCast(*x->type, *e->cast_type))
           ThrowAt(e.get(), fmt::format("cannot cast {} to {}", x->type->ToString(), e->cast_type->ToString()));
         return Coerce(x, e->cast_type, e);
@@ -109,6 +110,32 @@ class Binder {
     }
     auto n = Node(BoundKind::kCast, target, at);
     n->args = {b};
+    return n;
+  }
+
+  // An assignment cast: literals are converted now, so that a lossy one is reported
+  // with its value; other operands are checked by type here and by value when evaluated.
+  BoundExprPtr BindAssign(const BoundExprPtr& x, const ExprPtr& e) {
+    const TypePtr& target = e->cast_type;
+    if (!x->type || x->type->Equals(*target)) return Coerce(x, target, e);
+    const ExprPtr& at = x->origin ? x->origin : e;
+    if (x->kind == BoundKind::kLiteral) {
+      auto n = Node(BoundKind::kLiteral, target, at);
+      try {
+        n->literal = AssignScalar(x->literal, target);
+      } catch (const ParseError&) {
+        throw;
+      } catch (const Error& err) {
+        ThrowAt(at.get(), fmt::format("column '{}': {}", e->assign_to, err.what()));
+      }
+      return n;
+    }
+    if (!CanAssign(*x->type, *target))
+      ThrowAt(at.get(), fmt::format("column '{}': cannot assign {} to {}", e->assign_to, x->type->ToString(),
+                                    target->ToString()));
+    auto n = Node(BoundKind::kCast, target, at);  // errors point at the value
+    n->assign_to = e->assign_to;
+    n->args = {x};
     return n;
   }
 

@@ -64,7 +64,7 @@ Scalar ToInteger(const Scalar& v, const TypePtr& to) {
   if (auto* u = std::get_if<uint64_t>(&v.value)) return IntegerWithin(*u, v, to);
   if (auto* d = std::get_if<double>(&v.value)) {
     if (std::isnan(*d)) CannotCast(v, to);
-    return IntegerWithin(std::trunc(*d), v, to);
+    return IntegerWithin(std::round(*d), v, to);  // half away from zero, as DuckDB / PostgreSQL
   }
   if (auto* s = std::get_if<std::string>(&v.value)) {
     std::string_view t = Trim(*s);
@@ -218,8 +218,9 @@ ArrayPtr CastNumbers(const ArrayData& a, const TypePtr& to) {
         } else {
           bool fits;
           if constexpr (std::is_floating_point_v<D>) {
-            fits = !std::isnan(x) && Cmp3(std::trunc(x), int64_t(std::numeric_limits<T>::min())) >= 0 &&
-                   Cmp3(std::trunc(x), uint64_t(std::numeric_limits<T>::max())) <= 0;
+            x = std::round(x);  // half away from zero, like ToInteger
+            fits = !std::isnan(x) && Cmp3(x, int64_t(std::numeric_limits<T>::min())) >= 0 &&
+                   Cmp3(x, uint64_t(std::numeric_limits<T>::max())) <= 0;
           } else {
             fits = Cmp3(x, int64_t(std::numeric_limits<T>::min())) >= 0 &&
                    Cmp3(x, uint64_t(std::numeric_limits<T>::max())) <= 0;
@@ -326,6 +327,60 @@ ArrayPtr CastArray(const ArrayData& a, const TypePtr& to) {
   }
   auto builder = ArrayBuilder::Make(to);
   for (int64_t i = 0; i < a.length; ++i) builder->AppendScalar(CastScalar(GetScalar(a, i), to));
+  return builder->Finish();
+}
+
+namespace {
+
+[[noreturn]] void CannotAssign(const Scalar& v, const TypePtr& to, const char* why = nullptr) {
+  if (why) ThrowInvalid("cannot assign {} to {} ({})", DescribeValue(v), to->ToString(), why);
+  ThrowInvalid("cannot assign {} ({}) to {}", DescribeValue(v), v.type->ToString(), to->ToString());
+}
+
+}  // namespace
+
+bool CanAssign(const DataType& from, const DataType& to) {
+  if (from.Equals(to)) return true;
+  if (to.is_string()) return CanCast(from, to);  // printing loses nothing
+  if (from.is_numeric() && to.is_numeric()) return true;
+  if ((from.is_string() || from.is_temporal()) && to.is_temporal()) return true;
+  if ((from.is_string() || from.is_variable_binary()) && IsBytes(to)) return true;
+  if (IsListKind(from) && IsListKind(to)) return CanAssign(*from.child(0)->type, *to.child(0)->type);
+  return false;
+}
+
+Scalar AssignScalar(const Scalar& v, const TypePtr& to) {
+  if (v.is_null()) return Scalar::Null(to);
+  const DataType& from = *v.type;
+  if (from.Equals(*to)) return {to, v.value};
+  if (!CanAssign(from, *to)) CannotAssign(v, to);
+  if (IsListKind(from)) {
+    const auto& items = v.as_list();
+    if (to->id() == TypeId::kFixedSizeList && int64_t(items.size()) != to->fixed_size())
+      ThrowInvalid("cannot assign a list of {} items to {}", items.size(), to->ToString());
+    std::vector<Scalar> out;
+    for (const auto& item : items) out.push_back(AssignScalar(item, to->child(0)->type));
+    return {to, std::move(out)};
+  }
+  if (from.is_floating() && to->is_integer()) {
+    const double d = v.as_double();
+    if (!std::isfinite(d) || std::trunc(d) != d) CannotAssign(v, to, "not an integer");
+  }
+  Scalar out = CastScalar(v, to);
+  // Between temporal types a cast floors (timestamp -> date, ns -> us): exact only when
+  // casting back gives the value again.
+  if (from.is_temporal() && to->is_temporal() && !CastScalar(out, v.type).Equals(v)) CannotAssign(v, to, "not exact");
+  return out;
+}
+
+ArrayPtr AssignArray(const ArrayData& a, const TypePtr& to) {
+  const DataType& from = *a.type;
+  // Integer range checks and float widths are CAST's; only float -> integer may round there.
+  if (from.Equals(*to) || (from.is_numeric() && to->is_numeric() && !(from.is_floating() && to->is_integer())))
+    return CastArray(a, to);
+  if (!CanAssign(from, *to)) ThrowInvalid("cannot assign {} to {}", from.ToString(), to->ToString());
+  auto builder = ArrayBuilder::Make(to);
+  for (int64_t i = 0; i < a.length; ++i) builder->AppendScalar(AssignScalar(GetScalar(a, i), to));
   return builder->Finish();
 }
 

@@ -1,6 +1,7 @@
 // Conversions between types (CAST and the binder's implicit conversions).
 //
-//   numbers <-> numbers   integers range-checked; float -> integer truncates toward zero
+//   numbers <-> numbers   integers range-checked; float -> integer rounds half away from
+//                         zero (CAST(2.5 AS int32) = 3, CAST(-2.5 AS int32) = -3)
 //   strings  -> anything  parsed (integers strictly, floats also NaN/Infinity, bools as
 //                         true/false/t/f/yes/no/1/0, dates, timestamps)
 //   anything -> utf8      printed (timestamps as 2024-01-02T03:04:05.123456)
@@ -21,6 +22,16 @@ bool CanCast(const DataType& from, const DataType& to);
 // range)". NULL casts to NULL of `to`.
 Scalar CastScalar(const Scalar& value, const TypePtr& to);
 ArrayPtr CastArray(const ArrayData& array, const TypePtr& to);
+
+// Assignment (SET, INSERT, MERGE, reading input into a dataset's column): only exact
+// conversions. Integers range-checked, integers to floats, floats between widths, a float
+// with an integral value to an integer, strings parsed as dates / timestamps, temporal
+// types when nothing is floored, anything to utf8, lists item by item. Refused: a float
+// with a fraction to an integer ("cannot assign 1.5 to int32 (not an integer)"), strings
+// to numbers or bools, bools to numbers ("cannot assign 'yes' (utf8) to bool").
+bool CanAssign(const DataType& from, const DataType& to);
+Scalar AssignScalar(const Scalar& value, const TypePtr& to);
+ArrayPtr AssignArray(const ArrayData& array, const TypePtr& to);
 
 // A value as it reads in a message: 'text', 12, 1.5, NULL.
 std::string DescribeValue(const Scalar& value);

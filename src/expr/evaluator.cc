@@ -102,11 +102,16 @@ class Evaluator {
       case BoundKind::kCast: {
         Datum x = Eval(*e.args[0]);
         try {
+          if (!e.assign_to.empty()) {
+            if (!x.is_array()) return Datum(AssignScalar(x.scalar, e.type));
+            return Datum(AssignArray(*x.array, e.type));
+          }
           if (!x.is_array()) return Datum(CastScalar(x.scalar, e.type));
           return Datum(CastArray(*x.array, e.type));
         } catch (const ParseError&) {
           throw;
         } catch (const Error& err) {
+          if (!e.assign_to.empty()) ThrowAt(e.origin.get(), fmt::format("column '{}': {}", e.assign_to, err.what()));
           ThrowAt(e.origin.get(), err.what());
         }
       }

@@ -321,6 +321,12 @@ ExprPtr Expr::Cast(ExprPtr operand, TypePtr type) {
   return e;
 }
 
+ExprPtr Expr::Assign(ExprPtr operand, TypePtr type, std::string column) {
+  auto e = std::make_shared<Expr>(*Cast(std::move(operand), std::move(type)));
+  e->assign_to = std::move(column);
+  return e;
+}
+
 std::string ToString(const Expr& expr) {
   std::string out;
   Print(expr, &out);

@@ -123,7 +123,7 @@ class Scanner {
         return Make(TokenKind::kSymbol, start);
       }
     }
-    if (std::string_view("()[],.;*+-/%=<>").find(c) != std::string_view::npos) {
+    if (std::string_view("()[],.;*+-/%=<>{}:").find(c) != std::string_view::npos) {
       ++i_;
       return Make(TokenKind::kSymbol, start);
     }

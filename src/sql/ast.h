@@ -13,13 +13,19 @@
 
 namespace lancelet::sql {
 
-// A FROM / USING source: a table of the database, or read_csv('path') / read_json('path').
+// A FROM / USING source: a table of the database, or read_csv('path', options...) /
+// read_json('path', options...).
 struct TableRef {
   enum class Kind { kTable, kCsv, kJson } kind = Kind::kTable;
   std::string name;   // table name, or the file path of read_csv / read_json
   std::string alias;  // empty: the table name (or "read_csv" / "read_json")
   std::optional<uint64_t> version;  // VERSION AS OF n
   int position = 0;
+  // read_csv / read_json options: delim (or sep), header, and the file's complete schema
+  // as columns={'id': 'int64', ...} or schema='id:int64,...' (null: inferred).
+  char delimiter = ',';
+  bool header = true;
+  SchemaPtr columns;
 
   const std::string& qualifier() const { return alias.empty() ? name : alias; }
 };

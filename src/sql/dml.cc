@@ -74,6 +74,25 @@ std::string VersionNote(const std::string& table, const DatasetPtr& before, cons
   return fmt::format("{} is now at version {}", table, after->version());
 }
 
+// The types a file source of INSERT ... SELECT is read with: SELECT * reads the target
+// columns by name; a selected bare column reads as the column it is inserted into.
+SchemaPtr InsertSourceTypes(const SelectStmt& select, const Schema& schema, const std::vector<int>& targets) {
+  std::vector<FieldPtr> fields;
+  auto add = [&](const std::string& name, const TypePtr& type) {
+    for (const auto& f : fields)
+      if (f->name == name) return;
+    fields.push_back(Field::Make(name, type));
+  };
+  if (select.items.size() == 1 && !select.items[0].expr) {
+    for (int t : targets) add(schema.field(size_t(t))->name, schema.field(size_t(t))->type);
+  }
+  for (size_t i = 0; i < select.items.size() && i < targets.size(); ++i) {
+    const ExprPtr& e = select.items[i].expr;
+    if (e && e->kind == ExprKind::kColumn && e->path.size() == 1) add(e->path[0], schema.field(size_t(targets[i]))->type);
+  }
+  return std::make_shared<Schema>(std::move(fields));
+}
+
 }  // namespace
 
 // A batch of the table's schema from values for some of its columns (the rest NULL).
@@ -83,7 +102,7 @@ RecordBatchPtr FillBatch(const Schema& schema, const std::vector<int>& targets, 
   for (size_t i = 0; i < schema.num_fields(); ++i) {
     auto it = std::find(targets.begin(), targets.end(), int(i));
     columns.push_back(it == targets.end() ? MakeNullArray(schema.field(i)->type, rows)
-                                          : CastArray(values[size_t(it - targets.begin())], schema.field(i)->type));
+                                          : AssignColumn(values[size_t(it - targets.begin())], *schema.field(i)));
   }
   return std::make_shared<RecordBatch>(std::make_shared<Schema>(schema.fields()), columns, rows);
 }
@@ -98,7 +117,10 @@ RecordBatchPtr ValuesBatch(const Context& ctx, const Schema& schema, const std::
                fmt::format("VALUES row has {} value{} but {} column{} are inserted", row.size(),
                            row.size() == 1 ? "" : "s", targets.size(), targets.size() == 1 ? "" : "s"));
     for (size_t i = 0; i < row.size(); ++i)
-      values[i].push_back(EvaluateConstant(*row[i], schema.field(size_t(targets[i]))->type));
+    {
+      const Field& field = *schema.field(size_t(targets[i]));
+      values[i].push_back(EvaluateConstant(*Expr::Assign(row[i], field.type, field.name)));
+    }
   }
   std::vector<ArrayPtr> arrays;
   for (size_t i = 0; i < targets.size(); ++i)
@@ -112,7 +134,7 @@ std::string RunInsert(const Context& ctx, const InsertStmt& stmt) {
   auto targets = TargetColumns(ctx, schema, stmt.columns, stmt.table.position, stmt.table.name);
   RecordBatchPtr batch;
   if (stmt.select) {
-    auto rows = RunSelect(ctx, *stmt.select);
+    auto rows = RunSelect(ctx, *stmt.select, InsertSourceTypes(*stmt.select, schema, targets));
     if (rows->num_columns() != targets.size())
       ctx.Fail(stmt.table.position, fmt::format("INSERT into {} column{} but the SELECT returns {}", targets.size(),
                                                 targets.size() == 1 ? "" : "s", rows->num_columns()));
@@ -138,7 +160,7 @@ std::string RunUpdate(const Context& ctx, const UpdateStmt& stmt) {
     for (const auto& other : set)
       if (other.column == s.column) ctx.Fail(s.position, fmt::format("column '{}' is set twice", s.column));
     ExprPtr e = StripQualifier(s.expr, qualifiers);
-    Bind(*Expr::Cast(e, field.type), WithPseudoColumns(schema));  // errors here point into the statement
+    Bind(*Expr::Assign(e, field.type, field.name), WithPseudoColumns(schema));  // errors point into the statement
     set.push_back({s.column, ToString(*e)});
   }
   std::string predicate;

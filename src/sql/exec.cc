@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "expr/cast.h"
 #include "lancelet/scalar.h"
 #include "lancelet/text.h"
 
@@ -78,7 +79,7 @@ class Progress {
 }  // namespace
 
 RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row_id, bool with_row_address,
-                          const std::string& filter) {
+                          const std::string& filter, const SchemaPtr& column_types) {
   std::unique_ptr<RecordBatchReader> reader;
   std::unique_ptr<Progress> progress;
   if (ref.kind == TableRef::Kind::kTable) {
@@ -90,7 +91,12 @@ RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row
     progress = std::make_unique<Progress>(ctx.progress, "scanning " + ref.name, ds->CountRows());
   } else {
     std::string path = ResolveFilePath(ctx, ref);
-    reader = ref.kind == TableRef::Kind::kCsv ? OpenCsv(path) : OpenJsonLines(path);
+    TextReadOptions options;
+    options.delimiter = ref.delimiter;
+    options.header = ref.header;
+    options.schema = ref.columns;
+    if (!options.schema) options.column_types = column_types;
+    reader = ref.kind == TableRef::Kind::kCsv ? OpenCsv(path, options) : OpenJsonLines(path, options);
   }
   std::vector<RecordBatchPtr> batches;
   while (auto b = reader->Next()) {
@@ -137,11 +143,13 @@ ArrayPtr EvaluateOn(const ExprPtr& expr, const RecordBatch& batch) {
   return Evaluate(*Bind(*expr, *batch.schema()), batch);
 }
 
-ArrayPtr CastArray(const ArrayPtr& values, const TypePtr& type) {
-  if (values->type->Equals(*type)) return values;
-  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("v", values->type)});
-  RecordBatch batch(schema, {values}, values->length);
-  return Evaluate(*Bind(*Expr::Cast(Expr::Column("v"), type), *schema), batch);
+ArrayPtr AssignColumn(const ArrayPtr& values, const Field& column) {
+  if (values->type->Equals(*column.type)) return values;
+  try {
+    return AssignArray(*values, column.type);
+  } catch (const Error& e) {
+    ThrowInvalid("column '{}': {}", column.name, e.what());
+  }
 }
 
 namespace {

@@ -29,9 +29,12 @@ DatasetPtr OpenTable(const Context& ctx, const TableRef& ref);
 bool TableExists(const Context& ctx, const std::string& name);
 
 // Reads a whole source into one batch. For tables, `with_row_id` / `with_row_address`
-// add the pseudo-columns; `filter` (already validated) is pushed into the scan.
+// add the pseudo-columns; `filter` (already validated) is pushed into the scan. A file
+// is read with its options; without a `columns` option, the columns named in
+// `column_types` (those an INSERT or MERGE stores into or compares with a table's
+// columns) are read as those types and the others inferred.
 RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row_id, bool with_row_address,
-                          const std::string& filter = "");
+                          const std::string& filter = "", const SchemaPtr& column_types = nullptr);
 
 // Rebuilds `expr` with every column node replaced by map(node) (null: keep the node).
 ExprPtr MapColumns(const ExprPtr& expr, const std::function<ExprPtr(const Expr&)>& map);
@@ -43,8 +46,9 @@ ExprPtr RenamedColumn(const Expr& column, std::vector<std::string> path);
 
 // Binds and evaluates over `batch`; errors point into the statement.
 ArrayPtr EvaluateOn(const ExprPtr& expr, const RecordBatch& batch);
-// `values` converted to `type` with SQL CAST rules.
-ArrayPtr CastArray(const ArrayPtr& values, const TypePtr& type);
+
+// `values` stored into `column`: exact conversions only, errors name the column.
+ArrayPtr AssignColumn(const ArrayPtr& values, const Field& column);
 
 // Total order for sorting and MIN/MAX: non-null values of one type (or both numeric).
 int CompareScalars(const Scalar& a, const Scalar& b);
@@ -52,7 +56,7 @@ int CompareScalars(const Scalar& a, const Scalar& b);
 std::string ValueKey(const ArrayData& array, int64_t row);
 
 // A batch of `schema` from values for some of its columns (`targets`: schema indices),
-// cast to the column types; the other columns are NULL.
+// assigned to the column types (AssignColumn); the other columns are NULL.
 RecordBatchPtr FillBatch(const Schema& schema, const std::vector<int>& targets, const std::vector<ArrayPtr>& values,
                          int64_t rows);
 
@@ -62,7 +66,8 @@ RecordBatchPtr EmptyRowsBatch(int64_t rows);
 std::string RowCount(uint64_t n);  // "1 row", "3 rows"
 
 // Statement runners.
-RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt);
+// `column_types`: passed to ReadSource for a file source (INSERT ... SELECT).
+RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt, const SchemaPtr& column_types = nullptr);
 std::string RunInsert(const Context& ctx, const InsertStmt& stmt);
 std::string RunUpdate(const Context& ctx, const UpdateStmt& stmt);
 std::string RunDelete(const Context& ctx, const DeleteStmt& stmt);

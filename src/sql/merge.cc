@@ -4,6 +4,7 @@
 // fragment (sparse when different rows set different columns), matched deletes as
 // deletion files, not-matched inserts as an appended fragment.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -112,6 +113,59 @@ bool HashableTogether(const DataType& a, const DataType& b) {
   return a.Equals(b) || (a.is_integer() && b.is_integer()) || (a.is_string() && b.is_string());
 }
 
+// Types of the source columns that meet a target column: compared with it (ON, WHEN
+// conditions) or assigned to it (SET, INSERT VALUES). A file source reads those columns
+// as the target's types, so that its text is read against the target's schema; its
+// other columns are inferred. The first meeting wins.
+SchemaPtr SourceColumnTypes(const MergeStmt& stmt, const Schema& target) {
+  const std::string tq = stmt.target.qualifier(), sq = stmt.source.qualifier();
+  std::vector<FieldPtr> fields;
+  auto add = [&](const std::string& name, const Field* to) {
+    if (name.empty() || !to) return;
+    for (const auto& f : fields)
+      if (f->name == name) return;
+    fields.push_back(Field::Make(name, to->type));
+  };
+  // The source column `e` names: qualified by the source, or bare and not a target column.
+  auto source_column = [&](const ExprPtr& e) -> std::string {
+    if (!e || e->kind != ExprKind::kColumn) return "";
+    const auto& p = e->path;
+    if (p.size() == 2 && p[0] == sq) return p[1];
+    if (p.size() == 1 && target.FieldIndex(p[0]) < 0) return p[0];
+    return "";
+  };
+  auto target_field = [&](const std::string& name) -> const Field* {
+    int i = target.FieldIndex(name);
+    return i < 0 ? nullptr : target.field(size_t(i)).get();
+  };
+  auto target_column = [&](const ExprPtr& e) -> const Field* {
+    if (!e || e->kind != ExprKind::kColumn) return nullptr;
+    const auto& p = e->path;
+    if (p.size() == 2 && (p[0] == tq || p[0] == stmt.target.name)) return target_field(p[1]);
+    return p.size() == 1 ? target_field(p[0]) : nullptr;
+  };
+  std::function<void(const ExprPtr&)> comparisons = [&](const ExprPtr& e) {
+    if (!e) return;
+    if (e->kind == ExprKind::kBinary && IsComparison(e->binary_op)) {
+      add(source_column(e->args[0]), target_column(e->args[1]));
+      add(source_column(e->args[1]), target_column(e->args[0]));
+    }
+    for (const auto& a : e->args) comparisons(a);
+  };
+  comparisons(stmt.on);
+  for (const auto& clause : stmt.clauses) {
+    comparisons(clause.condition);
+    for (const auto& s : clause.set) add(source_column(s.expr), target_field(s.column));
+    for (size_t i = 0; i < clause.values.size(); ++i) {
+      const Field* to = clause.columns.empty() ? (i < target.num_fields() ? target.field(i).get() : nullptr)
+                        : i < clause.columns.size() ? target_field(clause.columns[i])
+                                                    : nullptr;
+      add(source_column(clause.values[i]), to);
+    }
+  }
+  return std::make_shared<Schema>(std::move(fields));
+}
+
 struct MergeCounts {
   uint64_t updated = 0, deleted = 0, inserted = 0;
 };
@@ -119,7 +173,7 @@ struct MergeCounts {
 // Computes the changes of one MERGE against `ds`.
 table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const DatasetPtr& ds, MergeCounts& counts) {
   auto target = ds->NewScan().WithRowAddress().ToBatch();
-  auto source = ReadSource(ctx, stmt.source, false, false);
+  auto source = ReadSource(ctx, stmt.source, false, false, "", SourceColumnTypes(stmt, *ds->schema()));
   Scope scope;
   scope.ctx = &ctx;
   scope.target_q = stmt.target.qualifier();
@@ -233,7 +287,8 @@ table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const D
       if (f < 0) ctx.Fail(s.position, fmt::format("table '{}' has no column '{}'", stmt.target.name, s.column));
       if (Has(seen, s.column)) ctx.Fail(s.position, fmt::format("column '{}' is set twice", s.column));
       seen.push_back(s.column);
-      auto bound = Bind(*Expr::Cast(scope.Resolve(s.expr), target_schema.field(size_t(f))->type), *subset->schema());
+      const Field& field = *target_schema.field(size_t(f));
+      auto bound = Bind(*Expr::Assign(scope.Resolve(s.expr), field.type, field.name), *subset->schema());
       if (rows.empty()) continue;
       ArrayPtr values = Evaluate(*bound, *subset);
       int64_t base = piece_rows[s.column];
@@ -303,8 +358,9 @@ table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const D
                                             targets.size() == 1 ? "" : "s"));
     std::vector<ArrayPtr> values;
     for (size_t i = 0; i < targets.size(); ++i) {
-      auto type = target_schema.field(size_t(targets[i]))->type;
-      values.push_back(Evaluate(*Bind(*Expr::Cast(scope.Resolve(clause.values[i]), type), *rows->schema()), *rows));
+      const Field& field = *target_schema.field(size_t(targets[i]));
+      values.push_back(
+          Evaluate(*Bind(*Expr::Assign(scope.Resolve(clause.values[i]), field.type, field.name), *rows->schema()), *rows));
     }
     if (rows->num_rows() == 0) continue;
     changes.inserts.push_back(FillBatch(target_schema, targets, values, rows->num_rows()));

@@ -134,7 +134,7 @@ RecordBatchPtr TakeRows(const RecordBatch& batch, const std::vector<int64_t>& ro
 
 }  // namespace
 
-RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt) {
+RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt, const SchemaPtr& column_types) {
   // Table qualifiers (u.age) are dropped: a SELECT reads one source.
   std::vector<std::string> qualifiers;
   if (stmt.from) qualifiers = {stmt.from->name, stmt.from->qualifier()};
@@ -170,7 +170,7 @@ RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt) {
         pushed = ToString(*where);
       }
     }
-    input = ReadSource(ctx, *stmt.from, row_id, row_addr, pushed);
+    input = ReadSource(ctx, *stmt.from, row_id, row_addr, pushed, column_types);
     if (where && pushed.empty()) input = input->Filter(EvaluatePredicate(*Bind(*where, *input->schema()), *input));
   } else {
     if (where) ctx.Fail(where->position, "WHERE needs a FROM clause");

@@ -2,6 +2,8 @@
 // stream: statement clauses are consumed here, expressions by Parser::ParseExpression.
 #include <cctype>
 
+#include <fmt/format.h>
+
 #include "expr/parser.h"
 #include "sql/ast.h"
 
@@ -83,6 +85,7 @@ class StatementParser {
       p_.ExpectSymbol("(");
       if (p_.Peek().kind != TokenKind::kString) p_.Fail("a file path in quotes");
       ref.name = p_.Next().value;
+      while (p_.ConsumeSymbol(",")) ParseFileOption(ref);
       p_.ExpectSymbol(")");
       ref.alias = Lower(fn.text);
     } else {
@@ -101,6 +104,57 @@ class StatementParser {
       ref.alias = p_.ExpectIdentifier("an alias");
     }
     return ref;
+  }
+
+  std::string ExpectString(const char* what) {
+    if (p_.Peek().kind != TokenKind::kString) p_.Fail(what);
+    return p_.Next().value;
+  }
+
+  // One named argument of read_csv / read_json, DuckDB style: delim=';' (or sep),
+  // header=false, columns={'id': 'int64', 'v': 'fixed_size_list<float32,4>'}, or
+  // schema='id:int64,v:fixed_size_list<float32,4>'.
+  void ParseFileOption(TableRef& ref) {
+    const Token name = p_.Peek();
+    std::string option = Lower(p_.ExpectIdentifier("an option name (delim, header, columns, schema)"));
+    p_.ExpectSymbol("=");
+    const bool csv = ref.kind == TableRef::Kind::kCsv;
+    if ((option == "delim" || option == "sep") && csv) {
+      const Token at = p_.Peek();
+      std::string d = ExpectString("a one-character delimiter in quotes");
+      if (d == "\\t") d = "\t";
+      if (d.size() != 1) p_.FailAt(at, "the delimiter must be one character");
+      ref.delimiter = d[0];
+    } else if (option == "header" && csv) {
+      if (p_.ConsumeKeyword("TRUE")) {
+        ref.header = true;
+      } else {
+        p_.ExpectKeyword("FALSE");
+        ref.header = false;
+      }
+    } else if (option == "schema" || option == "columns") {
+      const Token at = p_.Peek();
+      std::string text;
+      if (option == "schema") {
+        text = ExpectString("a schema in quotes, e.g. 'id:int64,name:utf8'");
+      } else {
+        p_.ExpectSymbol("{");
+        do {
+          std::string column = ExpectString("a column name in quotes");
+          p_.ExpectSymbol(":");
+          text += (text.empty() ? "" : ",") + column + ":" + ExpectString("a type in quotes, e.g. 'int64'");
+        } while (p_.ConsumeSymbol(","));
+        p_.ExpectSymbol("}");
+      }
+      try {
+        ref.columns = Schema::Parse(text);
+      } catch (const Error& e) {
+        p_.FailAt(at, fmt::format("invalid {}: {}", option, e.what()));
+      }
+    } else {
+      p_.FailAt(name, fmt::format("unknown {} option '{}' ({})", csv ? "read_csv" : "read_json", option,
+                                  csv ? "delim, sep, header, columns, schema" : "columns, schema"));
+    }
   }
 
   std::shared_ptr<SelectStmt> ParseSelect() {

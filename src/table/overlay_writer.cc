@@ -192,7 +192,7 @@ DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string&
       ExprPtr e = ParseExpression(s.expression);
       for (auto& c : ReferencedColumns(*e))
         if (std::find(needed.begin(), needed.end(), c) == needed.end()) needed.push_back(c);
-      exprs.push_back(Expr::Cast(e, field->type));
+      exprs.push_back(Expr::Assign(e, field->type, s.column));  // exact conversions only
     }
     table::ReadSet::AddFields(state->schema, needed, read_set->changed_rows_fields);
     table::ScanPlan plan(state, needed, /*columns_set=*/true, predicate, false, false, 65536);

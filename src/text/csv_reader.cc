@@ -2,6 +2,8 @@
 #include <deque>
 #include <istream>
 
+#include <fmt/format.h>
+
 #include "lancelet/builder.h"
 #include "lancelet/error.h"
 #include "lancelet/text.h"
@@ -28,8 +30,24 @@ class CsvBatchReader final : public RecordBatchReader {
         tokenizer_(*input_, name_, options.delimiter) {
     if (options_.batch_rows <= 0) ThrowInvalid("batch_rows must be positive, got {}", options_.batch_rows);
     std::vector<CsvCell> header;
-    if (!tokenizer_.Next(header)) ThrowInvalid("{}:1: expected a header row, found an empty file", name_);
-    for (const auto& cell : header) header_.push_back(cell.text);
+    if (!tokenizer_.Next(header)) {
+      if (options_.header) ThrowInvalid("{}:1: expected a header row, found an empty file", name_);
+      if (!options_.schema) ThrowInvalid("{}: an empty file without a header needs a schema", name_);
+    }
+    if (options_.header) {
+      for (const auto& cell : header) header_.push_back(cell.text);
+    } else {
+      // No header: the first line is a record; columns are the schema's fields in order,
+      // or column0, column1, ... (DuckDB's names).
+      const size_t count = options_.schema ? options_.schema->num_fields() : header.size();
+      for (size_t c = 0; c < count; ++c)
+        header_.push_back(options_.schema ? options_.schema->field(c)->name : fmt::format("column{}", c));
+      if (!header.empty()) {
+        if (header.size() != header_.size())
+          ThrowInvalid("{}:1: expected {} cells, found {}", name_, header_.size(), header.size());
+        buffered_.push_back(CsvRecord{std::move(header), tokenizer_.record_line()});
+      }
+    }
     if (options_.schema) {
       schema_ = options_.schema;
       MapHeaderToSchema();
@@ -46,7 +64,7 @@ class CsvBatchReader final : public RecordBatchReader {
     int64_t rows = 0;
     CsvRecord record;
     while (rows < options_.batch_rows && NextRecord(record)) {
-      text::ValueSource source{name_, record.line, "column"};
+      text::ValueSource source{name_, record.line};
       for (size_t f = 0; f < builders.size(); ++f) {
         const CsvCell& cell = record.cells[header_index_[f]];
         text::ValuePath path{nullptr, schema_->field(f)->name, 0};
@@ -84,14 +102,15 @@ class CsvBatchReader final : public RecordBatchReader {
     CsvRecord record;
     while (static_cast<int64_t>(buffered_.size()) < options_.infer_rows && ReadRecord(record)) {
       for (size_t c = 0; c < header_.size(); ++c) {
-        guesses[c].Observe(record.cells[c].text, record.cells[c].quoted);
+        guesses[c].Observe(record.cells[c].text);
       }
       buffered_.push_back(std::move(record));
       record = CsvRecord{};
     }
     std::vector<FieldPtr> fields;
     for (size_t c = 0; c < header_.size(); ++c) {
-      fields.push_back(Field::Make(header_[c], guesses[c].ToType()));
+      const int given = options_.column_types ? options_.column_types->FieldIndex(header_[c]) : -1;
+      fields.push_back(given >= 0 ? Field::Make(header_[c], options_.column_types->field(size_t(given))->type) : Field::Make(header_[c], guesses[c].ToType()));
       header_index_.push_back(c);
     }
     schema_ = std::make_shared<Schema>(std::move(fields));

@@ -48,7 +48,12 @@ class JsonLinesBatchReader final : public RecordBatchReader {
         guess.Observe(record.object);
         buffered_.push_back(std::move(record));
       }
-      schema_ = std::make_shared<Schema>(guess.ObjectFields());
+      std::vector<FieldPtr> fields = guess.ObjectFields();
+      for (auto& field : fields) {
+        const int given = options_.column_types ? options_.column_types->FieldIndex(field->name) : -1;
+        if (given >= 0) field = Field::Make(field->name, options_.column_types->field(size_t(given))->type);
+      }
+      schema_ = std::make_shared<Schema>(std::move(fields));
     }
   }
 
@@ -60,7 +65,7 @@ class JsonLinesBatchReader final : public RecordBatchReader {
     int64_t rows = 0;
     JsonRecord record;
     while (rows < options_.batch_rows && NextRecord(record)) {
-      text::ValueSource source{name_, record.line, "key"};
+      text::ValueSource source{name_, record.line};
       for (size_t f = 0; f < builders.size(); ++f) {
         const std::string& key = schema_->field(f)->name;
         auto it = record.object.find(key);

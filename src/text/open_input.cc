@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "expr/cast.h"
 #include "lancelet/error.h"
 #include "lancelet/text.h"
 
@@ -24,7 +25,63 @@ std::unique_ptr<std::istream> OpenFile(const std::string& path) {
   return file;
 }
 
+class ConformingReader final : public RecordBatchReader {
+ public:
+  ConformingReader(std::unique_ptr<RecordBatchReader> input, SchemaPtr schema, std::string name)
+      : input_(std::move(input)), schema_(std::move(schema)), name_(std::move(name)) {
+    const Schema& in = *input_->schema();
+    for (const auto& field : in.fields())
+      if (schema_->FieldIndex(field->name) < 0)
+        ThrowInvalid("{}: column '{}' is not in the schema ({})", name_, field->name, schema_->ToString());
+    for (const auto& field : schema_->fields()) {
+      const int i = in.FieldIndex(field->name);
+      if (i < 0) ThrowInvalid("{}: no column '{}' (schema: {})", name_, field->name, schema_->ToString());
+      columns_.push_back(size_t(i));
+    }
+  }
+
+  SchemaPtr schema() const override { return schema_; }
+
+  RecordBatchPtr Next() override {
+    RecordBatchPtr batch = input_->Next();
+    if (!batch) return nullptr;
+    std::vector<ArrayPtr> columns;
+    for (size_t f = 0; f < columns_.size(); ++f) columns.push_back(Assign(*batch->column(columns_[f]), *schema_->field(f)));
+    rows_ += batch->num_rows();
+    return std::make_shared<RecordBatch>(schema_, std::move(columns), batch->num_rows());
+  }
+
+ private:
+  // The whole column at once; on failure, value by value to name the first bad row.
+  ArrayPtr Assign(const ArrayData& column, const Field& field) const {
+    try {
+      return AssignArray(column, field.type);
+    } catch (const Error&) {
+      for (int64_t r = 0; r < column.length; ++r) {
+        try {
+          AssignScalar(GetScalar(column, r), field.type);
+        } catch (const Error& e) {
+          ThrowInvalid("{}: row {}, column '{}': {}", name_, rows_ + r + 1, field.name, e.what());
+        }
+      }
+      throw;
+    }
+  }
+
+  std::unique_ptr<RecordBatchReader> input_;
+  SchemaPtr schema_;
+  std::string name_;
+  std::vector<size_t> columns_;  // per schema field: its input column
+  int64_t rows_ = 0;             // records returned so far
+};
+
 }  // namespace
+
+std::unique_ptr<RecordBatchReader> ConformInput(std::unique_ptr<RecordBatchReader> input, SchemaPtr schema,
+                                                std::string name) {
+  if (input->schema()->Equals(*schema)) return input;
+  return std::make_unique<ConformingReader>(std::move(input), std::move(schema), std::move(name));
+}
 
 std::unique_ptr<RecordBatchReader> OpenCsv(const std::string& path, const TextReadOptions& options) {
   return ReadCsv(OpenFile(path), path, options);
@@ -54,6 +111,7 @@ std::unique_ptr<RecordBatchReader> OpenTextInput(const std::string& path,
     case InputFormat::kJsonLines: return OpenJsonLines(path, options);
     case InputFormat::kArrowIpc:
       if (!ArrowIpcOpener()) ThrowNotSupported("{}: Arrow IPC input is not available in this build", path);
+      if (options.schema) return ConformInput(ArrowIpcOpener()(path, TextReadOptions{}), options.schema, path);
       return ArrowIpcOpener()(path, options);
     case InputFormat::kUnknown: break;
   }

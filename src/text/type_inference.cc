@@ -1,5 +1,7 @@
 #include "text/type_inference.h"
 
+#include <cmath>
+
 #include "text/number_text.h"
 #include "text/temporal_text.h"
 #include "text/value_parse.h"
@@ -32,9 +34,25 @@ void JsonTypeGuess::Observe(const json& value) {
         seen_float_ = true;
       }
       return;
-    case json::value_t::string:
+    case json::value_t::string: {
+      // The JSON writer spells non-finite floats as these strings.
+      const auto& text = value.get_ref<const std::string&>();
+      if (text == "NaN" || text == "Infinity" || text == "-Infinity") {
+        seen_float_ = true;
+        return;
+      }
+      seen_string_ = true;
+      if (all_dates_) all_dates_ = LooksLikeDate(text);
+      if (all_datetimes_) {
+        auto parsed = text.size() > 10 ? ParseDateTime(text, TimeUnit::kMicro) : std::nullopt;
+        all_datetimes_ = parsed.has_value();
+        if (parsed && parsed->has_offset) any_offset_ = true;
+      }
+      return;
+    }
     case json::value_t::binary:
       seen_string_ = true;
+      all_dates_ = all_datetimes_ = false;
       return;
     case json::value_t::array: {
       seen_array_ = true;
@@ -74,7 +92,11 @@ TypePtr JsonTypeGuess::ToType() const {
                     int(seen_object_);
   if (kinds != 1) return DataType::Utf8();  // nothing but nulls, or conflicting kinds
   if (seen_bool_) return DataType::Bool();
-  if (seen_string_) return DataType::Utf8();
+  if (seen_string_) {
+    if (all_dates_) return DataType::Date32();
+    if (all_datetimes_) return DataType::Timestamp(TimeUnit::kMicro, any_offset_ ? "UTC" : "");
+    return DataType::Utf8();
+  }
   if (seen_object_) return DataType::Struct(ObjectFields());
   if (seen_number) {
     if (seen_float_) return DataType::Float64();
@@ -91,42 +113,21 @@ TypePtr JsonTypeGuess::ToType() const {
   return DataType::List(items ? items->ToType() : DataType::Utf8());
 }
 
-void CsvColumnGuess::Observe(std::string_view cell, bool quoted) {
-  if (cell.empty() && !quoted) return;  // NULL
-  ++values_;
+void CsvColumnGuess::Observe(std::string_view cell) {
   while (!cell.empty() && (cell.front() == ' ' || cell.front() == '\t')) cell.remove_prefix(1);
   while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\t')) cell.remove_suffix(1);
-  if (all_bool_) {
-    std::string lower;
-    for (char c : cell) lower += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    all_bool_ = lower == "true" || lower == "false";
+  if (cell.empty()) return;  // NULL (a quoted "" is NULL too unless the column is utf8)
+  std::string lower;
+  for (char c : cell) lower += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  if (lower == "true" || lower == "false") return guess_.Observe(json(lower == "true"));
+  if (auto i = ParseInt64(cell)) return guess_.Observe(json(*i));
+  if (auto u = ParseUInt64(cell)) return guess_.Observe(json(*u));
+  if (auto d = ParseFloat64(cell)) return guess_.Observe(json(std::isfinite(*d) ? *d : 0.5));  // any float
+  if (cell.front() == '[') {
+    json value = ParseJsonText(cell, /*throw_errors=*/false);
+    if (value.is_array()) return guess_.Observe(value);
   }
-  if (all_int_) all_int_ = ParseInt64(cell).has_value();
-  if (all_number_) all_number_ = all_int_ || ParseFloat64(cell).has_value();
-  if (all_date_) all_date_ = LooksLikeDate(cell);
-  if (all_datetime_) {
-    auto parsed = cell.size() > 10 ? ParseDateTime(cell, TimeUnit::kMicro) : std::nullopt;
-    all_datetime_ = parsed.has_value();
-    if (parsed && parsed->has_offset) any_offset_ = true;
-  }
-  if (all_arrays_) {
-    json value = (!cell.empty() && cell.front() == '[')
-                     ? ParseJsonText(cell, /*throw_errors=*/false)
-                     : json(json::value_t::discarded);
-    all_arrays_ = value.is_array();
-    if (all_arrays_) arrays_.Observe(value);
-  }
-}
-
-TypePtr CsvColumnGuess::ToType() const {
-  if (values_ == 0) return DataType::Utf8();
-  if (all_bool_) return DataType::Bool();
-  if (all_int_) return DataType::Int64();
-  if (all_number_) return DataType::Float64();
-  if (all_date_) return DataType::Date32();
-  if (all_datetime_) return DataType::Timestamp(TimeUnit::kMicro, any_offset_ ? "UTC" : "");
-  if (all_arrays_) return arrays_.ToType();
-  return DataType::Utf8();
+  guess_.Observe(json(std::string(cell)));
 }
 
 }  // namespace lancelet::text

@@ -13,7 +13,9 @@
 
 namespace lancelet::text {
 
-// Accumulates the kinds of JSON values seen at one position (a key, or list items).
+// Accumulates the kinds of JSON values seen at one position (a key, or list items). CSV
+// cells are observed as the JSON values they spell (CsvColumnGuess), so both formats
+// infer by the same rules.
 class JsonTypeGuess {
  public:
   void Observe(const nlohmann::ordered_json& value);
@@ -28,6 +30,10 @@ class JsonTypeGuess {
   bool seen_beyond_int64_ = false;
   bool seen_float_ = false;
   bool seen_string_ = false;
+  // Strings: all dates (YYYY-MM-DD), all date-times (some with an offset).
+  bool all_dates_ = true;
+  bool all_datetimes_ = true;
+  bool any_offset_ = false;
   bool seen_array_ = false;
   bool seen_object_ = false;
   // Arrays: their items, and their common length (-1: none seen yet, -2: lengths differ).
@@ -38,22 +44,16 @@ class JsonTypeGuess {
   std::map<std::string, std::unique_ptr<JsonTypeGuess>> fields_;
 };
 
-// Accumulates one CSV column's cells.
+// Accumulates one CSV column's cells: each non-empty cell as the JSON value it spells
+// (true / false, an integer, a number, a JSON array) or else as a string. Empty cells are
+// NULL and decide nothing.
 class CsvColumnGuess {
  public:
-  void Observe(std::string_view cell, bool quoted);
-  TypePtr ToType() const;
+  void Observe(std::string_view cell);
+  TypePtr ToType() const { return guess_.ToType(); }
 
  private:
-  int64_t values_ = 0;
-  bool all_bool_ = true;
-  bool all_int_ = true;
-  bool all_number_ = true;
-  bool all_date_ = true;
-  bool all_datetime_ = true;
-  bool any_offset_ = false;
-  bool all_arrays_ = true;
-  JsonTypeGuess arrays_;
+  JsonTypeGuess guess_;
 };
 
 }  // namespace lancelet::text

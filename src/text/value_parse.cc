@@ -27,8 +27,14 @@ void ThrowMismatch(const ValueSource& source, const ValuePath& path, const DataT
   constexpr size_t kMaxShown = 60;
   std::string shown = SanitizeUtf8(found.substr(0, kMaxShown));
   if (found.size() > kMaxShown) shown += "...";
-  ThrowInvalid("{}:{}: {} '{}': expected {}{}, found {}", source.file, source.line, source.what,
-               path.ToString(), type.ToString(), detail, shown);
+  ThrowInvalid("{}: row {}, column '{}': expected {}{}, found {}", source.file, source.line, path.ToString(),
+               type.ToString(), detail, shown);
+}
+
+void ThrowOutOfRange(const ValueSource& source, const ValuePath& path, const DataType& type,
+                     std::string_view found) {
+  ThrowInvalid("{}: row {}, column '{}': {} does not fit {}", source.file, source.line, path.ToString(),
+               SanitizeUtf8(found.substr(0, 60)), type.ToString());
 }
 
 nlohmann::ordered_json ParseJsonText(std::string_view text, bool throw_errors) {
@@ -192,15 +198,19 @@ void AppendJson(ArrayBuilder& builder, const json& value, const ValueSource& sou
     case TypeId::kInt8: case TypeId::kInt16: case TypeId::kInt32: case TypeId::kInt64:
     case TypeId::kUInt8: case TypeId::kUInt16: case TypeId::kUInt32: case TypeId::kUInt64: {
       // nlohmann keeps integers as int64 / uint64, so values beyond 2^53 stay exact.
+      // A float with an integral value (3.0) is that integer, as in an assignment.
       bool ok = false;
       if (value.is_number_unsigned()) {
         ok = AppendInteger(builder, value.get<uint64_t>());
       } else if (value.is_number_integer()) {
         ok = AppendInteger(builder, value.get<int64_t>());
-      } else if (IsNegativeZero(value)) {
-        ok = AppendInteger(builder, int64_t{0});
+      } else if (value.is_number_float() && std::trunc(value.get<double>()) == value.get<double>() &&
+                 std::abs(value.get<double>()) < 0x1p63) {
+        ok = AppendInteger(builder, static_cast<int64_t>(value.get<double>()));
+      } else {
+        ThrowMismatch(source, path, type, Describe(value));
       }
-      if (!ok) ThrowMismatch(source, path, type, Describe(value));
+      if (!ok) ThrowOutOfRange(source, path, type, Describe(value));
       return;
     }
     case TypeId::kFloat16: case TypeId::kFloat32: case TypeId::kFloat64: {
@@ -319,12 +329,14 @@ void AppendCell(ArrayBuilder& builder, std::string_view cell, bool quoted,
     }
     case TypeId::kInt8: case TypeId::kInt16: case TypeId::kInt32: case TypeId::kInt64: {
       auto v = ParseInt64(text);
-      if (!v || !AppendInteger(builder, *v)) ThrowMismatch(source, path, type, Quoted(cell));
+      if (!v) ThrowMismatch(source, path, type, Quoted(cell));
+      if (!AppendInteger(builder, *v)) ThrowOutOfRange(source, path, type, text);
       return;
     }
     case TypeId::kUInt8: case TypeId::kUInt16: case TypeId::kUInt32: case TypeId::kUInt64: {
       auto v = ParseUInt64(text);
-      if (!v || !AppendInteger(builder, *v)) ThrowMismatch(source, path, type, Quoted(cell));
+      if (!v) ThrowMismatch(source, path, type, Quoted(cell));
+      if (!AppendInteger(builder, *v)) ThrowOutOfRange(source, path, type, text);
       return;
     }
     case TypeId::kFloat32: {

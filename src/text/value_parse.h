@@ -22,14 +22,16 @@ struct ValuePath {
 
 struct ValueSource {
   std::string_view file;
-  int64_t line = 0;
-  std::string_view what;  // "column" (CSV) or "key" (JSON)
+  int64_t line = 0;  // 1-based line of the record (the row in messages)
 };
 
-// Throws InvalidArgument "<file>:<line>: <what> '<path>': expected <type>, found <found>".
+// Throws InvalidArgument "<file>: row <line>, column '<path>': expected <type>, found <found>".
 [[noreturn]] void ThrowMismatch(const ValueSource& source, const ValuePath& path,
                                 const DataType& type, std::string_view found,
                                 std::string_view detail = {});
+// Throws InvalidArgument "<file>: row <line>, column '<path>': <found> does not fit <type>".
+[[noreturn]] void ThrowOutOfRange(const ValueSource& source, const ValuePath& path,
+                                  const DataType& type, std::string_view found);
 
 // Parses JSON text. nlohmann reads the token -0 as the integer 0, dropping the sign a float
 // column needs, so such tokens are read as -0.0 (integer columns and inference take -0.0

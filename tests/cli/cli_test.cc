@@ -118,6 +118,51 @@ TEST_F(CliTest, JsonLinesInputAndAppend) {
             "id,name,age,score\n5,Eve,50,9.5\n6,,1,\n");
 }
 
+// Append reads its input against the dataset's schema, whatever the format: ints narrow
+// with a range check, strings become dates and timestamps, arrays fixed-size lists, empty
+// CSV fields NULL. The first value that does not fit is named with file, row and column.
+TEST_F(CliTest, AppendReadsInputAgainstTheDatasetSchema) {
+  std::string ds = dir_.Join("typed.lance");
+  WriteStringToFile(dir_.Join("first.csv"), "id,a,d,t,v\n1,10,2024-01-01,2024-01-01 10:00:00,\"[0.5,1]\"\n");
+  auto r = RunLancelet({"create", ds, "--from", dir_.Join("first.csv"), "--schema",
+                        "id:int64,a:int32,d:date32,t:timestamp<us>,v:fixed_size_list<float32,2>"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  WriteStringToFile(dir_.Join("rows.jsonl"),
+                    "{\"id\":2,\"a\":20,\"d\":\"2024-01-02\",\"t\":\"2024-01-02T11:00:00Z\",\"v\":[1,2]}\n");
+  r = RunLancelet({"append", ds, "--from", dir_.Join("rows.jsonl")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  WriteStringToFile(dir_.Join("rows.csv"), "id,a,d,t,v\n3,,2024-01-03,,\n");
+  r = RunLancelet({"append", ds, "--from", dir_.Join("rows.csv")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Arrow IPC: columns assigned by name (int64 to int32, utf8 to date and timestamp,
+  // list<float64> to fixed_size_list<float32,2>).
+  std::string arrows = dir_.Join("ids.arrows");
+  ASSERT_EQ(RunCommand(ShellQuote(LanceletBinary()) + " sql --db " + ShellQuote(dir_.path()) +
+                       " --format arrow \"SELECT id + 3 AS id, age AS a, '2024-01-04' AS d, '2024-01-04 05:06:07' AS t, "
+                       "[0.5, 2] AS v FROM people WHERE id = 1\" > " +
+                       ShellQuote(arrows))
+                .exit_code,
+            0);
+  r = RunLancelet({"append", ds, "--from", arrows});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(RunLancelet({"scan", ds, "--format", "jsonl"}).out,
+            "{\"id\":1,\"a\":10,\"d\":\"2024-01-01\",\"t\":\"2024-01-01T10:00:00.000000\",\"v\":[0.5,1]}\n"
+            "{\"id\":2,\"a\":20,\"d\":\"2024-01-02\",\"t\":\"2024-01-02T11:00:00.000000\",\"v\":[1,2]}\n"
+            "{\"id\":3,\"a\":null,\"d\":\"2024-01-03\",\"t\":null,\"v\":null}\n"
+            "{\"id\":4,\"a\":30,\"d\":\"2024-01-04\",\"t\":\"2024-01-04T05:06:07.000000\",\"v\":[0.5,2]}\n");
+
+  WriteStringToFile(dir_.Join("big.jsonl"), "{\"id\":5,\"a\":1}\n{\"id\":6,\"a\":2}\n{\"id\":7,\"a\":3000000000}\n");
+  r = RunLancelet({"append", ds, "--from", dir_.Join("big.jsonl")});
+  ExpectError(r, dir_.Join("big.jsonl") + ": row 3, column 'a': 3000000000 does not fit int32");
+  WriteStringToFile(dir_.Join("big.csv"), "id,a,d,t,v\n5,1,,,\n6,3000000000,,,\n");
+  ExpectError(RunLancelet({"append", ds, "--from", dir_.Join("big.csv")}),
+              dir_.Join("big.csv") + ": row 3, column 'a': 3000000000 does not fit int32");
+  WriteStringToFile(dir_.Join("day.csv"), "id,a,d,t,v\n5,1,soon,,\n");
+  ExpectError(RunLancelet({"append", ds, "--from", dir_.Join("day.csv")}),
+              dir_.Join("day.csv") + ": row 2, column 'd': expected date32, found \"soon\"");
+  EXPECT_EQ(RunLancelet({"count", ds}).out, "4\n");
+}
+
 TEST_F(CliTest, BadInputFilesGiveOneLineErrorsAndCreateNothing) {
   WriteStringToFile(dir_.Join("bad.csv"), "id,name\n1,\"unterminated\n");
   std::string ds = dir_.Join("bad.lance");

@@ -102,7 +102,7 @@ TEST(ExprCast, Conversions) {
   auto batch = Numbers();
   EXPECT_EQ(Eval("CAST(f AS INT)", *MakeBatch({Col("f", DataType::Float64(),
                                                    Values(DataType::Float64(), std::vector<OD>{1.9, -1.9, 0.5}))})),
-            "int32: 1, -1, 0");
+            "int32: 2, -2, 1");
   EXPECT_EQ(Eval("CAST(a AS VARCHAR)", *batch), "utf8: '7', '-7', '0', NULL");
   EXPECT_EQ(Eval("CAST(g AS STRING)", *batch), "utf8: '0.5', '1', '2', '4'");
   EXPECT_EQ(Eval("CAST(f AS TEXT)", *batch), "utf8: '1.5', '-2.5', '0', 'NaN'");
@@ -119,6 +119,49 @@ TEST(ExprCast, Conversions) {
             "utf8: '2024-01-02T03:04:05.500000'");
   EXPECT_EQ(Eval("CAST('2024-01-02' AS DATE)", *batch), "date32: 19724, 19724, 19724, 19724");
   EXPECT_EQ(Eval("CAST(TIMESTAMP '1969-12-31 23:59:59' AS DATE)", *batch), "date32: -1, -1, -1, -1");
+}
+
+// CAST rounds half away from zero, as DuckDB and PostgreSQL do, for literals (folded by
+// the binder) and columns (the array path) alike.
+TEST(ExprCast, FloatToIntegerRoundsHalfAwayFromZero) {
+  auto batch = Numbers();
+  EXPECT_EQ(Eval("CAST(2.5 AS INT)", *batch), "int32: 3, 3, 3, 3");
+  EXPECT_EQ(Eval("CAST(-2.5 AS INT)", *batch), "int32: -3, -3, -3, -3");
+  EXPECT_EQ(Eval("CAST(2.4999 AS BIGINT)", *batch), "int64: 2, 2, 2, 2");
+  auto f = MakeBatch({Col("f", DataType::Float64(),
+                          Values(DataType::Float64(), std::vector<OD>{2.5, -2.5, 0.49, -0.5, 127.5}))});
+  EXPECT_EQ(Eval("CAST(f AS INT)", *f), "int32: 3, -3, 0, -1, 128");
+  EXPECT_EQ(ErrorOf([&] { Eval("CAST(f AS TINYINT)", *f); }),
+            "cannot cast 127.5 to int8 (out of range) at position 1 in \"CAST(f AS TINYINT)\"");
+  EXPECT_EQ(ErrorOf([&] { Eval("CAST(2147483647.5 AS INT)", *batch); }),
+            "cannot cast 2147483647.5 to int32 (out of range) at position 6 in \"CAST(2147483647.5 AS INT)\"");
+}
+
+// Assignment casts (SET, INSERT, MERGE) convert only exactly and name the column.
+TEST(ExprAssign, ExactConversionsOnly) {
+  auto batch = Numbers();
+  auto assign = [&](const std::string& text, const TypePtr& type) {
+    ArrayPtr out = Evaluate(*Bind(*Expr::Assign(ParseExpression(text), type, "c"), *batch->schema()), *batch);
+    return out->type->ToString() + ": " + Render(*out);
+  };
+  EXPECT_EQ(assign("a", DataType::Int8()), "int8: 7, -7, 0, NULL");
+  EXPECT_EQ(assign("a", DataType::Float32()), "float32: 7, -7, 0, NULL");
+  EXPECT_EQ(assign("3.0", DataType::Int32()), "int32: 3, 3, 3, 3");
+  EXPECT_EQ(assign("'2024-01-02'", DataType::Date32()), "date32: 19724, 19724, 19724, 19724");
+  EXPECT_EQ(assign("a", DataType::Utf8()), "utf8: '7', '-7', '0', NULL");
+  EXPECT_EQ(ErrorOf([&] { assign("1.5", DataType::Int32()); }),
+            "column 'c': cannot assign 1.5 to int32 (not an integer) at position 1 in \"1.5\"");
+  EXPECT_EQ(ErrorOf([&] { assign("'yes'", DataType::Bool()); }),
+            "column 'c': cannot assign 'yes' (utf8) to bool at position 1 in \"'yes'\"");
+  EXPECT_EQ(ErrorOf([&] { assign("300", DataType::Int8()); }),
+            "column 'c': cannot cast 300 to int8 (out of range) at position 1 in \"300\"");
+  EXPECT_EQ(ErrorOf([&] { assign("g", DataType::Int32()); }),
+            "column 'c': cannot assign 0.5 to int32 (not an integer) at position 1 in \"g\"");
+  EXPECT_EQ(ErrorOf([&] { assign("CAST(a AS VARCHAR)", DataType::Int64()); }),
+            "column 'c': cannot assign utf8 to int64 at position 1 in \"CAST(a AS VARCHAR)\"");
+  EXPECT_EQ(ErrorOf([&] { assign("TIMESTAMP '2024-01-02 10:00:00'", DataType::Date32()); }),
+            "column 'c': cannot assign 2024-01-02T10:00:00.000000 to date32 (not exact) at position 1 in "
+            "\"TIMESTAMP '2024-01-02 10:00:00'\"");
 }
 
 TEST(ExprCast, Failures) {

@@ -56,38 +56,38 @@ TEST(CsvReader, IntegerRangesAreChecked) {
                             WithSchema("a:int64,b:uint64,c:int8"));
   EXPECT_EQ(Jsonl(*result.batch), "{\"a\":-9223372036854775808,\"b\":18446744073709551615,\"c\":-128}\n");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("c\n128\n", WithSchema("c:int8")); }),
-            "in.csv:2: column 'c': expected int8, found \"128\"");
+            "in.csv: row 2, column 'c': 128 does not fit int8");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("c\n-1\n", WithSchema("c:uint32")); }),
-            "in.csv:2: column 'c': expected uint32, found \"-1\"");
+            "in.csv: row 2, column 'c': expected uint32, found \"-1\"");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("c\n9223372036854775808\n", WithSchema("c:int64")); }),
-            "in.csv:2: column 'c': expected int64, found \"9223372036854775808\"");
+            "in.csv: row 2, column 'c': expected int64, found \"9223372036854775808\"");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("c\n1.5\n", WithSchema("c:int64")); }),
-            "in.csv:2: column 'c': expected int64, found \"1.5\"");
+            "in.csv: row 2, column 'c': expected int64, found \"1.5\"");
 }
 
 TEST(CsvReader, ValueNotFittingTheTypeNamesFileLineColumnAndType) {
   EXPECT_EQ(ErrorOf([] { ReadCsvText("id,n\n1,2\n2,abc\n", WithSchema("id:int32,n:int32")); }),
-            "in.csv:3: column 'n': expected int32, found \"abc\"");
+            "in.csv: row 3, column 'n': expected int32, found \"abc\"");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("d\n2023-02-29\n", WithSchema("d:date32")); }),
-            "in.csv:2: column 'd': expected date32, found \"2023-02-29\"");
+            "in.csv: row 2, column 'd': expected date32, found \"2023-02-29\"");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("t\n2024-01-01T00:00:00.1234\n", WithSchema("t:timestamp<ms>")); }),
-            "in.csv:2: column 't': expected timestamp<ms>, found \"2024-01-01T00:00:00.1234\"");
+            "in.csv: row 2, column 't': expected timestamp<ms>, found \"2024-01-01T00:00:00.1234\"");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("n\n\"1\n2\"\n", WithSchema("n:int32")); }),
-            "in.csv:2: column 'n': expected int32, found \"1\\n2\"");
+            "in.csv: row 2, column 'n': expected int32, found \"1\\n2\"");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("b\nyes\n", WithSchema("b:bool")); }),
-            "in.csv:2: column 'b': expected bool, found \"yes\"");
+            "in.csv: row 2, column 'b': expected bool, found \"yes\"");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("e\n\"[1,2,3]\"\n", WithSchema("e:fixed_size_list<float32,2>")); }),
-            "in.csv:2: column 'e': expected fixed_size_list<float32,2> (2 items), got 3 items, found [1,2,3]");
+            "in.csv: row 2, column 'e': expected fixed_size_list<float32,2> (2 items), got 3 items, found [1,2,3]");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("e\n\"[1,\"\"x\"\"]\"\n", WithSchema("e:list<int32>")); }),
-            "in.csv:2: column 'e[1]': expected int32, found \"x\"");
+            "in.csv: row 2, column 'e[1]': expected int32, found \"x\"");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("e\n[1\n", WithSchema("e:list<int32>")); }),
-            "in.csv:2: column 'e': expected list<int32> as JSON text, found \"[1\"");
+            "in.csv: row 2, column 'e': expected list<int32> as JSON text, found \"[1\"");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("x\n!!\n", WithSchema("x:binary")); }),
-            "in.csv:2: column 'x': expected binary (base64), found \"!!\"");
+            "in.csv: row 2, column 'x': expected binary (base64), found \"!!\"");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("x\nYWI=\n", WithSchema("x:fixed_size_binary<3>")); }),
-            "in.csv:2: column 'x': expected fixed_size_binary<3> (3 bytes, base64), got 2 bytes, found \"YWI=\"");
+            "in.csv: row 2, column 'x': expected fixed_size_binary<3> (3 bytes, base64), got 2 bytes, found \"YWI=\"");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("s\n\xFF\n", WithSchema("s:utf8")); }),
-            "in.csv:2: column 's': expected utf8 (valid UTF-8), found \"\xEF\xBF\xBD\"");
+            "in.csv: row 2, column 's': expected utf8 (valid UTF-8), found \"\xEF\xBF\xBD\"");
 }
 
 TEST(CsvReader, MalformedCsvNamesTheLine) {
@@ -100,7 +100,7 @@ TEST(CsvReader, MalformedCsvNamesTheLine) {
   EXPECT_EQ(ErrorOf([] { ReadCsvText(""); }), "in.csv:1: expected a header row, found an empty file");
   // Line numbers count physical lines, including those inside quoted cells and CRLF endings.
   EXPECT_EQ(ErrorOf([] { ReadCsvText("a,b\r\n\"x\r\ny\",1\r\n2,oops\r\n", WithSchema("a:utf8,b:int32")); }),
-            "in.csv:4: column 'b': expected int32, found \"oops\"");
+            "in.csv: row 4, column 'b': expected int32, found \"oops\"");
 }
 
 TEST(CsvReader, HeaderMustMatchAGivenSchema) {
@@ -132,11 +132,63 @@ TEST(CsvReader, InfersTypes) {
             "\"n\":null,\"m\":null,\"v\":null}\n");
 }
 
+// CSV cells are inferred as the JSON values they spell: the same data as CSV and as JSON
+// Lines gives the same schema and the same rows.
+TEST(CsvReader, InferenceAgreesWithJsonLines) {
+  auto csv = ReadCsvText(
+      "i,f,d,t,tz,big,e,b,s,n\n"
+      "1,1.5,2024-01-01,2024-01-01 10:00:00,2024-01-01T10:00:00Z,18446744073709551615,\"[0.5,1]\",true,x,\n"
+      "2,2,2024-01-02,2024-01-01T10:00:00.5,2024-01-01T11:00:00+01:00,1,\"[1,2]\",false,y,\n");
+  auto json = text_test::ReadJsonText(
+      "{\"i\":1,\"f\":1.5,\"d\":\"2024-01-01\",\"t\":\"2024-01-01 10:00:00\",\"tz\":\"2024-01-01T10:00:00Z\","
+      "\"big\":18446744073709551615,\"e\":[0.5,1],\"b\":true,\"s\":\"x\",\"n\":null}\n"
+      "{\"i\":2,\"f\":2,\"d\":\"2024-01-02\",\"t\":\"2024-01-01T10:00:00.5\",\"tz\":\"2024-01-01T11:00:00+01:00\","
+      "\"big\":1,\"e\":[1,2],\"b\":false,\"s\":\"y\",\"n\":null}\n");
+  EXPECT_EQ(FieldTypes(*csv.schema),
+            "i:int64\nf:float64\nd:date32\nt:timestamp<us>\ntz:timestamp<us,UTC>\nbig:uint64\n"
+            "e:fixed_size_list<float32,2>\nb:bool\ns:utf8\nn:utf8\n");
+  EXPECT_EQ(FieldTypes(*json.schema), FieldTypes(*csv.schema));
+  EXPECT_EQ(Jsonl(*json.batch), Jsonl(*csv.batch));
+}
+
+// An empty cell is NULL, quoted or not, and does not take part in inference.
+TEST(CsvReader, EmptyCellsAreNullAndDecideNoType) {
+  auto one_row = ReadCsvText("id,price,day\n1,\"\",\n2,2.5,2024-01-01\n");
+  EXPECT_EQ(FieldTypes(*one_row.schema), "id:int64\nprice:float64\nday:date32\n");
+  EXPECT_EQ(Jsonl(*one_row.batch),
+            "{\"id\":1,\"price\":null,\"day\":null}\n{\"id\":2,\"price\":2.5,\"day\":\"2024-01-01\"}\n");
+  // Read against a schema, an empty float / date / list field is NULL.
+  auto given = ReadCsvText("id,price,v\n1,,\n", WithSchema("id:int32,price:float32,v:fixed_size_list<float32,2>"));
+  EXPECT_EQ(Jsonl(*given.batch), "{\"id\":1,\"price\":null,\"v\":null}\n");
+}
+
+TEST(CsvReader, WithoutHeaderColumnsAreNumberedOrTheSchemas) {
+  TextReadOptions options;
+  options.header = false;
+  options.delimiter = ';';
+  auto inferred = ReadCsvText("1;a\n2;b\n", options);
+  EXPECT_EQ(FieldTypes(*inferred.schema), "column0:int64\ncolumn1:utf8\n");
+  EXPECT_EQ(Jsonl(*inferred.batch), "{\"column0\":1,\"column1\":\"a\"}\n{\"column0\":2,\"column1\":\"b\"}\n");
+  options.schema = Schema::Parse("id:int32,name:utf8");
+  auto given = ReadCsvText("1;a\n2;b\n", options);
+  EXPECT_EQ(Jsonl(*given.batch), "{\"id\":1,\"name\":\"a\"}\n{\"id\":2,\"name\":\"b\"}\n");
+  EXPECT_EQ(ErrorOf([&] { ReadCsvText("1;a;x\n", options); }), "in.csv:1: expected 2 cells, found 3");
+}
+
+// column_types fixes the types of the columns it names; the others are inferred.
+TEST(CsvReader, ColumnTypesOverrideInference) {
+  TextReadOptions options;
+  options.column_types = Schema::Parse("v:fixed_size_list<float32,2>,n:int8");
+  auto result = ReadCsvText("id,v,n\n1,\"[1,2]\",\n2,,5\n", options);
+  EXPECT_EQ(FieldTypes(*result.schema), "id:int64\nv:fixed_size_list<float32,2>\nn:int8\n");
+  EXPECT_EQ(Jsonl(*result.batch), "{\"id\":1,\"v\":[1,2],\"n\":null}\n{\"id\":2,\"v\":null,\"n\":5}\n");
+}
+
 TEST(CsvReader, InferenceLooksOnlyAtTheFirstRows) {
   TextReadOptions options;
   options.infer_rows = 2;
   EXPECT_EQ(ErrorOf([&] { ReadCsvText("x\n1\n2\nabc\n", options); }),
-            "in.csv:4: column 'x': expected int64, found \"abc\"");
+            "in.csv: row 4, column 'x': expected int64, found \"abc\"");
   options.infer_rows = 3;
   EXPECT_EQ(FieldTypes(*ReadCsvText("x\n1\n2\nabc\n", options).schema), "x:utf8\n");
 }

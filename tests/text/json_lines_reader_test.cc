@@ -50,26 +50,26 @@ TEST(JsonLinesReader, Int64ExtremesStayExact) {
                              WithSchema("a:int64,b:int64"));
   EXPECT_EQ(Jsonl(*result.batch), "{\"a\":-9223372036854775808,\"b\":9223372036854775807}\n");
   EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"b\": 9223372036854775808}\n", WithSchema("b:int64")); }),
-            "in.jsonl:1: key 'b': expected int64, found 9223372036854775808");
+            "in.jsonl: row 1, column 'b': 9223372036854775808 does not fit int64");
 }
 
 TEST(JsonLinesReader, ValueNotFittingTheTypeNamesFileLineKeyAndType) {
   EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"n\": 1}\n{\"n\": \"abc\"}\n", WithSchema("n:int32")); }),
-            "in.jsonl:2: key 'n': expected int32, found \"abc\"");
-  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"n\": 1.0}\n", WithSchema("n:int32")); }),
-            "in.jsonl:1: key 'n': expected int32, found 1.0");
+            "in.jsonl: row 2, column 'n': expected int32, found \"abc\"");
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"n\": 1.5}\n", WithSchema("n:int32")); }),
+            "in.jsonl: row 1, column 'n': expected int32, found 1.5");
   EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"st\": {\"a\": 300}}\n", WithSchema("st:struct<a:int8>")); }),
-            "in.jsonl:1: key 'st.a': expected int8, found 300");
+            "in.jsonl: row 1, column 'st.a': 300 does not fit int8");
   EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"l\": [[1], [2, \"x\"]]}\n", WithSchema("l:list<list<int32>>")); }),
-            "in.jsonl:1: key 'l[1][1]': expected int32, found \"x\"");
+            "in.jsonl: row 1, column 'l[1][1]': expected int32, found \"x\"");
   EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"b\": 1}\n", WithSchema("b:bool")); }),
-            "in.jsonl:1: key 'b': expected bool, found 1");
+            "in.jsonl: row 1, column 'b': expected bool, found 1");
   EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"d\": \"01/02/2024\"}\n", WithSchema("d:date32")); }),
-            "in.jsonl:1: key 'd': expected date32, found \"01/02/2024\"");
+            "in.jsonl: row 1, column 'd': expected date32, found \"01/02/2024\"");
   EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"b\": \"not base64\"}\n", WithSchema("b:large_binary")); }),
-            "in.jsonl:1: key 'b': expected large_binary (base64), found \"not base64\"");
+            "in.jsonl: row 1, column 'b': expected large_binary (base64), found \"not base64\"");
   EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"e\": [1]}\n", WithSchema("e:fixed_size_list<float32,2>")); }),
-            "in.jsonl:1: key 'e': expected fixed_size_list<float32,2> (2 items), got 1 items, found [1]");
+            "in.jsonl: row 1, column 'e': expected fixed_size_list<float32,2> (2 items), got 1 items, found [1]");
 }
 
 TEST(JsonLinesReader, MalformedJsonNamesTheLine) {
@@ -96,6 +96,29 @@ TEST(JsonLinesReader, InfersTypes) {
             "\"n\":null,\"big\":18446744073709551615,\"mix\":\"1\",\"v\":[0.5],\"late\":null}\n"
             "{\"i\":2,\"f\":2,\"s\":null,\"b\":null,\"l\":[3],\"e\":[1,2.5],\"o\":{\"x\":2,\"y\":null,\"w\":[true]},"
             "\"n\":null,\"big\":null,\"mix\":\"a\",\"v\":[0.5,1],\"late\":-1}\n");
+}
+
+// Strings that are all dates or all date-times infer like CSV cells do.
+TEST(JsonLinesReader, InfersDatesAndTimestampsFromStrings) {
+  auto result = ReadJsonText(
+      "{\"d\": \"2024-01-01\", \"t\": \"2024-01-01T10:00:00\", \"mixed\": \"2024-01-01\", \"x\": \"NaN\"}\n"
+      "{\"d\": null, \"t\": \"2024-01-01 10:00:00.25\", \"mixed\": \"soon\", \"x\": 1.5}\n");
+  EXPECT_EQ(FieldTypes(*result.schema), "d:date32\nt:timestamp<us>\nmixed:utf8\nx:float64\n");
+  EXPECT_EQ(Jsonl(*result.batch),
+            "{\"d\":\"2024-01-01\",\"t\":\"2024-01-01T10:00:00.000000\",\"mixed\":\"2024-01-01\",\"x\":\"NaN\"}\n"
+            "{\"d\":null,\"t\":\"2024-01-01T10:00:00.250000\",\"mixed\":\"soon\",\"x\":1.5}\n");
+}
+
+// Read against a dataset's schema: integers narrow with a range check, integral floats
+// are integers, strings become dates and timestamps, arrays fixed-size lists.
+TEST(JsonLinesReader, ReadsAgainstASchema) {
+  auto result = ReadJsonText(
+      "{\"id\": 1, \"a\": 2.0, \"d\": \"2024-01-02\", \"t\": \"2024-01-02 03:04:05\", \"v\": [1, 2.5]}\n",
+      WithSchema("id:int64,a:int32,d:date32,t:timestamp<us>,v:fixed_size_list<float32,2>"));
+  EXPECT_EQ(Jsonl(*result.batch),
+            "{\"id\":1,\"a\":2,\"d\":\"2024-01-02\",\"t\":\"2024-01-02T03:04:05.000000\",\"v\":[1,2.5]}\n");
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3000000000}\n", WithSchema("a:int32")); }),
+            "in.jsonl: row 3, column 'a': 3000000000 does not fit int32");
 }
 
 TEST(JsonLinesReader, NegativeZeroKeepsItsSignInFloatColumns) {

@@ -56,5 +56,28 @@ TEST(OpenTextInput, ArrowIpcGoesThroughTheRegisteredOpener) {
   SetArrowIpcOpener(nullptr);
 }
 
+// ConformInput assigns a reader's columns to a schema by name (what Arrow IPC input gets
+// when read against a dataset): exact conversions only, the first bad value named by
+// record number and column.
+TEST(ConformInput, AssignsColumnsByNameAndNamesTheFirstBadRow) {
+  auto target = Schema::Parse("id:int32,f:float32,d:date32");
+  auto conform = [&](const std::string& csv) {
+    TextReadOptions options;
+    options.batch_rows = 1;  // row numbers count across batches
+    return ConformInput(ReadCsv(text_test::Input(csv), "in.csv", options), target, "in.arrow");
+  };
+  auto ok = text_test::ReadAll(*conform("d,f,id\n2024-01-02,1.5,7\n,2,8\n"));
+  EXPECT_EQ(ok.schema->ToString(), target->ToString());
+  EXPECT_EQ(text_test::Jsonl(*ok.batch),
+            "{\"id\":7,\"f\":1.5,\"d\":\"2024-01-02\"}\n{\"id\":8,\"f\":2,\"d\":null}\n");
+  EXPECT_EQ(ErrorOf([&] { text_test::ReadAll(*conform("id,f,d\n1,1,\n2,2,\n3000000000,3,\n")); }),
+            "in.arrow: row 3, column 'id': cannot cast 3000000000 to int32 (out of range)");
+  EXPECT_EQ(ErrorOf([&] { text_test::ReadAll(*conform("id,f,d\n1.5,1,\n")); }),
+            "in.arrow: row 1, column 'id': cannot assign 1.5 to int32 (not an integer)");
+  EXPECT_EQ(ErrorOf([&] { conform("id,f\n1,1\n"); }), "in.arrow: no column 'd' (schema: " + target->ToString() + ")");
+  EXPECT_EQ(ErrorOf([&] { conform("id,f,d,x\n1,1,,\n"); }),
+            "in.arrow: column 'x' is not in the schema (" + target->ToString() + ")");
+}
+
 }  // namespace
 }  // namespace lancelet
