@@ -22,6 +22,23 @@ namespace lancelet::cli {
 
 namespace {
 
+// Counts the rows it hands on: what an append added, whatever else landed meanwhile.
+class CountingReader : public RecordBatchReader {
+ public:
+  explicit CountingReader(RecordBatchReader& inner) : inner_(inner) {}
+  SchemaPtr schema() const override { return inner_.schema(); }
+  RecordBatchPtr Next() override {
+    auto batch = inner_.Next();
+    if (batch) rows_ += uint64_t(batch->num_rows());
+    return batch;
+  }
+  uint64_t rows() const { return rows_; }
+
+ private:
+  RecordBatchReader& inner_;
+  uint64_t rows_ = 0;
+};
+
 struct OutputOptions {
   std::string format = "table";
 };
@@ -210,9 +227,9 @@ int Main(int argc, char** argv) {
       // Input is read against the dataset's schema (--schema, if given, is the input's own
       // and is then assigned to the dataset's).
       auto input = ConformInput(OpenInput(from, schema_text, ds->schema()), ds->schema(), from);
-      auto next = ds->Append(*input, options);
-      std::cout << fmt::format("appended {} rows to {}; now version {}\n", next->CountRows() - ds->CountRows(),
-                               dataset, next->version());
+      CountingReader counted(*input);
+      auto next = ds->Append(counted, options);
+      std::cout << fmt::format("appended {} rows to {}; now version {}\n", counted.rows(), dataset, next->version());
     } else if (*del) {
       auto ds = Dataset::Open(dataset);
       uint64_t deleted = 0;

@@ -1,6 +1,8 @@
 #include "table/commit.h"
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <thread>
@@ -32,6 +34,9 @@ void BackOffOrGiveUp(int attempt, const std::string& uri, const char* operation,
   if (attempt >= kMaxRecomputes)
     ThrowConflict("{} on '{}' gave up after {} attempts: concurrent commits kept changing what it read (last: {})",
                   operation, uri, attempt + 1, last.what());
+  // A diagnostic for "why is my update slow": each recomputation, one line on stderr.
+  static const bool trace = std::getenv("LANCELET_TRACE_CONFLICTS") != nullptr;
+  if (trace) std::fprintf(stderr, "lancelet: %s recomputes: %s\n", operation, last.what());
   thread_local std::mt19937 jitter{std::random_device{}()};
   std::this_thread::sleep_for(std::chrono::microseconds(jitter() % (2000u << std::min(attempt, 6))));
 }
