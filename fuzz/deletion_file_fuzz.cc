@@ -15,7 +15,7 @@ inline int FuzzDeletionFile(const uint8_t* data, size_t size) {
       case 0:
       case 1: {
         auto type = data[0] % 4 == 0 ? format::DeletionFileType::kArrowArray : format::DeletionFileType::kBitmap;
-        auto deletions = format::DeletionVector::Decode(bytes, type, "fuzz deletion file");
+        auto deletions = format::DeletionVector::Decode(bytes, type, uint64_t{1} << 32, "fuzz deletion file");
         if (deletions.size() <= kMaxRowsRead) (void)deletions.ToVector();
         break;
       }

@@ -82,7 +82,10 @@ class ScanBuilder {
 
 class Dataset : public std::enable_shared_from_this<Dataset> {
  public:
-  // Opens the latest version, or `version`. Throws NotFound if there is no dataset.
+  // Opens the latest version, or `version`. Throws lancelet::Error (error.h) of kind
+  // kNotFound, its message naming `uri`, when there is no dataset there (the path does
+  // not exist, holds no _versions/*.manifest, or lacks `version`); kCorrupt when its
+  // manifest does not decode.
   static DatasetPtr Open(const std::string& uri, std::optional<uint64_t> version = std::nullopt);
   // Creates (or, with kOverwrite, replaces; with kAppend, appends to) a dataset from `data`.
   static DatasetPtr Write(const std::string& uri, RecordBatchReader& data, const WriteOptions& options = {});

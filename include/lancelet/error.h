@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -22,6 +23,12 @@ enum class ErrorKind {
 };
 
 const char* ErrorKindName(ErrorKind kind);
+
+// `bytes` made safe to quote in a message: valid UTF-8 passes through unchanged; every
+// byte of an invalid sequence and every control character (U+0000-U+001F, U+007F)
+// becomes \xNN. The result is valid UTF-8 on one line, and escaping it again changes
+// nothing. Use it wherever a message quotes input (file contents, values, SQL text).
+std::string EscapeForMessage(std::string_view bytes);
 
 class Error : public std::runtime_error {
  public:

@@ -181,6 +181,9 @@ struct BoundExpr {
 // binder. Throws ParseError (InvalidArgument) naming the position on unknown columns,
 // type mismatches and unknown functions.
 BoundExprPtr Bind(const Expr& expr, const Schema& schema);
+// As Bind, but an unknown column's error lists the columns of `known` (a table's whole
+// schema, when `schema` holds only the columns a scan reads).
+BoundExprPtr Bind(const Expr& expr, const Schema& schema, const Schema& known);
 
 // Evaluates over a batch; the result has batch->num_rows() elements of bound.type.
 ArrayPtr Evaluate(const BoundExpr& bound, const RecordBatch& batch);

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/inspect.h"
+#include "format/protobuf_logging.h"
 #include "table/dataset_state.h"
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
@@ -111,6 +112,7 @@ void RegisterArrowInput() {
 }  // namespace
 
 int Main(int argc, char** argv) {
+  format::SilenceProtobufLogging();  // our one error line is the only one
   RegisterArrowInput();
   CLI::App app{"lancelet: a native C++ implementation of the Lance table format"};
   app.require_subcommand(1);
@@ -299,10 +301,11 @@ int Main(int argc, char** argv) {
       PrintInspect(*Dataset::Open(dataset, version), std::cout);
     }
   } catch (const Error& e) {
-    std::cerr << "lancelet: " << e.what() << "\n";
+    // Last line of defense: whatever a message quotes, stderr gets valid UTF-8.
+    std::cerr << "lancelet: " << EscapeForMessage(e.what()) << "\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "lancelet: internal error: " << e.what() << "\n";
+    std::cerr << "lancelet: internal error: " << EscapeForMessage(e.what()) << "\n";
     return 3;
   }
   return 0;

@@ -29,7 +29,8 @@ std::string TypeName(const TypePtr& t) { return t ? t->ToString() : "NULL"; }
 
 class Binder {
  public:
-  explicit Binder(const Schema& schema) : schema_(schema) {}
+  // `known` only names the columns in an unknown-column error (see Bind with known).
+  Binder(const Schema& schema, const Schema& known) : schema_(schema), known_(known) {}
 
   // The result may be an untyped NULL literal (type null); callers coerce it.
   BoundExprPtr Bind(const ExprPtr& e) {
@@ -194,7 +195,7 @@ class Binder {
     }
     if (top < 0) {
       std::string names;
-      for (const auto& f : schema_.fields()) names += (names.empty() ? "" : ", ") + f->name;
+      for (const auto& f : known_.fields()) names += (names.empty() ? "" : ", ") + f->name;
       ThrowAt(e.get(), fmt::format("unknown column '{}' (columns: {})", path[0], names.empty() ? "none" : names));
     }
     const FieldPtr& field = schema_.field(size_t(top));
@@ -352,13 +353,16 @@ class Binder {
   }
 
   const Schema& schema_;
+  const Schema& known_;
 };
 
 }  // namespace
 
-BoundExprPtr Bind(const Expr& expr, const Schema& schema) {
+BoundExprPtr Bind(const Expr& expr, const Schema& schema) { return Bind(expr, schema, schema); }
+
+BoundExprPtr Bind(const Expr& expr, const Schema& schema, const Schema& known) {
   auto root = std::make_shared<const Expr>(expr);
-  Binder binder(schema);
+  Binder binder(schema, known);
   return binder.Finalize(binder.Bind(root), root);
 }
 

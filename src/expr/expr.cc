@@ -15,7 +15,7 @@ std::string ParseErrorMessage(const std::string& detail, int position, const std
   std::string out = detail;
   if (position > 0) out += fmt::format(" at position {}", position);
   if (!source.empty()) out += fmt::format(" in \"{}\"", source);
-  return out;
+  return EscapeForMessage(out);  // the source and quoted names are user bytes
 }
 
 // Binding strength, loosest first; the parser's levels (see parser.h).

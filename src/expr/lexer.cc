@@ -127,7 +127,11 @@ class Scanner {
       ++i_;
       return Make(TokenKind::kSymbol, start);
     }
-    Fail(fmt::format("unexpected character '{}'", c), start);
+    // Quote the whole UTF-8 sequence (lead byte and continuation bytes), escaped: the
+    // input may be any bytes, the message must stay valid UTF-8.
+    size_t end = start + 1;
+    while (end < text_.size() && end < start + 4 && (static_cast<unsigned char>(text_[end]) & 0xC0) == 0x80) ++end;
+    Fail(fmt::format("unexpected character '{}'", EscapeForMessage(text_.substr(start, end - start))), start);
   }
 
   Token Number(size_t start) {

@@ -22,7 +22,7 @@ SchemaPtr DeletionArrowSchema() {
       std::vector<FieldPtr>{Field::Make(kRowIdColumn, DataType::UInt32(), /*nullable=*/false)});
 }
 
-DeletionVector DecodeArrow(std::string bytes, std::string_view context) {
+DeletionVector DecodeArrow(std::string bytes, uint64_t physical_rows, std::string_view context) {
   std::unique_ptr<RecordBatchReader> reader = ReadIpc(std::move(bytes), context);
   SchemaPtr schema = reader->schema();
   if (schema->num_fields() != 1 || schema->field(0)->name != kRowIdColumn ||
@@ -37,12 +37,17 @@ DeletionVector DecodeArrow(std::string bytes, std::string_view context) {
   }
   const ArrayData& column = *batch->column(0);
   if (column.null_count != 0) {
-    ThrowCorrupt("{}: deletion file has {} null offsets", context, column.null_count);
+    ThrowCorrupt("{}: {} of its offsets are null", context, column.null_count);
   }
   RoaringBitmap offsets;
-  if (column.length > 0) {
-    offsets.AddMany(std::span<const uint32_t>(column.values<uint32_t>(),
-                                              static_cast<size_t>(column.length)));
+  const uint32_t* values = column.length > 0 ? column.values<uint32_t>() : nullptr;
+  for (int64_t i = 0; i < column.length; ++i) {
+    if (values[i] >= physical_rows)
+      ThrowCorrupt("{}: offset {} at position {} is beyond the fragment's {} rows", context, values[i], i,
+                   physical_rows);
+    if (offsets.Contains(values[i]))
+      ThrowCorrupt("{}: offset {} at position {} appears twice", context, values[i], i);
+    offsets.Add(values[i]);
   }
   return DeletionVector(std::move(offsets));
 }
@@ -82,21 +87,26 @@ DeletionVector DeletionVector::FromOffsets(std::span<const uint32_t> offsets) {
   return DeletionVector(RoaringBitmap::FromValues(offsets));
 }
 
-DeletionVector DeletionVector::Decode(std::string bytes, DeletionFileType type,
+DeletionVector DeletionVector::Decode(std::string bytes, DeletionFileType type, uint64_t physical_rows,
                                       std::string_view context) {
   switch (type) {
     case DeletionFileType::kArrowArray:
-      return DecodeArrow(std::move(bytes), context);
-    case DeletionFileType::kBitmap:
-      return DeletionVector(RoaringBitmap::DeserializePortable(bytes, context));
+      return DecodeArrow(std::move(bytes), physical_rows, context);
+    case DeletionFileType::kBitmap: {
+      RoaringBitmap offsets = RoaringBitmap::DeserializePortable(bytes, context);
+      if (!offsets.IsEmpty() && offsets.Max() >= physical_rows)
+        ThrowCorrupt("{}: offset {} is beyond the fragment's {} rows", context, offsets.Max(), physical_rows);
+      return DeletionVector(std::move(offsets));
+    }
   }
   ThrowCorrupt("{}: unknown deletion file type {}", context, static_cast<int>(type));
 }
 
 DeletionVector DeletionVector::Read(const io::ObjectStore& store, const std::string& path,
-                                    DeletionFileType type, std::string_view context) {
+                                    DeletionFileType type, uint64_t fragment_id, uint64_t physical_rows) {
   std::string bytes = store.OpenRead(path)->ReadAll();
-  return Decode(std::move(bytes), type, fmt::format("{} ({})", context, path));
+  return Decode(std::move(bytes), type, physical_rows,
+                fmt::format("deletion file '{}' of fragment {}", path, fragment_id));
 }
 
 std::string DeletionVector::Encode(DeletionFileType type) const {

@@ -61,13 +61,16 @@ class DeletionVector {
   void Add(uint32_t offset) { offsets_.Add(offset); }
   std::vector<uint32_t> ToVector() const { return offsets_.ToVector(); }
 
-  // Parses the bytes of a deletion file; throws Corrupt naming `context` (e.g. the path).
-  static DeletionVector Decode(std::string bytes, DeletionFileType type,
+  // Parses and checks the bytes of a deletion file of a fragment with `physical_rows`
+  // rows. Invariants (else Corrupt, "{context}: ..."): every offset < physical_rows; an
+  // Arrow file has no nulls and no offset twice. Order is not checked: the reference
+  // writes its hash set's order.
+  static DeletionVector Decode(std::string bytes, DeletionFileType type, uint64_t physical_rows,
                                std::string_view context);
-  // Reads and parses the file at `path` (a store path: the table root joined with
-  // DeletionFilePath). Corrupt errors name `context` and the path.
+  // Reads and checks the file at `path` (a store path: the table root joined with
+  // DeletionFilePath). Corrupt errors start "deletion file '{path}' of fragment {id}".
   static DeletionVector Read(const io::ObjectStore& store, const std::string& path,
-                             DeletionFileType type, std::string_view context);
+                             DeletionFileType type, uint64_t fragment_id, uint64_t physical_rows);
 
   // The file contents in the given encoding.
   std::string Encode(DeletionFileType type) const;

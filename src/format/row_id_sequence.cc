@@ -538,8 +538,11 @@ std::string RowIdSequence::Encode() const {
 }
 
 uint64_t RowIdSequence::size() const {
+  // Saturates: decoded segments may claim sizes whose sum wraps, which must not compare
+  // equal to a fragment's row count.
   uint64_t total = 0;
-  for (const U64Segment& segment : segments_) total += segment.size();
+  for (const U64Segment& segment : segments_)
+    if (__builtin_add_overflow(total, segment.size(), &total)) return UINT64_MAX;
   return total;
 }
 
@@ -646,8 +649,9 @@ std::string VersionSequence::Encode() const {
 }
 
 uint64_t VersionSequence::size() const {
-  uint64_t total = 0;
-  for (const Run& run : runs_) total += run.span.size();
+  uint64_t total = 0;  // saturating, as RowIdSequence::size
+  for (const Run& run : runs_)
+    if (__builtin_add_overflow(total, run.span.size(), &total)) return UINT64_MAX;
   return total;
 }
 

@@ -103,6 +103,7 @@ class RowIdSequence {
   std::string Encode() const;
 
   const std::vector<U64Segment>& segments() const { return segments_; }
+  // Total ids; UINT64_MAX when the segments' sizes overflow (only a corrupt file).
   uint64_t size() const;
   bool empty() const { return size() == 0; }
   // The row id at position i; throws Invalid when i >= size().

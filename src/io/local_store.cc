@@ -209,6 +209,11 @@ class LocalStore final : public ObjectStore {
     ::close(fd);
     if (rc != 0) ThrowErrno("syncing", dir);
   }
+  bool DeleteDirIfEmpty(const std::string& dir) override {
+    if (::rmdir(dir.c_str()) == 0) return true;
+    if (errno == ENOENT || errno == ENOTEMPTY || errno == EEXIST || errno == ENOTDIR) return false;
+    ThrowErrno("removing directory", dir);
+  }
   void CreateDir(const std::string& dir) override {
     std::string partial;
     size_t pos = 0;

@@ -59,6 +59,9 @@ class ObjectStore {
   virtual std::vector<std::string> List(const std::string& dir) const = 0;
   virtual void Delete(const std::string& path) = 0;
   virtual void CreateDir(const std::string& dir) = 0;
+  // Removes `dir` if it is an empty directory and returns true; false when it is missing
+  // or not empty. Stores without directories keep the default.
+  virtual bool DeleteDirIfEmpty(const std::string& /*dir*/) { return false; }
   // Makes every object written so far under `dir` durable, when durability is enabled
   // (LANCELET_SYNC=1); a commit calls it once before publishing its manifest.
   virtual void Sync(const std::string& dir) = 0;

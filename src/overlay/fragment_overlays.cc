@@ -63,6 +63,12 @@ std::shared_ptr<const FragmentOverlays> FragmentOverlays::Load(const lance::tabl
       default:
         ThrowCorrupt("{}: the overlay has no coverage", where);
     }
+    // Coverage addresses the fragment's physical rows: an offset past them is corrupt
+    // (resolution would otherwise index past the base column).
+    for (size_t f = 0; f < o.coverage.size(); ++f)
+      if (!o.coverage[f]->IsEmpty() && o.coverage[f]->Max() >= fragment.physical_rows())
+        ThrowCorrupt("{}: overlay file '{}' covers offset {} of field {}, beyond the fragment's {} rows", where,
+                     proto.data_file().path(), o.coverage[f]->Max(), o.field_ids[f], fragment.physical_rows());
     out->overlays_.push_back(std::move(o));
   }
   std::stable_sort(out->overlays_.begin(), out->overlays_.end(),

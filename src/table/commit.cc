@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -204,17 +205,23 @@ void AssignNewFragments(Manifest& m, google::protobuf::RepeatedPtrField<DataFrag
 // Sets last_updated_at_version of every row an overlay covers to `version`.
 void StampLastUpdated(DataFragment& fragment, const lance::table::DataOverlayFile& overlay, uint64_t version) {
   std::string context = fmt::format("last_updated_at versions of fragment {}", fragment.id());
-  std::vector<uint64_t> versions;
+  std::optional<format::VersionSequence> sequence;
   if (fragment.has_inline_last_updated_at_versions()) {
-    versions = format::VersionSequence::Decode(fragment.inline_last_updated_at_versions(), context).ToVector();
+    sequence = format::VersionSequence::Decode(fragment.inline_last_updated_at_versions(), context);
   } else if (fragment.has_inline_created_at_versions()) {
-    versions = format::VersionSequence::Decode(fragment.inline_created_at_versions(), context).ToVector();
+    context = fmt::format("created_at versions of fragment {}", fragment.id());
+    sequence = format::VersionSequence::Decode(fragment.inline_created_at_versions(), context);
   } else if (fragment.last_updated_at_version_sequence_case() == DataFragment::kExternalLastUpdatedAtVersions) {
     ThrowNotSupported("{} are stored in an external file, which lancelet does not update yet", context);
   } else {
     return;  // no lineage recorded for this fragment (as the reference, leave it so)
   }
-  versions.resize(fragment.physical_rows(), versions.empty() ? 1 : versions.back());
+  // One version per physical row (deletions do not rewrite it). Checked before
+  // ToVector, so a corrupt run length cannot make us allocate it.
+  if (sequence->size() != fragment.physical_rows())
+    ThrowCorrupt("{}: the sequence has {} rows but the fragment has {}", context, sequence->size(),
+                 fragment.physical_rows());
+  std::vector<uint64_t> versions = sequence->ToVector();
   std::vector<std::string_view> bitmaps;
   if (overlay.has_field_coverage()) {
     for (const auto& b : overlay.field_coverage().offset_bitmaps()) bitmaps.push_back(b);

@@ -59,6 +59,19 @@ std::vector<lance::table::DataFragment> WriteFragments(io::ObjectStore& store, c
   }
 }
 
+// After a failed create: removes the dataset directory `uri` (which the create made)
+// if only the empty directories the write made are left in it. Anything else there, e.g.
+// files another process put in meanwhile, keeps it. Errors are ignored: the create's own
+// error is the one to report.
+void RemoveEmptyDatasetDir(io::ObjectStore& store, const std::string& uri) {
+  try {
+    for (const char* sub : {table::kDataDir, table::kVersionsDir, table::kTransactionsDir, table::kDeletionsDir})
+      store.DeleteDirIfEmpty(io::JoinPath(uri, sub));
+    store.DeleteDirIfEmpty(uri);
+  } catch (const Error&) {
+  }
+}
+
 }  // namespace
 
 DatasetPtr Dataset::Open(const std::string& uri, std::optional<uint64_t> version) {
@@ -81,22 +94,26 @@ DatasetPtr Dataset::Write(const std::string& raw_uri, RecordBatchReader& data, c
   std::shared_ptr<const DatasetState> base;
   if (latest) base = table::LoadState(store, uri, latest->version);
 
+  // A failed write leaves nothing behind: WriteFragments and Commit remove the files they
+  // wrote, and a dataset directory this call created goes too once it is empty again.
+  const bool creates_root = !store->Exists(uri);
   std::vector<std::string> written;
-  auto fragments = WriteFragments(*store, uri, schema, version, data, options.max_rows_per_file, &written);
-  lance::table::Transaction t;
-  auto* overwrite = t.mutable_overwrite();
-  schema.ToProto(overwrite->mutable_schema());
-  for (const auto& [k, v] : schema.metadata()) (*overwrite->mutable_schema_metadata())[k] = v;
-  for (auto& f : fragments) *overwrite->add_fragments() = std::move(f);
-  table::CommitOptions commit;
-  commit.max_retries = options.max_commit_retries;
-  commit.enable_stable_row_ids = options.enable_stable_row_ids;
-  commit.file_version = version.ToString();
-  commit.create_only = options.mode == WriteMode::kCreate;
   try {
+    auto fragments = WriteFragments(*store, uri, schema, version, data, options.max_rows_per_file, &written);
+    lance::table::Transaction t;
+    auto* overwrite = t.mutable_overwrite();
+    schema.ToProto(overwrite->mutable_schema());
+    for (const auto& [k, v] : schema.metadata()) (*overwrite->mutable_schema_metadata())[k] = v;
+    for (auto& f : fragments) *overwrite->add_fragments() = std::move(f);
+    table::CommitOptions commit;
+    commit.max_retries = options.max_commit_retries;
+    commit.enable_stable_row_ids = options.enable_stable_row_ids;
+    commit.file_version = version.ToString();
+    commit.create_only = options.mode == WriteMode::kCreate;
     return std::make_shared<Dataset>(table::Commit(store, uri, base, std::move(t), commit));
   } catch (...) {
     io::RemoveQuietly(*store, written);
+    if (creates_root) RemoveEmptyDatasetDir(*store, uri);
     throw;
   }
 }
@@ -225,11 +242,10 @@ DatasetPtr Dataset::Latest() const {
 uint64_t Dataset::CountRows(const std::string& predicate) const {
   uint64_t count = 0;
   if (predicate.empty()) {
-    for (const auto& f : state_->manifest.fragments()) {
-      uint64_t deleted = f.has_deletion_file() ? f.deletion_file().num_deleted_rows() : 0;
-      if (f.has_deletion_file() && deleted == 0) deleted = table::FragmentReader(*state_, f).num_deleted();
-      count += f.physical_rows() - deleted;
-    }
+    // Deletion files are read (and checked) rather than trusting num_deleted_rows: they
+    // are small, and a corrupt one must fail a count as it fails a scan.
+    for (const auto& f : state_->manifest.fragments())
+      count += f.physical_rows() - (f.has_deletion_file() ? table::FragmentReader(*state_, f).num_deleted() : 0);
     return count;
   }
   table::ScanPlan plan(state_, {}, /*columns_set=*/true, predicate, false, false, 65536);

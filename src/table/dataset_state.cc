@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "format/protobuf_logging.h"
 #include "lancelet/error.h"
 #include "table/deletions.h"
 #include "table/feature_flags.h"
@@ -92,6 +93,7 @@ std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> s
 
 std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
                                               std::optional<uint64_t> version) {
+  format::SilenceProtobufLogging();  // library users open datasets here
   std::optional<ManifestLocation> loc = version ? FindManifest(*store, uri, *version) : LatestManifest(*store, uri);
   if (!loc) {
     if (!store->Exists(uri)) ThrowNotFound("dataset '{}' does not exist", uri);

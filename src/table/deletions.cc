@@ -26,11 +26,12 @@ std::string DeletionFilePath(const std::string& uri, uint64_t fragment_id, const
 }
 
 format::RoaringBitmap ReadDeletionFile(const io::ObjectStore& store, const std::string& path, uint64_t fragment_id,
-                                       const lance::table::DeletionFile& file) {
-  auto vector = format::DeletionVector::Read(store, path, TypeOf(file), fmt::format("fragment {}", fragment_id));
+                                       uint64_t physical_rows, const lance::table::DeletionFile& file) {
+  auto vector = format::DeletionVector::Read(store, path, TypeOf(file), fragment_id, physical_rows);
+  // num_deleted_rows 0 means "not recorded" (older writers), so it is only checked when set.
   if (file.num_deleted_rows() != 0 && vector.size() != file.num_deleted_rows())
-    ThrowCorrupt("deletion file '{}' of fragment {} holds {} offsets, but the manifest says {}", path, fragment_id,
-                 vector.size(), file.num_deleted_rows());
+    ThrowCorrupt("deletion file '{}' of fragment {}: it holds {} offsets, but the manifest says {}", path,
+                 fragment_id, vector.size(), file.num_deleted_rows());
   return vector.offsets();
 }
 

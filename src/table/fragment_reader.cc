@@ -53,7 +53,7 @@ const format::RoaringBitmap& FragmentReader::deletions() const {
     if (fragment_.has_deletion_file()) {
       deletions_ = std::make_unique<format::RoaringBitmap>(
           ReadDeletionFile(*state_.store, state_.DeletionFilePath(fragment_.id(), fragment_.deletion_file()),
-                           fragment_.id(), fragment_.deletion_file()));
+                           fragment_.id(), physical_rows(), fragment_.deletion_file()));
     } else {
       deletions_ = std::make_unique<format::RoaringBitmap>();
     }
@@ -264,16 +264,24 @@ ArrayPtr FragmentReader::RowIds(std::span<const uint64_t> offsets) const {
       bytes = fragment_.inline_row_ids();
     } else {
       const auto& ext = fragment_.external_row_ids();
-      bytes = state_.store->OpenRead(io::JoinPath(state_.uri, ext.path()))->Read(ext.offset(), ext.size());
+      const std::string path = io::JoinPath(state_.uri, ext.path());
+      context = fmt::format("row ids of fragment {} in '{}' (bytes [{}, {}) of '{}')", fragment_.id(), state_.uri,
+                            ext.offset(), ext.offset() + ext.size(), path);
+      auto file = state_.store->OpenRead(path);
+      if (ext.offset() > file->size() || ext.size() > file->size() - ext.offset())
+        ThrowCorrupt("{}: the file has only {} bytes", context, file->size());
+      bytes = file->Read(ext.offset(), ext.size());
     }
     auto sequence = format::RowIdSequence::Decode(bytes, context);
+    // The length is checked before ToVector: a corrupt segment may claim 2^60 ids.
+    const uint64_t count = sequence.size();
+    if (count != physical_rows() && count != physical_rows() - num_deleted())
+      ThrowCorrupt("{}: {} ids for {} physical rows of which {} are deleted", context, count, physical_rows(),
+                   num_deleted());
     std::vector<uint64_t> ids = sequence.ToVector();
     if (ids.size() != physical_rows()) {
       // Some writers drop deleted rows from the sequence: then id i belongs to the i-th
       // live row. Spread the ids back over physical offsets (deleted rows get none).
-      if (ids.size() != physical_rows() - num_deleted())
-        ThrowCorrupt("{}: {} ids for {} physical rows of which {} are deleted", context, ids.size(),
-                     physical_rows(), num_deleted());
       std::vector<uint64_t> spread(physical_rows(), 0);
       size_t next = 0;
       for (uint64_t o = 0; o < physical_rows(); ++o)

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "format/little_endian.h"
+#include "format/protobuf_logging.h"
 #include "lancelet/error.h"
 
 namespace lancelet::table {
@@ -92,6 +93,7 @@ lance::table::Manifest ReadManifest(const io::ObjectStore& store, const std::str
   if (length != body.size() - 4)
     ThrowCorrupt("manifest '{}': recorded length {} at offset {} does not match the {} bytes before the footer",
                  path, length, position, body.size() - 4);
+  format::SilenceProtobufLogging();
   lance::table::Manifest manifest;
   if (!manifest.ParseFromArray(body.data() + 4, int(length)))
     ThrowCorrupt("manifest '{}': the manifest message at offset {} does not parse", path, position);

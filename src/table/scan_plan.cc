@@ -57,7 +57,9 @@ void ScanPlan::Prepare(std::vector<std::string> columns, bool columns_set, const
   if (read_row_address_) read_fields.push_back(Field::Make(kRowAddrColumn, DataType::UInt64(), false));
   read_schema_ = std::make_shared<Schema>(read_fields);
   if (filter_expr) {
-    filter_ = Bind(*filter_expr, *read_schema_);
+    // The filter binds to the columns read, but an unknown name is reported with the
+    // dataset's columns: read_schema_ holds only the (known) ones the filter named.
+    filter_ = Bind(*filter_expr, *read_schema_, *state_->arrow_schema);
     auto referenced = ReferencedColumns(*filter_expr);
     std::vector<FieldPtr> filter_fields;
     for (const auto& f : read_schema_->fields()) {

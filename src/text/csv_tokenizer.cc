@@ -62,7 +62,7 @@ bool CsvTokenizer::Next(std::vector<CsvCell>& cells) {
       if (c != delimiter_ && c != '\n' && c != '\r' && c != kEnd) {
         ThrowInvalid("{}:{}: expected a delimiter or line end after the closing quote of cell {}, "
                      "found '{}'",
-                     name_, line_, count, static_cast<char>(c));
+                     name_, line_, count, EscapeForMessage(std::string(1, static_cast<char>(c))));
       }
     } else {
       // Quotes inside an unquoted cell are kept as ordinary characters.

@@ -26,7 +26,7 @@ struct JsonRecord {
 // the line is ours to report, so keep the part from "column" on.
 std::string DescribeParseError(const json::parse_error& error) {
   // The message quotes the input, which may hold invalid UTF-8.
-  std::string message = text::SanitizeUtf8(error.what());
+  std::string message = EscapeForMessage(error.what());
   size_t column = message.find("column ");
   if (column != std::string::npos) return "at " + message.substr(column);
   size_t bracket = message.find("] ");

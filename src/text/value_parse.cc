@@ -25,7 +25,7 @@ std::string ValuePath::ToString() const {
 void ThrowMismatch(const ValueSource& source, const ValuePath& path, const DataType& type,
                    std::string_view found, std::string_view detail) {
   constexpr size_t kMaxShown = 60;
-  std::string shown = SanitizeUtf8(found.substr(0, kMaxShown));
+  std::string shown = EscapeForMessage(found.substr(0, kMaxShown));
   if (found.size() > kMaxShown) shown += "...";
   ThrowInvalid("{}: row {}, column '{}': expected {}{}, found {}", source.file, source.line, path.ToString(),
                type.ToString(), detail, shown);

@@ -259,5 +259,24 @@ TEST(ReadmeExample, BuildsAndRuns) {
   EXPECT_EQ(r.out, "version 1, 4 rows\n2 rows in a batch\nnow version 2\n");
 }
 
+TEST(ReadmeExample, PrintsTheErrorOfAMissingDataset) {
+  auto r = RunCommand(ShellQuote(std::string(LANCELET_BINARY_DIR) + "/readme_example") + " /no/such");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "not found: dataset '/no/such' does not exist\n");
+}
+
+// README.md shows examples/readme_example.cc verbatim, as its first cpp block.
+TEST(ReadmeExample, ReadmeCopyIsTheFile) {
+  std::string readme = ReadFileToString(std::string(LANCELET_SOURCE_DIR) + "/README.md");
+  size_t start = readme.find("```cpp\n");
+  ASSERT_NE(start, std::string::npos);
+  start += 7;
+  size_t end = readme.find("```\n", start);
+  ASSERT_NE(end, std::string::npos);
+  EXPECT_EQ(readme.substr(start, end - start),
+            ReadFileToString(std::string(LANCELET_SOURCE_DIR) + "/examples/readme_example.cc"));
+}
+
 }  // namespace
 }  // namespace lancelet::testing

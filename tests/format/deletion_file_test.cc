@@ -22,6 +22,9 @@ std::string Unhex(const std::string& hex) {
   return out;
 }
 
+// A fragment size that admits every u32 offset, for tests about the encoding alone.
+constexpr uint64_t kAnyRows = uint64_t{1} << 32;
+
 std::vector<uint32_t> Range(uint32_t start, uint32_t end, uint32_t step = 1) {
   std::vector<uint32_t> v;
   for (uint32_t i = start; i < end; i += step) v.push_back(i);
@@ -70,7 +73,7 @@ TEST(DeletionFileTest, SmallVectorWritesArrowAndReadsBack) {
   DeletionVector::Encoded file = dv.Write();
   EXPECT_EQ(file.type, DeletionFileType::kArrowArray);
   EXPECT_EQ(file.bytes.substr(0, 6), "ARROW1");
-  DeletionVector back = DeletionVector::Decode(file.bytes, file.type, "t");
+  DeletionVector back = DeletionVector::Decode(file.bytes, file.type, kAnyRows, "t");
   EXPECT_EQ(back.ToVector(), (std::vector<uint32_t>{0, 1, 2, 3, 4, 4242}));
 
   // The column is row_id: uint32, not nullable, offsets ascending.
@@ -95,13 +98,13 @@ TEST(DeletionFileTest, LargeVectorWritesBitmapIdenticalToReference) {
   EXPECT_EQ(file.bytes.substr(0, 16), Unhex("3a300000010000000000571b10000000"));
   EXPECT_EQ(file.bytes.substr(16, 875), std::string(875, '\xff'));
   EXPECT_EQ(file.bytes.substr(16 + 875), std::string(8192 - 875, '\0'));
-  EXPECT_EQ(DeletionVector::Decode(file.bytes, file.type, "t"), dv);
+  EXPECT_EQ(DeletionVector::Decode(file.bytes, file.type, kAnyRows, "t"), dv);
 
   DeletionVector sparse = DeletionVector::FromOffsets(Range(0, 20000, 3));
   DeletionVector::Encoded sparse_file = sparse.Write();
   EXPECT_EQ(sparse_file.type, DeletionFileType::kBitmap);
   EXPECT_EQ(sparse_file.bytes.substr(0, 4), Unhex("3a300000"));  // no run containers
-  DeletionVector back = DeletionVector::Decode(sparse_file.bytes, sparse_file.type, "t");
+  DeletionVector back = DeletionVector::Decode(sparse_file.bytes, sparse_file.type, kAnyRows, "t");
   EXPECT_EQ(back.size(), 6667u);
   EXPECT_TRUE(back.Contains(19998));
   EXPECT_FALSE(back.Contains(19997));
@@ -120,7 +123,7 @@ TEST(DeletionFileTest, ReadsReferenceArrowFile) {
   std::string bytes = Unhex(kReferenceArrow);
   ASSERT_EQ(bytes.size(), 698u);
   // The batch carries BodyCompression ZSTD with every buffer stored raw (length -1).
-  DeletionVector dv = DeletionVector::Decode(bytes, DeletionFileType::kArrowArray, "ref");
+  DeletionVector dv = DeletionVector::Decode(bytes, DeletionFileType::kArrowArray, kAnyRows, "ref");
   EXPECT_EQ(dv.ToVector(), (std::vector<uint32_t>{0, 1, 2, 3, 4}));
 }
 
@@ -131,12 +134,12 @@ TEST(DeletionFileTest, ReadThroughStoreNamesPathOnCorruption) {
   store->CreateDir(io::JoinPath(dir.path(), "_deletions"));
   DeletionVector dv = DeletionVector::FromOffsets(Range(10, 20));
   store->Put(good, dv.Encode(DeletionFileType::kBitmap));
-  EXPECT_EQ(DeletionVector::Read(*store, good, DeletionFileType::kBitmap, "fragment 2"), dv);
+  EXPECT_EQ(DeletionVector::Read(*store, good, DeletionFileType::kBitmap, 2, 20), dv);
 
   std::string bad = io::JoinPath(dir.path(), DeletionFilePath(2, 5, 100, DeletionFileType::kBitmap));
   store->Put(bad, "not a bitmap");
   try {
-    DeletionVector::Read(*store, bad, DeletionFileType::kBitmap, "fragment 2");
+    DeletionVector::Read(*store, bad, DeletionFileType::kBitmap, 2, 20);
     FAIL() << "accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
@@ -155,7 +158,7 @@ TEST(DeletionFileTest, ArrowWithWrongSchemaIsCorrupt) {
       std::vector<FieldPtr>{Field::Make("row_id", DataType::Int32(), false)});
   std::string bytes = WriteIpcFile(*schema, {RecordBatch::Make(schema, {column})});
   try {
-    DeletionVector::Decode(bytes, DeletionFileType::kArrowArray, "_deletions/0-1-2.arrow");
+    DeletionVector::Decode(bytes, DeletionFileType::kArrowArray, kAnyRows, "_deletions/0-1-2.arrow");
     FAIL() << "accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
@@ -174,12 +177,74 @@ TEST(DeletionFileTest, ArrowWithTwoBatchesIsCorrupt) {
   RecordBatchPtr batch = RecordBatch::Make(schema, {column});
   std::string bytes = WriteIpcFile(*schema, {batch, batch});
   try {
-    DeletionVector::Decode(bytes, DeletionFileType::kArrowArray, "t");
+    DeletionVector::Decode(bytes, DeletionFileType::kArrowArray, kAnyRows, "t");
     FAIL() << "accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
     EXPECT_NE(std::string(e.what()).find("more than one record batch"), std::string::npos);
   }
+}
+
+// An Arrow deletion file holding `values` as written (any order, repeats allowed).
+std::string ArrowFileOf(const std::vector<uint32_t>& values) {
+  auto column = std::make_shared<ArrayData>();
+  column->type = DataType::UInt32();
+  column->length = int64_t(values.size());
+  column->buffers = {nullptr, Buffer::Copy(values.data(), values.size() * sizeof(uint32_t))};
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("row_id", DataType::UInt32(), false)});
+  return WriteIpcFile(*schema, {RecordBatch::Make(schema, {column})});
+}
+
+std::string CorruptMessage(const std::string& bytes, DeletionFileType type, uint64_t rows) {
+  try {
+    DeletionVector::Decode(bytes, type, rows, "deletion file '_deletions/0-3-123.arrow' of fragment 0");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(DeletionFileTest, ArrowOffsetBeyondFragmentIsCorrupt) {
+  std::vector<uint32_t> values = Range(0, 20);
+  values[17] = 4294901760u;
+  EXPECT_EQ(CorruptMessage(ArrowFileOf(values), DeletionFileType::kArrowArray, 20000),
+            "deletion file '_deletions/0-3-123.arrow' of fragment 0: offset 4294901760 at position 17 is beyond "
+            "the fragment's 20000 rows");
+  // The last valid offset is physical_rows - 1.
+  EXPECT_EQ(CorruptMessage(ArrowFileOf({3, 20000}), DeletionFileType::kArrowArray, 20000),
+            "deletion file '_deletions/0-3-123.arrow' of fragment 0: offset 20000 at position 1 is beyond "
+            "the fragment's 20000 rows");
+  EXPECT_EQ(DeletionVector::Decode(ArrowFileOf({19999, 3}), DeletionFileType::kArrowArray, 20000, "t").ToVector(),
+            (std::vector<uint32_t>{3, 19999}));
+}
+
+TEST(DeletionFileTest, ArrowRepeatedOffsetIsCorrupt) {
+  EXPECT_EQ(CorruptMessage(ArrowFileOf({5, 9, 7, 9}), DeletionFileType::kArrowArray, 20),
+            "deletion file '_deletions/0-3-123.arrow' of fragment 0: offset 9 at position 3 appears twice");
+}
+
+TEST(DeletionFileTest, ArrowNullOffsetIsCorrupt) {
+  auto column = std::make_shared<ArrayData>();
+  column->type = DataType::UInt32();
+  column->length = 2;
+  column->null_count = 1;
+  uint8_t validity = 0b01;
+  uint32_t values[2] = {1, 0};
+  column->buffers = {Buffer::Copy(&validity, 1), Buffer::Copy(values, sizeof(values))};
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("row_id", DataType::UInt32(), true)});
+  std::string bytes = WriteIpcFile(*schema, {RecordBatch::Make(schema, {column})});
+  EXPECT_EQ(CorruptMessage(bytes, DeletionFileType::kArrowArray, 20),
+            "deletion file '_deletions/0-3-123.arrow' of fragment 0: 1 of its offsets are null");
+}
+
+TEST(DeletionFileTest, BitmapBeyondFragmentIsCorrupt) {
+  std::string bytes = DeletionVector::FromOffsets(Range(0, 6000)).Encode(DeletionFileType::kBitmap);
+  EXPECT_EQ(DeletionVector::Decode(bytes, DeletionFileType::kBitmap, 6000, "t").size(), 6000u);
+  EXPECT_EQ(CorruptMessage(bytes, DeletionFileType::kBitmap, 5999),
+            "deletion file '_deletions/0-3-123.arrow' of fragment 0: offset 5999 is beyond the fragment's 5999 rows");
+  std::string garbage = CorruptMessage("\x3a\x30\x00\x00\xff\xff", DeletionFileType::kBitmap, 100);
+  EXPECT_EQ(garbage.rfind("deletion file '_deletions/0-3-123.arrow' of fragment 0: ", 0), 0u) << garbage;
 }
 
 }  // namespace

@@ -447,5 +447,25 @@ TEST(OverlayLoad, CorruptOverlaysAreRefused) {
   EXPECT_THROW(overlay::FragmentOverlays::Load(g, "t"), Error);  // no data file
 }
 
+// Coverage addresses physical rows: a cell at or past physical_rows is refused at load,
+// naming the overlay file, the field and the offset.
+TEST(OverlayLoad, CoverageBeyondPhysicalRowsIsCorrupt) {
+  lance::table::DataFragment f;
+  f.set_physical_rows(10);
+  auto* o = f.add_overlays();
+  o->mutable_data_file()->set_path("ov.lance");
+  o->mutable_data_file()->add_fields(7);
+  o->set_committed_version(2);
+  o->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(std::vector<uint32_t>{3, 9}).SerializePortable());
+  EXPECT_EQ(overlay::FragmentOverlays::Load(f, "t")->overlays().size(), 1u);  // offset 9 is the last row
+  o->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(std::vector<uint32_t>{3, 10}).SerializePortable());
+  auto error = testing::ThrownError([&] { overlay::FragmentOverlays::Load(f, "'d' fragment 0"); });
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->kind(), ErrorKind::kCorrupt);
+  EXPECT_EQ(std::string(error->what()),
+            "'d' fragment 0, overlay 0 (committed_version 2): overlay file 'ov.lance' covers offset 10 of field 7, "
+            "beyond the fragment's 10 rows");
+}
+
 }  // namespace
 }  // namespace lancelet
