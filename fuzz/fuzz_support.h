@@ -171,60 +171,65 @@ inline bool PageLayoutOf(const lance::file::v2::ColumnMetadata::Page& page, lanc
 }
 
 // Decodes the field from the harness input: all rows when there are few enough, then a
-// take of a handful of rows. `minor` 0 means 2.0; for 2.1 targets flag bit 1 picks 2.2.
+// take of a handful of rows. `v20` picks 2.0; for 2.1 targets flag bit 1 picks 2.2.
+// Inputs outside the harness's bounds return early; errors of the reader propagate.
+inline void DecodeFieldHarness(const uint8_t* data, size_t size, bool v20, LayoutFilter filter) {
+  InputReader in(data, size);
+  const uint8_t flags = in.Get<uint8_t>();
+  const std::string type_text(in.Bytes(in.Get<uint16_t>()));
+  const uint8_t num_columns = in.Get<uint8_t>();
+  if (num_columns == 0 || num_columns > 16) return;
+  std::vector<lance::file::v2::ColumnMetadata> metas(num_columns);
+  for (auto& meta : metas)
+    if (!meta.ParseFromString(std::string(in.Bytes(in.Get<uint32_t>())))) return;
+  const std::string_view region = in.Rest();
+
+  TypePtr type = DataType::Parse(type_text);
+  Metadata metadata;
+  if (flags & 1) metadata["lance-encoding:packed"] = "true";
+  Schema schema({Field::Make("f", type, true, metadata)});
+  const format::LanceSchema lance_schema = format::LanceSchema::FromArrow(schema);
+  const format::LanceField& field = lance_schema.fields().at(0);
+  const format::FileVersion version = v20 ? format::FileVersion{2, 0}
+                                          : format::FileVersion{2, uint16_t((flags & 2) ? 2 : 1)};
+  if (format::NumColumns(version, field) != num_columns) return;
+
+  uint64_t rows = 0;
+  for (const auto& meta : metas) {
+    uint64_t column_rows = 0;
+    for (const auto& page : meta.pages()) {
+      if (filter != LayoutFilter::kAny) {
+        lance::encodings21::PageLayout layout;
+        if (!PageLayoutOf(page, &layout)) return;
+        if (filter == LayoutFilter::kMiniBlock && !layout.has_mini_block_layout()) return;
+        if (filter == LayoutFilter::kFullZip && !layout.has_full_zip_layout()) return;
+      }
+      if (page.length() > kMaxRowsRead) return;
+      column_rows += page.length();
+    }
+    rows = std::max(rows, column_rows);
+  }
+  if (rows > kMaxRowsRead) return;
+
+  MemoryByteSource source("fuzz.lance", region);
+  std::vector<format::ColumnRef> refs;
+  for (uint32_t c = 0; c < num_columns; ++c) refs.push_back({c, &metas[c]});
+  auto decoder = format::MakeFieldDecoder(version, field, std::move(refs), source);
+  const uint64_t n = decoder->num_rows();
+  if (n > kMaxRowsRead) return;
+  auto all = decoder->Read(0, n);
+  ValidateArray(*all, "fuzz read");
+  if (n > 0) {
+    std::vector<uint64_t> picks;
+    for (size_t k = 0; k < kMaxTakeRows; ++k) picks.push_back((k * 2654435761u) % n);
+    auto taken = decoder->Take(picks);
+    ValidateArray(*taken, "fuzz take");
+  }
+}
+
 inline int RunFieldHarness(const uint8_t* data, size_t size, bool v20, LayoutFilter filter) {
   try {
-    InputReader in(data, size);
-    const uint8_t flags = in.Get<uint8_t>();
-    const std::string type_text(in.Bytes(in.Get<uint16_t>()));
-    const uint8_t num_columns = in.Get<uint8_t>();
-    if (num_columns == 0 || num_columns > 16) return 0;
-    std::vector<lance::file::v2::ColumnMetadata> metas(num_columns);
-    for (auto& meta : metas)
-      if (!meta.ParseFromString(std::string(in.Bytes(in.Get<uint32_t>())))) return 0;
-    const std::string_view region = in.Rest();
-
-    TypePtr type = DataType::Parse(type_text);
-    Metadata metadata;
-    if (flags & 1) metadata["lance-encoding:packed"] = "true";
-    Schema schema({Field::Make("f", type, true, metadata)});
-    const format::LanceSchema lance_schema = format::LanceSchema::FromArrow(schema);
-    const format::LanceField& field = lance_schema.fields().at(0);
-    const format::FileVersion version = v20 ? format::FileVersion{2, 0}
-                                            : format::FileVersion{2, uint16_t((flags & 2) ? 2 : 1)};
-    if (format::NumColumns(version, field) != num_columns) return 0;
-
-    uint64_t rows = 0;
-    for (const auto& meta : metas) {
-      uint64_t column_rows = 0;
-      for (const auto& page : meta.pages()) {
-        if (filter != LayoutFilter::kAny) {
-          lance::encodings21::PageLayout layout;
-          if (!PageLayoutOf(page, &layout)) return 0;
-          if (filter == LayoutFilter::kMiniBlock && !layout.has_mini_block_layout()) return 0;
-          if (filter == LayoutFilter::kFullZip && !layout.has_full_zip_layout()) return 0;
-        }
-        if (page.length() > kMaxRowsRead) return 0;
-        column_rows += page.length();
-      }
-      rows = std::max(rows, column_rows);
-    }
-    if (rows > kMaxRowsRead) return 0;
-
-    MemoryByteSource source("fuzz.lance", region);
-    std::vector<format::ColumnRef> refs;
-    for (uint32_t c = 0; c < num_columns; ++c) refs.push_back({c, &metas[c]});
-    auto decoder = format::MakeFieldDecoder(version, field, std::move(refs), source);
-    const uint64_t n = decoder->num_rows();
-    if (n > kMaxRowsRead) return 0;
-    auto all = decoder->Read(0, n);
-    ValidateArray(*all, "fuzz read");
-    if (n > 0) {
-      std::vector<uint64_t> picks;
-      for (size_t k = 0; k < kMaxTakeRows; ++k) picks.push_back((k * 2654435761u) % n);
-      auto taken = decoder->Take(picks);
-      ValidateArray(*taken, "fuzz take");
-    }
+    DecodeFieldHarness(data, size, v20, filter);
   } catch (const Error&) {
   }
   return 0;

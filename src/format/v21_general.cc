@@ -15,6 +15,11 @@ namespace {
 
 constexpr uint64_t kMaxDecompressedBytes = uint64_t(1) << 36;
 
+// As in the 2.0 buffers (v20_common.cc): zstd expands at most one 128 KiB block per 4
+// input bytes and LZ4 at most 255 bytes per input byte, so a size prefix claiming more is
+// corrupt and is refused before it is allocated (found by fuzz/compression_fuzz.cc).
+constexpr uint64_t kMaxZstdExpansion = 32768, kMaxLz4Expansion = 255;
+
 // A bare frame (older writers) starts with the zstd magic number and has the reserved bit
 // of its frame header descriptor clear; a length prefix practically never looks like that.
 bool IsBareZstdFrame(std::string_view data) {
@@ -51,7 +56,8 @@ std::string DecompressBuffer(const pb::BufferCompression& compression, std::stri
       if (IsBareZstdFrame(data)) return DecompressZstdStream(data, where);
       if (data.size() < 8) ThrowCorrupt("{}: zstd buffer of {} bytes has no size prefix", where, data.size());
       const uint64_t size = LoadLE(data.data(), 8);
-      if (size > kMaxDecompressedBytes) ThrowCorrupt("{}: zstd buffer claims {} bytes", where, size);
+      if (size > kMaxDecompressedBytes || size > (data.size() - 8) * kMaxZstdExpansion)
+        ThrowCorrupt("{}: zstd buffer of {} bytes claims {} bytes", where, data.size(), size);
       std::string out(size, '\0');
       const size_t got = ZSTD_decompress(out.data(), out.size(), data.data() + 8, data.size() - 8);
       if (ZSTD_isError(got)) ThrowCorrupt("{}: bad zstd buffer ({})", where, ZSTD_getErrorName(got));
@@ -61,7 +67,8 @@ std::string DecompressBuffer(const pb::BufferCompression& compression, std::stri
     case pb::COMPRESSION_ALGORITHM_LZ4: {
       if (data.size() < 4) ThrowCorrupt("{}: lz4 buffer of {} bytes has no size prefix", where, data.size());
       const uint64_t size = LoadLE(data.data(), 4);
-      if (size > uint64_t(LZ4_MAX_INPUT_SIZE)) ThrowCorrupt("{}: lz4 buffer claims {} bytes", where, size);
+      if (size > uint64_t(LZ4_MAX_INPUT_SIZE) || size > (data.size() - 4) * kMaxLz4Expansion + 16)
+        ThrowCorrupt("{}: lz4 buffer of {} bytes claims {} bytes", where, data.size(), size);
       std::string out(size, '\0');
       const int got = LZ4_decompress_safe(data.data() + 4, out.data(), int(data.size() - 4), int(size));
       if (got < 0 || uint64_t(got) != size)

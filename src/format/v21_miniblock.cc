@@ -534,6 +534,9 @@ class MiniBlockReader final : public PageReader {
     if (has_def_) {
       out.levels.has_def = true;
       out.levels.def = DecodeLevels(layout_.def_compression(), take(def_size), out.num_levels, where + ", definition");
+      // Without repetition, value k has definition level k (ReadRows indexes both alike).
+      if (!has_rep_ && out.levels.def.size() < meta.num_values)
+        ThrowCorrupt("{}: {} definition levels for {} values", where, out.levels.def.size(), meta.num_values);
     }
     std::vector<std::string_view> buffers;
     for (uint64_t size : sizes) buffers.push_back(take(size));

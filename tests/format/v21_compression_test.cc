@@ -252,6 +252,28 @@ TEST(General, ZstdAndLz4Framing) {
   EXPECT_EQ(KindOf([&] { DecompressBuffer(none, framed, "t"); }), ErrorKind::kNotSupported);
 }
 
+// A size prefix larger than the codec can expand its bytes to is refused before the
+// output is allocated (fuzz/compression_fuzz.cc: 14 bytes claiming 12 GB ran out of memory).
+TEST(General, SizePrefixBeyondTheCodecsExpansionIsCorrupt) {
+  pb::BufferCompression zstd;
+  zstd.set_scheme(pb::COMPRESSION_ALGORITHM_ZSTD);
+  const std::string zstd_input("\x00\xff\x90\xff\x02\x00\x00\x00\xc2\x7f\x00\x00\x00\x00", 14);
+  auto error = lancelet::testing::ThrownError([&] { DecompressBuffer(zstd, zstd_input, "fuzz compression"); });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->kind(), ErrorKind::kCorrupt);
+  EXPECT_STREQ(error->what(), "fuzz compression: zstd buffer of 14 bytes claims 12877627136 bytes");
+
+  pb::BufferCompression lz4;
+  lz4.set_scheme(pb::COMPRESSION_ALGORITHM_LZ4);
+  std::string lz4_input;
+  PutLE(lz4_input, 2000000000, 4);
+  lz4_input += "abcdef";
+  error = lancelet::testing::ThrownError([&] { DecompressBuffer(lz4, lz4_input, "t"); });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->kind(), ErrorKind::kCorrupt);
+  EXPECT_STREQ(error->what(), "t: lz4 buffer of 10 bytes claims 2000000000 bytes");
+}
+
 // ---------------------------------------------------------------------- trees and levels
 
 pb::CompressiveEncoding Flat(uint64_t bits) {

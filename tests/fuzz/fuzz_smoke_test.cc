@@ -7,7 +7,8 @@
 // Set LANCELET_FUZZ_CORPUS_DIR to also write the seeds there, one folder per target, as
 // the starting corpus for a longer libFuzzer run (see fuzz/CMakeLists.txt).
 //
-// Also: a corrupted page raises a Corrupt error naming the file, column and page.
+// It also replays the corpus the libFuzzer runs kept under fuzz/corpus/<target>/, and
+// checks that a corrupted page raises a Corrupt error naming the file, column and page.
 #define LANCELET_FUZZ_NO_MAIN 1
 #include "../../fuzz/compression_fuzz.cc"
 #include "../../fuzz/deletion_file_fuzz.cc"
@@ -462,6 +463,79 @@ TEST_F(FuzzSmokeTest, DeletionFilesAndRowIds) {
 }
 
 TEST_F(FuzzSmokeTest, ArrowIpc) { Exercise("ipc", FuzzIpc, ReadAll(corpus().arrow_files, 160 << 10), 1500); }
+
+// ------------------------------------------------------------------ kept corpus replay
+
+// The corpus the libFuzzer runs grew (fuzz/corpus/<target>/, docs/fuzzing.md): every
+// file is fed to its target's entry point once. A missing or empty folder fails.
+void ReplayCorpus(const std::string& target, EntryPoint entry) {
+  const fs::path dir = fs::path(LANCELET_SOURCE_DIR) / "fuzz" / "corpus" / target;
+  ASSERT_TRUE(fs::is_directory(dir)) << dir << " is missing";
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file()) files.push_back(e.path().string());
+  ASSERT_FALSE(files.empty()) << dir << " is empty";
+  std::sort(files.begin(), files.end());
+  const auto start = std::chrono::steady_clock::now();
+  for (const auto& file : files) {
+    const std::string input = ReadFileToString(file);
+    try {
+      entry(reinterpret_cast<const uint8_t*>(input.data()), input.size());
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << file << " threw a non-lancelet exception: " << e.what();
+    }
+  }
+  std::cout << target << ": replayed " << files.size() << " corpus files in "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s\n";
+}
+
+struct Target {
+  const char* name;
+  EntryPoint entry;
+};
+
+class FuzzCorpusReplay : public FuzzSmokeTest, public ::testing::WithParamInterface<Target> {};
+
+TEST_P(FuzzCorpusReplay, EveryInputIsHandled) { ReplayCorpus(GetParam().name, GetParam().entry); }
+
+INSTANTIATE_TEST_SUITE_P(
+    Targets, FuzzCorpusReplay,
+    ::testing::Values(Target{"compression", FuzzCompression}, Target{"deletion_file", FuzzDeletionFile},
+                      Target{"ipc", FuzzIpc}, Target{"lance_file", FuzzLanceFile}, Target{"manifest", FuzzManifest},
+                      Target{"v20_page", FuzzV20Page}, Target{"v21_fullzip", FuzzV21FullZip},
+                      Target{"v21_layout", FuzzV21Layout}, Target{"v21_miniblock", FuzzV21MiniBlock}),
+    [](const ::testing::TestParamInfo<Target>& info) { return std::string(info.param.name); });
+
+// ---------------------------------------------------------------- libFuzzer findings
+
+std::string FromHex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(char(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+// fuzz_v21_miniblock: a bool mini-block page (definition levels, no repetition) whose
+// chunk 0 holds 200 values but decodes only 199 definition levels; the read copied the
+// levels of all 200 past the end of the decoded ones (heap-buffer-overflow).
+TEST_F(FuzzSmokeTest, MiniBlockChunkWithFewerDefinitionLevelsThanValuesIsCorrupt) {
+  const std::string input = FromHex(
+      "020400626f6f6c01820000000a2912270a250a1f2f6c616e63652e656e636f64696e67732e436f6c756d6e456e636f64"
+      "696e6712020a0012550a020004120304a80118c801224712450a430a1d2f6c616e63652e656e636f64696e677332312e"
+      "506167654c61796f757412220a20120e420c0a040a02081012040a0208081a040a020801320103380148c80150014001"
+      "0000c7007d00190000004e00000000000000012900000000000000000001000000010000000100000001000000010000"
+      "000126000000010000000100000001000000010000200100000001000000010000000100000001000000010000000100"
+      "39a43b42f4356cc8cd83edbce3f18e4626399d3b0c931d42fcdee83c67b9e23cb01781c8cf761ac7174815c00a86aec3"
+      "0300000001000000a87b3fc373b053c01b4362bfd0988ac8d91113be634f793ad3e945c534ac00190000004e0000fefe"
+      "fe14642da0350491c2d1d148211e82c470320402040507000014fefefefefefefe");
+  auto error = lancelet::testing::ThrownError([&] {
+    DecodeFieldHarness(reinterpret_cast<const uint8_t*>(input.data()), input.size(), /*v20=*/false,
+                       LayoutFilter::kMiniBlock);
+  });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->kind(), ErrorKind::kCorrupt);
+  EXPECT_STREQ(error->what(),
+               "file fuzz.lance, field 'f', column 0, page 0, chunk 0: 199 definition levels for 200 values");
+}
 
 // --------------------------------------------------------------- targeted corruptions
 
