@@ -190,7 +190,9 @@ TEST(MixedCommits, FinalRowsEqualASerialReplayInVersionOrder) {
       }
       EXPECT_EQ(by_version.count(v), 0u) << "two commits claim version " << v;
       // Counts are this commit's own, whatever else landed meanwhile.
-      if (ops[p][k].kind == Op::kAppend) EXPECT_EQ(o.out.rfind("appended 5 rows to ", 0), 0u) << o.out;
+      if (ops[p][k].kind == Op::kAppend) {
+        EXPECT_EQ(o.out.rfind("appended 5 rows to ", 0), 0u) << o.out;
+      }
       by_version[v] = &ops[p][k];
       ++landed;
     }

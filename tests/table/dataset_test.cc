@@ -5,6 +5,7 @@
 #include "lancelet/builder.h"
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
+#include "support/sample_batches.h"
 #include "support/test_env.h"
 #include "table/dataset_state.h"
 #include "table/manifest_store.h"
@@ -14,22 +15,8 @@ namespace {
 
 using testing::TempDir;
 
-SchemaPtr IdNameSchema() {
-  return std::make_shared<Schema>(
-      std::vector<FieldPtr>{Field::Make("id", DataType::Int64()), Field::Make("name", DataType::Utf8())});
-}
-
-// Rows id = start..start+n-1, name = "n<id>" (NULL when id % 7 == 3).
-RecordBatchPtr IdNameBatch(int64_t start, int64_t n) {
-  FixedWidthBuilder<int64_t> ids(DataType::Int64());
-  BinaryBuilder names(DataType::Utf8());
-  for (int64_t i = start; i < start + n; ++i) {
-    ids.Append(i);
-    if (i % 7 == 3) names.AppendNull();
-    else names.Append("n" + std::to_string(i));
-  }
-  return RecordBatch::Make(IdNameSchema(), {ids.Finish(), names.Finish()});
-}
+using testing::IdNameBatch;
+using testing::IdNameSchema;
 
 std::vector<int64_t> Ids(const RecordBatch& batch) {
   const auto& col = batch.column("id");

@@ -10,6 +10,7 @@
 #include "lancelet/builder.h"
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
+#include "support/sample_batches.h"
 #include "support/test_env.h"
 #include "table/dataset_state.h"
 #include "table/deletions.h"
@@ -20,20 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::ThrownError;
 
-SchemaPtr IdNameSchema() {
-  return std::make_shared<Schema>(
-      std::vector<FieldPtr>{Field::Make("id", DataType::Int64()), Field::Make("name", DataType::Utf8())});
-}
-
-RecordBatchPtr IdNameBatch(int64_t start, int64_t n) {
-  FixedWidthBuilder<int64_t> ids(DataType::Int64());
-  BinaryBuilder names(DataType::Utf8());
-  for (int64_t i = start; i < start + n; ++i) {
-    ids.Append(i);
-    names.Append("n" + std::to_string(i));
-  }
-  return RecordBatch::Make(IdNameSchema(), {ids.Finish(), names.Finish()});
-}
+using testing::IdNameBatch;
+using testing::IdNameSchema;
 
 // `ds`'s version read through a hand-edited manifest.
 DatasetPtr WithManifest(const DatasetPtr& ds, const lance::table::Manifest& manifest) {

@@ -1,0 +1,25 @@
+#include "support/sample_batches.h"
+
+#include <string>
+
+#include "lancelet/builder.h"
+
+namespace lancelet::testing {
+
+SchemaPtr IdNameSchema() {
+  return std::make_shared<Schema>(
+      std::vector<FieldPtr>{Field::Make("id", DataType::Int64()), Field::Make("name", DataType::Utf8())});
+}
+
+RecordBatchPtr IdNameBatch(int64_t start, int64_t n) {
+  FixedWidthBuilder<int64_t> ids(DataType::Int64());
+  BinaryBuilder names(DataType::Utf8());
+  for (int64_t i = start; i < start + n; ++i) {
+    ids.Append(i);
+    if (i % 7 == 3) names.AppendNull();
+    else names.Append("n" + std::to_string(i));
+  }
+  return RecordBatch::Make(IdNameSchema(), {ids.Finish(), names.Finish()});
+}
+
+}  // namespace lancelet::testing
