@@ -92,9 +92,9 @@ struct SqlShellOptions {
 // statements print their message line (to `out` in table format, else to `err`, so that
 // csv / jsonl / arrow output stays machine-readable). An error prints
 // "lancelet: <message>", the statement and a caret line to `err`; a script stops there,
-// the interactive loop goes on. A script, and input that is not a terminal, is parsed
-// whole first: a syntax error anywhere is reported before any statement runs. Returns 0,
-// or 1 if any statement failed.
+// the interactive loop and piped input go on. A script, and input that is not a terminal,
+// is parsed whole first: a syntax error anywhere is reported before any statement runs.
+// Returns 0, or 1 if any statement failed.
 int RunSqlShell(const std::string& db_dir, const std::string& script, std::istream& in, std::ostream& out,
                 std::ostream& err, const SqlShellOptions& options);
 

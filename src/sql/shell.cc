@@ -87,9 +87,10 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
   SqlSession session(db_dir);
   session.set_progress(options.progress);
   bool printed_rows = false;
-  // A script (given, or piped in) either runs or, with a syntax error anywhere, reports it
-  // having run nothing.
-  auto run_script = [&](const std::string& text) {
+  // A script (given, or piped in) with a syntax error anywhere reports it having run
+  // nothing. Otherwise a given script stops at its first failing statement; piped input,
+  // like the interactive loop, goes on after one.
+  auto run_script = [&](const std::string& text, bool stop_at_error) {
     auto statements = SqlSession::SplitStatements(text);
     try {
       for (const auto& statement : statements) session.Check(statement);
@@ -97,12 +98,16 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
       err << "lancelet: " << e.Render() << "\n";
       return 1;
     }
-    for (const auto& statement : statements)
-      if (!RunOne(session, statement, out, err, options, printed_rows)) return 1;
-    return 0;
+    int status = 0;
+    for (const auto& statement : statements) {
+      if (RunOne(session, statement, out, err, options, printed_rows)) continue;
+      status = 1;
+      if (stop_at_error) break;
+    }
+    return status;
   };
-  if (!script.empty()) return run_script(script);
-  if (!options.prompt) return run_script(std::string(std::istreambuf_iterator<char>(in), {}));
+  if (!script.empty()) return run_script(script, true);
+  if (!options.prompt) return run_script(std::string(std::istreambuf_iterator<char>(in), {}), false);
   int status = 0;
   std::string pending, line;
   auto prompt = [&] {

@@ -112,7 +112,7 @@ TEST_F(CliValidationTest, ErrorsQuotingBinaryInputStayValidUtf8) {
   auto csv = RunLancelet({"create", dir_.Join("bad.lance"), "--from", dir_.Join("bad.csv"), "--schema", "id:int32"});
   EXPECT_EQ(csv.exit_code, 1);
   // The cell is shown as a JSON string: invalid bytes as U+FFFD, the control byte as \u0007.
-  EXPECT_NE(csv.err.find("bad.csv:3: column 'id': expected int32, found \"\xEF\xBF\xBD\xEF\xBF\xBD\\u0007\"\n"),
+  EXPECT_NE(csv.err.find("bad.csv: row 3, column 'id': expected int32, found \"\xEF\xBF\xBD\xEF\xBF\xBD\\u0007\"\n"),
             std::string::npos)
       << csv.err;
   EXPECT_EQ(EscapeForMessage(csv.err.substr(0, csv.err.size() - 1)), csv.err.substr(0, csv.err.size() - 1));

@@ -99,17 +99,20 @@ TEST(MergeCommitTest, StaleMergeRebasesOrAsksForARetry) {
   changes.inserts.push_back(RecordBatch::Make(stale->schema(), {MakeArray(DataType::Int32(), {Scalar{DataType::Int32(), int64_t(4)}}),
                                                                  MakeArray(DataType::Utf8(), {Scalar::Null(DataType::Utf8())})}));
 
-  db.Execute("UPDATE t SET v = 'C' WHERE id = 3");  // fragment 1, version 2
+  db.Execute("INSERT INTO t VALUES (5, 'e')");  // a new fragment, version 2: not read by the MERGE
   auto next = table::CommitMerge(stale, changes);
   EXPECT_EQ(next->version(), 3u);
   auto rows = db.Execute("SELECT id, v FROM t ORDER BY id").rows;
-  ASSERT_EQ(rows->num_rows(), 3);
+  ASSERT_EQ(rows->num_rows(), 4);
   EXPECT_EQ(GetScalar(*rows->column(1), 0).as_string(), "B");
-  EXPECT_EQ(GetScalar(*rows->column(1), 1).as_string(), "C");
+  EXPECT_EQ(GetScalar(*rows->column(1), 1).as_string(), "c");
   EXPECT_TRUE(rows->column(1)->IsNull(2));
+  EXPECT_EQ(GetScalar(*rows->column(1), 3).as_string(), "e");
 
+  // A MERGE reads every target cell, so a change to any of them, even in a fragment it
+  // does not touch, makes it plan again.
   auto stale2 = next;
-  db.Execute("UPDATE t SET v = 'x' WHERE id = 2");  // fragment 0 again, version 4
+  db.Execute("UPDATE t SET v = 'x' WHERE id = 3");  // fragment 1, version 4
   table::MergeChanges again;
   again.deletes[0] = {1};
   EXPECT_THROW(table::CommitMerge(stale2, again), table::RetryableConflict);
