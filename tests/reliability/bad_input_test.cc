@@ -3,7 +3,9 @@
 // must be refused with one clean line on stderr ("lancelet: ...", valid UTF-8, naming
 // what was wrong), never wrong rows, and a refused write leaves the dataset exactly as
 // it was.
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -194,6 +196,78 @@ TEST(BadInput, CreateOnAFullDiskLeavesNothing) {
   auto r = RunWithFileSizeLimit({"create", dir.Join("new.lance"), "--from", dir.Join("big.csv")}, 512);
   ExpectCleanRefusal(r, "File too large", "create on a full disk");
   EXPECT_FALSE(std::filesystem::exists(dir.Join("new.lance")));
+}
+
+// A real full disk: a small tmpfs mounted for one test, filled until `free_bytes` are
+// left. Mounting needs CAP_SYS_ADMIN; without it the tests using it are skipped.
+class SmallTmpfs {
+ public:
+  explicit SmallTmpfs(std::string where) : where_(std::move(where)) {
+    std::filesystem::create_directories(where_);
+    mounted_ = ::mount("tmpfs", where_.c_str(), "tmpfs", 0, "size=16m") == 0;
+    if (!mounted_) why_ = strerror(errno);
+  }
+  ~SmallTmpfs() {
+    if (mounted_) ::umount2(where_.c_str(), MNT_DETACH);
+  }
+  bool mounted() const { return mounted_; }
+  const std::string& why_not() const { return why_; }
+  const std::string& path() const { return where_; }
+  void FillLeaving(size_t free_bytes) {
+    struct statvfs st {};
+    ASSERT_EQ(::statvfs(where_.c_str(), &st), 0);
+    size_t available = size_t(st.f_bavail) * st.f_frsize;
+    ASSERT_GT(available, free_bytes + 4096);
+    WriteStringToFile(where_ + "/filler", std::string(available - free_bytes - 4096, '\0'));
+  }
+
+ private:
+  std::string where_;
+  bool mounted_ = false;
+  std::string why_;
+};
+
+TEST(BadInput, WritesOnAFullTmpfsAreRefusedAndChangeNothing) {
+  struct Case {
+    std::string what;
+    std::vector<std::string> command;  // "DS", "DB", "NEW" and "INPUT" are replaced
+    size_t free_bytes;                 // one page: the first file fails; more: one fails midway
+  };
+  std::vector<Case> cases = {
+      {"append", {"append", "DS", "--from", "INPUT"}, 4096},
+      {"append (midway)", {"append", "DS", "--from", "INPUT"}, 64 << 10},
+      {"update", {"update", "DS", "--set", "val = val + 1"}, 4096},
+      {"delete", {"delete", "DS", "--where", "id % 2 = 0"}, 4096},
+      {"SQL UPDATE", {"sql", "--db", "DB", "UPDATE t SET val = 0 WHERE id < 2500"}, 4096},
+      {"create", {"create", "NEW", "--from", "INPUT"}, 4096},
+      {"create (midway)", {"create", "NEW", "--from", "INPUT"}, 64 << 10},
+  };
+  int unchanged = 0;
+  for (const auto& c : cases) {
+    Fixture f("2.2");
+    SmallTmpfs disk(f.dir.Join("disk"));
+    if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs CAP_SYS_ADMIN): " << disk.why_not();
+    std::string db = disk.path() + "/db", ds = db + "/t.lance", input = f.dir.Join("rows.csv");
+    std::filesystem::copy(f.db, db, std::filesystem::copy_options::recursive);
+    std::string csv = "id,val\n";
+    for (int i = 0; i < 20000; ++i) csv += std::to_string(10000 + i) + "," + std::to_string(i) + "\n";
+    WriteStringToFile(input, csv);
+    disk.FillLeaving(c.free_bytes);
+    std::vector<std::string> args = c.command;
+    for (auto& a : args) {
+      if (a == "DS") a = ds;
+      if (a == "DB") a = db;
+      if (a == "NEW") a = db + "/new.lance";
+      if (a == "INPUT") a = input;
+    }
+    auto before = Snapshot(ds);
+    ExpectCleanRefusal(RunLancelet(args), "No space left on device", c.what + " on a full tmpfs");
+    EXPECT_EQ(Snapshot(ds), before) << c.what << " changed the dataset";
+    EXPECT_FALSE(std::filesystem::exists(db + "/new.lance")) << c.what;
+    unchanged += Snapshot(ds) == before && !std::filesystem::exists(db + "/new.lance");
+  }
+  Figures(fmt::format("bad input (full tmpfs): {} writes refused, {} left the dataset unchanged", cases.size(),
+                      unchanged));
 }
 
 TEST(BadInput, UnreadableFileIsNamed) {
