@@ -5,4 +5,5 @@ BUILD=${1:-build/release}
 bash bench/scan_compare.sh "$BUILD"
 bash bench/update_compare.sh "$BUILD"
 bash bench/overlay_read.sh "$BUILD"
+bash bench/overlay_history.sh "$BUILD"
 bash bench/census_compare.sh "$BUILD"

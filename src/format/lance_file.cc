@@ -27,7 +27,6 @@ constexpr uint64_t kPageAlignment = 64;
 constexpr uint8_t kPadByte = 72;
 constexpr char kMagic[4] = {'L', 'A', 'N', 'C'};
 // Bytes read from the end of a file on open; enough for the metadata of most files.
-constexpr uint64_t kTailRead = 64 * 1024;
 
 std::pair<uint16_t, uint16_t> DiskVersion(FileVersion v) {
   if (v.major == 2 && v.minor == 0) return {0, 3};
@@ -216,13 +215,21 @@ class FileByteSource final : public ByteSource {
       ThrowCorrupt("{}: reading bytes [{}, {}) beyond the end of the {}-byte file", path(), offset, offset + length,
                    size_);
     }
-    if (length > 0) file_->ReadAt(offset, length, out);
+    if (length == 0) return;
+    if (resident_.size() == size_) std::memcpy(out, resident_.data() + offset, length);
+    else file_->ReadAt(offset, length, out);
   }
   const std::string& path() const override { return file_->path(); }
+  // Serves every later read from `whole`, the file's bytes already read, with no I/O: a
+  // small file (an overlay of scattered cells, say) then costs one read in all.
+  void KeepInMemory(std::string whole) {
+    if (whole.size() == size_) resident_ = std::move(whole);
+  }
 
  private:
   std::unique_ptr<io::ReadableFile> file_;
   uint64_t size_;
+  std::string resident_;
 };
 
 }  // namespace
@@ -274,7 +281,7 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
   }
 
   // Read the tail, then widen it if the metadata starts earlier.
-  uint64_t tail_start = size - std::min(size, kTailRead);
+  uint64_t tail_start = size - std::min(size, LanceFileReader::kTailBytes);
   std::string tail = m.source->Read(tail_start, size - tail_start);
   const char* footer = tail.data() + tail.size() - kFooterSize;
   if (std::memcmp(footer + 36, kMagic, 4) != 0) {
@@ -363,6 +370,7 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
                  m.schema.fields().size(), next, m.version.ToString(), num_columns);
   }
   m.decoders.resize(m.schema.fields().size());
+  if (tail_start == 0) m.source->KeepInMemory(std::move(tail));
   return reader;
 }
 

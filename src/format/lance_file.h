@@ -61,6 +61,10 @@ class LanceFileWriter {
 
 class LanceFileReader {
  public:
+  // Open reads the last kTailBytes of a file in one read; a file no larger is then
+  // served from memory, so reading it costs that one read whatever part is needed.
+  static constexpr uint64_t kTailBytes = 64 * 1024;
+
   static std::unique_ptr<LanceFileReader> Open(const io::ObjectStore& store, const std::string& path,
                                                uint64_t known_size = 0);
   ~LanceFileReader();

@@ -1,6 +1,7 @@
 #include "format/roaring_bitmap.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include <roaring/roaring.h>
 
@@ -87,7 +88,14 @@ bool RoaringBitmap::IsEmpty() const { return roaring_bitmap_is_empty(bitmap_); }
 // roaring_bitmap_rank counts members <= x; we want members < x.
 uint64_t RoaringBitmap::PortableSizeInBytes() const { return roaring_bitmap_portable_size_in_bytes(bitmap_); }
 
+namespace {
+std::atomic<uint64_t> rank_calls{0};
+}  // namespace
+
+uint64_t RoaringBitmap::RankCalls() { return rank_calls.load(std::memory_order_relaxed); }
+
 uint64_t RoaringBitmap::Rank(uint32_t value) const {
+  rank_calls.fetch_add(1, std::memory_order_relaxed);
   return value == 0 ? 0 : roaring_bitmap_rank(bitmap_, value - 1);
 }
 
@@ -116,9 +124,48 @@ std::vector<uint32_t> RoaringBitmap::ToVector() const {
 }
 
 std::vector<RoaringBitmap::Run> RoaringBitmap::Runs() const {
+  // Container by container: a run container hands over its runs as they are, so a
+  // bitmap of long runs costs its runs, not its members.
   std::vector<Run> runs;
-  ForEachRun([&](const Run& run) { runs.push_back(run); });
+  auto add = [&](uint64_t start, uint64_t end) {
+    if (!runs.empty() && runs.back().end == start) runs.back().end = end;
+    else runs.push_back({uint32_t(start), end});
+  };
+  const roaring_array_t& ra = bitmap_->high_low_container;
+  for (int32_t i = 0; i < ra.size; ++i) {
+    const uint64_t base = uint64_t(ra.keys[i]) << 16;
+    uint8_t type = ra.typecodes[i];
+    const void* c = container_unwrap_shared(ra.containers[i], &type);
+    if (type == RUN_CONTAINER_TYPE_CODE) {
+      const auto* r = static_cast<const run_container_t*>(c);
+      for (int32_t j = 0; j < r->n_runs; ++j)
+        add(base + r->runs[j].value, base + r->runs[j].value + r->runs[j].length + 1);
+    } else if (type == ARRAY_CONTAINER_TYPE_CODE) {
+      const auto* a = static_cast<const array_container_t*>(c);
+      for (int32_t j = 0; j < a->cardinality; ++j) add(base + a->array[j], base + a->array[j] + 1);
+    } else {
+      const auto* b = static_cast<const bitset_container_t*>(c);
+      for (int w = 0; w < BITSET_CONTAINER_SIZE_IN_WORDS; ++w)
+        for (uint64_t word = b->array[w]; word != 0; word &= word - 1) {
+          const uint64_t v = base + uint64_t(w) * 64 + uint64_t(__builtin_ctzll(word));
+          add(v, v + 1);
+        }
+    }
+  }
   return runs;
+}
+
+uint64_t RoaringBitmap::RunCountUpperBound() const {
+  uint64_t count = 0;
+  const roaring_array_t& ra = bitmap_->high_low_container;
+  for (int32_t i = 0; i < ra.size; ++i) {
+    uint8_t type = ra.typecodes[i];
+    void* c = const_cast<void*>(container_unwrap_shared(ra.containers[i], &type));
+    if (type == RUN_CONTAINER_TYPE_CODE) count += uint64_t(static_cast<run_container_t*>(c)->n_runs);
+    else if (type == ARRAY_CONTAINER_TYPE_CODE) count += uint64_t(array_container_number_of_runs(static_cast<array_container_t*>(c)));
+    else count += uint64_t(bitset_container_number_of_runs(static_cast<bitset_container_t*>(c)));
+  }
+  return count;
 }
 
 void RoaringBitmap::VisitChunksImpl(void (*callback)(void*, const uint32_t*, size_t),
@@ -206,6 +253,49 @@ std::string RoaringBitmap::SerializePortable(RunContainers runs) const {
   return bytes;
 }
 
+namespace {
+
+// What the deserializer trusts, checked container by container in O(serialized bytes):
+// keys ascend; array values ascend; runs ascend without overlapping and end inside their
+// container; a bitset's declared cardinality is its population count. Members then come
+// out strictly ascending and as many as Cardinality() says.
+bool WellFormed(const roaring_bitmap_t& bitmap) {
+  const roaring_array_t& ra = bitmap.high_low_container;
+  for (int32_t i = 0; i < ra.size; ++i) {
+    if (i > 0 && ra.keys[i] <= ra.keys[i - 1]) return false;
+    switch (ra.typecodes[i]) {
+      case ARRAY_CONTAINER_TYPE_CODE: {
+        const auto* a = static_cast<const array_container_t*>(ra.containers[i]);
+        for (int32_t j = 1; j < a->cardinality; ++j)
+          if (a->array[j] <= a->array[j - 1]) return false;
+        break;
+      }
+      case RUN_CONTAINER_TYPE_CODE: {
+        const auto* r = static_cast<const run_container_t*>(ra.containers[i]);
+        int64_t next = 0;  // the smallest value the next run may start at
+        for (int32_t j = 0; j < r->n_runs; ++j) {
+          const int64_t last = int64_t(r->runs[j].value) + r->runs[j].length;
+          if (r->runs[j].value < next || last > 0xFFFF) return false;
+          next = last + 1;
+        }
+        break;
+      }
+      case BITSET_CONTAINER_TYPE_CODE: {
+        const auto* b = static_cast<const bitset_container_t*>(ra.containers[i]);
+        int64_t population = 0;
+        for (int w = 0; w < BITSET_CONTAINER_SIZE_IN_WORDS; ++w) population += __builtin_popcountll(b->array[w]);
+        if (population != b->cardinality) return false;
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 RoaringBitmap RoaringBitmap::DeserializePortable(std::string_view bytes,
                                                  std::string_view context) {
   // The size probe checks the header and that every container fits in `bytes`.
@@ -224,25 +314,10 @@ RoaringBitmap RoaringBitmap::DeserializePortable(std::string_view bytes,
                  bytes.size());
   }
   RoaringBitmap bitmap(raw);
-  // The deserializer trusts container contents. Members must come out strictly
-  // ascending (sorted, duplicate-free arrays and disjoint runs) and their count must match
-  // the cardinalities the headers declare.
-  uint64_t seen = 0;
-  int64_t previous = -1;
-  bool ordered = true;
-  bitmap.ForEach([&](uint32_t value) {
-    if (static_cast<int64_t>(value) <= previous) ordered = false;
-    previous = value;
-    ++seen;
-  });
-  if (!ordered) {
-    ThrowCorrupt("{}: portable roaring bitmap has unsorted or overlapping container contents",
+  if (!WellFormed(*raw))
+    ThrowCorrupt("{}: portable roaring bitmap has unsorted or overlapping container contents, or a bitset "
+                 "whose declared cardinality is not its population count",
                  context);
-  }
-  if (seen != bitmap.Cardinality()) {
-    ThrowCorrupt("{}: portable roaring bitmap declares {} members but holds {}", context,
-                 bitmap.Cardinality(), seen);
-  }
   return bitmap;
 }
 

@@ -54,7 +54,10 @@ class RoaringBitmap {
   // Bytes of the portable serialization as it stands (without run optimization).
   uint64_t PortableSizeInBytes() const;
   // Number of members strictly less than `value` (the 0-based position of a member).
+  // Costs up to a container's worth of work: never call it once per cell of a read.
   uint64_t Rank(uint32_t value) const;
+  // Rank calls so far in this process (tests hold the read path to zero).
+  static uint64_t RankCalls();
   // Members whose ranks are [first_rank, first_rank + count), ascending, into `out`;
   // throws Invalid if the bitmap has fewer members.
   void MembersByRank(uint64_t first_rank, size_t count, uint32_t* out) const;
@@ -63,7 +66,11 @@ class RoaringBitmap {
   uint32_t Max() const;
 
   std::vector<uint32_t> ToVector() const;
+  // Maximal runs of members, ascending; costs the runs of run containers and the members
+  // of the others.
   std::vector<Run> Runs() const;
+  // The number of maximal runs, counting a run that spans containers once per container.
+  uint64_t RunCountUpperBound() const;
   // Calls fn(value) for every member in ascending order.
   template <typename Fn>
   void ForEach(Fn&& fn) const {

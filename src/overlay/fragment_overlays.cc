@@ -1,7 +1,6 @@
 #include "overlay/fragment_overlays.h"
 
 #include <algorithm>
-#include <map>
 
 #include <fmt/format.h>
 
@@ -12,16 +11,6 @@ namespace lancelet::overlay {
 const format::RoaringBitmap* Overlay::CoverageOf(int32_t field_id) const {
   int i = FieldIndex(field_id);
   return i < 0 ? nullptr : coverage[size_t(i)].get();
-}
-
-const format::RoaringBitmap* Overlay::SuppliesOf(int32_t field_id) const {
-  int i = FieldIndex(field_id);
-  return i < 0 ? nullptr : supplies[size_t(i)].get();
-}
-
-const std::vector<uint32_t>* Overlay::SuppliedListOf(int32_t field_id) const {
-  int i = FieldIndex(field_id);
-  return i < 0 ? nullptr : supplied_list[size_t(i)].get();
 }
 
 int Overlay::FieldIndex(int32_t field_id) const {
@@ -73,26 +62,6 @@ std::shared_ptr<const FragmentOverlays> FragmentOverlays::Load(const lance::tabl
   }
   std::stable_sort(out->overlays_.begin(), out->overlays_.end(),
                    [](const Overlay& a, const Overlay& b) { return a.committed_version < b.committed_version; });
-  // Newest first: what an overlay supplies is what no newer overlay already covers.
-  std::map<int32_t, format::RoaringBitmap> newer;  // field id -> union of newer coverage
-  for (auto o = out->overlays_.rbegin(); o != out->overlays_.rend(); ++o) {
-    o->supplies = o->coverage;
-    for (size_t f = 0; f < o->field_ids.size(); ++f) {
-      if (o->field_ids[f] == kTombstoneFieldId) continue;
-      auto& covered = newer[o->field_ids[f]];
-      if (covered.Intersects(*o->coverage[f]))
-        o->supplies[f] = std::make_shared<const format::RoaringBitmap>(o->coverage[f]->AndNot(covered));
-      covered |= *o->coverage[f];
-    }
-    // Dense overlays share one bitmap between fields, and so one list.
-    std::map<const format::RoaringBitmap*, std::shared_ptr<const std::vector<uint32_t>>> lists;
-    for (const auto& supplies : o->supplies) {
-      auto& list = lists[supplies.get()];
-      if (!list && supplies->Cardinality() * sizeof(uint32_t) <= 2 * supplies->PortableSizeInBytes())
-        list = std::make_shared<const std::vector<uint32_t>>(supplies->ToVector());
-      o->supplied_list.push_back(list);
-    }
-  }
   return out;
 }
 
@@ -100,12 +69,8 @@ uint64_t FragmentOverlays::MemoryBytes() const {
   uint64_t bytes = sizeof(*this);
   for (const auto& o : overlays_) {
     bytes += sizeof(o);
-    // Shared bitmaps and lists are counted once per reference: an over-estimate is fine.
+    // A shared bitmap is counted once per reference: an over-estimate is fine.
     for (const auto& b : o.coverage) bytes += b->PortableSizeInBytes();
-    for (size_t f = 0; f < o.supplies.size(); ++f)
-      if (o.supplies[f] != o.coverage[f]) bytes += o.supplies[f]->PortableSizeInBytes();
-    for (const auto& list : o.supplied_list)
-      if (list) bytes += list->size() * sizeof(uint32_t);
   }
   return bytes;
 }

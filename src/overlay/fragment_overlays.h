@@ -6,9 +6,9 @@
 //   among equal versions a later position in DataFragment.overlays is newer.
 // - every coverage bitmap is parsed exactly once; dense overlays share one bitmap
 //   between their fields.
-// - for each field, the `supplies` bitmaps of all overlays are disjoint, and their
-//   union is the union of the coverage bitmaps.
 // - a field id of -2 (tombstone) covers nothing.
+// Which overlay wins a cell is resolution's business (overlay/resolution.h), decided
+// per field when a read first needs that field.
 #pragma once
 
 #include <cstdint>
@@ -30,22 +30,9 @@ struct Overlay {
   bool dense = false;
   std::vector<int32_t> field_ids;  // data_file.fields
   std::vector<std::shared_ptr<const format::RoaringBitmap>> coverage;  // one per field id
-  // The cells whose value this overlay supplies, per field id: its coverage minus the
-  // cells newer overlays cover. The same object as `coverage` when nothing newer
-  // shadows it, so a reader can tell that the supplied cells' ranks run unbroken.
-  std::vector<std::shared_ptr<const format::RoaringBitmap>> supplies;
-  // The members of each `supplies` bitmap as a sorted array, when that costs at most
-  // twice the bitmap's own bytes, as for scattered cells held in array containers (else
-  // null; runs decode cheaply anyway): a range's cells are then found by binary search
-  // and copied, with no bitmap decoding per batch.
-  std::vector<std::shared_ptr<const std::vector<uint32_t>>> supplied_list;
 
   // The coverage of `field_id`, or null when this overlay does not cover it.
   const format::RoaringBitmap* CoverageOf(int32_t field_id) const;
-  // The cells of `field_id` this overlay supplies, or null when it does not cover it.
-  const format::RoaringBitmap* SuppliesOf(int32_t field_id) const;
-  // The same cells as a sorted array, or null (not covered, or too many cells to list).
-  const std::vector<uint32_t>* SuppliedListOf(int32_t field_id) const;
   // Index of `field_id` among field_ids, or -1.
   int FieldIndex(int32_t field_id) const;
 };
@@ -60,7 +47,7 @@ class FragmentOverlays {
 
   const std::vector<Overlay>& overlays() const { return overlays_; }  // oldest first
   bool empty() const { return overlays_.empty(); }
-  // Bytes held by the decoded bitmaps and cell lists (for cache accounting).
+  // Bytes held by the decoded bitmaps (for cache accounting).
   uint64_t MemoryBytes() const;
   // True when any overlay covers `field_id` at all.
   bool Covers(int32_t field_id) const;

@@ -1,120 +1,197 @@
 #include "overlay/resolution.h"
 
 #include <algorithm>
-
-#include "lancelet/error.h"
+#include <numeric>
+#include <utility>
 
 namespace lancelet::overlay {
 
-std::vector<OverlayPatch> ResolveRange(const FragmentOverlays& set, int32_t field_id, uint64_t start,
-                                       uint64_t count) {
-  std::vector<OverlayPatch> patches;
-  const auto& overlays = set.overlays();
-  const uint64_t end = start + count;
-  for (size_t i = overlays.size(); i-- > 0;) {
-    const Overlay& o = overlays[i];
-    const format::RoaringBitmap* supplies = o.SuppliesOf(field_id);
-    if (!supplies) continue;
-    // The supplied cells in the range are the members of rank [first, last).
-    const std::vector<uint32_t>* list = o.SuppliedListOf(field_id);
-    uint64_t first, last;
-    if (list) {
-      first = uint64_t(std::lower_bound(list->begin(), list->end(), start) - list->begin());
-      last = uint64_t(std::lower_bound(list->begin() + int64_t(first), list->end(), end) - list->begin());
-    } else {
-      first = supplies->Rank(uint32_t(std::min<uint64_t>(start, UINT32_MAX)));
-      last = end > UINT32_MAX ? supplies->Cardinality() : supplies->Rank(uint32_t(end));
-    }
-    const size_t n = size_t(last - first);
-    if (n == 0) continue;
-    OverlayPatch patch;
-    patch.overlay = i;
-    patch.field_index = o.FieldIndex(field_id);
-    if (list) {
-      patch.cells = std::span<const uint32_t>(list->data() + first, n);
-    } else {
-      patch.owned.resize(n);
-      supplies->MembersByRank(first, n, patch.owned.data());
-      patch.cells = patch.owned;
-    }
-    patch.origin = uint32_t(start);
-    const format::RoaringBitmap* coverage = o.CoverageOf(field_id);
-    if (supplies != coverage) {
-      // A rank is the position in the overlay's value column, counted over all it covers.
-      patch.ranks.resize(n);
-      for (size_t k = 0; k < n; ++k) patch.ranks[k] = coverage->Rank(patch.cells[k]);
-    }
-    if (supplies == coverage) {
-      patch.first_rank = first;  // nothing shadowed: the values are one run of the column
-    } else if (patch.ranks.back() - patch.ranks.front() + 1 == n) {
-      patch.first_rank = patch.ranks.front();
-      patch.ranks.clear();
-    }
-    patches.push_back(std::move(patch));
-  }
-  return patches;
+ResolutionCounters& Counters() {
+  static ResolutionCounters counters;
+  return counters;
 }
 
-std::vector<OverlayPatch> ResolveOffsets(const FragmentOverlays& set, int32_t field_id,
-                                         std::span<const uint64_t> offsets) {
-  const auto& overlays = set.overlays();
-  std::vector<OverlayPatch> by_overlay(overlays.size());
-  for (size_t i = 0; i < overlays.size(); ++i) {
-    by_overlay[i].overlay = i;
-    by_overlay[i].field_index = overlays[i].FieldIndex(field_id);
+namespace {
+
+void CountListed(uint64_t n) { Counters().cells_listed.fetch_add(n, std::memory_order_relaxed); }
+void CountVisits(uint64_t n) { Counters().cells_visited.fetch_add(n, std::memory_order_relaxed); }
+
+// The list form costs 4 bytes a cell, the run form 24 bytes a run.
+Layer MakeLayer(size_t overlay, const format::RoaringBitmap& coverage) {
+  Layer layer;
+  layer.overlay = overlay;
+  if (coverage.RunCountUpperBound() * 6 <= coverage.Cardinality()) {
+    uint64_t rank = 0;
+    for (const auto& run : coverage.Runs()) {
+      layer.runs.push_back({run.start, run.end, rank});
+      rank += run.end - run.start;
+    }
+    CountListed(layer.runs.size());
+  } else {
+    layer.cells = coverage.ToVector();
+    CountListed(layer.cells.size());
   }
-  for (size_t k = 0; k < offsets.size(); ++k) {
-    uint64_t offset = offsets[k];
-    if (offset > UINT32_MAX) continue;
-    for (size_t i = overlays.size(); i-- > 0;) {
-      const format::RoaringBitmap* coverage = overlays[i].CoverageOf(field_id);
-      if (!coverage || !coverage->Contains(uint32_t(offset))) continue;
-      by_overlay[i].owned.push_back(uint32_t(k));
-      by_overlay[i].ranks.push_back(coverage->Rank(uint32_t(offset)));
+  return layer;
+}
+
+// The first index at or after `from` whose key is not less than `value`, by galloping:
+// the cost grows with the log of the distance travelled, so walking two ascending
+// sequences together costs little however their densities differ.
+template <typename T, typename V, typename Key>
+size_t Gallop(std::span<const T> sorted, size_t from, V value, Key key) {
+  size_t step = 1, lo = from;
+  if (lo >= sorted.size() || !(key(sorted[lo]) < value)) return lo;
+  while (lo + step < sorted.size() && key(sorted[lo + step]) < value) {
+    lo += step;
+    step *= 2;
+  }
+  const size_t hi = std::min(sorted.size(), lo + step + 1);
+  return size_t(std::partition_point(sorted.begin() + std::ptrdiff_t(lo), sorted.begin() + std::ptrdiff_t(hi),
+                                     [&](const T& x) { return key(x) < value; }) -
+                sorted.begin());
+}
+template <typename T, typename V>
+size_t Gallop(std::span<const T> sorted, size_t from, V value) {
+  return Gallop(sorted, from, value, [](const T& x) { return x; });
+}
+
+// A layer's covered cells in [start, end): the rank of the first, how many, and (list
+// form) where they sit in the list.
+struct Span {
+  uint64_t first_rank = 0, count = 0;
+  size_t list_index = 0;
+};
+Span CoveredIn(const Layer& layer, uint64_t start, uint64_t end) {
+  if (layer.listed()) {
+    const std::span<const uint32_t> cells(layer.cells);
+    const auto lo = std::lower_bound(cells.begin(), cells.end(), start);
+    const auto hi = std::lower_bound(lo, cells.end(), end);
+    return {uint64_t(lo - cells.begin()), uint64_t(hi - lo), size_t(lo - cells.begin())};
+  }
+  const std::span<const Layer::Run> runs(layer.runs);
+  // The first run ending after `start`; runs from there on that start before `end`.
+  auto run = std::partition_point(runs.begin(), runs.end(), [&](const Layer::Run& r) { return r.end <= start; });
+  Span span;
+  for (bool first = true; run != runs.end() && run->start < end; ++run, first = false) {
+    const uint64_t from = std::max<uint64_t>(start, run->start), to = std::min(end, run->end);
+    if (first) span.first_rank = run->rank + (from - run->start);
+    span.count += to - from;
+  }
+  return span;
+}
+
+}  // namespace
+
+std::shared_ptr<const FieldLayers> FieldLayers::Build(const FragmentOverlays& overlays, int32_t field_id) {
+  auto out = std::make_shared<FieldLayers>();
+  const auto& list = overlays.overlays();
+  for (size_t i = list.size(); i-- > 0;) {
+    const format::RoaringBitmap* coverage = list[i].CoverageOf(field_id);
+    if (coverage && !coverage->IsEmpty()) out->newest_first.push_back(MakeLayer(i, *coverage));
+  }
+  return out;
+}
+
+uint64_t FieldLayers::MemoryBytes() const {
+  uint64_t bytes = sizeof(*this);
+  for (const auto& layer : newest_first)
+    bytes += sizeof(layer) + layer.cells.size() * sizeof(uint32_t) + layer.runs.size() * sizeof(Layer::Run);
+  return bytes;
+}
+
+Resolution ResolveRange(const FieldLayers& layers, uint64_t start, uint64_t count) {
+  Resolution out;
+  const uint64_t end = start + count;
+  for (const Layer& layer : layers.newest_first) {
+    const Span span = CoveredIn(layer, start, end);
+    if (span.count == 0) continue;
+    CountVisits(layer.listed() ? span.count : 1);
+    if (span.count == count) {  // every row: older layers and the base file are not needed
+      out.base = WholeRead{layer.overlay, span.first_rank, count, {}};
       break;
     }
-  }
-  std::vector<OverlayPatch> patches;
-  for (auto& p : by_overlay)
-    if (!p.owned.empty()) {
-      p.cells = p.owned;
-      patches.push_back(std::move(p));
+    OverlayPatch patch;
+    patch.overlay = layer.overlay;
+    patch.origin = uint32_t(start);
+    patch.first_rank = span.first_rank;
+    if (layer.listed()) {
+      patch.cells = std::span<const uint32_t>(layer.cells).subspan(span.list_index, span.count);
+    } else {
+      for (auto run = std::partition_point(layer.runs.begin(), layer.runs.end(),
+                                           [&](const Layer::Run& r) { return r.end <= start; });
+           run != layer.runs.end() && run->start < end; ++run)
+        for (uint64_t c = std::max<uint64_t>(start, run->start); c < std::min(end, run->end); ++c)
+          patch.owned.push_back(uint32_t(c));
+      patch.cells = patch.owned;
     }
-  return patches;
+    out.patches.push_back(std::move(patch));
+  }
+  // Oldest first: a cell several layers cover is written by each and the newest writes
+  // last. Overwriting costs less than finding which cells newer layers took.
+  std::reverse(out.patches.begin(), out.patches.end());
+  return out;
 }
 
-MergedCells MergeSupplied(const FragmentOverlays& set, int32_t field_id) {
-  // Each overlay's supplied cells ascend and no two overlays supply the same cell, so
-  // sorting (cell << 32 | entry) orders the entries by cell with no ties.
-  MergedCells unsorted;
-  const auto& overlays = set.overlays();
-  for (size_t i = 0; i < overlays.size(); ++i) {
-    const format::RoaringBitmap* supplies = overlays[i].SuppliesOf(field_id);
-    if (!supplies) continue;
-    const format::RoaringBitmap* coverage = overlays[i].CoverageOf(field_id);
-    const std::vector<uint32_t> cells = supplies->ToVector();
-    for (size_t k = 0; k < cells.size(); ++k) {
-      unsorted.cells.push_back(cells[k]);
-      unsorted.sources.push_back(uint32_t(i));
-      unsorted.ranks.push_back(supplies == coverage ? k : coverage->Rank(cells[k]));
+Resolution ResolveOffsets(const FieldLayers& layers, std::span<const uint64_t> offsets) {
+  Resolution out;
+  if (offsets.empty() || layers.empty()) return out;
+  // Walk the offsets in ascending order: `order` lists their positions so (stable, so a
+  // repeated offset keeps its positions in order).
+  std::vector<uint32_t> order(offsets.size());
+  std::iota(order.begin(), order.end(), 0u);
+  const bool sorted = std::is_sorted(offsets.begin(), offsets.end());
+  if (!sorted)
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return offsets[a] < offsets[b]; });
+  std::vector<uint64_t> ascending(offsets.size());
+  for (size_t i = 0; i < order.size(); ++i) ascending[i] = offsets[order[i]];
+  const std::span<const uint64_t> wanted(ascending);
+
+  std::vector<bool> claimed(offsets.size(), false);
+  for (const Layer& layer : layers.newest_first) {
+    // (position, rank) of every wanted offset this layer covers, claimed or not. Both
+    // sides leap: the offsets to the next covered cell, the layer to the next offset.
+    std::vector<std::pair<uint32_t, uint64_t>> met;
+    uint64_t visits = 0;
+    size_t i = 0, c = 0;
+    if (layer.listed()) {
+      const std::span<const uint32_t> cells(layer.cells);
+      while (i < wanted.size() && c < cells.size()) {
+        ++visits;
+        if (cells[c] < wanted[i]) c = Gallop(cells, c, wanted[i]);
+        else if (wanted[i] < cells[c]) i = Gallop(wanted, i, cells[c]);
+        else met.push_back({order[i++], c});  // the next offset may repeat this cell
+      }
+    } else {
+      const std::span<const Layer::Run> runs(layer.runs);
+      while (i < wanted.size() && c < runs.size()) {
+        ++visits;
+        if (runs[c].end <= wanted[i]) c = Gallop(runs, c, wanted[i] + 1, [](const Layer::Run& r) { return r.end; });
+        else if (wanted[i] < runs[c].start) i = Gallop(wanted, i, runs[c].start);
+        else met.push_back({order[i], runs[c].rank + (wanted[i] - runs[c].start)}), ++i;
+      }
     }
+    CountVisits(visits);
+    if (met.empty()) continue;
+    if (!sorted) std::sort(met.begin(), met.end());  // by position: patches ascend
+    if (met.size() == offsets.size()) {  // every offset: older layers and the base are not needed
+      WholeRead base{layer.overlay, 0, offsets.size(), {}};
+      for (const auto& [position, rank] : met) base.ranks.push_back(rank);
+      out.base = std::move(base);
+      break;
+    }
+    OverlayPatch patch;
+    patch.overlay = layer.overlay;
+    for (const auto& [position, rank] : met) {
+      if (claimed[position]) continue;
+      claimed[position] = true;
+      patch.owned.push_back(position);
+      patch.ranks.push_back(rank);
+    }
+    if (patch.owned.empty()) continue;
+    patch.cells = patch.owned;
+    out.patches.push_back(std::move(patch));
   }
-  const size_t n = unsorted.cells.size();
-  if (n > UINT32_MAX) ThrowCorrupt("{} overlay cells of field {} in one fragment", n, field_id);
-  std::vector<uint64_t> order(n);
-  for (size_t e = 0; e < n; ++e) order[e] = uint64_t(unsorted.cells[e]) << 32 | e;
-  std::sort(order.begin(), order.end());
-  MergedCells merged;
-  merged.cells.reserve(n);
-  merged.sources.reserve(n);
-  merged.ranks.reserve(n);
-  for (uint64_t key : order) {
-    const size_t e = size_t(key & UINT32_MAX);
-    merged.cells.push_back(unsorted.cells[e]);
-    merged.sources.push_back(unsorted.sources[e]);
-    merged.ranks.push_back(unsorted.ranks[e]);
-  }
-  return merged;
+  return out;
 }
 
 }  // namespace lancelet::overlay

@@ -1,12 +1,23 @@
-// Cell resolution: for a field and a set of physical offsets, which overlay supplies
+// Cell resolution: for a field and the physical rows a read wants, which overlay supplies
 // each cell and at which rank of its value column.
 //
 // Rules (spec "Coverage and resolution"): the newest overlay covering (offset, field)
 // wins; cells no overlay covers fall through to the base. Deleted offsets are the
 // fragment reader's business: it drops them after resolution, so deletions always win.
+//
+// Cost: FieldLayers lists each overlay's covered cells once per fragment version and
+// field, in bulk (O(covered cells + containers)); the rank of a cell is then its index in
+// its layer's list. Every resolution after that costs binary searches plus one pass over
+// the listed cells it meets, however many layers there are and whatever the bitmaps'
+// container kinds: no bitmap rank or membership call per cell. A range lets newer layers
+// overwrite older ones (each layer's cells there are one run of its values); offsets
+// are claimed newest first, so a take reads each value it returns and no other.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -14,19 +25,46 @@
 
 namespace lancelet::overlay {
 
-// The cells one overlay supplies: cell k goes to output position cells[k] - origin and is
-// read from rank Rank(k) of the overlay's value column for the field; cells ascend.
-// Move-only: `cells` may view `owned`, or, for a range, the overlay's own supplied-cell
-// list (valid while the FragmentOverlays lives), so a batch copies no offsets.
+// One overlay's part in one field: the offsets it covers, ascending, so that the value
+// of the k-th covered offset is at rank k of the overlay's value column. Held in one of
+// two forms, whichever is smaller: a list of the cells (scattered coverage), or the
+// maximal runs with the rank each starts at (coverage made of runs, such as a
+// full-column UPDATE, costs its runs, not its rows).
+struct Layer {
+  struct Run {
+    uint32_t start;
+    uint64_t end;   // exclusive
+    uint64_t rank;  // rank of `start`
+  };
+  size_t overlay = 0;  // index into FragmentOverlays::overlays()
+  std::vector<uint32_t> cells;  // the list form, or empty
+  std::vector<Run> runs;        // the run form, or empty
+
+  bool listed() const { return runs.empty(); }
+};
+
+// A field's layers in a fragment, newest first; an overlay that does not cover the field
+// has no layer.
+struct FieldLayers {
+  std::vector<Layer> newest_first;
+
+  static std::shared_ptr<const FieldLayers> Build(const FragmentOverlays& overlays, int32_t field_id);
+  bool empty() const { return newest_first.empty(); }
+  uint64_t MemoryBytes() const;
+};
+
+// The cells one overlay supplies to a read: cell k goes to output position
+// cells[k] - origin and is read from rank Rank(k) of the overlay's value column.
+// Move-only: `cells` may view `owned`, or, for a range of a listed layer, the layer's own
+// cell list (valid while the FieldLayers lives), so a batch copies no offsets.
 struct OverlayPatch {
-  size_t overlay = 0;   // index into FragmentOverlays::overlays()
-  int field_index = 0;  // index of the field in the overlay's data_file.fields
+  size_t overlay = 0;  // index into FragmentOverlays::overlays()
   std::span<const uint32_t> cells;
   uint32_t origin = 0;
   std::vector<uint32_t> owned;
   // The rank of cell k is ranks[k], or first_rank + k when `ranks` is empty: the common
-  // case in a range, where no newer overlay took any of this one's cells, so its values
-  // are one run of its column.
+  // case in a range, where no newer overlay took any of this one's cells there, so its
+  // values are one run of its column.
   uint64_t first_rank = 0;
   std::vector<uint64_t> ranks;
 
@@ -42,25 +80,36 @@ struct OverlayPatch {
   uint64_t Rank(size_t k) const { return ranks.empty() ? first_rank + k : ranks[k]; }
 };
 
-// Cells of `field_id` over physical rows [start, start + count). Cost: the covered cells
-// in the range, extracted in bulk from each overlay's `supplies` bitmap, not the
-// fragment size; an overlay shadowed by a newer one also pays a rank lookup per cell.
-std::vector<OverlayPatch> ResolveRange(const FragmentOverlays& overlays, int32_t field_id, uint64_t start,
-                                       uint64_t count);
-// Cells of `field_id` at arbitrary physical offsets (any order, duplicates allowed):
-// one membership test per overlay per offset, newest first.
-std::vector<OverlayPatch> ResolveOffsets(const FragmentOverlays& overlays, int32_t field_id,
-                                         std::span<const uint64_t> offsets);
-
-// Every cell of `field_id` that any overlay supplies, all overlays merged in offset
-// order: cells[k] takes rank ranks[k] of overlay sources[k]'s value column. A scan
-// builds it once per fragment version, so that each batch then patches its cells in
-// one pass, whatever the number of layers (see ResolvedColumn).
-struct MergedCells {
-  std::vector<uint32_t> cells;
-  std::vector<uint32_t> sources;  // indices into FragmentOverlays::overlays()
+// The values of one overlay at every position of a read, in order: ranks
+// [first_rank, first_rank + count), or `ranks` when not empty.
+struct WholeRead {
+  size_t overlay = 0;
+  uint64_t first_rank = 0;
+  uint64_t count = 0;
   std::vector<uint64_t> ranks;
 };
-MergedCells MergeSupplied(const FragmentOverlays& overlays, int32_t field_id);
+
+// What a read of one field takes from the overlays. Positions ascend within a patch.
+struct Resolution {
+  // Set when one overlay covers every wanted row: its values are the read's starting
+  // point, and no base data file is read. The patches (of newer overlays) apply on top.
+  std::optional<WholeRead> base;
+  // Applied in order: where two patches name one position, the later one's value stands.
+  std::vector<OverlayPatch> patches;
+};
+
+// The rows [start, start + count) of a field. Patches come oldest overlay first and may
+// overlap; every patch is contiguous (one run of its overlay's values).
+Resolution ResolveRange(const FieldLayers& layers, uint64_t start, uint64_t count);
+// The rows at `offsets` (any order, duplicates allowed); output position k is offsets[k].
+// Patches come newest overlay first and are disjoint.
+Resolution ResolveOffsets(const FieldLayers& layers, std::span<const uint64_t> offsets);
+
+// Process-wide tallies, for tests that hold resolution to its cost.
+struct ResolutionCounters {
+  std::atomic<uint64_t> cells_listed{0};   // cells (or runs) FieldLayers::Build listed
+  std::atomic<uint64_t> cells_visited{0};  // listed cells (or runs) a resolution looked at
+};
+ResolutionCounters& Counters();
 
 }  // namespace lancelet::overlay

@@ -6,6 +6,7 @@
 #include "lancelet/error.h"
 #include "table/deletions.h"
 #include "table/feature_flags.h"
+#include "table/index_section.h"
 #include "table/manifest_store.h"
 
 namespace lancelet::table {
@@ -50,12 +51,20 @@ std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const 
   });
 }
 
-std::shared_ptr<const overlay::ResolvedColumn> DatasetState::CachedResolvedColumn(
+std::shared_ptr<const overlay::FieldLayers> DatasetState::CachedFieldLayers(
     uint64_t fragment_id, int32_t field_id,
-    const std::function<std::shared_ptr<const overlay::ResolvedColumn>()>& build) const {
-  return resolved_columns_.GetOrLoad({fragment_id, field_id}, [&] {
-    auto column = build();
-    return std::make_pair(column, kResolvedColumnEntryBytes + (column ? column->MemoryBytes() : 0));
+    const std::function<std::shared_ptr<const overlay::FieldLayers>()>& build) const {
+  return field_layers_.GetOrLoad({fragment_id, field_id, -1}, [&] {
+    auto layers = build();
+    return std::make_pair(layers, kCacheEntryBytes + layers->MemoryBytes());
+  });
+}
+
+ArrayPtr DatasetState::CachedOverlayColumn(uint64_t fragment_id, int position, int32_t field_id,
+                                           const std::function<ArrayPtr()>& build) const {
+  return overlay_columns_.GetOrLoad({fragment_id, field_id, position}, [&] {
+    ArrayPtr column = build();
+    return std::make_pair(column, kCacheEntryBytes + BufferBytes(*column));
   });
 }
 
@@ -68,7 +77,8 @@ std::shared_ptr<const overlay::FragmentOverlays> DatasetState::OverlaysOf(
 }
 
 std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
-                                              std::string manifest_path, lance::table::Manifest manifest) {
+                                              std::string manifest_path, lance::table::Manifest manifest,
+                                              std::optional<lance::table::IndexSection> indices) {
   CheckReaderFlags(manifest, uri);
   auto state = std::make_shared<DatasetState>();
   state->store = std::move(store);
@@ -87,6 +97,7 @@ std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> s
                       "2.0 and newer; migrate it with lance (write a copy with data_storage_version='2.0' or later)",
                       uri, v.empty() ? "unset" : v);
   state->file_version = format::FileVersion::Parse(v == "stable" ? "2.0" : v == "next" ? "2.1" : v);
+  state->indices = indices ? std::move(*indices) : ReadIndexSection(*state->store, state->manifest_path, manifest);
   state->manifest = std::move(manifest);
   return state;
 }

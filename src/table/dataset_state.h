@@ -10,7 +10,7 @@
 #include "format/lance_schema.h"
 #include "io/object_store.h"
 #include "overlay/fragment_overlays.h"
-#include "overlay/patch.h"
+#include "overlay/resolution.h"
 #include "table.pb.h"
 #include "table/lru_cache.h"
 
@@ -21,6 +21,7 @@ struct DatasetState {
   std::string uri;
   std::string manifest_path;
   lance::table::Manifest manifest;
+  lance::table::IndexSection indices;  // the manifest's index section (table/index_section.h)
   format::LanceSchema schema;  // manifest fields, tombstoned/dropped fields excluded
   SchemaPtr arrow_schema;
   format::FileVersion file_version;  // manifest.data_format.version
@@ -38,17 +39,20 @@ struct DatasetState {
   // A fragment's data or overlay file, opened once per dataset version: data files are
   // immutable, so their footer and metadata are decoded once.
   std::shared_ptr<const format::LanceFileReader> OpenDataFile(const lance::table::DataFile& file) const;
-  // A field's overlay cells in a fragment, merged and resolved (overlay::ResolvedColumn),
-  // made by build() on first use and kept (up to kResolvedColumnCacheBytes in all). A
-  // scan needs every value the overlays hold for the fragments it visits; keeping them
-  // spares later scans the reads and the merge. build() may return null ("read these
-  // overlays batch by batch"), and that answer is kept too: a scan then finds out with
-  // one look-up, without touching the fragment's overlay metadata.
-  std::shared_ptr<const overlay::ResolvedColumn> CachedResolvedColumn(
+  // A field's overlay layers in a fragment (overlay::FieldLayers), made by build() on
+  // first use and kept: resolving a batch then costs binary searches in cell lists that
+  // every later read of this version shares.
+  std::shared_ptr<const overlay::FieldLayers> CachedFieldLayers(
       uint64_t fragment_id, int32_t field_id,
-      const std::function<std::shared_ptr<const overlay::ResolvedColumn>()>& build) const;
-  static constexpr uint64_t kResolvedColumnCacheBytes = 64 << 20;
-  static constexpr uint64_t kResolvedColumnEntryBytes = 128;  // key, list node and control block
+      const std::function<std::shared_ptr<const overlay::FieldLayers>()>& build) const;
+  // One overlay's whole value column for a field (the overlay at `position` in the
+  // fragment's DataFragment.overlays), made by build() on first use and kept: a scan
+  // needs every value a small overlay holds, and later scans then read none.
+  ArrayPtr CachedOverlayColumn(uint64_t fragment_id, int position, int32_t field_id,
+                               const std::function<ArrayPtr()>& build) const;
+  // Both caches together stay under this many bytes per dataset version.
+  static constexpr uint64_t kOverlayCacheBytes = 64 << 20;
+  static constexpr uint64_t kCacheEntryBytes = 128;  // key, list node and control block
 
  private:
   // The directory `file` lives in under base path `base_id` (with `subdir` when the base
@@ -60,22 +64,30 @@ struct DatasetState {
   // Enough for the base and overlay files of a few dozen fragments; each entry holds
   // only metadata and the open file.
   mutable LruCache<std::string, std::shared_ptr<const format::LanceFileReader>> files_{256};
-  struct FieldOfFragment {
+  // A field of a fragment, and for a value column, which overlay (-1: none).
+  struct OverlayCacheKey {
     uint64_t fragment_id;
     int32_t field_id;
-    bool operator==(const FieldOfFragment&) const = default;
+    int overlay;
+    bool operator==(const OverlayCacheKey&) const = default;
   };
-  struct FieldOfFragmentHash {
-    size_t operator()(const FieldOfFragment& k) const { return std::hash<uint64_t>()(k.fragment_id * 1000003 + uint32_t(k.field_id)); }
+  struct OverlayCacheKeyHash {
+    size_t operator()(const OverlayCacheKey& k) const {
+      return std::hash<uint64_t>()((k.fragment_id * 1000003 + uint32_t(k.field_id)) * 1000003 + uint32_t(k.overlay));
+    }
   };
-  mutable LruCache<FieldOfFragment, std::shared_ptr<const overlay::ResolvedColumn>, FieldOfFragmentHash> resolved_columns_{
-      kResolvedColumnCacheBytes};
+  mutable LruCache<OverlayCacheKey, std::shared_ptr<const overlay::FieldLayers>, OverlayCacheKeyHash> field_layers_{
+      kOverlayCacheBytes / 2};
+  mutable LruCache<OverlayCacheKey, ArrayPtr, OverlayCacheKeyHash> overlay_columns_{kOverlayCacheBytes / 2};
 };
 
 // Loads a version (latest when `version` is empty); checks feature flags.
 std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
                                               std::optional<uint64_t> version);
+// `indices` is the manifest's index section when the caller has it; else it is read from
+// the manifest file.
 std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
-                                              std::string manifest_path, lance::table::Manifest manifest);
+                                              std::string manifest_path, lance::table::Manifest manifest,
+                                              std::optional<lance::table::IndexSection> indices = std::nullopt);
 
 }  // namespace lancelet::table

@@ -132,64 +132,70 @@ size_t FragmentReader::OverlayColumn(size_t overlay, int32_t field_id) const {
                fragment_.id(), overlays().overlays()[overlay].proto->data_file().path(), field_id);
 }
 
-ArrayPtr FragmentReader::ApplyOverlays(size_t field, ArrayPtr base,
-                                       const std::vector<overlay::OverlayPatch>& patches) const {
-  if (patches.empty()) return base;
+const overlay::FieldLayers* FragmentReader::LayersOf(size_t field) const {
+  if (fragment_.overlays_size() == 0) return nullptr;
   const int32_t id = state_.schema.fields()[field].id;
+  auto known = layers_.find(id);
+  if (known == layers_.end()) {
+    // Kept only once made: if Build throws (a corrupt overlay), the next read tries again.
+    auto layers = state_.CachedFieldLayers(fragment_.id(), id, [&] { return overlay::FieldLayers::Build(overlays(), id); });
+    known = layers_.emplace(id, std::move(layers)).first;
+  }
+  return known->second->empty() ? nullptr : known->second.get();
+}
+
+ArrayPtr FragmentReader::WholeOverlayColumn(size_t overlay, int32_t field_id) const {
+  const uint64_t bytes = overlays().overlays()[overlay].proto->data_file().file_size_bytes();
+  if (bytes == 0 || bytes > kWholeOverlayBytes) return nullptr;  // 0: size not recorded, so no bound
+  return state_.CachedOverlayColumn(fragment_.id(), overlays().overlays()[overlay].position, field_id, [&] {
+    const size_t index = OverlayColumn(overlay, field_id);
+    const auto& file = OpenOverlayFile(overlay);
+    return file.ReadField(index, 0, file.num_rows(index));
+  });
+}
+
+std::pair<ArrayPtr, int64_t> FragmentReader::OverlayValues(int32_t field_id, size_t overlay, uint64_t first_rank,
+                                                           uint64_t count, std::span<const uint64_t> ranks,
+                                                           bool whole) const {
+  // A small file is read whole when opened anyway: decoding its column once and keeping
+  // it then costs a take no more than decoding the pages its ranks fall in.
+  const uint64_t file_bytes = overlays().overlays()[overlay].proto->data_file().file_size_bytes();
+  whole |= file_bytes > 0 && file_bytes <= format::LanceFileReader::kTailBytes;
+  if (ArrayPtr column = whole ? WholeOverlayColumn(overlay, field_id) : nullptr) {
+    if (ranks.empty()) return {column, int64_t(first_rank)};
+    return {lancelet::Take(*column, std::vector<int64_t>(ranks.begin(), ranks.end())), 0};
+  }
+  const size_t index = OverlayColumn(overlay, field_id);
+  const auto& file = OpenOverlayFile(overlay);
+  return {ranks.empty() ? file.ReadField(index, first_rank, count) : file.TakeField(index, ranks), 0};
+}
+
+ArrayPtr FragmentReader::Overlaid(size_t field, overlay::Resolution resolution, bool in_scan,
+                                  const std::function<ArrayPtr()>& read_base) const {
+  const auto& schema_field = state_.schema.fields()[field];
+  ArrayPtr values;
+  if (const auto& base = resolution.base) {
+    // A run of ranks is read for this batch alone (a slice of a kept column would be
+    // copied before the patches below could write into it); gathered ranks are a new
+    // array either way.
+    auto [column, first] = OverlayValues(schema_field.id, base->overlay, base->first_rank, base->count, base->ranks,
+                                         in_scan && !base->ranks.empty());
+    values = first == 0 && uint64_t(column->length) == base->count ? column : Slice(*column, first, int64_t(base->count));
+    if (!values->type->Equals(*schema_field.type))
+      ThrowCorrupt("'{}' fragment {}: overlay file '{}' holds field {} as {}, but the schema says {}", state_.uri,
+                   fragment_.id(), overlays().overlays()[base->overlay].proto->data_file().path(), schema_field.id,
+                   values->type->ToString(), schema_field.type->ToString());
+  } else {
+    values = read_base();
+  }
+  if (resolution.patches.empty()) return values;
   std::vector<overlay::Replacement> replacements;
-  for (const auto& patch : patches) {
-    size_t index = OverlayColumn(patch.overlay, id);
-    const auto& file = OpenOverlayFile(patch.overlay);
-    replacements.push_back({patch.cells,
-                            patch.contiguous() ? file.ReadField(index, patch.first_rank, patch.size())
-                                               : file.TakeField(index, patch.ranks),
-                            0, patch.origin});
+  for (const auto& patch : resolution.patches) {
+    auto [column, first] =
+        OverlayValues(schema_field.id, patch.overlay, patch.first_rank, patch.size(), patch.ranks, in_scan);
+    replacements.push_back({patch.cells, std::move(column), first, patch.origin});
   }
-  return overlay::ApplyReplacements(std::move(base), replacements);
-}
-
-const overlay::ResolvedColumn* FragmentReader::ResolvedColumnOf(size_t field) const {
-  const int32_t id = state_.schema.fields()[field].id;
-  if (auto known = resolved_columns_.find(id); known != resolved_columns_.end()) return known->second.get();
-  // Kept only once made: if ResolveColumn throws (a corrupt overlay), the next read tries again.
-  auto column = state_.CachedResolvedColumn(fragment_.id(), id, [&] { return ResolveColumn(field); });
-  return resolved_columns_.emplace(id, std::move(column)).first->second.get();
-}
-
-std::shared_ptr<const overlay::ResolvedColumn> FragmentReader::ResolveColumn(size_t field) const {
-  const int32_t id = state_.schema.fields()[field].id;
-  if (!overlays().Covers(id)) return std::make_shared<const overlay::ResolvedColumn>();
-  const auto& list = overlays().overlays();
-  uint64_t total_bytes = 0;
-  for (const auto& o : list) {
-    if (!o.SuppliesOf(id)) continue;
-    const uint64_t bytes = o.proto->data_file().file_size_bytes();
-    if (bytes == 0) return nullptr;  // size not recorded: no bound on what a whole read costs
-    total_bytes += bytes;
-  }
-  if (total_bytes > kWholeOverlayBytes) return nullptr;
-  overlay::MergedCells merged = overlay::MergeSupplied(overlays(), id);
-  // Each supplying overlay's column read whole, end to end; a cell's value is then at
-  // its overlay's start plus its rank.
-  std::vector<ArrayPtr> columns;
-  std::vector<int64_t> column_start(list.size(), 0);
-  int64_t next = 0;
-  for (size_t i = 0; i < list.size(); ++i) {
-    const format::RoaringBitmap* supplies = list[i].SuppliesOf(id);
-    if (!supplies || supplies->IsEmpty()) continue;
-    const size_t index = OverlayColumn(i, id);
-    const auto& file = OpenOverlayFile(i);
-    columns.push_back(file.ReadField(index, 0, file.num_rows(index)));
-    column_start[i] = next;
-    next += columns.back()->length;
-  }
-  std::vector<int64_t> sources(merged.cells.size());
-  for (size_t k = 0; k < sources.size(); ++k) sources[k] = column_start[merged.sources[k]] + int64_t(merged.ranks[k]);
-  auto column = std::make_shared<overlay::ResolvedColumn>();
-  column->values = columns.empty() ? MakeNullArray(state_.schema.fields()[field].type, 0)
-                                   : lancelet::Take(*Concatenate(columns), sources);
-  column->cells = std::move(merged.cells);
-  return column;
+  return overlay::ApplyReplacements(std::move(values), replacements);
 }
 
 std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& fields, uint64_t start,
@@ -199,18 +205,15 @@ std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& field
                  physical_rows());
   std::vector<ArrayPtr> out;
   for (size_t field : fields) {
-    FieldSource src = Locate(field);
-    const TypePtr& type = state_.schema.fields()[field].type;
-    ArrayPtr values = src.file ? src.file->ReadField(src.field_index, start, count) : MakeNullArray(type, int64_t(count));
-    if (src.file) values = ProjectToSchema(values, src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
-    int32_t id = state_.schema.fields()[field].id;
-    if (fragment_.overlays_size() > 0) {
-      if (const overlay::ResolvedColumn* resolved = ResolvedColumnOf(field))
-        values = resolved->Apply(std::move(values), start);
-      else
-        values = ApplyOverlays(field, std::move(values), overlay::ResolveRange(overlays(), id, start, count));
-    }
-    out.push_back(std::move(values));
+    auto read_base = [&] {
+      FieldSource src = Locate(field);
+      if (!src.file) return MakeNullArray(state_.schema.fields()[field].type, int64_t(count));
+      return ProjectToSchema(src.file->ReadField(src.field_index, start, count),
+                             src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
+    };
+    const overlay::FieldLayers* layers = LayersOf(field);
+    out.push_back(layers ? Overlaid(field, overlay::ResolveRange(*layers, start, count), true, read_base)
+                         : read_base());
   }
   return out;
 }
@@ -231,19 +234,15 @@ std::vector<ArrayPtr> FragmentReader::ReadOffsets(const std::vector<size_t>& fie
       ThrowInvalid("fragment {}: offset {} is past its {} rows", fragment_.id(), o, physical_rows());
   std::vector<ArrayPtr> out;
   for (size_t field : fields) {
-    FieldSource src = Locate(field);
-    const TypePtr& type = state_.schema.fields()[field].type;
-    ArrayPtr values =
-        src.file ? src.file->TakeField(src.field_index, offsets) : MakeNullArray(type, int64_t(offsets.size()));
-    if (src.file) values = ProjectToSchema(values, src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
-    int32_t id = state_.schema.fields()[field].id;
-    if (fragment_.overlays_size() > 0) {
-      if (const overlay::ResolvedColumn* resolved = in_scan ? ResolvedColumnOf(field) : nullptr)
-        values = resolved->ApplyAt(std::move(values), offsets);
-      else if (overlays().Covers(id))
-        values = ApplyOverlays(field, std::move(values), overlay::ResolveOffsets(overlays(), id, offsets));
-    }
-    out.push_back(std::move(values));
+    auto read_base = [&] {
+      FieldSource src = Locate(field);
+      if (!src.file) return MakeNullArray(state_.schema.fields()[field].type, int64_t(offsets.size()));
+      return ProjectToSchema(src.file->TakeField(src.field_index, offsets),
+                             src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
+    };
+    const overlay::FieldLayers* layers = LayersOf(field);
+    out.push_back(layers ? Overlaid(field, overlay::ResolveOffsets(*layers, offsets), in_scan, read_base)
+                         : read_base());
   }
   return out;
 }

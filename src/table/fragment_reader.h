@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -36,8 +37,8 @@ class FragmentReader {
   // these offsets need.
   std::vector<ArrayPtr> Take(const std::vector<size_t>& fields, std::span<const uint64_t> offsets) const;
   // The same for a scan (the rows of a batch that survive deletions or a filter): a scan
-  // visits the whole fragment, so small overlays come from the resolved column, as in
-  // ReadRange, instead of a read of each overlay file per batch.
+  // visits the whole fragment, so small overlays are read whole once, as in ReadRange,
+  // instead of a read of each overlay file per batch.
   std::vector<ArrayPtr> ReadRows(const std::vector<size_t>& fields, std::span<const uint64_t> offsets) const;
 
   // The fragment's overlays (decoded on first use).
@@ -58,21 +59,26 @@ class FragmentReader {
   const format::LanceFileReader& OpenOverlayFile(size_t overlay) const;
   // The column of `field_id` in overlay `overlay`'s data file.
   size_t OverlayColumn(size_t overlay, int32_t field_id) const;
-  // Base values with the newest overlay value of every covered cell swapped in, reading
-  // only the ranks the patches name.
-  ArrayPtr ApplyOverlays(size_t field, ArrayPtr base, const std::vector<overlay::OverlayPatch>& patches) const;
-  // For a range read: all of the field's overlay cells, merged (none when no overlay
-  // covers the field), when the overlay files supplying them total at most
-  // kWholeOverlayBytes: a scan walks the fragment in order and will need every value
-  // they hold, so reading each column whole, once, is cheapest. Otherwise null (the
-  // bound keeps memory and a short scan's reads small), and each batch reads just its
-  // ranks.
-  const overlay::ResolvedColumn* ResolvedColumnOf(size_t field) const;
-  // Take and ReadRows; `in_scan` allows the resolved column.
+  // The field's overlay layers in this fragment, or null when no overlay covers it.
+  const overlay::FieldLayers* LayersOf(size_t field) const;
+  // The read's values: the base (from read_base(), or from the overlay that covers every
+  // wanted row) with the patches' cells swapped in, reading only the ranks they name.
+  ArrayPtr Overlaid(size_t field, overlay::Resolution resolution, bool in_scan,
+                    const std::function<ArrayPtr()>& read_base) const;
+  // Overlay `overlay`'s values of `field_id` at ranks [first_rank, first_rank + count), or
+  // at `ranks` when not empty, as (column, first): the k-th value is column[first + k].
+  // `whole` (a scan) allows the whole column the dataset keeps (WholeOverlayColumn); a
+  // small overlay file's is used in any case.
+  std::pair<ArrayPtr, int64_t> OverlayValues(int32_t field_id, size_t overlay, uint64_t first_rank, uint64_t count,
+                                             std::span<const uint64_t> ranks, bool whole) const;
+  // For a scan: overlay `overlay`'s whole value column of `field_id`, read once and kept
+  // by the dataset, when its file holds at most kWholeOverlayBytes (a scan walks the
+  // fragment in order and will need every value, so one read is cheapest); else null, and
+  // each batch reads just its ranks (the bound keeps memory and a short scan's reads small).
+  ArrayPtr WholeOverlayColumn(size_t overlay, int32_t field_id) const;
+  // Take and ReadRows; `in_scan` allows whole overlay columns.
   std::vector<ArrayPtr> ReadOffsets(const std::vector<size_t>& fields, std::span<const uint64_t> offsets,
                                     bool in_scan) const;
-  // What ResolvedColumnOf caches: the merged column, an empty one, or null.
-  std::shared_ptr<const overlay::ResolvedColumn> ResolveColumn(size_t field) const;
   static constexpr uint64_t kWholeOverlayBytes = 4 << 20;
 
   const DatasetState& state_;
@@ -82,9 +88,8 @@ class FragmentReader {
   mutable std::unique_ptr<std::vector<uint64_t>> row_ids_;
   mutable std::shared_ptr<const overlay::FragmentOverlays> overlays_;
   mutable std::map<size_t, std::shared_ptr<const format::LanceFileReader>> overlay_files_;
-  // By field id, from the dataset's cache; null when the field's overlays are too large
-  // to read whole.
-  mutable std::map<int32_t, std::shared_ptr<const overlay::ResolvedColumn>> resolved_columns_;
+  // By field id, from the dataset's cache.
+  mutable std::map<int32_t, std::shared_ptr<const overlay::FieldLayers>> layers_;
 };
 
 }  // namespace lancelet::table

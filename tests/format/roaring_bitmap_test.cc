@@ -115,6 +115,22 @@ TEST(RoaringBitmapTest, RunsCoalesceAcrossContainers) {
   EXPECT_EQ(big.Runs(), (std::vector<RoaringBitmap::Run>{{100, 5000}}));
 }
 
+// Runs come out the same from every container kind: array, bitset (every third value of
+// a container plus a block) and run (after run optimization), and across containers.
+TEST(RoaringBitmapTest, RunsAndTheirCountFromEveryContainerKind) {
+  std::vector<uint32_t> values;
+  std::vector<RoaringBitmap::Run> expected;
+  for (uint32_t v = 65536; v < 65536 + 30000; v += 3) values.push_back(v), expected.push_back({v, uint64_t{v} + 1});
+  for (uint32_t v = 2 * 65536 - 10; v < 2 * 65536 + 10; ++v) values.push_back(v);
+  expected.push_back({2 * 65536 - 10, 2 * 65536 + 10});
+  RoaringBitmap bitmap = RoaringBitmap::FromValues(values);
+  EXPECT_EQ(bitmap.Runs(), expected);
+  EXPECT_EQ(bitmap.RunCountUpperBound(), expected.size() + 1);  // the last run spans two containers
+  RoaringBitmap optimized = RoaringBitmap::DeserializePortable(RoaringBitmap::FromRange(5, 70000).SerializePortable(), "t");
+  EXPECT_EQ(optimized.Runs(), (std::vector<RoaringBitmap::Run>{{5, 70000}}));
+  EXPECT_EQ(optimized.RunCountUpperBound(), 2u);
+}
+
 TEST(RoaringBitmapTest, SetOperations) {
   RoaringBitmap a = RoaringBitmap::FromValues(std::vector<uint32_t>{1, 2, 3, 100000});
   RoaringBitmap b = RoaringBitmap::FromValues(std::vector<uint32_t>{2, 3, 4});
@@ -175,6 +191,16 @@ TEST(RoaringBitmapTest, DeserializeRejectsMalformedBytesNamingContext) {
             std::string::npos);
   // Array container with a duplicate (3, 3).
   EXPECT_NE(message(Unhex("3a30000001000000000001001000000003000300")).find("unsorted"),
+            std::string::npos);
+  // Run container whose runs overlap: [1, 3] then [2, 2].
+  EXPECT_NE(message(Unhex("3b300000010000030002000100020002000000")).find("overlapping"), std::string::npos);
+  // Run container with a run past the container's last value (0xfff0 + 32).
+  EXPECT_NE(message(Unhex("3b30000001000020000100f0ff2000")).find("overlapping"), std::string::npos);
+  // Bitset container declaring 4097 members over 8192 zero bytes.
+  EXPECT_NE(message(Unhex("3a300000010000000000001010000000") + std::string(8192, '\0')).find("cardinality"),
+            std::string::npos);
+  // Two array containers whose keys descend (1, then 0).
+  EXPECT_NE(message(Unhex("3a300000020000000100000000000000180000001a00000005000600")).find("unsorted"),
             std::string::npos);
 }
 

@@ -8,6 +8,7 @@
 #include "lancelet/error.h"
 #include "lancelet/overlay_writer.h"
 #include "lancelet/text.h"
+#include "overlay/patch.h"
 #include "overlay/resolution.h"
 #include "support/test_env.h"
 #include "table/dataset_state.h"
@@ -344,73 +345,161 @@ std::vector<uint32_t> Positions(const overlay::OverlayPatch& patch) {
   return out;
 }
 
+// A fragment of `rows` rows whose overlays on field 7 cover the given cells, oldest first.
+struct LayeredFragment {
+  lance::table::DataFragment fragment;
+  std::shared_ptr<const overlay::FragmentOverlays> set;
+  std::shared_ptr<const overlay::FieldLayers> layers;
+
+  LayeredFragment(uint64_t rows, const std::vector<std::pair<std::vector<uint32_t>, uint64_t>>& overlays) {
+    fragment.set_physical_rows(rows);
+    for (const auto& [cells, version] : overlays) {
+      auto* o = fragment.add_overlays();
+      o->mutable_data_file()->add_fields(7);
+      o->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(cells).SerializePortable());
+      o->set_committed_version(version);
+    }
+    set = overlay::FragmentOverlays::Load(fragment, "test");
+    layers = overlay::FieldLayers::Build(*set, 7);
+  }
+};
+
+std::vector<uint64_t> Ranks(const overlay::OverlayPatch& patch) {
+  std::vector<uint64_t> out;
+  for (size_t k = 0; k < patch.size(); ++k) out.push_back(patch.Rank(k));
+  return out;
+}
+
 TEST(OverlayResolution, WalksOnlyTheRange) {
-  lance::table::DataFragment f;
-  f.set_physical_rows(100);
-  auto* a = f.add_overlays();
-  a->mutable_data_file()->add_fields(7);
-  a->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(std::vector<uint32_t>{1, 3, 50, 60}).SerializePortable());
-  a->set_committed_version(2);
-  auto* b = f.add_overlays();
-  b->mutable_data_file()->add_fields(7);
-  b->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(std::vector<uint32_t>{3, 55}).SerializePortable());
-  b->set_committed_version(3);
-  auto set = overlay::FragmentOverlays::Load(f, "test");
-  auto patches = overlay::ResolveRange(*set, 7, 2, 57);  // rows [2, 59)
+  LayeredFragment f(100, {{{1, 3, 50, 60}, 2}, {{3, 55}, 3}});
+  auto resolution = overlay::ResolveRange(*f.layers, 2, 57);  // rows [2, 59)
+  EXPECT_FALSE(resolution.base);
+  const auto& patches = resolution.patches;
   ASSERT_EQ(patches.size(), 2u);
-  EXPECT_EQ(patches[0].overlay, 1u);  // newest first
-  EXPECT_EQ(Positions(patches[0]), (std::vector<uint32_t>{1, 53}));
+  EXPECT_EQ(patches[0].overlay, 0u);  // oldest first: the newer one writes last
+  EXPECT_EQ(Positions(patches[0]), (std::vector<uint32_t>{1, 48}));
   EXPECT_TRUE(patches[0].contiguous());
-  EXPECT_EQ(patches[0].Rank(0), 0u);
-  EXPECT_EQ(patches[0].Rank(1), 1u);
-  EXPECT_EQ(Positions(patches[1]), (std::vector<uint32_t>{48}));  // 3 is claimed by the newer overlay
-  EXPECT_EQ(patches[1].Rank(0), 2u);
-  EXPECT_TRUE(overlay::ResolveRange(*set, 8, 0, 100).empty());  // absent field
+  EXPECT_EQ(Ranks(patches[0]), (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(patches[1].overlay, 1u);
+  EXPECT_EQ(Positions(patches[1]), (std::vector<uint32_t>{1, 53}));
+  EXPECT_EQ(Ranks(patches[1]), (std::vector<uint64_t>{0, 1}));
+  EXPECT_TRUE(overlay::FieldLayers::Build(*f.set, 8)->empty());  // absent field
+  EXPECT_TRUE(overlay::ResolveRange(*overlay::FieldLayers::Build(*f.set, 8), 0, 100).patches.empty());
 }
 
-TEST(OverlayResolution, ShadowedCellsBreakTheRankRun) {
-  lance::table::DataFragment f;
-  f.set_physical_rows(10);
-  auto* older = f.add_overlays();
-  older->mutable_data_file()->add_fields(7);
-  older->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(std::vector<uint32_t>{1, 2, 3, 4}).SerializePortable());
-  older->set_committed_version(2);
-  auto* newer = f.add_overlays();
-  newer->mutable_data_file()->add_fields(7);
-  newer->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(std::vector<uint32_t>{2}).SerializePortable());
-  newer->set_committed_version(3);
-  auto set = overlay::FragmentOverlays::Load(f, "test");
-  auto patches = overlay::ResolveRange(*set, 7, 1, 9);  // rows [1, 10)
-  ASSERT_EQ(patches.size(), 2u);
-  EXPECT_EQ(Positions(patches[0]), (std::vector<uint32_t>{1}));
-  EXPECT_EQ(Positions(patches[1]), (std::vector<uint32_t>{0, 2, 3}));
-  EXPECT_FALSE(patches[1].contiguous());
-  EXPECT_EQ(patches[1].ranks, (std::vector<uint64_t>{0, 2, 3}));
+// Applied in order, the newer layer's value stands where both cover a cell.
+TEST(OverlayResolution, NewerLayersOverwriteOlderOnes) {
+  LayeredFragment f(10, {{{1, 2, 3, 4}, 2}, {{2}, 3}});
+  auto resolution = overlay::ResolveRange(*f.layers, 1, 9);  // rows [1, 10)
+  ASSERT_EQ(resolution.patches.size(), 2u);
+  std::vector<overlay::Replacement> replacements;
+  for (const auto& patch : resolution.patches) {
+    std::vector<std::optional<int32_t>> column;  // value = 100 * (overlay + 1) + rank
+    for (int rank = 0; rank < 4; ++rank) column.push_back(int32_t(100 * (patch.overlay + 1) + rank));
+    replacements.push_back({patch.cells, Int32s(column), int64_t(patch.first_rank), patch.origin});
+  }
+  ArrayPtr out = overlay::ApplyReplacements(Int32s({1, 2, 3, 4, 5, 6, 7, 8, 9}), replacements);
+  const int32_t* v = out->values<int32_t>();
+  EXPECT_EQ(std::vector<int32_t>(v, v + out->length), (std::vector<int32_t>{100, 200, 102, 103, 5, 6, 7, 8, 9}));
 }
 
-TEST(OverlayResolution, MergeSuppliedOrdersEveryLayerByCell) {
-  lance::table::DataFragment f;
-  f.set_physical_rows(20);
-  auto add = [&](std::vector<uint32_t> cells, uint64_t version) {
-    auto* o = f.add_overlays();
-    o->mutable_data_file()->add_fields(7);
-    o->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(cells).SerializePortable());
-    o->set_committed_version(version);
-  };
-  add({2, 4, 6, 8}, 2);
-  add({4, 9}, 3);
-  add({1, 8}, 3);  // same version, later position: newest
-  auto set = overlay::FragmentOverlays::Load(f, "test");
-  overlay::MergedCells merged = overlay::MergeSupplied(*set, 7);
-  EXPECT_EQ(merged.cells, (std::vector<uint32_t>{1, 2, 4, 6, 8, 9}));
-  EXPECT_EQ(merged.sources, (std::vector<uint32_t>{2, 0, 1, 0, 2, 1}));
-  EXPECT_EQ(merged.ranks, (std::vector<uint64_t>{0, 0, 0, 2, 1, 1}));  // 6 is rank 2 of {2,4,6,8}
-  EXPECT_TRUE(overlay::MergeSupplied(*set, 8).cells.empty());
+// An overlay that covers every row of a batch is the batch's base: no data file is read
+// and older overlays are not consulted; newer ones patch it.
+TEST(OverlayResolution, AnOverlayCoveringTheWholeRangeIsReadAsTheColumn) {
+  LayeredFragment f(20, {{{5}, 2}, {{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 3}, {{4, 15}, 4}});
+  auto resolution = overlay::ResolveRange(*f.layers, 2, 8);  // rows [2, 10)
+  ASSERT_TRUE(resolution.base);
+  EXPECT_EQ(resolution.base->overlay, 1u);
+  EXPECT_EQ(resolution.base->count, 8u);
+  EXPECT_EQ(resolution.base->first_rank, 2u);
+  EXPECT_TRUE(resolution.base->ranks.empty());
+  ASSERT_EQ(resolution.patches.size(), 1u);
+  EXPECT_EQ(resolution.patches[0].overlay, 2u);
+  EXPECT_EQ(Positions(resolution.patches[0]), (std::vector<uint32_t>{2}));
+  // Rows [10, 14) are only partly covered: the base file is read.
+  EXPECT_FALSE(overlay::ResolveRange(*f.layers, 10, 4).base);
+  std::vector<uint64_t> offsets = {9, 3, 4};
+  auto taken = overlay::ResolveOffsets(*f.layers, offsets);
+  ASSERT_TRUE(taken.base);
+  EXPECT_EQ(taken.base->overlay, 1u);
+  EXPECT_EQ(taken.base->ranks, (std::vector<uint64_t>{9, 3, 4}));  // in the offsets' order
+  ASSERT_EQ(taken.patches.size(), 1u);
+  EXPECT_EQ(Positions(taken.patches[0]), (std::vector<uint32_t>{2}));
 }
 
-// Decoded once per dataset version and shared; what each overlay supplies excludes the
-// cells newer overlays cover, and a scattered coverage is also kept as a cell list.
-TEST(OverlayLoad, OverlaysAreDecodedOnceAndSupplyOnlyUnshadowedCells) {
+// Coverage made of runs is held as runs: a full-column layer costs one entry, and its
+// ranks come out the same as from a list.
+TEST(OverlayResolution, RunsResolveLikeLists) {
+  std::vector<uint32_t> blocks;  // [100, 1100) and [5000, 9000)
+  for (uint32_t c = 100; c < 1100; ++c) blocks.push_back(c);
+  for (uint32_t c = 5000; c < 9000; ++c) blocks.push_back(c);
+  LayeredFragment f(10000, {{blocks, 2}, {{1000, 5001}, 3}});
+  ASSERT_EQ(f.layers->newest_first.size(), 2u);
+  EXPECT_TRUE(f.layers->newest_first[0].listed());
+  ASSERT_FALSE(f.layers->newest_first[1].listed());
+  EXPECT_EQ(f.layers->newest_first[1].runs.size(), 2u);
+  auto range = overlay::ResolveRange(*f.layers, 1000, 4010);  // rows [1000, 5010)
+  ASSERT_EQ(range.patches.size(), 2u);
+  EXPECT_EQ(range.patches[0].overlay, 0u);
+  EXPECT_EQ(range.patches[0].size(), 100u + 10u);  // 1000..1099 and 5000..5009
+  EXPECT_EQ(range.patches[0].Position(0), 0u);
+  EXPECT_EQ(range.patches[0].Position(100), 4000u);
+  EXPECT_EQ(range.patches[0].first_rank, 900u);
+  auto whole = overlay::ResolveRange(*f.layers, 6000, 3000);
+  ASSERT_TRUE(whole.base);
+  EXPECT_EQ(whole.base->first_rank, 1000u + 1000u);
+  std::vector<uint64_t> offsets = {8999, 99, 100, 1000, 1099, 5001, 4999};
+  auto taken = overlay::ResolveOffsets(*f.layers, offsets);
+  ASSERT_EQ(taken.patches.size(), 2u);
+  EXPECT_EQ(taken.patches[0].overlay, 1u);  // newest first: 1000 and 5001
+  EXPECT_EQ(Positions(taken.patches[0]), (std::vector<uint32_t>{3, 5}));
+  EXPECT_EQ(taken.patches[0].ranks, (std::vector<uint64_t>{0, 1}));
+  EXPECT_EQ(taken.patches[1].overlay, 0u);  // 8999, 100 and 1099
+  EXPECT_EQ(Positions(taken.patches[1]), (std::vector<uint32_t>{0, 2, 4}));
+  EXPECT_EQ(taken.patches[1].ranks, (std::vector<uint64_t>{4999, 0, 999}));
+}
+
+TEST(OverlayResolution, OffsetsInAnyOrderGoToTheNewestCoveringOverlay) {
+  // Overlays 1 and 2 share a version: the later position is newer.
+  LayeredFragment f(20, {{{2, 4, 6, 8}, 2}, {{4, 9}, 3}, {{1, 8}, 3}});
+  std::vector<uint64_t> offsets = {9, 8, 6, 4, 2, 1, 0, 4};
+  auto resolution = overlay::ResolveOffsets(*f.layers, offsets);
+  EXPECT_FALSE(resolution.base);
+  const auto& patches = resolution.patches;
+  ASSERT_EQ(patches.size(), 3u);
+  EXPECT_EQ(patches[0].overlay, 2u);
+  EXPECT_EQ(Positions(patches[0]), (std::vector<uint32_t>{1, 5}));  // offsets 8 and 1
+  EXPECT_EQ(Ranks(patches[0]), (std::vector<uint64_t>{1, 0}));
+  EXPECT_EQ(patches[1].overlay, 1u);
+  EXPECT_EQ(Positions(patches[1]), (std::vector<uint32_t>{0, 3, 7}));  // 9, and 4 twice
+  EXPECT_EQ(Ranks(patches[1]), (std::vector<uint64_t>{1, 0, 0}));
+  EXPECT_EQ(patches[2].overlay, 0u);
+  EXPECT_EQ(Positions(patches[2]), (std::vector<uint32_t>{2, 4}));  // 6 and 2; 8 and 4 are taken
+  EXPECT_EQ(Ranks(patches[2]), (std::vector<uint64_t>{2, 0}));
+}
+
+// Ascending offsets and cells of very different densities meet at every common value.
+TEST(OverlayResolution, OffsetsFindEveryCellAmongDenseOrSparseCells) {
+  std::vector<uint32_t> cells;
+  for (uint32_t c = 3; c < 5000; c += 7) cells.push_back(c);
+  LayeredFragment f(6000, {{cells, 2}});
+  for (uint64_t stride : {1, 2, 61, 997}) {
+    std::vector<uint64_t> offsets;
+    std::vector<uint32_t> expected_positions;
+    std::vector<uint64_t> expected_ranks;
+    for (uint64_t o = 0; o < 6000; o += stride) {
+      if (o < 5000 && o % 7 == 3) expected_positions.push_back(uint32_t(offsets.size())), expected_ranks.push_back(o / 7);
+      offsets.push_back(o);
+    }
+    auto resolution = overlay::ResolveOffsets(*f.layers, offsets);
+    ASSERT_EQ(resolution.patches.size(), 1u) << "stride " << stride;
+    EXPECT_EQ(Positions(resolution.patches[0]), expected_positions) << "stride " << stride;
+    EXPECT_EQ(Ranks(resolution.patches[0]), expected_ranks) << "stride " << stride;
+  }
+}
+
+// Decoded once per dataset version and shared.
+TEST(OverlayLoad, OverlaysAreDecodedOnceAndShared) {
   testing::TempDir dir;
   auto ds = MakeDataset(dir.Join("o.lance"), 6);
   ds = OverlayWriter(ds).Set(0, "age", {1, 2, 4}, Int32s({1, 2, 4})).Commit();
@@ -420,13 +509,65 @@ TEST(OverlayLoad, OverlaysAreDecodedOnceAndSupplyOnlyUnshadowedCells) {
   EXPECT_EQ(first.get(), ds->state().OverlaysOf(fragment).get());
   EXPECT_GT(first->MemoryBytes(), 0u);
   const int32_t age = ds->state().schema.FindByName("age")->id;
-  const auto& older = first->overlays()[0];
-  EXPECT_EQ(older.SuppliesOf(age)->ToVector(), (std::vector<uint32_t>{1, 4}));
-  EXPECT_EQ(older.CoverageOf(age)->ToVector(), (std::vector<uint32_t>{1, 2, 4}));
-  ASSERT_NE(older.SuppliedListOf(age), nullptr);
-  EXPECT_EQ(*older.SuppliedListOf(age), (std::vector<uint32_t>{1, 4}));
-  EXPECT_EQ(first->overlays()[1].SuppliesOf(age), first->overlays()[1].CoverageOf(age));  // the newest is unshadowed
+  EXPECT_EQ(first->overlays()[0].CoverageOf(age)->ToVector(), (std::vector<uint32_t>{1, 2, 4}));
+  EXPECT_EQ(first->overlays()[1].CoverageOf(age)->ToVector(), (std::vector<uint32_t>{2}));
   EXPECT_EQ(Column(ds, "age"), "0,1,22,30,4,50");
+}
+
+// Resolution pays once per covered cell, whatever the layers and container kinds: a
+// dense 10% layer (bitset containers) under 16 sparse ones that shadow some of its
+// cells. Reads make no bitmap rank call; a scan meets each listed cell once; the cells
+// are listed once per dataset version; a take meets fewer cells than the layers hold.
+TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
+  testing::TempDir dir;
+  constexpr int kRows = 200000;
+  auto ds = MakeDataset(dir.Join("cost.lance"), kRows);
+  std::vector<uint32_t> tenth;
+  std::vector<std::optional<int32_t>> tenth_values;
+  for (uint32_t o = 3; o < kRows; o += 10) tenth.push_back(o), tenth_values.push_back(-int32_t(o));
+  ds = OverlayWriter(ds).Set(0, "age", tenth, Int32s(tenth_values)).Commit();
+  uint64_t covered = tenth.size();
+  for (uint32_t k = 0; k < 16; ++k) {
+    std::vector<uint32_t> cells;
+    std::vector<std::optional<int32_t>> values;
+    for (uint32_t o = k; o < kRows; o += 1000) cells.push_back(o), values.push_back(int32_t(1000000 + k));
+    ds = OverlayWriter(ds).Set(0, "age", cells, Int32s(values)).Commit();
+    covered += cells.size();
+  }
+  ds = Dataset::Open(ds->uri());  // a fresh reader, as a new process has
+  auto& counters = overlay::Counters();
+  const uint64_t listed = counters.cells_listed, visited = counters.cells_visited;
+  const uint64_t ranks = format::RoaringBitmap::RankCalls();
+
+  auto batch = ds->NewScan().Columns({"age"}).ToBatch();
+  ASSERT_EQ(batch->num_rows(), kRows);
+  const int32_t* age = batch->column(0)->values<int32_t>();
+  int wrong = 0;
+  for (int o = 0; o < kRows; ++o) {
+    const int32_t expected = o % 1000 < 16 ? 1000000 + o % 1000 : o % 10 == 3 ? -o : 10 * o;
+    wrong += age[o] != expected;
+  }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(counters.cells_listed - listed, covered);
+  EXPECT_EQ(counters.cells_visited - visited, covered);
+  EXPECT_EQ(format::RoaringBitmap::RankCalls(), ranks);
+
+  ds->NewScan().Columns({"age"}).ToBatch();  // the same version again: nothing listed anew
+  EXPECT_EQ(counters.cells_listed - listed, covered);
+  EXPECT_EQ(counters.cells_visited - visited, 2 * covered);
+
+  std::vector<uint64_t> rows;
+  for (uint64_t r = 7; r < kRows; r += 1999) rows.push_back(r);
+  const uint64_t before_take = counters.cells_visited;
+  auto taken = ds->Take(rows, {"age"});
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const int o = int(rows[k]);
+    EXPECT_EQ(taken->column(0)->values<int32_t>()[k], o % 1000 < 16 ? 1000000 + o % 1000 : o % 10 == 3 ? -o : 10 * o);
+  }
+  // A few galloping steps per offset and layer, far fewer than the layers' cells.
+  EXPECT_LE(counters.cells_visited - before_take, 17 * 3 * rows.size());
+  EXPECT_LT(counters.cells_visited - before_take, covered / 4);
+  EXPECT_EQ(format::RoaringBitmap::RankCalls(), ranks);
 }
 
 TEST(OverlayLoad, CorruptOverlaysAreRefused) {

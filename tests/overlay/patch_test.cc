@@ -76,49 +76,6 @@ TEST(OverlayPatch, ScatteredCellsBeyondTheUnrolledBlocksAllLand) {
   EXPECT_EQ(Text(out), "0,1,-2,-3,4,-5,6,-7,-8,9,-10,11");
 }
 
-TEST(OverlayPatch, AResolvedColumnPatchesOnlyTheCellsOfTheBatchRange) {
-  overlay::ResolvedColumn resolved;
-  resolved.cells = {1, 4, 5, 9};
-  resolved.values = Int32s({-1, -4, -5, -9});
-  EXPECT_EQ(Text(resolved.Apply(Int32s({30, 31, 32, 33}), 3)), "30,-4,-5,33");  // rows [3, 7)
-  EXPECT_EQ(Text(resolved.Apply(Int32s({7, 8}), 7)), "7,8");                    // rows [7, 9): none
-  EXPECT_EQ(Text(resolved.Apply(Int32s({8, 9}), 8)), "8,-9");
-  EXPECT_EQ(resolved.MemoryBytes(), 4 * sizeof(uint32_t) + 4 * sizeof(int32_t));
-}
-
-TEST(OverlayPatch, AResolvedColumnPatchesRowsGivenByOffset) {
-  overlay::ResolvedColumn resolved;
-  resolved.cells = {1, 4, 5, 200};
-  resolved.values = Int32s({-1, -4, std::nullopt, -200});
-  std::vector<uint64_t> ascending = {0, 4, 5, 6, 200, 300};
-  EXPECT_EQ(Text(resolved.ApplyAt(Int32s({0, 4, 5, 6, 200, 300}), ascending)), "0,-4,NULL,6,-200,300");
-  std::vector<uint64_t> any_order = {5, 1, 1, 3, 200, 4};
-  EXPECT_EQ(Text(resolved.ApplyAt(Int32s({5, 1, 1, 3, 200, 4}), any_order)), "NULL,-1,-1,3,-200,-4");
-  std::vector<uint64_t> none = {0, 2, 3};
-  EXPECT_EQ(Text(resolved.ApplyAt(Int32s({0, 2, 3}), none)), "0,2,3");
-  std::vector<uint64_t> repeated = {4, 4, 5, 199, 200, 200};
-  EXPECT_EQ(Text(resolved.ApplyAt(Int32s({4, 4, 5, 199, 200, 200}), repeated)), "-4,-4,NULL,199,-200,-200");
-}
-
-// Ascending offsets and cells of very different densities meet at every common value.
-TEST(OverlayPatch, AResolvedColumnFindsEveryCellAmongDenseOrSparseOffsets) {
-  overlay::ResolvedColumn resolved;
-  std::vector<std::optional<int32_t>> cell_values;
-  for (uint32_t c = 3; c < 5000; c += 7) resolved.cells.push_back(c), cell_values.push_back(-int32_t(c));
-  resolved.values = Int32s(cell_values);
-  for (uint64_t stride : {1, 2, 61, 997}) {
-    std::vector<uint64_t> offsets;
-    std::vector<std::optional<int32_t>> base;
-    for (uint64_t o = 0; o < 6000; o += stride) offsets.push_back(o), base.push_back(int32_t(o));
-    ArrayPtr out = resolved.ApplyAt(Int32s(base), offsets);
-    for (size_t k = 0; k < offsets.size(); ++k) {
-      const uint64_t o = offsets[k];
-      const int32_t expect = o < 5000 && o % 7 == 3 ? -int32_t(o) : int32_t(o);
-      ASSERT_EQ(out->values<int32_t>()[k], expect) << "stride " << stride << ", offset " << o;
-    }
-  }
-}
-
 TEST(OverlayPatch, ARunOfCellsIsCopiedAsOneBlock) {
   std::vector<uint32_t> run = {12, 13, 14};  // rows 2..4 of a batch starting at row 10
   ArrayPtr out = overlay::ApplyReplacements(Int32s({0, 1, 2, 3, 4, 5}), {{run, Int32s({9, 20, 30, 40}), 1, 10}});
