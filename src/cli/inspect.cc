@@ -84,6 +84,19 @@ void PrintInspect(const Dataset& dataset, std::ostream& out) {
     if (frag.overlays_size() == 0) out << "    overlays: none\n";
     for (int i = 0; i < frag.overlays_size(); ++i) PrintOverlay(s, frag.overlays(i), i, out);
   }
+  out << fmt::format("indexes: {}\n", s.indices.indices_size());
+  for (const auto& index : s.indices.indices()) {
+    std::string fields, fragments = "all (no fragment bitmap)";
+    for (int32_t id : index.fields()) fields += (fields.empty() ? "" : ",") + std::to_string(id);
+    if (!index.fragment_bitmap().empty()) {
+      fragments.clear();
+      format::RoaringBitmap::DeserializePortable(index.fragment_bitmap(), "fragment_bitmap of index " + index.name())
+          .ForEach([&](uint32_t id) { fragments += (fragments.empty() ? "" : ",") + std::to_string(id); });
+      fragments = "[" + fragments + "]";
+    }
+    out << fmt::format("  index {}: {}, fields [{}], built from version {}, fragments {}\n", index.name(),
+                       index.index_details().type_url(), fields, index.dataset_version(), fragments);
+  }
 }
 
 }  // namespace lancelet::cli

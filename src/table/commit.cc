@@ -14,6 +14,7 @@
 #include "format/roaring_bitmap.h"
 #include "overlay/fragment_overlays.h"
 #include "table/feature_flags.h"
+#include "table/index_section.h"
 #include "table/manifest_store.h"
 
 namespace lancelet::table {
@@ -432,10 +433,13 @@ std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::Objec
   for (int attempt = 0;; ++attempt) {
     Manifest next = BuildManifest(base ? &base->manifest : nullptr, transaction, options);
     next.set_transaction_file(txn_name);
-    if (PublishManifest(*store, uri, next, &transaction)) {
+    lance::table::IndexSection indices = CarryIndexes(base ? base->indices : lance::table::IndexSection(), next,
+                                                      transaction);
+    if (PublishManifest(*store, uri, next, indices, &transaction)) {
       WriteVersionHint(*store, uri, next.version());
+      if (indices.indices_size() > 0) next.set_index_section(0);  // as written: MakeState keeps `indices`
       return MakeState(store, uri, io::JoinPath(io::JoinPath(uri, kVersionsDir), ManifestFileNameV2(next.version())),
-                       std::move(next));
+                       std::move(next), std::move(indices));
     }
     if (attempt >= options.max_retries)
       ThrowConflict("commit to '{}' lost the race {} times; giving up", uri, attempt + 1);

@@ -100,8 +100,15 @@ lance::table::Manifest ReadManifest(const io::ObjectStore& store, const std::str
   return manifest;
 }
 
-std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::table::Transaction* transaction) {
+std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::table::Transaction* transaction,
+                               const lance::table::IndexSection* indices) {
   std::string out;
+  // The reference's order: index section, transaction, manifest, footer.
+  manifest.clear_index_section();
+  if (indices && indices->indices_size() > 0) {
+    manifest.set_index_section(out.size());
+    AppendMessage(out, *indices);
+  }
   if (transaction) {
     manifest.set_transaction_section(out.size());
     AppendMessage(out, *transaction);
@@ -116,13 +123,13 @@ std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::tab
 }
 
 bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance::table::Manifest& manifest,
-                     const lance::table::Transaction* transaction) {
+                     const lance::table::IndexSection& indices, const lance::table::Transaction* transaction) {
   std::string dir = io::JoinPath(uri, kVersionsDir);
   store.CreateDir(dir);
   // A V1-named manifest of the same version (an older writer) also means the slot is taken.
   if (store.Exists(io::JoinPath(dir, ManifestFileNameV1(manifest.version())))) return false;
   return store.PutIfAbsent(io::JoinPath(dir, ManifestFileNameV2(manifest.version())),
-                           EncodeManifestFile(manifest, transaction));
+                           EncodeManifestFile(manifest, transaction, &indices));
 }
 
 void WriteVersionHint(io::ObjectStore& store, const std::string& uri, uint64_t version) {

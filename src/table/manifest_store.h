@@ -47,13 +47,16 @@ std::optional<ManifestLocation> FindManifest(const io::ObjectStore& store, const
 
 // Decodes a manifest file; Corrupt errors name the path and what was wrong.
 lance::table::Manifest ReadManifest(const io::ObjectStore& store, const std::string& path);
-// Encodes a manifest file (with the transaction embedded, as the reference does).
-std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::table::Transaction* transaction);
+// Encodes a manifest file: the index section (when `indices` lists any; index_section
+// then points at it, else it is cleared), the transaction (embedded, as the reference
+// does), the manifest and the footer.
+std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::table::Transaction* transaction,
+                               const lance::table::IndexSection* indices = nullptr);
 
 // Makes `manifest` visible as version manifest.version(): one put-if-absent of the V2
 // name. Returns false if that version already exists (a concurrent commit won).
 bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance::table::Manifest& manifest,
-                     const lance::table::Transaction* transaction);
+                     const lance::table::IndexSection& indices, const lance::table::Transaction* transaction);
 
 void WriteVersionHint(io::ObjectStore& store, const std::string& uri, uint64_t version);
 

@@ -91,6 +91,11 @@ std::optional<std::string> FindStaleRead(const ReadSet& read, const DatasetState
     if (newly_deleted.Intersects(changed->second))
       return fmt::format("deleted rows of fragment {} that it changes", id);
   }
+  // Rows appended since: the predicate ranges over every row, so they may match it. In
+  // version order they came first, so they must be seen (no phantom).
+  if (!read.fragments.empty() || !read.all_rows_fields.empty())  // (an empty target has no fragments)
+    for (const auto& [id, fragment] : now)
+      if (!was.count(id)) return fmt::format("appended fragment {}, whose rows its predicate ranges over", id);
   return std::nullopt;
 }
 

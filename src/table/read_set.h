@@ -39,9 +39,9 @@ struct ReadSet {
 // Compares two consecutive committed versions. Returns what `after` changed that `read`
 // depends on, as the end of a sentence ("changed field 'val' of fragment 0"), or nothing.
 // Changes it detects: a removed or rewritten fragment, new data files or a changed row
-// count, a read field dropped from the schema, a new overlay covering a read cell, and a
-// deletion of a row the operation changes. Appended fragments are not reads: like the
-// reference, an UPDATE does not see rows appended after its read version.
+// count, a read field dropped from the schema, a new overlay covering a read cell, a
+// deletion of a row the operation changes, and an appended fragment (its rows may match
+// the predicate: in version order they exist before the operation, so it must see them).
 std::optional<std::string> FindStaleRead(const ReadSet& read, const DatasetState& before, const DatasetState& after);
 
 }  // namespace lancelet::table

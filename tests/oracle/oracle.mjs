@@ -1421,6 +1421,50 @@ async function cmdUpdate(argv) {
   await t.update(opts.where ?? null, cols);
 }
 
+// The high-level LanceDB table (index and plan calls live there).
+async function openTable(dir) {
+  const { conn, name } = await connectFor(dir);
+  if (!fs.existsSync(path.resolve(dir))) throw new Error(`dataset not found: ${dir}`);
+  return conn.openTable(name);
+}
+
+// create-index <dir> <column> [--type btree|bitmap] [--name N]: the reference builds a
+// scalar index on the column.
+async function cmdCreateIndex(argv) {
+  const { pos, opts } = parseArgs(argv, { type: "string", name: "string" });
+  need(pos, 2, "create-index <dataset_dir> <column> [--type btree|bitmap] [--name N]");
+  const ldb = await lancedb();
+  const type = opts.type ?? "btree";
+  if (type !== "btree" && type !== "bitmap") throw new UsageError(`create-index: unknown type '${type}'`);
+  const t = await openTable(pos[0]);
+  const options = { config: type === "bitmap" ? ldb.Index.bitmap() : ldb.Index.btree() };
+  if (opts.name !== undefined) options.name = opts.name;
+  await t.createIndex(pos[1], options);
+}
+
+// indices <dir>: one JSON line per index the reference lists: name, type, columns, and
+// how many rows it indexes and does not.
+async function cmdIndices(argv) {
+  const { pos } = parseArgs(argv, {});
+  need(pos, 1, "indices <dataset_dir>");
+  const t = await openTable(pos[0]);
+  const lines = [];
+  for (const index of await t.listIndices()) {
+    const stats = await t.indexStats(index.name);
+    lines.push(JSON.stringify({ name: index.name, type: index.indexType, columns: index.columns,
+      indexed: stats?.numIndexedRows, unindexed: stats?.numUnindexedRows }));
+  }
+  writeLines(lines);
+}
+
+// explain <dir> --where P: the reference's physical plan for a filtered scan.
+async function cmdExplain(argv) {
+  const { pos, opts } = parseArgs(argv, { where: "string" });
+  need(pos, 1, 'explain <dataset_dir> --where "<predicate>"');
+  const t = await openTable(pos[0]);
+  writeLines([await t.query().where(opts.where).explainPlan(true)]);
+}
+
 async function dumpRows(dir, { version, columns, where, withRowId, withRowAddr } = {}) {
   const t = await openNative(dir);
   if (version !== undefined) await t.checkout(version);
@@ -2014,6 +2058,9 @@ const COMMANDS = {
   count: cmdCount,
   versions: cmdVersions,
   optimize: cmdOptimize,
+  "create-index": cmdCreateIndex,
+  indices: cmdIndices,
+  explain: cmdExplain,
   clone: cmdClone,
   "add-columns": cmdAddColumns,
   "drop-columns": cmdDropColumns,

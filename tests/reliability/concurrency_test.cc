@@ -205,9 +205,15 @@ TEST(MixedCommits, FinalRowsEqualASerialReplayInVersionOrder) {
   }
   auto rows = ReadIdVal(ds);
   size_t wrong = 0;
-  for (const auto& [id, val] : model) wrong += !rows.count(id) || rows[id] != val;
-  for (const auto& [id, val] : rows) wrong += !model.count(id);
-  EXPECT_EQ(wrong, 0u);
+  std::string first_wrong;  // a few of them, to start a diagnosis from
+  for (const auto& [id, val] : model) {
+    if (rows.count(id) && rows[id] == val) continue;
+    if (++wrong <= 5)
+      first_wrong += fmt::format(" id {}: {} (model {});", id, rows.count(id) ? std::to_string(rows[id]) : "missing", val);
+  }
+  for (const auto& [id, val] : rows)
+    if (!model.count(id) && ++wrong <= 5) first_wrong += fmt::format(" id {}: {} (not in the model);", id, val);
+  EXPECT_EQ(wrong, 0u) << first_wrong << " in " << ds;
   EXPECT_EQ(conflicts, 0);
   Figures(fmt::format("mixed commits: {} processes x {} ops: {} attempted, {} landed, {} matched nothing, {} "
                       "recomputations, {} failed with a conflict, {} rows wrong of {}",

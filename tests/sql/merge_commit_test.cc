@@ -86,12 +86,14 @@ TEST(MergeCommitTest, AFailedMergeChangesNothing) {
   EXPECT_EQ(GetScalar(*after->column(0), 0).as_int(), 11 + 21 + 30);
 }
 
-// A MERGE planned on version 2 whose commit finds a concurrent overlay: on another
-// fragment it rebases and both changes survive; on its own fragment it must be redone.
+// A MERGE planned on version 1 whose commit finds a concurrent change: a deletion of a
+// row it does not change rebases and both changes survive; new rows (which its ON
+// clause might match) or a changed cell anywhere in the target make it plan again.
 TEST(MergeCommitTest, StaleMergeRebasesOrAsksForARetry) {
   TempDir dir;
   SqlSession db(dir.path());
-  db.Execute("CREATE TABLE t (id int32, v utf8) WITH (max_rows_per_file = 2) AS VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+  db.Execute("CREATE TABLE t (id int32, v utf8) WITH (max_rows_per_file = 2) AS VALUES (1, 'a'), (2, 'b'), (3, 'c'), "
+             "(6, 'f')");
   auto stale = Dataset::Open(dir.Join("t.lance"));
   table::MergeChanges changes;
   changes.updates[0].push_back({"v", {1}, MakeArray(DataType::Utf8(), {Scalar{DataType::Utf8(), std::string("B")}})});
@@ -99,24 +101,28 @@ TEST(MergeCommitTest, StaleMergeRebasesOrAsksForARetry) {
   changes.inserts.push_back(RecordBatch::Make(stale->schema(), {MakeArray(DataType::Int32(), {Scalar{DataType::Int32(), int64_t(4)}}),
                                                                  MakeArray(DataType::Utf8(), {Scalar::Null(DataType::Utf8())})}));
 
-  db.Execute("INSERT INTO t VALUES (5, 'e')");  // a new fragment, version 2: not read by the MERGE
+  db.Execute("DELETE FROM t WHERE id = 3");  // version 2: a row of fragment 1 the MERGE does not change
   auto next = table::CommitMerge(stale, changes);
   EXPECT_EQ(next->version(), 3u);
   auto rows = db.Execute("SELECT id, v FROM t ORDER BY id").rows;
-  ASSERT_EQ(rows->num_rows(), 4);
+  ASSERT_EQ(rows->num_rows(), 3);
   EXPECT_EQ(GetScalar(*rows->column(1), 0).as_string(), "B");
-  EXPECT_EQ(GetScalar(*rows->column(1), 1).as_string(), "c");
-  EXPECT_TRUE(rows->column(1)->IsNull(2));
-  EXPECT_EQ(GetScalar(*rows->column(1), 3).as_string(), "e");
+  EXPECT_TRUE(rows->column(1)->IsNull(1));
+  EXPECT_EQ(GetScalar(*rows->column(1), 2).as_string(), "f");
+
+  // New rows: the MERGE might match them (and would insert a key twice if it did not look).
+  db.Execute("INSERT INTO t VALUES (5, 'e')");  // version 4
+  table::MergeChanges again;
+  again.deletes[0] = {1};
+  EXPECT_THROW(table::CommitMerge(next, again), table::RetryableConflict);
+  EXPECT_EQ(Dataset::Open(dir.Join("t.lance"))->version(), 4u);
 
   // A MERGE reads every target cell, so a change to any of them, even in a fragment it
   // does not touch, makes it plan again.
-  auto stale2 = next;
-  db.Execute("UPDATE t SET v = 'x' WHERE id = 3");  // fragment 1, version 4
-  table::MergeChanges again;
-  again.deletes[0] = {1};
+  auto stale2 = Dataset::Open(dir.Join("t.lance"));
+  db.Execute("UPDATE t SET v = 'x' WHERE id = 5");  // version 5
   EXPECT_THROW(table::CommitMerge(stale2, again), table::RetryableConflict);
-  EXPECT_EQ(Dataset::Open(dir.Join("t.lance"))->version(), 4u);
+  EXPECT_EQ(Dataset::Open(dir.Join("t.lance"))->version(), 5u);
 }
 
 }  // namespace

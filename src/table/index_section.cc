@@ -1,0 +1,97 @@
+#include "table/index_section.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "format/little_endian.h"
+#include "format/roaring_bitmap.h"
+#include "lancelet/error.h"
+
+namespace lancelet::table {
+
+namespace {
+
+// Indexes the reference keeps for itself, whatever the schema.
+bool IsSystemIndex(const lance::table::IndexMetadata& index) {
+  return index.name() == "__lance_frag_reuse" || index.name() == "__lance_mem_wal";
+}
+
+// Whether a segment covers any fragment of `fragments`; a segment without a bitmap (no
+// bytes: an empty bitmap still has its 8-byte header) has unknown coverage, which counts
+// as covering.
+bool CoversAny(const lance::table::IndexMetadata& index, const std::set<uint64_t>& fragments) {
+  if (index.fragment_bitmap().empty()) return true;
+  auto bitmap = format::RoaringBitmap::DeserializePortable(
+      index.fragment_bitmap(), "fragment_bitmap of index '" + index.name() + "'");
+  for (uint64_t id : fragments)
+    if (id <= UINT32_MAX && bitmap.Contains(uint32_t(id))) return true;
+  return false;
+}
+
+// The reference's retain rule: see index_section.h.
+lance::table::IndexSection RetainRelevant(const lance::table::IndexSection& before,
+                                          const lance::table::Manifest& next) {
+  std::set<int32_t> field_ids;
+  for (const auto& f : next.fields()) field_ids.insert(f.id());
+  std::set<uint64_t> fragments;
+  for (const auto& f : next.fragments()) fragments.insert(f.id());
+
+  std::map<std::string, std::vector<int>> by_name;  // segments whose fields all remain
+  for (int i = 0; i < before.indices_size(); ++i) {
+    const auto& index = before.indices(i);
+    bool fields_remain = std::all_of(index.fields().begin(), index.fields().end(),
+                                     [&](int32_t id) { return field_ids.count(id) > 0; });
+    if (fields_remain || IsSystemIndex(index)) by_name[index.name()].push_back(i);
+  }
+  std::set<int> kept;
+  for (const auto& [name, segments] : by_name) {
+    std::vector<int> covering;
+    for (int i : segments)
+      if (segments.size() == 1 || IsSystemIndex(before.indices(i)) || CoversAny(before.indices(i), fragments))
+        covering.push_back(i);
+    if (covering.empty())  // every segment is empty: the oldest stays, so the index keeps its name
+      covering.push_back(*std::min_element(segments.begin(), segments.end(), [&](int a, int b) {
+        return before.indices(a).dataset_version() < before.indices(b).dataset_version();
+      }));
+    kept.insert(covering.begin(), covering.end());
+  }
+  lance::table::IndexSection out;
+  for (int i : kept) *out.add_indices() = before.indices(i);  // in their original order
+  return out;
+}
+
+}  // namespace
+
+lance::table::IndexSection ReadIndexSection(const io::ObjectStore& store, const std::string& manifest_path,
+                                            const lance::table::Manifest& manifest) {
+  lance::table::IndexSection section;
+  if (!manifest.has_index_section()) return section;
+  auto file = store.OpenRead(manifest_path);
+  const uint64_t offset = manifest.index_section(), size = file->size();
+  if (offset > size || size - offset < 4)
+    ThrowCorrupt("manifest '{}': index section offset {} is outside the file ({} bytes)", manifest_path, offset, size);
+  const uint32_t length = format::LoadLE<uint32_t>(file->Read(offset, 4).data());
+  if (length > size - offset - 4)
+    ThrowCorrupt("manifest '{}': the index section at offset {} claims {} bytes but the file has {} after it",
+                 manifest_path, offset, length, size - offset - 4);
+  if (!section.ParseFromString(file->Read(offset + 4, length)))
+    ThrowCorrupt("manifest '{}': the index section at offset {} does not parse", manifest_path, offset);
+  return section;
+}
+
+lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before, const lance::table::Manifest& next,
+                                        const lance::table::Transaction& transaction) {
+  using T = lance::table::Transaction;
+  switch (transaction.operation_case()) {
+    case T::kOverwrite:
+      return {};
+    case T::kAppend:
+    case T::kDataOverlay:
+      return before;
+    default:
+      return RetainRelevant(before, next);
+  }
+}
+
+}  // namespace lancelet::table

@@ -1,0 +1,39 @@
+// The manifest's indexes: the IndexSection stored in the manifest file (at the offset
+// Manifest.index_section names: a u32 little-endian length, then the message), and what
+// each committed operation does to it. lancelet builds no index yet; it must still carry
+// every index forward, or a commit would silently drop the reference's indexes.
+//
+// The rules follow the reference's manifest builder:
+// - Overwrite starts with no index.
+// - Append and DataOverlay keep the list as it is: new fragments are not in any index's
+//   fragment_bitmap (a reader scans them flat), and an overlay newer than an index is
+//   excluded from its answers by committed_version, not by a change to the index.
+// - Delete and Update keep the list, then drop what no longer applies (RetainRelevant):
+//   an index whose fields are not all in the new schema goes; of several segments with
+//   one name, those covering none of the remaining fragments go, the oldest staying if
+//   all are empty. A fragment bitmap is never rewritten here: a removed fragment simply
+//   stops counting.
+// - lancelet's Update carries overlays, not rewritten columns, so it prunes no fragment
+//   from an index on the fields it changed (the overlays' committed_version marks the
+//   changed cells stale instead).
+#pragma once
+
+#include <string>
+
+#include "io/object_store.h"
+#include "table.pb.h"
+#include "transaction.pb.h"
+
+namespace lancelet::table {
+
+// The IndexSection of the manifest `manifest` read from `manifest_path`; empty when it
+// has none. Throws Corrupt when the section lies outside the file or does not parse.
+lance::table::IndexSection ReadIndexSection(const io::ObjectStore& store, const std::string& manifest_path,
+                                            const lance::table::Manifest& manifest);
+
+// The indexes of `next`, the manifest `transaction` builds from a version whose indexes
+// were `before`.
+lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before, const lance::table::Manifest& next,
+                                        const lance::table::Transaction& transaction);
+
+}  // namespace lancelet::table
