@@ -34,7 +34,8 @@ std::string NewUuid() {
 
 void BackOffOrGiveUp(int attempt, const std::string& uri, const char* operation, const RetryableConflict& last) {
   if (attempt >= kMaxRecomputes)
-    ThrowConflict("{} on '{}' gave up after {} attempts: concurrent commits kept changing what it read (last: {})",
+    ThrowConflict("{} on '{}' failed with a conflict after {} attempts: concurrent commits kept changing what it "
+                  "read (last: {}); run it again",
                   operation, uri, attempt + 1, last.what());
   // A diagnostic for "why is my update slow": each recomputation, one line on stderr.
   static const bool trace = std::getenv("LANCELET_TRACE_CONFLICTS") != nullptr;

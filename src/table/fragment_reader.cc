@@ -145,13 +145,18 @@ const overlay::FieldLayers* FragmentReader::LayersOf(size_t field) const {
 }
 
 ArrayPtr FragmentReader::WholeOverlayColumn(size_t overlay, int32_t field_id) const {
+  auto known = whole_columns_.find({overlay, field_id});
+  if (known != whole_columns_.end()) return known->second;  // a batch asks once per layer: skip the shared cache
   const uint64_t bytes = overlays().overlays()[overlay].proto->data_file().file_size_bytes();
-  if (bytes == 0 || bytes > kWholeOverlayBytes) return nullptr;  // 0: size not recorded, so no bound
-  return state_.CachedOverlayColumn(fragment_.id(), overlays().overlays()[overlay].position, field_id, [&] {
-    const size_t index = OverlayColumn(overlay, field_id);
-    const auto& file = OpenOverlayFile(overlay);
-    return file.ReadField(index, 0, file.num_rows(index));
-  });
+  ArrayPtr column;
+  if (bytes > 0 && bytes <= kWholeOverlayBytes)  // 0: size not recorded, so no bound
+    column = state_.CachedOverlayColumn(fragment_.id(), overlays().overlays()[overlay].position, field_id, [&] {
+      const size_t index = OverlayColumn(overlay, field_id);
+      const auto& file = OpenOverlayFile(overlay);
+      return file.ReadField(index, 0, file.num_rows(index));
+    });
+  whole_columns_.emplace(std::make_pair(overlay, field_id), column);
+  return column;
 }
 
 std::pair<ArrayPtr, int64_t> FragmentReader::OverlayValues(int32_t field_id, size_t overlay, uint64_t first_rank,

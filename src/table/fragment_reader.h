@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <utility>
 #include <memory>
 #include <span>
 #include <vector>
@@ -90,6 +91,8 @@ class FragmentReader {
   mutable std::map<size_t, std::shared_ptr<const format::LanceFileReader>> overlay_files_;
   // By field id, from the dataset's cache.
   mutable std::map<int32_t, std::shared_ptr<const overlay::FieldLayers>> layers_;
+  // By (overlay, field id): WholeOverlayColumn's answers (null: read ranks instead).
+  mutable std::map<std::pair<size_t, int32_t>, ArrayPtr> whole_columns_;
 };
 
 }  // namespace lancelet::table
