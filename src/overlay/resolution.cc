@@ -55,28 +55,35 @@ size_t Gallop(std::span<const T> sorted, size_t from, V value) {
   return Gallop(sorted, from, value, [](const T& x) { return x; });
 }
 
-// A layer's covered cells in [start, end): the rank of the first, how many, and (list
-// form) where they sit in the list.
+// Calls fn(from, to, rank of from) for each part of a run-form layer's runs inside
+// [start, end), ascending.
+template <typename Fn>
+void ForEachRunIn(const Layer& layer, uint64_t start, uint64_t end, Fn&& fn) {
+  auto run = std::partition_point(layer.runs.begin(), layer.runs.end(),
+                                  [&](const Layer::Run& r) { return r.end <= start; });
+  for (; run != layer.runs.end() && run->start < end; ++run) {
+    const uint64_t from = std::max<uint64_t>(start, run->start);
+    fn(from, std::min(end, run->end), run->rank + (from - run->start));
+  }
+}
+
+// A layer's covered cells in [start, end): the rank of the first (in the list form, also
+// its index in the list) and how many.
 struct Span {
   uint64_t first_rank = 0, count = 0;
-  size_t list_index = 0;
 };
 Span CoveredIn(const Layer& layer, uint64_t start, uint64_t end) {
   if (layer.listed()) {
     const std::span<const uint32_t> cells(layer.cells);
     const auto lo = std::lower_bound(cells.begin(), cells.end(), start);
     const auto hi = std::lower_bound(lo, cells.end(), end);
-    return {uint64_t(lo - cells.begin()), uint64_t(hi - lo), size_t(lo - cells.begin())};
+    return {uint64_t(lo - cells.begin()), uint64_t(hi - lo)};
   }
-  const std::span<const Layer::Run> runs(layer.runs);
-  // The first run ending after `start`; runs from there on that start before `end`.
-  auto run = std::partition_point(runs.begin(), runs.end(), [&](const Layer::Run& r) { return r.end <= start; });
   Span span;
-  for (bool first = true; run != runs.end() && run->start < end; ++run, first = false) {
-    const uint64_t from = std::max<uint64_t>(start, run->start), to = std::min(end, run->end);
-    if (first) span.first_rank = run->rank + (from - run->start);
+  ForEachRunIn(layer, start, end, [&](uint64_t from, uint64_t to, uint64_t rank) {
+    if (span.count == 0) span.first_rank = rank;
     span.count += to - from;
-  }
+  });
   return span;
 }
 
@@ -115,13 +122,11 @@ Resolution ResolveRange(const FieldLayers& layers, uint64_t start, uint64_t coun
     patch.origin = uint32_t(start);
     patch.first_rank = span.first_rank;
     if (layer.listed()) {
-      patch.cells = std::span<const uint32_t>(layer.cells).subspan(span.list_index, span.count);
+      patch.cells = std::span<const uint32_t>(layer.cells).subspan(span.first_rank, span.count);
     } else {
-      for (auto run = std::partition_point(layer.runs.begin(), layer.runs.end(),
-                                           [&](const Layer::Run& r) { return r.end <= start; });
-           run != layer.runs.end() && run->start < end; ++run)
-        for (uint64_t c = std::max<uint64_t>(start, run->start); c < std::min(end, run->end); ++c)
-          patch.owned.push_back(uint32_t(c));
+      ForEachRunIn(layer, start, end, [&](uint64_t from, uint64_t to, uint64_t) {
+        for (uint64_t c = from; c < to; ++c) patch.owned.push_back(uint32_t(c));
+      });
       patch.cells = patch.owned;
     }
     out.patches.push_back(std::move(patch));

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <utility>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "format/lance_file.h"
