@@ -4,9 +4,12 @@
 // round, so no version always runs right after another. Comparing versions of ONE dataset
 // measures only what the versions add (overlays, deletions): the base files are the
 // same files.
-//   version_compare scan|take COLUMNS ROUNDS [--where PREDICATE] DIR@VERSION [DIR@VERSION ...]
+//   version_compare scan|take COLUMNS ROUNDS [--where PREDICATE] [--cold] [--no-index] DIR@VERSION...
 // take reads 100 random rows per round (the same rows for every version); a scan with
-// --where filters its rows.
+// --where filters its rows. --cold opens each dataset anew in every round and times the
+// open too, so nothing a Dataset caches carries over (what a fresh process pays, less
+// process start-up and the page cache). --no-index filters every row instead of using
+// scalar indexes.
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -55,9 +58,19 @@ int main(int argc, char** argv) {
     const int rounds = std::stoi(argv[3]);
     int first_dataset = 4;
     std::string where;
-    if (argc > 5 && std::string(argv[4]) == "--where") {
-      where = argv[5];
-      first_dataset = 6;
+    if (argc > first_dataset + 1 && std::string(argv[first_dataset]) == "--where") {
+      where = argv[first_dataset + 1];
+      first_dataset += 2;
+    }
+    bool cold = false;
+    if (argc > first_dataset && std::string(argv[first_dataset]) == "--cold") {
+      cold = true;
+      first_dataset += 1;
+    }
+    bool use_index = true;
+    if (argc > first_dataset && std::string(argv[first_dataset]) == "--no-index") {
+      use_index = false;
+      first_dataset += 1;
     }
     std::vector<DatasetPtr> versions;
     for (int i = first_dataset; i < argc; ++i) versions.push_back(OpenAt(argv[i]));
@@ -73,10 +86,11 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < versions.size(); ++i) {
         const size_t v = (size_t(round + 1) + i) % versions.size();  // each round starts with another version
         auto start = std::chrono::steady_clock::now();
+        if (cold) versions[v] = OpenAt(argv[first_dataset + int(v)]);
         if (mode == "take") {
           versions[v]->Take(rows, columns);
         } else {
-          auto scan = versions[v]->NewScan().BatchSize(65536).Columns(columns);
+          auto scan = versions[v]->NewScan().BatchSize(65536).Columns(columns).UseIndex(use_index);
           if (!where.empty()) scan.Filter(where);
           auto reader = scan.Open();
           while (reader->Next()) {

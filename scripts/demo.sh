@@ -2,7 +2,9 @@
 # The data overlay spec's worked example (../shared/spec/data_overlay_files.md) as SQL,
 # on a fresh directory: each statement is printed before its result, and `lancelet
 # inspect` runs after each write so that the dense overlay (step 1) and then the sparse
-# one (step 4) appear with their committed versions.
+# one (step 4) appear with their committed versions. The BTree on age is built from
+# version 1, so step 3's query excludes the overlaid rows from its answer and
+# re-evaluates them.
 #   usage: scripts/demo.sh path/to/lancelet [dir]   (./run demo uses ./demo-data)
 set -euo pipefail
 LANCELET=${1:?usage: scripts/demo.sh path/to/lancelet [dir]}
@@ -21,6 +23,10 @@ sql "CREATE TABLE users (id int32, name utf8, age int32, embedding fixed_size_li
   (3, 'Carol', 40, [0.9, 1.0, 1.1, 1.2]), (4, 'Dave', 22, [1.3, 1.4, 1.5, 1.6])"
 inspect
 
+heading "An index on age, built from version 1 (before any overlay)"
+sql "CREATE INDEX age_idx ON users (age) USING BTREE"
+sql "SHOW INDEXES FROM users"
+
 heading "Step 1: write an overlay (dense: one field, two rows)"
 sql "UPDATE users SET age = age + 1 WHERE id IN (2, 4)"
 inspect
@@ -28,8 +34,12 @@ inspect
 heading "Step 2: read"
 sql "SELECT id, age FROM users"
 
-heading "Step 3: index query"
-echo "(joins when the scalar index issue lands: SELECT * FROM users WHERE age = 26 through a BTree on age)"
+heading "Step 3: index query (the overlay is newer than the index: offsets 1 and 3 are re-evaluated)"
+sql "EXPLAIN SELECT * FROM users WHERE age = 26"
+sql "SELECT id, name, age FROM users WHERE age = 26"
+echo "(Bob: the index holds his old 25, the overlay his 26; the stale hit is dropped:)"
+sql "EXPLAIN SELECT * FROM users WHERE age = 25"
+sql "SELECT id, name, age FROM users WHERE age = 25"
 
 heading "Step 4: a second, non-rectangular write (sparse: name for Carol and Dave, embedding for Bob)"
 cat > "$DB/staged.csv" <<'CSV'

@@ -45,6 +45,22 @@ struct VersionInfo {
   std::string operation;        // "Append", "Delete", ... (from the transaction file)
 };
 
+// Scalar indexes in the reference's formats (table/index_plan.h tells where they are
+// used): BTree (sorted values in pages, any selectivity) and Bitmap (one row set per
+// distinct value, for columns with few of them).
+enum class IndexType { kBTree, kBitmap };
+
+struct IndexInfo {
+  std::string name;
+  std::string type;                  // "BTree", "Bitmap", or the type URL of a kind lancelet cannot use
+  std::vector<std::string> columns;
+  uint64_t dataset_version = 0;      // of the oldest segment: the version it was built from
+  size_t segments = 0;
+  uint64_t indexed_fragments = 0;    // live fragments some segment covers
+  uint64_t unindexed_fragments = 0;  // live fragments scanned flat
+  uint64_t stale_rows = 0;           // rows overlays changed after the index was built
+};
+
 class Dataset;
 using DatasetPtr = std::shared_ptr<const Dataset>;
 
@@ -62,6 +78,9 @@ class ScanBuilder {
   ScanBuilder& WithRowId(bool on = true);
   ScanBuilder& WithRowAddress(bool on = true);
   ScanBuilder& BatchSize(int64_t rows);
+  // Whether the filter may be answered through scalar indexes (default true); off, every
+  // row is read and filtered, which gives the same rows.
+  ScanBuilder& UseIndex(bool on);
 
   std::unique_ptr<RecordBatchReader> Open() const;
   // Reads everything into one batch.
@@ -78,6 +97,7 @@ class ScanBuilder {
   bool with_row_id_ = false;
   bool with_row_address_ = false;
   int64_t batch_size_ = 8192;
+  bool use_index_ = true;
 };
 
 class Dataset : public std::enable_shared_from_this<Dataset> {
@@ -113,6 +133,19 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   };
   DatasetPtr Update(const std::vector<SetClause>& set, const std::string& predicate = "",
                     uint64_t* rows_changed = nullptr) const;
+
+  // Builds an index on a top-level column over the rows of this version (overlay values
+  // resolved, deleted rows skipped) and commits it. `name` defaults to "<column>_idx";
+  // an index of that name already there is an error unless `replace`.
+  DatasetPtr CreateIndex(const std::string& column, IndexType type, const std::string& name = "",
+                         bool replace = false) const;
+  // Removes every segment of the index `name` (NotFound when there is none).
+  DatasetPtr DropIndex(const std::string& name) const;
+  std::vector<IndexInfo> ListIndices() const;
+  // How a scan with `predicate` would run: per index segment searched, the leaf it
+  // answered, its hits, and the stale rows re-evaluated; then how many fragments are
+  // read whole. One line each.
+  std::string Explain(const std::string& predicate) const;
 
   const std::string& uri() const;
   uint64_t version() const;

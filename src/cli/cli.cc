@@ -164,6 +164,8 @@ int Main(int argc, char** argv) {
   scan->add_option("--version", version, "Read this version");
   scan->add_flag("--with-rowid", with_row_id, "Add the _rowid column");
   scan->add_flag("--with-rowaddr", with_row_address, "Add the _rowaddr column");
+  bool no_index = false;
+  scan->add_flag("--no-index", no_index, "Filter every row instead of using indexes (same rows)");
   AddFormatOption(scan, out);
 
   std::string rows;
@@ -191,6 +193,26 @@ int Main(int argc, char** argv) {
   // sql: statements over a directory of datasets (src/sql, include/lancelet/sql.h).
   std::string db_dir, sql_script;
   bool sql_echo = false;
+  auto* index = app.add_subcommand("index", "Create, list and drop scalar indexes");
+  index->require_subcommand(1);
+  std::string index_column, index_type = "btree", index_name;
+  bool index_replace = false;
+  auto* index_create = index->add_subcommand("create", "Build an index on a column and commit it");
+  index_create->add_option("dataset", dataset, "Dataset directory")->required();
+  index_create->add_option("column", index_column, "Top-level column")->required();
+  index_create->add_option("--type", index_type, "btree (default) or bitmap");
+  index_create->add_option("--name", index_name, "Index name (default: <column>_idx)");
+  index_create->add_flag("--replace", index_replace, "Replace an index of the same name");
+  auto* index_list = index->add_subcommand("list", "List indexes: name, type, columns, coverage, stale rows");
+  index_list->add_option("dataset", dataset, "Dataset directory")->required();
+  auto* index_drop = index->add_subcommand("drop", "Remove an index");
+  index_drop->add_option("dataset", dataset, "Dataset directory")->required();
+  index_drop->add_option("name", index_name, "Index name")->required();
+  auto* explain = app.add_subcommand("explain", "Show how a filtered scan runs: which indexes, which rows");
+  explain->add_option("dataset", dataset, "Dataset directory")->required();
+  explain->add_option("--where", where, "SQL predicate")->required();
+  explain->add_option("--version", version, "Read this version");
+
   auto* sql = app.add_subcommand("sql", "Run SQL statements on the datasets NAME.lance of a directory");
   sql->add_option("--db", db_dir, "Directory holding the datasets")->required();
   sql->add_option("statements", sql_script, "Statements separated by ';' (default: read them from stdin)");
@@ -266,7 +288,7 @@ int Main(int argc, char** argv) {
       auto builder = ds->NewScan();
       if (!columns.empty()) builder.Columns(SplitList(columns));
       if (!where.empty()) builder.Filter(where);
-      builder.Limit(limit).Offset(offset).WithRowId(with_row_id).WithRowAddress(with_row_address);
+      builder.Limit(limit).Offset(offset).WithRowId(with_row_id).WithRowAddress(with_row_address).UseIndex(!no_index);
       auto reader = builder.Open();
       Emit(*reader, out.format);
     } else if (*take) {
@@ -297,6 +319,29 @@ int Main(int argc, char** argv) {
         std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&secs));
         std::cout << fmt::format("{}\t{}\t{}\n", v.version, when, v.operation);
       }
+    } else if (*index_create) {
+      IndexType type;
+      if (index_type == "btree" || index_type == "BTREE") type = IndexType::kBTree;
+      else if (index_type == "bitmap" || index_type == "BITMAP") type = IndexType::kBitmap;
+      else ThrowInvalid("--type '{}': expected btree or bitmap", index_type);
+      auto next = Dataset::Open(dataset)->CreateIndex(index_column, type, index_name, index_replace);
+      std::cout << fmt::format("created index {} on {} of {}; now version {}\n",
+                               index_name.empty() ? index_column + "_idx" : index_name, index_column, dataset,
+                               next->version());
+    } else if (*index_list) {
+      for (const auto& i : Dataset::Open(dataset)->ListIndices()) {
+        std::string cols;
+        for (const auto& c : i.columns) cols += (cols.empty() ? "" : ",") + c;
+        std::cout << fmt::format("{}\t{}\t{}\tbuilt from version {}\t{} segments\t{} fragments indexed, {} not\t"
+                                 "{} stale rows\n",
+                                 i.name, i.type, cols, i.dataset_version, i.segments, i.indexed_fragments,
+                                 i.unindexed_fragments, i.stale_rows);
+      }
+    } else if (*index_drop) {
+      auto next = Dataset::Open(dataset)->DropIndex(index_name);
+      std::cout << fmt::format("dropped index {} of {}; now version {}\n", index_name, dataset, next->version());
+    } else if (*explain) {
+      std::cout << Dataset::Open(dataset, version)->Explain(where);
     } else if (*inspect) {
       PrintInspect(*Dataset::Open(dataset, version), std::cout);
     }

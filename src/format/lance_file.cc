@@ -269,7 +269,7 @@ LanceFileReader::LanceFileReader() : impl_(std::make_unique<Impl>()) {}
 LanceFileReader::~LanceFileReader() = default;
 
 std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& store, const std::string& path,
-                                                       uint64_t known_size) {
+                                                       uint64_t known_size, uint64_t whole_up_to) {
   auto file = store.OpenRead(path);
   const uint64_t size = known_size ? known_size : file->size();
   std::unique_ptr<LanceFileReader> reader(new LanceFileReader());
@@ -281,7 +281,7 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
   }
 
   // Read the tail, then widen it if the metadata starts earlier.
-  uint64_t tail_start = size - std::min(size, LanceFileReader::kTailBytes);
+  uint64_t tail_start = size <= whole_up_to ? 0 : size - std::min(size, LanceFileReader::kTailBytes);
   std::string tail = m.source->Read(tail_start, size - tail_start);
   const char* footer = tail.data() + tail.size() - kFooterSize;
   if (std::memcmp(footer + 36, kMagic, 4) != 0) {

@@ -61,12 +61,13 @@ class LanceFileWriter {
 
 class LanceFileReader {
  public:
-  // Open reads the last kTailBytes of a file in one read; a file no larger is then
+  // Open reads the last kTailBytes of a file in one read, or the whole file when it holds
+  // at most `whole_up_to` bytes (never less than kTailBytes). A file read whole is then
   // served from memory, so reading it costs that one read whatever part is needed.
   static constexpr uint64_t kTailBytes = 64 * 1024;
 
   static std::unique_ptr<LanceFileReader> Open(const io::ObjectStore& store, const std::string& path,
-                                               uint64_t known_size = 0);
+                                               uint64_t known_size = 0, uint64_t whole_up_to = kTailBytes);
   ~LanceFileReader();
 
   FileVersion version() const;

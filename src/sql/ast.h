@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "lancelet/dataset.h"
 #include "lancelet/expr.h"
 
 namespace lancelet::sql {
@@ -115,8 +116,31 @@ struct MergeStmt {
   std::vector<MergeClause> clauses;
 };
 
+// CREATE INDEX [IF NOT EXISTS] name ON table (column) [USING BTREE|BITMAP]
+struct CreateIndexStmt {
+  std::string name;
+  TableRef table;
+  std::string column;
+  int column_position = 0;
+  IndexType type = IndexType::kBTree;
+  bool if_not_exists = false;
+};
+// DROP INDEX [IF EXISTS] name ON table
+struct DropIndexStmt {
+  std::string name;
+  int name_position = 0;
+  TableRef table;
+  bool if_exists = false;
+};
+// SHOW INDEXES (FROM | ON) table
+struct ShowIndexesStmt {
+  TableRef table;
+};
 struct Statement {
-  enum class Kind { kSelect, kInsert, kUpdate, kDelete, kCreateTable, kDropTable, kMerge } kind = Kind::kSelect;
+  enum class Kind {
+    kSelect, kInsert, kUpdate, kDelete, kCreateTable, kDropTable, kMerge,
+    kCreateIndex, kDropIndex, kShowIndexes, kExplain,  // kExplain: EXPLAIN SELECT (in `select`)
+  } kind = Kind::kSelect;
   std::shared_ptr<SelectStmt> select;
   std::shared_ptr<InsertStmt> insert;
   std::shared_ptr<UpdateStmt> update;
@@ -124,6 +148,9 @@ struct Statement {
   std::shared_ptr<CreateTableStmt> create;
   std::shared_ptr<DropTableStmt> drop;
   std::shared_ptr<MergeStmt> merge;
+  std::shared_ptr<CreateIndexStmt> create_index;
+  std::shared_ptr<DropIndexStmt> drop_index;
+  std::shared_ptr<ShowIndexesStmt> show_indexes;
 };
 
 // Parses one statement (an optional trailing ';' is allowed). Throws ParseError whose

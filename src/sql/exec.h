@@ -74,5 +74,9 @@ std::string RunDelete(const Context& ctx, const DeleteStmt& stmt);
 std::string RunCreateTable(const Context& ctx, const CreateTableStmt& stmt);
 std::string RunDropTable(const Context& ctx, const DropTableStmt& stmt);
 std::string RunMerge(const Context& ctx, const MergeStmt& stmt);
+std::string RunCreateIndex(const Context& ctx, const CreateIndexStmt& stmt);
+std::string RunDropIndex(const Context& ctx, const DropIndexStmt& stmt);
+RecordBatchPtr RunShowIndexes(const Context& ctx, const ShowIndexesStmt& stmt);
+std::string RunExplain(const Context& ctx, const SelectStmt& stmt);  // the plan's lines
 
 }  // namespace lancelet::sql

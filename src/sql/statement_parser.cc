@@ -42,17 +42,35 @@ class StatementParser {
     } else if (first.IsKeyword("DELETE")) {
       s.kind = Statement::Kind::kDelete;
       s.del = ParseDelete();
+    } else if (first.IsKeyword("CREATE") && p_.Peek(1).IsKeyword("INDEX")) {
+      s.kind = Statement::Kind::kCreateIndex;
+      s.create_index = ParseCreateIndex();
     } else if (first.IsKeyword("CREATE")) {
       s.kind = Statement::Kind::kCreateTable;
       s.create = ParseCreate();
+    } else if (first.IsKeyword("DROP") && p_.Peek(1).IsKeyword("INDEX")) {
+      s.kind = Statement::Kind::kDropIndex;
+      s.drop_index = ParseDropIndex();
     } else if (first.IsKeyword("DROP")) {
       s.kind = Statement::Kind::kDropTable;
       s.drop = ParseDrop();
+    } else if (first.IsKeyword("SHOW")) {
+      p_.Next();
+      if (!p_.ConsumeKeyword("INDEXES")) p_.ExpectKeyword("INDEX");
+      if (!p_.ConsumeKeyword("FROM")) p_.ExpectKeyword("ON");
+      s.kind = Statement::Kind::kShowIndexes;
+      s.show_indexes = std::make_shared<ShowIndexesStmt>();
+      s.show_indexes->table = ParseTableRef(false, false);
+    } else if (first.IsKeyword("EXPLAIN")) {
+      p_.Next();
+      s.kind = Statement::Kind::kExplain;
+      s.select = ParseSelect();
     } else if (first.IsKeyword("MERGE")) {
       s.kind = Statement::Kind::kMerge;
       s.merge = ParseMerge();
     } else {
-      p_.Fail("a statement (SELECT, INSERT, UPDATE, DELETE, MERGE, CREATE TABLE or DROP TABLE)");
+      p_.Fail("a statement (SELECT, INSERT, UPDATE, DELETE, MERGE, CREATE TABLE, DROP TABLE, CREATE INDEX, "
+              "DROP INDEX, SHOW INDEXES or EXPLAIN)");
     }
     p_.ConsumeSymbol(";");
     if (!p_.AtEnd()) p_.Fail("end of statement");
@@ -331,6 +349,49 @@ class StatementParser {
     } else if (p_.ConsumeKeyword("AS")) {
       ParseRowSource(s->values, s->select);
     }
+    return s;
+  }
+
+  std::shared_ptr<CreateIndexStmt> ParseCreateIndex() {
+    auto s = std::make_shared<CreateIndexStmt>();
+    p_.ExpectKeyword("CREATE");
+    p_.ExpectKeyword("INDEX");
+    if (p_.Peek().IsKeyword("IF")) {
+      p_.Next();
+      p_.ExpectKeyword("NOT");
+      p_.ExpectKeyword("EXISTS");
+      s->if_not_exists = true;
+    }
+    s->name = p_.ExpectIdentifier("an index name");
+    p_.ExpectKeyword("ON");
+    s->table.position = p_.Peek().position;
+    s->table.name = ParseTableName();
+    p_.ExpectSymbol("(");
+    s->column_position = p_.Peek().position;
+    s->column = p_.ExpectIdentifier("a column name");
+    p_.ExpectSymbol(")");
+    if (p_.ConsumeKeyword("USING")) {
+      if (p_.ConsumeKeyword("BITMAP")) s->type = IndexType::kBitmap;
+      else if (p_.ConsumeKeyword("BTREE")) s->type = IndexType::kBTree;
+      else p_.Fail("BTREE or BITMAP");
+    }
+    return s;
+  }
+
+  std::shared_ptr<DropIndexStmt> ParseDropIndex() {
+    auto s = std::make_shared<DropIndexStmt>();
+    p_.ExpectKeyword("DROP");
+    p_.ExpectKeyword("INDEX");
+    if (p_.Peek().IsKeyword("IF")) {
+      p_.Next();
+      p_.ExpectKeyword("EXISTS");
+      s->if_exists = true;
+    }
+    s->name_position = p_.Peek().position;
+    s->name = p_.ExpectIdentifier("an index name");
+    p_.ExpectKeyword("ON");
+    s->table.position = p_.Peek().position;
+    s->table.name = ParseTableName();
     return s;
   }
 

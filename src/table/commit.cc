@@ -178,6 +178,41 @@ ConflictResult CheckConflict(const Transaction& ours, const Transaction& theirs)
         default:
           return Intersects(TouchedFragments(ours), TouchedFragments(theirs)) ? R::kRetry : R::kCompatible;
       }
+    case Transaction::kCreateIndex:
+      // An index is built from our read version and records it as dataset_version:
+      // rows appended later are scanned flat, overlays committed later are excluded as
+      // stale, deleted rows are dropped at query time. Changes that move rows or columns
+      // under it, or another index of the same name, make it wrong.
+      switch (their_op) {
+        case Transaction::kAppend: case Transaction::kDelete: case Transaction::kDataOverlay:
+        case Transaction::kReserveFragments: case Transaction::kUpdateConfig: case Transaction::kUpdateBases:
+        case Transaction::kClone:
+          return R::kCompatible;
+        case Transaction::kUpdate: {
+          // Rows rewritten into new fragments are scanned flat; a column rewritten in
+          // place under the index is not marked stale by any overlay.
+          // (lancelet's own Update lists the fields its overlays cover, which are fine.)
+          if (theirs.update().update_mode() != lance::table::Transaction::REWRITE_COLUMNS)
+            return R::kCompatible;
+          std::set<int32_t> indexed;
+          for (const auto& i : ours.create_index().new_indices()) indexed.insert(i.fields().begin(), i.fields().end());
+          for (uint32_t f : theirs.update().fields_modified())
+            if (indexed.count(int32_t(f))) return R::kIncompatible;
+          return R::kCompatible;
+        }
+        case Transaction::kCreateIndex: {
+          std::set<std::string> names;
+          for (const auto& i : ours.create_index().new_indices()) names.insert(i.name());
+          for (const auto& i : ours.create_index().removed_indices()) names.insert(i.name());
+          for (const auto& i : theirs.create_index().new_indices())
+            if (names.count(i.name())) return R::kIncompatible;
+          for (const auto& i : theirs.create_index().removed_indices())
+            if (names.count(i.name())) return R::kIncompatible;
+          return R::kCompatible;
+        }
+        default:
+          return R::kIncompatible;
+      }
     default:
       return R::kIncompatible;
   }
@@ -357,6 +392,10 @@ Manifest BuildManifest(const Manifest* base, const Transaction& t, const CommitO
       AssignNewFragments(m, u.new_fragments(), stable_row_ids, version);
       break;
     }
+    case Transaction::kCreateIndex:
+      // Only the index section changes (CarryIndexes).
+      if (!base) ThrowInvalid("cannot create an index: the dataset does not exist yet");
+      break;
     default:
       ThrowNotSupported("committing a {} transaction", OperationName(t));
   }

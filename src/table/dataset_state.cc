@@ -32,6 +32,29 @@ std::string DatasetState::DataPath(const std::string& file, std::optional<uint32
   return io::JoinPath(Directory(base_id, kDataDir, file), file);
 }
 
+std::string DatasetState::IndexDirectory(const lance::table::IndexMetadata& index) const {
+  std::optional<uint32_t> base_id;
+  if (index.has_base_id()) base_id = index.base_id();
+  const std::string uuid = UuidText(index.uuid().uuid());
+  return io::JoinPath(Directory(base_id, kIndicesDir, uuid), uuid);
+}
+
+std::shared_ptr<const index::ScalarIndex> DatasetState::OpenIndex(const lance::table::IndexMetadata& index,
+                                                                  index::IndexKind kind) const {
+  const std::string dir = IndexDirectory(index);
+  return indexes_.GetOrLoad(dir, [&] {
+    return std::make_pair(std::shared_ptr<const index::ScalarIndex>(index::ScalarIndex::Open(*store, dir, kind)),
+                          uint64_t{1});
+  });
+}
+
+std::shared_ptr<const DatasetState::RowIdAddresses> DatasetState::CachedRowIdAddresses(
+    const std::function<std::shared_ptr<const RowIdAddresses>()>& build) const {
+  std::lock_guard lock(row_id_addresses_mutex_);
+  if (!row_id_addresses_) row_id_addresses_ = build();
+  return row_id_addresses_;
+}
+
 std::string DatasetState::DeletionFilePath(uint64_t fragment_id, const lance::table::DeletionFile& file) const {
   std::string name = DeletionFileName(fragment_id, file);
   std::optional<uint32_t> base_id;
@@ -39,14 +62,15 @@ std::string DatasetState::DeletionFilePath(uint64_t fragment_id, const lance::ta
   return io::JoinPath(Directory(base_id, kDeletionsDir, name), name);
 }
 
-std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const lance::table::DataFile& file) const {
+std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const lance::table::DataFile& file,
+                                                                         uint64_t whole_up_to) const {
   std::optional<uint32_t> base_id;
   if (file.has_base_id()) base_id = file.base_id();
   const std::string path = DataPath(file.path(), base_id);
   const uint64_t known_size = file.file_size_bytes();
   return files_.GetOrLoad(path, [&] {
     return std::make_pair(std::shared_ptr<const format::LanceFileReader>(
-                              format::LanceFileReader::Open(*store, path, known_size)),
+                              format::LanceFileReader::Open(*store, path, known_size, whole_up_to)),
                           uint64_t{1});
   });
 }

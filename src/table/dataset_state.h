@@ -3,11 +3,13 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
 #include "format/lance_file.h"
 #include "format/lance_schema.h"
+#include "index/scalar_index.h"
 #include "io/object_store.h"
 #include "overlay/fragment_overlays.h"
 #include "overlay/resolution.h"
@@ -38,7 +40,10 @@ struct DatasetState {
   std::string DeletionFilePath(uint64_t fragment_id, const lance::table::DeletionFile& file) const;
   // A fragment's data or overlay file, opened once per dataset version: data files are
   // immutable, so their footer and metadata are decoded once.
-  std::shared_ptr<const format::LanceFileReader> OpenDataFile(const lance::table::DataFile& file) const;
+  // `whole_up_to`: see LanceFileReader::Open (a reader about to decode most of a small
+  // file saves one read per page by taking it whole).
+  std::shared_ptr<const format::LanceFileReader> OpenDataFile(
+      const lance::table::DataFile& file, uint64_t whole_up_to = format::LanceFileReader::kTailBytes) const;
   // A field's overlay layers in a fragment (overlay::FieldLayers), made by build() on
   // first use and kept: resolving a batch then costs binary searches in cell lists that
   // every later read of this version shares.
@@ -50,6 +55,17 @@ struct DatasetState {
   // needs every value a small overlay holds, and later scans then read none.
   ArrayPtr CachedOverlayColumn(uint64_t fragment_id, int position, int32_t field_id,
                                const std::function<ArrayPtr()>& build) const;
+  // The directory of an index segment: _indices/<uuid>/ under the dataset (or under the
+  // base path its base_id names).
+  std::string IndexDirectory(const lance::table::IndexMetadata& index) const;
+  // An index segment lancelet can query, opened once per dataset version.
+  std::shared_ptr<const index::ScalarIndex> OpenIndex(const lance::table::IndexMetadata& index,
+                                                      index::IndexKind kind) const;
+  // Under stable row ids: every row's (row id, row address), sorted by row id, made by
+  // build() on first use and kept (indexes store row ids; a query maps them back).
+  using RowIdAddresses = std::vector<std::pair<uint64_t, uint64_t>>;
+  std::shared_ptr<const RowIdAddresses> CachedRowIdAddresses(
+      const std::function<std::shared_ptr<const RowIdAddresses>()>& build) const;
   // Both caches together stay under this many bytes per dataset version.
   static constexpr uint64_t kOverlayCacheBytes = 64 << 20;
   static constexpr uint64_t kCacheEntryBytes = 128;  // key, list node and control block
@@ -64,6 +80,9 @@ struct DatasetState {
   // Enough for the base and overlay files of a few dozen fragments; each entry holds
   // only metadata and the open file.
   mutable LruCache<std::string, std::shared_ptr<const format::LanceFileReader>> files_{256};
+  mutable LruCache<std::string, std::shared_ptr<const index::ScalarIndex>> indexes_{64};
+  mutable std::mutex row_id_addresses_mutex_;
+  mutable std::shared_ptr<const RowIdAddresses> row_id_addresses_;
   // A field of a fragment, and for a value column, which overlay (-1: none).
   struct OverlayCacheKey {
     uint64_t fragment_id;

@@ -107,7 +107,7 @@ const format::LanceFileReader& FragmentReader::OpenOverlayFile(size_t index) con
   if (!slot) {
     const auto& o = overlays().overlays()[index];
     const auto& file = o.proto->data_file();
-    slot = state_.OpenDataFile(file);
+    slot = state_.OpenDataFile(file, kReadWholeOverlayFileBytes);
     // Every covered cell needs a value: a value column shorter than its coverage is corrupt.
     for (size_t f = 0; f < o.field_ids.size(); ++f) {
       if (o.field_ids[f] == overlay::kTombstoneFieldId) continue;

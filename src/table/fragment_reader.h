@@ -81,6 +81,9 @@ class FragmentReader {
   std::vector<ArrayPtr> ReadOffsets(const std::vector<size_t>& fields, std::span<const uint64_t> offsets,
                                     bool in_scan) const;
   static constexpr uint64_t kWholeOverlayBytes = 4 << 20;
+  // An overlay file up to this size is read in one go when opened: a scan decodes all of
+  // it, and a take pays a few microseconds more than reading its tail and pages.
+  static constexpr uint64_t kReadWholeOverlayFileBytes = 256 << 10;
 
   const DatasetState& state_;
   const lance::table::DataFragment& fragment_;

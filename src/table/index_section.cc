@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "format/little_endian.h"
 #include "format/roaring_bitmap.h"
 #include "lancelet/error.h"
@@ -89,9 +91,47 @@ lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before
     case T::kAppend:
     case T::kDataOverlay:
       return before;
+    case T::kCreateIndex: {
+      // Removed segments go (by uuid), new ones join, replacing a segment of the same uuid.
+      std::set<std::string> gone;
+      for (const auto& index : transaction.create_index().removed_indices()) gone.insert(index.uuid().uuid());
+      for (const auto& index : transaction.create_index().new_indices()) gone.insert(index.uuid().uuid());
+      lance::table::IndexSection out;
+      for (const auto& index : before.indices())
+        if (!gone.count(index.uuid().uuid())) *out.add_indices() = index;
+      for (const auto& index : transaction.create_index().new_indices()) *out.add_indices() = index;
+      return out;
+    }
     default:
       return RetainRelevant(before, next);
   }
+}
+
+std::string UuidText(const std::string& bytes) {
+  std::string hex;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) hex += '-';
+    hex += fmt::format("{:02x}", uint8_t(bytes[i]));
+  }
+  return hex;
+}
+
+std::string UuidBytes(const std::string& text) {
+  std::string out;
+  auto digit = [&](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    ThrowInvalid("'{}' is not a UUID (8-4-4-4-12 hex digits)", text);
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '-' && (i == 8 || i == 13 || i == 18 || i == 23)) continue;
+    if (i + 1 >= text.size()) ThrowInvalid("'{}' is not a UUID (8-4-4-4-12 hex digits)", text);
+    out += char(digit(text[i]) * 16 + digit(text[i + 1]));
+    ++i;
+  }
+  if (out.size() != 16) ThrowInvalid("'{}' is not a UUID (8-4-4-4-12 hex digits)", text);
+  return out;
 }
 
 }  // namespace lancelet::table

@@ -1,13 +1,14 @@
 // The manifest's indexes: the IndexSection stored in the manifest file (at the offset
 // Manifest.index_section names: a u32 little-endian length, then the message), and what
-// each committed operation does to it. lancelet builds no index yet; it must still carry
-// every index forward, or a commit would silently drop the reference's indexes.
+// each committed operation does to it. Every commit must carry every index forward, or
+// it would silently drop indexes (the reference's, or ones it cannot query).
 //
 // The rules follow the reference's manifest builder:
 // - Overwrite starts with no index.
 // - Append and DataOverlay keep the list as it is: new fragments are not in any index's
 //   fragment_bitmap (a reader scans them flat), and an overlay newer than an index is
 //   excluded from its answers by committed_version, not by a change to the index.
+// - CreateIndex removes its removed_indices and adds its new_indices (both by uuid).
 // - Delete and Update keep the list, then drop what no longer applies (RetainRelevant):
 //   an index whose fields are not all in the new schema goes; of several segments with
 //   one name, those covering none of the remaining fragments go, the oldest staying if
@@ -35,5 +36,10 @@ lance::table::IndexSection ReadIndexSection(const io::ObjectStore& store, const 
 // were `before`.
 lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before, const lance::table::Manifest& next,
                                         const lance::table::Transaction& transaction);
+
+// An index UUID's 16 bytes as its directory name (8-4-4-4-12 lower-case hex) and back.
+// UuidBytes throws Invalid for text of another shape.
+std::string UuidText(const std::string& bytes);
+std::string UuidBytes(const std::string& text);
 
 }  // namespace lancelet::table

@@ -25,8 +25,8 @@ namespace lancelet::table {
 inline constexpr const char* kVersionsDir = "_versions";
 inline constexpr const char* kDataDir = "data";
 inline constexpr const char* kDeletionsDir = "_deletions";
-inline constexpr const char* kTransactionsDir = "_transactions";
 inline constexpr const char* kIndicesDir = "_indices";
+inline constexpr const char* kTransactionsDir = "_transactions";
 
 std::string ManifestFileNameV2(uint64_t version);
 std::string ManifestFileNameV1(uint64_t version);

@@ -8,16 +8,18 @@
 namespace lancelet::table {
 
 ScanPlan::ScanPlan(std::shared_ptr<const DatasetState> state, std::vector<std::string> columns, bool columns_set,
-                   const std::string& filter, bool with_row_id, bool with_row_address, int64_t batch_size)
+                   const std::string& filter, bool with_row_id, bool with_row_address, int64_t batch_size,
+                   bool use_index)
     : state_(std::move(state)),
       with_row_id_(with_row_id),
       with_row_address_(with_row_address),
       batch_size_(batch_size) {
   if (batch_size_ <= 0) ThrowInvalid("batch size must be positive, got {}", batch_size_);
-  Prepare(std::move(columns), columns_set, filter);
+  Prepare(std::move(columns), columns_set, filter, use_index);
 }
 
-void ScanPlan::Prepare(std::vector<std::string> columns, bool columns_set, const std::string& filter) {
+void ScanPlan::Prepare(std::vector<std::string> columns, bool columns_set, const std::string& filter,
+                       bool use_index) {
   const auto& fields = state_->schema.fields();
   if (!columns_set) {
     for (const auto& f : fields) columns.push_back(f.name);
@@ -69,6 +71,7 @@ void ScanPlan::Prepare(std::vector<std::string> columns, bool columns_set, const
       if (needs) filter_fields.push_back(f);
     }
     filter_schema_ = std::make_shared<Schema>(filter_fields);
+    if (use_index) indexed_ = PlanIndexedRows(*state_, *filter_expr);
   }
 
   std::vector<FieldPtr> out_fields;
@@ -128,8 +131,13 @@ bool ScanPlan::Cursor::Next(FragmentBatch& out) {
     if (!reader_) {
       reader_ = std::make_unique<FragmentReader>(*plan_.state_, fragment);
       start_ = 0;
+      candidates_ = nullptr;
+      if (plan_.indexed_) {
+        auto found = plan_.indexed_->candidates.find(fragment.id());
+        if (found != plan_.indexed_->candidates.end()) candidates_ = &found->second;
+      }
     }
-    uint64_t rows = reader_->physical_rows();
+    uint64_t rows = candidates_ ? candidates_->size() : reader_->physical_rows();
     if (start_ >= rows) {
       reader_.reset();
       ++fragment_;
@@ -139,7 +147,15 @@ bool ScanPlan::Cursor::Next(FragmentBatch& out) {
     start_ = end;
     const auto& deleted = reader_->deletions();
     out.fragment = &fragment;
-    if (deleted.IsEmpty()) {
+    if (candidates_) {
+      // The index's candidates: only these rows are read and filtered.
+      std::vector<uint64_t> live;
+      live.reserve(end - start);
+      for (uint64_t k = start; k < end; ++k)
+        if (!deleted.Contains(uint32_t((*candidates_)[k]))) live.push_back((*candidates_)[k]);
+      if (live.empty()) continue;
+      out.rows = RowSet::List(std::move(live));
+    } else if (deleted.IsEmpty()) {
       out.rows = RowSet::Range(start, end - start);
     } else {
       std::vector<uint64_t> live;

@@ -11,6 +11,7 @@
 #include "lancelet/dataset.h"
 #include "lancelet/expr.h"
 #include "table/fragment_reader.h"
+#include "table/index_plan.h"
 
 namespace lancelet::table {
 
@@ -50,7 +51,8 @@ class ScanPlan {
  public:
   // `columns` empty means every schema field. `filter` may be empty.
   ScanPlan(std::shared_ptr<const DatasetState> state, std::vector<std::string> columns, bool columns_set,
-           const std::string& filter, bool with_row_id, bool with_row_address, int64_t batch_size);
+           const std::string& filter, bool with_row_id, bool with_row_address, int64_t batch_size,
+           bool use_index = true);
   explicit ScanPlan(const ScanBuilder& builder);
 
   const SchemaPtr& output_schema() const { return output_schema_; }
@@ -63,6 +65,8 @@ class ScanPlan {
   RecordBatchPtr Project(const RecordBatch& batch) const;
 
   bool has_filter() const { return filter_ != nullptr; }
+  // Where indexes narrowed the filter (table/index_plan.h); empty for a flat scan.
+  const std::optional<IndexedRows>& indexed() const { return indexed_; }
   // The read columns at the given physical offsets of one fragment (no filter), for a
   // take: overlay values are read only at the ranks these rows need.
   RecordBatchPtr TakeRows(const FragmentReader& reader, std::vector<uint64_t> offsets) const {
@@ -79,12 +83,13 @@ class ScanPlan {
    private:
     const ScanPlan& plan_;
     int fragment_ = 0;
-    uint64_t start_ = 0;
+    uint64_t start_ = 0;  // next offset, or next index into *candidates_
     std::unique_ptr<FragmentReader> reader_;
+    const std::vector<uint64_t>* candidates_ = nullptr;  // the fragment's index candidates
   };
 
  private:
-  void Prepare(std::vector<std::string> columns, bool columns_set, const std::string& filter);
+  void Prepare(std::vector<std::string> columns, bool columns_set, const std::string& filter, bool use_index);
   friend class Cursor;
   // How rows are being read: a scan visits whole fragments, so it may read a fragment's
   // small overlays whole (FragmentReader::ReadRows); a take reads only what it returns.
@@ -106,6 +111,7 @@ class ScanPlan {
   bool read_row_id_ = false, read_row_address_ = false;
   SchemaPtr read_schema_;            // read fields, then _rowid, _rowaddr when read
   BoundExprPtr filter_;
+  std::optional<IndexedRows> indexed_;
   std::vector<int> output_columns_;  // indices into read_schema_
   SchemaPtr output_schema_;
 };

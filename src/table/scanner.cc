@@ -23,12 +23,13 @@ ScanBuilder& ScanBuilder::Offset(int64_t offset) {
 ScanBuilder& ScanBuilder::WithRowId(bool on) { with_row_id_ = on; return *this; }
 ScanBuilder& ScanBuilder::WithRowAddress(bool on) { with_row_address_ = on; return *this; }
 ScanBuilder& ScanBuilder::BatchSize(int64_t rows) { batch_size_ = rows; return *this; }
+ScanBuilder& ScanBuilder::UseIndex(bool on) { use_index_ = on; return *this; }
 
 namespace table {
 
 ScanPlan::ScanPlan(const ScanBuilder& b)
     : ScanPlan(b.dataset_->state_ptr(), b.columns_, b.columns_set_, b.filter_, b.with_row_id_,
-               b.with_row_address_, b.batch_size_) {}
+               b.with_row_address_, b.batch_size_, b.use_index_) {}
 
 namespace {
 

@@ -1,0 +1,44 @@
+// The part of a scan filter that scalar indexes can answer, as a tree of leaves.
+//
+// A leaf is one comparison of an indexed column with literals (=, <, <=, >, >=, BETWEEN,
+// IN, IS NULL), possibly negated. NOT is pushed down to the leaves (De Morgan holds in
+// SQL's three-valued logic, and NOT of a leaf is TRUE exactly where the leaf is FALSE).
+// Anything else becomes kAny: "every row may match", which an AND ignores and an OR
+// spreads. Answering the tree therefore gives a superset of the rows where the filter is
+// TRUE; the scan still evaluates the whole filter on those rows.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lancelet/expr.h"
+
+namespace lancelet::index {
+
+struct IndexLeaf {
+  enum class Op { kEq, kLt, kLe, kGt, kGe, kBetween, kIn, kIsNull };
+  std::string column;
+  Op op = Op::kEq;
+  bool negated = false;
+  std::vector<ExprPtr> literals;  // 1 for comparisons, 2 for BETWEEN, the list for IN
+
+  // The leaf as a predicate over a column named `as_column` (an index file's own name
+  // for the values, such as "values" or "keys").
+  ExprPtr ToExpr(const std::string& as_column) const;
+  std::string ToString() const { return lancelet::ToString(*ToExpr(column)); }
+};
+
+struct IndexQuery {
+  enum class Kind { kLeaf, kAnd, kOr, kAny };
+  Kind kind = Kind::kAny;
+  IndexLeaf leaf;                    // kLeaf
+  std::vector<IndexQuery> children;  // kAnd, kOr
+
+  // `indexed(column)`: whether some index may answer leaves on that top-level column.
+  static IndexQuery FromFilter(const Expr& filter, const std::function<bool(const std::string&)>& indexed);
+  // Every leaf, in tree order.
+  void Leaves(std::vector<const IndexLeaf*>& out) const;
+};
+
+}  // namespace lancelet::index

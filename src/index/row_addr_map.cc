@@ -1,0 +1,78 @@
+#include "index/row_addr_map.h"
+
+#include "format/little_endian.h"
+#include "lancelet/error.h"
+
+namespace lancelet::index {
+
+RowAddrMap RowAddrMap::Deserialize(std::string_view bytes, std::string_view context) {
+  RowAddrMap out;
+  size_t pos = 0;
+  auto u32 = [&](const char* what) {
+    if (bytes.size() - pos < 4)
+      ThrowCorrupt("{}: row address map ends at byte {} inside {} (expected 4 more bytes)", context, bytes.size(), what);
+    uint32_t v = format::LoadLE<uint32_t>(bytes.data() + pos);
+    pos += 4;
+    return v;
+  };
+  const uint32_t entries = u32("the entry count");
+  for (uint32_t e = 0; e < entries; ++e) {
+    const uint32_t fragment = u32("an entry's fragment id");
+    const uint32_t size = u32("an entry's size");
+    if (bytes.size() - pos < size)
+      ThrowCorrupt("{}: row address map entry {} (fragment {}) needs {} bytes at offset {}, but only {} remain",
+                   context, e, fragment, size, pos, bytes.size() - pos);
+    if (!out.fragments.empty() && out.fragments.rbegin()->first >= fragment)
+      ThrowCorrupt("{}: row address map fragments are not ascending ({} after {})", context, fragment,
+                   out.fragments.rbegin()->first);
+    if (size == 0) {
+      out.fragments.emplace(fragment, std::nullopt);
+    } else {
+      out.fragments.emplace(fragment, format::RoaringBitmap::DeserializePortable(
+                                          bytes.substr(pos, size), std::string(context) + " fragment " +
+                                                                       std::to_string(fragment)));
+    }
+    pos += size;
+  }
+  if (pos != bytes.size())
+    ThrowCorrupt("{}: {} bytes follow the row address map's {} entries", context, bytes.size() - pos, entries);
+  return out;
+}
+
+std::string RowAddrMap::Serialize() const {
+  std::string out;
+  auto put = [&](uint32_t v) {
+    char b[4];
+    format::StoreLE<uint32_t>(b, v);
+    out.append(b, 4);
+  };
+  put(uint32_t(fragments.size()));
+  for (const auto& [fragment, rows] : fragments) {
+    put(fragment);
+    if (!rows) {
+      put(0);
+      continue;
+    }
+    std::string bitmap = rows->SerializePortable();
+    put(uint32_t(bitmap.size()));
+    out += bitmap;
+  }
+  return out;
+}
+
+void RowAddrMap::Add(uint64_t address) {
+  auto [it, inserted] = fragments.try_emplace(uint32_t(address >> 32), format::RoaringBitmap());
+  if (it->second) it->second->Add(uint32_t(address));  // nullopt: the whole fragment already
+}
+
+RowAddrMap& RowAddrMap::operator|=(const RowAddrMap& other) {
+  for (const auto& [fragment, rows] : other.fragments) {
+    auto [it, inserted] = fragments.emplace(fragment, rows);
+    if (inserted || !it->second) continue;
+    if (!rows) it->second = std::nullopt;
+    else *it->second |= *rows;
+  }
+  return *this;
+}
+
+}  // namespace lancelet::index

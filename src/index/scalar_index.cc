@@ -1,0 +1,331 @@
+#include "index/scalar_index.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "index/value_order.h"
+#include "lancelet/builder.h"
+#include "lancelet/record_batch.h"
+
+namespace lancelet::index {
+
+namespace {
+
+constexpr const char* kBTreeData = "page_data.lance";
+constexpr const char* kBTreeLookup = "page_lookup.lance";
+constexpr const char* kBitmapLookup = "bitmap_page_lookup.lance";
+constexpr int64_t kBTreePageRows = 4096;
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The rows of `batch` (one column per field of `schema`) where `predicate` is TRUE.
+std::vector<int64_t> Select(const ExprPtr& predicate, const RecordBatch& batch) {
+  return EvaluateSelection(*Bind(*predicate, *batch.schema()), batch);
+}
+
+RecordBatch OneColumn(const std::string& name, const ArrayPtr& values) {
+  return RecordBatch(std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make(name, values->type)}), {values},
+                     values->length);
+}
+
+// Reads a whole file of the segment into one batch per column.
+std::vector<ArrayPtr> ReadAll(const format::LanceFileReader& file) {
+  std::vector<ArrayPtr> out;
+  for (size_t i = 0; i < file.schema().fields().size(); ++i) out.push_back(file.ReadField(i, 0, file.num_rows(i)));
+  return out;
+}
+
+const format::LanceField& ExpectField(const format::LanceFileReader& file, size_t i, const char* name) {
+  const auto& fields = file.schema().fields();
+  if (i >= fields.size() || fields[i].name != name)
+    ThrowCorrupt("{}: expected column {} to be '{}' (the file has {} columns)", file.path(), i, name, fields.size());
+  return fields[i];
+}
+
+// --- BTree -------------------------------------------------------------------------
+
+class BTreeIndex final : public ScalarIndex {
+ public:
+  BTreeIndex(const io::ObjectStore& store, const std::string& dir) {
+    data_ = format::LanceFileReader::Open(store, dir + "/" + kBTreeData);
+    auto lookup = format::LanceFileReader::Open(store, dir + "/" + kBTreeLookup);
+    ExpectField(*data_, 0, "values");
+    if (ExpectField(*data_, 1, "ids").type->id() != TypeId::kUInt64)
+      ThrowCorrupt("{}: column 'ids' must be uint64", data_->path());
+    ExpectField(*lookup, 0, "min");
+    ExpectField(*lookup, 1, "max");
+    ExpectField(*lookup, 2, "null_count");
+    ExpectField(*lookup, 3, "page_idx");
+    const auto& meta = lookup->schema().metadata();
+    auto size = meta.find("batch_size");
+    page_rows_ = size == meta.end() ? kBTreePageRows : std::stoll(size->second);
+    if (page_rows_ <= 0) ThrowCorrupt("{}: batch_size {} is not positive", lookup->path(), page_rows_);
+    auto columns = ReadAll(*lookup);
+    lookup_ = std::make_shared<RecordBatch>(lookup->schema().ToArrow(), columns, columns[0]->length);
+    rows_ = data_->num_rows(0);
+  }
+
+  uint64_t num_rows() const override { return rows_; }
+
+  RowAddrMap Search(const IndexLeaf& leaf) const override {
+    RowAddrMap out;
+    const std::vector<int64_t> pages = Select(PagePredicate(leaf), *lookup_);
+    const auto* page_idx = lookup_->column(3)->values<uint32_t>();
+    const ExprPtr predicate = leaf.ToExpr("values");
+    BoundExprPtr bound;
+    for (int64_t p : pages) {
+      const uint64_t first = uint64_t(page_idx[p]) * uint64_t(page_rows_);
+      if (first >= rows_) ThrowCorrupt("{}: page {} starts past its {} rows", data_->path(), page_idx[p], rows_);
+      const uint64_t count = std::min<uint64_t>(uint64_t(page_rows_), rows_ - first);
+      ArrayPtr values = data_->ReadField(0, first, count);
+      RecordBatch batch = OneColumn("values", values);
+      if (!bound) bound = Bind(*predicate, *batch.schema());
+      std::vector<int64_t> hits = EvaluateSelection(*bound, batch);
+      if (hits.empty()) continue;
+      ArrayPtr ids = data_->ReadField(1, first, count);
+      const uint64_t* id = ids->values<uint64_t>();
+      for (int64_t h : hits) out.Add(id[h]);
+    }
+    return out;
+  }
+
+ private:
+  // Which pages may hold a value making `leaf` TRUE, as a predicate over the lookup's
+  // min / max / null_count. A page's non-null values lie in [min, max], min being null
+  // (unknown: take it as lowest) when the page starts with nulls.
+  static ExprPtr PagePredicate(const IndexLeaf& leaf) {
+    auto col = [](const char* n) { return Expr::Column(n); };
+    auto null_test = [](ExprPtr e, bool negated) {
+      auto n = std::make_shared<Expr>();
+      n->kind = ExprKind::kIsNull;
+      n->args = {std::move(e)};
+      n->negated = negated;
+      return ExprPtr(n);
+    };
+    auto and_ = [](ExprPtr a, ExprPtr b) { return Expr::Binary(BinaryOp::kAnd, a, b); };
+    auto or_ = [](ExprPtr a, ExprPtr b) { return Expr::Binary(BinaryOp::kOr, a, b); };
+    const ExprPtr has_values = null_test(col("max"), true);
+    // min <op> v, with an unknown min passing.
+    auto low = [&](BinaryOp op, const ExprPtr& v) { return or_(null_test(col("min"), false), Expr::Binary(op, col("min"), v)); };
+    auto high = [&](BinaryOp op, const ExprPtr& v) { return Expr::Binary(op, col("max"), v); };
+    if (leaf.op == IndexLeaf::Op::kIsNull)
+      return leaf.negated ? has_values : Expr::Binary(BinaryOp::kGt, col("null_count"), Expr::Literal(Scalar{DataType::Int64(), int64_t(0)}));
+    if (leaf.negated) return has_values;  // NOT leaf: any page with values may hold one
+    const auto& v = leaf.literals;
+    switch (leaf.op) {
+      case IndexLeaf::Op::kEq: return and_(low(BinaryOp::kLe, v[0]), high(BinaryOp::kGe, v[0]));
+      case IndexLeaf::Op::kLt: return and_(has_values, low(BinaryOp::kLt, v[0]));
+      case IndexLeaf::Op::kLe: return and_(has_values, low(BinaryOp::kLe, v[0]));
+      case IndexLeaf::Op::kGt: return high(BinaryOp::kGt, v[0]);
+      case IndexLeaf::Op::kGe: return high(BinaryOp::kGe, v[0]);
+      case IndexLeaf::Op::kBetween: return and_(high(BinaryOp::kGe, v[0]), low(BinaryOp::kLe, v[1]));
+      case IndexLeaf::Op::kIn: {
+        ExprPtr any;
+        for (const auto& item : v) {
+          ExprPtr one = and_(low(BinaryOp::kLe, item), high(BinaryOp::kGe, item));
+          any = any ? or_(any, one) : one;
+        }
+        return any ? any : Expr::Literal(Scalar{DataType::Bool(), false});
+      }
+      case IndexLeaf::Op::kIsNull: break;
+    }
+    return has_values;
+  }
+
+  std::unique_ptr<format::LanceFileReader> data_;
+  RecordBatchPtr lookup_;
+  int64_t page_rows_ = kBTreePageRows;
+  uint64_t rows_ = 0;
+};
+
+// --- Bitmap ------------------------------------------------------------------------
+
+class BitmapIndex final : public ScalarIndex {
+ public:
+  BitmapIndex(const io::ObjectStore& store, const std::string& dir) {
+    file_ = format::LanceFileReader::Open(store, dir + "/" + kBitmapLookup);
+    ExpectField(*file_, 0, "keys");
+    const auto& bitmaps = ExpectField(*file_, 1, "bitmaps");
+    if (!bitmaps.type->is_variable_binary()) ThrowCorrupt("{}: column 'bitmaps' must be binary", file_->path());
+    keys_ = file_->ReadField(0, 0, file_->num_rows(0));
+  }
+
+  uint64_t num_rows() const override {
+    if (rows_ == UINT64_MAX) {
+      uint64_t n = 0;
+      for (const auto& [fragment, rows] : Union(AllKeys()).fragments) n += rows ? rows->Cardinality() : 0;
+      rows_ = n;
+    }
+    return rows_;
+  }
+
+  RowAddrMap Search(const IndexLeaf& leaf) const override {
+    return Union(Select(leaf.ToExpr("keys"), OneColumn("keys", keys_)));
+  }
+
+ private:
+  std::vector<int64_t> AllKeys() const {
+    std::vector<int64_t> all(size_t(keys_->length));
+    std::iota(all.begin(), all.end(), 0);
+    return all;
+  }
+
+  RowAddrMap Union(const std::vector<int64_t>& key_rows) const {
+    RowAddrMap out;
+    if (key_rows.empty()) return out;
+    std::vector<uint64_t> rows(key_rows.begin(), key_rows.end());
+    ArrayPtr bitmaps = file_->TakeField(1, rows);
+    for (int64_t i = 0; i < bitmaps->length; ++i) {
+      if (bitmaps->IsNull(i)) continue;
+      out |= RowAddrMap::Deserialize(bitmaps->GetView(i),
+                                     fmt::format("{} key row {}", file_->path(), key_rows[size_t(i)]));
+    }
+    return out;
+  }
+
+  std::unique_ptr<format::LanceFileReader> file_;
+  ArrayPtr keys_;
+  mutable uint64_t rows_ = UINT64_MAX;
+};
+
+// --- writing -----------------------------------------------------------------------
+
+uint64_t WriteFile(io::ObjectStore& store, const std::string& path, format::FileVersion version,
+                   const std::vector<FieldPtr>& fields, const std::vector<ArrayPtr>& columns, Metadata metadata) {
+  Schema schema(fields, std::move(metadata));
+  format::LanceFileWriter writer(store, path, format::LanceSchema::FromArrow(schema), format::FileWriterOptions{version});
+  writer.Write(RecordBatch(std::make_shared<Schema>(schema), columns, columns.empty() ? 0 : columns[0]->length));
+  return writer.Finish();
+}
+
+ArrayPtr UInt64s(const std::vector<uint64_t>& v) {
+  FixedWidthBuilder<uint64_t> b(DataType::UInt64());
+  for (uint64_t x : v) b.Append(x);
+  return b.Finish();
+}
+
+ArrayPtr UInt32s(const std::vector<uint32_t>& v) {
+  FixedWidthBuilder<uint32_t> b(DataType::UInt32());
+  for (uint32_t x : v) b.Append(x);
+  return b.Finish();
+}
+
+std::vector<WrittenFile> WriteBTree(io::ObjectStore& store, const std::string& dir, format::FileVersion version,
+                                    const ArrayPtr& sorted, const std::vector<uint64_t>& ids) {
+  std::vector<WrittenFile> files;
+  const auto& type = sorted->type;
+  files.push_back({kBTreeData, WriteFile(store, dir + "/" + kBTreeData, version,
+                                         {Field::Make("values", type), Field::Make("ids", DataType::UInt64(), false)},
+                                         {sorted, UInt64s(ids)}, {})});
+  std::vector<int64_t> firsts, lasts;
+  std::vector<uint32_t> nulls, pages;
+  for (int64_t first = 0; first < sorted->length; first += kBTreePageRows) {
+    const int64_t end = std::min(sorted->length, first + kBTreePageRows);
+    uint32_t n = 0;
+    for (int64_t i = first; i < end && sorted->IsNull(i); ++i) ++n;  // nulls come first
+    firsts.push_back(first);
+    lasts.push_back(end - 1);
+    nulls.push_back(n);
+    pages.push_back(uint32_t(pages.size()));
+  }
+  files.push_back({kBTreeLookup, WriteFile(store, dir + "/" + kBTreeLookup, version,
+                                           {Field::Make("min", type), Field::Make("max", type),
+                                            Field::Make("null_count", DataType::UInt32(), false),
+                                            Field::Make("page_idx", DataType::UInt32(), false)},
+                                           {Take(*sorted, firsts), Take(*sorted, lasts), UInt32s(nulls), UInt32s(pages)},
+                                           {{"batch_size", std::to_string(kBTreePageRows)}, {"range_partitioned", "false"}})});
+  return files;
+}
+
+std::vector<WrittenFile> WriteBitmap(io::ObjectStore& store, const std::string& dir, format::FileVersion version,
+                                     const ArrayPtr& sorted, const std::vector<uint64_t>& ids) {
+  std::vector<int64_t> key_rows;
+  BinaryBuilder bitmaps(DataType::Binary());
+  WithValueKey(*sorted, [&](auto key) {
+    int64_t i = 0;
+    while (i < sorted->length) {
+      int64_t j = i + 1;
+      if (sorted->IsNull(i)) {
+        while (j < sorted->length && sorted->IsNull(j)) ++j;
+      } else {
+        while (j < sorted->length && !sorted->IsNull(j) && key(j) == key(i)) ++j;
+      }
+      RowAddrMap rows;
+      for (int64_t k = i; k < j; ++k) rows.Add(ids[size_t(k)]);
+      key_rows.push_back(i);
+      bitmaps.Append(rows.Serialize());
+      i = j;
+    }
+    return 0;
+  });
+  const std::string stats = fmt::format("{{\"num_bitmaps\":{}}}", key_rows.size());
+  return {{kBitmapLookup, WriteFile(store, dir + "/" + kBitmapLookup, version,
+                                    {Field::Make("keys", sorted->type), Field::Make("bitmaps", DataType::Binary())},
+                                    {Take(*sorted, key_rows), bitmaps.Finish()}, {{"lance:index_stats", stats}})}};
+}
+
+}  // namespace
+
+const char* TypeUrl(IndexKind kind) {
+  return kind == IndexKind::kBTree ? "/lance.table.BTreeIndexDetails" : "/lance.table.BitmapIndexDetails";
+}
+
+const char* KindName(IndexKind kind) { return kind == IndexKind::kBTree ? "BTree" : "Bitmap"; }
+
+std::optional<IndexKind> KindOfTypeUrl(const std::string& type_url) {
+  const std::string url = Lower(type_url);
+  if (url == Lower(TypeUrl(IndexKind::kBTree)) || url == "btree") return IndexKind::kBTree;
+  if (url == Lower(TypeUrl(IndexKind::kBitmap)) || url == "bitmap") return IndexKind::kBitmap;
+  return std::nullopt;
+}
+
+bool CanIndex(const DataType& type) {
+  switch (type.id()) {
+    case TypeId::kBool: case TypeId::kInt8: case TypeId::kInt16: case TypeId::kInt32: case TypeId::kInt64:
+    case TypeId::kUInt8: case TypeId::kUInt16: case TypeId::kUInt32: case TypeId::kUInt64:
+    case TypeId::kFloat32: case TypeId::kFloat64: case TypeId::kUtf8: case TypeId::kLargeUtf8:
+    case TypeId::kBinary: case TypeId::kLargeBinary: case TypeId::kDate32: case TypeId::kDate64:
+    case TypeId::kTimestamp:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::unique_ptr<ScalarIndex> ScalarIndex::Open(const io::ObjectStore& store, const std::string& dir, IndexKind kind) {
+  if (kind == IndexKind::kBTree) return std::make_unique<BTreeIndex>(store, dir);
+  return std::make_unique<BitmapIndex>(store, dir);
+}
+
+std::vector<int64_t> SortedOrder(const ArrayData& values) {
+  std::vector<int64_t> order(size_t(values.length));
+  std::iota(order.begin(), order.end(), 0);
+  auto nulls_end = std::stable_partition(order.begin(), order.end(), [&](int64_t i) { return values.IsNull(i); });
+  WithValueKey(values, [&](auto key) {
+    std::stable_sort(nulls_end, order.end(), [&](int64_t a, int64_t b) { return key(a) < key(b); });
+    return 0;
+  });
+  return order;
+}
+
+std::vector<WrittenFile> WriteIndex(io::ObjectStore& store, const std::string& dir, IndexKind kind,
+                                    format::FileVersion version, const ArrayData& values,
+                                    const std::vector<uint64_t>& ids) {
+  if (!CanIndex(*values.type))
+    ThrowNotSupported("lancelet cannot build a {} index over values of type {}", KindName(kind), values.type->ToString());
+  if (size_t(values.length) != ids.size())
+    ThrowInvalid("{} values but {} row ids for the index", values.length, ids.size());
+  const std::vector<int64_t> order = SortedOrder(values);
+  ArrayPtr sorted = Take(values, order);
+  std::vector<uint64_t> sorted_ids(ids.size());
+  for (size_t i = 0; i < order.size(); ++i) sorted_ids[i] = ids[size_t(order[i])];
+  return kind == IndexKind::kBTree ? WriteBTree(store, dir, version, sorted, sorted_ids)
+                                   : WriteBitmap(store, dir, version, sorted, sorted_ids);
+}
+
+}  // namespace lancelet::index

@@ -1,0 +1,70 @@
+// Scalar index files in the reference's layouts (lance 12.0.0), one directory
+// `_indices/<uuid>/` per index segment:
+//
+// BTree: page_data.lance holds every indexed row as (values: T nullable, ids: uint64),
+//   sorted by value with nulls first; page p is rows [p * batch_size, (p + 1) *
+//   batch_size). page_lookup.lance has one row per page (min: T, max: T, null_count:
+//   uint32, page_idx: uint32), min and max being the page's first and last value (null
+//   when the page starts with nulls), and schema metadata batch_size="4096",
+//   range_partitioned="false".
+// Bitmap: bitmap_page_lookup.lance has one row per distinct value (keys: T nullable,
+//   bitmaps: binary), the null key first, each bitmap a serialized RowAddrMap of the
+//   rows holding that value; schema metadata lance:index_stats={"num_bitmaps":N}.
+//
+// `ids` are row addresses (fragment << 32 | offset), or stable row ids when the dataset
+// has them. Index files use the dataset's Lance file version.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "format/lance_file.h"
+#include "index/index_query.h"
+#include "index/row_addr_map.h"
+#include "io/object_store.h"
+#include "lancelet/array.h"
+
+namespace lancelet::index {
+
+enum class IndexKind { kBTree, kBitmap };
+
+// "/lance.table.BTreeIndexDetails", "/lance.table.BitmapIndexDetails".
+const char* TypeUrl(IndexKind kind);
+// The kind a type URL names (compared case-insensitively, as the reference does), or
+// nullopt for one lancelet cannot query.
+std::optional<IndexKind> KindOfTypeUrl(const std::string& type_url);
+const char* KindName(IndexKind kind);  // "BTree", "Bitmap"
+// Whether lancelet can build an index over values of `type`.
+bool CanIndex(const DataType& type);
+
+class ScalarIndex {
+ public:
+  // Opens the segment in directory `dir`. Throws Corrupt naming the file when a file is
+  // missing or not in the layout above.
+  static std::unique_ptr<ScalarIndex> Open(const io::ObjectStore& store, const std::string& dir, IndexKind kind);
+  virtual ~ScalarIndex() = default;
+
+  // The ids of the rows whose indexed value makes `leaf` TRUE.
+  virtual RowAddrMap Search(const IndexLeaf& leaf) const = 0;
+  virtual uint64_t num_rows() const = 0;  // rows indexed
+};
+
+struct WrittenFile {
+  std::string name;
+  uint64_t size = 0;
+};
+
+// Writes a segment's files into `dir` from every indexed row's value and id. Returns the
+// files written, for IndexMetadata.files.
+std::vector<WrittenFile> WriteIndex(io::ObjectStore& store, const std::string& dir, IndexKind kind,
+                                    format::FileVersion version, const ArrayData& values,
+                                    const std::vector<uint64_t>& ids);
+
+// Row order sorting `values` ascending, nulls first, ties in input order. Floats order
+// NaN above every number and -0.0 equal to 0.0, as the filter's comparisons do.
+std::vector<int64_t> SortedOrder(const ArrayData& values);
+
+}  // namespace lancelet::index

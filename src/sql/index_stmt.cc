@@ -1,0 +1,91 @@
+// CREATE INDEX, DROP INDEX, SHOW INDEXES and EXPLAIN SELECT: the SQL faces of
+// Dataset::CreateIndex, DropIndex, ListIndices and Explain.
+#include <fmt/format.h>
+
+#include "lancelet/builder.h"
+#include "sql/exec.h"
+
+namespace lancelet::sql {
+
+namespace {
+
+ArrayPtr Strings(const std::vector<std::string>& values) {
+  BinaryBuilder b(DataType::Utf8());
+  for (const auto& v : values) b.Append(v);
+  return b.Finish();
+}
+
+ArrayPtr UInt64s(const std::vector<uint64_t>& values) {
+  FixedWidthBuilder<uint64_t> b(DataType::UInt64());
+  for (uint64_t v : values) b.Append(v);
+  return b.Finish();
+}
+
+bool HasIndex(const Dataset& ds, const std::string& name) {
+  for (const auto& i : ds.ListIndices())
+    if (i.name == name) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string RunCreateIndex(const Context& ctx, const CreateIndexStmt& stmt) {
+  auto ds = OpenTable(ctx, stmt.table);
+  if (HasIndex(*ds, stmt.name)) {
+    if (stmt.if_not_exists) return fmt::format("CREATE INDEX: {} already exists on {}", stmt.name, stmt.table.name);
+    ctx.Fail(stmt.table.position, fmt::format("table '{}' already has an index named '{}'", stmt.table.name, stmt.name));
+  }
+  if (!ds->schema() || ds->schema()->FieldIndex(stmt.column) < 0)
+    ctx.Fail(stmt.column_position, fmt::format("no column '{}' in table '{}'", stmt.column, stmt.table.name));
+  auto next = ds->CreateIndex(stmt.column, stmt.type, stmt.name);
+  return fmt::format("CREATE INDEX {} ({}: version {})", stmt.name, stmt.table.name, next->version());
+}
+
+std::string RunDropIndex(const Context& ctx, const DropIndexStmt& stmt) {
+  auto ds = OpenTable(ctx, stmt.table);
+  if (!HasIndex(*ds, stmt.name)) {
+    if (stmt.if_exists) return fmt::format("DROP INDEX: {} does not exist on {}", stmt.name, stmt.table.name);
+    ctx.Fail(stmt.name_position, fmt::format("table '{}' has no index named '{}'", stmt.table.name, stmt.name));
+  }
+  auto next = ds->DropIndex(stmt.name);
+  return fmt::format("DROP INDEX {} ({}: version {})", stmt.name, stmt.table.name, next->version());
+}
+
+RecordBatchPtr RunShowIndexes(const Context& ctx, const ShowIndexesStmt& stmt) {
+  std::vector<std::string> names, types, columns;
+  std::vector<uint64_t> versions, segments, indexed, unindexed, stale;
+  for (const auto& i : OpenTable(ctx, stmt.table)->ListIndices()) {
+    names.push_back(i.name);
+    types.push_back(i.type);
+    std::string cols;
+    for (const auto& c : i.columns) cols += (cols.empty() ? "" : ",") + c;
+    columns.push_back(cols);
+    versions.push_back(i.dataset_version);
+    segments.push_back(i.segments);
+    indexed.push_back(i.indexed_fragments);
+    unindexed.push_back(i.unindexed_fragments);
+    stale.push_back(i.stale_rows);
+  }
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
+      Field::Make("name", DataType::Utf8()), Field::Make("type", DataType::Utf8()),
+      Field::Make("columns", DataType::Utf8()), Field::Make("built_from_version", DataType::UInt64()),
+      Field::Make("segments", DataType::UInt64()), Field::Make("indexed_fragments", DataType::UInt64()),
+      Field::Make("unindexed_fragments", DataType::UInt64()), Field::Make("stale_rows", DataType::UInt64())});
+  return std::make_shared<RecordBatch>(
+      schema,
+      std::vector<ArrayPtr>{Strings(names), Strings(types), Strings(columns), UInt64s(versions), UInt64s(segments),
+                            UInt64s(indexed), UInt64s(unindexed), UInt64s(stale)},
+      int64_t(names.size()));
+}
+
+std::string RunExplain(const Context& ctx, const SelectStmt& stmt) {
+  if (!stmt.from || stmt.from->kind != TableRef::Kind::kTable) ctx.Fail(1, "EXPLAIN needs a SELECT from a table");
+  auto ds = OpenTable(ctx, *stmt.from);
+  std::string where;
+  if (stmt.where) where = ToString(*StripQualifier(stmt.where, {stmt.from->qualifier()}));
+  std::string plan = ds->Explain(where);
+  if (!plan.empty() && plan.back() == '\n') plan.pop_back();
+  return plan;
+}
+
+}  // namespace lancelet::sql

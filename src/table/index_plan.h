@@ -1,0 +1,46 @@
+// Where a filtered scan uses the dataset's scalar indexes (BTree, Bitmap).
+//
+// The filter's answerable part (index::IndexQuery) is searched in every index segment on
+// its columns. Per fragment a segment covers (its fragment_bitmap; none: every
+// fragment), a leaf's rows are the segment's hits plus the fragment's *stale* rows: the
+// coverage, on the indexed field or a field nested in it, of every overlay committed
+// after the segment's dataset_version (those cells may hold values the index never saw).
+// AND intersects, OR unites; a leaf no segment covers in a fragment means "every row",
+// so such a fragment is scanned whole. The scan then evaluates the whole filter at the
+// candidate offsets only, so stale rows are re-evaluated against their current values
+// and a stale hit that no longer matches is dropped. A fragment whose candidates are
+// dense (more than 1024 and more than 1/64 of its rows) is scanned whole, which is then
+// cheaper than reading them by offset.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lancelet/expr.h"
+#include "table/dataset_state.h"
+
+namespace lancelet::table {
+
+struct IndexedRows {
+  // Fragment id -> the offsets to evaluate the filter at, ascending. A fragment not
+  // listed is scanned whole.
+  std::map<uint64_t, std::vector<uint64_t>> candidates;
+  // One per index segment searched, for EXPLAIN.
+  struct Use {
+    std::string index;      // name
+    std::string predicate;  // the leaf it answered
+    uint64_t fragments = 0; // live fragments it covers
+    uint64_t hits = 0;      // rows it returned
+    uint64_t stale = 0;     // rows re-evaluated because overlays are newer than it
+  };
+  std::vector<Use> uses;
+};
+
+// Empty when no index can narrow `filter` (no index on its columns, or an unanswerable
+// part in an OR), so the scan is flat.
+std::optional<IndexedRows> PlanIndexedRows(const DatasetState& state, const Expr& filter);
+
+}  // namespace lancelet::table
