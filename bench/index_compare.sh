@@ -41,7 +41,7 @@ query() {  # query LABEL WHERE: lancelet indexed and flat, the reference, on our
   node -e '
     const [label, o, f, r] = process.argv.slice(1).map((x, i) => i ? Number(x) : x);
     console.log(`${label}: lancelet ${o} ms (flat ${f} ms, ${(f / o).toFixed(1)}x), reference ${r} ms; ` +
-                `lancelet ${(r / o).toFixed(1)}x the reference's query rate`);
+                `query rate ${(r / o).toFixed(1)}x the reference`);
   ' "$label" "$ours" "$flat" "$ref"
 }
 

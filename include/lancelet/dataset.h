@@ -61,6 +61,17 @@ struct IndexInfo {
   uint64_t stale_rows = 0;           // rows overlays changed after the index was built
 };
 
+// One segment of an index, for Dataset::IndexStats.
+struct IndexSegmentInfo {
+  std::string uuid;                 // its directory under _indices/
+  uint64_t dataset_version = 0;     // the version it was built from
+  std::vector<uint64_t> fragments;  // fragment_bitmap (empty with covers_every_fragment)
+  bool covers_every_fragment = false;
+  uint64_t rows = 0;                // rows it holds (0 for a kind lancelet cannot open)
+  uint64_t bytes = 0;               // its files
+  uint64_t stale_rows = 0;
+};
+
 class Dataset;
 using DatasetPtr = std::shared_ptr<const Dataset>;
 
@@ -139,9 +150,15 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // an index of that name already there is an error unless `replace`.
   DatasetPtr CreateIndex(const std::string& column, IndexType type, const std::string& name = "",
                          bool replace = false) const;
+  // Adds, for each index lancelet can build, a segment over the live fragments none of its
+  // segments covers (rows appended since), read at this version. Returns this dataset
+  // when every index covers every fragment.
+  DatasetPtr OptimizeIndices() const;
   // Removes every segment of the index `name` (NotFound when there is none).
   DatasetPtr DropIndex(const std::string& name) const;
   std::vector<IndexInfo> ListIndices() const;
+  // The segments of index `name` (NotFound when there is none).
+  std::vector<IndexSegmentInfo> IndexStats(const std::string& name) const;
   // How a scan with `predicate` would run: per index segment searched, the leaf it
   // answered, its hits, and the stale rows re-evaluated; then how many fragments are
   // read whole. One line each.

@@ -205,6 +205,12 @@ int Main(int argc, char** argv) {
   index_create->add_flag("--replace", index_replace, "Replace an index of the same name");
   auto* index_list = index->add_subcommand("list", "List indexes: name, type, columns, coverage, stale rows");
   index_list->add_option("dataset", dataset, "Dataset directory")->required();
+  auto* index_optimize =
+      index->add_subcommand("optimize", "Index the fragments appended since each index was built (a new segment)");
+  index_optimize->add_option("dataset", dataset, "Dataset directory")->required();
+  auto* index_stats = index->add_subcommand("stats", "Show an index's segments: version, fragments, rows, bytes");
+  index_stats->add_option("dataset", dataset, "Dataset directory")->required();
+  index_stats->add_option("name", index_name, "Index name")->required();
   auto* index_drop = index->add_subcommand("drop", "Remove an index");
   index_drop->add_option("dataset", dataset, "Dataset directory")->required();
   index_drop->add_option("name", index_name, "Index name")->required();
@@ -336,6 +342,21 @@ int Main(int argc, char** argv) {
                                  "{} stale rows\n",
                                  i.name, i.type, cols, i.dataset_version, i.segments, i.indexed_fragments,
                                  i.unindexed_fragments, i.stale_rows);
+      }
+    } else if (*index_optimize) {
+      auto ds = Dataset::Open(dataset);
+      auto next = ds->OptimizeIndices();
+      if (next->version() == ds->version())
+        std::cout << fmt::format("every index of {} covers every fragment; unchanged at version {}\n", dataset,
+                                 ds->version());
+      else
+        std::cout << fmt::format("indexed the new fragments of {}; now version {}\n", dataset, next->version());
+    } else if (*index_stats) {
+      for (const auto& seg : Dataset::Open(dataset)->IndexStats(index_name)) {
+        std::string fragments = seg.covers_every_fragment ? "every" : "";
+        for (uint64_t f : seg.fragments) fragments += (fragments.empty() ? "" : ",") + std::to_string(f);
+        std::cout << fmt::format("segment {}: built from version {}, fragments [{}], {} rows, {} bytes, {} stale rows\n",
+                                 seg.uuid, seg.dataset_version, fragments, seg.rows, seg.bytes, seg.stale_rows);
       }
     } else if (*index_drop) {
       auto next = Dataset::Open(dataset)->DropIndex(index_name);

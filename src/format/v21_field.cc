@@ -191,14 +191,19 @@ class FieldDecoderImpl final : public FieldDecoder {
   }
 
   ArrayPtr Take(std::span<const uint64_t> rows) const override {
-    const std::vector<uint64_t> unique = SortedUniqueRows(rows, std::is_sorted(rows.begin(), rows.end()));
+    const bool ascending = std::is_sorted(rows.begin(), rows.end());
+    const std::vector<uint64_t> unique = SortedUniqueRows(rows, ascending);
     if (!unique.empty() && unique.back() >= num_rows_)
       ThrowInvalid("file {}: row {} of field '{}' is past its {} rows", source_.path(), unique.back(), field_.name,
                    num_rows_);
     if (unique.empty()) return MakeEmptyArray(field_.type);
-    std::vector<DecodedPath> decoded(paths_.size());
-    for (size_t c = 0; c < paths_.size(); ++c) decoded[c] = TakeColumn(c, unique);
-    ArrayPtr sorted = Assemble(field_, paths_, decoded);
+    ArrayPtr sorted = TakePlain(unique);
+    if (!sorted) {
+      std::vector<DecodedPath> decoded(paths_.size());
+      for (size_t c = 0; c < paths_.size(); ++c) decoded[c] = TakeColumn(c, unique);
+      sorted = Assemble(field_, paths_, decoded);
+    }
+    if (ascending && unique.size() == rows.size()) return sorted;  // the rows were ascending and distinct
     std::vector<int64_t> indices(rows.size());
     for (size_t k = 0; k < rows.size(); ++k)
       indices[k] = int64_t(std::lower_bound(unique.begin(), unique.end(), rows[k]) - unique.begin());
@@ -238,6 +243,32 @@ class FieldDecoderImpl final : public FieldDecoder {
       filled += part.n;
     }
     return MakePlainArray(field_.type, int64_t(count), std::move(values));
+  }
+
+  // Take's counterpart of ReadPlain: each row copied straight from its page's decoded
+  // chunk, for ascending distinct `sorted` rows. Null when some page needs the general path.
+  ArrayPtr TakePlain(const std::vector<uint64_t>& sorted) const {
+    if (paths_.size() != 1 || paths_[0].size() != 1) return nullptr;
+    const uint64_t row_bytes = PlainRowBytes(*field_.type);
+    if (row_bytes == 0) return nullptr;
+    const auto& pages = pages_[0];
+    for (size_t p = 0; p < pages.size(); ++p) {
+      const PageReader& reader = Reader(0, p);
+      if (reader.PlainRowBytes() != row_bytes || reader.layers().size() != 1) return nullptr;
+    }
+    auto values = Buffer::AllocateUninitialized(sorted.size() * row_bytes);
+    size_t p = 0;
+    for (size_t k = 0; k < sorted.size();) {
+      while (p < pages.size() && sorted[k] >= pages[p].first_row + pages[p].num_rows) ++p;
+      if (p == pages.size()) return nullptr;  // the general path reports the short column
+      // Rows [sorted[k], sorted[j - 1]] are consecutive and in page p.
+      size_t j = k + 1;
+      const uint64_t page_end = pages[p].first_row + pages[p].num_rows;
+      while (j < sorted.size() && sorted[j] == sorted[j - 1] + 1 && sorted[j] < page_end) ++j;
+      Reader(0, p).ReadPlainRows(sorted[k] - pages[p].first_row, j - k, values->mutable_data() + k * row_bytes);
+      k = j;
+    }
+    return MakePlainArray(field_.type, int64_t(sorted.size()), std::move(values));
   }
 
   DecodedPath ReadColumn(size_t c, uint64_t start, uint64_t count) const {

@@ -311,10 +311,15 @@ class MiniBlockReader final : public PageReader {
     uint64_t row = start;
     for (size_t c = ChunkOfValue(start); row < start + count; ++c) {
       if (c >= chunks_.size()) ThrowCorrupt("{}: the chunks end before row {}", page_.where, row);
-      auto chunk = Chunk(c);
       const ChunkMeta& meta = chunks_[c];
       const uint64_t begin = row - meta.first_value;
       const uint64_t n = std::min(meta.num_values - begin, start + count - row);
+      if (!codec_.compressed && layout_.num_buffers() == 1) {
+        CopyPlainValues(c, begin, n, row_bytes, out + (row - start) * row_bytes);
+        row += n;
+        continue;
+      }
+      auto chunk = Chunk(c);
       if (begin + n > chunk->values.count || (begin + n) * row_bytes > chunk->values.data.size())
         ThrowCorrupt("{}, chunk {}: value range {}+{} exceeds the {} decoded values", page_.where, c, begin, n,
                      chunk->values.count);
@@ -481,12 +486,56 @@ class MiniBlockReader final : public PageReader {
     return decoded;
   }
 
+  // Chunk c's bytes, from a read-ahead window over the page's value buffer (hold
+  // window_mutex_ while using them). Chunks read in order widen the window, doubling up to
+  // kMaxWindowBytes: a scan (or a take touching most chunks) then costs a few large reads
+  // instead of one per chunk, while a lookup of one chunk still reads only that chunk.
+  const uint8_t* ChunkBytesLocked(size_t c) const {
+    const ChunkMeta& meta = chunks_[c];
+    const bool sequential = last_chunk_ != SIZE_MAX && c == last_chunk_ + 1;
+    last_chunk_ = c;
+    if (meta.offset >= window_offset_ && meta.offset + meta.size <= window_offset_ + window_.size())
+      return reinterpret_cast<const uint8_t*>(window_.data()) + (meta.offset - window_offset_);
+    window_bytes_ = sequential ? std::min<uint64_t>(std::max<uint64_t>(window_bytes_ * 2, 16 << 10), kMaxWindowBytes) : 0;
+    const uint64_t buffer_size = page_.buffers.size() > 1 ? page_.buffers[1].second : 0;
+    const uint64_t rest = buffer_size - std::min(buffer_size, meta.offset);
+    const uint64_t want = std::max<uint64_t>(meta.size, std::min(window_bytes_, rest));
+    window_.resize(want);
+    window_offset_ = meta.offset;
+    page_.ReadRangeInto(1, meta.offset, want, window_.data());
+    return reinterpret_cast<const uint8_t*>(window_.data());
+  }
+
+  void ReadChunkBytes(size_t c, uint8_t* out) const {
+    std::lock_guard<std::mutex> lock(window_mutex_);
+    std::memcpy(out, ChunkBytesLocked(c), chunks_[c].size);
+  }
+
+  // For an uncompressed plain page (PlainRowBytes without a codec): values [begin, +n) of
+  // chunk c copied straight from its bytes, with no decoded copy of the chunk.
+  void CopyPlainValues(size_t c, uint64_t begin, uint64_t n, uint64_t row_bytes, uint8_t* out) const {
+    const ChunkMeta& meta = chunks_[c];
+    std::lock_guard<std::mutex> lock(window_mutex_);
+    const uint8_t* bytes = ChunkBytesLocked(c);
+    // [u16 levels][u16 or u32 size of the one buffer], padded to 8, then the values.
+    const uint64_t size_width = layout_.has_large_chunk() ? 4 : 2;
+    const uint64_t data_start = (2 + size_width + 7) / 8 * 8;
+    if (meta.size < 2 + size_width) ThrowCorrupt("{}, chunk {}: chunk of {} bytes is truncated", page_.where, c, meta.size);
+    const uint64_t data_size = size_width == 4 ? LoadLE<uint32_t>(bytes + 2) : LoadLE<uint16_t>(bytes + 2);
+    // The chunk must hold all of its values, as a decode would check, not just those read.
+    if (data_start + data_size > meta.size || begin + n > meta.num_values || meta.num_values * row_bytes > data_size)
+      ThrowCorrupt("{}, chunk {}: {} values of {} bytes do not fit the chunk's {} value bytes", page_.where, c,
+                   meta.num_values, row_bytes, data_size);
+    std::memcpy(out, bytes + data_start + begin * row_bytes, n * row_bytes);
+  }
+  static constexpr uint64_t kMaxWindowBytes = 1 << 20;
+
   DecodedChunk Decode(size_t c) const {
     const ChunkMeta& meta = chunks_[c];
     const std::string where = page_.where + ", chunk " + std::to_string(c);
     // Read once into uninitialized memory; the parts below are views of it.
     const BufferPtr chunk_bytes = Buffer::AllocateUninitialized(meta.size);
-    page_.ReadRangeInto(1, meta.offset, meta.size, chunk_bytes->mutable_data());
+    ReadChunkBytes(c, chunk_bytes->mutable_data());
     const std::string_view bytes = chunk_bytes->view();
     size_t pos = 0;
     auto need = [&](size_t n) {
@@ -614,6 +663,11 @@ class MiniBlockReader final : public PageReader {
   std::vector<uint64_t> rep_rows_, completed_through_, started_through_;
   mutable std::mutex mutex_;
   mutable std::list<std::pair<size_t, std::shared_ptr<const DecodedChunk>>> cache_;
+  mutable std::mutex window_mutex_;
+  mutable std::string window_;  // bytes [window_offset_, + size) of value buffer 1
+  mutable uint64_t window_offset_ = 0;
+  mutable uint64_t window_bytes_ = 0;   // the next window's size when reads stay sequential
+  mutable size_t last_chunk_ = SIZE_MAX;
 };
 
 }  // namespace

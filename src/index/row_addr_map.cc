@@ -60,6 +60,15 @@ std::string RowAddrMap::Serialize() const {
   return out;
 }
 
+RowAddrMap RowAddrMap::FromAddresses(std::vector<uint64_t> addresses) {
+  // Bucketed by fragment, then added in bulk: no sort of the whole list.
+  std::map<uint32_t, std::vector<uint32_t>> by_fragment;
+  for (uint64_t a : addresses) by_fragment[uint32_t(a >> 32)].push_back(uint32_t(a));
+  RowAddrMap out;
+  for (auto& [fragment, offsets] : by_fragment) out.fragments.emplace(fragment, format::RoaringBitmap::FromValues(offsets));
+  return out;
+}
+
 void RowAddrMap::Add(uint64_t address) {
   auto [it, inserted] = fragments.try_emplace(uint32_t(address >> 32), format::RoaringBitmap());
   if (it->second) it->second->Add(uint32_t(address));  // nullopt: the whole fragment already

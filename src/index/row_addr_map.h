@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "format/roaring_bitmap.h"
 
@@ -24,6 +25,8 @@ struct RowAddrMap {
   static RowAddrMap Deserialize(std::string_view bytes, std::string_view context);
   std::string Serialize() const;
 
+  // The set of `addresses` (any order, duplicates allowed): bulk-built per fragment.
+  static RowAddrMap FromAddresses(std::vector<uint64_t> addresses);
   void Add(uint64_t address);
   RowAddrMap& operator|=(const RowAddrMap& other);
   bool empty() const { return fragments.empty(); }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "index/index_builder.h"
 #include "index/value_order.h"
 #include "lancelet/builder.h"
 #include "lancelet/record_batch.h"
@@ -16,7 +17,7 @@ namespace {
 constexpr const char* kBTreeData = "page_data.lance";
 constexpr const char* kBTreeLookup = "page_lookup.lance";
 constexpr const char* kBitmapLookup = "bitmap_page_lookup.lance";
-constexpr int64_t kBTreePageRows = 4096;
+constexpr int64_t kBTreePageRows = 4096;  // the default when page_lookup has no batch_size
 
 std::string Lower(std::string s) {
   for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -73,7 +74,7 @@ class BTreeIndex final : public ScalarIndex {
   uint64_t num_rows() const override { return rows_; }
 
   RowAddrMap Search(const IndexLeaf& leaf) const override {
-    RowAddrMap out;
+    std::vector<uint64_t> found;
     const std::vector<int64_t> pages = Select(PagePredicate(leaf), *lookup_);
     const auto* page_idx = lookup_->column(3)->values<uint32_t>();
     const ExprPtr predicate = leaf.ToExpr("values");
@@ -89,9 +90,9 @@ class BTreeIndex final : public ScalarIndex {
       if (hits.empty()) continue;
       ArrayPtr ids = data_->ReadField(1, first, count);
       const uint64_t* id = ids->values<uint64_t>();
-      for (int64_t h : hits) out.Add(id[h]);
+      for (int64_t h : hits) found.push_back(id[h]);
     }
-    return out;
+    return RowAddrMap::FromAddresses(std::move(found));
   }
 
  private:
@@ -193,82 +194,6 @@ class BitmapIndex final : public ScalarIndex {
   mutable uint64_t rows_ = UINT64_MAX;
 };
 
-// --- writing -----------------------------------------------------------------------
-
-uint64_t WriteFile(io::ObjectStore& store, const std::string& path, format::FileVersion version,
-                   const std::vector<FieldPtr>& fields, const std::vector<ArrayPtr>& columns, Metadata metadata) {
-  Schema schema(fields, std::move(metadata));
-  format::LanceFileWriter writer(store, path, format::LanceSchema::FromArrow(schema), format::FileWriterOptions{version});
-  writer.Write(RecordBatch(std::make_shared<Schema>(schema), columns, columns.empty() ? 0 : columns[0]->length));
-  return writer.Finish();
-}
-
-ArrayPtr UInt64s(const std::vector<uint64_t>& v) {
-  FixedWidthBuilder<uint64_t> b(DataType::UInt64());
-  for (uint64_t x : v) b.Append(x);
-  return b.Finish();
-}
-
-ArrayPtr UInt32s(const std::vector<uint32_t>& v) {
-  FixedWidthBuilder<uint32_t> b(DataType::UInt32());
-  for (uint32_t x : v) b.Append(x);
-  return b.Finish();
-}
-
-std::vector<WrittenFile> WriteBTree(io::ObjectStore& store, const std::string& dir, format::FileVersion version,
-                                    const ArrayPtr& sorted, const std::vector<uint64_t>& ids) {
-  std::vector<WrittenFile> files;
-  const auto& type = sorted->type;
-  files.push_back({kBTreeData, WriteFile(store, dir + "/" + kBTreeData, version,
-                                         {Field::Make("values", type), Field::Make("ids", DataType::UInt64(), false)},
-                                         {sorted, UInt64s(ids)}, {})});
-  std::vector<int64_t> firsts, lasts;
-  std::vector<uint32_t> nulls, pages;
-  for (int64_t first = 0; first < sorted->length; first += kBTreePageRows) {
-    const int64_t end = std::min(sorted->length, first + kBTreePageRows);
-    uint32_t n = 0;
-    for (int64_t i = first; i < end && sorted->IsNull(i); ++i) ++n;  // nulls come first
-    firsts.push_back(first);
-    lasts.push_back(end - 1);
-    nulls.push_back(n);
-    pages.push_back(uint32_t(pages.size()));
-  }
-  files.push_back({kBTreeLookup, WriteFile(store, dir + "/" + kBTreeLookup, version,
-                                           {Field::Make("min", type), Field::Make("max", type),
-                                            Field::Make("null_count", DataType::UInt32(), false),
-                                            Field::Make("page_idx", DataType::UInt32(), false)},
-                                           {Take(*sorted, firsts), Take(*sorted, lasts), UInt32s(nulls), UInt32s(pages)},
-                                           {{"batch_size", std::to_string(kBTreePageRows)}, {"range_partitioned", "false"}})});
-  return files;
-}
-
-std::vector<WrittenFile> WriteBitmap(io::ObjectStore& store, const std::string& dir, format::FileVersion version,
-                                     const ArrayPtr& sorted, const std::vector<uint64_t>& ids) {
-  std::vector<int64_t> key_rows;
-  BinaryBuilder bitmaps(DataType::Binary());
-  WithValueKey(*sorted, [&](auto key) {
-    int64_t i = 0;
-    while (i < sorted->length) {
-      int64_t j = i + 1;
-      if (sorted->IsNull(i)) {
-        while (j < sorted->length && sorted->IsNull(j)) ++j;
-      } else {
-        while (j < sorted->length && !sorted->IsNull(j) && key(j) == key(i)) ++j;
-      }
-      RowAddrMap rows;
-      for (int64_t k = i; k < j; ++k) rows.Add(ids[size_t(k)]);
-      key_rows.push_back(i);
-      bitmaps.Append(rows.Serialize());
-      i = j;
-    }
-    return 0;
-  });
-  const std::string stats = fmt::format("{{\"num_bitmaps\":{}}}", key_rows.size());
-  return {{kBitmapLookup, WriteFile(store, dir + "/" + kBitmapLookup, version,
-                                    {Field::Make("keys", sorted->type), Field::Make("bitmaps", DataType::Binary())},
-                                    {Take(*sorted, key_rows), bitmaps.Finish()}, {{"lance:index_stats", stats}})}};
-}
-
 }  // namespace
 
 const char* TypeUrl(IndexKind kind) {
@@ -315,17 +240,10 @@ std::vector<int64_t> SortedOrder(const ArrayData& values) {
 
 std::vector<WrittenFile> WriteIndex(io::ObjectStore& store, const std::string& dir, IndexKind kind,
                                     format::FileVersion version, const ArrayData& values,
-                                    const std::vector<uint64_t>& ids) {
-  if (!CanIndex(*values.type))
-    ThrowNotSupported("lancelet cannot build a {} index over values of type {}", KindName(kind), values.type->ToString());
-  if (size_t(values.length) != ids.size())
-    ThrowInvalid("{} values but {} row ids for the index", values.length, ids.size());
-  const std::vector<int64_t> order = SortedOrder(values);
-  ArrayPtr sorted = Take(values, order);
-  std::vector<uint64_t> sorted_ids(ids.size());
-  for (size_t i = 0; i < order.size(); ++i) sorted_ids[i] = ids[size_t(order[i])];
-  return kind == IndexKind::kBTree ? WriteBTree(store, dir, version, sorted, sorted_ids)
-                                   : WriteBitmap(store, dir, version, sorted, sorted_ids);
+                                    const std::vector<uint64_t>& ids, uint64_t memory_budget) {
+  IndexBuilder builder(store, dir, kind, version, values.type, memory_budget);
+  builder.Add(std::make_shared<ArrayData>(values), ids);
+  return builder.Finish();
 }
 
 }  // namespace lancelet::index

@@ -57,11 +57,12 @@ struct WrittenFile {
   uint64_t size = 0;
 };
 
-// Writes a segment's files into `dir` from every indexed row's value and id. Returns the
-// files written, for IndexMetadata.files.
+// Writes a segment's files into `dir` from every indexed row's value and id, in any
+// order (index/index_builder.h; spilling sorted runs past `memory_budget` bytes).
+// Returns the files written, for IndexMetadata.files.
 std::vector<WrittenFile> WriteIndex(io::ObjectStore& store, const std::string& dir, IndexKind kind,
                                     format::FileVersion version, const ArrayData& values,
-                                    const std::vector<uint64_t>& ids);
+                                    const std::vector<uint64_t>& ids, uint64_t memory_budget = 64 << 20);
 
 // Row order sorting `values` ascending, nulls first, ties in input order. Floats order
 // NaN above every number and -0.0 equal to 0.0, as the filter's comparisons do.

@@ -9,7 +9,7 @@
 // so such a fragment is scanned whole. The scan then evaluates the whole filter at the
 // candidate offsets only, so stale rows are re-evaluated against their current values
 // and a stale hit that no longer matches is dropped. A fragment whose candidates are
-// dense (more than 1024 and more than 1/64 of its rows) is scanned whole, which is then
+// dense (more than 256 and more than 1/256 of its rows) is scanned whole, which is then
 // cheaper than reading them by offset.
 #pragma once
 

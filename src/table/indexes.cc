@@ -1,12 +1,15 @@
 // Dataset::CreateIndex, DropIndex and ListIndices: building index segments and
 // committing them as the reference does, in a CreateIndex transaction.
 #include <chrono>
+#include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
+#include "index/index_builder.h"
 #include "table/commit.h"
 #include "table/feature_flags.h"
 #include "table/index_plan.h"
@@ -23,55 +26,41 @@ index::IndexKind KindOf(IndexType type) {
 }
 
 std::shared_ptr<const table::DatasetState> CommitIndexChange(const std::shared_ptr<const table::DatasetState>& state,
-                                                      lance::table::Transaction t) {
+                                                             lance::table::Transaction t) {
   return table::Commit(state->store, state->uri, state, std::move(t), table::CommitOptions{});
 }
 
-}  // namespace
+// Removes a segment's files and directory (and _indices/ when `indices_dir_too` and it is
+// then empty), ignoring errors: the caller's own error is the one to report.
+void RemoveSegment(const table::DatasetState& s, const lance::table::IndexMetadata& meta, bool indices_dir_too) {
+  const std::string indices_dir = io::JoinPath(s.uri, table::kIndicesDir);
+  const std::string dir = io::JoinPath(indices_dir, table::UuidText(meta.uuid().uuid()));
+  std::vector<std::string> files;
+  for (const auto& name : s.store->List(dir)) files.push_back(io::JoinPath(dir, name));
+  io::RemoveQuietly(*s.store, files);
+  s.store->DeleteDirIfEmpty(dir);
+  if (indices_dir_too) s.store->DeleteDirIfEmpty(indices_dir);
+}
 
-DatasetPtr Dataset::CreateIndex(const std::string& column, IndexType type, const std::string& name_in,
-                                bool replace) const {
-  const table::DatasetState& s = *state_;
-  const format::LanceField* field = s.schema.FindByName(column);
-  if (!field) ThrowNotFound("no column '{}' in dataset '{}' to index (columns: {})", column, s.uri,
-                            s.arrow_schema->ToString());
-  const index::IndexKind kind = KindOf(type);
-  if (!index::CanIndex(*field->type))
-    ThrowNotSupported("column '{}' is {}: a {} index holds numbers, strings, binary, booleans, dates and timestamps",
-                      column, field->type->ToString(), index::KindName(kind));
-  const std::string name = name_in.empty() ? column + "_idx" : name_in;
-  lance::table::Transaction t;
-  auto* create = t.mutable_create_index();
-  for (const auto& existing : s.indices.indices()) {
-    if (existing.name() != name) continue;
-    if (!replace) ThrowInvalid("dataset '{}' already has an index named '{}' (replace it, or choose another name)",
-                               s.uri, name);
-    *create->add_removed_indices() = existing;
-  }
-
-  // Every live row's current value, with its address (or stable row id).
+// Writes one segment of index `name` on `field` over the live rows of `fragments` (every
+// row's current value, with its address or stable row id), and returns its metadata with
+// `written` listing its files; on failure removes them and any directory it made.
+lance::table::IndexMetadata BuildSegment(const std::shared_ptr<const table::DatasetState>& state,
+                                         const format::LanceField& field, index::IndexKind kind,
+                                         const std::string& name, const std::set<uint64_t>& fragments) {
+  const table::DatasetState& s = *state;
   const bool row_ids = s.manifest.reader_feature_flags() & table::kFlagStableRowIds;
   const char* id_column = row_ids ? table::kRowIdColumn : table::kRowAddrColumn;
-  table::ScanPlan plan(state_, {column, id_column}, true, "", false, false, 65536);
-  std::vector<ArrayPtr> values;
-  std::vector<uint64_t> ids;
-  plan.ForEachBatch([&](const table::FragmentBatch& b) {
-    auto out = plan.Project(*b.batch);
-    values.push_back(out->column(0));
-    const auto* id = out->column(1)->values<uint64_t>();
-    ids.insert(ids.end(), id, id + out->num_rows());
-    return true;
-  });
-  ArrayPtr all = values.empty() ? MakeNullArray(field->type, 0) : Concatenate(values);
-
+  table::ScanPlan plan(state, {field.name, id_column}, true, "", false, false, 65536);
+  plan.RestrictToFragments(fragments);
   const std::string uuid = table::NewUuid();
   lance::table::IndexMetadata meta;
   meta.mutable_uuid()->set_uuid(table::UuidBytes(uuid));
-  meta.add_fields(field->id);
+  meta.add_fields(field.id);
   meta.set_name(name);
-  meta.set_dataset_version(s.version());
+  meta.set_dataset_version(s.version());  // the version the values were read from
   format::RoaringBitmap covered;
-  for (const auto& f : s.manifest.fragments()) covered.Add(uint32_t(f.id()));
+  for (uint64_t f : fragments) covered.Add(uint32_t(f));
   meta.set_fragment_bitmap(covered.SerializePortable(format::RoaringBitmap::RunContainers::kNone));
   meta.mutable_index_details()->set_type_url(index::TypeUrl(kind));
   meta.set_index_version(0);
@@ -85,21 +74,107 @@ DatasetPtr Dataset::CreateIndex(const std::string& column, IndexType type, const
   try {
     s.store->CreateDir(indices_dir);
     s.store->CreateDir(dir);
-    for (const auto& file : index::WriteIndex(*s.store, dir, kind, s.file_version, *all, ids)) {
+    // Streamed: the builder spills sorted runs past its memory budget.
+    index::IndexBuilder builder(*s.store, dir, kind, s.file_version, field.type);
+    plan.ForEachBatch([&](const table::FragmentBatch& b) {
+      auto out = plan.Project(*b.batch);
+      builder.Add(out->column(0), std::span(out->column(1)->values<uint64_t>(), size_t(out->num_rows())));
+      return true;
+    });
+    for (const auto& file : builder.Finish()) {
       written.push_back(io::JoinPath(dir, file.name));
       auto* f = meta.add_files();
       f->set_path(file.name);
       f->set_size_bytes(file.size);
     }
-    *create->add_new_indices() = meta;
-    return std::make_shared<Dataset>(CommitIndexChange(state_, std::move(t)));
+    return meta;
   } catch (...) {
-    // Leave the dataset as it was: no files, no new directories.
-    io::RemoveQuietly(*s.store, written);
-    s.store->DeleteDirIfEmpty(dir);
-    if (!had_indices_dir) s.store->DeleteDirIfEmpty(indices_dir);
+    RemoveSegment(s, meta, !had_indices_dir);
     throw;
   }
+}
+
+// Commits `t`; if it fails, the segments it would have added are removed.
+DatasetPtr CommitSegments(const std::shared_ptr<const table::DatasetState>& state, lance::table::Transaction t,
+                          bool made_indices_dir) {
+  try {
+    return std::make_shared<Dataset>(CommitIndexChange(state, t));
+  } catch (...) {
+    for (const auto& meta : t.create_index().new_indices()) RemoveSegment(*state, meta, made_indices_dir);
+    throw;
+  }
+}
+
+const format::LanceField& IndexableField(const table::DatasetState& s, const std::string& column,
+                                         index::IndexKind kind) {
+  const format::LanceField* field = s.schema.FindByName(column);
+  if (!field) ThrowNotFound("no column '{}' in dataset '{}' to index (columns: {})", column, s.uri,
+                            s.arrow_schema->ToString());
+  if (!index::CanIndex(*field->type))
+    ThrowNotSupported("column '{}' is {}: a {} index holds numbers, strings, binary, booleans, dates and timestamps",
+                      column, field->type->ToString(), index::KindName(kind));
+  return *field;
+}
+
+}  // namespace
+
+DatasetPtr Dataset::CreateIndex(const std::string& column, IndexType type, const std::string& name_in,
+                                bool replace) const {
+  const table::DatasetState& s = *state_;
+  const index::IndexKind kind = KindOf(type);
+  const format::LanceField& field = IndexableField(s, column, kind);
+  const std::string name = name_in.empty() ? column + "_idx" : name_in;
+  lance::table::Transaction t;
+  auto* create = t.mutable_create_index();
+  for (const auto& existing : s.indices.indices()) {
+    if (existing.name() != name) continue;
+    if (!replace) ThrowInvalid("dataset '{}' already has an index named '{}' (replace it, or choose another name)",
+                               s.uri, name);
+    *create->add_removed_indices() = existing;
+  }
+  std::set<uint64_t> fragments;
+  for (const auto& f : s.manifest.fragments()) fragments.insert(f.id());
+  const bool made_indices_dir = !s.store->Exists(io::JoinPath(s.uri, table::kIndicesDir));
+  *create->add_new_indices() = BuildSegment(state_, field, kind, name, fragments);
+  return CommitSegments(state_, std::move(t), made_indices_dir);
+}
+
+DatasetPtr Dataset::OptimizeIndices() const {
+  const table::DatasetState& s = *state_;
+  lance::table::Transaction t;
+  const bool made_indices_dir = !s.store->Exists(io::JoinPath(s.uri, table::kIndicesDir));
+  std::set<std::string> done;
+  for (const auto& meta : s.indices.indices()) {
+    auto kind = index::KindOfTypeUrl(meta.index_details().type_url());
+    if (!kind || meta.fields_size() != 1 || !done.insert(meta.name()).second) continue;
+    const format::LanceField* field = nullptr;
+    for (const auto& f : s.schema.fields())
+      if (f.id == meta.fields(0)) field = &f;
+    if (!field) continue;
+    // The live fragments no segment of this index covers.
+    std::set<uint64_t> uncovered;
+    for (const auto& f : s.manifest.fragments()) uncovered.insert(f.id());
+    for (const auto& segment : s.indices.indices()) {
+      if (segment.name() != meta.name()) continue;
+      if (segment.fragment_bitmap().empty()) {
+        uncovered.clear();  // no bitmap: it covers every fragment
+        break;
+      }
+      auto covered = format::RoaringBitmap::DeserializePortable(segment.fragment_bitmap(),
+                                                                "fragment_bitmap of index " + segment.name());
+      for (auto it = uncovered.begin(); it != uncovered.end();)
+        it = covered.Contains(uint32_t(*it)) ? uncovered.erase(it) : std::next(it);
+    }
+    if (uncovered.empty()) continue;
+    try {
+      *t.mutable_create_index()->add_new_indices() = BuildSegment(state_, *field, *kind, meta.name(), uncovered);
+    } catch (...) {
+      for (const auto& built : t.create_index().new_indices()) RemoveSegment(s, built, made_indices_dir);
+      throw;
+    }
+  }
+  if (!t.has_create_index()) return shared_from_this();
+  return CommitSegments(state_, std::move(t), made_indices_dir);
 }
 
 DatasetPtr Dataset::DropIndex(const std::string& name) const {
@@ -109,6 +184,29 @@ DatasetPtr Dataset::DropIndex(const std::string& name) const {
   if (!t.has_create_index()) ThrowNotFound("dataset '{}' has no index named '{}'", state_->uri, name);
   return std::make_shared<Dataset>(CommitIndexChange(state_, std::move(t)));
 }
+
+namespace {
+
+// Rows of `fragment` whose cells of the index's fields changed after it was built.
+uint64_t StaleRows(const table::DatasetState& s, const lance::table::DataFragment& fragment,
+                   const lance::table::IndexMetadata& meta) {
+  uint64_t n = 0;
+  if (fragment.overlays_size() == 0) return 0;
+  for (const auto& o : s.OverlaysOf(fragment)->overlays()) {
+    if (o.committed_version <= meta.dataset_version()) continue;
+    for (size_t k = 0; k < o.field_ids.size(); ++k)
+      for (int32_t id : meta.fields())
+        if (o.field_ids[k] == id) n += o.coverage[k]->Cardinality();
+  }
+  return n;
+}
+
+std::optional<format::RoaringBitmap> FragmentsOf(const lance::table::IndexMetadata& meta) {
+  if (meta.fragment_bitmap().empty()) return std::nullopt;
+  return format::RoaringBitmap::DeserializePortable(meta.fragment_bitmap(), "fragment_bitmap of index " + meta.name());
+}
+
+}  // namespace
 
 std::vector<IndexInfo> Dataset::ListIndices() const {
   const table::DatasetState& s = *state_;
@@ -132,26 +230,39 @@ std::vector<IndexInfo> Dataset::ListIndices() const {
     IndexInfo& info = out[it->second];
     ++info.segments;
     info.dataset_version = std::min(info.dataset_version, meta.dataset_version());
-    std::optional<format::RoaringBitmap> fragments;
-    if (!meta.fragment_bitmap().empty())
-      fragments = format::RoaringBitmap::DeserializePortable(meta.fragment_bitmap(),
-                                                             "fragment_bitmap of index " + meta.name());
+    const auto fragments = FragmentsOf(meta);
     for (const auto& f : s.manifest.fragments()) {
       if (fragments && !fragments->Contains(uint32_t(f.id()))) continue;
       covered[meta.name()].insert(f.id());
-      if (f.overlays_size() == 0) continue;
-      for (const auto& o : s.OverlaysOf(f)->overlays()) {
-        if (o.committed_version <= meta.dataset_version()) continue;
-        for (size_t k = 0; k < o.field_ids.size(); ++k)
-          for (int32_t id : meta.fields())
-            if (o.field_ids[k] == id) info.stale_rows += o.coverage[k]->Cardinality();
-      }
+      info.stale_rows += StaleRows(s, f, meta);
     }
   }
   for (auto& info : out) {
     info.indexed_fragments = covered[info.name].size();
     info.unindexed_fragments = uint64_t(s.manifest.fragments_size()) - info.indexed_fragments;
   }
+  return out;
+}
+
+std::vector<IndexSegmentInfo> Dataset::IndexStats(const std::string& name) const {
+  const table::DatasetState& s = *state_;
+  std::vector<IndexSegmentInfo> out;
+  for (const auto& meta : s.indices.indices()) {
+    if (meta.name() != name) continue;
+    IndexSegmentInfo info;
+    info.uuid = table::UuidText(meta.uuid().uuid());
+    info.dataset_version = meta.dataset_version();
+    const auto fragments = FragmentsOf(meta);
+    info.covers_every_fragment = !fragments;
+    if (fragments) fragments->ForEach([&](uint32_t f) { info.fragments.push_back(f); });
+    for (const auto& file : meta.files()) info.bytes += file.size_bytes();
+    if (auto kind = index::KindOfTypeUrl(meta.index_details().type_url()))
+      info.rows = s.OpenIndex(meta, *kind)->num_rows();
+    for (const auto& f : s.manifest.fragments())
+      if (!fragments || fragments->Contains(uint32_t(f.id()))) info.stale_rows += StaleRows(s, f, meta);
+    out.push_back(std::move(info));
+  }
+  if (out.empty()) ThrowNotFound("dataset '{}' has no index named '{}'", s.uri, name);
   return out;
 }
 

@@ -128,6 +128,10 @@ bool ScanPlan::Cursor::Next(FragmentBatch& out) {
   const auto& fragments = plan_.state_->manifest.fragments();
   while (fragment_ < fragments.size()) {
     const auto& fragment = fragments[fragment_];
+    if (plan_.only_fragments_ && !plan_.only_fragments_->count(fragment.id())) {
+      ++fragment_;
+      continue;
+    }
     if (!reader_) {
       reader_ = std::make_unique<FragmentReader>(*plan_.state_, fragment);
       start_ = 0;

@@ -5,6 +5,8 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,8 @@ class ScanPlan {
   RecordBatchPtr Project(const RecordBatch& batch) const;
 
   bool has_filter() const { return filter_ != nullptr; }
+  // Visit only these fragments (by id); the others yield no rows.
+  void RestrictToFragments(std::set<uint64_t> fragments) { only_fragments_ = std::move(fragments); }
   // Where indexes narrowed the filter (table/index_plan.h); empty for a flat scan.
   const std::optional<IndexedRows>& indexed() const { return indexed_; }
   // The read columns at the given physical offsets of one fragment (no filter), for a
@@ -112,6 +116,7 @@ class ScanPlan {
   SchemaPtr read_schema_;            // read fields, then _rowid, _rowaddr when read
   BoundExprPtr filter_;
   std::optional<IndexedRows> indexed_;
+  std::optional<std::set<uint64_t>> only_fragments_;
   std::vector<int> output_columns_;  // indices into read_schema_
   SchemaPtr output_schema_;
 };

@@ -2,6 +2,7 @@
 // the sort order, and BTree / Bitmap files written and searched.
 #include <gtest/gtest.h>
 
+#include "index/index_builder.h"
 #include "index/index_query.h"
 #include "index/row_addr_map.h"
 #include "index/scalar_index.h"
@@ -200,6 +201,59 @@ TEST_P(IndexFileTest, EveryLeafKindFindsExactlyItsRows) {
   EXPECT_EQ(Search(*index, "v IS NOT NULL"), Expected([](int64_t, bool null) { return !null; }));
   EXPECT_EQ(Search(*index, "v <> 5"), Expected([](int64_t v, bool null) { return !null && v != 5; }));
   EXPECT_EQ(Search(*index, "v = 1000"), std::vector<uint64_t>{});
+}
+
+TEST_P(IndexFileTest, SpilledRunsMergeIntoTheSameFiles) {
+  // 10,000 rows with nulls and many equal values, added 1,000 at a time: in memory, and
+  // with a 16 KiB budget (a sorted run spilled about every 1,000 rows).
+  std::vector<std::optional<int64_t>> v;
+  std::vector<uint64_t> ids;
+  for (int64_t i = 0; i < 10000; ++i) {
+    v.push_back(i % 89 == 0 ? std::nullopt : std::optional<int64_t>((i * 7) % 300));
+    ids.push_back(Id(i));
+  }
+  ArrayPtr all = Int64s(v);
+  testing::TempDir spilled_dir;
+  IndexBuilder spilled(*store_, spilled_dir.path(), GetParam(), format::FileVersion{2, 1}, DataType::Int64(), 16 << 10);
+  for (int64_t first = 0; first < 10000; first += 1000)
+    spilled.Add(Slice(*all, first, 1000), std::span(ids).subspan(size_t(first), 1000));
+  EXPECT_GE(spilled.runs(), 5u);
+  auto files = spilled.Finish();
+  EXPECT_TRUE(store_->List(spilled_dir.path()).size() == files.size()) << "spilled runs were left behind";
+  WriteIndex(*store_, dir_.path(), GetParam(), format::FileVersion{2, 1}, *all, ids);
+  for (const auto& f : files)
+    EXPECT_EQ(testing::ReadFileToString(spilled_dir.Join(f.name)), testing::ReadFileToString(dir_.Join(f.name)))
+        << f.name << " differs after spilling";
+}
+
+TEST(IndexBuilder, AFailedBuildRemovesItsRuns) {
+  auto store = io::MakeLocalStore();
+  testing::TempDir dir;
+  {
+    IndexBuilder builder(*store, dir.path(), IndexKind::kBTree, format::FileVersion{2, 2}, DataType::Int64(), 16);
+    builder.Add(Int64s({3, 1, 2}), std::vector<uint64_t>{0, 1, 2});
+    builder.Add(Int64s({5, 4}), std::vector<uint64_t>{3, 4});
+    EXPECT_EQ(builder.runs(), 2u);
+    EXPECT_EQ(store->List(dir.path()).size(), 2u);
+  }  // destroyed before Finish
+  EXPECT_TRUE(store->List(dir.path()).empty());
+}
+
+TEST(SortKey, OrdersAsTheValuesSort) {
+  FixedWidthBuilder<double> d(DataType::Float64());
+  for (double x : std::initializer_list<double>{-HUGE_VAL, -2.5, -0.0, 0.0, 1e-300, 3.0, HUGE_VAL, std::nan("")})
+    d.Append(x);
+  auto doubles = d.Finish();
+  for (int64_t i = 0; i + 1 < doubles->length; ++i) {
+    if (i == 2) EXPECT_EQ(SortKey(*doubles, i), SortKey(*doubles, i + 1)) << "-0.0 and 0.0 are equal";
+    else EXPECT_LT(SortKey(*doubles, i), SortKey(*doubles, i + 1)) << i;
+  }
+  auto ints = Int64s({INT64_MIN, -1, 0, 1, INT64_MAX});
+  for (int64_t i = 0; i + 1 < ints->length; ++i) EXPECT_LT(SortKey(*ints, i), SortKey(*ints, i + 1)) << i;
+  BinaryBuilder s(DataType::Utf8());
+  for (const char* x : {"", "a", "ab", "b", "\xc3\xa9"}) s.Append(x);
+  auto strings = s.Finish();
+  for (int64_t i = 0; i + 1 < strings->length; ++i) EXPECT_LT(SortKey(*strings, i), SortKey(*strings, i + 1)) << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, IndexFileTest, ::testing::Values(IndexKind::kBTree, IndexKind::kBitmap),

@@ -135,6 +135,35 @@ TEST_P(IndexQueryTest, DropAndReplaceCommitNewVersions) {
   EXPECT_EQ(Lancelet({"count", ds_, "--where", "val = 370"}), "1\n");
 }
 
+TEST_P(IndexQueryTest, OptimizeIndexesTheAppendedFragmentsAsNewSegments) {
+  REQUIRE_ORACLE();
+  Create();
+  Lancelet({"index", "create", ds_, "val"});
+  Lancelet({"index", "create", ds_, "cat", "--type", "bitmap"});
+  Change();  // appends fragment 3, which no segment covers
+  const std::string before = Oracle({"indices", ds_}, kOverlayEnv);
+  EXPECT_NE(before.find("\"name\":\"val_idx\",\"type\":\"BTree\",\"columns\":[\"val\"],\"indexed\":"), std::string::npos);
+  EXPECT_NE(before.find(",\"unindexed\":2}"), std::string::npos) << before;
+  EXPECT_EQ(Lancelet({"index", "optimize", ds_}), "indexed the new fragments of " + ds_ + "; now version 9\n");
+  EXPECT_EQ(Lancelet({"index", "optimize", ds_}), "every index of " + ds_ + " covers every fragment; unchanged at version 9\n");
+  const std::string listed = Oracle({"indices", ds_}, kOverlayEnv);
+  EXPECT_EQ(listed.find(",\"unindexed\":2}"), std::string::npos) << listed;
+  EXPECT_NE(listed.find(",\"unindexed\":0}"), std::string::npos) << listed;
+  EXPECT_NE(Lancelet({"index", "list", ds_}).find("val_idx\tBTree\tval\tbuilt from version 1\t2 segments\t"
+                                                  "4 fragments indexed, 0 not\t31 stale rows\n"),
+            std::string::npos);
+  const auto stats = SplitLines(Lancelet({"index", "stats", ds_, "val_idx"}));
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_NE(stats[0].find(": built from version 1, fragments [0,1,2], 3000 rows, "), std::string::npos) << stats[0];
+  EXPECT_NE(stats[0].find(" bytes, 31 stale rows"), std::string::npos) << stats[0];
+  EXPECT_NE(stats[1].find(": built from version 8, fragments [3], 2 rows, "), std::string::npos) << stats[1];
+  const std::string explain = Lancelet({"explain", ds_, "--where", "val = 370"});
+  EXPECT_NE(explain.find("read: 32 candidate rows in 4 fragments through indexes, 0 fragments scanned whole\n"),
+            std::string::npos)
+      << explain;
+  ExpectAgreement();
+}
+
 INSTANTIATE_TEST_SUITE_P(FileVersions, IndexQueryTest, ::testing::Values("2.0", "2.1", "2.2"),
                          [](const auto& info) { std::string s = info.param; s.erase(s.find('.'), 1); return "v" + s; });
 

@@ -241,6 +241,8 @@ TEST(BadInput, WritesOnAFullTmpfsAreRefusedAndChangeNothing) {
       {"SQL UPDATE", {"sql", "--db", "DB", "UPDATE t SET val = 0 WHERE id < 2500"}, 4096},
       {"create", {"create", "NEW", "--from", "INPUT"}, 4096},
       {"create (midway)", {"create", "NEW", "--from", "INPUT"}, 64 << 10},
+      {"index create", {"index", "create", "DS", "val"}, 4096},
+      {"SQL CREATE INDEX", {"sql", "--db", "DB", "CREATE INDEX b ON t (val) USING BITMAP"}, 4096},
   };
   int unchanged = 0;
   for (const auto& c : cases) {

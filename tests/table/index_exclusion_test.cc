@@ -1,0 +1,128 @@
+// Overlay exclusion, rule by rule (the data overlay spec's Index integration section): an
+// index segment's answer leaves out, and the scan re-evaluates, exactly the cells of its
+// field that overlays committed after its dataset_version cover.
+#include <gtest/gtest.h>
+
+#include "lancelet/builder.h"
+#include "lancelet/dataset.h"
+#include "support/test_env.h"
+#include "table/dataset_state.h"
+#include "table/index_plan.h"
+
+namespace lancelet::testing {
+namespace {
+
+class IndexExclusionTest : public ::testing::Test {
+ protected:
+  // 100 rows, one fragment: id, a = id % 10, b = id.
+  DatasetPtr Create(bool stable_row_ids = false) {
+    FixedWidthBuilder<int64_t> id(DataType::Int64()), a(DataType::Int64()), b(DataType::Int64());
+    for (int64_t i = 0; i < 100; ++i) {
+      id.Append(i);
+      a.Append(i % 10);
+      b.Append(i);
+    }
+    auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
+        Field::Make("id", DataType::Int64()), Field::Make("a", DataType::Int64()), Field::Make("b", DataType::Int64())});
+    WriteOptions options;
+    options.enable_stable_row_ids = stable_row_ids;
+    return Dataset::Write(dir_.Join("t.lance"),
+                          {std::make_shared<RecordBatch>(schema, std::vector<ArrayPtr>{id.Finish(), a.Finish(), b.Finish()}, 100)},
+                          options);
+  }
+
+  // The plan's one index use and its candidates in fragment 0.
+  static std::pair<table::IndexedRows::Use, std::vector<uint64_t>> Plan(const Dataset& ds, const std::string& where) {
+    auto plan = table::PlanIndexedRows(ds.state(), *ParseExpression(where));
+    EXPECT_TRUE(plan.has_value()) << where;
+    if (!plan || plan->uses.size() != 1) return {};
+    auto found = plan->candidates.find(0);
+    return {plan->uses[0], found == plan->candidates.end() ? std::vector<uint64_t>{} : found->second};
+  }
+
+  static std::vector<int64_t> Ids(const Dataset& ds, const std::string& where) {
+    auto batch = ds.NewScan().Columns({"id"}).Filter(where).ToBatch();
+    return std::vector<int64_t>(batch->column(0)->values<int64_t>(),
+                                batch->column(0)->values<int64_t>() + batch->num_rows());
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(IndexExclusionTest, AnOverlayNewerThanTheIndexOnItsFieldIsExcludedAndReEvaluated) {
+  auto ds = Create()->CreateIndex("a", IndexType::kBTree);            // built from version 1
+  ds = ds->Update({{"a", "7"}}, "id IN (3, 17)");                      // committed at 3 > 1
+  auto [use, candidates] = Plan(*ds, "a = 3");
+  EXPECT_EQ(use.hits, 10u);   // the index still says rows 3, 13, ..., 93 hold 3
+  EXPECT_EQ(use.stale, 2u);   // offsets 3 and 17
+  EXPECT_EQ(candidates, (std::vector<uint64_t>{3, 13, 17, 23, 33, 43, 53, 63, 73, 83, 93}));
+  EXPECT_EQ(Ids(*ds, "a = 3"), (std::vector<int64_t>{13, 23, 33, 43, 53, 63, 73, 83, 93}));  // 3 no longer matches
+  EXPECT_EQ(Ids(*ds, "a = 7"), (std::vector<int64_t>{3, 7, 17, 27, 37, 47, 57, 67, 77, 87, 97}));  // 3 now does
+}
+
+TEST_F(IndexExclusionTest, AnOverlayOnAnotherFieldExcludesNothing) {
+  auto ds = Create()->CreateIndex("a", IndexType::kBTree);
+  ds = ds->Update({{"b", "-1"}}, "id < 50");
+  auto [use, candidates] = Plan(*ds, "a = 3");
+  EXPECT_EQ(use.stale, 0u);
+  EXPECT_EQ(candidates.size(), 10u);
+}
+
+TEST_F(IndexExclusionTest, AnOverlayTheIndexAlreadySawIsNotExcluded) {
+  auto ds = Create()->Update({{"a", "7"}}, "id = 3");  // version 2
+  ds = ds->CreateIndex("a", IndexType::kBitmap);       // reads version 2: dataset_version 2 == committed_version
+  EXPECT_EQ(ds->ListIndices()[0].dataset_version, 2u);
+  auto [use, candidates] = Plan(*ds, "a = 7");
+  EXPECT_EQ(use.stale, 0u);
+  EXPECT_EQ(use.hits, 11u);  // the index holds the overlaid value
+  EXPECT_EQ(Ids(*ds, "a = 7").size(), 11u);
+}
+
+TEST_F(IndexExclusionTest, DeletionsBelowAnOverlaidOffsetDoNotShiftIt) {
+  auto ds = Create()->CreateIndex("a", IndexType::kBTree);
+  ds = ds->Delete("id < 5");
+  ds = ds->Update({{"a", "100"}}, "id = 8");  // physical offset 8, the 4th live row
+  auto [use, candidates] = Plan(*ds, "a = 100");
+  EXPECT_EQ(use.stale, 1u);
+  EXPECT_EQ(candidates, std::vector<uint64_t>{8});
+  EXPECT_EQ(Ids(*ds, "a = 100"), std::vector<int64_t>{8});
+  EXPECT_EQ(Ids(*ds, "a = 8"), (std::vector<int64_t>{18, 28, 38, 48, 58, 68, 78, 88, 98}));
+  EXPECT_EQ(Ids(*ds, "a = 2"), (std::vector<int64_t>{12, 22, 32, 42, 52, 62, 72, 82, 92}));  // row 2 deleted
+}
+
+TEST_F(IndexExclusionTest, StableRowIdsMapBackToOffsetsWithDeletionsPresent) {
+  auto ds = Create(true)->CreateIndex("a", IndexType::kBTree);
+  ds = ds->Delete("id < 5");
+  ds = ds->Update({{"a", "100"}}, "id = 8");
+  EXPECT_EQ(Ids(*ds, "a = 100"), std::vector<int64_t>{8});
+  EXPECT_EQ(Ids(*ds, "a = 3"), (std::vector<int64_t>{13, 23, 33, 43, 53, 63, 73, 83, 93}));
+  auto [use, candidates] = Plan(*ds, "a = 3");
+  // Row 3's id maps to no live row (deleted); row 8 is stale.
+  EXPECT_EQ(candidates, (std::vector<uint64_t>{8, 13, 23, 33, 43, 53, 63, 73, 83, 93}));
+}
+
+TEST_F(IndexExclusionTest, AnIndexWithoutAFragmentBitmapCoversEveryFragment) {
+  auto ds = Create()->CreateIndex("a", IndexType::kBTree);
+  const auto& s = ds->state();
+  lance::table::IndexSection legacy = s.indices;
+  legacy.mutable_indices(0)->clear_fragment_bitmap();
+  auto state = table::MakeState(s.store, s.uri, s.manifest_path, s.manifest, legacy);
+  auto plan = table::PlanIndexedRows(*state, *ParseExpression("a = 3"));
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->uses[0].fragments, 1u);
+  EXPECT_EQ(plan->candidates.at(0).size(), 10u);
+}
+
+TEST_F(IndexExclusionTest, FragmentsAppendedAfterTheIndexAreScannedWhole) {
+  auto ds = Create()->CreateIndex("a", IndexType::kBTree);
+  const RecordBatchPtr first_rows = ds->NewScan().Filter("id < 20").ToBatch();
+  ds = ds->Append({first_rows});
+  auto plan = table::PlanIndexedRows(ds->state(), *ParseExpression("a = 3"));
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->candidates.count(0), 1u);
+  EXPECT_EQ(plan->candidates.count(1), 0u);  // no segment covers fragment 1
+  EXPECT_EQ(Ids(*ds, "a = 3"), (std::vector<int64_t>{3, 13, 23, 33, 43, 53, 63, 73, 83, 93, 3, 13}));
+}
+
+}  // namespace
+}  // namespace lancelet::testing
