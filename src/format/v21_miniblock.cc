@@ -509,6 +509,15 @@ class MiniBlockReader final : public PageReader {
   void ReadChunkBytes(size_t c, uint8_t* out) const {
     std::lock_guard<std::mutex> lock(window_mutex_);
     std::memcpy(out, ChunkBytesLocked(c), chunks_[c].size);
+    ReleaseWindowAfterLastChunkLocked(c);
+  }
+
+  // Page readers live as long as their file stays open: a window kept after a scan has
+  // passed the page's last chunk would only hold memory.
+  void ReleaseWindowAfterLastChunkLocked(size_t c) const {
+    if (c + 1 < chunks_.size()) return;
+    std::string().swap(window_);
+    window_offset_ = 0;
   }
 
   // For an uncompressed plain page (PlainRowBytes without a codec): values [begin, +n) of
@@ -527,8 +536,9 @@ class MiniBlockReader final : public PageReader {
       ThrowCorrupt("{}, chunk {}: {} values of {} bytes do not fit the chunk's {} value bytes", page_.where, c,
                    meta.num_values, row_bytes, data_size);
     std::memcpy(out, bytes + data_start + begin * row_bytes, n * row_bytes);
+    ReleaseWindowAfterLastChunkLocked(c);
   }
-  static constexpr uint64_t kMaxWindowBytes = 1 << 20;
+  static constexpr uint64_t kMaxWindowBytes = 256 << 10;
 
   DecodedChunk Decode(size_t c) const {
     const ChunkMeta& meta = chunks_[c];

@@ -1,5 +1,7 @@
 #include "index/row_addr_map.h"
 
+#include <algorithm>
+
 #include "format/little_endian.h"
 #include "lancelet/error.h"
 
@@ -65,7 +67,11 @@ RowAddrMap RowAddrMap::FromAddresses(std::vector<uint64_t> addresses) {
   std::map<uint32_t, std::vector<uint32_t>> by_fragment;
   for (uint64_t a : addresses) by_fragment[uint32_t(a >> 32)].push_back(uint32_t(a));
   RowAddrMap out;
-  for (auto& [fragment, offsets] : by_fragment) out.fragments.emplace(fragment, format::RoaringBitmap::FromValues(offsets));
+  for (auto& [fragment, offsets] : by_fragment) {
+    // Ascending, so that the bitmap appends instead of inserting into its containers.
+    std::sort(offsets.begin(), offsets.end());
+    out.fragments.emplace(fragment, format::RoaringBitmap::FromValues(offsets));
+  }
   return out;
 }
 
