@@ -7,6 +7,7 @@
 #include "index/scalar_index.h"
 #include "table/feature_flags.h"
 #include "table/fragment_reader.h"
+#include "table/index_section.h"
 
 namespace lancelet::table {
 
@@ -88,6 +89,10 @@ Rows Evaluate(const index::IndexQuery& q, const std::map<const index::IndexLeaf*
       auto hit = a.hits[s].fragments.find(uint32_t(fragment.id()));
       if (hit != a.hits[s].fragments.end()) {
         if (!hit->second) return std::nullopt;
+        if (!hit->second->IsEmpty() && hit->second->Max() >= fragment.physical_rows())
+          ThrowCorrupt("'{}': index '{}' (segment {}) lists row {} of fragment {}, which has {} rows", state.uri,
+                       a.segments[s]->meta->name(), UuidText(a.segments[s]->meta->uuid().uuid()),
+                       hit->second->Max(), fragment.id(), fragment.physical_rows());
         rows |= *hit->second;
       }
       return rows;

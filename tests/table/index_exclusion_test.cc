@@ -8,6 +8,7 @@
 #include "support/test_env.h"
 #include "table/dataset_state.h"
 #include "table/index_plan.h"
+#include "index/scalar_index.h"
 
 namespace lancelet::testing {
 namespace {
@@ -111,6 +112,23 @@ TEST_F(IndexExclusionTest, AnIndexWithoutAFragmentBitmapCoversEveryFragment) {
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->uses[0].fragments, 1u);
   EXPECT_EQ(plan->candidates.at(0).size(), 10u);
+}
+
+TEST_F(IndexExclusionTest, AnIndexNamingRowsPastItsFragmentIsRefused) {
+  auto ds = Create()->CreateIndex("a", IndexType::kBTree);
+  const auto& meta = ds->state().indices.indices(0);
+  // Rewrite the segment's files: value 3 now points at offset 500 of fragment 0.
+  FixedWidthBuilder<int64_t> values(DataType::Int64());
+  values.Append(3);
+  index::WriteIndex(*ds->state().store, ds->state().IndexDirectory(meta), index::IndexKind::kBTree,
+                    format::FileVersion{2, 0}, *values.Finish(), {500});
+  auto reopened = Dataset::Open(ds->uri());
+  auto error = ThrownError([&] { reopened->CountRows("a = 3"); });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->kind(), ErrorKind::kCorrupt);
+  EXPECT_NE(std::string(error->what()).find("index 'a_idx' (segment "), std::string::npos) << error->what();
+  EXPECT_NE(std::string(error->what()).find(") lists row 500 of fragment 0, which has 100 rows"), std::string::npos)
+      << error->what();
 }
 
 TEST_F(IndexExclusionTest, FragmentsAppendedAfterTheIndexAreScannedWhole) {
