@@ -16,10 +16,6 @@ namespace lancelet::index {
 
 namespace {
 
-constexpr const char* kBTreeData = "page_data.lance";
-constexpr const char* kBTreeLookup = "page_lookup.lance";
-constexpr const char* kBitmapLookup = "bitmap_page_lookup.lance";
-constexpr int64_t kBTreePageRows = 4096;
 constexpr int64_t kMergeBatchRows = 65536;
 
 std::shared_ptr<Schema> ValuesAndIds(const TypePtr& type) {
@@ -55,7 +51,7 @@ class BTreeSink final : public SortedSink {
  public:
   BTreeSink(io::ObjectStore& store, std::string dir, format::FileVersion version, TypePtr type)
       : store_(store), dir_(std::move(dir)), version_(version), type_(std::move(type)),
-        data_(store, dir_ + "/" + kBTreeData, format::LanceSchema::FromArrow(*ValuesAndIds(type_)),
+        data_(store, dir_ + "/" + kBTreeDataFile, format::LanceSchema::FromArrow(*ValuesAndIds(type_)),
               format::FileWriterOptions{version}) {}
 
   void Write(const ArrayPtr& values, std::span<const uint64_t> ids) override {
@@ -74,7 +70,7 @@ class BTreeSink final : public SortedSink {
 
   std::vector<WrittenFile> Finish() override {
     std::vector<WrittenFile> files;
-    files.push_back({kBTreeData, data_.Finish()});
+    files.push_back({kBTreeDataFile, data_.Finish()});
     if (rows_ % kBTreePageRows != 0) maxs_.push_back(last_);
     std::vector<uint32_t> pages(nulls_.size());
     for (size_t p = 0; p < pages.size(); ++p) pages[p] = uint32_t(p);
@@ -83,7 +79,7 @@ class BTreeSink final : public SortedSink {
                               Field::Make("null_count", DataType::UInt32(), false),
                               Field::Make("page_idx", DataType::UInt32(), false)},
         Metadata{{"batch_size", std::to_string(kBTreePageRows)}, {"range_partitioned", "false"}});
-    files.push_back({kBTreeLookup, WriteWholeFile(store_, dir_ + "/" + kBTreeLookup, version_, schema,
+    files.push_back({kBTreeLookupFile, WriteWholeFile(store_, dir_ + "/" + kBTreeLookupFile, version_, schema,
                                                   {ConcatOrEmpty(mins_, type_), ConcatOrEmpty(maxs_, type_),
                                                    UInt32s(nulls_), UInt32s(pages)})});
     return files;
@@ -126,7 +122,7 @@ class BitmapSink final : public SortedSink {
     auto schema = std::make_shared<Schema>(
         std::vector<FieldPtr>{Field::Make("keys", type_), Field::Make("bitmaps", DataType::Binary())},
         Metadata{{"lance:index_stats", fmt::format("{{\"num_bitmaps\":{}}}", keys_.size())}});
-    return {{kBitmapLookup, WriteWholeFile(store_, dir_ + "/" + kBitmapLookup, version_, schema,
+    return {{kBitmapLookupFile, WriteWholeFile(store_, dir_ + "/" + kBitmapLookupFile, version_, schema,
                                            {ConcatOrEmpty(keys_, type_), bitmaps_.Finish()})}};
   }
 

@@ -14,10 +14,6 @@ namespace lancelet::index {
 
 namespace {
 
-constexpr const char* kBTreeData = "page_data.lance";
-constexpr const char* kBTreeLookup = "page_lookup.lance";
-constexpr const char* kBitmapLookup = "bitmap_page_lookup.lance";
-constexpr int64_t kBTreePageRows = 4096;  // the default when page_lookup has no batch_size
 
 std::string Lower(std::string s) {
   for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -53,8 +49,8 @@ const format::LanceField& ExpectField(const format::LanceFileReader& file, size_
 class BTreeIndex final : public ScalarIndex {
  public:
   BTreeIndex(const io::ObjectStore& store, const std::string& dir) {
-    data_ = format::LanceFileReader::Open(store, dir + "/" + kBTreeData);
-    auto lookup = format::LanceFileReader::Open(store, dir + "/" + kBTreeLookup);
+    data_ = format::LanceFileReader::Open(store, dir + "/" + kBTreeDataFile);
+    auto lookup = format::LanceFileReader::Open(store, dir + "/" + kBTreeLookupFile);
     ExpectField(*data_, 0, "values");
     if (ExpectField(*data_, 1, "ids").type->id() != TypeId::kUInt64)
       ThrowCorrupt("{}: column 'ids' must be uint64", data_->path());
@@ -149,7 +145,7 @@ class BTreeIndex final : public ScalarIndex {
 class BitmapIndex final : public ScalarIndex {
  public:
   BitmapIndex(const io::ObjectStore& store, const std::string& dir) {
-    file_ = format::LanceFileReader::Open(store, dir + "/" + kBitmapLookup);
+    file_ = format::LanceFileReader::Open(store, dir + "/" + kBitmapLookupFile);
     ExpectField(*file_, 0, "keys");
     const auto& bitmaps = ExpectField(*file_, 1, "bitmaps");
     if (!bitmaps.type->is_variable_binary()) ThrowCorrupt("{}: column 'bitmaps' must be binary", file_->path());

@@ -31,6 +31,11 @@ namespace lancelet::index {
 
 enum class IndexKind { kBTree, kBitmap };
 
+inline constexpr const char* kBTreeDataFile = "page_data.lance";
+inline constexpr const char* kBTreeLookupFile = "page_lookup.lance";
+inline constexpr const char* kBitmapLookupFile = "bitmap_page_lookup.lance";
+inline constexpr int64_t kBTreePageRows = 4096;  // written; read from batch_size when present
+
 // "/lance.table.BTreeIndexDetails", "/lance.table.BitmapIndexDetails".
 const char* TypeUrl(IndexKind kind);
 // The kind a type URL names (compared case-insensitively, as the reference does), or

@@ -1,5 +1,7 @@
 #include "table/fragment_reader.h"
 
+#include <algorithm>
+
 #include "table/deletions.h"
 #include "format/row_id_sequence.h"
 #include "lancelet/builder.h"
@@ -142,6 +144,43 @@ const overlay::FieldLayers* FragmentReader::LayersOf(size_t field) const {
     known = layers_.emplace(id, std::move(layers)).first;
   }
   return known->second->empty() ? nullptr : known->second.get();
+}
+
+format::RoaringBitmap FragmentReader::ChangedCellsSelected(
+    size_t field, uint64_t version, const std::function<std::vector<int64_t>(const ArrayData&)>& select,
+    uint64_t* changed) const {
+  format::RoaringBitmap out;
+  const overlay::FieldLayers* layers = LayersOf(field);
+  if (!layers) return out;
+  const auto& schema_field = state_.schema.fields()[field];
+  for (const auto& layer : layers->newest_first) {
+    const auto& o = overlays().overlays()[layer.overlay];
+    if (o.committed_version <= version) continue;
+    const uint64_t cells = layer.listed() ? layer.cells.size() : layer.runs.back().rank + (layer.runs.back().end - layer.runs.back().start);
+    *changed += cells;
+    ArrayPtr column = WholeOverlayColumn(layer.overlay, schema_field.id);
+    if (!column) {  // too large to keep: read it for this query alone
+      const auto& file = OpenOverlayFile(layer.overlay);
+      const size_t index = OverlayColumn(layer.overlay, schema_field.id);
+      column = file.ReadField(index, 0, file.num_rows(index));
+    }
+    if (!column->type->Equals(*schema_field.type))
+      ThrowCorrupt("'{}' fragment {}: overlay file '{}' holds field {} as {}, but the schema says {}", state_.uri,
+                   fragment_.id(), o.proto->data_file().path(), schema_field.id, column->type->ToString(),
+                   schema_field.type->ToString());
+    for (int64_t rank : select(*column)) {
+      if (uint64_t(rank) >= cells) continue;  // values past the coverage are not cells
+      if (layer.listed()) {
+        out.Add(layer.cells[size_t(rank)]);
+        continue;
+      }
+      auto run = std::upper_bound(layer.runs.begin(), layer.runs.end(), uint64_t(rank),
+                                  [](uint64_t r, const overlay::Layer::Run& x) { return r < x.rank; });
+      --run;
+      out.Add(uint32_t(run->start + (uint64_t(rank) - run->rank)));
+    }
+  }
+  return out;
 }
 
 ArrayPtr FragmentReader::WholeOverlayColumn(size_t overlay, int32_t field_id) const {

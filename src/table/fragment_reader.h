@@ -27,6 +27,7 @@ class FragmentReader {
 
   uint64_t fragment_id() const { return fragment_.id(); }
   uint64_t physical_rows() const { return fragment_.physical_rows(); }
+  const lance::table::DataFragment& fragment() const { return fragment_; }
   uint64_t num_deleted() const;
   // Deleted physical offsets (loaded on first use, then cached).
   const format::RoaringBitmap& deletions() const;
@@ -44,6 +45,16 @@ class FragmentReader {
 
   // The fragment's overlays (decoded on first use).
   const overlay::FragmentOverlays& overlays() const;
+
+  // For index queries: the cells of `field` that overlays committed after `version`
+  // cover (their count added to *changed) and whose value in one of those overlays is
+  // selected by `select` (row indices of a column of the field's values). A superset of
+  // the changed cells whose current values it selects: the current value of a changed
+  // cell is in the newest overlay covering it, which is one of these. Reads only those
+  // overlays' value columns of the field, never the base.
+  format::RoaringBitmap ChangedCellsSelected(size_t field, uint64_t version,
+                                             const std::function<std::vector<int64_t>(const ArrayData&)>& select,
+                                             uint64_t* changed) const;
 
   // Row addresses: (fragment id << 32) | offset.
   ArrayPtr RowAddresses(std::span<const uint64_t> offsets) const;

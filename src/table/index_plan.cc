@@ -25,7 +25,7 @@ struct Segment {
   index::IndexKind kind;
   int32_t field_id;
   std::optional<format::RoaringBitmap> fragments;  // nullopt: every fragment
-  std::set<int32_t> affecting;                      // the field and the fields nested in it
+  size_t field_index = 0;                           // in the dataset schema
 
   bool Covers(uint64_t fragment_id) const { return !fragments || fragments->Contains(uint32_t(fragment_id)); }
 };
@@ -44,27 +44,13 @@ std::map<std::string, std::vector<Segment>> UsableSegments(const DatasetState& s
     if (!field || !index::CanIndex(*field->type)) continue;
     auto [it, inserted] = chosen.emplace(field->name, meta.name());
     if (it->second != meta.name()) continue;
-    Segment s{&meta, *kind, field->id, std::nullopt, {}};
+    Segment s{&meta, *kind, field->id, std::nullopt, size_t(field - state.schema.fields().data())};
     if (!meta.fragment_bitmap().empty())
       s.fragments = format::RoaringBitmap::DeserializePortable(meta.fragment_bitmap(),
                                                                "fragment_bitmap of index " + meta.name());
-    field->ForEach([&](const format::LanceField& f) { s.affecting.insert(f.id); });
     out[field->name].push_back(std::move(s));
   }
   return out;
-}
-
-// Offsets of `fragment` whose cells of the segment's field changed after it was built.
-format::RoaringBitmap StaleRows(const DatasetState& state, const lance::table::DataFragment& fragment,
-                                const Segment& segment) {
-  format::RoaringBitmap stale;
-  if (fragment.overlays_size() == 0) return stale;
-  for (const auto& o : state.OverlaysOf(fragment)->overlays()) {
-    if (o.committed_version <= segment.meta->dataset_version()) continue;
-    for (size_t k = 0; k < o.field_ids.size(); ++k)
-      if (segment.affecting.count(o.field_ids[k])) stale |= *o.coverage[k];
-  }
-  return stale;
 }
 
 // One leaf's answer: per segment, its hits by fragment.
@@ -72,20 +58,28 @@ struct LeafAnswer {
   std::vector<const Segment*> segments;
   std::vector<index::RowAddrMap> hits;
   std::vector<size_t> use;  // index into IndexedRows::uses
+  // Rows of a column of the field's values where the leaf is TRUE.
+  std::function<std::vector<int64_t>(const ArrayData&)> select;
 };
 
 // nullopt: every row of the fragment.
 using Rows = std::optional<format::RoaringBitmap>;
 
 Rows Evaluate(const index::IndexQuery& q, const std::map<const index::IndexLeaf*, LeafAnswer>& answers,
-              const DatasetState& state, const lance::table::DataFragment& fragment, IndexedRows& out) {
+              const DatasetState& state, const FragmentReader& reader, IndexedRows& out) {
+  const lance::table::DataFragment& fragment = reader.fragment();
   using Kind = index::IndexQuery::Kind;
   if (q.kind == Kind::kLeaf) {
     const LeafAnswer& a = answers.at(&q.leaf);
     for (size_t s = 0; s < a.segments.size(); ++s) {
       if (!a.segments[s]->Covers(fragment.id())) continue;
-      format::RoaringBitmap rows = StaleRows(state, fragment, *a.segments[s]);
-      out.uses[a.use[s]].stale += rows.Cardinality();
+      // The changed cells whose new values may match the leaf: the index's own values
+      // for them are stale, so they are candidates whatever it says.
+      uint64_t changed = 0;
+      format::RoaringBitmap rows = reader.ChangedCellsSelected(a.segments[s]->field_index,
+                                                               a.segments[s]->meta->dataset_version(), a.select, &changed);
+      out.uses[a.use[s]].stale += changed;
+      out.uses[a.use[s]].stale_matching += rows.Cardinality();
       auto hit = a.hits[s].fragments.find(uint32_t(fragment.id()));
       if (hit != a.hits[s].fragments.end()) {
         if (!hit->second) return std::nullopt;
@@ -103,7 +97,7 @@ Rows Evaluate(const index::IndexQuery& q, const std::map<const index::IndexLeaf*
   Rows acc;
   bool first = true;
   for (const auto& child : q.children) {
-    Rows rows = Evaluate(child, answers, state, fragment, out);
+    Rows rows = Evaluate(child, answers, state, reader, out);
     if (q.kind == Kind::kOr) {
       if (!rows) return std::nullopt;
       if (first) acc = std::move(rows);
@@ -163,7 +157,17 @@ std::optional<IndexedRows> PlanIndexedRows(const DatasetState& state, const Expr
   for (const auto& f : state.manifest.fragments()) live.insert(f.id());
   for (const auto* leaf : leaves) {
     LeafAnswer& a = answers[leaf];
-    for (const auto& segment : segments.at(leaf->column)) {
+    const auto& column_segments = segments.at(leaf->column);
+    {
+      const auto& type = state.schema.fields()[column_segments[0].field_index].type;
+      auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("values", type)});
+      std::shared_ptr<const BoundExpr> bound = Bind(*leaf->ToExpr("values"), *schema);
+      a.select = [bound, schema](const ArrayData& values) {
+        auto column = std::make_shared<ArrayData>(values);
+        return EvaluateSelection(*bound, RecordBatch(schema, {column}, values.length));
+      };
+    }
+    for (const auto& segment : column_segments) {
       a.segments.push_back(&segment);
       a.hits.push_back(state.OpenIndex(*segment.meta, segment.kind)->Search(*leaf));
       if (row_ids) a.hits.back() = ToAddresses(state, a.hits.back());
@@ -176,7 +180,8 @@ std::optional<IndexedRows> PlanIndexedRows(const DatasetState& state, const Expr
     }
   }
   for (const auto& fragment : state.manifest.fragments()) {
-    Rows rows = Evaluate(query, answers, state, fragment, out);
+    FragmentReader reader(state, fragment);
+    Rows rows = Evaluate(query, answers, state, reader, out);
     // Reading rows by offset costs more than a sequential scan once they are dense.
     if (!rows) continue;
     const uint64_t n = rows->Cardinality();

@@ -34,7 +34,8 @@ struct IndexedRows {
     std::string predicate;  // the leaf it answered
     uint64_t fragments = 0; // live fragments it covers
     uint64_t hits = 0;      // rows it returned
-    uint64_t stale = 0;     // rows re-evaluated because overlays are newer than it
+    uint64_t stale = 0;     // cells of its field that overlays newer than it changed
+    uint64_t stale_matching = 0;  // of those, the ones whose new value may match: re-evaluated
   };
   std::vector<Use> uses;
 };

@@ -274,8 +274,9 @@ std::string Dataset::Explain(const std::string& predicate) const {
   uint64_t candidates = 0;
   if (indexed) {
     for (const auto& use : indexed->uses)
-      out += fmt::format("index {}: {}: {} hits in {} fragments, {} stale rows re-evaluated\n", use.index,
-                         use.predicate, use.hits, use.fragments, use.stale);
+      out += fmt::format("index {}: {}: {} hits in {} fragments; {} rows changed since it was built, {} of them "
+                         "re-evaluated\n",
+                         use.index, use.predicate, use.hits, use.fragments, use.stale, use.stale_matching);
     for (const auto& [fragment, rows] : indexed->candidates) candidates += rows.size();
   }
   const uint64_t narrowed = indexed ? indexed->candidates.size() : 0;

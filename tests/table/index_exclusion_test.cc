@@ -55,10 +55,25 @@ TEST_F(IndexExclusionTest, AnOverlayNewerThanTheIndexOnItsFieldIsExcludedAndReEv
   ds = ds->Update({{"a", "7"}}, "id IN (3, 17)");                      // committed at 3 > 1
   auto [use, candidates] = Plan(*ds, "a = 3");
   EXPECT_EQ(use.hits, 10u);   // the index still says rows 3, 13, ..., 93 hold 3
-  EXPECT_EQ(use.stale, 2u);   // offsets 3 and 17
-  EXPECT_EQ(candidates, (std::vector<uint64_t>{3, 13, 17, 23, 33, 43, 53, 63, 73, 83, 93}));
+  EXPECT_EQ(use.stale, 2u);   // offsets 3 and 17 changed
+  EXPECT_EQ(use.stale_matching, 0u);  // neither holds 3 now: 17 is not read; 3, a hit, is re-evaluated
+  EXPECT_EQ(candidates, (std::vector<uint64_t>{3, 13, 23, 33, 43, 53, 63, 73, 83, 93}));
+  auto [use7, candidates7] = Plan(*ds, "a = 7");
+  EXPECT_EQ(use7.stale_matching, 2u);  // both now hold 7
+  EXPECT_EQ(candidates7, (std::vector<uint64_t>{3, 7, 17, 27, 37, 47, 57, 67, 77, 87, 97}));
   EXPECT_EQ(Ids(*ds, "a = 3"), (std::vector<int64_t>{13, 23, 33, 43, 53, 63, 73, 83, 93}));  // 3 no longer matches
   EXPECT_EQ(Ids(*ds, "a = 7"), (std::vector<int64_t>{3, 7, 17, 27, 37, 47, 57, 67, 77, 87, 97}));  // 3 now does
+}
+
+TEST_F(IndexExclusionTest, AnOlderChangedValueMakesACandidateTheNewestValueDecides) {
+  auto ds = Create()->CreateIndex("a", IndexType::kBTree);
+  ds = ds->Update({{"a", "50"}}, "id = 5");
+  ds = ds->Update({{"a", "60"}}, "id = 5");
+  auto [use, candidates] = Plan(*ds, "a = 50");
+  EXPECT_EQ(use.stale, 2u);  // one cell, changed twice
+  EXPECT_EQ(candidates, std::vector<uint64_t>{5});
+  EXPECT_EQ(Ids(*ds, "a = 50"), std::vector<int64_t>{});
+  EXPECT_EQ(Ids(*ds, "a = 60"), std::vector<int64_t>{5});
 }
 
 TEST_F(IndexExclusionTest, AnOverlayOnAnotherFieldExcludesNothing) {
@@ -98,8 +113,10 @@ TEST_F(IndexExclusionTest, StableRowIdsMapBackToOffsetsWithDeletionsPresent) {
   EXPECT_EQ(Ids(*ds, "a = 100"), std::vector<int64_t>{8});
   EXPECT_EQ(Ids(*ds, "a = 3"), (std::vector<int64_t>{13, 23, 33, 43, 53, 63, 73, 83, 93}));
   auto [use, candidates] = Plan(*ds, "a = 3");
-  // Row 3's id maps to no live row (deleted); row 8 is stale.
-  EXPECT_EQ(candidates, (std::vector<uint64_t>{8, 13, 23, 33, 43, 53, 63, 73, 83, 93}));
+  // Row 3's id maps to no live row (deleted); row 8 changed, but not to 3.
+  EXPECT_EQ(candidates, (std::vector<uint64_t>{13, 23, 33, 43, 53, 63, 73, 83, 93}));
+  auto [use100, candidates100] = Plan(*ds, "a = 100");
+  EXPECT_EQ(candidates100, std::vector<uint64_t>{8});
 }
 
 TEST_F(IndexExclusionTest, AnIndexWithoutAFragmentBitmapCoversEveryFragment) {
