@@ -13,6 +13,9 @@
 #include <cstring>
 #include <mutex>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "file.pb.h"
 #include "file2.pb.h"
 #include "format/field_codec.h"
@@ -146,7 +149,14 @@ uint64_t LanceFileWriter::Finish() {
   m.schema.ToProto(descriptor.mutable_schema()->mutable_fields());
   for (const auto& [k, v] : m.schema.metadata()) (*descriptor.mutable_schema()->mutable_metadata())[k] = v;
   descriptor.set_length(m.rows.empty() ? 0 : *std::max_element(m.rows.begin(), m.rows.end()));
-  const std::string descriptor_bytes = descriptor.SerializeAsString();
+  // Deterministic: the schema metadata is a map, and the same file should be the same bytes.
+  std::string descriptor_bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&descriptor_bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    descriptor.SerializeToCodedStream(&coded);
+  }
   const uint64_t descriptor_position = m.file->position();
   m.file->Write(descriptor_bytes);
 
