@@ -6,6 +6,7 @@
 #include "format/roaring_bitmap.h"
 #include "table/dataset_state.h"
 #include "table/feature_flags.h"
+#include "table/index_section.h"
 
 namespace lancelet::cli {
 
@@ -88,10 +89,9 @@ void PrintInspect(const Dataset& dataset, std::ostream& out) {
   for (const auto& index : s.indices.indices()) {
     std::string fields, fragments = "all (no fragment bitmap)";
     for (int32_t id : index.fields()) fields += (fields.empty() ? "" : ",") + std::to_string(id);
-    if (!index.fragment_bitmap().empty()) {
+    if (auto covered = table::IndexFragments(index)) {
       fragments.clear();
-      format::RoaringBitmap::DeserializePortable(index.fragment_bitmap(), "fragment_bitmap of index " + index.name())
-          .ForEach([&](uint32_t id) { fragments += (fragments.empty() ? "" : ",") + std::to_string(id); });
+      covered->ForEach([&](uint32_t id) { fragments += (fragments.empty() ? "" : ",") + std::to_string(id); });
       fragments = "[" + fragments + "]";
     }
     out << fmt::format("  index {}: {}, fields [{}], built from version {}, fragments {}\n", index.name(),

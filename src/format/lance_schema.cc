@@ -270,6 +270,12 @@ SchemaPtr LanceSchema::ToArrow() const {
 
 const LanceField* LanceSchema::FindById(int32_t id) const { return FindIn(fields_, id); }
 
+const LanceField* LanceSchema::FindTopLevelById(int32_t id) const {
+  for (const auto& f : fields_)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
 const LanceField* LanceSchema::FindByName(const std::string& name) const {
   for (const auto& f : fields_) {
     if (f.name == name) return &f;

@@ -49,6 +49,8 @@ class LanceSchema {
   SchemaPtr ToArrow() const;
   // The node with this id anywhere in the tree, or null.
   const LanceField* FindById(int32_t id) const;
+  // The top-level field with this id, or null (a nested node's id gives null).
+  const LanceField* FindTopLevelById(int32_t id) const;
   // The top-level field with this name, or null.
   const LanceField* FindByName(const std::string& name) const;
   int32_t MaxId() const;  // -1 when empty

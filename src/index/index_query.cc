@@ -118,10 +118,20 @@ ExprPtr IndexLeaf::ToExpr(const std::string& as_column) const {
       e = MakeNode(ExprKind::kIn, std::move(args), false);
       break;
     }
-    case Op::kIsNull: e = MakeNode(ExprKind::kIsNull, {c}, false); break;
+    case Op::kIsNull: e = IsNullExpr(c, false); break;
   }
   return negated ? Expr::Unary(UnaryOp::kNot, e) : e;
 }
+
+std::function<std::vector<int64_t>(const ArrayData&)> IndexLeaf::Selector(const TypePtr& type) const {
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("values", type)});
+  std::shared_ptr<const BoundExpr> bound = Bind(*ToExpr("values"), *schema);
+  return [bound, schema](const ArrayData& values) {
+    return EvaluateSelection(*bound, RecordBatch(schema, {std::make_shared<ArrayData>(values)}, values.length));
+  };
+}
+
+ExprPtr IsNullExpr(ExprPtr operand, bool negated) { return MakeNode(ExprKind::kIsNull, {std::move(operand)}, negated); }
 
 IndexQuery IndexQuery::FromFilter(const Expr& filter, const std::function<bool(const std::string&)>& indexed) {
   return Convert(filter, false, indexed);

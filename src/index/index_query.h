@@ -27,7 +27,12 @@ struct IndexLeaf {
   // for the values, such as "values" or "keys").
   ExprPtr ToExpr(const std::string& as_column) const;
   std::string ToString() const { return lancelet::ToString(*ToExpr(column)); }
+  // The rows of a column of `type` values where the leaf is TRUE (bound once, reusable).
+  std::function<std::vector<int64_t>(const ArrayData&)> Selector(const TypePtr& type) const;
 };
+
+// `operand IS NULL`, or IS NOT NULL when `negated`.
+ExprPtr IsNullExpr(ExprPtr operand, bool negated);
 
 struct IndexQuery {
   enum class Kind { kLeaf, kAnd, kOr, kAny };

@@ -14,20 +14,9 @@ namespace lancelet::index {
 
 namespace {
 
-
 std::string Lower(std::string s) {
   for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-// The rows of `batch` (one column per field of `schema`) where `predicate` is TRUE.
-std::vector<int64_t> Select(const ExprPtr& predicate, const RecordBatch& batch) {
-  return EvaluateSelection(*Bind(*predicate, *batch.schema()), batch);
-}
-
-RecordBatch OneColumn(const std::string& name, const ArrayPtr& values) {
-  return RecordBatch(std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make(name, values->type)}), {values},
-                     values->length);
 }
 
 // Reads a whole file of the segment into one batch per column.
@@ -71,18 +60,14 @@ class BTreeIndex final : public ScalarIndex {
 
   RowAddrMap Search(const IndexLeaf& leaf) const override {
     std::vector<uint64_t> found;
-    const std::vector<int64_t> pages = Select(PagePredicate(leaf), *lookup_);
+    const std::vector<int64_t> pages = EvaluateSelection(*Bind(*PagePredicate(leaf), *lookup_->schema()), *lookup_);
     const auto* page_idx = lookup_->column(3)->values<uint32_t>();
-    const ExprPtr predicate = leaf.ToExpr("values");
-    BoundExprPtr bound;
+    const auto select = leaf.Selector(data_->schema().fields()[0].type);
     for (int64_t p : pages) {
       const uint64_t first = uint64_t(page_idx[p]) * uint64_t(page_rows_);
       if (first >= rows_) ThrowCorrupt("{}: page {} starts past its {} rows", data_->path(), page_idx[p], rows_);
       const uint64_t count = std::min<uint64_t>(uint64_t(page_rows_), rows_ - first);
-      ArrayPtr values = data_->ReadField(0, first, count);
-      RecordBatch batch = OneColumn("values", values);
-      if (!bound) bound = Bind(*predicate, *batch.schema());
-      std::vector<int64_t> hits = EvaluateSelection(*bound, batch);
+      std::vector<int64_t> hits = select(*data_->ReadField(0, first, count));
       if (hits.empty()) continue;
       ArrayPtr ids = data_->ReadField(1, first, count);
       const uint64_t* id = ids->values<uint64_t>();
@@ -97,18 +82,11 @@ class BTreeIndex final : public ScalarIndex {
   // (unknown: take it as lowest) when the page starts with nulls.
   static ExprPtr PagePredicate(const IndexLeaf& leaf) {
     auto col = [](const char* n) { return Expr::Column(n); };
-    auto null_test = [](ExprPtr e, bool negated) {
-      auto n = std::make_shared<Expr>();
-      n->kind = ExprKind::kIsNull;
-      n->args = {std::move(e)};
-      n->negated = negated;
-      return ExprPtr(n);
-    };
     auto and_ = [](ExprPtr a, ExprPtr b) { return Expr::Binary(BinaryOp::kAnd, a, b); };
     auto or_ = [](ExprPtr a, ExprPtr b) { return Expr::Binary(BinaryOp::kOr, a, b); };
-    const ExprPtr has_values = null_test(col("max"), true);
+    const ExprPtr has_values = IsNullExpr(col("max"), true);
     // min <op> v, with an unknown min passing.
-    auto low = [&](BinaryOp op, const ExprPtr& v) { return or_(null_test(col("min"), false), Expr::Binary(op, col("min"), v)); };
+    auto low = [&](BinaryOp op, const ExprPtr& v) { return or_(IsNullExpr(col("min"), false), Expr::Binary(op, col("min"), v)); };
     auto high = [&](BinaryOp op, const ExprPtr& v) { return Expr::Binary(op, col("max"), v); };
     if (leaf.op == IndexLeaf::Op::kIsNull)
       return leaf.negated ? has_values : Expr::Binary(BinaryOp::kGt, col("null_count"), Expr::Literal(Scalar{DataType::Int64(), int64_t(0)}));
@@ -162,7 +140,7 @@ class BitmapIndex final : public ScalarIndex {
   }
 
   RowAddrMap Search(const IndexLeaf& leaf) const override {
-    return Union(Select(leaf.ToExpr("keys"), OneColumn("keys", keys_)));
+    return Union(leaf.Selector(keys_->type)(*keys_));
   }
 
  private:

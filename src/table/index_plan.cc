@@ -23,7 +23,6 @@ constexpr uint64_t kDenseRows = 256;
 struct Segment {
   const lance::table::IndexMetadata* meta;
   index::IndexKind kind;
-  int32_t field_id;
   std::optional<format::RoaringBitmap> fragments;  // nullopt: every fragment
   size_t field_index = 0;                           // in the dataset schema
 
@@ -38,17 +37,12 @@ std::map<std::string, std::vector<Segment>> UsableSegments(const DatasetState& s
   for (const auto& meta : state.indices.indices()) {
     auto kind = index::KindOfTypeUrl(meta.index_details().type_url());
     if (!kind || meta.fields_size() != 1) continue;
-    const format::LanceField* field = nullptr;
-    for (const auto& f : state.schema.fields())
-      if (f.id == meta.fields(0)) field = &f;
+    const format::LanceField* field = state.schema.FindTopLevelById(meta.fields(0));
     if (!field || !index::CanIndex(*field->type)) continue;
     auto [it, inserted] = chosen.emplace(field->name, meta.name());
     if (it->second != meta.name()) continue;
-    Segment s{&meta, *kind, field->id, std::nullopt, size_t(field - state.schema.fields().data())};
-    if (!meta.fragment_bitmap().empty())
-      s.fragments = format::RoaringBitmap::DeserializePortable(meta.fragment_bitmap(),
-                                                               "fragment_bitmap of index " + meta.name());
-    out[field->name].push_back(std::move(s));
+    out[field->name].push_back(
+        Segment{&meta, *kind, IndexFragments(meta), size_t(field - state.schema.fields().data())});
   }
   return out;
 }
@@ -158,15 +152,7 @@ std::optional<IndexedRows> PlanIndexedRows(const DatasetState& state, const Expr
   for (const auto* leaf : leaves) {
     LeafAnswer& a = answers[leaf];
     const auto& column_segments = segments.at(leaf->column);
-    {
-      const auto& type = state.schema.fields()[column_segments[0].field_index].type;
-      auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("values", type)});
-      std::shared_ptr<const BoundExpr> bound = Bind(*leaf->ToExpr("values"), *schema);
-      a.select = [bound, schema](const ArrayData& values) {
-        auto column = std::make_shared<ArrayData>(values);
-        return EvaluateSelection(*bound, RecordBatch(schema, {column}, values.length));
-      };
-    }
+    a.select = leaf->Selector(state.schema.fields()[column_segments[0].field_index].type);
     for (const auto& segment : column_segments) {
       a.segments.push_back(&segment);
       a.hits.push_back(state.OpenIndex(*segment.meta, segment.kind)->Search(*leaf));

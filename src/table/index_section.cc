@@ -23,11 +23,10 @@ bool IsSystemIndex(const lance::table::IndexMetadata& index) {
 // bytes: an empty bitmap still has its 8-byte header) has unknown coverage, which counts
 // as covering.
 bool CoversAny(const lance::table::IndexMetadata& index, const std::set<uint64_t>& fragments) {
-  if (index.fragment_bitmap().empty()) return true;
-  auto bitmap = format::RoaringBitmap::DeserializePortable(
-      index.fragment_bitmap(), "fragment_bitmap of index '" + index.name() + "'");
+  auto bitmap = IndexFragments(index);
+  if (!bitmap) return true;
   for (uint64_t id : fragments)
-    if (id <= UINT32_MAX && bitmap.Contains(uint32_t(id))) return true;
+    if (id <= UINT32_MAX && bitmap->Contains(uint32_t(id))) return true;
   return false;
 }
 
@@ -105,6 +104,12 @@ lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before
     default:
       return RetainRelevant(before, next);
   }
+}
+
+std::optional<format::RoaringBitmap> IndexFragments(const lance::table::IndexMetadata& index) {
+  if (index.fragment_bitmap().empty()) return std::nullopt;
+  return format::RoaringBitmap::DeserializePortable(index.fragment_bitmap(),
+                                                    "fragment_bitmap of index '" + index.name() + "'");
 }
 
 std::string UuidText(const std::string& bytes) {

@@ -19,7 +19,10 @@
 //   changed cells stale instead).
 #pragma once
 
+#include <optional>
 #include <string>
+
+#include "format/roaring_bitmap.h"
 
 #include "io/object_store.h"
 #include "table.pb.h"
@@ -36,6 +39,10 @@ lance::table::IndexSection ReadIndexSection(const io::ObjectStore& store, const 
 // were `before`.
 lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before, const lance::table::Manifest& next,
                                         const lance::table::Transaction& transaction);
+
+// The fragments a segment covers (its fragment_bitmap), or nullopt when it has none: then
+// it covers every fragment. Throws Corrupt naming the index when the bitmap does not parse.
+std::optional<format::RoaringBitmap> IndexFragments(const lance::table::IndexMetadata& index);
 
 // An index UUID's 16 bytes as its directory name (8-4-4-4-12 lower-case hex) and back.
 // UuidBytes throws Invalid for text of another shape.

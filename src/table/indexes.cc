@@ -43,8 +43,8 @@ void RemoveSegment(const table::DatasetState& s, const lance::table::IndexMetada
 }
 
 // Writes one segment of index `name` on `field` over the live rows of `fragments` (every
-// row's current value, with its address or stable row id), and returns its metadata with
-// `written` listing its files; on failure removes them and any directory it made.
+// row's current value, with its address or stable row id) and returns its metadata; on
+// failure removes its files and any directory it made.
 lance::table::IndexMetadata BuildSegment(const std::shared_ptr<const table::DatasetState>& state,
                                          const format::LanceField& field, index::IndexKind kind,
                                          const std::string& name, const std::set<uint64_t>& fragments) {
@@ -70,7 +70,6 @@ lance::table::IndexMetadata BuildSegment(const std::shared_ptr<const table::Data
   const std::string indices_dir = io::JoinPath(s.uri, table::kIndicesDir);
   const std::string dir = io::JoinPath(indices_dir, uuid);
   const bool had_indices_dir = s.store->Exists(indices_dir);
-  std::vector<std::string> written;
   try {
     s.store->CreateDir(indices_dir);
     s.store->CreateDir(dir);
@@ -82,7 +81,6 @@ lance::table::IndexMetadata BuildSegment(const std::shared_ptr<const table::Data
       return true;
     });
     for (const auto& file : builder.Finish()) {
-      written.push_back(io::JoinPath(dir, file.name));
       auto* f = meta.add_files();
       f->set_path(file.name);
       f->set_size_bytes(file.size);
@@ -147,23 +145,20 @@ DatasetPtr Dataset::OptimizeIndices() const {
   for (const auto& meta : s.indices.indices()) {
     auto kind = index::KindOfTypeUrl(meta.index_details().type_url());
     if (!kind || meta.fields_size() != 1 || !done.insert(meta.name()).second) continue;
-    const format::LanceField* field = nullptr;
-    for (const auto& f : s.schema.fields())
-      if (f.id == meta.fields(0)) field = &f;
+    const format::LanceField* field = s.schema.FindTopLevelById(meta.fields(0));
     if (!field) continue;
     // The live fragments no segment of this index covers.
     std::set<uint64_t> uncovered;
     for (const auto& f : s.manifest.fragments()) uncovered.insert(f.id());
     for (const auto& segment : s.indices.indices()) {
       if (segment.name() != meta.name()) continue;
-      if (segment.fragment_bitmap().empty()) {
+      const auto covered = table::IndexFragments(segment);
+      if (!covered) {
         uncovered.clear();  // no bitmap: it covers every fragment
         break;
       }
-      auto covered = format::RoaringBitmap::DeserializePortable(segment.fragment_bitmap(),
-                                                                "fragment_bitmap of index " + segment.name());
       for (auto it = uncovered.begin(); it != uncovered.end();)
-        it = covered.Contains(uint32_t(*it)) ? uncovered.erase(it) : std::next(it);
+        it = covered->Contains(uint32_t(*it)) ? uncovered.erase(it) : std::next(it);
     }
     if (uncovered.empty()) continue;
     try {
@@ -201,11 +196,6 @@ uint64_t StaleRows(const table::DatasetState& s, const lance::table::DataFragmen
   return n;
 }
 
-std::optional<format::RoaringBitmap> FragmentsOf(const lance::table::IndexMetadata& meta) {
-  if (meta.fragment_bitmap().empty()) return std::nullopt;
-  return format::RoaringBitmap::DeserializePortable(meta.fragment_bitmap(), "fragment_bitmap of index " + meta.name());
-}
-
 }  // namespace
 
 std::vector<IndexInfo> Dataset::ListIndices() const {
@@ -222,15 +212,14 @@ std::vector<IndexInfo> Dataset::ListIndices() const {
       auto kind = index::KindOfTypeUrl(meta.index_details().type_url());
       info.type = kind ? index::KindName(*kind) : meta.index_details().type_url();
       for (int32_t id : meta.fields())
-        for (const auto& f : s.schema.fields())
-          if (f.id == id) info.columns.push_back(f.name);
+        if (const auto* f = s.schema.FindTopLevelById(id)) info.columns.push_back(f->name);
       info.dataset_version = meta.dataset_version();
       out.push_back(std::move(info));
     }
     IndexInfo& info = out[it->second];
     ++info.segments;
     info.dataset_version = std::min(info.dataset_version, meta.dataset_version());
-    const auto fragments = FragmentsOf(meta);
+    const auto fragments = table::IndexFragments(meta);
     for (const auto& f : s.manifest.fragments()) {
       if (fragments && !fragments->Contains(uint32_t(f.id()))) continue;
       covered[meta.name()].insert(f.id());
@@ -252,7 +241,7 @@ std::vector<IndexSegmentInfo> Dataset::IndexStats(const std::string& name) const
     IndexSegmentInfo info;
     info.uuid = table::UuidText(meta.uuid().uuid());
     info.dataset_version = meta.dataset_version();
-    const auto fragments = FragmentsOf(meta);
+    const auto fragments = table::IndexFragments(meta);
     info.covers_every_fragment = !fragments;
     if (fragments) fragments->ForEach([&](uint32_t f) { info.fragments.push_back(f); });
     for (const auto& file : meta.files()) info.bytes += file.size_bytes();
@@ -268,9 +257,10 @@ std::vector<IndexSegmentInfo> Dataset::IndexStats(const std::string& name) const
 
 std::string Dataset::Explain(const std::string& predicate) const {
   const table::DatasetState& s = *state_;
-  std::string out = fmt::format("filter: {}\n", predicate.empty() ? "none" : ToString(*ParseExpression(predicate)));
+  const ExprPtr filter = predicate.empty() ? nullptr : ParseExpression(predicate);
+  std::string out = fmt::format("filter: {}\n", filter ? ToString(*filter) : "none");
   std::optional<table::IndexedRows> indexed;
-  if (!predicate.empty()) indexed = table::PlanIndexedRows(s, *ParseExpression(predicate));
+  if (filter) indexed = table::PlanIndexedRows(s, *filter);
   uint64_t candidates = 0;
   if (indexed) {
     for (const auto& use : indexed->uses)
