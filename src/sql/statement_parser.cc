@@ -91,6 +91,15 @@ class StatementParser {
 
   std::string ParseTableName() { return p_.ExpectIdentifier("a table name"); }
 
+  // An optional IF EXISTS (IF NOT EXISTS when `negated`); whether it was there.
+  bool ConsumeIfExists(bool negated) {
+    if (!p_.Peek().IsKeyword("IF")) return false;
+    p_.Next();
+    if (negated) p_.ExpectKeyword("NOT");
+    p_.ExpectKeyword("EXISTS");
+    return true;
+  }
+
   // name [VERSION AS OF n] [[AS] alias], or read_csv('path') / read_json('path') [[AS] alias].
   TableRef ParseTableRef(bool allow_functions, bool allow_version) {
     TableRef ref;
@@ -303,12 +312,7 @@ class StatementParser {
     auto s = std::make_shared<CreateTableStmt>();
     p_.ExpectKeyword("CREATE");
     p_.ExpectKeyword("TABLE");
-    if (p_.Peek().IsKeyword("IF")) {
-      p_.Next();
-      p_.ExpectKeyword("NOT");
-      p_.ExpectKeyword("EXISTS");
-      s->if_not_exists = true;
-    }
+    s->if_not_exists = ConsumeIfExists(true);
     s->table.position = p_.Peek().position;
     s->table.name = ParseTableName();
     if (p_.ConsumeSymbol("(")) {
@@ -356,12 +360,7 @@ class StatementParser {
     auto s = std::make_shared<CreateIndexStmt>();
     p_.ExpectKeyword("CREATE");
     p_.ExpectKeyword("INDEX");
-    if (p_.Peek().IsKeyword("IF")) {
-      p_.Next();
-      p_.ExpectKeyword("NOT");
-      p_.ExpectKeyword("EXISTS");
-      s->if_not_exists = true;
-    }
+    s->if_not_exists = ConsumeIfExists(true);
     s->name = p_.ExpectIdentifier("an index name");
     p_.ExpectKeyword("ON");
     s->table.position = p_.Peek().position;
@@ -382,11 +381,7 @@ class StatementParser {
     auto s = std::make_shared<DropIndexStmt>();
     p_.ExpectKeyword("DROP");
     p_.ExpectKeyword("INDEX");
-    if (p_.Peek().IsKeyword("IF")) {
-      p_.Next();
-      p_.ExpectKeyword("EXISTS");
-      s->if_exists = true;
-    }
+    s->if_exists = ConsumeIfExists(false);
     s->name_position = p_.Peek().position;
     s->name = p_.ExpectIdentifier("an index name");
     p_.ExpectKeyword("ON");
@@ -399,11 +394,7 @@ class StatementParser {
     auto s = std::make_shared<DropTableStmt>();
     p_.ExpectKeyword("DROP");
     p_.ExpectKeyword("TABLE");
-    if (p_.Peek().IsKeyword("IF")) {
-      p_.Next();
-      p_.ExpectKeyword("EXISTS");
-      s->if_exists = true;
-    }
+    s->if_exists = ConsumeIfExists(false);
     s->table.position = p_.Peek().position;
     s->table.name = ParseTableName();
     return s;
