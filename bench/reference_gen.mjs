@@ -7,19 +7,12 @@
 //   random letters; s_lowcard utf8, one of 32 values; emb fixed_size_list<float32,128>;
 //   tags list<int32>, 0-8 small items, 5% null lists.
 // Values come from a seeded mulberry32, so the same arguments give the same dataset.
-import { createRequire } from "node:module";
 import { writeFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { basename, dirname } from "node:path";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(join(here, "..", "tests", "oracle", "package.json"));
+import { arg, require } from "./reference_common.mjs";
+
 const arrow = require("apache-arrow");
-
-function arg(name, fallback) {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : fallback;
-}
 
 function mulberry32(seed) {
   let a = seed >>> 0;

@@ -2,25 +2,15 @@
 //   node bench/reference_query.mjs DIR/NAME.lance --where P [--columns a,b] [--repeat R] [--create-index COL]
 // --create-index COL first times the reference's createIndex (BTree) on COL and prints
 // that too. Needs LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES for overlaid datasets.
-import { createRequire } from "node:module";
-import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { arg, openTable, require } from "./reference_common.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(join(here, "..", "tests", "oracle", "package.json"));
 const lancedb = require("@lancedb/lancedb");
-
-function arg(name, fallback) {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : fallback;
-}
 
 const path = process.argv[2];
 const where = arg("--where", "");
 const columns = arg("--columns", "");
 const repeat = Number(arg("--repeat", "5"));
-const db = await lancedb.connect(dirname(path));
-const table = await db.openTable(basename(path).replace(/\.lance$/, ""));
+const table = await openTable(path);
 const indexColumn = arg("--create-index", "");
 if (indexColumn) {
   const start = process.hrtime.bigint();

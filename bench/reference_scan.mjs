@@ -1,18 +1,10 @@
 // Times the reference's full scan of a dataset: median of R warm runs, streamed batch by batch.
 //   node bench/reference_scan.mjs DIR/NAME.lance [--repeat R]
-import { createRequire } from "node:module";
-import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(join(here, "..", "tests", "oracle", "package.json"));
-const lancedb = require("@lancedb/lancedb");
+import { arg, openTable } from "./reference_common.mjs";
 
 const path = process.argv[2];
-const ri = process.argv.indexOf("--repeat");
-const repeat = ri > 0 ? Number(process.argv[ri + 1]) : 5;
-const db = await lancedb.connect(dirname(path));
-const table = await db.openTable(basename(path).replace(/\.lance$/, ""));
+const repeat = Number(arg("--repeat", "5"));
+const table = await openTable(path);
 const times = [];
 let rows = 0;
 for (let r = 0; r < repeat + 1; r++) {

@@ -2,25 +2,14 @@
 //   node bench/reference_take.mjs DIR/NAME.lance --offsets FILE [--repeat R]
 // FILE holds one offset per line (bench/reference_gen.mjs --offsets writes it); scan_tool
 // take --offsets reads the same file, so both sides take the same rows in the same order.
-import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(join(here, "..", "tests", "oracle", "package.json"));
-const lancedb = require("@lancedb/lancedb");
-
-function arg(name, fallback) {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : fallback;
-}
+import { arg, openTable } from "./reference_common.mjs";
 
 const path = process.argv[2];
 const repeat = Number(arg("--repeat", "5"));
 const offsets = readFileSync(arg("--offsets", ""), "utf8").split("\n").filter((l) => l !== "").map(Number);
-const db = await lancedb.connect(dirname(path));
-const table = await db.openTable(basename(path).replace(/\.lance$/, ""));
+const table = await openTable(path);
 const times = [];
 let rows = 0;
 for (let r = 0; r < repeat + 1; r++) {  // the first run warms the page cache
