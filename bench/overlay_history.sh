@@ -15,7 +15,7 @@ source "$(dirname "$0")/common.sh"
 LANCELET=${LANCELET:-$BUILD/lancelet}
 COMPARE="$BUILD/bench/version_compare"
 REPEATS=${REPEATS:-5}
-DIR="$WORK/history"
+DIR="$WORK/history_unbounded"
 SCHEMA="id:int64,price:float64,qty:int32,cat:utf8"
 PER_FRAGMENT=$((ROWS / 4))
 
@@ -36,17 +36,19 @@ if [[ ! -f $DIR/.done ]]; then
   awk -v n="$ROWS" 'BEGIN { print "id,price,qty,cat"; for (i = 0; i < n; i++) printf "%d,%.2f,%d,c%d\n", i, (i * 7919) % 100000 / 100.0, i % 1000, i % 50 }' >"$DIR/rows.csv"
   for ds in history layers; do
     quiet "$LANCELET" create "$DIR/$ds.lance" --from "$DIR/rows.csv" --schema "$SCHEMA" --max-rows-per-file "$PER_FRAGMENT" --file-version 2.2
+    # Version 2: lift the overlay-layer bound, so that the layers stay as the user wrote them.
+    quiet "$LANCELET" config "$DIR/$ds.lance" --set lance.compaction.max_overlays_per_fragment=none
   done
   H="$DIR/history.lance"
-  quiet "$LANCELET" update "$H" --set "price = price * 1.1"
+  quiet "$LANCELET" update "$H" --set "price = price * 1.1" --mode overlay
   quiet "$LANCELET" update "$H" --set "price = price + 1" --where "id % 100 = 7"
   quiet "$LANCELET" update "$H" --set "qty = qty + 1" --where "id % 10 = 3"
   quiet "$LANCELET" update "$H" --set "price = price - 1" --where "id % 10 = 5"
   for ((k = 0; k < 16; k++)); do quiet "$LANCELET" update "$H" --set "qty = qty + 2" --where "id % 1000 = $k"; done
   for ((k = 0; k < 16; k++)); do quiet "$LANCELET" update "$DIR/layers.lance" --set "qty = qty + 1" --where "id % 100 = $k"; done
-  fresh "$H@21" "$DIR/history_fresh.lance"
-  fresh "$DIR/layers.lance@5" "$DIR/layers4_fresh.lance"
-  fresh "$DIR/layers.lance@17" "$DIR/layers16_fresh.lance"
+  fresh "$H@22" "$DIR/history_fresh.lance"
+  fresh "$DIR/layers.lance@6" "$DIR/layers4_fresh.lance"
+  fresh "$DIR/layers.lance@18" "$DIR/layers16_fresh.lance"
   rm "$DIR/rows.csv"
   touch "$DIR/.done"
 fi
@@ -72,12 +74,7 @@ whole() {
       [[ $side == a ]] && times_a+=($((t1 - t0))) || times_b+=($((t1 - t0)))
     done
   done
-  node -e '
-    const [label, a, b] = process.argv.slice(1);
-    const median = (s) => { const xs = s.split(" ").map(Number).sort((x, y) => x - y); return xs[Math.floor(xs.length / 2)] / 1e9; };
-    const ma = median(a), mb = median(b);
-    console.log(`whole process  ${label}: overlaid ${ma.toFixed(3)} s, compacted ${mb.toFixed(3)} s, ${(ma / mb).toFixed(2)}x`);
-  ' "$label" "${times_a[*]}" "${times_b[*]}"
+  medians "whole process  $label" overlaid compacted "${times_a[*]}" "${times_b[*]}"
 }
 
 # inproc LABEL OVERLAID FRESH MODE COLUMNS ROUNDS [--where P]
@@ -91,14 +88,14 @@ inproc() {
   ' "$label"
 }
 
-H="$DIR/history.lance@21"
+H="$DIR/history.lance@22"
 HF="$DIR/history_fresh.lance"
 whole 'count --where "price > 500"' "$H" "$HF" count DS --where "price > 500"
 whole 'scan --columns qty' "$H" "$HF" scan DS --columns qty --format arrow
 whole 'scan --columns price,qty --where "qty % 7 = 0"' "$H" "$HF" scan DS --columns price,qty --where "qty % 7 = 0" --format arrow
 whole 'take(100) price,qty' "$H" "$HF" take DS --rows "$TAKE_ROWS" --columns price,qty --format arrow
 for layers in 4 16; do
-  version=$((layers + 1))
+  version=$((layers + 2))
   L="$DIR/layers.lance@$version"
   LF="$DIR/layers${layers}_fresh.lance"
   whole "$layers strided 1% layers: scan --columns qty" "$L" "$LF" scan DS --columns qty --format arrow
@@ -110,7 +107,7 @@ inproc 'history: scan qty' "$H" "$HF" scan qty 21
 inproc 'history: scan price,qty where qty % 7 = 0' "$H" "$HF" scan price,qty 21 --where "qty % 7 = 0"
 inproc 'history: take(100) price,qty' "$H" "$HF" take price,qty 201
 for layers in 4 16; do
-  version=$((layers + 1))
+  version=$((layers + 2))
   inproc "$layers strided 1% layers: scan qty" "$DIR/layers.lance@$version" "$DIR/layers${layers}_fresh.lance" scan qty 21
   inproc "$layers strided 1% layers: take(100) qty" "$DIR/layers.lance@$version" "$DIR/layers${layers}_fresh.lance" take qty 201
 done

@@ -74,6 +74,11 @@ class MemoryStore final : public io::ObjectStore {
   bool Exists(const std::string& path) const override { return files_.count(path) > 0; }
   std::vector<std::string> List(const std::string&) const override { return {}; }
   void Delete(const std::string& path) override { ThrowNotSupported("{}: the fuzz store is read-only", path); }
+  std::optional<ObjectInfo> Head(const std::string& path) const override {
+    auto it = files_.find(path);
+    if (it == files_.end()) return std::nullopt;
+    return ObjectInfo{it->second->size(), 0};
+  }
   void CreateDir(const std::string&) override {}
   void Sync(const std::string&) override {}
 

@@ -4,7 +4,7 @@
 # inspect` runs after each write so that the dense overlay (step 1) and then the sparse
 # one (step 4) appear with their committed versions. The BTree on age is built from
 # version 1, so step 3's query excludes the overlaid rows from its answer and
-# re-evaluates them.
+# re-evaluates them. Step 6 folds both overlays into a new base file (OPTIMIZE).
 #   usage: scripts/demo.sh path/to/lancelet [dir]   (./run demo uses ./demo-data)
 set -euo pipefail
 LANCELET=${1:?usage: scripts/demo.sh path/to/lancelet [dir]}
@@ -58,4 +58,14 @@ heading "Step 5: read after the second write"
 sql "SELECT name, age, embedding FROM users"
 
 heading "Step 6: compaction (overlay -> base)"
-echo "(joins when the compaction issue lands)"
+"$LANCELET" optimize "$DB/users.lance" --plan
+sql "OPTIMIZE users"
+printf '\n\033[1m$ lancelet inspect %s --version 5\033[0m   (the fold)\n' "$DB/users.lance"
+"$LANCELET" inspect "$DB/users.lance" --version 5
+echo
+echo "(name, age and embedding now live in a new base file; the old file keeps id and marks them -2;"
+echo " the overlays are gone, and so is flag 64; the fold dropped fragment 0 from the age index built"
+echo " from version 1, so age queries went flat. OPTIMIZE then indexed it again, from version 5:)"
+inspect
+sql "SELECT name, age, embedding FROM users"
+sql "EXPLAIN SELECT * FROM users WHERE age = 26"

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -72,7 +73,112 @@ struct IndexSegmentInfo {
   uint64_t stale_rows = 0;
 };
 
+// Compaction (Dataset::Optimize). Overlays cost reads; deletions cost space; small
+// fragments cost planning and file opens. Per fragment one action removes them:
+//   kFoldOverlays  the overlaid columns get a new base data file holding their current
+//                  values (all rows, so offsets and row ids stay); the old files' copies
+//                  are tombstoned and the overlays dropped. Indexes on those columns
+//                  stop covering the fragment until they are optimized.
+//   kMergeOverlays the overlays become one overlay holding their newest values, stamped
+//                  with their newest committed_version (indexes stay valid).
+//   kRewriteRows   the fragment's live rows, values resolved, move into new fragments
+//                  together with small neighbours (row addresses change).
+enum class CompactionAction { kNone, kMergeOverlays, kFoldOverlays, kRewriteRows };
+
+struct OptimizeOptions {
+  // Fragments with fewer physical rows are merged with their neighbours (the reference's
+  // compact_files default); a lone one is left alone unless it has deletions to drop.
+  uint64_t target_rows_per_fragment = 1024 * 1024;
+  // Rewrite a fragment whose deleted fraction exceeds the threshold (>= 1.0: never).
+  bool materialize_deletions = true;
+  double materialize_deletions_threshold = 0.1;
+  // false: only overlays are compacted, rows never move.
+  bool rewrite_rows = true;
+  // What happens to the overlays of fragments whose rows stay: folded into base columns
+  // (reads at full speed; the reader flag 64 goes once no overlay is left) or merged
+  // into one overlay per fragment (writes only the overlaid cells).
+  bool merge_overlays_instead_of_fold = false;
+  // Afterwards, index the fragments that indexes stopped covering (OptimizeIndices).
+  bool optimize_indices = true;
+};
+
+// What Optimize does or would do to one fragment, and why.
+struct FragmentOptimization {
+  uint64_t fragment_id = 0;
+  CompactionAction action = CompactionAction::kNone;
+  std::string reason;
+  int rewrite_group = -1;             // kRewriteRows: fragments of one group become new fragments together
+  uint64_t physical_rows = 0;
+  uint64_t deleted_rows = 0;
+  uint64_t overlays = 0;              // layers
+  uint64_t covered_cells = 0;         // (row, column) cells the overlays cover, counted once
+  uint64_t overlay_bytes = 0;         // their files
+  uint64_t versions_since_oldest_overlay = 0;
+  uint64_t stale_index_rows = 0;      // rows an index must re-evaluate because of them
+  double read_amplification = 1.0;   // est. bytes read for the overlaid columns / bytes once compacted
+};
+
+struct OptimizeStats {
+  uint64_t fragments_removed = 0;    // rewritten into new ones
+  uint64_t fragments_added = 0;
+  uint64_t fragments_folded = 0;
+  uint64_t fragments_merged = 0;
+  uint64_t overlays_removed = 0;
+  uint64_t rows_deleted_materialized = 0;
+  uint64_t bytes_written = 0;         // data and overlay files (not indexes)
+  bool indexes_optimized = false;     // a segment was added for fragments no index covered
+  std::vector<uint64_t> versions;     // the versions committed, in order
+};
+
+// Cleanup (Dataset::Cleanup): old versions go, with every file only they used.
+struct CleanupOptions {
+  // Versions committed more than this long ago go (the latest and tagged ones never).
+  std::optional<int64_t> older_than_seconds;
+  // Keep the newest N versions (N >= 1); older ones go. Combined with older_than_seconds
+  // a version goes only when both say so.
+  std::optional<uint64_t> keep_versions;
+  bool dry_run = false;
+  // Unreferenced files no removed version names (left by a killed writer) go only when
+  // older than 7 days, as in the reference; this removes them whatever their age. Only
+  // safe when no writer is running.
+  bool delete_unverified = false;
+};
+
+struct CleanupStats {
+  uint64_t versions_removed = 0;
+  uint64_t files_removed = 0;
+  uint64_t bytes_freed = 0;
+  std::vector<std::string> removed;  // paths relative to the dataset, manifests last
+};
+
+// One line per fragment: what Optimize would do and why, with the fragment's overlay
+// layers, covered cells, bytes, versions since its oldest overlay, stale index rows and
+// estimated read amplification.
+std::string FormatOptimizePlan(const std::vector<FragmentOptimization>& plan);
+// What an Optimize did, ending with the version it left.
+std::string FormatOptimizeStats(const OptimizeStats& stats, const std::string& dataset, uint64_t version);
+
+// How UPDATE writes its changes (docs/compaction.md, "How UPDATE writes"):
+//   kOverlay  one dense overlay per fragment: only the changed cells are written.
+//   kColumns  the SET columns of each touched fragment rewritten in place, all rows,
+//             with any overlays on the fragment folded in (Update REWRITE_COLUMNS): later
+//             reads cost nothing extra; indexes on those columns stop covering the
+//             fragment until they are optimized.
+//   kRows     the changed rows deleted and written whole, new values in, to a new
+//             fragment: what every Lance reader reads (no overlay, no flag 64).
+//   kAuto     the table config key lancelet.update.mode (overlay, columns, rows or
+//             auto) when set, else the cost model (ChooseUpdateMode).
+enum class UpdateMode { kAuto, kOverlay, kColumns, kRows };
+const char* UpdateModeName(UpdateMode mode);
+// "overlay", "columns", "rows" or "auto"; InvalidArgument naming `what` otherwise.
+UpdateMode ParseUpdateMode(const std::string& text, const std::string& what);
+
 class Dataset;
+// When a write gave `after` its first overlay (reader feature flag 64, which readers
+// without overlay support refuse): one line saying so, how to read it with the
+// reference, and that optimize folds it away. Empty otherwise.
+std::string FirstOverlayNotice(const Dataset& before, const Dataset& after, const std::string& name);
+
 using DatasetPtr = std::shared_ptr<const Dataset>;
 
 // Builds a scan: which columns, which rows, how many.
@@ -135,15 +241,19 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // matched, and this dataset is returned).
   DatasetPtr Delete(const std::string& predicate, uint64_t* rows_changed = nullptr) const;
   // UPDATE ... SET column = expression, ... [WHERE predicate]: evaluates the predicate and
-  // the expressions on current (overlay-resolved) values and writes one dense overlay per
-  // affected fragment holding only the SET columns and the matching rows. An empty
+  // the expressions on current (overlay-resolved) values and writes the new values of
+  // the matching rows: as one dense overlay per affected fragment holding only the SET
+  // columns and those rows, or as the cost model or `mode` says (UpdateMode). An empty
   // predicate updates every row. Returns this dataset when no row matches.
   struct SetClause {
     std::string column;
     std::string expression;
   };
+  // `mode` picks how the changes are written (UpdateMode); `chosen`, when given,
+  // receives the mode used.
   DatasetPtr Update(const std::vector<SetClause>& set, const std::string& predicate = "",
-                    uint64_t* rows_changed = nullptr) const;
+                    uint64_t* rows_changed = nullptr, UpdateMode mode = UpdateMode::kAuto,
+                    UpdateMode* chosen = nullptr) const;
 
   // Builds an index on a top-level column over the rows of this version (overlay values
   // resolved, deleted rows skipped) and commits it. `name` defaults to "<column>_idx";
@@ -159,10 +269,33 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   std::vector<IndexInfo> ListIndices() const;
   // The segments of index `name` (NotFound when there is none).
   std::vector<IndexSegmentInfo> IndexStats(const std::string& name) const;
+  // Compacts overlays, deletions and small fragments (see CompactionAction), each kind in
+  // its own atomic commit; a concurrent write to a fragment being compacted makes the
+  // compaction re-plan, never lose the write. Then, unless options say otherwise, indexes
+  // cover the fragments they do not (OptimizeIndices). Returns the dataset at the last
+  // version it committed, or the version it last planned on when it had nothing to do.
+  DatasetPtr Optimize(const OptimizeOptions& options = {}, OptimizeStats* stats = nullptr) const;
+  // What Optimize would do, per fragment, without writing.
+  std::vector<FragmentOptimization> PlanOptimize(const OptimizeOptions& options = {}) const;
+  // Merges overlays of one fragment into one. `committed_versions` picks them (empty:
+  // all); they must be contiguous in committed_version: no other overlay of the fragment
+  // may lie between the oldest and newest picked (InvalidArgument otherwise).
+  DatasetPtr MergeOverlays(uint64_t fragment_id, const std::vector<uint64_t>& committed_versions = {}) const;
+  // Deletes the versions `options` selects and the files no kept version references.
+  // Never deletes a file a kept version uses; overlay files count as data files.
+  CleanupStats Cleanup(const CleanupOptions& options) const;
+
   // How a scan with `predicate` would run: per index segment searched, the leaf it
   // answered, its hits, and the stale rows re-evaluated; then how many fragments are
   // read whole. One line each.
   std::string Explain(const std::string& predicate) const;
+
+  // The table config (manifest config): key -> value.
+  std::map<std::string, std::string> Config() const;
+  // Sets (a value) or removes (nullopt) config keys in one UpdateConfig commit. Keys
+  // lancelet reads are checked first (lance.compaction.max_overlays_per_fragment: a
+  // positive number or "none").
+  DatasetPtr UpdateConfig(const std::map<std::string, std::optional<std::string>>& changes) const;
 
   const std::string& uri() const;
   uint64_t version() const;

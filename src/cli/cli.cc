@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <sstream>
 
@@ -98,6 +100,23 @@ std::unique_ptr<RecordBatchReader> OpenInput(const std::string& path, const std:
   return OpenTextInput(path, options);
 }
 
+// "90", "30s", "15m", "12h", "7d", "2w" as seconds.
+int64_t ParseDurationSeconds(const std::string& text) {
+  size_t used = 0;
+  long long n = -1;
+  try {
+    n = std::stoll(text, &used);
+  } catch (const std::exception&) {
+  }
+  std::string unit = n < 0 ? "?" : text.substr(used);
+  static const std::map<std::string, int64_t> kUnits = {{"", 1}, {"s", 1}, {"m", 60}, {"h", 3600},
+                                                        {"d", 86400}, {"w", 7 * 86400}};
+  auto it = kUnits.find(unit);
+  if (n < 0 || text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])) || it == kUnits.end())
+    ThrowInvalid("--older-than '{}': expected a number with an optional unit s, m, h, d or w (e.g. 7d)", text);
+  return int64_t(n) * it->second;
+}
+
 void RegisterArrowInput() {
   SetArrowIpcOpener([](const std::string& path, const TextReadOptions&) {
     std::ifstream in(path, std::ios::binary);
@@ -149,6 +168,11 @@ int Main(int argc, char** argv) {
   update->add_option("dataset", dataset, "Dataset directory")->required();
   update->add_option("--set", set_clauses, "column = expression (repeatable)")->required();
   update->add_option("--where", where, "SQL predicate (default: every row)");
+  std::string update_mode = "auto";
+  update->add_option("--mode", update_mode,
+                     "overlay (changed cells only), columns (rewrite the SET columns), rows (move the changed rows) "
+                     "or auto (table config lancelet.update.mode, else the cost model)")
+      ->capture_default_str();
 
   std::string columns;
   int64_t limit = -1, offset = 0;
@@ -219,6 +243,44 @@ int Main(int argc, char** argv) {
   explain->add_option("--where", where, "SQL predicate")->required();
   explain->add_option("--version", version, "Read this version");
 
+  OptimizeOptions optimize_options;
+  bool optimize_plan = false, optimize_no_index = false;
+  auto* optimize = app.add_subcommand(
+      "optimize", "Compact: fold overlays into base columns, merge small fragments, drop deleted rows");
+  optimize->add_option("dataset", dataset, "Dataset directory")->required();
+  optimize->add_flag("--plan", optimize_plan, "Print what would be done to each fragment, and why; write nothing");
+  optimize->add_option("--target-rows-per-fragment", optimize_options.target_rows_per_fragment,
+                       "Fragments with fewer rows are merged with their neighbours")
+      ->capture_default_str();
+  optimize->add_option("--materialize-deletions", optimize_options.materialize_deletions,
+                       "Rewrite fragments with many deleted rows (true/false)")
+      ->capture_default_str();
+  optimize->add_option("--materialize-deletions-threshold", optimize_options.materialize_deletions_threshold,
+                       "Deleted fraction above which a fragment is rewritten")
+      ->capture_default_str();
+  optimize->add_flag("--merge-overlays", optimize_options.merge_overlays_instead_of_fold,
+                     "Merge each fragment's overlays into one instead of folding them into base columns");
+  optimize->add_flag("--no-rewrite", [&](int64_t) { optimize_options.rewrite_rows = false; },
+                     "Only compact overlays; rows never move");
+  optimize->add_flag("--no-index", optimize_no_index, "Do not index the fragments indexes stopped covering");
+
+  std::string older_than;
+  std::optional<uint64_t> keep_versions;
+  bool cleanup_dry_run = false, delete_unverified = false;
+  auto* cleanup = app.add_subcommand("cleanup", "Delete old versions and the files only they use");
+  cleanup->add_option("dataset", dataset, "Dataset directory")->required();
+  cleanup->add_option("--older-than", older_than, "Remove versions older than this (e.g. 30s, 15m, 12h, 7d, 2w)");
+  cleanup->add_option("--keep", keep_versions, "Keep the newest N versions");
+  cleanup->add_flag("--dry-run", cleanup_dry_run, "List what would be removed; remove nothing");
+  cleanup->add_flag("--delete-unverified", delete_unverified,
+                    "Also remove unreferenced files younger than 7 days (only when no writer is running)");
+
+  std::vector<std::string> config_set, config_unset;
+  auto* config = app.add_subcommand("config", "Show or change the table config (e.g. lance.compaction.*)");
+  config->add_option("dataset", dataset, "Dataset directory")->required();
+  config->add_option("--set", config_set, "key=value (repeatable)");
+  config->add_option("--unset", config_unset, "key (repeatable)");
+
   auto* sql = app.add_subcommand("sql", "Run SQL statements on the datasets NAME.lance of a directory");
   sql->add_option("--db", db_dir, "Directory holding the datasets")->required();
   sql->add_option("statements", sql_script, "Statements separated by ';' (default: read them from stdin)");
@@ -281,13 +343,19 @@ int Main(int argc, char** argv) {
         if (column.size() >= 2 && column.front() == '"' && column.back() == '"') column = column.substr(1, column.size() - 2);
         set.push_back({column, clause.substr(eq + 1)});
       }
+      UpdateMode mode = ParseUpdateMode(update_mode, "--mode"), chosen = UpdateMode::kOverlay;
       auto ds = Dataset::Open(dataset);
       uint64_t updated = 0;
-      auto next = ds->Update(set, where, &updated);
+      auto next = ds->Update(set, where, &updated, mode, &chosen);
       if (updated == 0) {
         std::cout << fmt::format("no rows matched; {} unchanged at version {}\n", dataset, ds->version());
       } else {
-        std::cout << fmt::format("updated {} rows of {}; now version {}\n", updated, dataset, next->version());
+        const char* how = chosen == UpdateMode::kColumns ? " (columns rewritten)"
+                          : chosen == UpdateMode::kRows  ? " (rows moved to a new fragment)"
+                                                         : "";
+        std::cout << fmt::format("updated {} rows of {}{}; now version {}\n", updated, dataset, how, next->version());
+        std::string notice = FirstOverlayNotice(*ds, *next, dataset);
+        if (!notice.empty()) std::cerr << notice << "\n";
       }
     } else if (*scan) {
       auto ds = Dataset::Open(dataset, version);
@@ -363,6 +431,37 @@ int Main(int argc, char** argv) {
       std::cout << fmt::format("dropped index {} of {}; now version {}\n", index_name, dataset, next->version());
     } else if (*explain) {
       std::cout << Dataset::Open(dataset, version)->Explain(where);
+    } else if (*optimize) {
+      auto ds = Dataset::Open(dataset);
+      optimize_options.optimize_indices = !optimize_no_index;
+      if (optimize_plan) {
+        std::cout << FormatOptimizePlan(ds->PlanOptimize(optimize_options));
+      } else {
+        OptimizeStats stats;
+        auto next = ds->Optimize(optimize_options, &stats);
+        std::cout << FormatOptimizeStats(stats, dataset, next->version());
+      }
+    } else if (*cleanup) {
+      CleanupOptions options;
+      if (!older_than.empty()) options.older_than_seconds = ParseDurationSeconds(older_than);
+      options.keep_versions = keep_versions;
+      options.dry_run = cleanup_dry_run;
+      options.delete_unverified = delete_unverified;
+      auto stats = Dataset::Open(dataset)->Cleanup(options);
+      for (const auto& path : stats.removed) std::cout << (options.dry_run ? "would remove " : "removed ") << path << "\n";
+      std::cout << fmt::format("{} {} versions, {} files, {} bytes\n", options.dry_run ? "would free" : "freed",
+                               stats.versions_removed, stats.files_removed, stats.bytes_freed);
+    } else if (*config) {
+      std::map<std::string, std::optional<std::string>> changes;
+      for (const auto& kv : config_set) {
+        size_t eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) ThrowInvalid("--set '{}': expected key=value", kv);
+        changes[kv.substr(0, eq)] = kv.substr(eq + 1);
+      }
+      for (const auto& key : config_unset) changes[key] = std::nullopt;
+      auto ds = Dataset::Open(dataset)->UpdateConfig(changes);
+      for (const auto& [key, value] : ds->Config()) std::cout << key << "=" << value << "\n";
+      if (!changes.empty()) std::cout << fmt::format("{} now at version {}\n", dataset, ds->version());
     } else if (*inspect) {
       PrintInspect(*Dataset::Open(dataset, version), std::cout);
     }

@@ -299,4 +299,11 @@ LanceSchema LanceSchema::Project(const std::vector<std::string>& names) const {
   return LanceSchema(std::move(out), metadata_);
 }
 
+bool LanceField::IsBlob() const {
+  for (const auto& [k, v] : metadata)
+    if (k == "lance-encoding:blob" || (k == "ARROW:extension:name" && v.find("blob") != std::string::npos))
+      return true;
+  return false;
+}
+
 }  // namespace lancelet::format

@@ -27,6 +27,9 @@ struct LanceField {
   // Pre-order walk over this node and its descendants.
   template <typename F>
   void ForEach(F&& f) const { f(*this); for (const auto& c : children) c.ForEach(f); }
+  // A blob column: its values live outside the data file (lance-encoding:blob, or a blob
+  // extension type), so it takes no overlay and is not rewritten value by value.
+  bool IsBlob() const;
 };
 
 class LanceSchema {

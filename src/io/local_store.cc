@@ -198,6 +198,14 @@ class LocalStore final : public ObjectStore {
     ::closedir(d);
     return out;
   }
+  std::optional<ObjectInfo> Head(const std::string& path) const override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) return std::nullopt;
+      ThrowErrno("inspecting", path);
+    }
+    return ObjectInfo{uint64_t(st.st_size), int64_t(st.st_mtime)};
+  }
   void Delete(const std::string& path) override {
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("deleting", path);
   }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,13 @@ class ObjectStore {
   // Names (not paths) of the entries directly below `dir`; empty if `dir` is missing.
   virtual std::vector<std::string> List(const std::string& dir) const = 0;
   virtual void Delete(const std::string& path) = 0;
+  // Size and last modification time (seconds since the epoch) of an object, or nullopt
+  // when it does not exist.
+  struct ObjectInfo {
+    uint64_t size = 0;
+    int64_t modified_seconds = 0;
+  };
+  virtual std::optional<ObjectInfo> Head(const std::string& path) const = 0;
   virtual void CreateDir(const std::string& dir) = 0;
   // Removes `dir` if it is an empty directory and returns true; false when it is missing
   // or not empty. Stores without directories keep the default.

@@ -136,10 +136,15 @@ struct DropIndexStmt {
 struct ShowIndexesStmt {
   TableRef table;
 };
+// OPTIMIZE table: Dataset::Optimize with default options.
+struct OptimizeStmt {
+  TableRef table;
+};
 struct Statement {
   enum class Kind {
     kSelect, kInsert, kUpdate, kDelete, kCreateTable, kDropTable, kMerge,
     kCreateIndex, kDropIndex, kShowIndexes, kExplain,  // kExplain: EXPLAIN SELECT (in `select`)
+    kOptimize,
   } kind = Kind::kSelect;
   std::shared_ptr<SelectStmt> select;
   std::shared_ptr<InsertStmt> insert;
@@ -151,6 +156,7 @@ struct Statement {
   std::shared_ptr<CreateIndexStmt> create_index;
   std::shared_ptr<DropIndexStmt> drop_index;
   std::shared_ptr<ShowIndexesStmt> show_indexes;
+  std::shared_ptr<OptimizeStmt> optimize;
 };
 
 // Parses one statement (an optional trailing ';' is allowed). Throws ParseError whose

@@ -171,7 +171,9 @@ std::string RunUpdate(const Context& ctx, const UpdateStmt& stmt) {
   }
   uint64_t matched = 0;
   auto next = ds->Update(set, predicate, &matched);
-  return fmt::format("UPDATE {}; {}", RowCount(matched), VersionNote(stmt.table.name, ds, next));
+  std::string notice = FirstOverlayNotice(*ds, *next, stmt.table.name);
+  return fmt::format("UPDATE {}; {}{}", RowCount(matched), VersionNote(stmt.table.name, ds, next),
+                     notice.empty() ? "" : "\n" + notice);
 }
 
 std::string RunDelete(const Context& ctx, const DeleteStmt& stmt) {

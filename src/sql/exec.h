@@ -76,6 +76,7 @@ std::string RunDropTable(const Context& ctx, const DropTableStmt& stmt);
 std::string RunMerge(const Context& ctx, const MergeStmt& stmt);
 std::string RunCreateIndex(const Context& ctx, const CreateIndexStmt& stmt);
 std::string RunDropIndex(const Context& ctx, const DropIndexStmt& stmt);
+std::string RunOptimize(const Context& ctx, const OptimizeStmt& stmt);
 RecordBatchPtr RunShowIndexes(const Context& ctx, const ShowIndexesStmt& stmt);
 std::string RunExplain(const Context& ctx, const SelectStmt& stmt);  // the plan's lines
 

@@ -1,5 +1,5 @@
-// CREATE INDEX, DROP INDEX, SHOW INDEXES and EXPLAIN SELECT: the SQL faces of
-// Dataset::CreateIndex, DropIndex, ListIndices and Explain.
+// CREATE INDEX, DROP INDEX, SHOW INDEXES, EXPLAIN SELECT and OPTIMIZE: the SQL faces of
+// Dataset::CreateIndex, DropIndex, ListIndices, Explain and Optimize.
 #include <fmt/format.h>
 
 #include "lancelet/builder.h"
@@ -49,6 +49,15 @@ std::string RunDropIndex(const Context& ctx, const DropIndexStmt& stmt) {
   }
   auto next = ds->DropIndex(stmt.name);
   return fmt::format("DROP INDEX {} ({}: version {})", stmt.name, stmt.table.name, next->version());
+}
+
+std::string RunOptimize(const Context& ctx, const OptimizeStmt& stmt) {
+  auto ds = OpenTable(ctx, stmt.table);
+  OptimizeStats stats;
+  auto next = ds->Optimize({}, &stats);
+  std::string text = FormatOptimizeStats(stats, stmt.table.name, next->version());
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return "OPTIMIZE: " + text;
 }
 
 RecordBatchPtr RunShowIndexes(const Context& ctx, const ShowIndexesStmt& stmt) {

@@ -12,6 +12,7 @@
 
 #include "sql/exec.h"
 #include "table/commit.h"
+#include "table/compaction.h"
 #include "table/merge_commit.h"
 
 namespace lancelet::sql {
@@ -377,12 +378,13 @@ std::string RunMerge(const Context& ctx, const MergeStmt& stmt) {
     MergeCounts counts;
     auto changes = PlanMerge(ctx, stmt, ds, counts);
     try {
-      auto next = table::CommitMerge(ds, changes);
+      auto next = table::BoundOverlayLayers(table::CommitMerge(ds, changes));
       std::string note = next->version() == ds->version()
                              ? fmt::format("{} unchanged at version {}", stmt.target.name, ds->version())
                              : fmt::format("{} is now at version {}", stmt.target.name, next->version());
-      return fmt::format("MERGE {} updated, {} deleted, {} inserted; {}", RowCount(counts.updated),
-                         counts.deleted, counts.inserted, note);
+      std::string notice = FirstOverlayNotice(*ds, *next, stmt.target.name);
+      return fmt::format("MERGE {} updated, {} deleted, {} inserted; {}{}", RowCount(counts.updated),
+                         counts.deleted, counts.inserted, note, notice.empty() ? "" : "\n" + notice);
     } catch (const table::RetryableConflict& e) {
       // Someone changed what we read or a fragment we touch: plan again on the latest version.
       table::BackOffOrGiveUp(attempt, ds->uri(), "MERGE", e);

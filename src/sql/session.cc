@@ -96,6 +96,7 @@ SqlResult Run(const sql::Context& ctx, const sql::Statement& s) {
     case sql::Statement::Kind::kMerge: result.message = sql::RunMerge(ctx, *s.merge); break;
     case sql::Statement::Kind::kCreateIndex: result.message = sql::RunCreateIndex(ctx, *s.create_index); break;
     case sql::Statement::Kind::kDropIndex: result.message = sql::RunDropIndex(ctx, *s.drop_index); break;
+    case sql::Statement::Kind::kOptimize: result.message = sql::RunOptimize(ctx, *s.optimize); break;
     case sql::Statement::Kind::kShowIndexes: result.rows = sql::RunShowIndexes(ctx, *s.show_indexes); break;
     case sql::Statement::Kind::kExplain: result.message = sql::RunExplain(ctx, *s.select); break;
   }

@@ -65,12 +65,18 @@ class StatementParser {
       p_.Next();
       s.kind = Statement::Kind::kExplain;
       s.select = ParseSelect();
+    } else if (first.IsKeyword("OPTIMIZE")) {
+      p_.Next();
+      p_.ConsumeKeyword("TABLE");
+      s.kind = Statement::Kind::kOptimize;
+      s.optimize = std::make_shared<OptimizeStmt>();
+      s.optimize->table = ParseTableRef(false, false);
     } else if (first.IsKeyword("MERGE")) {
       s.kind = Statement::Kind::kMerge;
       s.merge = ParseMerge();
     } else {
       p_.Fail("a statement (SELECT, INSERT, UPDATE, DELETE, MERGE, CREATE TABLE, DROP TABLE, CREATE INDEX, "
-              "DROP INDEX, SHOW INDEXES or EXPLAIN)");
+              "DROP INDEX, SHOW INDEXES, EXPLAIN or OPTIMIZE)");
     }
     p_.ConsumeSymbol(";");
     if (!p_.AtEnd()) p_.Fail("end of statement");

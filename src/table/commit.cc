@@ -1,6 +1,7 @@
 #include "table/commit.h"
 
 #include <chrono>
+#include <map>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -164,9 +165,11 @@ ConflictResult CheckConflict(const Transaction& ours, const Transaction& theirs)
       }
     }
     case Transaction::kUpdate:
-      // A combined MERGE commit (table/merge_commit.h): its updated fragments replace the
-      // manifest's whole fragment messages, so any concurrent change to one of them must
-      // be recomputed; new columns (Merge) would be dropped by the replacement too.
+    case Transaction::kRewrite:
+      // Update: a combined MERGE commit (table/merge_commit.h), or a compaction folding or
+      // merging overlays; Rewrite: a compaction moving rows (table/compaction.h). Their
+      // fragments replace the manifest's whole fragment messages, so any concurrent change
+      // to one of them must be recomputed; new columns (Merge) would be dropped too.
       switch (their_op) {
         case Transaction::kOverwrite: case Transaction::kRestore: case Transaction::kUpdateMemWalState:
           return R::kIncompatible;
@@ -178,6 +181,24 @@ ConflictResult CheckConflict(const Transaction& ours, const Transaction& theirs)
         default:
           return Intersects(TouchedFragments(ours), TouchedFragments(theirs)) ? R::kRetry : R::kCompatible;
       }
+    case Transaction::kUpdateConfig: {
+      // Config keys are independent: only a concurrent change of one of ours collides.
+      if (their_op == Transaction::kOverwrite || their_op == Transaction::kRestore) return R::kIncompatible;
+      if (their_op != Transaction::kUpdateConfig) return R::kCompatible;
+      auto keys = [](const Transaction::UpdateConfig& u) {
+        std::set<std::string> out;
+        for (const auto& e : u.config_updates().update_entries()) out.insert(e.key());
+        for (const auto& [k, v] : u.upsert_values()) out.insert(k);
+        out.insert(u.delete_keys().begin(), u.delete_keys().end());
+        if (u.config_updates().replace()) out.insert("");  // everything
+        return out;
+      };
+      auto a = keys(ours.update_config()), b = keys(theirs.update_config());
+      if (a.count("") || b.count("")) return R::kIncompatible;
+      for (const auto& k : a)
+        if (b.count(k)) return R::kIncompatible;
+      return R::kCompatible;
+    }
     case Transaction::kCreateIndex:
       // An index is built from our read version and records it as dataset_version:
       // rows appended later are scanned flat, overlays committed later are excluded as
@@ -392,6 +413,49 @@ Manifest BuildManifest(const Manifest* base, const Transaction& t, const CommitO
       AssignNewFragments(m, u.new_fragments(), stable_row_ids, version);
       break;
     }
+    case Transaction::kRewrite: {
+      // The old fragments go; each group's new fragments follow the kept ones, with ids
+      // assigned group by group from max_fragment_id + 1 (CarryIndexes relies on it), so
+      // fragments stay in id order (lance 12.0.0's rewrite indexes past the end of the
+      // fragment list when a group's old fragments are out of order). Row ids and lineage
+      // come with the rows (table/compaction.cc), so none are assigned.
+      if (!base) ThrowInvalid("cannot rewrite fragments: the dataset does not exist yet");
+      std::set<uint64_t> old_ids;
+      for (const auto& g : t.rewrite().groups())
+        for (const auto& f : g.old_fragments()) old_ids.insert(f.id());
+      std::set<uint64_t> missing = old_ids;
+      google::protobuf::RepeatedPtrField<DataFragment> kept;
+      for (const auto& f : m.fragments()) {
+        if (old_ids.count(f.id())) missing.erase(f.id());
+        else *kept.Add() = f;
+      }
+      if (!missing.empty())
+        throw RetryableConflict(fmt::format("Rewrite of fragment {}, which does not exist in version {}",
+                                            *missing.begin(), base->version()));
+      uint64_t next_id = m.has_max_fragment_id() ? uint64_t(m.max_fragment_id()) + 1 : 0;
+      for (const auto& g : t.rewrite().groups())
+        for (const auto& f : g.new_fragments()) {
+          auto* added = kept.Add();
+          *added = f;
+          added->set_id(next_id++);
+        }
+      *m.mutable_fragments() = std::move(kept);
+      if (next_id > 0) m.set_max_fragment_id(uint32_t(next_id - 1));
+      break;
+    }
+    case Transaction::kUpdateConfig: {
+      if (!base) ThrowInvalid("cannot change the table config: the dataset does not exist yet");
+      const auto& u = t.update_config();
+      auto& config = *m.mutable_config();
+      if (u.config_updates().replace()) config.clear();
+      for (const auto& e : u.config_updates().update_entries()) {
+        if (e.has_value()) config[e.key()] = e.value();
+        else config.erase(e.key());
+      }
+      for (const auto& [k, v] : u.upsert_values()) config[k] = v;  // legacy form
+      for (const auto& k : u.delete_keys()) config.erase(k);
+      break;
+    }
     case Transaction::kCreateIndex:
       // Only the index section changes (CarryIndexes).
       if (!base) ThrowInvalid("cannot create an index: the dataset does not exist yet");
@@ -473,7 +537,8 @@ std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::Objec
   for (int attempt = 0;; ++attempt) {
     Manifest next = BuildManifest(base ? &base->manifest : nullptr, transaction, options);
     next.set_transaction_file(txn_name);
-    lance::table::IndexSection indices = CarryIndexes(base ? base->indices : lance::table::IndexSection(), next,
+    lance::table::IndexSection indices = CarryIndexes(base ? base->indices : lance::table::IndexSection(),
+                                                      base ? &base->manifest : nullptr, next,
                                                       transaction);
     if (PublishManifest(*store, uri, next, indices, &transaction)) {
       WriteVersionHint(*store, uri, next.version());

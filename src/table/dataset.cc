@@ -4,9 +4,13 @@
 #include <algorithm>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "table/deletions.h"
 #include "lancelet/error.h"
 #include "table/commit.h"
+#include "table/compaction.h"
+#include "table/update_modes.h"
 #include "table/fragment_writer.h"
 #include "table/manifest_store.h"
 #include "table/scan_plan.h"
@@ -229,6 +233,32 @@ std::vector<VersionInfo> Dataset::ListVersions() const {
     out.push_back(info);
   }
   return out;
+}
+
+std::map<std::string, std::string> Dataset::Config() const {
+  return {state_->manifest.config().begin(), state_->manifest.config().end()};
+}
+
+DatasetPtr Dataset::UpdateConfig(const std::map<std::string, std::optional<std::string>>& changes) const {
+  if (changes.empty()) return shared_from_this();
+  lance::table::Transaction t;
+  lance::table::Manifest check = state_->manifest;
+  for (const auto& [key, value] : changes) {
+    if (key.empty()) ThrowInvalid("table config of '{}': a key must not be empty", state_->uri);
+    auto* entry = t.mutable_update_config()->mutable_config_updates()->add_update_entries();
+    entry->set_key(key);
+    if (value) {
+      entry->set_value(*value);
+      (*check.mutable_config())[key] = *value;
+    } else {
+      check.mutable_config()->erase(key);
+    }
+  }
+  // Keys lancelet reads are checked before they are committed.
+  table::MaxOverlaysPerFragment(check);
+  auto mode = check.config().find(table::kUpdateModeKey);
+  if (mode != check.config().end()) ParseUpdateMode(mode->second, fmt::format("table config {}", table::kUpdateModeKey));
+  return std::make_shared<Dataset>(table::Commit(state_->store, state_->uri, state_, std::move(t), table::CommitOptions{}));
 }
 
 DatasetPtr Dataset::Checkout(uint64_t version) const {

@@ -1,6 +1,7 @@
 #include "table/index_section.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -9,6 +10,7 @@
 #include "format/little_endian.h"
 #include "format/roaring_bitmap.h"
 #include "lancelet/error.h"
+#include "table/feature_flags.h"
 
 namespace lancelet::table {
 
@@ -62,6 +64,47 @@ lance::table::IndexSection RetainRelevant(const lance::table::IndexSection& befo
   return out;
 }
 
+lance::table::IndexSection WithoutFragments(lance::table::IndexSection section, const lance::table::Manifest& base,
+                                            const std::function<bool(const lance::table::IndexMetadata&)>& affected,
+                                            const std::set<uint64_t>& removed,
+                                            const std::function<std::vector<uint64_t>(
+                                                const lance::table::IndexMetadata&)>& added) {
+  for (auto& index : *section.mutable_indices()) {
+    if (IsSystemIndex(index)) continue;
+    auto bitmap = IndexFragments(index);
+    bool touched = false;
+    if (!bitmap) {
+      // Coverage of "every fragment" cannot lose some: list the base's explicitly.
+      bitmap.emplace();
+      for (const auto& f : base.fragments()) bitmap->Add(uint32_t(f.id()));
+    }
+    std::vector<uint64_t> extra = added(index);
+    if (affected(index))
+      for (uint64_t id : removed)
+        if (bitmap->Contains(uint32_t(id))) {
+          bitmap->Remove(uint32_t(id));
+          touched = true;
+        }
+    for (uint64_t id : extra) bitmap->Add(uint32_t(id));
+    if (touched || !extra.empty())
+      index.set_fragment_bitmap(bitmap->SerializePortable(format::RoaringBitmap::RunContainers::kNone));
+  }
+  return section;
+}
+
+// For a Rewrite group: the newest committed_version of an overlay on each field id in
+// the group's old fragments (tombstones skipped).
+std::map<int32_t, uint64_t> OverlayVersions(const lance::table::Manifest& base, const std::set<uint64_t>& old_ids) {
+  std::map<int32_t, uint64_t> out;
+  for (const auto& f : base.fragments()) {
+    if (!old_ids.count(f.id())) continue;
+    for (const auto& o : f.overlays())
+      for (int32_t id : o.data_file().fields())
+        if (id >= 0) out[id] = std::max(out[id], o.committed_version());
+  }
+  return out;
+}
+
 }  // namespace
 
 lance::table::IndexSection ReadIndexSection(const io::ObjectStore& store, const std::string& manifest_path,
@@ -81,7 +124,8 @@ lance::table::IndexSection ReadIndexSection(const io::ObjectStore& store, const 
   return section;
 }
 
-lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before, const lance::table::Manifest& next,
+lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before, const lance::table::Manifest* base,
+                                        const lance::table::Manifest& next,
                                         const lance::table::Transaction& transaction) {
   using T = lance::table::Transaction;
   switch (transaction.operation_case()) {
@@ -100,6 +144,61 @@ lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before
         if (!gone.count(index.uuid().uuid())) *out.add_indices() = index;
       for (const auto& index : transaction.create_index().new_indices()) *out.add_indices() = index;
       return out;
+    }
+    case T::kUpdate: {
+      // A column rewritten in place (REWRITE_COLUMNS: lancelet's overlay fold) leaves no
+      // overlay to mark its new values stale: the updated fragments leave every index on
+      // a modified field (the reference's prune_updated_fields_from_indices). lancelet's
+      // overlay-carrying Update (merge_commit.h) is a REWRITE_ROWS and prunes nothing.
+      const auto& u = transaction.update();
+      if (u.update_mode() != T::REWRITE_COLUMNS || u.fields_modified().empty() || !base)
+        return RetainRelevant(before, next);
+      std::set<int32_t> modified(u.fields_modified().begin(), u.fields_modified().end());
+      std::set<uint64_t> updated;
+      for (const auto& f : u.updated_fragments()) updated.insert(f.id());
+      auto pruned = WithoutFragments(
+          before, *base,
+          [&](const lance::table::IndexMetadata& index) {
+            return std::any_of(index.fields().begin(), index.fields().end(),
+                               [&](int32_t id) { return modified.count(id) > 0; });
+          },
+          updated, [](const lance::table::IndexMetadata&) { return std::vector<uint64_t>{}; });
+      return RetainRelevant(pruned, next);
+    }
+    case T::kRewrite: {
+      // The old fragments leave every index. Row addresses changed, so without stable row
+      // ids an index cannot find the moved rows: the new fragments are scanned flat until
+      // the index is optimized. With stable row ids the index's ids still name the rows,
+      // and an index that covered the whole group covers its new fragments, unless an
+      // overlay on one of its fields is newer than the index: the rewrite folded it and
+      // with it the signal that marked those rows stale (the reference's
+      // prune_overlay_stale_fields_from_indices). New ids follow BuildManifest: from
+      // max_fragment_id + 1, group by group.
+      if (!base) return RetainRelevant(before, next);
+      const bool stable = (next.reader_feature_flags() & kFlagStableRowIds) != 0;
+      lance::table::IndexSection out = before;
+      uint64_t next_id = base->has_max_fragment_id() ? uint64_t(base->max_fragment_id()) + 1 : 0;
+      for (const auto& group : transaction.rewrite().groups()) {
+        std::set<uint64_t> old_ids;
+        for (const auto& f : group.old_fragments()) old_ids.insert(f.id());
+        std::vector<uint64_t> new_ids;
+        for (int i = 0; i < group.new_fragments_size(); ++i) new_ids.push_back(next_id++);
+        auto overlay_versions = OverlayVersions(*base, old_ids);
+        out = WithoutFragments(
+            out, *base, [](const lance::table::IndexMetadata&) { return true; }, old_ids,
+            [&](const lance::table::IndexMetadata& index) {
+              if (!stable || new_ids.empty()) return std::vector<uint64_t>{};
+              auto covered = IndexFragments(index);
+              for (uint64_t id : old_ids)
+                if (covered && !covered->Contains(uint32_t(id))) return std::vector<uint64_t>{};
+              for (int32_t field : index.fields()) {
+                auto it = overlay_versions.find(field);
+                if (it != overlay_versions.end() && it->second > index.dataset_version()) return std::vector<uint64_t>{};
+              }
+              return new_ids;
+            });
+      }
+      return RetainRelevant(out, next);
     }
     default:
       return RetainRelevant(before, next);

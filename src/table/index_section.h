@@ -14,9 +14,13 @@
 //   one name, those covering none of the remaining fragments go, the oldest staying if
 //   all are empty. A fragment bitmap is never rewritten here: a removed fragment simply
 //   stops counting.
-// - lancelet's Update carries overlays, not rewritten columns, so it prunes no fragment
-//   from an index on the fields it changed (the overlays' committed_version marks the
-//   changed cells stale instead).
+// - lancelet's overlay-carrying Update (REWRITE_ROWS) prunes no fragment from an index on
+//   the fields it changed (the overlays' committed_version marks the changed cells stale
+//   instead). An Update with REWRITE_COLUMNS (an overlay fold) removes its updated
+//   fragments from every index on a modified field.
+// - Rewrite removes its old fragments from every index; with stable row ids an index
+//   that covered a whole group, and is not older than an overlay the group folded on its
+//   fields, covers the group's new fragments instead.
 #pragma once
 
 #include <optional>
@@ -35,9 +39,10 @@ namespace lancelet::table {
 lance::table::IndexSection ReadIndexSection(const io::ObjectStore& store, const std::string& manifest_path,
                                             const lance::table::Manifest& manifest);
 
-// The indexes of `next`, the manifest `transaction` builds from a version whose indexes
-// were `before`.
-lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before, const lance::table::Manifest& next,
+// The indexes of `next`, the manifest `transaction` builds from `base` (null: none),
+// whose indexes were `before`.
+lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before, const lance::table::Manifest* base,
+                                        const lance::table::Manifest& next,
                                         const lance::table::Transaction& transaction);
 
 // The fragments a segment covers (its fragment_bitmap), or nullopt when it has none: then

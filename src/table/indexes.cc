@@ -1,5 +1,6 @@
 // Dataset::CreateIndex, DropIndex and ListIndices: building index segments and
 // committing them as the reference does, in a CreateIndex transaction.
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -161,6 +162,15 @@ DatasetPtr Dataset::OptimizeIndices() const {
         it = covered->Contains(uint32_t(*it)) ? uncovered.erase(it) : std::next(it);
     }
     if (uncovered.empty()) continue;
+    // Segments left covering no live fragment (their fragments were rewritten or their
+    // columns folded) go in the same commit, as the reference's optimize does.
+    for (const auto& segment : s.indices.indices()) {
+      if (segment.name() != meta.name()) continue;
+      const auto covered = table::IndexFragments(segment);
+      if (covered && std::none_of(s.manifest.fragments().begin(), s.manifest.fragments().end(),
+                                  [&](const auto& f) { return covered->Contains(uint32_t(f.id())); }))
+        *t.mutable_create_index()->add_removed_indices() = segment;
+    }
     try {
       *t.mutable_create_index()->add_new_indices() = BuildSegment(state_, *field, *kind, meta.name(), uncovered);
     } catch (...) {

@@ -59,7 +59,8 @@ std::shared_ptr<const ReadSet> WholeTargetRead(const DatasetState& state, const 
 
 }  // namespace
 
-DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes) {
+DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes,
+                       std::shared_ptr<const ReadSet> read_set) {
   if (changes.empty()) return dataset;
   const DatasetState& state = dataset->state();
   lance::table::Transaction t;
@@ -132,7 +133,7 @@ DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes) {
     }
     for (uint32_t f : modified_fields) update->add_fields_modified(f);
     CommitOptions options;
-    options.read_set = WholeTargetRead(state, changes);
+    options.read_set = read_set ? std::move(read_set) : WholeTargetRead(state, changes);
     return std::make_shared<Dataset>(Commit(state.store, state.uri, dataset->state_ptr(), std::move(t), options));
   } catch (...) {
     io::RemoveQuietly(*state.store, written);

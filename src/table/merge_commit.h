@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "lancelet/dataset.h"
+#include "table/read_set.h"
 
 namespace lancelet::table {
 
@@ -51,6 +52,8 @@ struct MergeChanges {
 // version (or `dataset` when there is nothing to do). On any failure nothing is
 // published and the written files are removed; a concurrent change to a touched
 // fragment throws RetryableConflict.
-DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes);
+// `read_set`: what the caller read (default: every column of every row, as a MERGE).
+DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes,
+                       std::shared_ptr<const ReadSet> read_set = nullptr);
 
 }  // namespace lancelet::table

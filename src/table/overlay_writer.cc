@@ -11,6 +11,8 @@
 #include "lancelet/error.h"
 #include "lancelet/expr.h"
 #include "table/commit.h"
+#include "table/compaction.h"
+#include "table/update_modes.h"
 #include "table/fragment_writer.h"
 #include "table/manifest_store.h"
 #include "table/overlay_file.h"
@@ -19,13 +21,6 @@
 namespace lancelet {
 
 namespace {
-
-bool IsBlobField(const format::LanceField& field) {
-  for (const auto& [k, v] : field.metadata)
-    if (k == "lance-encoding:blob" || (k == "ARROW:extension:name" && v.find("blob") != std::string::npos))
-      return true;
-  return false;
-}
 
 const lance::table::DataFragment* FindFragment(const table::DatasetState& state, uint64_t id) {
   for (const auto& f : state.manifest.fragments())
@@ -50,7 +45,7 @@ OverlayWriter& OverlayWriter::Set(uint64_t fragment_id, const std::string& colum
   auto it = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.name == column; });
   if (it == fields.end())
     ThrowInvalid("overlay on '{}': no column '{}' (columns: {})", state.uri, column, state.arrow_schema->ToString());
-  if (IsBlobField(*it))
+  if (it->IsBlob())
     ThrowInvalid("overlay on '{}': column '{}' is a blob column, whose values live outside the data file; "
                  "blob columns cannot take overlays",
                  state.uri, column);
@@ -169,8 +164,8 @@ DatasetPtr OverlayWriter::Commit(const Options& options, std::shared_ptr<const t
   }
 }
 
-DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string& predicate,
-                           uint64_t* rows_changed) const {
+DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string& predicate, uint64_t* rows_changed,
+                           UpdateMode mode, UpdateMode* chosen) const {
   if (set.empty()) ThrowInvalid("update needs at least one SET column");
   for (size_t i = 0; i < set.size(); ++i)
     for (size_t j = 0; j < i; ++j)
@@ -214,14 +209,29 @@ DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string&
     for (const auto& [fragment, offs] : offsets) count += offs.size();
     if (rows_changed) *rows_changed = count;
     if (offsets.empty()) return shared_from_this();
-    OverlayWriter writer(snapshot);
-    for (auto& [fragment, offs] : offsets) {
-      read_set->changed_rows[fragment] = format::RoaringBitmap::FromValues(offs);
-      for (size_t i = 0; i < set.size(); ++i)
-        writer.Set(fragment, set[i].column, offs, Concatenate(values[fragment][i]));
-    }
+    for (auto& [fragment, offs] : offsets) read_set->changed_rows[fragment] = format::RoaringBitmap::FromValues(offs);
+    std::vector<size_t> set_fields;
+    for (const auto& s : set) set_fields.push_back(size_t(state->schema.FindByName(s.column) - &state->schema.fields()[0]));
+    UpdateMode how = mode == UpdateMode::kAuto ? table::ChooseUpdateMode(*state, set_fields, offsets) : mode;
+    if (chosen) *chosen = how;
     try {
-      return writer.Commit(OverlayWriter::Options{}, std::move(read_set));
+      if (how == UpdateMode::kOverlay) {
+        OverlayWriter writer(snapshot);
+        for (auto& [fragment, offs] : offsets)
+          for (size_t i = 0; i < set.size(); ++i)
+            writer.Set(fragment, set[i].column, offs, Concatenate(values[fragment][i]));
+        return table::BoundOverlayLayers(writer.Commit(OverlayWriter::Options{}, std::move(read_set)));
+      }
+      table::MergeChanges changes;
+      for (auto& [fragment, offs] : offsets)
+        for (size_t i = 0; i < set.size(); ++i)
+          changes.updates[fragment].push_back({set[i].column, offs, Concatenate(values[fragment][i])});
+      if (how == UpdateMode::kColumns) return table::CommitColumnRewrite(snapshot, changes, std::move(read_set));
+      // Moving rows reads every column of the changed rows.
+      auto moving = std::make_shared<table::ReadSet>(*read_set);
+      for (const auto& field : state->schema.fields())
+        field.ForEach([&](const format::LanceField& node) { moving->changed_rows_fields.insert(node.id); });
+      return table::CommitRowMove(snapshot, changes, std::move(moving));
     } catch (const table::RetryableConflict& e) {
       table::BackOffOrGiveUp(attempt, state->uri, "update", e);
       state = table::LoadState(state->store, state->uri, std::nullopt);

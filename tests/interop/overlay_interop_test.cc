@@ -10,6 +10,7 @@
 #include "lancelet/overlay_writer.h"
 #include "lancelet/scalar.h"
 #include "support/json_rows.h"
+#include "support/sample_batches.h"
 #include "support/test_env.h"
 #include "table/dataset_state.h"
 
@@ -20,20 +21,6 @@ const char* kOverlayEnv = "LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES=1";
 
 // The reference with overlay reading enabled.
 std::string OverlayOracle(const std::vector<std::string>& args) { return Oracle(args, kOverlayEnv); }
-
-
-RecordBatchPtr ReadArrowFile(const std::string& path) {
-  auto reader = ReadIpc(ReadFileToString(path), path);
-  std::vector<RecordBatchPtr> batches;
-  while (auto b = reader->Next()) batches.push_back(b);
-  return RecordBatch::Concatenate(reader->schema(), batches);
-}
-
-// Values of `source` column `c` at the given rows.
-ArrayPtr Pick(const RecordBatch& source, size_t c, const std::vector<uint32_t>& rows) {
-  std::vector<int64_t> idx(rows.begin(), rows.end());
-  return Take(*source.column(c), idx);
-}
 
 void ExpectReferenceAgrees(const std::string& ds, const std::string& context) {
   std::string ours = Lancelet({"scan", ds, "--format", "jsonl", "--with-rowaddr"});
@@ -85,7 +72,7 @@ TEST_P(OverlayInteropTest, TheReferenceReadsLanceletsOverlays) {
         if (has_struct && base->column(c)->IsValid(row) != replacement->column(c)->IsValid(o)) continue;
         offsets.push_back(o);
       }
-      sparse.Set(frag, replacement->schema()->field(c)->name, offsets, Pick(*replacement, c, offsets));
+      sparse.Set(frag, replacement->schema()->field(c)->name, offsets, PickRows(*replacement, c, offsets));
     }
   }
   dataset = sparse.Commit();
@@ -97,8 +84,8 @@ TEST_P(OverlayInteropTest, TheReferenceReadsLanceletsOverlays) {
   dataset = Dataset::Open(ds);
   OverlayWriter stacked(dataset);
   std::vector<uint32_t> first = {0, 1, 2, 3, 10, 11}, second = {3, 4, 5, 11};
-  stacked.Set(0, "c_int32", first, Pick(*replacement, 3, {150, 151, 152, 153, 154, 155}))
-      .Set(0, "c_utf8", second, Pick(*replacement, 12, {160, 161, 162, 163}));
+  stacked.Set(0, "c_int32", first, PickRows(*replacement, 3, {150, 151, 152, 153, 154, 155}))
+      .Set(0, "c_utf8", second, PickRows(*replacement, 12, {160, 161, 162, 163}));
   OverlayWriter::Options split;
   split.split_into_dense = true;
   dataset = stacked.Commit(split);

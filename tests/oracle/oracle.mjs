@@ -1530,11 +1530,17 @@ async function cmdVersions(argv) {
   writeLines(vs.map((v) => JSON.stringify({ version: Number(v.version) })));
 }
 
+// The reference's optimize(): compaction, index optimization, then cleanup of versions
+// older than 7 days, or (--cleanup-now) of every version before this call, with
+// --delete-unverified also removing unreferenced files younger than 7 days. Prints the
+// stats as JSON.
 async function cmdOptimize(argv) {
-  const { pos } = parseArgs(argv, {});
-  need(pos, 1, "optimize <dataset_dir>");
+  const { pos, opts } = parseArgs(argv, { "cleanup-now": "bool", "delete-unverified": "bool" });
+  need(pos, 1, "optimize <dataset_dir> [--cleanup-now] [--delete-unverified]");
   const t = await openNative(pos[0]);
-  await t.optimize();
+  const before = opts["cleanup-now"] ? Date.now() : undefined;
+  const stats = await t.optimize(before, opts["delete-unverified"] ? true : undefined);
+  process.stdout.write(JSON.stringify(stats, (k, v) => (typeof v === "bigint" ? Number(v) : v)) + "\n");
 }
 
 // A clone of SOURCE at TARGET made by the reference: shallow (the clone's manifest points

@@ -60,7 +60,7 @@ TEST(WorkedExampleTest, StepsOneTwoFourFiveAsSql) {
 
   // Step 1: a dense overlay on age for offsets {1, 3}, committed as version 2.
   EXPECT_EQ(SqlOk(db, "UPDATE users SET age = age + 1 WHERE id IN (2, 4)"),
-            "UPDATE 2 rows; users is now at version 2\n");
+            "UPDATE 2 rows; users is now at version 2\nnote: users now has data overlay files (reader feature flag 64); LanceDB and lance read it only with LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES=1 until `lancelet optimize` (SQL: OPTIMIZE) folds them into base columns\n");
   auto v2 = Inspect(ds);
   EXPECT_EQ(LinesWith(v2, "overlay 0:").size(), 1u);
   EXPECT_NE(v2.find("committed_version 2, dense"), std::string::npos) << v2;
@@ -127,7 +127,7 @@ TEST(WorkedExampleTest, MultiBranchMergeIsOneSparseOverlayPerFragmentInOneVersio
                       "WHEN MATCHED AND d.op = 'both' THEN UPDATE SET label = d.label, qty = d.qty, v = d.v "
                       "WHEN MATCHED AND d.op = 'drop' THEN DELETE "
                       "WHEN NOT MATCHED THEN INSERT VALUES (d.id, d.label, d.qty, d.v)"),
-            "MERGE 5 rows updated, 2 deleted, 1 inserted; items is now at version 2\n");
+            "MERGE 5 rows updated, 2 deleted, 1 inserted; items is now at version 2\nnote: items now has data overlay files (reader feature flag 64); LanceDB and lance read it only with LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES=1 until `lancelet optimize` (SQL: OPTIMIZE) folds them into base columns\n");
   auto out = Inspect(ds);
   // Both old fragments got exactly one sparse overlay, stamped with the MERGE's version.
   auto overlays = LinesWith(out, "overlay ");

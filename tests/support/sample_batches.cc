@@ -3,6 +3,8 @@
 #include <string>
 
 #include "lancelet/builder.h"
+#include "lancelet/ipc.h"
+#include "support/test_env.h"
 
 namespace lancelet::testing {
 
@@ -20,6 +22,18 @@ RecordBatchPtr IdNameBatch(int64_t start, int64_t n) {
     else names.Append("n" + std::to_string(i));
   }
   return RecordBatch::Make(IdNameSchema(), {ids.Finish(), names.Finish()});
+}
+
+RecordBatchPtr ReadArrowFile(const std::string& path) {
+  auto reader = ReadIpc(ReadFileToString(path), path);
+  std::vector<RecordBatchPtr> batches;
+  while (auto b = reader->Next()) batches.push_back(b);
+  return RecordBatch::Concatenate(reader->schema(), batches);
+}
+
+ArrayPtr PickRows(const RecordBatch& source, size_t c, const std::vector<uint32_t>& rows) {
+  std::vector<int64_t> idx(rows.begin(), rows.end());
+  return Take(*source.column(c), idx);
 }
 
 }  // namespace lancelet::testing

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "lancelet/record_batch.h"
 
@@ -11,5 +13,10 @@ namespace lancelet::testing {
 SchemaPtr IdNameSchema();
 // Rows id = start..start+n-1, name = "n<id>" (NULL when id % 7 == 3).
 RecordBatchPtr IdNameBatch(int64_t start, int64_t n);
+
+// Every batch of an Arrow IPC file or stream, as one batch.
+RecordBatchPtr ReadArrowFile(const std::string& path);
+// Values of column `c` of `source` at `rows`.
+ArrayPtr PickRows(const RecordBatch& source, size_t c, const std::vector<uint32_t>& rows);
 
 }  // namespace lancelet::testing

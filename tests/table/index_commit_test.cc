@@ -66,7 +66,7 @@ TEST(IndexCommitTest, CreateIndexAddsAndRemovesSegmentsByUuid) {
   auto* c = t.mutable_create_index()->add_new_indices();
   c->set_name("a");
   c->mutable_uuid()->set_uuid(std::string(16, '\3'));
-  auto after = table::CarryIndexes(before, lance::table::Manifest(), t);
+  auto after = table::CarryIndexes(before, nullptr, lance::table::Manifest(), t);
   ASSERT_EQ(after.indices_size(), 2);
   EXPECT_EQ(after.indices(0).uuid().uuid(), std::string(16, '\2'));
   EXPECT_EQ(after.indices(1).uuid().uuid(), std::string(16, '\3'));

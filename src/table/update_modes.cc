@@ -1,0 +1,173 @@
+#include "table/update_modes.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "lancelet/error.h"
+#include "table/commit.h"
+#include "table/compaction.h"
+#include "table/fragment_reader.h"
+#include "table/index_section.h"
+#include "table/overlay_file.h"
+
+namespace lancelet {
+
+const char* UpdateModeName(UpdateMode mode) {
+  switch (mode) {
+    case UpdateMode::kAuto: return "auto";
+    case UpdateMode::kOverlay: return "overlay";
+    case UpdateMode::kColumns: return "columns";
+    case UpdateMode::kRows: return "rows";
+  }
+  return "?";
+}
+
+UpdateMode ParseUpdateMode(const std::string& text, const std::string& what) {
+  for (UpdateMode m : {UpdateMode::kAuto, UpdateMode::kOverlay, UpdateMode::kColumns, UpdateMode::kRows})
+    if (text == UpdateModeName(m)) return m;
+  ThrowInvalid("{} is '{}': expected overlay, columns, rows or auto", what, text);
+}
+
+namespace table {
+
+namespace {
+
+const lance::table::DataFragment& Find(const DatasetState& state, uint64_t id) {
+  for (const auto& f : state.manifest.fragments())
+    if (f.id() == id) return f;
+  throw RetryableConflict(fmt::format("update of fragment {}, which no longer exists", id));
+}
+
+size_t FieldOf(const DatasetState& state, const std::string& column) {
+  const auto& fields = state.schema.fields();
+  for (size_t i = 0; i < fields.size(); ++i)
+    if (fields[i].name == column) return i;
+  ThrowInvalid("update of '{}': no column '{}'", state.uri, column);
+}
+
+}  // namespace
+
+UpdateMode ChooseUpdateMode(const DatasetState& state, const std::vector<size_t>& set_fields,
+                            const std::map<uint64_t, std::vector<uint32_t>>& offsets, std::string* why) {
+  auto say = [&](std::string text) {
+    if (why) *why = std::move(text);
+  };
+  auto configured = state.manifest.config().find(kUpdateModeKey);
+  if (configured != state.manifest.config().end()) {
+    UpdateMode mode = ParseUpdateMode(configured->second, fmt::format("table config {}", kUpdateModeKey));
+    if (mode != UpdateMode::kAuto) {
+      say(fmt::format("table config {}", kUpdateModeKey));
+      return mode;
+    }
+  }
+  uint64_t changed = 0, rows = 0;
+  int layers = 0;  // the most overlays a touched fragment already has
+  for (const auto& [id, offs] : offsets) {
+    const auto& fragment = Find(state, id);
+    layers = std::max(layers, fragment.overlays_size());
+    for (const auto& file : fragment.files())
+      if (file.file_major_version() == 0 && file.file_minor_version() == 0) {
+        say("legacy data files");  // only overlays are refused by name for them
+        return UpdateMode::kOverlay;
+      }
+    changed += offs.size();
+    rows += fragment.physical_rows();
+  }
+  const double fraction = rows ? double(changed) / double(rows) : 0;
+  uint64_t set_bytes = 0, row_bytes = 0;
+  std::set<int32_t> set_ids;
+  for (size_t f : set_fields) {
+    set_bytes += EstimatedValueBytes(*state.schema.fields()[f].type);
+    state.schema.fields()[f].ForEach([&](const format::LanceField& n) { set_ids.insert(n.id); });
+  }
+  for (const auto& f : state.schema.fields()) row_bytes += EstimatedValueBytes(*f.type);
+  bool indexed = false;
+  for (const auto& index : state.indices.indices())
+    for (int32_t id : index.fields()) indexed |= set_ids.count(id) > 0;
+  // Layers already there make a rewrite (which folds them too) pay off sooner.
+  const double threshold =
+      std::max(kColumnsFractionFloor, (indexed ? kColumnsFractionIndexed : kColumnsFraction) - kColumnsPerLayer * layers);
+  if (fraction >= threshold) {
+    say(fmt::format("{:.0f}% of the touched fragments' rows change (>= {:.0f}%{}{})", 100 * fraction, 100 * threshold,
+                    indexed ? ", an index on a SET column" : "",
+                    layers ? fmt::format(", {} overlay layers", layers) : ""));
+    return UpdateMode::kColumns;
+  }
+  bool blobs = std::any_of(state.schema.fields().begin(), state.schema.fields().end(),
+                           [](const format::LanceField& f) { return f.IsBlob(); });
+  if (!blobs && row_bytes > 0 && double(set_bytes) >= kRowsColumnShare * double(row_bytes)) {
+    say(fmt::format("the SET columns are {:.0f}% of a row's bytes", 100.0 * double(set_bytes) / double(row_bytes)));
+    return UpdateMode::kRows;
+  }
+  say(fmt::format("{:.1f}% of the touched fragments' rows change", 100 * fraction));
+  return UpdateMode::kOverlay;
+}
+
+DatasetPtr CommitColumnRewrite(const DatasetPtr& dataset, const MergeChanges& changes,
+                               std::shared_ptr<const ReadSet> read_set) {
+  const DatasetState& state = dataset->state();
+  std::vector<std::string> written, staged_files;
+  try {
+    // Stage the new values as the newest overlay of each fragment, in a snapshot of our
+    // own: folding that snapshot's fragments gives the columns as they will be.
+    lance::table::Manifest manifest = state.manifest;
+    for (auto& f : *manifest.mutable_fragments()) {
+      auto cells = changes.updates.find(f.id());
+      if (cells == changes.updates.end()) continue;
+      std::vector<OverlayColumn> columns;
+      for (const auto& c : cells->second) columns.push_back({FieldOf(state, c.column), &c.offsets, c.values});
+      auto* staged = f.add_overlays();
+      *staged = WriteOverlay(state, columns, staged_files);
+      staged->set_committed_version(state.version() + 1);
+    }
+    auto snapshot = MakeState(state.store, state.uri, state.manifest_path, std::move(manifest), state.indices);
+    lance::table::Transaction t;
+    auto* update = t.mutable_update();
+    update->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
+    std::set<int32_t> modified;
+    for (const auto& f : snapshot->manifest.fragments()) {
+      if (!changes.updates.count(f.id())) continue;
+      auto folded = FoldOverlays(*snapshot, f, written);
+      modified.insert(folded.field_ids.begin(), folded.field_ids.end());
+      *update->add_updated_fragments() = std::move(folded.fragment);
+    }
+    io::RemoveQuietly(*state.store, staged_files);  // their values are in the new base files
+    staged_files.clear();
+    for (int32_t id : modified) update->add_fields_modified(uint32_t(id));
+    CommitOptions options;
+    options.read_set = std::move(read_set);
+    return std::make_shared<Dataset>(Commit(state.store, state.uri, dataset->state_ptr(), std::move(t), options));
+  } catch (...) {
+    io::RemoveQuietly(*state.store, written);
+    io::RemoveQuietly(*state.store, staged_files);
+    throw;
+  }
+}
+
+DatasetPtr CommitRowMove(const DatasetPtr& dataset, const MergeChanges& changes,
+                         std::shared_ptr<const ReadSet> read_set) {
+  const DatasetState& state = dataset->state();
+  std::vector<size_t> all(state.schema.fields().size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  MergeChanges moved;
+  for (const auto& [id, cells] : changes.updates) {
+    if (cells.empty()) continue;
+    const auto& offsets = cells[0].offsets;  // an UPDATE changes the same rows in every SET column
+    FragmentReader reader(state, Find(state, id));
+    std::vector<uint64_t> wide(offsets.begin(), offsets.end());
+    std::vector<ArrayPtr> columns = reader.ReadRows(all, wide);
+    for (const auto& c : cells) {
+      if (c.offsets != offsets)
+        ThrowInvalid("update of '{}' fragment {}: moving rows needs every SET column on the same rows", state.uri, id);
+      columns[FieldOf(state, c.column)] = c.values;
+    }
+    moved.deletes[id] = offsets;
+    moved.inserts.push_back(std::make_shared<RecordBatch>(state.arrow_schema, std::move(columns), int64_t(offsets.size())));
+  }
+  return CommitMerge(dataset, moved, std::move(read_set));
+}
+
+}  // namespace table
+}  // namespace lancelet
