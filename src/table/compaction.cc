@@ -2,6 +2,8 @@
 // Dataset methods that commit them (Optimize, PlanOptimize, MergeOverlays).
 #include "table/compaction.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -12,6 +14,7 @@
 #include "format/lance_file.h"
 #include "format/row_id_sequence.h"
 #include "lancelet/error.h"
+#include "overlay/patch.h"
 #include "table/commit.h"
 #include "table/feature_flags.h"
 #include "table/fragment_reader.h"
@@ -81,6 +84,16 @@ std::optional<std::vector<uint64_t>> InlineVersions(const DataFragment& f, bool 
     ThrowCorrupt("lineage of fragment {}: the sequence has {} rows but the fragment has {}", f.id(),
                  versions.size(), f.physical_rows());
   return versions.ToVector();
+}
+
+// Returns the heap's free pages to the system. A compaction allocates and frees batch
+// buffers of several MiB per column; glibc serves them from the heap once its mmap
+// threshold has adapted upwards, and the freed space stays resident: rewriting 20
+// fragments of 1M 128-d rows peaked at 355 MB without this after each batch, 86 MB with.
+void ReleaseFreedMemory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
 }
 
 }  // namespace
@@ -201,9 +214,13 @@ std::vector<FragmentOptimization> PlanCompaction(const DatasetState& state, cons
   return plan;
 }
 
-FoldedFragment FoldOverlays(const DatasetState& state, const DataFragment& fragment, std::vector<std::string>& written) {
+FoldedFragment FoldOverlays(const DatasetState& state, const DataFragment& fragment, std::vector<std::string>& written,
+                            const std::vector<OverlayColumn>& new_values) {
   FragmentReader reader(state, fragment);
   std::vector<size_t> fields = OverlaidFields(state, reader.overlays());
+  for (const auto& c : new_values) fields.push_back(c.field);
+  std::sort(fields.begin(), fields.end());
+  fields.erase(std::unique(fields.begin(), fields.end()), fields.end());
   FoldedFragment out;
   out.fragment = fragment;
   out.overlays_removed = uint64_t(fragment.overlays_size());
@@ -223,7 +240,21 @@ FoldedFragment FoldOverlays(const DatasetState& state, const DataFragment& fragm
   const uint64_t rows = fragment.physical_rows(), step = BatchRows(state, fields);
   for (uint64_t start = 0; start < rows; start += step) {
     uint64_t n = std::min(step, rows - start);
-    writer.Write(RecordBatch(arrow, reader.ReadRange(fields, start, n), int64_t(n)));
+    std::vector<ArrayPtr> columns = reader.ReadRange(fields, start, n);
+    for (const auto& c : new_values) {
+      // This batch's share of the new values: offsets in [start, start + n).
+      const auto& offsets = *c.offsets;
+      auto first = std::lower_bound(offsets.begin(), offsets.end(), uint32_t(start));
+      auto last = std::lower_bound(first, offsets.end(), uint64_t(start + n),
+                                   [](uint32_t o, uint64_t end) { return o < end; });
+      if (first == last) continue;
+      size_t at = size_t(std::find(fields.begin(), fields.end(), c.field) - fields.begin());
+      overlay::Replacement replacement{std::span<const uint32_t>(&*first, size_t(last - first)), c.values,
+                                       int64_t(first - offsets.begin()), uint32_t(start)};
+      columns[at] = overlay::ApplyReplacements(std::move(columns[at]), {replacement});
+    }
+    writer.Write(RecordBatch(arrow, std::move(columns), int64_t(n)));
+    ReleaseFreedMemory();
   }
   out.bytes_written = writer.Finish();
   lance::table::DataFile file = DescribeDataFile(name, writer, state.file_version, out.bytes_written);
@@ -356,7 +387,11 @@ RewrittenGroup RewriteFragments(const DatasetState& state, const std::vector<con
       for (uint64_t o = start; o < std::min(start + step, f->physical_rows()); ++o)
         if (!deleted.Contains(uint32_t(o))) live.push_back(o);
       if (live.empty()) continue;
-      writer.Write(RecordBatch(state.arrow_schema, reader.ReadRows(fields, live), int64_t(live.size())));
+      // A batch without deleted rows is a range: read it as a scan does.
+      const uint64_t n = std::min(start + step, f->physical_rows()) - start;
+      auto columns = live.size() == n ? reader.ReadRange(fields, start, n) : reader.ReadRows(fields, live);
+      writer.Write(RecordBatch(state.arrow_schema, std::move(columns), int64_t(live.size())));
+      ReleaseFreedMemory();
       if (!stable) continue;
       for (uint64_t o : live) {
         row_ids.push_back(ids->Get(o));

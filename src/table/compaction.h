@@ -22,6 +22,7 @@
 #include "table.pb.h"
 #include "transaction.pb.h"
 #include "table/dataset_state.h"
+#include "table/overlay_file.h"
 
 namespace lancelet::table {
 
@@ -37,9 +38,11 @@ struct FoldedFragment {
   uint64_t bytes_written = 0;
   uint64_t overlays_removed = 0;
 };
-// Folds every overlay of `fragment` into one new base data file.
+// Folds every overlay of `fragment` into one new base data file. `new_values` (an
+// UPDATE's column rewrite) are applied over the result, and their columns are written
+// too.
 FoldedFragment FoldOverlays(const DatasetState& state, const lance::table::DataFragment& fragment,
-                            std::vector<std::string>& written);
+                            std::vector<std::string>& written, const std::vector<OverlayColumn>& new_values = {});
 
 struct MergedOverlays {
   lance::table::DataFragment fragment;  // the picked overlays replaced by one

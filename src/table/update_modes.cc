@@ -86,6 +86,14 @@ UpdateMode ChooseUpdateMode(const DatasetState& state, const std::vector<size_t>
   bool indexed = false;
   for (const auto& index : state.indices.indices())
     for (int32_t id : index.fields()) indexed |= set_ids.count(id) > 0;
+  bool blobs = std::any_of(state.schema.fields().begin(), state.schema.fields().end(),
+                           [](const format::LanceField& f) { return f.IsBlob(); });
+  const double share = row_bytes ? double(set_bytes) / double(row_bytes) : 0;
+  if (!blobs && !indexed && share >= kRowsColumnShare && fraction >= kRowsMinFraction && fraction < kRowsMaxFraction) {
+    say(fmt::format("the SET columns are {:.0f}% of a row's bytes and {:.0f}% of the rows change", 100 * share,
+                    100 * fraction));
+    return UpdateMode::kRows;
+  }
   // Layers already there make a rewrite (which folds them too) pay off sooner.
   const double threshold =
       std::max(kColumnsFractionFloor, (indexed ? kColumnsFractionIndexed : kColumnsFraction) - kColumnsPerLayer * layers);
@@ -95,12 +103,6 @@ UpdateMode ChooseUpdateMode(const DatasetState& state, const std::vector<size_t>
                     layers ? fmt::format(", {} overlay layers", layers) : ""));
     return UpdateMode::kColumns;
   }
-  bool blobs = std::any_of(state.schema.fields().begin(), state.schema.fields().end(),
-                           [](const format::LanceField& f) { return f.IsBlob(); });
-  if (!blobs && row_bytes > 0 && double(set_bytes) >= kRowsColumnShare * double(row_bytes)) {
-    say(fmt::format("the SET columns are {:.0f}% of a row's bytes", 100.0 * double(set_bytes) / double(row_bytes)));
-    return UpdateMode::kRows;
-  }
   say(fmt::format("{:.1f}% of the touched fragments' rows change", 100 * fraction));
   return UpdateMode::kOverlay;
 }
@@ -108,40 +110,25 @@ UpdateMode ChooseUpdateMode(const DatasetState& state, const std::vector<size_t>
 DatasetPtr CommitColumnRewrite(const DatasetPtr& dataset, const MergeChanges& changes,
                                std::shared_ptr<const ReadSet> read_set) {
   const DatasetState& state = dataset->state();
-  std::vector<std::string> written, staged_files;
+  std::vector<std::string> written;
   try {
-    // Stage the new values as the newest overlay of each fragment, in a snapshot of our
-    // own: folding that snapshot's fragments gives the columns as they will be.
-    lance::table::Manifest manifest = state.manifest;
-    for (auto& f : *manifest.mutable_fragments()) {
-      auto cells = changes.updates.find(f.id());
-      if (cells == changes.updates.end()) continue;
-      std::vector<OverlayColumn> columns;
-      for (const auto& c : cells->second) columns.push_back({FieldOf(state, c.column), &c.offsets, c.values});
-      auto* staged = f.add_overlays();
-      *staged = WriteOverlay(state, columns, staged_files);
-      staged->set_committed_version(state.version() + 1);
-    }
-    auto snapshot = MakeState(state.store, state.uri, state.manifest_path, std::move(manifest), state.indices);
     lance::table::Transaction t;
     auto* update = t.mutable_update();
     update->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
     std::set<int32_t> modified;
-    for (const auto& f : snapshot->manifest.fragments()) {
-      if (!changes.updates.count(f.id())) continue;
-      auto folded = FoldOverlays(*snapshot, f, written);
+    for (const auto& [id, cells] : changes.updates) {
+      std::vector<OverlayColumn> columns;
+      for (const auto& c : cells) columns.push_back({FieldOf(state, c.column), &c.offsets, c.values});
+      auto folded = FoldOverlays(state, Find(state, id), written, columns);
       modified.insert(folded.field_ids.begin(), folded.field_ids.end());
       *update->add_updated_fragments() = std::move(folded.fragment);
     }
-    io::RemoveQuietly(*state.store, staged_files);  // their values are in the new base files
-    staged_files.clear();
     for (int32_t id : modified) update->add_fields_modified(uint32_t(id));
     CommitOptions options;
     options.read_set = std::move(read_set);
     return std::make_shared<Dataset>(Commit(state.store, state.uri, dataset->state_ptr(), std::move(t), options));
   } catch (...) {
     io::RemoveQuietly(*state.store, written);
-    io::RemoveQuietly(*state.store, staged_files);
     throw;
   }
 }

@@ -31,9 +31,13 @@ inline constexpr double kColumnsFractionIndexed = 0.9;
 inline constexpr double kColumnsPerLayer = 0.05;
 inline constexpr double kColumnsFractionFloor = 0.2;
 // Moving rows writes every column of a changed row; when the SET columns are at least
-// this share of a row's bytes that is hardly more than an overlay writes, and the result
-// is what every reader reads.
+// this share of a row's bytes that is hardly more than an overlay writes, later reads
+// skip the overlay, and the result is what every reader reads. Below the lower fraction
+// the new fragment's fixed cost outweighs that; from the upper one a column rewrite
+// costs the same and keeps the rows in place.
 inline constexpr double kRowsColumnShare = 0.9;
+inline constexpr double kRowsMinFraction = 0.1;
+inline constexpr double kRowsMaxFraction = 0.9;
 
 // The mode for an UPDATE of `set_fields` (schema field indices) at `offsets` (per
 // fragment id): the table config key when set, else the cost model. `why` (optional)
@@ -41,9 +45,9 @@ inline constexpr double kRowsColumnShare = 0.9;
 UpdateMode ChooseUpdateMode(const DatasetState& state, const std::vector<size_t>& set_fields,
                             const std::map<uint64_t, std::vector<uint32_t>>& offsets, std::string* why = nullptr);
 
-// kColumns: the new values are staged as overlays, every overlaid column of each touched
-// fragment is folded into a new base file (FoldOverlays), and the staged overlays are
-// removed; one Update REWRITE_COLUMNS commit.
+// kColumns: each touched fragment's SET columns and overlaid columns are written to a
+// new base file with the new values applied (FoldOverlays); one Update REWRITE_COLUMNS
+// commit.
 DatasetPtr CommitColumnRewrite(const DatasetPtr& dataset, const MergeChanges& changes,
                                std::shared_ptr<const ReadSet> read_set);
 

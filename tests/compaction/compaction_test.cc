@@ -15,6 +15,7 @@
 #include "table/dataset_state.h"
 #include "table/feature_flags.h"
 #include "table/index_section.h"
+#include "table/update_modes.h"
 
 namespace lancelet::testing {
 namespace {
@@ -425,6 +426,37 @@ TEST_P(CompactionTest, TheCostModelPicksByTheShareOfRowsAndColumnsChanged) {
   auto bad = ThrownError([&] { ds->UpdateConfig({{"lancelet.update.mode", "fast"}}); });
   ASSERT_TRUE(bad.has_value());
   EXPECT_STREQ(bad->what(), "table config lancelet.update.mode is 'fast': expected overlay, columns, rows or auto");
+}
+
+TEST(UpdateCostModel, AWideColumnMovesRowsBetweenTheBounds) {
+  TempDir dir;
+  // id int64 and a 32-float vector: the vector is 94% of a row.
+  FixedWidthBuilder<int64_t> id(DataType::Int64());
+  ListBuilder emb(DataType::FixedSizeList(DataType::Float32(), 32));
+  auto& items = static_cast<FixedWidthBuilder<float>&>(emb.item_builder());
+  for (int64_t i = 0; i < 100; ++i) {
+    id.Append(i);
+    for (int d = 0; d < 32; ++d) items.Append(float(i));
+    emb.Append();
+  }
+  auto batch = RecordBatch::Make(std::make_shared<Schema>(std::vector<FieldPtr>{
+                                     Field::Make("id", DataType::Int64()),
+                                     Field::Make("emb", DataType::FixedSizeList(DataType::Float32(), 32))}),
+                                 {id.Finish(), emb.Finish()});
+  auto ds = Dataset::Write(dir.Join("v.lance"), {batch});
+  std::string why;
+  auto mode = [&](const std::string& where) {
+    std::map<uint64_t, std::vector<uint32_t>> offsets;
+    auto rows = ds->NewScan().Columns({"_rowaddr"}).Filter(where).ToBatch();
+    for (int64_t r = 0; r < rows->num_rows(); ++r)
+      offsets[0].push_back(uint32_t(rows->column(0)->values<uint64_t>()[r]));
+    return table::ChooseUpdateMode(ds->state(), {1}, offsets, &why);
+  };
+  EXPECT_EQ(mode("id < 5"), UpdateMode::kOverlay) << why;   // 5%: the new fragment is not worth it
+  EXPECT_EQ(mode("id < 30"), UpdateMode::kRows) << why;     // 30%
+  EXPECT_EQ(why, "the SET columns are 94% of a row's bytes and 30% of the rows change");
+  EXPECT_EQ(mode("id < 95"), UpdateMode::kColumns) << why;  // 95%: rewrite in place
+  EXPECT_EQ(ds->Update({{"emb", "emb"}}, "id < 30", nullptr)->state().manifest.fragments_size(), 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(FileVersions, CompactionTest, ::testing::Values("2.0", "2.1", "2.2"));
