@@ -97,6 +97,29 @@ TEST_P(IndexCarryTest, SqlUpdateAndMergeKeepTheIndexes) {
   ExpectIndexesKept("cat = 'm'", 3, "merge");
 }
 
+// Compactions narrow the reference's indexes where they must (a fold of an indexed
+// column, rows moved to new fragments) and optimize indexes those fragments again, in
+// segments of the same names the reference queries; cleanup keeps every segment in use.
+TEST_P(IndexCarryTest, CompactionsAndCleanupKeepTheIndexes) {
+  REQUIRE_ORACLE();
+  Create();
+  Lancelet({"update", ds_, "--set", "val = -val", "--where", "id % 100 = 7"});
+  Lancelet({"update", ds_, "--set", "cat = 'z'", "--where", "id % 100 = 8"});
+  Lancelet({"optimize", ds_, "--merge-overlays", "--no-rewrite"});
+  ExpectIndexesKept("val = -70", 1, "merge");
+  ExpectIndexesKept("cat = 'z'", 30, "merge");
+  Lancelet({"optimize", ds_, "--no-rewrite"});
+  ExpectIndexesKept("val = -70", 1, "fold");
+  ExpectIndexesKept("cat = 'z'", 30, "fold");
+  Lancelet({"delete", ds_, "--where", "id % 3 = 0"});
+  Lancelet({"optimize", ds_});  // the three fragments become one
+  ExpectIndexesKept("val = -70", 1, "rewrite");
+  ExpectIndexesKept("cat = 'c2'", 400, "rewrite");
+  Lancelet({"cleanup", ds_, "--keep", "1"});
+  ExpectIndexesKept("cat = 'c2'", 400, "cleanup");
+  ExpectIndexesKept("val >= 14000 AND val < 14100", 7, "cleanup");
+}
+
 TEST_P(IndexCarryTest, OverwriteStartsWithoutIndexes) {
   REQUIRE_ORACLE();
   Create();
