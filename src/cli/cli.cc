@@ -164,7 +164,8 @@ int Main(int argc, char** argv) {
   del->add_option("--where", where, "SQL predicate")->required();
 
   std::vector<std::string> set_clauses;
-  auto* update = app.add_subcommand("update", "Change cells by writing data overlay files");
+  auto* update = app.add_subcommand(
+      "update", "Change cells: as data overlay files, a column rewrite or moved rows (--mode; default: cost model)");
   update->add_option("dataset", dataset, "Dataset directory")->required();
   update->add_option("--set", set_clauses, "column = expression (repeatable)")->required();
   update->add_option("--where", where, "SQL predicate (default: every row)");
