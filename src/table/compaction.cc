@@ -153,10 +153,10 @@ std::vector<FragmentOptimization> PlanCompaction(const DatasetState& state, cons
     bool rewritable = can_rewrite && !HasLegacyFiles(f);
     candidate.push_back(rewritable && (small || materialize));
     must_rewrite.push_back(rewritable && materialize);
-    if (materialize)
+    if (rewritable && materialize)
       p.reason = fmt::format("{} of {} rows deleted ({:.1f}% > {:.1f}%)", p.deleted_rows, p.physical_rows,
                              100 * deleted, 100 * options.materialize_deletions_threshold);
-    else if (small)
+    else if (rewritable && small)
       p.reason = fmt::format("{} rows < target {}", p.physical_rows, options.target_rows_per_fragment);
     index_sets.push_back(std::move(covering));
     plan.push_back(std::move(p));
