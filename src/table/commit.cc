@@ -247,9 +247,12 @@ void AssignNewFragments(Manifest& m, google::protobuf::RepeatedPtrField<DataFrag
   for (auto& f : fragments) {
     f.set_id(next_id++);
     if (stable_row_ids) {
-      uint64_t start = m.next_row_id();
-      f.set_inline_row_ids(format::RowIdSequence::FromRange(start, start + f.physical_rows()).Encode());
-      m.set_next_row_id(start + f.physical_rows());
+      // Rows an UPDATE moved keep their ids (table/update_modes.h); new rows get new ones.
+      if (!f.has_inline_row_ids()) {
+        uint64_t start = m.next_row_id();
+        f.set_inline_row_ids(format::RowIdSequence::FromRange(start, start + f.physical_rows()).Encode());
+        m.set_next_row_id(start + f.physical_rows());
+      }
       // Row lineage: every new row was created and last updated by this version.
       std::string versions = format::VersionSequence::Uniform(f.physical_rows(), version).Encode();
       f.set_inline_created_at_versions(versions);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "format/roaring_bitmap.h"
+#include "format/row_id_sequence.h"
 #include "lancelet/error.h"
 #include "table/commit.h"
 #include "table/deletions.h"
@@ -124,7 +125,19 @@ DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes,
       try {
         for (const auto& batch : changes.inserts)
           if (batch->num_rows() > 0) writer.Write(*batch);
-        for (auto& f : writer.Finish()) *update->add_new_fragments() = std::move(f);
+        uint64_t first = 0;
+        for (auto& f : writer.Finish()) {
+          if (!changes.insert_row_ids.empty()) {
+            const uint64_t n = f.physical_rows();
+            if (first + n > changes.insert_row_ids.size())
+              ThrowInvalid("merge into '{}': {} row ids for more inserted rows", state.uri, changes.insert_row_ids.size());
+            f.set_inline_row_ids(format::RowIdSequence::FromValues({changes.insert_row_ids.begin() + long(first),
+                                                                    changes.insert_row_ids.begin() + long(first + n)})
+                                     .Encode());
+            first += n;
+          }
+          *update->add_new_fragments() = std::move(f);
+        }
       } catch (...) {
         written.insert(written.end(), writer.written_paths().begin(), writer.written_paths().end());
         throw;

@@ -44,6 +44,9 @@ struct MergeChanges {
   std::map<uint64_t, std::vector<uint32_t>> deletes;
   // Rows to append, in the dataset's schema (by name).
   std::vector<RecordBatchPtr> inserts;
+  // With stable row ids: the ids the inserted rows keep, in order (rows an UPDATE moves);
+  // empty: they get new ids.
+  std::vector<uint64_t> insert_row_ids;
 
   bool empty() const { return updates.empty() && deletes.empty() && inserts.empty(); }
 };

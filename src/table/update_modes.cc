@@ -8,6 +8,7 @@
 #include "lancelet/error.h"
 #include "table/commit.h"
 #include "table/compaction.h"
+#include "table/feature_flags.h"
 #include "table/fragment_reader.h"
 #include "table/index_section.h"
 #include "table/overlay_file.h"
@@ -152,6 +153,13 @@ DatasetPtr CommitRowMove(const DatasetPtr& dataset, const MergeChanges& changes,
     }
     moved.deletes[id] = offsets;
     moved.inserts.push_back(std::make_shared<RecordBatch>(state.arrow_schema, std::move(columns), int64_t(offsets.size())));
+    if (state.manifest.reader_feature_flags() & kFlagStableRowIds) {
+      // The rows keep their ids, as in the reference's UPDATE: an id names the row, not
+      // where it is stored.
+      auto ids = reader.RowIds(wide);
+      moved.insert_row_ids.insert(moved.insert_row_ids.end(), ids->values<uint64_t>(),
+                                  ids->values<uint64_t>() + ids->length);
+    }
   }
   return CommitMerge(dataset, moved, std::move(read_set));
 }

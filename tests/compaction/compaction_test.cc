@@ -3,6 +3,7 @@
 // ids), row rewrites (bins, deletions materialized, row ids carried), what each does to
 // indexes in the same commit, the overlay-layer bound, and the plan.
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -407,6 +408,25 @@ TEST_P(CompactionTest, EveryUpdateModeWritesTheSameValues) {
       EXPECT_EQ(m.fragments(2).overlays_size(), 1);  // b at id 99 stays an overlay
     }
   }
+}
+
+TEST_P(CompactionTest, RowsAnUpdateMovesKeepTheirStableIds) {
+  auto ds = Create(100, 50, /*stable_row_ids=*/true)->CreateIndex("b", IndexType::kBTree);
+  auto ids = [](const Dataset& d) {
+    std::map<int64_t, uint64_t> out;
+    auto batch = d.NewScan().Columns({"id"}).WithRowId().ToBatch();
+    for (int64_t r = 0; r < batch->num_rows(); ++r)
+      out[batch->column(0)->values<int64_t>()[r]] = batch->column(1)->values<uint64_t>()[r];
+    return out;
+  };
+  auto before = ids(*ds);
+  ds = ds->Update({{"b", "b + 1000"}}, "id % 4 = 1", nullptr, UpdateMode::kRows);
+  EXPECT_EQ(ds->state().manifest.fragments_size(), 3);
+  EXPECT_EQ(ids(*ds), before);
+  EXPECT_EQ(ds->state().manifest.next_row_id(), 100u);  // no new ids
+  for (const char* where : {"b = 1005", "b = 5", "b >= 1000", "b < 10"})
+    EXPECT_EQ(Rows(*ds, where), Rows(*ds, where, false)) << where;
+  EXPECT_EQ(Values(*ds, "b = 1005"), "{\"id\":5,\"a\":5,\"b\":1005,\"s\":\"s5\"}\n");
 }
 
 TEST_P(CompactionTest, TheCostModelPicksByTheShareOfRowsAndColumnsChanged) {
