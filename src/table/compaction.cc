@@ -55,24 +55,6 @@ format::RoaringBitmap Coverage(const overlay::FragmentOverlays& overlays, int32_
   return out;
 }
 
-lance::table::DataFile DescribeDataFile(const std::string& name, const format::LanceFileWriter& writer,
-                                        format::FileVersion version, uint64_t size) {
-  lance::table::DataFile file;
-  file.set_path(name);
-  for (int32_t id : writer.FieldIds()) file.add_fields(id);
-  for (int32_t c : writer.ColumnIndices()) file.add_column_indices(c);
-  file.set_file_major_version(version.major);
-  file.set_file_minor_version(version.minor);
-  file.set_file_size_bytes(size);
-  return file;
-}
-
-bool HasLegacyFiles(const DataFragment& f) {
-  return std::any_of(f.files().begin(), f.files().end(), [](const lance::table::DataFile& file) {
-    return file.file_major_version() == 0 && file.file_minor_version() == 0;
-  });
-}
-
 // The per-row versions of a lineage sequence, or nullopt when the fragment has none inline.
 std::optional<std::vector<uint64_t>> InlineVersions(const DataFragment& f, bool last_updated) {
   const std::string* bytes = nullptr;
@@ -113,6 +95,20 @@ uint64_t EstimatedValueBytes(const DataType& type) {
   return 64;
 }
 
+std::shared_ptr<const DatasetState> BuildAndCommit(
+    const std::shared_ptr<const DatasetState>& state, const CommitOptions& options,
+    const std::function<bool(lance::table::Transaction& t, std::vector<std::string>& written)>& build) {
+  std::vector<std::string> written;
+  try {
+    lance::table::Transaction t;
+    if (!build(t, written)) return nullptr;
+    return Commit(state->store, state->uri, state, std::move(t), options);
+  } catch (...) {
+    io::RemoveQuietly(*state->store, written);
+    throw;
+  }
+}
+
 std::vector<FragmentOptimization> PlanCompaction(const DatasetState& state, const OptimizeOptions& options) {
   std::vector<FragmentOptimization> plan;
   std::vector<bool> candidate, must_rewrite;
@@ -150,7 +146,7 @@ std::vector<FragmentOptimization> PlanCompaction(const DatasetState& state, cons
     bool materialize = options.materialize_deletions && options.materialize_deletions_threshold < 1.0 &&
                        p.deleted_rows > 0 && deleted > options.materialize_deletions_threshold;
     bool small = p.physical_rows < options.target_rows_per_fragment;
-    bool rewritable = can_rewrite && !HasLegacyFiles(f);
+    bool rewritable = can_rewrite && std::none_of(f.files().begin(), f.files().end(), IsLegacyDataFile);
     candidate.push_back(rewritable && (small || materialize));
     must_rewrite.push_back(rewritable && materialize);
     if (rewritable && materialize)
@@ -314,8 +310,7 @@ MergedOverlays MergeOverlayRun(const DatasetState& state, const DataFragment& fr
     }
     only_picked = MakeState(state.store, state.uri, state.manifest_path, std::move(manifest), state.indices);
     source = only_picked.get();
-    for (const auto& f : only_picked->manifest.fragments())
-      if (f.id() == fragment.id()) source_fragment = &f;
+    source_fragment = only_picked->FindFragment(fragment.id());
   }
   FragmentReader reader(*source, *source_fragment);
   std::vector<std::vector<uint32_t>> offsets;
@@ -352,48 +347,48 @@ RewrittenGroup RewriteFragments(const DatasetState& state, const std::vector<con
   const bool stable = (state.manifest.reader_feature_flags() & kFlagStableRowIds) != 0;
   std::vector<size_t> fields(state.schema.fields().size());
   for (size_t i = 0; i < fields.size(); ++i) fields[i] = i;
+  const uint64_t step = BatchRows(state, fields);
   FragmentWriter writer(*state.store, state.uri, state.schema, state.file_version, int64_t(target_rows));
   RewrittenGroup out;
   std::vector<uint64_t> row_ids, created, updated;
   bool lineage = stable;
   std::vector<DataFragment> made;
   try {
-  for (const DataFragment* f : fragments) {
-    *out.group.add_old_fragments() = *f;
-    FragmentReader reader(state, *f);
-    const auto& deleted = reader.deletions();
-    out.deleted_rows += deleted.Cardinality();
-    std::optional<format::RowIdSequence> ids;
-    std::optional<std::vector<uint64_t>> created_at, updated_at;
-    if (stable) {
-      if (!f->has_inline_row_ids())
-        ThrowNotSupported("rewriting fragment {} of '{}': its row ids are stored in an external file", f->id(),
-                          state.uri);
-      ids = format::RowIdSequence::Decode(f->inline_row_ids(), fmt::format("row ids of fragment {}", f->id()));
-      created_at = InlineVersions(*f, false);
-      updated_at = InlineVersions(*f, true);
-      lineage &= created_at.has_value();
-    }
-    const uint64_t step = BatchRows(state, fields);
-    for (uint64_t start = 0; start < f->physical_rows(); start += step) {
-      std::vector<uint64_t> live;
-      for (uint64_t o = start; o < std::min(start + step, f->physical_rows()); ++o)
-        if (!deleted.Contains(uint32_t(o))) live.push_back(o);
-      if (live.empty()) continue;
-      // A batch without deleted rows is a range: read it as a scan does.
-      const uint64_t n = std::min(start + step, f->physical_rows()) - start;
-      auto columns = live.size() == n ? reader.ReadRange(fields, start, n) : reader.ReadRows(fields, live);
-      writer.Write(RecordBatch(state.arrow_schema, std::move(columns), int64_t(live.size())));
-      ReleaseFreedMemory();
-      if (!stable) continue;
-      for (uint64_t o : live) {
-        row_ids.push_back(ids->Get(o));
-        if (created_at) created.push_back((*created_at)[o]);
-        if (updated_at) updated.push_back((*updated_at)[o]);
+    for (const DataFragment* f : fragments) {
+      *out.group.add_old_fragments() = *f;
+      FragmentReader reader(state, *f);
+      const auto& deleted = reader.deletions();
+      out.deleted_rows += deleted.Cardinality();
+      std::optional<format::RowIdSequence> ids;
+      std::optional<std::vector<uint64_t>> created_at, updated_at;
+      if (stable) {
+        if (!f->has_inline_row_ids())
+          ThrowNotSupported("rewriting fragment {} of '{}': its row ids are stored in an external file", f->id(),
+                            state.uri);
+        ids = format::RowIdSequence::Decode(f->inline_row_ids(), fmt::format("row ids of fragment {}", f->id()));
+        created_at = InlineVersions(*f, false);
+        updated_at = InlineVersions(*f, true);
+        lineage &= created_at.has_value();
+      }
+      for (uint64_t start = 0; start < f->physical_rows(); start += step) {
+        const uint64_t n = std::min(step, f->physical_rows() - start);
+        std::vector<uint64_t> live;
+        for (uint64_t o = start; o < start + n; ++o)
+          if (!deleted.Contains(uint32_t(o))) live.push_back(o);
+        if (live.empty()) continue;
+        // A batch without deleted rows is a range: read it as a scan does.
+        auto columns = live.size() == n ? reader.ReadRange(fields, start, n) : reader.ReadRows(fields, live);
+        writer.Write(RecordBatch(state.arrow_schema, std::move(columns), int64_t(live.size())));
+        ReleaseFreedMemory();
+        if (!stable) continue;
+        for (uint64_t o : live) {
+          row_ids.push_back(ids->Get(o));
+          if (created_at) created.push_back((*created_at)[o]);
+          if (updated_at) updated.push_back((*updated_at)[o]);
+        }
       }
     }
-  }
-  made = writer.Finish();
+    made = writer.Finish();
   } catch (...) {
     written.insert(written.end(), writer.written_paths().begin(), writer.written_paths().end());
     throw;
@@ -426,18 +421,6 @@ namespace lancelet {
 namespace {
 
 using table::DatasetState;
-
-// Commits a compaction transaction built from `state`; written files go if it fails.
-std::shared_ptr<const DatasetState> CommitCompaction(const std::shared_ptr<const DatasetState>& state,
-                                                     lance::table::Transaction t,
-                                                     const std::vector<std::string>& written) {
-  try {
-    return table::Commit(state->store, state->uri, state, std::move(t), table::CommitOptions{});
-  } catch (...) {
-    io::RemoveQuietly(*state->store, written);
-    throw;
-  }
-}
 
 // Runs `step` (plan, write, commit) on `state` until it commits without a concurrent
 // change to what it planned from; after a collision `state` becomes the latest version
@@ -526,11 +509,8 @@ DatasetPtr Dataset::Optimize(const OptimizeOptions& options, OptimizeStats* stat
     for (size_t i = 0; i < plan.size(); ++i)
       if (plan[i].action == CompactionAction::kRewriteRows)
         groups[plan[i].rewrite_group].push_back(&s->manifest.fragments(int(i)));
-    if (groups.empty()) return nullptr;
-    lance::table::Transaction t;
-    std::vector<std::string> written;
     OptimizeStats step;
-    try {
+    auto next = table::BuildAndCommit(s, {}, [&](lance::table::Transaction& t, std::vector<std::string>& written) {
       for (const auto& [id, fragments] : groups) {
         auto g = table::RewriteFragments(*s, fragments, options.target_rows_per_fragment, written);
         step.fragments_removed += uint64_t(g.group.old_fragments_size());
@@ -540,12 +520,9 @@ DatasetPtr Dataset::Optimize(const OptimizeOptions& options, OptimizeStats* stat
         for (const auto& f : g.group.old_fragments()) step.overlays_removed += uint64_t(f.overlays_size());
         *t.mutable_rewrite()->add_groups() = std::move(g.group);
       }
-    } catch (...) {
-      io::RemoveQuietly(*s->store, written);
-      throw;
-    }
-    auto next = CommitCompaction(s, std::move(t), written);
-    out = step;  // the attempt that committed
+      return !groups.empty();
+    });
+    if (next) out = step;  // the attempt that committed
     return next;
   });
   if (rewritten) {
@@ -559,13 +536,11 @@ DatasetPtr Dataset::Optimize(const OptimizeOptions& options, OptimizeStats* stat
   auto compacted = UntilCommitted(current, "optimize (overlays)", [&](const std::shared_ptr<const DatasetState>& s)
                                       -> std::shared_ptr<const DatasetState> {
     auto plan = table::PlanCompaction(*s, overlays_only);
-    lance::table::Transaction t;
-    auto* update = t.mutable_update();
-    update->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
-    std::set<int32_t> modified;
-    std::vector<std::string> written;
     uint64_t folded = 0, merged = 0, removed = 0, bytes = 0;
-    try {
+    auto next = table::BuildAndCommit(s, {}, [&](lance::table::Transaction& t, std::vector<std::string>& written) {
+      auto* update = t.mutable_update();
+      update->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
+      std::set<int32_t> modified;
       for (size_t i = 0; i < plan.size(); ++i) {
         const auto& fragment = s->manifest.fragments(int(i));
         if (plan[i].action == CompactionAction::kFoldOverlays) {
@@ -583,21 +558,19 @@ DatasetPtr Dataset::Optimize(const OptimizeOptions& options, OptimizeStats* stat
           *update->add_updated_fragments() = std::move(m.fragment);
         }
       }
-    } catch (...) {
-      io::RemoveQuietly(*s->store, written);
-      throw;
+      // A fold rewrites these columns in place (the reference's REWRITE_COLUMNS): indexes
+      // on them stop covering the folded fragments in this same commit. A merge modifies
+      // no field: every index stays valid, since the merged overlay keeps the newest
+      // committed_version and so still marks its cells stale.
+      for (int32_t id : modified) update->add_fields_modified(uint32_t(id));
+      return update->updated_fragments_size() > 0;
+    });
+    if (next) {
+      out.fragments_folded = folded;
+      out.fragments_merged = merged;
+      out.overlays_removed += removed;
+      out.bytes_written += bytes;
     }
-    if (update->updated_fragments_size() == 0) return nullptr;
-    // A fold rewrites these columns in place (the reference's REWRITE_COLUMNS): indexes
-    // on them stop covering the folded fragments in this same commit. A merge modifies
-    // no field: every index stays valid, since the merged overlay keeps the newest
-    // committed_version and so still marks its cells stale.
-    for (int32_t id : modified) update->add_fields_modified(uint32_t(id));
-    auto next = CommitCompaction(s, std::move(t), written);
-    out.fragments_folded = folded;
-    out.fragments_merged = merged;
-    out.overlays_removed += removed;
-    out.bytes_written += bytes;
     return next;
   });
   if (compacted) {
@@ -627,27 +600,19 @@ std::shared_ptr<const DatasetState> CommitOverlayMerges(std::shared_ptr<const Da
                                                         const std::map<uint64_t, std::set<uint64_t>>& picks) {
   return UntilCommitted(state, "merge overlays", [&](const std::shared_ptr<const DatasetState>& s)
                             -> std::shared_ptr<const DatasetState> {
-    lance::table::Transaction t;
-    // Modifies no field: the merged overlay keeps the newest committed_version, so every
-    // index still excludes the cells it covers.
-    t.mutable_update()->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
-    std::vector<std::string> written;
-    try {
+    return table::BuildAndCommit(s, {}, [&](lance::table::Transaction& t, std::vector<std::string>& written) {
+      // Modifies no field: the merged overlay keeps the newest committed_version, so every
+      // index still excludes the cells it covers.
+      t.mutable_update()->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
       for (const auto& [id, versions] : picks) {
-        const lance::table::DataFragment* fragment = nullptr;
-        for (const auto& f : s->manifest.fragments())
-          if (f.id() == id) fragment = &f;
+        const auto* fragment = s->FindFragment(id);
         if (!fragment)
           ThrowInvalid("merge overlays of '{}': fragment {} does not exist in version {}", s->uri, id, s->version());
         auto merged = table::MergeOverlayRun(*s, *fragment, versions, written);
         if (merged.overlays_removed > 0) *t.mutable_update()->add_updated_fragments() = std::move(merged.fragment);
       }
-    } catch (...) {
-      io::RemoveQuietly(*s->store, written);
-      throw;
-    }
-    if (t.update().updated_fragments_size() == 0) return nullptr;
-    return CommitCompaction(s, std::move(t), written);
+      return t.update().updated_fragments_size() > 0;
+    });
   });
 }
 

@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -21,6 +23,7 @@
 #include "lancelet/dataset.h"
 #include "table.pb.h"
 #include "transaction.pb.h"
+#include "table/commit.h"
 #include "table/dataset_state.h"
 #include "table/overlay_file.h"
 
@@ -28,6 +31,13 @@ namespace lancelet::table {
 
 // Bytes a value of `type` takes, roughly (variable-width values: 64).
 uint64_t EstimatedValueBytes(const DataType& type);
+
+// Fills a transaction with `build`, listing each file it writes in `written`, and
+// commits it on `state`. Returns null without committing when `build` returns false. On
+// any failure, in the build or the commit, the written files are removed.
+std::shared_ptr<const DatasetState> BuildAndCommit(
+    const std::shared_ptr<const DatasetState>& state, const CommitOptions& options,
+    const std::function<bool(lance::table::Transaction& t, std::vector<std::string>& written)>& build);
 
 // Per fragment, what Optimize would do (in manifest order).
 std::vector<FragmentOptimization> PlanCompaction(const DatasetState& state, const OptimizeOptions& options);

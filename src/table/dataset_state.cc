@@ -55,6 +55,12 @@ std::shared_ptr<const DatasetState::RowIdAddresses> DatasetState::CachedRowIdAdd
   return row_id_addresses_;
 }
 
+const lance::table::DataFragment* DatasetState::FindFragment(uint64_t id) const {
+  for (const auto& f : manifest.fragments())
+    if (f.id() == id) return &f;
+  return nullptr;
+}
+
 std::string DatasetState::DeletionFilePath(uint64_t fragment_id, const lance::table::DeletionFile& file) const {
   std::string name = DeletionFileName(fragment_id, file);
   std::optional<uint32_t> base_id;

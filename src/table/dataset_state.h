@@ -29,6 +29,8 @@ struct DatasetState {
   format::FileVersion file_version;  // manifest.data_format.version
 
   uint64_t version() const { return manifest.version(); }
+  // The fragment with this id, or null.
+  const lance::table::DataFragment* FindFragment(uint64_t id) const;
   // A fragment's overlays, decoded the first time any reader asks and shared after
   // (kept up to kOverlayMetadataCacheBytes for all fragments).
   std::shared_ptr<const overlay::FragmentOverlays> OverlaysOf(const lance::table::DataFragment& fragment) const;
@@ -99,6 +101,12 @@ struct DatasetState {
       kOverlayCacheBytes / 2};
   mutable LruCache<OverlayCacheKey, ArrayPtr, OverlayCacheKeyHash> overlay_columns_{kOverlayCacheBytes / 2};
 };
+
+// A data file in the legacy Lance format (0.1/0.2), which lancelet neither reads nor
+// rewrites, and which cannot take overlays.
+inline bool IsLegacyDataFile(const lance::table::DataFile& file) {
+  return file.file_major_version() == 0 && file.file_minor_version() == 0;
+}
 
 // Loads a version (latest when `version` is empty); checks feature flags.
 std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,

@@ -67,7 +67,7 @@ const format::LanceFileReader& FragmentReader::OpenFile(size_t data_file) const 
   auto& slot = files_[data_file];
   if (!slot) {
     const auto& file = fragment_.files(int(data_file));
-    if (file.file_major_version() == 0 && file.file_minor_version() == 0)
+    if (IsLegacyDataFile(file))
       ThrowNotSupported("fragment {} of '{}': data file '{}' uses the legacy Lance file format (0.1/0.2); "
                         "lancelet reads format 2.0 and newer; rewrite the dataset with a newer data_storage_version",
                         fragment_.id(), state_.uri, file.path());

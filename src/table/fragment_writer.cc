@@ -15,6 +15,18 @@ std::string NewDataFileName() {
   return fmt::format("{:016x}{:016x}.lance", rng(), rng());
 }
 
+lance::table::DataFile DescribeDataFile(const std::string& name, const format::LanceFileWriter& writer,
+                                        format::FileVersion version, uint64_t size) {
+  lance::table::DataFile file;
+  file.set_path(name);
+  for (int32_t id : writer.FieldIds()) file.add_fields(id);
+  for (int32_t c : writer.ColumnIndices()) file.add_column_indices(c);
+  file.set_file_major_version(version.major);
+  file.set_file_minor_version(version.minor);
+  file.set_file_size_bytes(size);
+  return file;
+}
+
 RecordBatchPtr ConformBatch(const RecordBatch& batch, const SchemaPtr& schema) {
   const Schema& in = *batch.schema();
   if (in.num_fields() != schema->num_fields())
@@ -74,13 +86,7 @@ void FragmentWriter::CloseFile() {
   uint64_t size = file_->Finish();
   lance::table::DataFragment fragment;
   fragment.set_physical_rows(uint64_t(rows_in_file_));
-  auto* data_file = fragment.add_files();
-  data_file->set_path(file_name_);
-  for (int32_t id : file_->FieldIds()) data_file->add_fields(id);
-  for (int32_t c : file_->ColumnIndices()) data_file->add_column_indices(c);
-  data_file->set_file_major_version(version_.major);
-  data_file->set_file_minor_version(version_.minor);
-  data_file->set_file_size_bytes(size);
+  *fragment.add_files() = DescribeDataFile(file_name_, *file_, version_, size);
   fragments_.push_back(std::move(fragment));
   file_.reset();
 }

@@ -49,4 +49,9 @@ RecordBatchPtr ConformBatch(const RecordBatch& batch, const SchemaPtr& schema);
 // A fresh data file name: "<random>.lance".
 std::string NewDataFileName();
 
+// The DataFile entry of a finished file `name` (under data/) of `size` bytes that
+// `writer` wrote: its field ids, column indices and format version.
+lance::table::DataFile DescribeDataFile(const std::string& name, const format::LanceFileWriter& writer,
+                                        format::FileVersion version, uint64_t size);
+
 }  // namespace lancelet::table

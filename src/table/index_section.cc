@@ -64,32 +64,34 @@ lance::table::IndexSection RetainRelevant(const lance::table::IndexSection& befo
   return out;
 }
 
-lance::table::IndexSection WithoutFragments(lance::table::IndexSection section, const lance::table::Manifest& base,
-                                            const std::function<bool(const lance::table::IndexMetadata&)>& affected,
-                                            const std::set<uint64_t>& removed,
-                                            const std::function<std::vector<uint64_t>(
-                                                const lance::table::IndexMetadata&)>& added) {
+// Lets `edit` change each (non-system) index's fragment bitmap, and stores the bitmaps
+// it reports changed. A segment without a bitmap covers every fragment: `edit` gets the
+// base's fragments listed, so that it can remove some.
+lance::table::IndexSection EditCoverage(
+    lance::table::IndexSection section, const lance::table::Manifest& base,
+    const std::function<bool(const lance::table::IndexMetadata&, format::RoaringBitmap&)>& edit) {
   for (auto& index : *section.mutable_indices()) {
     if (IsSystemIndex(index)) continue;
     auto bitmap = IndexFragments(index);
-    bool touched = false;
     if (!bitmap) {
-      // Coverage of "every fragment" cannot lose some: list the base's explicitly.
       bitmap.emplace();
       for (const auto& f : base.fragments()) bitmap->Add(uint32_t(f.id()));
     }
-    std::vector<uint64_t> extra = added(index);
-    if (affected(index))
-      for (uint64_t id : removed)
-        if (bitmap->Contains(uint32_t(id))) {
-          bitmap->Remove(uint32_t(id));
-          touched = true;
-        }
-    for (uint64_t id : extra) bitmap->Add(uint32_t(id));
-    if (touched || !extra.empty())
+    if (edit(index, *bitmap))
       index.set_fragment_bitmap(bitmap->SerializePortable(format::RoaringBitmap::RunContainers::kNone));
   }
   return section;
+}
+
+// Removes `ids` from `bitmap`; true when it held any of them.
+bool RemoveAll(format::RoaringBitmap& bitmap, const std::set<uint64_t>& ids) {
+  bool removed = false;
+  for (uint64_t id : ids)
+    if (bitmap.Contains(uint32_t(id))) {
+      bitmap.Remove(uint32_t(id));
+      removed = true;
+    }
+  return removed;
 }
 
 // For a Rewrite group: the newest committed_version of an overlay on each field id in
@@ -156,13 +158,11 @@ lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before
       std::set<int32_t> modified(u.fields_modified().begin(), u.fields_modified().end());
       std::set<uint64_t> updated;
       for (const auto& f : u.updated_fragments()) updated.insert(f.id());
-      auto pruned = WithoutFragments(
-          before, *base,
-          [&](const lance::table::IndexMetadata& index) {
-            return std::any_of(index.fields().begin(), index.fields().end(),
-                               [&](int32_t id) { return modified.count(id) > 0; });
-          },
-          updated, [](const lance::table::IndexMetadata&) { return std::vector<uint64_t>{}; });
+      auto pruned = EditCoverage(before, *base, [&](const lance::table::IndexMetadata& index, auto& bitmap) {
+        bool on_modified = std::any_of(index.fields().begin(), index.fields().end(),
+                                       [&](int32_t id) { return modified.count(id) > 0; });
+        return on_modified && RemoveAll(bitmap, updated);
+      });
       return RetainRelevant(pruned, next);
     }
     case T::kRewrite: {
@@ -184,19 +184,20 @@ lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before
         std::vector<uint64_t> new_ids;
         for (int i = 0; i < group.new_fragments_size(); ++i) new_ids.push_back(next_id++);
         auto overlay_versions = OverlayVersions(*base, old_ids);
-        out = WithoutFragments(
-            out, *base, [](const lance::table::IndexMetadata&) { return true; }, old_ids,
-            [&](const lance::table::IndexMetadata& index) {
-              if (!stable || new_ids.empty()) return std::vector<uint64_t>{};
-              auto covered = IndexFragments(index);
-              for (uint64_t id : old_ids)
-                if (covered && !covered->Contains(uint32_t(id))) return std::vector<uint64_t>{};
-              for (int32_t field : index.fields()) {
-                auto it = overlay_versions.find(field);
-                if (it != overlay_versions.end() && it->second > index.dataset_version()) return std::vector<uint64_t>{};
-              }
-              return new_ids;
-            });
+        out = EditCoverage(out, *base, [&](const lance::table::IndexMetadata& index, auto& bitmap) {
+          const bool whole_group = std::all_of(old_ids.begin(), old_ids.end(),
+                                               [&](uint64_t id) { return bitmap.Contains(uint32_t(id)); });
+          const bool stale = std::any_of(index.fields().begin(), index.fields().end(), [&](int32_t field) {
+            auto it = overlay_versions.find(field);
+            return it != overlay_versions.end() && it->second > index.dataset_version();
+          });
+          bool changed = RemoveAll(bitmap, old_ids);
+          if (stable && whole_group && !stale && !new_ids.empty()) {
+            for (uint64_t id : new_ids) bitmap.Add(uint32_t(id));
+            changed = true;
+          }
+          return changed;
+        });
       }
       return RetainRelevant(out, next);
     }

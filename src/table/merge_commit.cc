@@ -17,8 +17,7 @@ namespace lancelet::table {
 namespace {
 
 const lance::table::DataFragment& FindFragment(const DatasetState& state, uint64_t id) {
-  for (const auto& f : state.manifest.fragments())
-    if (f.id() == id) return f;
+  if (const auto* f = state.FindFragment(id)) return *f;
   ThrowInvalid("merge into '{}': fragment {} does not exist in version {}", state.uri, id, state.version());
 }
 
@@ -96,7 +95,7 @@ DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes,
       auto cells = changes.updates.find(id);
       if (cells != changes.updates.end() && !cells->second.empty()) {
         for (const auto& file : fragment.files())
-          if (file.file_major_version() == 0 && file.file_minor_version() == 0)
+          if (IsLegacyDataFile(file))
             ThrowInvalid("merge into '{}': fragment {} uses the legacy Lance file format (0.1/0.2), which cannot "
                          "take overlays",
                          state.uri, id);

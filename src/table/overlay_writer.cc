@@ -22,12 +22,6 @@ namespace lancelet {
 
 namespace {
 
-const lance::table::DataFragment* FindFragment(const table::DatasetState& state, uint64_t id) {
-  for (const auto& f : state.manifest.fragments())
-    if (f.id() == id) return &f;
-  return nullptr;
-}
-
 // The pre-order ids of a field's subtree: the entries of data_file.fields for it.
 void SubtreeIds(const format::LanceField& field, std::vector<int32_t>& out) {
   field.ForEach([&](const format::LanceField& node) { out.push_back(node.id); });
@@ -38,7 +32,7 @@ void SubtreeIds(const format::LanceField& field, std::vector<int32_t>& out) {
 OverlayWriter& OverlayWriter::Set(uint64_t fragment_id, const std::string& column, std::vector<uint32_t> offsets,
                                   ArrayPtr values) {
   const auto& state = dataset_->state();
-  const auto* fragment = FindFragment(state, fragment_id);
+  const auto* fragment = state.FindFragment(fragment_id);
   if (!fragment) ThrowInvalid("overlay on '{}': fragment {} does not exist in version {}", state.uri, fragment_id,
                               state.version());
   const auto& fields = state.schema.fields();
@@ -90,13 +84,7 @@ lance::table::DataOverlayFile WriteOverlay(const DatasetState& state, const std:
   uint64_t size = writer.Finish();
 
   lance::table::DataOverlayFile overlay;
-  auto* file = overlay.mutable_data_file();
-  file->set_path(name);
-  for (int32_t id : writer.FieldIds()) file->add_fields(id);
-  for (int32_t c : writer.ColumnIndices()) file->add_column_indices(c);
-  file->set_file_major_version(state.file_version.major);
-  file->set_file_minor_version(state.file_version.minor);
-  file->set_file_size_bytes(size);
+  *overlay.mutable_data_file() = DescribeDataFile(name, writer, state.file_version, size);
 
   bool dense = std::all_of(columns.begin(), columns.end(),
                            [&](const OverlayColumn& c) { return *c.offsets == *columns[0].offsets; });
@@ -125,7 +113,7 @@ DatasetPtr OverlayWriter::Commit(const Options& options, std::shared_ptr<const t
   if (updates_.empty()) return dataset_;
   for (const auto& f : state.manifest.fragments())
     for (const auto& file : f.files())
-      if (file.file_major_version() == 0 && file.file_minor_version() == 0)
+      if (table::IsLegacyDataFile(file))
         ThrowInvalid("overlay on '{}': fragment {} uses the legacy Lance file format (0.1/0.2), which cannot take "
                      "overlays; rewrite the dataset with data storage version 2.0 or later",
                      state.uri, f.id());
@@ -227,11 +215,7 @@ DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string&
         for (size_t i = 0; i < set.size(); ++i)
           changes.updates[fragment].push_back({set[i].column, offs, Concatenate(values[fragment][i])});
       if (how == UpdateMode::kColumns) return table::CommitColumnRewrite(snapshot, changes, std::move(read_set));
-      // Moving rows reads every column of the changed rows.
-      auto moving = std::make_shared<table::ReadSet>(*read_set);
-      for (const auto& field : state->schema.fields())
-        field.ForEach([&](const format::LanceField& node) { moving->changed_rows_fields.insert(node.id); });
-      return table::CommitRowMove(snapshot, changes, std::move(moving));
+      return table::CommitRowMove(snapshot, changes, std::move(read_set));
     } catch (const table::RetryableConflict& e) {
       table::BackOffOrGiveUp(attempt, state->uri, "update", e);
       state = table::LoadState(state->store, state->uri, std::nullopt);

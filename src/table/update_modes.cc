@@ -36,8 +36,7 @@ namespace table {
 namespace {
 
 const lance::table::DataFragment& Find(const DatasetState& state, uint64_t id) {
-  for (const auto& f : state.manifest.fragments())
-    if (f.id() == id) return f;
+  if (const auto* f = state.FindFragment(id)) return *f;
   throw RetryableConflict(fmt::format("update of fragment {}, which no longer exists", id));
 }
 
@@ -68,11 +67,10 @@ UpdateMode ChooseUpdateMode(const DatasetState& state, const std::vector<size_t>
   for (const auto& [id, offs] : offsets) {
     const auto& fragment = Find(state, id);
     layers = std::max(layers, fragment.overlays_size());
-    for (const auto& file : fragment.files())
-      if (file.file_major_version() == 0 && file.file_minor_version() == 0) {
-        say("legacy data files");  // only overlays are refused by name for them
-        return UpdateMode::kOverlay;
-      }
+    if (std::any_of(fragment.files().begin(), fragment.files().end(), IsLegacyDataFile)) {
+      say("legacy data files");  // only overlays are refused by name for them
+      return UpdateMode::kOverlay;
+    }
     changed += offs.size();
     rows += fragment.physical_rows();
   }
@@ -111,32 +109,32 @@ UpdateMode ChooseUpdateMode(const DatasetState& state, const std::vector<size_t>
 DatasetPtr CommitColumnRewrite(const DatasetPtr& dataset, const MergeChanges& changes,
                                std::shared_ptr<const ReadSet> read_set) {
   const DatasetState& state = dataset->state();
-  std::vector<std::string> written;
-  try {
-    lance::table::Transaction t;
-    auto* update = t.mutable_update();
-    update->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
-    std::set<int32_t> modified;
-    for (const auto& [id, cells] : changes.updates) {
-      std::vector<OverlayColumn> columns;
-      for (const auto& c : cells) columns.push_back({FieldOf(state, c.column), &c.offsets, c.values});
-      auto folded = FoldOverlays(state, Find(state, id), written, columns);
-      modified.insert(folded.field_ids.begin(), folded.field_ids.end());
-      *update->add_updated_fragments() = std::move(folded.fragment);
-    }
-    for (int32_t id : modified) update->add_fields_modified(uint32_t(id));
-    CommitOptions options;
-    options.read_set = std::move(read_set);
-    return std::make_shared<Dataset>(Commit(state.store, state.uri, dataset->state_ptr(), std::move(t), options));
-  } catch (...) {
-    io::RemoveQuietly(*state.store, written);
-    throw;
-  }
+  CommitOptions options;
+  options.read_set = std::move(read_set);
+  return std::make_shared<Dataset>(BuildAndCommit(
+      dataset->state_ptr(), options, [&](lance::table::Transaction& t, std::vector<std::string>& written) {
+        auto* update = t.mutable_update();
+        update->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
+        std::set<int32_t> modified;
+        for (const auto& [id, cells] : changes.updates) {
+          std::vector<OverlayColumn> columns;
+          for (const auto& c : cells) columns.push_back({FieldOf(state, c.column), &c.offsets, c.values});
+          auto folded = FoldOverlays(state, Find(state, id), written, columns);
+          modified.insert(folded.field_ids.begin(), folded.field_ids.end());
+          *update->add_updated_fragments() = std::move(folded.fragment);
+        }
+        for (int32_t id : modified) update->add_fields_modified(uint32_t(id));
+        return true;
+      }));
 }
 
 DatasetPtr CommitRowMove(const DatasetPtr& dataset, const MergeChanges& changes,
                          std::shared_ptr<const ReadSet> read_set) {
   const DatasetState& state = dataset->state();
+  // Moving rows reads every column of the changed rows.
+  auto read = std::make_shared<ReadSet>(*read_set);
+  for (const auto& field : state.schema.fields())
+    field.ForEach([&](const format::LanceField& node) { read->changed_rows_fields.insert(node.id); });
   std::vector<size_t> all(state.schema.fields().size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   MergeChanges moved;
@@ -161,7 +159,7 @@ DatasetPtr CommitRowMove(const DatasetPtr& dataset, const MergeChanges& changes,
                                   ids->values<uint64_t>() + ids->length);
     }
   }
-  return CommitMerge(dataset, moved, std::move(read_set));
+  return CommitMerge(dataset, moved, std::move(read));
 }
 
 }  // namespace table

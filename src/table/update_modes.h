@@ -52,7 +52,8 @@ DatasetPtr CommitColumnRewrite(const DatasetPtr& dataset, const MergeChanges& ch
                                std::shared_ptr<const ReadSet> read_set);
 
 // kRows: the changed rows, every column read and the SET columns replaced, are deleted
-// and appended (CommitMerge). `read_set` must name every field on the changed rows.
+// and appended (CommitMerge). The commit's read set is `read_set` plus every field on
+// the changed rows.
 DatasetPtr CommitRowMove(const DatasetPtr& dataset, const MergeChanges& changes,
                          std::shared_ptr<const ReadSet> read_set);
 
