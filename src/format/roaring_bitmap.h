@@ -69,7 +69,9 @@ class RoaringBitmap {
   // Maximal runs of members, ascending; costs the runs of run containers and the members
   // of the others.
   std::vector<Run> Runs() const;
-  // The number of maximal runs, counting a run that spans containers once per container.
+  // At least the number of maximal runs, read off the containers without a pass over
+  // their members: a run container counts its runs, a bitset container its runs (a word
+  // scan), an array container its members.
   uint64_t RunCountUpperBound() const;
   // Calls fn(value) for every member in ascending order.
   template <typename Fn>

@@ -35,16 +35,24 @@ size_t ValueWidth(const DataType& type) {
 }
 
 // Unrolled by hand: a cell is two loads and a store, so loop control would be a third of
-// the work (measured: 0.57 -> 0.42 ns per 4-byte cell).
+// the work (measured: 0.57 -> 0.42 ns per 4-byte cell). Cells ascend without repeats, so
+// eight cells spanning eight offsets are a run, copied as one block (merged layers of
+// strided updates are made of such runs).
 template <size_t kRowBytes>
 void ScatterRows(uint8_t* dst, const uint8_t* from, std::span<const uint32_t> cells, uint32_t origin) {
   auto copy = [&](size_t k) { std::memcpy(dst + size_t(cells[k] - origin) * kRowBytes, from + k * kRowBytes, kRowBytes); };
   size_t k = 0;
-  for (; k + 4 <= cells.size(); k += 4) {
+  while (k + 8 <= cells.size()) {
+    if (cells[k + 7] - cells[k] == 7) {
+      std::memcpy(dst + size_t(cells[k] - origin) * kRowBytes, from + k * kRowBytes, 8 * kRowBytes);
+      k += 8;
+      continue;
+    }
     copy(k);
     copy(k + 1);
     copy(k + 2);
     copy(k + 3);
+    k += 4;
   }
   for (; k < cells.size(); ++k) copy(k);
 }

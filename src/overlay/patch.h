@@ -8,8 +8,8 @@
 
 namespace lancelet::overlay {
 
-// values[first + k] goes to position cells[k] - origin. Cells ascend within a
-// replacement; replacements apply in order, so where two name one position the later
+// values[first + k] goes to position cells[k] - origin. Cells ascend, without repeats,
+// within a replacement; replacements apply in order, so where two name one position the later
 // one's value stands. `origin` lets a caller pass physical offsets straight from a
 // cached list instead of rebasing them into a copy.
 struct Replacement {

@@ -34,6 +34,27 @@ Layer MakeLayer(size_t overlay, const format::RoaringBitmap& coverage) {
   return layer;
 }
 
+// The list form of `cells` (ascending, unique), or the run form when its runs average
+// 32 cells or more. A scan scatters a listed cell with no more work, while a range of a
+// run layer lists its cells first, which short runs do not repay.
+Layer LayerOfCells(size_t overlay, std::vector<uint32_t> cells) {
+  Layer layer;
+  layer.overlay = overlay;
+  size_t runs = 0;
+  for (size_t k = 0; k < cells.size(); ++k) runs += k == 0 || cells[k] != cells[k - 1] + 1;
+  if (runs * 32 <= cells.size()) {
+    for (size_t k = 0; k < cells.size(); ++k) {
+      if (k == 0 || cells[k] != cells[k - 1] + 1) layer.runs.push_back({cells[k], uint64_t(cells[k]) + 1, k});
+      else layer.runs.back().end++;
+    }
+    CountListed(layer.runs.size());
+  } else {
+    layer.cells = std::move(cells);
+    CountListed(layer.cells.size());
+  }
+  return layer;
+}
+
 // The first index at or after `from` whose key is not less than `value`, by galloping:
 // the cost grows with the log of the distance travelled, so walking two ascending
 // sequences together costs little however their densities differ.
@@ -100,10 +121,64 @@ std::shared_ptr<const FieldLayers> FieldLayers::Build(const FragmentOverlays& ov
 }
 
 uint64_t FieldLayers::MemoryBytes() const {
-  uint64_t bytes = sizeof(*this);
+  uint64_t bytes = sizeof(*this) + (merged_values ? BufferBytes(*merged_values) : 0);
   for (const auto& layer : newest_first)
     bytes += sizeof(layer) + layer.cells.size() * sizeof(uint32_t) + layer.runs.size() * sizeof(Layer::Run);
   return bytes;
+}
+
+MergedCells MergeCells(const FieldLayers& layers) {
+  MergedCells out;
+  uint64_t lo = UINT64_MAX, hi = 0, covered = 0;
+  for (const Layer& layer : layers.newest_first) {
+    if (layer.listed() && layer.cells.empty()) continue;
+    lo = std::min<uint64_t>(lo, layer.listed() ? layer.cells.front() : layer.runs.front().start);
+    hi = std::max<uint64_t>(hi, layer.listed() ? uint64_t(layer.cells.back()) + 1 : layer.runs.back().end);
+    covered += layer.listed() ? layer.cells.size() : layer.runs.back().rank + (layer.runs.back().end - layer.runs.back().start);
+  }
+  if (hi <= lo) return out;
+  // A cell's slot: (layer + 1) << 40 | rank. Written oldest layer first, so the newest
+  // layer covering a cell writes last and stands.
+  constexpr int kSourceShift = 40;
+  auto for_each_cell = [&](auto&& visit) {
+    for (size_t i = layers.newest_first.size(); i-- > 0;) {
+      const Layer& layer = layers.newest_first[i];
+      const uint64_t tag = uint64_t(i + 1) << kSourceShift;
+      if (layer.listed()) {
+        for (size_t k = 0; k < layer.cells.size(); ++k) visit(layer.cells[k], tag | k);
+      } else {
+        for (const Layer::Run& run : layer.runs)
+          for (uint64_t c = run.start; c < run.end; ++c) visit(c, tag | (run.rank + (c - run.start)));
+      }
+    }
+  };
+  auto emit = [&](uint64_t cell, uint64_t slot) {
+    out.cells.push_back(uint32_t(cell));
+    out.source.push_back(uint32_t((slot >> kSourceShift) - 1));
+    out.ranks.push_back(slot & ((uint64_t{1} << kSourceShift) - 1));
+  };
+  if (hi - lo <= 8 * covered) {  // a slot per offset of the span: two linear passes
+    std::vector<uint64_t> slots(hi - lo, 0);
+    for_each_cell([&](uint64_t cell, uint64_t slot) { slots[cell - lo] = slot; });
+    for (uint64_t j = 0; j < slots.size(); ++j)
+      if (slots[j] != 0) emit(lo + j, slots[j]);
+    return out;
+  }
+  // Cells spread thin over a long span: sort them instead, newest layer last per cell.
+  std::vector<std::pair<uint32_t, uint64_t>> all;
+  all.reserve(covered);
+  for_each_cell([&](uint64_t cell, uint64_t slot) { all.push_back({uint32_t(cell), slot}); });
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t j = 0; j < all.size(); ++j)
+    if (j + 1 == all.size() || all[j + 1].first != all[j].first) emit(all[j].first, all[j].second);
+  return out;
+}
+
+std::shared_ptr<const FieldLayers> MergedLayers(std::vector<uint32_t> cells, ArrayPtr values) {
+  auto out = std::make_shared<FieldLayers>();
+  out->merged_values = std::move(values);
+  if (!cells.empty()) out->newest_first.push_back(LayerOfCells(kMergedOverlay, std::move(cells)));
+  return out;
 }
 
 Resolution ResolveRange(const FieldLayers& layers, uint64_t start, uint64_t count) {

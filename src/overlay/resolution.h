@@ -11,7 +11,9 @@
 // the listed cells it meets, however many layers there are and whatever the bitmaps'
 // container kinds: no bitmap rank or membership call per cell. A range lets newer layers
 // overwrite older ones (each layer's cells there are one run of its values); offsets
-// are claimed newest first, so a take reads each value it returns and no other.
+// are claimed newest first, so a take reads each value it returns and no other. A field
+// read again may have its layers merged into one (MergeCells, MergedLayers): then a
+// batch costs one layer however many overlays there are.
 #pragma once
 
 #include <atomic>
@@ -21,6 +23,7 @@
 #include <span>
 #include <vector>
 
+#include "lancelet/array.h"
 #include "overlay/fragment_overlays.h"
 
 namespace lancelet::overlay {
@@ -43,15 +46,37 @@ struct Layer {
   bool listed() const { return runs.empty(); }
 };
 
+// The `overlay` of a merged layer: its values are FieldLayers::merged_values, not an
+// overlay file's column.
+inline constexpr size_t kMergedOverlay = SIZE_MAX;
+
 // A field's layers in a fragment, newest first; an overlay that does not cover the field
 // has no layer.
 struct FieldLayers {
   std::vector<Layer> newest_first;
+  // Set in a merge of several layers (MergeLayers): the one layer's values, in cell order.
+  ArrayPtr merged_values;
+  // How many fragment readers asked for these layers: a reader merges layers that are
+  // read again (a version read once pays no merge; one read often pays one layer).
+  mutable std::atomic<uint32_t> reads{0};
 
   static std::shared_ptr<const FieldLayers> Build(const FragmentOverlays& overlays, int32_t field_id);
   bool empty() const { return newest_first.empty(); }
   uint64_t MemoryBytes() const;
 };
+
+// The cell each layer supplies once newer layers have taken theirs, ascending: cell
+// cells[k] gets its value from layers.newest_first[source[k]] at rank ranks[k]. Costs
+// O(covered cells + the span from the first covered cell to the last).
+struct MergedCells {
+  std::vector<uint32_t> cells;
+  std::vector<uint32_t> source;
+  std::vector<uint64_t> ranks;
+};
+MergedCells MergeCells(const FieldLayers& layers);
+// One layer (overlay kMergedOverlay) covering `cells` (ascending, unique) whose values
+// are `values`, in cell order.
+std::shared_ptr<const FieldLayers> MergedLayers(std::vector<uint32_t> cells, ArrayPtr values);
 
 // The cells one overlay supplies to a read: cell k goes to output position
 // cells[k] - origin and is read from rank Rank(k) of the overlay's value column.

@@ -90,6 +90,15 @@ std::shared_ptr<const overlay::FieldLayers> DatasetState::CachedFieldLayers(
   });
 }
 
+std::shared_ptr<const overlay::FieldLayers> DatasetState::CachedMergedLayers(
+    uint64_t fragment_id, int32_t field_id,
+    const std::function<std::shared_ptr<const overlay::FieldLayers>()>& build) const {
+  return merged_layers_.GetOrLoad({fragment_id, field_id, -1}, [&] {
+    auto layers = build();
+    return std::make_pair(layers, kCacheEntryBytes + (layers ? layers->MemoryBytes() : 0));
+  });
+}
+
 ArrayPtr DatasetState::CachedOverlayColumn(uint64_t fragment_id, int position, int32_t field_id,
                                            const std::function<ArrayPtr()>& build) const {
   return overlay_columns_.GetOrLoad({fragment_id, field_id, position}, [&] {

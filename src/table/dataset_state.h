@@ -52,6 +52,12 @@ struct DatasetState {
   std::shared_ptr<const overlay::FieldLayers> CachedFieldLayers(
       uint64_t fragment_id, int32_t field_id,
       const std::function<std::shared_ptr<const overlay::FieldLayers>()>& build) const;
+  // A field's layers in a fragment merged into one with their values (FragmentReader::
+  // ReadLayersOf), made by build() on first use and kept; build() may return null (not
+  // mergeable), which is kept too.
+  std::shared_ptr<const overlay::FieldLayers> CachedMergedLayers(
+      uint64_t fragment_id, int32_t field_id,
+      const std::function<std::shared_ptr<const overlay::FieldLayers>()>& build) const;
   // One overlay's whole value column for a field (the overlay at `position` in the
   // fragment's DataFragment.overlays), made by build() on first use and kept: a scan
   // needs every value a small overlay holds, and later scans then read none.
@@ -68,7 +74,7 @@ struct DatasetState {
   using RowIdAddresses = std::vector<std::pair<uint64_t, uint64_t>>;
   std::shared_ptr<const RowIdAddresses> CachedRowIdAddresses(
       const std::function<std::shared_ptr<const RowIdAddresses>()>& build) const;
-  // Both caches together stay under this many bytes per dataset version.
+  // The three overlay caches together stay under this many bytes per dataset version.
   static constexpr uint64_t kOverlayCacheBytes = 64 << 20;
   static constexpr uint64_t kCacheEntryBytes = 128;  // key, list node and control block
 
@@ -97,8 +103,9 @@ struct DatasetState {
       return std::hash<uint64_t>()((k.fragment_id * 1000003 + uint32_t(k.field_id)) * 1000003 + uint32_t(k.overlay));
     }
   };
-  mutable LruCache<OverlayCacheKey, std::shared_ptr<const overlay::FieldLayers>, OverlayCacheKeyHash> field_layers_{
-      kOverlayCacheBytes / 2};
+  using LayersCache = LruCache<OverlayCacheKey, std::shared_ptr<const overlay::FieldLayers>, OverlayCacheKeyHash>;
+  mutable LayersCache field_layers_{kOverlayCacheBytes / 4};
+  mutable LayersCache merged_layers_{kOverlayCacheBytes / 4};
   mutable LruCache<OverlayCacheKey, ArrayPtr, OverlayCacheKeyHash> overlay_columns_{kOverlayCacheBytes / 2};
 };
 

@@ -141,9 +141,55 @@ const overlay::FieldLayers* FragmentReader::LayersOf(size_t field) const {
   if (known == layers_.end()) {
     // Kept only once made: if Build throws (a corrupt overlay), the next read tries again.
     auto layers = state_.CachedFieldLayers(fragment_.id(), id, [&] { return overlay::FieldLayers::Build(overlays(), id); });
+    layers->reads.fetch_add(1, std::memory_order_relaxed);
     known = layers_.emplace(id, std::move(layers)).first;
   }
   return known->second->empty() ? nullptr : known->second.get();
+}
+
+const overlay::FieldLayers* FragmentReader::ReadLayersOf(size_t field) const {
+  const overlay::FieldLayers* layers = LayersOf(field);
+  if (!layers || layers->newest_first.size() < kMergeFromLayers) return layers;
+  const int32_t id = state_.schema.fields()[field].id;
+  auto known = merged_.find(id);
+  if (known == merged_.end()) {
+    std::shared_ptr<const overlay::FieldLayers> merged;
+    if (layers->reads.load(std::memory_order_relaxed) >= 2)
+      merged = state_.CachedMergedLayers(fragment_.id(), id, [&] { return MergeLayers(*layers, field); });
+    known = merged_.emplace(id, std::move(merged)).first;
+  }
+  return known->second ? known->second.get() : layers;
+}
+
+std::shared_ptr<const overlay::FieldLayers> FragmentReader::MergeLayers(const overlay::FieldLayers& layers,
+                                                                        size_t field) const {
+  const int32_t id = state_.schema.fields()[field].id;
+  std::vector<ArrayPtr> columns;
+  std::vector<int64_t> starts;
+  int64_t rows = 0;
+  uint64_t bytes = 0;
+  for (const auto& layer : layers.newest_first) {
+    ArrayPtr column = WholeOverlayColumn(layer.overlay, id);
+    if (!column) return nullptr;
+    CheckOverlayType(field, layer.overlay, *column);
+    bytes += BufferBytes(*column);
+    if (bytes > kMergedValueBytes) return nullptr;
+    starts.push_back(rows);
+    rows += column->length;
+    columns.push_back(std::move(column));
+  }
+  overlay::MergedCells merged = overlay::MergeCells(layers);
+  std::vector<int64_t> indices(merged.cells.size());
+  for (size_t k = 0; k < indices.size(); ++k) indices[k] = starts[merged.source[k]] + int64_t(merged.ranks[k]);
+  return overlay::MergedLayers(std::move(merged.cells), lancelet::Take(*Concatenate(columns), indices));
+}
+
+void FragmentReader::CheckOverlayType(size_t field, size_t overlay, const ArrayData& values) const {
+  const auto& schema_field = state_.schema.fields()[field];
+  if (!values.type->Equals(*schema_field.type))
+    ThrowCorrupt("'{}' fragment {}: overlay file '{}' holds field {} as {}, but the schema says {}", state_.uri,
+                 fragment_.id(), overlays().overlays()[overlay].proto->data_file().path(), schema_field.id,
+                 values.type->ToString(), schema_field.type->ToString());
 }
 
 format::RoaringBitmap FragmentReader::ChangedCellsSelected(
@@ -164,10 +210,7 @@ format::RoaringBitmap FragmentReader::ChangedCellsSelected(
       const size_t index = OverlayColumn(layer.overlay, schema_field.id);
       column = file.ReadField(index, 0, file.num_rows(index));
     }
-    if (!column->type->Equals(*schema_field.type))
-      ThrowCorrupt("'{}' fragment {}: overlay file '{}' holds field {} as {}, but the schema says {}", state_.uri,
-                   fragment_.id(), o.proto->data_file().path(), schema_field.id, column->type->ToString(),
-                   schema_field.type->ToString());
+    CheckOverlayType(field, layer.overlay, *column);
     for (int64_t rank : select(*column)) {
       if (uint64_t(rank) >= cells) continue;  // values past the coverage are not cells
       if (layer.listed()) {
@@ -201,6 +244,11 @@ ArrayPtr FragmentReader::WholeOverlayColumn(size_t overlay, int32_t field_id) co
 std::pair<ArrayPtr, int64_t> FragmentReader::OverlayValues(int32_t field_id, size_t overlay, uint64_t first_rank,
                                                            uint64_t count, std::span<const uint64_t> ranks,
                                                            bool whole) const {
+  if (overlay == overlay::kMergedOverlay) {
+    const ArrayPtr& column = merged_.at(field_id)->merged_values;
+    if (ranks.empty()) return {column, int64_t(first_rank)};
+    return {lancelet::Take(*column, std::vector<int64_t>(ranks.begin(), ranks.end())), 0};
+  }
   // A small file is read whole when opened anyway: decoding its column once and keeping
   // it then costs a take no more than decoding the pages its ranks fall in.
   const uint64_t file_bytes = overlays().overlays()[overlay].proto->data_file().file_size_bytes();
@@ -225,10 +273,7 @@ ArrayPtr FragmentReader::Overlaid(size_t field, overlay::Resolution resolution, 
     auto [column, first] = OverlayValues(schema_field.id, base->overlay, base->first_rank, base->count, base->ranks,
                                          in_scan && !base->ranks.empty());
     values = first == 0 && uint64_t(column->length) == base->count ? column : Slice(*column, first, int64_t(base->count));
-    if (!values->type->Equals(*schema_field.type))
-      ThrowCorrupt("'{}' fragment {}: overlay file '{}' holds field {} as {}, but the schema says {}", state_.uri,
-                   fragment_.id(), overlays().overlays()[base->overlay].proto->data_file().path(), schema_field.id,
-                   values->type->ToString(), schema_field.type->ToString());
+    if (base->overlay != overlay::kMergedOverlay) CheckOverlayType(field, base->overlay, *values);
   } else {
     values = read_base();
   }
@@ -255,7 +300,7 @@ std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& field
       return ProjectToSchema(src.file->ReadField(src.field_index, start, count),
                              src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
     };
-    const overlay::FieldLayers* layers = LayersOf(field);
+    const overlay::FieldLayers* layers = ReadLayersOf(field);
     out.push_back(layers ? Overlaid(field, overlay::ResolveRange(*layers, start, count), true, read_base)
                          : read_base());
   }
@@ -284,7 +329,7 @@ std::vector<ArrayPtr> FragmentReader::ReadOffsets(const std::vector<size_t>& fie
       return ProjectToSchema(src.file->TakeField(src.field_index, offsets),
                              src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
     };
-    const overlay::FieldLayers* layers = LayersOf(field);
+    const overlay::FieldLayers* layers = ReadLayersOf(field);
     out.push_back(layers ? Overlaid(field, overlay::ResolveOffsets(*layers, offsets), in_scan, read_base)
                          : read_base());
   }

@@ -73,6 +73,16 @@ class FragmentReader {
   size_t OverlayColumn(size_t overlay, int32_t field_id) const;
   // The field's overlay layers in this fragment, or null when no overlay covers it.
   const overlay::FieldLayers* LayersOf(size_t field) const;
+  // The layers a read resolves against: LayersOf's, or, once an earlier reader of this
+  // version has read them too and they are at least kMergeFromLayers, their merge into
+  // one layer (kept by the dataset): a version read again pays one layer per batch,
+  // however many overlays it has, and a version read once pays no merge.
+  const overlay::FieldLayers* ReadLayersOf(size_t field) const;
+  // LayersOf(field) merged, with the values; null when an overlay's column is too large
+  // to hold (WholeOverlayColumn) or the values would pass kMergedValueBytes.
+  std::shared_ptr<const overlay::FieldLayers> MergeLayers(const overlay::FieldLayers& layers, size_t field) const;
+  // Throws Corrupt unless overlay `overlay`'s values of `field` have the schema's type.
+  void CheckOverlayType(size_t field, size_t overlay, const ArrayData& values) const;
   // The read's values: the base (from read_base(), or from the overlay that covers every
   // wanted row) with the patches' cells swapped in, reading only the ranks they name.
   ArrayPtr Overlaid(size_t field, overlay::Resolution resolution, bool in_scan,
@@ -92,6 +102,8 @@ class FragmentReader {
   std::vector<ArrayPtr> ReadOffsets(const std::vector<size_t>& fields, std::span<const uint64_t> offsets,
                                     bool in_scan) const;
   static constexpr uint64_t kWholeOverlayBytes = 4 << 20;
+  static constexpr size_t kMergeFromLayers = 3;
+  static constexpr uint64_t kMergedValueBytes = DatasetState::kOverlayCacheBytes / 8;
   // An overlay file up to this size is read in one go when opened: a scan decodes all of
   // it, and a take pays a few microseconds more than reading its tail and pages.
   static constexpr uint64_t kReadWholeOverlayFileBytes = 256 << 10;
@@ -105,6 +117,8 @@ class FragmentReader {
   mutable std::map<size_t, std::shared_ptr<const format::LanceFileReader>> overlay_files_;
   // By field id, from the dataset's cache.
   mutable std::map<int32_t, std::shared_ptr<const overlay::FieldLayers>> layers_;
+  // By field id: ReadLayersOf's merges (null: read the unmerged layers).
+  mutable std::map<int32_t, std::shared_ptr<const overlay::FieldLayers>> merged_;
   // By (overlay, field id): WholeOverlayColumn's answers (null: read ranks instead).
   mutable std::map<std::pair<size_t, int32_t>, ArrayPtr> whole_columns_;
 };

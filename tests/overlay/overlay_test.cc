@@ -2,6 +2,8 @@
 // through the public API: OverlayWriter, Update, scan and take.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "format/roaring_bitmap.h"
 #include "lancelet/builder.h"
 #include "lancelet/dataset.h"
@@ -499,6 +501,109 @@ TEST(OverlayResolution, OffsetsFindEveryCellAmongDenseOrSparseCells) {
   }
 }
 
+// Merging layers keeps, per cell, the newest layer covering it and that layer's rank,
+// whatever the forms (list, runs) and however thinly the cells spread (the slot array
+// for a dense span, a sort for a thin one).
+TEST(OverlayResolution, MergeKeepsTheNewestLayerAndItsRankPerCell) {
+  std::vector<uint32_t> run;  // [10, 210): a run-form layer
+  for (uint32_t c = 10; c < 210; ++c) run.push_back(c);
+  LayeredFragment f(1000, {{run, 2}, {{5, 10, 12, 300}, 3}, {{12, 209}, 4}});
+  ASSERT_FALSE(f.layers->newest_first[2].listed());
+  overlay::MergedCells merged = overlay::MergeCells(*f.layers);
+  ASSERT_EQ(merged.cells.size(), 202u);  // 5, [10, 210), 300
+  EXPECT_EQ(merged.cells.front(), 5u);
+  EXPECT_EQ(merged.cells.back(), 300u);
+  auto at = [&](uint32_t cell) {
+    size_t k = size_t(std::lower_bound(merged.cells.begin(), merged.cells.end(), cell) - merged.cells.begin());
+    return std::make_pair(merged.source[k], merged.ranks[k]);  // source: 0 is the newest layer
+  };
+  EXPECT_EQ(at(5), std::make_pair(1u, uint64_t{0}));
+  EXPECT_EQ(at(10), std::make_pair(1u, uint64_t{1}));
+  EXPECT_EQ(at(11), std::make_pair(2u, uint64_t{1}));
+  EXPECT_EQ(at(12), std::make_pair(0u, uint64_t{0}));
+  EXPECT_EQ(at(208), std::make_pair(2u, uint64_t{198}));
+  EXPECT_EQ(at(209), std::make_pair(0u, uint64_t{1}));
+  EXPECT_EQ(at(300), std::make_pair(1u, uint64_t{3}));
+
+  LayeredFragment thin(4000000000u, {{{7, 3000000000u}, 2}, {{7, 9}, 3}});
+  overlay::MergedCells sparse = overlay::MergeCells(*thin.layers);
+  EXPECT_EQ(sparse.cells, (std::vector<uint32_t>{7, 9, 3000000000u}));
+  EXPECT_EQ(sparse.source, (std::vector<uint32_t>{0, 0, 1}));
+  EXPECT_EQ(sparse.ranks, (std::vector<uint64_t>{0, 1, 1}));
+
+  // The merged layer takes the run form only for long runs.
+  auto long_runs = overlay::MergedLayers(run, Int32s(std::vector<std::optional<int32_t>>(run.size(), 1)));
+  ASSERT_EQ(long_runs->newest_first.size(), 1u);
+  EXPECT_EQ(long_runs->newest_first[0].overlay, overlay::kMergedOverlay);
+  EXPECT_EQ(long_runs->newest_first[0].runs.size(), 1u);
+  auto short_runs = overlay::MergedLayers({1, 2, 3, 7, 8, 9}, Int32s({1, 2, 3, 4, 5, 6}));
+  EXPECT_TRUE(short_runs->newest_first[0].listed());
+}
+
+// A version read again resolves against its layers merged into one: scans (with and
+// without a filter) and takes (any order, repeats) return what the unmerged layers gave,
+// for fixed-width and string columns, NULLs, and an overlay covering whole batches.
+TEST(OverlayResolution, ReadsAfterTheMergeMatchTheFirstRead) {
+  testing::TempDir dir;
+  constexpr int kRows = 5000;
+  auto ds = MakeDataset(dir.Join("m.lance"), kRows, "2.2", 2500);
+  std::vector<uint32_t> all;
+  std::vector<std::optional<int32_t>> all_ages;
+  for (uint32_t o = 0; o < 2500; ++o) all.push_back(o), all_ages.push_back(int32_t(o) + 7);
+  ds = OverlayWriter(ds).Set(1, "age", all, Int32s(all_ages)).Commit();
+  for (uint32_t k = 0; k < 5; ++k) {
+    std::vector<uint32_t> cells;
+    std::vector<std::optional<int32_t>> ages;
+    std::vector<std::optional<std::string>> names;
+    for (uint32_t o = k; o < 2500; o += 3 + k) {
+      cells.push_back(o);
+      ages.push_back(o % 11 == 0 ? std::optional<int32_t>() : int32_t(100000 * (k + 1) + o));
+      names.push_back(o % 13 == 0 ? std::optional<std::string>() : "k" + std::to_string(k) + "_" + std::to_string(o));
+    }
+    ds = OverlayWriter(ds).Set(0, "age", cells, Int32s(ages)).Set(1, "age", cells, Int32s(ages))
+             .Set(0, "name", cells, Strings(names)).Commit();
+  }
+  ds = Dataset::Open(ds->uri());
+  std::vector<uint64_t> rows = {4999, 3, 2503, 3, 0, 1234, 2500, 4444, 17, 2};
+  // `fresh`: each read opens the version anew, so its layers are read once and not merged.
+  auto read_all = [&](bool fresh) {
+    auto reopen = [&] { return fresh ? Dataset::Open(ds->uri()) : ds; };
+    std::vector<std::string> out = {Column(reopen(), "age"), Column(reopen(), "name")};
+    auto filtered = reopen()->NewScan().Columns({"id", "name"}).Filter("age % 2 = 0").ToBatch();
+    out.push_back(std::to_string(filtered->num_rows()) + ":" + FormatValue(*filtered->column(1), 0, ValueStyle::kCsv));
+    auto taken = reopen()->Take(rows, {"age", "name"});
+    for (int64_t i = 0; i < taken->num_rows(); ++i)
+      for (size_t c = 0; c < 2; ++c)
+        out.push_back(taken->column(c)->IsNull(i) ? "NULL" : FormatValue(*taken->column(c), i, ValueStyle::kCsv));
+    return out;
+  };
+  auto& visited = overlay::Counters().cells_visited;
+  uint64_t before = visited;
+  const auto first = read_all(true);
+  const uint64_t unmerged_visits = visited - before;
+  const auto second = read_all(false);  // the second reader of each field merges
+  EXPECT_EQ(second, first);
+  before = visited;
+  EXPECT_EQ(read_all(false), first);
+  EXPECT_LT(visited - before, unmerged_visits * 3 / 4);  // one layer of distinct cells
+  // And against the rule itself: the newest k whose cells (o = k mod 3 + k) hold o.
+  std::string ages, names;
+  for (int r = 0; r < kRows; ++r) {
+    const int o = r % 2500;
+    std::string age = std::to_string(r < 2500 ? 10 * r : o + 7), name = r < 2500 ? "n" + std::to_string(r) : "";
+    for (int k = 4; k >= 0; --k) {
+      if (o < k || (o - k) % (3 + k) != 0) continue;
+      age = o % 11 == 0 ? "NULL" : std::to_string(100000 * (k + 1) + o);
+      if (r < 2500) name = o % 13 == 0 ? "NULL" : "k" + std::to_string(k) + "_" + std::to_string(o);
+      break;
+    }
+    ages += (r ? "," : "") + age;
+    if (r < 2500) names += (r ? "," : "") + name;
+  }
+  EXPECT_EQ(second[0], ages);
+  EXPECT_EQ(second[1].substr(0, names.size()), names);
+}
+
 // Decoded once per dataset version and shared.
 TEST(OverlayLoad, OverlaysAreDecodedOnceAndShared) {
   testing::TempDir dir;
@@ -518,7 +623,8 @@ TEST(OverlayLoad, OverlaysAreDecodedOnceAndShared) {
 // Resolution pays once per covered cell, whatever the layers and container kinds: a
 // dense 10% layer (bitset containers) under 16 sparse ones that shadow some of its
 // cells. Reads make no bitmap rank call; a scan meets each listed cell once; the cells
-// are listed once per dataset version; a take meets fewer cells than the layers hold.
+// are listed once per dataset version, and merged once when read again; a take meets
+// fewer cells than the layers hold.
 TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
   testing::TempDir dir;
   constexpr int kRows = 200000;
@@ -553,9 +659,17 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
   EXPECT_EQ(counters.cells_visited - visited, covered);
   EXPECT_EQ(format::RoaringBitmap::RankCalls(), ranks);
 
-  ds->NewScan().Columns({"age"}).ToBatch();  // the same version again: nothing listed anew
-  EXPECT_EQ(counters.cells_listed - listed, covered);
-  EXPECT_EQ(counters.cells_visited - visited, 2 * covered);
+  // The same version again: the layers are listed already, and this second reader merges
+  // them into one (listing each distinct cell once), which it and every later read walk.
+  uint64_t distinct = 0;
+  for (int o = 0; o < kRows; ++o) distinct += o % 1000 < 16 || o % 10 == 3;
+  auto again = ds->NewScan().Columns({"age"}).ToBatch();
+  EXPECT_EQ(counters.cells_listed - listed, covered + distinct);
+  EXPECT_EQ(counters.cells_visited - visited, covered + distinct);
+  ds->NewScan().Columns({"age"}).ToBatch();
+  EXPECT_EQ(counters.cells_listed - listed, covered + distinct);
+  EXPECT_EQ(counters.cells_visited - visited, covered + 2 * distinct);
+  EXPECT_EQ(std::memcmp(again->column(0)->values<int32_t>(), age, kRows * sizeof(int32_t)), 0);
 
   std::vector<uint64_t> rows;
   for (uint64_t r = 7; r < kRows; r += 1999) rows.push_back(r);

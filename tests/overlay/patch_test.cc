@@ -2,6 +2,8 @@
 // copy-on-write when it is shared, fixed-size lists level by level, and the gather path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "lancelet/builder.h"
 #include "lancelet/error.h"
 #include "lancelet/text.h"
@@ -80,6 +82,24 @@ TEST(OverlayPatch, ARunOfCellsIsCopiedAsOneBlock) {
   std::vector<uint32_t> run = {12, 13, 14};  // rows 2..4 of a batch starting at row 10
   ArrayPtr out = overlay::ApplyReplacements(Int32s({0, 1, 2, 3, 4, 5}), {{run, Int32s({9, 20, 30, 40}), 1, 10}});
   EXPECT_EQ(Text(out), "0,1,20,30,40,5");
+}
+
+// Eight consecutive cells go as one block; runs and scattered cells mix in any order.
+TEST(OverlayPatch, RunsOfEightAmongScatteredCellsAllLand) {
+  std::vector<uint32_t> cells;
+  for (uint32_t c = 1; c < 9; ++c) cells.push_back(c);    // a run of 8
+  for (uint32_t c : {11, 13, 14, 16}) cells.push_back(c);  // scattered
+  for (uint32_t c = 20; c < 29; ++c) cells.push_back(c);   // a run of 9: a block and a remainder
+  std::vector<std::optional<int32_t>> base, values;
+  for (int32_t i = 0; i < 32; ++i) base.push_back(i);
+  for (uint32_t c : cells) values.push_back(-int32_t(c) - 100);
+  ArrayPtr out = overlay::ApplyReplacements(Int32s(base), {{cells, Int32s(values)}});
+  std::string expected;
+  for (int32_t i = 0; i < 32; ++i) {
+    const bool covered = std::find(cells.begin(), cells.end(), uint32_t(i)) != cells.end();
+    expected += (i ? "," : "") + std::to_string(covered ? -i - 100 : i);
+  }
+  EXPECT_EQ(Text(out), expected);
 }
 
 TEST(OverlayPatch, FixedSizeListRowsAndItemsKeepTheirNulls) {
