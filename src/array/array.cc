@@ -292,6 +292,23 @@ ArrayPtr Take(const ArrayData& a, std::span<const int64_t> idx) {
     }
     out->buffers.push_back(offsets);
     out->children.push_back(Take(*a.children[0], child_idx));
+  } else if (type.id() == TypeId::kFixedSizeList && !a.children[0]->validity() &&
+             ((a.children[0]->type->is_fixed_width() && a.children[0]->type->id() != TypeId::kBool) ||
+              a.children[0]->type->id() == TypeId::kFixedSizeBinary)) {
+    // Rows of fixed-width items without NULLs: each row is one block of bytes (an
+    // embedding is copied whole, not item by item).
+    const DataType& item = *a.children[0]->type;
+    const size_t row_bytes = size_t(type.fixed_size()) *
+                             (item.id() == TypeId::kFixedSizeBinary ? size_t(item.fixed_size()) : size_t(item.bit_width() / 8));
+    auto child = std::make_shared<ArrayData>();
+    child->type = a.children[0]->type;
+    child->length = n * type.fixed_size();
+    auto values = Buffer::AllocateUninitialized(size_t(n) * row_bytes);  // every row is written
+    const uint8_t* src = a.children[0]->buffers[1]->data();
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(values->mutable_data() + size_t(i) * row_bytes, src + size_t(idx[i]) * row_bytes, row_bytes);
+    child->buffers = {nullptr, values};
+    out->children.push_back(child);
   } else if (type.id() == TypeId::kFixedSizeList) {
     int64_t size = type.fixed_size();
     std::vector<int64_t> child_idx;

@@ -1,0 +1,61 @@
+// A training-data view of one Lance dataset version: one fragment is one shard, samples
+// are the fragment's surviving rows in order, and the version is pinned when the dataset
+// is discovered (../shared/spec/lance_shards_for_training.md).
+//
+// Unlike a loader that reads only base data files, every sample is read as the dataset
+// reads it: overlays resolved, multi-file fragments and dropped columns handled, shallow
+// clone base paths followed, blob columns returned as their bytes. What still cannot be
+// read is refused at discovery, with the case, the reason and the remedy.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lancelet/record_batch.h"
+
+namespace lancelet {
+
+namespace table {
+struct DatasetState;
+}
+
+struct LoaderOptions {
+  std::vector<std::string> columns;  // empty: every column
+  // Opened fragments (a reader with its deletions and overlay coverage decoded) kept per
+  // process, least recently used evicted first; 0 keeps none. Also capped at a quarter
+  // of the open-file limit (RLIMIT_NOFILE), since each holds open files.
+  size_t metadata_cache_entries = 256;
+};
+
+class ShardedDataset {
+ public:
+  // `path`: a dataset directory (resolved to its newest manifest, which becomes path())
+  // or a manifest file under its _versions/ (that version). Discovery reads the manifest
+  // in two range reads and opens no data file.
+  static std::shared_ptr<ShardedDataset> FromPath(const std::string& path, LoaderOptions options = {});
+  ~ShardedDataset();
+
+  const std::string& path() const;  // the pinned manifest
+  uint64_t version() const;
+  SchemaPtr schema() const;         // the columns samples hold
+  size_t shard_count() const;
+  const std::vector<uint64_t>& shard_sizes() const;  // surviving rows per shard
+  uint64_t total() const;
+  // The samples at `sample_indices` of shard `shard` (positions among its surviving
+  // rows), in that order; reads only those rows.
+  RecordBatchPtr ReadBatch(size_t shard, std::span<const uint64_t> sample_indices) const;
+  // Opened fragments held now (at most cache_capacity()).
+  size_t cached_shards() const;
+  size_t cache_capacity() const;
+
+  struct Impl;
+  explicit ShardedDataset(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lancelet

@@ -1,0 +1,234 @@
+"""The Python API: round trips, overlays through update, time travel, numpy views, the
+Arrow PyCapsule interface, errors, and agreement with the CLI and with the reference."""
+import datetime
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import lancelet
+from conftest import jsonl
+
+
+def people(tmp_path, **kwargs):
+    return lancelet.write_dataset(
+        {"id": [1, 2, 3, 4], "name": ["ann", "bob", None, "dee"], "score": [0.5, 1.5, 2.5, None]},
+        tmp_path / "people.lance", **kwargs)
+
+
+def test_round_trip_of_every_python_kind(tmp_path):
+    data = {
+        "i": [1, None, -3],
+        "f": [1.0, 2, None],  # ints among floats widen
+        "s": ["a", "é", None],
+        "b": [b"\x00\x01", None, b""],
+        "t": [True, False, None],
+        "l": [[1, 2], [], None],
+        "st": [{"x": 1, "y": "p"}, None, {"x": None, "y": "q"}],
+        "d": [datetime.date(2024, 2, 29), None, datetime.date(1969, 12, 31)],
+        "ts": [datetime.datetime(2024, 1, 2, 3, 4, 5, 678901), None, datetime.datetime(1960, 1, 1)],
+    }
+    ds = lancelet.write_dataset(data, tmp_path / "kinds.lance", data_storage_version="2.1")
+    assert ds.version == 1
+    assert ds.schema.names == list(data)
+    assert ds.schema.types == ["int64", "float64", "utf8", "binary", "bool", "list<int64>",
+                               "struct<x:int64,y:utf8>", "date32", "timestamp<us>"]
+    out = ds.to_pydict()
+    expected = dict(data, f=[1.0, 2.0, None],
+                    ts=[datetime.datetime(2024, 1, 2, 3, 4, 5, 678901), None, datetime.datetime(1960, 1, 1)])
+    assert out == expected
+    assert ds.scanner().read_all().to_pylist()[2] == {k: v[2] for k, v in expected.items()}
+
+
+def test_schema_given_for_a_dict(tmp_path):
+    schema = lancelet.Schema.from_pairs([("id", "int32"), ("v", "fixed_size_list<float32,2>")])
+    ds = lancelet.write_dataset({"id": [7, 8], "v": [[1, 2], [3, 4]]}, tmp_path / "s.lance", schema=schema)
+    assert ds.schema == schema
+    assert ds.to_pydict() == {"id": [7, 8], "v": [[1.0, 2.0], [3.0, 4.0]]}
+    with pytest.raises(ValueError, match="expected an int"):
+        lancelet.write_dataset({"id": ["x"], "v": [[1, 2]]}, tmp_path / "bad.lance", schema=schema)
+    with pytest.raises(ValueError, match="a value has 3 items"):
+        lancelet.write_dataset({"id": [1], "v": [[1, 2, 3]]}, tmp_path / "bad.lance", schema=schema)
+
+
+def test_scan_filter_limit_offset_take_and_count(tmp_path):
+    ds = people(tmp_path, max_rows_per_file=2)
+    assert ds.count_rows() == 4
+    assert ds.count_rows("score > 1") == 2
+    assert ds.to_pydict(columns=["name"], filter="id >= 2") == {"name": ["bob", None, "dee"]}
+    assert ds.scanner(columns=["id"], limit=2, offset=1).read_all().to_pydict() == {"id": [2, 3]}
+    assert [b.num_rows for b in ds.scanner(filter="id > 1", batch_size=2).to_batches()] == [1, 2]
+    batches = list(ds.to_batches(columns=["id"], batch_size=1))
+    assert [b.to_pydict()["id"] for b in batches] == [[1], [2], [3], [4]]
+    assert ds.take([3, 0, 3], columns=["id", "name"]).to_pydict() == {"id": [4, 1, 4], "name": ["dee", "ann", "dee"]}
+
+
+def test_update_writes_an_overlay_and_old_versions_stay_readable(tmp_path, cli):
+    ds = people(tmp_path)
+    ds2, changed = ds.update({"score": "score * 10", "name": "upper(name)"}, where="id % 2 = 0", mode="overlay")
+    assert changed == 2
+    assert ds2.version == 2
+    assert ds2.to_pydict(columns=["name", "score"]) == {"name": ["ann", "BOB", None, "DEE"],
+                                                        "score": [0.5, 15.0, 2.5, None]}
+    assert ds2.inspect() == cli("inspect", ds2.uri)
+    assert "overlay" in ds2.inspect()
+    assert lancelet.dataset(ds.uri, version=1).to_pydict(columns=["score"]) == {"score": [0.5, 1.5, 2.5, None]}
+    ds3, deleted = ds2.delete("id = 1")
+    assert deleted == 1
+    assert ds3.count_rows() == 3
+    assert [v["version"] for v in ds3.versions()] == [1, 2, 3]
+    assert ds3.versions()[1]["operation"] == "DataOverlay"
+    assert ds.latest().version == 3
+    assert ds3.checkout(2).count_rows() == 4
+
+
+def test_append_and_overwrite(tmp_path):
+    ds = people(tmp_path)
+    more = lancelet.write_dataset({"id": [5], "name": ["eve"], "score": [9.0]}, ds.uri, mode="append")
+    assert more.count_rows() == 5
+    with pytest.raises(lancelet.LanceletError):
+        lancelet.write_dataset({"id": [5]}, ds.uri, mode="create")
+    again = lancelet.write_dataset({"id": [9], "name": ["z"], "score": [0.0]}, ds.uri, mode="overwrite")
+    assert again.to_pydict(columns=["id"]) == {"id": [9]}
+    rows = lancelet.write_dataset([{"a": 1, "b": "x"}, {"a": 2}], tmp_path / "rows.lance")
+    assert rows.to_pydict() == {"a": [1, 2], "b": ["x", None]}
+
+
+def test_numpy_views_are_zero_copy_and_read_only(tmp_path):
+    emb = np.arange(24, dtype=np.float32).reshape(6, 4)
+    ds = lancelet.write_dataset({"k": np.arange(6, dtype=np.int64), "emb": emb}, tmp_path / "e.lance")
+    assert ds.schema.types == ["int64", "fixed_size_list<float32,4>"]
+    batch = ds.take([5, 1], columns=["k", "emb"])
+    view = batch.to_numpy("emb")
+    assert view.shape == (2, 4) and view.dtype == np.float32
+    np.testing.assert_array_equal(view, emb[[5, 1]])
+    assert not view.flags.writeable and not view.flags.owndata
+    assert batch.to_numpy("emb").__array_interface__["data"][0] == view.__array_interface__["data"][0]
+    np.testing.assert_array_equal(batch.to_numpy("k"), [5, 1])
+    with pytest.raises(ValueError, match="NULL"):
+        people(tmp_path).scanner().read_all().to_numpy("score")
+    with pytest.raises(ValueError, match="numpy views hold numbers"):
+        people(tmp_path / "x").scanner().read_all().to_numpy("name")
+
+
+def test_arrow_pycapsule_interface(tmp_path):
+    ds = people(tmp_path)
+    batch = ds.scanner().read_all()
+    schema_capsule, array_capsule = batch.__arrow_c_array__()
+    assert "arrow_schema" in repr(schema_capsule) and "arrow_array" in repr(array_capsule)
+    assert "arrow_schema" in repr(ds.schema.__arrow_c_schema__())
+    # A consumer that knows only the capsules: our own writer.
+    copy = lancelet.write_dataset(batch, tmp_path / "from_array.lance")
+    assert copy.to_pydict() == ds.to_pydict()
+
+    class StreamOnly:  # stands for a pyarrow Table or a polars DataFrame
+        def __arrow_c_stream__(self, requested_schema=None):
+            return ds.scanner(batch_size=3).__arrow_c_stream__()
+
+    streamed = lancelet.write_dataset(StreamOnly(), tmp_path / "from_stream.lance")
+    assert streamed.to_pydict() == ds.to_pydict()
+    reader = ds.scanner()
+    reader.__arrow_c_stream__()
+    with pytest.raises(ValueError, match="already read"):
+        reader.__arrow_c_stream__()
+
+
+def test_errors_carry_lancelets_messages(tmp_path):
+    with pytest.raises(lancelet.NotFoundError) as missing:
+        lancelet.dataset(tmp_path / "nope.lance")
+    assert isinstance(missing.value, LookupError) and "does not exist" in str(missing.value)
+    ds = people(tmp_path)
+    with pytest.raises(lancelet.InvalidArgumentError) as bad:
+        ds.count_rows("nosuch > 1")
+    assert isinstance(bad.value, ValueError) and "nosuch" in str(bad.value)
+    with pytest.raises(ValueError, match="has 1 values but the columns before it have 2"):
+        lancelet.write_dataset({"a": [1, 2], "b": [1]}, tmp_path / "x.lance")
+    with pytest.raises(ValueError, match="every value is None"):
+        lancelet.write_dataset({"a": [None]}, tmp_path / "y.lance")
+    with pytest.raises(TypeError):
+        lancelet.write_dataset(42, tmp_path / "z.lance")
+    with pytest.raises(lancelet.LanceletError, match="position"):
+        lancelet.sql(tmp_path, "SELEC 1")
+
+
+def test_sql_and_indexes(tmp_path):
+    ds = people(tmp_path)
+    assert lancelet.sql(tmp_path, "SELECT name FROM people WHERE id = 2").to_pydict() == {"name": ["bob"]}
+    assert "UPDATE 1" in lancelet.sql(tmp_path, "UPDATE people SET score = 0 WHERE id = 1")
+    indexed = ds.latest().create_index("id")
+    assert [i["name"] for i in indexed.list_indices()] == ["id_idx"]
+    assert indexed.to_pydict(columns=["score"], filter="id = 1") == {"score": [0.0]}
+
+
+def test_the_gil_is_released_while_scanning(tmp_path):
+    big = lancelet.write_dataset({"v": np.arange(4_000_000, dtype=np.int64)}, tmp_path / "big.lance")
+    inside, done, span, ticks = threading.Event(), threading.Event(), [], []
+
+    def scan():
+        inside.set()
+        start = time.perf_counter()
+        big.count_rows("v % 7 = 3 OR v % 11 = 5")  # one long call into C++
+        span.extend([start, time.perf_counter()])
+        done.set()
+
+    worker = threading.Thread(target=scan)
+    worker.start()
+    inside.wait()
+    while not done.is_set():
+        ticks.append(time.perf_counter())
+    worker.join()
+    start, end = span
+    quarter = (end - start) / 4
+    # Holding the GIL, the call would have let no tick happen in its middle half.
+    assert sum(1 for t in ticks if start + quarter < t < end - quarter) > 100, (end - start, len(ticks))
+
+
+def test_the_cli_reads_what_python_wrote_and_python_reads_the_clis(tmp_path, cli):
+    ds = people(tmp_path)
+    ds.update({"name": "'zed'"}, where="id = 3")
+    rows = jsonl(cli("scan", ds.uri, "--format", "jsonl"))
+    assert [r["name"] for r in rows] == ["ann", "bob", "zed", "dee"]
+    made = tmp_path / "cli.lance"
+    csv = tmp_path / "rows.csv"
+    csv.write_text("id,label\n1,a\n2,b\n")
+    cli("create", made, "--from", csv, "--schema", "id:int64,label:utf8")
+    cli("update", made, "--set", "label = 'B'", "--where", "id = 2")
+    assert lancelet.dataset(made).to_pydict() == {"id": [1, 2], "label": ["a", "B"]}
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+def test_the_reference_reads_what_python_wrote(tmp_path, oracle, version):
+    emb = np.arange(8, dtype=np.float32).reshape(4, 2)
+    ds = lancelet.write_dataset({"id": [1, 2, 3, 4], "name": ["a", None, "c", "d"], "emb": emb},
+                                tmp_path / "py.lance", data_storage_version=version, max_rows_per_file=3)
+    ds, _ = ds.update({"name": "'B'"}, where="id = 2", mode="overlay")
+    rows = jsonl(oracle("dump", ds.uri))
+    assert [r["name"] for r in rows] == ["a", "B", "c", "d"]
+    assert [r["emb"] for r in rows] == emb.tolist()
+    assert oracle("count", ds.uri).strip() == "4"
+
+
+def test_python_reads_what_the_reference_wrote(tmp_path, oracle):
+    data = tmp_path / "gen.arrow"
+    oracle("gen", data, "--rows", 300, "--seed", 7, "--types", "int64,utf8,float64")
+    oracle("create", tmp_path / "ref.lance", "--data", data, "--file-version", "2.1", "--max-rows-per-file", 100)
+    oracle("update", tmp_path / "ref.lance", "--where", "c_int64 % 3 = 0", "--set", "c_utf8='three'")
+    expected = jsonl(oracle("dump", tmp_path / "ref.lance"))
+    ds = lancelet.dataset(tmp_path / "ref.lance")
+    got = ds.to_pydict()
+    assert list(got) == list(expected[0])
+
+    def from_json(v):  # the oracle's JSON spells non-finite floats as text
+        return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(v, v) if isinstance(v, str) else v
+
+    for name in got:
+        want = [from_json(row[name]) for row in expected]
+        assert len(got[name]) == len(want) == 300
+        for a, b in zip(got[name], want):
+            if isinstance(a, float):  # JSON prints a float as its shortest text, maybe as an int
+                assert a == float(b) or (math.isnan(a) and math.isnan(b)), (name, a, b)
+            else:
+                assert a == b, (name, a, b)
+    assert got["c_utf8"].count("three") == sum(1 for v in got["c_int64"] if v is not None and v % 3 == 0)

@@ -1,0 +1,144 @@
+"""lancelet.loader: shards, samples, pinning, and the torch datasets (DataLoader workers,
+ranks, shuffling)."""
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+import lancelet
+from lancelet.loader import ShardedDataset, TorchIterableDataset, TorchMapDataset, collate
+
+torch = pytest.importorskip("torch")
+
+# Forking a process whose other threads hold the sanitizer allocator's lock deadlocks the
+# child, so sanitized runs start DataLoader workers by spawning (which pickles the dataset).
+WORKERS_START = "spawn" if os.environ.get("LANCELET_SANITIZED") else None
+
+
+def make(tmp_path, rows=1000, per_file=100, name="train.lance"):
+    emb = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
+    return lancelet.write_dataset({"id": np.arange(rows, dtype=np.int64), "text": [f"t{i}" for i in range(rows)],
+                                   "emb": emb}, tmp_path / name, max_rows_per_file=per_file,
+                                  data_storage_version="2.1")
+
+
+def test_samples_are_the_surviving_rows_with_overlays_resolved(tmp_path):
+    ds = make(tmp_path)
+    ds, _ = ds.delete("id % 10 = 0")
+    ds, _ = ds.update({"text": "upper(text)"}, where="id % 7 = 1", mode="overlay")
+    shards = ShardedDataset.from_path(ds.uri)
+    assert shards.path.endswith(".manifest") and "/_versions/" in shards.path
+    assert shards.shard_count() == 10
+    assert shards.shard_sizes() == [90] * 10
+    assert shards.total() == 900
+    sample = shards.read(1, 0)  # shard 1 is ids 100..199 less 100, 110, ..
+    assert sample["id"] == 101 and sample["text"] == "t101"
+    assert isinstance(sample["emb"], np.ndarray) and sample["emb"].dtype == np.float32
+    np.testing.assert_array_equal(sample["emb"], [404, 405, 406, 407])
+    batch = shards.read_batch(2, [5, 0, 5])
+    assert [s["id"] for s in batch] == [206, 201, 206]
+    assert [s["text"] for s in batch] == ["t206", "t201", "t206"]
+    assert shards.read(0, 7)["text"] == "T8"  # 8 % 7 = 1: updated through an overlay
+    everything = ds.to_pydict(columns=["id", "text"])
+    flat = [s for shard in range(10) for s in shards.read_batch(shard, range(shards.shard_sizes()[shard]))]
+    assert [s["id"] for s in flat] == everything["id"]
+    assert [s["text"] for s in flat] == everything["text"]
+
+
+def test_columns_and_refusals(tmp_path):
+    ds = make(tmp_path)
+    shards = ShardedDataset.from_path(ds.uri, columns=["text"])
+    assert shards.read(3, 3) == {"text": "t303"}
+    with pytest.raises(lancelet.NotFoundError, match="no column 'nope'"):
+        ShardedDataset.from_path(ds.uri, columns=["nope"])
+    with pytest.raises(lancelet.NotFoundError, match="holds no Lance dataset"):
+        ShardedDataset.from_path(tmp_path)
+    with pytest.raises(lancelet.InvalidArgumentError, match="sample 100 does not exist"):
+        shards.read(0, 100)
+
+
+def test_the_version_stays_pinned_during_an_epoch(tmp_path):
+    ds = make(tmp_path)
+    shards = ShardedDataset.from_path(ds.uri)
+    stream = iter(TorchIterableDataset(shards, read_size=50))
+    first = [next(stream)["text"] for _ in range(150)]
+    lancelet.write_dataset({"id": [5000], "text": ["new"], "emb": np.zeros((1, 4), np.float32)}, ds.uri, mode="append")
+    ds.latest().update({"text": "'changed'"}, mode="overlay")
+    rest = [s["text"] for s in stream]
+    assert first + rest == [f"t{i}" for i in range(1000)]
+    assert lancelet.dataset(ds.uri).count_rows() == 1001
+    again = pickle.loads(pickle.dumps(shards))
+    assert again.path == shards.path and again.total() == 1000
+    assert ShardedDataset.from_path(shards.path).read(0, 0)["text"] == "t0"  # a manifest names its version
+
+
+def test_map_dataset_and_collate(tmp_path):
+    shards = ShardedDataset.from_path(make(tmp_path).uri)
+    data = TorchMapDataset(shards)
+    assert len(data) == 1000
+    assert data[537]["id"] == 537 and data[-1]["id"] == 999
+    batch = collate([data[3], data[4]])
+    assert batch["emb"].shape == (2, 4) and batch["emb"].dtype == torch.float32
+    assert batch["id"].tolist() == [3, 4] and batch["text"] == ["t3", "t4"]
+    loader = torch.utils.data.DataLoader(data, batch_size=64, shuffle=True, collate_fn=collate,
+                                         generator=torch.Generator().manual_seed(3))
+    assert sorted(i for b in loader for i in b["id"].tolist()) == list(range(1000))
+
+
+def test_ranks_and_epochs_split_and_shuffle_every_sample_once(tmp_path):
+    shards = ShardedDataset.from_path(make(tmp_path).uri)
+    seen = []
+    for rank in range(3):
+        part = [s["id"] for s in TorchIterableDataset(shards, shuffle=True, seed=9, rank=rank, world_size=3)]
+        seen.append(part)
+    assert sorted(i for part in seen for i in part) == list(range(1000))
+    assert all(part for part in seen)
+    again = [s["id"] for s in TorchIterableDataset(shards, shuffle=True, seed=9, rank=0, world_size=3)]
+    assert again == seen[0]  # the same seed and epoch: the same order
+    later = TorchIterableDataset(shards, shuffle=True, seed=9, rank=0, world_size=3)
+    later.set_epoch(1)
+    assert [s["id"] for s in later] != seen[0]
+    assert [s["id"] for s in TorchIterableDataset(shards)] == list(range(1000))  # no shuffle: dataset order
+
+
+def test_a_dataloader_with_two_workers_reads_every_sample_once(tmp_path):
+    rows = 100_000
+    ds = lancelet.write_dataset({"id": np.arange(rows, dtype=np.int64),
+                                 "emb": np.ones((rows, 8), dtype=np.float32)},
+                                tmp_path / "big.lance", max_rows_per_file=10_000)
+    shards = ShardedDataset.from_path(ds.uri, metadata_cache_entries=4)
+    loader = torch.utils.data.DataLoader(TorchIterableDataset(shards, shuffle=True, seed=1), batch_size=1000,
+                                         num_workers=2, collate_fn=collate, multiprocessing_context=WORKERS_START)
+    ids = []
+    for batch in loader:
+        assert batch["emb"].shape[1] == 8
+        ids.extend(batch["id"].tolist())
+    assert len(ids) == rows and sorted(ids) == list(range(rows))
+    assert ids != sorted(ids)
+
+
+def test_resume_continues_where_the_epoch_stopped(tmp_path):
+    shards = ShardedDataset.from_path(make(tmp_path).uri)
+    whole = [s["id"] for s in TorchIterableDataset(shards, shuffle=True, seed=4)]
+    later = TorchIterableDataset(shards, shuffle=True, seed=4)
+    later.resume(0, 337)
+    assert [s["id"] for s in later] == whole[337:]
+
+    def epoch(dataset, batches=None):
+        loader = torch.utils.data.DataLoader(dataset, batch_size=50, num_workers=2, collate_fn=collate,
+                                             multiprocessing_context=WORKERS_START)
+        out = []
+        for n, batch in enumerate(loader):
+            if batches is not None and n == batches:
+                break
+            out.append(batch["id"].tolist())
+        return out
+
+    first = epoch(TorchIterableDataset(shards, shuffle=True, seed=4))
+    assert sorted(i for b in first for i in b) == list(range(1000))
+    resumed = TorchIterableDataset(shards, shuffle=True, seed=4)
+    resumed.resume(0, 7, batch_size=50)
+    # The same remaining batches; the DataLoader starts again at worker 0, so with several
+    # workers their interleaving may differ.
+    assert sorted(map(tuple, epoch(resumed))) == sorted(map(tuple, first[7:]))

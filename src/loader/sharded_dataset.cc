@@ -1,0 +1,230 @@
+#include "loader/sharded_dataset.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <list>
+#include <mutex>
+#include <unordered_map>
+
+#include "format/blob_bytes.h"
+#include "lancelet/builder.h"
+#include "lancelet/error.h"
+#include "table/dataset_state.h"
+#include "table/fragment_reader.h"
+#include "table/manifest_store.h"
+
+namespace lancelet {
+
+namespace {
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string Parent(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string Trimmed(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+// A quarter of the soft open-file limit: each cached fragment holds its files open.
+size_t OpenFileCap() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+  return std::max<size_t>(1, size_t(limit.rlim_cur) / 4);
+}
+
+// The k-th surviving offset of a fragment whose deleted offsets are `deleted`: the least
+// o with o = k + |deleted <= o|, which is never deleted itself.
+uint64_t LiveOffset(const format::RoaringBitmap& deleted, uint64_t k) {
+  uint64_t o = k;
+  while (true) {
+    const uint64_t next = k + deleted.Rank(uint32_t(o + 1));
+    if (next == o) return o;
+    o = next;
+  }
+}
+
+}  // namespace
+
+struct ShardedDataset::Impl {
+  std::shared_ptr<const table::DatasetState> state;
+  std::vector<size_t> fields;  // schema indices
+  SchemaPtr schema;
+  std::vector<uint64_t> sizes;
+  uint64_t total = 0;
+  size_t capacity = 0;
+
+  // Opened fragments, most recently used first. A reader is used by one read at a time.
+  struct Opened {
+    size_t shard;
+    std::shared_ptr<table::FragmentReader> reader;
+    std::shared_ptr<std::mutex> busy;
+  };
+  mutable std::mutex mutex;
+  mutable std::list<Opened> recent;
+  mutable std::unordered_map<size_t, std::list<Opened>::iterator> by_shard;
+
+  Opened Open(size_t shard) const {
+    std::lock_guard lock(mutex);
+    if (auto it = by_shard.find(shard); it != by_shard.end()) {
+      recent.splice(recent.begin(), recent, it->second);
+      return *it->second;
+    }
+    Opened opened{shard, std::make_shared<table::FragmentReader>(*state, state->manifest.fragments(int(shard))),
+                  std::make_shared<std::mutex>()};
+    if (capacity == 0) return opened;
+    recent.push_front(opened);
+    by_shard[shard] = recent.begin();
+    while (recent.size() > capacity) {
+      by_shard.erase(recent.back().shard);
+      recent.pop_back();
+    }
+    return opened;
+  }
+
+  // The data file of `fragment` that holds field `id`, as a path.
+  std::string FileOf(const lance::table::DataFragment& fragment, int32_t id) const {
+    for (const auto& file : fragment.files())
+      for (int32_t f : file.fields())
+        if (f == id) {
+          std::optional<uint32_t> base_id;
+          if (file.has_base_id()) base_id = file.base_id();
+          return state->DataPath(file.path(), base_id);
+        }
+    ThrowCorrupt("'{}' fragment {}: no data file holds blob field {}", state->uri, fragment.id(), id);
+  }
+
+  // Blob descriptors replaced by the bytes they point at.
+  ArrayPtr BlobBytes(const lance::table::DataFragment& fragment, size_t field, const ArrayData& descriptors) const {
+    const auto& schema_field = state->schema.fields()[field];
+    const std::string path = FileOf(fragment, schema_field.id);
+    BinaryBuilder out(DataType::LargeBinary());
+    for (int64_t i = 0; i < descriptors.length; ++i) {
+      if (descriptors.IsNull(i)) {
+        out.AppendNull();
+        continue;
+      }
+      out.Append(format::ReadBlobBytes(*state->store, path, format::BlobDescriptorAt(descriptors, i)));
+    }
+    return out.Finish();
+  }
+};
+
+ShardedDataset::ShardedDataset(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ShardedDataset::~ShardedDataset() = default;
+
+std::shared_ptr<ShardedDataset> ShardedDataset::FromPath(const std::string& path, LoaderOptions options) {
+  return loader::OpenShardedDataset(io::MakeLocalStore(), path, std::move(options));
+}
+
+std::shared_ptr<ShardedDataset> loader::OpenShardedDataset(std::shared_ptr<io::ObjectStore> store,
+                                                           const std::string& given, LoaderOptions options) {
+  const std::string path = Trimmed(given);
+  std::string root, manifest_path;
+  if (EndsWith(path, ".manifest")) {
+    if (!EndsWith(Parent(path), std::string("/") + table::kVersionsDir) && Parent(path) != table::kVersionsDir)
+      ThrowInvalid("'{}': a manifest must sit in a dataset's {}/ directory", given, table::kVersionsDir);
+    manifest_path = path;
+    root = Parent(Parent(path));
+  } else {
+    // Listing the versions is no read; the newest manifest becomes the pinned path.
+    auto versions = table::ListManifests(*store, path);
+    if (versions.empty()) ThrowNotFound("'{}' holds no Lance dataset (no manifest under {}/)", given, table::kVersionsDir);
+    root = path;
+    manifest_path = versions.back().path;
+  }
+  lance::table::Manifest manifest = table::ReadManifest(*store, manifest_path);  // footer + body: two reads
+  // No index is needed: an empty index section keeps MakeState from reading it.
+  auto state = table::MakeState(store, root, manifest_path, std::move(manifest), lance::table::IndexSection());
+
+  // Refusals, every one at discovery. Unknown reader feature flags were refused by
+  // MakeState with the flag's name.
+  for (const auto& base : state->manifest.base_paths()) {
+    std::string where = base.path();
+    if (where.rfind("file://", 0) == 0) where = where.substr(7);
+    if (where.find("://") != std::string::npos)
+      ThrowNotSupported("'{}': base path {} is the object-store URI '{}': lancelet's loader reads local files only, "
+                        "so its shards could not be opened; remedy: copy the dataset and its source to local disk",
+                        given, base.id(), base.path());
+  }
+  for (const auto& fragment : state->manifest.fragments())
+    for (const auto& file : fragment.files())
+      if (table::IsLegacyDataFile(file))
+        ThrowNotSupported("'{}' fragment {}: data file '{}' is a legacy (0.1/0.2) Lance file, which lancelet does not "
+                          "read; remedy: rewrite the dataset with data_storage_version 2.0 or newer",
+                          given, fragment.id(), file.path());
+
+  auto impl = std::make_unique<ShardedDataset::Impl>();
+  impl->state = state;
+  const auto& fields = state->schema.fields();
+  std::vector<FieldPtr> out_fields;
+  auto add = [&](size_t i) {
+    impl->fields.push_back(i);
+    FieldPtr f = state->arrow_schema->field(i);
+    if (fields[i].IsBlob()) f = Field::Make(f->name, DataType::LargeBinary(), f->nullable);
+    out_fields.push_back(f);
+  };
+  if (options.columns.empty()) {
+    for (size_t i = 0; i < fields.size(); ++i) add(i);
+  } else {
+    for (const auto& name : options.columns) {
+      const auto* f = state->schema.FindByName(name);
+      if (!f) ThrowNotFound("no column '{}' in dataset '{}' (columns: {})", name, root, state->arrow_schema->ToString());
+      add(size_t(f - fields.data()));
+    }
+  }
+  impl->schema = std::make_shared<Schema>(out_fields);
+  for (const auto& fragment : state->manifest.fragments()) {
+    uint64_t deleted = 0;
+    if (fragment.has_deletion_file()) {
+      deleted = fragment.deletion_file().num_deleted_rows();
+      // Old writers left the count out: then the deletion file says (one small read).
+      if (deleted == 0) deleted = table::FragmentReader(*state, fragment).num_deleted();
+    }
+    impl->sizes.push_back(fragment.physical_rows() - deleted);
+    impl->total += impl->sizes.back();
+  }
+  impl->capacity = std::min(options.metadata_cache_entries, OpenFileCap());
+  return std::make_shared<ShardedDataset>(std::move(impl));
+}
+
+const std::string& ShardedDataset::path() const { return impl_->state->manifest_path; }
+uint64_t ShardedDataset::version() const { return impl_->state->version(); }
+SchemaPtr ShardedDataset::schema() const { return impl_->schema; }
+size_t ShardedDataset::shard_count() const { return impl_->sizes.size(); }
+const std::vector<uint64_t>& ShardedDataset::shard_sizes() const { return impl_->sizes; }
+uint64_t ShardedDataset::total() const { return impl_->total; }
+size_t ShardedDataset::cache_capacity() const { return impl_->capacity; }
+
+size_t ShardedDataset::cached_shards() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->recent.size();
+}
+
+RecordBatchPtr ShardedDataset::ReadBatch(size_t shard, std::span<const uint64_t> sample_indices) const {
+  if (shard >= shard_count())
+    ThrowInvalid("shard {} does not exist: '{}' has {} shards", shard, path(), shard_count());
+  for (uint64_t k : sample_indices)
+    if (k >= impl_->sizes[shard])
+      ThrowInvalid("sample {} does not exist: shard {} of '{}' has {} samples", k, shard, path(), impl_->sizes[shard]);
+  auto opened = impl_->Open(shard);
+  std::lock_guard busy(*opened.busy);
+  const auto& reader = *opened.reader;
+  std::vector<uint64_t> offsets(sample_indices.begin(), sample_indices.end());
+  if (reader.num_deleted() > 0)
+    for (auto& o : offsets) o = LiveOffset(reader.deletions(), o);
+  std::vector<ArrayPtr> columns = reader.Take(impl_->fields, offsets);
+  const auto& fields = impl_->state->schema.fields();
+  for (size_t c = 0; c < columns.size(); ++c)
+    if (fields[impl_->fields[c]].IsBlob())
+      columns[c] = impl_->BlobBytes(reader.fragment(), impl_->fields[c], *columns[c]);
+  return std::make_shared<RecordBatch>(impl_->schema, std::move(columns), int64_t(offsets.size()));
+}
+
+}  // namespace lancelet

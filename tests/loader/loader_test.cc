@@ -1,0 +1,230 @@
+// The shard loader: the spec's refusal table (../shared/spec/lance_shards_for_training.md)
+// turned into reads that equal a full scan, the cases still refused, discovery's reads,
+// version pinning and the fragment cache.
+#include <gtest/gtest.h>
+
+#include "io/object_store.h"
+#include "lancelet/builder.h"
+#include "lancelet/dataset.h"
+#include "lancelet/ipc.h"
+#include "lancelet/loader.h"
+#include "lancelet/scalar.h"
+#include "loader/sharded_dataset.h"
+#include "support/sample_batches.h"
+#include "support/test_env.h"
+#include "table/dataset_state.h"
+#include "table/manifest_store.h"
+
+namespace lancelet {
+namespace {
+
+using testing::TempDir;
+
+// Every sample of every shard, in shard order, as one batch.
+RecordBatchPtr ReadEverySample(const ShardedDataset& shards) {
+  std::vector<RecordBatchPtr> parts;
+  for (size_t s = 0; s < shards.shard_count(); ++s) {
+    std::vector<uint64_t> all(shards.shard_sizes()[s]);
+    for (size_t k = 0; k < all.size(); ++k) all[k] = k;
+    parts.push_back(shards.ReadBatch(s, all));
+  }
+  return RecordBatch::Concatenate(shards.schema(), parts);
+}
+
+void ExpectSamplesEqualTheScan(const std::string& dir, const std::vector<std::string>& columns = {}) {
+  auto shards = ShardedDataset::FromPath(dir, {columns});
+  auto scan = Dataset::Open(dir)->NewScan();
+  if (!columns.empty()) scan.Columns(columns);
+  auto expected = scan.ToBatch();
+  auto got = ReadEverySample(*shards);
+  EXPECT_EQ(shards->total(), uint64_t(expected->num_rows()));
+  EXPECT_TRUE(got->Equals(*expected)) << "loader:\n" << got->schema()->ToString() << "\nscan:\n"
+                                      << expected->schema()->ToString();
+}
+
+// A dataset of `fragments` fragments of `rows` rows each (id, name), by lancelet.
+DatasetPtr Fragments(const std::string& dir, int fragments, int64_t rows) {
+  WriteOptions o;
+  o.max_rows_per_file = rows;
+  o.file_version = "2.1";
+  return Dataset::Write(dir, {testing::IdNameBatch(0, fragments * rows)}, o);
+}
+
+// A table the reference creates from `batch` (an Arrow IPC file handed to the oracle).
+std::string ReferenceTable(const TempDir& tmp, const std::string& name, const RecordBatchPtr& batch,
+                           const std::string& version, int64_t rows_per_file) {
+  const std::string arrow = tmp.Join(name + ".arrow"), dir = tmp.Join(name + ".lance");
+  testing::WriteStringToFile(arrow, WriteIpcFile(*batch->schema(), {batch}));
+  testing::Oracle({"create", dir, "--data", arrow, "--file-version", version, "--max-rows-per-file",
+                   std::to_string(rows_per_file)});
+  return dir;
+}
+
+TEST(Loader, OneShardPerFragmentWithSurvivingRowsAndDeletionsSkipped) {
+  TempDir tmp;
+  auto ds = Fragments(tmp.Join("t.lance"), 3, 100);
+  ds = ds->Delete("id % 10 = 4 OR id = 150 OR id >= 290");
+  auto shards = ShardedDataset::FromPath(ds->uri());
+  EXPECT_EQ(shards->shard_count(), 3u);
+  EXPECT_EQ(shards->shard_sizes(), (std::vector<uint64_t>{90, 89, 81}));  // 290..299 and 204..284
+  EXPECT_EQ(shards->total(), 260u);
+  std::vector<uint64_t> picks = {88, 0, 44, 88};  // any order, repeats kept
+  auto batch = shards->ReadBatch(1, picks);
+  // Shard 1 holds ids 100..199 less 104, 114, .., 194 and 150.
+  std::vector<int64_t> live;
+  for (int64_t id = 100; id < 200; ++id)
+    if (id % 10 != 4 && id != 150) live.push_back(id);
+  const int64_t* ids = batch->column(0)->values<int64_t>();
+  for (size_t k = 0; k < picks.size(); ++k) EXPECT_EQ(ids[k], live[picks[k]]) << k;
+  ExpectSamplesEqualTheScan(ds->uri());
+  auto err = testing::ThrownError([&] { shards->ReadBatch(2, std::vector<uint64_t>{81}); });
+  ASSERT_TRUE(err);
+  EXPECT_NE(std::string(err->what()).find("shard 2 of"), std::string::npos) << err->what();
+  EXPECT_TRUE(testing::ThrownError([&] { shards->ReadBatch(3, std::vector<uint64_t>{0}); }));
+}
+
+TEST(Loader, OverlaysAreResolved) {
+  TempDir tmp;
+  auto ds = Fragments(tmp.Join("t.lance"), 2, 50);
+  ds = ds->Update({{"name", "upper(name)"}}, "id % 3 = 0", nullptr, UpdateMode::kOverlay);
+  ds = ds->Update({{"name", "NULL"}}, "id = 51", nullptr, UpdateMode::kOverlay);
+  ASSERT_GT(ds->state().manifest.fragments(0).overlays_size(), 0);
+  ExpectSamplesEqualTheScan(ds->uri());
+  auto batch = ShardedDataset::FromPath(ds->uri())->ReadBatch(1, std::vector<uint64_t>{1, 4});
+  EXPECT_TRUE(batch->column(1)->IsNull(0));
+  EXPECT_EQ(batch->column(1)->GetView(1), "N54");
+}
+
+TEST(Loader, MultiFileFragmentsAndDroppedColumnsFromTheReference) {
+  REQUIRE_ORACLE();
+  TempDir tmp;
+  const std::string dir = ReferenceTable(tmp, "ref", testing::IdNameBatch(0, 120), "2.1", 40);
+  testing::Oracle({"add-columns", dir, "--expr", "double_id=id * 2", "--expr", "tag=concat('t', name)"});
+  ASSERT_GT(Dataset::Open(dir)->state().manifest.fragments(0).files_size(), 1);
+  ExpectSamplesEqualTheScan(dir);
+  ExpectSamplesEqualTheScan(dir, {"tag", "id"});
+  testing::Oracle({"drop-columns", dir, "--columns", "name"});
+  ExpectSamplesEqualTheScan(dir);
+  EXPECT_EQ(ShardedDataset::FromPath(dir)->schema()->ToString(), "id:int64, double_id:int64, tag:utf8");
+}
+
+TEST(Loader, ShallowClonesFollowTheirBasePaths) {
+  REQUIRE_ORACLE();
+  TempDir tmp;
+  const std::string source = ReferenceTable(tmp, "src", testing::IdNameBatch(0, 90), "2.1", 30);
+  const std::string clone = tmp.Join("clone.lance");
+  testing::Oracle({"clone", source, clone});
+  ASSERT_GT(Dataset::Open(clone)->state().manifest.base_paths_size(), 0);
+  ExpectSamplesEqualTheScan(clone);
+}
+
+TEST(Loader, BlobColumnsReturnTheirBytes) {
+  REQUIRE_ORACLE();
+  TempDir tmp;
+  std::vector<Scalar> ids, blobs;
+  for (int64_t k = 0; k < 60; ++k) {
+    ids.push_back({DataType::Int64(), k});
+    blobs.push_back(k % 11 == 4 ? Scalar::Null(DataType::LargeBinary())
+                                : Scalar{DataType::LargeBinary(), std::string(size_t(k * 37 % 900), char('a' + k % 26))});
+  }
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
+      Field::Make("id", DataType::Int64()),
+      Field::Make("blob", DataType::LargeBinary(), true, {{"lance-encoding:blob", "true"}})});
+  auto batch = std::make_shared<RecordBatch>(
+      schema, std::vector<ArrayPtr>{MakeArray(DataType::Int64(), ids), MakeArray(DataType::LargeBinary(), blobs)}, 60);
+  const std::string dir = ReferenceTable(tmp, "blobs", batch, "2.1", 25);
+  auto shards = ShardedDataset::FromPath(dir);
+  EXPECT_TRUE(shards->schema()->field(1)->type->Equals(*DataType::LargeBinary()));
+  auto got = ReadEverySample(*shards);
+  ASSERT_EQ(got->num_rows(), 60);
+  for (int64_t k = 0; k < 60; ++k) {
+    ASSERT_EQ(got->column(1)->IsNull(k), blobs[size_t(k)].is_null()) << k;
+    if (!blobs[size_t(k)].is_null()) {
+      EXPECT_EQ(got->column(1)->GetView(k), blobs[size_t(k)].as_string()) << k;
+    }
+  }
+}
+
+// What cannot be read is refused at discovery, naming the case, the reason and a remedy.
+TEST(Loader, UnreadableCasesAreRefusedAtDiscovery) {
+  TempDir tmp;
+  auto ds = Fragments(tmp.Join("t.lance"), 2, 10);
+  auto write_version = [&](const std::function<void(lance::table::Manifest&)>& edit) {
+    lance::table::Manifest m = ds->state().manifest;
+    m.set_version(m.version() + 1);
+    edit(m);
+    const std::string path = tmp.Join("t.lance/_versions/edited.manifest");
+    testing::WriteStringToFile(path, table::EncodeManifestFile(m, nullptr, nullptr));
+    return path;
+  };
+  auto refusal = [&](const std::string& path) {
+    auto err = testing::ThrownError([&] { ShardedDataset::FromPath(path); });
+    return err ? std::string(err->what()) : std::string("(no error)");
+  };
+  std::string message = refusal(write_version([](lance::table::Manifest& m) {
+    auto* base = m.add_base_paths();
+    base->set_id(7);
+    base->set_path("s3://bucket/source");
+  }));
+  EXPECT_NE(message.find("object-store URI 's3://bucket/source'"), std::string::npos) << message;
+  EXPECT_NE(message.find("remedy"), std::string::npos) << message;
+  message = refusal(write_version([](lance::table::Manifest& m) { m.set_reader_feature_flags(m.reader_feature_flags() | (1ull << 40)); }));
+  EXPECT_NE(message.find("feature flag"), std::string::npos) << message;
+  EXPECT_NE(message.find("use a newer lancelet"), std::string::npos) << message;
+  message = refusal(write_version([](lance::table::Manifest& m) {
+    m.mutable_fragments(1)->mutable_files(0)->set_file_major_version(0);
+    m.mutable_fragments(1)->mutable_files(0)->set_file_minor_version(0);
+  }));
+  EXPECT_NE(message.find("legacy"), std::string::npos) << message;
+  EXPECT_NE(message.find("data_storage_version 2.0 or newer"), std::string::npos) << message;
+  EXPECT_NE(refusal(tmp.Join("t.lance/data")).find("holds no Lance dataset"), std::string::npos);
+  EXPECT_NE(refusal(tmp.Join("elsewhere.manifest")).find("_versions/"), std::string::npos);
+}
+
+TEST(Loader, DiscoveryReadsTheManifestTwiceAndOpensNoDataFile) {
+  TempDir tmp;
+  auto ds = Fragments(tmp.Join("t.lance"), 20, 10);
+  ds = ds->Delete("id % 9 = 1");
+  ds->CreateIndex("id", IndexType::kBTree);
+  auto store = io::MakeLocalStore();
+  auto shards = loader::OpenShardedDataset(store, ds->uri(), {});
+  EXPECT_EQ(store->stats().read_calls.load(), 2u);
+  EXPECT_EQ(shards->shard_count(), 20u);
+  EXPECT_EQ(shards->total(), 200u - 23u);  // ids 1, 10, .., 199
+}
+
+TEST(Loader, TheVersionStaysPinned) {
+  TempDir tmp;
+  auto ds = Fragments(tmp.Join("t.lance"), 2, 20);
+  auto shards = ShardedDataset::FromPath(ds->uri());
+  const std::string pinned = shards->path();
+  EXPECT_NE(pinned.find("/_versions/"), std::string::npos);
+  auto before = ReadEverySample(*shards);
+  ds = ds->Append({testing::IdNameBatch(1000, 20)});
+  ds = ds->Update({{"name", "'changed'"}}, "", nullptr, UpdateMode::kOverlay);
+  ds = ds->Optimize();
+  EXPECT_TRUE(ReadEverySample(*shards)->Equals(*before));
+  EXPECT_EQ(ShardedDataset::FromPath(pinned)->total(), 40u);  // the manifest names the version
+  auto later = ShardedDataset::FromPath(ds->uri());
+  EXPECT_EQ(later->total(), 60u);
+  EXPECT_NE(later->path(), pinned);
+}
+
+TEST(Loader, OpenedFragmentsAreCachedUnderTheCap) {
+  TempDir tmp;
+  auto ds = Fragments(tmp.Join("t.lance"), 5, 10);
+  auto capped = ShardedDataset::FromPath(ds->uri(), {{}, 2});
+  EXPECT_EQ(capped->cache_capacity(), 2u);
+  for (size_t s = 0; s < 5; ++s) capped->ReadBatch(s, std::vector<uint64_t>{0});
+  EXPECT_EQ(capped->cached_shards(), 2u);
+  auto none = ShardedDataset::FromPath(ds->uri(), {{}, 0});
+  none->ReadBatch(0, std::vector<uint64_t>{3});
+  EXPECT_EQ(none->cached_shards(), 0u);
+  auto wide = ShardedDataset::FromPath(ds->uri());
+  EXPECT_EQ(wide->cache_capacity(), 256u);
+  for (size_t s = 0; s < 5; ++s) wide->ReadBatch(s, std::vector<uint64_t>{1});
+  EXPECT_EQ(wide->cached_shards(), 5u);
+}
+
+}  // namespace
+}  // namespace lancelet
