@@ -17,3 +17,27 @@ medians() {
     console.log(`${label}: ${na} ${ma.toFixed(3)} s, ${nb} ${mb.toFixed(3)} s, ${(ma / mb).toFixed(2)}x`);
   ' "$@"
 }
+
+# whole_process LABEL NAME_A NAME_B A B ARGS...: runs "$LANCELET ARGS..." REPEATS times for
+# each of two datasets, A and B alternating, with DS in ARGS standing for the dataset (a
+# dataset written DIR@V is read at version V), and prints the medians and their ratio.
+whole_process() {
+  local label=$1 name_a=$2 name_b=$3 a=$4 b=$5
+  shift 5
+  local -a times_a=() times_b=()
+  for ((r = 0; r < REPEATS; r++)); do
+    for side in a b; do
+      local spec=$b
+      [[ $side == a ]] && spec=$a
+      local args=() extra=()
+      [[ $spec == *@* ]] && extra=(--version "${spec##*@}")
+      for x in "$@"; do [[ $x == DS ]] && args+=("${spec%@*}") || args+=("$x"); done
+      local t0 t1
+      t0=$(date +%s%N)
+      "$LANCELET" "${args[@]}" "${extra[@]}" >/dev/null
+      t1=$(date +%s%N)
+      [[ $side == a ]] && times_a+=($((t1 - t0))) || times_b+=($((t1 - t0)))
+    done
+  done
+  medians "$label" "$name_a" "$name_b" "${times_a[*]}" "${times_b[*]}"
+}

@@ -33,25 +33,7 @@ timed() {
 }
 
 # whole LABEL A B ARGS...: ARGS with DS standing for the dataset, A and B alternating.
-whole() {
-  local label=$1 a=$2 b=$3
-  shift 3
-  local -a times_a=() times_b=()
-  for ((r = 0; r < REPEATS; r++)); do
-    for side in a b; do
-      local target=$b
-      [[ $side == a ]] && target=$a
-      local args=()
-      for x in "$@"; do [[ $x == DS ]] && args+=("$target") || args+=("$x"); done
-      local t0 t1
-      t0=$(date +%s%N)
-      "$LANCELET" "${args[@]}" >/dev/null
-      t1=$(date +%s%N)
-      [[ $side == a ]] && times_a+=($((t1 - t0))) || times_b+=($((t1 - t0)))
-    done
-  done
-  medians "$label" this "never overlaid" "${times_a[*]}" "${times_b[*]}"
-}
+whole() { whole_process "$1" this "never overlaid" "${@:2}"; }
 
 # 1. Read amplification
 SCHEMA="id:int64,price:float64,qty:int32,cat:utf8"

@@ -55,27 +55,9 @@ fi
 
 TAKE_ROWS=$(awk -v n="$ROWS" 'BEGIN { srand(7); for (i = 0; i < 100; i++) printf "%s%d", (i ? "," : ""), int(rand() * n) }')
 
-# whole LABEL OVERLAID FRESH ARGS...: ARGS with DS standing for the dataset (and, for the
-# overlaid side, "--version V" added when OVERLAID is DIR@V).
-whole() {
-  local label=$1 overlaid=$2 fresh=$3
-  shift 3
-  local -a times_a=() times_b=()
-  for ((r = 0; r < REPEATS; r++)); do
-    for side in a b; do
-      local target=$fresh extra=()
-      if [[ $side == a ]]; then target=${overlaid%@*}; extra=(--version "${overlaid#*@}"); fi
-      local args=()
-      for a in "$@"; do [[ $a == DS ]] && args+=("$target") || args+=("$a"); done
-      local t0 t1
-      t0=$(date +%s%N)
-      "$LANCELET" "${args[@]}" "${extra[@]}" >/dev/null
-      t1=$(date +%s%N)
-      [[ $side == a ]] && times_a+=($((t1 - t0))) || times_b+=($((t1 - t0)))
-    done
-  done
-  medians "whole process  $label" overlaid compacted "${times_a[*]}" "${times_b[*]}"
-}
+# whole LABEL OVERLAID FRESH ARGS...: ARGS with DS standing for the dataset; OVERLAID is
+# DIR@V, read at version V.
+whole() { whole_process "whole process  $1" overlaid compacted "${@:2}"; }
 
 # inproc LABEL OVERLAID FRESH MODE COLUMNS ROUNDS [--where P]
 inproc() {

@@ -329,6 +329,19 @@ struct PySchema {
   SchemaPtr schema;
 };
 
+std::vector<std::string> Names(const Schema& schema) {
+  std::vector<std::string> out;
+  for (const auto& f : schema.fields()) out.push_back(f->name);
+  return out;
+}
+
+// A schema from (name, type text) pairs, in that order.
+PySchema ParseSchema(const std::vector<std::pair<std::string, std::string>>& columns) {
+  std::vector<FieldPtr> fields;
+  for (const auto& [name, type] : columns) fields.push_back(Field::Make(name, DataType::Parse(type)));
+  return PySchema{std::make_shared<Schema>(fields)};
+}
+
 struct PyBatch {
   RecordBatchPtr batch;
 };
@@ -463,26 +476,16 @@ PYBIND11_MODULE(_lancelet, m) {
   });
 
   py::class_<PySchema>(m, "Schema", "The columns of a dataset or batch: names, types and nullability.")
-      .def_property_readonly("names", [](const PySchema& s) {
-        std::vector<std::string> out;
-        for (const auto& f : s.schema->fields()) out.push_back(f->name);
-        return out;
-      })
+      .def_property_readonly("names", [](const PySchema& s) { return Names(*s.schema); })
       .def_property_readonly("types", [](const PySchema& s) {
         std::vector<std::string> out;
         for (const auto& f : s.schema->fields()) out.push_back(f->type->ToString());
         return out;
       }, "Each column's type, as text (int64, utf8, fixed_size_list<float32>[768], ...).")
       .def_static("parse", [](const std::map<std::string, std::string>& columns) {
-        std::vector<FieldPtr> fields;
-        for (const auto& [name, type] : columns) fields.push_back(Field::Make(name, DataType::Parse(type)));
-        return PySchema{std::make_shared<Schema>(fields)};
+        return ParseSchema({columns.begin(), columns.end()});
       }, py::arg("columns"), "A schema from {name: type text}; use from_pairs to keep an order.")
-      .def_static("from_pairs", [](const std::vector<std::pair<std::string, std::string>>& columns) {
-        std::vector<FieldPtr> fields;
-        for (const auto& [name, type] : columns) fields.push_back(Field::Make(name, DataType::Parse(type)));
-        return PySchema{std::make_shared<Schema>(fields)};
-      }, py::arg("columns"), "A schema from [(name, type text), ...] in that order.")
+      .def_static("from_pairs", &ParseSchema, py::arg("columns"), "A schema from [(name, type text), ...] in that order.")
       .def("__arrow_c_schema__", [](const PySchema& s) { return SchemaCapsule(*s.schema); })
       .def("__eq__", [](const PySchema& a, const PySchema& b) { return a.schema->Equals(*b.schema); })
       .def("__len__", [](const PySchema& s) { return s.schema->num_fields(); })
@@ -493,11 +496,7 @@ PYBIND11_MODULE(_lancelet, m) {
       .def_property_readonly("num_rows", [](const PyBatch& b) { return b.batch->num_rows(); })
       .def_property_readonly("num_columns", [](const PyBatch& b) { return b.batch->num_columns(); })
       .def_property_readonly("schema", [](const PyBatch& b) { return PySchema{b.batch->schema()}; })
-      .def_property_readonly("column_names", [](const PyBatch& b) {
-        std::vector<std::string> out;
-        for (const auto& f : b.batch->schema()->fields()) out.push_back(f->name);
-        return out;
-      })
+      .def_property_readonly("column_names", [](const PyBatch& b) { return Names(*b.batch->schema()); })
       .def("to_pydict", [](const PyBatch& b, const std::optional<std::vector<std::string>>& columns) {
         return BatchToDict(*b.batch, OptionalColumns(columns));
       }, py::arg("columns") = py::none(),

@@ -19,6 +19,7 @@
 #include "file2.pb.h"
 #include "format/plain_rows.h"
 #include "format/v20_internal.h"
+#include "format/value_bytes.h"
 #include "format/v21_value_codecs.h"
 #include "lancelet/builder.h"
 #include "lancelet/error.h"
@@ -785,20 +786,9 @@ std::unique_ptr<NodeDecoder> MakeNodeDecoder(const LanceField& field, const std:
 
 // Take reads rows closer than a gap as one range: decoding a few extra rows is cheaper
 // than another read. The gap covers about 32 KiB of values, and at least 64 rows.
-uint64_t EstimatedRowBytes(const DataType& type) {
-  if (type.bit_width() > 0) return std::max<uint64_t>(1, uint64_t(type.bit_width()) / 8);
-  if (type.id() == TypeId::kFixedSizeBinary) return uint64_t(type.fixed_size());
-  if (type.id() == TypeId::kFixedSizeList)
-    return uint64_t(type.fixed_size()) * EstimatedRowBytes(*type.child(0)->type);
-  if (type.id() == TypeId::kStruct) {
-    uint64_t total = 0;
-    for (const auto& c : type.children()) total += EstimatedRowBytes(*c->type);
-    return std::max<uint64_t>(1, total);
-  }
-  return 64;  // variable-width values: a guess
+uint64_t TakeGap(const DataType& type) {
+  return std::max<uint64_t>(64, (32 << 10) / std::max<uint64_t>(1, EstimatedValueBytes(type)));
 }
-
-uint64_t TakeGap(const DataType& type) { return std::max<uint64_t>(64, (32 << 10) / EstimatedRowBytes(type)); }
 
 class V20FieldDecoder final : public FieldDecoder {
  public:

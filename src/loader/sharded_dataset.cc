@@ -3,24 +3,19 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <list>
 #include <mutex>
-#include <unordered_map>
 
 #include "format/blob_bytes.h"
 #include "lancelet/builder.h"
 #include "lancelet/error.h"
 #include "table/dataset_state.h"
 #include "table/fragment_reader.h"
+#include "table/lru_cache.h"
 #include "table/manifest_store.h"
 
 namespace lancelet {
 
 namespace {
-
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 std::string Parent(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -60,32 +55,21 @@ struct ShardedDataset::Impl {
   uint64_t total = 0;
   size_t capacity = 0;
 
-  // Opened fragments, most recently used first. A reader is used by one read at a time.
+  // Opened fragments, least recently used evicted first. A reader serves one read at a
+  // time (`busy`).
   struct Opened {
-    size_t shard;
-    std::shared_ptr<table::FragmentReader> reader;
-    std::shared_ptr<std::mutex> busy;
+    Opened(const table::DatasetState& state, const lance::table::DataFragment& fragment) : reader(state, fragment) {}
+    table::FragmentReader reader;
+    std::mutex busy;
   };
-  mutable std::mutex mutex;
-  mutable std::list<Opened> recent;
-  mutable std::unordered_map<size_t, std::list<Opened>::iterator> by_shard;
+  using OpenedCache = table::LruCache<size_t, std::shared_ptr<Opened>>;
+  std::unique_ptr<OpenedCache> opened;
 
-  Opened Open(size_t shard) const {
-    std::lock_guard lock(mutex);
-    if (auto it = by_shard.find(shard); it != by_shard.end()) {
-      recent.splice(recent.begin(), recent, it->second);
-      return *it->second;
-    }
-    Opened opened{shard, std::make_shared<table::FragmentReader>(*state, state->manifest.fragments(int(shard))),
-                  std::make_shared<std::mutex>()};
-    if (capacity == 0) return opened;
-    recent.push_front(opened);
-    by_shard[shard] = recent.begin();
-    while (recent.size() > capacity) {
-      by_shard.erase(recent.back().shard);
-      recent.pop_back();
-    }
-    return opened;
+  std::shared_ptr<Opened> Open(size_t shard) const {
+    return opened->GetOrLoad(shard, [&] {
+      auto made = std::make_shared<Opened>(*state, state->manifest.fragments(int(shard)));
+      return std::make_pair(made, uint64_t{1});
+    });
   }
 
   // The data file of `fragment` that holds field `id`, as a path.
@@ -127,8 +111,8 @@ std::shared_ptr<ShardedDataset> loader::OpenShardedDataset(std::shared_ptr<io::O
                                                            const std::string& given, LoaderOptions options) {
   const std::string path = Trimmed(given);
   std::string root, manifest_path;
-  if (EndsWith(path, ".manifest")) {
-    if (!EndsWith(Parent(path), std::string("/") + table::kVersionsDir) && Parent(path) != table::kVersionsDir)
+  if (path.ends_with(".manifest")) {
+    if (!Parent(path).ends_with(std::string("/") + table::kVersionsDir) && Parent(path) != table::kVersionsDir)
       ThrowInvalid("'{}': a manifest must sit in a dataset's {}/ directory", given, table::kVersionsDir);
     manifest_path = path;
     root = Parent(Parent(path));
@@ -191,6 +175,7 @@ std::shared_ptr<ShardedDataset> loader::OpenShardedDataset(std::shared_ptr<io::O
     impl->total += impl->sizes.back();
   }
   impl->capacity = std::min(options.metadata_cache_entries, OpenFileCap());
+  impl->opened = std::make_unique<ShardedDataset::Impl::OpenedCache>(impl->capacity);
   return std::make_shared<ShardedDataset>(std::move(impl));
 }
 
@@ -202,10 +187,7 @@ const std::vector<uint64_t>& ShardedDataset::shard_sizes() const { return impl_-
 uint64_t ShardedDataset::total() const { return impl_->total; }
 size_t ShardedDataset::cache_capacity() const { return impl_->capacity; }
 
-size_t ShardedDataset::cached_shards() const {
-  std::lock_guard lock(impl_->mutex);
-  return impl_->recent.size();
-}
+size_t ShardedDataset::cached_shards() const { return impl_->opened->size(); }
 
 RecordBatchPtr ShardedDataset::ReadBatch(size_t shard, std::span<const uint64_t> sample_indices) const {
   if (shard >= shard_count())
@@ -214,8 +196,8 @@ RecordBatchPtr ShardedDataset::ReadBatch(size_t shard, std::span<const uint64_t>
     if (k >= impl_->sizes[shard])
       ThrowInvalid("sample {} does not exist: shard {} of '{}' has {} samples", k, shard, path(), impl_->sizes[shard]);
   auto opened = impl_->Open(shard);
-  std::lock_guard busy(*opened.busy);
-  const auto& reader = *opened.reader;
+  std::lock_guard busy(opened->busy);
+  const auto& reader = opened->reader;
   std::vector<uint64_t> offsets(sample_indices.begin(), sample_indices.end());
   if (reader.num_deleted() > 0)
     for (auto& o : offsets) o = LiveOffset(reader.deletions(), o);

@@ -134,7 +134,7 @@ MergedCells MergeCells(const FieldLayers& layers) {
     if (layer.listed() && layer.cells.empty()) continue;
     lo = std::min<uint64_t>(lo, layer.listed() ? layer.cells.front() : layer.runs.front().start);
     hi = std::max<uint64_t>(hi, layer.listed() ? uint64_t(layer.cells.back()) + 1 : layer.runs.back().end);
-    covered += layer.listed() ? layer.cells.size() : layer.runs.back().rank + (layer.runs.back().end - layer.runs.back().start);
+    covered += layer.covered();
   }
   if (hi <= lo) return out;
   // A cell's slot: (layer + 1) << 40 | rank. Written oldest layer first, so the newest

@@ -44,6 +44,10 @@ struct Layer {
   std::vector<Run> runs;        // the run form, or empty
 
   bool listed() const { return runs.empty(); }
+  // How many cells the layer covers (its value column's ranks in use).
+  uint64_t covered() const {
+    return listed() ? cells.size() : runs.back().rank + (runs.back().end - runs.back().start);
+  }
 };
 
 // The `overlay` of a merged layer: its values are FieldLayers::merged_values, not an

@@ -13,6 +13,7 @@
 
 #include "format/lance_file.h"
 #include "format/row_id_sequence.h"
+#include "format/value_bytes.h"
 #include "lancelet/error.h"
 #include "overlay/patch.h"
 #include "table/commit.h"
@@ -33,7 +34,7 @@ using lance::table::DataFragment;
 // column reads ~5k rows at a time, an int column 64k).
 uint64_t BatchRows(const DatasetState& state, const std::vector<size_t>& fields) {
   uint64_t row_bytes = 0;
-  for (size_t f : fields) row_bytes += EstimatedValueBytes(*state.schema.fields()[f].type);
+  for (size_t f : fields) row_bytes += format::EstimatedValueBytes(*state.schema.fields()[f].type);
   return std::clamp<uint64_t>((16u << 20) / std::max<uint64_t>(row_bytes, 1), 1024, 65536);
 }
 
@@ -82,18 +83,6 @@ void ReleaseFreedMemory() {
 
 }  // namespace
 
-uint64_t EstimatedValueBytes(const DataType& type) {
-  if (type.bit_width() > 0) return std::max(1, type.bit_width() / 8);
-  if (type.id() == TypeId::kFixedSizeBinary) return uint64_t(type.fixed_size());
-  if (type.id() == TypeId::kFixedSizeList)
-    return uint64_t(type.fixed_size()) * EstimatedValueBytes(*type.child(0)->type);
-  if (type.id() == TypeId::kStruct) {
-    uint64_t sum = 0;
-    for (const auto& c : type.children()) sum += EstimatedValueBytes(*c->type);
-    return sum;
-  }
-  return 64;
-}
 
 std::shared_ptr<const DatasetState> BuildAndCommit(
     const std::shared_ptr<const DatasetState>& state, const CommitOptions& options,

@@ -29,9 +29,6 @@
 
 namespace lancelet::table {
 
-// Bytes a value of `type` takes, roughly (variable-width values: 64).
-uint64_t EstimatedValueBytes(const DataType& type);
-
 // Fills a transaction with `build`, listing each file it writes in `written`, and
 // commits it on `state`. Returns null without committing when `build` returns false. On
 // any failure, in the build or the commit, the written files are removed.

@@ -202,7 +202,7 @@ format::RoaringBitmap FragmentReader::ChangedCellsSelected(
   for (const auto& layer : layers->newest_first) {
     const auto& o = overlays().overlays()[layer.overlay];
     if (o.committed_version <= version) continue;
-    const uint64_t cells = layer.listed() ? layer.cells.size() : layer.runs.back().rank + (layer.runs.back().end - layer.runs.back().start);
+    const uint64_t cells = layer.covered();
     *changed += cells;
     ArrayPtr column = WholeOverlayColumn(layer.overlay, schema_field.id);
     if (!column) {  // too large to keep: read it for this query alone
@@ -244,16 +244,18 @@ ArrayPtr FragmentReader::WholeOverlayColumn(size_t overlay, int32_t field_id) co
 std::pair<ArrayPtr, int64_t> FragmentReader::OverlayValues(int32_t field_id, size_t overlay, uint64_t first_rank,
                                                            uint64_t count, std::span<const uint64_t> ranks,
                                                            bool whole) const {
+  // A merged layer's values are in memory. A small file is read whole when opened
+  // anyway: decoding its column once and keeping it then costs a take no more than
+  // decoding the pages its ranks fall in.
+  ArrayPtr column;
   if (overlay == overlay::kMergedOverlay) {
-    const ArrayPtr& column = merged_.at(field_id)->merged_values;
-    if (ranks.empty()) return {column, int64_t(first_rank)};
-    return {lancelet::Take(*column, std::vector<int64_t>(ranks.begin(), ranks.end())), 0};
+    column = merged_.at(field_id)->merged_values;
+  } else {
+    const uint64_t file_bytes = overlays().overlays()[overlay].proto->data_file().file_size_bytes();
+    whole |= file_bytes > 0 && file_bytes <= format::LanceFileReader::kTailBytes;
+    if (whole) column = WholeOverlayColumn(overlay, field_id);
   }
-  // A small file is read whole when opened anyway: decoding its column once and keeping
-  // it then costs a take no more than decoding the pages its ranks fall in.
-  const uint64_t file_bytes = overlays().overlays()[overlay].proto->data_file().file_size_bytes();
-  whole |= file_bytes > 0 && file_bytes <= format::LanceFileReader::kTailBytes;
-  if (ArrayPtr column = whole ? WholeOverlayColumn(overlay, field_id) : nullptr) {
+  if (column) {
     if (ranks.empty()) return {column, int64_t(first_rank)};
     return {lancelet::Take(*column, std::vector<int64_t>(ranks.begin(), ranks.end())), 0};
   }

@@ -44,6 +44,12 @@ class LruCache {
     return value;
   }
 
+  // Entries kept now.
+  size_t size() const {
+    std::lock_guard lock(mutex_);
+    return recent_.size();
+  }
+
  private:
   struct Entry {
     Key key;
@@ -52,7 +58,7 @@ class LruCache {
   };
   const uint64_t capacity_;
   uint64_t used_ = 0;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::list<Entry> recent_;  // most recently used first
   std::unordered_map<Key, typename std::list<Entry>::iterator, Hash> index_;
 };

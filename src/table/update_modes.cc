@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "format/value_bytes.h"
 #include "lancelet/error.h"
 #include "table/commit.h"
 #include "table/compaction.h"
@@ -78,10 +79,10 @@ UpdateMode ChooseUpdateMode(const DatasetState& state, const std::vector<size_t>
   uint64_t set_bytes = 0, row_bytes = 0;
   std::set<int32_t> set_ids;
   for (size_t f : set_fields) {
-    set_bytes += EstimatedValueBytes(*state.schema.fields()[f].type);
+    set_bytes += format::EstimatedValueBytes(*state.schema.fields()[f].type);
     state.schema.fields()[f].ForEach([&](const format::LanceField& n) { set_ids.insert(n.id); });
   }
-  for (const auto& f : state.schema.fields()) row_bytes += EstimatedValueBytes(*f.type);
+  for (const auto& f : state.schema.fields()) row_bytes += format::EstimatedValueBytes(*f.type);
   bool indexed = false;
   for (const auto& index : state.indices.indices())
     for (int32_t id : index.fields()) indexed |= set_ids.count(id) > 0;
