@@ -211,16 +211,20 @@ class _TorchIterableDataset:
         slot, slots, worker, workers = self._placement(with_workers=True)
         skip_batches = max(0, (self._skip_batches - worker + workers - 1) // workers)
         skip = skip_batches * self._batch_size
+        import numpy as np
+
         for shard in self.shards_for(slot, slots):
-            samples = list(range(self.sharded.shard_sizes()[shard]))
-            if self.shuffle:
-                random.Random(hash((self.seed, self.epoch, shard))).shuffle(samples)
-            if skip >= len(samples):
-                skip -= len(samples)
+            size = self.sharded.shard_sizes()[shard]
+            if skip >= size:
+                skip -= size
                 continue
+            if self.shuffle:
+                samples = np.random.default_rng([self.seed % 2**64, self.epoch, shard]).permutation(size)
+            else:
+                samples = np.arange(size)
             samples, skip = samples[skip:], 0
             for at in range(0, len(samples), self.read_size):
-                yield from self.sharded.read_batch(shard, samples[at:at + self.read_size])
+                yield from self.sharded.read_batch(shard, samples[at:at + self.read_size].tolist())
 
 
 def __getattr__(name):

@@ -197,6 +197,10 @@ class FieldDecoderImpl final : public FieldDecoder {
       ThrowInvalid("file {}: row {} of field '{}' is past its {} rows", source_.path(), unique.back(), field_.name,
                    num_rows_);
     if (unique.empty()) return MakeEmptyArray(field_.type);
+    // Rows that are mostly isolated cost one read each in any order: reading them straight
+    // into their places in the answer saves restoring the order with a second copy.
+    if (!(ascending && unique.size() == rows.size()) && Runs(unique) * 2 > unique.size())
+      if (ArrayPtr direct = TakePlain(rows)) return direct;
     ArrayPtr sorted = TakePlain(unique);
     if (!sorted) {
       std::vector<DecodedPath> decoded(paths_.size());
@@ -245,9 +249,10 @@ class FieldDecoderImpl final : public FieldDecoder {
     return MakePlainArray(field_.type, int64_t(count), std::move(values));
   }
 
-  // Take's counterpart of ReadPlain: each row copied straight from its page's decoded
-  // chunk, for ascending distinct `sorted` rows. Null when some page needs the general path.
-  ArrayPtr TakePlain(const std::vector<uint64_t>& sorted) const {
+  // Take's counterpart of ReadPlain: each row copied straight from its page into its
+  // place in the answer, `rows` in any order; runs of consecutive rows within one page are
+  // read at once. Null when some page needs the general path.
+  ArrayPtr TakePlain(std::span<const uint64_t> rows) const {
     if (paths_.size() != 1 || paths_[0].size() != 1) return nullptr;
     const uint64_t row_bytes = PlainRowBytes(*field_.type);
     if (row_bytes == 0) return nullptr;
@@ -256,19 +261,27 @@ class FieldDecoderImpl final : public FieldDecoder {
       const PageReader& reader = Reader(0, p);
       if (reader.PlainRowBytes() != row_bytes || reader.layers().size() != 1) return nullptr;
     }
-    auto values = Buffer::AllocateUninitialized(sorted.size() * row_bytes);
-    size_t p = 0;
-    for (size_t k = 0; k < sorted.size();) {
-      while (p < pages.size() && sorted[k] >= pages[p].first_row + pages[p].num_rows) ++p;
-      if (p == pages.size()) return nullptr;  // the general path reports the short column
-      // Rows [sorted[k], sorted[j - 1]] are consecutive and in page p.
-      size_t j = k + 1;
+    auto values = Buffer::AllocateUninitialized(rows.size() * row_bytes);
+    for (size_t k = 0; k < rows.size();) {
+      const auto after = std::upper_bound(pages.begin(), pages.end(), rows[k],
+                                          [](uint64_t row, const PageEntry& page) { return row < page.first_row; });
+      if (after == pages.begin()) return nullptr;
+      const size_t p = size_t(after - pages.begin()) - 1;
       const uint64_t page_end = pages[p].first_row + pages[p].num_rows;
-      while (j < sorted.size() && sorted[j] == sorted[j - 1] + 1 && sorted[j] < page_end) ++j;
-      Reader(0, p).ReadPlainRows(sorted[k] - pages[p].first_row, j - k, values->mutable_data() + k * row_bytes);
+      if (rows[k] >= page_end) return nullptr;  // the general path reports the short column
+      size_t j = k + 1;
+      while (j < rows.size() && rows[j] == rows[j - 1] + 1 && rows[j] < page_end) ++j;
+      Reader(0, p).ReadPlainRows(rows[k] - pages[p].first_row, j - k, values->mutable_data() + k * row_bytes);
       k = j;
     }
-    return MakePlainArray(field_.type, int64_t(sorted.size()), std::move(values));
+    return MakePlainArray(field_.type, int64_t(rows.size()), std::move(values));
+  }
+
+  // Runs of consecutive rows in ascending distinct `sorted`.
+  static size_t Runs(const std::vector<uint64_t>& sorted) {
+    size_t runs = sorted.empty() ? 0 : 1;
+    for (size_t k = 1; k < sorted.size(); ++k) runs += sorted[k] != sorted[k - 1] + 1;
+    return runs;
   }
 
   DecodedPath ReadColumn(size_t c, uint64_t start, uint64_t count) const {

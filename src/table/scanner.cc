@@ -92,6 +92,12 @@ RecordBatchPtr TakeFromFragments(const DatasetPtr& dataset, const std::vector<st
   // Group by fragment, read each group's offsets in ascending order, then restore order.
   std::map<const lance::table::DataFragment*, std::vector<size_t>> groups;
   for (size_t i = 0; i < rows.size(); ++i) groups[rows[i].first].push_back(i);
+  if (groups.size() == 1) {  // a fragment reader takes offsets in any order
+    std::vector<uint64_t> offsets;
+    for (const auto& row : rows) offsets.push_back(row.second);
+    table::FragmentReader reader(dataset->state(), *rows.front().first);
+    return plan.Project(*plan.TakeRows(reader, offsets));
+  }
   std::vector<RecordBatchPtr> parts;
   std::vector<int64_t> position(rows.size());
   int64_t base = 0;

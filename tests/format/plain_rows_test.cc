@@ -4,6 +4,8 @@
 // pages that need the general path (nulls, item nulls, variable width).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -131,6 +133,26 @@ TEST_P(PlainRowsTest, TakeAgreesWithRead) {
     SCOPED_TRACE(fields_[f]->name);
     std::vector<int64_t> idx(rows.begin(), rows.end());
     EXPECT_TRUE(ArraysEqual(*reader_->TakeField(f, rows), *Take(*columns_[f], idx)));
+  }
+}
+
+// Mostly isolated rows are read straight into their places in the answer; a run of
+// consecutive rows among them (here across page boundaries) is read at once.
+TEST_P(PlainRowsTest, TakeOfScatteredRowsInRequestOrder) {
+  std::vector<uint64_t> rows;
+  for (uint64_t r = 4998; r >= 2000; r -= 3) rows.push_back(r);
+  std::mt19937 rng(7);
+  std::shuffle(rows.begin(), rows.end(), rng);
+  std::vector<uint64_t> run;
+  for (uint64_t r = 1000; r <= 1600; ++r) run.push_back(r);
+  rows.insert(rows.begin() + 400, run.begin(), run.end());
+  rows.push_back(2001);  // a duplicate, last
+  for (size_t f = 0; f < fields_.size(); ++f) {
+    SCOPED_TRACE(fields_[f]->name);
+    std::vector<int64_t> idx(rows.begin(), rows.end());
+    ArrayPtr got = reader_->TakeField(f, rows);
+    ValidateArray(*got, "plain rows test");
+    EXPECT_TRUE(ArraysEqual(*got, *Take(*columns_[f], idx)));
   }
 }
 
