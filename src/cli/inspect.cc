@@ -58,7 +58,12 @@ void PrintInspect(const Dataset& dataset, std::ostream& out) {
   const auto& m = s.manifest;
   out << fmt::format("dataset: {}\n", s.uri);
   out << fmt::format("version: {}\n", m.version());
-  out << fmt::format("data storage: {} {}\n", m.data_format().file_format(), m.data_format().version());
+  const std::string storage = s.storage_version ? s.storage_version->ToString() : "legacy";
+  if (m.has_data_format())
+    out << fmt::format("data storage: {} {}{}\n", m.data_format().file_format(), m.data_format().version(),
+                       m.data_format().version() == storage ? "" : " (" + storage + ")");
+  else
+    out << fmt::format("data storage: lance {} (inferred; the manifest records none)\n", storage);
   out << fmt::format("writer: {} {}\n", m.writer_version().library(), m.writer_version().version());
   out << fmt::format("reader feature flags: {}\n", FlagNames(m.reader_feature_flags()));
   out << fmt::format("writer feature flags: {}\n", FlagNames(m.writer_feature_flags()));

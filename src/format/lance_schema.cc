@@ -11,6 +11,7 @@
 #include <charconv>
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "file.pb.h"
 #include "lancelet/error.h"
@@ -104,6 +105,8 @@ LanceField FieldFromArrow(const Field& field, int32_t& next_id) {
   LogicalTypeName(*field.type);  // rejects types Lance cannot name, early
   switch (field.type->id()) {
     case TypeId::kStruct:
+      CheckUniqueNames(field.type->children(), field.name);
+      [[fallthrough]];
     case TypeId::kList:
     case TypeId::kLargeList:
       for (const auto& child : field.type->children()) out.children.push_back(FieldFromArrow(*child, next_id));
@@ -184,7 +187,17 @@ std::string LogicalTypeName(const DataType& type) {
 
 FieldPtr LanceField::ToArrow() const { return Field::Make(name, type, nullable, metadata); }
 
+void CheckUniqueNames(const std::vector<FieldPtr>& fields, const std::string& parent) {
+  std::unordered_set<std::string_view> seen;
+  for (const auto& f : fields) {
+    if (seen.insert(f->name).second) continue;
+    if (parent.empty()) ThrowInvalid("duplicate column name '{}'", f->name);
+    ThrowInvalid("duplicate field name '{}' in struct '{}'", f->name, parent);
+  }
+}
+
 LanceSchema LanceSchema::FromArrow(const Schema& schema, int32_t first_id) {
+  CheckUniqueNames(schema.fields());
   std::vector<LanceField> fields;
   int32_t next_id = first_id;
   for (const auto& f : schema.fields()) fields.push_back(FieldFromArrow(*f, next_id));

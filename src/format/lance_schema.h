@@ -38,7 +38,8 @@ class LanceSchema {
   LanceSchema(std::vector<LanceField> fields, Metadata metadata)
       : fields_(std::move(fields)), metadata_(std::move(metadata)) {}
 
-  // Gives every node an id in pre-order, starting at `first_id`.
+  // Gives every node an id in pre-order, starting at `first_id`. Throws Invalid for a
+  // name used twice among the columns or among the fields of one struct.
   static LanceSchema FromArrow(const Schema& schema, int32_t first_id = 0);
   // From the flat pre-order list of lance.file.Field (parent_id -1 = top level).
   // Throws Corrupt on unknown logical types or dangling parents.
@@ -64,6 +65,10 @@ class LanceSchema {
   std::vector<LanceField> fields_;
   Metadata metadata_;
 };
+
+// Throws Invalid, "duplicate column name 'x'" (top level, `parent` empty) or "duplicate
+// field name 'x' in struct 'p'", when two of `fields` share a name.
+void CheckUniqueNames(const std::vector<FieldPtr>& fields, const std::string& parent = "");
 
 // Lance logical type strings ("int32", "string", "fixed_size_list:float:128", "list",
 // "struct", "timestamp:us:-", "date32:day", ...). The Arrow type of a nested field also

@@ -399,8 +399,8 @@ class StructEncoder final : public NodeEncoder {
 
   void Append(const ArrayData& values, PageSink& sink) override {
     if (values.null_count > 0) {
-      ThrowNotSupported("field '{}': file version 2.0 cannot store null struct rows ({} found); write "
-                        "version 2.1 or newer", field_.name, values.null_count);
+      ThrowNotSupported("field '{}': file version 2.0 cannot store null struct rows ({} found); write file "
+                        "version 2.1 or newer (lancelet create --file-version 2.1)", field_.name, values.null_count);
     }
     for (size_t i = 0; i < children_.size(); ++i) {
       CheckNullability(field_.children[i], *values.child(i));

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstring>
 #include <list>
+#include <memory>
 #include <mutex>
 
 #include "format/little_endian.h"
@@ -494,16 +495,20 @@ class MiniBlockReader final : public PageReader {
     const ChunkMeta& meta = chunks_[c];
     const bool sequential = last_chunk_ != SIZE_MAX && c == last_chunk_ + 1;
     last_chunk_ = c;
-    if (meta.offset >= window_offset_ && meta.offset + meta.size <= window_offset_ + window_.size())
-      return reinterpret_cast<const uint8_t*>(window_.data()) + (meta.offset - window_offset_);
+    if (meta.offset >= window_offset_ && meta.offset + meta.size <= window_offset_ + window_size_)
+      return window_.get() + (meta.offset - window_offset_);
     window_bytes_ = sequential ? std::min<uint64_t>(std::max<uint64_t>(window_bytes_ * 2, 16 << 10), kMaxWindowBytes) : 0;
     const uint64_t buffer_size = page_.buffers.size() > 1 ? page_.buffers[1].second : 0;
     const uint64_t rest = buffer_size - std::min(buffer_size, meta.offset);
     const uint64_t want = std::max<uint64_t>(meta.size, std::min(window_bytes_, rest));
-    window_.resize(want);
+    if (window_capacity_ < want) {  // the old bytes are not kept: no copy, no zeroing
+      window_ = std::make_unique_for_overwrite<uint8_t[]>(want);
+      window_capacity_ = want;
+    }
+    window_size_ = want;
     window_offset_ = meta.offset;
-    page_.ReadRangeInto(1, meta.offset, want, window_.data());
-    return reinterpret_cast<const uint8_t*>(window_.data());
+    page_.ReadRangeInto(1, meta.offset, want, window_.get());
+    return window_.get();
   }
 
   void ReadChunkBytes(size_t c, uint8_t* out) const {
@@ -516,8 +521,8 @@ class MiniBlockReader final : public PageReader {
   // passed the page's last chunk would only hold memory.
   void ReleaseWindowAfterLastChunkLocked(size_t c) const {
     if (c + 1 < chunks_.size()) return;
-    std::string().swap(window_);
-    window_offset_ = 0;
+    window_.reset();
+    window_offset_ = window_size_ = window_capacity_ = 0;
   }
 
   // For an uncompressed plain page (PlainRowBytes without a codec): values [begin, +n) of
@@ -674,8 +679,8 @@ class MiniBlockReader final : public PageReader {
   mutable std::mutex mutex_;
   mutable std::list<std::pair<size_t, std::shared_ptr<const DecodedChunk>>> cache_;
   mutable std::mutex window_mutex_;
-  mutable std::string window_;  // bytes [window_offset_, + size) of value buffer 1
-  mutable uint64_t window_offset_ = 0;
+  mutable std::unique_ptr<uint8_t[]> window_;  // bytes [window_offset_, + window_size_) of value buffer 1
+  mutable uint64_t window_offset_ = 0, window_size_ = 0, window_capacity_ = 0;
   mutable uint64_t window_bytes_ = 0;   // the next window's size when reads stay sequential
   mutable size_t last_chunk_ = SIZE_MAX;
 };

@@ -213,7 +213,7 @@ FoldedFragment FoldOverlays(const DatasetState& state, const DataFragment& fragm
   state.store->CreateDir(dir);
   std::string name = NewDataFileName();
   std::string path = io::JoinPath(dir, name);
-  format::LanceFileWriter writer(*state.store, path, schema, format::FileWriterOptions{state.file_version});
+  format::LanceFileWriter writer(*state.store, path, schema, format::FileWriterOptions{state.WriteVersion()});
   written.push_back(path);
   const uint64_t rows = fragment.physical_rows(), step = BatchRows(state, fields);
   for (uint64_t start = 0; start < rows; start += step) {
@@ -235,7 +235,7 @@ FoldedFragment FoldOverlays(const DatasetState& state, const DataFragment& fragm
     ReleaseFreedMemory();
   }
   out.bytes_written = writer.Finish();
-  lance::table::DataFile file = DescribeDataFile(name, writer, state.file_version, out.bytes_written);
+  lance::table::DataFile file = DescribeDataFile(name, writer, state.WriteVersion(), out.bytes_written);
   out.field_ids.assign(file.fields().begin(), file.fields().end());
 
   // The old copies of the folded fields are tombstoned; a file left with no live field
@@ -337,7 +337,7 @@ RewrittenGroup RewriteFragments(const DatasetState& state, const std::vector<con
   std::vector<size_t> fields(state.schema.fields().size());
   for (size_t i = 0; i < fields.size(); ++i) fields[i] = i;
   const uint64_t step = BatchRows(state, fields);
-  FragmentWriter writer(*state.store, state.uri, state.schema, state.file_version, int64_t(target_rows));
+  FragmentWriter writer(*state.store, state.uri, state.schema, state.WriteVersion(), int64_t(target_rows));
   RewrittenGroup out;
   std::vector<uint64_t> row_ids, created, updated;
   bool lineage = stable;

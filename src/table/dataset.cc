@@ -132,7 +132,7 @@ DatasetPtr Dataset::Append(RecordBatchReader& data, const WriteOptions& options)
   const DatasetState& s = *state_;
   std::vector<std::string> written;
   auto fragments =
-      WriteFragments(*s.store, s.uri, s.schema, s.file_version, data, options.max_rows_per_file, &written);
+      WriteFragments(*s.store, s.uri, s.schema, s.WriteVersion(), data, options.max_rows_per_file, &written);
   lance::table::Transaction t;
   for (auto& f : fragments) *t.mutable_append()->add_fragments() = std::move(f);
   table::CommitOptions commit;

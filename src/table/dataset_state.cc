@@ -1,5 +1,8 @@
 #include "table/dataset_state.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "format/protobuf_logging.h"
@@ -115,6 +118,70 @@ std::shared_ptr<const overlay::FragmentOverlays> DatasetState::OverlaysOf(
   });
 }
 
+namespace {
+
+constexpr uint64_t kDeprecatedUseV2FormatFlag = 1 << 2;
+
+// nullopt: legacy.
+std::optional<format::FileVersion> FileVersionOf(const lance::table::DataFile& file, uint64_t fragment_id,
+                                                 const std::string& uri) {
+  const uint32_t major = file.file_major_version(), minor = file.file_minor_version();
+  if (IsLegacyDataFile(file)) return std::nullopt;
+  if ((major == 0 && minor == 3) || (major == 2 && minor <= 2)) return format::FileVersion{2, uint16_t(major ? minor : 0)};
+  ThrowNotSupported("dataset '{}' fragment {}: data file '{}' records Lance file version {}.{}, which lancelet does "
+                    "not know (it reads 0.3 and 2.0 to 2.2); use a newer lancelet",
+                    uri, fragment_id, file.path(), major, minor);
+}
+
+std::string VersionName(const std::optional<format::FileVersion>& v) { return v ? v->ToString() : "0.1 (legacy)"; }
+
+}  // namespace
+
+std::optional<format::FileVersion> StorageVersionOf(const lance::table::Manifest& manifest, const std::string& uri) {
+  if (manifest.has_data_format()) {
+    const auto& format = manifest.data_format();
+    if (!format.file_format().empty() && format.file_format() != "lance")
+      ThrowNotSupported("dataset '{}' stores data files as '{}'; lancelet reads only 'lance' files", uri,
+                        format.file_format());
+    std::string v = format.version();
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (v == "0.1" || v == "legacy") return std::nullopt;
+    if (v == "2.0" || v == "0.3" || v == "stable") return format::FileVersion{2, 0};
+    if (v == "2.1" || v == "next") return format::FileVersion{2, 1};
+    if (v == "2.2") return format::FileVersion{2, 2};
+    ThrowNotSupported("dataset '{}': unknown data storage version '{}' in its manifest (lancelet knows 0.1, 2.0, 2.1 "
+                      "and 2.2); use a newer lancelet",
+                      uri, format.version());
+  }
+  const lance::table::DataFile* sample = nullptr;
+  std::optional<format::FileVersion> version;
+  for (const auto& fragment : manifest.fragments())
+    for (const auto& file : fragment.files()) {
+      auto this_version = FileVersionOf(file, fragment.id(), uri);
+      if (!sample) {
+        sample = &file;
+        version = this_version;
+      } else if (this_version != version) {
+        ThrowCorrupt("dataset '{}': its manifest records no data storage version and its data files disagree: '{}' "
+                     "is {} but '{}' (fragment {}) is {}",
+                     uri, sample->path(), VersionName(version), file.path(), fragment.id(), VersionName(this_version));
+      }
+    }
+  if (sample) return version;
+  if (manifest.writer_feature_flags() & kDeprecatedUseV2FormatFlag) return format::FileVersion{2, 0};
+  return std::nullopt;
+}
+
+const format::FileVersion& DatasetState::WriteVersion() const {
+  if (!storage_version)
+    ThrowNotSupported("dataset '{}' uses the legacy Lance storage version (0.1): its new data files would have to "
+                      "be legacy files, which lancelet does not write; migrate it by writing a copy with "
+                      "data_storage_version 2.0 or newer (lance: write_dataset(..., data_storage_version=\"2.0\"); "
+                      "lancelet: scan --format arrow, then create --from)",
+                      uri);
+  return *storage_version;
+}
+
 std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
                                               std::string manifest_path, lance::table::Manifest manifest,
                                               std::optional<lance::table::IndexSection> indices) {
@@ -127,15 +194,7 @@ std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> s
   for (const auto& [k, v] : manifest.schema_metadata()) metadata[k] = v;
   state->schema = format::LanceSchema::FromProto(manifest.fields(), metadata);
   state->arrow_schema = state->schema.ToArrow();
-  const std::string& v = manifest.data_format().version();
-  if (!manifest.data_format().file_format().empty() && manifest.data_format().file_format() != "lance")
-    ThrowNotSupported("dataset '{}' stores data files as '{}'; lancelet reads only 'lance' files", uri,
-                      manifest.data_format().file_format());
-  if (v.empty() || v == "0.1" || v == "0.2" || v == "legacy")
-    ThrowNotSupported("dataset '{}' uses the legacy Lance file format (data_storage_version '{}'); lancelet reads "
-                      "2.0 and newer; migrate it with lance (write a copy with data_storage_version='2.0' or later)",
-                      uri, v.empty() ? "unset" : v);
-  state->file_version = format::FileVersion::Parse(v == "stable" ? "2.0" : v == "next" ? "2.1" : v);
+  state->storage_version = StorageVersionOf(manifest, uri);
   state->indices = indices ? std::move(*indices) : ReadIndexSection(*state->store, state->manifest_path, manifest);
   state->manifest = std::move(manifest);
   return state;

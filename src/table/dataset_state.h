@@ -26,7 +26,12 @@ struct DatasetState {
   lance::table::IndexSection indices;  // the manifest's index section (table/index_section.h)
   format::LanceSchema schema;  // manifest fields, tombstoned/dropped fields excluded
   SchemaPtr arrow_schema;
-  format::FileVersion file_version;  // manifest.data_format.version
+  // The dataset's storage version (StorageVersionOf); nullopt for the legacy format
+  // (0.1), whose datasets lancelet opens but never writes data files into.
+  std::optional<format::FileVersion> storage_version;
+  // The version new data files are written in; throws NotSupported, with how to migrate,
+  // for a legacy dataset.
+  const format::FileVersion& WriteVersion() const;
 
   uint64_t version() const { return manifest.version(); }
   // The fragment with this id, or null.
@@ -109,11 +114,17 @@ struct DatasetState {
   mutable LruCache<OverlayCacheKey, ArrayPtr, OverlayCacheKeyHash> overlay_columns_{kOverlayCacheBytes / 2};
 };
 
-// A data file in the legacy Lance format (0.1/0.2), which lancelet neither reads nor
-// rewrites, and which cannot take overlays.
+// A data file in the legacy Lance format (file versions 0.0 to 0.2; 0.3 is 2.0), which
+// lancelet neither reads nor rewrites, and which cannot take overlays.
 inline bool IsLegacyDataFile(const lance::table::DataFile& file) {
-  return file.file_major_version() == 0 && file.file_minor_version() == 0;
+  return file.file_major_version() == 0 && file.file_minor_version() <= 2;
 }
+
+// The storage version of a dataset as the reference determines it: the manifest's
+// data_format.version when data_format is present; else the version every data file
+// records (they must agree); else, with no data files, 2.0 when the deprecated "use v2
+// format" writer flag (1 << 2) is set, and legacy otherwise. nullopt stands for legacy.
+std::optional<format::FileVersion> StorageVersionOf(const lance::table::Manifest& manifest, const std::string& uri);
 
 // Loads a version (latest when `version` is empty); checks feature flags.
 std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,

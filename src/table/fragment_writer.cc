@@ -29,6 +29,7 @@ lance::table::DataFile DescribeDataFile(const std::string& name, const format::L
 
 RecordBatchPtr ConformBatch(const RecordBatch& batch, const SchemaPtr& schema) {
   const Schema& in = *batch.schema();
+  format::CheckUniqueNames(in.fields());
   if (in.num_fields() != schema->num_fields())
     ThrowInvalid("input has {} columns ({}), but the dataset has {} ({})", in.num_fields(), in.ToString(),
                  schema->num_fields(), schema->ToString());

@@ -75,7 +75,7 @@ lance::table::IndexMetadata BuildSegment(const std::shared_ptr<const table::Data
     s.store->CreateDir(indices_dir);
     s.store->CreateDir(dir);
     // Streamed: the builder spills sorted runs past its memory budget.
-    index::IndexBuilder builder(*s.store, dir, kind, s.file_version, field.type);
+    index::IndexBuilder builder(*s.store, dir, kind, s.WriteVersion(), field.type);
     plan.ForEachBatch([&](const table::FragmentBatch& b) {
       auto out = plan.Project(*b.batch);
       builder.Add(out->column(0), std::span(out->column(1)->values<uint64_t>(), size_t(out->num_rows())));

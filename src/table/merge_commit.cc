@@ -120,7 +120,7 @@ DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes,
       *update->add_updated_fragments() = std::move(next);
     }
     if (!changes.inserts.empty()) {
-      FragmentWriter writer(*state.store, state.uri, state.schema, state.file_version, 1024 * 1024);
+      FragmentWriter writer(*state.store, state.uri, state.schema, state.WriteVersion(), 1024 * 1024);
       try {
         for (const auto& batch : changes.inserts)
           if (batch->num_rows() > 0) writer.Write(*batch);

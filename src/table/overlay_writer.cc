@@ -78,13 +78,13 @@ lance::table::DataOverlayFile WriteOverlay(const DatasetState& state, const std:
   state.store->CreateDir(dir);
   std::string name = "overlay-" + NewDataFileName();
   std::string path = io::JoinPath(dir, name);
-  format::LanceFileWriter writer(*state.store, path, schema, format::FileWriterOptions{state.file_version});
+  format::LanceFileWriter writer(*state.store, path, schema, format::FileWriterOptions{state.WriteVersion()});
   written.push_back(path);
   for (size_t i = 0; i < columns.size(); ++i) writer.WriteField(i, *columns[i].values);
   uint64_t size = writer.Finish();
 
   lance::table::DataOverlayFile overlay;
-  *overlay.mutable_data_file() = DescribeDataFile(name, writer, state.file_version, size);
+  *overlay.mutable_data_file() = DescribeDataFile(name, writer, state.WriteVersion(), size);
 
   bool dense = std::all_of(columns.begin(), columns.end(),
                            [&](const OverlayColumn& c) { return *c.offsets == *columns[0].offsets; });

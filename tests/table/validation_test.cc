@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "format/lance_schema.h"
 #include "format/row_id_sequence.h"
 #include "lancelet/builder.h"
 #include "lancelet/dataset.h"
@@ -210,6 +211,39 @@ TEST_F(ValidationTest, FailedCreateLeavesNothingBehind) {
     if (e.is_regular_file()) left.push_back(e.path().string());
   EXPECT_TRUE(left.empty()) << left[0];
   EXPECT_EQ(Dataset::Write(uri_, {IdNameBatch(0, 3)})->CountRows(), 3u);
+}
+
+// Two columns, or two fields of one struct, with one name would write a schema no reader
+// can resolve: refused by name before anything is written, on create and on append.
+TEST_F(ValidationTest, DuplicateNamesAreRefusedByName) {
+  auto ints = [](int64_t n) {
+    FixedWidthBuilder<int32_t> b(DataType::Int32());
+    for (int64_t i = 0; i < n; ++i) b.Append(int32_t(i));
+    return b.Finish();
+  };
+  auto twice = std::make_shared<Schema>(
+      std::vector<FieldPtr>{Field::Make("x", DataType::Int32()), Field::Make("x", DataType::Int32())});
+  auto batch = std::make_shared<RecordBatch>(twice, std::vector<ArrayPtr>{ints(3), ints(3)}, 3);
+  auto error = ThrownError([&] { Dataset::Write(uri_, {batch}); });
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->kind(), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(std::string(error->what()), "duplicate column name 'x'");
+  EXPECT_FALSE(fs::exists(uri_));
+
+  auto inner = DataType::Struct({Field::Make("a", DataType::Int32()), Field::Make("a", DataType::Int32())});
+  Schema nested({Field::Make("s", inner)});
+  error = ThrownError([&] { format::LanceSchema::FromArrow(nested); });
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(std::string(error->what()), "duplicate field name 'a' in struct 's'");
+
+  auto ds = Dataset::Write(uri_, {IdNameBatch(0, 3)});
+  auto names = std::make_shared<Schema>(std::vector<FieldPtr>{IdNameSchema()->field(0), IdNameSchema()->field(0)});
+  auto appended = std::make_shared<RecordBatch>(names, std::vector<ArrayPtr>{IdNameBatch(3, 2)->column(0),
+                                                                            IdNameBatch(3, 2)->column(0)}, 2);
+  error = ThrownError([&] { ds->Append({appended}); });
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(std::string(error->what()), "duplicate column name 'id'");
+  EXPECT_EQ(Dataset::Open(uri_)->version(), 1u);
 }
 
 }  // namespace

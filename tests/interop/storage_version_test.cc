@@ -1,0 +1,179 @@
+// Datasets whose manifests older Lance releases wrote: no data_format (its storage version is
+// inferred from the data files, or from the deprecated "use v2 format" writer flag), a
+// data_format that says 0.1 over 2.0 files (recorded as file version 0.3), and legacy data
+// files. lancelet opens every one the reference opens, reads what the reference reads, and
+// writes new data files only where it can write them in the dataset's storage version.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "lancelet/dataset.h"
+#include "lancelet/error.h"
+#include "lancelet/ipc.h"
+#include "support/json_rows.h"
+#include "support/sample_batches.h"
+#include "support/test_env.h"
+#include "table/dataset_state.h"
+#include "table/manifest_store.h"
+
+namespace lancelet::testing {
+namespace {
+
+class StorageVersionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    uri_ = tmp_.Join("t.lance");
+    const std::string arrow = tmp_.Join("rows.arrow");
+    auto batch = IdNameBatch(0, 300);
+    WriteStringToFile(arrow, WriteIpcFile(*batch->schema(), {batch}));
+    Oracle({"create", uri_, "--data", arrow, "--file-version", "2.0", "--max-rows-per-file", "100"});
+    rows_ = Oracle({"dump", uri_});
+    base_version_ = Dataset::Open(uri_)->version();
+  }
+
+  // Commits a copy of the newest manifest, edited, as the next version (as an old writer
+  // would have written it).
+  void CommitEdited(const std::function<void(lance::table::Manifest&)>& edit) {
+    auto store = io::MakeLocalStore();
+    auto latest = table::LatestManifest(*store, uri_);
+    lance::table::Manifest m = table::ReadManifest(*store, latest->path);
+    m.set_version(m.version() + 1);
+    edit(m);
+    WriteStringToFile(io::JoinPath(uri_, std::string(table::kVersionsDir) + "/" + table::ManifestFileNameV2(m.version())),
+                      table::EncodeManifestFile(m, nullptr, nullptr));
+  }
+
+  static void SetFileVersions(lance::table::Manifest& m, uint32_t major, uint32_t minor) {
+    for (auto& fragment : *m.mutable_fragments())
+      for (auto& file : *fragment.mutable_files()) {
+        file.set_file_major_version(major);
+        file.set_file_minor_version(minor);
+      }
+  }
+
+  std::string ErrorOf(const std::function<void()>& fn) {
+    auto err = ThrownError(fn);
+    return err ? std::string(err->what()) : "(no error)";
+  }
+
+  TempDir tmp_;
+  std::string uri_;
+  std::string rows_;
+  uint64_t base_version_ = 0;  // the reference's last version; the edited one is next
+};
+
+TEST_F(StorageVersionTest, NoDataFormatIsInferredFromTheFiles) {
+  CommitEdited([](lance::table::Manifest& m) {
+    m.clear_data_format();
+    SetFileVersions(m, 0, 3);  // what releases before 0.15 recorded for 2.0 files
+  });
+  auto ds = Dataset::Open(uri_);
+  ASSERT_TRUE(ds->state().storage_version.has_value());
+  EXPECT_EQ(ds->state().storage_version->ToString(), "2.0");
+  EXPECT_EQ(DiffJsonLines(rows_, Lancelet({"scan", uri_, "--format", "jsonl"})), "");
+  EXPECT_EQ(DiffJsonLines(rows_, Oracle({"dump", uri_})), "");
+  EXPECT_NE(Lancelet({"inspect", uri_}).find("data storage: lance 2.0 (inferred; the manifest records none)"),
+            std::string::npos);
+
+  // An append writes 2.0 files, and both sides read old and new rows.
+  ds = ds->Append({IdNameBatch(300, 50)});
+  const auto& added = ds->state().manifest.fragments(3).files(0);
+  EXPECT_EQ(added.file_major_version(), 2u);
+  EXPECT_EQ(added.file_minor_version(), 0u);
+  EXPECT_EQ(std::stoll(Oracle({"count", uri_})), 350);
+  EXPECT_EQ(DiffJsonLines(Oracle({"dump", uri_}), Lancelet({"scan", uri_, "--format", "jsonl"})), "");
+}
+
+TEST_F(StorageVersionTest, ALegacyLabelOverNewFilesReadsButRefusesNewDataFiles) {
+  CommitEdited([](lance::table::Manifest& m) {
+    m.mutable_data_format()->set_version("0.1");
+    SetFileVersions(m, 0, 3);
+  });
+  auto ds = Dataset::Open(uri_);
+  EXPECT_FALSE(ds->state().storage_version.has_value());
+  EXPECT_EQ(DiffJsonLines(rows_, Lancelet({"scan", uri_, "--format", "jsonl"})), "");
+  EXPECT_EQ(DiffJsonLines(rows_, Oracle({"dump", uri_})), "");
+  EXPECT_NE(Lancelet({"inspect", uri_}).find("data storage: lance 0.1 (legacy)\n"), std::string::npos);
+  EXPECT_EQ(SplitLines(Lancelet({"versions", uri_})).size(), base_version_ + 1);
+
+  const std::string message = ErrorOf([&] { ds->Append({IdNameBatch(300, 5)}); });
+  EXPECT_NE(message.find("dataset '" + uri_ + "' uses the legacy Lance storage version (0.1)"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("data_storage_version 2.0 or newer"), std::string::npos) << message;
+  EXPECT_NE(ErrorOf([&] { ds->Update({{"name", "'x'"}}, "id < 3"); }).find("legacy Lance storage version"),
+            std::string::npos);
+  EXPECT_EQ(Dataset::Open(uri_)->version(), base_version_ + 1);  // nothing was committed
+  // Deleting writes no data file: it works, and the reference agrees.
+  ds = ds->Delete("id % 3 = 0");
+  EXPECT_EQ(std::stoll(Oracle({"count", uri_})), 200);
+  EXPECT_EQ(std::stoll(Lancelet({"count", uri_})), 200);
+}
+
+TEST_F(StorageVersionTest, WithoutFilesTheDeprecatedV2FlagDecides) {
+  CommitEdited([](lance::table::Manifest& m) {
+    m.clear_data_format();
+    m.clear_fragments();
+    m.set_writer_feature_flags(m.writer_feature_flags() | (1 << 2));
+  });
+  auto ds = Dataset::Open(uri_);
+  ASSERT_TRUE(ds->state().storage_version.has_value());
+  EXPECT_EQ(ds->state().storage_version->ToString(), "2.0");
+  ds = ds->Append({IdNameBatch(0, 10)});
+  EXPECT_EQ(ds->state().manifest.fragments(0).files(0).file_major_version(), 2u);
+  EXPECT_EQ(std::stoll(Oracle({"count", uri_})), 10);
+
+  CommitEdited([](lance::table::Manifest& m) {
+    m.clear_data_format();
+    m.clear_fragments();
+    m.set_writer_feature_flags(m.writer_feature_flags() & ~uint64_t(1 << 2));
+  });
+  ds = Dataset::Open(uri_);
+  EXPECT_FALSE(ds->state().storage_version.has_value());
+  EXPECT_EQ(std::stoll(Lancelet({"count", uri_})), 0);
+  EXPECT_NE(ErrorOf([&] { ds->Append({IdNameBatch(0, 10)}); }).find("legacy Lance storage version (0.1)"),
+            std::string::npos);
+}
+
+TEST_F(StorageVersionTest, LegacyFilesOpenForVersionsAndInspectButTheirRowsAreRefused) {
+  CommitEdited([](lance::table::Manifest& m) {
+    m.clear_data_format();
+    SetFileVersions(m, 0, 2);
+  });
+  EXPECT_EQ(SplitLines(Lancelet({"versions", uri_})).size(), base_version_ + 1);
+  EXPECT_NE(Lancelet({"inspect", uri_}).find("data storage: lance legacy (inferred; the manifest records none)"),
+            std::string::npos);
+  auto scan = RunLancelet({"scan", uri_});
+  EXPECT_NE(scan.exit_code, 0);
+  EXPECT_NE(scan.err.find("uses the legacy Lance file format (0.1/0.2)"), std::string::npos) << scan.err;
+  // The older version, before the edit, still reads.
+  EXPECT_EQ(DiffJsonLines(rows_, Lancelet({"scan", uri_, "--version", std::to_string(base_version_), "--format",
+                                           "jsonl"})),
+            "");
+}
+
+TEST_F(StorageVersionTest, FilesThatDisagreeOrVersionsNobodyKnowsAreRefused) {
+  CommitEdited([](lance::table::Manifest& m) {
+    m.clear_data_format();
+    SetFileVersions(m, 2, 0);
+    m.mutable_fragments(2)->mutable_files(0)->set_file_minor_version(1);
+  });
+  std::string message = ErrorOf([&] { Dataset::Open(uri_); });
+  EXPECT_NE(message.find("its manifest records no data storage version and its data files disagree"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("(fragment 2) is 2.1"), std::string::npos) << message;
+
+  CommitEdited([](lance::table::Manifest& m) { m.mutable_data_format()->set_version("3.7"); });
+  message = ErrorOf([&] { Dataset::Open(uri_); });
+  EXPECT_NE(message.find("unknown data storage version '3.7'"), std::string::npos) << message;
+
+  CommitEdited([](lance::table::Manifest& m) {
+    m.clear_data_format();
+    SetFileVersions(m, 2, 7);
+  });
+  message = ErrorOf([&] { Dataset::Open(uri_); });
+  EXPECT_NE(message.find("records Lance file version 2.7"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace lancelet::testing
