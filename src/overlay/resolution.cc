@@ -76,6 +76,24 @@ size_t Gallop(std::span<const T> sorted, size_t from, V value) {
   return Gallop(sorted, from, value, [](const T& x) { return x; });
 }
 
+// For each of `values`, the first index of `sorted` whose element is not less than it
+// (sorted.size() when none is). The binary searches run in lockstep: each takes the same
+// steps over the same array, so the loads of one step are independent of each other and
+// their cache misses overlap, and a step is a conditional move, never a mispredicted
+// branch. A take's few offsets against a long cell list each miss the cache at nearly
+// every step, which one search at a time pays in full.
+std::vector<size_t> LowerBounds(std::span<const uint32_t> sorted, std::span<const uint64_t> values) {
+  std::vector<size_t> at(values.size(), 0);
+  if (sorted.empty()) return at;
+  for (size_t n = sorted.size(); n > 1;) {
+    const size_t half = n / 2;
+    for (size_t j = 0; j < at.size(); ++j) at[j] = sorted[at[j] + half] < values[j] ? at[j] + half : at[j];
+    n -= half;
+  }
+  for (size_t j = 0; j < at.size(); ++j) at[j] += sorted[at[j]] < values[j];
+  return at;
+}
+
 // Calls fn(from, to, rank of from) for each part of a run-form layer's runs inside
 // [start, end), ascending.
 template <typename Fn>
@@ -212,6 +230,9 @@ Resolution ResolveRange(const FieldLayers& layers, uint64_t start, uint64_t coun
   return out;
 }
 
+// A layer with more than this many cells per wanted offset is searched offset by offset.
+constexpr size_t kSearchEachOffset = 16;
+
 Resolution ResolveOffsets(const FieldLayers& layers, std::span<const uint64_t> offsets) {
   Resolution out;
   if (offsets.empty() || layers.empty()) return out;
@@ -235,6 +256,12 @@ Resolution ResolveOffsets(const FieldLayers& layers, std::span<const uint64_t> o
     size_t i = 0, c = 0;
     if (layer.listed()) {
       const std::span<const uint32_t> cells(layer.cells);
+      if (cells.size() > kSearchEachOffset * wanted.size()) {  // far fewer offsets than cells
+        const std::vector<size_t> at = LowerBounds(cells, wanted);
+        for (i = 0; i < wanted.size(); ++i)
+          if (at[i] < cells.size() && cells[at[i]] == wanted[i]) met.push_back({order[i], at[i]});
+        visits += wanted.size();
+      }
       while (i < wanted.size() && c < cells.size()) {
         ++visits;
         if (cells[c] < wanted[i]) c = Gallop(cells, c, wanted[i]);

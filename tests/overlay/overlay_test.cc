@@ -499,6 +499,13 @@ TEST(OverlayResolution, OffsetsFindEveryCellAmongDenseOrSparseCells) {
     EXPECT_EQ(Positions(resolution.patches[0]), expected_positions) << "stride " << stride;
     EXPECT_EQ(Ranks(resolution.patches[0]), expected_ranks) << "stride " << stride;
   }
+  // A few offsets against many cells are searched for one by one: in any order, repeated,
+  // at the first and last cell, between cells and past them.
+  std::vector<uint64_t> few = {5999, 10, 4994, 10, 0, 3};
+  auto resolution = overlay::ResolveOffsets(*f.layers, few);
+  ASSERT_EQ(resolution.patches.size(), 1u);
+  EXPECT_EQ(Positions(resolution.patches[0]), (std::vector<uint32_t>{1, 2, 3, 5}));
+  EXPECT_EQ(Ranks(resolution.patches[0]), (std::vector<uint64_t>{1, 713, 1, 0}));
 }
 
 // Merging layers keeps, per cell, the newest layer covering it and that layer's rank,
