@@ -31,11 +31,6 @@ constexpr uint8_t kPadByte = 72;
 constexpr char kMagic[4] = {'L', 'A', 'N', 'C'};
 // Bytes read from the end of a file on open; enough for the metadata of most files.
 
-std::pair<uint16_t, uint16_t> DiskVersion(FileVersion v) {
-  if (v.major == 2 && v.minor == 0) return {0, 3};
-  return {v.major, v.minor};
-}
-
 }  // namespace
 
 FileVersion FileVersion::Parse(const std::string& text) {
@@ -46,6 +41,17 @@ FileVersion FileVersion::Parse(const std::string& text) {
     ThrowNotSupported("Lance file version '{}' (the legacy v1 format) is not supported; use 2.0, 2.1 or 2.2", text);
   }
   ThrowInvalid("unknown Lance file version '{}' (expected 2.0, 2.1 or 2.2)", text);
+}
+
+std::optional<FileVersion> FileVersion::FromDisk(uint32_t major, uint32_t minor) {
+  if (major == 0 && minor == 3) return FileVersion{2, 0};
+  if (major == 2 && minor <= 2) return FileVersion{2, uint16_t(minor)};
+  return std::nullopt;
+}
+
+std::pair<uint16_t, uint16_t> FileVersion::ToDisk() const {
+  if (major == 2 && minor == 0) return {0, 3};
+  return {major, minor};
 }
 
 std::string FileVersion::ToString() const { return fmt::format("{}.{}", major, minor); }
@@ -176,7 +182,7 @@ uint64_t LanceFileWriter::Finish() {
   const uint64_t gbo_start = cmo_start + tail.size();
   AppendLE<uint64_t>(tail, descriptor_position);
   AppendLE<uint64_t>(tail, descriptor_bytes.size());
-  auto [major, minor] = DiskVersion(m.options.version);
+  auto [major, minor] = m.options.version.ToDisk();
   AppendLE<uint64_t>(tail, column_meta_start);
   AppendLE<uint64_t>(tail, cmo_start);
   AppendLE<uint64_t>(tail, gbo_start);
@@ -302,9 +308,9 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
     ThrowNotSupported("{}: a legacy Lance v1 data file (format 0.{}); lancelet reads file versions 2.0 to 2.2 - "
                       "rewrite the dataset with data_storage_version 2.0 or newer to read it", path, minor);
   }
-  if (major == 0 && minor == 3) m.version = {2, 0};
-  else if (major == 2 && minor <= 2) m.version = {major, minor};
-  else ThrowNotSupported("{}: Lance file version {}.{} is not supported (2.0 to 2.2 are)", path, major, minor);
+  auto version = FileVersion::FromDisk(major, minor);
+  if (!version) ThrowNotSupported("{}: Lance file version {}.{} is not supported (2.0 to 2.2 are)", path, major, minor);
+  m.version = *version;
 
   const uint64_t column_meta_start = LoadLE<uint64_t>(footer);
   const uint64_t cmo_start = LoadLE<uint64_t>(footer + 8);

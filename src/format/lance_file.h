@@ -12,6 +12,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "format/lance_schema.h"
@@ -24,6 +26,11 @@ struct FileVersion {
   uint16_t major = 2;
   uint16_t minor = 0;
   static FileVersion Parse(const std::string& text);  // "2.0", "2.1", "2.2" (and "0.3" = 2.0)
+  // The (major, minor) of a file footer, which stores 2.0 as 0.3 and 2.1 and 2.2 as
+  // themselves; FromDisk also reads a manifest's DataFile, which may say 2.0 either way.
+  // FromDisk is nullopt for any other pair (the legacy 0.1 and 0.2, unknown versions).
+  static std::optional<FileVersion> FromDisk(uint32_t major, uint32_t minor);
+  std::pair<uint16_t, uint16_t> ToDisk() const;
   std::string ToString() const;  // "2.0", "2.1", "2.2"
   bool operator==(const FileVersion&) const = default;
 };

@@ -127,7 +127,7 @@ std::optional<format::FileVersion> FileVersionOf(const lance::table::DataFile& f
                                                  const std::string& uri) {
   const uint32_t major = file.file_major_version(), minor = file.file_minor_version();
   if (IsLegacyDataFile(file)) return std::nullopt;
-  if ((major == 0 && minor == 3) || (major == 2 && minor <= 2)) return format::FileVersion{2, uint16_t(major ? minor : 0)};
+  if (auto version = format::FileVersion::FromDisk(major, minor)) return version;
   ThrowNotSupported("dataset '{}' fragment {}: data file '{}' records Lance file version {}.{}, which lancelet does "
                     "not know (it reads 0.3 and 2.0 to 2.2); use a newer lancelet",
                     uri, fragment_id, file.path(), major, minor);
