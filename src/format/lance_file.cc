@@ -17,6 +17,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "file.pb.h"
+#include "format/legacy_file.h"
 #include "file2.pb.h"
 #include "format/field_codec.h"
 #include "format/little_endian.h"
@@ -258,6 +259,7 @@ struct LanceFileReader::Impl {
   uint64_t num_rows = 0;
   std::vector<lance::file::v2::ColumnMetadata> columns;
   std::vector<uint32_t> first_column;  // per top-level field
+  std::shared_ptr<const legacy::Layout> legacy;  // set for a legacy file
   mutable std::mutex mutex;
   mutable std::vector<std::unique_ptr<FieldDecoder>> decoders;
 
@@ -267,6 +269,7 @@ struct LanceFileReader::Impl {
     }
     std::lock_guard lock(mutex);
     auto& d = decoders[field_index];
+    if (!d && legacy) d = legacy::MakeDecoder(schema.fields()[field_index], legacy, *source);
     if (!d) {
       const LanceField& field = schema.fields()[field_index];
       std::vector<ColumnRef> refs;
@@ -305,8 +308,8 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
   }
   const uint16_t major = LoadLE<uint16_t>(footer + 32), minor = LoadLE<uint16_t>(footer + 34);
   if (major == 0 && (minor == 1 || minor == 2)) {
-    ThrowNotSupported("{}: a legacy Lance v1 data file (format 0.{}); lancelet reads file versions 2.0 to 2.2 - "
-                      "rewrite the dataset with data_storage_version 2.0 or newer to read it", path, minor);
+    ThrowNotSupported("{}: a legacy Lance data file (format 0.{}), which lancelet reads only through its dataset "
+                      "(the dataset's schema describes its columns)", path, minor);
   }
   auto version = FileVersion::FromDisk(major, minor);
   if (!version) ThrowNotSupported("{}: Lance file version {}.{} is not supported (2.0 to 2.2 are)", path, major, minor);
@@ -387,6 +390,23 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
   }
   m.decoders.resize(m.schema.fields().size());
   if (tail_start == 0) m.source->KeepInMemory(std::move(tail));
+  return reader;
+}
+
+std::unique_ptr<LanceFileReader> LanceFileReader::OpenLegacy(const io::ObjectStore& store, const std::string& path,
+                                                             LanceSchema schema, int32_t min_id, int32_t max_id,
+                                                             uint64_t known_size) {
+  auto file = store.OpenRead(path);
+  const uint64_t size = known_size ? known_size : file->size();
+  std::unique_ptr<LanceFileReader> reader(new LanceFileReader());
+  auto& m = *reader->impl_;
+  m.path = path;
+  m.source = std::make_unique<FileByteSource>(std::move(file), size);
+  m.legacy = legacy::Layout::Read(*m.source, size, min_id, max_id);
+  m.version = {0, m.legacy->minor_version()};
+  m.schema = std::move(schema);
+  m.num_rows = m.legacy->num_rows();
+  m.decoders.resize(m.schema.fields().size());
   return reader;
 }
 

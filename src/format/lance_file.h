@@ -75,9 +75,14 @@ class LanceFileReader {
 
   static std::unique_ptr<LanceFileReader> Open(const io::ObjectStore& store, const std::string& path,
                                                uint64_t known_size = 0, uint64_t whole_up_to = kTailBytes);
+  // A legacy (0.1/0.2) data file, which holds field ids [min_id, max_id] of a dataset
+  // whose fields stored there are `schema` (the file's own copy is not read).
+  static std::unique_ptr<LanceFileReader> OpenLegacy(const io::ObjectStore& store, const std::string& path,
+                                                     LanceSchema schema, int32_t min_id, int32_t max_id,
+                                                     uint64_t known_size = 0);
   ~LanceFileReader();
 
-  FileVersion version() const;
+  FileVersion version() const;       // 0.1 or 0.2 for a legacy file
   const LanceSchema& schema() const;  // from the FileDescriptor
   uint64_t num_rows() const;          // FileDescriptor.length
   // Rows stored for a top-level field (may differ between fields, see above).

@@ -137,12 +137,6 @@ std::shared_ptr<ShardedDataset> loader::OpenShardedDataset(std::shared_ptr<io::O
                         "so its shards could not be opened; remedy: copy the dataset and its source to local disk",
                         given, base.id(), base.path());
   }
-  for (const auto& fragment : state->manifest.fragments())
-    for (const auto& file : fragment.files())
-      if (table::IsLegacyDataFile(file))
-        ThrowNotSupported("'{}' fragment {}: data file '{}' is a legacy (0.1/0.2) Lance file, which lancelet does not "
-                          "read; remedy: rewrite the dataset with data_storage_version 2.0 or newer",
-                          given, fragment.id(), file.path());
 
   auto impl = std::make_unique<ShardedDataset::Impl>();
   impl->state = state;

@@ -71,6 +71,27 @@ std::string DatasetState::DeletionFilePath(uint64_t fragment_id, const lance::ta
   return io::JoinPath(Directory(base_id, kDeletionsDir, name), name);
 }
 
+// A legacy file does not describe its columns: they are the dataset's fields whose ids it
+// lists, and its page table runs from the lowest of those ids to the highest.
+std::shared_ptr<const format::LanceFileReader> DatasetState::OpenLegacyDataFile(const lance::table::DataFile& file,
+                                                                               const std::string& path) const {
+  std::vector<int32_t> ids;
+  for (int32_t id : file.fields())
+    if (id >= 0) ids.push_back(id);
+  if (ids.empty()) ThrowCorrupt("'{}': legacy data file '{}' lists no fields", uri, file.path());
+  std::vector<format::LanceField> held;
+  for (const auto& field : schema.fields()) {
+    bool listed = false;
+    field.ForEach([&](const format::LanceField& node) {
+      listed |= std::find(ids.begin(), ids.end(), node.id) != ids.end();
+    });
+    if (listed) held.push_back(field);
+  }
+  return format::LanceFileReader::OpenLegacy(*store, path, format::LanceSchema(std::move(held), {}),
+                                             *std::min_element(ids.begin(), ids.end()),
+                                             *std::max_element(ids.begin(), ids.end()), file.file_size_bytes());
+}
+
 std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const lance::table::DataFile& file,
                                                                          uint64_t whole_up_to) const {
   std::optional<uint32_t> base_id;
@@ -78,6 +99,7 @@ std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const 
   const std::string path = DataPath(file.path(), base_id);
   const uint64_t known_size = file.file_size_bytes();
   return files_.GetOrLoad(path, [&] {
+    if (IsLegacyDataFile(file)) return std::make_pair(OpenLegacyDataFile(file, path), uint64_t{1});
     return std::make_pair(std::shared_ptr<const format::LanceFileReader>(
                               format::LanceFileReader::Open(*store, path, known_size, whole_up_to)),
                           uint64_t{1});

@@ -84,6 +84,8 @@ struct DatasetState {
   static constexpr uint64_t kCacheEntryBytes = 128;  // key, list node and control block
 
  private:
+  std::shared_ptr<const format::LanceFileReader> OpenLegacyDataFile(const lance::table::DataFile& file,
+                                                                    const std::string& path) const;
   // The directory `file` lives in under base path `base_id` (with `subdir` when the base
   // is a dataset root), or under the dataset itself.
   std::string Directory(std::optional<uint32_t> base_id, const char* subdir, const std::string& file) const;

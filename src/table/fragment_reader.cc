@@ -66,12 +66,7 @@ const format::RoaringBitmap& FragmentReader::deletions() const {
 const format::LanceFileReader& FragmentReader::OpenFile(size_t data_file) const {
   auto& slot = files_[data_file];
   if (!slot) {
-    const auto& file = fragment_.files(int(data_file));
-    if (IsLegacyDataFile(file))
-      ThrowNotSupported("fragment {} of '{}': data file '{}' uses the legacy Lance file format (0.1/0.2); "
-                        "lancelet reads format 2.0 and newer; rewrite the dataset with a newer data_storage_version",
-                        fragment_.id(), state_.uri, file.path());
-    slot = state_.OpenDataFile(file);
+    slot = state_.OpenDataFile(fragment_.files(int(data_file)));
   }
   return *slot;
 }

@@ -6,10 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <numeric>
+#include <sstream>
 
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
 #include "lancelet/ipc.h"
+#include "lancelet/loader.h"
+#include "lancelet/text.h"
 #include "support/json_rows.h"
 #include "support/sample_batches.h"
 #include "support/test_env.h"
@@ -134,7 +138,7 @@ TEST_F(StorageVersionTest, WithoutFilesTheDeprecatedV2FlagDecides) {
             std::string::npos);
 }
 
-TEST_F(StorageVersionTest, LegacyFilesOpenForVersionsAndInspectButTheirRowsAreRefused) {
+TEST_F(StorageVersionTest, NewFilesTheManifestCallsLegacyAreRefusedByTheirFooter) {
   CommitEdited([](lance::table::Manifest& m) {
     m.clear_data_format();
     SetFileVersions(m, 0, 2);
@@ -144,11 +148,82 @@ TEST_F(StorageVersionTest, LegacyFilesOpenForVersionsAndInspectButTheirRowsAreRe
             std::string::npos);
   auto scan = RunLancelet({"scan", uri_});
   EXPECT_NE(scan.exit_code, 0);
-  EXPECT_NE(scan.err.find("uses the legacy Lance file format (0.1/0.2)"), std::string::npos) << scan.err;
+  EXPECT_NE(scan.err.find("the manifest lists it as a legacy (0.1/0.2) data file, but its footer says version 0.3"),
+            std::string::npos)
+      << scan.err;
   // The older version, before the edit, still reads.
   EXPECT_EQ(DiffJsonLines(rows_, Lancelet({"scan", uri_, "--version", std::to_string(base_version_), "--format",
                                            "jsonl"})),
             "");
+}
+
+// A dataset the reference writes with legacy data files: three fragments, deletions and a
+// column added later (a second data file per fragment, whose page table starts at the new
+// field's id). lancelet reads it as the reference does, at every version, deletes rows in
+// it (a deletion file), and refuses to write data files into it.
+TEST_F(StorageVersionTest, LegacyDatasetsReadAsTheReferenceReadsThem) {
+  REQUIRE_ORACLE();
+  const std::string legacy = tmp_.Join("legacy.lance"), arrow = tmp_.Join("legacy.arrow");
+  Oracle({"gen", arrow, "--rows", "3000", "--seed", "5", "--types", "int64,utf8,list<int32>,struct<a:int32,b:utf8>",
+          "--no-null-structs"});
+  Oracle({"create", legacy, "--data", arrow, "--file-version", "legacy", "--max-rows-per-file", "1200"});
+  const std::string created = Oracle({"dump", legacy});
+  Oracle({"delete", legacy, "--where", "c_int64 % 7 = 0"});
+  Oracle({"add-columns", legacy, "--expr", "doubled=c_int64 * 2", "--expr", "tag=concat('t', c_utf8)"});
+  auto ds = Dataset::Open(legacy);
+  EXPECT_FALSE(ds->state().storage_version.has_value());
+  EXPECT_EQ(ds->state().manifest.fragments_size(), 3);
+  for (const auto& fragment : ds->state().manifest.fragments()) {
+    ASSERT_EQ(fragment.files_size(), 2);
+    EXPECT_TRUE(table::IsLegacyDataFile(fragment.files(1)));
+    EXPECT_GT(fragment.files(1).fields(0), 0);
+  }
+  EXPECT_NE(Lancelet({"inspect", legacy}).find("(legacy)"), std::string::npos);
+
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {}, {"--with-rowid"}, {"--where", "c_int64 % 3 = 1 AND tag IS NOT NULL"}, {"--columns", "tag,c_list_int32"}}) {
+    std::vector<std::string> scan = {"scan", legacy, "--format", "jsonl"}, dump = {"dump", legacy};
+    scan.insert(scan.end(), args.begin(), args.end());
+    dump.insert(dump.end(), args.begin(), args.end());
+    EXPECT_EQ(DiffJsonLines(Oracle(dump), Lancelet(scan)), "") << scan.back();
+  }
+  const auto rows = SplitLines(Oracle({"dump", legacy}));
+  EXPECT_EQ(Lancelet({"count", legacy}), std::to_string(rows.size()) + "\n");
+  ASSERT_GT(rows.size(), 2000u);
+  std::string expected_take, offsets;
+  for (size_t r : {rows.size() - 1, size_t{0}, size_t{800}, size_t{1100}, rows.size() - 1}) {
+    expected_take += rows[r] + "\n";
+    offsets += (offsets.empty() ? "" : ",") + std::to_string(r);
+  }
+  EXPECT_EQ(Lancelet({"take", legacy, "--rows", offsets, "--format", "jsonl"}), expected_take);
+  // The training loader reads the same rows, one shard per fragment.
+  auto shards = ShardedDataset::FromPath(legacy);
+  ASSERT_EQ(shards->total(), rows.size());
+  std::ostringstream loaded;
+  auto writer = MakeJsonLinesWriter(loaded, shards->schema());
+  for (size_t shard = 0; shard < shards->shard_count(); ++shard) {
+    std::vector<uint64_t> samples(shards->shard_sizes()[shard]);
+    std::iota(samples.begin(), samples.end(), 0);
+    writer->Write(*shards->ReadBatch(shard, samples));
+  }
+  writer->Finish();
+  EXPECT_EQ(DiffJsonLines(Oracle({"dump", legacy}), loaded.str()), "");
+  // Time travel to the version the reference created.
+  EXPECT_EQ(DiffJsonLines(created, Lancelet({"scan", legacy, "--version", "3", "--format", "jsonl"})), "");
+
+  // A delete writes only a deletion file: lancelet commits it and the reference reads it.
+  const size_t before = rows.size();
+  Lancelet({"delete", legacy, "--where", "c_int64 % 5 = 1"});
+  const std::string after = Oracle({"dump", legacy});
+  EXPECT_LT(SplitLines(after).size(), before);
+  EXPECT_EQ(DiffJsonLines(after, Lancelet({"scan", legacy, "--format", "jsonl"})), "");
+
+  // Writing data files needs a storage version lancelet writes; nothing is committed.
+  ds = Dataset::Open(legacy);
+  const uint64_t version = ds->version();
+  EXPECT_NE(ErrorOf([&] { ds->Update({{"tag", "'x'"}}, "c_int64 < 3"); }).find("uses the legacy Lance file format"),
+            std::string::npos);
+  EXPECT_EQ(Dataset::Open(legacy)->version(), version);
 }
 
 TEST_F(StorageVersionTest, FilesThatDisagreeOrVersionsNobodyKnowsAreRefused) {

@@ -171,12 +171,6 @@ TEST(Loader, UnreadableCasesAreRefusedAtDiscovery) {
   message = refusal(write_version([](lance::table::Manifest& m) { m.set_reader_feature_flags(m.reader_feature_flags() | (1ull << 40)); }));
   EXPECT_NE(message.find("feature flag"), std::string::npos) << message;
   EXPECT_NE(message.find("use a newer lancelet"), std::string::npos) << message;
-  message = refusal(write_version([](lance::table::Manifest& m) {
-    m.mutable_fragments(1)->mutable_files(0)->set_file_major_version(0);
-    m.mutable_fragments(1)->mutable_files(0)->set_file_minor_version(0);
-  }));
-  EXPECT_NE(message.find("legacy"), std::string::npos) << message;
-  EXPECT_NE(message.find("data_storage_version 2.0 or newer"), std::string::npos) << message;
   EXPECT_NE(refusal(tmp.Join("t.lance/data")).find("holds no Lance dataset"), std::string::npos);
   EXPECT_NE(refusal(tmp.Join("elsewhere.manifest")).find("_versions/"), std::string::npos);
 }

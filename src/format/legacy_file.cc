@@ -1,0 +1,312 @@
+#include "format/legacy_file.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "file.pb.h"
+#include "format/little_endian.h"
+#include "lancelet/error.h"
+
+namespace lancelet::format::legacy {
+
+namespace {
+
+// Footer: u64 position of the length-prefixed Metadata, u16 major, u16 minor, "LANC".
+constexpr uint64_t kFooterBytes = 16;
+
+std::vector<int64_t> ReadInt64s(const ByteSource& source, uint64_t position, uint64_t count) {
+  std::vector<int64_t> out(count);
+  source.ReadInto(position, count * 8, out.data());
+  for (auto& v : out) v = LoadLE<int64_t>(&v);
+  return out;
+}
+
+class LegacyDecoder final : public FieldDecoder {
+ public:
+  LegacyDecoder(const LanceField& field, std::shared_ptr<const Layout> layout, const ByteSource& source)
+      : field_(field), layout_(std::move(layout)), source_(source) {}
+
+  uint64_t num_rows() const override { return layout_->num_rows(); }
+
+  ArrayPtr Read(uint64_t start, uint64_t count) const override {
+    std::vector<ArrayPtr> pieces;
+    for (size_t b = count ? layout_->BatchOf(start) : 0; count > 0; ++b) {
+      const uint64_t first = start - layout_->batch_start(b);
+      const uint64_t n = std::min(count, layout_->batch_start(b + 1) - start);
+      if (n > 0) pieces.push_back(Decode(field_, b, first, first + n));
+      start += n;
+      count -= n;
+    }
+    if (pieces.empty()) return MakeEmptyArray(field_.type);
+    return pieces.size() == 1 ? pieces.front() : Concatenate(pieces);
+  }
+
+  // Reads each run of consecutive rows once, then puts the rows in the order asked.
+  ArrayPtr Take(std::span<const uint64_t> rows) const override {
+    const std::vector<uint64_t> unique = SortedUniqueRows(rows, false);
+    std::vector<ArrayPtr> runs;
+    for (size_t i = 0; i < unique.size();) {
+      size_t j = i + 1;
+      while (j < unique.size() && unique[j] == unique[j - 1] + 1) ++j;
+      runs.push_back(Read(unique[i], j - i));
+      i = j;
+    }
+    ArrayPtr all = runs.empty() ? MakeEmptyArray(field_.type) : runs.size() == 1 ? runs.front() : Concatenate(runs);
+    std::vector<int64_t> at(rows.size());
+    for (size_t k = 0; k < rows.size(); ++k)
+      at[k] = std::lower_bound(unique.begin(), unique.end(), rows[k]) - unique.begin();
+    return lancelet::Take(*all, at);
+  }
+
+ private:
+  // Elements [s, e) of `node`'s page in batch b (rows of a top-level field or struct
+  // child, items of a list's child).
+  ArrayPtr Decode(const LanceField& node, size_t batch, uint64_t s, uint64_t e) const {
+    const TypePtr& type = node.type;
+    switch (type->id()) {
+      case TypeId::kStruct: {
+        auto out = std::make_shared<ArrayData>();
+        out->type = type;
+        out->length = int64_t(e - s);
+        out->buffers = {nullptr};
+        for (const auto& child : node.children) out->children.push_back(Decode(child, batch, s, e));
+        return out;
+      }
+      case TypeId::kList:
+      case TypeId::kLargeList:
+        return DecodeList(node, batch, s, e);
+      case TypeId::kUtf8:
+      case TypeId::kLargeUtf8:
+      case TypeId::kBinary:
+      case TypeId::kLargeBinary:
+        return DecodeBinary(node, batch, s, e);
+      case TypeId::kFixedSizeList: {
+        // One page of the flattened items of every level (their type is part of the
+        // list's type, with no field of its own).
+        const Layout::Page page = PageIn(node, batch, e);
+        uint64_t per_row = 1;
+        TypePtr leaf = type;
+        while (leaf->id() == TypeId::kFixedSizeList) {
+          per_row *= uint64_t(leaf->fixed_size());
+          leaf = leaf->child(0)->type;
+        }
+        CheckFixedWidth(node, *leaf);
+        return WrapFixedSizeLists(type, ReadFixed(*leaf, leaf, page.position, s * per_row, e * per_row));
+      }
+      default: {
+        CheckFixedWidth(node, *type);
+        const Layout::Page page = PageIn(node, batch, e);
+        return ReadFixed(*type, type, page.position, s, e);
+      }
+    }
+  }
+
+  // The node's page in batch b, which must hold at least `end` elements.
+  Layout::Page PageIn(const LanceField& node, size_t batch, uint64_t end) const {
+    const Layout::Page page = layout_->PageOf(node.id, batch);
+    if (page.length < end)
+      ThrowCorrupt("{}: field '{}' (id {}) has {} values in batch {}, but {} are needed", source_.path(), node.name,
+                   node.id, page.length, batch, end);
+    return page;
+  }
+
+  void CheckFixedWidth(const LanceField& node, const DataType& type) const {
+    if (type.bit_width() == 0 && type.id() != TypeId::kFixedSizeBinary)
+      ThrowNotSupported("{}: field '{}' has type {}, which lancelet does not read from a legacy (0.1/0.2) data file",
+                        source_.path(), node.name, node.type->ToString());
+  }
+
+  // Elements [s, e) of a plain page at `position`: bits for bool, else fixed-width slots.
+  ArrayPtr ReadFixed(const DataType& type, const TypePtr& type_ptr, uint64_t position, uint64_t s, uint64_t e) const {
+    auto out = std::make_shared<ArrayData>();
+    out->type = type_ptr;
+    out->length = int64_t(e - s);
+    if (type.id() == TypeId::kBool) {
+      const uint64_t first_byte = s / 8, end_byte = (e + 7) / 8;
+      const std::string bytes = source_.Read(position + first_byte, end_byte - first_byte);
+      auto bits = Buffer::Allocate((e - s + 7) / 8);
+      const auto* from = reinterpret_cast<const uint8_t*>(bytes.data());
+      for (uint64_t k = 0; k < e - s; ++k)
+        if (GetBit(from, int64_t(s % 8 + k))) SetBit(bits->mutable_data(), int64_t(k));
+      out->buffers = {nullptr, std::move(bits)};
+      return out;
+    }
+    const uint64_t width = type.id() == TypeId::kFixedSizeBinary ? uint64_t(type.fixed_size()) : type.bit_width() / 8;
+    auto values = Buffer::AllocateUninitialized((e - s) * width);
+    source_.ReadInto(position + s * width, (e - s) * width, values->mutable_data());
+    out->buffers = {nullptr, std::move(values)};
+    return out;
+  }
+
+  // `items` as `type`, a nest of fixed-size lists around them.
+  static ArrayPtr WrapFixedSizeLists(const TypePtr& type, ArrayPtr items) {
+    if (type->id() != TypeId::kFixedSizeList) return items;
+    ArrayPtr child = WrapFixedSizeLists(type->child(0)->type, std::move(items));
+    auto out = std::make_shared<ArrayData>();
+    out->type = type;
+    out->length = child->length / type->fixed_size();
+    out->buffers = {nullptr};
+    out->children = {std::move(child)};
+    return out;
+  }
+
+  // Offsets [s, e] of a list, or the file positions of string values: ascending, and
+  // (for strings) all before `limit`.
+  std::vector<int64_t> CheckedOffsets(const LanceField& node, size_t batch, std::vector<int64_t> offsets,
+                                      int64_t limit) const {
+    for (size_t k = 0; k < offsets.size(); ++k)
+      if (offsets[k] < 0 || offsets[k] > limit || (k > 0 && offsets[k] < offsets[k - 1]))
+        ThrowCorrupt("{}: field '{}' (id {}) batch {}: offset {} is {}, outside [{}, {}]", source_.path(),
+                     node.name, node.id, batch, k, offsets[k], k > 0 ? offsets[k - 1] : 0, limit);
+    return offsets;
+  }
+
+  // Rebased offsets as an int32 or int64 buffer.
+  BufferPtr OffsetsBuffer(const LanceField& node, const std::vector<int64_t>& offsets, bool large) const {
+    const int64_t base = offsets.front();
+    if (large) {
+      auto out = Buffer::AllocateUninitialized(offsets.size() * 8);
+      for (size_t k = 0; k < offsets.size(); ++k) out->mutable_as<int64_t>()[k] = offsets[k] - base;
+      return out;
+    }
+    if (offsets.back() - base > std::numeric_limits<int32_t>::max())
+      ThrowNotSupported("{}: field '{}': {} bytes in one batch do not fit {}'s 32-bit offsets", source_.path(),
+                        node.name, offsets.back() - base, node.type->ToString());
+    auto out = Buffer::AllocateUninitialized(offsets.size() * 4);
+    for (size_t k = 0; k < offsets.size(); ++k) out->mutable_as<int32_t>()[k] = int32_t(offsets[k] - base);
+    return out;
+  }
+
+  // A list page holds rows + 1 offsets (int32, or int64 for a large list) into the
+  // batch's page of the item field.
+  ArrayPtr DecodeList(const LanceField& node, size_t batch, uint64_t s, uint64_t e) const {
+    if (node.children.size() != 1)
+      ThrowCorrupt("{}: list field '{}' has {} item fields", source_.path(), node.name, node.children.size());
+    const Layout::Page page = PageIn(node, batch, e + 1);
+    const bool large = node.type->id() == TypeId::kLargeList;
+    std::vector<int64_t> offsets(e - s + 1);
+    if (large) {
+      offsets = ReadInt64s(source_, page.position + s * 8, e - s + 1);
+    } else {
+      std::vector<int32_t> narrow(e - s + 1);
+      source_.ReadInto(page.position + s * 4, narrow.size() * 4, narrow.data());
+      for (size_t k = 0; k < narrow.size(); ++k) offsets[k] = LoadLE<int32_t>(&narrow[k]);
+    }
+    // The item pages bound the offsets when they are read (a struct item has no page).
+    offsets = CheckedOffsets(node, batch, std::move(offsets), std::numeric_limits<int64_t>::max());
+    auto out = std::make_shared<ArrayData>();
+    out->type = node.type;
+    out->length = int64_t(e - s);
+    out->buffers = {nullptr, OffsetsBuffer(node, offsets, large)};
+    out->children = {Decode(node.children[0], batch, uint64_t(offsets.front()), uint64_t(offsets.back()))};
+    return out;
+  }
+
+  // A string page is the values' bytes, then rows + 1 int64 file positions of them; the
+  // page table points at the positions.
+  ArrayPtr DecodeBinary(const LanceField& node, size_t batch, uint64_t s, uint64_t e) const {
+    const Layout::Page page = PageIn(node, batch, e);
+    std::vector<int64_t> positions = CheckedOffsets(
+        node, batch, ReadInt64s(source_, page.position + s * 8, e - s + 1), int64_t(page.position));
+    auto out = std::make_shared<ArrayData>();
+    out->type = node.type;
+    out->length = int64_t(e - s);
+    auto bytes = Buffer::AllocateUninitialized(uint64_t(positions.back() - positions.front()));
+    source_.ReadInto(uint64_t(positions.front()), bytes->size(), bytes->mutable_data());
+    BufferPtr validity;
+    if (node.nullable) {  // an empty value was a NULL or "": the file cannot tell, and reads NULL
+      for (size_t k = 0; k + 1 < positions.size(); ++k) {
+        if (positions[k + 1] != positions[k]) continue;
+        if (!validity) {
+          validity = Buffer::Allocate((e - s + 7) / 8);
+          std::memset(validity->mutable_data(), 0xff, validity->size());
+        }
+        ClearBit(validity->mutable_data(), int64_t(k));
+        ++out->null_count;
+      }
+    }
+    out->buffers = {std::move(validity), OffsetsBuffer(node, positions, node.type->has_large_offsets()),
+                    std::move(bytes)};
+    return out;
+  }
+
+  const LanceField field_;
+  const std::shared_ptr<const Layout> layout_;
+  const ByteSource& source_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Layout> Layout::Read(const ByteSource& source, uint64_t size, int32_t min_id, int32_t max_id) {
+  auto layout = std::make_shared<Layout>();
+  const std::string& path = source.path();
+  layout->path_ = path;
+  if (size < kFooterBytes + 4)
+    ThrowCorrupt("{}: {} bytes is too small for a legacy Lance file (the footer alone is {} bytes)", path, size,
+                 kFooterBytes);
+  const std::string footer = source.Read(size - kFooterBytes, kFooterBytes);
+  if (footer.compare(12, 4, "LANC") != 0) ThrowCorrupt("{}: not a Lance file (the last 4 bytes are not \"LANC\")", path);
+  const uint16_t major = LoadLE<uint16_t>(footer.data() + 8), minor = LoadLE<uint16_t>(footer.data() + 10);
+  if (major != 0 || minor > 2)
+    ThrowCorrupt("{}: the manifest lists it as a legacy (0.1/0.2) data file, but its footer says version {}.{}", path,
+                 major, minor);
+  layout->minor_version_ = minor;
+
+  const uint64_t metadata_at = LoadLE<uint64_t>(footer.data());
+  const uint64_t footer_at = size - kFooterBytes;
+  if (metadata_at > footer_at - 4)
+    ThrowCorrupt("{}: the footer puts the metadata at byte {}, past the footer at {}", path, metadata_at, footer_at);
+  const std::string length_bytes = source.Read(metadata_at, 4);
+  const uint32_t metadata_size = LoadLE<uint32_t>(length_bytes.data());
+  if (metadata_size > footer_at - metadata_at - 4)
+    ThrowCorrupt("{}: the metadata at byte {} claims {} bytes, past the footer at {}", path, metadata_at,
+                 metadata_size, footer_at);
+  lance::file::Metadata metadata;
+  if (!metadata.ParseFromString(source.Read(metadata_at + 4, metadata_size)))
+    ThrowCorrupt("{}: the {} bytes at {} are not a lance.file.Metadata", path, metadata_size, metadata_at + 4);
+
+  layout->batch_starts_ = {0};
+  for (int k = 0; k < metadata.batch_offsets_size(); ++k) {
+    const int64_t offset = metadata.batch_offsets(k);
+    if ((k == 0 && offset != 0) || (k > 0 && offset < int64_t(layout->batch_starts_.back())))
+      ThrowCorrupt("{}: batch offset {} is {}; batch offsets start at 0 and never decrease", path, k, offset);
+    if (k > 0) layout->batch_starts_.push_back(uint64_t(offset));
+  }
+
+  layout->min_id_ = min_id;
+  layout->max_id_ = max_id;
+  const uint64_t fields = max_id >= min_id ? uint64_t(max_id - min_id) + 1 : 0;
+  const uint64_t entries = fields * layout->num_batches();
+  const uint64_t table_at = metadata.page_table_position();
+  if (table_at > metadata_at || entries > (metadata_at - table_at) / 16)
+    ThrowCorrupt("{}: a page table of {} fields x {} batches at byte {} runs past the metadata at {}", path, fields,
+                 layout->num_batches(), table_at, metadata_at);
+  const std::vector<int64_t> table = ReadInt64s(source, table_at, entries * 2);
+  layout->pages_.resize(entries);
+  for (uint64_t k = 0; k < entries; ++k) {
+    if (table[2 * k] < 0 || table[2 * k + 1] < 0)
+      ThrowCorrupt("{}: page table entry {} is ({}, {}); positions and lengths are never negative", path, k,
+                   table[2 * k], table[2 * k + 1]);
+    layout->pages_[k] = {uint64_t(table[2 * k]), uint64_t(table[2 * k + 1])};
+  }
+  return layout;
+}
+
+size_t Layout::BatchOf(uint64_t row) const {
+  return size_t(std::upper_bound(batch_starts_.begin(), batch_starts_.end(), row) - batch_starts_.begin()) - 1;
+}
+
+Layout::Page Layout::PageOf(int32_t field_id, size_t batch) const {
+  if (field_id < min_id_ || field_id > max_id_ || batch >= num_batches())
+    ThrowCorrupt("{}: no page for field id {} in batch {} (the page table covers ids {} to {} in {} batches)", path_,
+                 field_id, batch, min_id_, max_id_, num_batches());
+  return pages_[uint64_t(field_id - min_id_) * num_batches() + batch];
+}
+
+std::unique_ptr<FieldDecoder> MakeDecoder(const LanceField& field, std::shared_ptr<const Layout> layout,
+                                          const ByteSource& source) {
+  return std::make_unique<LegacyDecoder>(field, std::move(layout), source);
+}
+
+}  // namespace lancelet::format::legacy
