@@ -204,6 +204,30 @@ const format::FileVersion& DatasetState::WriteVersion() const {
   return *storage_version;
 }
 
+namespace {
+
+// Releases before 0.8 recorded no writer version and sometimes no or a wrong
+// physical_rows (one migration wrote the live row count). Like the reference, trust a
+// fragment's physical_rows only when the manifest names its writer, and otherwise count
+// the rows of its first data file. A recorded count is kept when that file cannot be
+// opened (reading the fragment then fails on it, as in the reference); a fragment with
+// neither is refused, since it would read as empty.
+void RecountPhysicalRows(DatasetState& state) {
+  const bool trusted = state.manifest.has_writer_version();
+  for (auto& fragment : *state.manifest.mutable_fragments()) {
+    if ((trusted && fragment.physical_rows() > 0) || fragment.files_size() == 0) continue;
+    try {
+      fragment.set_physical_rows(state.OpenDataFile(fragment.files(0))->num_rows());
+    } catch (const Error& e) {
+      if (fragment.physical_rows() == 0)
+        Throw(e.kind(), "dataset '{}' fragment {}: its manifest records no row count, and counting the rows of its "
+              "data file '{}' failed: {}", state.uri, fragment.id(), fragment.files(0).path(), e.what());
+    }
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
                                               std::string manifest_path, lance::table::Manifest manifest,
                                               std::optional<lance::table::IndexSection> indices) {
@@ -219,6 +243,7 @@ std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> s
   state->storage_version = StorageVersionOf(manifest, uri);
   state->indices = indices ? std::move(*indices) : ReadIndexSection(*state->store, state->manifest_path, manifest);
   state->manifest = std::move(manifest);
+  RecountPhysicalRows(*state);
   return state;
 }
 

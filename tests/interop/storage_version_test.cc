@@ -5,6 +5,7 @@
 // writes new data files only where it can write them in the dataset's storage version.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <functional>
 #include <numeric>
 #include <sstream>
@@ -224,6 +225,28 @@ TEST_F(StorageVersionTest, LegacyDatasetsReadAsTheReferenceReadsThem) {
   EXPECT_NE(ErrorOf([&] { ds->Update({{"tag", "'x'"}}, "c_int64 < 3"); }).find("uses the legacy Lance file format"),
             std::string::npos);
   EXPECT_EQ(Dataset::Open(legacy)->version(), version);
+}
+
+// Releases before 0.8 wrote no writer version and no (or a wrong) physical_rows: the rows
+// are counted in the first data file, as the reference does; a fragment with no count and
+// no readable file is refused rather than read as empty.
+TEST_F(StorageVersionTest, RowCountsOfWritersThatNamedNoneAreCountedInTheFiles) {
+  CommitEdited([](lance::table::Manifest& m) {
+    m.clear_writer_version();
+    m.mutable_fragments(0)->set_physical_rows(0);
+    m.mutable_fragments(1)->set_physical_rows(7);
+  });
+  EXPECT_EQ(DiffJsonLines(rows_, Lancelet({"scan", uri_, "--format", "jsonl"})), "");
+  EXPECT_EQ(Lancelet({"count", uri_}), "300\n");
+  EXPECT_EQ(Dataset::Open(uri_)->state().manifest.fragments(1).physical_rows(), 100u);
+
+  const std::string first = Dataset::Open(uri_)->state().manifest.fragments(0).files(0).path();
+  std::filesystem::remove(io::JoinPath(uri_, "data/" + first));
+  std::string message = ErrorOf([&] { Dataset::Open(uri_); });
+  EXPECT_NE(message.find("fragment 0: its manifest records no row count, and counting the rows of its data file '" +
+                         first + "' failed"),
+            std::string::npos)
+      << message;
 }
 
 TEST_F(StorageVersionTest, FilesThatDisagreeOrVersionsNobodyKnowsAreRefused) {
