@@ -46,6 +46,14 @@ std::optional<int32_t> ParsePositiveInt(std::string_view s) {
   return v;
 }
 
+// Logical types the reference stores and lancelet does not read yet: a schema holding
+// one is refused as unsupported, not as corrupt.
+bool IsLanceTypeLanceletLacks(const std::string& lt) {
+  for (const char* prefix : {"decimal:", "time32:", "time64:", "duration:", "dict:", "map"})
+    if (lt.starts_with(prefix)) return true;
+  return lt == "null";
+}
+
 // Types spelled entirely by the logical type string (no child nodes needed).
 TypePtr ParseLeafLogicalType(std::string_view lt) {
   static const std::unordered_map<std::string_view, TypeId> kSimple = {
@@ -258,6 +266,9 @@ LanceSchema LanceSchema::FromProto(const google::protobuf::RepeatedPtrField<lanc
       f.type = lt.starts_with("large") ? DataType::LargeList(child_fields[0]) : DataType::List(child_fields[0]);
     } else {
       f.type = ParseLeafLogicalType(lt);
+      if (!f.type && IsLanceTypeLanceletLacks(lt))
+        ThrowNotSupported("schema: field '{}' (id {}) has Lance type '{}', which lancelet does not read yet", f.name,
+                          f.id, lt);
       if (!f.type) ThrowCorrupt("schema: field '{}' (id {}) has unknown logical type '{}'", f.name, f.id, lt);
       if (!f.children.empty()) {
         ThrowCorrupt("schema: field '{}' (id {}) of type '{}' has child fields", f.name, f.id, lt);

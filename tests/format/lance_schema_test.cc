@@ -166,6 +166,19 @@ TEST(LanceSchema, FromProtoRejectsUnknownTypesAndDanglingParents) {
     EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
     EXPECT_NE(std::string(e.what()).find("decimal128-ish"), std::string::npos);
   }
+  // Types the reference stores that lancelet does not read yet are unsupported, not corrupt.
+  for (const char* lance_type : {"decimal:128:10:2", "time64:us", "duration:ms", "dict:string:int32:false", "null"}) {
+    f->set_logical_type(lance_type);
+    try {
+      LanceSchema::FromProto(pb, {});
+      FAIL() << lance_type;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kNotSupported) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::string("Lance type '") + lance_type + "', which lancelet does not read yet"),
+                std::string::npos)
+          << e.what();
+    }
+  }
   f->set_logical_type("int32");
   auto* g = pb.Add();
   g->set_name("b");
