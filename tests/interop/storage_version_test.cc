@@ -212,6 +212,22 @@ TEST_F(StorageVersionTest, LegacyDatasetsReadAsTheReferenceReadsThem) {
   // Time travel to the version the reference created.
   EXPECT_EQ(DiffJsonLines(created, Lancelet({"scan", legacy, "--version", "3", "--format", "jsonl"})), "");
 
+  // Indexes the reference builds on a legacy dataset (their files are 2.0) serve both sides
+  // alike.
+  Oracle({"create-index", legacy, "c_int64", "--type", "btree"});
+  Oracle({"create-index", legacy, "tag", "--type", "bitmap"});
+  for (const char* where : {"c_int64 > 0", "tag = 't'"}) {
+    EXPECT_EQ(Lancelet({"count", legacy, "--where", where}), Oracle({"count", legacy, "--where", where})) << where;
+    EXPECT_EQ(DiffJsonLines(Oracle({"dump", legacy, "--where", where}),
+                            Lancelet({"scan", legacy, "--where", where, "--format", "jsonl"})),
+              "")
+        << where;
+  }
+  EXPECT_EQ(SplitLines(Lancelet({"index", "list", legacy})).size(), 2u);
+  EXPECT_NE(Lancelet({"sql", "--db", tmp_.path(), "EXPLAIN SELECT count(*) FROM legacy WHERE tag = 't'"})
+                .find("index tag_idx: tag = 't'"),
+            std::string::npos);
+
   // A delete writes only a deletion file: lancelet commits it and the reference reads it.
   const size_t before = rows.size();
   Lancelet({"delete", legacy, "--where", "c_int64 % 5 = 1"});
