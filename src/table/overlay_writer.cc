@@ -114,9 +114,10 @@ DatasetPtr OverlayWriter::Commit(const Options& options, std::shared_ptr<const t
   for (const auto& f : state.manifest.fragments())
     for (const auto& file : f.files())
       if (table::IsLegacyDataFile(file))
-        ThrowInvalid("overlay on '{}': fragment {} uses the legacy Lance file format (0.1/0.2), which cannot take "
-                     "overlays; rewrite the dataset with data storage version 2.0 or later",
-                     state.uri, f.id());
+        ThrowNotSupported("overlay on '{}': fragment {} uses the legacy Lance file format (0.1/0.2), which takes no "
+                          "overlays; migrate the dataset by writing a copy with data_storage_version 2.0 or newer "
+                          "(lancelet: scan --format arrow, then create --from)",
+                          state.uri, f.id());
   lance::table::Transaction t;
   std::vector<std::string> written;
   try {
