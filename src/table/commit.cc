@@ -543,10 +543,12 @@ std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::Objec
     lance::table::IndexSection indices = CarryIndexes(base ? base->indices : lance::table::IndexSection(),
                                                       base ? &base->manifest : nullptr, next,
                                                       transaction);
-    if (PublishManifest(*store, uri, next, indices, &transaction)) {
+    const ManifestNaming naming = base ? NamingOf(base->manifest_path) : ManifestNaming::kV2;
+    if (PublishManifest(*store, uri, next, indices, &transaction, naming)) {
       WriteVersionHint(*store, uri, next.version());
       if (indices.indices_size() > 0) next.set_index_section(0);  // as written: MakeState keeps `indices`
-      return MakeState(store, uri, io::JoinPath(io::JoinPath(uri, kVersionsDir), ManifestFileNameV2(next.version())),
+      return MakeState(store, uri,
+                       io::JoinPath(io::JoinPath(uri, kVersionsDir), ManifestFileName(next.version(), naming)),
                        std::move(next), std::move(indices));
     }
     if (attempt >= options.max_retries)

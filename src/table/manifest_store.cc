@@ -35,6 +35,15 @@ std::string ManifestFileNameV2(uint64_t version) {
 
 std::string ManifestFileNameV1(uint64_t version) { return fmt::format("{}{}", version, kExtension); }
 
+ManifestNaming NamingOf(const std::string& manifest_path) {
+  const std::string name = manifest_path.substr(manifest_path.find_last_of('/') + 1);
+  return name.size() == 20 + std::strlen(kExtension) ? ManifestNaming::kV2 : ManifestNaming::kV1;
+}
+
+std::string ManifestFileName(uint64_t version, ManifestNaming naming) {
+  return naming == ManifestNaming::kV1 ? ManifestFileNameV1(version) : ManifestFileNameV2(version);
+}
+
 std::optional<uint64_t> ParseManifestFileName(const std::string& name) {
   size_t ext = std::strlen(kExtension);
   if (name.size() <= ext || name.compare(name.size() - ext, ext, kExtension) != 0) return std::nullopt;
@@ -123,12 +132,14 @@ std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::tab
 }
 
 bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance::table::Manifest& manifest,
-                     const lance::table::IndexSection& indices, const lance::table::Transaction* transaction) {
+                     const lance::table::IndexSection& indices, const lance::table::Transaction* transaction,
+                     ManifestNaming naming) {
   std::string dir = io::JoinPath(uri, kVersionsDir);
   store.CreateDir(dir);
-  // A V1-named manifest of the same version (an older writer) also means the slot is taken.
-  if (store.Exists(io::JoinPath(dir, ManifestFileNameV1(manifest.version())))) return false;
-  return store.PutIfAbsent(io::JoinPath(dir, ManifestFileNameV2(manifest.version())),
+  // The version's name in the other naming (another writer's) also means the slot is taken.
+  const ManifestNaming other = naming == ManifestNaming::kV1 ? ManifestNaming::kV2 : ManifestNaming::kV1;
+  if (store.Exists(io::JoinPath(dir, ManifestFileName(manifest.version(), other)))) return false;
+  return store.PutIfAbsent(io::JoinPath(dir, ManifestFileName(manifest.version(), naming)),
                            EncodeManifestFile(manifest, transaction, &indices));
 }
 

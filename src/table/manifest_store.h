@@ -30,6 +30,11 @@ inline constexpr const char* kTransactionsDir = "_transactions";
 
 std::string ManifestFileNameV2(uint64_t version);
 std::string ManifestFileNameV1(uint64_t version);
+// A dataset keeps the naming its manifests have: the reference refuses a directory that
+// mixes the two. New datasets use V2, as the reference does.
+enum class ManifestNaming { kV1, kV2 };
+ManifestNaming NamingOf(const std::string& manifest_path);
+std::string ManifestFileName(uint64_t version, ManifestNaming naming);
 // The version a manifest file name stands for, or nullopt if it is not a manifest name.
 std::optional<uint64_t> ParseManifestFileName(const std::string& name);
 
@@ -53,10 +58,12 @@ lance::table::Manifest ReadManifest(const io::ObjectStore& store, const std::str
 std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::table::Transaction* transaction,
                                const lance::table::IndexSection* indices = nullptr);
 
-// Makes `manifest` visible as version manifest.version(): one put-if-absent of the V2
-// name. Returns false if that version already exists (a concurrent commit won).
+// Makes `manifest` visible as version manifest.version(): one put-if-absent of its name
+// in `naming`. Returns false if that version already exists under either name (a
+// concurrent commit won).
 bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance::table::Manifest& manifest,
-                     const lance::table::IndexSection& indices, const lance::table::Transaction* transaction);
+                     const lance::table::IndexSection& indices, const lance::table::Transaction* transaction,
+                     ManifestNaming naming);
 
 void WriteVersionHint(io::ObjectStore& store, const std::string& uri, uint64_t version);
 

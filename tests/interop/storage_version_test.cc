@@ -5,6 +5,7 @@
 // writes new data files only where it can write them in the dataset's storage version.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <numeric>
@@ -264,6 +265,29 @@ TEST_F(StorageVersionTest, RowCountsOfWritersThatNamedNoneAreCountedInTheFiles) 
                          first + "' failed"),
             std::string::npos)
       << message;
+}
+
+// A dataset whose manifests have V1 names ({version}.manifest, what older writers used)
+// keeps them: the reference refuses a directory that mixes the two namings.
+TEST_F(StorageVersionTest, ADatasetKeepsItsManifestNaming) {
+  REQUIRE_ORACLE();
+  const std::string v1 = tmp_.Join("v1.lance"), arrow = tmp_.Join("v1.arrow");
+  auto batch = IdNameBatch(0, 50);
+  WriteStringToFile(arrow, WriteIpcFile(*batch->schema(), {batch}));
+  Oracle({"create", v1, "--data", arrow, "--file-version", "2.1", "--manifest-paths", "v1"});
+  Lancelet({"delete", v1, "--where", "id % 5 = 0"});
+  Lancelet({"update", v1, "--set", "name = 'x'", "--where", "id < 10"});
+  auto more = IdNameBatch(50, 5);
+  WriteStringToFile(arrow, WriteIpcFile(*more->schema(), {more}));
+  Lancelet({"append", v1, "--from", arrow});
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(v1 + "/_versions"))
+    if (e.path().extension() == ".manifest") names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"1.manifest", "2.manifest", "3.manifest", "4.manifest"}));
+  const char* overlays = "LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES=1";
+  EXPECT_EQ(DiffJsonLines(Oracle({"dump", v1}, overlays), Lancelet({"scan", v1, "--format", "jsonl"})), "");
+  EXPECT_EQ(Oracle({"count", v1}, overlays), "45\n");
 }
 
 TEST_F(StorageVersionTest, FilesThatDisagreeOrVersionsNobodyKnowsAreRefused) {
