@@ -30,6 +30,7 @@ class LegacyDecoder final : public FieldDecoder {
   uint64_t num_rows() const override { return layout_->num_rows(); }
 
   ArrayPtr Read(uint64_t start, uint64_t count) const override {
+    if (ArrayPtr flat = ReadFlat(start, count)) return flat;
     std::vector<ArrayPtr> pieces;
     for (size_t b = count ? layout_->BatchOf(start) : 0; count > 0; ++b) {
       const uint64_t first = start - layout_->batch_start(b);
@@ -40,6 +41,36 @@ class LegacyDecoder final : public FieldDecoder {
     }
     if (pieces.empty()) return MakeEmptyArray(field_.type);
     return pieces.size() == 1 ? pieces.front() : Concatenate(pieces);
+  }
+
+  // Fixed-width values (and fixed-size lists of them) land straight in one buffer, batch
+  // after batch, instead of a buffer per batch and a concatenation; null for other types.
+  ArrayPtr ReadFlat(uint64_t start, uint64_t count) const {
+    uint64_t per_row = 1;
+    TypePtr leaf = field_.type;
+    while (leaf->id() == TypeId::kFixedSizeList) {
+      per_row *= uint64_t(leaf->fixed_size());
+      leaf = leaf->child(0)->type;
+    }
+    const uint64_t width = leaf->id() == TypeId::kFixedSizeBinary ? uint64_t(leaf->fixed_size())
+                           : leaf->bit_width() % 8 == 0                ? uint64_t(leaf->bit_width() / 8)
+                                                                       : 0;
+    if (width == 0) return nullptr;
+    const uint64_t row_bytes = per_row * width;
+    auto values = Buffer::AllocateUninitialized(count * row_bytes);
+    for (uint64_t done = 0; done < count;) {
+      const size_t b = layout_->BatchOf(start + done);
+      const uint64_t first = start + done - layout_->batch_start(b);
+      const uint64_t n = std::min(count - done, layout_->batch_start(b + 1) - (start + done));
+      const Layout::Page page = PageIn(field_, b, first + n);
+      source_.ReadInto(page.position + first * row_bytes, n * row_bytes, values->mutable_data() + done * row_bytes);
+      done += n;
+    }
+    auto items = std::make_shared<ArrayData>();
+    items->type = leaf;
+    items->length = int64_t(count * per_row);
+    items->buffers = {nullptr, std::move(values)};
+    return WrapFixedSizeLists(field_.type, std::move(items));
   }
 
   // Reads each run of consecutive rows once, then puts the rows in the order asked.
