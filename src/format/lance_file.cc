@@ -17,9 +17,9 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "file.pb.h"
-#include "format/legacy_file.h"
 #include "file2.pb.h"
 #include "format/field_codec.h"
+#include "format/legacy_file.h"
 #include "format/little_endian.h"
 #include "lancelet/error.h"
 
@@ -263,6 +263,15 @@ struct LanceFileReader::Impl {
   mutable std::mutex mutex;
   mutable std::vector<std::unique_ptr<FieldDecoder>> decoders;
 
+  // Opens the file behind `file_path` as the source; returns its size.
+  uint64_t OpenSource(const io::ObjectStore& store, const std::string& file_path, uint64_t known_size) {
+    auto file = store.OpenRead(file_path);
+    const uint64_t size = known_size ? known_size : file->size();
+    path = file_path;
+    source = std::make_unique<FileByteSource>(std::move(file), size);
+    return size;
+  }
+
   const FieldDecoder& Decoder(size_t field_index) const {
     if (field_index >= schema.fields().size()) {
       ThrowInvalid("{}: field index {} out of range ({} fields)", path, field_index, schema.fields().size());
@@ -289,12 +298,9 @@ LanceFileReader::~LanceFileReader() = default;
 
 std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& store, const std::string& path,
                                                        uint64_t known_size, uint64_t whole_up_to) {
-  auto file = store.OpenRead(path);
-  const uint64_t size = known_size ? known_size : file->size();
   std::unique_ptr<LanceFileReader> reader(new LanceFileReader());
   auto& m = *reader->impl_;
-  m.path = path;
-  m.source = std::make_unique<FileByteSource>(std::move(file), size);
+  const uint64_t size = m.OpenSource(store, path, known_size);
   if (size < kFooterSize) {
     ThrowCorrupt("{}: {} bytes is too small for a Lance file (the footer alone is {} bytes)", path, size, kFooterSize);
   }
@@ -396,12 +402,9 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
 std::unique_ptr<LanceFileReader> LanceFileReader::OpenLegacy(const io::ObjectStore& store, const std::string& path,
                                                              LanceSchema schema, int32_t min_id, int32_t max_id,
                                                              uint64_t known_size) {
-  auto file = store.OpenRead(path);
-  const uint64_t size = known_size ? known_size : file->size();
   std::unique_ptr<LanceFileReader> reader(new LanceFileReader());
   auto& m = *reader->impl_;
-  m.path = path;
-  m.source = std::make_unique<FileByteSource>(std::move(file), size);
+  const uint64_t size = m.OpenSource(store, path, known_size);
   m.legacy = legacy::Layout::Read(*m.source, size, min_id, max_id);
   m.version = {0, m.legacy->minor_version()};
   m.schema = std::move(schema);

@@ -32,13 +32,9 @@ class LegacyDecoder final : public FieldDecoder {
   ArrayPtr Read(uint64_t start, uint64_t count) const override {
     if (ArrayPtr flat = ReadFlat(start, count)) return flat;
     std::vector<ArrayPtr> pieces;
-    for (size_t b = count ? layout_->BatchOf(start) : 0; count > 0; ++b) {
-      const uint64_t first = start - layout_->batch_start(b);
-      const uint64_t n = std::min(count, layout_->batch_start(b + 1) - start);
-      if (n > 0) pieces.push_back(Decode(field_, b, first, first + n));
-      start += n;
-      count -= n;
-    }
+    ForEachBatchPart(start, count, [&](size_t batch, uint64_t first, uint64_t n, uint64_t) {
+      pieces.push_back(Decode(field_, batch, first, first + n));
+    });
     if (pieces.empty()) return MakeEmptyArray(field_.type);
     return pieces.size() == 1 ? pieces.front() : Concatenate(pieces);
   }
@@ -46,26 +42,14 @@ class LegacyDecoder final : public FieldDecoder {
   // Fixed-width values (and fixed-size lists of them) land straight in one buffer, batch
   // after batch, instead of a buffer per batch and a concatenation; null for other types.
   ArrayPtr ReadFlat(uint64_t start, uint64_t count) const {
-    uint64_t per_row = 1;
-    TypePtr leaf = field_.type;
-    while (leaf->id() == TypeId::kFixedSizeList) {
-      per_row *= uint64_t(leaf->fixed_size());
-      leaf = leaf->child(0)->type;
-    }
-    const uint64_t width = leaf->id() == TypeId::kFixedSizeBinary ? uint64_t(leaf->fixed_size())
-                           : leaf->bit_width() % 8 == 0                ? uint64_t(leaf->bit_width() / 8)
-                                                                       : 0;
-    if (width == 0) return nullptr;
-    const uint64_t row_bytes = per_row * width;
+    const auto [leaf, per_row] = FlatItems(field_.type);
+    const uint64_t row_bytes = per_row * ByteWidth(*leaf);
+    if (row_bytes == 0) return nullptr;
     auto values = Buffer::AllocateUninitialized(count * row_bytes);
-    for (uint64_t done = 0; done < count;) {
-      const size_t b = layout_->BatchOf(start + done);
-      const uint64_t first = start + done - layout_->batch_start(b);
-      const uint64_t n = std::min(count - done, layout_->batch_start(b + 1) - (start + done));
-      const Layout::Page page = PageIn(field_, b, first + n);
+    ForEachBatchPart(start, count, [&](size_t batch, uint64_t first, uint64_t n, uint64_t done) {
+      const Layout::Page page = PageIn(field_, batch, first + n);
       source_.ReadInto(page.position + first * row_bytes, n * row_bytes, values->mutable_data() + done * row_bytes);
-      done += n;
-    }
+    });
     auto items = std::make_shared<ArrayData>();
     items->type = leaf;
     items->length = int64_t(count * per_row);
@@ -112,25 +96,47 @@ class LegacyDecoder final : public FieldDecoder {
       case TypeId::kBinary:
       case TypeId::kLargeBinary:
         return DecodeBinary(node, batch, s, e);
-      case TypeId::kFixedSizeList: {
-        // One page of the flattened items of every level (their type is part of the
-        // list's type, with no field of its own).
-        const Layout::Page page = PageIn(node, batch, e);
-        uint64_t per_row = 1;
-        TypePtr leaf = type;
-        while (leaf->id() == TypeId::kFixedSizeList) {
-          per_row *= uint64_t(leaf->fixed_size());
-          leaf = leaf->child(0)->type;
-        }
-        CheckFixedWidth(node, *leaf);
-        return WrapFixedSizeLists(type, ReadFixed(*leaf, leaf, page.position, s * per_row, e * per_row));
-      }
       default: {
-        CheckFixedWidth(node, *type);
+        // A plain page; a fixed-size list's holds the flattened items of every level
+        // (their type is part of the list's type, with no field of its own).
+        const auto [leaf, per_row] = FlatItems(type);
+        if (leaf->id() != TypeId::kBool && ByteWidth(*leaf) == 0)
+          ThrowNotSupported("{}: field '{}' has type {}, which lancelet does not read from a legacy (0.1/0.2) data "
+                            "file", source_.path(), node.name, type->ToString());
         const Layout::Page page = PageIn(node, batch, e);
-        return ReadFixed(*type, type, page.position, s, e);
+        return WrapFixedSizeLists(type, ReadFixed(leaf, page.position, s * per_row, e * per_row));
       }
     }
+  }
+
+  // Calls fn(batch, first row in the batch, rows, rows before this part) for each batch
+  // part of rows [start, start + count).
+  template <typename Fn>
+  void ForEachBatchPart(uint64_t start, uint64_t count, Fn&& fn) const {
+    for (uint64_t done = 0; done < count;) {
+      const size_t batch = layout_->BatchOf(start + done);
+      const uint64_t first = start + done - layout_->batch_start(batch);
+      const uint64_t n = std::min(count - done, layout_->batch_start(batch + 1) - (start + done));
+      fn(batch, first, n, done);
+      done += n;
+    }
+  }
+
+  // The items under any nest of fixed-size lists (the type itself when it is not one),
+  // and how many of them a row holds.
+  static std::pair<TypePtr, uint64_t> FlatItems(TypePtr type) {
+    uint64_t per_row = 1;
+    while (type->id() == TypeId::kFixedSizeList) {
+      per_row *= uint64_t(type->fixed_size());
+      type = type->child(0)->type;
+    }
+    return {type, per_row};
+  }
+
+  // Bytes per value of a plain page; 0 for bool (bits) and for types with no plain page.
+  static uint64_t ByteWidth(const DataType& type) {
+    if (type.id() == TypeId::kFixedSizeBinary) return uint64_t(type.fixed_size());
+    return type.bit_width() % 8 == 0 ? uint64_t(type.bit_width() / 8) : 0;
   }
 
   // The node's page in batch b, which must hold at least `end` elements.
@@ -142,18 +148,12 @@ class LegacyDecoder final : public FieldDecoder {
     return page;
   }
 
-  void CheckFixedWidth(const LanceField& node, const DataType& type) const {
-    if (type.bit_width() == 0 && type.id() != TypeId::kFixedSizeBinary)
-      ThrowNotSupported("{}: field '{}' has type {}, which lancelet does not read from a legacy (0.1/0.2) data file",
-                        source_.path(), node.name, node.type->ToString());
-  }
-
   // Elements [s, e) of a plain page at `position`: bits for bool, else fixed-width slots.
-  ArrayPtr ReadFixed(const DataType& type, const TypePtr& type_ptr, uint64_t position, uint64_t s, uint64_t e) const {
+  ArrayPtr ReadFixed(const TypePtr& type, uint64_t position, uint64_t s, uint64_t e) const {
     auto out = std::make_shared<ArrayData>();
-    out->type = type_ptr;
+    out->type = type;
     out->length = int64_t(e - s);
-    if (type.id() == TypeId::kBool) {
+    if (type->id() == TypeId::kBool) {
       const uint64_t first_byte = s / 8, end_byte = (e + 7) / 8;
       const std::string bytes = source_.Read(position + first_byte, end_byte - first_byte);
       auto bits = Buffer::Allocate((e - s + 7) / 8);
@@ -163,7 +163,7 @@ class LegacyDecoder final : public FieldDecoder {
       out->buffers = {nullptr, std::move(bits)};
       return out;
     }
-    const uint64_t width = type.id() == TypeId::kFixedSizeBinary ? uint64_t(type.fixed_size()) : type.bit_width() / 8;
+    const uint64_t width = ByteWidth(*type);
     auto values = Buffer::AllocateUninitialized((e - s) * width);
     source_.ReadInto(position + s * width, (e - s) * width, values->mutable_data());
     out->buffers = {nullptr, std::move(values)};

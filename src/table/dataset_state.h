@@ -117,7 +117,7 @@ struct DatasetState {
 };
 
 // A data file in the legacy Lance format (file versions 0.0 to 0.2; 0.3 is 2.0), which
-// lancelet neither reads nor rewrites, and which cannot take overlays.
+// lancelet reads (format/legacy_file.h) but never writes, rewrites or overlays.
 inline bool IsLegacyDataFile(const lance::table::DataFile& file) {
   return file.file_major_version() == 0 && file.file_minor_version() <= 2;
 }

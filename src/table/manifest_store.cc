@@ -20,6 +20,7 @@ constexpr int16_t kManifestMajor = 0;
 constexpr int16_t kManifestMinor = 2;
 constexpr size_t kFooterSize = 16;
 constexpr const char* kExtension = ".manifest";
+constexpr size_t kV2Digits = 20;  // V2 names: u64::MAX - version, zero-padded to this width
 
 void AppendMessage(std::string& out, const google::protobuf::MessageLite& message) {
   std::string bytes = message.SerializeAsString();
@@ -30,14 +31,14 @@ void AppendMessage(std::string& out, const google::protobuf::MessageLite& messag
 }  // namespace
 
 std::string ManifestFileNameV2(uint64_t version) {
-  return fmt::format("{:020}{}", std::numeric_limits<uint64_t>::max() - version, kExtension);
+  return fmt::format("{:0{}}{}", std::numeric_limits<uint64_t>::max() - version, kV2Digits, kExtension);
 }
 
 std::string ManifestFileNameV1(uint64_t version) { return fmt::format("{}{}", version, kExtension); }
 
 ManifestNaming NamingOf(const std::string& manifest_path) {
   const std::string name = manifest_path.substr(manifest_path.find_last_of('/') + 1);
-  return name.size() == 20 + std::strlen(kExtension) ? ManifestNaming::kV2 : ManifestNaming::kV1;
+  return name.size() == kV2Digits + std::strlen(kExtension) ? ManifestNaming::kV2 : ManifestNaming::kV1;
 }
 
 std::string ManifestFileName(uint64_t version, ManifestNaming naming) {
@@ -51,8 +52,8 @@ std::optional<uint64_t> ParseManifestFileName(const std::string& name) {
   uint64_t number = 0;
   auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
   if (ec != std::errc() || ptr != digits.data() + digits.size() || digits.empty()) return std::nullopt;
-  // V2 names are exactly 20 digits; anything else is V1.
-  if (digits.size() == 20) return std::numeric_limits<uint64_t>::max() - number;
+  // V2 names are exactly kV2Digits digits; anything else is V1.
+  if (digits.size() == kV2Digits) return std::numeric_limits<uint64_t>::max() - number;
   return number;
 }
 
