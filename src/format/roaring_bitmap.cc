@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 
 #include <roaring/roaring.h>
 
@@ -155,6 +156,60 @@ std::vector<RoaringBitmap::Run> RoaringBitmap::Runs() const {
   return runs;
 }
 
+std::vector<RoaringBitmap::Member> RoaringBitmap::MembersAmong(std::span<const uint64_t> ascending) const {
+  std::vector<Member> found;
+  const roaring_array_t& ra = bitmap_->high_low_container;
+  int32_t ci = -1;         // the container holding the current value's key, once found
+  uint64_t base_rank = 0;  // members in the containers before ci
+  // Where the search in container ci stands: an array index, or a run or bitset word
+  // index with the container's members before it.
+  int32_t at = 0;
+  uint64_t before_at = 0;
+  auto cardinality = [&](int32_t i) -> uint64_t {
+    uint8_t type = ra.typecodes[i];
+    const void* c = container_unwrap_shared(ra.containers[i], &type);
+    if (type == RUN_CONTAINER_TYPE_CODE) return uint64_t(run_container_cardinality(static_cast<const run_container_t*>(c)));
+    if (type == ARRAY_CONTAINER_TYPE_CODE) return uint64_t(static_cast<const array_container_t*>(c)->cardinality);
+    return uint64_t(static_cast<const bitset_container_t*>(c)->cardinality);
+  };
+  int32_t next = 0;  // the first container not yet passed
+  for (size_t q = 0; q < ascending.size(); ++q) {
+    const uint64_t value = ascending[q];
+    if (value > UINT32_MAX) break;
+    const uint16_t key = uint16_t(value >> 16), low = uint16_t(value & 0xFFFF);
+    if (ci < 0 || ra.keys[ci] != key) {
+      if (ci >= 0) base_rank += cardinality(ci), next = ci + 1;
+      ci = -1;
+      while (next < ra.size && ra.keys[next] < key) base_rank += cardinality(next++);
+      if (next == ra.size) break;
+      if (ra.keys[next] != key) continue;
+      ci = next;
+      at = 0;
+      before_at = 0;
+    }
+    uint8_t type = ra.typecodes[ci];
+    const void* c = container_unwrap_shared(ra.containers[ci], &type);
+    if (type == ARRAY_CONTAINER_TYPE_CODE) {
+      const auto* a = static_cast<const array_container_t*>(c);
+      at = int32_t(std::lower_bound(a->array + at, a->array + a->cardinality, low) - a->array);
+      if (at < a->cardinality && a->array[at] == low) found.push_back({q, base_rank + uint64_t(at)});
+    } else if (type == RUN_CONTAINER_TYPE_CODE) {
+      const auto* r = static_cast<const run_container_t*>(c);
+      while (at < r->n_runs && uint32_t(r->runs[at].value) + r->runs[at].length < low)
+        before_at += uint64_t(r->runs[at].length) + 1, ++at;
+      if (at < r->n_runs && r->runs[at].value <= low)
+        found.push_back({q, base_rank + before_at + (low - r->runs[at].value)});
+    } else {
+      const auto* b = static_cast<const bitset_container_t*>(c);
+      const int32_t word = low / 64;
+      for (; at < word; ++at) before_at += uint64_t(std::popcount(b->array[at]));
+      const uint64_t bits = b->array[word], bit = uint64_t{1} << (low % 64);
+      if (bits & bit) found.push_back({q, base_rank + before_at + uint64_t(std::popcount(bits & (bit - 1)))});
+    }
+  }
+  return found;
+}
+
 uint64_t RoaringBitmap::RunCountUpperBound() const {
   uint64_t count = 0;
   const roaring_array_t& ra = bitmap_->high_low_container;
@@ -285,7 +340,7 @@ bool WellFormed(const roaring_bitmap_t& bitmap) {
       case BITSET_CONTAINER_TYPE_CODE: {
         const auto* b = static_cast<const bitset_container_t*>(ra.containers[i]);
         int64_t population = 0;
-        for (int w = 0; w < BITSET_CONTAINER_SIZE_IN_WORDS; ++w) population += __builtin_popcountll(b->array[w]);
+        for (int w = 0; w < BITSET_CONTAINER_SIZE_IN_WORDS; ++w) population += std::popcount(b->array[w]);
         if (population != b->cardinality) return false;
         break;
       }

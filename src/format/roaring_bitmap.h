@@ -73,6 +73,16 @@ class RoaringBitmap {
   // their members: a run container counts its runs, a bitset container its runs (a word
   // scan), an array container its members.
   uint64_t RunCountUpperBound() const;
+  // A member among a query's values: values[index] is the member of rank `rank`.
+  struct Member {
+    size_t index;
+    uint64_t rank;
+  };
+  // The members among `ascending` (non-decreasing; values past 2^32 are never members),
+  // in order, with their ranks. One pass over the containers with a running rank, never a
+  // rank call per value: costs O(containers + values), plus, in a bitset container, the
+  // words up to its last queried value.
+  std::vector<Member> MembersAmong(std::span<const uint64_t> ascending) const;
   // Calls fn(value) for every member in ascending order.
   template <typename Fn>
   void ForEach(Fn&& fn) const {

@@ -233,7 +233,13 @@ Resolution ResolveRange(const FieldLayers& layers, uint64_t start, uint64_t coun
 // A layer with more than this many cells per wanted offset is searched offset by offset.
 constexpr size_t kSearchEachOffset = 16;
 
-Resolution ResolveOffsets(const FieldLayers& layers, std::span<const uint64_t> offsets) {
+namespace {
+
+// Resolves `offsets` layer by layer, newest first. find(layer, wanted) returns (index into
+// wanted, rank) for every wanted offset the layer covers, ascending by index; `wanted` is
+// the offsets ascending.
+template <typename Layers, typename Find>
+Resolution ResolveOffsetsWith(const Layers& layers, std::span<const uint64_t> offsets, Find&& find) {
   Resolution out;
   if (offsets.empty() || layers.empty()) return out;
   // Walk the offsets in ascending order: `order` lists their positions so (stable, so a
@@ -245,40 +251,12 @@ Resolution ResolveOffsets(const FieldLayers& layers, std::span<const uint64_t> o
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return offsets[a] < offsets[b]; });
   std::vector<uint64_t> ascending(offsets.size());
   for (size_t i = 0; i < order.size(); ++i) ascending[i] = offsets[order[i]];
-  const std::span<const uint64_t> wanted(ascending);
 
   std::vector<bool> claimed(offsets.size(), false);
-  for (const Layer& layer : layers.newest_first) {
-    // (position, rank) of every wanted offset this layer covers, claimed or not. Both
-    // sides leap: the offsets to the next covered cell, the layer to the next offset.
-    std::vector<std::pair<uint32_t, uint64_t>> met;
-    uint64_t visits = 0;
-    size_t i = 0, c = 0;
-    if (layer.listed()) {
-      const std::span<const uint32_t> cells(layer.cells);
-      if (cells.size() > kSearchEachOffset * wanted.size()) {  // far fewer offsets than cells
-        const std::vector<size_t> at = LowerBounds(cells, wanted);
-        for (i = 0; i < wanted.size(); ++i)
-          if (at[i] < cells.size() && cells[at[i]] == wanted[i]) met.push_back({order[i], at[i]});
-        visits += wanted.size();
-      }
-      while (i < wanted.size() && c < cells.size()) {
-        ++visits;
-        if (cells[c] < wanted[i]) c = Gallop(cells, c, wanted[i]);
-        else if (wanted[i] < cells[c]) i = Gallop(wanted, i, cells[c]);
-        else met.push_back({order[i++], c});  // the next offset may repeat this cell
-      }
-    } else {
-      const std::span<const Layer::Run> runs(layer.runs);
-      while (i < wanted.size() && c < runs.size()) {
-        ++visits;
-        if (runs[c].end <= wanted[i]) c = Gallop(runs, c, wanted[i] + 1, [](const Layer::Run& r) { return r.end; });
-        else if (wanted[i] < runs[c].start) i = Gallop(wanted, i, runs[c].start);
-        else met.push_back({order[i], runs[c].rank + (wanted[i] - runs[c].start)}), ++i;
-      }
-    }
-    CountVisits(visits);
+  for (const auto& layer : layers.newest_first) {
+    std::vector<std::pair<uint32_t, uint64_t>> met = find(layer, std::span<const uint64_t>(ascending));
     if (met.empty()) continue;
+    for (auto& [index, rank] : met) index = order[index];  // to positions
     if (!sorted) std::sort(met.begin(), met.end());  // by position: patches ascend
     if (met.size() == offsets.size()) {  // every offset: older layers and the base are not needed
       WholeRead base{layer.overlay, 0, offsets.size(), {}};
@@ -297,6 +275,65 @@ Resolution ResolveOffsets(const FieldLayers& layers, std::span<const uint64_t> o
     if (patch.owned.empty()) continue;
     patch.cells = patch.owned;
     out.patches.push_back(std::move(patch));
+  }
+  return out;
+}
+
+}  // namespace
+
+Resolution ResolveOffsets(const FieldLayers& layers, std::span<const uint64_t> offsets) {
+  return ResolveOffsetsWith(layers, offsets, [](const Layer& layer, std::span<const uint64_t> wanted) {
+    // (index, rank) of every wanted offset this layer covers, claimed or not. Both sides
+    // leap: the offsets to the next covered cell, the layer to the next offset.
+    std::vector<std::pair<uint32_t, uint64_t>> met;
+    uint64_t visits = 0;
+    size_t i = 0, c = 0;
+    if (layer.listed()) {
+      const std::span<const uint32_t> cells(layer.cells);
+      if (cells.size() > kSearchEachOffset * wanted.size()) {  // far fewer offsets than cells
+        const std::vector<size_t> at = LowerBounds(cells, wanted);
+        for (i = 0; i < wanted.size(); ++i)
+          if (at[i] < cells.size() && cells[at[i]] == wanted[i]) met.push_back({uint32_t(i), at[i]});
+        visits += wanted.size();
+      }
+      while (i < wanted.size() && c < cells.size()) {
+        ++visits;
+        if (cells[c] < wanted[i]) c = Gallop(cells, c, wanted[i]);
+        else if (wanted[i] < cells[c]) i = Gallop(wanted, i, cells[c]);
+        else met.push_back({uint32_t(i++), c});  // the next offset may repeat this cell
+      }
+    } else {
+      const std::span<const Layer::Run> runs(layer.runs);
+      while (i < wanted.size() && c < runs.size()) {
+        ++visits;
+        if (runs[c].end <= wanted[i]) c = Gallop(runs, c, wanted[i] + 1, [](const Layer::Run& r) { return r.end; });
+        else if (wanted[i] < runs[c].start) i = Gallop(wanted, i, runs[c].start);
+        else met.push_back({uint32_t(i), runs[c].rank + (wanted[i] - runs[c].start)}), ++i;
+      }
+    }
+    CountVisits(visits);
+    return met;
+  });
+}
+
+Resolution ResolveOffsets(const CoverageLayers& layers, std::span<const uint64_t> offsets) {
+  return ResolveOffsetsWith(layers, offsets,
+                            [](const CoverageLayers::Layer& layer, std::span<const uint64_t> wanted) {
+                              Counters().offsets_looked_up.fetch_add(wanted.size(), std::memory_order_relaxed);
+                              std::vector<std::pair<uint32_t, uint64_t>> met;
+                              for (const auto& m : layer.coverage->MembersAmong(wanted))
+                                met.push_back({uint32_t(m.index), m.rank});
+                              return met;
+                            });
+}
+
+std::shared_ptr<const CoverageLayers> CoverageLayers::Of(const FragmentOverlays& overlays, int32_t field_id) {
+  auto out = std::make_shared<CoverageLayers>();
+  const auto& list = overlays.overlays();
+  for (size_t i = list.size(); i-- > 0;) {
+    const Overlay& o = list[i];
+    const int f = o.FieldIndex(field_id);
+    if (f >= 0 && !o.coverage[size_t(f)]->IsEmpty()) out->newest_first.push_back({i, o.coverage[size_t(f)]});
   }
   return out;
 }

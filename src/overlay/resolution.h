@@ -13,7 +13,9 @@
 // overwrite older ones (each layer's cells there are one run of its values); offsets
 // are claimed newest first, so a take reads each value it returns and no other. A field
 // read again may have its layers merged into one (MergeCells, MergedLayers): then a
-// batch costs one layer however many overlays there are.
+// batch costs one layer however many overlays there are. A take that comes first lists
+// nothing: it looks its offsets up in each coverage bitmap in one pass over the
+// containers (CoverageLayers, RoaringBitmap::MembersAmong).
 #pragma once
 
 #include <atomic>
@@ -60,13 +62,30 @@ struct FieldLayers {
   std::vector<Layer> newest_first;
   // Set in a merge of several layers (MergeLayers): the one layer's values, in cell order.
   ArrayPtr merged_values;
-  // How many fragment readers asked for these layers: a reader merges layers that are
-  // read again (a version read once pays no merge; one read often pays one layer).
-  mutable std::atomic<uint32_t> reads{0};
 
   static std::shared_ptr<const FieldLayers> Build(const FragmentOverlays& overlays, int32_t field_id);
   bool empty() const { return newest_first.empty(); }
   uint64_t MemoryBytes() const;
+};
+
+// A field's layers in a fragment as their coverage bitmaps, newest first: made in
+// O(layers), with no cell listed. A take resolves against these, so that a fresh process
+// taking a few rows pays for the containers and offsets it meets, not for every covered
+// cell (which listing, FieldLayers::Build, costs).
+struct CoverageLayers {
+  struct Layer {
+    size_t overlay = 0;  // index into FragmentOverlays::overlays()
+    std::shared_ptr<const format::RoaringBitmap> coverage;
+  };
+  std::vector<Layer> newest_first;
+  // How many fragment readers read the field's overlays (scan or take): layers that are
+  // read again get merged (a version read once pays no merge; one read often pays one
+  // layer).
+  mutable std::atomic<uint32_t> reads{0};
+
+  static std::shared_ptr<const CoverageLayers> Of(const FragmentOverlays& overlays, int32_t field_id);
+  bool empty() const { return newest_first.empty(); }
+  uint64_t MemoryBytes() const { return sizeof(*this) + newest_first.size() * sizeof(Layer); }
 };
 
 // The cell each layer supplies once newer layers have taken theirs, ascending: cell
@@ -131,13 +150,16 @@ struct Resolution {
 // overlap; every patch is contiguous (one run of its overlay's values).
 Resolution ResolveRange(const FieldLayers& layers, uint64_t start, uint64_t count);
 // The rows at `offsets` (any order, duplicates allowed); output position k is offsets[k].
-// Patches come newest overlay first and are disjoint.
+// Patches come newest overlay first and are disjoint. The two forms give the same answer.
 Resolution ResolveOffsets(const FieldLayers& layers, std::span<const uint64_t> offsets);
+Resolution ResolveOffsets(const CoverageLayers& layers, std::span<const uint64_t> offsets);
 
 // Process-wide tallies, for tests that hold resolution to its cost.
 struct ResolutionCounters {
   std::atomic<uint64_t> cells_listed{0};   // cells (or runs) FieldLayers::Build listed
   std::atomic<uint64_t> cells_visited{0};  // listed cells (or runs) a resolution looked at
+  // Offsets looked up in coverage bitmaps, each bitmap in one bulk pass (CoverageLayers).
+  std::atomic<uint64_t> offsets_looked_up{0};
 };
 ResolutionCounters& Counters();
 

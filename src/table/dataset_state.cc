@@ -106,22 +106,36 @@ std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const 
   });
 }
 
+namespace {
+
+// A field's layers from `cache`, made by build() on a miss; each entry costs its
+// MemoryBytes (a null answer, which is kept too, only the entry).
+template <typename Cache, typename Build>
+auto CachedLayers(Cache& cache, uint64_t fragment_id, int32_t field_id, const Build& build) {
+  return cache.GetOrLoad({fragment_id, field_id, -1}, [&] {
+    auto layers = build();
+    return std::make_pair(layers, DatasetState::kCacheEntryBytes + (layers ? layers->MemoryBytes() : 0));
+  });
+}
+
+}  // namespace
+
+std::shared_ptr<const overlay::CoverageLayers> DatasetState::CachedCoverageLayers(
+    uint64_t fragment_id, int32_t field_id,
+    const std::function<std::shared_ptr<const overlay::CoverageLayers>()>& build) const {
+  return CachedLayers(coverage_layers_, fragment_id, field_id, build);
+}
+
 std::shared_ptr<const overlay::FieldLayers> DatasetState::CachedFieldLayers(
     uint64_t fragment_id, int32_t field_id,
     const std::function<std::shared_ptr<const overlay::FieldLayers>()>& build) const {
-  return field_layers_.GetOrLoad({fragment_id, field_id, -1}, [&] {
-    auto layers = build();
-    return std::make_pair(layers, kCacheEntryBytes + layers->MemoryBytes());
-  });
+  return CachedLayers(field_layers_, fragment_id, field_id, build);
 }
 
 std::shared_ptr<const overlay::FieldLayers> DatasetState::CachedMergedLayers(
     uint64_t fragment_id, int32_t field_id,
     const std::function<std::shared_ptr<const overlay::FieldLayers>()>& build) const {
-  return merged_layers_.GetOrLoad({fragment_id, field_id, -1}, [&] {
-    auto layers = build();
-    return std::make_pair(layers, kCacheEntryBytes + (layers ? layers->MemoryBytes() : 0));
-  });
+  return CachedLayers(merged_layers_, fragment_id, field_id, build);
 }
 
 ArrayPtr DatasetState::CachedOverlayColumn(uint64_t fragment_id, int position, int32_t field_id,

@@ -51,6 +51,11 @@ struct DatasetState {
   // file saves one read per page by taking it whole).
   std::shared_ptr<const format::LanceFileReader> OpenDataFile(
       const lance::table::DataFile& file, uint64_t whole_up_to = format::LanceFileReader::kTailBytes) const;
+  // A field's overlays in a fragment as coverage bitmaps (overlay::CoverageLayers), made
+  // by build() on first use and kept: its read count decides merges across readers.
+  std::shared_ptr<const overlay::CoverageLayers> CachedCoverageLayers(
+      uint64_t fragment_id, int32_t field_id,
+      const std::function<std::shared_ptr<const overlay::CoverageLayers>()>& build) const;
   // A field's overlay layers in a fragment (overlay::FieldLayers), made by build() on
   // first use and kept: resolving a batch then costs binary searches in cell lists that
   // every later read of this version shares.
@@ -58,7 +63,7 @@ struct DatasetState {
       uint64_t fragment_id, int32_t field_id,
       const std::function<std::shared_ptr<const overlay::FieldLayers>()>& build) const;
   // A field's layers in a fragment merged into one with their values (FragmentReader::
-  // ReadLayersOf), made by build() on first use and kept; build() may return null (not
+  // MergedLayersOf), made by build() on first use and kept; build() may return null (not
   // mergeable), which is kept too.
   std::shared_ptr<const overlay::FieldLayers> CachedMergedLayers(
       uint64_t fragment_id, int32_t field_id,
@@ -79,7 +84,7 @@ struct DatasetState {
   using RowIdAddresses = std::vector<std::pair<uint64_t, uint64_t>>;
   std::shared_ptr<const RowIdAddresses> CachedRowIdAddresses(
       const std::function<std::shared_ptr<const RowIdAddresses>()>& build) const;
-  // The three overlay caches together stay under this many bytes per dataset version.
+  // The overlay caches together stay under this many bytes per dataset version.
   static constexpr uint64_t kOverlayCacheBytes = 64 << 20;
   static constexpr uint64_t kCacheEntryBytes = 128;  // key, list node and control block
 
@@ -111,7 +116,9 @@ struct DatasetState {
     }
   };
   using LayersCache = LruCache<OverlayCacheKey, std::shared_ptr<const overlay::FieldLayers>, OverlayCacheKeyHash>;
-  mutable LayersCache field_layers_{kOverlayCacheBytes / 4};
+  mutable LruCache<OverlayCacheKey, std::shared_ptr<const overlay::CoverageLayers>, OverlayCacheKeyHash>
+      coverage_layers_{kOverlayCacheBytes / 64};
+  mutable LayersCache field_layers_{kOverlayCacheBytes / 4 - kOverlayCacheBytes / 64};
   mutable LayersCache merged_layers_{kOverlayCacheBytes / 4};
   mutable LruCache<OverlayCacheKey, ArrayPtr, OverlayCacheKeyHash> overlay_columns_{kOverlayCacheBytes / 2};
 };

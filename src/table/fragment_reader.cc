@@ -99,12 +99,12 @@ const overlay::FragmentOverlays& FragmentReader::overlays() const {
   return *overlays_;
 }
 
-const format::LanceFileReader& FragmentReader::OpenOverlayFile(size_t index) const {
+const format::LanceFileReader& FragmentReader::OpenOverlayFile(size_t index, bool whole_if_small) const {
   auto& slot = overlay_files_[index];
   if (!slot) {
     const auto& o = overlays().overlays()[index];
     const auto& file = o.proto->data_file();
-    slot = state_.OpenDataFile(file, kReadWholeOverlayFileBytes);
+    slot = state_.OpenDataFile(file, whole_if_small ? kReadWholeOverlayFileBytes : format::LanceFileReader::kTailBytes);
     // Every covered cell needs a value: a value column shorter than its coverage is corrupt.
     for (size_t f = 0; f < o.field_ids.size(); ++f) {
       if (o.field_ids[f] == overlay::kTombstoneFieldId) continue;
@@ -121,39 +121,50 @@ const format::LanceFileReader& FragmentReader::OpenOverlayFile(size_t index) con
   return *slot;
 }
 
-size_t FragmentReader::OverlayColumn(size_t overlay, int32_t field_id) const {
-  const auto& fields = OpenOverlayFile(overlay).schema().fields();
+size_t FragmentReader::OverlayColumn(const format::LanceFileReader& file, size_t overlay, int32_t field_id) const {
+  const auto& fields = file.schema().fields();
   for (size_t i = 0; i < fields.size(); ++i)
     if (fields[i].id == field_id) return i;
   ThrowCorrupt("'{}' fragment {}: overlay file '{}' lists field {} but has no column for it", state_.uri,
                fragment_.id(), overlays().overlays()[overlay].proto->data_file().path(), field_id);
 }
 
-const overlay::FieldLayers* FragmentReader::LayersOf(size_t field) const {
+const overlay::CoverageLayers* FragmentReader::CoverageOf(size_t field) const {
   if (fragment_.overlays_size() == 0) return nullptr;
   const int32_t id = state_.schema.fields()[field].id;
-  auto known = layers_.find(id);
-  if (known == layers_.end()) {
-    // Kept only once made: if Build throws (a corrupt overlay), the next read tries again.
-    auto layers = state_.CachedFieldLayers(fragment_.id(), id, [&] { return overlay::FieldLayers::Build(overlays(), id); });
+  auto known = coverage_.find(id);
+  if (known == coverage_.end()) {
+    auto layers = state_.CachedCoverageLayers(fragment_.id(), id, [&] { return overlay::CoverageLayers::Of(overlays(), id); });
     layers->reads.fetch_add(1, std::memory_order_relaxed);
-    known = layers_.emplace(id, std::move(layers)).first;
+    known = coverage_.emplace(id, std::move(layers)).first;
   }
   return known->second->empty() ? nullptr : known->second.get();
 }
 
-const overlay::FieldLayers* FragmentReader::ReadLayersOf(size_t field) const {
-  const overlay::FieldLayers* layers = LayersOf(field);
-  if (!layers || layers->newest_first.size() < kMergeFromLayers) return layers;
+const overlay::FieldLayers* FragmentReader::LayersOf(size_t field) const {
+  if (!CoverageOf(field)) return nullptr;
+  const int32_t id = state_.schema.fields()[field].id;
+  auto known = layers_.find(id);
+  // Kept only once made: if Build throws (a corrupt overlay), the next read tries again.
+  if (known == layers_.end())
+    known = layers_.emplace(id, state_.CachedFieldLayers(fragment_.id(), id, [&] {
+                                  return overlay::FieldLayers::Build(overlays(), id);
+                                })).first;
+  return known->second.get();
+}
+
+const overlay::FieldLayers* FragmentReader::MergedLayersOf(size_t field) const {
+  const overlay::CoverageLayers* coverage = CoverageOf(field);
+  if (!coverage || coverage->newest_first.size() < kMergeFromLayers) return nullptr;
   const int32_t id = state_.schema.fields()[field].id;
   auto known = merged_.find(id);
   if (known == merged_.end()) {
     std::shared_ptr<const overlay::FieldLayers> merged;
-    if (layers->reads.load(std::memory_order_relaxed) >= 2)
-      merged = state_.CachedMergedLayers(fragment_.id(), id, [&] { return MergeLayers(*layers, field); });
+    if (coverage->reads.load(std::memory_order_relaxed) >= 2)
+      merged = state_.CachedMergedLayers(fragment_.id(), id, [&] { return MergeLayers(*LayersOf(field), field); });
     known = merged_.emplace(id, std::move(merged)).first;
   }
-  return known->second ? known->second.get() : layers;
+  return known->second.get();
 }
 
 std::shared_ptr<const overlay::FieldLayers> FragmentReader::MergeLayers(const overlay::FieldLayers& layers,
@@ -201,8 +212,8 @@ format::RoaringBitmap FragmentReader::ChangedCellsSelected(
     *changed += cells;
     ArrayPtr column = WholeOverlayColumn(layer.overlay, schema_field.id);
     if (!column) {  // too large to keep: read it for this query alone
-      const auto& file = OpenOverlayFile(layer.overlay);
-      const size_t index = OverlayColumn(layer.overlay, schema_field.id);
+      const auto& file = OpenOverlayFile(layer.overlay, true);
+      const size_t index = OverlayColumn(file, layer.overlay, schema_field.id);
       column = file.ReadField(index, 0, file.num_rows(index));
     }
     CheckOverlayType(field, layer.overlay, *column);
@@ -228,8 +239,8 @@ ArrayPtr FragmentReader::WholeOverlayColumn(size_t overlay, int32_t field_id) co
   ArrayPtr column;
   if (bytes > 0 && bytes <= kWholeOverlayBytes)  // 0: size not recorded, so no bound
     column = state_.CachedOverlayColumn(fragment_.id(), overlays().overlays()[overlay].position, field_id, [&] {
-      const size_t index = OverlayColumn(overlay, field_id);
-      const auto& file = OpenOverlayFile(overlay);
+      const auto& file = OpenOverlayFile(overlay, true);
+      const size_t index = OverlayColumn(file, overlay, field_id);
       return file.ReadField(index, 0, file.num_rows(index));
     });
   whole_columns_.emplace(std::make_pair(overlay, field_id), column);
@@ -254,8 +265,9 @@ std::pair<ArrayPtr, int64_t> FragmentReader::OverlayValues(int32_t field_id, siz
     if (ranks.empty()) return {column, int64_t(first_rank)};
     return {lancelet::Take(*column, std::vector<int64_t>(ranks.begin(), ranks.end())), 0};
   }
-  const size_t index = OverlayColumn(overlay, field_id);
-  const auto& file = OpenOverlayFile(overlay);
+  // Ranks of a large file: its tail and the pages they fall in, not the whole file.
+  const auto& file = OpenOverlayFile(overlay, false);
+  const size_t index = OverlayColumn(file, overlay, field_id);
   return {ranks.empty() ? file.ReadField(index, first_rank, count) : file.TakeField(index, ranks), 0};
 }
 
@@ -297,9 +309,13 @@ std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& field
       return ProjectToSchema(src.file->ReadField(src.field_index, start, count),
                              src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
     };
-    const overlay::FieldLayers* layers = ReadLayersOf(field);
-    out.push_back(layers ? Overlaid(field, overlay::ResolveRange(*layers, start, count), true, read_base)
-                         : read_base());
+    if (!CoverageOf(field)) {
+      out.push_back(read_base());
+      continue;
+    }
+    const overlay::FieldLayers* merged = MergedLayersOf(field);
+    out.push_back(Overlaid(field, overlay::ResolveRange(merged ? *merged : *LayersOf(field), start, count), true,
+                           read_base));
   }
   return out;
 }
@@ -326,9 +342,16 @@ std::vector<ArrayPtr> FragmentReader::ReadOffsets(const std::vector<size_t>& fie
       return ProjectToSchema(src.file->TakeField(src.field_index, offsets),
                              src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
     };
-    const overlay::FieldLayers* layers = ReadLayersOf(field);
-    out.push_back(layers ? Overlaid(field, overlay::ResolveOffsets(*layers, offsets), in_scan, read_base)
-                         : read_base());
+    // Offsets are looked up in the coverage bitmaps, so that a take lists no cells.
+    const overlay::CoverageLayers* coverage = CoverageOf(field);
+    if (!coverage) {
+      out.push_back(read_base());
+      continue;
+    }
+    const overlay::FieldLayers* merged = MergedLayersOf(field);
+    out.push_back(Overlaid(field,
+                           merged ? overlay::ResolveOffsets(*merged, offsets) : overlay::ResolveOffsets(*coverage, offsets),
+                           in_scan, read_base));
   }
   return out;
 }

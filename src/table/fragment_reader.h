@@ -68,16 +68,22 @@ class FragmentReader {
   };
   FieldSource Locate(size_t field) const;
   const format::LanceFileReader& OpenFile(size_t data_file) const;
-  const format::LanceFileReader& OpenOverlayFile(size_t overlay) const;
-  // The column of `field_id` in overlay `overlay`'s data file.
-  size_t OverlayColumn(size_t overlay, int32_t field_id) const;
-  // The field's overlay layers in this fragment, or null when no overlay covers it.
+  // `whole_if_small`: read a file of at most kReadWholeOverlayFileBytes whole (a scan
+  // decodes all of it); else just its tail (a take reads a few pages).
+  const format::LanceFileReader& OpenOverlayFile(size_t overlay, bool whole_if_small) const;
+  // The column of `field_id` in `file`, overlay `overlay`'s data file.
+  size_t OverlayColumn(const format::LanceFileReader& file, size_t overlay, int32_t field_id) const;
+  // The field's overlays in this fragment as coverage bitmaps, or null when none covers
+  // it. The first call of a reader counts one read of the field (MergedLayersOf).
+  const overlay::CoverageLayers* CoverageOf(size_t field) const;
+  // The field's layers with their cells listed (kept by the dataset), or null when no
+  // overlay covers it: what a range resolves against.
   const overlay::FieldLayers* LayersOf(size_t field) const;
-  // The layers a read resolves against: LayersOf's, or, once an earlier reader of this
-  // version has read them too and they are at least kMergeFromLayers, their merge into
-  // one layer (kept by the dataset): a version read again pays one layer per batch,
-  // however many overlays it has, and a version read once pays no merge.
-  const overlay::FieldLayers* ReadLayersOf(size_t field) const;
+  // The field's layers merged into one (kept by the dataset), once an earlier reader of
+  // this version has read the field too and it has at least kMergeFromLayers layers: a
+  // version read again pays one layer per batch, however many overlays it has, and a
+  // version read once pays no merge. Null otherwise, or when MergeLayers declines.
+  const overlay::FieldLayers* MergedLayersOf(size_t field) const;
   // LayersOf(field) merged, with the values; null when an overlay's column is too large
   // to hold (WholeOverlayColumn) or the values would pass kMergedValueBytes.
   std::shared_ptr<const overlay::FieldLayers> MergeLayers(const overlay::FieldLayers& layers, size_t field) const;
@@ -115,9 +121,10 @@ class FragmentReader {
   mutable std::unique_ptr<std::vector<uint64_t>> row_ids_;
   mutable std::shared_ptr<const overlay::FragmentOverlays> overlays_;
   mutable std::map<size_t, std::shared_ptr<const format::LanceFileReader>> overlay_files_;
-  // By field id, from the dataset's cache.
+  // By field id, from the dataset's caches.
+  mutable std::map<int32_t, std::shared_ptr<const overlay::CoverageLayers>> coverage_;
   mutable std::map<int32_t, std::shared_ptr<const overlay::FieldLayers>> layers_;
-  // By field id: ReadLayersOf's merges (null: read the unmerged layers).
+  // By field id: MergedLayersOf's merges (null: read the unmerged layers).
   mutable std::map<int32_t, std::shared_ptr<const overlay::FieldLayers>> merged_;
   // By (overlay, field id): WholeOverlayColumn's answers (null: read ranks instead).
   mutable std::map<std::pair<size_t, int32_t>, ArrayPtr> whole_columns_;

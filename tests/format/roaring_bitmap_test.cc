@@ -133,6 +133,40 @@ TEST(RoaringBitmapTest, RunsAndTheirCountFromEveryContainerKind) {
   EXPECT_EQ(optimized.RunCountUpperBound(), 2u);
 }
 
+// Members among ascending values, with their ranks, from every container kind in one
+// pass: an array container (keys 0), a bitset (key 1, every third value), a run
+// container (keys 3 and 4, after run optimization), key 2 absent, and values past 2^32.
+TEST(RoaringBitmapTest, MembersAmongAscendingValuesFromEveryContainerKind) {
+  std::vector<uint32_t> values = {5, 70, 65000};
+  for (uint32_t v = 65536; v < 2 * 65536; v += 3) values.push_back(v);
+  RoaringBitmap built = RoaringBitmap::FromValues(values);
+  built.AddRange(3 * 65536 + 100, 4 * 65536 + 50);
+  const RoaringBitmap bitmap = RoaringBitmap::DeserializePortable(built.SerializePortable(), "t");
+  ASSERT_EQ(bitmap.Runs().back(), (RoaringBitmap::Run{3 * 65536 + 100, 4 * 65536 + 50}));
+  std::vector<uint64_t> queries = {0,          5,          5,          6,          65000,     65536,
+                                   65537,      65539,      2 * 65536 - 1, 2 * 65536 + 7, 3 * 65536 + 99,
+                                   3 * 65536 + 100, 4 * 65536 + 49, 4 * 65536 + 50, uint64_t{1} << 32, uint64_t{1} << 40};
+  std::vector<RoaringBitmap::Member> expected;
+  for (size_t i = 0; i < queries.size(); ++i)
+    if (queries[i] <= UINT32_MAX && bitmap.Contains(uint32_t(queries[i])))
+      expected.push_back({i, bitmap.Rank(uint32_t(queries[i]))});
+  const auto found = bitmap.MembersAmong(queries);
+  ASSERT_EQ(found.size(), expected.size());
+  for (size_t k = 0; k < found.size(); ++k) {
+    EXPECT_EQ(found[k].index, expected[k].index) << k;
+    EXPECT_EQ(found[k].rank, expected[k].rank) << k;
+  }
+  // The known answers: 5 twice (rank 1), 65000 (2), 65536 (3), 65539 (4), 2*65536-2
+  // (the last of the bitset: 3 + 21845), the run's first and last members.
+  std::vector<size_t> indices;
+  for (const auto& m : found) indices.push_back(m.index);
+  EXPECT_EQ(indices, (std::vector<size_t>{1, 2, 4, 5, 7, 8, 11, 12}));
+  EXPECT_EQ(found[5].rank, 3u + 21845u);
+  EXPECT_EQ(found[6].rank, 3u + 21846u);
+  EXPECT_EQ(found[7].rank, 3u + 21846u + 65536u - 100u + 49u);
+  EXPECT_TRUE(RoaringBitmap().MembersAmong(queries).empty());
+}
+
 TEST(RoaringBitmapTest, SetOperations) {
   RoaringBitmap a = RoaringBitmap::FromValues(std::vector<uint32_t>{1, 2, 3, 100000});
   RoaringBitmap b = RoaringBitmap::FromValues(std::vector<uint32_t>{2, 3, 4});

@@ -353,6 +353,7 @@ struct LayeredFragment {
   lance::table::DataFragment fragment;
   std::shared_ptr<const overlay::FragmentOverlays> set;
   std::shared_ptr<const overlay::FieldLayers> layers;
+  std::shared_ptr<const overlay::CoverageLayers> coverage;
 
   LayeredFragment(uint64_t rows, const std::vector<std::pair<std::vector<uint32_t>, uint64_t>>& overlays) {
     fragment.set_physical_rows(rows);
@@ -364,13 +365,35 @@ struct LayeredFragment {
     }
     set = overlay::FragmentOverlays::Load(fragment, "test");
     layers = overlay::FieldLayers::Build(*set, 7);
+    coverage = overlay::CoverageLayers::Of(*set, 7);
   }
+
+  // ResolveOffsets against the listed layers, checked to equal the answer from the
+  // coverage bitmaps.
+  overlay::Resolution Take(std::span<const uint64_t> offsets) const;
 };
 
 std::vector<uint64_t> Ranks(const overlay::OverlayPatch& patch) {
   std::vector<uint64_t> out;
   for (size_t k = 0; k < patch.size(); ++k) out.push_back(patch.Rank(k));
   return out;
+}
+
+overlay::Resolution LayeredFragment::Take(std::span<const uint64_t> offsets) const {
+  overlay::Resolution listed = overlay::ResolveOffsets(*layers, offsets);
+  overlay::Resolution bitmaps = overlay::ResolveOffsets(*coverage, offsets);
+  EXPECT_EQ(listed.base.has_value(), bitmaps.base.has_value());
+  if (listed.base && bitmaps.base) {
+    EXPECT_EQ(listed.base->overlay, bitmaps.base->overlay);
+    EXPECT_EQ(listed.base->ranks, bitmaps.base->ranks);
+  }
+  EXPECT_EQ(listed.patches.size(), bitmaps.patches.size());
+  for (size_t p = 0; p < std::min(listed.patches.size(), bitmaps.patches.size()); ++p) {
+    EXPECT_EQ(listed.patches[p].overlay, bitmaps.patches[p].overlay) << "patch " << p;
+    EXPECT_EQ(Positions(listed.patches[p]), Positions(bitmaps.patches[p])) << "patch " << p;
+    EXPECT_EQ(Ranks(listed.patches[p]), Ranks(bitmaps.patches[p])) << "patch " << p;
+  }
+  return listed;
 }
 
 TEST(OverlayResolution, WalksOnlyTheRange) {
@@ -422,7 +445,7 @@ TEST(OverlayResolution, AnOverlayCoveringTheWholeRangeIsReadAsTheColumn) {
   // Rows [10, 14) are only partly covered: the base file is read.
   EXPECT_FALSE(overlay::ResolveRange(*f.layers, 10, 4).base);
   std::vector<uint64_t> offsets = {9, 3, 4};
-  auto taken = overlay::ResolveOffsets(*f.layers, offsets);
+  auto taken = f.Take(offsets);
   ASSERT_TRUE(taken.base);
   EXPECT_EQ(taken.base->overlay, 1u);
   EXPECT_EQ(taken.base->ranks, (std::vector<uint64_t>{9, 3, 4}));  // in the offsets' order
@@ -452,7 +475,7 @@ TEST(OverlayResolution, RunsResolveLikeLists) {
   ASSERT_TRUE(whole.base);
   EXPECT_EQ(whole.base->first_rank, 1000u + 1000u);
   std::vector<uint64_t> offsets = {8999, 99, 100, 1000, 1099, 5001, 4999};
-  auto taken = overlay::ResolveOffsets(*f.layers, offsets);
+  auto taken = f.Take(offsets);
   ASSERT_EQ(taken.patches.size(), 2u);
   EXPECT_EQ(taken.patches[0].overlay, 1u);  // newest first: 1000 and 5001
   EXPECT_EQ(Positions(taken.patches[0]), (std::vector<uint32_t>{3, 5}));
@@ -466,7 +489,7 @@ TEST(OverlayResolution, OffsetsInAnyOrderGoToTheNewestCoveringOverlay) {
   // Overlays 1 and 2 share a version: the later position is newer.
   LayeredFragment f(20, {{{2, 4, 6, 8}, 2}, {{4, 9}, 3}, {{1, 8}, 3}});
   std::vector<uint64_t> offsets = {9, 8, 6, 4, 2, 1, 0, 4};
-  auto resolution = overlay::ResolveOffsets(*f.layers, offsets);
+  auto resolution = f.Take(offsets);
   EXPECT_FALSE(resolution.base);
   const auto& patches = resolution.patches;
   ASSERT_EQ(patches.size(), 3u);
@@ -494,7 +517,7 @@ TEST(OverlayResolution, OffsetsFindEveryCellAmongDenseOrSparseCells) {
       if (o < 5000 && o % 7 == 3) expected_positions.push_back(uint32_t(offsets.size())), expected_ranks.push_back(o / 7);
       offsets.push_back(o);
     }
-    auto resolution = overlay::ResolveOffsets(*f.layers, offsets);
+    auto resolution = f.Take(offsets);
     ASSERT_EQ(resolution.patches.size(), 1u) << "stride " << stride;
     EXPECT_EQ(Positions(resolution.patches[0]), expected_positions) << "stride " << stride;
     EXPECT_EQ(Ranks(resolution.patches[0]), expected_ranks) << "stride " << stride;
@@ -502,7 +525,7 @@ TEST(OverlayResolution, OffsetsFindEveryCellAmongDenseOrSparseCells) {
   // A few offsets against many cells are searched for one by one: in any order, repeated,
   // at the first and last cell, between cells and past them.
   std::vector<uint64_t> few = {5999, 10, 4994, 10, 0, 3};
-  auto resolution = overlay::ResolveOffsets(*f.layers, few);
+  auto resolution = f.Take(few);
   ASSERT_EQ(resolution.patches.size(), 1u);
   EXPECT_EQ(Positions(resolution.patches[0]), (std::vector<uint32_t>{1, 2, 3, 5}));
   EXPECT_EQ(Ranks(resolution.patches[0]), (std::vector<uint64_t>{1, 713, 1, 0}));
@@ -629,9 +652,9 @@ TEST(OverlayLoad, OverlaysAreDecodedOnceAndShared) {
 
 // Resolution pays once per covered cell, whatever the layers and container kinds: a
 // dense 10% layer (bitset containers) under 16 sparse ones that shadow some of its
-// cells. Reads make no bitmap rank call; a scan meets each listed cell once; the cells
-// are listed once per dataset version, and merged once when read again; a take meets
-// fewer cells than the layers hold.
+// cells. Reads make no bitmap rank call; a first take lists no cell; a scan meets each
+// listed cell once; the cells are listed once per dataset version, and merged once when
+// read again; a later take meets fewer cells than the layers hold.
 TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
   testing::TempDir dir;
   constexpr int kRows = 200000;
@@ -648,8 +671,23 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
     ds = OverlayWriter(ds).Set(0, "age", cells, Int32s(values)).Commit();
     covered += cells.size();
   }
-  ds = Dataset::Open(ds->uri());  // a fresh reader, as a new process has
   auto& counters = overlay::Counters();
+  auto expected_age = [](int o) { return o % 1000 < 16 ? 1000000 + o % 1000 : o % 10 == 3 ? -o : 10 * o; };
+  std::vector<uint64_t> rows;
+  for (uint64_t r = 7; r < kRows; r += 1999) rows.push_back(r);
+  {
+    // A take that a fresh reader starts with lists no cell and ranks none: each layer's
+    // bitmap is searched for the offsets in one pass.
+    const uint64_t listed = counters.cells_listed, looked_up = counters.offsets_looked_up;
+    const uint64_t ranks = format::RoaringBitmap::RankCalls();
+    auto taken = Dataset::Open(ds->uri())->Take(rows, {"age"});
+    for (size_t k = 0; k < rows.size(); ++k)
+      EXPECT_EQ(taken->column(0)->values<int32_t>()[k], expected_age(int(rows[k]))) << rows[k];
+    EXPECT_EQ(counters.cells_listed, listed);
+    EXPECT_EQ(counters.offsets_looked_up - looked_up, 17 * rows.size());
+    EXPECT_EQ(format::RoaringBitmap::RankCalls(), ranks);
+  }
+  ds = Dataset::Open(ds->uri());  // a fresh reader, as a new process has
   const uint64_t listed = counters.cells_listed, visited = counters.cells_visited;
   const uint64_t ranks = format::RoaringBitmap::RankCalls();
 
@@ -678,8 +716,6 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
   EXPECT_EQ(counters.cells_visited - visited, covered + 2 * distinct);
   EXPECT_EQ(std::memcmp(again->column(0)->values<int32_t>(), age, kRows * sizeof(int32_t)), 0);
 
-  std::vector<uint64_t> rows;
-  for (uint64_t r = 7; r < kRows; r += 1999) rows.push_back(r);
   const uint64_t before_take = counters.cells_visited;
   auto taken = ds->Take(rows, {"age"});
   for (size_t k = 0; k < rows.size(); ++k) {
