@@ -162,10 +162,15 @@ bool ScanPlan::Cursor::Next(FragmentBatch& out) {
     } else if (deleted.IsEmpty()) {
       out.rows = RowSet::Range(start, end - start);
     } else {
+      // The offsets between deleted ones, walking the deletions in the batch once.
       std::vector<uint64_t> live;
       live.reserve(end - start);
-      for (uint64_t o = start; o < end; ++o)
-        if (!deleted.Contains(uint32_t(o))) live.push_back(o);
+      uint64_t next = start;
+      deleted.ForEachInRange(start, end, [&](uint32_t gone) {
+        for (; next < gone; ++next) live.push_back(next);
+        next = uint64_t(gone) + 1;
+      });
+      for (; next < end; ++next) live.push_back(next);
       if (live.empty()) continue;
       out.rows = live.size() == end - start ? RowSet::Range(start, end - start) : RowSet::List(std::move(live));
     }
