@@ -84,6 +84,47 @@ bool RoaringBitmap::Contains(uint32_t value) const {
 
 uint64_t RoaringBitmap::Cardinality() const { return roaring_bitmap_get_cardinality(bitmap_); }
 
+uint64_t RoaringBitmap::CountInRange(uint64_t start, uint64_t end) const {
+  end = std::min<uint64_t>(end, uint64_t{1} << 32);
+  return start < end ? roaring_bitmap_range_cardinality(bitmap_, start, end) : 0;
+}
+
+void RoaringBitmap::AppendMembersIn(uint64_t start, uint64_t end, std::vector<uint32_t>& out) const {
+  end = std::min<uint64_t>(end, uint64_t{1} << 32);
+  if (start >= end) return;
+  const roaring_array_t& ra = bitmap_->high_low_container;
+  const uint16_t first_key = uint16_t(start >> 16);
+  for (int32_t i = int32_t(std::lower_bound(ra.keys, ra.keys + ra.size, first_key) - ra.keys); i < ra.size; ++i) {
+    const uint64_t base = uint64_t(ra.keys[i]) << 16;
+    if (base >= end) break;
+    // The part of the range inside this container: low values [lo, hi).
+    const uint32_t lo = start > base ? uint32_t(start - base) : 0;
+    const uint32_t hi = uint32_t(std::min<uint64_t>(end - base, 65536));
+    uint8_t type = ra.typecodes[i];
+    const void* c = container_unwrap_shared(ra.containers[i], &type);
+    if (type == ARRAY_CONTAINER_TYPE_CODE) {
+      const auto* a = static_cast<const array_container_t*>(c);
+      const uint16_t* from = std::lower_bound(a->array, a->array + a->cardinality, lo);
+      for (const uint16_t* v = from; v != a->array + a->cardinality && *v < hi; ++v) out.push_back(uint32_t(base + *v));
+    } else if (type == RUN_CONTAINER_TYPE_CODE) {
+      const auto* r = static_cast<const run_container_t*>(c);
+      for (int32_t j = 0; j < r->n_runs; ++j) {
+        const uint32_t from = std::max<uint32_t>(lo, r->runs[j].value);
+        const uint32_t to = std::min<uint32_t>(hi, uint32_t(r->runs[j].value) + r->runs[j].length + 1);
+        for (uint32_t v = from; v < to; ++v) out.push_back(uint32_t(base + v));
+      }
+    } else {
+      const auto* b = static_cast<const bitset_container_t*>(c);
+      for (uint32_t w = lo / 64; w <= (hi - 1) / 64; ++w) {
+        uint64_t word = b->array[w];
+        if (w == lo / 64) word &= ~uint64_t{0} << (lo % 64);
+        if (w == (hi - 1) / 64 && hi % 64 != 0) word &= (uint64_t{1} << (hi % 64)) - 1;
+        for (; word != 0; word &= word - 1) out.push_back(uint32_t(base + w * 64 + uint32_t(std::countr_zero(word))));
+      }
+    }
+  }
+}
+
 bool RoaringBitmap::IsEmpty() const { return roaring_bitmap_is_empty(bitmap_); }
 
 // roaring_bitmap_rank counts members <= x; we want members < x.

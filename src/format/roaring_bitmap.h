@@ -53,6 +53,12 @@ class RoaringBitmap {
   bool IsEmpty() const;
   // Bytes of the portable serialization as it stands (without run optimization).
   uint64_t PortableSizeInBytes() const;
+  // Appends the members in [start, end) to `out`, ascending, container by container
+  // (array values copied, bitset words walked bit by bit, runs expanded).
+  void AppendMembersIn(uint64_t start, uint64_t end, std::vector<uint32_t>& out) const;
+  // Members in [start, end); costs the containers the range meets (a run container its
+  // runs, a bitset the words in range), never a pass over the members.
+  uint64_t CountInRange(uint64_t start, uint64_t end) const;
   // Number of members strictly less than `value` (the 0-based position of a member).
   // Costs up to a container's worth of work: never call it once per cell of a read.
   uint64_t Rank(uint32_t value) const;

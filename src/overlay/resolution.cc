@@ -230,6 +230,38 @@ Resolution ResolveRange(const FieldLayers& layers, uint64_t start, uint64_t coun
   return out;
 }
 
+Resolution ResolveRange(const CoverageLayers& layers, uint64_t start, uint64_t count,
+                        std::vector<RangeCursor>& cursors) {
+  Resolution out;
+  const uint64_t end = start + count;
+  cursors.resize(layers.newest_first.size());
+  for (size_t l = 0; l < layers.newest_first.size(); ++l) {
+    const auto& layer = layers.newest_first[l];
+    const format::RoaringBitmap& coverage = *layer.coverage;
+    RangeCursor& cursor = cursors[l];
+    const uint64_t first_rank = cursor.position == start ? cursor.rank : coverage.Rank(uint32_t(start));
+    const uint64_t covered = coverage.CountInRange(start, end);
+    cursor = {end, first_rank + covered};
+    // Under a layer covering every row, older layers only move their cursors on.
+    if (covered == 0 || out.base) continue;
+    if (covered == count) {  // every row: older layers and the base file are not needed
+      out.base = WholeRead{layer.overlay, first_rank, count, {}};
+      continue;
+    }
+    OverlayPatch patch;
+    patch.overlay = layer.overlay;
+    patch.origin = uint32_t(start);
+    patch.first_rank = first_rank;
+    patch.owned.reserve(covered);
+    coverage.AppendMembersIn(start, end, patch.owned);
+    CountVisits(covered);
+    patch.cells = patch.owned;
+    out.patches.push_back(std::move(patch));
+  }
+  std::reverse(out.patches.begin(), out.patches.end());  // oldest first, as above
+  return out;
+}
+
 // A layer with more than this many cells per wanted offset is searched offset by offset.
 constexpr size_t kSearchEachOffset = 16;
 

@@ -5,17 +5,18 @@
 // wins; cells no overlay covers fall through to the base. Deleted offsets are the
 // fragment reader's business: it drops them after resolution, so deletions always win.
 //
-// Cost: FieldLayers lists each overlay's covered cells once per fragment version and
-// field, in bulk (O(covered cells + containers)); the rank of a cell is then its index in
-// its layer's list. Every resolution after that costs binary searches plus one pass over
-// the listed cells it meets, however many layers there are and whatever the bitmaps'
-// container kinds: no bitmap rank or membership call per cell. A range lets newer layers
-// overwrite older ones (each layer's cells there are one run of its values); offsets
-// are claimed newest first, so a take reads each value it returns and no other. A field
-// read again may have its layers merged into one (MergeCells, MergedLayers): then a
-// batch costs one layer however many overlays there are. A take that comes first lists
-// nothing: it looks its offsets up in each coverage bitmap in one pass over the
-// containers (CoverageLayers, RoaringBitmap::MembersAmong).
+// Cost: no read asks a bitmap for a rank or a membership per cell, however many layers
+// there are and whatever the bitmaps' container kinds. A first read of a version works
+// from the coverage bitmaps (CoverageLayers): a range counts each layer's members in it
+// (a run container costs its runs) and carries the rank of its start from the range
+// before (RangeCursor), listing only the cells of layers that cover part of it; offsets
+// are looked up in each bitmap in one pass over its containers
+// (RoaringBitmap::MembersAmong). A range lets newer layers overwrite older ones (each
+// layer's cells there are one run of its values); offsets are claimed newest first, so a
+// take reads each value it returns and no other. A field read again has its layers
+// listed once (FieldLayers: the rank of a cell is its index in its layer's list) and
+// merged into one (MergeCells, MergedLayers): then a batch costs one layer however many
+// overlays there are.
 #pragma once
 
 #include <atomic>
@@ -69,9 +70,9 @@ struct FieldLayers {
 };
 
 // A field's layers in a fragment as their coverage bitmaps, newest first: made in
-// O(layers), with no cell listed. A take resolves against these, so that a fresh process
-// taking a few rows pays for the containers and offsets it meets, not for every covered
-// cell (which listing, FieldLayers::Build, costs).
+// O(layers), with no cell listed. A first read resolves against these, so that a fresh
+// process pays for the containers, ranges and offsets it meets, and holds no list of
+// every covered cell (which FieldLayers::Build costs in time and memory).
 struct CoverageLayers {
   struct Layer {
     size_t overlay = 0;  // index into FragmentOverlays::overlays()
@@ -149,6 +150,17 @@ struct Resolution {
 // The rows [start, start + count) of a field. Patches come oldest overlay first and may
 // overlap; every patch is contiguous (one run of its overlay's values).
 Resolution ResolveRange(const FieldLayers& layers, uint64_t start, uint64_t count);
+// Where a walk of a layer's coverage stands: `rank` of its members lie below `position`.
+struct RangeCursor {
+  uint64_t position = 0;
+  uint64_t rank = 0;
+};
+// The same from the coverage bitmaps, listing only the cells of layers that cover part
+// of the range; a layer covering all of it is counted, not listed. `cursors` (one per
+// layer, from {0, 0}) carry each layer's rank from one range to the next, so a scan
+// walking a fragment in order never ranks; a range elsewhere ranks once per layer.
+Resolution ResolveRange(const CoverageLayers& layers, uint64_t start, uint64_t count,
+                        std::vector<RangeCursor>& cursors);
 // The rows at `offsets` (any order, duplicates allowed); output position k is offsets[k].
 // Patches come newest overlay first and are disjoint. The two forms give the same answer.
 Resolution ResolveOffsets(const FieldLayers& layers, std::span<const uint64_t> offsets);

@@ -314,8 +314,10 @@ std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& field
       continue;
     }
     const overlay::FieldLayers* merged = MergedLayersOf(field);
-    out.push_back(Overlaid(field, overlay::ResolveRange(merged ? *merged : *LayersOf(field), start, count), true,
-                           read_base));
+    out.push_back(Overlaid(field,
+                           merged ? overlay::ResolveRange(*merged, start, count)
+                                  : overlay::ResolveRange(*CoverageOf(field), start, count, range_cursors_[field]),
+                           true, read_base));
   }
   return out;
 }

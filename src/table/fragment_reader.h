@@ -77,7 +77,7 @@ class FragmentReader {
   // it. The first call of a reader counts one read of the field (MergedLayersOf).
   const overlay::CoverageLayers* CoverageOf(size_t field) const;
   // The field's layers with their cells listed (kept by the dataset), or null when no
-  // overlay covers it: what a range resolves against.
+  // overlay covers it: what a merge and the index's changed cells start from.
   const overlay::FieldLayers* LayersOf(size_t field) const;
   // The field's layers merged into one (kept by the dataset), once an earlier reader of
   // this version has read the field too and it has at least kMergeFromLayers layers: a
@@ -124,6 +124,8 @@ class FragmentReader {
   // By field id, from the dataset's caches.
   mutable std::map<int32_t, std::shared_ptr<const overlay::CoverageLayers>> coverage_;
   mutable std::map<int32_t, std::shared_ptr<const overlay::FieldLayers>> layers_;
+  // By schema field: where ranges of its unmerged layers stand (a scan walks in order).
+  mutable std::map<size_t, std::vector<overlay::RangeCursor>> range_cursors_;
   // By field id: MergedLayersOf's merges (null: read the unmerged layers).
   mutable std::map<int32_t, std::shared_ptr<const overlay::FieldLayers>> merged_;
   // By (overlay, field id): WholeOverlayColumn's answers (null: read ranks instead).

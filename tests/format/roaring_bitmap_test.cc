@@ -167,6 +167,33 @@ TEST(RoaringBitmapTest, MembersAmongAscendingValuesFromEveryContainerKind) {
   EXPECT_TRUE(RoaringBitmap().MembersAmong(queries).empty());
 }
 
+// Members and their count in ranges that start and end inside and across array, bitset
+// and run containers, at word edges, and past 2^32: the same as a walk of the members.
+TEST(RoaringBitmapTest, MembersInRangesFromEveryContainerKind) {
+  std::vector<uint32_t> values = {5, 70, 65000};
+  for (uint32_t v = 65536; v < 2 * 65536; v += 3) values.push_back(v);
+  RoaringBitmap built = RoaringBitmap::FromValues(values);
+  built.AddRange(3 * 65536 + 100, 4 * 65536 + 50);
+  built.Add(0xffffffffu);
+  const RoaringBitmap bitmap = RoaringBitmap::DeserializePortable(built.SerializePortable(), "t");
+  const std::vector<std::pair<uint64_t, uint64_t>> ranges = {
+      {0, 6},         {6, 65536},          {0, 1 << 20},         {65536 + 64, 65536 + 128}, {65536 + 1, 65536 + 63},
+      {131071, 131072}, {3 * 65536 + 99, 3 * 65536 + 101}, {4 * 65536 + 10, 5 * 65536}, {0xfffffff0u, uint64_t{1} << 33},
+      {7, 7},         {2 * 65536, 3 * 65536}};
+  for (const auto& [start, end] : ranges) {
+    std::vector<uint32_t> expected;
+    bitmap.ForEachInRange(start, end, [&](uint32_t v) { expected.push_back(v); });
+    std::vector<uint32_t> got = {42};  // appended to, not replaced
+    bitmap.AppendMembersIn(start, end, got);
+    expected.insert(expected.begin(), 42u);
+    EXPECT_EQ(got, expected) << "[" << start << ", " << end << ")";
+    EXPECT_EQ(bitmap.CountInRange(start, end), expected.size() - 1) << "[" << start << ", " << end << ")";
+  }
+  std::vector<uint32_t> few;
+  bitmap.AppendMembersIn(65536 + 60, 65536 + 70, few);
+  EXPECT_EQ(few, (std::vector<uint32_t>{65536 + 60, 65536 + 63, 65536 + 66, 65536 + 69}));
+}
+
 TEST(RoaringBitmapTest, SetOperations) {
   RoaringBitmap a = RoaringBitmap::FromValues(std::vector<uint32_t>{1, 2, 3, 100000});
   RoaringBitmap b = RoaringBitmap::FromValues(std::vector<uint32_t>{2, 3, 4});
