@@ -221,7 +221,7 @@ namespace {
 class FileByteSource final : public ByteSource {
  public:
   explicit FileByteSource(std::unique_ptr<io::ReadableFile> file, uint64_t size)
-      : file_(std::move(file)), size_(size) {}
+      : file_(std::move(file)), path_(file_->path()), size_(size) {}
   std::string Read(uint64_t offset, uint64_t length) const override {
     std::string out(length, '\0');
     ReadInto(offset, length, out.data());
@@ -236,15 +236,20 @@ class FileByteSource final : public ByteSource {
     if (resident_.size() == size_) std::memcpy(out, resident_.data() + offset, length);
     else file_->ReadAt(offset, length, out);
   }
-  const std::string& path() const override { return file_->path(); }
+  const std::string& path() const override { return path_; }
   // Serves every later read from `whole`, the file's bytes already read, with no I/O: a
-  // small file (an overlay of scattered cells, say) then costs one read in all.
+  // small file (an overlay of scattered cells, say) then costs one read in all. The file
+  // is closed: a version holding hundreds of small overlays open holds no descriptor
+  // for them.
   void KeepInMemory(std::string whole) {
-    if (whole.size() == size_) resident_ = std::move(whole);
+    if (whole.size() != size_) return;
+    resident_ = std::move(whole);
+    file_.reset();
   }
 
  private:
-  std::unique_ptr<io::ReadableFile> file_;
+  std::unique_ptr<io::ReadableFile> file_;  // null once the bytes are resident
+  std::string path_;
   uint64_t size_;
   std::string resident_;
 };

@@ -407,6 +407,30 @@ TEST_F(LanceFileV20, ReportsColumnIndicesAndFieldIds) {
   EXPECT_EQ(reader->schema().fields()[1].children[0].children[1].id, 9);
 }
 
+// A file read whole when opened keeps no descriptor: a version with hundreds of small
+// overlays open must not run a process out of file descriptors. A file read by its tail
+// keeps one, for its pages.
+TEST_F(LanceFileV20, AFileReadWholeHoldsNoDescriptor) {
+  std::vector<FieldPtr> fields = {Field::Make("x", DataType::Int64())};
+  WriteFile(*store_, Path("small.lance"), fields, RandomColumns(fields, 100, 1, 0.0), V20(), 100);
+  WriteFile(*store_, Path("large.lance"), fields, RandomColumns(fields, 20000, 2, 0.0), V20(), 20000);
+  auto open_descriptors = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator{});
+  };
+  const auto before = open_descriptors();
+  std::vector<std::unique_ptr<LanceFileReader>> readers;
+  for (int i = 0; i < 20; ++i) readers.push_back(LanceFileReader::Open(*store_, Path("small.lance")));
+  EXPECT_EQ(open_descriptors(), before);
+  EXPECT_EQ(readers.back()->num_rows(), 100u);
+  EXPECT_EQ(readers.back()->ReadField(0, 0, 100)->length, 100);
+  readers.push_back(LanceFileReader::Open(*store_, Path("large.lance")));  // 160 KB: its tail
+  EXPECT_EQ(open_descriptors(), before + 1);
+  EXPECT_EQ(readers.back()->ReadField(0, 19990, 10)->length, 10);
+  readers.push_back(LanceFileReader::Open(*store_, Path("large.lance"), 0, /*whole_up_to=*/1 << 20));
+  EXPECT_EQ(open_descriptors(), before + 1);
+  EXPECT_EQ(readers.back()->ReadField(0, 19990, 10)->length, 10);
+}
+
 TEST_F(LanceFileV20, RejectsWhatTheReferenceRejects) {
   auto st = DataType::Struct({Field::Make("a", DataType::Int32())});
   Schema schema({Field::Make("req", DataType::Int32(), false), Field::Make("st", st)});
