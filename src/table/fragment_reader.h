@@ -110,8 +110,9 @@ class FragmentReader {
   static constexpr uint64_t kWholeOverlayBytes = 4 << 20;
   static constexpr size_t kMergeFromLayers = 3;
   static constexpr uint64_t kMergedValueBytes = DatasetState::kOverlayCacheBytes / 8;
-  // An overlay file up to this size is read in one go when opened: a scan decodes all of
-  // it, and a take pays a few microseconds more than reading its tail and pages.
+  // An overlay file up to this size is read in one go when a scan opens it (it decodes
+  // all of it). A take opens it by its tail and reads the pages its ranks fall in: a
+  // fresh process taking 100 rows read 1.5 MB of such files whole before.
   static constexpr uint64_t kReadWholeOverlayFileBytes = 256 << 10;
 
   const DatasetState& state_;
