@@ -10,7 +10,8 @@
 #
 # Whole process: each command runs REPEATS times (default 5), overlaid and compacted
 # alternating, and prints the medians and their ratio. In process: bench/version_compare
-# times both in one process, interleaved, and prints the ratio of the medians.
+# times both in one process, interleaved, and prints the ratio of the medians; "first
+# read" lines open the version anew each round (--cold).
 source "$(dirname "$0")/common.sh"
 LANCELET=${LANCELET:-$BUILD/lancelet}
 COMPARE="$BUILD/bench/version_compare"
@@ -88,6 +89,9 @@ inproc 'history: count where price > 500' "$H" "$HF" scan price 21 --where "pric
 inproc 'history: scan qty' "$H" "$HF" scan qty 21
 inproc 'history: scan price,qty where qty % 7 = 0' "$H" "$HF" scan price,qty 21 --where "qty % 7 = 0"
 inproc 'history: take(100) price,qty' "$H" "$HF" take price,qty 201
+# A first read: the version is opened anew each round, so nothing is cached or merged.
+inproc 'history, first read: scan qty' "$H" "$HF" scan qty 21 --cold
+inproc 'history, first read: take(100) price,qty' "$H" "$HF" take price,qty 41 --cold
 for layers in 4 16; do
   version=$((layers + 2))
   inproc "$layers strided 1% layers: scan qty" "$DIR/layers.lance@$version" "$DIR/layers${layers}_fresh.lance" scan qty 21
