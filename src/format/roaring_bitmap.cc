@@ -206,13 +206,7 @@ std::vector<RoaringBitmap::Member> RoaringBitmap::MembersAmong(std::span<const u
   // index with the container's members before it.
   int32_t at = 0;
   uint64_t before_at = 0;
-  auto cardinality = [&](int32_t i) -> uint64_t {
-    uint8_t type = ra.typecodes[i];
-    const void* c = container_unwrap_shared(ra.containers[i], &type);
-    if (type == RUN_CONTAINER_TYPE_CODE) return uint64_t(run_container_cardinality(static_cast<const run_container_t*>(c)));
-    if (type == ARRAY_CONTAINER_TYPE_CODE) return uint64_t(static_cast<const array_container_t*>(c)->cardinality);
-    return uint64_t(static_cast<const bitset_container_t*>(c)->cardinality);
-  };
+  auto cardinality = [&](int32_t i) { return uint64_t(container_get_cardinality(ra.containers[i], ra.typecodes[i])); };
   int32_t next = 0;  // the first container not yet passed
   for (size_t q = 0; q < ascending.size(); ++q) {
     const uint64_t value = ascending[q];
@@ -268,33 +262,23 @@ uint64_t RoaringBitmap::RunCountUpperBound() const {
 
 void RoaringBitmap::VisitChunksImpl(void (*callback)(void*, const uint32_t*, size_t),
                                     void* state) const {
-  constexpr uint32_t kChunk = 1024;
-  uint32_t buffer[kChunk];
-  roaring_uint32_iterator_t it;
-  roaring_init_iterator(bitmap_, &it);
-  while (it.has_value) {
-    uint32_t count = roaring_read_uint32_iterator(&it, buffer, kChunk);
-    if (count == 0) break;
-    callback(state, buffer, count);
-  }
+  VisitRangeImpl(0, uint64_t{1} << 32, callback, state);
 }
 
+// A container at a time, through AppendMembersIn: no per-member iterator step.
 void RoaringBitmap::VisitRangeImpl(uint64_t start, uint64_t end,
                                    void (*callback)(void*, const uint32_t*, size_t), void* state) const {
-  if (start >= end || start > UINT32_MAX) return;
-  constexpr uint32_t kChunk = 1024;
-  uint32_t buffer[kChunk];
-  roaring_uint32_iterator_t it;
-  roaring_init_iterator(bitmap_, &it);
-  if (!roaring_move_uint32_iterator_equalorlarger(&it, uint32_t(start))) return;
-  while (it.has_value) {
-    uint32_t count = roaring_read_uint32_iterator(&it, buffer, kChunk);
-    if (count == 0) break;
-    // Members arrive ascending: cut the chunk at the first one past the range.
-    uint32_t keep = count;
-    if (buffer[count - 1] >= end) keep = uint32_t(std::lower_bound(buffer, buffer + count, end) - buffer);
-    if (keep) callback(state, buffer, keep);
-    if (keep < count) break;
+  end = std::min<uint64_t>(end, uint64_t{1} << 32);
+  if (start >= end) return;
+  const roaring_array_t& ra = bitmap_->high_low_container;
+  std::vector<uint32_t> chunk;
+  for (int32_t i = int32_t(std::lower_bound(ra.keys, ra.keys + ra.size, uint16_t(start >> 16)) - ra.keys); i < ra.size;
+       ++i) {
+    const uint64_t base = uint64_t(ra.keys[i]) << 16;
+    if (base >= end) break;
+    chunk.clear();
+    AppendMembersIn(std::max(start, base), std::min(end, base + 65536), chunk);
+    if (!chunk.empty()) callback(state, chunk.data(), chunk.size());
   }
 }
 

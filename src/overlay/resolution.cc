@@ -128,13 +128,9 @@ Span CoveredIn(const Layer& layer, uint64_t start, uint64_t end) {
 
 }  // namespace
 
-std::shared_ptr<const FieldLayers> FieldLayers::Build(const FragmentOverlays& overlays, int32_t field_id) {
+std::shared_ptr<const FieldLayers> FieldLayers::Build(const CoverageLayers& coverage) {
   auto out = std::make_shared<FieldLayers>();
-  const auto& list = overlays.overlays();
-  for (size_t i = list.size(); i-- > 0;) {
-    const format::RoaringBitmap* coverage = list[i].CoverageOf(field_id);
-    if (coverage && !coverage->IsEmpty()) out->newest_first.push_back(MakeLayer(i, *coverage));
-  }
+  for (const auto& layer : coverage.newest_first) out->newest_first.push_back(MakeLayer(layer.overlay, *layer.coverage));
   return out;
 }
 

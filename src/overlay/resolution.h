@@ -59,12 +59,15 @@ inline constexpr size_t kMergedOverlay = SIZE_MAX;
 
 // A field's layers in a fragment, newest first; an overlay that does not cover the field
 // has no layer.
+struct CoverageLayers;
+
 struct FieldLayers {
   std::vector<Layer> newest_first;
   // Set in a merge of several layers (MergeLayers): the one layer's values, in cell order.
   ArrayPtr merged_values;
 
-  static std::shared_ptr<const FieldLayers> Build(const FragmentOverlays& overlays, int32_t field_id);
+  // Lists each of `coverage`'s layers, in its order.
+  static std::shared_ptr<const FieldLayers> Build(const CoverageLayers& coverage);
   bool empty() const { return newest_first.empty(); }
   uint64_t MemoryBytes() const;
 };

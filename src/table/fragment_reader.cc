@@ -142,13 +142,14 @@ const overlay::CoverageLayers* FragmentReader::CoverageOf(size_t field) const {
 }
 
 const overlay::FieldLayers* FragmentReader::LayersOf(size_t field) const {
-  if (!CoverageOf(field)) return nullptr;
+  const overlay::CoverageLayers* coverage = CoverageOf(field);
+  if (!coverage) return nullptr;
   const int32_t id = state_.schema.fields()[field].id;
   auto known = layers_.find(id);
-  // Kept only once made: if Build throws (a corrupt overlay), the next read tries again.
+  // Kept only once made: if Build throws, the next read tries again.
   if (known == layers_.end())
     known = layers_.emplace(id, state_.CachedFieldLayers(fragment_.id(), id, [&] {
-                                  return overlay::FieldLayers::Build(overlays(), id);
+                                  return overlay::FieldLayers::Build(*coverage);
                                 })).first;
   return known->second.get();
 }
@@ -309,14 +310,15 @@ std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& field
       return ProjectToSchema(src.file->ReadField(src.field_index, start, count),
                              src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
     };
-    if (!CoverageOf(field)) {
+    const overlay::CoverageLayers* coverage = CoverageOf(field);
+    if (!coverage) {
       out.push_back(read_base());
       continue;
     }
     const overlay::FieldLayers* merged = MergedLayersOf(field);
     out.push_back(Overlaid(field,
                            merged ? overlay::ResolveRange(*merged, start, count)
-                                  : overlay::ResolveRange(*CoverageOf(field), start, count, range_cursors_[field]),
+                                  : overlay::ResolveRange(*coverage, start, count, range_cursors_[field]),
                            true, read_base));
   }
   return out;

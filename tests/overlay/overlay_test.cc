@@ -364,8 +364,8 @@ struct LayeredFragment {
       o->set_committed_version(version);
     }
     set = overlay::FragmentOverlays::Load(fragment, "test");
-    layers = overlay::FieldLayers::Build(*set, 7);
     coverage = overlay::CoverageLayers::Of(*set, 7);
+    layers = overlay::FieldLayers::Build(*coverage);
   }
 
   // ResolveOffsets and ResolveRange against the listed layers, checked to equal the
@@ -426,8 +426,8 @@ TEST(OverlayResolution, WalksOnlyTheRange) {
   EXPECT_EQ(patches[1].overlay, 1u);
   EXPECT_EQ(Positions(patches[1]), (std::vector<uint32_t>{1, 53}));
   EXPECT_EQ(Ranks(patches[1]), (std::vector<uint64_t>{0, 1}));
-  EXPECT_TRUE(overlay::FieldLayers::Build(*f.set, 8)->empty());  // absent field
-  EXPECT_TRUE(overlay::ResolveRange(*overlay::FieldLayers::Build(*f.set, 8), 0, 100).patches.empty());
+  EXPECT_TRUE(overlay::FieldLayers::Build(*overlay::CoverageLayers::Of(*f.set, 8))->empty());  // absent field
+  EXPECT_TRUE(overlay::ResolveRange(*overlay::FieldLayers::Build(*overlay::CoverageLayers::Of(*f.set, 8)), 0, 100).patches.empty());
 }
 
 // Applied in order, the newer layer's value stands where both cover a cell.
