@@ -9,7 +9,7 @@
 source "$(dirname "$0")/common.sh"
 LANCELET=${LANCELET:-$BUILD/lancelet}
 COMPARE="$BUILD/bench/version_compare"
-ROUNDS=${ROUNDS:-21}
+ROUNDS=${ROUNDS:-101}
 DIR="$WORK/index"
 export LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES=1 RUST_LOG=error
 

@@ -102,6 +102,9 @@ ArrayPtr Take(const ArrayData& array, std::span<const int64_t> indices);
 // Keeps element i where keep[i] is true.
 ArrayPtr Filter(const ArrayData& array, const std::vector<bool>& keep);
 
+// Child `index` of a struct array as a column of its own: null where the struct is.
+ArrayPtr StructChild(const ArrayData& parent, int index);
+
 // Deep equality of type, length, validity and valid values (NaN equals NaN bitwise).
 bool ArraysEqual(const ArrayData& a, const ArrayData& b);
 // Checks the invariants above; throws Corrupt with `context` in the message.

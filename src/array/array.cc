@@ -151,6 +151,21 @@ uint64_t BufferBytes(const ArrayData& array) {
   return bytes;
 }
 
+ArrayPtr StructChild(const ArrayData& parent, int index) {
+  ArrayPtr child = parent.children.at(size_t(index));
+  if (!parent.validity() || parent.null_count == 0) return child;
+  auto out = std::make_shared<ArrayData>(*child);
+  const size_t bytes = size_t((parent.length + 7) / 8);
+  BufferPtr validity = Buffer::Copy(parent.validity(), bytes);
+  if (const uint8_t* own = child->validity()) {
+    uint8_t* v = validity->mutable_data();
+    for (size_t i = 0; i < bytes; ++i) v[i] &= own[i];
+  }
+  out->null_count = CountNulls(validity->data(), parent.length);
+  out->buffers[0] = std::move(validity);
+  return out;
+}
+
 int64_t CountNulls(const uint8_t* validity, int64_t length) {
   if (!validity) return 0;
   int64_t set = 0, i = 0;

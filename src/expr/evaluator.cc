@@ -17,22 +17,6 @@ namespace lancelet {
 
 namespace {
 
-// Field `index` of a struct array, NULL wherever the struct itself is NULL.
-ArrayPtr StructField(const ArrayData& parent, int index) {
-  ArrayPtr child = parent.children.at(size_t(index));
-  if (!parent.validity() || parent.null_count == 0) return child;
-  auto out = std::make_shared<ArrayData>(*child);
-  size_t bytes = BitmapBytes(parent.length);
-  BufferPtr validity = Buffer::Copy(parent.validity(), bytes);
-  if (const uint8_t* own = child->validity()) {
-    uint8_t* v = validity->mutable_data();
-    for (size_t i = 0; i < bytes; ++i) v[i] &= own[i];
-  }
-  out->null_count = CountNulls(validity->data(), parent.length);
-  out->buffers[0] = std::move(validity);
-  return out;
-}
-
 class Evaluator {
  public:
   // `batch` may be null for constant expressions.
@@ -150,7 +134,7 @@ class Evaluator {
       index = schema.FieldIndex(e.column_name);
     if (index < 0) ThrowNotFound("column '{}' is not in the batch ({})", e.column_name, schema.ToString());
     ArrayPtr array = batch_->column(size_t(index));
-    for (int child : e.child_path) array = StructField(*array, child);
+    for (int child : e.child_path) array = StructChild(*array, child);
     if (!array->type->Equals(*e.type))
       ThrowInvalid("column '{}' is {} in the batch but was bound as {}", e.column_name, array->type->ToString(),
                    e.type->ToString());

@@ -8,6 +8,7 @@
 //   binary-like types and NONE for structs; Field.type is always 0.
 #include "format/lance_schema.h"
 
+#include <algorithm>
 #include <charconv>
 #include <functional>
 #include <unordered_map>
@@ -298,6 +299,59 @@ const LanceField* LanceSchema::FindTopLevelById(int32_t id) const {
   for (const auto& f : fields_)
     if (f.id == id) return &f;
   return nullptr;
+}
+
+bool StructPath::AffectedBy(int32_t id) const {
+  if (std::find(ids.begin(), ids.end(), id) != ids.end()) return true;
+  bool below = false;
+  field->ForEach([&](const LanceField& n) { below |= n.id == id; });
+  return below;
+}
+
+std::optional<StructPath> LanceSchema::StructPathOf(int32_t id) const {
+  for (size_t t = 0; t < fields_.size(); ++t) {
+    StructPath path{t, {}, {fields_[t].id}, fields_[t].name, &fields_[t]};
+    // Depth first through struct children only.
+    std::function<bool(StructPath&)> find = [&](StructPath& p) {
+      if (p.field->id == id) return true;
+      if (p.field->type->id() != TypeId::kStruct) return false;
+      for (size_t c = 0; c < p.field->children.size(); ++c) {
+        StructPath next = p;
+        const LanceField& child = p.field->children[c];
+        next.children.push_back(int(c));
+        next.ids.push_back(child.id);
+        next.name += "." + child.name;
+        next.field = &child;
+        if (find(next)) {
+          p = std::move(next);
+          return true;
+        }
+      }
+      return false;
+    };
+    if (find(path)) return path;
+  }
+  return std::nullopt;
+}
+
+std::optional<StructPath> LanceSchema::StructPathNamed(const std::string& dotted) const {
+  if (const LanceField* whole = FindByName(dotted)) return StructPathOf(whole->id);
+  const size_t dot = dotted.find('.');
+  if (dot == std::string::npos) return std::nullopt;
+  const LanceField* node = FindByName(dotted.substr(0, dot));
+  for (size_t start = dot + 1; node;) {
+    const size_t end = std::min(dotted.find('.', start), dotted.size());
+    const std::string part = dotted.substr(start, end - start);
+    if (node->type->id() != TypeId::kStruct) return std::nullopt;
+    const LanceField* next = nullptr;
+    for (const auto& c : node->children)
+      if (c.name == part) next = &c;
+    node = next;
+    if (end == dotted.size()) break;
+    start = end + 1;
+  }
+  if (!node) return std::nullopt;
+  return StructPathOf(node->id);
 }
 
 const LanceField* LanceSchema::FindByName(const std::string& name) const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,20 @@ struct LanceField {
   bool IsBlob() const;
 };
 
+// A node reached from a top-level field through struct children only, as a filter's
+// `a.b.c` or an index on a nested field names it.
+struct StructPath {
+  size_t top = 0;                     // index in LanceSchema::fields()
+  std::vector<int> children;          // struct child indices below the top-level field
+  std::vector<int32_t> ids;           // field ids from the top-level field down to the node
+  std::string name;                   // the names joined with '.'
+  const LanceField* field = nullptr;  // the node
+
+  // Whether a change to field `id` changes this node's values: `id` is the node, one of
+  // its ancestors or one of its descendants.
+  bool AffectedBy(int32_t id) const;
+};
+
 class LanceSchema {
  public:
   LanceSchema() = default;
@@ -57,6 +72,12 @@ class LanceSchema {
   const LanceField* FindTopLevelById(int32_t id) const;
   // The top-level field with this name, or null.
   const LanceField* FindByName(const std::string& name) const;
+  // The path to the node with this id, or nullopt when there is none or a list lies on
+  // the way (a list item is not one value per row).
+  std::optional<StructPath> StructPathOf(int32_t id) const;
+  // The path `dotted` names: a top-level field of that exact name, else a top-level field
+  // and struct children ("a.b.c"); nullopt when nothing matches.
+  std::optional<StructPath> StructPathNamed(const std::string& dotted) const;
   int32_t MaxId() const;  // -1 when empty
   // Only the named top-level fields, in the given order; throws NotFound naming a missing one.
   LanceSchema Project(const std::vector<std::string>& names) const;

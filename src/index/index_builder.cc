@@ -40,7 +40,7 @@ ArrayPtr ConcatOrEmpty(const std::vector<ArrayPtr>& parts, const TypePtr& type) 
 }
 
 uint64_t WriteWholeFile(io::ObjectStore& store, const std::string& path, format::FileVersion version,
-                        const std::shared_ptr<Schema>& schema, const std::vector<ArrayPtr>& columns) {
+                        const SchemaPtr& schema, const std::vector<ArrayPtr>& columns) {
   format::LanceFileWriter writer(store, path, format::LanceSchema::FromArrow(*schema), format::FileWriterOptions{version});
   writer.Write(RecordBatch(schema, columns, columns.empty() ? 0 : columns[0]->length));
   return writer.Finish();
@@ -52,36 +52,21 @@ class BTreeSink final : public SortedSink {
   BTreeSink(io::ObjectStore& store, std::string dir, format::FileVersion version, TypePtr type)
       : store_(store), dir_(std::move(dir)), version_(version), type_(std::move(type)),
         data_(store, dir_ + "/" + kBTreeDataFile, format::LanceSchema::FromArrow(*ValuesAndIds(type_)),
-              format::FileWriterOptions{version}) {}
+              format::FileWriterOptions{version}),
+        lookup_(type_, kBTreePageRows) {}
 
   void Write(const ArrayPtr& values, std::span<const uint64_t> ids) override {
     if (values->length == 0) return;
     data_.Write(RecordBatch(ValuesAndIds(type_), {values, UInt64s(ids)}, values->length));
-    for (int64_t r = 0; r < values->length; ++r, ++rows_) {
-      if (rows_ % kBTreePageRows == 0) {
-        mins_.push_back(Slice(*values, r, 1));
-        nulls_.push_back(0);
-      }
-      if (values->IsNull(r)) ++nulls_.back();
-      if (rows_ % kBTreePageRows == kBTreePageRows - 1) maxs_.push_back(Slice(*values, r, 1));
-    }
-    last_ = Slice(*values, values->length - 1, 1);
+    lookup_.Add(*values);
   }
 
   std::vector<WrittenFile> Finish() override {
     std::vector<WrittenFile> files;
     files.push_back({kBTreeDataFile, data_.Finish()});
-    if (rows_ % kBTreePageRows != 0) maxs_.push_back(last_);
-    std::vector<uint32_t> pages(nulls_.size());
-    for (size_t p = 0; p < pages.size(); ++p) pages[p] = uint32_t(p);
-    auto schema = std::make_shared<Schema>(
-        std::vector<FieldPtr>{Field::Make("min", type_), Field::Make("max", type_),
-                              Field::Make("null_count", DataType::UInt32(), false),
-                              Field::Make("page_idx", DataType::UInt32(), false)},
-        Metadata{{"batch_size", std::to_string(kBTreePageRows)}, {"range_partitioned", "false"}});
-    files.push_back({kBTreeLookupFile, WriteWholeFile(store_, dir_ + "/" + kBTreeLookupFile, version_, schema,
-                                                  {ConcatOrEmpty(mins_, type_), ConcatOrEmpty(maxs_, type_),
-                                                   UInt32s(nulls_), UInt32s(pages)})});
+    RecordBatchPtr lookup = lookup_.Finish();
+    files.push_back({kBTreeLookupFile, WriteWholeFile(store_, dir_ + "/" + kBTreeLookupFile, version_,
+                                                  lookup->schema(), lookup->columns())});
     return files;
   }
 
@@ -91,10 +76,7 @@ class BTreeSink final : public SortedSink {
   format::FileVersion version_;
   TypePtr type_;
   format::LanceFileWriter data_;
-  int64_t rows_ = 0;
-  std::vector<ArrayPtr> mins_, maxs_;
-  std::vector<uint32_t> nulls_;
-  ArrayPtr last_;
+  PageLookupBuilder lookup_;
 };
 
 // Bitmap: one key row per run of equal values, with the run's ids as a RowAddrMap.
@@ -169,6 +151,35 @@ struct RunCursor {
 };
 
 }  // namespace
+
+PageLookupBuilder::PageLookupBuilder(TypePtr type, int64_t page_rows) : type_(std::move(type)), page_rows_(page_rows) {}
+
+void PageLookupBuilder::Add(const ArrayData& values) {
+  for (int64_t r = 0; r < values.length; ++r, ++rows_) {
+    if (rows_ % page_rows_ == 0) {
+      mins_.push_back(Slice(values, r, 1));
+      nulls_.push_back(0);
+    }
+    if (values.IsNull(r)) ++nulls_.back();
+    if (rows_ % page_rows_ == page_rows_ - 1) maxs_.push_back(Slice(values, r, 1));
+  }
+  if (values.length > 0) last_ = Slice(values, values.length - 1, 1);
+}
+
+RecordBatchPtr PageLookupBuilder::Finish() {
+  if (rows_ % page_rows_ != 0) maxs_.push_back(last_);
+  std::vector<uint32_t> pages(nulls_.size());
+  for (size_t p = 0; p < pages.size(); ++p) pages[p] = uint32_t(p);
+  auto schema = std::make_shared<Schema>(
+      std::vector<FieldPtr>{Field::Make("min", type_), Field::Make("max", type_),
+                            Field::Make("null_count", DataType::UInt32(), false),
+                            Field::Make("page_idx", DataType::UInt32(), false)},
+      Metadata{{"batch_size", std::to_string(page_rows_)}, {"range_partitioned", "false"}});
+  std::vector<ArrayPtr> columns{ConcatOrEmpty(mins_, type_), ConcatOrEmpty(maxs_, type_), UInt32s(nulls_),
+                                UInt32s(pages)};
+  const int64_t n = columns[0]->length;
+  return std::make_shared<RecordBatch>(schema, std::move(columns), n);
+}
 
 std::string SortKey(const ArrayData& a, int64_t i) {
   std::string out;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "index/scalar_index.h"
+#include "lancelet/record_batch.h"
 
 namespace lancelet::index {
 
@@ -23,6 +24,24 @@ class SortedSink {
   virtual ~SortedSink() = default;
   virtual void Write(const ArrayPtr& values, std::span<const uint64_t> ids) = 0;
   virtual std::vector<WrittenFile> Finish() = 0;
+};
+
+// The lookup of BTree pages of `page_rows` sorted rows, fed in order: one row per page
+// (min, max, null_count, page_idx), min and max the page's first and last value, with
+// the schema metadata page_lookup.lance carries (batch_size, range_partitioned).
+class PageLookupBuilder {
+ public:
+  PageLookupBuilder(TypePtr type, int64_t page_rows);
+  void Add(const ArrayData& sorted_values);
+  RecordBatchPtr Finish();
+
+ private:
+  TypePtr type_;
+  int64_t page_rows_;
+  int64_t rows_ = 0;
+  std::vector<ArrayPtr> mins_, maxs_;
+  std::vector<uint32_t> nulls_;
+  ArrayPtr last_;
 };
 
 std::unique_ptr<SortedSink> MakeSortedSink(io::ObjectStore& store, const std::string& dir, IndexKind kind,

@@ -14,9 +14,12 @@ ExprPtr MakeNode(ExprKind kind, std::vector<ExprPtr> args, bool negated) {
 
 bool IsLiteral(const ExprPtr& e) { return e->kind == ExprKind::kLiteral; }
 
-// The top-level column `e` names, or empty.
+// The column `e` names, a struct path joined with '.' ("a.b"), or empty.
 std::string ColumnOf(const Expr& e) {
-  return e.kind == ExprKind::kColumn && e.path.size() == 1 ? e.path[0] : std::string();
+  if (e.kind != ExprKind::kColumn) return {};
+  std::string out;
+  for (const auto& part : e.path) out += (out.empty() ? "" : ".") + part;
+  return out;
 }
 
 IndexQuery Any() { return IndexQuery{}; }

@@ -40,7 +40,8 @@ struct IndexQuery {
   IndexLeaf leaf;                    // kLeaf
   std::vector<IndexQuery> children;  // kAnd, kOr
 
-  // `indexed(column)`: whether some index may answer leaves on that top-level column.
+  // `indexed(column)`: whether some index may answer leaves on that column (a struct
+  // path joined with ".", as IndexLeaf::column holds it).
   static IndexQuery FromFilter(const Expr& filter, const std::function<bool(const std::string&)>& indexed);
   // Every leaf, in tree order.
   void Leaves(std::vector<const IndexLeaf*>& out) const;

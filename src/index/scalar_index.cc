@@ -1,6 +1,7 @@
 #include "index/scalar_index.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -37,39 +38,92 @@ const format::LanceField& ExpectField(const format::LanceFileReader& file, size_
 
 class BTreeIndex final : public ScalarIndex {
  public:
-  BTreeIndex(const io::ObjectStore& store, const std::string& dir) {
-    data_ = format::LanceFileReader::Open(store, dir + "/" + kBTreeDataFile);
+  // Page `page` (a lookup page_idx) of the sorted rows: values (column 0) or ids (column 1).
+  using ReadPage = std::function<ArrayPtr(int column, uint32_t page)>;
+
+  BTreeIndex(RecordBatchPtr lookup, uint64_t rows, TypePtr type, ReadPage read)
+      : lookup_(std::move(lookup)), rows_(rows), type_(std::move(type)), read_(std::move(read)) {
+    const auto* page_idx = lookup_->column(3)->values<uint32_t>();
+    for (int64_t p = 0; p < lookup_->num_rows(); ++p) pages_ = std::max<uint64_t>(pages_, uint64_t(page_idx[p]) + 1);
+  }
+
+  static std::unique_ptr<BTreeIndex> Open(const io::ObjectStore& store, const std::string& dir) {
+    std::shared_ptr<const format::LanceFileReader> data =
+        format::LanceFileReader::Open(store, dir + "/" + kBTreeDataFile);
     auto lookup = format::LanceFileReader::Open(store, dir + "/" + kBTreeLookupFile);
-    ExpectField(*data_, 0, "values");
-    if (ExpectField(*data_, 1, "ids").type->id() != TypeId::kUInt64)
-      ThrowCorrupt("{}: column 'ids' must be uint64", data_->path());
+    ExpectField(*data, 0, "values");
+    if (ExpectField(*data, 1, "ids").type->id() != TypeId::kUInt64)
+      ThrowCorrupt("{}: column 'ids' must be uint64", data->path());
     ExpectField(*lookup, 0, "min");
     ExpectField(*lookup, 1, "max");
     ExpectField(*lookup, 2, "null_count");
     ExpectField(*lookup, 3, "page_idx");
     const auto& meta = lookup->schema().metadata();
     auto size = meta.find("batch_size");
-    page_rows_ = size == meta.end() ? kBTreePageRows : std::stoll(size->second);
-    if (page_rows_ <= 0) ThrowCorrupt("{}: batch_size {} is not positive", lookup->path(), page_rows_);
+    const int64_t page_rows = size == meta.end() ? kBTreePageRows : std::stoll(size->second);
+    if (page_rows <= 0) ThrowCorrupt("{}: batch_size {} is not positive", lookup->path(), page_rows);
     auto columns = ReadAll(*lookup);
-    lookup_ = std::make_shared<RecordBatch>(lookup->schema().ToArrow(), columns, columns[0]->length);
-    rows_ = data_->num_rows(0);
+    const int64_t pages = columns[0]->length;
+    const uint64_t rows = data->num_rows(0);
+    return std::make_unique<BTreeIndex>(
+        std::make_shared<RecordBatch>(lookup->schema().ToArrow(), std::move(columns), pages), rows,
+        data->schema().fields()[0].type, [data, page_rows, rows](int column, uint32_t page) {
+          const uint64_t first = uint64_t(page) * uint64_t(page_rows);
+          if (first >= rows) ThrowCorrupt("{}: page {} starts past its {} rows", data->path(), page, rows);
+          return data->ReadField(size_t(column), first, std::min<uint64_t>(uint64_t(page_rows), rows - first));
+        });
   }
 
+  static std::unique_ptr<BTreeIndex> InMemory(const ArrayData& values, std::span<const uint64_t> ids,
+                                              int64_t page_rows) {
+    const std::vector<int64_t> order = SortedOrder(values);
+    ArrayPtr sorted = Take(values, order);
+    FixedWidthBuilder<uint64_t> sorted_ids(DataType::UInt64());
+    for (int64_t i : order) sorted_ids.Append(ids[size_t(i)]);
+    ArrayPtr id_column = sorted_ids.Finish();
+    PageLookupBuilder lookup(values.type, page_rows);
+    lookup.Add(*sorted);
+    const int64_t rows = values.length;
+    return std::make_unique<BTreeIndex>(lookup.Finish(), uint64_t(rows), values.type,
+                                        [sorted, id_column, page_rows, rows](int column, uint32_t page) {
+                                          const int64_t first = int64_t(page) * page_rows;
+                                          return Slice(column == 0 ? *sorted : *id_column, first,
+                                                       std::min(page_rows, rows - first));
+                                        });
+  }
+
+  // This index and `more` as one: one lookup lists the pages of both, so a search
+  // evaluates the page predicate once.
+  std::unique_ptr<BTreeIndex> Plus(const BTreeIndex& more) const {
+    std::vector<ArrayPtr> columns;
+    for (int c = 0; c < 3; ++c) columns.push_back(Concatenate({lookup_->column(c), more.lookup_->column(c)}));
+    FixedWidthBuilder<uint32_t> page_idx(DataType::UInt32());
+    for (int64_t p = 0; p < lookup_->num_rows(); ++p) page_idx.Append(lookup_->column(3)->values<uint32_t>()[p]);
+    for (int64_t p = 0; p < more.lookup_->num_rows(); ++p)
+      page_idx.Append(uint32_t(pages_ + more.lookup_->column(3)->values<uint32_t>()[p]));
+    columns.push_back(page_idx.Finish());
+    const int64_t n = columns[0]->length;
+    const uint64_t own_pages = pages_;
+    return std::make_unique<BTreeIndex>(
+        std::make_shared<RecordBatch>(lookup_->schema(), std::move(columns), n), rows_ + more.rows_, type_,
+        [own = read_, extra = more.read_, own_pages](int column, uint32_t page) {
+          return page < own_pages ? own(column, page) : extra(column, uint32_t(page - own_pages));
+        });
+  }
+
+  const TypePtr& type() const { return type_; }
   uint64_t num_rows() const override { return rows_; }
 
   RowAddrMap Search(const IndexLeaf& leaf) const override {
     std::vector<uint64_t> found;
     const std::vector<int64_t> pages = EvaluateSelection(*Bind(*PagePredicate(leaf), *lookup_->schema()), *lookup_);
+    if (pages.empty()) return {};
     const auto* page_idx = lookup_->column(3)->values<uint32_t>();
-    const auto select = leaf.Selector(data_->schema().fields()[0].type);
+    const auto select = leaf.Selector(type_);
     for (int64_t p : pages) {
-      const uint64_t first = uint64_t(page_idx[p]) * uint64_t(page_rows_);
-      if (first >= rows_) ThrowCorrupt("{}: page {} starts past its {} rows", data_->path(), page_idx[p], rows_);
-      const uint64_t count = std::min<uint64_t>(uint64_t(page_rows_), rows_ - first);
-      std::vector<int64_t> hits = select(*data_->ReadField(0, first, count));
+      std::vector<int64_t> hits = select(*read_(0, page_idx[p]));
       if (hits.empty()) continue;
-      ArrayPtr ids = data_->ReadField(1, first, count);
+      ArrayPtr ids = read_(1, page_idx[p]);
       const uint64_t* id = ids->values<uint64_t>();
       for (int64_t h : hits) found.push_back(id[h]);
     }
@@ -112,10 +166,27 @@ class BTreeIndex final : public ScalarIndex {
     return has_values;
   }
 
-  std::unique_ptr<format::LanceFileReader> data_;
   RecordBatchPtr lookup_;
-  int64_t page_rows_ = kBTreePageRows;
   uint64_t rows_ = 0;
+  TypePtr type_;
+  ReadPage read_;
+  uint64_t pages_ = 0;  // page_idx values are below this
+};
+
+// Two indexes searched as one (when their pages cannot share a lookup).
+class UnionIndex final : public ScalarIndex {
+ public:
+  UnionIndex(std::shared_ptr<const ScalarIndex> a, std::shared_ptr<const ScalarIndex> b)
+      : a_(std::move(a)), b_(std::move(b)) {}
+  uint64_t num_rows() const override { return a_->num_rows() + b_->num_rows(); }
+  RowAddrMap Search(const IndexLeaf& leaf) const override {
+    RowAddrMap out = a_->Search(leaf);
+    out |= b_->Search(leaf);
+    return out;
+  }
+
+ private:
+  std::shared_ptr<const ScalarIndex> a_, b_;
 };
 
 // --- Bitmap ------------------------------------------------------------------------
@@ -197,8 +268,21 @@ bool CanIndex(const DataType& type) {
 }
 
 std::unique_ptr<ScalarIndex> ScalarIndex::Open(const io::ObjectStore& store, const std::string& dir, IndexKind kind) {
-  if (kind == IndexKind::kBTree) return std::make_unique<BTreeIndex>(store, dir);
+  if (kind == IndexKind::kBTree) return BTreeIndex::Open(store, dir);
   return std::make_unique<BitmapIndex>(store, dir);
+}
+
+std::unique_ptr<ScalarIndex> InMemoryBTree(const ArrayData& values, std::span<const uint64_t> ids,
+                                           int64_t page_rows) {
+  return BTreeIndex::InMemory(values, ids, page_rows);
+}
+
+std::shared_ptr<const ScalarIndex> WithRows(std::shared_ptr<const ScalarIndex> index, const ArrayData& values,
+                                            std::span<const uint64_t> ids, int64_t page_rows) {
+  auto extra = BTreeIndex::InMemory(values, ids, page_rows);
+  const auto* btree = dynamic_cast<const BTreeIndex*>(index.get());
+  if (btree && btree->type()->Equals(*extra->type())) return btree->Plus(*extra);
+  return std::make_shared<UnionIndex>(std::move(index), std::move(extra));
 }
 
 std::vector<int64_t> SortedOrder(const ArrayData& values) {

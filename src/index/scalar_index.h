@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,16 @@ struct WrittenFile {
 std::vector<WrittenFile> WriteIndex(io::ObjectStore& store, const std::string& dir, IndexKind kind,
                                     format::FileVersion version, const ArrayData& values,
                                     const std::vector<uint64_t>& ids, uint64_t memory_budget = 64 << 20);
+
+// A BTree over `values` and their `ids` held in memory, in pages of `page_rows`: searched
+// exactly as a segment's files are.
+std::unique_ptr<ScalarIndex> InMemoryBTree(const ArrayData& values, std::span<const uint64_t> ids,
+                                           int64_t page_rows);
+// `index` with more rows held in memory (an InMemoryBTree of them): a search returns the
+// hits of both. A BTree of the same value type shares one page lookup with them, so the
+// page predicate is evaluated once (table/index_plan's changed cells use this).
+std::shared_ptr<const ScalarIndex> WithRows(std::shared_ptr<const ScalarIndex> index, const ArrayData& values,
+                                            std::span<const uint64_t> ids, int64_t page_rows);
 
 // Row order sorting `values` ascending, nulls first, ties in input order. Floats order
 // NaN above every number and -0.0 equal to 0.0, as the filter's comparisons do.

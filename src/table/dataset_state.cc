@@ -51,6 +51,14 @@ std::shared_ptr<const index::ScalarIndex> DatasetState::OpenIndex(const lance::t
   });
 }
 
+std::shared_ptr<const DatasetState::StaleCells> DatasetState::CachedStaleCells(
+    const std::string& segment_uuid, const std::function<std::shared_ptr<const StaleCells>()>& build) const {
+  return stale_cells_.GetOrLoad(segment_uuid, [&] {
+    auto cells = build();
+    return std::make_pair(cells, cells->bytes + kCacheEntryBytes);
+  });
+}
+
 std::shared_ptr<const DatasetState::RowIdAddresses> DatasetState::CachedRowIdAddresses(
     const std::function<std::shared_ptr<const RowIdAddresses>()>& build) const {
   std::lock_guard lock(row_id_addresses_mutex_);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -84,6 +85,21 @@ struct DatasetState {
   using RowIdAddresses = std::vector<std::pair<uint64_t, uint64_t>>;
   std::shared_ptr<const RowIdAddresses> CachedRowIdAddresses(
       const std::function<std::shared_ptr<const RowIdAddresses>()>& build) const;
+  // What an index segment has not seen: per fragment it covers, the cells of its field
+  // that overlays committed after its dataset_version changed (table/index_plan.cc).
+  struct StaleCells {
+    // The changed cells' new values, searchable as the segment is, ids being what the
+    // segment's are (row addresses, or stable row ids); null when no value was read.
+    std::shared_ptr<const index::ScalarIndex> values;
+    // The segment with those cells added: one search answers both.
+    std::shared_ptr<const index::ScalarIndex> with_values;
+    std::map<uint64_t, uint64_t> changed;                  // fragment id -> changed cells
+    std::map<uint64_t, format::RoaringBitmap> unreadable;  // fragment id -> cells always re-evaluated
+    uint64_t bytes = 0;                                    // held in memory
+  };
+  // Made by build() on first use per segment (by uuid) and kept.
+  std::shared_ptr<const StaleCells> CachedStaleCells(const std::string& segment_uuid,
+                                                     const std::function<std::shared_ptr<const StaleCells>()>& build) const;
   // The overlay caches together stay under this many bytes per dataset version.
   static constexpr uint64_t kOverlayCacheBytes = 64 << 20;
   static constexpr uint64_t kCacheEntryBytes = 128;  // key, list node and control block
@@ -101,6 +117,8 @@ struct DatasetState {
   // only metadata and the open file.
   mutable LruCache<std::string, std::shared_ptr<const format::LanceFileReader>> files_{256};
   mutable LruCache<std::string, std::shared_ptr<const index::ScalarIndex>> indexes_{64};
+  static constexpr uint64_t kStaleCellsCacheBytes = 64 << 20;
+  mutable LruCache<std::string, std::shared_ptr<const StaleCells>> stale_cells_{kStaleCellsCacheBytes};
   mutable std::mutex row_id_addresses_mutex_;
   mutable std::shared_ptr<const RowIdAddresses> row_id_addresses_;
   // A field of a fragment, and for a value column, which overlay (-1: none).

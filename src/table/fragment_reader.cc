@@ -199,36 +199,55 @@ void FragmentReader::CheckOverlayType(size_t field, size_t overlay, const ArrayD
                  values.type->ToString(), schema_field.type->ToString());
 }
 
-format::RoaringBitmap FragmentReader::ChangedCellsSelected(
-    size_t field, uint64_t version, const std::function<std::vector<int64_t>(const ArrayData&)>& select,
-    uint64_t* changed) const {
-  format::RoaringBitmap out;
-  const overlay::FieldLayers* layers = LayersOf(field);
-  if (!layers) return out;
-  const auto& schema_field = state_.schema.fields()[field];
-  for (const auto& layer : layers->newest_first) {
-    const auto& o = overlays().overlays()[layer.overlay];
+FragmentReader::ChangedValues FragmentReader::ChangedCells(const format::StructPath& path, uint64_t version) const {
+  ChangedValues out;
+  if (fragment_.overlays_size() == 0) return out;
+  const auto& list = overlays().overlays();
+  for (size_t i = 0; i < list.size(); ++i) {
+    const overlay::Overlay& o = list[i];
     if (o.committed_version <= version) continue;
-    const uint64_t cells = layer.covered();
-    *changed += cells;
-    ArrayPtr column = WholeOverlayColumn(layer.overlay, schema_field.id);
+    format::RoaringBitmap changed;
+    for (size_t k = 0; k < o.field_ids.size(); ++k)
+      if (path.AffectedBy(o.field_ids[k])) changed |= *o.coverage[k];
+    if (changed.IsEmpty()) continue;
+    out.cells += changed.Cardinality();
+    // The node's values come from the outermost ancestor-or-self the overlay stores as a
+    // column (its own coverage orders them), descending the struct children below it.
+    size_t level = 0;
+    while (level < path.ids.size() && !o.CoverageOf(path.ids[level])) ++level;
+    bool readable = level < path.ids.size();
+    if (readable && level > 0) {  // a nested column of its own: only if the file has it as the schema does
+      const format::LanceField* node = state_.schema.FindById(path.ids[level]);
+      const auto& stored = OpenOverlayFile(i, true).schema().fields();
+      readable = std::any_of(stored.begin(), stored.end(), [&](const format::LanceField& f) {
+        return f.id == node->id && f.type->Equals(*node->type);
+      });
+    }
+    if (!readable) {
+      out.unreadable |= changed;
+      continue;
+    }
+    const format::RoaringBitmap& coverage = *o.CoverageOf(path.ids[level]);
+    ArrayPtr column = WholeOverlayColumn(i, path.ids[level]);
     if (!column) {  // too large to keep: read it for this query alone
-      const auto& file = OpenOverlayFile(layer.overlay, true);
-      const size_t index = OverlayColumn(file, layer.overlay, schema_field.id);
+      const auto& file = OpenOverlayFile(i, true);
+      const size_t index = OverlayColumn(file, i, path.ids[level]);
       column = file.ReadField(index, 0, file.num_rows(index));
     }
-    CheckOverlayType(field, layer.overlay, *column);
-    for (int64_t rank : select(*column)) {
-      if (uint64_t(rank) >= cells) continue;  // values past the coverage are not cells
-      if (layer.listed()) {
-        out.Add(layer.cells[size_t(rank)]);
-        continue;
-      }
-      auto run = std::upper_bound(layer.runs.begin(), layer.runs.end(), uint64_t(rank),
-                                  [](uint64_t r, const overlay::Layer::Run& x) { return r < x.rank; });
-      --run;
-      out.Add(uint32_t(run->start + (uint64_t(rank) - run->rank)));
-    }
+    if (level == 0) CheckOverlayType(path.top, i, *column);
+    const uint64_t cells = coverage.Cardinality();
+    if (uint64_t(column->length) < cells)
+      ThrowCorrupt("'{}' fragment {}: overlay file '{}' holds {} values of field {} for {} covered cells", state_.uri,
+                   fragment_.id(), o.proto->data_file().path(), column->length, path.ids[level], cells);
+    for (size_t c = size_t(level); c < path.children.size(); ++c) column = StructChild(*column, path.children[c]);
+    std::vector<uint32_t> offsets;
+    offsets.reserve(cells);
+    coverage.ForEach([&](uint32_t offset) { offsets.push_back(offset); });
+    if (uint64_t(column->length) > cells) column = Slice(*column, 0, int64_t(cells));  // values past the coverage are not cells
+    changed -= coverage;
+    out.unreadable |= changed;
+    out.values.push_back(std::move(column));
+    out.offsets.push_back(std::move(offsets));
   }
   return out;
 }

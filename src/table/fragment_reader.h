@@ -46,15 +46,18 @@ class FragmentReader {
   // The fragment's overlays (decoded on first use).
   const overlay::FragmentOverlays& overlays() const;
 
-  // For index queries: the cells of `field` that overlays committed after `version`
-  // cover (their count added to *changed) and whose value in one of those overlays is
-  // selected by `select` (row indices of a column of the field's values). A superset of
-  // the changed cells whose current values it selects: the current value of a changed
-  // cell is in the newest overlay covering it, which is one of these. Reads only those
-  // overlays' value columns of the field, never the base.
-  format::RoaringBitmap ChangedCellsSelected(size_t field, uint64_t version,
-                                             const std::function<std::vector<int64_t>(const ArrayData&)>& select,
-                                             uint64_t* changed) const;
+  // For index queries: the cells of the node at `path` that overlays committed after
+  // `version` changed, with the values those overlays hold for it. An overlay changes the
+  // node when it covers the node, an ancestor or a descendant of it. A cell changed by
+  // several such overlays is listed once per overlay: the current value is among them.
+  // Reads those overlays' value columns only, never the base.
+  struct ChangedValues {
+    std::vector<ArrayPtr> values;                 // per overlay read: the node's values...
+    std::vector<std::vector<uint32_t>> offsets;   // ...at these offsets
+    format::RoaringBitmap unreadable;  // changed cells whose new value is in no column lancelet reads
+    uint64_t cells = 0;                // changed cells, counted once per overlay
+  };
+  ChangedValues ChangedCells(const format::StructPath& path, uint64_t version) const;
 
   // Row addresses: (fragment id << 32) | offset.
   ArrayPtr RowAddresses(std::span<const uint64_t> offsets) const;

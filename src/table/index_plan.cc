@@ -20,61 +20,106 @@ namespace {
 constexpr uint64_t kDenseFraction = 256;
 constexpr uint64_t kDenseRows = 256;
 
+// The changed cells of a segment are searched in about this many pages (of at least
+// one cell), listed in the segment's own page lookup: a point lookup then evaluates the
+// filter on one small page of them at most, and on none when no page's range holds the
+// value, rather than on every changed cell.
+constexpr int64_t kStalePages = 256;
+
 struct Segment {
   const lance::table::IndexMetadata* meta;
   index::IndexKind kind;
   std::optional<format::RoaringBitmap> fragments;  // nullopt: every fragment
-  size_t field_index = 0;                           // in the dataset schema
+  format::StructPath path;                         // the indexed field
 
   bool Covers(uint64_t fragment_id) const { return !fragments || fragments->Contains(uint32_t(fragment_id)); }
 };
 
-// The segments lancelet can query, by column name: one index name per column (the first
-// listed), all its segments.
+// The segments lancelet can query, by column (a struct path joined with '.', as filters
+// name it): one index name per column (the first listed), all its segments. A nested
+// field whose joined name a filter would resolve to another field is left out.
 std::map<std::string, std::vector<Segment>> UsableSegments(const DatasetState& state) {
   std::map<std::string, std::vector<Segment>> out;
   std::map<std::string, std::string> chosen;  // column -> index name
   for (const auto& meta : state.indices.indices()) {
     auto kind = index::KindOfTypeUrl(meta.index_details().type_url());
     if (!kind || meta.fields_size() != 1) continue;
-    const format::LanceField* field = state.schema.FindTopLevelById(meta.fields(0));
-    if (!field || !index::CanIndex(*field->type)) continue;
-    auto [it, inserted] = chosen.emplace(field->name, meta.name());
+    auto path = state.schema.StructPathOf(meta.fields(0));
+    if (!path || !index::CanIndex(*path->field->type)) continue;
+    auto named = state.schema.StructPathNamed(path->name);
+    if (!named || named->field != path->field) continue;
+    auto [it, inserted] = chosen.emplace(path->name, meta.name());
     if (it->second != meta.name()) continue;
-    out[field->name].push_back(
-        Segment{&meta, *kind, IndexFragments(meta), size_t(field - state.schema.fields().data())});
+    const std::string column = path->name;
+    out[column].push_back(Segment{&meta, *kind, IndexFragments(meta), std::move(*path)});
   }
   return out;
 }
 
-// One leaf's answer: per segment, its hits by fragment.
+// The cells a segment has not seen, with their new values (DatasetState::StaleCells).
+std::shared_ptr<const DatasetState::StaleCells> StaleCellsOf(const DatasetState& state, const Segment& segment) {
+  return state.CachedStaleCells(segment.meta->uuid().uuid(), [&] {
+    const bool row_ids = state.manifest.reader_feature_flags() & kFlagStableRowIds;
+    auto out = std::make_shared<DatasetState::StaleCells>();
+    std::vector<ArrayPtr> values;
+    std::vector<uint64_t> ids;
+    for (const auto& fragment : state.manifest.fragments()) {
+      if (fragment.overlays_size() == 0 || !segment.Covers(fragment.id())) continue;
+      FragmentReader reader(state, fragment);
+      auto changed = reader.ChangedCells(segment.path, segment.meta->dataset_version());
+      if (changed.cells == 0) continue;
+      out->changed[fragment.id()] = changed.cells;
+      if (!changed.unreadable.IsEmpty()) {
+        out->bytes += changed.unreadable.PortableSizeInBytes();
+        out->unreadable.emplace(fragment.id(), std::move(changed.unreadable));
+      }
+      for (size_t k = 0; k < changed.values.size(); ++k) {
+        values.push_back(std::move(changed.values[k]));
+        const auto& offsets = changed.offsets[k];
+        if (row_ids) {
+          const std::vector<uint64_t> wide(offsets.begin(), offsets.end());
+          ArrayPtr found = reader.RowIds(wide);
+          ids.insert(ids.end(), found->values<uint64_t>(), found->values<uint64_t>() + found->length);
+        } else {
+          for (uint32_t offset : offsets) ids.push_back(fragment.id() << 32 | offset);
+        }
+      }
+    }
+    if (!ids.empty()) {
+      ArrayPtr all = Concatenate(values);
+      const int64_t page_rows = std::max<int64_t>(1, (int64_t(ids.size()) + kStalePages - 1) / kStalePages);
+      out->values = index::InMemoryBTree(*all, ids, page_rows);
+      out->with_values = index::WithRows(state.OpenIndex(*segment.meta, segment.kind), *all, ids, page_rows);
+      out->bytes += 4 * (BufferBytes(*all) + ids.size() * sizeof(uint64_t));  // two sorted copies of each
+    }
+    return std::shared_ptr<const DatasetState::StaleCells>(std::move(out));
+  });
+}
+
+// One leaf's answer: per segment, its hits (the changed cells' whose new value may
+// match included), by fragment.
 struct LeafAnswer {
   std::vector<const Segment*> segments;
   std::vector<index::RowAddrMap> hits;
-  std::vector<size_t> use;  // index into IndexedRows::uses
-  // Rows of a column of the field's values where the leaf is TRUE.
-  std::function<std::vector<int64_t>(const ArrayData&)> select;
+  std::vector<std::shared_ptr<const DatasetState::StaleCells>> stale;
 };
 
 // nullopt: every row of the fragment.
 using Rows = std::optional<format::RoaringBitmap>;
 
 Rows Evaluate(const index::IndexQuery& q, const std::map<const index::IndexLeaf*, LeafAnswer>& answers,
-              const DatasetState& state, const FragmentReader& reader, IndexedRows& out) {
-  const lance::table::DataFragment& fragment = reader.fragment();
+              const DatasetState& state, const lance::table::DataFragment& fragment) {
   using Kind = index::IndexQuery::Kind;
   if (q.kind == Kind::kLeaf) {
     const LeafAnswer& a = answers.at(&q.leaf);
+    const uint32_t id = uint32_t(fragment.id());
     for (size_t s = 0; s < a.segments.size(); ++s) {
       if (!a.segments[s]->Covers(fragment.id())) continue;
       // The changed cells whose new values may match the leaf: the index's own values
       // for them are stale, so they are candidates whatever it says.
-      uint64_t changed = 0;
-      format::RoaringBitmap rows = reader.ChangedCellsSelected(a.segments[s]->field_index,
-                                                               a.segments[s]->meta->dataset_version(), a.select, &changed);
-      out.uses[a.use[s]].stale += changed;
-      out.uses[a.use[s]].stale_matching += rows.Cardinality();
-      auto hit = a.hits[s].fragments.find(uint32_t(fragment.id()));
+      format::RoaringBitmap rows;
+      if (auto it = a.stale[s]->unreadable.find(id); it != a.stale[s]->unreadable.end()) rows |= it->second;
+      auto hit = a.hits[s].fragments.find(id);
       if (hit != a.hits[s].fragments.end()) {
         if (!hit->second) return std::nullopt;
         if (!hit->second->IsEmpty() && hit->second->Max() >= fragment.physical_rows())
@@ -91,7 +136,7 @@ Rows Evaluate(const index::IndexQuery& q, const std::map<const index::IndexLeaf*
   Rows acc;
   bool first = true;
   for (const auto& child : q.children) {
-    Rows rows = Evaluate(child, answers, state, reader, out);
+    Rows rows = Evaluate(child, answers, state, fragment);
     if (q.kind == Kind::kOr) {
       if (!rows) return std::nullopt;
       if (first) acc = std::move(rows);
@@ -135,7 +180,7 @@ index::RowAddrMap ToAddresses(const DatasetState& state, const index::RowAddrMap
 
 }  // namespace
 
-std::optional<IndexedRows> PlanIndexedRows(const DatasetState& state, const Expr& filter) {
+std::optional<IndexedRows> PlanIndexedRows(const DatasetState& state, const Expr& filter, bool count_stale_matches) {
   if (state.indices.indices_size() == 0) return std::nullopt;
   const bool row_ids = state.manifest.reader_feature_flags() & kFlagStableRowIds;
   const auto segments = UsableSegments(state);
@@ -151,29 +196,37 @@ std::optional<IndexedRows> PlanIndexedRows(const DatasetState& state, const Expr
   for (const auto& f : state.manifest.fragments()) live.insert(f.id());
   for (const auto* leaf : leaves) {
     LeafAnswer& a = answers[leaf];
-    const auto& column_segments = segments.at(leaf->column);
-    a.select = leaf->Selector(state.schema.fields()[column_segments[0].field_index].type);
-    for (const auto& segment : column_segments) {
+    for (const auto& segment : segments.at(leaf->column)) {
       a.segments.push_back(&segment);
-      a.hits.push_back(state.OpenIndex(*segment.meta, segment.kind)->Search(*leaf));
+      a.stale.push_back(StaleCellsOf(state, segment));
+      const auto& stale = *a.stale.back();
+      const auto& searched = stale.with_values ? stale.with_values : state.OpenIndex(*segment.meta, segment.kind);
+      a.hits.push_back(searched->Search(*leaf));
       if (row_ids) a.hits.back() = ToAddresses(state, a.hits.back());
-      IndexedRows::Use use{segment.meta->name(), leaf->ToString(), 0, 0, 0};
+      IndexedRows::Use use{segment.meta->name(), leaf->ToString(), 0, 0, 0, 0};
       for (uint64_t f : live) use.fragments += segment.Covers(f);
-      for (const auto& [fragment, rows] : a.hits.back().fragments)
-        if (live.count(fragment)) use.hits += rows ? rows->Cardinality() : 0;
-      a.use.push_back(out.uses.size());
+      for (const auto& [fragment, cells] : stale.changed) use.stale += cells;
+      if (count_stale_matches) {
+        for (const auto& [fragment, rows] : stale.unreadable) use.stale_matching += rows.Cardinality();
+        index::RowAddrMap matching = stale.values ? stale.values->Search(*leaf) : index::RowAddrMap{};
+        if (row_ids) matching = ToAddresses(state, matching);
+        for (const auto& [fragment, rows] : matching.fragments) use.stale_matching += rows->Cardinality();
+        index::RowAddrMap own = state.OpenIndex(*segment.meta, segment.kind)->Search(*leaf);
+        if (row_ids) own = ToAddresses(state, own);
+        for (const auto& [fragment, rows] : own.fragments)
+          if (live.count(fragment)) use.hits += rows ? rows->Cardinality() : 0;
+      }
       out.uses.push_back(std::move(use));
     }
   }
   for (const auto& fragment : state.manifest.fragments()) {
-    FragmentReader reader(state, fragment);
-    Rows rows = Evaluate(query, answers, state, reader, out);
+    Rows rows = Evaluate(query, answers, state, fragment);
     // Reading rows by offset costs more than a sequential scan once they are dense.
     if (!rows) continue;
     const uint64_t n = rows->Cardinality();
     if (n > kDenseRows && n > fragment.physical_rows() / kDenseFraction) continue;
     std::vector<uint64_t> offsets;
-    offsets.reserve(rows->Cardinality());
+    offsets.reserve(n);
     rows->ForEach([&](uint32_t o) { offsets.push_back(o); });
     out.candidates.emplace(fragment.id(), std::move(offsets));
   }

@@ -33,15 +33,18 @@ struct IndexedRows {
     std::string index;      // name
     std::string predicate;  // the leaf it answered
     uint64_t fragments = 0; // live fragments it covers
-    uint64_t hits = 0;      // rows it returned
-    uint64_t stale = 0;     // cells of its field that overlays newer than it changed
-    uint64_t stale_matching = 0;  // of those, the ones whose new value may match: re-evaluated
+    // Counted only when PlanIndexedRows is asked to (EXPLAIN), as they take a search of
+    // their own: rows its files returned, and the changed cells whose new value may match.
+    uint64_t hits = 0;
+    uint64_t stale = 0;           // cells of its field that overlays newer than it changed
+    uint64_t stale_matching = 0;  // of those, the ones re-evaluated (their new value may match)
   };
   std::vector<Use> uses;
 };
 
 // Empty when no index can narrow `filter` (no index on its columns, or an unanswerable
 // part in an OR), so the scan is flat.
-std::optional<IndexedRows> PlanIndexedRows(const DatasetState& state, const Expr& filter);
+std::optional<IndexedRows> PlanIndexedRows(const DatasetState& state, const Expr& filter,
+                                           bool count_stale_matches = false);
 
 }  // namespace lancelet::table

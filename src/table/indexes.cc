@@ -270,7 +270,7 @@ std::string Dataset::Explain(const std::string& predicate) const {
   const ExprPtr filter = predicate.empty() ? nullptr : ParseExpression(predicate);
   std::string out = fmt::format("filter: {}\n", filter ? ToString(*filter) : "none");
   std::optional<table::IndexedRows> indexed;
-  if (filter) indexed = table::PlanIndexedRows(s, *filter);
+  if (filter) indexed = table::PlanIndexedRows(s, *filter, true);
   uint64_t candidates = 0;
   if (indexed) {
     for (const auto& use : indexed->uses)

@@ -175,7 +175,7 @@ class IndexFileTest : public ::testing::TestWithParam<IndexKind> {
     std::sort(out.begin(), out.end());
     return out;
   }
-  std::vector<uint64_t> Search(ScalarIndex& index, const std::string& filter) {
+  std::vector<uint64_t> Search(const ScalarIndex& index, const std::string& filter) {
     auto q = IndexQuery::FromFilter(*ParseExpression(filter), [](const std::string&) { return true; });
     EXPECT_EQ(q.kind, IndexQuery::Kind::kLeaf) << filter;
     return Addresses(index.Search(q.leaf));
@@ -201,6 +201,34 @@ TEST_P(IndexFileTest, EveryLeafKindFindsExactlyItsRows) {
   EXPECT_EQ(Search(*index, "v IS NOT NULL"), Expected([](int64_t, bool null) { return !null; }));
   EXPECT_EQ(Search(*index, "v <> 5"), Expected([](int64_t v, bool null) { return !null && v != 5; }));
   EXPECT_EQ(Search(*index, "v = 1000"), std::vector<uint64_t>{});
+}
+
+TEST_P(IndexFileTest, RowsAddedInMemoryAreSearchedWithTheSegment) {
+  std::shared_ptr<const ScalarIndex> index = Build();
+  // 600 more rows (ids in fragment 7): value 2 * i (null for every 50th), in pages of 4;
+  // values below, inside and past the segment's range.
+  std::vector<std::optional<int64_t>> v;
+  std::vector<uint64_t> more;
+  for (int64_t i = 0; i < 600; ++i) {
+    v.push_back(i % 50 == 0 ? std::nullopt : std::optional<int64_t>(2 * i - 100));
+    more.push_back(uint64_t(7) << 32 | uint64_t(i));
+  }
+  auto both = WithRows(index, *Int64s(v), more, 4);
+  EXPECT_EQ(both->num_rows(), 10600u);
+  auto own = InMemoryBTree(*Int64s(v), more, 4);
+  for (const char* filter : {"v = 37", "v = 38", "v = -100", "v = -98", "v < 3", "v >= 996", "v > 1098",
+                             "v BETWEEN 400 AND 402", "v IN (0, 999, 1000, -2)", "v IS NULL", "v <> 5"}) {
+    SCOPED_TRACE(filter);
+    std::vector<uint64_t> expected = Search(*index, filter);
+    for (uint64_t id : Search(*own, filter)) expected.push_back(id);
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(Search(*both, filter), expected);
+  }
+  // The added rows alone, for a few exact answers.
+  EXPECT_EQ(Search(*own, "v = 38"), std::vector<uint64_t>{uint64_t(7) << 32 | 69});
+  EXPECT_EQ(Search(*own, "v IS NULL").size(), 12u);
+  const std::vector<uint64_t> last_two{uint64_t(7) << 32 | 598, uint64_t(7) << 32 | 599};
+  EXPECT_EQ(Search(*own, "v > 1094"), last_two);
 }
 
 TEST_P(IndexFileTest, SpilledRunsMergeIntoTheSameFiles) {

@@ -34,7 +34,7 @@ class IndexExclusionTest : public ::testing::Test {
 
   // The plan's one index use and its candidates in fragment 0.
   static std::pair<table::IndexedRows::Use, std::vector<uint64_t>> Plan(const Dataset& ds, const std::string& where) {
-    auto plan = table::PlanIndexedRows(ds.state(), *ParseExpression(where));
+    auto plan = table::PlanIndexedRows(ds.state(), *ParseExpression(where), true);
     EXPECT_TRUE(plan.has_value()) << where;
     if (!plan || plan->uses.size() != 1) return {};
     auto found = plan->candidates.find(0);
