@@ -584,9 +584,12 @@ DatasetPtr Dataset::Optimize(const OptimizeOptions& options, OptimizeStats* stat
 namespace {
 
 // One commit merging, per listed fragment, the overlays of the listed versions (empty:
-// all). Returns null when no fragment had two overlays to merge.
+// all). Returns null when no fragment had two overlays to merge. A listed fragment gone
+// from the version committed on (a concurrent compaction rewrote it) is an error unless
+// `gone_ok`.
 std::shared_ptr<const DatasetState> CommitOverlayMerges(std::shared_ptr<const DatasetState> state,
-                                                        const std::map<uint64_t, std::set<uint64_t>>& picks) {
+                                                        const std::map<uint64_t, std::set<uint64_t>>& picks,
+                                                        bool gone_ok) {
   return UntilCommitted(state, "merge overlays", [&](const std::shared_ptr<const DatasetState>& s)
                             -> std::shared_ptr<const DatasetState> {
     return table::BuildAndCommit(s, {}, [&](lance::table::Transaction& t, std::vector<std::string>& written) {
@@ -595,6 +598,7 @@ std::shared_ptr<const DatasetState> CommitOverlayMerges(std::shared_ptr<const Da
       t.mutable_update()->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
       for (const auto& [id, versions] : picks) {
         const auto* fragment = s->FindFragment(id);
+        if (!fragment && gone_ok) continue;
         if (!fragment)
           ThrowInvalid("merge overlays of '{}': fragment {} does not exist in version {}", s->uri, id, s->version());
         auto merged = table::MergeOverlayRun(*s, *fragment, versions, written);
@@ -608,7 +612,8 @@ std::shared_ptr<const DatasetState> CommitOverlayMerges(std::shared_ptr<const Da
 }  // namespace
 
 DatasetPtr Dataset::MergeOverlays(uint64_t fragment_id, const std::vector<uint64_t>& committed_versions) const {
-  auto next = CommitOverlayMerges(state_, {{fragment_id, {committed_versions.begin(), committed_versions.end()}}});
+  auto next =
+      CommitOverlayMerges(state_, {{fragment_id, {committed_versions.begin(), committed_versions.end()}}}, false);
   return next ? std::make_shared<Dataset>(next) : shared_from_this();
 }
 
@@ -639,8 +644,15 @@ DatasetPtr BoundOverlayLayers(const DatasetPtr& dataset) {
   for (const auto& f : state->manifest.fragments())
     if (uint64_t(f.overlays_size()) > *bound) picks[f.id()] = {};
   if (picks.empty()) return dataset;
-  auto next = CommitOverlayMerges(state, picks);
-  return next ? std::make_shared<Dataset>(next) : dataset;
+  // The write has landed: the bound is upkeep, so losing to concurrent commits leaves it
+  // to the next write rather than failing this one.
+  try {
+    auto next = CommitOverlayMerges(state, picks, true);
+    return next ? std::make_shared<Dataset>(next) : dataset;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kConflict) throw;
+    return dataset;
+  }
 }
 
 }  // namespace table

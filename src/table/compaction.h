@@ -78,7 +78,10 @@ inline constexpr const char* kMaxOverlaysPerFragmentKey = "lance.compaction.max_
 inline constexpr uint64_t kDefaultMaxOverlaysPerFragment = 10;
 std::optional<uint64_t> MaxOverlaysPerFragment(const lance::table::Manifest& manifest);
 // Called after a write that added overlays: merges the overlays of every fragment over
-// the bound into one, in the next commit. Returns the dataset it committed, or `dataset`.
+// the bound into one, in the next commit. Returns the dataset it committed, or `dataset`
+// (also when concurrent commits keep winning: the write has landed, and the next one
+// bounds the layers again). A fragment a concurrent compaction rewrote meanwhile needs
+// no merge.
 DatasetPtr BoundOverlayLayers(const DatasetPtr& dataset);
 
 }  // namespace lancelet::table

@@ -336,6 +336,23 @@ TEST_P(CompactionTest, UpdatesPastTheOverlayBoundMergeTheFragmentsOverlays) {
             "{\"id\":50,\"a\":200,\"b\":50,\"s\":\"s50\"}\n");
 }
 
+TEST_P(CompactionTest, TheBoundSkipsAFragmentACompactionRewroteMeanwhile) {
+  auto ds = Create(100, 50);  // two small fragments, which compaction merges into one
+  for (int i = 0; i < 11; ++i)
+    ds = ds->Update({{"a", std::to_string(100 + i)}}, "id = " + std::to_string(i), nullptr, UpdateMode::kOverlay);
+  // Bounding again from the version that had 11 overlays, after a compaction folded them:
+  // the merge loses the race, finds fragment 0 rewritten, and has nothing left to do.
+  auto stale = Dataset::Open(ds->uri(), ds->version() - 1);
+  ASSERT_EQ(Fragment(*stale, 0).overlays_size(), 11);
+  OptimizeOptions o;
+  o.target_rows_per_fragment = 1000;
+  auto compacted = ds->Optimize(o);
+  ASSERT_EQ(compacted->state().FindFragment(0), nullptr);
+  auto bounded = table::BoundOverlayLayers(stale);
+  EXPECT_EQ(bounded->version(), stale->version());
+  EXPECT_EQ(Dataset::Open(ds->uri())->version(), compacted->version());
+}
+
 TEST(OverlayBound, TheTableConfigKeySetsOrLiftsIt) {
   lance::table::Manifest m;
   EXPECT_EQ(table::MaxOverlaysPerFragment(m), 10u);
