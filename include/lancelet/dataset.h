@@ -255,7 +255,7 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
                     uint64_t* rows_changed = nullptr, UpdateMode mode = UpdateMode::kAuto,
                     UpdateMode* chosen = nullptr) const;
 
-  // Builds an index on a top-level column over the rows of this version (overlay values
+  // Builds an index on a column (a struct field as "a.b") over the rows of this version (overlay values
   // resolved, deleted rows skipped) and commits it. `name` defaults to "<column>_idx";
   // an index of that name already there is an error unless `replace`.
   DatasetPtr CreateIndex(const std::string& column, IndexType type, const std::string& name = "",

@@ -105,8 +105,9 @@ IndexQuery Convert(const Expr& e, bool negated, const std::function<bool(const s
 
 }  // namespace
 
-ExprPtr IndexLeaf::ToExpr(const std::string& as_column) const {
-  ExprPtr c = Expr::Column(as_column);
+ExprPtr IndexLeaf::ToExpr(const std::string& as_column) const { return Over(Expr::Column(as_column)); }
+
+ExprPtr IndexLeaf::Over(const ExprPtr& c) const {
   ExprPtr e;
   switch (op) {
     case Op::kEq: e = Expr::Binary(BinaryOp::kEq, c, literals[0]); break;
@@ -132,6 +133,18 @@ std::function<std::vector<int64_t>(const ArrayData&)> IndexLeaf::Selector(const 
   return [bound, schema](const ArrayData& values) {
     return EvaluateSelection(*bound, RecordBatch(schema, {std::make_shared<ArrayData>(values)}, values.length));
   };
+}
+
+std::string IndexLeaf::ToString() const {
+  auto c = std::make_shared<Expr>(*Expr::Column(""));
+  c->path.clear();
+  for (size_t start = 0;;) {  // the struct path the filter named, a.b as [a, b]
+    const size_t dot = column.find('.', start);
+    c->path.push_back(column.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return lancelet::ToString(*Over(c));
 }
 
 ExprPtr IsNullExpr(ExprPtr operand, bool negated) { return MakeNode(ExprKind::kIsNull, {std::move(operand)}, negated); }

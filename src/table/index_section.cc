@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "format/lance_schema.h"
 #include "format/little_endian.h"
 #include "format/roaring_bitmap.h"
 #include "lancelet/error.h"
@@ -19,6 +20,16 @@ namespace {
 // Indexes the reference keeps for itself, whatever the schema.
 bool IsSystemIndex(const lance::table::IndexMetadata& index) {
   return index.name() == "__lance_frag_reuse" || index.name() == "__lance_mem_wal";
+}
+
+// Whether a change to field `changed` changes the values `index` holds: it is an indexed
+// field, an ancestor or a descendant of one.
+bool Affects(const format::LanceSchema& schema, const lance::table::IndexMetadata& index, int32_t changed) {
+  return std::any_of(index.fields().begin(), index.fields().end(), [&](int32_t id) {
+    if (id == changed) return true;
+    auto path = schema.StructPathOf(id);
+    return path && path->AffectedBy(changed);
+  });
 }
 
 // Whether a segment covers any fragment of `fragments`; a segment without a bitmap (no
@@ -155,12 +166,12 @@ lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before
       const auto& u = transaction.update();
       if (u.update_mode() != T::REWRITE_COLUMNS || u.fields_modified().empty() || !base)
         return RetainRelevant(before, next);
-      std::set<int32_t> modified(u.fields_modified().begin(), u.fields_modified().end());
+      const auto schema = format::LanceSchema::FromProto(base->fields(), {});
       std::set<uint64_t> updated;
       for (const auto& f : u.updated_fragments()) updated.insert(f.id());
       auto pruned = EditCoverage(before, *base, [&](const lance::table::IndexMetadata& index, auto& bitmap) {
-        bool on_modified = std::any_of(index.fields().begin(), index.fields().end(),
-                                       [&](int32_t id) { return modified.count(id) > 0; });
+        bool on_modified = std::any_of(u.fields_modified().begin(), u.fields_modified().end(),
+                                       [&](int32_t id) { return Affects(schema, index, id); });
         return on_modified && RemoveAll(bitmap, updated);
       });
       return RetainRelevant(pruned, next);
@@ -176,6 +187,7 @@ lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before
       // max_fragment_id + 1, group by group.
       if (!base) return RetainRelevant(before, next);
       const bool stable = (next.reader_feature_flags() & kFlagStableRowIds) != 0;
+      const auto schema = format::LanceSchema::FromProto(base->fields(), {});
       lance::table::IndexSection out = before;
       uint64_t next_id = base->has_max_fragment_id() ? uint64_t(base->max_fragment_id()) + 1 : 0;
       for (const auto& group : transaction.rewrite().groups()) {
@@ -187,9 +199,8 @@ lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before
         out = EditCoverage(out, *base, [&](const lance::table::IndexMetadata& index, auto& bitmap) {
           const bool whole_group = std::all_of(old_ids.begin(), old_ids.end(),
                                                [&](uint64_t id) { return bitmap.Contains(uint32_t(id)); });
-          const bool stale = std::any_of(index.fields().begin(), index.fields().end(), [&](int32_t field) {
-            auto it = overlay_versions.find(field);
-            return it != overlay_versions.end() && it->second > index.dataset_version();
+          const bool stale = std::any_of(overlay_versions.begin(), overlay_versions.end(), [&](const auto& fv) {
+            return fv.second > index.dataset_version() && Affects(schema, index, fv.first);
           });
           bool changed = RemoveAll(bitmap, old_ids);
           if (stable && whole_group && !stale && !new_ids.empty()) {

@@ -47,12 +47,13 @@ void RemoveSegment(const table::DatasetState& s, const lance::table::IndexMetada
 // row's current value, with its address or stable row id) and returns its metadata; on
 // failure removes its files and any directory it made.
 lance::table::IndexMetadata BuildSegment(const std::shared_ptr<const table::DatasetState>& state,
-                                         const format::LanceField& field, index::IndexKind kind,
+                                         const format::StructPath& path, index::IndexKind kind,
                                          const std::string& name, const std::set<uint64_t>& fragments) {
   const table::DatasetState& s = *state;
+  const format::LanceField& field = *path.field;
   const bool row_ids = s.manifest.reader_feature_flags() & table::kFlagStableRowIds;
   const char* id_column = row_ids ? table::kRowIdColumn : table::kRowAddrColumn;
-  table::ScanPlan plan(state, {field.name, id_column}, true, "", false, false, 65536);
+  table::ScanPlan plan(state, {s.schema.fields()[path.top].name, id_column}, true, "", false, false, 65536);
   plan.RestrictToFragments(fragments);
   const std::string uuid = table::NewUuid();
   lance::table::IndexMetadata meta;
@@ -78,7 +79,9 @@ lance::table::IndexMetadata BuildSegment(const std::shared_ptr<const table::Data
     index::IndexBuilder builder(*s.store, dir, kind, s.WriteVersion(), field.type);
     plan.ForEachBatch([&](const table::FragmentBatch& b) {
       auto out = plan.Project(*b.batch);
-      builder.Add(out->column(0), std::span(out->column(1)->values<uint64_t>(), size_t(out->num_rows())));
+      ArrayPtr values = out->column(0);
+      for (int child : path.children) values = StructChild(*values, child);
+      builder.Add(values, std::span(out->column(1)->values<uint64_t>(), size_t(out->num_rows())));
       return true;
     });
     for (const auto& file : builder.Finish()) {
@@ -104,15 +107,15 @@ DatasetPtr CommitSegments(const std::shared_ptr<const table::DatasetState>& stat
   }
 }
 
-const format::LanceField& IndexableField(const table::DatasetState& s, const std::string& column,
-                                         index::IndexKind kind) {
-  const format::LanceField* field = s.schema.FindByName(column);
-  if (!field) ThrowNotFound("no column '{}' in dataset '{}' to index (columns: {})", column, s.uri,
-                            s.arrow_schema->ToString());
-  if (!index::CanIndex(*field->type))
+// The field `column` names: a top-level column, or a struct field as "a.b".
+format::StructPath IndexableField(const table::DatasetState& s, const std::string& column, index::IndexKind kind) {
+  auto path = s.schema.StructPathNamed(column);
+  if (!path) ThrowNotFound("no column '{}' in dataset '{}' to index (columns: {}; a struct field is named as a.b)",
+                           column, s.uri, s.arrow_schema->ToString());
+  if (!index::CanIndex(*path->field->type))
     ThrowNotSupported("column '{}' is {}: a {} index holds numbers, strings, binary, booleans, dates and timestamps",
-                      column, field->type->ToString(), index::KindName(kind));
-  return *field;
+                      column, path->field->type->ToString(), index::KindName(kind));
+  return std::move(*path);
 }
 
 }  // namespace
@@ -121,8 +124,8 @@ DatasetPtr Dataset::CreateIndex(const std::string& column, IndexType type, const
                                 bool replace) const {
   const table::DatasetState& s = *state_;
   const index::IndexKind kind = KindOf(type);
-  const format::LanceField& field = IndexableField(s, column, kind);
-  const std::string name = name_in.empty() ? column + "_idx" : name_in;
+  const format::StructPath field = IndexableField(s, column, kind);
+  const std::string name = name_in.empty() ? field.name + "_idx" : name_in;
   lance::table::Transaction t;
   auto* create = t.mutable_create_index();
   for (const auto& existing : s.indices.indices()) {
@@ -146,7 +149,7 @@ DatasetPtr Dataset::OptimizeIndices() const {
   for (const auto& meta : s.indices.indices()) {
     auto kind = index::KindOfTypeUrl(meta.index_details().type_url());
     if (!kind || meta.fields_size() != 1 || !done.insert(meta.name()).second) continue;
-    const format::LanceField* field = s.schema.FindTopLevelById(meta.fields(0));
+    const auto field = s.schema.StructPathOf(meta.fields(0));
     if (!field) continue;
     // The live fragments no segment of this index covers.
     std::set<uint64_t> uncovered;
@@ -192,16 +195,22 @@ DatasetPtr Dataset::DropIndex(const std::string& name) const {
 
 namespace {
 
-// Rows of `fragment` whose cells of the index's fields changed after it was built.
+// Cells of `fragment` in the index's fields that overlays changed after it was built (an
+// overlay on a field, an ancestor or a descendant of it), once per overlay.
 uint64_t StaleRows(const table::DatasetState& s, const lance::table::DataFragment& fragment,
                    const lance::table::IndexMetadata& meta) {
   uint64_t n = 0;
   if (fragment.overlays_size() == 0) return 0;
+  std::vector<format::StructPath> paths;
+  for (int32_t id : meta.fields())
+    if (auto path = s.schema.StructPathOf(id)) paths.push_back(std::move(*path));
   for (const auto& o : s.OverlaysOf(fragment)->overlays()) {
     if (o.committed_version <= meta.dataset_version()) continue;
+    format::RoaringBitmap changed;
     for (size_t k = 0; k < o.field_ids.size(); ++k)
-      for (int32_t id : meta.fields())
-        if (o.field_ids[k] == id) n += o.coverage[k]->Cardinality();
+      if (std::any_of(paths.begin(), paths.end(), [&](const auto& p) { return p.AffectedBy(o.field_ids[k]); }))
+        changed |= *o.coverage[k];
+    n += changed.Cardinality();
   }
   return n;
 }
@@ -222,7 +231,7 @@ std::vector<IndexInfo> Dataset::ListIndices() const {
       auto kind = index::KindOfTypeUrl(meta.index_details().type_url());
       info.type = kind ? index::KindName(*kind) : meta.index_details().type_url();
       for (int32_t id : meta.fields())
-        if (const auto* f = s.schema.FindTopLevelById(id)) info.columns.push_back(f->name);
+        if (const auto path = s.schema.StructPathOf(id)) info.columns.push_back(path->name);
       info.dataset_version = meta.dataset_version();
       out.push_back(std::move(info));
     }

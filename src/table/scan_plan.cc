@@ -39,15 +39,16 @@ void ScanPlan::Prepare(std::vector<std::string> columns, bool columns_set, const
   for (const auto& name : needed) {
     if (name == kRowIdColumn) { read_row_id_ = true; continue; }
     if (name == kRowAddrColumn) { read_row_address_ = true; continue; }
-    const auto* field = state_->schema.FindByName(name);
-    if (!field) {
-      // Only the user's own column list gets this message; filter names fail in Bind.
-      if (std::find(columns.begin(), columns.end(), name) != columns.end())
-        ThrowNotFound("no column '{}' in dataset '{}' (columns: {})", name, state_->uri,
-                      state_->arrow_schema->ToString());
+    if (const auto* field = state_->schema.FindByName(name)) {
+      read[size_t(field - fields.data())] = true;
       continue;
     }
-    read[size_t(field - fields.data())] = true;
+    // Only the user's own column list gets this message; filter names fail in Bind.
+    if (std::find(columns.begin(), columns.end(), name) != columns.end())
+      ThrowNotFound("no column '{}' in dataset '{}' (columns: {})", name, state_->uri,
+                    state_->arrow_schema->ToString());
+    // A filter names a struct field as "a.b": its top-level column is read.
+    if (const auto path = state_->schema.StructPathNamed(name)) read[path->top] = true;
   }
   std::vector<FieldPtr> read_fields;
   for (size_t i = 0; i < fields.size(); ++i) {

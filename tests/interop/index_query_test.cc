@@ -164,6 +164,60 @@ TEST_P(IndexQueryTest, OptimizeIndexesTheAppendedFragmentsAsNewSegments) {
   ExpectAgreement();
 }
 
+// Indexes on struct fields ("s.a"): the reference's BTree and lancelet's Bitmap, an
+// overlay on the struct itself (an ancestor of both) excluded and re-evaluated by both.
+TEST(NestedIndexTest, StructFieldsAreIndexedAndOverlaysOnTheStructExcludedOnBothSides) {
+  REQUIRE_ORACLE();
+  TempDir dir;
+  const std::string ds = dir.Join("db") + "/t.lance";
+  // 3000 rows in fragments of 1000: id, s = {a: id % 50, b: "r<id % 40>"}.
+  std::string rows;
+  for (int i = 0; i < 3000; ++i)
+    rows += "{\"id\": " + std::to_string(i) + ", \"s\": {\"a\": " + std::to_string(i % 50) + ", \"b\": \"r" +
+            std::to_string(i % 40) + "\"}}\n";
+  WriteStringToFile(dir.Join("rows.jsonl"), rows);
+  Lancelet({"create", ds, "--from", dir.Join("rows.jsonl"), "--max-rows-per-file", "1000", "--file-version", "2.2"});
+  Oracle({"create-index", ds, "s.a"});
+  Lancelet({"index", "create", ds, "s.b", "--type", "bitmap"});
+  const std::string listed = Oracle({"indices", ds});
+  EXPECT_NE(listed.find("{\"name\":\"s.a_idx\",\"type\":\"BTree\",\"columns\":[\"s.a\"],\"indexed\":3000,\"unindexed\":0}"),
+            std::string::npos)
+      << listed;
+  EXPECT_NE(listed.find("{\"name\":\"s.b_idx\",\"type\":\"Bitmap\",\"columns\":[\"s.b\"],\"indexed\":3000,\"unindexed\":0}"),
+            std::string::npos)
+      << listed;
+  EXPECT_EQ(Lancelet({"index", "list", ds}),
+            "s.a_idx\tBTree\ts.a\tbuilt from version 1\t1 segments\t3 fragments indexed, 0 not\t0 stale rows\n"
+            "s.b_idx\tBitmap\ts.b\tbuilt from version 2\t1 segments\t3 fragments indexed, 0 not\t0 stale rows\n");
+
+  Lancelet({"update", ds, "--set", "s = NULL", "--where", "id % 100 = 7"});  // 30 rows: the ancestor of s.a and s.b
+  Lancelet({"update", ds, "--set", "id = id + 10000", "--where", "id % 10 = 1"});  // an unrelated field
+  const std::string explain = Lancelet({"explain", ds, "--where", "s.a = 7"});
+  EXPECT_NE(explain.find("index s.a_idx: s.a = 7: 60 hits in 3 fragments; 30 rows changed since it was built, 0 of "
+                         "them re-evaluated\n"),
+            std::string::npos)
+      << explain;
+  EXPECT_NE(Lancelet({"explain", ds, "--where", "s.b IS NULL"})
+                .find("index s.b_idx: s.b IS NULL: 0 hits in 3 fragments; 30 rows changed since it was built, 30 of "
+                      "them re-evaluated\n"),
+            std::string::npos);
+  for (const char* where : {"s.a = 7", "s.b = 'r7'"})
+    EXPECT_NE(Oracle({"explain", ds, "--where", where}, kOverlayEnv).find("ScalarIndexQuery"), std::string::npos)
+        << where;
+  for (const char* where : {"s.a = 7", "s.a IS NULL", "s.a < 3", "s.b = 'r7'", "s.b = 'r8' OR s.a = 9", "s.b IS NULL",
+                            "s.a IN (1, 7) AND id > 1500", "NOT (s.a >= 2)"}) {
+    SCOPED_TRACE(where);
+    auto sorted = [](std::vector<std::string> v) { std::sort(v.begin(), v.end()); return v; };
+    auto indexed = sorted(SplitLines(Lancelet({"scan", ds, "--where", where, "--columns", "id", "--format", "jsonl"})));
+    auto flat = sorted(
+        SplitLines(Lancelet({"scan", ds, "--where", where, "--columns", "id", "--format", "jsonl", "--no-index"})));
+    auto theirs = sorted(SplitLines(Oracle({"dump", ds, "--where", where, "--columns", "id"}, kOverlayEnv)));
+    EXPECT_FALSE(flat.empty() && std::string(where) != "s.b IS NULL");
+    EXPECT_EQ(indexed, flat);
+    EXPECT_EQ(theirs, flat);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(FileVersions, IndexQueryTest, ::testing::Values("2.0", "2.1", "2.2"),
                          [](const auto& info) { std::string s = info.param; s.erase(s.find('.'), 1); return "v" + s; });
 

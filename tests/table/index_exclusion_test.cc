@@ -3,6 +3,7 @@
 // field that overlays committed after its dataset_version cover.
 #include <gtest/gtest.h>
 
+#include "format/lance_schema.h"
 #include "lancelet/builder.h"
 #include "lancelet/dataset.h"
 #include "support/test_env.h"
@@ -157,6 +158,86 @@ TEST_F(IndexExclusionTest, FragmentsAppendedAfterTheIndexAreScannedWhole) {
   EXPECT_EQ(plan->candidates.count(0), 1u);
   EXPECT_EQ(plan->candidates.count(1), 0u);  // no segment covers fragment 1
   EXPECT_EQ(Ids(*ds, "a = 3"), (std::vector<int64_t>{3, 13, 23, 33, 43, 53, 63, 73, 83, 93, 3, 13}));
+}
+
+// 100 rows: id, s = {a: id % 10, b: "r<id>"}.
+DatasetPtr CreateNested(const std::string& uri) {
+  auto struct_type = DataType::Struct({Field::Make("a", DataType::Int64()), Field::Make("b", DataType::Utf8())});
+  FixedWidthBuilder<int64_t> id(DataType::Int64());
+  StructBuilder s(struct_type);
+  for (int64_t i = 0; i < 100; ++i) {
+    id.Append(i);
+    static_cast<FixedWidthBuilder<int64_t>&>(s.field_builder(0)).Append(i % 10);
+    static_cast<BinaryBuilder&>(s.field_builder(1)).Append("r" + std::to_string(i));
+    s.Append();
+  }
+  auto schema = std::make_shared<Schema>(
+      std::vector<FieldPtr>{Field::Make("id", DataType::Int64()), Field::Make("s", struct_type)});
+  WriteOptions options;
+  options.file_version = "2.2";  // 2.0 cannot store a NULL struct row
+  return Dataset::Write(uri, {std::make_shared<RecordBatch>(schema, std::vector<ArrayPtr>{id.Finish(), s.Finish()}, 100)},
+                        options);
+}
+
+TEST(StructPath, AFieldIsAffectedByItselfItsAncestorsAndItsDescendants) {
+  auto schema = format::LanceSchema::FromArrow(Schema({
+      Field::Make("id", DataType::Int64()),
+      Field::Make("o", DataType::Struct({Field::Make("m", DataType::Struct({Field::Make("a", DataType::Int64()),
+                                                                             Field::Make("b", DataType::Int64())})),
+                                         Field::Make("c", DataType::Int64())}))}));
+  // ids in pre-order: id 0, o 1, o.m 2, o.m.a 3, o.m.b 4, o.c 5.
+  auto a = schema.StructPathOf(3);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->name, "o.m.a");
+  EXPECT_EQ(a->ids, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(a->children, (std::vector<int>{0, 0}));
+  EXPECT_EQ(a->top, 1u);
+  EXPECT_TRUE(a->AffectedBy(1));
+  EXPECT_TRUE(a->AffectedBy(2));
+  EXPECT_TRUE(a->AffectedBy(3));
+  EXPECT_FALSE(a->AffectedBy(4));  // a sibling
+  EXPECT_FALSE(a->AffectedBy(5));
+  EXPECT_FALSE(a->AffectedBy(0));
+  auto m = schema.StructPathNamed("o.m");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_TRUE(m->AffectedBy(3));  // a descendant
+  EXPECT_TRUE(m->AffectedBy(1));
+  EXPECT_FALSE(m->AffectedBy(5));
+  EXPECT_EQ(schema.StructPathNamed("o.m.b")->field->id, 4);
+  EXPECT_FALSE(schema.StructPathNamed("o.x").has_value());
+  EXPECT_FALSE(schema.StructPathNamed("id.a").has_value());
+}
+
+TEST_F(IndexExclusionTest, AnOverlayOnAStructExcludesItsIndexedChild) {
+  auto ds = CreateNested(dir_.Join("n.lance"))->CreateIndex("s.a", IndexType::kBTree);
+  ASSERT_EQ(ds->ListIndices().size(), 1u);
+  EXPECT_EQ(ds->ListIndices()[0].name, "s.a_idx");
+  EXPECT_EQ(ds->ListIndices()[0].columns, std::vector<std::string>{"s.a"});
+  EXPECT_EQ(ds->state().indices.indices(0).fields(0), 2);  // id 0, s 1, s.a 2
+  auto [fresh, fresh_candidates] = Plan(*ds, "s.a = 3");
+  EXPECT_EQ(fresh.hits, 10u);
+  EXPECT_EQ(fresh_candidates, (std::vector<uint64_t>{3, 13, 23, 33, 43, 53, 63, 73, 83, 93}));
+
+  ds = ds->Update({{"id", "-id"}}, "id = 13");  // an unrelated field
+  EXPECT_EQ(Plan(*ds, "s.a = 3").first.stale, 0u);
+  ds = ds->Update({{"s", "NULL"}}, "id IN (3, 17)");  // the ancestor of s.a
+  auto [use, candidates] = Plan(*ds, "s.a = 3");
+  EXPECT_EQ(use.stale, 2u);
+  EXPECT_EQ(use.stale_matching, 0u);
+  EXPECT_EQ(candidates, (std::vector<uint64_t>{3, 13, 23, 33, 43, 53, 63, 73, 83, 93}));
+  auto [nulls, null_candidates] = Plan(*ds, "s.a IS NULL");
+  EXPECT_EQ(nulls.stale_matching, 2u);
+  EXPECT_EQ(null_candidates, (std::vector<uint64_t>{3, 17}));
+  EXPECT_EQ(Ids(*ds, "s.a = 3"), (std::vector<int64_t>{-13, 23, 33, 43, 53, 63, 73, 83, 93}));
+  EXPECT_EQ(Ids(*ds, "s.a IS NULL"), (std::vector<int64_t>{3, 17}));
+  EXPECT_EQ(ds->ListIndices()[0].stale_rows, 2u);
+}
+
+TEST_F(IndexExclusionTest, AStructFoldLeavesTheIndexesOnItsChildren) {
+  auto ds = CreateNested(dir_.Join("n.lance"))->CreateIndex("s.a", IndexType::kBitmap);
+  ds = ds->Update({{"s", "NULL"}}, "id < 60", nullptr, UpdateMode::kColumns);  // a column rewrite of s
+  EXPECT_EQ(ds->ListIndices()[0].indexed_fragments, 0u);
+  EXPECT_EQ(Ids(*ds, "s.a = 7"), (std::vector<int64_t>{67, 77, 87, 97}));
 }
 
 }  // namespace
