@@ -33,16 +33,19 @@ ours_rss=$(awk -F': ' '/Maximum resident set size/ {print int($2/1024)}' "$DIR/o
 ref_build=$(node bench/reference_query.mjs "$DIR/ref.lance" --create-index val --where "val = 1" --repeat 1 | head -1)
 echo "build BTree on val: lancelet ${ours_build} (m:ss, whole process), peak RSS ${ours_rss} MB; reference $ref_build"
 
+declare -A BASE  # query -> lancelet's median before any row went stale
 query() {  # query LABEL WHERE: lancelet indexed and flat, the reference, on ours.lance / ref.lance
   local label=$1 where=$2 ours flat ref
   ours=$("$COMPARE" scan id,val "$ROUNDS" --where "$where" "$DIR/ours.lance" | median)
   flat=$("$COMPARE" scan id,val "$ROUNDS" --where "$where" --no-index "$DIR/ours.lance" | median)
   ref=$(node bench/reference_query.mjs "$DIR/ref.lance" --where "$where" --columns id,val --repeat "$ROUNDS" | median)
+  [[ -n ${BASE[$where]:-} ]] || BASE[$where]=$ours
   node -e '
-    const [label, o, f, r] = process.argv.slice(1).map((x, i) => i ? Number(x) : x);
+    const [label, o, f, r, b] = process.argv.slice(1).map((x, i) => i ? Number(x) : x);
+    const overhead = o === b ? "" : `; ${((o / b - 1) * 100).toFixed(1)}% over the non-stale query`;
     console.log(`${label}: lancelet ${o} ms (flat ${f} ms, ${(f / o).toFixed(1)}x), reference ${r} ms; ` +
-                `query rate ${(r / o).toFixed(1)}x the reference`);
-  ' "$label" "$ours" "$flat" "$ref"
+                `query rate ${(r / o).toFixed(1)}x the reference${overhead}`);
+  ' "$label" "$ours" "$flat" "$ref" "${BASE[$where]}"
 }
 
 query "point lookup (val = 123457)" "val = 123457"

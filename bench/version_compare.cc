@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
       std::sort(seconds[v].begin(), seconds[v].end());
       double median = seconds[v][seconds[v].size() / 2];
       if (v == 0) first = median;
-      std::cout << fmt::format("{{\"dataset\":\"{}\",\"median_ms\":{:.3f},\"min_ms\":{:.3f},\"ratio\":{:.3f}}}\n",
+      std::cout << fmt::format("{{\"dataset\":\"{}\",\"median_ms\":{:.4f},\"min_ms\":{:.4f},\"ratio\":{:.3f}}}\n",
                                argv[first_dataset + int(v)], median * 1e3, seconds[v][0] * 1e3, median / first);
     }
     return 0;

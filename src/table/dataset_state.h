@@ -91,7 +91,8 @@ struct DatasetState {
     // The changed cells' new values, searchable as the segment is, ids being what the
     // segment's are (row addresses, or stable row ids); null when no value was read.
     std::shared_ptr<const index::ScalarIndex> values;
-    // The segment with those cells added: one search answers both.
+    // The segment with those cells added (the segment itself when there are none): one
+    // search answers both.
     std::shared_ptr<const index::ScalarIndex> with_values;
     std::map<uint64_t, uint64_t> changed;                  // fragment id -> changed cells
     std::map<uint64_t, format::RoaringBitmap> unreadable;  // fragment id -> cells always re-evaluated

@@ -85,11 +85,13 @@ std::shared_ptr<const DatasetState::StaleCells> StaleCellsOf(const DatasetState&
         }
       }
     }
+    auto opened = state.OpenIndex(*segment.meta, segment.kind);
+    out->with_values = opened;
     if (!ids.empty()) {
       ArrayPtr all = Concatenate(values);
       const int64_t page_rows = std::max<int64_t>(1, (int64_t(ids.size()) + kStalePages - 1) / kStalePages);
       out->values = index::InMemoryBTree(*all, ids, page_rows);
-      out->with_values = index::WithRows(state.OpenIndex(*segment.meta, segment.kind), *all, ids, page_rows);
+      out->with_values = index::WithRows(opened, *all, ids, page_rows);
       out->bytes += 4 * (BufferBytes(*all) + ids.size() * sizeof(uint64_t));  // two sorted copies of each
     }
     return std::shared_ptr<const DatasetState::StaleCells>(std::move(out));
@@ -200,8 +202,7 @@ std::optional<IndexedRows> PlanIndexedRows(const DatasetState& state, const Expr
       a.segments.push_back(&segment);
       a.stale.push_back(StaleCellsOf(state, segment));
       const auto& stale = *a.stale.back();
-      const auto& searched = stale.with_values ? stale.with_values : state.OpenIndex(*segment.meta, segment.kind);
-      a.hits.push_back(searched->Search(*leaf));
+      a.hits.push_back(stale.with_values->Search(*leaf));
       if (row_ids) a.hits.back() = ToAddresses(state, a.hits.back());
       IndexedRows::Use use{segment.meta->name(), leaf->ToString(), 0, 0, 0, 0};
       for (uint64_t f : live) use.fragments += segment.Covers(f);

@@ -2,9 +2,11 @@
 //
 // The filter's answerable part (index::IndexQuery) is searched in every index segment on
 // its columns. Per fragment a segment covers (its fragment_bitmap; none: every
-// fragment), a leaf's rows are the segment's hits plus the fragment's *stale* rows: the
-// coverage, on the indexed field or a field nested in it, of every overlay committed
-// after the segment's dataset_version (those cells may hold values the index never saw).
+// fragment), a leaf's rows are the segment's hits plus the fragment's *stale* rows whose
+// new value may match: the coverage, on the indexed field, an ancestor or a descendant
+// of it, of every overlay committed after the segment's dataset_version (those cells may
+// hold values the index never saw). They are searched together with the segment, their
+// new values in an in-memory BTree sharing its page lookup.
 // AND intersects, OR unites; a leaf no segment covers in a fragment means "every row",
 // so such a fragment is scanned whole. The scan then evaluates the whole filter at the
 // candidate offsets only, so stale rows are re-evaluated against their current values
