@@ -7,6 +7,29 @@
 
 namespace lancelet::index {
 
+namespace {
+
+// Sorts offsets ascending: an LSD radix sort in three 11-bit passes once there are enough
+// of them to pay for the counters (an index range query hands over thousands per
+// fragment, in value order).
+void SortOffsets(std::vector<uint32_t>& v) {
+  if (v.size() < 256) {
+    std::sort(v.begin(), v.end());
+    return;
+  }
+  std::vector<uint32_t> scratch(v.size());
+  for (int shift = 0; shift < 33; shift += 11) {
+    uint32_t counts[2049] = {};
+    for (uint32_t x : v) ++counts[((x >> shift) & 2047) + 1];
+    if (counts[((v[0] >> shift) & 2047) + 1] == v.size()) continue;  // one digit value: already in order
+    for (size_t d = 1; d < 2049; ++d) counts[d] += counts[d - 1];
+    for (uint32_t x : v) scratch[counts[(x >> shift) & 2047]++] = x;
+    v.swap(scratch);
+  }
+}
+
+}  // namespace
+
 RowAddrMap RowAddrMap::Deserialize(std::string_view bytes, std::string_view context) {
   RowAddrMap out;
   size_t pos = 0;
@@ -69,7 +92,7 @@ RowAddrMap RowAddrMap::FromAddresses(std::vector<uint64_t> addresses) {
   RowAddrMap out;
   for (auto& [fragment, offsets] : by_fragment) {
     // Ascending, so that the bitmap appends instead of inserting into its containers.
-    std::sort(offsets.begin(), offsets.end());
+    SortOffsets(offsets);
     out.fragments.emplace(fragment, format::RoaringBitmap::FromValues(offsets));
   }
   return out;
