@@ -374,6 +374,8 @@ class StatementParser {
     p_.ExpectSymbol("(");
     s->column_position = p_.Peek().position;
     s->column = p_.ExpectIdentifier("a column name");
+    while (p_.ConsumeSymbol("."))  // a struct field: s.a
+      s->column += "." + p_.ExpectIdentifier("a struct field name");
     p_.ExpectSymbol(")");
     if (p_.ConsumeKeyword("USING")) {
       if (p_.ConsumeKeyword("BITMAP")) s->type = IndexType::kBitmap;

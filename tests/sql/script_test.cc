@@ -50,5 +50,21 @@ TEST_F(ScriptTest, StatementsCommitOneByOneUpToARuntimeError) {
   EXPECT_EQ(Version(), 3u);
 }
 
+TEST(SqlIndexes, CreateIndexTakesAStructField) {
+  TempDir dir;
+  WriteStringToFile(dir.Join("rows.jsonl"), "{\"id\": 1, \"s\": {\"a\": 5}}\n{\"id\": 2, \"s\": {\"a\": 6}}\n"
+                                            "{\"id\": 3, \"s\": {\"a\": 5}}\n");
+  Lancelet({"create", dir.Join("n.lance"), "--from", dir.Join("rows.jsonl"), "--file-version", "2.2"});
+  auto r = RunLancelet({"sql", "--db", dir.path(),
+                        "CREATE INDEX sa ON n (s.a); EXPLAIN SELECT id FROM n WHERE s.a = 5; "
+                        "SELECT id FROM n WHERE s.a = 5"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("index sa: s.a = 5: 2 hits in 1 fragments;"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("id\n--\n 1\n 3\n(2 rows)"), std::string::npos) << r.out;
+  auto missing = RunLancelet({"sql", "--db", dir.path(), "CREATE INDEX sb ON n (s.b)"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("no column 's.b' in table 'n'"), std::string::npos) << missing.err;
+}
+
 }  // namespace
 }  // namespace lancelet::testing
