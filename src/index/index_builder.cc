@@ -245,15 +245,11 @@ void IndexBuilder::Add(const ArrayPtr& values, std::span<const uint64_t> ids) {
 }
 
 std::pair<ArrayPtr, std::vector<uint64_t>> IndexBuilder::SortBuffer() {
-  ArrayPtr all = ConcatOrEmpty(buffered_, type_);
-  const std::vector<int64_t> order = SortedOrder(*all);
-  std::vector<uint64_t> ids(order.size());
-  for (size_t k = 0; k < order.size(); ++k) ids[k] = buffered_ids_[size_t(order[k])];
-  ArrayPtr sorted = Take(*all, order);
+  auto sorted = SortedRows(*ConcatOrEmpty(buffered_, type_), buffered_ids_);
   buffered_.clear();
   buffered_ids_.clear();
   buffered_bytes_ = 0;
-  return {sorted, std::move(ids)};
+  return sorted;
 }
 
 void IndexBuilder::Spill() {

@@ -76,16 +76,15 @@ class BTreeIndex final : public ScalarIndex {
 
   static std::unique_ptr<BTreeIndex> InMemory(const ArrayData& values, std::span<const uint64_t> ids,
                                               int64_t page_rows) {
-    const std::vector<int64_t> order = SortedOrder(values);
-    ArrayPtr sorted = Take(values, order);
-    FixedWidthBuilder<uint64_t> sorted_ids(DataType::UInt64());
-    for (int64_t i : order) sorted_ids.Append(ids[size_t(i)]);
-    ArrayPtr id_column = sorted_ids.Finish();
+    auto [sorted, sorted_ids] = SortedRows(values, ids);
+    FixedWidthBuilder<uint64_t> id_builder(DataType::UInt64());
+    for (uint64_t id : sorted_ids) id_builder.Append(id);
+    ArrayPtr id_column = id_builder.Finish();
     PageLookupBuilder lookup(values.type, page_rows);
     lookup.Add(*sorted);
     const int64_t rows = values.length;
     return std::make_unique<BTreeIndex>(lookup.Finish(), uint64_t(rows), values.type,
-                                        [sorted, id_column, page_rows, rows](int column, uint32_t page) {
+                                        [sorted = sorted, id_column, page_rows, rows](int column, uint32_t page) {
                                           const int64_t first = int64_t(page) * page_rows;
                                           return Slice(column == 0 ? *sorted : *id_column, first,
                                                        std::min(page_rows, rows - first));
@@ -277,12 +276,12 @@ std::unique_ptr<ScalarIndex> InMemoryBTree(const ArrayData& values, std::span<co
   return BTreeIndex::InMemory(values, ids, page_rows);
 }
 
-std::shared_ptr<const ScalarIndex> WithRows(std::shared_ptr<const ScalarIndex> index, const ArrayData& values,
-                                            std::span<const uint64_t> ids, int64_t page_rows) {
-  auto extra = BTreeIndex::InMemory(values, ids, page_rows);
+std::shared_ptr<const ScalarIndex> WithRows(std::shared_ptr<const ScalarIndex> index,
+                                            std::shared_ptr<const ScalarIndex> more) {
   const auto* btree = dynamic_cast<const BTreeIndex*>(index.get());
-  if (btree && btree->type()->Equals(*extra->type())) return btree->Plus(*extra);
-  return std::make_shared<UnionIndex>(std::move(index), std::move(extra));
+  const auto* extra = dynamic_cast<const BTreeIndex*>(more.get());
+  if (btree && extra && btree->type()->Equals(*extra->type())) return btree->Plus(*extra);
+  return std::make_shared<UnionIndex>(std::move(index), std::move(more));
 }
 
 std::vector<int64_t> SortedOrder(const ArrayData& values) {
@@ -294,6 +293,13 @@ std::vector<int64_t> SortedOrder(const ArrayData& values) {
     return 0;
   });
   return order;
+}
+
+std::pair<ArrayPtr, std::vector<uint64_t>> SortedRows(const ArrayData& values, std::span<const uint64_t> ids) {
+  const std::vector<int64_t> order = SortedOrder(values);
+  std::vector<uint64_t> sorted_ids(order.size());
+  for (size_t k = 0; k < order.size(); ++k) sorted_ids[k] = ids[size_t(order[k])];
+  return {Take(values, order), std::move(sorted_ids)};
 }
 
 std::vector<WrittenFile> WriteIndex(io::ObjectStore& store, const std::string& dir, IndexKind kind,

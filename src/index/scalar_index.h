@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "format/lance_file.h"
@@ -74,14 +75,16 @@ std::vector<WrittenFile> WriteIndex(io::ObjectStore& store, const std::string& d
 // exactly as a segment's files are.
 std::unique_ptr<ScalarIndex> InMemoryBTree(const ArrayData& values, std::span<const uint64_t> ids,
                                            int64_t page_rows);
-// `index` with more rows held in memory (an InMemoryBTree of them): a search returns the
-// hits of both. A BTree of the same value type shares one page lookup with them, so the
-// page predicate is evaluated once (table/index_plan's changed cells use this).
-std::shared_ptr<const ScalarIndex> WithRows(std::shared_ptr<const ScalarIndex> index, const ArrayData& values,
-                                            std::span<const uint64_t> ids, int64_t page_rows);
+// `index` and `more` (an InMemoryBTree) searched as one: a search returns the hits of
+// both. A BTree of the same value type shares one page lookup with `more`, so the page
+// predicate is evaluated once (table/index_plan's changed cells use this).
+std::shared_ptr<const ScalarIndex> WithRows(std::shared_ptr<const ScalarIndex> index,
+                                            std::shared_ptr<const ScalarIndex> more);
 
 // Row order sorting `values` ascending, nulls first, ties in input order. Floats order
 // NaN above every number and -0.0 equal to 0.0, as the filter's comparisons do.
 std::vector<int64_t> SortedOrder(const ArrayData& values);
+// `values` in SortedOrder, and `ids` in the same order.
+std::pair<ArrayPtr, std::vector<uint64_t>> SortedRows(const ArrayData& values, std::span<const uint64_t> ids);
 
 }  // namespace lancelet::index

@@ -13,6 +13,13 @@ const format::RoaringBitmap* Overlay::CoverageOf(int32_t field_id) const {
   return i < 0 ? nullptr : coverage[size_t(i)].get();
 }
 
+format::RoaringBitmap Overlay::CoverageWhere(const std::function<bool(int32_t)>& pick) const {
+  format::RoaringBitmap out;
+  for (size_t k = 0; k < field_ids.size(); ++k)
+    if (field_ids[k] != kTombstoneFieldId && pick(field_ids[k])) out |= *coverage[k];
+  return out;
+}
+
 int Overlay::FieldIndex(int32_t field_id) const {
   if (field_id == kTombstoneFieldId) return -1;
   for (size_t i = 0; i < field_ids.size(); ++i)

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,8 @@ struct Overlay {
   const format::RoaringBitmap* CoverageOf(int32_t field_id) const;
   // Index of `field_id` among field_ids, or -1.
   int FieldIndex(int32_t field_id) const;
+  // The union of the coverage of every field id `pick` accepts.
+  format::RoaringBitmap CoverageWhere(const std::function<bool(int32_t)>& pick) const;
 };
 
 class FragmentOverlays {

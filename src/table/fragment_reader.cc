@@ -206,9 +206,7 @@ FragmentReader::ChangedValues FragmentReader::ChangedCells(const format::StructP
   for (size_t i = 0; i < list.size(); ++i) {
     const overlay::Overlay& o = list[i];
     if (o.committed_version <= version) continue;
-    format::RoaringBitmap changed;
-    for (size_t k = 0; k < o.field_ids.size(); ++k)
-      if (path.AffectedBy(o.field_ids[k])) changed |= *o.coverage[k];
+    format::RoaringBitmap changed = o.CoverageWhere([&](int32_t id) { return path.AffectedBy(id); });
     if (changed.IsEmpty()) continue;
     out.cells += changed.Cardinality();
     // The node's values come from the outermost ancestor-or-self the overlay stores as a

@@ -80,7 +80,7 @@ class FragmentReader {
   // it. The first call of a reader counts one read of the field (MergedLayersOf).
   const overlay::CoverageLayers* CoverageOf(size_t field) const;
   // The field's layers with their cells listed (kept by the dataset), or null when no
-  // overlay covers it: what a merge and the index's changed cells start from.
+  // overlay covers it: what a merge starts from.
   const overlay::FieldLayers* LayersOf(size_t field) const;
   // The field's layers merged into one (kept by the dataset), once an earlier reader of
   // this version has read the field too and it has at least kMergeFromLayers layers: a

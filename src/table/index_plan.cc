@@ -91,8 +91,8 @@ std::shared_ptr<const DatasetState::StaleCells> StaleCellsOf(const DatasetState&
       ArrayPtr all = Concatenate(values);
       const int64_t page_rows = std::max<int64_t>(1, (int64_t(ids.size()) + kStalePages - 1) / kStalePages);
       out->values = index::InMemoryBTree(*all, ids, page_rows);
-      out->with_values = index::WithRows(opened, *all, ids, page_rows);
-      out->bytes += 4 * (BufferBytes(*all) + ids.size() * sizeof(uint64_t));  // two sorted copies of each
+      out->with_values = index::WithRows(opened, out->values);
+      out->bytes += 2 * (BufferBytes(*all) + ids.size() * sizeof(uint64_t));  // the sorted copy, and what sorting held
     }
     return std::shared_ptr<const DatasetState::StaleCells>(std::move(out));
   });

@@ -206,11 +206,9 @@ uint64_t StaleRows(const table::DatasetState& s, const lance::table::DataFragmen
     if (auto path = s.schema.StructPathOf(id)) paths.push_back(std::move(*path));
   for (const auto& o : s.OverlaysOf(fragment)->overlays()) {
     if (o.committed_version <= meta.dataset_version()) continue;
-    format::RoaringBitmap changed;
-    for (size_t k = 0; k < o.field_ids.size(); ++k)
-      if (std::any_of(paths.begin(), paths.end(), [&](const auto& p) { return p.AffectedBy(o.field_ids[k]); }))
-        changed |= *o.coverage[k];
-    n += changed.Cardinality();
+    n += o.CoverageWhere([&](int32_t id) {
+           return std::any_of(paths.begin(), paths.end(), [&](const auto& p) { return p.AffectedBy(id); });
+         }).Cardinality();
   }
   return n;
 }

@@ -213,9 +213,9 @@ TEST_P(IndexFileTest, RowsAddedInMemoryAreSearchedWithTheSegment) {
     v.push_back(i % 50 == 0 ? std::nullopt : std::optional<int64_t>(2 * i - 100));
     more.push_back(uint64_t(7) << 32 | uint64_t(i));
   }
-  auto both = WithRows(index, *Int64s(v), more, 4);
+  std::shared_ptr<const ScalarIndex> own = InMemoryBTree(*Int64s(v), more, 4);
+  auto both = WithRows(index, own);
   EXPECT_EQ(both->num_rows(), 10600u);
-  auto own = InMemoryBTree(*Int64s(v), more, 4);
   for (const char* filter : {"v = 37", "v = 38", "v = -100", "v = -98", "v < 3", "v >= 996", "v > 1098",
                              "v BETWEEN 400 AND 402", "v IN (0, 999, 1000, -2)", "v IS NULL", "v <> 5"}) {
     SCOPED_TRACE(filter);

@@ -33,6 +33,25 @@ const char* kPredicates[] = {
     "cat = 'c4' AND val > 9000 OR val = 110",
 };
 
+// lancelet's indexed scan, lancelet's flat scan, lancelet's count and the reference all
+// agree on the rows of `ds` where `where` holds (compared as sets of lines). Returns how
+// many there are.
+size_t ExpectAgreementOn(const std::string& ds, const std::string& where, const std::string& columns) {
+  SCOPED_TRACE(where);
+  auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  auto indexed = sorted(SplitLines(Lancelet({"scan", ds, "--where", where, "--columns", columns, "--format", "jsonl"})));
+  auto flat = sorted(
+      SplitLines(Lancelet({"scan", ds, "--where", where, "--columns", columns, "--format", "jsonl", "--no-index"})));
+  auto theirs = sorted(SplitLines(Oracle({"dump", ds, "--where", where, "--columns", columns}, kOverlayEnv)));
+  EXPECT_EQ(indexed, flat);
+  EXPECT_EQ(theirs, flat);
+  EXPECT_EQ(Lancelet({"count", ds, "--where", where}), std::to_string(flat.size()) + "\n");
+  return flat.size();
+}
+
 class IndexQueryTest : public ::testing::TestWithParam<std::string> {
  protected:
   // 3000 rows in fragments of 1000: id, val = 10 * id (null for every 97th row),
@@ -56,23 +75,8 @@ class IndexQueryTest : public ::testing::TestWithParam<std::string> {
     Lancelet({"append", ds_, "--from", dir_.Join("more.csv")});
   }
 
-  static std::vector<std::string> Sorted(std::vector<std::string> v) {
-    std::sort(v.begin(), v.end());
-    return v;
-  }
-
-  // lancelet's indexed scan, lancelet's flat scan and the reference all agree.
   void ExpectAgreement() {
-    for (const char* where : kPredicates) {
-      SCOPED_TRACE(where);
-      auto indexed = Sorted(SplitLines(Lancelet({"scan", ds_, "--where", where, "--columns", "id,val,cat", "--format", "jsonl"})));
-      auto flat = Sorted(SplitLines(
-          Lancelet({"scan", ds_, "--where", where, "--columns", "id,val,cat", "--format", "jsonl", "--no-index"})));
-      auto theirs = Sorted(SplitLines(Oracle({"dump", ds_, "--where", where, "--columns", "id,val,cat"}, kOverlayEnv)));
-      EXPECT_EQ(indexed, flat);
-      EXPECT_EQ(theirs, flat);
-      EXPECT_EQ(Lancelet({"count", ds_, "--where", where}), std::to_string(flat.size()) + "\n");
-    }
+    for (const char* where : kPredicates) ExpectAgreementOn(ds_, where, "id,val,cat");
   }
 
   TempDir dir_;
@@ -205,17 +209,8 @@ TEST(NestedIndexTest, StructFieldsAreIndexedAndOverlaysOnTheStructExcludedOnBoth
     EXPECT_NE(Oracle({"explain", ds, "--where", where}, kOverlayEnv).find("ScalarIndexQuery"), std::string::npos)
         << where;
   for (const char* where : {"s.a = 7", "s.a IS NULL", "s.a < 3", "s.b = 'r7'", "s.b = 'r8' OR s.a = 9", "s.b IS NULL",
-                            "s.a IN (1, 7) AND id > 1500", "NOT (s.a >= 2)"}) {
-    SCOPED_TRACE(where);
-    auto sorted = [](std::vector<std::string> v) { std::sort(v.begin(), v.end()); return v; };
-    auto indexed = sorted(SplitLines(Lancelet({"scan", ds, "--where", where, "--columns", "id", "--format", "jsonl"})));
-    auto flat = sorted(
-        SplitLines(Lancelet({"scan", ds, "--where", where, "--columns", "id", "--format", "jsonl", "--no-index"})));
-    auto theirs = sorted(SplitLines(Oracle({"dump", ds, "--where", where, "--columns", "id"}, kOverlayEnv)));
-    EXPECT_FALSE(flat.empty() && std::string(where) != "s.b IS NULL");
-    EXPECT_EQ(indexed, flat);
-    EXPECT_EQ(theirs, flat);
-  }
+                            "s.a IN (1, 7) AND id > 1500", "NOT (s.a >= 2)"})
+    EXPECT_GT(ExpectAgreementOn(ds, where, "id"), 0u) << where;
 }
 
 INSTANTIATE_TEST_SUITE_P(FileVersions, IndexQueryTest, ::testing::Values("2.0", "2.1", "2.2"),
