@@ -66,6 +66,10 @@ class ByteSource {
     if (length > 0) std::memcpy(out, bytes.data(), length);
   }
   virtual const std::string& path() const = 0;
+  // The bytes [offset, offset + length) where they already sit in memory for the source's
+  // lifetime (a small file read whole), so that a decoder can read them in place; null
+  // when they would have to be read. The range must lie within the source.
+  virtual const uint8_t* Resident(uint64_t /*offset*/, uint64_t /*length*/) const { return nullptr; }
 };
 
 struct ColumnRef {

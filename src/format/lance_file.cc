@@ -237,6 +237,10 @@ class FileByteSource final : public ByteSource {
     else file_->ReadAt(offset, length, out);
   }
   const std::string& path() const override { return path_; }
+  const uint8_t* Resident(uint64_t offset, uint64_t length) const override {
+    if (resident_.size() != size_ || offset > size_ || length > size_ - offset) return nullptr;
+    return reinterpret_cast<const uint8_t*>(resident_.data()) + offset;
+  }
   // Serves every later read from `whole`, the file's bytes already read, with no I/O: a
   // small file (an overlay of scattered cells, say) then costs one read in all. The file
   // is closed: a version holding hundreds of small overlays open holds no descriptor

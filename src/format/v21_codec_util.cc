@@ -139,12 +139,24 @@ std::string PageSource::ReadRange(size_t index, uint64_t offset, uint64_t length
   return out;
 }
 
+namespace {
+void CheckRange(const PageSource& page, size_t index, uint64_t offset, uint64_t length) {
+  if (index >= page.buffers.size())
+    ThrowCorrupt("{}: page has {} buffers, buffer {} is missing", page.where, page.buffers.size(), index);
+  if (offset + length > page.buffers[index].second)
+    ThrowCorrupt("{}: range {}+{} is outside page buffer {} of {} bytes", page.where, offset, length, index,
+                 page.buffers[index].second);
+}
+}  // namespace
+
 void PageSource::ReadRangeInto(size_t index, uint64_t offset, uint64_t length, void* out) const {
-  if (index >= buffers.size()) ThrowCorrupt("{}: page has {} buffers, buffer {} is missing", where, buffers.size(), index);
-  if (offset + length > buffers[index].second)
-    ThrowCorrupt("{}: range {}+{} is outside page buffer {} of {} bytes", where, offset, length, index,
-                 buffers[index].second);
+  CheckRange(*this, index, offset, length);
   source->ReadInto(buffers[index].first + offset, length, out);
+}
+
+const uint8_t* PageSource::ResidentRange(size_t index, uint64_t offset, uint64_t length) const {
+  CheckRange(*this, index, offset, length);
+  return source->Resident(buffers[index].first + offset, length);
 }
 
 void PageReader::ReadPlainRows(uint64_t, uint64_t, uint8_t*) const {

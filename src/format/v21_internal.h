@@ -154,6 +154,8 @@ struct PageSource {
   std::string ReadRange(size_t index, uint64_t offset, uint64_t length) const;
   // ReadRange straight into `out` (length bytes).
   void ReadRangeInto(size_t index, uint64_t offset, uint64_t length, void* out) const;
+  // The range in place when the source holds it in memory (ByteSource::Resident), else null.
+  const uint8_t* ResidentRange(size_t index, uint64_t offset, uint64_t length) const;
 };
 
 class PageReader {

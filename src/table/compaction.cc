@@ -24,6 +24,10 @@
 #include "table/manifest_store.h"
 #include "table/overlay_file.h"
 
+// jemalloc's control entry point; null unless the program links jemalloc.
+extern "C" int mallctl(const char* name, void* old_value, size_t* old_size, void* new_value, size_t new_size)
+    __attribute__((weak));
+
 namespace lancelet::table {
 
 namespace {
@@ -75,7 +79,13 @@ constexpr double kReadCostPerLayer = 0.0275;
 // buffers of several MiB per column; glibc serves them from the heap once its mmap
 // threshold has adapted upwards, and the freed space stays resident: rewriting 20
 // fragments of 1M 128-d rows peaked at 355 MB without this after each batch, 86 MB with.
+// jemalloc (linked into the release executables) keeps freed pages for seconds instead:
+// its arenas are purged when the program carries it.
 void ReleaseFreedMemory() {
+  if (mallctl) {
+    mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0);  // 4096: MALLCTL_ARENAS_ALL
+    return;
+  }
 #ifdef __GLIBC__
   malloc_trim(0);
 #endif

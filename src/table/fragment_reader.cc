@@ -294,11 +294,11 @@ ArrayPtr FragmentReader::Overlaid(size_t field, overlay::Resolution resolution, 
   const auto& schema_field = state_.schema.fields()[field];
   ArrayPtr values;
   if (const auto& base = resolution.base) {
-    // A run of ranks is read for this batch alone (a slice of a kept column would be
-    // copied before the patches below could write into it); gathered ranks are a new
-    // array either way.
-    auto [column, first] = OverlayValues(schema_field.id, base->overlay, base->first_rank, base->count, base->ranks,
-                                         in_scan && !base->ranks.empty());
+    // The overlay covers every wanted row, so its ranks are read for this batch alone,
+    // as a base file's rows would be: a kept whole column would cost a first read the
+    // memory of the full column (a full-column UPDATE) for a filter that keeps 1 row in 7.
+    auto [column, first] =
+        OverlayValues(schema_field.id, base->overlay, base->first_rank, base->count, base->ranks, false);
     values = first == 0 && uint64_t(column->length) == base->count ? column : Slice(*column, first, int64_t(base->count));
     if (base->overlay != overlay::kMergedOverlay) CheckOverlayType(field, base->overlay, *values);
   } else {

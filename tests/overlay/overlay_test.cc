@@ -273,6 +273,32 @@ TEST_P(OverlayTest, TakeReadsOnlyTheOverlayValuesItReturns) {
   EXPECT_LT(overlaid - base, overlay_bytes / 4) << "base " << base << ", overlaid " << overlaid;
 }
 
+// A scan whose filter keeps a few rows reads an overlay that covers them all (a
+// full-column UPDATE) as it reads a base column: the pages of the kept rows, never the
+// whole overlay column into memory.
+TEST_P(OverlayTest, AFilteredScanReadsACoveringOverlayOnlyWhereTheFilterKeepsRows) {
+  const uint32_t n = 100000;
+  auto ds = MakeDataset(uri_, int(n), GetParam());
+  std::vector<uint32_t> offsets(n);
+  std::vector<std::optional<int32_t>> values(n);
+  for (uint32_t o = 0; o < n; ++o) offsets[o] = o, values[o] = -int32_t(o);
+  ds = OverlayWriter(ds).Set(0, "age", offsets, Int32s(values)).Commit();
+  const uint64_t overlay_bytes = ds->state().manifest.fragments(0).overlays(0).data_file().file_size_bytes();
+  ASSERT_GT(overlay_bytes, 200000u);
+  auto bytes_of_first_scan = [&](uint64_t version, const std::string& expect) {
+    auto d = Dataset::Open(uri_, version);
+    const uint64_t before = d->state().store->stats().bytes_read;
+    auto batch = d->NewScan().Columns({"age"}).Filter("id = 7 OR id = 50000 OR id = 99999").ToBatch();
+    std::string text;
+    for (int64_t i = 0; i < batch->num_rows(); ++i) text += (i ? "," : "") + FormatValue(*batch->column(0), i, ValueStyle::kCsv);
+    EXPECT_EQ(text, expect);
+    return d->state().store->stats().bytes_read - before;
+  };
+  const uint64_t base = bytes_of_first_scan(1, "70,500000,999990");
+  const uint64_t overlaid = bytes_of_first_scan(2, "-7,-50000,-99999");
+  EXPECT_LT(overlaid - base, overlay_bytes / 4) << "base " << base << ", overlaid " << overlaid;
+}
+
 // An overlay whose coverage has more cells than its value column has values is refused
 // as corrupt by scan and take alike, naming the fragment and file, and again on a retry.
 TEST_P(OverlayTest, CoverageBeyondTheValueColumnIsCorrupt) {
