@@ -175,6 +175,9 @@ struct ResolutionCounters {
   std::atomic<uint64_t> cells_visited{0};  // listed cells (or runs) a resolution looked at
   // Offsets looked up in coverage bitmaps, each bitmap in one bulk pass (CoverageLayers).
   std::atomic<uint64_t> offsets_looked_up{0};
+  // Overlay values decoded as whole columns (table::FragmentReader keeps small files'
+  // columns, and merges read whole ones), rather than just the ranks a read needs.
+  std::atomic<uint64_t> values_decoded_whole{0};
 };
 ResolutionCounters& Counters();
 

@@ -259,6 +259,7 @@ ArrayPtr FragmentReader::WholeOverlayColumn(size_t overlay, int32_t field_id) co
     column = state_.CachedOverlayColumn(fragment_.id(), overlays().overlays()[overlay].position, field_id, [&] {
       const auto& file = OpenOverlayFile(overlay, true);
       const size_t index = OverlayColumn(file, overlay, field_id);
+      overlay::Counters().values_decoded_whole.fetch_add(file.num_rows(index), std::memory_order_relaxed);
       return file.ReadField(index, 0, file.num_rows(index));
     });
   whole_columns_.emplace(std::make_pair(overlay, field_id), column);
@@ -267,24 +268,25 @@ ArrayPtr FragmentReader::WholeOverlayColumn(size_t overlay, int32_t field_id) co
 
 std::pair<ArrayPtr, int64_t> FragmentReader::OverlayValues(int32_t field_id, size_t overlay, uint64_t first_rank,
                                                            uint64_t count, std::span<const uint64_t> ranks,
-                                                           bool whole) const {
-  // A merged layer's values are in memory. A small file is read whole when opened
-  // anyway: decoding its column once and keeping it then costs a take no more than
-  // decoding the pages its ranks fall in.
+                                                           bool in_scan) const {
+  // A merged layer's values are in memory. A file within the tail a take reads anyway is
+  // decoded whole once and kept. A larger one gives just the ranks the read needs (from
+  // memory when a scan opened it whole): a first scan then holds batch-sized values, not
+  // a second copy of every overlay it reads (each fresh page costs a page fault).
   ArrayPtr column;
   if (overlay == overlay::kMergedOverlay) {
     column = merged_.at(field_id)->merged_values;
   } else {
     const uint64_t file_bytes = overlays().overlays()[overlay].proto->data_file().file_size_bytes();
-    whole |= file_bytes > 0 && file_bytes <= format::LanceFileReader::kTailBytes;
-    if (whole) column = WholeOverlayColumn(overlay, field_id);
+    if (file_bytes > 0 && file_bytes <= format::LanceFileReader::kTailBytes)
+      column = WholeOverlayColumn(overlay, field_id);
   }
   if (column) {
     if (ranks.empty()) return {column, int64_t(first_rank)};
     return {lancelet::Take(*column, std::vector<int64_t>(ranks.begin(), ranks.end())), 0};
   }
-  // Ranks of a large file: its tail and the pages they fall in, not the whole file.
-  const auto& file = OpenOverlayFile(overlay, false);
+  // Ranks of a larger file: its tail and the pages they fall in, not the whole file.
+  const auto& file = OpenOverlayFile(overlay, in_scan);
   const size_t index = OverlayColumn(file, overlay, field_id);
   return {ranks.empty() ? file.ReadField(index, first_rank, count) : file.TakeField(index, ranks), 0};
 }
@@ -294,11 +296,10 @@ ArrayPtr FragmentReader::Overlaid(size_t field, overlay::Resolution resolution, 
   const auto& schema_field = state_.schema.fields()[field];
   ArrayPtr values;
   if (const auto& base = resolution.base) {
-    // The overlay covers every wanted row, so its ranks are read for this batch alone,
-    // as a base file's rows would be: a kept whole column would cost a first read the
-    // memory of the full column (a full-column UPDATE) for a filter that keeps 1 row in 7.
+    // The overlay covers every wanted row: its ranks are read for this batch alone, as a
+    // base file's rows would be.
     auto [column, first] =
-        OverlayValues(schema_field.id, base->overlay, base->first_rank, base->count, base->ranks, false);
+        OverlayValues(schema_field.id, base->overlay, base->first_rank, base->count, base->ranks, in_scan);
     values = first == 0 && uint64_t(column->length) == base->count ? column : Slice(*column, first, int64_t(base->count));
     if (base->overlay != overlay::kMergedOverlay) CheckOverlayType(field, base->overlay, *values);
   } else {

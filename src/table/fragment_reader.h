@@ -98,14 +98,13 @@ class FragmentReader {
                     const std::function<ArrayPtr()>& read_base) const;
   // Overlay `overlay`'s values of `field_id` at ranks [first_rank, first_rank + count), or
   // at `ranks` when not empty, as (column, first): the k-th value is column[first + k].
-  // `whole` (a scan) allows the whole column the dataset keeps (WholeOverlayColumn); a
-  // small overlay file's is used in any case.
+  // A file within kTailBytes gives its whole column, kept (WholeOverlayColumn); a larger
+  // one the ranks alone, opened whole when `in_scan` and within kReadWholeOverlayFileBytes.
   std::pair<ArrayPtr, int64_t> OverlayValues(int32_t field_id, size_t overlay, uint64_t first_rank, uint64_t count,
-                                             std::span<const uint64_t> ranks, bool whole) const;
-  // For a scan: overlay `overlay`'s whole value column of `field_id`, read once and kept
-  // by the dataset, when its file holds at most kWholeOverlayBytes (a scan walks the
-  // fragment in order and will need every value, so one read is cheapest); else null, and
-  // each batch reads just its ranks (the bound keeps memory and a short scan's reads small).
+                                             std::span<const uint64_t> ranks, bool in_scan) const;
+  // Overlay `overlay`'s whole value column of `field_id`, read once and kept by the
+  // dataset, when its file holds at most kWholeOverlayBytes; else null. For tiny files,
+  // merges and an index's changed cells, which need every value.
   ArrayPtr WholeOverlayColumn(size_t overlay, int32_t field_id) const;
   // Take and ReadRows; `in_scan` allows whole overlay columns.
   std::vector<ArrayPtr> ReadOffsets(const std::vector<size_t>& fields, std::span<const uint64_t> offsets,

@@ -759,6 +759,7 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
   ds = Dataset::Open(ds->uri());  // a fresh reader, as a new process has
   const uint64_t listed = counters.cells_listed, visited = counters.cells_visited;
   const uint64_t ranks = format::RoaringBitmap::RankCalls();
+  const uint64_t decoded_whole = counters.values_decoded_whole;
 
   auto batch = ds->NewScan().Columns({"age"}).ToBatch();
   ASSERT_EQ(batch->num_rows(), kRows);
@@ -772,6 +773,9 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
   EXPECT_EQ(counters.cells_listed - listed, 0u);
   EXPECT_EQ(counters.cells_visited - visited, covered);
   EXPECT_EQ(format::RoaringBitmap::RankCalls(), ranks);
+  // Only the 16 small layers' columns (within a take's 64 KiB tail) are decoded whole; the
+  // 80 KB tenth layer gives each batch its ranks.
+  EXPECT_EQ(counters.values_decoded_whole - decoded_whole, 16u * 200u);
 
   // The same version again: this second reader lists the layers and merges them into one
   // (listing each distinct cell once), which it and every later read walk.
