@@ -347,8 +347,13 @@ Resolution ResolveOffsets(const FieldLayers& layers, std::span<const uint64_t> o
 Resolution ResolveOffsets(const CoverageLayers& layers, std::span<const uint64_t> offsets) {
   return ResolveOffsetsWith(layers, offsets,
                             [](const CoverageLayers::Layer& layer, std::span<const uint64_t> wanted) {
-                              Counters().offsets_looked_up.fetch_add(wanted.size(), std::memory_order_relaxed);
                               std::vector<std::pair<uint32_t, uint64_t>> met;
+                              if (layer.prefix_end > 0) {  // ascending: members up to the first past the end
+                                for (size_t i = 0; i < wanted.size() && wanted[i] < layer.prefix_end; ++i)
+                                  met.push_back({uint32_t(i), wanted[i]});
+                                return met;
+                              }
+                              Counters().offsets_looked_up.fetch_add(wanted.size(), std::memory_order_relaxed);
                               for (const auto& m : layer.coverage->MembersAmong(wanted))
                                 met.push_back({uint32_t(m.index), m.rank});
                               return met;
@@ -361,7 +366,11 @@ std::shared_ptr<const CoverageLayers> CoverageLayers::Of(const FragmentOverlays&
   for (size_t i = list.size(); i-- > 0;) {
     const Overlay& o = list[i];
     const int f = o.FieldIndex(field_id);
-    if (f >= 0 && !o.coverage[size_t(f)]->IsEmpty()) out->newest_first.push_back({i, o.coverage[size_t(f)]});
+    if (f < 0 || o.coverage[size_t(f)]->IsEmpty()) continue;
+    const auto& coverage = o.coverage[size_t(f)];
+    const uint64_t cells = coverage->Cardinality();
+    const bool prefix = coverage->Min() == 0 && uint64_t(coverage->Max()) + 1 == cells;
+    out->newest_first.push_back({i, coverage, prefix ? cells : 0});
   }
   return out;
 }

@@ -80,6 +80,9 @@ struct CoverageLayers {
   struct Layer {
     size_t overlay = 0;  // index into FragmentOverlays::overlays()
     std::shared_ptr<const format::RoaringBitmap> coverage;
+    // n when the coverage is exactly [0, n) (a full-column UPDATE): offset k below it is
+    // a member of rank k, with no bitmap search. 0 otherwise.
+    uint64_t prefix_end = 0;
   };
   std::vector<Layer> newest_first;
   // How many fragment readers read the field's overlays (scan or take): layers that are

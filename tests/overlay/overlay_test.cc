@@ -267,10 +267,13 @@ TEST_P(OverlayTest, TakeReadsOnlyTheOverlayValuesItReturns) {
     return d->state().store->stats().bytes_read - before;
   };
   const uint64_t base = bytes_of_first_take(1, "70,500000,999990");
+  const uint64_t looked_up = overlay::Counters().offsets_looked_up;
   const uint64_t overlaid = bytes_of_first_take(2, "-7,-50000,-99999");
   // The overlay file's footer and metadata, and the pages of three values: far below the
   // column.
   EXPECT_LT(overlaid - base, overlay_bytes / 4) << "base " << base << ", overlaid " << overlaid;
+  // A coverage of exactly [0, n) answers membership and rank without a bitmap search.
+  EXPECT_EQ(overlay::Counters().offsets_looked_up, looked_up);
 }
 
 // A scan whose filter keeps a few rows reads an overlay that covers them all (a
