@@ -488,9 +488,10 @@ class MiniBlockReader final : public PageReader {
   }
 
   // Chunk c's bytes: in place when the file's bytes are in memory, else from a read-ahead
-  // window over the page's value buffer (hold window_mutex_ while using them). Chunks read in order widen the window, doubling up to
-  // kMaxWindowBytes: a scan (or a take touching most chunks) then costs a few large reads
-  // instead of one per chunk, while a lookup of one chunk still reads only that chunk.
+  // window over the page's value buffer (hold window_mutex_ while using them). Chunks
+  // read in order widen the window, doubling up to kMaxWindowBytes: a scan (or a take
+  // touching most chunks) then costs a few large reads instead of one per chunk, while a
+  // lookup of one chunk still reads only that chunk.
   const uint8_t* ChunkBytesLocked(size_t c) const {
     const ChunkMeta& meta = chunks_[c];
     if (const uint8_t* resident = page_.ResidentRange(1, meta.offset, meta.size)) return resident;  // no copy

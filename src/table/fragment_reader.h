@@ -72,7 +72,7 @@ class FragmentReader {
   FieldSource Locate(size_t field) const;
   const format::LanceFileReader& OpenFile(size_t data_file) const;
   // `whole_if_small`: read a file of at most kReadWholeOverlayFileBytes whole (a scan
-  // decodes all of it); else just its tail (a take reads a few pages).
+  // reads all of it); else just its tail (a take reads a few pages).
   const format::LanceFileReader& OpenOverlayFile(size_t overlay, bool whole_if_small) const;
   // The column of `field_id` in `file`, overlay `overlay`'s data file.
   size_t OverlayColumn(const format::LanceFileReader& file, size_t overlay, int32_t field_id) const;
@@ -106,7 +106,7 @@ class FragmentReader {
   // dataset, when its file holds at most kWholeOverlayBytes; else null. For tiny files,
   // merges and an index's changed cells, which need every value.
   ArrayPtr WholeOverlayColumn(size_t overlay, int32_t field_id) const;
-  // Take and ReadRows; `in_scan` allows whole overlay columns.
+  // Take and ReadRows; `in_scan` opens overlay files whole (OpenOverlayFile).
   std::vector<ArrayPtr> ReadOffsets(const std::vector<size_t>& fields, std::span<const uint64_t> offsets,
                                     bool in_scan) const;
   static constexpr uint64_t kWholeOverlayBytes = 4 << 20;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 
 #include "format/roaring_bitmap.h"
 #include "lancelet/builder.h"
@@ -90,6 +91,30 @@ DatasetPtr WithoutOverlaySizes(const DatasetPtr& ds) {
 
 class OverlayTest : public ::testing::TestWithParam<std::string> {
  protected:
+  // 100000 rows (version 1) whose ages one overlay replaces with -offset, as a full-column
+  // UPDATE does (version 2). Returns the overlay file's size.
+  uint64_t OverlayEveryAge() {
+    const uint32_t n = 100000;
+    auto ds = MakeDataset(uri_, int(n), GetParam());
+    std::vector<uint32_t> offsets(n);
+    std::vector<std::optional<int32_t>> values(n);
+    for (uint32_t o = 0; o < n; ++o) offsets[o] = o, values[o] = -int32_t(o);
+    ds = OverlayWriter(ds).Set(0, "age", offsets, Int32s(values)).Commit();
+    return ds->state().manifest.fragments(0).overlays(0).data_file().file_size_bytes();
+  }
+  // The bytes `read` costs on `version` freshly opened; the age column it returns (its
+  // first column) must print as `expect`.
+  uint64_t BytesOfFirstRead(uint64_t version, const std::function<RecordBatchPtr(const DatasetPtr&)>& read,
+                            const std::string& expect) {
+    auto d = Dataset::Open(uri_, version);
+    const uint64_t before = d->state().store->stats().bytes_read;
+    auto batch = read(d);
+    std::string text;
+    for (int64_t i = 0; i < batch->num_rows(); ++i) text += (i ? "," : "") + FormatValue(*batch->column(0), i, ValueStyle::kCsv);
+    EXPECT_EQ(text, expect);
+    return d->state().store->stats().bytes_read - before;
+  }
+
   TempDir dir_;
   std::string uri_ = dir_.Join("o.lance");
 };
@@ -248,27 +273,13 @@ TEST_P(OverlayTest, FilteredScansOfFragmentsWithDeletionsSeeResolvedValues) {
 // A take reads overlay values at the ranks it needs, never a whole overlay column (a
 // scan may: it visits the whole fragment).
 TEST_P(OverlayTest, TakeReadsOnlyTheOverlayValuesItReturns) {
-  const uint32_t n = 100000;
-  auto ds = MakeDataset(uri_, int(n), GetParam());
-  std::vector<uint32_t> offsets(n);
-  std::vector<std::optional<int32_t>> values(n);
-  for (uint32_t o = 0; o < n; ++o) offsets[o] = o, values[o] = -int32_t(o);
-  ds = OverlayWriter(ds).Set(0, "age", offsets, Int32s(values)).Commit();
-  const uint64_t overlay_bytes = ds->state().manifest.fragments(0).overlays(0).data_file().file_size_bytes();
+  const uint64_t overlay_bytes = OverlayEveryAge();
   ASSERT_GT(overlay_bytes, 200000u);
   std::vector<uint64_t> rows = {7, 50000, 99999};
-  auto bytes_of_first_take = [&](uint64_t version, const std::string& expect) {
-    auto d = Dataset::Open(uri_, version);
-    const uint64_t before = d->state().store->stats().bytes_read;
-    auto taken = d->Take(rows, {"age"});
-    std::string text;
-    for (int64_t i = 0; i < taken->num_rows(); ++i) text += (i ? "," : "") + FormatValue(*taken->column(0), i, ValueStyle::kCsv);
-    EXPECT_EQ(text, expect);
-    return d->state().store->stats().bytes_read - before;
-  };
-  const uint64_t base = bytes_of_first_take(1, "70,500000,999990");
+  auto take = [&](const DatasetPtr& d) { return d->Take(rows, {"age"}); };
+  const uint64_t base = BytesOfFirstRead(1, take, "70,500000,999990");
   const uint64_t looked_up = overlay::Counters().offsets_looked_up;
-  const uint64_t overlaid = bytes_of_first_take(2, "-7,-50000,-99999");
+  const uint64_t overlaid = BytesOfFirstRead(2, take, "-7,-50000,-99999");
   // The overlay file's footer and metadata, and the pages of three values: far below the
   // column.
   EXPECT_LT(overlaid - base, overlay_bytes / 4) << "base " << base << ", overlaid " << overlaid;
@@ -280,25 +291,13 @@ TEST_P(OverlayTest, TakeReadsOnlyTheOverlayValuesItReturns) {
 // full-column UPDATE) as it reads a base column: the pages of the kept rows, never the
 // whole overlay column into memory.
 TEST_P(OverlayTest, AFilteredScanReadsACoveringOverlayOnlyWhereTheFilterKeepsRows) {
-  const uint32_t n = 100000;
-  auto ds = MakeDataset(uri_, int(n), GetParam());
-  std::vector<uint32_t> offsets(n);
-  std::vector<std::optional<int32_t>> values(n);
-  for (uint32_t o = 0; o < n; ++o) offsets[o] = o, values[o] = -int32_t(o);
-  ds = OverlayWriter(ds).Set(0, "age", offsets, Int32s(values)).Commit();
-  const uint64_t overlay_bytes = ds->state().manifest.fragments(0).overlays(0).data_file().file_size_bytes();
+  const uint64_t overlay_bytes = OverlayEveryAge();
   ASSERT_GT(overlay_bytes, 200000u);
-  auto bytes_of_first_scan = [&](uint64_t version, const std::string& expect) {
-    auto d = Dataset::Open(uri_, version);
-    const uint64_t before = d->state().store->stats().bytes_read;
-    auto batch = d->NewScan().Columns({"age"}).Filter("id = 7 OR id = 50000 OR id = 99999").ToBatch();
-    std::string text;
-    for (int64_t i = 0; i < batch->num_rows(); ++i) text += (i ? "," : "") + FormatValue(*batch->column(0), i, ValueStyle::kCsv);
-    EXPECT_EQ(text, expect);
-    return d->state().store->stats().bytes_read - before;
+  auto scan = [](const DatasetPtr& d) {
+    return d->NewScan().Columns({"age"}).Filter("id = 7 OR id = 50000 OR id = 99999").ToBatch();
   };
-  const uint64_t base = bytes_of_first_scan(1, "70,500000,999990");
-  const uint64_t overlaid = bytes_of_first_scan(2, "-7,-50000,-99999");
+  const uint64_t base = BytesOfFirstRead(1, scan, "70,500000,999990");
+  const uint64_t overlaid = BytesOfFirstRead(2, scan, "-7,-50000,-99999");
   EXPECT_LT(overlaid - base, overlay_bytes / 4) << "base " << base << ", overlaid " << overlaid;
 }
 
