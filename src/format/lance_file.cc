@@ -274,8 +274,8 @@ struct LanceFileReader::Impl {
 
   // Opens the file behind `file_path` as the source; returns its size.
   uint64_t OpenSource(const io::ObjectStore& store, const std::string& file_path, uint64_t known_size) {
-    auto file = store.OpenRead(file_path);
-    const uint64_t size = known_size ? known_size : file->size();
+    auto file = store.OpenRead(file_path, known_size);
+    const uint64_t size = file->size();
     path = file_path;
     source = std::make_unique<FileByteSource>(std::move(file), size);
     return size;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cstddef>
 
 #include <roaring/roaring.h>
 
@@ -84,12 +85,43 @@ bool RoaringBitmap::Contains(uint32_t value) const {
 
 uint64_t RoaringBitmap::Cardinality() const { return roaring_bitmap_get_cardinality(bitmap_); }
 
+// Container by container over the range alone: CRoaring's range cardinality ranks both
+// ends from the start of a bitset container, a pass over up to 1024 words per call.
 uint64_t RoaringBitmap::CountInRange(uint64_t start, uint64_t end) const {
-  end = std::min<uint64_t>(end, uint64_t{1} << 32);
-  return start < end ? roaring_bitmap_range_cardinality(bitmap_, start, end) : 0;
+  uint64_t count = 0;
+  ForEachPartIn(start, end, [&](const ContainerPart& part) {
+    switch (part.kind) {
+      case ContainerPart::Kind::kArray: {
+        const uint16_t* from = std::lower_bound(part.data, part.data + part.size, part.lo);
+        count += uint64_t(std::lower_bound(from, part.data + part.size, part.hi) - from);
+        break;
+      }
+      case ContainerPart::Kind::kRuns:
+        for (int32_t j = part.FirstRunEndingAfter(part.lo); j < part.size && part.data[2 * j] < part.hi; ++j) {
+          const uint32_t from = std::max<uint32_t>(part.lo, part.data[2 * j]);
+          const uint32_t to = std::min<uint32_t>(part.hi, part.data[2 * j] + part.data[2 * j + 1] + 1u);
+          count += to - from;
+        }
+        break;
+      case ContainerPart::Kind::kBitset:
+        for (uint32_t w = part.lo / 64; w <= (part.hi - 1) / 64; ++w) {
+          uint64_t word = part.words[w];
+          if (w == part.lo / 64) word &= ~uint64_t{0} << (part.lo % 64);
+          if (w == (part.hi - 1) / 64 && part.hi % 64 != 0) word &= (uint64_t{1} << (part.hi % 64)) - 1;
+          count += uint64_t(std::popcount(word));
+        }
+        break;
+    }
+  });
+  return count;
 }
 
 void RoaringBitmap::AppendMembersIn(uint64_t start, uint64_t end, std::vector<uint32_t>& out) const {
+  ForEachInRange(start, end, [&](uint32_t v) { out.push_back(v); });
+}
+
+void RoaringBitmap::VisitPartsIn(uint64_t start, uint64_t end, void (*callback)(void*, const ContainerPart&),
+                                 void* state) const {
   end = std::min<uint64_t>(end, uint64_t{1} << 32);
   if (start >= end) return;
   const roaring_array_t& ra = bitmap_->high_low_container;
@@ -97,31 +129,28 @@ void RoaringBitmap::AppendMembersIn(uint64_t start, uint64_t end, std::vector<ui
   for (int32_t i = int32_t(std::lower_bound(ra.keys, ra.keys + ra.size, first_key) - ra.keys); i < ra.size; ++i) {
     const uint64_t base = uint64_t(ra.keys[i]) << 16;
     if (base >= end) break;
-    // The part of the range inside this container: low values [lo, hi).
-    const uint32_t lo = start > base ? uint32_t(start - base) : 0;
-    const uint32_t hi = uint32_t(std::min<uint64_t>(end - base, 65536));
+    ContainerPart part{};
+    part.base = uint32_t(base);
+    part.lo = start > base ? uint32_t(start - base) : 0;
+    part.hi = uint32_t(std::min<uint64_t>(end - base, 65536));
     uint8_t type = ra.typecodes[i];
     const void* c = container_unwrap_shared(ra.containers[i], &type);
     if (type == ARRAY_CONTAINER_TYPE_CODE) {
       const auto* a = static_cast<const array_container_t*>(c);
-      const uint16_t* from = std::lower_bound(a->array, a->array + a->cardinality, lo);
-      for (const uint16_t* v = from; v != a->array + a->cardinality && *v < hi; ++v) out.push_back(uint32_t(base + *v));
+      part.kind = ContainerPart::Kind::kArray;
+      part.data = a->array;
+      part.size = a->cardinality;
     } else if (type == RUN_CONTAINER_TYPE_CODE) {
       const auto* r = static_cast<const run_container_t*>(c);
-      for (int32_t j = 0; j < r->n_runs; ++j) {
-        const uint32_t from = std::max<uint32_t>(lo, r->runs[j].value);
-        const uint32_t to = std::min<uint32_t>(hi, uint32_t(r->runs[j].value) + r->runs[j].length + 1);
-        for (uint32_t v = from; v < to; ++v) out.push_back(uint32_t(base + v));
-      }
+      static_assert(sizeof(rle16_t) == 2 * sizeof(uint16_t) && offsetof(rle16_t, length) == sizeof(uint16_t));
+      part.kind = ContainerPart::Kind::kRuns;
+      part.data = reinterpret_cast<const uint16_t*>(r->runs);
+      part.size = r->n_runs;
     } else {
-      const auto* b = static_cast<const bitset_container_t*>(c);
-      for (uint32_t w = lo / 64; w <= (hi - 1) / 64; ++w) {
-        uint64_t word = b->array[w];
-        if (w == lo / 64) word &= ~uint64_t{0} << (lo % 64);
-        if (w == (hi - 1) / 64 && hi % 64 != 0) word &= (uint64_t{1} << (hi % 64)) - 1;
-        for (; word != 0; word &= word - 1) out.push_back(uint32_t(base + w * 64 + uint32_t(std::countr_zero(word))));
-      }
+      part.kind = ContainerPart::Kind::kBitset;
+      part.words = static_cast<const bitset_container_t*>(c)->array;
     }
+    callback(state, part);
   }
 }
 
@@ -258,28 +287,6 @@ uint64_t RoaringBitmap::RunCountUpperBound() const {
     else count += uint64_t(bitset_container_number_of_runs(static_cast<bitset_container_t*>(c)));
   }
   return count;
-}
-
-void RoaringBitmap::VisitChunksImpl(void (*callback)(void*, const uint32_t*, size_t),
-                                    void* state) const {
-  VisitRangeImpl(0, uint64_t{1} << 32, callback, state);
-}
-
-// A container at a time, through AppendMembersIn: no per-member iterator step.
-void RoaringBitmap::VisitRangeImpl(uint64_t start, uint64_t end,
-                                   void (*callback)(void*, const uint32_t*, size_t), void* state) const {
-  end = std::min<uint64_t>(end, uint64_t{1} << 32);
-  if (start >= end) return;
-  const roaring_array_t& ra = bitmap_->high_low_container;
-  std::vector<uint32_t> chunk;
-  for (int32_t i = int32_t(std::lower_bound(ra.keys, ra.keys + ra.size, uint16_t(start >> 16)) - ra.keys); i < ra.size;
-       ++i) {
-    const uint64_t base = uint64_t(ra.keys[i]) << 16;
-    if (base >= end) break;
-    chunk.clear();
-    AppendMembersIn(std::max(start, base), std::min(end, base + 65536), chunk);
-    if (!chunk.empty()) callback(state, chunk.data(), chunk.size());
-  }
 }
 
 RoaringBitmap RoaringBitmap::Union(const RoaringBitmap& other) const {

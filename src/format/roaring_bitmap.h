@@ -5,6 +5,8 @@
 // 12347 with them); the Rust `roaring` crate used by the reference reads and writes it.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -89,24 +91,54 @@ class RoaringBitmap {
   // rank call per value: costs O(containers + values), plus, in a bitset container, the
   // words up to its last queried value.
   std::vector<Member> MembersAmong(std::span<const uint64_t> ascending) const;
+  // One container's members within a range, in the container's own form: low values
+  // (the member minus `base`) in [lo, hi) of a sorted array, of a bitset, or of runs.
+  // Lets a template walk members with its per-member work inlined, while CRoaring's
+  // types stay out of this header.
+  struct ContainerPart {
+    enum class Kind : uint8_t { kArray, kBitset, kRuns };
+    Kind kind;
+    uint32_t base;
+    uint32_t lo, hi;       // hi <= 65536
+    const uint16_t* data;  // kArray: the sorted low values; kRuns: (start, length - 1) pairs
+    const uint64_t* words;  // kBitset: the container's 1024 words
+    int32_t size;           // kArray: values; kRuns: runs
+
+    // Calls fn(member, i) for the part's i-th member, ascending; returns how many there
+    // were. `fn` is taken by value so that its state stays in registers: through a
+    // reference it would be reloaded after every store that may alias it.
+    template <typename Fn>
+    size_t ForEach(Fn fn) const;
+    // kRuns: the first run whose last value is at or past `low` (size when none is).
+    int32_t FirstRunEndingAfter(uint32_t low) const {
+      int32_t first = 0, n = size;
+      while (n > 0) {
+        const int32_t half = n / 2;
+        if (uint32_t(data[2 * (first + half)]) + data[2 * (first + half) + 1] < low) first += half + 1, n -= half + 1;
+        else n = half;
+      }
+      return first;
+    }
+  };
+  // Calls fn(part) for each container meeting [start, end), ascending.
+  template <typename Fn>
+  void ForEachPartIn(uint64_t start, uint64_t end, Fn&& fn) const {
+    VisitPartsIn(
+        start, end,
+        [](void* state, const ContainerPart& part) { (*static_cast<std::remove_reference_t<Fn>*>(state))(part); },
+        &fn);
+  }
+  // Calls fn(value) for every member in [start, end), ascending, a container at a time:
+  // cost follows the containers met and the members visited, with no per-member call
+  // through a pointer and nothing listed.
+  template <typename Fn>
+  void ForEachInRange(uint64_t start, uint64_t end, Fn&& fn) const {
+    ForEachPartIn(start, end, [&fn](const ContainerPart& part) { part.ForEach([&fn](uint32_t v, size_t) { fn(v); }); });
+  }
   // Calls fn(value) for every member in ascending order.
   template <typename Fn>
   void ForEach(Fn&& fn) const {
-    VisitChunks([&](const uint32_t* values, size_t count) {
-      for (size_t i = 0; i < count; ++i) fn(values[i]);
-    });
-  }
-  // Calls fn(value) for every member in [start, end), ascending; cost follows the members
-  // visited, not the bitmap's size.
-  template <typename Fn>
-  void ForEachInRange(uint64_t start, uint64_t end, Fn&& fn) const {
-    VisitRangeImpl(
-        start, end,
-        [](void* state, const uint32_t* values, size_t count) {
-          auto& f = *static_cast<std::remove_reference_t<Fn>*>(state);
-          for (size_t i = 0; i < count; ++i) f(values[i]);
-        },
-        &fn);
+    ForEachInRange(0, uint64_t{1} << 32, fn);
   }
   // Calls fn(Run) for every maximal run of members in ascending order.
   template <typename Fn>
@@ -143,23 +175,36 @@ class RoaringBitmap {
 
  private:
   explicit RoaringBitmap(roaring_bitmap_s* owned);
-  // Calls fn(values, count) with the members in ascending order, in chunks.
-  template <typename Fn>
-  void VisitChunks(Fn&& fn) const;
-  void VisitChunksImpl(void (*callback)(void*, const uint32_t*, size_t), void* state) const;
-  void VisitRangeImpl(uint64_t start, uint64_t end, void (*callback)(void*, const uint32_t*, size_t),
-                      void* state) const;
+  // Calls callback(state, part) for each container meeting [start, end), ascending.
+  void VisitPartsIn(uint64_t start, uint64_t end, void (*callback)(void*, const ContainerPart&), void* state) const;
 
   roaring_bitmap_s* bitmap_;
 };
 
 template <typename Fn>
-void RoaringBitmap::VisitChunks(Fn&& fn) const {
-  VisitChunksImpl(
-      [](void* state, const uint32_t* values, size_t count) {
-        (*static_cast<std::remove_reference_t<Fn>*>(state))(values, count);
-      },
-      &fn);
+size_t RoaringBitmap::ContainerPart::ForEach(Fn fn) const {
+  size_t i = 0;
+  switch (kind) {
+    case Kind::kArray:
+      for (const uint16_t* v = std::lower_bound(data, data + size, lo); v != data + size && *v < hi; ++v) fn(base + *v, i++);
+      break;
+    case Kind::kRuns:
+      for (int32_t j = FirstRunEndingAfter(lo); j < size && data[2 * j] < hi; ++j) {
+        const uint32_t from = std::max<uint32_t>(lo, data[2 * j]);
+        const uint32_t to = std::min<uint32_t>(hi, data[2 * j] + data[2 * j + 1] + 1u);
+        for (uint32_t v = from; v < to; ++v) fn(base + v, i++);
+      }
+      break;
+    case Kind::kBitset:
+      for (uint32_t w = lo / 64; w <= (hi - 1) / 64; ++w) {
+        uint64_t word = words[w];
+        if (w == lo / 64) word &= ~uint64_t{0} << (lo % 64);
+        if (w == (hi - 1) / 64 && hi % 64 != 0) word &= (uint64_t{1} << (hi % 64)) - 1;
+        for (; word != 0; word &= word - 1) fn(base + w * 64 + uint32_t(std::countr_zero(word)), i++);
+      }
+      break;
+  }
+  return i;
 }
 
 }  // namespace lancelet::format

@@ -90,8 +90,9 @@ std::string TempName(const std::string& path) {
 
 class LocalReadableFile final : public ReadableFile {
  public:
-  LocalReadableFile(std::string path, int fd, uint64_t size, IoStats& stats)
-      : path_(std::move(path)), fd_(fd), size_(size), stats_(stats) {}
+  // `size_known` says whether `size` came from the file itself (fstat) or from the caller.
+  LocalReadableFile(std::string path, int fd, uint64_t size, IoStats& stats, bool size_known = true)
+      : path_(std::move(path)), fd_(fd), size_(size), stats_(stats), size_checked_(size_known) {}
   ~LocalReadableFile() override {
     if (const char* map = map_.load()) ::munmap(const_cast<char*>(map), size_);
     ::close(fd_);
@@ -133,6 +134,13 @@ class LocalReadableFile final : public ReadableFile {
     std::lock_guard lock(map_mutex_);
     map = map_.load(std::memory_order_relaxed);
     if (map || map_failed_) return map;
+    // A size taken on trust is checked before mapping: touching a mapped page past the
+    // real end would raise SIGBUS, where pread reports a short file.
+    struct stat st;
+    if (!size_checked_ && (::fstat(fd_, &st) != 0 || uint64_t(st.st_size) < size_)) {
+      map_failed_ = true;
+      return nullptr;
+    }
     void* mapped = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd_, 0);
     if (mapped == MAP_FAILED) {
       map_failed_ = true;
@@ -151,6 +159,7 @@ class LocalReadableFile final : public ReadableFile {
   mutable std::atomic<uint64_t> small_reads_{0};
   mutable std::mutex map_mutex_;
   mutable bool map_failed_ = false;
+  const bool size_checked_;
 };
 
 class LocalWritableFile final : public WritableFile {
@@ -219,6 +228,14 @@ class LocalStore final : public ObjectStore {
       ThrowInvalid("'{}' is a directory, not a file", path);
     }
     return std::make_unique<LocalReadableFile>(path, fd, uint64_t(st.st_size), stats_);
+  }
+  // No fstat: a file shorter than `known_size` fails its read past the end ("file ended
+  // at offset"), and a directory fails its first read.
+  std::unique_ptr<ReadableFile> OpenRead(const std::string& path, uint64_t known_size) const override {
+    if (known_size == 0) return OpenRead(path);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) ThrowErrno("opening", path);
+    return std::make_unique<LocalReadableFile>(path, fd, known_size, stats_, /*size_known=*/false);
   }
   std::unique_ptr<WritableFile> OpenWrite(const std::string& path, bool no_overwrite) override {
     return std::make_unique<LocalWritableFile>(path, no_overwrite, stats_);

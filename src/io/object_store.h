@@ -50,6 +50,12 @@ class ObjectStore {
  public:
   virtual ~ObjectStore() = default;
   virtual std::unique_ptr<ReadableFile> OpenRead(const std::string& path) const = 0;
+  // The same for a caller that knows the object's size (a manifest records its data
+  // files'): the store may then skip asking for it. Reads past the real end still fail.
+  virtual std::unique_ptr<ReadableFile> OpenRead(const std::string& path, uint64_t known_size) const {
+    (void)known_size;
+    return OpenRead(path);
+  }
   virtual std::unique_ptr<WritableFile> OpenWrite(const std::string& path, bool no_overwrite) = 0;
   // Writes a whole object atomically (readers see the old object or the new, never half).
   void Put(const std::string& path, std::string_view bytes);

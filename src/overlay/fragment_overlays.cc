@@ -27,13 +27,31 @@ int Overlay::FieldIndex(int32_t field_id) const {
   return -1;
 }
 
+namespace {
+
+// `bytes` parsed; a parse failure names where() and the bitmap (`field`, or the shared
+// bitmap when negative). Both are formatted only then: a fresh process loads every
+// overlay it reads.
+template <typename Where>
+format::RoaringBitmap DeserializeCoverage(const std::string& bytes, const Where& where, int64_t field) {
+  try {
+    return format::RoaringBitmap::DeserializePortable(bytes, "");
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kCorrupt) throw;
+    if (field < 0) ThrowCorrupt("{} shared_offset_bitmap{}", where(), e.what());
+    ThrowCorrupt("{} coverage of field {}{}", where(), field, e.what());
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<const FragmentOverlays> FragmentOverlays::Load(const lance::table::DataFragment& fragment,
                                                                const std::string& context) {
   auto out = std::make_shared<FragmentOverlays>();
   for (int p = 0; p < fragment.overlays_size(); ++p) {
     const auto& proto = fragment.overlays(p);
-    std::string where = fmt::format("{}, overlay {} (committed_version {})", context, p, proto.committed_version());
-    if (!proto.has_data_file()) ThrowCorrupt("{}: the overlay has no data_file", where);
+    auto where = [&] { return fmt::format("{}, overlay {} (committed_version {})", context, p, proto.committed_version()); };
+    if (!proto.has_data_file()) ThrowCorrupt("{}: the overlay has no data_file", where());
     Overlay o;
     o.proto = &proto;
     o.committed_version = proto.committed_version();
@@ -43,27 +61,27 @@ std::shared_ptr<const FragmentOverlays> FragmentOverlays::Load(const lance::tabl
       case lance::table::DataOverlayFile::kSharedOffsetBitmap: {
         o.dense = true;
         auto shared = std::make_shared<const format::RoaringBitmap>(
-            format::RoaringBitmap::DeserializePortable(proto.shared_offset_bitmap(), where + " shared_offset_bitmap"));
+            DeserializeCoverage(proto.shared_offset_bitmap(), where, -1));
         o.coverage.assign(o.field_ids.size(), shared);
         break;
       }
       case lance::table::DataOverlayFile::kFieldCoverage: {
         const auto& bitmaps = proto.field_coverage().offset_bitmaps();
         if (size_t(bitmaps.size()) != o.field_ids.size())
-          ThrowCorrupt("{}: field_coverage has {} bitmaps for {} fields", where, bitmaps.size(), o.field_ids.size());
+          ThrowCorrupt("{}: field_coverage has {} bitmaps for {} fields", where(), bitmaps.size(), o.field_ids.size());
         for (int f = 0; f < bitmaps.size(); ++f)
-          o.coverage.push_back(std::make_shared<const format::RoaringBitmap>(format::RoaringBitmap::DeserializePortable(
-              bitmaps[f], fmt::format("{} coverage of field {}", where, o.field_ids[size_t(f)]))));
+          o.coverage.push_back(std::make_shared<const format::RoaringBitmap>(
+              DeserializeCoverage(bitmaps[f], where, o.field_ids[size_t(f)])));
         break;
       }
       default:
-        ThrowCorrupt("{}: the overlay has no coverage", where);
+        ThrowCorrupt("{}: the overlay has no coverage", where());
     }
     // Coverage addresses the fragment's physical rows: an offset past them is corrupt
     // (resolution would otherwise index past the base column).
     for (size_t f = 0; f < o.coverage.size(); ++f)
       if (!o.coverage[f]->IsEmpty() && o.coverage[f]->Max() >= fragment.physical_rows())
-        ThrowCorrupt("{}: overlay file '{}' covers offset {} of field {}, beyond the fragment's {} rows", where,
+        ThrowCorrupt("{}: overlay file '{}' covers offset {} of field {}, beyond the fragment's {} rows", where(),
                      proto.data_file().path(), o.coverage[f]->Max(), o.field_ids[f], fragment.physical_rows());
     out->overlays_.push_back(std::move(o));
   }

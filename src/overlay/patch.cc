@@ -1,6 +1,7 @@
 #include "overlay/patch.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "lancelet/error.h"
@@ -97,6 +98,46 @@ void Scatter(ArrayData& out, const ArrayData& src, std::span<const uint32_t> cel
     std::memcpy(dst + size_t(cells[k] - origin) * row_bytes, from + k * row_bytes, row_bytes);
 }
 
+// Copies the k-th value from `from` over the row of the k-th member of r's bitmap range.
+template <size_t kRowBytes>
+void ScatterMembers(uint8_t* dst, const uint8_t* from, const Replacement& r) {
+  const uint32_t origin = r.origin;
+  r.coverage->ForEachPartIn(origin, r.end, [&](const format::RoaringBitmap::ContainerPart& part) {
+    from += kRowBytes * part.ForEach([dst, origin, from](uint32_t cell, size_t i) {
+      std::memcpy(dst + size_t(cell - origin) * kRowBytes, from + i * kRowBytes, kRowBytes);
+    });
+  });
+}
+
+// Scatters a bitmap-range replacement while walking the bitmap, when nothing but the
+// value bytes changes: fixed-width values (no list levels) with no validity on either
+// side. False when the replacement needs the general path.
+bool ScatterMembers(ArrayData& out, const Replacement& r) {
+  const ArrayData& src = *r.values;
+  if (out.type->id() == TypeId::kFixedSizeList || src.null_count > 0 || out.buffers[0]) return false;
+  const size_t row_bytes = ValueWidth(*out.type);
+  if (row_bytes > 16 || !std::has_single_bit(row_bytes)) return false;
+  uint8_t* dst = Writable(out.buffers[1]);
+  const uint8_t* from = src.buffers[1]->data() + size_t(r.first) * row_bytes;
+  switch (row_bytes) {  // a constant size lets the compiler turn each copy into one move
+    case 1: ScatterMembers<1>(dst, from, r); break;
+    case 2: ScatterMembers<2>(dst, from, r); break;
+    case 4: ScatterMembers<4>(dst, from, r); break;
+    case 8: ScatterMembers<8>(dst, from, r); break;
+    case 16: ScatterMembers<16>(dst, from, r); break;
+  }
+  return true;
+}
+
+// The cells of `r` as a list: its own, or its bitmap range's members copied into `storage`.
+std::span<const uint32_t> ListedCells(const Replacement& r, std::vector<uint32_t>& storage) {
+  if (!r.coverage) return r.cells;
+  storage.clear();
+  storage.reserve(size_t(r.count));
+  r.coverage->AppendMembersIn(r.origin, r.end, storage);
+  return storage;
+}
+
 }  // namespace
 
 ArrayPtr ApplyReplacements(ArrayPtr base, std::span<const Replacement> replacements) {
@@ -106,13 +147,15 @@ ArrayPtr ApplyReplacements(ArrayPtr base, std::span<const Replacement> replaceme
     if (!r.values->type->Equals(type))
       ThrowCorrupt("overlay values of type {} cannot replace a {} column", r.values->type->ToString(),
                    type.ToString());
-    if (r.first < 0 || r.first + int64_t(r.cells.size()) > r.values->length)
+    if (r.first < 0 || r.first + int64_t(r.size()) > r.values->length)
       ThrowCorrupt("overlay values [{}, {}) requested but the overlay column holds {}", r.first,
-                   r.first + int64_t(r.cells.size()), r.values->length);
+                   r.first + int64_t(r.size()), r.values->length);
   }
+  std::vector<uint32_t> storage;
   if (HasFixedLayout(type)) {
     ArrayPtr out = WritableArray(std::move(base));
-    for (const auto& r : replacements) Scatter(*out, *r.values, r.cells, r.origin, r.first, 1);
+    for (const auto& r : replacements)
+      if (!r.coverage || !ScatterMembers(*out, r)) Scatter(*out, *r.values, ListedCells(r, storage), r.origin, r.first, 1);
     return out;
   }
   // Everything else: one gather over [base, values...].
@@ -122,8 +165,9 @@ ArrayPtr ApplyReplacements(ArrayPtr base, std::span<const Replacement> replaceme
   int64_t next = base->length;
   for (const auto& r : replacements) {
     // Only the values used: a replacement may point into a whole overlay column.
-    const int64_t used = int64_t(r.cells.size());
-    for (size_t k = 0; k < r.cells.size(); ++k) source[size_t(r.cells[k] - r.origin)] = next + int64_t(k);
+    const std::span<const uint32_t> cells = ListedCells(r, storage);
+    const int64_t used = int64_t(cells.size());
+    for (size_t k = 0; k < cells.size(); ++k) source[size_t(cells[k] - r.origin)] = next + int64_t(k);
     next += used;
     parts.push_back(r.first == 0 && r.values->length == used ? r.values : Slice(*r.values, r.first, used));
   }

@@ -195,6 +195,14 @@ std::shared_ptr<const FieldLayers> MergedLayers(std::vector<uint32_t> cells, Arr
   return out;
 }
 
+std::vector<uint32_t> OverlayPatch::ListCells() const {
+  if (!coverage) return {cells.begin(), cells.end()};
+  std::vector<uint32_t> out;
+  out.reserve(size_t(count));
+  coverage->AppendMembersIn(origin, end, out);
+  return out;
+}
+
 Resolution ResolveRange(const FieldLayers& layers, uint64_t start, uint64_t count) {
   Resolution out;
   const uint64_t end = start + count;
@@ -248,10 +256,10 @@ Resolution ResolveRange(const CoverageLayers& layers, uint64_t start, uint64_t c
     patch.overlay = layer.overlay;
     patch.origin = uint32_t(start);
     patch.first_rank = first_rank;
-    patch.owned.reserve(covered);
-    coverage.AppendMembersIn(start, end, patch.owned);
-    CountVisits(covered);
-    patch.cells = patch.owned;
+    patch.coverage = &coverage;
+    patch.end = end;
+    patch.count = covered;
+    CountVisits(covered);  // once each, by the scatter's walk
     out.patches.push_back(std::move(patch));
   }
   std::reverse(out.patches.begin(), out.patches.end());  // oldest first, as above

@@ -112,11 +112,18 @@ std::shared_ptr<const FieldLayers> MergedLayers(std::vector<uint32_t> cells, Arr
 // cells[k] - origin and is read from rank Rank(k) of the overlay's value column.
 // Move-only: `cells` may view `owned`, or, for a range of a listed layer, the layer's own
 // cell list (valid while the FieldLayers lives), so a batch copies no offsets.
+//
+// A range resolved from coverage bitmaps leaves its cells unlisted: they are the members
+// of `coverage` in [origin, end), `count` of them, and ApplyReplacements scatters
+// fixed-width values while walking the bitmap.
 struct OverlayPatch {
   size_t overlay = 0;  // index into FragmentOverlays::overlays()
   std::span<const uint32_t> cells;
   uint32_t origin = 0;
   std::vector<uint32_t> owned;
+  const format::RoaringBitmap* coverage = nullptr;  // the unlisted form when set
+  uint64_t end = 0;
+  uint64_t count = 0;
   // The rank of cell k is ranks[k], or first_rank + k when `ranks` is empty: the common
   // case in a range, where no newer overlay took any of this one's cells there, so its
   // values are one run of its column.
@@ -129,8 +136,11 @@ struct OverlayPatch {
   OverlayPatch(const OverlayPatch&) = delete;
   OverlayPatch& operator=(const OverlayPatch&) = delete;
 
-  size_t size() const { return cells.size(); }
+  size_t size() const { return coverage ? size_t(count) : cells.size(); }
+  // Listed form only.
   uint32_t Position(size_t k) const { return cells[k] - origin; }
+  // The cells in either form, listed.
+  std::vector<uint32_t> ListCells() const;
   bool contiguous() const { return ranks.empty(); }
   uint64_t Rank(size_t k) const { return ranks.empty() ? first_rank + k : ranks[k]; }
 };
@@ -161,8 +171,8 @@ struct RangeCursor {
   uint64_t position = 0;
   uint64_t rank = 0;
 };
-// The same from the coverage bitmaps, listing only the cells of layers that cover part
-// of the range; a layer covering all of it is counted, not listed. `cursors` (one per
+// The same from the coverage bitmaps, listing no cells: a patch is its layer's bitmap
+// over the range (the unlisted form), and a layer covering all of it is counted. `cursors` (one per
 // layer, from {0, 0}) carry each layer's rank from one range to the next, so a scan
 // walking a fragment in order never ranks; a range elsewhere ranks once per layer.
 Resolution ResolveRange(const CoverageLayers& layers, uint64_t start, uint64_t count,

@@ -310,7 +310,7 @@ ArrayPtr FragmentReader::Overlaid(size_t field, overlay::Resolution resolution, 
   for (const auto& patch : resolution.patches) {
     auto [column, first] =
         OverlayValues(schema_field.id, patch.overlay, patch.first_rank, patch.size(), patch.ranks, in_scan);
-    replacements.push_back({patch.cells, std::move(column), first, patch.origin});
+    replacements.push_back({patch.cells, std::move(column), first, patch.origin, patch.coverage, patch.end, patch.count});
   }
   return overlay::ApplyReplacements(std::move(values), replacements);
 }

@@ -168,27 +168,36 @@ TEST(RoaringBitmapTest, MembersAmongAscendingValuesFromEveryContainerKind) {
 }
 
 // Members and their count in ranges that start and end inside and across array, bitset
-// and run containers, at word edges, and past 2^32: the same as a walk of the members.
+// and run containers (one run, and several with gaps), at word edges, and past 2^32: the
+// same as CRoaring's own listing of every member, filtered.
 TEST(RoaringBitmapTest, MembersInRangesFromEveryContainerKind) {
   std::vector<uint32_t> values = {5, 70, 65000};
   for (uint32_t v = 65536; v < 2 * 65536; v += 3) values.push_back(v);
   RoaringBitmap built = RoaringBitmap::FromValues(values);
   built.AddRange(3 * 65536 + 100, 4 * 65536 + 50);
+  const uint64_t runs = 5 * 65536;
+  for (uint64_t from : {10, 100, 1000, 5000}) built.AddRange(runs + from, runs + from + 2 * from);
   built.Add(0xffffffffu);
   const RoaringBitmap bitmap = RoaringBitmap::DeserializePortable(built.SerializePortable(), "t");
   const std::vector<std::pair<uint64_t, uint64_t>> ranges = {
       {0, 6},         {6, 65536},          {0, 1 << 20},         {65536 + 64, 65536 + 128}, {65536 + 1, 65536 + 63},
       {131071, 131072}, {3 * 65536 + 99, 3 * 65536 + 101}, {4 * 65536 + 10, 5 * 65536}, {0xfffffff0u, uint64_t{1} << 33},
-      {7, 7},         {2 * 65536, 3 * 65536}};
+      {7, 7},         {2 * 65536, 3 * 65536}, {runs + 15, runs + 150}, {runs + 30, runs + 100},
+      {runs + 31, runs + 99}, {runs + 250, runs + 15001}, {runs, runs + 65536}};
+  const std::vector<uint32_t> all = bitmap.ToVector();
   for (const auto& [start, end] : ranges) {
-    std::vector<uint32_t> expected;
-    bitmap.ForEachInRange(start, end, [&](uint32_t v) { expected.push_back(v); });
+    std::vector<uint32_t> expected = {42};
+    for (uint32_t v : all)
+      if (v >= start && v < end) expected.push_back(v);
     std::vector<uint32_t> got = {42};  // appended to, not replaced
     bitmap.AppendMembersIn(start, end, got);
-    expected.insert(expected.begin(), 42u);
     EXPECT_EQ(got, expected) << "[" << start << ", " << end << ")";
+    std::vector<uint32_t> visited = {42};
+    bitmap.ForEachInRange(start, end, [&](uint32_t v) { visited.push_back(v); });
+    EXPECT_EQ(visited, expected) << "[" << start << ", " << end << ")";
     EXPECT_EQ(bitmap.CountInRange(start, end), expected.size() - 1) << "[" << start << ", " << end << ")";
   }
+  EXPECT_EQ(bitmap.CountInRange(runs + 31, runs + 99), 0u);  // between two runs
   std::vector<uint32_t> few;
   bitmap.AppendMembersIn(65536 + 60, 65536 + 70, few);
   EXPECT_EQ(few, (std::vector<uint32_t>{65536 + 60, 65536 + 63, 65536 + 66, 65536 + 69}));

@@ -79,6 +79,29 @@ TEST_F(LocalStoreReadTest, ReadsPastTheEndAreRefusedBeforeAndAfterMapping) {
   }
 }
 
+// A size taken on trust (a manifest's) spares the stat. When it claims more than the
+// file holds, a read into the missing bytes is refused on pread, and the file is never
+// mapped (a mapped page past the end would raise SIGBUS).
+TEST_F(LocalStoreReadTest, ASizeTakenOnTrustThatIsTooLargeFailsReadsInsteadOfMapping) {
+  auto exact = store_->OpenRead(path_, bytes_.size());
+  EXPECT_EQ(exact->size(), bytes_.size());
+  for (int k = 0; k < 100; ++k) exact->Read(uint64_t(k) * 100, 100);
+  EXPECT_TRUE(Mapped(path_));
+  exact.reset();
+
+  auto claimed = store_->OpenRead(path_, bytes_.size() + 4096);
+  EXPECT_EQ(claimed->size(), bytes_.size() + 4096);
+  for (int k = 0; k < 100; ++k) EXPECT_EQ(claimed->Read(uint64_t(k) * 100, 100), bytes_.substr(uint64_t(k) * 100, 100));
+  EXPECT_FALSE(Mapped(path_));
+  try {
+    claimed->Read(bytes_.size() + 10, 100);
+    FAIL() << "a read beyond the real end succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("file ended at offset 1048586 while reading"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(LocalStoreReadTest, EmptyFileIsNeverMapped) {
   store_->Put(path_, "");
   auto file = store_->OpenRead(path_);

@@ -371,8 +371,9 @@ INSTANTIATE_TEST_SUITE_P(FileVersions, OverlayTest, ::testing::Values("2.0", "2.
                          [](const auto& info) { return "v" + std::string(1, info.param[0]) + "_" + info.param[2]; });
 
 std::vector<uint32_t> Positions(const overlay::OverlayPatch& patch) {
-  std::vector<uint32_t> out;
-  for (size_t k = 0; k < patch.size(); ++k) out.push_back(patch.Position(k));
+  std::vector<uint32_t> out = patch.ListCells();
+  EXPECT_EQ(out.size(), patch.size());
+  for (uint32_t& cell : out) cell -= patch.origin;
   return out;
 }
 
@@ -839,6 +840,20 @@ TEST(OverlayLoad, CoverageBeyondPhysicalRowsIsCorrupt) {
   EXPECT_EQ(std::string(error->what()),
             "'d' fragment 0, overlay 0 (committed_version 2): overlay file 'ov.lance' covers offset 10 of field 7, "
             "beyond the fragment's 10 rows");
+  // A bitmap that does not parse is named by its overlay, and by its field under field_coverage.
+  o->set_shared_offset_bitmap("garbage");
+  error = testing::ThrownError([&] { overlay::FragmentOverlays::Load(f, "'d' fragment 0"); });
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(std::string(error->what()),
+            "'d' fragment 0, overlay 0 (committed_version 2) shared_offset_bitmap: 7 bytes are not a portable roaring "
+            "bitmap (bad cookie or truncated)");
+  o->mutable_field_coverage()->add_offset_bitmaps("garbage");
+  error = testing::ThrownError([&] { overlay::FragmentOverlays::Load(f, "'d' fragment 0"); });
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->kind(), ErrorKind::kCorrupt);
+  EXPECT_NE(std::string(error->what()).find("'d' fragment 0, overlay 0 (committed_version 2) coverage of field 7: 7 bytes"),
+            std::string::npos)
+      << error->what();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "format/roaring_bitmap.h"
 #include "lancelet/builder.h"
 #include "lancelet/error.h"
 #include "lancelet/text.h"
@@ -131,6 +132,49 @@ TEST(OverlayPatch, VariableWidthValuesStartAtFirstAndCellsAtOrigin) {
   std::vector<uint32_t> cells = {11, 13};  // physical offsets; the batch starts at 10
   ArrayPtr out = overlay::ApplyReplacements(b.Finish(), {{cells, column.Finish(), 2, 10}});
   EXPECT_EQ(Text(out), "\"a\",\"v2\",\"ccc\",\"v3\"");
+}
+
+// A replacement given as a bitmap range scatters the members of the range, whatever the
+// containers (array, bitset, runs), the same as the listed cells; values with NULLs, and
+// variable-width values, take the listed path and land the same.
+TEST(OverlayPatch, BitmapRangeCellsLandLikeListedOnes) {
+  format::RoaringBitmap built;
+  for (uint32_t c = 3; c < 65536; c += 1000) built.Add(c);        // array
+  for (uint32_t c = 65536; c < 2 * 65536; c += 3) built.Add(c);   // bitset
+  built.AddRange(2 * 65536 + 10, 2 * 65536 + 40);                   // runs
+  built.AddRange(2 * 65536 + 100, 2 * 65536 + 103);
+  const format::RoaringBitmap coverage = format::RoaringBitmap::DeserializePortable(built.SerializePortable(), "t");
+  const uint32_t origin = 60000, end = 2 * 65536 + 200;
+  std::vector<uint32_t> cells;
+  coverage.AppendMembersIn(origin, end, cells);
+  ASSERT_EQ(coverage.CountInRange(origin, end), cells.size());
+
+  auto patched = [&](bool listed, bool with_null, const DataType& type) {
+    const int64_t rows = end - origin;
+    std::vector<std::optional<int32_t>> base(static_cast<size_t>(rows)), values;
+    for (int64_t i = 0; i < rows; ++i) base[size_t(i)] = int32_t(i);
+    values.push_back(-1);  // rank 0 is before the range's first value
+    for (size_t k = 0; k < cells.size(); ++k)
+      values.push_back(with_null && k == 7 ? std::nullopt : std::optional<int32_t>(-int32_t(cells[k])));
+    auto make = [&](const std::vector<std::optional<int32_t>>& v) {
+      if (type.id() != TypeId::kUtf8) return Int32s(v);
+      BinaryBuilder b(DataType::Utf8());
+      for (const auto& x : v) x ? b.Append(std::to_string(*x)) : b.AppendNull();
+      return b.Finish();
+    };
+    ArrayPtr base_array = make(base), value_array = make(values);
+    overlay::Replacement r{{}, value_array, 1, origin};
+    if (listed) r.cells = cells;
+    else r.coverage = &coverage, r.end = end, r.count = cells.size();
+    return Text(overlay::ApplyReplacements(base_array, std::vector<overlay::Replacement>{r}));
+  };
+  for (bool with_null : {false, true}) {
+    for (const auto& type : {DataType::Int32(), DataType::Utf8()}) {
+      const std::string expected = patched(true, with_null, *type);
+      EXPECT_EQ(patched(false, with_null, *type), expected) << type->ToString() << (with_null ? " with a NULL" : "");
+      EXPECT_NE(expected.find(with_null ? "NULL" : std::to_string(-int64_t(2 * 65536 + 102))), std::string::npos);
+    }
+  }
 }
 
 }  // namespace
