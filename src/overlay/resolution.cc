@@ -279,21 +279,29 @@ Resolution ResolveOffsetsWith(const Layers& layers, std::span<const uint64_t> of
   Resolution out;
   if (offsets.empty() || layers.empty()) return out;
   // Walk the offsets in ascending order: `order` lists their positions so (stable, so a
-  // repeated offset keeps its positions in order).
-  std::vector<uint32_t> order(offsets.size());
-  std::iota(order.begin(), order.end(), 0u);
+  // repeated offset keeps its positions in order). Offsets already ascending (a scan's
+  // rows, an index lookup's one row) are walked as they are.
   const bool sorted = std::is_sorted(offsets.begin(), offsets.end());
-  if (!sorted)
+  std::vector<uint32_t> order;
+  std::vector<uint64_t> sorted_copy;
+  std::span<const uint64_t> ascending = offsets;
+  if (!sorted) {
+    order.resize(offsets.size());
+    std::iota(order.begin(), order.end(), 0u);
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return offsets[a] < offsets[b]; });
-  std::vector<uint64_t> ascending(offsets.size());
-  for (size_t i = 0; i < order.size(); ++i) ascending[i] = offsets[order[i]];
+    sorted_copy.resize(offsets.size());
+    for (size_t i = 0; i < order.size(); ++i) sorted_copy[i] = offsets[order[i]];
+    ascending = sorted_copy;
+  }
 
-  std::vector<bool> claimed(offsets.size(), false);
+  std::vector<bool> claimed;  // sized at the first patch: most lookups meet no overlay
   for (const auto& layer : layers.newest_first) {
-    std::vector<std::pair<uint32_t, uint64_t>> met = find(layer, std::span<const uint64_t>(ascending));
+    std::vector<std::pair<uint32_t, uint64_t>> met = find(layer, ascending);
     if (met.empty()) continue;
-    for (auto& [index, rank] : met) index = order[index];  // to positions
-    if (!sorted) std::sort(met.begin(), met.end());  // by position: patches ascend
+    if (!sorted) {
+      for (auto& [index, rank] : met) index = order[index];  // to positions
+      std::sort(met.begin(), met.end());  // by position: patches ascend
+    }
     if (met.size() == offsets.size()) {  // every offset: older layers and the base are not needed
       WholeRead base{layer.overlay, 0, offsets.size(), {}};
       for (const auto& [position, rank] : met) base.ranks.push_back(rank);
@@ -302,6 +310,7 @@ Resolution ResolveOffsetsWith(const Layers& layers, std::span<const uint64_t> of
     }
     OverlayPatch patch;
     patch.overlay = layer.overlay;
+    if (claimed.empty()) claimed.assign(offsets.size(), false);
     for (const auto& [position, rank] : met) {
       if (claimed[position]) continue;
       claimed[position] = true;

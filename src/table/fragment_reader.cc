@@ -132,13 +132,22 @@ size_t FragmentReader::OverlayColumn(const format::LanceFileReader& file, size_t
 const overlay::CoverageLayers* FragmentReader::CoverageOf(size_t field) const {
   if (fragment_.overlays_size() == 0) return nullptr;
   const int32_t id = state_.schema.fields()[field].id;
-  auto known = coverage_.find(id);
-  if (known == coverage_.end()) {
-    auto layers = state_.CachedCoverageLayers(fragment_.id(), id, [&] { return overlay::CoverageLayers::Of(overlays(), id); });
-    layers->reads.fetch_add(1, std::memory_order_relaxed);
-    known = coverage_.emplace(id, std::move(layers)).first;
+  const auto* known = coverage_.Find(id);
+  if (!known) {
+    // A field no overlay lists has no layers: the manifest says so without a trip to the
+    // shared cache (an index lookup reads its row through here, per query).
+    const auto& list = fragment_.overlays();
+    const bool listed = std::any_of(list.begin(), list.end(), [&](const lance::table::DataOverlayFile& o) {
+      return std::find(o.data_file().fields().begin(), o.data_file().fields().end(), id) != o.data_file().fields().end();
+    });
+    std::shared_ptr<const overlay::CoverageLayers> layers;
+    if (listed) {
+      layers = state_.CachedCoverageLayers(fragment_.id(), id, [&] { return overlay::CoverageLayers::Of(overlays(), id); });
+      layers->reads.fetch_add(1, std::memory_order_relaxed);
+    }
+    known = &coverage_.Add(id, std::move(layers));
   }
-  return known->second->empty() ? nullptr : known->second.get();
+  return !*known || (*known)->empty() ? nullptr : known->get();
 }
 
 const overlay::FieldLayers* FragmentReader::LayersOf(size_t field) const {
@@ -158,14 +167,14 @@ const overlay::FieldLayers* FragmentReader::MergedLayersOf(size_t field) const {
   const overlay::CoverageLayers* coverage = CoverageOf(field);
   if (!coverage || coverage->newest_first.size() < kMergeFromLayers) return nullptr;
   const int32_t id = state_.schema.fields()[field].id;
-  auto known = merged_.find(id);
-  if (known == merged_.end()) {
+  const auto* known = merged_.Find(id);
+  if (!known) {
     std::shared_ptr<const overlay::FieldLayers> merged;
     if (coverage->reads.load(std::memory_order_relaxed) >= 2)
       merged = state_.CachedMergedLayers(fragment_.id(), id, [&] { return MergeLayers(*LayersOf(field), field); });
-    known = merged_.emplace(id, std::move(merged)).first;
+    known = &merged_.Add(id, std::move(merged));
   }
-  return known->second.get();
+  return known->get();
 }
 
 std::shared_ptr<const overlay::FieldLayers> FragmentReader::MergeLayers(const overlay::FieldLayers& layers,
@@ -275,7 +284,7 @@ std::pair<ArrayPtr, int64_t> FragmentReader::OverlayValues(int32_t field_id, siz
   // a second copy of every overlay it reads (each fresh page costs a page fault).
   ArrayPtr column;
   if (overlay == overlay::kMergedOverlay) {
-    column = merged_.at(field_id)->merged_values;
+    column = (*merged_.Find(field_id))->merged_values;
   } else {
     const uint64_t file_bytes = overlays().overlays()[overlay].proto->data_file().file_size_bytes();
     if (file_bytes > 0 && file_bytes <= format::LanceFileReader::kTailBytes)

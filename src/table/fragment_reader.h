@@ -124,13 +124,29 @@ class FragmentReader {
   mutable std::unique_ptr<std::vector<uint64_t>> row_ids_;
   mutable std::shared_ptr<const overlay::FragmentOverlays> overlays_;
   mutable std::map<size_t, std::shared_ptr<const format::LanceFileReader>> overlay_files_;
-  // By field id, from the dataset's caches.
-  mutable std::map<int32_t, std::shared_ptr<const overlay::CoverageLayers>> coverage_;
+  // A few entries by field id, searched in order: a read touches a handful of fields,
+  // and an index lookup makes a reader per query, for which a map node per field costs
+  // an allocation each.
+  template <typename T>
+  class ByFieldId {
+   public:
+    const T* Find(int32_t id) const {
+      for (const auto& [key, value] : entries_)
+        if (key == id) return &value;
+      return nullptr;
+    }
+    const T& Add(int32_t id, T value) { return entries_.emplace_back(id, std::move(value)).second; }
+
+   private:
+    std::vector<std::pair<int32_t, T>> entries_;
+  };
+  // By field id, from the dataset's caches (null: no overlay lists the field).
+  mutable ByFieldId<std::shared_ptr<const overlay::CoverageLayers>> coverage_;
   mutable std::map<int32_t, std::shared_ptr<const overlay::FieldLayers>> layers_;
   // By schema field: where ranges of its unmerged layers stand (a scan walks in order).
   mutable std::map<size_t, std::vector<overlay::RangeCursor>> range_cursors_;
   // By field id: MergedLayersOf's merges (null: read the unmerged layers).
-  mutable std::map<int32_t, std::shared_ptr<const overlay::FieldLayers>> merged_;
+  mutable ByFieldId<std::shared_ptr<const overlay::FieldLayers>> merged_;
   // By (overlay, field id): WholeOverlayColumn's answers (null: read ranks instead).
   mutable std::map<std::pair<size_t, int32_t>, ArrayPtr> whole_columns_;
 };
