@@ -9,7 +9,8 @@
 // there are and whatever the bitmaps' container kinds. A first read of a version works
 // from the coverage bitmaps (CoverageLayers): a range counts each layer's members in it
 // (a run container costs its runs) and carries the rank of its start from the range
-// before (RangeCursor), listing only the cells of layers that cover part of it; offsets
+// before (RangeCursor), listing no cells (a patch is its layer's bitmap over the range,
+// scattered by ApplyReplacements while it walks the bitmap); offsets
 // are looked up in each bitmap in one pass over its containers
 // (RoaringBitmap::MembersAmong). A range lets newer layers overwrite older ones (each
 // layer's cells there are one run of its values); offsets are claimed newest first, so a
