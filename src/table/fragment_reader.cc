@@ -135,10 +135,12 @@ const overlay::CoverageLayers* FragmentReader::CoverageOf(size_t field) const {
   const auto* known = coverage_.Find(id);
   if (!known) {
     // A field no overlay lists has no layers: the manifest says so without a trip to the
-    // shared cache (an index lookup reads its row through here, per query).
+    // shared cache (an index lookup reads its row through here, per query). An overlay
+    // without a data file takes the long way, whose load refuses it.
     const auto& list = fragment_.overlays();
     const bool listed = std::any_of(list.begin(), list.end(), [&](const lance::table::DataOverlayFile& o) {
-      return std::find(o.data_file().fields().begin(), o.data_file().fields().end(), id) != o.data_file().fields().end();
+      const auto& ids = o.data_file().fields();
+      return !o.has_data_file() || std::find(ids.begin(), ids.end(), id) != ids.end();
     });
     std::shared_ptr<const overlay::CoverageLayers> layers;
     if (listed) {
