@@ -326,6 +326,22 @@ TEST_P(OverlayTest, CoverageBeyondTheValueColumnIsCorrupt) {
   expect_corrupt([&] { bad->Take(rows, {"age"}); });
 }
 
+// An overlay without a data file is corrupt: a read of any field of its fragment refuses
+// it, also of a field no overlay lists (which otherwise skips the overlays entirely).
+TEST_P(OverlayTest, AnOverlayWithoutADataFileIsRefusedByReadsOfAnyField) {
+  auto ds = MakeDataset(uri_, 3, GetParam());
+  ds = OverlayWriter(ds).Set(0, "age", {0}, Int32s({5})).Commit();
+  auto m = ds->state().manifest;
+  m.mutable_fragments(0)->mutable_overlays(0)->clear_data_file();
+  auto bad = WithManifest(ds, m);
+  for (const char* column : {"age", "id"}) {
+    auto error = testing::ThrownError([&] { bad->NewScan().Columns({column}).ToBatch(); });
+    ASSERT_TRUE(error) << column;
+    EXPECT_EQ(error->kind(), ErrorKind::kCorrupt) << column;
+    EXPECT_NE(std::string(error->what()).find("the overlay has no data_file"), std::string::npos) << error->what();
+  }
+}
+
 TEST_P(OverlayTest, TombstonedFieldIsIgnored) {
   auto ds = MakeDataset(uri_, 3, GetParam());
   ds = OverlayWriter(ds).Set(0, "age", {0}, Int32s({5})).Commit();
