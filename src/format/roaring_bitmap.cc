@@ -85,34 +85,29 @@ bool RoaringBitmap::Contains(uint32_t value) const {
 
 uint64_t RoaringBitmap::Cardinality() const { return roaring_bitmap_get_cardinality(bitmap_); }
 
+uint64_t RoaringBitmap::ContainerPart::Count() const {
+  uint64_t count = 0;
+  switch (kind) {
+    case Kind::kArray: {
+      const uint16_t* from = std::lower_bound(data, data + size, lo);
+      count = uint64_t(std::lower_bound(from, data + size, hi) - from);
+      break;
+    }
+    case Kind::kRuns:
+      for (int32_t j = FirstRunEndingAfter(lo); j < size && data[2 * j] < hi; ++j) count += RunTo(j) - RunFrom(j);
+      break;
+    case Kind::kBitset:
+      for (uint32_t w = lo / 64; w <= (hi - 1) / 64; ++w) count += uint64_t(std::popcount(MaskedWord(w)));
+      break;
+  }
+  return count;
+}
+
 // Container by container over the range alone: CRoaring's range cardinality ranks both
 // ends from the start of a bitset container, a pass over up to 1024 words per call.
 uint64_t RoaringBitmap::CountInRange(uint64_t start, uint64_t end) const {
   uint64_t count = 0;
-  ForEachPartIn(start, end, [&](const ContainerPart& part) {
-    switch (part.kind) {
-      case ContainerPart::Kind::kArray: {
-        const uint16_t* from = std::lower_bound(part.data, part.data + part.size, part.lo);
-        count += uint64_t(std::lower_bound(from, part.data + part.size, part.hi) - from);
-        break;
-      }
-      case ContainerPart::Kind::kRuns:
-        for (int32_t j = part.FirstRunEndingAfter(part.lo); j < part.size && part.data[2 * j] < part.hi; ++j) {
-          const uint32_t from = std::max<uint32_t>(part.lo, part.data[2 * j]);
-          const uint32_t to = std::min<uint32_t>(part.hi, part.data[2 * j] + part.data[2 * j + 1] + 1u);
-          count += to - from;
-        }
-        break;
-      case ContainerPart::Kind::kBitset:
-        for (uint32_t w = part.lo / 64; w <= (part.hi - 1) / 64; ++w) {
-          uint64_t word = part.words[w];
-          if (w == part.lo / 64) word &= ~uint64_t{0} << (part.lo % 64);
-          if (w == (part.hi - 1) / 64 && part.hi % 64 != 0) word &= (uint64_t{1} << (part.hi % 64)) - 1;
-          count += uint64_t(std::popcount(word));
-        }
-        break;
-    }
-  });
+  ForEachPartIn(start, end, [&](const ContainerPart& part) { count += part.Count(); });
   return count;
 }
 

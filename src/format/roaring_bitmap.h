@@ -109,6 +109,19 @@ class RoaringBitmap {
     // reference it would be reloaded after every store that may alias it.
     template <typename Fn>
     size_t ForEach(Fn fn) const;
+    // How many members the part holds: binary searches, run overlaps or popcounts, never
+    // a pass over the members.
+    uint64_t Count() const;
+    // kBitset: word w with the bits outside [lo, hi) cleared.
+    uint64_t MaskedWord(uint32_t w) const {
+      uint64_t word = words[w];
+      if (w == lo / 64) word &= ~uint64_t{0} << (lo % 64);
+      if (w == (hi - 1) / 64 && hi % 64 != 0) word &= (uint64_t{1} << (hi % 64)) - 1;
+      return word;
+    }
+    // kRuns: run j clipped to [lo, hi), as [RunFrom, RunTo) (empty when To <= From).
+    uint32_t RunFrom(int32_t j) const { return std::max<uint32_t>(lo, data[2 * j]); }
+    uint32_t RunTo(int32_t j) const { return std::min<uint32_t>(hi, data[2 * j] + data[2 * j + 1] + 1u); }
     // kRuns: the first run whose last value is at or past `low` (size when none is).
     int32_t FirstRunEndingAfter(uint32_t low) const {
       int32_t first = 0, n = size;
@@ -189,18 +202,13 @@ size_t RoaringBitmap::ContainerPart::ForEach(Fn fn) const {
       for (const uint16_t* v = std::lower_bound(data, data + size, lo); v != data + size && *v < hi; ++v) fn(base + *v, i++);
       break;
     case Kind::kRuns:
-      for (int32_t j = FirstRunEndingAfter(lo); j < size && data[2 * j] < hi; ++j) {
-        const uint32_t from = std::max<uint32_t>(lo, data[2 * j]);
-        const uint32_t to = std::min<uint32_t>(hi, data[2 * j] + data[2 * j + 1] + 1u);
-        for (uint32_t v = from; v < to; ++v) fn(base + v, i++);
-      }
+      for (int32_t j = FirstRunEndingAfter(lo); j < size && data[2 * j] < hi; ++j)
+        for (uint32_t v = RunFrom(j), to = RunTo(j); v < to; ++v) fn(base + v, i++);
       break;
     case Kind::kBitset:
       for (uint32_t w = lo / 64; w <= (hi - 1) / 64; ++w) {
-        uint64_t word = words[w];
-        if (w == lo / 64) word &= ~uint64_t{0} << (lo % 64);
-        if (w == (hi - 1) / 64 && hi % 64 != 0) word &= (uint64_t{1} << (hi % 64)) - 1;
-        for (; word != 0; word &= word - 1) fn(base + w * 64 + uint32_t(std::countr_zero(word)), i++);
+        const uint32_t at = base + w * 64;
+        for (uint64_t word = MaskedWord(w); word != 0; word &= word - 1) fn(at + uint32_t(std::countr_zero(word)), i++);
       }
       break;
   }

@@ -214,10 +214,15 @@ class LocalWritableFile final : public WritableFile {
 };
 
 class LocalStore final : public ObjectStore {
+  static int OpenForReading(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) ThrowErrno("opening", path);
+    return fd;
+  }
+
  public:
   std::unique_ptr<ReadableFile> OpenRead(const std::string& path) const override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) ThrowErrno("opening", path);
+    const int fd = OpenForReading(path);
     struct stat st;
     if (::fstat(fd, &st) != 0) {
       ::close(fd);
@@ -233,9 +238,7 @@ class LocalStore final : public ObjectStore {
   // at offset"), and a directory fails its first read.
   std::unique_ptr<ReadableFile> OpenRead(const std::string& path, uint64_t known_size) const override {
     if (known_size == 0) return OpenRead(path);
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) ThrowErrno("opening", path);
-    return std::make_unique<LocalReadableFile>(path, fd, known_size, stats_, /*size_known=*/false);
+    return std::make_unique<LocalReadableFile>(path, OpenForReading(path), known_size, stats_, /*size_known=*/false);
   }
   std::unique_ptr<WritableFile> OpenWrite(const std::string& path, bool no_overwrite) override {
     return std::make_unique<LocalWritableFile>(path, no_overwrite, stats_);
