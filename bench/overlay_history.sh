@@ -54,6 +54,8 @@ if [[ ! -f $DIR/.done ]]; then
   touch "$DIR/.done"
 fi
 
+same_page_cache "$DIR"
+
 TAKE_ROWS=$(awk -v n="$ROWS" 'BEGIN { srand(7); for (i = 0; i < 100; i++) printf "%s%d", (i ? "," : ""), int(rand() * n) }')
 
 # whole LABEL OVERLAID FRESH ARGS...: ARGS with DS standing for the dataset; OVERLAID is

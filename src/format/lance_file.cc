@@ -315,7 +315,7 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
   }
 
   // Read the tail, then widen it if the metadata starts earlier.
-  uint64_t tail_start = size <= whole_up_to ? 0 : size - std::min(size, LanceFileReader::kTailBytes);
+  uint64_t tail_start = size <= std::max(whole_up_to, kTailBytes) ? 0 : size - kMetadataGuessBytes;
   std::string tail = m.source->Read(tail_start, size - tail_start);
   const char* footer = tail.data() + tail.size() - kFooterSize;
   if (std::memcmp(footer + 36, kMagic, 4) != 0) {
@@ -351,14 +351,14 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
     }
   };
   auto at = [&](uint64_t pos) { return tail.data() + (pos - tail_start); };
-  ensure(column_meta_start);
+  ensure(gbo_start);
   const uint64_t descriptor_pos = LoadLE<uint64_t>(at(gbo_start));
   const uint64_t descriptor_size = LoadLE<uint64_t>(at(gbo_start + 8));
   if (descriptor_pos > footer_pos || descriptor_size > footer_pos - descriptor_pos) {
     ThrowCorrupt("{}: global buffer 0 at [{}, {}) lies outside the file", path, descriptor_pos,
                  descriptor_pos + descriptor_size);
   }
-  ensure(descriptor_pos);
+  ensure(std::min(column_meta_start, descriptor_pos));  // one more read at most
 
   lance::file::FileDescriptor descriptor;
   if (!descriptor.ParseFromArray(at(descriptor_pos), int(descriptor_size))) {

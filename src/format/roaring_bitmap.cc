@@ -10,6 +10,7 @@
 #include <new>
 #include <utility>
 
+#include "format/gallop.h"
 #include "lancelet/error.h"
 
 namespace lancelet::format {
@@ -228,42 +229,64 @@ std::vector<RoaringBitmap::Member> RoaringBitmap::MembersAmong(std::span<const u
   uint64_t base_rank = 0;  // members in the containers before ci
   // Where the search in container ci stands: an array index, or a run or bitset word
   // index with the container's members before it.
-  int32_t at = 0;
+  size_t at = 0;
   uint64_t before_at = 0;
   auto cardinality = [&](int32_t i) { return uint64_t(container_get_cardinality(ra.containers[i], ra.typecodes[i])); };
+  // Both sides leap: the values to the next member (many values between two members of
+  // a sparse layer cost one gallop), the members to the next value.
+  auto skip_to = [&](size_t q, uint64_t value) { return Gallop(ascending, q, value); };
   int32_t next = 0;  // the first container not yet passed
-  for (size_t q = 0; q < ascending.size(); ++q) {
+  size_t q = 0;
+  while (q < ascending.size()) {
     const uint64_t value = ascending[q];
     if (value > UINT32_MAX) break;
-    const uint16_t key = uint16_t(value >> 16), low = uint16_t(value & 0xFFFF);
+    const uint16_t key = uint16_t(value >> 16);
+    const uint64_t high = uint64_t(key) << 16;
     if (ci < 0 || ra.keys[ci] != key) {
       if (ci >= 0) base_rank += cardinality(ci), next = ci + 1;
       ci = -1;
       while (next < ra.size && ra.keys[next] < key) base_rank += cardinality(next++);
       if (next == ra.size) break;
-      if (ra.keys[next] != key) continue;
+      if (ra.keys[next] != key) {
+        q = skip_to(q, uint64_t(ra.keys[next]) << 16);
+        continue;
+      }
       ci = next;
       at = 0;
       before_at = 0;
     }
+    // The values in this container's key, walked without leaving its kind.
+    const size_t key_end = skip_to(q, high + 0x10000);
     uint8_t type = ra.typecodes[ci];
     const void* c = container_unwrap_shared(ra.containers[ci], &type);
     if (type == ARRAY_CONTAINER_TYPE_CODE) {
       const auto* a = static_cast<const array_container_t*>(c);
-      at = int32_t(std::lower_bound(a->array + at, a->array + a->cardinality, low) - a->array);
-      if (at < a->cardinality && a->array[at] == low) found.push_back({q, base_rank + uint64_t(at)});
+      const std::span<const uint16_t> members(a->array, size_t(a->cardinality));
+      while (q < key_end) {
+        const uint16_t v = uint16_t(ascending[q]);
+        at = Gallop(members, at, v);
+        if (at == members.size()) q = key_end;
+        else if (members[at] == v) found.push_back({q++, base_rank + at});
+        else q = Gallop(ascending.first(key_end), q, high | members[at]);
+      }
     } else if (type == RUN_CONTAINER_TYPE_CODE) {
       const auto* r = static_cast<const run_container_t*>(c);
-      while (at < r->n_runs && uint32_t(r->runs[at].value) + r->runs[at].length < low)
-        before_at += uint64_t(r->runs[at].length) + 1, ++at;
-      if (at < r->n_runs && r->runs[at].value <= low)
-        found.push_back({q, base_rank + before_at + (low - r->runs[at].value)});
+      while (q < key_end) {
+        const uint16_t v = uint16_t(ascending[q]);
+        while (at < size_t(r->n_runs) && uint32_t(r->runs[at].value) + r->runs[at].length < v)
+          before_at += uint64_t(r->runs[at].length) + 1, ++at;
+        if (at == size_t(r->n_runs)) q = key_end;
+        else if (r->runs[at].value <= v) found.push_back({q++, base_rank + before_at + (v - r->runs[at].value)});
+        else q = Gallop(ascending.first(key_end), q, high | r->runs[at].value);
+      }
     } else {
-      const auto* b = static_cast<const bitset_container_t*>(c);
-      const int32_t word = low / 64;
-      for (; at < word; ++at) before_at += uint64_t(std::popcount(b->array[at]));
-      const uint64_t bits = b->array[word], bit = uint64_t{1} << (low % 64);
-      if (bits & bit) found.push_back({q, base_rank + before_at + uint64_t(std::popcount(bits & (bit - 1)))});
+      const uint64_t* words = static_cast<const bitset_container_t*>(c)->array;
+      for (; q < key_end; ++q) {
+        const uint16_t v = uint16_t(ascending[q]);
+        for (; at < size_t(v / 64); ++at) before_at += uint64_t(std::popcount(words[at]));
+        const uint64_t bits = words[v / 64], bit = uint64_t{1} << (v % 64);
+        if (bits & bit) found.push_back({q, base_rank + before_at + uint64_t(std::popcount(bits & (bit - 1)))});
+      }
     }
   }
   return found;

@@ -88,8 +88,11 @@ class RoaringBitmap {
   };
   // The members among `ascending` (non-decreasing; values past 2^32 are never members),
   // in order, with their ranks. One pass over the containers with a running rank, never a
-  // rank call per value: costs O(containers + values), plus, in a bitset container, the
-  // words up to its last queried value.
+  // rank call per value. In an array or run container both sides gallop (the values to
+  // the next member, the members to the next value), so a dense read against a sparse
+  // layer costs about a step per member, and a sparse read against a dense layer a
+  // logarithm per value; a bitset container costs a step per value plus its words up to
+  // the last one queried.
   std::vector<Member> MembersAmong(std::span<const uint64_t> ascending) const;
   // One container's members within a range, in the container's own form: low values
   // (the member minus `base`) in [lo, hi) of a sorted array, of a bitset, or of runs.

@@ -4,6 +4,8 @@
 #include <numeric>
 #include <utility>
 
+#include "format/gallop.h"
+
 namespace lancelet::overlay {
 
 ResolutionCounters& Counters() {
@@ -55,26 +57,7 @@ Layer LayerOfCells(size_t overlay, std::vector<uint32_t> cells) {
   return layer;
 }
 
-// The first index at or after `from` whose key is not less than `value`, by galloping:
-// the cost grows with the log of the distance travelled, so walking two ascending
-// sequences together costs little however their densities differ.
-template <typename T, typename V, typename Key>
-size_t Gallop(std::span<const T> sorted, size_t from, V value, Key key) {
-  size_t step = 1, lo = from;
-  if (lo >= sorted.size() || !(key(sorted[lo]) < value)) return lo;
-  while (lo + step < sorted.size() && key(sorted[lo + step]) < value) {
-    lo += step;
-    step *= 2;
-  }
-  const size_t hi = std::min(sorted.size(), lo + step + 1);
-  return size_t(std::partition_point(sorted.begin() + std::ptrdiff_t(lo), sorted.begin() + std::ptrdiff_t(hi),
-                                     [&](const T& x) { return key(x) < value; }) -
-                sorted.begin());
-}
-template <typename T, typename V>
-size_t Gallop(std::span<const T> sorted, size_t from, V value) {
-  return Gallop(sorted, from, value, [](const T& x) { return x; });
-}
+using format::Gallop;
 
 // For each of `values`, the first index of `sorted` whose element is not less than it
 // (sorted.size() when none is). The binary searches run in lockstep: each takes the same
@@ -296,6 +279,13 @@ Resolution ResolveOffsetsWith(const Layers& layers, std::span<const uint64_t> of
 
   std::vector<bool> claimed;  // sized at the first patch: most lookups meet no overlay
   for (const auto& layer : layers.newest_first) {
+    if constexpr (requires { layer.prefix_end; }) {
+      // A layer covering [0, prefix_end) past every offset: the rank of an offset is itself.
+      if (layer.prefix_end > ascending.back()) {
+        out.base = WholeRead{layer.overlay, 0, offsets.size(), {offsets.begin(), offsets.end()}};
+        break;
+      }
+    }
     std::vector<std::pair<uint32_t, uint64_t>> met = find(layer, ascending);
     if (met.empty()) continue;
     if (!sorted) {
@@ -304,6 +294,7 @@ Resolution ResolveOffsetsWith(const Layers& layers, std::span<const uint64_t> of
     }
     if (met.size() == offsets.size()) {  // every offset: older layers and the base are not needed
       WholeRead base{layer.overlay, 0, offsets.size(), {}};
+      base.ranks.reserve(met.size());
       for (const auto& [position, rank] : met) base.ranks.push_back(rank);
       out.base = std::move(base);
       break;

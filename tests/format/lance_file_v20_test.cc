@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <utility>
 
 #include "encodings_v2_0.pb.h"
 #include "file.pb.h"
@@ -429,6 +430,37 @@ TEST_F(LanceFileV20, AFileReadWholeHoldsNoDescriptor) {
   readers.push_back(LanceFileReader::Open(*store_, Path("large.lance"), 0, /*whole_up_to=*/1 << 20));
   EXPECT_EQ(open_descriptors(), before + 1);
   EXPECT_EQ(readers.back()->ReadField(0, 19990, 10)->length, 10);
+}
+
+// Opening a file too large to read whole reads its metadata, not a fixed 64 KiB tail:
+// one read of the last kMetadataGuessBytes when the metadata fits there (a few hundred
+// bytes per column), and exactly one more when it starts earlier (a wide file).
+TEST_F(LanceFileV20, OpeningALargeFileReadsItsMetadataNotAWideTail) {
+  std::vector<FieldPtr> narrow = {Field::Make("x", DataType::Int64())};
+  WriteFile(*store_, Path("narrow.lance"), narrow, RandomColumns(narrow, 20000, 2, 0.0), V20(), 20000);
+  std::vector<FieldPtr> wide;
+  for (int i = 0; i < 400; ++i) wide.push_back(Field::Make("column_" + std::to_string(i), DataType::Int64()));
+  WriteFile(*store_, Path("wide.lance"), wide, RandomColumns(wide, 100, 3, 0.0), V20(), 100);
+  const uint64_t wide_size = std::filesystem::file_size(Path("wide.lance"));
+  ASSERT_GT(wide_size, LanceFileReader::kTailBytes);
+  const io::IoStats& stats = store_->stats();
+  auto reads_of = [&](const std::string& name) {
+    const uint64_t calls = stats.read_calls, bytes = stats.bytes_read;
+    auto reader = LanceFileReader::Open(*store_, Path(name));
+    return std::tuple(std::move(reader), stats.read_calls - calls, stats.bytes_read - bytes);
+  };
+
+  auto [narrow_reader, narrow_calls, narrow_bytes] = reads_of("narrow.lance");
+  EXPECT_EQ(narrow_calls, 1u);
+  EXPECT_EQ(narrow_bytes, LanceFileReader::kMetadataGuessBytes);
+  EXPECT_EQ(narrow_reader->ReadField(0, 19990, 10)->length, 10);
+
+  auto [wide_reader, wide_calls, wide_bytes] = reads_of("wide.lance");
+  EXPECT_EQ(wide_calls, 2u);
+  EXPECT_GT(wide_bytes, LanceFileReader::kMetadataGuessBytes);
+  EXPECT_LT(wide_bytes, wide_size / 2);  // the metadata, not the pages before it
+  ASSERT_EQ(wide_reader->schema().fields().size(), 400u);
+  EXPECT_EQ(wide_reader->ReadField(399, 0, 100)->length, 100);
 }
 
 TEST_F(LanceFileV20, RejectsWhatTheReferenceRejects) {

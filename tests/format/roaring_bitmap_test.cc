@@ -167,6 +167,39 @@ TEST(RoaringBitmapTest, MembersAmongAscendingValuesFromEveryContainerKind) {
   EXPECT_TRUE(RoaringBitmap().MembersAmong(queries).empty());
 }
 
+// The values leap to the next member and the members to the next value: every value of
+// a range against a sparse array, a run container and a bitset (a scan's late read against
+// 1% and 10% layers), and a few values against many members, with repeats, answer as a
+// membership and rank test of each value would.
+TEST(RoaringBitmapTest, MembersAmongDenseAndSparseValuesMatchContainsAndRank) {
+  RoaringBitmap built;
+  for (uint32_t v = 7; v < 65536; v += 100) built.Add(v);                   // array
+  built.AddRange(65536 + 300, 65536 + 900);                                // runs
+  built.AddRange(65536 + 5000, 65536 + 5001);
+  for (uint32_t v = 2 * 65536 + 3; v < 3 * 65536; v += 10) built.Add(v);  // bitset
+  for (uint32_t v = 5 * 65536; v < 5 * 65536 + 40; v += 2) built.Add(v);  // array past a gap
+  const RoaringBitmap bitmap = RoaringBitmap::DeserializePortable(built.SerializePortable(), "t");
+  auto check = [&](const std::vector<uint64_t>& queries) {
+    std::vector<RoaringBitmap::Member> expected;
+    for (size_t i = 0; i < queries.size(); ++i)
+      if (queries[i] <= UINT32_MAX && bitmap.Contains(uint32_t(queries[i])))
+        expected.push_back({i, bitmap.Rank(uint32_t(queries[i]))});
+    const auto found = bitmap.MembersAmong(queries);
+    ASSERT_EQ(found.size(), expected.size());
+    for (size_t k = 0; k < found.size(); ++k) {
+      ASSERT_EQ(found[k].index, expected[k].index) << k;
+      ASSERT_EQ(found[k].rank, expected[k].rank) << k;
+    }
+  };
+  std::vector<uint64_t> every;
+  for (uint64_t v = 0; v < 6 * 65536; ++v) every.push_back(v);
+  check(every);
+  std::vector<uint64_t> sevenths;  // a filter's survivors, with repeats
+  for (uint64_t v = 0; v < 6 * 65536; v += 7) sevenths.insert(sevenths.end(), {v, v});
+  check(sevenths);
+  check({7, 65536 + 899, 65536 + 900, 65536 + 5000, 2 * 65536 + 3, 2 * 65536 + 65533, 5 * 65536 + 38, 6 * 65536});
+}
+
 // Members and their count in ranges that start and end inside and across array, bitset
 // and run containers (one run, and several with gaps), at word edges, and past 2^32: the
 // same as CRoaring's own listing of every member, filtered.
