@@ -1,4 +1,5 @@
 // Arithmetic, LIKE, CAST, functions and constant evaluation.
+#include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -38,6 +39,30 @@ TEST(ExprArithmetic, Integers) {
   EXPECT_EQ(Eval("a + 1", *batch), "int64: 8, -6, 1, NULL");
   EXPECT_EQ(Eval("-a", *batch), "int32: -7, 7, 0, NULL");
   EXPECT_EQ(Eval("u - u", *batch), "uint8: 0, 0, 0, 0");
+}
+
+// A literal divisor takes libdivide's multiply-and-shift path; a column divisor the
+// hardware divide. Both must agree on every value, the extremes and negatives included,
+// and truncate toward zero with the remainder taking the dividend's sign.
+TEST(ExprArithmetic, DivisionByALiteralAgreesWithTheHardwareDivide) {
+  auto i64 = DataType::Int64();
+  auto i32 = DataType::Int32();
+  std::vector<OI> xs = {INT64_MAX, INT64_MIN, INT64_MIN + 1, -1, 0, 1, 99, 100, 101, -99, -100, -101, 123456789012345,
+                        -123456789012345, std::nullopt};
+  std::vector<OI> xs32 = {INT32_MAX, INT32_MIN, -1, 0, 1, 99, -100, -101, 7, -7, 1 << 20, -(1 << 20), 3, -3, 5};
+  for (int64_t d : std::vector<int64_t>{1, 2, 3, 7, 10, 100, 641, -2, -7, -100, int64_t(1) << 40, INT64_MAX, INT64_MIN + 1}) {
+    std::vector<OI> ds(xs.size(), d), ds32(xs32.size(), std::clamp<int64_t>(d, INT32_MIN + 1, INT32_MAX));
+    auto batch = MakeBatch({Col("x", i64, Values(i64, xs)), Col("d", i64, Values(i64, ds)),
+                            Col("y", i32, Values(i32, xs32)), Col("e", i32, Values(i32, ds32))});
+    const std::string literal = std::to_string(d), literal32 = std::to_string(ds32[0].value());
+    EXPECT_EQ(Eval("x / " + literal, *batch), Eval("x / d", *batch)) << d;
+    EXPECT_EQ(Eval("x % " + literal, *batch), Eval("x % d", *batch)) << d;
+    EXPECT_EQ(Eval("y / CAST(" + literal32 + " AS INT)", *batch), Eval("y / e", *batch)) << d;
+    EXPECT_EQ(Eval("y % CAST(" + literal32 + " AS INT)", *batch), Eval("y % e", *batch)) << d;
+  }
+  auto batch = MakeBatch({Col("x", i64, Values(i64, std::vector<OI>{-7, 7, -100, INT64_MIN}))});
+  EXPECT_EQ(Eval("x % 3", *batch), "int64: -1, 1, -1, -2");
+  EXPECT_EQ(Eval("x / -3", *batch), "int64: 2, -2, 33, 3074457345618258602");
 }
 
 TEST(ExprArithmetic, MixedTypes) {
