@@ -79,12 +79,14 @@ class Progress {
 }  // namespace
 
 RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row_id, bool with_row_address,
-                          const std::string& filter, const SchemaPtr& column_types) {
+                          const std::string& filter, const SchemaPtr& column_types,
+                          const std::optional<std::vector<std::string>>& columns) {
   std::unique_ptr<RecordBatchReader> reader;
   std::unique_ptr<Progress> progress;
   if (ref.kind == TableRef::Kind::kTable) {
     auto ds = OpenTable(ctx, ref);
     auto scan = ds->NewScan();
+    if (columns) scan.Columns(*columns);
     if (!filter.empty()) scan.Filter(filter);
     scan.WithRowId(with_row_id).WithRowAddress(with_row_address);
     reader = scan.Open();

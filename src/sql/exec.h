@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,15 @@ bool TableExists(const Context& ctx, const std::string& name);
 // is read with its options; without a `columns` option, the columns named in
 // `column_types` (those an INSERT or MERGE stores into or compares with a table's
 // columns) are read as those types and the others inferred.
+// The top-level columns of `table` a SELECT from it reads, in table order; none when it
+// reads every one (SELECT *, or a name it does not know, reported later).
+std::optional<std::vector<std::string>> ColumnsRead(const SelectStmt& stmt, const Schema& table);
+
+// `columns`, when set, are the only top-level columns a table's scan returns (a file is
+// read whole).
 RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row_id, bool with_row_address,
-                          const std::string& filter = "", const SchemaPtr& column_types = nullptr);
+                          const std::string& filter = "", const SchemaPtr& column_types = nullptr,
+                          const std::optional<std::vector<std::string>>& columns = std::nullopt);
 
 // Rebuilds `expr` with every column node replaced by map(node) (null: keep the node).
 ExprPtr MapColumns(const ExprPtr& expr, const std::function<ExprPtr(const Expr&)>& map);

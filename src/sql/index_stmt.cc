@@ -95,7 +95,9 @@ std::string RunExplain(const Context& ctx, const SelectStmt& stmt) {
   if (stmt.where) where = ToString(*StripQualifier(stmt.where, {stmt.from->qualifier()}));
   std::string plan = ds->Explain(where);
   if (!plan.empty() && plan.back() == '\n') plan.pop_back();
-  return plan;
+  const auto columns = ColumnsRead(stmt, *ds->schema());
+  const std::string read = !columns ? "all" : columns->empty() ? "none" : fmt::format("{}", fmt::join(*columns, ", "));
+  return plan + "\ncolumns: " + read;
 }
 
 }  // namespace lancelet::sql

@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
+#include <type_traits>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "lancelet/builder.h"
 #include "lancelet/scalar.h"
+#include "expr/numeric.h"
 #include "sql/exec.h"
 
 namespace lancelet::sql {
@@ -40,6 +43,44 @@ std::string OutputName(const SelectItem& item) {
   return ToString(*item.expr);
 }
 
+}  // namespace
+
+std::optional<std::vector<std::string>> ColumnsRead(const SelectStmt& stmt, const Schema& table) {
+  // The table's top-level columns the statement's expressions name (a nested name "s.a"
+  // reads s), in table order, so that SELECT sum(qty) reads qty alone. None means every
+  // column: SELECT *, or a name that is neither a column nor an output alias, whose error
+  // then lists every column.
+  std::vector<std::string> qualifiers;
+  if (stmt.from) qualifiers = {stmt.from->name, stmt.from->qualifier()};
+  std::set<std::string> used, aliases, wanted;
+  auto collect = [&](const ExprPtr& e) { CollectColumns(StripQualifier(e, qualifiers), used); };
+  for (const auto& i : stmt.items) {
+    if (!i.expr) return std::nullopt;
+    if (!i.alias.empty()) aliases.insert(i.alias);
+    collect(i.expr);
+  }
+  for (const auto& g : stmt.group_by) collect(g);
+  for (const auto& o : stmt.order_by) collect(o.expr);
+  collect(stmt.where);
+  collect(stmt.having);
+  for (const auto& name : used) {
+    if (table.FieldIndex(name) >= 0) {  // even when an output alias has its name too
+      wanted.insert(name);
+      continue;
+    }
+    if (name == kRowId || name == kRowAddr || aliases.count(name)) continue;
+    const std::string top = name.substr(0, name.find('.'));
+    if (top == name || table.FieldIndex(top) < 0) return std::nullopt;
+    wanted.insert(top);
+  }
+  std::vector<std::string> out;
+  for (const auto& f : table.fields())
+    if (wanted.count(f->name)) out.push_back(f->name);
+  return out;
+}
+
+namespace {
+
 // One aggregate call, computed per group.
 struct Aggregate {
   ExprPtr call;
@@ -63,10 +104,62 @@ TypePtr AggregateType(const Context& ctx, const Expr& call, const TypePtr& arg) 
   return arg;  // min, max
 }
 
+// count of any column, sum and avg of an integer or float32/64 column, min and max of an
+// integer one, without DISTINCT: read in place, in row order, with the general path's
+// results and errors (a Scalar per row costs 0.2 s on 1M rows). Null when the general
+// path must run.
+std::optional<Scalar> AggregateInPlace(const Context& ctx, const Aggregate& agg, const std::vector<int64_t>& rows) {
+  const Expr& call = *agg.call;
+  const std::string& f = call.function;
+  const ArrayData& a = *agg.argument;
+  if (call.distinct) return std::nullopt;
+  if (f == "count") {
+    int64_t n = 0;
+    for (int64_t r : rows) n += a.IsValid(r);
+    return Scalar{DataType::Int64(), n};
+  }
+  const bool integer = a.type->is_integer();
+  const bool floating = a.type->id() == TypeId::kFloat32 || a.type->id() == TypeId::kFloat64;
+  if (!integer && !(floating && (f == "sum" || f == "avg"))) return std::nullopt;
+  if (f != "sum" && f != "avg" && f != "min" && f != "max") return std::nullopt;
+  std::optional<Scalar> out;
+  VisitStorage(a.type->id(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      const T* values = a.values<T>();
+      int64_t n = 0;
+      if (f == "avg" || (f == "sum" && floating)) {
+        double sum = 0;
+        for (int64_t r : rows)
+          if (a.IsValid(r)) sum += double(values[r]), ++n;
+        if (n == 0) out = Scalar::Null(agg.type);
+        else out = Scalar{DataType::Float64(), f == "avg" ? sum / double(n) : sum};
+      } else if constexpr (std::is_integral_v<T>) {
+        using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+        Wide acc = 0;
+        for (int64_t r : rows) {
+          if (!a.IsValid(r)) continue;
+          const Wide v = Wide(values[r]);
+          if (f == "sum") {
+            if (__builtin_add_overflow(acc, v, &acc))
+              ctx.Fail(call.position, std::is_signed_v<T> ? "sum overflows int64" : "sum overflows uint64");
+          } else if (n == 0 || (f == "min" ? v < acc : v > acc)) {
+            acc = v;
+          }
+          ++n;
+        }
+        out = n == 0 ? Scalar::Null(agg.type) : Scalar{agg.type, acc};
+      }
+    }
+  });
+  return out;
+}
+
 Scalar ComputeAggregate(const Context& ctx, const Aggregate& agg, const std::vector<int64_t>& rows) {
   const Expr& call = *agg.call;
   const std::string& f = call.function;
   if (!agg.argument) return Scalar{DataType::Int64(), int64_t(rows.size())};
+  if (auto in_place = AggregateInPlace(ctx, agg, rows)) return *std::move(in_place);
   std::set<std::string> seen;
   std::vector<Scalar> values;
   for (int64_t r : rows) {
@@ -158,10 +251,12 @@ RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt, const Schem
     CollectColumns(where, used);
     CollectColumns(having, used);
     bool row_id = used.count(kRowId) > 0, row_addr = used.count(kRowAddr) > 0;
+    auto ds = stmt.from->kind == TableRef::Kind::kTable ? OpenTable(ctx, *stmt.from) : nullptr;
+    std::optional<std::vector<std::string>> projection;
+    if (ds) projection = ColumnsRead(stmt, *ds->schema());
     std::string pushed;
     if (where) {
       // Validate against the table's columns first, so errors point into the statement.
-      auto ds = stmt.from->kind == TableRef::Kind::kTable ? OpenTable(ctx, *stmt.from) : nullptr;
       if (ds) {
         auto fields = ds->schema()->fields();
         if (row_id) fields.push_back(Field::Make(kRowId, DataType::UInt64()));
@@ -170,7 +265,7 @@ RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt, const Schem
         pushed = ToString(*where);
       }
     }
-    input = ReadSource(ctx, *stmt.from, row_id, row_addr, pushed, column_types);
+    input = ReadSource(ctx, *stmt.from, row_id, row_addr, pushed, column_types, projection);
     if (where && pushed.empty()) input = input->Filter(EvaluatePredicate(*Bind(*where, *input->schema()), *input));
   } else {
     if (where) ctx.Fail(where->position, "WHERE needs a FROM clause");
@@ -255,7 +350,11 @@ RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt, const Schem
 
     std::vector<std::vector<int64_t>> groups;
     std::unordered_map<std::string, size_t> group_of;
-    for (int64_t r = 0; r < input->num_rows(); ++r) {
+    if (group_values.empty()) {  // one group, every row: no key to build per row
+      groups.emplace_back(size_t(input->num_rows()));
+      std::iota(groups[0].begin(), groups[0].end(), int64_t(0));
+    }
+    for (int64_t r = 0; r < input->num_rows() && !group_values.empty(); ++r) {
       std::string key;
       for (const auto& g : group_values) key += ValueKey(*g, r) + '\0';
       auto [it, inserted] = group_of.emplace(key, groups.size());

@@ -7,11 +7,14 @@
 //   query [rowsort]                   the statement, then a line "----", then the
 //                                     expected rows: cells joined by " | " in the table
 //                                     format's style (NULL, shortened lists), a header
-//                                     line first; rowsort compares the rows sorted
+//                                     line first; rowsort compares the rows sorted. A
+//                                     statement without rows (EXPLAIN) gives its message's
+//                                     lines instead
 //   file <name>                       the following lines are written to <db>/<name>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -109,11 +112,18 @@ TEST_P(SqlLogicTest, Passes) {
       if (r.kind == "statement error") {
         ADD_FAILURE() << where << ": expected an error containing '" << r.arg << "', but it succeeded";
       } else if (r.kind == "query") {
-        if (!result.rows) {
-          ADD_FAILURE() << where << ": a query must return rows";
+        if (!result.rows && result.message.empty()) {
+          ADD_FAILURE() << where << ": a query must return rows or a message";
           continue;
         }
-        auto got = RenderRows(*result.rows);
+        // A statement that returns no rows (EXPLAIN) is compared by its message's lines.
+        std::vector<std::string> got;
+        if (result.rows) {
+          got = RenderRows(*result.rows);
+        } else {
+          std::istringstream lines(result.message);
+          for (std::string line; std::getline(lines, line);) got.push_back(line);
+        }
         auto expected = r.expected;
         if (r.arg == "rowsort") {
           std::sort(got.begin() + 1, got.end());
