@@ -96,6 +96,8 @@ struct EncodedMessage {
 };
 // Continuation marker, padded metadata length, padded metadata, body.
 std::string FrameMessage(const EncodedMessage& message);
+// The same without the body.
+std::string FramePrefix(const EncodedMessage& message);
 // Size of the framing prefix plus padded metadata (the Block's metaDataLength).
 int32_t FramedMetadataSize(const EncodedMessage& message);
 EncodedMessage EncodeSchema(const Schema& schema);

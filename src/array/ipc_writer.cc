@@ -147,17 +147,18 @@ int32_t FramedMetadataSize(const EncodedMessage& message) {
   return static_cast<int32_t>(8 + PaddedSize(message.metadata.size()));
 }
 
-std::string FrameMessage(const EncodedMessage& message) {
+std::string FramePrefix(const EncodedMessage& message) {
   std::string out;
   size_t padded = PaddedSize(message.metadata.size());
-  out.reserve(8 + padded + message.body.size());
+  out.reserve(8 + padded);
   AppendU32(out, kContinuation);
   AppendU32(out, static_cast<uint32_t>(padded));
   out += message.metadata;
   out.append(padded - message.metadata.size(), '\0');
-  out += message.body;
   return out;
 }
+
+std::string FrameMessage(const EncodedMessage& message) { return FramePrefix(message) + message.body; }
 
 std::string EndOfStream() {
   std::string out;
@@ -185,7 +186,10 @@ void IpcStreamWriter::WriteSchema(const Schema& schema) {
 void IpcStreamWriter::WriteBatch(const RecordBatch& batch) {
   if (!schema_) ThrowInvalid("Arrow IPC stream: WriteBatch called before WriteSchema");
   if (closed_) ThrowInvalid("Arrow IPC stream: WriteBatch called after Close");
-  Emit(ipc::FrameMessage(ipc::EncodeBatch(*schema_, batch)));
+  // Prefix and body go out as they are: framing them into one string would copy the body.
+  const ipc::EncodedMessage message = ipc::EncodeBatch(*schema_, batch);
+  Emit(ipc::FramePrefix(message));
+  Emit(message.body);
 }
 
 void IpcStreamWriter::Close() {
