@@ -1,6 +1,7 @@
 // SELECT: read (with the WHERE pushed into the scan when it can be), group and
 // aggregate, project, sort, then OFFSET / LIMIT.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -104,8 +105,8 @@ TypePtr AggregateType(const Context& ctx, const Expr& call, const TypePtr& arg) 
   return arg;  // min, max
 }
 
-// count of any column, sum and avg of an integer or float32/64 column, min and max of an
-// integer one, without DISTINCT: read in place, in row order, with the general path's
+// count of any column; sum, avg, min and max of an integer or float32/64 column; without
+// DISTINCT: read in place, in row order, with the general path's
 // results and errors (a Scalar per row costs 0.2 s on 1M rows). Null when the general
 // path must run.
 std::optional<Scalar> AggregateInPlace(const Context& ctx, const Aggregate& agg, const std::vector<int64_t>& rows) {
@@ -120,8 +121,7 @@ std::optional<Scalar> AggregateInPlace(const Context& ctx, const Aggregate& agg,
   }
   const bool integer = a.type->is_integer();
   const bool floating = a.type->id() == TypeId::kFloat32 || a.type->id() == TypeId::kFloat64;
-  if (!integer && !(floating && (f == "sum" || f == "avg"))) return std::nullopt;
-  if (f != "sum" && f != "avg" && f != "min" && f != "max") return std::nullopt;
+  if ((!integer && !floating) || (f != "sum" && f != "avg" && f != "min" && f != "max")) return std::nullopt;
   std::optional<Scalar> out;
   VisitStorage(a.type->id(), [&](auto tag) {
     using T = decltype(tag);
@@ -134,6 +134,16 @@ std::optional<Scalar> AggregateInPlace(const Context& ctx, const Aggregate& agg,
           if (a.IsValid(r)) sum += double(values[r]), ++n;
         if (n == 0) out = Scalar::Null(agg.type);
         else out = Scalar{DataType::Float64(), f == "avg" ? sum / double(n) : sum};
+      } else if constexpr (std::is_floating_point_v<T>) {
+        // As CompareScalars orders them: NaN above every number, and of equals the first.
+        auto before = [](double x, double y) { return std::isnan(y) ? !std::isnan(x) : !std::isnan(x) && x < y; };
+        double best = 0;
+        for (int64_t r : rows) {
+          if (!a.IsValid(r)) continue;
+          const double v = double(values[r]);
+          if (n++ == 0 || (f == "min" ? before(v, best) : before(best, v))) best = v;
+        }
+        out = n == 0 ? Scalar::Null(agg.type) : Scalar{agg.type, best};
       } else if constexpr (std::is_integral_v<T>) {
         using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
         Wide acc = 0;
