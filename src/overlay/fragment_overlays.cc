@@ -10,13 +10,13 @@ namespace lancelet::overlay {
 
 const format::RoaringBitmap* Overlay::CoverageOf(int32_t field_id) const {
   int i = FieldIndex(field_id);
-  return i < 0 ? nullptr : coverage[size_t(i)].get();
+  return i < 0 ? nullptr : Coverage(size_t(i)).get();
 }
 
 format::RoaringBitmap Overlay::CoverageWhere(const std::function<bool(int32_t)>& pick) const {
   format::RoaringBitmap out;
   for (size_t k = 0; k < field_ids.size(); ++k)
-    if (field_ids[k] != kTombstoneFieldId && pick(field_ids[k])) out |= *coverage[k];
+    if (field_ids[k] != kTombstoneFieldId && pick(field_ids[k])) out |= *Coverage(k);
   return out;
 }
 
@@ -45,9 +45,30 @@ format::RoaringBitmap DeserializeCoverage(const std::string& bytes, const Where&
 
 }  // namespace
 
+const std::shared_ptr<const format::RoaringBitmap>& Overlay::Coverage(size_t i) const {
+  Slot& slot = slots_[dense ? 0 : i];
+  if (slot.parsed.load(std::memory_order_acquire)) return slot.bitmap;
+  std::lock_guard lock(*parse_mutex_);
+  if (!slot.parsed.load(std::memory_order_relaxed)) {
+    auto where = [&] { return fmt::format("{}, overlay {} (committed_version {})", *context_, position, committed_version); };
+    const std::string& bytes = dense ? proto->shared_offset_bitmap() : proto->field_coverage().offset_bitmaps(int(i));
+    auto bitmap = std::make_shared<const format::RoaringBitmap>(
+        DeserializeCoverage(bytes, where, dense ? -1 : int64_t(field_ids[i])));
+    // Coverage addresses the fragment's physical rows: an offset past them is corrupt
+    // (resolution would otherwise index past the base column).
+    if (!bitmap->IsEmpty() && bitmap->Max() >= physical_rows_)
+      ThrowCorrupt("{}: overlay file '{}' covers offset {} of field {}, beyond the fragment's {} rows", where(),
+                   proto->data_file().path(), bitmap->Max(), field_ids[dense ? 0 : i], physical_rows_);
+    slot.bitmap = std::move(bitmap);
+    slot.parsed.store(true, std::memory_order_release);
+  }
+  return slot.bitmap;
+}
+
 std::shared_ptr<const FragmentOverlays> FragmentOverlays::Load(const lance::table::DataFragment& fragment,
                                                                const std::string& context) {
   auto out = std::make_shared<FragmentOverlays>();
+  out->context_ = context;
   for (int p = 0; p < fragment.overlays_size(); ++p) {
     const auto& proto = fragment.overlays(p);
     auto where = [&] { return fmt::format("{}, overlay {} (committed_version {})", context, p, proto.committed_version()); };
@@ -58,31 +79,22 @@ std::shared_ptr<const FragmentOverlays> FragmentOverlays::Load(const lance::tabl
     o.position = p;
     o.field_ids.assign(proto.data_file().fields().begin(), proto.data_file().fields().end());
     switch (proto.coverage_case()) {
-      case lance::table::DataOverlayFile::kSharedOffsetBitmap: {
+      case lance::table::DataOverlayFile::kSharedOffsetBitmap:
         o.dense = true;
-        auto shared = std::make_shared<const format::RoaringBitmap>(
-            DeserializeCoverage(proto.shared_offset_bitmap(), where, -1));
-        o.coverage.assign(o.field_ids.size(), shared);
         break;
-      }
       case lance::table::DataOverlayFile::kFieldCoverage: {
         const auto& bitmaps = proto.field_coverage().offset_bitmaps();
         if (size_t(bitmaps.size()) != o.field_ids.size())
           ThrowCorrupt("{}: field_coverage has {} bitmaps for {} fields", where(), bitmaps.size(), o.field_ids.size());
-        for (int f = 0; f < bitmaps.size(); ++f)
-          o.coverage.push_back(std::make_shared<const format::RoaringBitmap>(
-              DeserializeCoverage(bitmaps[f], where, o.field_ids[size_t(f)])));
         break;
       }
       default:
         ThrowCorrupt("{}: the overlay has no coverage", where());
     }
-    // Coverage addresses the fragment's physical rows: an offset past them is corrupt
-    // (resolution would otherwise index past the base column).
-    for (size_t f = 0; f < o.coverage.size(); ++f)
-      if (!o.coverage[f]->IsEmpty() && o.coverage[f]->Max() >= fragment.physical_rows())
-        ThrowCorrupt("{}: overlay file '{}' covers offset {} of field {}, beyond the fragment's {} rows", where(),
-                     proto.data_file().path(), o.coverage[f]->Max(), o.field_ids[f], fragment.physical_rows());
+    o.slots_ = std::make_unique<Overlay::Slot[]>(o.dense ? 1 : std::max<size_t>(o.field_ids.size(), 1));
+    o.context_ = &out->context_;
+    o.parse_mutex_ = &out->parse_mutex_;
+    o.physical_rows_ = fragment.physical_rows();
     out->overlays_.push_back(std::move(o));
   }
   std::stable_sort(out->overlays_.begin(), out->overlays_.end(),
@@ -94,8 +106,9 @@ uint64_t FragmentOverlays::MemoryBytes() const {
   uint64_t bytes = sizeof(*this);
   for (const auto& o : overlays_) {
     bytes += sizeof(o);
-    // A shared bitmap is counted once per reference: an over-estimate is fine.
-    for (const auto& b : o.coverage) bytes += b->PortableSizeInBytes();
+    if (o.dense) bytes += o.proto->shared_offset_bitmap().size();
+    else
+      for (const auto& b : o.proto->field_coverage().offset_bitmaps()) bytes += b.size();
   }
   return bytes;
 }

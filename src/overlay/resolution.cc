@@ -374,8 +374,8 @@ std::shared_ptr<const CoverageLayers> CoverageLayers::Of(const FragmentOverlays&
   for (size_t i = list.size(); i-- > 0;) {
     const Overlay& o = list[i];
     const int f = o.FieldIndex(field_id);
-    if (f < 0 || o.coverage[size_t(f)]->IsEmpty()) continue;
-    const auto& coverage = o.coverage[size_t(f)];
+    if (f < 0 || o.Coverage(size_t(f))->IsEmpty()) continue;
+    const auto& coverage = o.Coverage(size_t(f));
     const uint64_t cells = coverage->Cardinality();
     const bool prefix = coverage->Min() == 0 && uint64_t(coverage->Max()) + 1 == cells;
     out->newest_first.push_back({i, coverage, prefix ? cells : 0});

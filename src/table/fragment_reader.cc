@@ -111,9 +111,9 @@ const format::LanceFileReader& FragmentReader::OpenOverlayFile(size_t index, boo
       const auto& fields = slot->schema().fields();
       for (size_t i = 0; i < fields.size(); ++i) {
         if (fields[i].id != o.field_ids[f]) continue;
-        if (o.coverage[f]->Cardinality() > slot->num_rows(i))
+        if (o.Coverage(f)->Cardinality() > slot->num_rows(i))
           ThrowCorrupt("'{}' fragment {}: overlay file '{}' covers {} cells of field {} but holds only {} values",
-                       state_.uri, fragment_.id(), file.path(), o.coverage[f]->Cardinality(), o.field_ids[f],
+                       state_.uri, fragment_.id(), file.path(), o.Coverage(f)->Cardinality(), o.field_ids[f],
                        slot->num_rows(i));
       }
     }

@@ -55,9 +55,9 @@ std::optional<int32_t> OverlayOverRead(const ReadSet& read, const DatasetState& 
     if (known.count(o.proto->data_file().path())) continue;
     for (size_t i = 0; i < o.field_ids.size(); ++i) {
       int32_t id = o.field_ids[i];
-      if (o.coverage[i]->IsEmpty()) continue;
+      if (o.Coverage(i)->IsEmpty()) continue;
       if (read.all_rows_fields.count(id)) return id;
-      if (changed && read.changed_rows_fields.count(id) && o.coverage[i]->Intersects(*changed)) return id;
+      if (changed && read.changed_rows_fields.count(id) && o.Coverage(i)->Intersects(*changed)) return id;
     }
   }
   return std::nullopt;

@@ -326,6 +326,27 @@ TEST_P(OverlayTest, CoverageBeyondTheValueColumnIsCorrupt) {
   expect_corrupt([&] { bad->Take(rows, {"age"}); });
 }
 
+// A read parses the coverage of the overlays it reads: a scan of `age` reads past an
+// unparseable bitmap of an overlay on `name` in the same fragment, which a read of name
+// still refuses as corrupt.
+TEST_P(OverlayTest, AReadParsesOnlyTheCoverageOfTheFieldsItReads) {
+  auto ds = MakeDataset(uri_, 8, GetParam());
+  ds = OverlayWriter(ds).Set(0, "age", {1, 2, 3}, Int32s({-1, -2, -3})).Commit();
+  ds = OverlayWriter(ds).Set(0, "name", {4}, Strings({"x"})).Commit();
+  auto m = ds->state().manifest;
+  ASSERT_EQ(m.fragments(0).overlays_size(), 2);
+  m.mutable_fragments(0)->mutable_overlays(1)->set_shared_offset_bitmap("garbage");
+  auto bad = WithManifest(ds, m);
+  auto ages = bad->NewScan().Columns({"age"}).ToBatch();
+  EXPECT_EQ(FormatValue(*ages->column(0), 2, ValueStyle::kCsv), "-2");
+  auto error = testing::ThrownError([&] { bad->NewScan().Columns({"name"}).ToBatch(); });
+  ASSERT_TRUE(error) << "expected a Corrupt error";
+  EXPECT_EQ(error->kind(), ErrorKind::kCorrupt) << error->what();
+  EXPECT_NE(std::string(error->what()).find("shared_offset_bitmap: 7 bytes are not a portable roaring bitmap"),
+            std::string::npos)
+      << error->what();
+}
+
 // An overlay without a data file is corrupt: a read of any field of its fragment refuses
 // it, also of a field no overlay lists (which otherwise skips the overlays entirely).
 TEST_P(OverlayTest, AnOverlayWithoutADataFileIsRefusedByReadsOfAnyField) {
@@ -838,8 +859,9 @@ TEST(OverlayLoad, CorruptOverlaysAreRefused) {
   EXPECT_THROW(overlay::FragmentOverlays::Load(g, "t"), Error);  // no data file
 }
 
-// Coverage addresses physical rows: a cell at or past physical_rows is refused at load,
-// naming the overlay file, the field and the offset.
+// Coverage addresses physical rows: a cell at or past physical_rows is refused when the
+// bitmap is first parsed, naming the overlay file, the field and the offset. Load itself
+// parses no bitmap: a read pays for the fields it reads.
 TEST(OverlayLoad, CoverageBeyondPhysicalRowsIsCorrupt) {
   lance::table::DataFragment f;
   f.set_physical_rows(10);
@@ -848,26 +870,34 @@ TEST(OverlayLoad, CoverageBeyondPhysicalRowsIsCorrupt) {
   o->mutable_data_file()->add_fields(7);
   o->set_committed_version(2);
   o->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(std::vector<uint32_t>{3, 9}).SerializePortable());
-  EXPECT_EQ(overlay::FragmentOverlays::Load(f, "t")->overlays().size(), 1u);  // offset 9 is the last row
+  EXPECT_EQ(overlay::FragmentOverlays::Load(f, "t")->overlays()[0].CoverageOf(7)->Cardinality(), 2u);  // 9 is the last row
   o->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(std::vector<uint32_t>{3, 10}).SerializePortable());
-  auto error = testing::ThrownError([&] { overlay::FragmentOverlays::Load(f, "'d' fragment 0"); });
+  auto loaded = overlay::FragmentOverlays::Load(f, "'d' fragment 0");
+  auto error = testing::ThrownError([&] { loaded->overlays()[0].CoverageOf(7); });
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(error->kind(), ErrorKind::kCorrupt);
   EXPECT_EQ(std::string(error->what()),
             "'d' fragment 0, overlay 0 (committed_version 2): overlay file 'ov.lance' covers offset 10 of field 7, "
             "beyond the fragment's 10 rows");
+  // Asked again, it is refused again: a failed parse is not remembered as a success.
+  EXPECT_TRUE(testing::ThrownError([&] { loaded->overlays()[0].Coverage(0); }).has_value());
   // A bitmap that does not parse is named by its overlay, and by its field under field_coverage.
   o->set_shared_offset_bitmap("garbage");
-  error = testing::ThrownError([&] { overlay::FragmentOverlays::Load(f, "'d' fragment 0"); });
+  loaded = overlay::FragmentOverlays::Load(f, "'d' fragment 0");
+  error = testing::ThrownError([&] { loaded->overlays()[0].CoverageOf(7); });
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(std::string(error->what()),
             "'d' fragment 0, overlay 0 (committed_version 2) shared_offset_bitmap: 7 bytes are not a portable roaring "
             "bitmap (bad cookie or truncated)");
+  o->mutable_data_file()->add_fields(8);
+  o->mutable_field_coverage()->add_offset_bitmaps(format::RoaringBitmap::FromValues(std::vector<uint32_t>{1}).SerializePortable());
   o->mutable_field_coverage()->add_offset_bitmaps("garbage");
-  error = testing::ThrownError([&] { overlay::FragmentOverlays::Load(f, "'d' fragment 0"); });
+  loaded = overlay::FragmentOverlays::Load(f, "'d' fragment 0");
+  EXPECT_EQ(loaded->overlays()[0].CoverageOf(7)->Cardinality(), 1u);  // field 8's bad bitmap is not parsed
+  error = testing::ThrownError([&] { loaded->overlays()[0].CoverageOf(8); });
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(error->kind(), ErrorKind::kCorrupt);
-  EXPECT_NE(std::string(error->what()).find("'d' fragment 0, overlay 0 (committed_version 2) coverage of field 7: 7 bytes"),
+  EXPECT_NE(std::string(error->what()).find("'d' fragment 0, overlay 0 (committed_version 2) coverage of field 8: 7 bytes"),
             std::string::npos)
       << error->what();
 }
