@@ -267,7 +267,7 @@ std::vector<RoaringBitmap::Member> RoaringBitmap::MembersAmong(std::span<const u
         at = Gallop(members, at, v);
         if (at == members.size()) q = key_end;
         else if (members[at] == v) found.push_back({q++, base_rank + at});
-        else q = Gallop(ascending.first(key_end), q, high | members[at]);
+        else q = skip_to(q, high | members[at]);  // a member of this key: not past key_end
       }
     } else if (type == RUN_CONTAINER_TYPE_CODE) {
       const auto* r = static_cast<const run_container_t*>(c);
@@ -277,7 +277,7 @@ std::vector<RoaringBitmap::Member> RoaringBitmap::MembersAmong(std::span<const u
           before_at += uint64_t(r->runs[at].length) + 1, ++at;
         if (at == size_t(r->n_runs)) q = key_end;
         else if (r->runs[at].value <= v) found.push_back({q++, base_rank + before_at + (v - r->runs[at].value)});
-        else q = Gallop(ascending.first(key_end), q, high | r->runs[at].value);
+        else q = skip_to(q, high | r->runs[at].value);
       }
     } else {
       const uint64_t* words = static_cast<const bitset_container_t*>(c)->array;

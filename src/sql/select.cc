@@ -46,25 +46,31 @@ std::string OutputName(const SelectItem& item) {
 
 }  // namespace
 
+// The columns a statement's expressions name, table qualifiers dropped.
+std::set<std::string> NamedColumns(const SelectStmt& stmt) {
+  std::vector<std::string> qualifiers;
+  if (stmt.from) qualifiers = {stmt.from->name, stmt.from->qualifier()};
+  std::set<std::string> used;
+  auto collect = [&](const ExprPtr& e) { CollectColumns(StripQualifier(e, qualifiers), used); };
+  for (const auto& i : stmt.items) collect(i.expr);
+  for (const auto& g : stmt.group_by) collect(g);
+  for (const auto& o : stmt.order_by) collect(o.expr);
+  collect(stmt.where);
+  collect(stmt.having);
+  return used;
+}
+
 std::optional<std::vector<std::string>> ColumnsRead(const SelectStmt& stmt, const Schema& table) {
   // The table's top-level columns the statement's expressions name (a nested name "s.a"
   // reads s), in table order, so that SELECT sum(qty) reads qty alone. None means every
   // column: SELECT *, or a name that is neither a column nor an output alias, whose error
   // then lists every column.
-  std::vector<std::string> qualifiers;
-  if (stmt.from) qualifiers = {stmt.from->name, stmt.from->qualifier()};
-  std::set<std::string> used, aliases, wanted;
-  auto collect = [&](const ExprPtr& e) { CollectColumns(StripQualifier(e, qualifiers), used); };
+  std::set<std::string> aliases, wanted;
   for (const auto& i : stmt.items) {
     if (!i.expr) return std::nullopt;
     if (!i.alias.empty()) aliases.insert(i.alias);
-    collect(i.expr);
   }
-  for (const auto& g : stmt.group_by) collect(g);
-  for (const auto& o : stmt.order_by) collect(o.expr);
-  collect(stmt.where);
-  collect(stmt.having);
-  for (const auto& name : used) {
+  for (const auto& name : NamedColumns(stmt)) {
     if (table.FieldIndex(name) >= 0) {  // even when an output alias has its name too
       wanted.insert(name);
       continue;
@@ -262,12 +268,7 @@ RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt, const Schem
   // 1. Input rows.
   RecordBatchPtr input;
   if (stmt.from) {
-    std::set<std::string> used;
-    for (const auto& i : items) CollectColumns(i.expr, used);
-    for (const auto& g : group_by) CollectColumns(g, used);
-    for (const auto& o : order_by) CollectColumns(o.expr, used);
-    CollectColumns(where, used);
-    CollectColumns(having, used);
+    const std::set<std::string> used = NamedColumns(stmt);
     bool row_id = used.count(kRowId) > 0, row_addr = used.count(kRowAddr) > 0;
     auto ds = stmt.from->kind == TableRef::Kind::kTable ? OpenTable(ctx, *stmt.from) : nullptr;
     std::optional<std::vector<std::string>> projection;

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lancelet/error.h"
@@ -133,6 +134,20 @@ TEST(RoaringBitmapTest, RunsAndTheirCountFromEveryContainerKind) {
   EXPECT_EQ(optimized.RunCountUpperBound(), 2u);
 }
 
+// bitmap.MembersAmong(queries), checked against a membership test and a rank of each
+// query on its own (the (index, rank) pairs must be equal, in order).
+std::vector<RoaringBitmap::Member> CheckedMembersAmong(const RoaringBitmap& bitmap,
+                                                       const std::vector<uint64_t>& queries) {
+  std::vector<std::pair<size_t, uint64_t>> expected, got;
+  for (size_t i = 0; i < queries.size(); ++i)
+    if (queries[i] <= UINT32_MAX && bitmap.Contains(uint32_t(queries[i])))
+      expected.push_back({i, bitmap.Rank(uint32_t(queries[i]))});
+  auto found = bitmap.MembersAmong(queries);
+  for (const auto& m : found) got.push_back({m.index, m.rank});
+  EXPECT_EQ(got, expected);
+  return found;
+}
+
 // Members among ascending values, with their ranks, from every container kind in one
 // pass: an array container (keys 0), a bitset (key 1, every third value), a run
 // container (keys 3 and 4, after run optimization), key 2 absent, and values past 2^32.
@@ -146,16 +161,8 @@ TEST(RoaringBitmapTest, MembersAmongAscendingValuesFromEveryContainerKind) {
   std::vector<uint64_t> queries = {0,          5,          5,          6,          65000,     65536,
                                    65537,      65539,      2 * 65536 - 1, 2 * 65536 + 7, 3 * 65536 + 99,
                                    3 * 65536 + 100, 4 * 65536 + 49, 4 * 65536 + 50, uint64_t{1} << 32, uint64_t{1} << 40};
-  std::vector<RoaringBitmap::Member> expected;
-  for (size_t i = 0; i < queries.size(); ++i)
-    if (queries[i] <= UINT32_MAX && bitmap.Contains(uint32_t(queries[i])))
-      expected.push_back({i, bitmap.Rank(uint32_t(queries[i]))});
-  const auto found = bitmap.MembersAmong(queries);
-  ASSERT_EQ(found.size(), expected.size());
-  for (size_t k = 0; k < found.size(); ++k) {
-    EXPECT_EQ(found[k].index, expected[k].index) << k;
-    EXPECT_EQ(found[k].rank, expected[k].rank) << k;
-  }
+  const auto found = CheckedMembersAmong(bitmap, queries);
+  ASSERT_EQ(found.size(), 8u);
   // The known answers: 5 twice (rank 1), 65000 (2), 65536 (3), 65539 (4), 2*65536-2
   // (the last of the bitset: 3 + 21845), the run's first and last members.
   std::vector<size_t> indices;
@@ -179,18 +186,7 @@ TEST(RoaringBitmapTest, MembersAmongDenseAndSparseValuesMatchContainsAndRank) {
   for (uint32_t v = 2 * 65536 + 3; v < 3 * 65536; v += 10) built.Add(v);  // bitset
   for (uint32_t v = 5 * 65536; v < 5 * 65536 + 40; v += 2) built.Add(v);  // array past a gap
   const RoaringBitmap bitmap = RoaringBitmap::DeserializePortable(built.SerializePortable(), "t");
-  auto check = [&](const std::vector<uint64_t>& queries) {
-    std::vector<RoaringBitmap::Member> expected;
-    for (size_t i = 0; i < queries.size(); ++i)
-      if (queries[i] <= UINT32_MAX && bitmap.Contains(uint32_t(queries[i])))
-        expected.push_back({i, bitmap.Rank(uint32_t(queries[i]))});
-    const auto found = bitmap.MembersAmong(queries);
-    ASSERT_EQ(found.size(), expected.size());
-    for (size_t k = 0; k < found.size(); ++k) {
-      ASSERT_EQ(found[k].index, expected[k].index) << k;
-      ASSERT_EQ(found[k].rank, expected[k].rank) << k;
-    }
-  };
+  auto check = [&](const std::vector<uint64_t>& queries) { CheckedMembersAmong(bitmap, queries); };
   std::vector<uint64_t> every;
   for (uint64_t v = 0; v < 6 * 65536; ++v) every.push_back(v);
   check(every);
