@@ -11,6 +11,7 @@
 
 #include <sstream>
 
+#include "array/decimal_text.h"
 #include "cli/inspect.h"
 #include "lancelet/c_data.h"
 #include "lancelet/dataset.h"
@@ -60,6 +61,48 @@ py::object TimestampToDatetime(int64_t ticks, TimeUnit unit, bool utc) {
   return epoch + dt.attr("timedelta")(py::arg("seconds") = seconds, py::arg("microseconds") = micros);
 }
 
+int64_t UnitsPerSecond(TimeUnit unit) {
+  return unit == TimeUnit::kSecond ? 1 : unit == TimeUnit::kMilli ? 1000 : unit == TimeUnit::kMicro ? 1000000 : 1000000000;
+}
+
+// A count of `unit` as a datetime.timedelta (nanoseconds truncate to microseconds).
+py::object TicksToTimedelta(int64_t ticks, TimeUnit unit) {
+  const int64_t per_second = UnitsPerSecond(unit);
+  int64_t seconds = ticks / per_second, rest = ticks % per_second;
+  if (rest < 0) rest += per_second, --seconds;
+  const int64_t micros = unit == TimeUnit::kNano ? rest / 1000 : rest * (1000000 / per_second);
+  return Datetime().attr("timedelta")(py::arg("seconds") = seconds, py::arg("microseconds") = micros);
+}
+
+// A time of day: datetime.time within one day, else the timedelta it spells.
+py::object TicksToTime(int64_t ticks, TimeUnit unit) {
+  const int64_t per_second = UnitsPerSecond(unit);
+  if (ticks < 0 || ticks >= 86400 * per_second) return TicksToTimedelta(ticks, unit);
+  const int64_t seconds = ticks / per_second, rest = ticks % per_second;
+  const int64_t micros = unit == TimeUnit::kNano ? rest / 1000 : rest * (1000000 / per_second);
+  return Datetime().attr("time")(seconds / 3600, seconds / 60 % 60, seconds % 60, micros);
+}
+
+// datetime.time / datetime.timedelta / int as a count of `unit`; nullopt for other objects.
+std::optional<int64_t> PythonToTicks(py::handle v, TimeUnit unit) {
+  const int64_t per_second = UnitsPerSecond(unit);
+  auto from_micros = [&](int64_t micros) {
+    return unit == TimeUnit::kNano ? micros * 1000 : micros / (1000000 / per_second);
+  };
+  if (py::isinstance(v, Datetime().attr("time"))) {
+    int64_t micros = ((v.attr("hour").cast<int64_t>() * 60 + v.attr("minute").cast<int64_t>()) * 60 +
+                      v.attr("second").cast<int64_t>()) * 1000000 + v.attr("microsecond").cast<int64_t>();
+    return from_micros(micros);
+  }
+  if (py::isinstance(v, Datetime().attr("timedelta"))) {
+    int64_t micros = (v.attr("days").cast<int64_t>() * 86400 + v.attr("seconds").cast<int64_t>()) * 1000000 +
+                     v.attr("microseconds").cast<int64_t>();
+    return from_micros(micros);
+  }
+  if (py::hasattr(v, "__index__") && !py::isinstance<py::float_>(v)) return v.cast<int64_t>();
+  return std::nullopt;
+}
+
 py::object ScalarToPython(const Scalar& value) {
   if (value.is_null()) return py::none();
   const DataType& type = *value.type;
@@ -75,10 +118,26 @@ py::object ScalarToPython(const Scalar& value) {
     case TypeId::kDate32: return DaysToDate(value.as_int());
     case TypeId::kDate64: return DaysToDate(value.as_int() / 86400000 - (value.as_int() % 86400000 < 0));
     case TypeId::kTimestamp: return TimestampToDatetime(value.as_int(), type.unit(), !type.timezone().empty());
+    case TypeId::kTime32: case TypeId::kTime64: return TicksToTime(value.as_int(), type.unit());
+    case TypeId::kDuration: return TicksToTimedelta(value.as_int(), type.unit());
+    case TypeId::kDecimal128: case TypeId::kDecimal256:
+      return py::module_::import("decimal").attr("Decimal")(FormatDecimal(value.as_string(), type));
+    case TypeId::kNull: return py::none();
     case TypeId::kList: case TypeId::kLargeList: case TypeId::kFixedSizeList: {
       py::list out;
       for (const auto& item : value.as_list()) out.append(ScalarToPython(item));
       return out;
+    }
+    case TypeId::kMap: {
+      // A dict when every key is hashable; else the (key, value) pairs, as pyarrow does.
+      py::list pairs;
+      for (const auto& entry : value.as_list())
+        pairs.append(py::make_tuple(ScalarToPython(entry.as_list()[0]), ScalarToPython(entry.as_list()[1])));
+      try {
+        return py::dict(pairs);
+      } catch (const py::error_already_set&) {
+        return pairs;
+      }
     }
     case TypeId::kStruct: {
       py::dict out;
@@ -206,8 +265,35 @@ Scalar PythonToScalar(py::handle v, const TypePtr& type, const std::string& colu
       if (py::hasattr(v, "__index__") && !py::isinstance<py::float_>(v)) return Scalar{type, v.cast<int64_t>()};
       return wrong("a datetime.datetime or ticks since the epoch");
     }
+    case TypeId::kTime32: case TypeId::kTime64: case TypeId::kDuration: {
+      auto ticks = PythonToTicks(v, type->unit());
+      if (!ticks) return wrong(type->id() == TypeId::kDuration ? "a datetime.timedelta or a count of its unit"
+                                                               : "a datetime.time or a count of its unit");
+      return Scalar{type, *ticks};
+    }
+    case TypeId::kDecimal128: case TypeId::kDecimal256: {
+      if (py::isinstance<py::float_>(v) || py::isinstance<py::bool_>(v)) return wrong("a decimal.Decimal, int or str");
+      auto bytes = ParseDecimal(std::string(py::str(v)), *type);
+      if (!bytes) return wrong("a number that fits the precision");
+      return Scalar{type, std::move(*bytes)};
+    }
+    case TypeId::kNull: return wrong("None");
     case TypeId::kList: case TypeId::kLargeList:
       return Scalar{type, Items(v, type->child(0)->type, column)};
+    case TypeId::kMap: {
+      // A dict, or a sequence of (key, value) pairs.
+      const TypePtr& entries = type->child(0)->type;
+      std::vector<Scalar> out;
+      py::object pairs = py::isinstance<py::dict>(v) ? py::reinterpret_borrow<py::dict>(v).attr("items")()
+                                                      : py::reinterpret_borrow<py::object>(v);
+      for (py::handle pair : pairs) {
+        auto kv = py::reinterpret_borrow<py::sequence>(pair);
+        if (py::len(kv) != 2) return wrong("a dict or (key, value) pairs");
+        out.push_back(Scalar{entries, std::vector<Scalar>{PythonToScalar(kv[0], entries->child(0)->type, column),
+                                                          PythonToScalar(kv[1], entries->child(1)->type, column)}});
+      }
+      return Scalar{type, std::move(out)};
+    }
     case TypeId::kFixedSizeList: {
       auto items = Items(v, type->child(0)->type, column);
       if (int64_t(items.size()) != type->fixed_size())

@@ -66,7 +66,17 @@ class ArrayBuilder {
   ValidityBuilder validity_;
 };
 
-// bool, integers, floats (float16 takes the raw uint16 bits), date32/64, timestamp.
+// The null type: every value is NULL.
+class NullBuilder final : public ArrayBuilder {
+ public:
+  using ArrayBuilder::ArrayBuilder;
+  void AppendNull() override { validity_.Append(false); }
+  void AppendScalar(const Scalar& value) override;
+  ArrayPtr Finish() override;
+};
+
+// bool, integers, floats (float16 takes the raw uint16 bits), date32/64, timestamp,
+// time32/64, duration.
 template <typename T>
 class FixedWidthBuilder final : public ArrayBuilder {
  public:

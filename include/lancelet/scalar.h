@@ -12,8 +12,9 @@ namespace lancelet {
 
 struct Scalar {
   // Payload by type:
-  //   bool -> bool; signed ints, date32/64, timestamp -> int64_t; unsigned ints -> uint64_t;
-  //   float16/32/64 -> double; utf8/binary kinds -> std::string (raw bytes);
+  //   bool -> bool; signed ints, date32/64, timestamp, time32/64, duration -> int64_t;
+  //   unsigned ints -> uint64_t; float16/32/64 -> double; utf8/binary kinds -> std::string
+  //   (raw bytes); decimals -> std::string (the little-endian two's-complement integer);
   //   lists -> std::vector<Scalar> (items); struct -> std::vector<Scalar> (fields).
   using Payload = std::variant<std::monostate, bool, int64_t, uint64_t, double, std::string,
                                std::vector<Scalar>>;

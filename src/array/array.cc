@@ -133,9 +133,10 @@ Buffer::~Buffer() { BlockRecycler::Instance().Give(data_, capacity_); }
 
 std::string_view ArrayData::GetView(int64_t i) const {
   const char* data;
-  if (type->id() == TypeId::kFixedSizeBinary) {
+  if (!type->is_variable_binary()) {  // fixed_size_binary, decimals
+    size_t width = size_t(type->byte_width());
     data = reinterpret_cast<const char*>(buffers[1]->data());
-    return {data + i * type->fixed_size(), size_t(type->fixed_size())};
+    return {data + i * width, width};
   }
   data = reinterpret_cast<const char*>(buffers[2]->data());
   int64_t begin = offset(i), end = offset(i + 1);
@@ -220,6 +221,7 @@ ArrayPtr MakeNullArray(const TypePtr& type, int64_t length) {
   out->null_count = length;
   out->buffers.push_back(length ? Buffer::Allocate(size_t((length + 7) / 8)) : nullptr);
   switch (type->id()) {
+    case TypeId::kNull: break;  // the all-zero validity is the whole array
     case TypeId::kFixedSizeBinary:
       out->buffers.push_back(Buffer::Allocate(size_t(length * type->fixed_size())));
       break;
@@ -230,6 +232,7 @@ ArrayPtr MakeNullArray(const TypePtr& type, int64_t length) {
       for (const auto& f : type->children()) out->children.push_back(MakeNullArray(f->type, length));
       break;
     case TypeId::kList:
+    case TypeId::kMap:
     case TypeId::kLargeList:
       out->buffers.push_back(ZeroOffsets(*type, length));
       out->children.push_back(MakeNullArray(type->child(0)->type, 0));
@@ -252,6 +255,7 @@ ArrayPtr Take(const ArrayData& a, std::span<const int64_t> idx) {
   const int64_t n = int64_t(idx.size());
   for (int64_t i : idx)
     if (i < 0 || i >= a.length) ThrowInvalid("take index {} is out of range for an array of {} rows", i, a.length);
+  if (type.id() == TypeId::kNull) return MakeNullArray(a.type, n);
   auto out = std::make_shared<ArrayData>();
   out->type = a.type;
   out->length = n;
@@ -269,7 +273,7 @@ ArrayPtr Take(const ArrayData& a, std::span<const int64_t> idx) {
       if (GetBit(src, idx[i])) SetBit(bits->mutable_data(), i);
     out->buffers.push_back(bits);
   } else if (type.is_fixed_width() || type.id() == TypeId::kFixedSizeBinary) {
-    size_t width = type.id() == TypeId::kFixedSizeBinary ? size_t(type.fixed_size()) : size_t(type.bit_width() / 8);
+    size_t width = size_t(type.byte_width());
     auto values = Buffer::AllocateUninitialized(size_t(n) * width);  // every slot is written
     const uint8_t* src = a.buffers[1]->data();
     uint8_t* dst = values->mutable_data();
@@ -313,8 +317,7 @@ ArrayPtr Take(const ArrayData& a, std::span<const int64_t> idx) {
     // Rows of fixed-width items without NULLs: each row is one block of bytes (an
     // embedding is copied whole, not item by item).
     const DataType& item = *a.children[0]->type;
-    const size_t row_bytes = size_t(type.fixed_size()) *
-                             (item.id() == TypeId::kFixedSizeBinary ? size_t(item.fixed_size()) : size_t(item.bit_width() / 8));
+    const size_t row_bytes = size_t(type.fixed_size()) * size_t(item.byte_width());
     auto child = std::make_shared<ArrayData>();
     child->type = a.children[0]->type;
     child->length = n * type.fixed_size();
@@ -344,6 +347,7 @@ ArrayPtr Slice(const ArrayData& a, int64_t start, int64_t length) {
     ThrowInvalid("slice [{}, {}) is out of range for an array of {} rows", start, start + length, a.length);
   const DataType& type = *a.type;
   if (start == 0 && length == a.length) return std::make_shared<ArrayData>(a);
+  if (type.id() == TypeId::kNull) return MakeNullArray(a.type, length);
   // Fixed-width values and variable binary copy contiguous ranges; the rest goes through Take.
   bool fast = (type.is_fixed_width() && type.id() != TypeId::kBool) || type.id() == TypeId::kFixedSizeBinary ||
               type.is_variable_binary();
@@ -366,7 +370,7 @@ ArrayPtr Slice(const ArrayData& a, int64_t start, int64_t length) {
     out->buffers.push_back(offsets);
     out->buffers.push_back(Buffer::Copy(a.buffers[2]->data() + base, size_t(end - base)));
   } else {
-    size_t width = type.id() == TypeId::kFixedSizeBinary ? size_t(type.fixed_size()) : size_t(type.bit_width() / 8);
+    size_t width = size_t(type.byte_width());
     out->buffers.push_back(Buffer::Copy(a.buffers[1]->data() + size_t(start) * width, size_t(length) * width));
   }
   return out;
@@ -397,6 +401,7 @@ ArrayPtr Concatenate(const std::vector<ArrayPtr>& arrays) {
     n += a->length;
     nulls += a->null_count;
   }
+  if (type.id() == TypeId::kNull) return MakeNullArray(type_ptr, n);
   auto out = std::make_shared<ArrayData>();
   out->type = type_ptr;
   out->length = n;
@@ -423,7 +428,7 @@ ArrayPtr Concatenate(const std::vector<ArrayPtr>& arrays) {
     }
     out->buffers.push_back(bits);
   } else if (type.is_fixed_width() || type.id() == TypeId::kFixedSizeBinary) {
-    size_t width = type.id() == TypeId::kFixedSizeBinary ? size_t(type.fixed_size()) : size_t(type.bit_width() / 8);
+    size_t width = size_t(type.byte_width());
     auto values = Buffer::AllocateUninitialized(size_t(n) * width);  // every slot is written
     size_t pos = 0;
     for (const auto& a : arrays) {
@@ -525,7 +530,9 @@ void ValidateArray(const ArrayData& a, std::string_view context) {
   if (a.buffers[0] && a.buffers[0]->size() < size_t((a.length + 7) / 8)) fail("validity bitmap too short");
   if (a.null_count != CountNulls(a.validity(), a.length)) fail("null_count does not match the bitmap");
   auto need_buffers = [&](size_t n) { if (a.buffers.size() < n) fail("missing buffers"); };
-  if (type.id() == TypeId::kBool || type.is_fixed_width()) {
+  if (type.id() == TypeId::kNull) {
+    if (a.null_count != a.length) fail("a slot of a null array is not NULL");
+  } else if (type.id() == TypeId::kBool || type.is_fixed_width()) {
     need_buffers(2);
     if (a.buffers[1]->size() < size_t((a.length * type.bit_width() + 7) / 8)) fail("values buffer too short");
   } else if (type.id() == TypeId::kFixedSizeBinary) {

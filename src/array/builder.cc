@@ -108,9 +108,9 @@ BinaryBuilder::BinaryBuilder(TypePtr type) : ArrayBuilder(std::move(type)) {
 }
 
 void BinaryBuilder::Append(std::string_view bytes) {
-  if (type_->id() == TypeId::kFixedSizeBinary) {
-    if (int64_t(bytes.size()) != type_->fixed_size())
-      ThrowInvalid("a {} value must have {} bytes, got {}", type_->ToString(), type_->fixed_size(), bytes.size());
+  if (!type_->is_variable_binary()) {
+    if (int64_t(bytes.size()) != type_->byte_width())
+      ThrowInvalid("a {} value must have {} bytes, got {}", type_->ToString(), type_->byte_width(), bytes.size());
     data_.Append(bytes.data(), bytes.size());
   } else {
     data_.Append(bytes.data(), bytes.size());
@@ -126,8 +126,8 @@ void BinaryBuilder::Append(std::string_view bytes) {
 }
 
 void BinaryBuilder::AppendNull() {
-  if (type_->id() == TypeId::kFixedSizeBinary) {
-    data_.Resize(data_.size() + size_t(type_->fixed_size()));
+  if (!type_->is_variable_binary()) {
+    data_.Resize(data_.size() + size_t(type_->byte_width()));
   } else if (type_->has_large_offsets()) {
     offsets_.Push<int64_t>(int64_t(data_.size()));
   } else {
@@ -145,7 +145,7 @@ void BinaryBuilder::AppendScalar(const Scalar& value) {
 ArrayPtr BinaryBuilder::Finish() {
   int64_t n = validity_.length(), nulls = validity_.null_count();
   auto out = NewArray(type_, n, nulls, validity_.Finish());
-  if (type_->id() == TypeId::kFixedSizeBinary) {
+  if (!type_->is_variable_binary()) {
     out->buffers.push_back(data_.Finish());
   } else {
     out->buffers.push_back(offsets_.Finish());
@@ -240,13 +240,27 @@ ArrayPtr StructBuilder::Finish() {
   return out;
 }
 
+void NullBuilder::AppendScalar(const Scalar& value) {
+  if (!value.is_null()) Mismatch(*type_, value);
+  AppendNull();
+}
+
+ArrayPtr NullBuilder::Finish() {
+  int64_t n = validity_.length();
+  validity_.Finish();
+  return MakeNullArray(type_, n);
+}
+
 std::unique_ptr<ArrayBuilder> ArrayBuilder::Make(const TypePtr& type) {
   switch (type->id()) {
+    case TypeId::kNull: return std::make_unique<NullBuilder>(type);
     case TypeId::kBool: return std::make_unique<BoolBuilder>(type);
     case TypeId::kInt8: return std::make_unique<FixedWidthBuilder<int8_t>>(type);
     case TypeId::kInt16: return std::make_unique<FixedWidthBuilder<int16_t>>(type);
-    case TypeId::kInt32: case TypeId::kDate32: return std::make_unique<FixedWidthBuilder<int32_t>>(type);
-    case TypeId::kInt64: case TypeId::kDate64: case TypeId::kTimestamp:
+    case TypeId::kInt32: case TypeId::kDate32: case TypeId::kTime32:
+      return std::make_unique<FixedWidthBuilder<int32_t>>(type);
+    case TypeId::kInt64: case TypeId::kDate64: case TypeId::kTimestamp: case TypeId::kTime64:
+    case TypeId::kDuration:
       return std::make_unique<FixedWidthBuilder<int64_t>>(type);
     case TypeId::kUInt8: return std::make_unique<FixedWidthBuilder<uint8_t>>(type);
     case TypeId::kUInt16: return std::make_unique<FixedWidthBuilder<uint16_t>>(type);
@@ -256,9 +270,9 @@ std::unique_ptr<ArrayBuilder> ArrayBuilder::Make(const TypePtr& type) {
     case TypeId::kFloat32: return std::make_unique<FixedWidthBuilder<float>>(type);
     case TypeId::kFloat64: return std::make_unique<FixedWidthBuilder<double>>(type);
     case TypeId::kUtf8: case TypeId::kLargeUtf8: case TypeId::kBinary: case TypeId::kLargeBinary:
-    case TypeId::kFixedSizeBinary:
+    case TypeId::kFixedSizeBinary: case TypeId::kDecimal128: case TypeId::kDecimal256:
       return std::make_unique<BinaryBuilder>(type);
-    case TypeId::kList: case TypeId::kLargeList: case TypeId::kFixedSizeList:
+    case TypeId::kList: case TypeId::kLargeList: case TypeId::kFixedSizeList: case TypeId::kMap:
       return std::make_unique<ListBuilder>(type);
     case TypeId::kStruct: return std::make_unique<StructBuilder>(type);
   }

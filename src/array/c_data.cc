@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,8 @@ int32_t ParseWidth(std::string_view format, size_t prefix, std::string_view name
   return std::stoi(digits);
 }
 
-TypePtr ParseFormat(std::string_view format, std::string_view name, std::vector<FieldPtr> children) {
+TypePtr ParseFormat(std::string_view format, std::string_view name, std::vector<FieldPtr> children,
+                    bool keys_sorted) {
   auto want_children = [&](size_t n) {
     if (children.size() != n)
       ThrowInvalid("Arrow C data: field '{}' of format '{}' has {} children, expected {}", name, format,
@@ -59,6 +61,7 @@ TypePtr ParseFormat(std::string_view format, std::string_view name, std::vector<
       case 'U': return DataType::LargeUtf8();
       case 'z': return DataType::Binary();
       case 'Z': return DataType::LargeBinary();
+      case 'n': return DataType::Null();
     }
     UnsupportedFormat(format, name);
   }
@@ -69,9 +72,37 @@ TypePtr ParseFormat(std::string_view format, std::string_view name, std::vector<
   }
   if (format == "+l") { want_children(1); return DataType::List(children[0]); }
   if (format == "+L") { want_children(1); return DataType::LargeList(children[0]); }
+  if (format == "+m") { want_children(1); return DataType::Map(children[0], keys_sorted); }
   if (format == "+s") return DataType::Struct(std::move(children));
   if (format == "tdD") return DataType::Date32();
   if (format == "tdm") return DataType::Date64();
+  if (format.size() == 3 && (format.starts_with("tt") || format.starts_with("tD"))) {
+    std::optional<TimeUnit> unit;
+    switch (format[2]) {
+      case 's': unit = TimeUnit::kSecond; break;
+      case 'm': unit = TimeUnit::kMilli; break;
+      case 'u': unit = TimeUnit::kMicro; break;
+      case 'n': unit = TimeUnit::kNano; break;
+    }
+    if (unit && format[1] == 'D') return DataType::Duration(*unit);
+    if (unit) return *unit <= TimeUnit::kMilli ? DataType::Time32(*unit) : DataType::Time64(*unit);
+  }
+  if (format.starts_with("d:")) {
+    // d:precision,scale[,bitwidth]
+    std::vector<int32_t> parts;
+    std::string_view rest = format.substr(2);
+    while (true) {
+      size_t comma = rest.find(',');
+      std::string_view part = rest.substr(0, comma);
+      bool negative = part.starts_with('-');
+      int32_t v = ParseWidth(negative ? part.substr(1) : part, 0, name);
+      parts.push_back(negative ? -v : v);
+      if (comma == std::string_view::npos) break;
+      rest = rest.substr(comma + 1);
+    }
+    if (parts.size() == 2 || (parts.size() == 3 && parts[2] == 128)) return DataType::Decimal128(parts[0], parts[1]);
+    if (parts.size() == 3 && parts[2] == 256) return DataType::Decimal256(parts[0], parts[1]);
+  }
   if (format.size() >= 4 && format.starts_with("ts") && format[3] == ':') {
     std::string tz(format.substr(4));
     switch (format[2]) {
@@ -155,7 +186,8 @@ void FillSchema(std::string name, const DataType& type, bool nullable, const Met
   out->format = priv->format.c_str();
   out->name = priv->name.c_str();
   out->metadata = priv->metadata.empty() ? nullptr : priv->metadata.data();
-  out->flags = nullable ? ARROW_FLAG_NULLABLE : 0;
+  out->flags = (nullable ? ARROW_FLAG_NULLABLE : 0) |
+               (type.id() == TypeId::kMap && type.keys_sorted() ? ARROW_FLAG_MAP_KEYS_SORTED : 0);
   out->n_children = static_cast<int64_t>(priv->children.size());
   out->children = priv->child_pointers.empty() ? nullptr : priv->child_pointers.data();
   out->dictionary = nullptr;
@@ -205,7 +237,7 @@ FieldPtr FieldFromSchema(const ArrowSchema& schema, int depth) {
   std::vector<FieldPtr> children;
   for (int64_t i = 0; i < schema.n_children; ++i)
     children.push_back(FieldFromSchema(*schema.children[i], depth + 1));
-  TypePtr type = ParseFormat(schema.format, name, std::move(children));
+  TypePtr type = ParseFormat(schema.format, name, std::move(children), (schema.flags & ARROW_FLAG_MAP_KEYS_SORTED) != 0);
   return Field::Make(name, type, (schema.flags & ARROW_FLAG_NULLABLE) != 0,
                      DecodeMetadata(schema.metadata, name));
 }
@@ -234,6 +266,10 @@ class Importer {
     if (!array.release) Fail(t, "the array was already released");
     if (array.dictionary) ThrowNotSupported("Arrow C data: dictionary arrays are not supported");
     if (start < 0 || length < 0) Fail(t, fmt::format("bad window [{}, +{})", start, length));
+    if (t.id() == TypeId::kNull) {  // the C data null layout has no buffers
+      if (array.n_buffers != 0) Fail(t, fmt::format("has {} buffers, expected 0", array.n_buffers));
+      return MakeNullArray(type, length);
+    }
     auto out = std::make_shared<ArrayData>();
     out->type = type;
     out->length = length;
@@ -241,7 +277,7 @@ class Importer {
     switch (t.id()) {
       case TypeId::kUtf8: case TypeId::kLargeUtf8: case TypeId::kBinary: case TypeId::kLargeBinary:
         n_buffers = 3; break;
-      case TypeId::kList: case TypeId::kLargeList: n_buffers = 2; n_children = 1; break;
+      case TypeId::kList: case TypeId::kLargeList: case TypeId::kMap: n_buffers = 2; n_children = 1; break;
       case TypeId::kFixedSizeList: n_children = 1; break;
       case TypeId::kStruct: n_children = t.children().size(); break;
       default: n_buffers = 2; break;
@@ -282,7 +318,7 @@ class Importer {
         out->buffers.push_back(CopyBytes(buffer(2), first, last - first));
         break;
       }
-      case TypeId::kList: case TypeId::kLargeList: {
+      case TypeId::kList: case TypeId::kLargeList: case TypeId::kMap: {
         auto [offsets, first, last] = RebaseOffsets(t, buffer(1), start, length);
         out->buffers.push_back(offsets);
         const ArrowArray& items = *array.children[0];
@@ -481,6 +517,12 @@ std::string FormatString(const DataType& type) {
     case TypeId::kDate32: return "tdD";
     case TypeId::kDate64: return "tdm";
     case TypeId::kTimestamp: return fmt::format("ts{}:{}", TimeUnitLetter(type.unit()), type.timezone());
+    case TypeId::kTime32: case TypeId::kTime64: return fmt::format("tt{}", TimeUnitLetter(type.unit()));
+    case TypeId::kDuration: return fmt::format("tD{}", TimeUnitLetter(type.unit()));
+    case TypeId::kDecimal128: return fmt::format("d:{},{}", type.precision(), type.scale());
+    case TypeId::kDecimal256: return fmt::format("d:{},{},256", type.precision(), type.scale());
+    case TypeId::kNull: return "n";
+    case TypeId::kMap: return "+m";
   }
   ThrowInvalid("Arrow C data: no format string for type {}", type.ToString());
 }
@@ -499,7 +541,9 @@ void ExportSchema(const Schema& schema, ArrowSchema* out) {
 void ExportArray(const ArrayPtr& array, ArrowArray* out) {
   auto priv = new ExportedArray();
   priv->array = array;
-  for (const auto& buffer : array->buffers) priv->buffers.push_back(buffer ? buffer->data() : nullptr);
+  // A null array exports no buffers (the C data null layout); the rest export theirs.
+  if (array->type->id() != TypeId::kNull)
+    for (const auto& buffer : array->buffers) priv->buffers.push_back(buffer ? buffer->data() : nullptr);
   priv->children.resize(array->children.size());
   for (size_t i = 0; i < array->children.size(); ++i) {
     ExportArray(array->children[i], &priv->children[i]);

@@ -87,7 +87,9 @@ std::string EncodeRecordBatchMessage(int64_t length, const std::vector<FieldNode
 std::string EncodeFooter(const Schema& schema, const std::vector<Block>& batches);
 
 // Decodes a Schema table. Throws NotSupported for dictionary fields and unknown types.
-SchemaPtr DecodeSchema(const fb::FlatTable& schema);
+// `big_endian`, when given, receives the schema's endianness; without it a big-endian
+// schema is refused.
+SchemaPtr DecodeSchema(const fb::FlatTable& schema, bool* big_endian = nullptr);
 
 // One framed message: the encapsulated metadata and the body that follows it.
 struct EncodedMessage {

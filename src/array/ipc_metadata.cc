@@ -100,6 +100,25 @@ std::pair<uint8_t, fb::Ref> BuildType(fb::FlatBufferBuilder& b, const DataType& 
       if (tz != 0) b.AddRef(1, tz);
       return {kTagTimestamp, b.EndTable()};
     }
+    case TypeId::kTime32:
+    case TypeId::kTime64:
+      b.StartTable();
+      b.AddInt16(0, static_cast<int16_t>(type.unit()));
+      b.AddInt32(1, type.bit_width());
+      return {kTagTime, b.EndTable()};
+    case TypeId::kDuration: return {kTagDuration, ShortTable(b, static_cast<int16_t>(type.unit()))};
+    case TypeId::kDecimal128:
+    case TypeId::kDecimal256:
+      b.StartTable();
+      b.AddInt32(0, type.precision());
+      b.AddInt32(1, type.scale());
+      b.AddInt32(2, type.bit_width());
+      return {kTagDecimal, b.EndTable()};
+    case TypeId::kNull: return {kTagNull, EmptyTable(b)};
+    case TypeId::kMap:
+      b.StartTable();
+      b.AddBool(0, type.keys_sorted());
+      return {kTagMap, b.EndTable()};
   }
   ThrowInvalid("Arrow IPC: cannot encode type {}", type.ToString());
 }
@@ -211,9 +230,39 @@ TypePtr DecodeType(const fb::FlatTable& field, const std::string& name,
       if (unit < 0 || unit > 3) FailField(field, name, "unknown Timestamp unit");
       return DataType::Timestamp(static_cast<TimeUnit>(unit), std::string(type.GetString(1)));
     }
-    case kTagTime: return unsupported("Time");
-    case kTagDecimal:
-      return unsupported(fmt::format("Decimal({}, {})", type.GetInt32(0, 0), type.GetInt32(1, 0)));
+    case kTagTime: {
+      // Schema.fbs defaults: unit MILLISECOND, bitWidth 32.
+      int16_t unit = type.GetInt16(0, 1);
+      int32_t bits = type.GetInt32(1, 32);
+      if (unit < 0 || unit > 3) FailField(field, name, "unknown Time unit");
+      if (bits == 32 && unit <= 1) return DataType::Time32(static_cast<TimeUnit>(unit));
+      if (bits == 64 && unit >= 2) return DataType::Time64(static_cast<TimeUnit>(unit));
+      FailField(field, name, fmt::format("Time of {} bits cannot hold unit {}", bits, unit));
+    }
+    case kTagDuration: {
+      int16_t unit = type.GetInt16(0, 1);  // default MILLISECOND
+      if (unit < 0 || unit > 3) FailField(field, name, "unknown Duration unit");
+      return DataType::Duration(static_cast<TimeUnit>(unit));
+    }
+    case kTagDecimal: {
+      int32_t precision = type.GetInt32(0, 0), scale = type.GetInt32(1, 0), bits = type.GetInt32(2, 128);
+      try {
+        if (bits == 128) return DataType::Decimal128(precision, scale);
+        if (bits == 256) return DataType::Decimal256(precision, scale);
+      } catch (const Error& e) {
+        FailField(field, name, e.what());
+      }
+      return unsupported(fmt::format("Decimal{}({}, {})", bits, precision, scale));
+    }
+    case kTagNull: return DataType::Null();
+    case kTagMap: {
+      want_children(1);
+      try {
+        return DataType::Map(children[0], type.GetBool(0, false));
+      } catch (const Error& e) {
+        FailField(field, name, e.what());
+      }
+    }
     default: return unsupported(TagName(tag));
   }
 }
@@ -290,10 +339,12 @@ std::string EncodeFooter(const Schema& schema, const std::vector<Block>& batches
   return b.Finish(b.EndTable());
 }
 
-SchemaPtr DecodeSchema(const fb::FlatTable& schema) {
-  if (schema.GetInt16(kSchemaEndianness, 0) != 0)
+SchemaPtr DecodeSchema(const fb::FlatTable& schema, bool* big_endian) {
+  const bool big = schema.GetInt16(kSchemaEndianness, 0) != 0;
+  if (big && !big_endian)
     ThrowNotSupported("{}: Arrow schema at byte {} is big endian; lancelet reads little endian only",
                       schema.source_name(), schema.abs_offset());
+  if (big_endian) *big_endian = big;
   std::vector<FieldPtr> fields;
   fb::FlatVector tables = schema.GetVector(kSchemaFields);
   for (uint32_t i = 0; i < tables.size(); ++i) fields.push_back(DecodeField(tables.TableAt(i), 0));

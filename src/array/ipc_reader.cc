@@ -1,4 +1,5 @@
 // Arrow IPC reading: message framing, the stream and file formats, record batch bodies.
+#include <algorithm>
 #include <cstring>
 #include <deque>
 
@@ -22,18 +23,20 @@ class BatchDecoder {
   // With a codec every buffer is decompressed as it is taken; slices then point into
   // storage owned by the decoder, so arrays must copy out before the decoder goes away.
   BatchDecoder(const fb::FlatTable& batch, const uint8_t* body, int64_t body_length,
-               int64_t body_abs_offset, std::optional<CompressionCodec> codec)
+               int64_t body_abs_offset, std::optional<CompressionCodec> codec, bool big_endian)
       : batch_(batch),
         nodes_(batch.GetVector(kBatchNodes)),
         buffers_(batch.GetVector(kBatchBuffers)),
         body_(body),
         body_length_(body_length),
         body_abs_(body_abs_offset),
-        codec_(codec) {}
+        codec_(codec),
+        big_endian_(big_endian) {}
 
   ArrayPtr Read(const Field& field) {
     FieldNode node = NextNode(field);
     const DataType& type = *field.type;
+    if (type.id() == TypeId::kNull) return MakeNullArray(field.type, node.length);  // no buffers
     auto out = std::make_shared<ArrayData>();
     out->type = field.type;
     out->length = node.length;
@@ -55,6 +58,7 @@ class BatchDecoder {
         break;
       }
       case TypeId::kList:
+      case TypeId::kMap:
       case TypeId::kLargeList: {
         auto [offsets, start, end] = ReadOffsets(field, n);
         out->buffers.push_back(offsets);
@@ -71,6 +75,10 @@ class BatchDecoder {
         int bits = type.bit_width();
         int64_t need = bits == 1 ? (n + 7) / 8 : Mul(field, n, bits / 8);
         out->buffers.push_back(CopyBuffer(field, NextBuffer(field), need, "values"));
+        // Big-endian input: each value's bytes reversed (a decimal is one wide integer).
+        if (big_endian_ && bits > 8)
+          for (uint8_t* v = out->buffers.back()->mutable_data(), *end = v + need; v < end; v += bits / 8)
+            std::reverse(v, v + bits / 8);
         break;
       }
     }
@@ -90,6 +98,8 @@ class BatchDecoder {
       Fail(field, batch_.abs_offset(), "the batch has fewer field nodes than the schema needs");
     FieldNode node;
     std::memcpy(&node, nodes_.StructAt(node_index_++, sizeof(FieldNode)), sizeof(FieldNode));
+    // A null array's null_count says nothing (apache-arrow JS writes -1 for a sliced one).
+    if (field.type->id() == TypeId::kNull) node.null_count = node.length;
     if (node.length < 0 || node.null_count < 0 || node.null_count > node.length)
       Fail(field, batch_.abs_offset(), fmt::format("bad field node (length {}, null_count {})",
                                                    node.length, node.null_count));
@@ -166,13 +176,18 @@ class BatchDecoder {
            fmt::format("offsets buffer has {} bytes, {} entries needed", slice.length, n + 1));
     auto out = Buffer::Allocate(size_t(n + 1) * sizeof(T));
     T* dst = out->mutable_as<T>();
-    T start;
-    std::memcpy(&start, slice.data, sizeof(T));
+    auto load = [&](int64_t i) {
+      T v;
+      std::memcpy(&v, slice.data + i * sizeof(T), sizeof(T));
+      if (!big_endian_) return v;
+      if constexpr (sizeof(T) == 4) return T(__builtin_bswap32(uint32_t(v)));
+      else return T(__builtin_bswap64(uint64_t(v)));
+    };
+    T start = load(0);
     if (start < 0) Fail(field, slice.abs_offset, "negative first offset");
     T prev = start;
     for (int64_t i = 0; i <= n; ++i) {
-      T v;
-      std::memcpy(&v, slice.data + i * sizeof(T), sizeof(T));
+      T v = load(i);
       if (v < prev) Fail(field, slice.abs_offset, fmt::format("offsets decrease at row {}", i - 1));
       dst[i] = v - start;
       prev = v;
@@ -204,6 +219,7 @@ class BatchDecoder {
   int64_t body_length_;
   int64_t body_abs_;
   std::optional<CompressionCodec> codec_;
+  bool big_endian_;  // offsets and values are converted to little endian as they are read
   std::deque<std::vector<uint8_t>> decompressed_;  // deque: earlier slices stay valid
 };
 
@@ -325,7 +341,7 @@ class IpcReader final : public RecordBatchReader {
     if (message.type != MessageType::kSchema)
       ThrowCorrupt("{}: Arrow stream starts with message type {} at byte 0, expected a schema", name_,
                    int(message.type));
-    schema_ = DecodeSchema(message.header);
+    schema_ = DecodeSchema(message.header, &big_endian_);
     pos_ = message.end;
   }
 
@@ -343,7 +359,7 @@ class IpcReader final : public RecordBatchReader {
     fb::FlatTable footer = fb::FlatTable::Root(footer_source_);
     fb::FlatTable schema = footer.GetTable(kFooterSchema);
     if (!schema.valid()) ThrowCorrupt("{}: Arrow file footer at byte {} has no schema", name_, footer_start);
-    schema_ = DecodeSchema(schema);
+    schema_ = DecodeSchema(schema, &big_endian_);
     if (footer.GetVector(kFooterDictionaries).size() > 0)
       ThrowNotSupported("{}: Arrow file footer at byte {} lists dictionary batches; lancelet does not "
                         "read Arrow dictionaries",
@@ -382,7 +398,7 @@ class IpcReader final : public RecordBatchReader {
     const fb::FlatTable& batch = message.header;
     int64_t rows = batch.GetInt64(kBatchLength, 0);
     BatchDecoder decoder(batch, data() + message.body_start, message.body_length, message.body_start,
-                         ReadCompression(message));
+                         ReadCompression(message), big_endian_);
     std::vector<ArrayPtr> columns;
     for (const auto& field : schema_->fields()) {
       ArrayPtr column = decoder.Read(*field);
@@ -400,6 +416,7 @@ class IpcReader final : public RecordBatchReader {
   std::string name_;
   SchemaPtr schema_;
   bool is_file_ = false;
+  bool big_endian_ = false;
   // file
   fb::FlatSource footer_source_;
   std::vector<Block> blocks_;

@@ -21,6 +21,7 @@ class BodyWriter {
  public:
   void Visit(const ArrayData& array) {
     nodes_.push_back({array.length, array.null_count});
+    if (array.type->id() == TypeId::kNull) return;  // Arrow's null layout has no buffers
     if (array.null_count > 0 && array.buffers[0]) {
       AddBuffer(*array.buffers[0], (array.length + 7) / 8);
     } else {
@@ -40,6 +41,7 @@ class BodyWriter {
         return;
       }
       case TypeId::kList:
+      case TypeId::kMap:
       case TypeId::kLargeList: {
         auto [start, end] = AddOffsets(array);
         const ArrayData& items = *array.child(0);

@@ -63,8 +63,10 @@ Scalar GetScalar(const ArrayData& a, int64_t i) {
     case TypeId::kBool: return {type, GetBit(a.buffers[1]->data(), i)};
     case TypeId::kInt8: return {type, int64_t(a.values<int8_t>()[i])};
     case TypeId::kInt16: return {type, int64_t(a.values<int16_t>()[i])};
-    case TypeId::kInt32: case TypeId::kDate32: return {type, int64_t(a.values<int32_t>()[i])};
-    case TypeId::kInt64: case TypeId::kDate64: case TypeId::kTimestamp: return {type, a.values<int64_t>()[i]};
+    case TypeId::kInt32: case TypeId::kDate32: case TypeId::kTime32: return {type, int64_t(a.values<int32_t>()[i])};
+    case TypeId::kInt64: case TypeId::kDate64: case TypeId::kTimestamp: case TypeId::kTime64:
+    case TypeId::kDuration:
+      return {type, a.values<int64_t>()[i]};
     case TypeId::kUInt8: return {type, uint64_t(a.values<uint8_t>()[i])};
     case TypeId::kUInt16: return {type, uint64_t(a.values<uint16_t>()[i])};
     case TypeId::kUInt32: return {type, uint64_t(a.values<uint32_t>()[i])};
@@ -73,9 +75,9 @@ Scalar GetScalar(const ArrayData& a, int64_t i) {
     case TypeId::kFloat32: return {type, double(a.values<float>()[i])};
     case TypeId::kFloat64: return {type, a.values<double>()[i]};
     case TypeId::kUtf8: case TypeId::kLargeUtf8: case TypeId::kBinary: case TypeId::kLargeBinary:
-    case TypeId::kFixedSizeBinary:
+    case TypeId::kFixedSizeBinary: case TypeId::kDecimal128: case TypeId::kDecimal256:
       return {type, std::string(a.GetView(i))};
-    case TypeId::kList: case TypeId::kLargeList: {
+    case TypeId::kList: case TypeId::kLargeList: case TypeId::kMap: {
       std::vector<Scalar> items;
       for (int64_t j = a.offset(i); j < a.offset(i + 1); ++j) items.push_back(GetScalar(*a.children[0], j));
       return {type, std::move(items)};
@@ -91,6 +93,7 @@ Scalar GetScalar(const ArrayData& a, int64_t i) {
       for (const auto& c : a.children) fields.push_back(GetScalar(*c, i));
       return {type, std::move(fields)};
     }
+    case TypeId::kNull: return Scalar::Null(type);  // IsNull above already holds
   }
   ThrowNotSupported("no scalar for type {}", type->ToString());
 }

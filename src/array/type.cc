@@ -33,6 +33,7 @@ constexpr PrimitiveName kPrimitiveNames[] = {
     {TypeId::kFloat16, "float16"}, {TypeId::kFloat32, "float32"},    {TypeId::kFloat64, "float64"},
     {TypeId::kUtf8, "utf8"},       {TypeId::kLargeUtf8, "large_utf8"}, {TypeId::kBinary, "binary"},
     {TypeId::kLargeBinary, "large_binary"}, {TypeId::kDate32, "date32"}, {TypeId::kDate64, "date64"},
+    {TypeId::kNull, "null"},
 };
 
 const char* TimeUnitName(TimeUnit unit) {
@@ -52,9 +53,12 @@ int DataType::bit_width() const {
     case TypeId::kBool: return 1;
     case TypeId::kInt8: case TypeId::kUInt8: return 8;
     case TypeId::kInt16: case TypeId::kUInt16: case TypeId::kFloat16: return 16;
-    case TypeId::kInt32: case TypeId::kUInt32: case TypeId::kFloat32: case TypeId::kDate32: return 32;
+    case TypeId::kInt32: case TypeId::kUInt32: case TypeId::kFloat32: case TypeId::kDate32:
+    case TypeId::kTime32: return 32;
     case TypeId::kInt64: case TypeId::kUInt64: case TypeId::kFloat64: case TypeId::kDate64:
-    case TypeId::kTimestamp: return 64;
+    case TypeId::kTimestamp: case TypeId::kTime64: case TypeId::kDuration: return 64;
+    case TypeId::kDecimal128: return 128;
+    case TypeId::kDecimal256: return 256;
     default: return 0;
   }
 }
@@ -76,7 +80,7 @@ bool DataType::has_large_offsets() const {
 }
 bool DataType::is_nested() const {
   return id_ == TypeId::kList || id_ == TypeId::kLargeList || id_ == TypeId::kFixedSizeList ||
-         id_ == TypeId::kStruct;
+         id_ == TypeId::kStruct || id_ == TypeId::kMap;
 }
 
 std::string DataType::ToString() const {
@@ -88,6 +92,11 @@ std::string DataType::ToString() const {
       return fmt::format("fixed_size_list<{},{}>", children_[0]->type->ToString(), fixed_size_);
     case TypeId::kList: return fmt::format("list<{}>", children_[0]->type->ToString());
     case TypeId::kLargeList: return fmt::format("large_list<{}>", children_[0]->type->ToString());
+    case TypeId::kMap: {
+      const DataType& entries = *children_[0]->type;
+      return fmt::format("map<{},{}{}>", entries.child(0)->type->ToString(), entries.child(1)->type->ToString(),
+                         keys_sorted() ? ",sorted" : "");
+    }
     case TypeId::kStruct: {
       std::string out = "struct<";
       for (size_t i = 0; i < children_.size(); ++i) {
@@ -99,13 +108,18 @@ std::string DataType::ToString() const {
     case TypeId::kTimestamp:
       return timezone_.empty() ? fmt::format("timestamp<{}>", TimeUnitName(unit_))
                                : fmt::format("timestamp<{},{}>", TimeUnitName(unit_), timezone_);
+    case TypeId::kTime32: return fmt::format("time32<{}>", TimeUnitName(unit_));
+    case TypeId::kTime64: return fmt::format("time64<{}>", TimeUnitName(unit_));
+    case TypeId::kDuration: return fmt::format("duration<{}>", TimeUnitName(unit_));
+    case TypeId::kDecimal128: return fmt::format("decimal128<{},{}>", precision_, scale_);
+    case TypeId::kDecimal256: return fmt::format("decimal256<{},{}>", precision_, scale_);
     default: return "?";
   }
 }
 
 bool DataType::Equals(const DataType& o) const {
   if (id_ != o.id_ || fixed_size_ != o.fixed_size_ || unit_ != o.unit_ || timezone_ != o.timezone_ ||
-      children_.size() != o.children_.size())
+      precision_ != o.precision_ || scale_ != o.scale_ || children_.size() != o.children_.size())
     return false;
   for (size_t i = 0; i < children_.size(); ++i) {
     // List item names differ between writers ("item", "element"); only struct names matter.
@@ -144,6 +158,7 @@ TypePtr DataType::Binary() { return Primitive(TypeId::kBinary); }
 TypePtr DataType::LargeBinary() { return Primitive(TypeId::kLargeBinary); }
 TypePtr DataType::Date32() { return Primitive(TypeId::kDate32); }
 TypePtr DataType::Date64() { return Primitive(TypeId::kDate64); }
+TypePtr DataType::Null() { return Primitive(TypeId::kNull); }
 
 TypePtr DataType::FixedSizeBinary(int32_t byte_width) {
   if (byte_width <= 0) ThrowInvalid("fixed_size_binary width must be positive, got {}", byte_width);
@@ -182,6 +197,69 @@ TypePtr DataType::Timestamp(TimeUnit unit, std::string timezone) {
   auto* t = new DataType(TypeId::kTimestamp);
   t->unit_ = unit;
   t->timezone_ = std::move(timezone);
+  return TypePtr(t);
+}
+
+TypePtr DataType::Time32(TimeUnit unit) {
+  if (unit != TimeUnit::kSecond && unit != TimeUnit::kMilli)
+    ThrowInvalid("time32 takes the unit s or ms, got {}", TimeUnitName(unit));
+  auto* t = new DataType(TypeId::kTime32);
+  t->unit_ = unit;
+  return TypePtr(t);
+}
+TypePtr DataType::Time64(TimeUnit unit) {
+  if (unit != TimeUnit::kMicro && unit != TimeUnit::kNano)
+    ThrowInvalid("time64 takes the unit us or ns, got {}", TimeUnitName(unit));
+  auto* t = new DataType(TypeId::kTime64);
+  t->unit_ = unit;
+  return TypePtr(t);
+}
+TypePtr DataType::Map(FieldPtr entries, bool keys_sorted) {
+  const DataType& e = *entries->type;
+  if (e.id() != TypeId::kStruct || e.children().size() != 2)
+    ThrowInvalid("a map's entries must be a struct of a key and a value, got {}", e.ToString());
+  if (e.child(0)->nullable) ThrowInvalid("a map's key field '{}' must not be nullable", e.child(0)->name);
+  auto* t = new DataType(TypeId::kMap);
+  t->fixed_size_ = keys_sorted ? 1 : 0;
+  t->children_ = {std::move(entries)};
+  return TypePtr(t);
+}
+TypePtr DataType::Map(TypePtr key, TypePtr value, bool keys_sorted) {
+  return Map(Field::Make("entries",
+                         Struct({Field::Make("key", std::move(key), false), Field::Make("value", std::move(value))}),
+                         false),
+             keys_sorted);
+}
+
+TypePtr DataType::Duration(TimeUnit unit) {
+  auto* t = new DataType(TypeId::kDuration);
+  t->unit_ = unit;
+  return TypePtr(t);
+}
+
+namespace {
+
+void CheckDecimal(int bits, int32_t max_precision, int32_t precision, int32_t scale) {
+  if (precision < 1 || precision > max_precision)
+    ThrowInvalid("decimal{} precision must be in 1..{}, got {}", bits, max_precision, precision);
+  if (scale > precision || scale < -max_precision)
+    ThrowInvalid("decimal{} scale {} does not fit precision {}", bits, scale, precision);
+}
+
+}  // namespace
+
+TypePtr DataType::Decimal128(int32_t precision, int32_t scale) {
+  CheckDecimal(128, 38, precision, scale);
+  auto* t = new DataType(TypeId::kDecimal128);
+  t->precision_ = precision;
+  t->scale_ = scale;
+  return TypePtr(t);
+}
+TypePtr DataType::Decimal256(int32_t precision, int32_t scale) {
+  CheckDecimal(256, 76, precision, scale);
+  auto* t = new DataType(TypeId::kDecimal256);
+  t->precision_ = precision;
+  t->scale_ = scale;
   return TypePtr(t);
 }
 
@@ -236,6 +314,14 @@ class TypeParser {
     while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
       ++pos_;
     return s_.substr(start, pos_ - start);
+  }
+  TimeUnit Unit() {
+    std::string u = Word();
+    if (u == "s") return TimeUnit::kSecond;
+    if (u == "ms") return TimeUnit::kMilli;
+    if (u == "us") return TimeUnit::kMicro;
+    if (u == "ns") return TimeUnit::kNano;
+    Fail("a time unit (s, ms, us, ns)");
   }
   int32_t Number() {
     std::string w = Word();
@@ -312,15 +398,38 @@ class TypeParser {
       }
       return DataType::Struct(std::move(fields));
     }
+    if (w == "map") {
+      Expect('<');
+      TypePtr key = ParseType();
+      Expect(',');
+      TypePtr value = ParseType();
+      bool sorted = false;
+      if (Accept(',')) {
+        if (Word() != "sorted") Fail("'sorted'");
+        sorted = true;
+      }
+      Expect('>');
+      return DataType::Map(key, value, sorted);
+    }
+    if (w == "time32" || w == "time64" || w == "duration") {
+      Expect('<');
+      TimeUnit unit = Unit();
+      Expect('>');
+      return w == "time32" ? DataType::Time32(unit) : w == "time64" ? DataType::Time64(unit) : DataType::Duration(unit);
+    }
+    if (w == "decimal128" || w == "decimal256" || w == "decimal") {
+      Expect('<');
+      int32_t precision = Number();
+      Expect(',');
+      int32_t scale = Accept('-') ? -Number() : Number();
+      Expect('>');
+      // decimal<p,s> picks the narrowest width that holds the precision.
+      return w == "decimal256" || (w == "decimal" && precision > 38) ? DataType::Decimal256(precision, scale)
+                                                                      : DataType::Decimal128(precision, scale);
+    }
     if (w == "timestamp") {
       Expect('<');
-      std::string u = Word();
-      TimeUnit unit;
-      if (u == "s") unit = TimeUnit::kSecond;
-      else if (u == "ms") unit = TimeUnit::kMilli;
-      else if (u == "us") unit = TimeUnit::kMicro;
-      else if (u == "ns") unit = TimeUnit::kNano;
-      else Fail("a time unit (s, ms, us, ns)");
+      TimeUnit unit = Unit();
       std::string tz;
       if (Accept(',')) {
         SkipSpace();

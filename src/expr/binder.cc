@@ -2,6 +2,7 @@
 // explicit kCast nodes (folded right away when their operand is a literal).
 #include <cctype>
 
+#include "array/decimal_text.h"
 #include "expr/cast.h"
 #include "expr/errors.h"
 #include "expr/functions.h"
@@ -254,6 +255,19 @@ class Binder {
     return b;
   }
 
+  // A literal compared with a decimal column must keep its value at the column's scale:
+  // rounding 0.005 to 0.01 would change which rows `x > 0.005` selects.
+  BoundExprPtr CoerceExactly(const BoundExprPtr& literal, const TypePtr& to, const ExprPtr& at) {
+    if (to->is_decimal() && !literal->literal.is_null() && !literal->literal.type->is_decimal()) {
+      bool rounded = false;
+      ParseDecimal(CastScalar(literal->literal, DataType::Utf8()).as_string(), *to, &rounded);
+      if (rounded)
+        ThrowAt(at.get(), fmt::format("{} has more fraction digits than {} keeps", DescribeValue(literal->literal),
+                                      to->ToString()));
+    }
+    return Coerce(literal, to, at);
+  }
+
   BoundExprPtr BindComparison(BinaryOp op, BoundExprPtr l, BoundExprPtr r, const ExprPtr& at) {
     if (!l->type && !r->type) {
       l = Coerce(l, DataType::Bool(), at);
@@ -284,6 +298,14 @@ class Binder {
       if (!common) fail();
       l = Coerce(l, common, at);
       r = Coerce(r, common, at);
+    } else if (lt.is_decimal() || lt.is_time_count() || rt.is_decimal() || rt.is_time_count()) {
+      // Decimals, times of day and durations compare within their own type; a literal on
+      // the other side takes it ('1.5', 0, '12:00:00').
+      if (!lt.Equals(rt)) {
+        if (r->kind == BoundKind::kLiteral) r = CoerceExactly(r, l->type, at);
+        else if (l->kind == BoundKind::kLiteral) l = CoerceExactly(l, r->type, at);
+        else fail();
+      }
     } else if (IsListKind(lt) && IsListKind(rt)) {
       if (op != BinaryOp::kEq && op != BinaryOp::kNe)
         ThrowAt(at.get(), fmt::format("{} values can only be compared with = and <>", lt.ToString()));

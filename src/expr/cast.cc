@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "array/decimal_text.h"
 #include "expr/numeric.h"
 #include "expr/temporal.h"
 #include "lancelet/builder.h"
@@ -135,6 +136,13 @@ std::string ToText(const Scalar& v) {
   if (t.id() == TypeId::kDate64) return FormatTimestamp(std::get<int64_t>(v.value), TimeUnit::kMilli, 'T');
   if (t.id() == TypeId::kTimestamp)
     return FormatTimestamp(std::get<int64_t>(v.value), t.unit(), 'T') + (t.timezone().empty() ? "" : "Z");
+  if (t.is_decimal()) return FormatDecimal(v.as_string(), t);
+  if (t.id() == TypeId::kTime32 || t.id() == TypeId::kTime64) {
+    // The clock part of the same count read as an instant on 1970-01-01.
+    std::string instant = FormatTimestamp(std::get<int64_t>(v.value), t.unit(), 'T');
+    int64_t ticks = std::get<int64_t>(v.value);
+    if (ticks >= 0 && ticks < 86400 * UnitsPerSecond(t.unit())) return instant.substr(instant.find('T') + 1);
+  }
   if (auto* i = std::get_if<int64_t>(&v.value)) return std::to_string(*i);
   if (auto* u = std::get_if<uint64_t>(&v.value)) return std::to_string(*u);
   if (auto* d = std::get_if<double>(&v.value)) return FormatDouble(*d, t.id() != TypeId::kFloat64);
@@ -268,6 +276,9 @@ bool CanCast(const DataType& from, const DataType& to) {
   }
   if (from.is_temporal() && to.is_temporal()) return true;
   if (from.is_integer() && to.id() == TypeId::kTimestamp) return true;
+  if ((from.is_numeric() || from.is_decimal() || from.is_string()) && to.is_decimal()) return true;
+  if (from.is_integer() && to.is_time_count()) return true;
+  if (from.is_string() && (to.id() == TypeId::kTime32 || to.id() == TypeId::kTime64)) return true;
   if (IsListKind(from) && IsListKind(to)) return CanCast(*from.child(0)->type, *to.child(0)->type);
   return false;
 }
@@ -291,8 +302,29 @@ Scalar CastScalar(const Scalar& v, const TypePtr& to) {
       if (int64_t(v.as_string().size()) != to->fixed_size()) CannotCast(v, to, "wrong length");
       return {to, v.as_string()};
     case TypeId::kDate32: case TypeId::kDate64: case TypeId::kTimestamp: return ToTemporal(v, to);
-    case TypeId::kList: case TypeId::kLargeList: case TypeId::kFixedSizeList: return ToList(v, to);
-    case TypeId::kStruct: break;
+    case TypeId::kList: case TypeId::kLargeList: case TypeId::kFixedSizeList: case TypeId::kMap:
+      return ToList(v, to);
+    case TypeId::kDecimal128: case TypeId::kDecimal256: {
+      // From text or an integer; a decimal of another scale goes through its text.
+      std::string text;
+      if (v.type && (v.type->is_numeric() || v.type->is_decimal() || v.type->is_string())) text = ToText(v);
+      else CannotCast(v, to);
+      auto bytes = ParseDecimal(text, *to);
+      if (!bytes) CannotCast(v, to, "not a number of that precision");
+      return {to, std::move(*bytes)};
+    }
+    case TypeId::kDuration: case TypeId::kTime32: case TypeId::kTime64:
+      // An integer count of the unit.
+      if (v.type && v.type->is_integer()) return {to, v.as_int()};
+      if (to->id() != TypeId::kDuration && v.type && v.type->is_string()) {
+        // "HH:MM[:SS[.fraction]]": the clock of an instant on 1970-01-01, in the type's unit.
+        auto clock = ParseTimestamp("1970-01-01T" + std::string(Trim(v.as_string())));
+        std::optional<int64_t> ticks = clock ? ConvertTimeUnit(clock->value, clock->unit, to->unit()) : std::nullopt;
+        if (!ticks || *ticks < 0 || *ticks >= 86400 * UnitsPerSecond(to->unit())) CannotCast(v, to);
+        return {to, *ticks};
+      }
+      break;
+    case TypeId::kStruct: case TypeId::kNull: break;
   }
   CannotCast(v, to);
 }
@@ -345,6 +377,12 @@ bool CanAssign(const DataType& from, const DataType& to) {
   if (from.is_numeric() && to.is_numeric()) return true;
   if ((from.is_string() || from.is_temporal()) && to.is_temporal()) return true;
   if ((from.is_string() || from.is_variable_binary()) && IsBytes(to)) return true;
+  // Decimals from their text or a number (digits past the scale round, as CAST does);
+  // times of day from "HH:MM:SS[.fraction]" or a count; durations from a count.
+  if ((from.is_string() || from.is_numeric() || from.is_decimal()) && to.is_decimal()) return true;
+  if ((from.is_string() || from.is_integer()) && (to.id() == TypeId::kTime32 || to.id() == TypeId::kTime64))
+    return true;
+  if (from.is_integer() && to.id() == TypeId::kDuration) return true;
   if (IsListKind(from) && IsListKind(to)) return CanAssign(*from.child(0)->type, *to.child(0)->type);
   return false;
 }

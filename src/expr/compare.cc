@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "array/decimal_text.h"
 #include "expr/numeric.h"
 
 namespace lancelet {
@@ -229,7 +230,10 @@ std::optional<int> CompareScalars(const Scalar& a, const Scalar& b) {
     if (unknown) return std::nullopt;
     return 0;
   }
-  if (auto* sa = std::get_if<std::string>(&a.value)) return CmpBytes(*sa, b.as_string());
+  if (auto* sa = std::get_if<std::string>(&a.value)) {
+    if (a.type && a.type->is_decimal()) return CompareDecimals(*sa, b.as_string());
+    return CmpBytes(*sa, b.as_string());
+  }
   auto number = [](const Scalar& s) -> std::variant<int64_t, uint64_t, double> {
     if (auto* x = std::get_if<bool>(&s.value)) return int64_t(*x);
     if (auto* x = std::get_if<int64_t>(&s.value)) return *x;

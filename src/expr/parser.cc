@@ -447,6 +447,27 @@ TypePtr Parser::ParseTypeName() {
   }
   if (upper == "BOOLEAN" || upper == "BOOL") return DataType::Bool();
   if (upper == "DATE") return DataType::Date32();
+  if (upper == "TIME") return DataType::Time64(TimeUnit::kMicro);
+  if (upper == "DECIMAL" || upper == "NUMERIC") {
+    // DECIMAL(p[, s]); bare DECIMAL is DuckDB's DECIMAL(18, 3).
+    int32_t precision = 18, scale = 3;
+    if (ConsumeSymbol("(")) {
+      auto number = [&](const char* what) {
+        const Token& t = Peek();
+        if (t.kind != TokenKind::kInteger) Fail(what);
+        Next();
+        return int32_t(std::stol(t.text));
+      };
+      precision = number("a precision");
+      scale = ConsumeSymbol(",") ? number("a scale") : 0;
+      ExpectSymbol(")");
+    }
+    try {
+      return precision > 38 ? DataType::Decimal256(precision, scale) : DataType::Decimal128(precision, scale);
+    } catch (const Error& e) {
+      FailAt(name, e.what());
+    }
+  }
   if (upper == "BYTEA" || upper == "VARBINARY" || upper == "BLOB") return DataType::Binary();
   if (upper == "TIMESTAMP" && !Peek().IsSymbol("<")) return DataType::Timestamp(TimeUnit::kMicro);
   // lancelet's own spelling; a parameterised one runs to the matching '>'.

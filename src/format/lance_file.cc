@@ -96,6 +96,17 @@ struct LanceFileWriter::Impl : PageSink {
   }
 };
 
+namespace {
+
+bool ContainsMap(const DataType& type) {
+  if (type.id() == TypeId::kMap) return true;
+  for (const auto& child : type.children())
+    if (ContainsMap(*child->type)) return true;
+  return false;
+}
+
+}  // namespace
+
 LanceFileWriter::LanceFileWriter(io::ObjectStore& store, const std::string& path, LanceSchema schema,
                                  FileWriterOptions options)
     : impl_(std::make_unique<Impl>()) {
@@ -105,6 +116,10 @@ LanceFileWriter::LanceFileWriter(io::ObjectStore& store, const std::string& path
   m.options = options;
   uint32_t next_column = 0;
   for (const auto& field : m.schema.fields()) {
+    // As the reference: maps need the 2.2 structural encoding.
+    if (options.version.major == 2 && options.version.minor < 2 && ContainsMap(*field.type))
+      ThrowNotSupported("field '{}' ({}): Lance file version {} cannot store maps; use file version 2.2",
+                        field.name, field.type->ToString(), options.version.ToString());
     m.first_column.push_back(next_column);
     m.encoders.push_back(MakeFieldEncoder(options.version, field, options));
     next_column += m.encoders.back()->num_columns();

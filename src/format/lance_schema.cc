@@ -50,9 +50,9 @@ std::optional<int32_t> ParsePositiveInt(std::string_view s) {
 // Logical types the reference stores and lancelet does not read yet: a schema holding
 // one is refused as unsupported, not as corrupt.
 bool IsLanceTypeLanceletLacks(const std::string& lt) {
-  for (const char* prefix : {"decimal:", "time32:", "time64:", "duration:", "dict:", "map"})
+  for (const char* prefix : {"dict:"})
     if (lt.starts_with(prefix)) return true;
-  return lt == "null";
+  return false;
 }
 
 // Types spelled entirely by the logical type string (no child nodes needed).
@@ -67,9 +67,44 @@ TypePtr ParseLeafLogicalType(std::string_view lt) {
       {"string", TypeId::kUtf8},        {"large_string", TypeId::kLargeUtf8},
       {"binary", TypeId::kBinary},      {"large_binary", TypeId::kLargeBinary},
       {"json", TypeId::kLargeBinary},   {"date32:day", TypeId::kDate32},
-      {"date64:ms", TypeId::kDate64},
+      {"date64:ms", TypeId::kDate64},   {"null", TypeId::kNull},
   };
   if (auto it = kSimple.find(lt); it != kSimple.end()) return DataType::Primitive(it->second);
+
+  for (auto [prefix, id] : {std::pair{"time32:", TypeId::kTime32}, {"time64:", TypeId::kTime64},
+                            {"duration:", TypeId::kDuration}}) {
+    if (!lt.starts_with(prefix)) continue;
+    auto unit = ParseUnit(lt.substr(std::string_view(prefix).size()));
+    if (!unit) return nullptr;
+    try {
+      return id == TypeId::kTime32 ? DataType::Time32(*unit)
+             : id == TypeId::kTime64 ? DataType::Time64(*unit) : DataType::Duration(*unit);
+    } catch (const Error&) {
+      return nullptr;  // time32:us and the like
+    }
+  }
+  if (lt.starts_with("decimal:")) {
+    // decimal:<bits>:<precision>:<scale>; the scale may be negative.
+    auto parts = lt.substr(8);
+    std::vector<int32_t> v;
+    for (size_t start = 0; v.size() < 3;) {
+      size_t colon = parts.find(':', start);
+      std::string_view part = parts.substr(start, colon == std::string_view::npos ? colon : colon - start);
+      int32_t x = 0;
+      auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), x);
+      if (ec != std::errc() || end != part.data() + part.size()) return nullptr;
+      v.push_back(x);
+      if (colon == std::string_view::npos) break;
+      start = colon + 1;
+    }
+    if (v.size() != 3) return nullptr;
+    try {
+      if (v[0] == 128) return DataType::Decimal128(v[1], v[2]);
+      if (v[0] == 256) return DataType::Decimal256(v[1], v[2]);
+    } catch (const Error&) {
+    }
+    return nullptr;
+  }
 
   if (lt.starts_with("fixed_size_binary:")) {
     if (auto n = ParsePositiveInt(lt.substr(18))) return DataType::FixedSizeBinary(*n);
@@ -118,6 +153,7 @@ LanceField FieldFromArrow(const Field& field, int32_t& next_id) {
       [[fallthrough]];
     case TypeId::kList:
     case TypeId::kLargeList:
+    case TypeId::kMap:
       for (const auto& child : field.type->children()) out.children.push_back(FieldFromArrow(*child, next_id));
       break;
     default:
@@ -190,6 +226,16 @@ std::string LogicalTypeName(const DataType& type) {
     case TypeId::kTimestamp:
       return fmt::format("timestamp:{}:{}", UnitName(type.unit()),
                          type.timezone().empty() ? "-" : type.timezone());
+    case TypeId::kTime32: return fmt::format("time32:{}", UnitName(type.unit()));
+    case TypeId::kTime64: return fmt::format("time64:{}", UnitName(type.unit()));
+    case TypeId::kDuration: return fmt::format("duration:{}", UnitName(type.unit()));
+    case TypeId::kDecimal128: return fmt::format("decimal:128:{}:{}", type.precision(), type.scale());
+    case TypeId::kDecimal256: return fmt::format("decimal:256:{}:{}", type.precision(), type.scale());
+    case TypeId::kNull: return "null";
+    case TypeId::kMap:
+      // The reference names no sorted-keys map (lance-core refuses keys_sorted = true).
+      if (type.keys_sorted()) ThrowNotSupported("Lance cannot store {}: maps with sorted keys", type.ToString());
+      return "map";
   }
   ThrowNotSupported("type {} has no Lance logical type", type.ToString());
 }
@@ -265,6 +311,15 @@ LanceSchema LanceSchema::FromProto(const google::protobuf::RepeatedPtrField<lanc
                      child_fields.size());
       }
       f.type = lt.starts_with("large") ? DataType::LargeList(child_fields[0]) : DataType::List(child_fields[0]);
+    } else if (lt == "map") {
+      if (child_fields.size() != 1)
+        ThrowCorrupt("schema: map field '{}' (id {}) has {} child fields, expected 1", f.name, f.id,
+                     child_fields.size());
+      try {
+        f.type = DataType::Map(child_fields[0]);
+      } catch (const Error& e) {
+        ThrowCorrupt("schema: map field '{}' (id {}): {}", f.name, f.id, e.what());
+      }
     } else {
       f.type = ParseLeafLogicalType(lt);
       if (!f.type && IsLanceTypeLanceletLacks(lt))

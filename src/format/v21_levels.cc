@@ -112,7 +112,8 @@ void CollectPaths(const LanceField& field, LeafPath& prefix, std::vector<LeafPat
     if (!IsFixedWidthLeaf(item) || item.id() == TypeId::kBool)
       ThrowNotSupported("field '{}': fixed_size_list of {} is not supported by the 2.1 encodings", field.name,
                         item.ToString());
-  } else if (!IsFixedWidthLeaf(type) && !type.is_variable_binary()) {
+  } else if (!IsFixedWidthLeaf(type) && !type.is_variable_binary() && type.id() != TypeId::kNull) {
+    // (A null column is a leaf without values: always the all-null layout.)
     ThrowNotSupported("field '{}': type {} is not supported by the 2.1 encodings", field.name, type.ToString());
   }
   prefix.push_back({PathNode::kLeaf, &field, 0});
@@ -370,7 +371,7 @@ ValueBlock GatherValues(const LeafPath& path, const ShreddedLeaf& leaf) {
     }
     return out;
   }
-  const uint64_t width = type.id() == TypeId::kFixedSizeBinary ? uint64_t(type.fixed_size()) : uint64_t(type.bit_width() / 8);
+  const uint64_t width = uint64_t(type.byte_width());
   out.bits = width * 8;
   out.data.resize(n * width);
   const uint8_t* src = array.buffers[1]->data();
@@ -448,7 +449,7 @@ ArrayPtr MakeLeafArray(const TypePtr& type, const ValueBlock& values, const std:
     out->children.push_back(items);
     return out;
   }
-  const uint64_t bits = t.id() == TypeId::kFixedSizeBinary ? uint64_t(t.fixed_size()) * 8 : uint64_t(t.bit_width());
+  const uint64_t bits = t.id() == TypeId::kBool ? 1 : uint64_t(t.byte_width()) * 8;
   if (values.bits != bits) ThrowCorrupt("{}: {} bits per value stored for a {} column", where, values.bits, t.ToString());
   out->buffers.push_back(CopyString(values.data, size_t((uint64_t(n) * bits + 7) / 8)));
   return out;

@@ -32,7 +32,7 @@ bool HasFixedLayout(const DataType& type) {
 }
 
 size_t ValueWidth(const DataType& type) {
-  return type.id() == TypeId::kFixedSizeBinary ? size_t(type.fixed_size()) : size_t(type.bit_width() / 8);
+  return size_t(type.byte_width());
 }
 
 // Unrolled by hand: a cell is two loads and a store, so loop control would be a third of

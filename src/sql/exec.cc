@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "array/decimal_text.h"
 #include "expr/cast.h"
 #include "lancelet/scalar.h"
 #include "lancelet/text.h"
@@ -184,6 +185,7 @@ int CompareScalars(const Scalar& a, const Scalar& b) {
   if (std::holds_alternative<uint64_t>(x) && std::holds_alternative<int64_t>(y)) return -CompareScalars(b, a);
   if (std::holds_alternative<bool>(x) && std::holds_alternative<bool>(y)) return int(a.as_bool()) - int(b.as_bool());
   if (std::holds_alternative<std::string>(x) && std::holds_alternative<std::string>(y)) {
+    if (a.type && a.type->is_decimal()) return CompareDecimals(a.as_string(), b.as_string());
     int c = a.as_string().compare(b.as_string());
     return c < 0 ? -1 : c > 0 ? 1 : 0;
   }

@@ -132,6 +132,64 @@ std::optional<int64_t> ParseDatePrefix(std::string_view text, size_t& pos) {
 
 std::string FormatDate(int64_t days) { return FormatCivil(CivilFromDays(days)); }
 
+namespace {
+
+// HH:MM[:SS[.fraction]] at `pos`: the second of the day and the fraction in `unit`.
+// False when malformed or when the fraction is finer than `unit` (nonzero digits past it).
+bool ParseClock(std::string_view text, size_t& pos, TimeUnit unit, int64_t& second_of_day, int64_t& fraction) {
+  auto hour = Digits(text, pos, 2);
+  if (!hour || *hour > 23 || !Expect(text, pos, ':')) return false;
+  auto minute = Digits(text, pos, 2);
+  if (!minute || *minute > 59) return false;
+  int second = 0;
+  fraction = 0;
+  if (pos < text.size() && text[pos] == ':') {
+    ++pos;
+    auto s = Digits(text, pos, 2);
+    if (!s || *s > 59) return false;
+    second = *s;
+    if (pos < text.size() && (text[pos] == '.' || text[pos] == ',')) {
+      ++pos;
+      const int keep = FractionDigits(unit);
+      int seen = 0;
+      while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+        if (seen < keep) {
+          fraction = fraction * 10 + (text[pos] - '0');
+        } else if (text[pos] != '0') {
+          return false;
+        }
+        ++seen;
+        ++pos;
+      }
+      if (seen == 0) return false;
+      for (int i = seen; i < keep; ++i) fraction *= 10;
+    }
+  }
+  second_of_day = *hour * 3600 + *minute * 60 + second;
+  return true;
+}
+
+}  // namespace
+
+std::string FormatTimeOfDay(int64_t value, TimeUnit unit) {
+  const int64_t per_second = UnitsPerSecond(unit);
+  const bool negative = value < 0;
+  // The magnitude, without negating INT64_MIN.
+  const uint64_t magnitude = negative ? uint64_t(0) - uint64_t(value) : uint64_t(value);
+  const uint64_t seconds = magnitude / uint64_t(per_second), fraction = magnitude % uint64_t(per_second);
+  std::string out = fmt::format("{}{:02}:{:02}:{:02}", negative ? "-" : "", seconds / 3600, seconds / 60 % 60,
+                                seconds % 60);
+  if (int digits = FractionDigits(unit); digits > 0) out += fmt::format(".{:0{}}", fraction, digits);
+  return out;
+}
+
+std::optional<int64_t> ParseTimeOfDay(std::string_view text, TimeUnit unit) {
+  size_t pos = 0;
+  int64_t second_of_day = 0, fraction = 0;
+  if (!ParseClock(text, pos, unit, second_of_day, fraction) || pos != text.size()) return std::nullopt;
+  return second_of_day * UnitsPerSecond(unit) + fraction;
+}
+
 std::string FormatDate64(int64_t millis) { return FormatTimestamp(millis, TimeUnit::kMilli, false); }
 
 std::string FormatTimestamp(int64_t value, TimeUnit unit, bool utc) {
@@ -167,34 +225,7 @@ std::optional<ParsedDateTime> ParseDateTime(std::string_view text, TimeUnit unit
   if (pos < text.size()) {
     if (text[pos] != 'T' && text[pos] != ' ') return std::nullopt;
     ++pos;
-    auto hour = Digits(text, pos, 2);
-    if (!hour || *hour > 23 || !Expect(text, pos, ':')) return std::nullopt;
-    auto minute = Digits(text, pos, 2);
-    if (!minute || *minute > 59) return std::nullopt;
-    int second = 0;
-    if (pos < text.size() && text[pos] == ':') {
-      ++pos;
-      auto s = Digits(text, pos, 2);
-      if (!s || *s > 59) return std::nullopt;
-      second = *s;
-      if (pos < text.size() && (text[pos] == '.' || text[pos] == ',')) {
-        ++pos;
-        const int keep = FractionDigits(unit);
-        int seen = 0;
-        while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-          if (seen < keep) {
-            fraction = fraction * 10 + (text[pos] - '0');
-          } else if (text[pos] != '0') {
-            return std::nullopt;  // finer than the unit can hold
-          }
-          ++seen;
-          ++pos;
-        }
-        if (seen == 0) return std::nullopt;
-        for (int i = seen; i < keep; ++i) fraction *= 10;
-      }
-    }
-    second_of_day = *hour * 3600 + *minute * 60 + second;
+    if (!ParseClock(text, pos, unit, second_of_day, fraction)) return std::nullopt;
     if (pos < text.size()) {
       if (text[pos] == 'Z' || text[pos] == 'z') {
         ++pos;

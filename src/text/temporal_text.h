@@ -17,6 +17,13 @@ std::string FormatDate64(int64_t millis);
 // "YYYY-MM-DDTHH:MM:SS" plus 0/3/6/9 fraction digits for s/ms/us/ns, and "Z" if `utc`.
 std::string FormatTimestamp(int64_t value, TimeUnit unit, bool utc);
 
+// A time of day (time32 / time64) as "HH:MM:SS" plus 0/3/6/9 fraction digits for
+// s/ms/us/ns. A value outside one day (Arrow does not forbid it) keeps its sign and counts
+// hours past 23 rather than wrapping.
+std::string FormatTimeOfDay(int64_t value, TimeUnit unit);
+// Exactly "HH:MM[:SS[.fraction]]" in `unit`; nullopt when malformed or finer than `unit`.
+std::optional<int64_t> ParseTimeOfDay(std::string_view text, TimeUnit unit);
+
 // Days since the epoch from exactly "YYYY-MM-DD" (or "±YYYYYY-MM-DD", as FormatDate writes
 // years outside 0..9999).
 std::optional<int64_t> ParseDate(std::string_view text);

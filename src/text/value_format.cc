@@ -4,6 +4,7 @@
 
 #include "lancelet/error.h"
 #include "text/base64.h"
+#include "array/decimal_text.h"
 #include "text/number_text.h"
 #include "text/temporal_text.h"
 #include "text/utf8_text.h"
@@ -103,6 +104,16 @@ bool AppendScalarText(std::string& out, const ArrayData& array, int64_t row, Val
     case TypeId::kTimestamp:
       text_value = FormatTimestamp(array.values<int64_t>()[row], type.unit(), !type.timezone().empty());
       return false;
+    case TypeId::kTime32:
+      text_value = FormatTimeOfDay(array.values<int32_t>()[row], type.unit());
+      return false;
+    case TypeId::kTime64:
+      text_value = FormatTimeOfDay(array.values<int64_t>()[row], type.unit());
+      return false;
+    case TypeId::kDuration: out += fmt::format("{}", array.values<int64_t>()[row]); return true;
+    // A decimal is a JSON number written with all its digits.
+    case TypeId::kDecimal128:
+    case TypeId::kDecimal256: out += FormatDecimal(array.GetView(row), type); return true;
     default:
       ThrowNotSupported("cannot format a value of type {} as text", type.ToString());
   }

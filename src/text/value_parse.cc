@@ -7,6 +7,7 @@
 
 #include "lancelet/error.h"
 #include "text/base64.h"
+#include "array/decimal_text.h"
 #include "text/number_text.h"
 #include "text/temporal_text.h"
 #include "text/utf8_text.h"
@@ -91,10 +92,13 @@ bool AppendInteger(ArrayBuilder& builder, V value) {
     case TypeId::kInt8: return put(std::type_identity<int8_t>{});
     case TypeId::kInt16: return put(std::type_identity<int16_t>{});
     case TypeId::kInt32:
-    case TypeId::kDate32: return put(std::type_identity<int32_t>{});
+    case TypeId::kDate32:
+    case TypeId::kTime32: return put(std::type_identity<int32_t>{});
     case TypeId::kInt64:
     case TypeId::kDate64:
-    case TypeId::kTimestamp: return put(std::type_identity<int64_t>{});
+    case TypeId::kTimestamp:
+    case TypeId::kTime64:
+    case TypeId::kDuration: return put(std::type_identity<int64_t>{});
     case TypeId::kUInt8: return put(std::type_identity<uint8_t>{});
     case TypeId::kUInt16: return put(std::type_identity<uint16_t>{});
     case TypeId::kUInt32: return put(std::type_identity<uint32_t>{});
@@ -113,6 +117,13 @@ void AppendFloating(ArrayBuilder& builder, double value) {
 
 std::string Describe(const json& value) { return value.dump(); }
 
+void AppendDecimalText(ArrayBuilder& builder, std::string_view text, const ValueSource& source,
+                       const ValuePath& path, std::string_view shown) {
+  auto bytes = ParseDecimal(text, *builder.type());
+  if (!bytes) ThrowMismatch(source, path, *builder.type(), shown);
+  As<BinaryBuilder>(builder).Append(*bytes);
+}
+
 // Binary kinds from base64 text; fixed_size_binary also checks the decoded length.
 void AppendBase64(ArrayBuilder& builder, std::string_view text, const ValueSource& source,
                   const ValuePath& path, std::string_view shown) {
@@ -126,10 +137,15 @@ void AppendBase64(ArrayBuilder& builder, std::string_view text, const ValueSourc
   As<BinaryBuilder>(builder).Append(*bytes);
 }
 
-// Date and timestamp text; false when malformed or out of range.
+// Date, timestamp and time-of-day text; false when malformed or out of range.
 bool AppendTemporalText(ArrayBuilder& builder, std::string_view text) {
   const DataType& type = *builder.type();
   switch (type.id()) {
+    case TypeId::kTime32:
+    case TypeId::kTime64: {
+      auto value = ParseTimeOfDay(text, type.unit());
+      return value && AppendInteger(builder, *value);
+    }
     case TypeId::kDate32: {
       auto days = ParseDate(text);
       return days && AppendInteger(builder, *days);
@@ -148,6 +164,15 @@ bool AppendTemporalText(ArrayBuilder& builder, std::string_view text) {
 void AppendJsonList(ArrayBuilder& builder, const json& value, const ValueSource& source,
                     const ValuePath& path) {
   const DataType& type = *builder.type();
+  if (type.id() == TypeId::kMap && value.is_object()) {
+    // {"k": v, ...}: one entry per member, the member name read as the key (nlohmann::json
+    // keeps members sorted by name, so entries come in key order; a list of {"key", "value"}
+    // objects keeps its own order).
+    json entries = json::array();
+    for (const auto& [key, item] : value.items()) entries.push_back({{"key", key}, {"value", item}});
+    AppendJsonList(builder, entries, source, path);
+    return;
+  }
   if (!value.is_array()) ThrowMismatch(source, path, type, Describe(value));
   if (type.id() == TypeId::kFixedSizeList && static_cast<int64_t>(value.size()) != type.fixed_size()) {
     ThrowMismatch(source, path, type, Describe(value),
@@ -259,9 +284,19 @@ void AppendJson(ArrayBuilder& builder, const json& value, const ValueSource& sou
       if (!value.is_string()) ThrowMismatch(source, path, type, Describe(value), " (base64)");
       AppendBase64(builder, value.get_ref<const std::string&>(), source, path, Describe(value));
       return;
-    case TypeId::kDate32: case TypeId::kDate64: case TypeId::kTimestamp: {
+    case TypeId::kDecimal128: case TypeId::kDecimal256:
+      // A JSON number arrives as a double unless it is an integer; a string keeps every digit.
+      if (!value.is_string() && !value.is_number()) ThrowMismatch(source, path, type, Describe(value));
+      AppendDecimalText(builder, value.is_string() ? value.get_ref<const std::string&>() : value.dump(), source,
+                        path, Describe(value));
+      return;
+    case TypeId::kDate32: case TypeId::kDate64: case TypeId::kTimestamp: case TypeId::kTime32:
+    case TypeId::kTime64: case TypeId::kDuration: {
       bool ok = false;
-      if (value.is_string()) {
+      if (value.is_string() && type.id() == TypeId::kDuration) {
+        auto v = ParseInt64(value.get_ref<const std::string&>());
+        ok = v && AppendInteger(builder, *v);
+      } else if (value.is_string()) {
         ok = AppendTemporalText(builder, value.get_ref<const std::string&>());
       } else if (value.is_number_unsigned()) {
         ok = AppendInteger(builder, value.get<uint64_t>());  // raw count in the type's unit
@@ -271,14 +306,16 @@ void AppendJson(ArrayBuilder& builder, const json& value, const ValueSource& sou
       if (!ok) ThrowMismatch(source, path, type, Describe(value));
       return;
     }
-    case TypeId::kFixedSizeList: case TypeId::kList: case TypeId::kLargeList:
+    case TypeId::kFixedSizeList: case TypeId::kList: case TypeId::kLargeList: case TypeId::kMap:
       AppendJsonList(builder, value, source, path);
       return;
     case TypeId::kStruct:
       AppendJsonStruct(builder, value, source, path);
       return;
+    case TypeId::kNull:
+      break;  // only JSON null, taken above
   }
-  ThrowNotSupported("cannot read JSON into type {}", type.ToString());
+  ThrowMismatch(source, path, type, Describe(value));
 }
 
 namespace {
@@ -354,10 +391,21 @@ void AppendCell(ArrayBuilder& builder, std::string_view cell, bool quoted,
     case TypeId::kBinary: case TypeId::kLargeBinary: case TypeId::kFixedSizeBinary:
       AppendBase64(builder, text, source, path, Quoted(cell));
       return;
-    case TypeId::kDate32: case TypeId::kDate64: case TypeId::kTimestamp:
+    case TypeId::kDate32: case TypeId::kDate64: case TypeId::kTimestamp: case TypeId::kTime32:
+    case TypeId::kTime64:
       if (!AppendTemporalText(builder, text)) ThrowMismatch(source, path, type, Quoted(cell));
       return;
-    case TypeId::kFixedSizeList: case TypeId::kList: case TypeId::kLargeList: case TypeId::kStruct: {
+    case TypeId::kDuration: {
+      auto v = ParseInt64(text);
+      if (!v) ThrowMismatch(source, path, type, Quoted(cell));
+      AppendInteger(builder, *v);
+      return;
+    }
+    case TypeId::kDecimal128: case TypeId::kDecimal256:
+      AppendDecimalText(builder, text, source, path, Quoted(cell));
+      return;
+    case TypeId::kFixedSizeList: case TypeId::kList: case TypeId::kLargeList: case TypeId::kMap:
+    case TypeId::kStruct: {
       json value = ParseJsonText(text, /*throw_errors=*/false);
       if (value.is_discarded()) ThrowMismatch(source, path, type, Quoted(cell), " as JSON text");
       AppendJson(builder, value, source, path);

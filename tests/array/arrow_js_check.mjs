@@ -25,7 +25,7 @@ const A = createRequire(join(base, 'package.json'))('apache-arrow');
 const hex = (bytes) => Buffer.from(bytes).toString('hex');
 
 function cell(data, i) {
-  if (!data.getValid(i)) return 'null';
+  if (data.type.typeId === A.Type.Null || !data.getValid(i)) return 'null';
   const t = data.type;
   // apache-arrow's slice() cuts every buffer to the slice except a bool's value bits,
   // which keep data.offset like the validity bits do.
@@ -35,7 +35,13 @@ function cell(data, i) {
     case A.Type.Int:
     case A.Type.Date:
     case A.Type.Timestamp:
+    case A.Type.Time:
+    case A.Type.Duration:
       return String(data.values[j]);
+    case A.Type.Decimal: {
+      const words = t.bitWidth / 32;  // values is a Uint32Array, `words` per value
+      return hex(new Uint8Array(data.values.buffer, data.values.byteOffset + j * words * 4, words * 4));
+    }
     case A.Type.Float:
       return String(data.values[j]);  // raw bits for float16
     case A.Type.Utf8:
@@ -47,7 +53,8 @@ function cell(data, i) {
     }
     case A.Type.FixedSizeBinary:
       return hex(data.values.subarray(j * t.byteWidth, (j + 1) * t.byteWidth));
-    case A.Type.List: {
+    case A.Type.List:
+    case A.Type.Map: {
       const o = data.valueOffsets;
       const items = [];
       for (let k = o[j]; k < o[j + 1]; ++k) items.push(cell(data.children[0], k));
@@ -77,11 +84,11 @@ function dump(table) {
 
 // ---- the table apache-arrow writes (every type it shares with lancelet; it has no LargeList)
 
-function raw(type, values, valid) {
+function raw(type, values, valid, length = values.length) {
   const nullBitmap = new Uint8Array(8);
   valid.forEach((v, i) => { if (v) nullBitmap[i >> 3] |= 1 << (i & 7); });
   const nullCount = valid.filter((v) => !v).length;
-  return A.makeVector(A.makeData({ type, length: values.length, nullCount, nullBitmap, data: values }));
+  return A.makeVector(A.makeData({ type, length, nullCount, nullBitmap, data: values }));
 }
 
 // Rows [from, 3) of every column, built fresh (not sliced).
@@ -117,6 +124,15 @@ function jsColumns(from) {
     ['ts_ms', raw(new A.TimestampMillisecond('UTC'), new BigInt64Array(cut([1700000000123n, 0n, 0n])), tv)],
     ['ts_us', raw(new A.TimestampMicrosecond('America/New_York'), new BigInt64Array(cut([1700000000123456n, 0n, 5n])), tv)],
     ['ts_ns', raw(new A.TimestampNanosecond('+01:00'), new BigInt64Array(cut([1700000000123456789n, 0n, 6n])), tv)],
+    ['time32_s', raw(new A.TimeSecond(), new Int32Array(cut([86399, 0, 0])), tv)],
+    ['time64_ns', raw(new A.TimeNanosecond(), new BigInt64Array(cut([86399999999999n, 0n, 1n])), tv)],
+    ['duration_ms', raw(new A.DurationMillisecond(), new BigInt64Array(cut([-9223372036854775808n, 0n, -1n])), tv)],
+    // 1 and -1 at 128 bits; 2^64 and 0 at 256 bits (little-endian 32-bit words).
+    ['decimal128', raw(new A.Decimal(2, 38, 128), new Uint32Array(cut([[1, 0, 0, 0], [0, 0, 0, 0], [~0 >>> 0, ~0 >>> 0, ~0 >>> 0, ~0 >>> 0]]).flat()), tv, tv.length)],
+    ['decimal256', raw(new A.Decimal(-3, 76, 256), new Uint32Array(cut([[0, 0, 1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0]]).flat()), tv, tv.length)],
+    ['null', A.makeVector(A.makeData({ type: new A.Null(), length: 3 - from, nullCount: 3 - from }))],
+    ['map', vfa([new Map([['k', 1]]), null, new Map()], new A.Map_(new A.Field('entries',
+      new A.Struct([new A.Field('key', new A.Utf8(), false), new A.Field('value', new A.Int32(), true)]), false)))],
     ['id', vfa([10, 11, 12], new A.Int32())],
   ];
   return cols;
@@ -150,7 +166,10 @@ const expectedTypes = {
   fsl: 'FixedSizeList[2]<Int32>', list: 'List<Utf8>', struct: 'Struct<{a:Int32, b:Utf8}>',
   list_of_struct: 'List<Struct<{a:Int32, b:Utf8}>>', date32: 'Date32<DAY>', date64: 'Date64<MILLISECOND>',
   ts_s: 'Timestamp<SECOND>', ts_ms: 'Timestamp<MILLISECOND, UTC>',
-  ts_us: 'Timestamp<MICROSECOND, America/New_York>', ts_ns: 'Timestamp<NANOSECOND, +01:00>', id: 'Int32',
+  ts_us: 'Timestamp<MICROSECOND, America/New_York>', ts_ns: 'Timestamp<NANOSECOND, +01:00>',
+  time32_s: 'Time32<SECOND>', time64_ns: 'Time64<NANOSECOND>', duration_ms: 'Duration<MILLISECOND>',
+  decimal128: 'Decimal[38e+2]', decimal256: 'Decimal[76e-3]', null: 'Null',
+  map: 'Map<{key:Utf8, value:Int32}>', id: 'Int32',
 };
 
 let passed = 0;

@@ -83,6 +83,21 @@ inline std::vector<TestColumn> AllTypeColumns() {
   add("ts_ms", ts_ms, {I(1700000000123, ts_ms), Nul(ts_ms), I(0, ts_ms)});
   add("ts_us", ts_us, {I(1700000000123456, ts_us), Nul(ts_us), I(5, ts_us)});
   add("ts_ns", ts_ns, {I(1700000000123456789, ts_ns), Nul(ts_ns), I(6, ts_ns)});
+  TypePtr time_s = DataType::Time32(TimeUnit::kSecond), time_ns = DataType::Time64(TimeUnit::kNano);
+  add("time32_s", time_s, {I(86399, time_s), Nul(time_s), I(0, time_s)});
+  add("time64_ns", time_ns, {I(86399999999999, time_ns), Nul(time_ns), I(1, time_ns)});
+  TypePtr dur_ms = DataType::Duration(TimeUnit::kMilli);
+  add("duration_ms", dur_ms, {I(INT64_MIN, dur_ms), Nul(dur_ms), I(-1, dur_ms)});
+  // Little-endian two's complement: 1 and -1 at 128 bits, 2^64 at 256 bits.
+  TypePtr dec128 = DataType::Decimal128(38, 2), dec256 = DataType::Decimal256(76, -3);
+  add("decimal128", dec128,
+      {Str(std::string("\x01") + std::string(15, '\0'), dec128), Nul(dec128), Str(std::string(16, '\xff'), dec128)});
+  add("decimal256", dec256,
+      {Str(std::string(8, '\0') + "\x01" + std::string(23, '\0'), dec256), Nul(dec256), Str(std::string(32, '\0'), dec256)});
+  add("null", DataType::Null(), {Nul(DataType::Null()), Nul(DataType::Null()), Nul(DataType::Null())});
+  TypePtr map = DataType::Map(t(TypeId::kUtf8), i32);
+  TypePtr entries = map->child(0)->type;
+  add("map", map, {Items(map, {Items(entries, {Str("k"), I(1, i32)})}), Nul(map), Items(map, {})});
   // Not nullable, no nulls, with field metadata.
   add("id", i32, {I(10, i32), I(11, i32), I(12, i32)}, false, {{"comment", "row id"}, {"k", ""}});
   return cols;

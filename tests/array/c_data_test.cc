@@ -46,6 +46,15 @@ TEST(CData, FormatStrings) {
   EXPECT_EQ(f(DataType::Timestamp(TimeUnit::kMilli)), "tsm:");
   EXPECT_EQ(f(DataType::Timestamp(TimeUnit::kMicro)), "tsu:");
   EXPECT_EQ(f(DataType::Timestamp(TimeUnit::kNano, "Europe/Paris")), "tsn:Europe/Paris");
+  EXPECT_EQ(f(DataType::Time32(TimeUnit::kSecond)), "tts");
+  EXPECT_EQ(f(DataType::Time32(TimeUnit::kMilli)), "ttm");
+  EXPECT_EQ(f(DataType::Time64(TimeUnit::kMicro)), "ttu");
+  EXPECT_EQ(f(DataType::Time64(TimeUnit::kNano)), "ttn");
+  EXPECT_EQ(f(DataType::Duration(TimeUnit::kSecond)), "tDs");
+  EXPECT_EQ(f(DataType::Duration(TimeUnit::kNano)), "tDn");
+  EXPECT_EQ(f(DataType::Decimal128(10, 2)), "d:10,2");
+  EXPECT_EQ(f(DataType::Decimal256(40, -3)), "d:40,-3,256");
+  EXPECT_EQ(f(DataType::Null()), "n");
 }
 
 TEST(CData, ExportImportEveryColumnWithNulls) {
@@ -225,8 +234,8 @@ TEST(CData, ImportRejectsBadStructsAndReleasesThem) {
   }
   EXPECT_EQ(released, 2);
 
-  ArrowSchema null_type{};
-  null_type.format = "n";
+  ArrowSchema null_type{};  // an interval: a type lancelet has no counterpart for
+  null_type.format = "tiM";
   null_type.name = "nothing";
   null_type.release = [](ArrowSchema* s) { s->release = nullptr; };
   try {
@@ -234,7 +243,7 @@ TEST(CData, ImportRejectsBadStructsAndReleasesThem) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kNotSupported);
-    EXPECT_NE(std::string(e.what()).find("'nothing' has format 'n'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'nothing' has format 'tiM'"), std::string::npos) << e.what();
   }
   EXPECT_EQ(null_type.release, nullptr);
 

@@ -727,10 +727,17 @@ TEST(Ipc, DictionaryFieldAndUnknownTypeAreNotSupported) {
   };
   ExpectError([&] { ReadIpc(schema_message(5, true), "d.arrows"); }, ErrorKind::kNotSupported,
               {"d.arrows", "'col'", "dictionary"});
-  ExpectError([&] { ReadIpc(schema_message(1, false), "n.arrows"); }, ErrorKind::kNotSupported,
-              {"n.arrows", "'col'", "Null"});
-  ExpectError([&] { ReadIpc(schema_message(18, false), "u.arrows"); }, ErrorKind::kNotSupported,
-              {"Duration"});
+  ExpectError([&] { ReadIpc(schema_message(11, false), "n.arrows"); }, ErrorKind::kNotSupported,
+              {"n.arrows", "'col'", "Interval"});
+  ExpectError([&] { ReadIpc(schema_message(14, false), "u.arrows"); }, ErrorKind::kNotSupported,
+              {"Union"});
+  // Null, Duration, Time and Decimal read, with Schema.fbs's defaults for absent fields
+  // (MILLISECOND; 32-bit time; 128-bit decimal).
+  EXPECT_EQ(ReadIpc(schema_message(1, false), "n")->schema()->ToString(), "col:null not null");
+  EXPECT_EQ(ReadIpc(schema_message(18, false), "d")->schema()->ToString(), "col:duration<ms> not null");
+  EXPECT_EQ(ReadIpc(schema_message(9, false), "t")->schema()->ToString(), "col:time32<ms> not null");
+  ExpectError([&] { ReadIpc(schema_message(7, false), "dec.arrows"); }, ErrorKind::kCorrupt,
+              {"dec.arrows", "'col'", "precision must be in 1..38, got 0"});
   // Utf8 with no dictionary reads fine, nullable defaults to false.
   auto reader = ReadIpc(schema_message(5, false), "ok");
   EXPECT_EQ(reader->schema()->ToString(), "col:utf8 not null");
@@ -764,9 +771,10 @@ std::string Cell(const ArrayData& a, int64_t i) {
     case TypeId::kBool: return GetBit(a.values<uint8_t>(), i) ? "true" : "false";
     case TypeId::kInt8: return std::to_string(a.values<int8_t>()[i]);
     case TypeId::kInt16: return std::to_string(a.values<int16_t>()[i]);
-    case TypeId::kInt32: case TypeId::kDate32: return std::to_string(a.values<int32_t>()[i]);
-    case TypeId::kInt64: case TypeId::kDate64: case TypeId::kTimestamp:
+    case TypeId::kInt32: case TypeId::kDate32: case TypeId::kTime32: return std::to_string(a.values<int32_t>()[i]);
+    case TypeId::kInt64: case TypeId::kDate64: case TypeId::kTimestamp: case TypeId::kTime64: case TypeId::kDuration:
       return std::to_string(a.values<int64_t>()[i]);
+    case TypeId::kNull: return "null";
     case TypeId::kUInt8: return std::to_string(a.values<uint8_t>()[i]);
     case TypeId::kUInt16: case TypeId::kFloat16: return std::to_string(a.values<uint16_t>()[i]);
     case TypeId::kUInt32: return std::to_string(a.values<uint32_t>()[i]);
@@ -774,9 +782,9 @@ std::string Cell(const ArrayData& a, int64_t i) {
     case TypeId::kFloat32: return fmt::format("{}", a.values<float>()[i]);
     case TypeId::kFloat64: return fmt::format("{}", a.values<double>()[i]);
     case TypeId::kUtf8: case TypeId::kLargeUtf8: case TypeId::kBinary: case TypeId::kLargeBinary:
-    case TypeId::kFixedSizeBinary:
+    case TypeId::kFixedSizeBinary: case TypeId::kDecimal128: case TypeId::kDecimal256:
       return hex(a.GetView(i));
-    case TypeId::kList: case TypeId::kLargeList: {
+    case TypeId::kList: case TypeId::kLargeList: case TypeId::kMap: {
       std::vector<std::string> items;
       for (int64_t k = a.offset(i); k < a.offset(i + 1); ++k) items.push_back(Cell(*a.child(0), k));
       return "[" + join(items) + "]";

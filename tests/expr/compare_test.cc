@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "array/decimal_text.h"
 #include "expr_test_util.h"
 
 namespace lancelet {
@@ -118,6 +119,42 @@ TEST(ExprCompare, DatesAndTimestamps) {
   EXPECT_EQ(Eval("n > TIMESTAMP '2024-01-02 00:00:00'", *batch), "bool: true, false, false");
   EXPECT_EQ(Eval("n = TIMESTAMP '2024-01-02 00:00:00.000000001'", *batch), "bool: true, false, false");
   EXPECT_EQ(Eval("n < DATE '1970-01-01'", *batch), "bool: false, false, true");
+}
+
+// The message of the error binding `text` throws, without its " at position ..." tail.
+std::string EvalError(const std::string& text, const RecordBatch& batch) {
+  std::string message = ErrorOf([&] { Eval(text, batch); });
+  return message.substr(0, message.find(" at position"));
+}
+
+TEST(ExprCompare, DecimalsInTheirOwnOrderAgainstExactLiterals) {
+  auto dec = DataType::Decimal128(6, 2);
+  auto wide = DataType::Decimal256(40, 0);
+  auto d = [](const char* text, const TypePtr& t) { return Scalar{t, *ParseDecimal(text, *t)}; };
+  auto batch = MakeBatch({Col("d", dec, {d("-0.01", dec), d("0.01", dec), d("325.60", dec), Scalar::Null(dec)}),
+                          Col("w", wide, {d("-1", wide), d("18446744073709551616", wide), d("0", wide), d("2", wide)})});
+  // Byte order would put -0.01 (all 0xff bytes) above every positive value.
+  EXPECT_EQ(Eval("d > 0", *batch), "bool: false, true, true, NULL");
+  EXPECT_EQ(Eval("d < '0.01'", *batch), "bool: true, false, false, NULL");
+  EXPECT_EQ(Eval("d >= 325.6", *batch), "bool: false, false, true, NULL");
+  EXPECT_EQ(Eval("-0.01 = d", *batch), "bool: true, false, false, NULL");
+  EXPECT_EQ(Eval("w > 18446744073709551615", *batch), "bool: false, true, false, false");
+  EXPECT_EQ(Eval("w < 0", *batch), "bool: true, false, false, false");
+  EXPECT_EQ(EvalError("d > 0.005", *batch), "0.005 has more fraction digits than decimal128<6,2> keeps");
+  EXPECT_EQ(EvalError("d = w", *batch), "cannot compare decimal128<6,2> with decimal256<40,0>");
+}
+
+TEST(ExprCompare, TimesAndDurationsAgainstLiterals) {
+  auto t = DataType::Time64(TimeUnit::kMicro);
+  auto du = DataType::Duration(TimeUnit::kSecond);
+  auto batch = MakeBatch({Col("t", t, Values(t, std::vector<OI>{0, 43200000000, 86399999999})),
+                          Col("du", du, Values(du, std::vector<OI>{-5, 0, std::nullopt}))});
+  EXPECT_EQ(Eval("t >= '12:00:00'", *batch), "bool: false, true, true");
+  EXPECT_EQ(Eval("t = '23:59:59.999999'", *batch), "bool: false, false, true");
+  EXPECT_EQ(Eval("t < 1", *batch), "bool: true, false, false");
+  EXPECT_EQ(Eval("du < 0", *batch), "bool: true, false, NULL");
+  EXPECT_EQ(EvalError("t > '25:00:00'", *batch), "cannot cast '25:00:00' to time64<us>");
+  EXPECT_EQ(EvalError("t = du", *batch), "cannot compare time64<us> with duration<s>");
 }
 
 TEST(ExprCompare, VectorEquality) {

@@ -45,7 +45,11 @@ Scalar RandomScalar(const TypePtr& type, std::mt19937_64& rng, double null_rate,
     case TypeId::kInt32: return Scalar{type, small(INT32_MIN, INT32_MAX)};
     case TypeId::kInt64:
     case TypeId::kDate64:
-    case TypeId::kTimestamp: return Scalar{type, int64_t(rng() >> 2)};
+    case TypeId::kTimestamp:
+    case TypeId::kTime64:
+    case TypeId::kDuration: return Scalar{type, int64_t(rng() >> 2)};
+    case TypeId::kTime32: return Scalar{type, small(0, 86399999)};
+    case TypeId::kNull: return Scalar::Null(type);
     case TypeId::kDate32: return Scalar{type, small(-100000, 100000)};
     case TypeId::kUInt8: return Scalar{type, uint64_t(small(0, 255))};
     case TypeId::kUInt16: return Scalar{type, uint64_t(small(0, 65535))};
@@ -58,8 +62,10 @@ Scalar RandomScalar(const TypePtr& type, std::mt19937_64& rng, double null_rate,
     case TypeId::kLargeUtf8:
     case TypeId::kBinary:
     case TypeId::kLargeBinary: return Scalar{type, text(12)};
-    case TypeId::kFixedSizeBinary: {
-      std::string s(size_t(type->fixed_size()), ' ');
+    case TypeId::kFixedSizeBinary:
+    case TypeId::kDecimal128:
+    case TypeId::kDecimal256: {
+      std::string s(size_t(type->byte_width()), ' ');
       for (auto& c : s) c = char(small(0, 255));
       return Scalar{type, s};
     }
@@ -72,6 +78,14 @@ Scalar RandomScalar(const TypePtr& type, std::mt19937_64& rng, double null_rate,
     case TypeId::kLargeList: {
       std::vector<Scalar> items;
       for (int64_t i = small(0, 4); i > 0; --i) items.push_back(RandomScalar(type->child(0)->type, rng, null_rate / 2));
+      return Scalar{type, items};
+    }
+    case TypeId::kMap: {  // entries and keys are never NULL
+      const TypePtr& entries = type->child(0)->type;
+      std::vector<Scalar> items;
+      for (int64_t i = small(0, 4); i > 0; --i)
+        items.push_back(Scalar{entries, std::vector<Scalar>{RandomScalar(entries->child(0)->type, rng, 0, false),
+                                                            RandomScalar(entries->child(1)->type, rng, null_rate)}});
       return Scalar{type, items};
     }
     case TypeId::kStruct: {

@@ -167,7 +167,7 @@ TEST(LanceSchema, FromProtoRejectsUnknownTypesAndDanglingParents) {
     EXPECT_NE(std::string(e.what()).find("decimal128-ish"), std::string::npos);
   }
   // Types the reference stores that lancelet does not read yet are unsupported, not corrupt.
-  for (const char* lance_type : {"decimal:128:10:2", "time64:us", "duration:ms", "dict:string:int32:false", "null"}) {
+  for (const char* lance_type : {"dict:string:int32:false"}) {
     f->set_logical_type(lance_type);
     try {
       LanceSchema::FromProto(pb, {});
@@ -177,6 +177,25 @@ TEST(LanceSchema, FromProtoRejectsUnknownTypesAndDanglingParents) {
       EXPECT_NE(std::string(e.what()).find(std::string("Lance type '") + lance_type + "', which lancelet does not read yet"),
                 std::string::npos)
           << e.what();
+    }
+  }
+  // The reference's spellings of the types lancelet reads; malformed ones are corrupt.
+  for (auto [lance_type, spelling] : std::vector<std::pair<const char*, const char*>>{
+           {"decimal:128:10:2", "decimal128<10,2>"}, {"decimal:256:40:-3", "decimal256<40,-3>"},
+           {"time32:s", "time32<s>"}, {"time64:us", "time64<us>"}, {"duration:ms", "duration<ms>"},
+           {"null", "null"}, {"time32:us", nullptr}, {"decimal:128:39:0", nullptr}, {"decimal:64:5:1", nullptr},
+           {"decimal:128:10", nullptr}, {"map", nullptr}}) {  // a map without its entries child
+    f->set_logical_type(lance_type);
+    if (spelling) {
+      EXPECT_EQ(LanceSchema::FromProto(pb, {}).ToArrow()->field(0)->type->ToString(), spelling);
+      continue;
+    }
+    try {
+      LanceSchema::FromProto(pb, {});
+      FAIL() << lance_type;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kCorrupt) << e.what();
+      EXPECT_NE(std::string(e.what()).find(lance_type), std::string::npos) << e.what();
     }
   }
   f->set_logical_type("int32");

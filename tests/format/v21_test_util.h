@@ -94,7 +94,11 @@ class RandomData {
       case TypeId::kInt32: return {type, int64_t(Int(INT32_MIN, INT32_MAX))};
       case TypeId::kInt64:
       case TypeId::kDate64:
-      case TypeId::kTimestamp: return {type, int64_t(Int(-(int64_t(1) << 50), int64_t(1) << 50))};
+      case TypeId::kTimestamp:
+      case TypeId::kTime64:
+      case TypeId::kDuration: return {type, int64_t(Int(-(int64_t(1) << 50), int64_t(1) << 50))};
+      case TypeId::kTime32: return {type, int64_t(Int(0, 86399999))};
+      case TypeId::kNull: return Scalar::Null(type);
       case TypeId::kDate32: return {type, int64_t(Int(-100000, 100000))};
       case TypeId::kUInt8: return {type, uint64_t(Int(0, 255))};
       case TypeId::kUInt16: return {type, uint64_t(Int(0, 65535))};
@@ -103,7 +107,9 @@ class RandomData {
       case TypeId::kFloat16: return {type, double(Int(-2048, 2048)) / 8};
       case TypeId::kFloat32: return {type, double(float(std::uniform_real_distribution<double>(-1e6, 1e6)(rng_)))};
       case TypeId::kFloat64: return {type, std::uniform_real_distribution<double>(-1e9, 1e9)(rng_)};
-      case TypeId::kFixedSizeBinary: return {type, Bytes(size_t(t.fixed_size()))};
+      case TypeId::kFixedSizeBinary:
+      case TypeId::kDecimal128:
+      case TypeId::kDecimal256: return {type, Bytes(size_t(t.byte_width()))};
       case TypeId::kUtf8:
       case TypeId::kLargeUtf8:
       case TypeId::kBinary:
@@ -121,6 +127,17 @@ class RandomData {
         if (!Chance(empty_p_)) {
           const int64_t n = Int(1, max_items_);
           for (int64_t k = 0; k < n; ++k) items.push_back(Value(t.child(0)->type));
+        }
+        return {type, items};
+      }
+      case TypeId::kMap: {  // entries and keys are never NULL
+        const TypePtr& entries = t.child(0)->type;
+        std::vector<Scalar> items;
+        if (!Chance(empty_p_)) {
+          const int64_t n = Int(1, max_items_);
+          for (int64_t k = 0; k < n; ++k)
+            items.push_back({entries, std::vector<Scalar>{Value(entries->child(0)->type, false),
+                                                          Value(entries->child(1)->type)}});
         }
         return {type, items};
       }

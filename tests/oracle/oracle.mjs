@@ -38,6 +38,10 @@ import { Struct_ as FbStruct } from "apache-arrow/fb/struct-";
 import { Date as FbDate } from "apache-arrow/fb/date";
 import { Timestamp as FbTimestamp } from "apache-arrow/fb/timestamp";
 import { Null as FbNull } from "apache-arrow/fb/null";
+import { Time as FbTime } from "apache-arrow/fb/time";
+import { Duration as FbDuration } from "apache-arrow/fb/duration";
+import { Decimal as FbDecimal } from "apache-arrow/fb/decimal";
+import { Map as FbMap } from "apache-arrow/fb/map";
 import { RecordBatch as FbRecordBatch } from "apache-arrow/fb/record-batch";
 import { FieldNode as FbFieldNode } from "apache-arrow/fb/field-node";
 import { Buffer as FbBuffer } from "apache-arrow/fb/buffer";
@@ -64,7 +68,11 @@ class UsageError extends Error {}
 //   {k:'large_utf8'} | {k:'binary'} | {k:'large_binary'} | {k:'fsb',width} |
 //   {k:'fsl',size,child:field} | {k:'list',child} | {k:'large_list',child} |
 //   {k:'struct',children:[field]} | {k:'date32'} | {k:'date64'} |
-//   {k:'timestamp',unit,tz} | {k:'null'} | {k:'unsupported',name}
+//   {k:'timestamp',unit,tz} | {k:'time',bits,unit} | {k:'duration',unit} |
+//   {k:'decimal',bits,precision,scale} | {k:'map',child} | {k:'null'} | {k:'unsupported',name}
+// A map's child is its non-null "entries" struct field of a non-null key and a value; its
+// values are lists of [key, value] entries, as a list<struct> would hold them.
+// Values: time32 -> number, time64 / duration -> bigint, decimal -> bigint (unscaled).
 // field = {name, type, nullable, metadata: [[k,v],...]}
 
 const SIMPLE = {
@@ -137,6 +145,14 @@ function parseType(str) {
         expect(">");
         return { k: name, child: item(t) };
       }
+      case "map": {
+        expect("<");
+        const key = parse();
+        expect(",");
+        const value = parse();
+        expect(">");
+        return mapType(key, value);
+      }
       case "struct": {
         expect("<");
         const children = [];
@@ -154,6 +170,30 @@ function parseType(str) {
         }
         expect(">");
         return { k: "struct", children };
+      }
+      case "time32":
+      case "time64":
+      case "duration": {
+        expect("<");
+        const unit = ident();
+        const ok = name === "time32" ? ["s", "ms"] : name === "time64" ? ["us", "ns"] : ["s", "ms", "us", "ns"];
+        if (!ok.includes(unit)) fail("bad time unit");
+        expect(">");
+        return name === "duration" ? { k: "duration", unit } : { k: "time", bits: name === "time32" ? 32 : 64, unit };
+      }
+      case "decimal128":
+      case "decimal256": {
+        expect("<");
+        const precision = num();
+        expect(",");
+        let neg = false;
+        if (s[pos] === "-") {
+          neg = true;
+          pos++;
+        }
+        const scale = neg ? -num() : num();
+        expect(">");
+        return { k: "decimal", bits: name === "decimal128" ? 128 : 256, precision, scale };
       }
       case "timestamp": {
         expect("<");
@@ -179,6 +219,14 @@ function parseType(str) {
   return t;
 }
 
+function mapType(key, value) {
+  const entries = { k: "struct", children: [
+    { name: "key", type: key, nullable: false, metadata: [] },
+    { name: "value", type: value, nullable: true, metadata: [] },
+  ] };
+  return { k: "map", child: { name: "entries", type: entries, nullable: false, metadata: [] } };
+}
+
 function typeToString(t) {
   switch (t.k) {
     case "bool":
@@ -201,10 +249,18 @@ function typeToString(t) {
     case "list":
     case "large_list":
       return `${t.k}<${typeToString(t.child.type)}>`;
+    case "map":
+      return `map<${typeToString(t.child.type.children[0].type)},${typeToString(t.child.type.children[1].type)}>`;
     case "struct":
       return `struct<${t.children.map((c) => `${c.name}:${typeToString(c.type)}`).join(",")}>`;
     case "timestamp":
       return t.tz === null ? `timestamp<${t.unit}>` : `timestamp<${t.unit},${t.tz}>`;
+    case "time":
+      return `time${t.bits}<${t.unit}>`;
+    case "duration":
+      return `duration<${t.unit}>`;
+    case "decimal":
+      return `decimal${t.bits}<${t.precision},${t.scale}>`;
     case "unsupported":
       return `unsupported<${t.name}>`;
   }
@@ -276,6 +332,10 @@ function decodeField(f) {
     case Type.LargeList:
       type = { k: "large_list", child: children[0] };
       break;
+    case Type.Map:
+      if (f.type(new FbMap()).keysSorted()) throw new Error(`map field '${f.name()}' has sorted keys`);
+      type = { k: "map", child: children[0] };
+      break;
     case Type.Struct_:
       type = { k: "struct", children };
       break;
@@ -288,6 +348,19 @@ function decodeField(f) {
       const x = f.type(new FbTimestamp());
       const tz = x.timezone();
       type = { k: "timestamp", unit: TIME_UNITS[x.unit()], tz: tz === null || tz === undefined ? null : tz };
+      break;
+    }
+    case Type.Time: {
+      const x = f.type(new FbTime());
+      type = { k: "time", bits: x.bitWidth(), unit: TIME_UNITS[x.unit()] };
+      break;
+    }
+    case Type.Duration:
+      type = { k: "duration", unit: TIME_UNITS[f.type(new FbDuration()).unit()] };
+      break;
+    case Type.Decimal: {
+      const x = f.type(new FbDecimal());
+      type = { k: "decimal", bits: x.bitWidth(), precision: x.precision(), scale: x.scale() };
       break;
     }
     default:
@@ -473,7 +546,9 @@ function decodeArray(t, ctx) {
     case "float":
     case "date32":
     case "date64":
-    case "timestamp": {
+    case "timestamp":
+    case "time":
+    case "duration": {
       const b = nextBuffer(ctx);
       let w, rd;
       if (t.k === "int") {
@@ -495,7 +570,7 @@ function decodeArray(t, ctx) {
           32: (o) => dv.getFloat32(o, true),
           64: (o) => dv.getFloat64(o, true),
         }[t.bits];
-      } else if (t.k === "date32") {
+      } else if (t.k === "date32" || (t.k === "time" && t.bits === 32)) {
         w = 4;
         rd = (o) => dv.getInt32(o, true);
       } else {
@@ -503,6 +578,12 @@ function decodeArray(t, ctx) {
         rd = (o) => dv.getBigInt64(o, true);
       }
       for (let i = 0; i < n; i++) out[i] = valid(i) ? rd(b.off + i * w) : null;
+      return out;
+    }
+    case "decimal": {
+      const b = nextBuffer(ctx);
+      const w = t.bits / 8;
+      for (let i = 0; i < n; i++) out[i] = valid(i) ? readDecimal(dv, b.off + i * w, t.bits) : null;
       return out;
     }
     case "utf8":
@@ -531,7 +612,8 @@ function decodeArray(t, ctx) {
       return out;
     }
     case "list":
-    case "large_list": {
+    case "large_list":
+    case "map": {
       const ob = nextBuffer(ctx);
       const large = t.k === "large_list";
       const child = decodeArray(t.child.type, ctx);
@@ -551,6 +633,18 @@ function decodeArray(t, ctx) {
     }
   }
   throw new Error(`decodeArray: ${t.k}`);
+}
+
+// A little-endian two's-complement integer of `bits` bits as a BigInt.
+function readDecimal(dv, off, bits) {
+  let v = 0n;
+  for (let k = bits / 64 - 1; k >= 0; k--) v = (v << 64n) | dv.getBigUint64(off + k * 8, true);
+  return BigInt.asIntN(bits, v);
+}
+
+function writeDecimal(dv, off, bits, value) {
+  let v = BigInt.asUintN(bits, value);
+  for (let k = 0; k < bits / 64; k++, v >>= 64n) dv.setBigUint64(off + k * 8, v & 0xffffffffffffffffn, true);
 }
 
 // Decode IPC (file or stream) bytes -> {schema, columns: [[...values]]}.
@@ -615,6 +709,10 @@ function encodeTypeTable(b, t) {
     case "large_list":
       FbLargeList.startLargeList(b);
       return [Type.LargeList, FbLargeList.endLargeList(b)];
+    case "map":
+      FbMap.startMap(b);
+      FbMap.addKeysSorted(b, false);
+      return [Type.Map, FbMap.endMap(b)];
     case "struct":
       FbStruct.startStruct_(b);
       return [Type.Struct_, FbStruct.endStruct_(b)];
@@ -630,6 +728,21 @@ function encodeTypeTable(b, t) {
       if (tz !== -1) FbTimestamp.addTimezone(b, tz);
       return [Type.Timestamp, FbTimestamp.endTimestamp(b)];
     }
+    case "time":
+      FbTime.startTime(b);
+      FbTime.addUnit(b, TIME_UNITS.indexOf(t.unit));
+      FbTime.addBitWidth(b, t.bits);
+      return [Type.Time, FbTime.endTime(b)];
+    case "duration":
+      FbDuration.startDuration(b);
+      FbDuration.addUnit(b, TIME_UNITS.indexOf(t.unit));
+      return [Type.Duration, FbDuration.endDuration(b)];
+    case "decimal":
+      FbDecimal.startDecimal(b);
+      FbDecimal.addPrecision(b, t.precision);
+      FbDecimal.addScale(b, t.scale);
+      FbDecimal.addBitWidth(b, t.bits);
+      return [Type.Decimal, FbDecimal.endDecimal(b)];
   }
   throw new Error(`cannot encode type ${t.k}`);
 }
@@ -646,7 +759,7 @@ function encodeKVs(b, kvs) {
 }
 
 function childFields(t) {
-  if (t.k === "fsl" || t.k === "list" || t.k === "large_list") return [t.child];
+  if (t.k === "fsl" || t.k === "list" || t.k === "large_list" || t.k === "map") return [t.child];
   if (t.k === "struct") return t.children;
   return [];
 }
@@ -707,7 +820,11 @@ function defaultValue(t) {
       return t.bits === 64 ? 0n : 0;
     case "date64":
     case "timestamp":
+    case "duration":
+    case "decimal":
       return 0n;
+    case "time":
+      return t.bits === 32 ? 0 : 0n;
     case "float":
     case "date32":
       return 0;
@@ -723,6 +840,7 @@ function defaultValue(t) {
       return new Array(t.size).fill(defaultValue(t.child.type));
     case "list":
     case "large_list":
+    case "map":
       return [];
     case "struct":
       return t.children.map((c) => defaultValue(c.type));
@@ -757,7 +875,9 @@ function encodeArray(t, values, ctx) {
     case "float":
     case "date32":
     case "date64":
-    case "timestamp": {
+    case "timestamp":
+    case "time":
+    case "duration": {
       let w, wr;
       const mk = (width) => {
         const u8 = new Uint8Array(pad8(n * width));
@@ -782,7 +902,7 @@ function encodeArray(t, values, ctx) {
           32: (d, o, v) => d.setFloat32(o, v, true),
           64: (d, o, v) => d.setFloat64(o, v, true),
         }[t.bits];
-      } else if (t.k === "date32") {
+      } else if (t.k === "date32" || (t.k === "time" && t.bits === 32)) {
         w = 4;
         wr = (d, o, v) => d.setInt32(o, v, true);
       } else {
@@ -819,6 +939,14 @@ function encodeArray(t, values, ctx) {
       addBuf(Buffer.concat(chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength))));
       return;
     }
+    case "decimal": {
+      const w = t.bits / 8;
+      const u8 = new Uint8Array(n * w);
+      const d = new DataView(u8.buffer);
+      for (let i = 0; i < n; i++) if (values[i] !== null) writeDecimal(d, i * w, t.bits, values[i]);
+      addBuf(u8);
+      return;
+    }
     case "fsb": {
       const u8 = new Uint8Array(n * t.width);
       for (let i = 0; i < n; i++) if (values[i] !== null) u8.set(values[i], i * t.width);
@@ -826,7 +954,8 @@ function encodeArray(t, values, ctx) {
       return;
     }
     case "list":
-    case "large_list": {
+    case "large_list":
+    case "map": {
       const large = t.k === "large_list";
       const w = large ? 8 : 4;
       const offs = new Uint8Array(pad8((n + 1) * w));
@@ -997,6 +1126,31 @@ function fmtTimestamp(v, unit) {
   return s;
 }
 
+// "HH:MM:SS" plus the unit's fraction digits; outside one day the sign is kept and hours
+// run past 23 (as lancelet prints it).
+function fmtTimeOfDay(v, unit) {
+  const ups = UNIT_PER_SEC[unit];
+  const neg = v < 0n;
+  const m = neg ? -v : v;
+  const secs = m / ups;
+  const frac = m % ups;
+  let s = `${neg ? "-" : ""}${pad(secs / 3600n, 2)}:${pad((secs / 60n) % 60n, 2)}:${pad(secs % 60n, 2)}`;
+  if (UNIT_DIGITS[unit]) s += "." + pad(frac, UNIT_DIGITS[unit]);
+  return s;
+}
+
+// The unscaled integer at `scale` as JSON number text with every digit ("-0.05").
+function fmtDecimal(v, scale) {
+  const neg = v < 0n;
+  let digits = (neg ? -v : v).toString();
+  if (scale < 0 && digits !== "0") digits += "0".repeat(-scale);
+  if (scale > 0) {
+    if (digits.length <= scale) digits = "0".repeat(scale + 1 - digits.length) + digits;
+    digits = digits.slice(0, digits.length - scale) + "." + digits.slice(digits.length - scale);
+  }
+  return (neg ? "-" : "") + digits;
+}
+
 function render(t, v) {
   if (v === null || v === undefined) return "null";
   switch (t.k) {
@@ -1019,8 +1173,15 @@ function render(t, v) {
       return JSON.stringify(fmtTimestamp(BigInt(v), "ms"));
     case "timestamp":
       return JSON.stringify(fmtTimestamp(BigInt(v), t.unit) + (t.tz !== null ? "Z" : ""));
+    case "time":
+      return JSON.stringify(fmtTimeOfDay(BigInt(v), t.unit));
+    case "duration":
+      return String(v);
+    case "decimal":
+      return fmtDecimal(BigInt(v), t.scale);
     case "list":
     case "large_list":
+    case "map":
     case "fsl":
       return "[" + v.map((x) => render(t.child.type, x)).join(",") + "]";
     case "struct":
@@ -1156,6 +1317,7 @@ function makeGen(rng, opts) {
       }
       case "list":
       case "large_list":
+      case "map":
         return [[], ...(nullOk(t.child) ? [[null]] : []), edges(t.child.type).slice(0, 3)];
       case "struct":
         return [t.children.map((c) => edges(c.type)[0]), t.children.map((c) => (nullOk(c) ? null : defaultValue(c.type)))];
@@ -1163,6 +1325,16 @@ function makeGen(rng, opts) {
         return [MIN_DAY, MAX_DAY, 0, -1, 11016 /* 2000-02-29 */];
       case "date64":
         return [BigInt(MIN_DAY) * 86400000n, BigInt(MAX_DAY) * 86400000n + 86399999n, 0n, -1n, 951782400000n];
+      case "time": {
+        const day = 86400n * UNIT_PER_SEC[t.unit];
+        return t.bits === 32 ? [0, Number(day) - 1, 1] : [0n, day - 1n, 1n];
+      }
+      case "duration":
+        return [-(2n ** 63n), 2n ** 63n - 1n, 0n, -1n];
+      case "decimal": {
+        const max = 10n ** BigInt(t.precision) - 1n;
+        return [max, -max, 0n, 1n, -1n];
+      }
       case "timestamp": {
         const ups = UNIT_PER_SEC[t.unit];
         if (t.unit === "ns") return [-(2n ** 63n), 2n ** 63n - 1n, 0n, -1n, 951782400123456789n];
@@ -1194,7 +1366,8 @@ function makeGen(rng, opts) {
         return v;
       }
       case "list":
-      case "large_list": {
+      case "large_list":
+      case "map": {
         const n = randInt(0, 5);
         const v = [];
         for (let j = 0; j < n; j++) v.push(value(t.child, depth + 1, true));
@@ -1210,6 +1383,21 @@ function makeGen(rng, opts) {
         const ups = UNIT_PER_SEC[t.unit];
         if (t.unit === "ns") return randBig(-(2n ** 63n), 2n ** 63n - 1n);
         return randBig(BigInt(MIN_DAY) * 86400n * ups, (BigInt(MAX_DAY) * 86400n + 86399n) * ups + ups - 1n);
+      }
+      case "null":
+        return null;
+      case "time": {
+        const day = 86400n * UNIT_PER_SEC[t.unit];
+        return t.bits === 32 ? randInt(0, Number(day) - 1) : randBig(0n, day - 1n);
+      }
+      case "duration":
+        return randBig(-(2n ** 63n), 2n ** 63n - 1n);
+      case "decimal": {
+        // Any digit count up to the precision, so small and huge values both occur.
+        const max = 10n ** BigInt(randInt(1, t.precision)) - 1n;
+        let r = 0n;
+        for (let k = 0; k < t.bits / 32 + 1; k++) r = (r << 32n) | BigInt(u32());
+        return (r % (2n * max + 1n)) - max;
       }
     }
     throw new Error(`cannot generate ${typeToString(t)}`);

@@ -46,6 +46,15 @@ TEST(CsvReader, GivenSchemaParsesEveryKind) {
             "\"ts\":\"2024-01-01T00:00:00.000Z\",\"emb\":[0.35,4],\"data\":\"/w==\"}\n");
 }
 
+TEST(CsvReader, TimesDurationsAndDecimalsReadFromTheirText) {
+  auto result = ReadCsvText("t,du,d,n\n23:59:59,-3,-0.5,\n,9, 1.999 ,\n",
+                            WithSchema("t:time32<s>,du:duration<s>,d:decimal128<4,2>,n:null"));
+  EXPECT_EQ(Jsonl(*result.batch), "{\"t\":\"23:59:59\",\"du\":-3,\"d\":-0.50,\"n\":null}\n"
+                                  "{\"t\":null,\"du\":9,\"d\":2.00,\"n\":null}\n");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("d\n1.2.3\n", WithSchema("d:decimal128<4,2>")); }),
+            "in.csv: row 2, column 'd': expected decimal128<4,2>, found \"1.2.3\"");
+}
+
 TEST(CsvReader, SchemaColumnsMayComeInAnyHeaderOrder) {
   auto result = ReadCsvText("b,a\nx,1\n", WithSchema("a:int64,b:utf8"));
   EXPECT_EQ(Jsonl(*result.batch), "{\"a\":1,\"b\":\"x\"}\n");

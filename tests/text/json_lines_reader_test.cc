@@ -45,6 +45,27 @@ TEST(JsonLinesReader, GivenSchemaParsesEveryKind) {
             "\"ts\":\"1969-12-31T23:59:59.999999999\",\"bin\":null,\"l\":[],\"st\":{\"a\":null,\"b\":null}}\n");
 }
 
+TEST(JsonLinesReader, TimesDurationsDecimalsAndNullReadAgainstTheSchema) {
+  auto result = ReadJsonText(
+      "{\"t\": \"12:34:56.789\", \"u\": 45296789012, \"du\": -5, \"d\": \"-123.455\", \"w\": 1e-3, \"n\": null}\n"
+      "{\"t\": 0, \"u\": \"00:00\", \"du\": \"7\", \"d\": 12, \"w\": \"99999999999999999999999999999999999999\"}\n",
+      WithSchema("t:time32<ms>,u:time64<us>,du:duration<ns>,d:decimal128<6,2>,w:decimal256<40,2>,n:null"));
+  EXPECT_EQ(Jsonl(*result.batch),
+            "{\"t\":\"12:34:56.789\",\"u\":\"12:34:56.789012\",\"du\":-5,\"d\":-123.46,\"w\":0.00,\"n\":null}\n"
+            "{\"t\":\"00:00:00.000\",\"u\":\"00:00:00.000000\",\"du\":7,\"d\":12.00,"
+            "\"w\":99999999999999999999999999999999999999.00,\"n\":null}\n");
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"d\": \"10000\"}\n", WithSchema("d:decimal128<6,2>")); }),
+            "in.jsonl: row 1, column 'd': expected decimal128<6,2>, found \"10000\"");
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"t\": \"25:00:00\"}\n", WithSchema("t:time32<s>")); }),
+            "in.jsonl: row 1, column 't': expected time32<s>, found \"25:00:00\"");
+  auto maps = ReadJsonText("{\"m\": {\"a\": 1, \"b\": null}}\n{\"m\": [{\"key\": \"c\", \"value\": 3}]}\n{\"m\": {}}\n",
+                           WithSchema("m:map<utf8,int64>"));
+  EXPECT_EQ(Jsonl(*maps.batch), "{\"m\":[{\"key\":\"a\",\"value\":1},{\"key\":\"b\",\"value\":null}]}\n"
+                                "{\"m\":[{\"key\":\"c\",\"value\":3}]}\n{\"m\":[]}\n");
+  EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"n\": 1}\n", WithSchema("n:null")); }),
+            "in.jsonl: row 1, column 'n': expected null, found 1");
+}
+
 TEST(JsonLinesReader, Int64ExtremesStayExact) {
   auto result = ReadJsonText("{\"a\": -9223372036854775808, \"b\": 9223372036854775807}\n",
                              WithSchema("a:int64,b:int64"));

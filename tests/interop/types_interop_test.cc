@@ -1,0 +1,126 @@
+// Issue 14's types against the reference: time32/time64, duration, decimal128/256 and
+// null, with nulls and edge values, at file versions 2.0, 2.1 and 2.2. The reference
+// writes and lancelet reads; lancelet writes and the reference reads; an overlay on these
+// columns reads the same on both sides.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/json_rows.h"
+#include "support/test_env.h"
+
+namespace lancelet::testing {
+namespace {
+
+const char* kOverlayEnv = "LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES=1";
+
+constexpr const char* kTypes =
+    "int32,time32<s>,time32<ms>,time64<us>,time64<ns>,duration<s>,duration<ms>,duration<us>,duration<ns>,"
+    "decimal128<10,2>,decimal128<38,-3>,decimal128<1,0>,decimal256<40,5>,decimal256<76,0>,null,"
+    "list<decimal128<12,4>>,struct<t:time64<us>,d:decimal128<9,3>>";
+
+class TypesInteropTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::string version() const { return GetParam(); }
+  // 2.0 stores no struct validity.
+  std::vector<std::string> Gen(const std::string& out, int rows, int seed) const {
+    std::vector<std::string> args = {"gen", out, "--rows", std::to_string(rows), "--seed", std::to_string(seed),
+                                     "--types", kTypes};
+    if (version() == "2.0") args.push_back("--no-null-structs");
+    return args;
+  }
+  TempDir dir_;
+};
+
+TEST_P(TypesInteropTest, LanceletReadsWhatTheReferenceWrote) {
+  REQUIRE_ORACLE();
+  const std::string ds = dir_.Join("ref.lance"), a = dir_.Join("a.arrow"), b = dir_.Join("b.arrow");
+  Oracle(Gen(a, 700, 31));
+  Oracle(Gen(b, 90, 32));
+  Oracle({"create", ds, "--data", a, "--file-version", version(), "--max-rows-per-file", "400"});
+  Oracle({"append", ds, "--data", b});
+  Oracle({"delete", ds, "--where", "c_int32 < -1500000000"});
+
+  const std::string expected = Oracle({"dump", ds});
+  ASSERT_GT(SplitLines(expected).size(), 600u);
+  EXPECT_EQ(DiffJsonLines(expected, Lancelet({"scan", ds, "--format", "jsonl"})), "");
+  EXPECT_EQ(Lancelet({"count", ds}), Oracle({"count", ds}));
+  const auto rows = SplitLines(expected);
+  std::string picked;
+  for (size_t p : {size_t(0), size_t(401), rows.size() - 1}) picked += rows[p] + "\n";
+  EXPECT_EQ(DiffJsonLines(picked, Lancelet({"take", ds, "--rows", "0,401," + std::to_string(rows.size() - 1),
+                                            "--format", "jsonl"})),
+            "");
+  // The schema lancelet reports is the one the reference stored.
+  EXPECT_EQ(nlohmann::json::parse(Oracle({"schema", ds})), nlohmann::json::parse(Oracle({"arrow-schema", a})));
+}
+
+TEST_P(TypesInteropTest, TheReferenceReadsWhatLanceletWrote) {
+  REQUIRE_ORACLE();
+  const std::string ds = dir_.Join("ours.lance"), a = dir_.Join("a.arrow"), b = dir_.Join("b.arrow");
+  Oracle(Gen(a, 500, 41));
+  Oracle(Gen(b, 70, 42));
+  Lancelet({"create", ds, "--from", a, "--file-version", version(), "--max-rows-per-file", "300"});
+  Lancelet({"append", ds, "--from", b});
+
+  EXPECT_EQ(nlohmann::json::parse(Oracle({"schema", ds})), nlohmann::json::parse(Oracle({"arrow-schema", a})));
+  const std::string ours = Lancelet({"scan", ds, "--format", "jsonl"});
+  EXPECT_EQ(SplitLines(ours).size(), 570u);
+  EXPECT_EQ(DiffJsonLines(ours, Oracle({"dump", ds})), "");
+  // The input's own rows, as the oracle renders them, are what both sides read.
+  EXPECT_EQ(DiffJsonLines(Oracle({"cat", a}) + Oracle({"cat", b}), ours), "");
+}
+
+TEST_P(TypesInteropTest, AnOverlayOnTheseColumnsReadsTheSameOnBothSides) {
+  REQUIRE_ORACLE();
+  const std::string ds = dir_.Join("ov.lance"), a = dir_.Join("a.arrow");
+  Oracle(Gen(a, 400, 51));
+  Lancelet({"create", ds, "--from", a, "--file-version", version()});
+  Lancelet({"update", ds, "--mode", "overlay", "--where", "c_int32 % 3 = 0", "--set", "c_decimal128_10_2 = '-12.345'",
+            "--set", "c_decimal256_76_0 = 9", "--set", "c_time64_us = '23:59:59.5'", "--set", "c_time32_s = 3600",
+            "--set", "c_duration_ms = -7", "--set", "c_decimal128_1_0 = NULL"});
+  const std::string ours = Lancelet({"scan", ds, "--format", "jsonl"});
+  EXPECT_NE(ours.find("\"c_decimal128_10_2\":-12.35"), std::string::npos) << "rounded half away from zero";
+  EXPECT_NE(ours.find("\"c_time64_us\":\"23:59:59.500000\""), std::string::npos);
+  EXPECT_NE(ours.find("\"c_time32_s\":\"01:00:00\""), std::string::npos);
+  EXPECT_EQ(DiffJsonLines(ours, Oracle({"dump", ds}, kOverlayEnv)), "");
+  EXPECT_EQ(Lancelet({"count", ds, "--where", "c_duration_ms IS NOT NULL"}),
+            Oracle({"count", ds, "--where", "c_duration_ms IS NOT NULL"}, kOverlayEnv));
+}
+
+// Maps need file version 2.2 on both sides; at 2.0 and 2.1 both refuse them.
+TEST_P(TypesInteropTest, MapsRoundTripAt22AndAreRefusedBelow) {
+  REQUIRE_ORACLE();
+  const std::string a = dir_.Join("a.arrow"), ref = dir_.Join("ref.lance"), ours = dir_.Join("ours.lance");
+  Oracle({"gen", a, "--rows", "300", "--seed", "61", "--types",
+          "int32,map<utf8,int32>,map<int64,list<utf8>>,list<map<utf8,decimal128<5,1>>>,struct<m:map<utf8,utf8>>"});
+  auto ours_result = RunLancelet({"create", ours, "--from", a, "--file-version", version()});
+  auto ref_result = RunOracle({"create", ref, "--data", a, "--file-version", version()});
+  if (version() != "2.2") {
+    EXPECT_NE(ours_result.exit_code, 0);
+    EXPECT_NE(ours_result.err.find("Lance file version " + version() + " cannot store maps; use file version 2.2"),
+              std::string::npos)
+        << ours_result.err;
+    EXPECT_FALSE(std::filesystem::exists(ours)) << "a refused create leaves nothing behind";
+    EXPECT_NE(ref_result.exit_code, 0) << "the reference refuses maps below 2.2 too";
+    return;
+  }
+  ASSERT_EQ(ours_result.exit_code, 0) << ours_result.err;
+  ASSERT_EQ(ref_result.exit_code, 0) << ref_result.err;
+  const std::string expected = Oracle({"cat", a});
+  EXPECT_EQ(DiffJsonLines(expected, Lancelet({"scan", ref, "--format", "jsonl"})), "");
+  EXPECT_EQ(DiffJsonLines(expected, Oracle({"dump", ours})), "");
+  EXPECT_EQ(nlohmann::json::parse(Oracle({"schema", ours})), nlohmann::json::parse(Oracle({"arrow-schema", a})));
+  // An overlay that sets a map column to NULL in some rows.
+  Lancelet({"update", ours, "--mode", "overlay", "--where", "c_int32 % 2 = 0", "--set", "c_map_utf8_int32 = NULL"});
+  const std::string updated = Lancelet({"scan", ours, "--format", "jsonl"});
+  EXPECT_NE(updated, expected);
+  EXPECT_EQ(DiffJsonLines(updated, Oracle({"dump", ours}, kOverlayEnv)), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(FileVersions, TypesInteropTest, ::testing::Values("2.0", "2.1", "2.2"),
+                         [](const auto& info) { return "v" + std::string(1, info.param[0]) + "_" + info.param[2]; });
+
+}  // namespace
+}  // namespace lancelet::testing
