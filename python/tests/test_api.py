@@ -1,6 +1,7 @@
 """The Python API: round trips, overlays through update, time travel, numpy views, the
 Arrow PyCapsule interface, errors, and agreement with the CLI and with the reference."""
 import datetime
+import decimal
 import math
 import threading
 import time
@@ -51,6 +52,32 @@ def test_schema_given_for_a_dict(tmp_path):
         lancelet.write_dataset({"id": ["x"], "v": [[1, 2]]}, tmp_path / "bad.lance", schema=schema)
     with pytest.raises(ValueError, match="a value has 3 items"):
         lancelet.write_dataset({"id": [1], "v": [[1, 2, 3]]}, tmp_path / "bad.lance", schema=schema)
+
+
+def test_times_durations_decimals_maps_and_null_convert_both_ways(tmp_path):
+    schema = lancelet.Schema.from_pairs([("t", "time64<us>"), ("du", "duration<ms>"), ("d", "decimal128<6,2>"),
+                                         ("m", "map<utf8,int32>"), ("n", "null")])
+    data = {
+        "t": [datetime.time(12, 34, 56, 789012), None, 3_600_000_000],
+        "du": [datetime.timedelta(seconds=-1, milliseconds=500), None, 7],
+        "d": [decimal.Decimal("-1.25"), "3.5", 12],
+        "m": [{"a": 1, "b": None}, None, [("z", 2)]],
+        "n": [None, None, None],
+    }
+    ds = lancelet.write_dataset(data, tmp_path / "types.lance", schema=schema, data_storage_version="2.2")
+    assert ds.to_pydict() == {
+        "t": [datetime.time(12, 34, 56, 789012), None, datetime.time(1, 0)],
+        "du": [datetime.timedelta(milliseconds=-500), None, datetime.timedelta(milliseconds=7)],
+        "d": [decimal.Decimal("-1.25"), decimal.Decimal("3.50"), decimal.Decimal("12.00")],
+        "m": [{"a": 1, "b": None}, None, {"z": 2}],
+        "n": [None, None, None],
+    }
+    with pytest.raises(ValueError, match="expected a decimal.Decimal, int or str"):
+        lancelet.write_dataset({"d": [0.5]}, tmp_path / "bad.lance",
+                               schema=lancelet.Schema.from_pairs([("d", "decimal128<6,2>")]))
+    with pytest.raises(lancelet.NotSupportedError, match="cannot store maps; use file version 2.2"):
+        lancelet.write_dataset({"m": [{"a": 1}]}, tmp_path / "old.lance", data_storage_version="2.1",
+                               schema=lancelet.Schema.from_pairs([("m", "map<utf8,int32>")]))
 
 
 def test_scan_filter_limit_offset_take_and_count(tmp_path):

@@ -96,6 +96,8 @@ class LegacyDecoder final : public FieldDecoder {
       case TypeId::kBinary:
       case TypeId::kLargeBinary:
         return DecodeBinary(node, batch, s, e);
+      case TypeId::kNull:
+        return MakeNullArray(type, int64_t(e - s));  // nothing stored
       default: {
         // A plain page; a fixed-size list's holds the flattened items of every level
         // (their type is part of the list's type, with no field of its own).
@@ -134,10 +136,7 @@ class LegacyDecoder final : public FieldDecoder {
   }
 
   // Bytes per value of a plain page; 0 for bool (bits) and for types with no plain page.
-  static uint64_t ByteWidth(const DataType& type) {
-    if (type.id() == TypeId::kFixedSizeBinary) return uint64_t(type.fixed_size());
-    return type.bit_width() % 8 == 0 ? uint64_t(type.bit_width() / 8) : 0;
-  }
+  static uint64_t ByteWidth(const DataType& type) { return uint64_t(type.byte_width()); }
 
   // The node's page in batch b, which must hold at least `end` elements.
   Layout::Page PageIn(const LanceField& node, size_t batch, uint64_t end) const {

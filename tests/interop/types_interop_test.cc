@@ -119,6 +119,17 @@ TEST_P(TypesInteropTest, MapsRoundTripAt22AndAreRefusedBelow) {
   EXPECT_EQ(DiffJsonLines(updated, Oracle({"dump", ours}, kOverlayEnv)), "");
 }
 
+// Legacy (0.1/0.2) data files of these types: plain pages, a null column stores nothing.
+TEST(TypesInterop, LegacyFilesOfTheseTypesRead) {
+  REQUIRE_ORACLE();
+  TempDir dir;
+  const std::string ds = dir.Join("legacy.lance"), a = dir.Join("a.arrow");
+  Oracle({"gen", a, "--rows", "300", "--seed", "71", "--no-null-structs", "--types",
+          "int32,time32<s>,time64<ns>,duration<ms>,decimal128<10,2>,decimal256<40,5>,null,list<decimal128<12,4>>"});
+  Oracle({"create", ds, "--data", a, "--file-version", "legacy"});
+  EXPECT_EQ(DiffJsonLines(Oracle({"dump", ds}), Lancelet({"scan", ds, "--format", "jsonl"})), "");
+}
+
 INSTANTIATE_TEST_SUITE_P(FileVersions, TypesInteropTest, ::testing::Values("2.0", "2.1", "2.2"),
                          [](const auto& info) { return "v" + std::string(1, info.param[0]) + "_" + info.param[2]; });
 
