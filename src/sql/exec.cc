@@ -81,11 +81,11 @@ class Progress {
 
 RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row_id, bool with_row_address,
                           const std::string& filter, const SchemaPtr& column_types,
-                          const std::optional<std::vector<std::string>>& columns) {
+                          const std::optional<std::vector<std::string>>& columns, DatasetPtr opened) {
   std::unique_ptr<RecordBatchReader> reader;
   std::unique_ptr<Progress> progress;
   if (ref.kind == TableRef::Kind::kTable) {
-    auto ds = OpenTable(ctx, ref);
+    DatasetPtr ds = opened ? std::move(opened) : OpenTable(ctx, ref);
     auto scan = ds->NewScan();
     if (columns) scan.Columns(*columns);
     if (!filter.empty()) scan.Filter(filter);

@@ -39,10 +39,12 @@ bool TableExists(const Context& ctx, const std::string& name);
 std::optional<std::vector<std::string>> ColumnsRead(const SelectStmt& stmt, const Schema& table);
 
 // `columns`, when set, are the only top-level columns a table's scan returns (a file is
-// read whole).
+// read whole). `opened`: the table `ref` names, already opened by the caller, so that one
+// statement reads one version (and its manifest once).
 RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row_id, bool with_row_address,
                           const std::string& filter = "", const SchemaPtr& column_types = nullptr,
-                          const std::optional<std::vector<std::string>>& columns = std::nullopt);
+                          const std::optional<std::vector<std::string>>& columns = std::nullopt,
+                          DatasetPtr opened = nullptr);
 
 // Rebuilds `expr` with every column node replaced by map(node) (null: keep the node).
 ExprPtr MapColumns(const ExprPtr& expr, const std::function<ExprPtr(const Expr&)>& map);

@@ -284,7 +284,7 @@ RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt, const Schem
         pushed = ToString(*where);
       }
     }
-    input = ReadSource(ctx, *stmt.from, row_id, row_addr, pushed, column_types, projection);
+    input = ReadSource(ctx, *stmt.from, row_id, row_addr, pushed, column_types, projection, ds);
     if (where && pushed.empty()) input = input->Filter(EvaluatePredicate(*Bind(*where, *input->schema()), *input));
   } else {
     if (where) ctx.Fail(where->position, "WHERE needs a FROM clause");
