@@ -1,7 +1,7 @@
-// Issue 14's types against the reference: time32/time64, duration, decimal128/256 and
-// null, with nulls and edge values, at file versions 2.0, 2.1 and 2.2. The reference
-// writes and lancelet reads; lancelet writes and the reference reads; an overlay on these
-// columns reads the same on both sides.
+// Issue 14's types against the reference: time32/time64, duration, decimal128/256, null
+// and large offsets nested anywhere, with nulls and edge values, at file versions 2.0, 2.1
+// and 2.2 (maps at 2.2). The reference writes and lancelet reads; lancelet writes and the
+// reference reads; an overlay on these columns reads the same on both sides.
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -18,7 +18,9 @@ const char* kOverlayEnv = "LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES=1";
 constexpr const char* kTypes =
     "int32,time32<s>,time32<ms>,time64<us>,time64<ns>,duration<s>,duration<ms>,duration<us>,duration<ns>,"
     "decimal128<10,2>,decimal128<38,-3>,decimal128<1,0>,decimal256<40,5>,decimal256<76,0>,null,"
-    "list<decimal128<12,4>>,struct<t:time64<us>,d:decimal128<9,3>>";
+    "list<decimal128<12,4>>,struct<t:time64<us>,d:decimal128<9,3>>,"
+    // Large offsets in every position.
+    "list<large_utf8>,struct<a:large_binary,b:large_utf8>,large_list<struct<x:large_utf8>>,large_list<large_list<int32>>";
 
 class TypesInteropTest : public ::testing::TestWithParam<std::string> {
  protected:
