@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "array/flatbuffer.h"
@@ -87,9 +88,19 @@ std::string EncodeRecordBatchMessage(int64_t length, const std::vector<FieldNode
 std::string EncodeFooter(const Schema& schema, const std::vector<Block>& batches);
 
 // Decodes a Schema table. Throws NotSupported for dictionary fields and unknown types.
+// A dictionary-encoded field's encoding (Schema.fbs DictionaryEncoding). The schema
+// lancelet reports gives such a field its value type: batches carry the values.
+struct DictionaryEncoding {
+  int64_t id = 0;
+  TypePtr index_type;
+};
+using DictionaryFields = std::unordered_map<const Field*, DictionaryEncoding>;
+
 // `big_endian`, when given, receives the schema's endianness; without it a big-endian
-// schema is refused.
-SchemaPtr DecodeSchema(const fb::FlatTable& schema, bool* big_endian = nullptr);
+// schema is refused. `dictionaries`, when given, receives the dictionary-encoded fields;
+// without it such a field is refused.
+SchemaPtr DecodeSchema(const fb::FlatTable& schema, bool* big_endian = nullptr,
+                       DictionaryFields* dictionaries = nullptr);
 
 // One framed message: the encapsulated metadata and the body that follows it.
 struct EncodedMessage {

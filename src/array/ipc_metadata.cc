@@ -165,7 +165,7 @@ Metadata DecodeMetadata(const fb::FlatVector& pairs) {
   return metadata;
 }
 
-FieldPtr DecodeField(const fb::FlatTable& t, int depth);
+FieldPtr DecodeField(const fb::FlatTable& t, int depth, DictionaryFields* dictionaries);
 
 TypePtr DecodeType(const fb::FlatTable& field, const std::string& name,
                    const std::vector<FieldPtr>& children) {
@@ -267,20 +267,38 @@ TypePtr DecodeType(const fb::FlatTable& field, const std::string& name,
   }
 }
 
-FieldPtr DecodeField(const fb::FlatTable& t, int depth) {
+FieldPtr DecodeField(const fb::FlatTable& t, int depth, DictionaryFields* dictionaries) {
   if (depth > 64) FailField(t, "?", "types nested deeper than 64 levels");
   std::string name(t.GetString(kFieldName));
-  if (t.GetTable(kFieldDictionary).valid())
+  fb::FlatTable dictionary = t.GetTable(kFieldDictionary);
+  if (dictionary.valid() && !dictionaries)
     ThrowNotSupported("{}: Arrow field '{}' at byte {} is dictionary-encoded; lancelet does not "
-                      "read Arrow dictionaries",
+                      "read Arrow dictionaries here",
                       t.source_name(), name, t.abs_offset());
   std::vector<FieldPtr> children;
   fb::FlatVector child_tables = t.GetVector(kFieldChildren);
   for (uint32_t i = 0; i < child_tables.size(); ++i)
-    children.push_back(DecodeField(child_tables.TableAt(i), depth + 1));
+    children.push_back(DecodeField(child_tables.TableAt(i), depth + 1, dictionaries));
   TypePtr type = DecodeType(t, name, children);
-  return Field::Make(std::move(name), std::move(type), t.GetBool(kFieldNullable, false),
-                     DecodeMetadata(t.GetVector(kFieldMetadata)));
+  FieldPtr field = Field::Make(name, std::move(type), t.GetBool(kFieldNullable, false),
+                               DecodeMetadata(t.GetVector(kFieldMetadata)));
+  if (dictionary.valid()) {
+    // DictionaryEncoding: id (0), indexType (1, default int32), isOrdered (2).
+    DictionaryEncoding encoding{dictionary.GetInt64(0, 0), DataType::Int32()};
+    if (fb::FlatTable index = dictionary.GetTable(1); index.valid()) {
+      int32_t bits = index.GetInt32(0, 0);
+      bool is_signed = index.GetBool(1, false);
+      switch (bits) {
+        case 8: encoding.index_type = is_signed ? DataType::Int8() : DataType::UInt8(); break;
+        case 16: encoding.index_type = is_signed ? DataType::Int16() : DataType::UInt16(); break;
+        case 32: encoding.index_type = is_signed ? DataType::Int32() : DataType::UInt32(); break;
+        case 64: encoding.index_type = is_signed ? DataType::Int64() : DataType::UInt64(); break;
+        default: FailField(t, name, fmt::format("dictionary index bitWidth {} is not 8, 16, 32 or 64", bits));
+      }
+    }
+    (*dictionaries)[field.get()] = encoding;
+  }
+  return field;
 }
 
 }  // namespace
@@ -339,7 +357,7 @@ std::string EncodeFooter(const Schema& schema, const std::vector<Block>& batches
   return b.Finish(b.EndTable());
 }
 
-SchemaPtr DecodeSchema(const fb::FlatTable& schema, bool* big_endian) {
+SchemaPtr DecodeSchema(const fb::FlatTable& schema, bool* big_endian, DictionaryFields* dictionaries) {
   const bool big = schema.GetInt16(kSchemaEndianness, 0) != 0;
   if (big && !big_endian)
     ThrowNotSupported("{}: Arrow schema at byte {} is big endian; lancelet reads little endian only",
@@ -347,7 +365,7 @@ SchemaPtr DecodeSchema(const fb::FlatTable& schema, bool* big_endian) {
   if (big_endian) *big_endian = big;
   std::vector<FieldPtr> fields;
   fb::FlatVector tables = schema.GetVector(kSchemaFields);
-  for (uint32_t i = 0; i < tables.size(); ++i) fields.push_back(DecodeField(tables.TableAt(i), 0));
+  for (uint32_t i = 0; i < tables.size(); ++i) fields.push_back(DecodeField(tables.TableAt(i), 0, dictionaries));
   return std::make_shared<Schema>(std::move(fields), DecodeMetadata(schema.GetVector(kSchemaMetadata)));
 }
 

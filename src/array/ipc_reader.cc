@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <map>
 
 #include "array/ipc_internal.h"
+#include "lancelet/builder.h"
 #include "lancelet/error.h"
 #include "lancelet/ipc.h"
 
@@ -23,7 +25,8 @@ class BatchDecoder {
   // With a codec every buffer is decompressed as it is taken; slices then point into
   // storage owned by the decoder, so arrays must copy out before the decoder goes away.
   BatchDecoder(const fb::FlatTable& batch, const uint8_t* body, int64_t body_length,
-               int64_t body_abs_offset, std::optional<CompressionCodec> codec, bool big_endian)
+               int64_t body_abs_offset, std::optional<CompressionCodec> codec, bool big_endian,
+               const DictionaryFields& dictionary_fields, const std::map<int64_t, ArrayPtr>& dictionaries)
       : batch_(batch),
         nodes_(batch.GetVector(kBatchNodes)),
         buffers_(batch.GetVector(kBatchBuffers)),
@@ -31,9 +34,12 @@ class BatchDecoder {
         body_length_(body_length),
         body_abs_(body_abs_offset),
         codec_(codec),
-        big_endian_(big_endian) {}
+        big_endian_(big_endian),
+        dictionary_fields_(dictionary_fields),
+        dictionaries_(dictionaries) {}
 
   ArrayPtr Read(const Field& field) {
+    if (auto it = dictionary_fields_.find(&field); it != dictionary_fields_.end()) return ReadKeyed(field, it->second);
     FieldNode node = NextNode(field);
     const DataType& type = *field.type;
     if (type.id() == TypeId::kNull) return MakeNullArray(field.type, node.length);  // no buffers
@@ -86,6 +92,32 @@ class BatchDecoder {
   }
 
   int64_t batch_abs_offset() const { return batch_.abs_offset(); }
+
+  // A dictionary-encoded field: its keys, replaced by the dictionary's values.
+  ArrayPtr ReadKeyed(const Field& field, const DictionaryEncoding& encoding) {
+    Field keys_field{field.name, encoding.index_type, field.nullable, {}};
+    ArrayPtr keys = Read(keys_field);
+    auto dictionary = dictionaries_.find(encoding.id);
+    if (dictionary == dictionaries_.end())
+      Fail(field, batch_.abs_offset(), fmt::format("no dictionary batch with id {} comes before it", encoding.id));
+    const ArrayData& values = *dictionary->second;
+    auto builder = ArrayBuilder::Make(field.type);
+    for (int64_t i = 0; i < keys->length; ++i) {
+      if (keys->IsNull(i)) {
+        builder->AppendNull();
+        continue;
+      }
+      const Scalar key = GetScalar(*keys, i);
+      const int64_t* as_signed = std::get_if<int64_t>(&key.value);
+      const uint64_t k = as_signed ? (*as_signed < 0 ? UINT64_MAX : uint64_t(*as_signed)) : std::get<uint64_t>(key.value);
+      if (k >= uint64_t(values.length))
+        Fail(field, batch_.abs_offset(),
+             fmt::format("dictionary key at row {} is outside the {} values of dictionary {}", i, values.length,
+                         encoding.id));
+      builder->AppendFrom(values, int64_t(k));
+    }
+    return builder->Finish();
+  }
 
  private:
   [[noreturn]] void Fail(const Field& field, int64_t at, std::string_view what) const {
@@ -220,6 +252,8 @@ class BatchDecoder {
   int64_t body_abs_;
   std::optional<CompressionCodec> codec_;
   bool big_endian_;  // offsets and values are converted to little endian as they are read
+  const DictionaryFields& dictionary_fields_;
+  const std::map<int64_t, ArrayPtr>& dictionaries_;  // by id, as the batches so far left them
   std::deque<std::vector<uint8_t>> decompressed_;  // deque: earlier slices stay valid
 };
 
@@ -271,7 +305,7 @@ class IpcReader final : public RecordBatchReader {
       pos_ = message.end;
       switch (message.type) {
         case MessageType::kRecordBatch: return DecodeBatch(message);
-        case MessageType::kDictionaryBatch: NotSupportedDictionary(message);
+        case MessageType::kDictionaryBatch: ReadDictionaryBatch(message); break;
         case MessageType::kSchema:
           ThrowCorrupt("{}: second Arrow schema message at byte {}", name_, message.start);
         default:
@@ -296,9 +330,26 @@ class IpcReader final : public RecordBatchReader {
     return v;
   }
 
-  [[noreturn]] void NotSupportedDictionary(const Message& message) const {
-    ThrowNotSupported("{}: Arrow dictionary batch at byte {}: lancelet does not read Arrow dictionaries",
-                      name_, message.start);
+  // DictionaryBatch: id (0), data (1, a record batch of one column), isDelta (2).
+  void ReadDictionaryBatch(const Message& message) {
+    const fb::FlatTable& header = message.header;
+    const int64_t id = header.GetInt64(0, 0);
+    const Field* value_field = nullptr;
+    for (const auto& [field, encoding] : dictionary_fields_)
+      if (encoding.id == id) value_field = field;
+    if (!value_field)
+      ThrowCorrupt("{}: Arrow dictionary batch at byte {} has id {}, which no field of the schema uses", name_,
+                   message.start, id);
+    fb::FlatTable data = header.GetTable(1);
+    if (!data.valid()) ThrowCorrupt("{}: Arrow dictionary batch at byte {} has no data", name_, message.start);
+    // The values are read as the field's type; a dictionary-encoded field inside them (a
+    // nested dictionary) looks up a dictionary that came before.
+    BatchDecoder decoder(data, this->data() + message.body_start, message.body_length, message.body_start,
+                         ReadCompression(data, message), big_endian_, dictionary_fields_, dictionaries_);
+    Field values_field{value_field->name, value_field->type, true, {}};
+    ArrayPtr values = decoder.Read(values_field);
+    ArrayPtr& slot = dictionaries_[id];
+    slot = header.GetBool(2, false) && slot ? Concatenate({slot, values}) : values;
   }
 
   // Parses the message framed at `pos`; false at an end-of-stream marker or at the end
@@ -341,7 +392,7 @@ class IpcReader final : public RecordBatchReader {
     if (message.type != MessageType::kSchema)
       ThrowCorrupt("{}: Arrow stream starts with message type {} at byte 0, expected a schema", name_,
                    int(message.type));
-    schema_ = DecodeSchema(message.header, &big_endian_);
+    schema_ = DecodeSchema(message.header, &big_endian_, &dictionary_fields_);
     pos_ = message.end;
   }
 
@@ -359,11 +410,18 @@ class IpcReader final : public RecordBatchReader {
     fb::FlatTable footer = fb::FlatTable::Root(footer_source_);
     fb::FlatTable schema = footer.GetTable(kFooterSchema);
     if (!schema.valid()) ThrowCorrupt("{}: Arrow file footer at byte {} has no schema", name_, footer_start);
-    schema_ = DecodeSchema(schema, &big_endian_);
-    if (footer.GetVector(kFooterDictionaries).size() > 0)
-      ThrowNotSupported("{}: Arrow file footer at byte {} lists dictionary batches; lancelet does not "
-                        "read Arrow dictionaries",
-                        name_, footer_start);
+    schema_ = DecodeSchema(schema, &big_endian_, &dictionary_fields_);
+    fb::FlatVector dictionary_blocks = footer.GetVector(kFooterDictionaries);
+    for (uint32_t i = 0; i < dictionary_blocks.size(); ++i) {
+      Block block;
+      std::memcpy(&block, dictionary_blocks.StructAt(i, sizeof(Block)), sizeof(Block));
+      Message message;
+      if (block.offset < 8 || block.offset >= footer_start || !Parse(block.offset, &message) ||
+          message.type != MessageType::kDictionaryBatch)
+        ThrowCorrupt("{}: Arrow file dictionary block {} at byte {} holds no dictionary batch", name_, i,
+                     block.offset);
+      ReadDictionaryBatch(message);
+    }
     fb::FlatVector blocks = footer.GetVector(kFooterRecordBatches);
     for (uint32_t i = 0; i < blocks.size(); ++i) {
       Block block;
@@ -374,8 +432,9 @@ class IpcReader final : public RecordBatchReader {
     }
   }
 
-  std::optional<CompressionCodec> ReadCompression(const Message& message) const {
-    fb::FlatTable compression = message.header.GetTable(kBatchCompression);
+  // `batch`: a record batch table (a dictionary batch's data is one).
+  std::optional<CompressionCodec> ReadCompression(const fb::FlatTable& batch, const Message& message) const {
+    fb::FlatTable compression = batch.GetTable(kBatchCompression);
     if (!compression.valid()) return std::nullopt;
     uint8_t codec = compression.GetUInt8(kCompressionCodec, 0);
     uint8_t method = compression.GetUInt8(kCompressionMethod, kCompressionMethodBuffer);
@@ -391,14 +450,13 @@ class IpcReader final : public RecordBatchReader {
   }
 
   RecordBatchPtr DecodeBatch(const Message& message) const {
-    if (message.type == MessageType::kDictionaryBatch) NotSupportedDictionary(message);
     if (message.type != MessageType::kRecordBatch)
       ThrowCorrupt("{}: Arrow message at byte {} has type {}, expected a record batch", name_,
                    message.start, int(message.type));
     const fb::FlatTable& batch = message.header;
     int64_t rows = batch.GetInt64(kBatchLength, 0);
     BatchDecoder decoder(batch, data() + message.body_start, message.body_length, message.body_start,
-                         ReadCompression(message), big_endian_);
+                         ReadCompression(batch, message), big_endian_, dictionary_fields_, dictionaries_);
     std::vector<ArrayPtr> columns;
     for (const auto& field : schema_->fields()) {
       ArrayPtr column = decoder.Read(*field);
@@ -417,6 +475,8 @@ class IpcReader final : public RecordBatchReader {
   SchemaPtr schema_;
   bool is_file_ = false;
   bool big_endian_ = false;
+  DictionaryFields dictionary_fields_;
+  std::map<int64_t, ArrayPtr> dictionaries_;  // by dictionary id
   // file
   fb::FlatSource footer_source_;
   std::vector<Block> blocks_;

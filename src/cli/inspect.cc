@@ -27,8 +27,11 @@ std::string FlagNames(uint64_t flags) {
 }
 
 void PrintField(const format::LanceField& f, int depth, std::ostream& out) {
-  out << fmt::format("  {:{}}{} [id {}]: {}{}\n", "", depth * 2, f.name, f.id, f.type->ToString(),
-                     f.nullable ? "" : " not null");
+  const std::string type = f.dictionary_index
+                               ? fmt::format("dictionary<{},{}> (read as {})", f.dictionary_index->ToString(),
+                                             f.type->ToString(), f.type->ToString())
+                               : f.type->ToString();
+  out << fmt::format("  {:{}}{} [id {}]: {}{}\n", "", depth * 2, f.name, f.id, type, f.nullable ? "" : " not null");
   if (f.type->id() == TypeId::kStruct)
     for (const auto& c : f.children) PrintField(c, depth + 1, out);
 }

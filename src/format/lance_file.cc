@@ -120,6 +120,12 @@ LanceFileWriter::LanceFileWriter(io::ObjectStore& store, const std::string& path
     if (options.version.major == 2 && options.version.minor < 2 && ContainsMap(*field.type))
       ThrowNotSupported("field '{}' ({}): Lance file version {} cannot store maps; use file version 2.2",
                         field.name, field.type->ToString(), options.version.ToString());
+    field.ForEach([](const LanceField& node) {
+      if (node.dictionary_index)
+        ThrowNotSupported("field '{}' is dictionary-encoded (dictionary<{},{}>); lancelet reads dictionary "
+                          "columns but does not write them yet",
+                          node.name, node.dictionary_index->ToString(), node.type->ToString());
+    });
     m.first_column.push_back(next_column);
     m.encoders.push_back(MakeFieldEncoder(options.version, field, options));
     next_column += m.encoders.back()->num_columns();

@@ -47,13 +47,6 @@ std::optional<int32_t> ParsePositiveInt(std::string_view s) {
   return v;
 }
 
-// Logical types the reference stores and lancelet does not read yet: a schema holding
-// one is refused as unsupported, not as corrupt.
-bool IsLanceTypeLanceletLacks(const std::string& lt) {
-  for (const char* prefix : {"dict:"})
-    if (lt.starts_with(prefix)) return true;
-  return false;
-}
 
 // Types spelled entirely by the logical type string (no child nodes needed).
 TypePtr ParseLeafLogicalType(std::string_view lt) {
@@ -169,7 +162,9 @@ void FieldToProto(const LanceField& field, int32_t parent_id,
   pb->set_name(field.name);
   pb->set_id(field.id);
   pb->set_parent_id(parent_id);
-  pb->set_logical_type(LogicalTypeName(*field.type));
+  pb->set_logical_type(field.dictionary_index ? fmt::format("dict:{}:{}:false", LogicalTypeName(*field.type),
+                                                             LogicalTypeName(*field.dictionary_index))
+                                             : LogicalTypeName(*field.type));
   pb->set_nullable(field.nullable);
   pb->set_encoding(static_cast<lance::file::Encoding>(ProtoEncoding(*field.type)));
   for (const auto& [k, v] : field.metadata) (*pb->mutable_metadata())[k] = v;
@@ -321,10 +316,27 @@ LanceSchema LanceSchema::FromProto(const google::protobuf::RepeatedPtrField<lanc
         ThrowCorrupt("schema: map field '{}' (id {}): {}", f.name, f.id, e.what());
       }
     } else {
+      if (lt.starts_with("dict:")) {
+        // dict:<value type>:<index type>:<ordered>, split on ':' as the reference does (so
+        // a value type with ':' in its name is not one it names).
+        std::vector<std::string_view> parts;
+        for (size_t start = 0;;) {
+          size_t colon = lt.find(':', start);
+          parts.push_back(std::string_view(lt).substr(start, colon == std::string::npos ? colon : colon - start));
+          if (colon == std::string::npos) break;
+          start = colon + 1;
+        }
+        if (parts.size() == 4) {
+          f.type = ParseLeafLogicalType(parts[1]);
+          f.dictionary_index = ParseLeafLogicalType(parts[2]);
+        }
+        if (!f.type || !f.dictionary_index || !f.dictionary_index->is_integer())
+          ThrowCorrupt("schema: field '{}' (id {}) has malformed dictionary type '{}'", f.name, f.id, lt);
+        if (!f.children.empty())
+          ThrowCorrupt("schema: field '{}' (id {}) of type '{}' has child fields", f.name, f.id, lt);
+        return f;
+      }
       f.type = ParseLeafLogicalType(lt);
-      if (!f.type && IsLanceTypeLanceletLacks(lt))
-        ThrowNotSupported("schema: field '{}' (id {}) has Lance type '{}', which lancelet does not read yet", f.name,
-                          f.id, lt);
       if (!f.type) ThrowCorrupt("schema: field '{}' (id {}) has unknown logical type '{}'", f.name, f.id, lt);
       if (!f.children.empty()) {
         ThrowCorrupt("schema: field '{}' (id {}) of type '{}' has child fields", f.name, f.id, lt);

@@ -23,6 +23,9 @@ struct LanceField {
   // Struct fields, or the single list item. A fixed_size_list has none: as in Lance, its
   // item is part of the type ("fixed_size_list:float:128") and gets no id.
   std::vector<LanceField> children;
+  // Set for a dictionary-encoded column ("dict:string:int32:false"): its index type. Such
+  // a column reads as its values (`type` is the value type); lancelet does not write it.
+  TypePtr dictionary_index;
 
   FieldPtr ToArrow() const;
   // Pre-order walk over this node and its descendants.

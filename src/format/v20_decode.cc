@@ -151,8 +151,12 @@ class Column {
 // Access to one page's buffers.
 class PageCtx {
  public:
-  PageCtx(const Column& column, const Page& page) : column_(column), page_(page) {}
+  PageCtx(const Column& column, const Page& page, bool keyed_dictionary = false)
+      : column_(column), page_(page), keyed_dictionary_(keyed_dictionary) {}
   std::string Where() const { return column_.Where(page_); }
+  // The column is a dictionary field ("dict:..."): its Dictionary pages hold the Arrow
+  // dictionary's keys, from 0, rather than the string dictionary's 1-based indices.
+  bool keyed_dictionary() const { return keyed_dictionary_; }
   const ByteSource& source() const { return column_.source(); }
 
   uint64_t BufferSize(const pb::Buffer& buffer) const { return Meta(buffer).second; }
@@ -201,6 +205,7 @@ class PageCtx {
 
   const Column& column_;
   const Page& page_;
+  bool keyed_dictionary_;
 };
 
 std::string EncodingName(const pb::ArrayEncoding& enc) {
@@ -436,9 +441,22 @@ ArrayPtr DecodeBinary(const pb::Binary& bin, const pb::ArrayEncoding& enc, const
   return MakeBinary(type, ends, valid, ReadFlat(bytes_enc.flat(), ctx, first, prev - first), ctx);
 }
 
-// Dictionary of strings: index 0 is null, index k is item k-1.
+// Dictionary of strings: index 0 is null, index k is item k-1. In a dictionary field the
+// indices are the keys (item k), and a NULL row's key names a NULL item.
 ArrayPtr DecodeDictionary(const pb::Dictionary& dict, const pb::ArrayEncoding& enc, const TypePtr& type,
                           const PageCtx& ctx, uint64_t start, uint64_t count) {
+  if (ctx.keyed_dictionary()) {
+    ArrayPtr items = Decode(dict.items(), type, ctx, 0, dict.num_dictionary_items());
+    std::vector<uint64_t> keys = DecodeUnsigned(dict.indices(), ctx, start, count, "dictionary keys");
+    std::vector<int64_t> rows(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i] >= uint64_t(items->length))
+        ThrowCorrupt("{}: dictionary key {} at row {} exceeds the {} items", ctx.Where(), keys[i], start + i,
+                     items->length);
+      rows[i] = int64_t(keys[i]);
+    }
+    return Take(*items, rows);
+  }
   if (!type->is_variable_binary()) Unsupported(ctx, enc, *type);
   ArrayPtr items = Decode(dict.items(), type, ctx, 0, dict.num_dictionary_items());
   std::vector<uint64_t> indices = DecodeUnsigned(dict.indices(), ctx, start, count, "dictionary indices");
@@ -615,13 +633,13 @@ const ColumnRef& TakeColumn(const LanceField& field, const std::vector<ColumnRef
 class LeafDecoder final : public NodeDecoder {
  public:
   LeafDecoder(const LanceField& field, const ColumnRef& ref, const ByteSource& source)
-      : type_(field.type), column_(ref, source) {}
+      : type_(field.type), keyed_dictionary_(field.dictionary_index != nullptr), column_(ref, source) {}
   uint64_t num_rows() const override { return column_.num_rows(); }
   ArrayPtr Read(uint64_t start, uint64_t count) const override {
     if (ArrayPtr plain = ReadPlain(start, count)) return plain;
     std::vector<ArrayPtr> pieces;
     column_.ForRange(start, count, [&](const Page& page, uint64_t lo, uint64_t n) {
-      PageCtx ctx(column_, page);
+      PageCtx ctx(column_, page, keyed_dictionary_);
       ArrayPtr a = Decode(page.encoding, type_, ctx, lo, n);
       if (uint64_t(a->length) != n) ThrowCorrupt("{}: decoded {} rows, expected {}", ctx.Where(), a->length, n);
       column_.DoneWith(page, lo, n);
@@ -655,6 +673,7 @@ class LeafDecoder final : public NodeDecoder {
   }
 
   TypePtr type_;
+  bool keyed_dictionary_;
   Column column_;
 };
 

@@ -166,28 +166,22 @@ TEST(LanceSchema, FromProtoRejectsUnknownTypesAndDanglingParents) {
     EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
     EXPECT_NE(std::string(e.what()).find("decimal128-ish"), std::string::npos);
   }
-  // Types the reference stores that lancelet does not read yet are unsupported, not corrupt.
-  for (const char* lance_type : {"dict:string:int32:false"}) {
-    f->set_logical_type(lance_type);
-    try {
-      LanceSchema::FromProto(pb, {});
-      FAIL() << lance_type;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kNotSupported) << e.what();
-      EXPECT_NE(std::string(e.what()).find(std::string("Lance type '") + lance_type + "', which lancelet does not read yet"),
-                std::string::npos)
-          << e.what();
-    }
-  }
   // The reference's spellings of the types lancelet reads; malformed ones are corrupt.
   for (auto [lance_type, spelling] : std::vector<std::pair<const char*, const char*>>{
            {"decimal:128:10:2", "decimal128<10,2>"}, {"decimal:256:40:-3", "decimal256<40,-3>"},
            {"time32:s", "time32<s>"}, {"time64:us", "time64<us>"}, {"duration:ms", "duration<ms>"},
            {"null", "null"}, {"time32:us", nullptr}, {"decimal:128:39:0", nullptr}, {"decimal:64:5:1", nullptr},
-           {"decimal:128:10", nullptr}, {"map", nullptr}}) {  // a map without its entries child
+           {"decimal:128:10", nullptr}, {"map", nullptr},  // a map without its entries child
+           {"dict:string:int32:false", "utf8"}, {"dict:double:uint16:false", "float64"},
+           {"dict:string:int32", nullptr}, {"dict:string:float:false", nullptr}}) {
     f->set_logical_type(lance_type);
     if (spelling) {
-      EXPECT_EQ(LanceSchema::FromProto(pb, {}).ToArrow()->field(0)->type->ToString(), spelling);
+      LanceSchema schema = LanceSchema::FromProto(pb, {});
+      EXPECT_EQ(schema.ToArrow()->field(0)->type->ToString(), spelling);
+      // Written back under the name it was read by.
+      RepeatedPtrField<lance::file::Field> back;
+      schema.ToProto(&back);
+      EXPECT_EQ(back.Get(0).logical_type(), lance_type);
       continue;
     }
     try {

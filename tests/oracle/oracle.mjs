@@ -42,6 +42,7 @@ import { Time as FbTime } from "apache-arrow/fb/time";
 import { Duration as FbDuration } from "apache-arrow/fb/duration";
 import { Decimal as FbDecimal } from "apache-arrow/fb/decimal";
 import { Map as FbMap } from "apache-arrow/fb/map";
+import { DictionaryBatch as FbDictionaryBatch } from "apache-arrow/fb/dictionary-batch";
 import { RecordBatch as FbRecordBatch } from "apache-arrow/fb/record-batch";
 import { FieldNode as FbFieldNode } from "apache-arrow/fb/field-node";
 import { Buffer as FbBuffer } from "apache-arrow/fb/buffer";
@@ -69,7 +70,9 @@ class UsageError extends Error {}
 //   {k:'fsl',size,child:field} | {k:'list',child} | {k:'large_list',child} |
 //   {k:'struct',children:[field]} | {k:'date32'} | {k:'date64'} |
 //   {k:'timestamp',unit,tz} | {k:'time',bits,unit} | {k:'duration',unit} |
-//   {k:'decimal',bits,precision,scale} | {k:'map',child} | {k:'null'} | {k:'unsupported',name}
+//   {k:'decimal',bits,precision,scale} | {k:'map',child} | {k:'null'} |
+//   {k:'dict',id,index,value} (decoded only: a dictionary-encoded field; values are the
+//   dictionary's values) | {k:'unsupported',name}
 // A map's child is its non-null "entries" struct field of a non-null key and a value; its
 // values are lists of [key, value] entries, as a list<struct> would hold them.
 // Values: time32 -> number, time64 / duration -> bigint, decimal -> bigint (unscaled).
@@ -261,6 +264,8 @@ function typeToString(t) {
       return `duration<${t.unit}>`;
     case "decimal":
       return `decimal${t.bits}<${t.precision},${t.scale}>`;
+    case "dict":
+      return `dictionary<${typeToString(t.index)},${typeToString(t.value)}>`;
     case "unsupported":
       return `unsupported<${t.name}>`;
   }
@@ -288,7 +293,6 @@ function decodeKV(getter, n) {
 function decodeField(f) {
   const children = [];
   for (let i = 0; i < f.childrenLength(); i++) children.push(decodeField(f.children(i)));
-  if (f.dictionary()) throw new Error(`dictionary-encoded field '${f.name()}' is not supported`);
   const tt = f.typeType();
   let type;
   switch (tt) {
@@ -365,6 +369,12 @@ function decodeField(f) {
     }
     default:
       type = { k: "unsupported", name: Type[tt] ?? String(tt) };
+  }
+  const d = f.dictionary();
+  if (d) {
+    const it = d.indexType();
+    type = { k: "dict", id: Number(d.id()), index: { k: "int", bits: it ? it.bitWidth() : 32, signed: it ? it.isSigned() : true },
+             value: type };
   }
   return {
     name: f.name() ?? "",
@@ -511,9 +521,9 @@ function numberToF16(x) {
   return sign | ((e + 15) << 10) | m;
 }
 
-function decodeRecordBatch(schema, rb, body) {
+function decodeRecordBatch(schema, rb, body, dicts = new Map()) {
   if (rb.compression()) throw new Error("compressed Arrow IPC bodies are not supported");
-  const ctx = { rb, body, dv: new DataView(body.buffer, body.byteOffset, body.byteLength), ni: 0, bi: 0 };
+  const ctx = { rb, body, dv: new DataView(body.buffer, body.byteOffset, body.byteLength), ni: 0, bi: 0, dicts };
   const n = Number(rb.length());
   const cols = schema.fields.map((f) => decodeArray(f.type, ctx));
   for (const c of cols) if (c.length !== n) throw new Error("column length mismatch in record batch");
@@ -526,6 +536,11 @@ function nextBuffer(ctx) {
 }
 
 function decodeArray(t, ctx) {
+  if (t.k === "dict") {
+    const values = ctx.dicts.get(t.id);
+    if (!values) throw new Error(`no dictionary batch with id ${t.id} precedes the record batch`);
+    return decodeArray(t.index, ctx).map((key) => (key === null ? null : values[Number(key)]));
+  }
   const node = ctx.rb.nodes(ctx.ni++);
   const n = Number(node.length());
   const nullCount = Number(node.nullCount());
@@ -651,11 +666,28 @@ function writeDecimal(dv, off, bits, value) {
 function decodeIpc(u8) {
   const { schema, frames } = ipcFrames(u8);
   const columns = schema.fields.map(() => []);
+  const dicts = new Map();  // dictionary id -> its values
+  const dictTypes = new Map();
+  const collect = (t) => {
+    if (t.k === "dict") {
+      dictTypes.set(t.id, t.value);
+      collect(t.value);
+    }
+    for (const c of childFields(t)) collect(c.type);
+  };
+  for (const f of schema.fields) collect(f.type);
   for (const fr of frames) {
     const ht = fr.msg.headerType();
-    if (ht === MessageHeader.DictionaryBatch) throw new Error("dictionary batches are not supported");
+    if (ht === MessageHeader.DictionaryBatch) {
+      const db = fr.msg.header(new FbDictionaryBatch());
+      const id = Number(db.id());
+      if (!dictTypes.has(id)) throw new Error(`dictionary batch for unknown id ${id}`);
+      const [values] = decodeRecordBatch({ fields: [{ type: dictTypes.get(id) }] }, db.data(), fr.body, dicts);
+      dicts.set(id, db.isDelta() ? [...(dicts.get(id) ?? []), ...values] : values);
+      continue;
+    }
     if (ht !== MessageHeader.RecordBatch) continue;
-    const cols = decodeRecordBatch(schema, fr.msg.header(new FbRecordBatch()), fr.body);
+    const cols = decodeRecordBatch(schema, fr.msg.header(new FbRecordBatch()), fr.body, dicts);
     cols.forEach((c, i) => {
       for (const v of c) columns[i].push(v);
     });
@@ -1188,6 +1220,8 @@ function render(t, v) {
       return "{" + t.children.map((c, j) => JSON.stringify(c.name) + ":" + render(c.type, v[j])).join(",") + "}";
     case "null":
       return "null";
+    case "dict":
+      return render(t.value, v);
   }
   throw new Error(`cannot render type ${typeToString(t)}`);
 }
@@ -1784,6 +1818,28 @@ async function cmdGen(argv) {
   fs.writeFileSync(pos[0], encodeIpc(schema, columns, { format, batchRows: parseInt(opts["batch-rows"] ?? "0", 10) }));
 }
 
+// Dictionary-encoded columns, written by apache-arrow itself (tableToIPC emits the
+// dictionary batches): id int32, then dictionary<int32,utf8>, dictionary<int8,utf8>,
+// dictionary<uint16,int64> and dictionary<int32,float64>, each about 10% NULL.
+async function cmdGenDict(argv) {
+  const { pos, opts } = parseArgs(argv, { rows: "string", seed: "string" });
+  need(pos, 1, "gen-dict <out.arrow> --rows N --seed S");
+  const A = await import("apache-arrow");
+  const rows = parseInt(opts.rows ?? "100", 10);
+  const rng = mulberry32(parseInt(opts.seed ?? "0", 10) >>> 0);
+  const pick = (items) => Array.from({ length: rows }, () => (rng() < 0.1 ? null : items[Math.floor(rng() * items.length)]));
+  const words = ["red", "green", "blue", "", "héllo", "日本"];
+  const columns = {
+    id: A.vectorFromArray(Array.from({ length: rows }, (_, i) => i), new A.Int32()),
+    c_dict_utf8: A.vectorFromArray(pick(words), new A.Dictionary(new A.Utf8(), new A.Int32())),
+    c_dict_i8_utf8: A.vectorFromArray(pick(words.slice(0, 3)), new A.Dictionary(new A.Utf8(), new A.Int8())),
+    c_dict_i64: A.vectorFromArray(pick([5n, -7n, 2n ** 62n, 0n]), new A.Dictionary(new A.Int64(), new A.Uint16())),
+    c_dict_f64: A.vectorFromArray(pick([1.5, -0.25, 1e300]), new A.Dictionary(new A.Float64(), new A.Int32())),
+  };
+  const fields = Object.entries(columns).map(([name, v]) => new A.Field(name, v.type, true));
+  fs.writeFileSync(pos[0], A.tableToIPC(new A.Table(new A.Schema(fields), columns), "file"));
+}
+
 // ---------------------------------------------------------------------------
 // Census datasets (gen-census): named sets of columns covering the value
 // distributions of /work/shared/spec/reference_encoding_census.md plus edge
@@ -2261,6 +2317,7 @@ const COMMANDS = {
   "alter-columns": cmdAlterColumns,
   "gen-census": cmdGenCensus,
   gen: cmdGen,
+  "gen-dict": cmdGenDict,
   cat: cmdCat,
   "arrow-schema": cmdArrowSchema,
   support: cmdSupport,
