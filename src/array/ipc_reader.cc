@@ -5,7 +5,6 @@
 #include <map>
 
 #include "array/ipc_internal.h"
-#include "lancelet/builder.h"
 #include "lancelet/error.h"
 #include "lancelet/ipc.h"
 
@@ -100,23 +99,42 @@ class BatchDecoder {
     auto dictionary = dictionaries_.find(encoding.id);
     if (dictionary == dictionaries_.end())
       Fail(field, batch_.abs_offset(), fmt::format("no dictionary batch with id {} comes before it", encoding.id));
-    const ArrayData& values = *dictionary->second;
-    auto builder = ArrayBuilder::Make(field.type);
-    for (int64_t i = 0; i < keys->length; ++i) {
-      if (keys->IsNull(i)) {
-        builder->AppendNull();
-        continue;
+    const ArrayPtr& values = dictionary->second;
+    if (keys->null_count == keys->length) return MakeNullArray(field.type, keys->length);
+    // Rows of `values` to take; a NULL key takes row 0 and is masked below.
+    std::vector<int64_t> rows(size_t(keys->length));
+    auto widen = [&]<typename T>(const T* k) {
+      for (int64_t i = 0; i < keys->length; ++i) {
+        if (keys->IsNull(i)) continue;
+        if (k[i] < 0 || uint64_t(k[i]) >= uint64_t(values->length))
+          Fail(field, batch_.abs_offset(),
+               fmt::format("dictionary key {} at row {} is outside the {} values of dictionary {}", k[i], i,
+                           values->length, encoding.id));
+        rows[size_t(i)] = int64_t(k[i]);
       }
-      const Scalar key = GetScalar(*keys, i);
-      const int64_t* as_signed = std::get_if<int64_t>(&key.value);
-      const uint64_t k = as_signed ? (*as_signed < 0 ? UINT64_MAX : uint64_t(*as_signed)) : std::get<uint64_t>(key.value);
-      if (k >= uint64_t(values.length))
-        Fail(field, batch_.abs_offset(),
-             fmt::format("dictionary key at row {} is outside the {} values of dictionary {}", i, values.length,
-                         encoding.id));
-      builder->AppendFrom(values, int64_t(k));
+    };
+    switch (encoding.index_type->id()) {
+      case TypeId::kInt8: widen(keys->values<int8_t>()); break;
+      case TypeId::kInt16: widen(keys->values<int16_t>()); break;
+      case TypeId::kInt32: widen(keys->values<int32_t>()); break;
+      case TypeId::kInt64: widen(keys->values<int64_t>()); break;
+      case TypeId::kUInt8: widen(keys->values<uint8_t>()); break;
+      case TypeId::kUInt16: widen(keys->values<uint16_t>()); break;
+      case TypeId::kUInt32: widen(keys->values<uint32_t>()); break;
+      default: widen(keys->values<uint64_t>()); break;
     }
-    return builder->Finish();
+    ArrayPtr out = Take(*values, rows);
+    if (keys->null_count == 0) return out;
+    // NULL where the key is NULL, as well as where the value is.
+    auto validity = Buffer::Allocate(size_t((out->length + 7) / 8));
+    int64_t nulls = 0;
+    for (int64_t i = 0; i < out->length; ++i) {
+      if (keys->IsValid(i) && out->IsValid(i)) SetBit(validity->mutable_data(), i);
+      else ++nulls;
+    }
+    out->buffers[0] = validity;
+    out->null_count = nulls;
+    return out;
   }
 
  private:
