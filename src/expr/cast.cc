@@ -408,6 +408,12 @@ Scalar AssignScalar(const Scalar& v, const TypePtr& to) {
   // Between temporal types a cast floors (timestamp -> date, ns -> us): exact only when
   // casting back gives the value again.
   if (from.is_temporal() && to->is_temporal() && !CastScalar(out, v.type).Equals(v)) CannotAssign(v, to, "not exact");
+  // A time of day from text: the unit must hold the fraction ('00:00:00.5' into time32<s> floors).
+  if (from.is_string() && (to->id() == TypeId::kTime32 || to->id() == TypeId::kTime64)) {
+    auto clock = ParseTimestamp("1970-01-01T" + std::string(Trim(v.as_string())));
+    if (clock && ConvertTimeUnit(std::get<int64_t>(out.value), to->unit(), clock->unit) != clock->value)
+      CannotAssign(v, to, "not exact");
+  }
   return out;
 }
 
