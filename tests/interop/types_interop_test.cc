@@ -54,7 +54,7 @@ TEST_P(TypesInteropTest, LanceletReadsWhatTheReferenceWrote) {
   EXPECT_EQ(DiffJsonLines(picked, Lancelet({"take", ds, "--rows", "0,401," + std::to_string(rows.size() - 1),
                                             "--format", "jsonl"})),
             "");
-  // The schema lancelet reports is the one the reference stored.
+  // The reference stored the input's schema (names, types, nullability) unchanged.
   EXPECT_EQ(nlohmann::json::parse(Oracle({"schema", ds})), nlohmann::json::parse(Oracle({"arrow-schema", a})));
 }
 
