@@ -544,12 +544,12 @@ std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::Objec
                                                       base ? &base->manifest : nullptr, next,
                                                       transaction);
     const ManifestNaming naming = base ? NamingOf(base->manifest_path) : ManifestNaming::kV2;
-    if (PublishManifest(*store, uri, next, indices, &transaction, naming)) {
+    if (PublishManifest(*store, uri, next, indices, &transaction, naming, base ? &base->schema : nullptr)) {
       WriteVersionHint(*store, uri, next.version());
       if (indices.indices_size() > 0) next.set_index_section(0);  // as written: MakeState keeps `indices`
-      return MakeState(store, uri,
-                       io::JoinPath(io::JoinPath(uri, kVersionsDir), ManifestFileName(next.version(), naming)),
-                       std::move(next), std::move(indices));
+      // Named before `next` is moved from (argument order is unspecified).
+      std::string path = io::JoinPath(io::JoinPath(uri, kVersionsDir), ManifestFileName(next.version(), naming));
+      return MakeState(store, uri, std::move(path), std::move(next), std::move(indices));
     }
     if (attempt >= options.max_retries)
       ThrowConflict("commit to '{}' lost the race {} times; giving up", uri, attempt + 1);

@@ -182,9 +182,11 @@ TEST_P(DatasetTest, OpenErrorsNameThePath) {
 }
 
 TEST_P(DatasetTest, WritesTheVersionHintAndV2ManifestNames) {
-  Dataset::Write(uri_, {IdNameBatch(0, 3)}, Options())->Append({IdNameBatch(3, 1)});
+  auto v2 = Dataset::Write(uri_, {IdNameBatch(0, 3)}, Options())->Append({IdNameBatch(3, 1)});
   EXPECT_EQ(testing::ReadFileToString(uri_ + "/_versions/latest_version_hint.json"), "{\"version\":2}");
   EXPECT_TRUE(std::filesystem::exists(uri_ + "/_versions/18446744073709551613.manifest"));
+  // The state a commit returns names the manifest it wrote (not version 0's).
+  EXPECT_EQ(v2->state().manifest_path, uri_ + "/_versions/18446744073709551613.manifest");
 }
 
 INSTANTIATE_TEST_SUITE_P(FileVersions, DatasetTest, ::testing::Values("2.0", "2.1", "2.2"),
