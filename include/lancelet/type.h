@@ -141,6 +141,9 @@ struct Field {
   TypePtr type;
   bool nullable = true;
   Metadata metadata;
+  // Set when the values arrived dictionary-encoded (Arrow IPC input) or are stored so (a
+  // Lance "dict:*" field): the key type. `type` is the value type, which arrays hold.
+  TypePtr dictionary_index;
 
   static FieldPtr Make(std::string name, TypePtr type, bool nullable = true, Metadata metadata = {});
   bool Equals(const Field& other) const;  // name, type and nullability

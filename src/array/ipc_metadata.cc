@@ -296,6 +296,9 @@ FieldPtr DecodeField(const fb::FlatTable& t, int depth, DictionaryFields* dictio
         default: FailField(t, name, fmt::format("dictionary index bitWidth {} is not 8, 16, 32 or 64", bits));
       }
     }
+    auto keyed = std::make_shared<Field>(*field);
+    keyed->dictionary_index = encoding.index_type;
+    field = std::move(keyed);
     (*dictionaries)[field.get()] = encoding;
   }
   return field;

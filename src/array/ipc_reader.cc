@@ -94,7 +94,7 @@ class BatchDecoder {
 
   // A dictionary-encoded field: its keys, replaced by the dictionary's values.
   ArrayPtr ReadKeyed(const Field& field, const DictionaryEncoding& encoding) {
-    Field keys_field{field.name, encoding.index_type, field.nullable, {}};
+    Field keys_field{field.name, encoding.index_type, field.nullable, {}, nullptr};
     ArrayPtr keys = Read(keys_field);
     auto dictionary = dictionaries_.find(encoding.id);
     if (dictionary == dictionaries_.end())
@@ -364,7 +364,7 @@ class IpcReader final : public RecordBatchReader {
     // nested dictionary) looks up a dictionary that came before.
     BatchDecoder decoder(data, this->data() + message.body_start, message.body_length, message.body_start,
                          ReadCompression(data, message), big_endian_, dictionary_fields_, dictionaries_);
-    Field values_field{value_field->name, value_field->type, true, {}};
+    Field values_field{value_field->name, value_field->type, true, {}, nullptr};
     ArrayPtr values = decoder.Read(values_field);
     ArrayPtr& slot = dictionaries_[id];
     slot = header.GetBool(2, false) && slot ? Concatenate({slot, values}) : values;

@@ -454,7 +454,7 @@ class TypeParser {
 TypePtr DataType::Parse(const std::string& text) { return TypeParser(text).ParseWhole(); }
 
 FieldPtr Field::Make(std::string name, TypePtr type, bool nullable, Metadata metadata) {
-  return std::make_shared<const Field>(Field{std::move(name), std::move(type), nullable, std::move(metadata)});
+  return std::make_shared<const Field>(Field{std::move(name), std::move(type), nullable, std::move(metadata), nullptr});
 }
 
 bool Field::Equals(const Field& o) const {

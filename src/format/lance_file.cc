@@ -18,6 +18,7 @@
 
 #include "file.pb.h"
 #include "file2.pb.h"
+#include "format/dictionary_keys.h"
 #include "format/field_codec.h"
 #include "format/legacy_file.h"
 #include "format/little_endian.h"
@@ -121,10 +122,7 @@ LanceFileWriter::LanceFileWriter(io::ObjectStore& store, const std::string& path
       ThrowNotSupported("field '{}' ({}): Lance file version {} cannot store maps; use file version 2.2",
                         field.name, field.type->ToString(), options.version.ToString());
     field.ForEach([](const LanceField& node) {
-      if (node.dictionary_index)
-        ThrowNotSupported("field '{}' is dictionary-encoded (dictionary<{},{}>); lancelet reads dictionary "
-                          "columns but does not write them yet",
-                          node.name, node.dictionary_index->ToString(), node.type->ToString());
+      if (node.dictionary_index) CheckWritableDictionaryField(node);
     });
     m.first_column.push_back(next_column);
     m.encoders.push_back(MakeFieldEncoder(options.version, field, options));

@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "file.pb.h"
+#include "format/dictionary_keys.h"
 #include "lancelet/error.h"
 
 namespace lancelet::format {
@@ -126,7 +127,9 @@ TypePtr ParseLeafLogicalType(std::string_view lt) {
   return nullptr;
 }
 
-int32_t ProtoEncoding(const DataType& type) {
+int32_t ProtoEncoding(const LanceField& field) {
+  const DataType& type = *field.type;
+  if (field.dictionary_index) return lance::file::DICTIONARY;
   if (type.is_variable_binary()) return lance::file::VAR_BINARY;
   if (type.id() == TypeId::kStruct) return lance::file::NONE;
   return lance::file::PLAIN;  // fixed stride (incl. fixed_size_list/binary) and lists
@@ -139,6 +142,10 @@ LanceField FieldFromArrow(const Field& field, int32_t& next_id) {
   out.type = field.type;
   out.nullable = field.nullable;
   out.metadata = field.metadata;
+  // Dictionary-encoded input is stored so, as the reference stores it, where lancelet can
+  // write its dictionaries; otherwise as its values.
+  if (field.dictionary_index && WritesDictionaryOf(*field.dictionary_index, *field.type))
+    out.dictionary_index = field.dictionary_index;
   LogicalTypeName(*field.type);  // rejects types Lance cannot name, early
   switch (field.type->id()) {
     case TypeId::kStruct:
@@ -166,7 +173,7 @@ void FieldToProto(const LanceField& field, int32_t parent_id,
                                                              LogicalTypeName(*field.dictionary_index))
                                              : LogicalTypeName(*field.type));
   pb->set_nullable(field.nullable);
-  pb->set_encoding(static_cast<lance::file::Encoding>(ProtoEncoding(*field.type)));
+  pb->set_encoding(static_cast<lance::file::Encoding>(ProtoEncoding(field)));
   for (const auto& [k, v] : field.metadata) (*pb->mutable_metadata())[k] = v;
   if (auto it = field.metadata.find(kExtensionNameKey); it != field.metadata.end()) {
     pb->set_extension_name(it->second);
@@ -235,7 +242,11 @@ std::string LogicalTypeName(const DataType& type) {
   ThrowNotSupported("type {} has no Lance logical type", type.ToString());
 }
 
-FieldPtr LanceField::ToArrow() const { return Field::Make(name, type, nullable, metadata); }
+FieldPtr LanceField::ToArrow() const {
+  auto field = std::make_shared<Field>(*Field::Make(name, type, nullable, metadata));
+  field->dictionary_index = dictionary_index;
+  return field;
+}
 
 void CheckUniqueNames(const std::vector<FieldPtr>& fields, const std::string& parent) {
   std::unordered_set<std::string_view> seen;

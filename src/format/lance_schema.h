@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "lancelet/array.h"
 #include "lancelet/type.h"
 
 namespace lance::file { class Field; }
@@ -24,8 +25,12 @@ struct LanceField {
   // item is part of the type ("fixed_size_list:float:128") and gets no id.
   std::vector<LanceField> children;
   // Set for a dictionary-encoded column ("dict:string:int32:false"): its index type. Such
-  // a column reads as its values (`type` is the value type); lancelet does not write it.
+  // a column reads as its values (`type` is the value type); 2.x files store a dictionary
+  // per page (format/dictionary_keys.h).
   TypePtr dictionary_index;
+  // A legacy (0.1) dataset's dictionary values for this field, which it keeps in its
+  // manifest file (table/legacy_dictionaries.h); legacy data files hold only the keys.
+  ArrayPtr legacy_dictionary;
 
   FieldPtr ToArrow() const;
   // Pre-order walk over this node and its descendants.

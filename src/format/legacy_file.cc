@@ -44,7 +44,7 @@ class LegacyDecoder final : public FieldDecoder {
   ArrayPtr ReadFlat(uint64_t start, uint64_t count) const {
     const auto [leaf, per_row] = FlatItems(field_.type);
     const uint64_t row_bytes = per_row * ByteWidth(*leaf);
-    if (row_bytes == 0) return nullptr;
+    if (row_bytes == 0 || field_.dictionary_index) return nullptr;
     auto values = Buffer::AllocateUninitialized(count * row_bytes);
     ForEachBatchPart(start, count, [&](size_t batch, uint64_t first, uint64_t n, uint64_t done) {
       const Layout::Page page = PageIn(field_, batch, first + n);
@@ -79,6 +79,7 @@ class LegacyDecoder final : public FieldDecoder {
   // child, items of a list's child).
   ArrayPtr Decode(const LanceField& node, size_t batch, uint64_t s, uint64_t e) const {
     const TypePtr& type = node.type;
+    if (node.dictionary_index) return DecodeDictionaryKeys(node, batch, s, e);
     switch (type->id()) {
       case TypeId::kStruct: {
         auto out = std::make_shared<ArrayData>();
@@ -109,6 +110,32 @@ class LegacyDecoder final : public FieldDecoder {
         return WrapFixedSizeLists(type, ReadFixed(leaf, page.position, s * per_row, e * per_row));
       }
     }
+  }
+
+  // A dictionary field's page holds its keys, plain; the values are the dataset's
+  // (LanceField::legacy_dictionary). A NULL row is not marked: its key names a value.
+  ArrayPtr DecodeDictionaryKeys(const LanceField& node, size_t batch, uint64_t s, uint64_t e) const {
+    if (!node.legacy_dictionary)
+      ThrowCorrupt("{}: dictionary field '{}' (id {}) has no dictionary values in the dataset's manifest",
+                   source_.path(), node.name, node.id);
+    const DataType& key_type = *node.dictionary_index;
+    const uint64_t width = ByteWidth(key_type);
+    const Layout::Page page = PageIn(node, batch, e);
+    const std::string bytes = source_.Read(page.position + s * width, (e - s) * width);
+    const int64_t items = node.legacy_dictionary->length;
+    std::vector<int64_t> keys(e - s);
+    for (uint64_t k = 0; k < e - s; ++k) {
+      uint64_t raw = 0;
+      std::memcpy(&raw, bytes.data() + k * width, width);
+      const int64_t key = key_type.is_signed_integer() && width < 8
+                              ? int64_t(raw << (64 - 8 * width)) >> (64 - 8 * width)  // sign-extend
+                              : int64_t(raw);
+      if (key < 0 || key >= items)
+        ThrowCorrupt("{}: field '{}' (id {}) batch {}: key {} at row {} is outside the {} dictionary values",
+                     source_.path(), node.name, node.id, batch, key, s + k, items);
+      keys[k] = key;
+    }
+    return lancelet::Take(*node.legacy_dictionary, keys);
   }
 
   // Calls fn(batch, first row in the batch, rows, rows before this part) for each batch

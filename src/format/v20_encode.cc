@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "format/dictionary_keys.h"
 #include "format/v20_internal.h"
 #include "lancelet/builder.h"
 #include "lancelet/error.h"
@@ -131,6 +132,29 @@ void EncodeDictionary(const ArrayData& a, pb::ArrayEncoding* enc, std::vector<st
           uint32_t(buffers.size()));
   buffers.push_back(std::move(indices));
   EncodeBinary(*dictionary, dict->mutable_items(), buffers);
+}
+
+// A dictionary field's page (dict:<values>:<keys>): the page's distinct values as items in
+// order of first appearance, and the Arrow keys from 0; a NULL row's key names a NULL item.
+void EncodeKeyedDictionary(const LanceField& field, const ArrayData& a, pb::ArrayEncoding* enc,
+                           std::vector<std::string>& buffers) {
+  DictionaryKeyer keyer(field);
+  const bool variable = a.type->is_variable_binary();
+  const size_t width = variable ? 0 : size_t(a.type->byte_width());
+  const char* fixed = variable ? nullptr : reinterpret_cast<const char*>(a.buffers[1]->data());
+  std::vector<uint64_t> keys(size_t(a.length));
+  for (int64_t i = 0; i < a.length; ++i) {
+    if (a.IsNull(i)) keys[size_t(i)] = keyer.NullKey(i);
+    else keys[size_t(i)] = keyer.KeyOf(variable ? a.GetView(i) : std::string_view(fixed + size_t(i) * width, width), i);
+  }
+  ArrayPtr items = Take(a, keyer.item_sources());
+  auto* dict = enc->mutable_dictionary();
+  dict->set_num_dictionary_items(uint32_t(items->length));
+  SetFlat(dict->mutable_indices()->mutable_nullable()->mutable_no_nulls()->mutable_values(), uint64_t(keyer.key_bits()),
+          uint32_t(buffers.size()));
+  buffers.push_back(keyer.KeyBytes(keys));
+  if (variable) EncodeBinary(*items, dict->mutable_items(), buffers);
+  else EncodeNullable(*items, dict->mutable_items(), buffers);
 }
 
 void EncodePacked(const ArrayData& a, pb::ArrayEncoding* enc, std::vector<std::string>& buffers) {
@@ -299,7 +323,9 @@ class LeafEncoder final : public NodeEncoder {
   void WritePage(const ArrayData& a, PageSink& sink) {
     pb::ArrayEncoding enc;
     std::vector<std::string> buffers;
-    if (WantsDictionary(a)) {
+    if (field_.dictionary_index) {
+      EncodeKeyedDictionary(field_, a, &enc, buffers);
+    } else if (WantsDictionary(a)) {
       EncodeDictionary(a, &enc, buffers);
     } else if (a.type->is_variable_binary()) {
       EncodeBinary(a, &enc, buffers);

@@ -20,6 +20,7 @@
 
 #include "encodings_v2_0.pb.h"
 #include "file2.pb.h"
+#include "format/dictionary_keys.h"
 #include "format/plain_rows.h"
 #include "format/v21_internal.h"
 #include "format/v21_value_codecs.h"
@@ -46,6 +47,31 @@ std::string ForcedLayout(const LanceField& root, const LanceField& leaf) {
 
 bool IsPackedStruct(const LanceField& field) { return IsPackedStructField(field) || IsBlobV2Field(field); }
 
+// The keys of a dictionary field's visible items into `dictionary`, the distinct values of
+// the valid ones (a NULL item takes key 0: its def level says it is NULL).
+ValueBlock DictionaryKeys(const LanceField& field, const ShreddedLeaf& leaf, const ValueBlock& values,
+                          ValueBlock& dictionary) {
+  DictionaryKeyer keyer(field);
+  const uint64_t width = values.bits / 8;
+  std::vector<uint64_t> keys(values.count, 0);
+  for (uint64_t k = 0; k < values.count; ++k) {
+    if (!leaf.slot_valid[k]) continue;
+    const std::string_view value =
+        values.variable ? std::string_view(values.data).substr(values.offsets[k], values.offsets[k + 1] - values.offsets[k])
+                        : std::string_view(values.data).substr(k * width, width);
+    keys[k] = keyer.KeyOf(value, int64_t(k));
+  }
+  dictionary = ValueBlock{};
+  dictionary.variable = values.variable;
+  dictionary.bits = values.bits;
+  for (int64_t k : keyer.item_sources()) dictionary.AppendFrom(values, uint64_t(k), 1);
+  ValueBlock out;
+  out.count = values.count;
+  out.bits = uint64_t(keyer.key_bits());
+  out.data = keyer.KeyBytes(keys);
+  return out;
+}
+
 EncodedPage EncodeLeafPage(const LanceField& root, const LeafPath& path, const ArrayData& rows,
                            const EncodeOptions& options) {
   if (IsPackedStruct(*path.back().field) || IsLegacyBlobField(*path.back().field))
@@ -55,6 +81,11 @@ EncodedPage EncodeLeafPage(const LanceField& root, const LeafPath& path, const A
   if (leaf.num_valid == 0) return EncodeAllNull(leaf, options);
   ValueBlock values = GatherValues(path, leaf);
   const LanceField& leaf_field = *path.back().field;
+  if (leaf_field.dictionary_index) {
+    ValueBlock dictionary;
+    ValueBlock keys = DictionaryKeys(leaf_field, leaf, values, dictionary);
+    return EncodeMiniBlock(leaf, keys, options, &dictionary);
+  }
   const std::string forced = ForcedLayout(root, leaf_field);
   bool full_zip;
   if (forced == "fullzip") {

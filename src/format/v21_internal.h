@@ -214,7 +214,9 @@ struct EncodeOptions {
   bool large_chunks = false;  // 2.2: u32 chunk metadata and value sizes
 };
 
-EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options);
+// With a dictionary, `values` are keys into it (fixed width) and the page stores it.
+EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options,
+                            const ValueBlock* dictionary = nullptr);
 EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options);
 EncodedPage EncodeAllNull(const ShreddedLeaf& leaf, const EncodeOptions& options);
 

@@ -13,9 +13,9 @@
 //      the chunk and the levels left over after the last row end.
 // Levels are written uncompressed (Flat, 16 bits); values as Flat (fixed width, bools
 // packed 8 per byte) or Variable (u32/u64 offsets from the buffer start, then the bytes).
-// Reading also accepts the reference's compressed levels and values (v21_compression.h)
-// and a dictionary: buffer 2 then holds the dictionary, the chunks its indices, and the
-// repetition index moves to buffer 3.
+// With a dictionary (written for dictionary fields only), buffer 2 holds the dictionary,
+// the chunks its keys, and the repetition index moves to buffer 3. Reading also accepts
+// the reference's compressed levels, values and dictionaries (v21_compression.h).
 #include <algorithm>
 #include <cstring>
 #include <list>
@@ -90,7 +90,24 @@ struct ChunkPlan {
 
 }  // namespace
 
-EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options) {
+// A dictionary as one block: Flat values, or Variable (u32 32, u32 start of the bytes,
+// u32 offsets from 0 into the bytes, the bytes).
+std::string DictionaryBlock(const ValueBlock& dictionary, pb::CompressiveEncoding* encoding) {
+  if (!dictionary.variable) {
+    encoding->mutable_flat()->set_bits_per_value(dictionary.bits);
+    return dictionary.data;
+  }
+  if (dictionary.data.size() > UINT32_MAX) ThrowInvalid("mini-block dictionary of more than 4 GiB");
+  encoding->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(32);
+  std::string out;
+  AppendLE<uint32_t>(out, 32);
+  AppendLE<uint32_t>(out, uint32_t(8 + 4 * (dictionary.count + 1)));
+  for (uint64_t k = 0; k <= dictionary.count; ++k) AppendLE<uint32_t>(out, uint32_t(dictionary.offsets[k]));
+  return out + dictionary.data;
+}
+
+EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options,
+                            const ValueBlock* dictionary) {
   const Levels& lv = leaf.levels;
   const bool has_levels = lv.has_rep || lv.has_def;
   const uint64_t num_levels = has_levels ? (lv.has_rep ? lv.rep.size() : lv.def.size()) : values.count;
@@ -232,6 +249,11 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
   } else {
     vc->mutable_flat()->set_bits_per_value(values.bits);
   }
+  std::string dictionary_bytes;
+  if (dictionary) {
+    dictionary_bytes = DictionaryBlock(*dictionary, mb->mutable_dictionary());
+    mb->set_num_dictionary_items(dictionary->count);
+  }
   for (auto layer : leaf.layers) mb->add_layers(layer);
   mb->set_num_buffers(1);
   mb->set_repetition_index_depth(lv.has_rep ? 1 : 0);
@@ -242,6 +264,7 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
   page.num_rows = leaf.num_rows;
   page.buffers.push_back(std::move(metadata));
   page.buffers.push_back(std::move(chunks));
+  if (dictionary) page.buffers.push_back(std::move(dictionary_bytes));
   if (lv.has_rep) page.buffers.push_back(std::move(rep_index));
   page.encoding = WrapAny(kPageLayoutUrl, layout);
   return page;

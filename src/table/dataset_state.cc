@@ -10,6 +10,7 @@
 #include "table/deletions.h"
 #include "table/feature_flags.h"
 #include "table/index_section.h"
+#include "table/legacy_dictionaries.h"
 #include "table/manifest_store.h"
 
 namespace lancelet::table {
@@ -261,6 +262,7 @@ std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> s
   Metadata metadata;
   for (const auto& [k, v] : manifest.schema_metadata()) metadata[k] = v;
   state->schema = format::LanceSchema::FromProto(manifest.fields(), metadata);
+  LoadLegacyDictionaries(*state->store, state->manifest_path, manifest, state->schema);
   state->arrow_schema = state->schema.ToArrow();
   state->storage_version = StorageVersionOf(manifest, uri);
   state->indices = indices ? std::move(*indices) : ReadIndexSection(*state->store, state->manifest_path, manifest);

@@ -10,6 +10,7 @@
 #include "format/little_endian.h"
 #include "format/protobuf_logging.h"
 #include "lancelet/error.h"
+#include "table/legacy_dictionaries.h"
 
 namespace lancelet::table {
 
@@ -111,9 +112,13 @@ lance::table::Manifest ReadManifest(const io::ObjectStore& store, const std::str
 }
 
 std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::table::Transaction* transaction,
-                               const lance::table::IndexSection* indices) {
+                               const lance::table::IndexSection* indices, const format::LanceSchema* dictionaries) {
   std::string out;
-  // The reference's order: index section, transaction, manifest, footer.
+  // The reference's order: legacy dictionaries, index section, transaction, manifest, footer.
+  if (HasLegacyDictionaries(manifest)) {
+    if (!dictionaries) ThrowInvalid("a manifest with legacy dictionary fields needs their values to be written");
+    AppendLegacyDictionaries(*dictionaries, manifest, out);
+  }
   manifest.clear_index_section();
   if (indices && indices->indices_size() > 0) {
     manifest.set_index_section(out.size());
@@ -134,14 +139,14 @@ std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::tab
 
 bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance::table::Manifest& manifest,
                      const lance::table::IndexSection& indices, const lance::table::Transaction* transaction,
-                     ManifestNaming naming) {
+                     ManifestNaming naming, const format::LanceSchema* dictionaries) {
   std::string dir = io::JoinPath(uri, kVersionsDir);
   store.CreateDir(dir);
   // The version's name in the other naming (another writer's) also means the slot is taken.
   const ManifestNaming other = naming == ManifestNaming::kV1 ? ManifestNaming::kV2 : ManifestNaming::kV1;
   if (store.Exists(io::JoinPath(dir, ManifestFileName(manifest.version(), other)))) return false;
   return store.PutIfAbsent(io::JoinPath(dir, ManifestFileName(manifest.version(), naming)),
-                           EncodeManifestFile(manifest, transaction, &indices));
+                           EncodeManifestFile(manifest, transaction, &indices, dictionaries));
 }
 
 void WriteVersionHint(io::ObjectStore& store, const std::string& uri, uint64_t version) {

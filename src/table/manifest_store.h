@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "format/lance_schema.h"
 #include "io/object_store.h"
 #include "table.pb.h"
 #include "transaction.pb.h"
@@ -52,18 +53,20 @@ std::optional<ManifestLocation> FindManifest(const io::ObjectStore& store, const
 
 // Decodes a manifest file; Corrupt errors name the path and what was wrong.
 lance::table::Manifest ReadManifest(const io::ObjectStore& store, const std::string& path);
-// Encodes a manifest file: the index section (when `indices` lists any; index_section
-// then points at it, else it is cleared), the transaction (embedded, as the reference
-// does), the manifest and the footer.
+// Encodes a manifest file: a legacy dataset's dictionary values (taken from
+// `dictionaries`, see legacy_dictionaries.h), the index section (when `indices` lists
+// any; index_section then points at it, else it is cleared), the transaction (embedded,
+// as the reference does), the manifest and the footer.
 std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::table::Transaction* transaction,
-                               const lance::table::IndexSection* indices = nullptr);
+                               const lance::table::IndexSection* indices = nullptr,
+                               const format::LanceSchema* dictionaries = nullptr);
 
 // Makes `manifest` visible as version manifest.version(): one put-if-absent of its name
 // in `naming`. Returns false if that version already exists under either name (a
 // concurrent commit won).
 bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance::table::Manifest& manifest,
                      const lance::table::IndexSection& indices, const lance::table::Transaction* transaction,
-                     ManifestNaming naming);
+                     ManifestNaming naming, const format::LanceSchema* dictionaries = nullptr);
 
 void WriteVersionHint(io::ObjectStore& store, const std::string& uri, uint64_t version);
 

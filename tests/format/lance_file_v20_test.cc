@@ -720,7 +720,7 @@ TEST_F(HandBuilt, DictionaryOfStrings) {
   Flat(d->mutable_items()->mutable_binary()->mutable_bytes(), 8, 2);
   d->mutable_items()->mutable_binary()->set_null_adjustment(4);
   d->set_num_dictionary_items(2);
-  auto path = Build("dict.lance", Field{"s", DataType::Utf8(), true, {}}, {{page}}, 5);
+  auto path = Build("dict.lance", *Field::Make("s", DataType::Utf8()), {{page}}, 5);
   auto reader = LanceFileReader::Open(*store_, path);
   auto t = DataType::Utf8();
   auto expected = MakeArray(t, {Scalar{t, std::string("x")}, Scalar::Null(t), Scalar{t, std::string("yy")},
@@ -741,7 +741,7 @@ TEST_F(HandBuilt, ZstdAndLz4CompressedBinaryBytes) {
   Flat(b->mutable_bytes(), 8, 1);
   b->mutable_bytes()->mutable_flat()->mutable_compression()->set_scheme("zstd");
   b->set_null_adjustment(100);
-  auto path = Build("zstd.lance", Field{"s", DataType::LargeUtf8(), true, {}}, {{page}}, 3);
+  auto path = Build("zstd.lance", *Field::Make("s", DataType::LargeUtf8()), {{page}}, 3);
   auto reader = LanceFileReader::Open(*store_, path);
   auto t = DataType::LargeUtf8();
   auto expected = MakeArray(t, {Scalar{t, std::string("hello")}, Scalar::Null(t), Scalar{t, text.substr(5)}});
@@ -751,7 +751,7 @@ TEST_F(HandBuilt, ZstdAndLz4CompressedBinaryBytes) {
   // A corrupt frame is reported with the page.
   page.buffers[1][12] ^= 0x55;
   page.buffers[1].resize(page.buffers[1].size() - 3);
-  auto bad = Build("zstd_bad.lance", Field{"s", DataType::LargeUtf8(), true, {}}, {{page}}, 3);
+  auto bad = Build("zstd_bad.lance", *Field::Make("s", DataType::LargeUtf8()), {{page}}, 3);
   auto bad_reader = LanceFileReader::Open(*store_, bad);
   ExpectError(ErrorKind::kCorrupt, "column 0 page 0", [&] { bad_reader->ReadField(0, 0, 3); });
 }
@@ -761,7 +761,7 @@ TEST_F(HandBuilt, UnknownEncodingsNameFileColumnAndPage) {
   Flat(good.encoding.mutable_nullable()->mutable_no_nulls()->mutable_values(), 32, 0);
   PageSpec odd{4, {Raw<int32_t>({1, 2, 3, 4})}, {}};
   odd.encoding.mutable_constant()->set_value("\x01");  // the reference's 2.0 reader has no Constant either
-  auto path = Build("odd.lance", Field{"a", DataType::Int32(), true, {}}, {{good, odd}}, 8);
+  auto path = Build("odd.lance", *Field::Make("a", DataType::Int32()), {{good, odd}}, 8);
   auto reader = LanceFileReader::Open(*store_, path);
   EXPECT_EQ(reader->ReadField(0, 0, 4)->length, 4);  // the first page is fine
   ExpectError(ErrorKind::kNotSupported, path + ": column 0 page 1", [&] { reader->ReadField(0, 2, 4); });
@@ -785,7 +785,7 @@ TEST_F(HandBuilt, ListPagesWithNullsAcrossItemPages) {
   PageSpec i2{4, {Raw<int32_t>({3, 4, 5, 6})}, {}};
   Flat(i2.encoding.mutable_nullable()->mutable_no_nulls()->mutable_values(), 32, 0);
   auto lt = DataType::List(DataType::Int32());
-  auto path = Build("list.lance", Field{"l", lt, true, {}}, {{o1, o2}, {i1, i2}}, 5);
+  auto path = Build("list.lance", *Field::Make("l", lt), {{o1, o2}, {i1, i2}}, 5);
   auto reader = LanceFileReader::Open(*store_, path);
   auto i32 = DataType::Int32();
   auto item = [&](int64_t v) { return Scalar{i32, v}; };

@@ -207,6 +207,34 @@ TEST(LanceSchema, FromProtoRejectsUnknownTypesAndDanglingParents) {
   }
 }
 
+// Arrow input that arrives dictionary-encoded is stored so, as the reference stores it,
+// where lancelet writes such dictionaries; a dictionary of other values is stored plain.
+TEST(LanceSchema, DictionaryEncodedArrowFieldsStayDictionaryEncoded) {
+  auto keyed = [](const std::string& name, TypePtr values, TypePtr keys) {
+    auto field = std::make_shared<Field>(*Field::Make(name, std::move(values)));
+    field->dictionary_index = std::move(keys);
+    return FieldPtr(field);
+  };
+  Schema arrow({keyed("s", DataType::Utf8(), DataType::Int8()), keyed("u", DataType::Int64(), DataType::UInt16()),
+                keyed("b", DataType::Bool(), DataType::Int32()),
+                keyed("l", DataType::List(DataType::Int32()), DataType::Int32())});
+  LanceSchema schema = LanceSchema::FromArrow(arrow);
+  RepeatedPtrField<lance::file::Field> pb;
+  schema.ToProto(&pb);
+  ASSERT_EQ(pb.size(), 5);
+  EXPECT_EQ(pb.Get(0).logical_type(), "dict:string:int8:false");
+  EXPECT_EQ(pb.Get(0).encoding(), lance::file::DICTIONARY);
+  EXPECT_EQ(pb.Get(1).logical_type(), "dict:int64:uint16:false");
+  EXPECT_EQ(pb.Get(2).logical_type(), "bool");
+  EXPECT_EQ(pb.Get(3).logical_type(), "list");
+  // Read back, the key type is on the Arrow field again.
+  SchemaPtr back = LanceSchema::FromProto(pb, {}).ToArrow();
+  ASSERT_TRUE(back->field(0)->dictionary_index);
+  EXPECT_EQ(back->field(0)->dictionary_index->ToString(), "int8");
+  EXPECT_EQ(back->field(0)->type->ToString(), "utf8");
+  EXPECT_FALSE(back->field(2)->dictionary_index);
+}
+
 TEST(LanceSchema, ProjectKeepsRequestedOrderAndFailsOnMissing) {
   auto s = LanceSchema::FromArrow(NestedSchema());
   auto p = s.Project({"ts", "id"});

@@ -1,6 +1,6 @@
 // The Apache Arrow integration IPC files (tests/data/arrow-testing, provenance there) go
-// through `lancelet create --from`, in both byte orders, and read back as the rows the
-// oracle's own IPC decoder reads from the little-endian file; the reference reads
+// through `lancelet create --from`, in both byte orders, and read back as the rows
+// apache-arrow (JS, in the oracle) reads from the little-endian file; the reference reads
 // lancelet's dataset equal too. Dictionary-encoded fields arrive as their values. Files of
 // types lancelet does not store are refused with the type named.
 #include <filesystem>
@@ -30,12 +30,20 @@ class ArrowTestingTest : public ::testing::TestWithParam<std::string> {
   TempDir dir_;
 };
 
-TEST_P(ArrowTestingTest, BothByteOrdersReadAsApacheArrowWroteThem) {
+// The rows of an integration file as apache-arrow reads them (`arrow-js-cat`). Two files
+// apache-arrow JS 18 cannot give back as they are: it has no LargeList, and it names a map's
+// entries key/value whatever the file says. For those the oracle's own IPC decoder speaks.
+std::string ApacheArrowRows(const std::string& name, const std::string& file) {
+  if (name == "nested_large_offsets" || name == "map_non_canonical") return Oracle({"cat", file});
+  return Oracle({"arrow-js-cat", file});
+}
+
+TEST_P(ArrowTestingTest, BothByteOrdersReadAsApacheArrowReadsThem) {
   REQUIRE_ORACLE();
   const std::string name = GetParam();
   const std::string little = Unpack(dir_, name + ".little.arrow_file", "little.arrow");
   const std::string big = Unpack(dir_, name + ".big.arrow_file", "big.arrow");
-  const std::string expected = Oracle({"cat", little});
+  const std::string expected = ApacheArrowRows(name, little);
 
   for (const auto& [input, ds] : {std::pair{little, dir_.Join("little.lance")}, std::pair{big, dir_.Join("big.lance")}}) {
     SCOPED_TRACE(input);
@@ -62,7 +70,7 @@ TEST(ArrowTesting, BigEndianStreamsReadLikeTheFiles) {
     const std::string stream = Unpack(dir, name + ".big.stream", "big.arrows");
     const std::string little = Unpack(dir, name + ".little.arrow_file", "little.arrow");
     Lancelet({"create", dir.Join("s.lance"), "--from", stream, "--file-version", "2.2"});
-    EXPECT_EQ(DiffJsonLines(Oracle({"cat", little}), Lancelet({"scan", dir.Join("s.lance"), "--format", "jsonl"})),
+    EXPECT_EQ(DiffJsonLines(ApacheArrowRows(name, little), Lancelet({"scan", dir.Join("s.lance"), "--format", "jsonl"})),
               "");
   }
 }

@@ -4,11 +4,15 @@
 // reference reads; an overlay on these columns reads the same on both sides.
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "lancelet/dataset.h"
 #include "support/json_rows.h"
 #include "support/test_env.h"
+#include "table/dataset_state.h"
+#include "table/manifest_store.h"
 
 namespace lancelet::testing {
 namespace {
@@ -123,11 +127,10 @@ TEST_P(TypesInteropTest, MapsRoundTripAt22AndAreRefusedBelow) {
 
 // Dictionary-encoded columns (Lance "dict:<values>:<keys>:false") read as their values,
 // whatever the reference's pages: 2.0 Dictionary pages of Arrow keys, 2.1/2.2 dictionary
-// mini-blocks. lancelet refuses to write them, and other columns stay writable.
+// mini-blocks.
 TEST_P(TypesInteropTest, DictionaryColumnsReadAsTheirValues) {
   REQUIRE_ORACLE();
-  const std::string ds = dir_.Join("dict.lance"), a = dir_.Join("a.arrow"), b = dir_.Join("b.arrow"),
-                    row = dir_.Join("row.jsonl");
+  const std::string ds = dir_.Join("dict.lance"), a = dir_.Join("a.arrow"), b = dir_.Join("b.arrow");
   Oracle({"gen-dict", a, "--rows", "600", "--seed", "81"});
   Oracle({"gen-dict", b, "--rows", "100", "--seed", "82"});
   Oracle({"create", ds, "--data", a, "--file-version", version()});
@@ -141,18 +144,56 @@ TEST_P(TypesInteropTest, DictionaryColumnsReadAsTheirValues) {
   const auto rows = SplitLines(expected);
   EXPECT_EQ(DiffJsonLines(rows[5] + "\n" + rows[500] + "\n", Lancelet({"take", ds, "--rows", "5,500", "--format", "jsonl"})),
             "");
+}
 
-  WriteStringToFile(row, "{\"id\":1,\"c_dict_utf8\":\"x\"}\n");
-  auto refused = RunLancelet({"append", ds, "--from", row});
+// lancelet writes dictionary columns as the reference does (every page with its own
+// dictionary, keys of the field's key type): appends, overlays on them and their fold, read
+// back equal by the reference, which refuses a dictionary field's page without one.
+TEST_P(TypesInteropTest, DictionaryColumnsAreWrittenWithDictionaries) {
+  REQUIRE_ORACLE();
+  const std::string ds = dir_.Join("dict.lance"), a = dir_.Join("a.arrow"), rows = dir_.Join("rows.jsonl");
+  Oracle({"gen-dict", a, "--rows", "300", "--seed", "83"});
+  Oracle({"create", ds, "--data", a, "--file-version", version()});
+  // New values, NULL rows, a value already in the reference's dictionary; then a page of
+  // NULLs only.
+  WriteStringToFile(rows,
+                    "{\"id\":1000,\"c_dict_utf8\":\"new\",\"c_dict_i8_utf8\":null,\"c_dict_i64\":77,\"c_dict_f64\":null}\n"
+                    "{\"id\":1001,\"c_dict_utf8\":\"red\",\"c_dict_i8_utf8\":\"zz\",\"c_dict_i64\":null,\"c_dict_f64\":2.5}\n"
+                    "{\"id\":1002,\"c_dict_utf8\":\"new\",\"c_dict_i8_utf8\":\"zz\",\"c_dict_i64\":77,\"c_dict_f64\":-0.0}\n");
+  Lancelet({"append", ds, "--from", rows});
+  WriteStringToFile(rows, "{\"id\":1003,\"c_dict_utf8\":null,\"c_dict_i8_utf8\":null,\"c_dict_i64\":null,\"c_dict_f64\":null}\n");
+  Lancelet({"append", ds, "--from", rows});
+  std::string ours = Lancelet({"scan", ds, "--format", "jsonl"});
+  EXPECT_EQ(SplitLines(ours).size(), 304u);
+  EXPECT_EQ(DiffJsonLines(ours, Oracle({"dump", ds})), "");
+
+  Lancelet({"update", ds, "--mode", "overlay", "--where", "id % 7 = 0", "--set", "c_dict_utf8 = 'seven'", "--set",
+            "c_dict_f64 = NULL"});
+  ours = Lancelet({"scan", ds, "--format", "jsonl"});
+  EXPECT_EQ(Lancelet({"count", ds, "--where", "c_dict_utf8 = 'seven'"}), "44\n");
+  EXPECT_EQ(DiffJsonLines(ours, Oracle({"dump", ds}, kOverlayEnv)), "");
+  Lancelet({"optimize", ds});
+  EXPECT_EQ(DiffJsonLines(ours, Oracle({"dump", ds})), "") << "folded into dictionary columns";
+  // The reference goes on appending its own dictionaries to lancelet's dataset.
+  Oracle({"append", ds, "--data", a});
+  EXPECT_EQ(DiffJsonLines(Oracle({"dump", ds}), Lancelet({"scan", ds, "--format", "jsonl"})), "");
+
+  // More distinct values on a page than int8 keys index: refused, nothing written.
+  std::string many;
+  for (int i = 0; i < 129; ++i) many += fmt::format("{{\"id\":{},\"c_dict_i8_utf8\":\"v{}\"}}\n", 2000 + i, i);
+  WriteStringToFile(rows, many);
+  const std::string before = Oracle({"dump", ds});
+  auto refused = RunLancelet({"append", ds, "--from", rows});
   EXPECT_NE(refused.exit_code, 0);
-  EXPECT_NE(refused.err.find("field 'c_dict_utf8' is dictionary-encoded (dictionary<int32,utf8>); lancelet reads "
-                             "dictionary columns but does not write them yet"),
+  EXPECT_NE(refused.err.find("field 'c_dict_i8_utf8' (dictionary<int8,utf8>): a page holds more than 128 distinct "
+                             "values, more than int8 keys can index"),
             std::string::npos)
       << refused.err;
-  EXPECT_EQ(DiffJsonLines(expected, Oracle({"dump", ds})), "") << "the refused append changed nothing";
-  // Another column takes an overlay; both sides read it.
-  Lancelet({"update", ds, "--mode", "overlay", "--where", "id % 9 = 0", "--set", "id = -id"});
-  EXPECT_EQ(DiffJsonLines(Lancelet({"scan", ds, "--format", "jsonl"}), Oracle({"dump", ds}, kOverlayEnv)), "");
+  EXPECT_EQ(DiffJsonLines(before, Oracle({"dump", ds})), "") << "the refused append changed nothing";
+  many.resize(many.rfind("{\"id\":2128"));  // 128 distinct fit
+  WriteStringToFile(rows, many);
+  Lancelet({"append", ds, "--from", rows});
+  EXPECT_EQ(DiffJsonLines(Lancelet({"scan", ds, "--format", "jsonl"}), Oracle({"dump", ds})), "");
 }
 
 // Legacy (0.1/0.2) data files of these types: plain pages, a null column stores nothing.
@@ -164,6 +205,50 @@ TEST(TypesInterop, LegacyFilesOfTheseTypesRead) {
           "int32,time32<s>,time64<ns>,duration<ms>,decimal128<10,2>,decimal256<40,5>,null,list<decimal128<12,4>>"});
   Oracle({"create", ds, "--data", a, "--file-version", "legacy"});
   EXPECT_EQ(DiffJsonLines(Oracle({"dump", ds}), Lancelet({"scan", ds, "--format", "jsonl"})), "");
+}
+
+// A legacy (0.1) dataset keeps its dictionaries in the manifest file and the keys in the
+// data files. lancelet reads them, and its commits (deletes) write the dictionaries into
+// the new manifest, where the reference finds them again. (The reference itself refuses
+// to append to such a dataset: "dictionary for `c_dict_utf8` did not match".)
+TEST(TypesInterop, LegacyDictionaryColumnsReadAndSurviveACommit) {
+  REQUIRE_ORACLE();
+  TempDir dir;
+  const std::string ds = dir.Join("legacy.lance"), a = dir.Join("a.arrow");
+  // The reference refuses float dictionaries in legacy files ("v1 dictionary values do not
+  // support data type Float64"), so c_dict_f64 stays out.
+  Oracle({"gen-dict", a, "--rows", "300", "--seed", "72", "--columns", "id,c_dict_utf8,c_dict_i8_utf8,c_dict_i64"});
+  Oracle({"create", ds, "--data", a, "--file-version", "legacy"});
+  const std::string expected = Oracle({"dump", ds});
+  EXPECT_EQ(DiffJsonLines(expected, Lancelet({"scan", ds, "--format", "jsonl"})), "");
+  for (const char* where : {"c_dict_utf8 = 'green'", "c_dict_i64 = 5 AND c_dict_i8_utf8 = 'red'", "c_dict_utf8 IS NULL"})
+    EXPECT_EQ(Lancelet({"count", ds, "--where", where}), Oracle({"count", ds, "--where", where})) << where;
+  const auto rows = SplitLines(expected);
+  ASSERT_EQ(rows.size(), 300u);
+  EXPECT_EQ(DiffJsonLines(rows[7] + "\n" + rows[250] + "\n", Lancelet({"take", ds, "--rows", "7,250", "--format", "jsonl"})),
+            "");
+
+  Lancelet({"delete", ds, "--where", "id % 10 = 4"});
+  const std::string after = Lancelet({"scan", ds, "--format", "jsonl"});
+  EXPECT_EQ(SplitLines(after).size(), 270u);
+  EXPECT_EQ(DiffJsonLines(after, Oracle({"dump", ds})), "") << "the reference finds the dictionaries lancelet carried";
+  Lancelet({"delete", ds, "--where", "id % 10 = 5"});  // a manifest written from one lancelet wrote
+  EXPECT_EQ(DiffJsonLines(Lancelet({"scan", ds, "--format", "jsonl"}), Oracle({"dump", ds})), "");
+
+  // A key past the dictionary is refused with the file, field, batch and row.
+  auto dataset = Dataset::Open(ds);
+  const auto& state = dataset->state();
+  format::LanceSchema schema = state.schema;
+  for (auto& field : schema.mutable_fields())
+    if (field.name == "c_dict_utf8") field.legacy_dictionary = Slice(*field.legacy_dictionary, 0, 1);
+  lance::table::Manifest m = state.manifest;
+  m.set_version(m.version() + 1);
+  WriteStringToFile(ds + "/_versions/" + table::ManifestFileNameV2(m.version()),
+                    table::EncodeManifestFile(m, nullptr, nullptr, &schema));
+  auto refused = RunLancelet({"scan", ds, "--columns", "c_dict_utf8"});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find(": field 'c_dict_utf8' (id 1) batch 0: key "), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find(" is outside the 1 dictionary values"), std::string::npos) << refused.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(FileVersions, TypesInteropTest, ::testing::Values("2.0", "2.1", "2.2"),

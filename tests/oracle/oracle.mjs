@@ -1822,8 +1822,8 @@ async function cmdGen(argv) {
 // dictionary batches): id int32, then dictionary<int32,utf8>, dictionary<int8,utf8>,
 // dictionary<uint16,int64> and dictionary<int32,float64>, each about 10% NULL.
 async function cmdGenDict(argv) {
-  const { pos, opts } = parseArgs(argv, { rows: "string", seed: "string" });
-  need(pos, 1, "gen-dict <out.arrow> --rows N --seed S");
+  const { pos, opts } = parseArgs(argv, { rows: "string", seed: "string", columns: "string" });
+  need(pos, 1, "gen-dict <out.arrow> --rows N --seed S [--columns a,b]");
   const A = await import("apache-arrow");
   const rows = parseInt(opts.rows ?? "100", 10);
   const rng = mulberry32(parseInt(opts.seed ?? "0", 10) >>> 0);
@@ -1836,6 +1836,10 @@ async function cmdGenDict(argv) {
     c_dict_i64: A.vectorFromArray(pick([5n, -7n, 2n ** 62n, 0n]), new A.Dictionary(new A.Int64(), new A.Uint16())),
     c_dict_f64: A.vectorFromArray(pick([1.5, -0.25, 1e300]), new A.Dictionary(new A.Float64(), new A.Int32())),
   };
+  if (opts.columns) {
+    const keep = opts.columns.split(",");
+    for (const name of Object.keys(columns)) if (!keep.includes(name)) delete columns[name];
+  }
   const fields = Object.entries(columns).map(([name, v]) => new A.Field(name, v.type, true));
   fs.writeFileSync(pos[0], A.tableToIPC(new A.Table(new A.Schema(fields), columns), "file"));
 }
@@ -2092,6 +2096,17 @@ async function cmdCat(argv) {
   writeLines(renderRows(schema.fields, columns));
 }
 
+// The rows of an Arrow file as apache-arrow itself reads them: apache-arrow decodes the file
+// into its Table and writes that Table back as an IPC file, which renders as `cat` does.
+// Types apache-arrow JS cannot hold (large_list, big-endian input) fail here.
+async function cmdArrowJsCat(argv) {
+  const { pos } = parseArgs(argv, {});
+  need(pos, 1, "arrow-js-cat <file.arrow>");
+  const { tableFromIPC, tableToIPC } = await import("apache-arrow");
+  const { schema, columns } = decodeIpc(tableToIPC(tableFromIPC(fs.readFileSync(pos[0])), "file"));
+  writeLines(renderRows(schema.fields, columns));
+}
+
 async function cmdArrowSchema(argv) {
   const { pos } = parseArgs(argv, {});
   need(pos, 1, "arrow-schema <file.arrow>");
@@ -2319,6 +2334,7 @@ const COMMANDS = {
   gen: cmdGen,
   "gen-dict": cmdGenDict,
   cat: cmdCat,
+  "arrow-js-cat": cmdArrowJsCat,
   "arrow-schema": cmdArrowSchema,
   support: cmdSupport,
   selftest: cmdSelftest,
