@@ -547,9 +547,13 @@ std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::Objec
     if (PublishManifest(*store, uri, next, indices, &transaction, naming, base ? &base->schema : nullptr)) {
       WriteVersionHint(*store, uri, next.version());
       if (indices.indices_size() > 0) next.set_index_section(0);  // as written: MakeState keeps `indices`
-      // Named before `next` is moved from (argument order is unspecified).
+      // Named before `next` is moved from (argument order is unspecified). The version is
+      // published: nothing from here on reads files, so nothing fails and makes the caller
+      // remove files the new version refers to.
       std::string path = io::JoinPath(io::JoinPath(uri, kVersionsDir), ManifestFileName(next.version(), naming));
-      return MakeState(store, uri, std::move(path), std::move(next), std::move(indices));
+      const format::LanceSchema no_dictionaries;
+      return MakeState(store, uri, std::move(path), std::move(next), std::move(indices),
+                       base ? &base->schema : &no_dictionaries);
     }
     if (attempt >= options.max_retries)
       ThrowConflict("commit to '{}' lost the race {} times; giving up", uri, attempt + 1);

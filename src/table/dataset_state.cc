@@ -253,7 +253,8 @@ void RecountPhysicalRows(DatasetState& state) {
 
 std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
                                               std::string manifest_path, lance::table::Manifest manifest,
-                                              std::optional<lance::table::IndexSection> indices) {
+                                              std::optional<lance::table::IndexSection> indices,
+                                              const format::LanceSchema* dictionaries) {
   CheckReaderFlags(manifest, uri);
   auto state = std::make_shared<DatasetState>();
   state->store = std::move(store);
@@ -262,7 +263,8 @@ std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> s
   Metadata metadata;
   for (const auto& [k, v] : manifest.schema_metadata()) metadata[k] = v;
   state->schema = format::LanceSchema::FromProto(manifest.fields(), metadata);
-  LoadLegacyDictionaries(*state->store, state->manifest_path, manifest, state->schema);
+  if (dictionaries) CopyLegacyDictionaries(*dictionaries, state->schema);
+  else LoadLegacyDictionaries(*state->store, state->manifest_path, manifest, state->schema);
   state->arrow_schema = state->schema.ToArrow();
   state->storage_version = StorageVersionOf(manifest, uri);
   state->indices = indices ? std::move(*indices) : ReadIndexSection(*state->store, state->manifest_path, manifest);

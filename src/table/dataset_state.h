@@ -158,9 +158,11 @@ std::optional<format::FileVersion> StorageVersionOf(const lance::table::Manifest
 std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
                                               std::optional<uint64_t> version);
 // `indices` is the manifest's index section when the caller has it; else it is read from
-// the manifest file.
+// the manifest file. So are a legacy dataset's dictionary values, unless `dictionaries`
+// (a schema of the same dataset, e.g. the version a commit built on) holds them.
 std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
                                               std::string manifest_path, lance::table::Manifest manifest,
-                                              std::optional<lance::table::IndexSection> indices = std::nullopt);
+                                              std::optional<lance::table::IndexSection> indices = std::nullopt,
+                                              const format::LanceSchema* dictionaries = nullptr);
 
 }  // namespace lancelet::table

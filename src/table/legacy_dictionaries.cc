@@ -1,6 +1,7 @@
 #include "table/legacy_dictionaries.h"
 
 #include <cstring>
+#include <functional>
 
 #include "format/little_endian.h"
 #include "lancelet/error.h"
@@ -94,6 +95,17 @@ void LoadLegacyDictionaries(const io::ObjectStore& store, const std::string& man
     node->legacy_dictionary =
         ReadDictionary(*file, manifest_path, *node, proto.dictionary().offset(), proto.dictionary().length());
   }
+}
+
+void CopyLegacyDictionaries(const format::LanceSchema& from, format::LanceSchema& to) {
+  std::function<void(std::vector<format::LanceField>&)> copy = [&](std::vector<format::LanceField>& fields) {
+    for (auto& field : fields) {
+      if (field.dictionary_index)
+        if (const format::LanceField* known = from.FindById(field.id)) field.legacy_dictionary = known->legacy_dictionary;
+      copy(field.children);
+    }
+  };
+  copy(to.mutable_fields());
 }
 
 void AppendLegacyDictionaries(const format::LanceSchema& schema, lance::table::Manifest& manifest, std::string& out) {

@@ -22,6 +22,10 @@ namespace lancelet::table {
 void LoadLegacyDictionaries(const io::ObjectStore& store, const std::string& manifest_path,
                             const lance::table::Manifest& manifest, format::LanceSchema& schema);
 
+// Gives `to`'s dictionary fields the legacy dictionary values `from` holds for the same
+// field ids.
+void CopyLegacyDictionaries(const format::LanceSchema& from, format::LanceSchema& to);
+
 // Appends the values `schema` holds for each of the manifest's dictionary fields to
 // `out`, a manifest file being written, and points the fields at them. Throws Invalid
 // for a dictionary field whose values `schema` does not hold.
