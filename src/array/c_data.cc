@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "array/dictionary_array.h"
 #include "lancelet/error.h"
 
 namespace lancelet {
@@ -230,10 +231,19 @@ FieldPtr FieldFromSchema(const ArrowSchema& schema, int depth) {
   if (!schema.release) ThrowInvalid("Arrow C data: field '{}' was already released", name);
   if (!schema.format) ThrowInvalid("Arrow C data: field '{}' has no format", name);
   if (depth > 64) ThrowInvalid("Arrow C data: field '{}' is nested deeper than 64 levels", name);
-  if (schema.dictionary)
-    ThrowNotSupported("Arrow C data: field '{}' is dictionary-encoded; lancelet does not import "
-                      "dictionaries",
-                      name);
+  if (schema.dictionary) {
+    // The format is the keys'; the dictionary's schema gives the values' type.
+    TypePtr keys = ParseFormat(schema.format, name, {}, false);
+    if (!keys->is_integer())
+      ThrowInvalid("Arrow C data: field '{}' has dictionary keys of type {}; keys are integers", name, keys->ToString());
+    if (schema.dictionary->dictionary)
+      ThrowNotSupported("Arrow C data: field '{}' is a dictionary of dictionaries, which lancelet does not import", name);
+    FieldPtr values = FieldFromSchema(*schema.dictionary, depth + 1);
+    auto field = std::make_shared<Field>(*Field::Make(name, values->type, (schema.flags & ARROW_FLAG_NULLABLE) != 0,
+                                                      DecodeMetadata(schema.metadata, name)));
+    field->dictionary_index = std::move(keys);
+    return field;
+  }
   std::vector<FieldPtr> children;
   for (int64_t i = 0; i < schema.n_children; ++i)
     children.push_back(FieldFromSchema(*schema.children[i], depth + 1));
@@ -259,12 +269,15 @@ BufferPtr CopyBits(const uint8_t* src, int64_t offset, int64_t length) {
 class Importer {
  public:
   // Imports slots [start, start + length) of `array` (start already includes array.offset).
+  // `keys`: the key type when the field is dictionary-encoded (Field::dictionary_index);
+  // the array then holds keys into array.dictionary, and the result is their values.
   ArrayPtr Import(const ArrowArray& array, const TypePtr& type, int64_t start, int64_t length,
-                  int depth) {
+                  int depth, const TypePtr& keys = nullptr) {
     const DataType& t = *type;
     if (depth > 64) Fail(t, "nested deeper than 64 levels");
     if (!array.release) Fail(t, "the array was already released");
-    if (array.dictionary) ThrowNotSupported("Arrow C data: dictionary arrays are not supported");
+    if (keys) return ImportKeyed(array, type, keys, start, length, depth);
+    if (array.dictionary) Fail(t, "has a dictionary, but its field is not dictionary-encoded");
     if (start < 0 || length < 0) Fail(t, fmt::format("bad window [{}, +{})", start, length));
     if (t.id() == TypeId::kNull) {  // the C data null layout has no buffers
       if (array.n_buffers != 0) Fail(t, fmt::format("has {} buffers, expected 0", array.n_buffers));
@@ -323,7 +336,8 @@ class Importer {
         out->buffers.push_back(offsets);
         const ArrowArray& items = *array.children[0];
         out->children.push_back(
-            Import(items, t.child(0)->type, items.offset + first, last - first, depth + 1));
+            Import(items, t.child(0)->type, items.offset + first, last - first, depth + 1,
+                   t.child(0)->dictionary_index));
         break;
       }
       case TypeId::kFixedSizeList: {
@@ -331,7 +345,8 @@ class Importer {
         int64_t size = t.fixed_size();
         CheckChildLength(t, items, start * size + length * size);
         out->children.push_back(
-            Import(items, t.child(0)->type, items.offset + start * size, length * size, depth + 1));
+            Import(items, t.child(0)->type, items.offset + start * size, length * size, depth + 1,
+                   t.child(0)->dictionary_index));
         break;
       }
       case TypeId::kStruct:
@@ -339,7 +354,8 @@ class Importer {
           const ArrowArray& child = *array.children[i];
           // A struct's offset applies to its children as well: slot k is child slot k.
           CheckChildLength(t, child, start + length);
-          out->children.push_back(Import(child, t.child(i)->type, child.offset + start, length, depth + 1));
+          out->children.push_back(
+              Import(child, t.child(i)->type, child.offset + start, length, depth + 1, t.child(i)->dictionary_index));
         }
         break;
       default: {
@@ -354,6 +370,21 @@ class Importer {
  private:
   [[noreturn]] void Fail(const DataType& type, std::string_view what) {
     ThrowInvalid("Arrow C data: {} array {}", type.ToString(), what);
+  }
+
+  ArrayPtr ImportKeyed(const ArrowArray& array, const TypePtr& type, const TypePtr& keys, int64_t start,
+                       int64_t length, int depth) {
+    if (!array.dictionary) Fail(*type, "is dictionary-encoded but has no dictionary");
+    ArrowArray key_array = array;  // the same buffers, read as the keys
+    key_array.dictionary = nullptr;
+    ArrayPtr key_values = Import(key_array, keys, start, length, depth);
+    const ArrowArray& dictionary = *array.dictionary;
+    ArrayPtr values = Import(dictionary, type, dictionary.offset, dictionary.length, depth + 1);
+    try {
+      return DecodeDictionary(*key_values, *values);
+    } catch (const Error& e) {
+      Fail(*type, e.what());
+    }
   }
 
   void CheckChildLength(const DataType& type, const ArrowArray& child, int64_t need) {
@@ -588,8 +619,13 @@ SchemaPtr ImportSchema(ArrowSchema* schema) {
 
 ArrayPtr ImportArray(ArrowArray* array, ArrowSchema* schema) {
   ReleaseGuard<ArrowArray> array_guard{array};
-  TypePtr type = ImportType(schema);
-  return ImportArray(array, type);
+  FieldPtr field = ImportField(schema);
+  if (!field->dictionary_index) return ImportArray(array, field->type);
+  if (!array->release) ThrowInvalid("Arrow C data: the array was already released");
+  Importer importer;
+  ArrayPtr out = importer.Import(*array, field->type, array->offset, array->length, 0, field->dictionary_index);
+  ValidateArray(*out, "Arrow C data import");
+  return out;
 }
 
 ArrayPtr ImportArray(ArrowArray* array, const TypePtr& type) {

@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 
+#include "array/dictionary_array.h"
 #include "array/ipc_internal.h"
 #include "lancelet/error.h"
 #include "lancelet/ipc.h"
@@ -99,42 +100,11 @@ class BatchDecoder {
     auto dictionary = dictionaries_.find(encoding.id);
     if (dictionary == dictionaries_.end())
       Fail(field, batch_.abs_offset(), fmt::format("no dictionary batch with id {} comes before it", encoding.id));
-    const ArrayPtr& values = dictionary->second;
-    if (keys->null_count == keys->length) return MakeNullArray(field.type, keys->length);
-    // Rows of `values` to take; a NULL key takes row 0 and is masked below.
-    std::vector<int64_t> rows(size_t(keys->length));
-    auto widen = [&]<typename T>(const T* k) {
-      for (int64_t i = 0; i < keys->length; ++i) {
-        if (keys->IsNull(i)) continue;
-        if (k[i] < 0 || uint64_t(k[i]) >= uint64_t(values->length))
-          Fail(field, batch_.abs_offset(),
-               fmt::format("dictionary key {} at row {} is outside the {} values of dictionary {}", k[i], i,
-                           values->length, encoding.id));
-        rows[size_t(i)] = int64_t(k[i]);
-      }
-    };
-    switch (encoding.index_type->id()) {
-      case TypeId::kInt8: widen(keys->values<int8_t>()); break;
-      case TypeId::kInt16: widen(keys->values<int16_t>()); break;
-      case TypeId::kInt32: widen(keys->values<int32_t>()); break;
-      case TypeId::kInt64: widen(keys->values<int64_t>()); break;
-      case TypeId::kUInt8: widen(keys->values<uint8_t>()); break;
-      case TypeId::kUInt16: widen(keys->values<uint16_t>()); break;
-      case TypeId::kUInt32: widen(keys->values<uint32_t>()); break;
-      default: widen(keys->values<uint64_t>()); break;
+    try {
+      return DecodeDictionary(*keys, *dictionary->second);
+    } catch (const Error& e) {
+      Fail(field, batch_.abs_offset(), fmt::format("{} of dictionary {}", e.what(), encoding.id));
     }
-    ArrayPtr out = Take(*values, rows);
-    if (keys->null_count == 0) return out;
-    // NULL where the key is NULL, as well as where the value is.
-    auto validity = Buffer::Allocate(size_t((out->length + 7) / 8));
-    int64_t nulls = 0;
-    for (int64_t i = 0; i < out->length; ++i) {
-      if (keys->IsValid(i) && out->IsValid(i)) SetBit(validity->mutable_data(), i);
-      else ++nulls;
-    }
-    out->buffers[0] = validity;
-    out->null_count = nulls;
-    return out;
   }
 
  private:

@@ -144,7 +144,7 @@ LanceField FieldFromArrow(const Field& field, int32_t& next_id) {
   out.metadata = field.metadata;
   // Dictionary-encoded input is stored so, as the reference stores it, where lancelet can
   // write its dictionaries; otherwise as its values.
-  if (field.dictionary_index && WritesDictionaryOf(*field.dictionary_index, *field.type))
+  if (field.dictionary_index && CanDictionaryEncode(*field.dictionary_index, *field.type))
     out.dictionary_index = field.dictionary_index;
   LogicalTypeName(*field.type);  // rejects types Lance cannot name, early
   switch (field.type->id()) {

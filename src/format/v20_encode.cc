@@ -138,7 +138,7 @@ void EncodeDictionary(const ArrayData& a, pb::ArrayEncoding* enc, std::vector<st
 // order of first appearance, and the Arrow keys from 0; a NULL row's key names a NULL item.
 void EncodeKeyedDictionary(const LanceField& field, const ArrayData& a, pb::ArrayEncoding* enc,
                            std::vector<std::string>& buffers) {
-  DictionaryKeyer keyer(field);
+  DictionaryKeyer keyer = PageKeyer(field);
   const bool variable = a.type->is_variable_binary();
   const size_t width = variable ? 0 : size_t(a.type->byte_width());
   const char* fixed = variable ? nullptr : reinterpret_cast<const char*>(a.buffers[1]->data());

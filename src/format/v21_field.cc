@@ -51,7 +51,7 @@ bool IsPackedStruct(const LanceField& field) { return IsPackedStructField(field)
 // the valid ones (a NULL item takes key 0: its def level says it is NULL).
 ValueBlock DictionaryKeys(const LanceField& field, const ShreddedLeaf& leaf, const ValueBlock& values,
                           ValueBlock& dictionary) {
-  DictionaryKeyer keyer(field);
+  DictionaryKeyer keyer = PageKeyer(field);
   const uint64_t width = values.bits / 8;
   std::vector<uint64_t> keys(values.count, 0);
   for (uint64_t k = 0; k < values.count; ++k) {

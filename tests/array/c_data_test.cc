@@ -251,7 +251,7 @@ TEST(CData, ImportRejectsBadStructsAndReleasesThem) {
   dict_values.format = "u";
   dict_values.release = [](ArrowSchema* s) { s->release = nullptr; };
   ArrowSchema dict{};
-  dict.format = "i";
+  dict.format = "f";  // float keys
   dict.name = "d";
   dict.dictionary = &dict_values;
   dict.release = [](ArrowSchema* s) { s->release = nullptr; };
@@ -259,7 +259,68 @@ TEST(CData, ImportRejectsBadStructsAndReleasesThem) {
     ImportField(&dict);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kNotSupported);
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("field 'd' has dictionary keys of type float32; keys are integers"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A dictionary-encoded array (pandas' categoricals arrive so) imports as its values; the
+// field keeps its key type, so that a dataset created from it stores it dictionary-encoded.
+TEST(CData, ImportDecodesDictionaryArrays) {
+  auto schema_of = [](const char* key_format, ArrowSchema* values) {
+    ArrowSchema s{};
+    s.format = key_format;
+    s.name = "colour";
+    s.flags = ARROW_FLAG_NULLABLE;
+    s.dictionary = values;
+    s.release = [](ArrowSchema* x) { x->release = nullptr; };
+    return s;
+  };
+  ArrowSchema values_schema{};
+  values_schema.format = "u";
+  values_schema.release = [](ArrowSchema* s) { s->release = nullptr; };
+  ArrowSchema schema = schema_of("c", &values_schema);
+  FieldPtr field = ImportField(&schema);
+  EXPECT_EQ(field->type->ToString(), "utf8");
+  ASSERT_TRUE(field->dictionary_index);
+  EXPECT_EQ(field->dictionary_index->ToString(), "int8");
+
+  int released = 0;
+  // Dictionary ["red", "green", "blue"] at offset 1 -> ["green", "blue"]; keys [_, 1, 0, null, 1]
+  // at offset 1: blue, green, NULL, blue.
+  const int32_t offsets[] = {0, 3, 8, 12};
+  const char chars[] = "redgreenblue";
+  HandArray values(2, 0, 1, {nullptr, offsets, chars}, &released);
+  const uint8_t validity[] = {0b10111};
+  const int8_t keys[] = {5, 1, 0, 7, 1};
+  HandArray keyed(4, 1, 1, {validity, keys}, &released);
+  keyed.array.dictionary = &values.array;
+  values_schema.release = [](ArrowSchema* s) { s->release = nullptr; };
+  schema = schema_of("c", &values_schema);
+  ArrayPtr a = ImportArray(&keyed.array, &schema);
+  ASSERT_EQ(a->type->ToString(), "utf8");
+  ASSERT_EQ(a->length, 4);
+  EXPECT_EQ(a->GetView(0), "blue");
+  EXPECT_EQ(a->GetView(1), "green");
+  EXPECT_TRUE(a->IsNull(2));
+  EXPECT_EQ(a->GetView(3), "blue");
+  EXPECT_EQ(a->null_count, 1);
+
+  // A key past the dictionary is refused.
+  const int8_t bad_keys[] = {2};
+  HandArray bad(1, 0, 0, {nullptr, bad_keys}, &released);
+  HandArray two(2, 0, 1, {nullptr, offsets, chars}, &released);
+  bad.array.dictionary = &two.array;
+  values_schema.release = [](ArrowSchema* s) { s->release = nullptr; };
+  schema = schema_of("c", &values_schema);
+  try {
+    ImportArray(&bad.array, &schema);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dictionary key 2 at row 0 is outside the 2 values"), std::string::npos)
+        << e.what();
   }
 }
 
