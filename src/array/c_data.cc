@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -161,7 +162,13 @@ struct ExportedSchema {
   std::string metadata;  // empty when there is none
   std::vector<ArrowSchema> children;
   std::vector<ArrowSchema*> child_pointers;
+  std::unique_ptr<ArrowSchema> dictionary;  // a dictionary-encoded field's values
 };
+
+// A field exported dictionary-encoded: it has a key type and its values can be keyed.
+bool ExportsDictionary(const Field& field) {
+  return field.dictionary_index && CanDictionaryEncode(*field.dictionary_index, *field.type);
+}
 
 void ReleaseSchema(ArrowSchema* schema) {
   if (!schema || !schema->release) return;
@@ -169,13 +176,33 @@ void ReleaseSchema(ArrowSchema* schema) {
     ArrowSchema* child = schema->children[i];
     if (child->release) child->release(child);
   }
+  if (schema->dictionary && schema->dictionary->release) schema->dictionary->release(schema->dictionary);
   delete static_cast<ExportedSchema*>(schema->private_data);
   schema->release = nullptr;
 }
 
+// `keys`: the key type of a field exported dictionary-encoded (the format is then the
+// keys', and `dictionary` describes the values).
 void FillSchema(std::string name, const DataType& type, bool nullable, const Metadata& metadata,
-                ArrowSchema* out) {
+                ArrowSchema* out, const TypePtr& keys = nullptr) {
   auto priv = new ExportedSchema();
+  if (keys) {
+    priv->dictionary = std::make_unique<ArrowSchema>();
+    FillSchema("", type, true, {}, priv->dictionary.get());
+    priv->format = FormatString(*keys);
+    priv->name = std::move(name);
+    if (!metadata.empty()) priv->metadata = EncodeMetadata(metadata);
+    out->format = priv->format.c_str();
+    out->name = priv->name.c_str();
+    out->metadata = priv->metadata.empty() ? nullptr : priv->metadata.data();
+    out->flags = nullable ? ARROW_FLAG_NULLABLE : 0;
+    out->n_children = 0;
+    out->children = nullptr;
+    out->dictionary = priv->dictionary.get();
+    out->release = ReleaseSchema;
+    out->private_data = priv;
+    return;
+  }
   priv->format = FormatString(type);
   priv->name = std::move(name);
   if (!metadata.empty()) priv->metadata = EncodeMetadata(metadata);
@@ -203,6 +230,7 @@ struct ExportedArray {
   std::vector<const void*> buffers;
   std::vector<ArrowArray> children;
   std::vector<ArrowArray*> child_pointers;
+  std::unique_ptr<ArrowArray> dictionary;  // the values, when the array holds keys
 };
 
 void ReleaseArray(ArrowArray* array) {
@@ -211,6 +239,7 @@ void ReleaseArray(ArrowArray* array) {
     ArrowArray* child = array->children[i];
     if (child->release) child->release(child);
   }
+  if (array->dictionary && array->dictionary->release) array->dictionary->release(array->dictionary);
   delete static_cast<ExportedArray*>(array->private_data);
   array->release = nullptr;
 }
@@ -561,7 +590,8 @@ std::string FormatString(const DataType& type) {
 void ExportType(const DataType& type, ArrowSchema* out) { FillSchema("", type, true, {}, out); }
 
 void ExportField(const Field& field, ArrowSchema* out) {
-  FillSchema(field.name, *field.type, field.nullable, field.metadata, out);
+  FillSchema(field.name, *field.type, field.nullable, field.metadata, out,
+             ExportsDictionary(field) ? field.dictionary_index : nullptr);
 }
 
 void ExportSchema(const Schema& schema, ArrowSchema* out) {
@@ -569,15 +599,31 @@ void ExportSchema(const Schema& schema, ArrowSchema* out) {
   FillSchema("", *type, false, schema.metadata(), out);
 }
 
-void ExportArray(const ArrayPtr& array, ArrowArray* out) {
+namespace {
+
+// ExportArray for an array of `field`'s type: a dictionary-encoded field below `field`
+// exports keys, with its dictionary of the array's values.
+void ExportFieldArray(const ArrayPtr& array, const Field* field, ArrowArray* out) {
+  if (field && ExportsDictionary(*field)) {
+    DictionaryArrays encoded = EncodeDictionary(
+        *array, field->dictionary_index,
+        fmt::format("Arrow C data: field '{}' ({} keys): an array", field->name, field->dictionary_index->ToString()));
+    ExportArray(encoded.keys, out);
+    auto* priv = static_cast<ExportedArray*>(out->private_data);
+    priv->dictionary = std::make_unique<ArrowArray>();
+    ExportArray(encoded.values, priv->dictionary.get());
+    out->dictionary = priv->dictionary.get();
+    return;
+  }
   auto priv = new ExportedArray();
   priv->array = array;
-  // A null array exports no buffers (the C data null layout); the rest export theirs.
   if (array->type->id() != TypeId::kNull)
     for (const auto& buffer : array->buffers) priv->buffers.push_back(buffer ? buffer->data() : nullptr);
   priv->children.resize(array->children.size());
+  const auto& child_fields = array->type->children();
   for (size_t i = 0; i < array->children.size(); ++i) {
-    ExportArray(array->children[i], &priv->children[i]);
+    ExportFieldArray(array->children[i], i < child_fields.size() ? child_fields[i].get() : nullptr,
+                     &priv->children[i]);
     priv->child_pointers.push_back(&priv->children[i]);
   }
   out->length = array->length;
@@ -592,6 +638,10 @@ void ExportArray(const ArrayPtr& array, ArrowArray* out) {
   out->private_data = priv;
 }
 
+}  // namespace
+
+void ExportArray(const ArrayPtr& array, ArrowArray* out) { ExportFieldArray(array, nullptr, out); }
+
 void ExportRecordBatch(const RecordBatch& batch, ArrowArray* out, ArrowSchema* out_schema) {
   auto data = std::make_shared<ArrayData>();
   data->type = DataType::Struct(batch.schema()->fields());
@@ -599,7 +649,7 @@ void ExportRecordBatch(const RecordBatch& batch, ArrowArray* out, ArrowSchema* o
   data->buffers.push_back(nullptr);
   data->children = batch.columns();
   if (out_schema) ExportSchema(*batch.schema(), out_schema);
-  ExportArray(data, out);
+  ExportFieldArray(data, nullptr, out);
 }
 
 TypePtr ImportType(ArrowSchema* schema) { return ImportField(schema)->type; }

@@ -32,8 +32,7 @@ DictionaryKeyer::DictionaryKeyer(const DataType& key_type, std::string what)
 
 uint64_t DictionaryKeyer::AddItem(int64_t source) {
   if (item_sources_.size() == max_items_)
-    ThrowInvalid("{}: a page holds more than {} distinct values, more than {} keys can index", what_, max_items_,
-                 key_name_);
+    ThrowInvalid("{} holds more than {} distinct values, more than {} keys can index", what_, max_items_, key_name_);
   item_sources_.push_back(source);
   return item_sources_.size() - 1;
 }

@@ -21,7 +21,8 @@ bool CanDictionaryEncode(const DataType& keys, const DataType& values);
 // the keyer lives.
 class DictionaryKeyer {
  public:
-  // `what` names the column in errors, e.g. "field 'c' (dictionary<int8,utf8>)".
+  // `what` names the values in errors: "<what> holds more than 128 distinct values, ...",
+  // e.g. "field 'c' (dictionary<int8,utf8>): a page".
   DictionaryKeyer(const DataType& key_type, std::string what);
 
   // The key of `value` (its bytes); an unseen value becomes the next item, taken from

@@ -84,8 +84,17 @@ std::string EncodeSchemaMessage(const Schema& schema);
 std::string EncodeRecordBatchMessage(int64_t length, const std::vector<FieldNode>& nodes,
                                      const std::vector<BufferSpec>& buffers, int64_t body_length,
                                      std::optional<CompressionCodec> codec = std::nullopt);
+// A Message flatbuffer wrapping a DictionaryBatch (not a delta) whose values are the body.
+std::string EncodeDictionaryBatchMessage(int64_t id, int64_t length, const std::vector<FieldNode>& nodes,
+                                         const std::vector<BufferSpec>& buffers, int64_t body_length);
 // The Footer flatbuffer of the file format.
-std::string EncodeFooter(const Schema& schema, const std::vector<Block>& batches);
+std::string EncodeFooter(const Schema& schema, const std::vector<Block>& dictionary_blocks,
+                         const std::vector<Block>& batches);
+// Whether a field is written dictionary-encoded: it has a key type (Field::dictionary_index)
+// and CanDictionaryEncode its values. Such fields get ids in pre-order from 0.
+bool WritesDictionary(const Field& field);
+// Whether the field or a field below it WritesDictionary.
+bool HasDictionaries(const Field& field);
 
 // Decodes a Schema table. Throws NotSupported for dictionary fields and unknown types.
 // A dictionary-encoded field's encoding (Schema.fbs DictionaryEncoding). The schema
@@ -114,8 +123,13 @@ std::string FramePrefix(const EncodedMessage& message);
 // Size of the framing prefix plus padded metadata (the Block's metaDataLength).
 int32_t FramedMetadataSize(const EncodedMessage& message);
 EncodedMessage EncodeSchema(const Schema& schema);
-// Throws InvalidArgument when the columns do not match the schema.
-EncodedMessage EncodeBatch(const Schema& schema, const RecordBatch& batch);
+// Throws InvalidArgument when the columns do not match the schema. A dictionary-encoded
+// field's values become keys into a dictionary of this batch's values; `dictionaries`
+// receives their DictionaryBatch messages, in id order (required when the schema has such
+// fields). Throws InvalidArgument too when a batch has more distinct values than a key
+// type indexes.
+EncodedMessage EncodeBatch(const Schema& schema, const RecordBatch& batch,
+                           std::vector<EncodedMessage>* dictionaries = nullptr);
 std::string EndOfStream();
 
 }  // namespace lancelet::ipc

@@ -1,6 +1,7 @@
 // Flatbuffer encoding of Arrow schemas and messages (Schema.fbs, Message.fbs, File.fbs).
 #include <string>
 
+#include "array/dictionary_array.h"
 #include "array/ipc_internal.h"
 #include "lancelet/error.h"
 
@@ -123,14 +124,26 @@ std::pair<uint8_t, fb::Ref> BuildType(fb::FlatBufferBuilder& b, const DataType& 
   ThrowInvalid("Arrow IPC: cannot encode type {}", type.ToString());
 }
 
-fb::Ref BuildField(fb::FlatBufferBuilder& b, const Field& field) {
+// `next_dictionary_id` numbers the dictionary-encoded fields in pre-order (as
+// DictionaryEncodedFields does).
+fb::Ref BuildField(fb::FlatBufferBuilder& b, const Field& field, int64_t& next_dictionary_id) {
+  fb::Ref dictionary = 0;
+  if (WritesDictionary(field)) {
+    auto [key_tag, key_ref] = BuildType(b, *field.dictionary_index);
+    (void)key_tag;
+    b.StartTable();
+    b.AddInt64(0, next_dictionary_id++);  // id
+    b.AddRef(1, key_ref);                 // indexType
+    dictionary = b.EndTable();            // isOrdered: false
+  }
   std::vector<fb::Ref> children;
-  for (const auto& child : field.type->children()) children.push_back(BuildField(b, *child));
+  for (const auto& child : field.type->children()) children.push_back(BuildField(b, *child, next_dictionary_id));
   fb::Ref children_ref = b.CreateOffsetVector(children);
   fb::Ref name = b.CreateString(field.name);
   auto [tag, type_ref] = BuildType(b, *field.type);
   fb::Ref metadata = field.metadata.empty() ? 0 : BuildMetadata(b, field.metadata);
   b.StartTable();
+  if (dictionary != 0) b.AddRef(kFieldDictionary, dictionary);
   b.AddRef(kFieldName, name);
   b.AddBool(kFieldNullable, field.nullable);
   b.AddUInt8(kFieldTypeType, tag);
@@ -306,9 +319,14 @@ FieldPtr DecodeField(const fb::FlatTable& t, int depth, DictionaryFields* dictio
 
 }  // namespace
 
+bool WritesDictionary(const Field& field) {
+  return field.dictionary_index && CanDictionaryEncode(*field.dictionary_index, *field.type);
+}
+
 fb::Ref BuildSchema(fb::FlatBufferBuilder& b, const Schema& schema) {
   std::vector<fb::Ref> fields;
-  for (const auto& field : schema.fields()) fields.push_back(BuildField(b, *field));
+  int64_t next_dictionary_id = 0;
+  for (const auto& field : schema.fields()) fields.push_back(BuildField(b, *field, next_dictionary_id));
   fb::Ref fields_ref = b.CreateOffsetVector(fields);
   fb::Ref metadata = schema.metadata().empty() ? 0 : BuildMetadata(b, schema.metadata());
   b.StartTable();
@@ -347,10 +365,27 @@ std::string EncodeRecordBatchMessage(int64_t length, const std::vector<FieldNode
   return FinishMessage(b, MessageType::kRecordBatch, batch, body_length);
 }
 
-std::string EncodeFooter(const Schema& schema, const std::vector<Block>& batches) {
+std::string EncodeDictionaryBatchMessage(int64_t id, int64_t length, const std::vector<FieldNode>& nodes,
+                                         const std::vector<BufferSpec>& buffers, int64_t body_length) {
+  fb::FlatBufferBuilder b;
+  fb::Ref nodes_ref = b.CreateStructVector(nodes.data(), nodes.size(), sizeof(FieldNode), 8);
+  fb::Ref buffers_ref = b.CreateStructVector(buffers.data(), buffers.size(), sizeof(BufferSpec), 8);
+  b.StartTable();
+  b.AddInt64(kBatchLength, length);
+  b.AddRef(kBatchNodes, nodes_ref);
+  b.AddRef(kBatchBuffers, buffers_ref);
+  fb::Ref data = b.EndTable();
+  b.StartTable();
+  b.AddInt64(0, id);    // id
+  b.AddRef(1, data);    // data; isDelta: false, a dictionary replaces any before it
+  return FinishMessage(b, MessageType::kDictionaryBatch, b.EndTable(), body_length);
+}
+
+std::string EncodeFooter(const Schema& schema, const std::vector<Block>& dictionary_blocks,
+                         const std::vector<Block>& batches) {
   fb::FlatBufferBuilder b;
   fb::Ref schema_ref = BuildSchema(b, schema);
-  fb::Ref dictionaries = b.CreateStructVector(nullptr, 0, sizeof(Block), 8);
+  fb::Ref dictionaries = b.CreateStructVector(dictionary_blocks.data(), dictionary_blocks.size(), sizeof(Block), 8);
   fb::Ref blocks = b.CreateStructVector(batches.data(), batches.size(), sizeof(Block), 8);
   b.StartTable();
   b.AddInt16(kFooterVersion, kMetadataV5);

@@ -1,8 +1,10 @@
 // Arrow IPC writing: record batch bodies, message framing, the stream and file formats.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
+#include "array/dictionary_array.h"
 #include "array/ipc_internal.h"
 #include "lancelet/error.h"
 #include "lancelet/ipc.h"
@@ -79,6 +81,13 @@ class BodyWriter {
     return message;
   }
 
+  EncodedMessage FinishDictionary(int64_t id, int64_t length) {
+    EncodedMessage message;
+    message.metadata = EncodeDictionaryBatchMessage(id, length, nodes_, buffers_, body_.size());
+    message.body = std::move(body_);
+    return message;
+  }
+
  private:
   void AddBuffer(const Buffer& buffer, int64_t need) {
     AddBytes(buffer.data(), std::min<size_t>(buffer.size(), need), need);
@@ -122,11 +131,40 @@ class BodyWriter {
   std::vector<BufferSpec> buffers_;
 };
 
+// `array` with the values of each dictionary-encoded field below `field` (itself included)
+// replaced by keys; the dictionaries go to `out` as messages, ids in pre-order.
+ArrayPtr KeyDictionaries(const Field& field, const ArrayPtr& array, int64_t& next_id,
+                         std::vector<EncodedMessage>& out) {
+  if (WritesDictionary(field)) {
+    DictionaryArrays encoded =
+        EncodeDictionary(*array, field.dictionary_index,
+                         fmt::format("Arrow IPC: field '{}' ({} keys): a batch", field.name,
+                                     field.dictionary_index->ToString()));
+    BodyWriter body;
+    body.Visit(*encoded.values);
+    out.push_back(body.FinishDictionary(next_id++, encoded.values->length));
+    return encoded.keys;
+  }
+  if (!HasDictionaries(field)) return array;
+  auto copy = std::make_shared<ArrayData>(*array);
+  const auto& children = field.type->children();
+  for (size_t i = 0; i < children.size(); ++i)
+    copy->children[i] = KeyDictionaries(*children[i], array->children[i], next_id, out);
+  return copy;
+}
+
 }  // namespace
+
+bool HasDictionaries(const Field& field) {
+  if (WritesDictionary(field)) return true;
+  for (const auto& child : field.type->children())
+    if (HasDictionaries(*child)) return true;
+  return false;
+}
 
 EncodedMessage EncodeSchema(const Schema& schema) { return {EncodeSchemaMessage(schema), {}}; }
 
-EncodedMessage EncodeBatch(const Schema& schema, const RecordBatch& batch) {
+EncodedMessage EncodeBatch(const Schema& schema, const RecordBatch& batch, std::vector<EncodedMessage>* dictionaries) {
   if (batch.num_columns() != schema.num_fields())
     ThrowInvalid("Arrow IPC: record batch has {} columns but the stream schema has {} fields",
                  batch.num_columns(), schema.num_fields());
@@ -140,7 +178,16 @@ EncodedMessage EncodeBatch(const Schema& schema, const RecordBatch& batch) {
     if (column.length != batch.num_rows())
       ThrowInvalid("Arrow IPC: column {} ('{}') has {} rows, the batch {}", i, field.name,
                    column.length, batch.num_rows());
-    body.Visit(column);
+  }
+  int64_t next_dictionary_id = 0;
+  for (size_t i = 0; i < batch.num_columns(); ++i) {
+    const Field& field = *schema.field(i);
+    if (!HasDictionaries(field)) {
+      body.Visit(*batch.column(i));
+      continue;
+    }
+    if (!dictionaries) ThrowInvalid("Arrow IPC: field '{}' is dictionary-encoded, and nothing takes its dictionary", field.name);
+    body.Visit(*KeyDictionaries(field, batch.column(i), next_dictionary_id, *dictionaries));
   }
   return body.Finish(batch.num_rows());
 }
@@ -188,10 +235,25 @@ void IpcStreamWriter::WriteSchema(const Schema& schema) {
 void IpcStreamWriter::WriteBatch(const RecordBatch& batch) {
   if (!schema_) ThrowInvalid("Arrow IPC stream: WriteBatch called before WriteSchema");
   if (closed_) ThrowInvalid("Arrow IPC stream: WriteBatch called after Close");
+  std::vector<ipc::EncodedMessage> dictionaries;
+  std::optional<ipc::EncodedMessage> message;
+  try {
+    message = ipc::EncodeBatch(*schema_, batch, &dictionaries);
+  } catch (const Error& e) {
+    // More distinct values than a key type indexes: halves get dictionaries of their own
+    // (a stream's dictionary batches replace the ones before).
+    bool keyed = false;
+    for (const auto& field : schema_->fields()) keyed = keyed || ipc::HasDictionaries(*field);
+    if (e.kind() != ErrorKind::kInvalidArgument || !keyed || batch.num_rows() < 2) throw;
+    const int64_t half = batch.num_rows() / 2;
+    WriteBatch(*batch.Slice(0, half));
+    WriteBatch(*batch.Slice(half, batch.num_rows() - half));
+    return;
+  }
   // Prefix and body go out as they are: framing them into one string would copy the body.
-  const ipc::EncodedMessage message = ipc::EncodeBatch(*schema_, batch);
-  Emit(ipc::FramePrefix(message));
-  Emit(message.body);
+  for (const auto& dictionary : dictionaries) Emit(ipc::FrameMessage(dictionary));
+  Emit(ipc::FramePrefix(*message));
+  Emit(message->body);
 }
 
 void IpcStreamWriter::Close() {
@@ -211,19 +273,55 @@ std::string WriteIpcStream(const Schema& schema, const std::vector<RecordBatchPt
   return std::move(out).str();
 }
 
-std::string WriteIpcFile(const Schema& schema, const std::vector<RecordBatchPtr>& batches) {
+namespace {
+
+// The schema without its dictionary encodings (values written as they are).
+Schema WithoutDictionaries(const Schema& schema) {
+  std::vector<FieldPtr> fields;
+  for (const auto& field : schema.fields()) {
+    auto plain = std::make_shared<Field>(*field);
+    plain->dictionary_index = nullptr;
+    fields.push_back(std::move(plain));
+  }
+  return Schema(std::move(fields), schema.metadata());
+}
+
+}  // namespace
+
+std::string WriteIpcFile(const Schema& schema_in, const std::vector<RecordBatchPtr>& batches) {
+  // A file holds one dictionary per field for all its batches, so they are written as one.
+  Schema schema = schema_in;
+  std::vector<ipc::EncodedMessage> dictionaries, messages;
+  bool keyed = false;
+  for (const auto& field : schema.fields()) keyed = keyed || ipc::HasDictionaries(*field);
+  if (keyed && !batches.empty()) {
+    RecordBatchPtr joined = batches.size() == 1 ? batches[0] : RecordBatch::Concatenate(batches[0]->schema(), batches);
+    try {
+      messages.push_back(ipc::EncodeBatch(schema, *joined, &dictionaries));
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kInvalidArgument) throw;
+      schema = WithoutDictionaries(schema);  // too many distinct values for the keys
+      dictionaries.clear();
+    }
+  }
+  if (messages.empty())
+    for (const auto& batch : batches) messages.push_back(ipc::EncodeBatch(schema, *batch));
   std::string out(ipc::kFileMagic, ipc::kFileMagicSize);
   out.append(2, '\0');  // pad the magic to 8 bytes
   out += ipc::FrameMessage(ipc::EncodeSchema(schema));
-  std::vector<ipc::Block> blocks;
-  for (const auto& batch : batches) {
-    ipc::EncodedMessage message = ipc::EncodeBatch(schema, *batch);
+  std::vector<ipc::Block> dictionary_blocks, blocks;
+  for (const auto& dictionary : dictionaries) {
+    dictionary_blocks.push_back({static_cast<int64_t>(out.size()), ipc::FramedMetadataSize(dictionary), 0,
+                                 static_cast<int64_t>(dictionary.body.size())});
+    out += ipc::FrameMessage(dictionary);
+  }
+  for (const auto& message : messages) {
     blocks.push_back({static_cast<int64_t>(out.size()), ipc::FramedMetadataSize(message), 0,
                       static_cast<int64_t>(message.body.size())});
     out += ipc::FrameMessage(message);
   }
   out += ipc::EndOfStream();
-  std::string footer = ipc::EncodeFooter(schema, blocks);
+  std::string footer = ipc::EncodeFooter(schema, dictionary_blocks, blocks);
   out += footer;
   int32_t footer_size = static_cast<int32_t>(footer.size());
   out.append(reinterpret_cast<const char*>(&footer_size), 4);

@@ -21,6 +21,8 @@ void CheckWritableDictionaryField(const LanceField& field) {
                       Describe(field));
 }
 
-DictionaryKeyer PageKeyer(const LanceField& field) { return DictionaryKeyer(*field.dictionary_index, Describe(field)); }
+DictionaryKeyer PageKeyer(const LanceField& field) {
+  return DictionaryKeyer(*field.dictionary_index, Describe(field) + ": a page");
+}
 
 }  // namespace lancelet::format

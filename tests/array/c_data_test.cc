@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "array/arrow_test_data.h"
+#include "lancelet/builder.h"
 #include "lancelet/error.h"
 
 namespace lancelet {
@@ -119,6 +120,34 @@ TEST(CData, RecordBatchRoundTrip) {
   SchemaPtr schema = ImportSchema(&c_schema);
   RecordBatchPtr back = ImportRecordBatch(&c_array, schema);
   ExpectBatchesEqual(*batch, *back);
+}
+
+// A field with a key type exports keys and a dictionary of the batch's values, and imports
+// back as those values with the key type on the field.
+TEST(CData, DictionaryFieldsExportKeysAndADictionary) {
+  auto colour = std::make_shared<Field>(*Field::Make("colour", DataType::Utf8()));
+  colour->dictionary_index = DataType::UInt8();
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{colour});
+  BinaryBuilder values(DataType::Utf8());
+  for (const char* v : {"red", "blue", "red", "", "blue"}) values.Append(v);
+  values.AppendNull();
+  RecordBatchPtr batch = RecordBatch::Make(schema, {values.Finish()});
+
+  ArrowArray c_array;
+  ArrowSchema c_schema;
+  ExportRecordBatch(*batch, &c_array, &c_schema);
+  ASSERT_EQ(c_schema.n_children, 1);
+  EXPECT_STREQ(c_schema.children[0]->format, "C");
+  ASSERT_NE(c_schema.children[0]->dictionary, nullptr);
+  EXPECT_STREQ(c_schema.children[0]->dictionary->format, "u");
+  ASSERT_NE(c_array.children[0]->dictionary, nullptr);
+  EXPECT_EQ(c_array.children[0]->dictionary->length, 3);  // red, blue, ""
+  EXPECT_EQ(c_array.children[0]->null_count, 1);
+
+  SchemaPtr back_schema = ImportSchema(&c_schema);
+  ASSERT_TRUE(back_schema->field(0)->dictionary_index);
+  EXPECT_EQ(back_schema->field(0)->dictionary_index->ToString(), "uint8");
+  ExpectBatchesEqual(*batch, *ImportRecordBatch(&c_array, back_schema));
 }
 
 // ---- hand-built imports with offsets ----

@@ -117,6 +117,77 @@ TEST(Ipc, StreamRoundTripEveryTypeWithNulls) {
   EXPECT_EQ(reader->Next(), nullptr);
 }
 
+// A field with a key type (Field::dictionary_index) is written dictionary-encoded and read
+// back as its values with the key type on the field again.
+SchemaPtr DictionarySchema(TypePtr keys) {
+  auto colour = std::make_shared<Field>(*Field::Make("colour", DataType::Utf8()));
+  colour->dictionary_index = std::move(keys);
+  return std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("id", DataType::Int32()), colour});
+}
+
+RecordBatchPtr ColourBatch(const SchemaPtr& schema, int rows, int distinct) {
+  FixedWidthBuilder<int32_t> ids(DataType::Int32());
+  BinaryBuilder colours(DataType::Utf8());
+  for (int i = 0; i < rows; ++i) {
+    ids.Append(i);
+    if (i % 5 == 4) colours.AppendNull();
+    else colours.Append("c" + std::to_string(i % distinct));
+  }
+  return RecordBatch::Make(schema, {ids.Finish(), colours.Finish()});
+}
+
+// Counts the messages of a stream by header type.
+int CountMessages(const std::string& stream, ipc::MessageType type) {
+  int n = 0;
+  for (size_t pos = 0; pos + 8 <= stream.size();) {
+    int32_t length;
+    std::memcpy(&length, stream.data() + pos + 4, 4);
+    if (length == 0) break;
+    auto root = fb::FlatTable::Root(
+        {reinterpret_cast<const uint8_t*>(stream.data()) + pos + 8, size_t(length), "s", int64_t(pos + 8)});
+    if (ipc::MessageType(root.GetUInt8(ipc::kMessageHeaderType, 0)) == type) ++n;
+    pos += 8 + size_t(length) + size_t(root.GetInt64(ipc::kMessageBodyLength, 0));
+  }
+  return n;
+}
+
+TEST(Ipc, DictionaryFieldsAreWrittenDictionaryEncoded) {
+  SchemaPtr schema = DictionarySchema(DataType::Int8());
+  RecordBatchPtr a = ColourBatch(schema, 40, 3), b = ColourBatch(schema, 20, 7);
+  const std::string stream = WriteIpcStream(*schema, {a, b});
+  EXPECT_EQ(CountMessages(stream, ipc::MessageType::kDictionaryBatch), 2) << "one dictionary per batch";
+  auto reader = ReadIpc(stream, "d.arrows");
+  ASSERT_TRUE(reader->schema()->field(1)->dictionary_index);
+  EXPECT_EQ(reader->schema()->field(1)->dictionary_index->ToString(), "int8");
+  auto batches = ReadAll(*reader);
+  ASSERT_EQ(batches.size(), 2u);
+  ExpectBatchesEqual(*a, *batches[0]);
+  ExpectBatchesEqual(*b, *batches[1]);
+
+  // A file keeps one dictionary for all its rows (written as one batch).
+  auto file = ReadIpc(WriteIpcFile(*schema, {a, b}), "d.arrow");
+  ASSERT_TRUE(file->schema()->field(1)->dictionary_index);
+  auto rows = ReadAll(*file);
+  ASSERT_EQ(rows.size(), 1u);
+  ExpectBatchesEqual(*RecordBatch::Concatenate(schema, {a, b}), *rows[0]);
+}
+
+// More distinct values than the keys index: a stream splits the batch, each part with its
+// own dictionary; a file writes the values plain.
+TEST(Ipc, DictionaryFieldsBeyondTheirKeysRangeStillWrite) {
+  SchemaPtr schema = DictionarySchema(DataType::Int8());
+  RecordBatchPtr batch = ColourBatch(schema, 300, 300);  // 240 distinct values; 120 in each half
+  const std::string stream = WriteIpcStream(*schema, {batch});
+  EXPECT_EQ(CountMessages(stream, ipc::MessageType::kDictionaryBatch), 2);
+  EXPECT_EQ(CountMessages(stream, ipc::MessageType::kRecordBatch), 2);
+  auto reader = ReadIpc(stream, "d.arrows");
+  ExpectBatchesEqual(*batch, *RecordBatch::Concatenate(schema, ReadAll(*reader)));
+
+  auto file = ReadIpc(WriteIpcFile(*schema, {batch}), "d.arrow");
+  EXPECT_FALSE(file->schema()->field(1)->dictionary_index);
+  ExpectBatchesEqual(*batch, *ReadAll(*file)[0]);
+}
+
 TEST(Ipc, NoBatchesAndEmptyBatch) {
   RecordBatchPtr batch = AllTypesBatch();
   for (bool file : {false, true}) {
@@ -241,7 +312,7 @@ std::string HandFile(const Schema& schema, const HandBatch& batch, int64_t rows,
   ipc::EncodedMessage message = HandMessage(batch, rows, codec);
   ipc::Block block{int64_t(out.size()), ipc::FramedMetadataSize(message), 0, int64_t(message.body.size())};
   out += ipc::FrameMessage(message) + ipc::EndOfStream();
-  std::string footer = ipc::EncodeFooter(schema, {block});
+  std::string footer = ipc::EncodeFooter(schema, {}, {block});
   int32_t footer_size = int32_t(footer.size());
   out += footer + std::string(reinterpret_cast<const char*>(&footer_size), 4) + "ARROW1";
   return out;

@@ -2097,13 +2097,13 @@ async function cmdCat(argv) {
 }
 
 // The rows of an Arrow file as apache-arrow itself reads them: apache-arrow decodes the file
-// into its Table and writes that Table back as an IPC file, which renders as `cat` does.
+// into its Table and writes that Table back as an IPC stream, which renders as `cat` does.
 // Types apache-arrow JS cannot hold (large_list, big-endian input) fail here.
 async function cmdArrowJsCat(argv) {
   const { pos } = parseArgs(argv, {});
   need(pos, 1, "arrow-js-cat <file.arrow>");
   const { tableFromIPC, tableToIPC } = await import("apache-arrow");
-  const { schema, columns } = decodeIpc(tableToIPC(tableFromIPC(fs.readFileSync(pos[0])), "file"));
+  const { schema, columns } = decodeIpc(tableToIPC(tableFromIPC(fs.readFileSync(pos[0])), "stream"));
   writeLines(renderRows(schema.fields, columns));
 }
 
