@@ -83,7 +83,10 @@ struct SqlShellOptions {
   std::string format = "table";  // table, csv, jsonl or arrow
   bool echo = false;             // print each statement (prefixed "> ") before its result
   bool progress = false;         // progress bars on stderr
-  bool prompt = false;           // interactive prompt on stderr when reading `in`
+  bool prompt = false;           // interactive: a prompt, dot commands, line by line
+  bool edit = false;             // interactive on a terminal: line editing and history (libedit)
+  std::string history_path;      // where the history is kept (empty: nowhere)
+  int64_t max_rows = 0;          // table format: show at most this many rows (0: all)
 };
 
 // The `lancelet sql` command. Runs `script` (statements separated by ';'), or, when it is
@@ -94,6 +97,7 @@ struct SqlShellOptions {
 // "lancelet: <message>", the statement and a caret line to `err`; a script stops there,
 // the interactive loop and piped input go on. A script, and input that is not a terminal,
 // is parsed whole first: a syntax error anywhere is reported before any statement runs.
+// The interactive loop also takes dot commands (.help lists them) on a line of their own.
 // Returns 0, or 1 if any statement failed.
 int RunSqlShell(const std::string& db_dir, const std::string& script, std::istream& in, std::ostream& out,
                 std::ostream& err, const SqlShellOptions& options);

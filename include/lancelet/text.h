@@ -146,6 +146,9 @@ struct TableWriteOptions {
   // Rows buffered to size the columns; later rows reuse those widths (wider values just
   // push the row out of line).
   int64_t buffer_rows = 1000;
+  // > 0: at most this many rows are shown, the first half and the last half with a row
+  // of "…" between, the columns sized over them; the last line says "(N rows, M shown)".
+  int64_t max_rows = 0;
 };
 // Columns separated by " | ", header underlined with "-" joined by "-+-", numbers right
 // aligned, and a last line "(N rows)" ("(1 row)" for one).

@@ -301,6 +301,13 @@ int Main(int argc, char** argv) {
       options.echo = sql_echo;
       options.progress = isatty(STDERR_FILENO) != 0;
       options.prompt = sql_script.empty() && isatty(STDIN_FILENO) != 0;
+      if (options.prompt) {
+        // As DuckDB's shell: editing and history, and a screenful of rows at most.
+        options.edit = true;
+        if (const char* home = std::getenv("HOME"); home && *home)
+          options.history_path = std::string(home) + "/.lancelet_history";
+        if (options.format == "table") options.max_rows = 40;
+      }
       return RunSqlShell(db_dir, sql_script, std::cin, std::cout, std::cerr, options);
     }
     if (*create) {

@@ -1,19 +1,29 @@
 // `lancelet sql`: scripts and the line-by-line loop over stdin.
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <filesystem>
 #include <istream>
 #include <iterator>
+#include <optional>
 #include <ostream>
+#include <sstream>
 
 #include <fmt/format.h>
 
+#include "lancelet/dataset.h"
+#include "lancelet/error.h"
 #include "lancelet/ipc.h"
 #include "lancelet/sql.h"
 #include "lancelet/text.h"
+#include "sql/line_editor.h"
 
 namespace lancelet {
 
 namespace {
 
-void PrintRows(const RecordBatch& rows, std::ostream& out, const std::string& format) {
+void PrintRows(const RecordBatch& rows, std::ostream& out, const SqlShellOptions& options) {
+  const std::string& format = options.format;
   if (format == "arrow") {
     IpcStreamWriter writer(out);
     writer.WriteSchema(*rows.schema());
@@ -21,9 +31,14 @@ void PrintRows(const RecordBatch& rows, std::ostream& out, const std::string& fo
     writer.Close();
     return;
   }
-  OutputFormat f = format == "csv" ? OutputFormat::kCsv : format == "jsonl" ? OutputFormat::kJsonLines
-                                                                            : OutputFormat::kTable;
-  auto writer = MakeBatchWriter(f, out, rows.schema());
+  std::unique_ptr<BatchWriter> writer;
+  if (format == "table") {
+    TableWriteOptions table;
+    table.max_rows = options.max_rows;
+    writer = MakeTableWriter(out, rows.schema(), table);
+  } else {
+    writer = MakeBatchWriter(format == "csv" ? OutputFormat::kCsv : OutputFormat::kJsonLines, out, rows.schema());
+  }
   if (rows.num_rows() > 0) writer->Write(rows);
   writer->Finish();
 }
@@ -39,7 +54,7 @@ bool RunOne(SqlSession& session, const std::string& statement, std::ostream& out
     SqlResult r = session.Execute(statement);
     if (r.rows) {
       if (printed_rows && options.format == "table" && !options.echo) out << "\n";
-      PrintRows(*r.rows, out, options.format);
+      PrintRows(*r.rows, out, options);
       printed_rows = true;
     } else {
       (options.format == "table" ? out : err) << r.message << "\n";
@@ -80,6 +95,96 @@ bool EndsStatement(const std::string& text) {
   return ends && !quote;
 }
 
+constexpr const char* kDotHelp =
+    ".help              this list\n"
+    ".tables            the tables (NAME.lance datasets of the directory)\n"
+    ".schema [TABLE]    each table's columns and types\n"
+    ".mode table|csv|jsonl\n"
+    "                   how rows are printed\n"
+    ".maxrows N         table mode: show at most N rows (0: all)\n"
+    ".timer on|off      print each statement's wall time\n"
+    ".bail on|off       stop at the first failing statement\n"
+    ".quit, .exit       leave\n";
+
+std::vector<std::string> TableNames(const std::string& db_dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(db_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory(ec) && name.size() > 6 && name.ends_with(".lance")) names.push_back(name.substr(0, name.size() - 6));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool ParseOnOff(const std::string& word, bool& value) {
+  if (word == "on") value = true;
+  else if (word == "off") value = false;
+  else return false;
+  return true;
+}
+
+// The shell's state beyond the options: what dot commands change.
+struct ShellState {
+  SqlShellOptions options;
+  bool timer = false;
+  bool bail = false;
+  bool quit = false;
+};
+
+// Runs a dot command; errors print one line to `err`. Returns false when it failed.
+bool RunDotCommand(const std::string& line, const std::string& db_dir, ShellState& state, std::ostream& out,
+                   std::ostream& err) {
+  std::istringstream words(line);
+  std::string command, arg, extra;
+  words >> command >> arg >> extra;
+  auto fail = [&](const std::string& message) {
+    err << "lancelet: " << message << "\n";
+    return false;
+  };
+  if (!extra.empty()) return fail(fmt::format("{} takes at most one argument", command));
+  if (command == ".help") {
+    out << kDotHelp;
+  } else if (command == ".quit" || command == ".exit") {
+    state.quit = true;
+  } else if (command == ".tables") {
+    for (const auto& name : TableNames(db_dir)) out << name << "\n";
+  } else if (command == ".schema") {
+    const std::vector<std::string> names = arg.empty() ? TableNames(db_dir) : std::vector<std::string>{arg};
+    for (const auto& name : names) {
+      const std::string path = (std::filesystem::path(db_dir) / (name + ".lance")).string();
+      if (!std::filesystem::is_directory(path)) return fail(fmt::format("no table '{}' in {}", name, db_dir));
+      try {
+        out << name << "(";
+        const auto& fields = Dataset::Open(path)->schema()->fields();
+        for (size_t i = 0; i < fields.size(); ++i)
+          out << (i ? ", " : "") << fields[i]->name << " " << fields[i]->type->ToString();
+        out << ")\n";
+      } catch (const Error& e) {
+        out << "\n";
+        return fail(e.what());
+      }
+    }
+  } else if (command == ".mode") {
+    if (arg != "table" && arg != "csv" && arg != "jsonl") return fail(".mode takes table, csv or jsonl");
+    state.options.format = arg;
+  } else if (command == ".maxrows") {
+    int64_t n = -1;
+    auto [end, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), n);
+    if (arg.empty() || ec != std::errc() || end != arg.data() + arg.size() || n < 0)
+      return fail(".maxrows takes a number of rows (0: all)");
+    state.options.max_rows = n;
+  } else if (command == ".timer") {
+    if (!ParseOnOff(arg, state.timer)) return fail(".timer takes on or off");
+  } else if (command == ".bail") {
+    if (!ParseOnOff(arg, state.bail)) return fail(".bail takes on or off");
+  } else {
+    return fail(fmt::format("unknown command '{}'; .help lists the commands", command));
+  }
+  out.flush();
+  return true;
+}
+
 }  // namespace
 
 int RunSqlShell(const std::string& db_dir, const std::string& script, std::istream& in, std::ostream& out,
@@ -108,24 +213,49 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
   };
   if (!script.empty()) return run_script(script, true);
   if (!options.prompt) return run_script(std::string(std::istreambuf_iterator<char>(in), {}), false);
+
+  ShellState state{options};
+  LineEditor editor(in, err, options.edit, options.history_path);
   int status = 0;
-  std::string pending, line;
-  auto prompt = [&] {
-    if (options.prompt) err << (pending.empty() ? "lancelet> " : "     ...> ") << std::flush;
+  std::string pending;
+  auto run = [&](const std::string& text) {
+    for (const auto& statement : SqlSession::SplitStatements(text)) {
+      if (state.quit) return;
+      const auto start = std::chrono::steady_clock::now();
+      const bool ok = RunOne(session, statement, out, err, state.options, printed_rows);
+      if (state.timer)
+        out << fmt::format("Run Time: {:.3f} s\n",
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      if (!ok) {
+        status = 1;
+        if (state.bail) state.quit = true;
+      }
+    }
   };
-  prompt();
-  while (std::getline(in, line)) {
-    pending += line + "\n";
+  while (!state.quit) {
+    std::optional<std::string> line = editor.ReadLine(pending.empty() ? "lancelet> " : "     ...> ");
+    if (!line) break;
+    if (pending.empty() && line->find_first_not_of(" \t") != std::string::npos &&
+        (*line)[line->find_first_not_of(" \t")] == '.') {
+      editor.AddHistory(*line);
+      if (!RunDotCommand(*line, db_dir, state, out, err)) {
+        status = 1;
+        if (state.bail) break;
+      }
+      continue;
+    }
+    pending += *line + "\n";
     if (EndsStatement(pending)) {
-      for (const auto& statement : SqlSession::SplitStatements(pending))
-        if (!RunOne(session, statement, out, err, options, printed_rows)) status = 1;
+      std::string entry = pending;
+      entry.pop_back();
+      std::replace(entry.begin(), entry.end(), '\n', ' ');
+      editor.AddHistory(entry);
+      run(pending);
       pending.clear();
     }
-    prompt();
   }
-  for (const auto& statement : SqlSession::SplitStatements(pending))
-    if (!RunOne(session, statement, out, err, options, printed_rows)) status = 1;
-  if (options.prompt) err << "\n";
+  run(pending);
+  err << "\n";
   return status;
 }
 

@@ -1,5 +1,6 @@
 // Aligned, human-readable table output.
 #include <algorithm>
+#include <deque>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -23,12 +24,24 @@ class TableWriter final : public BatchWriter {
 
   void Write(const RecordBatch& batch) override {
     for (int64_t row = 0; row < batch.num_rows(); ++row) {
+      ++rows_;
+      const int64_t head = (options_.max_rows + 1) / 2;
+      if (options_.max_rows > 0 && rows_ > head && options_.max_rows - head == 0) continue;
       std::vector<std::string> cells;
       cells.reserve(batch.num_columns());
       for (size_t c = 0; c < batch.num_columns(); ++c) {
         cells.push_back(FormatValue(*batch.column(c), row, ValueStyle::kTable));
       }
-      ++rows_;
+      if (options_.max_rows > 0) {
+        // Everything shown is sized together: nothing prints before Finish.
+        if (rows_ <= head) {
+          pending_.push_back(std::move(cells));
+        } else {
+          tail_.push_back(std::move(cells));
+          if (int64_t(tail_.size()) > options_.max_rows - head) tail_.pop_front();
+        }
+        continue;
+      }
       if (widths_.empty()) {
         pending_.push_back(std::move(cells));
         if (static_cast<int64_t>(pending_.size()) >= std::max<int64_t>(options_.buffer_rows, 1)) {
@@ -41,20 +54,39 @@ class TableWriter final : public BatchWriter {
   }
 
   void Finish() override {
+    const int64_t shown = int64_t(pending_.size() + tail_.size());
+    if (options_.max_rows > 0 && rows_ > shown) {
+      // The elided rows: a row of "…" between the first and the last ones.
+      const int64_t head = int64_t(pending_.size());
+      pending_.emplace_back(headers_.size(), "…");
+      for (auto& cells : tail_) pending_.push_back(std::move(cells));
+      tail_.clear();
+      PrintPending(head);
+      out_ << fmt::format("({} rows, {} shown)\n", rows_, shown);
+      out_.flush();
+      return;
+    }
+    for (auto& cells : tail_) pending_.push_back(std::move(cells));
+    tail_.clear();
     if (widths_.empty()) PrintPending();
     out_ << fmt::format("({} {})\n", rows_, rows_ == 1 ? "row" : "rows");
     out_.flush();
   }
 
  private:
-  // Sizes the columns from the header and the buffered rows, then prints them.
-  void PrintPending() {
+  // Sizes the columns from the header and the buffered rows, then prints them. The row at
+  // `elision` (if any) is the "…" row, centred rather than aligned.
+  void PrintPending(int64_t elision = -1) {
     widths_.assign(headers_.size(), 1);
     for (size_t c = 0; c < headers_.size(); ++c) {
       widths_[c] = std::max(widths_[c], text::CountCodePoints(headers_[c]));
       for (const auto& cells : pending_) {
         widths_[c] = std::max(widths_[c], text::CountCodePoints(cells[c]));
       }
+    }
+    if (elision >= 0) {
+      auto& dots = pending_[size_t(elision)];
+      for (size_t c = 0; c < dots.size(); ++c) dots[c] = std::string((widths_[c] - 1) / 2, ' ') + "…";
     }
     PrintRow(headers_);
     std::string rule;
@@ -92,6 +124,7 @@ class TableWriter final : public BatchWriter {
   std::vector<bool> right_align_;
   std::vector<size_t> widths_;  // empty until the header is printed
   std::vector<std::vector<std::string>> pending_;
+  std::deque<std::vector<std::string>> tail_;  // with max_rows: the last rows seen
   int64_t rows_ = 0;
 };
 

@@ -133,6 +133,31 @@ TEST(TableWriter, StreamsAfterBufferedRowsWithTheirWidths) {
   EXPECT_EQ(out.str(), "s  |  n\n---+---\nab |  1\na  | 10\nlonger | 1000\n(3 rows)\n");
 }
 
+// max_rows shows the first and the last rows (two and one of three), sized over what is
+// shown (not over 1000 or "dddd"), with a "…" row between and both counts at the end.
+TEST(TableWriter, MaxRowsShowsTheFirstAndLastRows) {
+  std::ostringstream out;
+  auto schema = Schema::Parse("s:utf8,n:int32");
+  TableWriteOptions options;
+  options.max_rows = 3;
+  auto writer = MakeTableWriter(out, schema, options);
+  auto batch = [&](std::string s, int64_t n) {
+    return RecordBatch::Make(schema, {MakeArray(DataType::Utf8(), {Str(s)}),
+                                      MakeArray(DataType::Int32(), {S(DataType::Int32(), n)})});
+  };
+  for (auto [s, n] : std::vector<std::pair<std::string, int64_t>>{{"a", 1}, {"bb", 2}, {"c", 1000}, {"dddd", 4}, {"e", 5}})
+    writer->Write(*batch(s, n));
+  EXPECT_EQ(out.str(), "");
+  writer->Finish();
+  EXPECT_EQ(out.str(), "s  | n\n---+--\na  | 1\nbb | 2\n…  | …\ne  | 5\n(5 rows, 3 shown)\n");
+  // Not more rows than the limit: printed as they are.
+  std::ostringstream few;
+  auto all = MakeTableWriter(few, schema, options);
+  all->Write(*batch("a", 1));
+  all->Finish();
+  EXPECT_EQ(few.str(), "s | n\n--+--\na | 1\n(1 row)\n");
+}
+
 TEST(FormatValue, TableStyleNestedAndEscaped) {
   auto inner = DataType::List(DataType::Utf8());
   auto type = DataType::Struct({Field::Make("a", DataType::Int32()), Field::Make("b", inner)});

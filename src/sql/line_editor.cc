@@ -1,0 +1,70 @@
+#include "sql/line_editor.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+namespace lancelet {
+
+// libedit's readline-compatible entry points, resolved at run time.
+struct LineEditor::Library {
+  void* handle = nullptr;
+  char* (*readline)(const char*) = nullptr;
+  int (*add_history)(const char*) = nullptr;
+  int (*read_history)(const char*) = nullptr;
+  int (*write_history)(const char*) = nullptr;
+  void (*using_history)() = nullptr;
+
+  static std::unique_ptr<Library> Load() {
+    for (const char* name : {"libedit.so.2", "libedit.so"}) {
+      void* handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (!handle) continue;
+      auto lib = std::make_unique<Library>();
+      lib->handle = handle;
+      lib->readline = reinterpret_cast<char* (*)(const char*)>(dlsym(handle, "readline"));
+      lib->add_history = reinterpret_cast<int (*)(const char*)>(dlsym(handle, "add_history"));
+      lib->read_history = reinterpret_cast<int (*)(const char*)>(dlsym(handle, "read_history"));
+      lib->write_history = reinterpret_cast<int (*)(const char*)>(dlsym(handle, "write_history"));
+      lib->using_history = reinterpret_cast<void (*)()>(dlsym(handle, "using_history"));
+      if (lib->readline && lib->add_history && lib->read_history && lib->write_history && lib->using_history)
+        return lib;
+      dlclose(handle);
+    }
+    return nullptr;
+  }
+};
+
+LineEditor::LineEditor(std::istream& in, std::ostream& prompt_out, bool edit, std::string history_path)
+    : in_(in), prompt_out_(prompt_out), history_path_(std::move(history_path)) {
+  if (!edit) return;
+  lib_ = Library::Load();
+  if (!lib_) return;
+  lib_->using_history();
+  if (!history_path_.empty()) lib_->read_history(history_path_.c_str());  // absent at first: fine
+}
+
+LineEditor::~LineEditor() {
+  if (!lib_) return;
+  if (!history_path_.empty()) lib_->write_history(history_path_.c_str());
+  // The library stays loaded: it may keep terminal state until the process ends.
+}
+
+std::optional<std::string> LineEditor::ReadLine(const std::string& prompt) {
+  if (lib_) {
+    char* line = lib_->readline(prompt.c_str());
+    if (!line) return std::nullopt;
+    std::string out(line);
+    std::free(line);
+    return out;
+  }
+  prompt_out_ << prompt << std::flush;
+  std::string line;
+  if (!std::getline(in_, line)) return std::nullopt;
+  return line;
+}
+
+void LineEditor::AddHistory(const std::string& entry) {
+  if (lib_ && !entry.empty()) lib_->add_history(entry.c_str());
+}
+
+}  // namespace lancelet
