@@ -119,8 +119,9 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
     }
     return types[0];
   }
+  // The aggregates are the SQL layer's, named here so that one message lists every function.
   ThrowAt(origin, fmt::format("unknown function '{}' (known: abs, char_length, coalesce, length, lower, "
-                              "octet_length, round, upper)",
+                              "octet_length, round, upper; aggregates in a SELECT: avg, count, max, min, sum)",
                               name));
 }
 

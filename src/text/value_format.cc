@@ -165,6 +165,8 @@ void AppendTableValue(std::string& out, const ArrayData& array, int64_t row, boo
   if (nested && type.is_string()) {
     // Inside a list or struct strings are quoted so that commas stay readable.
     AppendJsonString(out, ShortenText(text));
+  } else if (type.is_string() && text == "NULL") {
+    out += "'NULL'";  // the string, told apart from a NULL
   } else {
     out += TableText(text);
   }

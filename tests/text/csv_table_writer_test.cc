@@ -110,6 +110,11 @@ TEST(TableWriter, WidthsCountCodePoints) {
   EXPECT_EQ(Table(*batch), "w   | n\n----+--\n\xC3\xA9t\xC3\xA9 | 1\nab  | 2\n(2 rows)\n");
 }
 
+TEST(TableWriter, ANullIsToldApartFromTheStringNull) {
+  auto strings = OneColumn(DataType::Utf8(), {std::string("NULL"), kNull, std::string("null")});
+  EXPECT_EQ(Table(*strings), "v\n------\n'NULL'\nNULL\nnull\n(3 rows)\n");
+}
+
 TEST(TableWriter, EmptyAndSingleRow) {
   auto empty = OneColumn(DataType::Utf8(), {});
   EXPECT_EQ(Table(*empty), "v\n-\n(0 rows)\n");
