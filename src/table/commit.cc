@@ -544,16 +544,18 @@ std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::Objec
                                                       base ? &base->manifest : nullptr, next,
                                                       transaction);
     const ManifestNaming naming = base ? NamingOf(base->manifest_path) : ManifestNaming::kV2;
+    // The state of the new version is made before the version is visible: once it is, a
+    // failure would make the caller remove files that the version refers to. Only the
+    // best-effort version hint follows the publication.
+    Manifest as_written = next;
+    if (indices.indices_size() > 0) as_written.set_index_section(0);  // MakeState keeps `indices`
+    const format::LanceSchema no_dictionaries;
+    auto state = MakeState(store, uri,
+                           io::JoinPath(io::JoinPath(uri, kVersionsDir), ManifestFileName(next.version(), naming)),
+                           std::move(as_written), indices, base ? &base->schema : &no_dictionaries);
     if (PublishManifest(*store, uri, next, indices, &transaction, naming, base ? &base->schema : nullptr)) {
       WriteVersionHint(*store, uri, next.version());
-      if (indices.indices_size() > 0) next.set_index_section(0);  // as written: MakeState keeps `indices`
-      // Named before `next` is moved from (argument order is unspecified). The version is
-      // published: nothing from here on reads files, so nothing fails and makes the caller
-      // remove files the new version refers to.
-      std::string path = io::JoinPath(io::JoinPath(uri, kVersionsDir), ManifestFileName(next.version(), naming));
-      const format::LanceSchema no_dictionaries;
-      return MakeState(store, uri, std::move(path), std::move(next), std::move(indices),
-                       base ? &base->schema : &no_dictionaries);
+      return state;
     }
     if (attempt >= options.max_retries)
       ThrowConflict("commit to '{}' lost the race {} times; giving up", uri, attempt + 1);
