@@ -156,7 +156,8 @@ bool RunDotCommand(const std::string& line, const std::string& db_dir, ShellStat
       if (!std::filesystem::is_directory(path)) return fail(fmt::format("no table '{}' in {}", name, db_dir));
       try {
         out << name << "(";
-        const auto& fields = Dataset::Open(path)->schema()->fields();
+        const SchemaPtr schema = Dataset::Open(path)->schema();
+        const auto& fields = schema->fields();
         for (size_t i = 0; i < fields.size(); ++i)
           out << (i ? ", " : "") << fields[i]->name << " " << fields[i]->type->ToString();
         out << ")\n";

@@ -143,8 +143,9 @@ int CountMessages(const std::string& stream, ipc::MessageType type) {
     int32_t length;
     std::memcpy(&length, stream.data() + pos + 4, 4);
     if (length == 0) break;
-    auto root = fb::FlatTable::Root(
-        {reinterpret_cast<const uint8_t*>(stream.data()) + pos + 8, size_t(length), "s", int64_t(pos + 8)});
+    const fb::FlatSource source{reinterpret_cast<const uint8_t*>(stream.data()) + pos + 8, size_t(length), "s",
+                                int64_t(pos + 8)};
+    auto root = fb::FlatTable::Root(source);  // keeps a reference to the source
     if (ipc::MessageType(root.GetUInt8(ipc::kMessageHeaderType, 0)) == type) ++n;
     pos += 8 + size_t(length) + size_t(root.GetInt64(ipc::kMessageBodyLength, 0));
   }
