@@ -123,6 +123,8 @@ std::string FramePrefix(const EncodedMessage& message);
 // Size of the framing prefix plus padded metadata (the Block's metaDataLength).
 int32_t FramedMetadataSize(const EncodedMessage& message);
 EncodedMessage EncodeSchema(const Schema& schema);
+// Throws InvalidArgument when the columns do not match the schema.
+void CheckBatch(const Schema& schema, const RecordBatch& batch);
 // Throws InvalidArgument when the columns do not match the schema. A dictionary-encoded
 // field's values become keys into a dictionary of this batch's values; `dictionaries`
 // receives their DictionaryBatch messages, in id order (required when the schema has such

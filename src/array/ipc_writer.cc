@@ -164,11 +164,10 @@ bool HasDictionaries(const Field& field) {
 
 EncodedMessage EncodeSchema(const Schema& schema) { return {EncodeSchemaMessage(schema), {}}; }
 
-EncodedMessage EncodeBatch(const Schema& schema, const RecordBatch& batch, std::vector<EncodedMessage>* dictionaries) {
+void CheckBatch(const Schema& schema, const RecordBatch& batch) {
   if (batch.num_columns() != schema.num_fields())
     ThrowInvalid("Arrow IPC: record batch has {} columns but the stream schema has {} fields",
                  batch.num_columns(), schema.num_fields());
-  BodyWriter body;
   for (size_t i = 0; i < batch.num_columns(); ++i) {
     const ArrayData& column = *batch.column(i);
     const Field& field = *schema.field(i);
@@ -179,6 +178,11 @@ EncodedMessage EncodeBatch(const Schema& schema, const RecordBatch& batch, std::
       ThrowInvalid("Arrow IPC: column {} ('{}') has {} rows, the batch {}", i, field.name,
                    column.length, batch.num_rows());
   }
+}
+
+EncodedMessage EncodeBatch(const Schema& schema, const RecordBatch& batch, std::vector<EncodedMessage>* dictionaries) {
+  CheckBatch(schema, batch);
+  BodyWriter body;
   int64_t next_dictionary_id = 0;
   for (size_t i = 0; i < batch.num_columns(); ++i) {
     const Field& field = *schema.field(i);
@@ -235,16 +239,15 @@ void IpcStreamWriter::WriteSchema(const Schema& schema) {
 void IpcStreamWriter::WriteBatch(const RecordBatch& batch) {
   if (!schema_) ThrowInvalid("Arrow IPC stream: WriteBatch called before WriteSchema");
   if (closed_) ThrowInvalid("Arrow IPC stream: WriteBatch called after Close");
+  ipc::CheckBatch(*schema_, batch);
   std::vector<ipc::EncodedMessage> dictionaries;
   std::optional<ipc::EncodedMessage> message;
   try {
     message = ipc::EncodeBatch(*schema_, batch, &dictionaries);
   } catch (const Error& e) {
-    // More distinct values than a key type indexes: halves get dictionaries of their own
-    // (a stream's dictionary batches replace the ones before).
-    bool keyed = false;
-    for (const auto& field : schema_->fields()) keyed = keyed || ipc::HasDictionaries(*field);
-    if (e.kind() != ErrorKind::kInvalidArgument || !keyed || batch.num_rows() < 2) throw;
+    // The batch checked out, so this is more distinct values than a key type indexes:
+    // halves get dictionaries of their own (a stream's dictionaries replace those before).
+    if (e.kind() != ErrorKind::kInvalidArgument || batch.num_rows() < 2) throw;
     const int64_t half = batch.num_rows() / 2;
     WriteBatch(*batch.Slice(0, half));
     WriteBatch(*batch.Slice(half, batch.num_rows() - half));
@@ -275,14 +278,28 @@ std::string WriteIpcStream(const Schema& schema, const std::vector<RecordBatchPt
 
 namespace {
 
-// The schema without its dictionary encodings (values written as they are).
+// The field without dictionary encodings at any depth (values written as they are).
+FieldPtr WithoutDictionaries(const FieldPtr& field) {
+  if (!ipc::HasDictionaries(*field)) return field;
+  auto plain = std::make_shared<Field>(*field);
+  plain->dictionary_index = nullptr;
+  const DataType& type = *field->type;
+  std::vector<FieldPtr> children;
+  for (const auto& child : type.children()) children.push_back(WithoutDictionaries(child));
+  switch (type.id()) {
+    case TypeId::kStruct: plain->type = DataType::Struct(std::move(children)); break;
+    case TypeId::kList: plain->type = DataType::List(children[0]); break;
+    case TypeId::kLargeList: plain->type = DataType::LargeList(children[0]); break;
+    case TypeId::kFixedSizeList: plain->type = DataType::FixedSizeList(children[0], type.fixed_size()); break;
+    case TypeId::kMap: plain->type = DataType::Map(children[0], type.keys_sorted()); break;
+    default: break;
+  }
+  return plain;
+}
+
 Schema WithoutDictionaries(const Schema& schema) {
   std::vector<FieldPtr> fields;
-  for (const auto& field : schema.fields()) {
-    auto plain = std::make_shared<Field>(*field);
-    plain->dictionary_index = nullptr;
-    fields.push_back(std::move(plain));
-  }
+  for (const auto& field : schema.fields()) fields.push_back(WithoutDictionaries(field));
   return Schema(std::move(fields), schema.metadata());
 }
 
@@ -294,11 +311,12 @@ std::string WriteIpcFile(const Schema& schema_in, const std::vector<RecordBatchP
   std::vector<ipc::EncodedMessage> dictionaries, messages;
   bool keyed = false;
   for (const auto& field : schema.fields()) keyed = keyed || ipc::HasDictionaries(*field);
+  for (const auto& batch : batches) ipc::CheckBatch(schema, *batch);
   if (keyed && !batches.empty()) {
     RecordBatchPtr joined = batches.size() == 1 ? batches[0] : RecordBatch::Concatenate(batches[0]->schema(), batches);
     try {
       messages.push_back(ipc::EncodeBatch(schema, *joined, &dictionaries));
-    } catch (const Error& e) {
+    } catch (const Error& e) {  // the batches checked out: more distinct values than the keys index
       if (e.kind() != ErrorKind::kInvalidArgument) throw;
       schema = WithoutDictionaries(schema);  // too many distinct values for the keys
       dictionaries.clear();

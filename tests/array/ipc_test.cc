@@ -187,6 +187,22 @@ TEST(Ipc, DictionaryFieldsBeyondTheirKeysRangeStillWrite) {
   auto file = ReadIpc(WriteIpcFile(*schema, {batch}), "d.arrow");
   EXPECT_FALSE(file->schema()->field(1)->dictionary_index);
   ExpectBatchesEqual(*batch, *ReadAll(*file)[0]);
+
+  // The same below a struct: the file's schema loses the encoding at any depth.
+  auto wrapped = std::make_shared<Schema>(
+      std::vector<FieldPtr>{Field::Make("s", DataType::Struct(schema->fields()), false)});
+  auto data = std::make_shared<ArrayData>();
+  data->type = wrapped->field(0)->type;
+  data->length = batch->num_rows();
+  data->buffers = {nullptr};
+  data->children = batch->columns();
+  RecordBatchPtr nested = RecordBatch::Make(wrapped, {data});
+  auto nested_file = ReadIpc(WriteIpcFile(*wrapped, {nested}), "n.arrow");
+  EXPECT_FALSE(nested_file->schema()->field(0)->type->child(1)->dictionary_index);
+  ExpectBatchesEqual(*nested, *ReadAll(*nested_file)[0]);
+  auto nested_stream = ReadIpc(WriteIpcStream(*wrapped, {nested}), "n.arrows");
+  EXPECT_TRUE(nested_stream->schema()->field(0)->type->child(1)->dictionary_index);
+  ExpectBatchesEqual(*nested, *RecordBatch::Concatenate(wrapped, ReadAll(*nested_stream)));
 }
 
 TEST(Ipc, NoBatchesAndEmptyBatch) {
