@@ -51,6 +51,10 @@ class Scanner {
         ++i_;
       } else if (c == '-' && i_ + 1 < text_.size() && text_[i_ + 1] == '-') {
         while (i_ < text_.size() && text_[i_] != '\n') ++i_;
+      } else if (c == '/' && i_ + 1 < text_.size() && text_[i_ + 1] == '*') {
+        const size_t end = text_.find("*/", i_ + 2);
+        if (end == std::string::npos) Fail("unterminated /* comment", i_);
+        i_ = end + 2;
       } else {
         break;
       }

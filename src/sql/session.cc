@@ -56,6 +56,12 @@ std::vector<std::string> SqlSession::SplitStatements(const std::string& script) 
     } else if (c == '-' && i + 1 < script.size() && script[i + 1] == '-') {
       while (i < script.size() && script[i] != '\n') current += script[i++];
       if (i < script.size()) current += '\n';
+    } else if (c == '/' && i + 1 < script.size() && script[i + 1] == '*') {
+      // Kept whole (the parser skips it, or reports it unterminated); a ';' inside splits nothing.
+      const size_t end = script.find("*/", i + 2);
+      const size_t stop = end == std::string::npos ? script.size() : end + 2;
+      current.append(script, i, stop - i);
+      i = stop - 1;
     } else if (c == ';') {
       if (auto s = Trim(current); !s.empty()) out.push_back(s);
       current.clear();

@@ -70,7 +70,7 @@ bool RunOne(SqlSession& session, const std::string& statement, std::ostream& out
   }
 }
 
-// True when the text ends (ignoring blanks and a trailing -- comment) with ';' outside
+// True when the text ends (ignoring blanks and trailing comments) with ';' outside
 // quotes, i.e. holds complete statements.
 bool EndsStatement(const std::string& text) {
   char quote = 0;
@@ -86,6 +86,10 @@ bool EndsStatement(const std::string& text) {
       ends = false;
     } else if (c == '-' && i + 1 < text.size() && text[i + 1] == '-') {
       while (i < text.size() && text[i] != '\n') ++i;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      const size_t end = text.find("*/", i + 2);
+      if (end == std::string::npos) return false;  // the comment goes on: not complete
+      i = end + 1;
     } else if (c == ';') {
       ends = true;
     } else if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {

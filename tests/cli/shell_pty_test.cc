@@ -101,6 +101,12 @@ TEST_F(ShellPtyTest, EditingKeysChangeTheLineBeforeItRuns) {
   EXPECT_NE(out.find("\n7\r\n"), std::string::npos) << out;
 }
 
+TEST_F(ShellPtyTest, AStatementEndsAtASemicolonOutsideComments) {
+  const std::string out = TypeInto(db_, home_, {"SELECT 5 /* ; */\n", "AS five; /* done */\n", ".quit\n"});
+  EXPECT_NE(out.find("     ...> "), std::string::npos) << "the first line was not a whole statement: " << out;
+  EXPECT_NE(out.find("five\r\n----\r\n   5\r\n(1 row)"), std::string::npos) << out;
+}
+
 TEST_F(ShellPtyTest, DotCommands) {
   const std::string out = TypeInto(db_, home_,
                                    {".help\n", ".tables\n", ".schema people\n", ".mode csv\n",

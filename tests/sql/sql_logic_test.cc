@@ -173,6 +173,8 @@ TEST(SqlErrorTest, RendersACaretUnderThePosition) {
 TEST(SqlErrorTest, SplitsStatementsOutsideStringsAndComments) {
   EXPECT_EQ(SqlSession::SplitStatements("SELECT ';'; -- a ; comment\nSELECT 2;;  "),
             (std::vector<std::string>{"SELECT ';'", "-- a ; comment\nSELECT 2"}));
+  EXPECT_EQ(SqlSession::SplitStatements("SELECT /* a; b */ 1; /* open ; to the end"),
+            (std::vector<std::string>{"SELECT /* a; b */ 1", "/* open ; to the end"}));
 }
 
 }  // namespace
