@@ -21,7 +21,7 @@ std::string ParseErrorMessage(const std::string& detail, int position, const std
 // Binding strength, loosest first; the parser's levels (see parser.h).
 enum Precedence : int {
   kPrecOr = 1, kPrecAnd, kPrecNot, kPrecIs, kPrecCompare, kPrecPredicate,
-  kPrecAdd, kPrecMul, kPrecUnary, kPrecPrimary,
+  kPrecConcat, kPrecAdd, kPrecMul, kPrecUnary, kPrecPrimary,
 };
 
 int BinaryPrecedence(BinaryOp op) {
@@ -47,6 +47,7 @@ int PrecedenceOf(const Expr& e) {
     case ExprKind::kBinary: return BinaryPrecedence(e.binary_op);
     case ExprKind::kIsNull: return kPrecIs;
     case ExprKind::kIn: case ExprKind::kBetween: case ExprKind::kLike: return kPrecPredicate;
+    case ExprKind::kCall: return e.function == "||" ? kPrecConcat : kPrecPrimary;
     default: return kPrecPrimary;
   }
 }
@@ -226,6 +227,12 @@ void Print(const Expr& e, std::string* out) {
       *out += " AS " + e.cast_type->ToString() + ")";
       return;
     case ExprKind::kCall:
+      if (e.function == "||") {  // the concatenation operator, printed infix
+        PrintAtLeast(*e.args[0], kPrecConcat, out);
+        *out += " || ";
+        PrintAtLeast(*e.args[1], kPrecConcat + 1, out);
+        return;
+      }
       *out += e.function + "(";
       if (e.star_argument) *out += "*";
       if (e.distinct) *out += "DISTINCT ";

@@ -1,5 +1,6 @@
 #include "expr/functions.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "expr/cast.h"
@@ -93,6 +94,16 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
     if (!IsBytes(*types[0])) BadArgument(name, "a string or binary value", types[0], origin);
     return DataType::Int64();
   }
+  if (name == "||") {  // the concatenation operator: strings only, NULL when either side is
+    const bool large = std::any_of(types.begin(), types.end(), [](const TypePtr& t) {
+      return t && t->id() == TypeId::kLargeUtf8;
+    });
+    for (auto& t : types) {
+      if (t && !t->is_string()) ThrowAt(origin, fmt::format("|| concatenates strings, got {}", TypeName(t)));
+      t = large ? DataType::LargeUtf8() : DataType::Utf8();
+    }
+    return types[0];
+  }
   if (name == "coalesce") {
     if (types.empty()) ThrowAt(origin, "coalesce() needs at least one argument");
     TypePtr common;
@@ -134,6 +145,13 @@ ArrayPtr CallFunction(const std::string& name, const std::vector<Datum>& args, i
         if (!v.is_null()) return v;
       }
       return Scalar::Null(type);
+    });
+  }
+  if (name == "||") {
+    return RowWise(type, n, [&](int64_t i) -> Scalar {
+      Scalar a = RowValue(args[0], i), b = RowValue(args[1], i);
+      if (a.is_null() || b.is_null()) return Scalar::Null(type);
+      return {type, a.as_string() + b.as_string()};
     });
   }
   const Datum& x = args[0];

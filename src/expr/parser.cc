@@ -166,7 +166,7 @@ ExprPtr Parser::ParseComparison() {
 }
 
 ExprPtr Parser::ParsePredicate() {
-  ExprPtr operand = ParseAdditive();
+  ExprPtr operand = ParseConcatenation();
   const Token& first = Peek();
   bool negated = false;
   size_t keyword_ahead = 0;
@@ -218,6 +218,20 @@ ExprPtr Parser::ParsePredicate() {
     return node;
   }
   return operand;
+}
+
+// a || b: string concatenation, binding looser than + and tighter than comparisons (as in
+// DuckDB and PostgreSQL); a call of the function "||".
+ExprPtr Parser::ParseConcatenation() {
+  ExprPtr left = ParseAdditive();
+  while (Peek().IsSymbol("||")) {
+    Token op = Next();
+    auto node = NewNode(ExprKind::kCall, op);
+    node->function = "||";
+    node->args = {left, ParseAdditive()};
+    left = node;
+  }
+  return left;
 }
 
 ExprPtr Parser::ParseAdditive() {

@@ -57,6 +57,7 @@ class Parser {
   ExprPtr ParseIs();
   ExprPtr ParseComparison();
   ExprPtr ParsePredicate();
+  ExprPtr ParseConcatenation();
   ExprPtr ParseAdditive();
   ExprPtr ParseMultiplicative();
   ExprPtr ParseUnary();
