@@ -263,7 +263,7 @@ ExprPtr Parser::ParseUnary() {
       auto literal = ParseNumber(number, true);
       auto node = std::const_pointer_cast<Expr>(literal);
       node->position = op.position;
-      return node;
+      return ParseCastSuffixes(node);
     }
     auto node = NewNode(ExprKind::kUnary, op);
     node->unary_op = UnaryOp::kNegate;
@@ -274,7 +274,19 @@ ExprPtr Parser::ParseUnary() {
     Next();
     return ParseUnary();
   }
-  return ParsePrimary();
+  return ParseCastSuffixes(ParsePrimary());
+}
+
+ExprPtr Parser::ParseCastSuffixes(ExprPtr operand) {
+  while (Peek().IsSymbol(":") && Peek(1).IsSymbol(":") && Peek(1).position == Peek().position + 1) {
+    Token at = Next();
+    Next();
+    auto node = NewNode(ExprKind::kCast, at);
+    node->cast_type = ParseTypeName();
+    node->args = {operand};
+    operand = node;
+  }
+  return operand;
 }
 
 ExprPtr Parser::ParseNumber(const Token& token, bool negative) {

@@ -59,6 +59,8 @@ class Parser {
   ExprPtr ParsePredicate();
   ExprPtr ParseConcatenation();
   ExprPtr ParseAdditive();
+  // operand::type, any number of times (PostgreSQL's cast; binds tighter than unary minus).
+  ExprPtr ParseCastSuffixes(ExprPtr operand);
   ExprPtr ParseMultiplicative();
   ExprPtr ParseUnary();
   ExprPtr ParsePrimary();
