@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "expr/cast.h"
+#include "expr/compare.h"
 #include "expr/errors.h"
 #include "expr/type_rules.h"
 #include "lancelet/builder.h"
@@ -94,6 +95,69 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
     if (!IsBytes(*types[0])) BadArgument(name, "a string or binary value", types[0], origin);
     return DataType::Int64();
   }
+  if (name == "floor" || name == "ceil" || name == "ceiling") {
+    ExpectArgCount(name, types, 1, 1, origin);
+    if (!types[0]) types[0] = DataType::Float64();
+    if (!types[0]->is_numeric()) BadArgument(name, "a number", types[0], origin);
+    if (types[0]->id() == TypeId::kFloat16) types[0] = DataType::Float32();
+    return types[0];
+  }
+  if (name == "sqrt" || name == "ln" || name == "exp" || name == "power" || name == "pow") {
+    const size_t arity = name == "power" || name == "pow" ? 2 : 1;
+    ExpectArgCount(name, types, arity, arity, origin);
+    for (auto& t : types) {
+      if (t && !t->is_numeric()) BadArgument(name, "numbers", t, origin);
+      t = DataType::Float64();
+    }
+    return DataType::Float64();
+  }
+  if (name == "greatest" || name == "least") {
+    if (types.empty()) ThrowAt(origin, fmt::format("{}() needs at least one argument", name));
+    TypePtr common;
+    for (const auto& t : types) {
+      TypePtr next = CommonType(common, t);
+      if (!next && t)
+        ThrowAt(origin, fmt::format("{}() arguments have no common type: {} and {}", name, TypeName(common), TypeName(t)));
+      common = next;
+    }
+    if (!common) common = DataType::Int64();
+    for (auto& t : types) t = common;
+    return common;
+  }
+  if (name == "nullif") {
+    ExpectArgCount(name, types, 2, 2, origin);
+    TypePtr common = CommonType(types[0], types[1]);
+    if (!common && types[0] && types[1])
+      ThrowAt(origin, fmt::format("nullif() arguments have no common type: {} and {}", TypeName(types[0]),
+                                  TypeName(types[1])));
+    if (!common) common = DataType::Int64();
+    types[0] = types[1] = common;
+    return common;
+  }
+  if (name == "substr" || name == "substring") {  // substr(s, start[, length]), from 1, in characters
+    ExpectArgCount(name, types, 2, 3, origin);
+    if (!types[0]) types[0] = DataType::Utf8();
+    if (!types[0]->is_string()) BadArgument(name, "a string", types[0], origin);
+    for (size_t k = 1; k < types.size(); ++k) {
+      if (types[k] && !types[k]->is_integer()) BadArgument(name, "integer positions", types[k], origin);
+      types[k] = DataType::Int64();
+    }
+    return types[0];
+  }
+  if (name == "replace" || name == "starts_with" || name == "contains" || name == "trim" || name == "ltrim" ||
+      name == "rtrim") {
+    const bool trim = name == "trim" || name == "ltrim" || name == "rtrim";
+    const size_t arity = name == "replace" ? 3 : 2;
+    ExpectArgCount(name, types, trim ? 1 : arity, trim ? 2 : arity, origin);
+    const bool large = std::any_of(types.begin(), types.end(), [](const TypePtr& t) {
+      return t && t->id() == TypeId::kLargeUtf8;
+    });
+    for (auto& t : types) {
+      if (t && !t->is_string()) BadArgument(name, "strings", t, origin);
+      t = large ? DataType::LargeUtf8() : DataType::Utf8();
+    }
+    return name == "starts_with" || name == "contains" ? DataType::Bool() : types[0];
+  }
   if (name == "||") {  // the concatenation operator: strings only, NULL when either side is
     const bool large = std::any_of(types.begin(), types.end(), [](const TypePtr& t) {
       return t && t->id() == TypeId::kLargeUtf8;
@@ -131,8 +195,10 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
     return types[0];
   }
   // The aggregates are the SQL layer's, named here so that one message lists every function.
-  ThrowAt(origin, fmt::format("unknown function '{}' (known: abs, char_length, coalesce, length, lower, "
-                              "octet_length, round, upper; aggregates in a SELECT: avg, count, max, min, sum)",
+  ThrowAt(origin, fmt::format("unknown function '{}' (known: abs, ceil, char_length, coalesce, contains, exp, "
+                              "floor, greatest, least, length, ln, lower, ltrim, nullif, octet_length, power, "
+                              "replace, round, rtrim, sqrt, starts_with, substr, trim, upper; aggregates in a "
+                              "SELECT: avg, count, max, min, sum)",
                               name));
 }
 
@@ -145,6 +211,135 @@ ArrayPtr CallFunction(const std::string& name, const std::vector<Datum>& args, i
         if (!v.is_null()) return v;
       }
       return Scalar::Null(type);
+    });
+  }
+  if (name == "greatest" || name == "least") {  // NULLs are skipped, as DuckDB does
+    const bool greatest = name == "greatest";
+    return RowWise(type, n, [&](int64_t i) {
+      Scalar best = Scalar::Null(type);
+      for (const auto& a : args) {
+        Scalar v = RowValue(a, i);
+        if (v.is_null()) continue;
+        if (best.is_null()) {
+          best = v;
+          continue;
+        }
+        const std::optional<int> c = CompareScalars(v, best);
+        if (c && (greatest ? *c > 0 : *c < 0)) best = v;
+      }
+      return best;
+    });
+  }
+  if (name == "nullif") {
+    return RowWise(type, n, [&](int64_t i) {
+      Scalar a = RowValue(args[0], i), b = RowValue(args[1], i);
+      if (!a.is_null() && !b.is_null() && CompareScalars(a, b) == 0) return Scalar::Null(type);
+      return a;
+    });
+  }
+  if (name == "sqrt" || name == "ln" || name == "exp" || name == "power" || name == "pow") {
+    return RowWise(type, n, [&](int64_t i) -> Scalar {
+      std::vector<double> v;
+      for (const auto& a : args) {
+        Scalar x = RowValue(a, i);
+        if (x.is_null()) return Scalar::Null(type);
+        v.push_back(x.as_double());
+      }
+      if (name == "sqrt") {
+        if (v[0] < 0) ThrowAt(origin, fmt::format("sqrt() of a negative number: {}", v[0]));
+        return {type, std::sqrt(v[0])};
+      }
+      if (name == "ln") {
+        if (v[0] <= 0) ThrowAt(origin, fmt::format("ln() of a number that is not positive: {}", v[0]));
+        return {type, std::log(v[0])};
+      }
+      if (name == "exp") return {type, std::exp(v[0])};
+      return {type, std::pow(v[0], v[1])};
+    });
+  }
+  if (name == "floor" || name == "ceil" || name == "ceiling") {
+    const bool up = name != "floor";
+    return RowWise(type, n, [&](int64_t i) -> Scalar {
+      Scalar v = RowValue(args[0], i);
+      if (auto* d = std::get_if<double>(&v.value)) return {type, up ? std::ceil(*d) : std::floor(*d)};
+      return v;  // integers and NULL as they are
+    });
+  }
+  if (name == "substr" || name == "substring") {
+    return RowWise(type, n, [&](int64_t i) -> Scalar {
+      Scalar s = RowValue(args[0], i), start = RowValue(args[1], i);
+      Scalar count = args.size() == 3 ? RowValue(args[2], i) : Scalar{DataType::Int64(), INT64_MAX};
+      if (s.is_null() || start.is_null() || count.is_null()) return Scalar::Null(type);
+      // Characters [start, start + count), counted from 1 (0 and negatives count as DuckDB's:
+      // start before the string shortens the count).
+      const std::string& text = s.as_string();
+      std::vector<size_t> starts;  // byte offset of each character
+      for (size_t b = 0; b < text.size(); ++b)
+        if ((static_cast<unsigned char>(text[b]) & 0xC0) != 0x80) starts.push_back(b);
+      const int64_t chars = int64_t(starts.size());
+      int64_t first = start.as_int();
+      if (first < 0) first = chars + first + 1;  // from the end
+      int64_t length = count.as_int();
+      if (length < 0) return {type, std::string()};
+      int64_t from = first - 1;  // 0-based; negative when the start is before the string
+      int64_t to = from > 0 && length > INT64_MAX - from ? INT64_MAX : from + length;
+      from = std::clamp<int64_t>(from, 0, chars);
+      to = std::clamp<int64_t>(to, from, chars);
+      const size_t begin = from < chars ? starts[size_t(from)] : text.size();
+      const size_t end = to < chars ? starts[size_t(to)] : text.size();
+      return {type, text.substr(begin, end - begin)};
+    });
+  }
+  if (name == "replace" || name == "starts_with" || name == "contains" || name == "trim" || name == "ltrim" ||
+      name == "rtrim") {
+    return RowWise(type, n, [&](int64_t i) -> Scalar {
+      std::vector<std::string> v;
+      for (const auto& a : args) {
+        Scalar x = RowValue(a, i);
+        if (x.is_null()) return Scalar::Null(type);
+        v.push_back(x.as_string());
+      }
+      if (name == "starts_with") return {type, v[0].starts_with(v[1])};
+      if (name == "contains") return {type, v[0].find(v[1]) != std::string::npos};
+      if (name == "replace") {
+        if (v[1].empty()) return {type, v[0]};
+        std::string out;
+        for (size_t at = 0;;) {
+          const size_t hit = v[0].find(v[1], at);
+          out.append(v[0], at, hit == std::string::npos ? std::string::npos : hit - at);
+          if (hit == std::string::npos) break;
+          out += v[2];
+          at = hit + v[1].size();
+        }
+        return {type, out};
+      }
+      // trim: the characters of the second argument (a space without one), whole UTF-8
+      // sequences, from the start, the end or both.
+      std::vector<std::string_view> set;
+      const std::string_view chars = v.size() == 2 ? std::string_view(v[1]) : std::string_view(" ");
+      for (size_t b = 0; b < chars.size();) {
+        size_t e = b + 1;
+        while (e < chars.size() && (static_cast<unsigned char>(chars[e]) & 0xC0) == 0x80) ++e;
+        set.push_back(chars.substr(b, e - b));
+        b = e;
+      }
+      std::string_view text = v[0];
+      auto trims = [&](bool front) {
+        for (std::string_view c : set)
+          if (front ? text.starts_with(c) : text.ends_with(c)) {
+            text.remove_prefix(front ? c.size() : 0);
+            text.remove_suffix(front ? 0 : c.size());
+            return true;
+          }
+        return false;
+      };
+      if (name != "rtrim")
+        while (!text.empty() && trims(true)) {
+        }
+      if (name != "ltrim")
+        while (!text.empty() && trims(false)) {
+        }
+      return {type, std::string(text)};
     });
   }
   if (name == "||") {

@@ -109,8 +109,9 @@ TEST(ExprBinder, Functions) {
   EXPECT_EQ(TypeOf("round(score, 1)"), "float32");
   EXPECT_EQ(TypeOf("ROUND(id)"), "int32");
   EXPECT_EQ(BindError("nosuch(id)"),
-            "unknown function 'nosuch' (known: abs, char_length, coalesce, length, lower, octet_length, round, "
-            "upper; aggregates in a SELECT: avg, count, max, min, sum) at position 1 in \"nosuch(id)\"");
+            "unknown function 'nosuch' (known: abs, ceil, char_length, coalesce, contains, exp, floor, greatest, "
+            "least, length, ln, lower, ltrim, nullif, octet_length, power, replace, round, rtrim, sqrt, starts_with, "
+            "substr, trim, upper; aggregates in a SELECT: avg, count, max, min, sum) at position 1 in \"nosuch(id)\"");
   EXPECT_EQ(BindError("abs(name)"), "abs() expects a number, got utf8 at position 1 in \"abs(name)\"");
   EXPECT_EQ(BindError("lower(id, 1)"), "lower() takes 1 argument, got 2 at position 1 in \"lower(id, 1)\"");
   EXPECT_EQ(BindError("coalesce(id, name)"),
