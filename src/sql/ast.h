@@ -43,6 +43,7 @@ struct OrderItem {
 };
 
 struct SelectStmt {
+  bool distinct = false;  // SELECT DISTINCT
   std::vector<SelectItem> items;
   std::optional<TableRef> from;
   ExprPtr where;

@@ -308,6 +308,33 @@ RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt, const Schem
   std::vector<std::string> names;  // output names, taken before aggregates are rewritten
   for (const auto& i : items) names.push_back(OutputName(i));
 
+  // GROUP BY a select-list position (1-based) or an output alias that names no input
+  // column stands for that item's expression, as in DuckDB.
+  for (auto& g : group_by) {
+    if (g->kind == ExprKind::kLiteral && !g->literal.is_null() && g->literal.type && g->literal.type->is_integer()) {
+      const int64_t n = g->literal.as_int();
+      if (n < 1 || n > int64_t(items.size()))
+        ctx.Fail(g->position, fmt::format("GROUP BY position {} is not in the select list (1 to {})", n, items.size()));
+      if (ContainsAggregate(items[size_t(n - 1)].expr))
+        ctx.Fail(g->position, fmt::format("GROUP BY position {} is an aggregate", n));
+      g = items[size_t(n - 1)].expr;
+    } else if (g->kind == ExprKind::kColumn && g->path.size() == 1 &&
+               input->schema()->FieldIndex(g->path[0]) < 0) {
+      for (const auto& i : items)
+        if (!i.alias.empty() && i.alias == g->path[0] && !ContainsAggregate(i.expr)) {
+          g = i.expr;
+          break;
+        }
+    }
+  }
+  // SELECT DISTINCT: one row per distinct select list, i.e. grouped by every item.
+  if (stmt.distinct) {
+    if (!group_by.empty() || ContainsAggregate(having) ||
+        std::any_of(items.begin(), items.end(), [](const SelectItem& i) { return ContainsAggregate(i.expr); }))
+      ctx.Fail(1, "SELECT DISTINCT with aggregates or GROUP BY is not supported yet");
+    for (const auto& i : items) group_by.push_back(i.expr);
+  }
+
   bool aggregate = !group_by.empty() || ContainsAggregate(having);
   for (const auto& i : items) aggregate |= ContainsAggregate(i.expr);
   for (const auto& o : order_by) aggregate |= ContainsAggregate(o.expr);

@@ -193,6 +193,8 @@ class StatementParser {
   std::shared_ptr<SelectStmt> ParseSelect() {
     auto s = std::make_shared<SelectStmt>();
     p_.ExpectKeyword("SELECT");
+    if (p_.ConsumeKeyword("DISTINCT")) s->distinct = true;
+    else p_.ConsumeKeyword("ALL");
     do {
       SelectItem item;
       if (p_.ConsumeSymbol("*")) {
