@@ -11,6 +11,7 @@
 #include "expr/functions.h"
 #include "expr/like.h"
 #include "expr/logic.h"
+#include "lancelet/builder.h"
 #include "lancelet/expr.h"
 
 namespace lancelet {
@@ -100,6 +101,7 @@ class Evaluator {
         }
       }
       case BoundKind::kCall: {
+        if (e.function == "case") return EvalCase(e);
         std::vector<Datum> args;
         std::vector<const Datum*> inputs;
         for (const auto& a : e.args) args.push_back(Eval(*a));
@@ -111,6 +113,60 @@ class Evaluator {
   }
 
  private:
+  // CASE: each row takes the value of the first WHEN that holds for it, else the ELSE (or
+  // NULL). A value is evaluated only over the rows that take it, so that
+  // `CASE WHEN x = 0 THEN 0 ELSE 1 / x END` divides by no zero.
+  Datum EvalCase(const BoundExpr& e) {
+    const bool has_else = e.args.size() % 2 == 1;
+    const int64_t n = batch_ ? rows_ : 1;
+    std::vector<int64_t> branch(size_t(n), -1);  // the argument whose value a row takes
+    int64_t undecided = n;
+    for (size_t k = 0; k + 1 < e.args.size() && undecided > 0; k += 2) {
+      const Datum condition = Eval(*e.args[k]);
+      for (int64_t i = 0; i < n; ++i) {
+        if (branch[size_t(i)] >= 0) continue;
+        const Scalar c = condition.is_array() ? GetScalar(*condition.array, i) : condition.scalar;
+        if (!c.is_null() && std::get<bool>(c.value)) {
+          branch[size_t(i)] = int64_t(k + 1);
+          --undecided;
+        }
+      }
+    }
+    if (has_else)
+      for (auto& b : branch)
+        if (b < 0) b = int64_t(e.args.size() - 1);
+    // Each value over its rows only; results gathered back in row order.
+    std::vector<Scalar> out(size_t(n), Scalar::Null(e.type));
+    std::vector<size_t> values;  // the THEN arguments, then the ELSE
+    for (size_t k = 1; k < e.args.size(); k += 2) values.push_back(k);
+    if (has_else) values.push_back(e.args.size() - 1);
+    for (size_t k : values) {
+      std::vector<int64_t> rows;
+      for (int64_t i = 0; i < n; ++i)
+        if (branch[size_t(i)] == int64_t(k)) rows.push_back(i);
+      if (rows.empty()) continue;
+      Datum value;
+      if (!batch_) {
+        value = Eval(*e.args[k]);
+      } else {
+        const RecordBatchPtr part = TakeRows(*batch_, rows);
+        value = Evaluator(part.get(), part->num_rows()).Eval(*e.args[k]);
+      }
+      for (size_t j = 0; j < rows.size(); ++j)
+        out[size_t(rows[j])] = value.is_array() ? GetScalar(*value.array, int64_t(j)) : value.scalar;
+    }
+    if (!batch_) return Datum(out[0]);
+    auto builder = ArrayBuilder::Make(e.type);
+    for (const auto& v : out) builder->AppendScalar(v);
+    return Datum(builder->Finish());
+  }
+
+  static RecordBatchPtr TakeRows(const RecordBatch& batch, const std::vector<int64_t>& rows) {
+    std::vector<ArrayPtr> columns;
+    for (const auto& c : batch.columns()) columns.push_back(Take(*c, rows));
+    return std::make_shared<RecordBatch>(batch.schema(), columns, int64_t(rows.size()));
+  }
+
   // Runs a kernel over the batch, or once when every input is a literal (the result is
   // then a literal too).
   template <typename Kernel>

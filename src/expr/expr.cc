@@ -227,6 +227,21 @@ void Print(const Expr& e, std::string* out) {
       *out += " AS " + e.cast_type->ToString() + ")";
       return;
     case ExprKind::kCall:
+      if (e.function == "case") {
+        *out += "CASE";
+        for (size_t k = 0; k + 1 < e.args.size(); k += 2) {
+          *out += " WHEN ";
+          Print(*e.args[k], out);
+          *out += " THEN ";
+          Print(*e.args[k + 1], out);
+        }
+        if (e.args.size() % 2) {
+          *out += " ELSE ";
+          Print(*e.args.back(), out);
+        }
+        *out += " END";
+        return;
+      }
       if (e.function == "||") {  // the concatenation operator, printed infix
         PrintAtLeast(*e.args[0], kPrecConcat, out);
         *out += " || ";

@@ -158,6 +158,26 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
     }
     return name == "starts_with" || name == "contains" ? DataType::Bool() : types[0];
   }
+  if (name == "case") {  // (condition, value)... [, else]; the evaluator runs it (EvaluateCase)
+    TypePtr common;
+    for (size_t k = 0; k < types.size(); ++k) {
+      const bool condition = k % 2 == 0 && k + 1 < types.size();
+      if (condition) {
+        if (types[k] && types[k]->id() != TypeId::kBool)
+          ThrowAt(origin, fmt::format("CASE WHEN needs a boolean condition, got {}", TypeName(types[k])));
+        types[k] = DataType::Bool();
+        continue;
+      }
+      TypePtr next = CommonType(common, types[k]);
+      if (!next && types[k])
+        ThrowAt(origin, fmt::format("CASE results have no common type: {} and {}", TypeName(common), TypeName(types[k])));
+      common = next;
+    }
+    if (!common) common = DataType::Int64();
+    for (size_t k = 0; k < types.size(); ++k)
+      if (!(k % 2 == 0 && k + 1 < types.size())) types[k] = common;
+    return common;
+  }
   if (name == "||") {  // the concatenation operator: strings only, NULL when either side is
     const bool large = std::any_of(types.begin(), types.end(), [](const TypePtr& t) {
       return t && t->id() == TypeId::kLargeUtf8;

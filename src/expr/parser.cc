@@ -369,6 +369,10 @@ ExprPtr Parser::ParsePrimary() {
         Token keyword = Next();
         return ParseCast(keyword);
       }
+      if (t.IsKeyword("CASE")) {
+        Token keyword = Next();
+        return ParseCase(keyword);
+      }
       if (IsReservedWord(t.text)) break;
       Token name = Next();
       if (Peek().IsSymbol("(")) return ParseCall(name);
@@ -402,6 +406,25 @@ ExprPtr Parser::ParseCast(const Token& keyword) {
   node->cast_type = ParseTypeName();
   ExpectSymbol(")");
   node->args = {operand};
+  return node;
+}
+
+ExprPtr Parser::ParseCase(const Token& keyword) {
+  auto node = NewNode(ExprKind::kCall, keyword);
+  node->function = "case";
+  ExprPtr operand;
+  if (!Peek().IsKeyword("WHEN") && !Peek().IsKeyword("END")) operand = ParseExpression();
+  if (!Peek().IsKeyword("WHEN")) Fail("WHEN");
+  while (Peek().IsKeyword("WHEN")) {
+    Token when = Next();
+    ExprPtr condition = ParseExpression();
+    if (operand) condition = MakeBinary(BinaryOp::kEq, when, operand, condition);
+    ExpectKeyword("THEN");
+    node->args.push_back(condition);
+    node->args.push_back(ParseExpression());
+  }
+  if (ConsumeKeyword("ELSE")) node->args.push_back(ParseExpression());
+  ExpectKeyword("END");
   return node;
 }
 

@@ -67,6 +67,9 @@ class Parser {
   ExprPtr ParseNumber(const Token& token, bool negative);
   ExprPtr ParseTypedLiteral(const Token& keyword, const Token& text);
   ExprPtr ParseCast(const Token& keyword);
+  // CASE [x] WHEN a THEN b ... [ELSE c] END, as a call of "case" with the arguments
+  // (condition, value)... [, else]; CASE x WHEN a makes the condition x = a.
+  ExprPtr ParseCase(const Token& keyword);
   ExprPtr ParseCall(const Token& name);
   ExprPtr ParseColumn(const Token& first);
   ExprPtr ParseList(const Token& open);
