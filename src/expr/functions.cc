@@ -218,7 +218,8 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
   ThrowAt(origin, fmt::format("unknown function '{}' (known: abs, ceil, char_length, coalesce, contains, exp, "
                               "floor, greatest, least, length, ln, lower, ltrim, nullif, octet_length, power, "
                               "replace, round, rtrim, sqrt, starts_with, substr, trim, upper; aggregates in a "
-                              "SELECT: avg, count, max, min, sum)",
+                              "SELECT: avg, bool_and, bool_or, count, max, median, min, stddev, stddev_pop, "
+                              "string_agg, sum, var_pop, variance)",
                               name));
 }
 

@@ -24,7 +24,19 @@ constexpr const char* kRowId = "_rowid";
 constexpr const char* kRowAddr = "_rowaddr";
 
 bool IsAggregateName(const std::string& f) {
-  return f == "count" || f == "sum" || f == "min" || f == "max" || f == "avg";
+  static const std::set<std::string> kAggregates = {
+      "avg",      "bool_and", "bool_or",    "count",   "max",     "median",     "min",
+      "stddev",   "stddev_pop", "stddev_samp", "string_agg", "sum", "var_pop", "var_samp", "variance"};
+  return kAggregates.count(f) > 0;
+}
+
+// The separator of string_agg(x, sep): a string literal, ',' without one.
+std::string AggregateSeparator(const Context& ctx, const Expr& call) {
+  if (call.args.size() < 2) return ",";
+  const Expr& sep = *call.args[1];
+  if (sep.kind != ExprKind::kLiteral || sep.literal.is_null() || !sep.literal.type || !sep.literal.type->is_string())
+    ctx.Fail(sep.position, "string_agg's separator must be a string literal");
+  return sep.literal.as_string();
 }
 
 bool ContainsAggregate(const ExprPtr& e) {
@@ -107,6 +119,18 @@ TypePtr AggregateType(const Context& ctx, const Expr& call, const TypePtr& arg) 
     if (arg->is_integer()) return arg->is_signed_integer() ? DataType::Int64() : DataType::UInt64();
     if (arg->is_floating()) return DataType::Float64();
     ctx.Fail(call.position, fmt::format("sum needs a numeric argument, not {}", arg->ToString()));
+  }
+  if (f == "median" || f.starts_with("stddev") || f.starts_with("var")) {
+    if (!arg->is_numeric()) ctx.Fail(call.position, fmt::format("{} needs a numeric argument, not {}", f, arg->ToString()));
+    return DataType::Float64();
+  }
+  if (f == "string_agg") {
+    if (!arg->is_string()) ctx.Fail(call.position, fmt::format("string_agg needs a string argument, not {}", arg->ToString()));
+    return arg;
+  }
+  if (f == "bool_and" || f == "bool_or") {
+    if (arg->id() != TypeId::kBool) ctx.Fail(call.position, fmt::format("{} needs a boolean argument, not {}", f, arg->ToString()));
+    return arg;
   }
   return arg;  // min, max
 }
@@ -193,6 +217,36 @@ Scalar ComputeAggregate(const Context& ctx, const Aggregate& agg, const std::vec
   }
   if (f == "count") return Scalar{DataType::Int64(), int64_t(values.size())};
   if (values.empty()) return Scalar::Null(agg.type);
+  if (f == "string_agg") {  // in row order
+    const std::string separator = AggregateSeparator(ctx, call);
+    std::string out;
+    for (size_t k = 0; k < values.size(); ++k) out += (k ? separator : "") + values[k].as_string();
+    return Scalar{agg.type, out};
+  }
+  if (f == "bool_and" || f == "bool_or") {
+    const bool all = f == "bool_and";
+    for (const auto& v : values)
+      if (std::get<bool>(v.value) != all) return Scalar{agg.type, !all};
+    return Scalar{agg.type, all};
+  }
+  if (f == "median") {  // the middle value, or the mean of the middle two
+    std::vector<double> x;
+    for (const auto& v : values) x.push_back(v.as_double());
+    std::sort(x.begin(), x.end());
+    const size_t m = x.size() / 2;
+    return Scalar{agg.type, x.size() % 2 ? x[m] : (x[m - 1] + x[m]) / 2};
+  }
+  if (f.starts_with("stddev") || f.starts_with("var")) {  // two passes: the mean, then the squares
+    const bool population = f.ends_with("_pop");
+    if (!population && values.size() < 2) return Scalar::Null(agg.type);
+    double mean = 0;
+    for (const auto& v : values) mean += v.as_double();
+    mean /= double(values.size());
+    double squares = 0;
+    for (const auto& v : values) squares += (v.as_double() - mean) * (v.as_double() - mean);
+    const double variance = squares / double(population ? values.size() : values.size() - 1);
+    return Scalar{agg.type, f.starts_with("stddev") ? std::sqrt(variance) : variance};
+  }
   if (f == "min" || f == "max") {
     Scalar best = values[0];
     for (const auto& v : values) {
@@ -364,8 +418,11 @@ RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt, const Schem
       if (e->kind == ExprKind::kCall && IsAggregateName(e->function)) {
         for (const auto& a : e->args)
           if (ContainsAggregate(a)) ctx.Fail(a->position, "aggregate function calls cannot be nested");
-        if (!e->star_argument && e->args.size() != 1)
+        if (e->function == "string_agg" && (e->args.size() == 1 || e->args.size() == 2)) {
+          AggregateSeparator(ctx, *e);  // checked before any row is read
+        } else if (!e->star_argument && e->args.size() != 1) {
           ctx.Fail(e->position, fmt::format("{} takes exactly one argument", e->function));
+        }
         Aggregate agg;
         agg.call = e;
         if (!e->star_argument) agg.argument = EvaluateOn(e->args[0], *input);

@@ -111,7 +111,8 @@ TEST(ExprBinder, Functions) {
   EXPECT_EQ(BindError("nosuch(id)"),
             "unknown function 'nosuch' (known: abs, ceil, char_length, coalesce, contains, exp, floor, greatest, "
             "least, length, ln, lower, ltrim, nullif, octet_length, power, replace, round, rtrim, sqrt, starts_with, "
-            "substr, trim, upper; aggregates in a SELECT: avg, count, max, min, sum) at position 1 in \"nosuch(id)\"");
+            "substr, trim, upper; aggregates in a SELECT: avg, bool_and, bool_or, count, max, median, min, stddev, "
+            "stddev_pop, string_agg, sum, var_pop, variance) at position 1 in \"nosuch(id)\"");
   EXPECT_EQ(BindError("abs(name)"), "abs() expects a number, got utf8 at position 1 in \"abs(name)\"");
   EXPECT_EQ(BindError("lower(id, 1)"), "lower() takes 1 argument, got 2 at position 1 in \"lower(id, 1)\"");
   EXPECT_EQ(BindError("coalesce(id, name)"),
