@@ -16,8 +16,10 @@ namespace lancelet::sql {
 
 // A FROM / USING source: a table of the database, or read_csv('path', options...) /
 // read_json('path', options...).
+struct SelectStmt;
+
 struct TableRef {
-  enum class Kind { kTable, kCsv, kJson } kind = Kind::kTable;
+  enum class Kind { kTable, kCsv, kJson, kSubquery } kind = Kind::kTable;
   std::string name;   // table name, or the file path of read_csv / read_json
   std::string alias;  // empty: the table name (or "read_csv" / "read_json")
   std::optional<uint64_t> version;  // VERSION AS OF n
@@ -27,6 +29,8 @@ struct TableRef {
   char delimiter = ',';
   bool header = true;
   SchemaPtr columns;
+  // kSubquery: FROM (SELECT ...), or a WITH name (the query it names).
+  std::shared_ptr<const SelectStmt> subquery;
 
   const std::string& qualifier() const { return alias.empty() ? name : alias; }
 };

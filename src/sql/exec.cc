@@ -82,6 +82,7 @@ class Progress {
 RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row_id, bool with_row_address,
                           const std::string& filter, const SchemaPtr& column_types,
                           const std::optional<std::vector<std::string>>& columns, DatasetPtr opened) {
+  if (ref.kind == TableRef::Kind::kSubquery) return RunSelect(ctx, *ref.subquery);
   std::unique_ptr<RecordBatchReader> reader;
   std::unique_ptr<Progress> progress;
   if (ref.kind == TableRef::Kind::kTable) {

@@ -1,6 +1,7 @@
 // Recursive-descent parser for SQL statements, driving the expression parser's token
 // stream: statement clauses are consumed here, expressions by Parser::ParseExpression.
 #include <cctype>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -27,8 +28,26 @@ class StatementParser {
  public:
   explicit StatementParser(const std::string& text) : p_(text) {}
 
+ private:
+  std::map<std::string, std::shared_ptr<const SelectStmt>> ctes_;  // WITH names
+
+ public:
+
   Statement Parse() {
     Statement s;
+    if (p_.ConsumeKeyword("WITH")) {
+      // WITH name AS (SELECT ...), ...: each name reads as its query in what follows.
+      do {
+        const Token at = p_.Peek();
+        std::string name = ParseTableName();
+        if (ctes_.count(name)) p_.FailAt(at, fmt::format("WITH names '{}' twice", name));
+        p_.ExpectKeyword("AS");
+        p_.ExpectSymbol("(");
+        ctes_[name] = ParseSelect();
+        p_.ExpectSymbol(")");
+      } while (p_.ConsumeSymbol(","));
+      if (!p_.Peek().IsKeyword("SELECT")) p_.Fail("SELECT after WITH");
+    }
     const Token& first = p_.Peek();
     if (first.IsKeyword("SELECT")) {
       s.kind = Statement::Kind::kSelect;
@@ -121,8 +140,18 @@ class StatementParser {
       while (p_.ConsumeSymbol(",")) ParseFileOption(ref);
       p_.ExpectSymbol(")");
       ref.alias = Lower(fn.text);
+    } else if (allow_functions && t.IsSymbol("(") && p_.Peek(1).IsKeyword("SELECT")) {
+      p_.Next();
+      ref.kind = TableRef::Kind::kSubquery;
+      ref.subquery = ParseSelect();
+      p_.ExpectSymbol(")");
+      ref.name = "subquery";
     } else {
       ref.name = ParseTableName();
+      if (auto cte = ctes_.find(ref.name); cte != ctes_.end() && allow_functions) {
+        ref.kind = TableRef::Kind::kSubquery;
+        ref.subquery = cte->second;
+      }
     }
     if (p_.Peek().IsKeyword("VERSION")) {
       if (!allow_version || ref.kind != TableRef::Kind::kTable) p_.Fail("end of the table reference");
