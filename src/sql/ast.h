@@ -149,7 +149,7 @@ struct Statement {
   enum class Kind {
     kSelect, kInsert, kUpdate, kDelete, kCreateTable, kDropTable, kMerge,
     kCreateIndex, kDropIndex, kShowIndexes, kExplain,  // kExplain: EXPLAIN SELECT (in `select`)
-    kOptimize,
+    kOptimize, kDescribe, kShowTables,  // kDescribe: DESCRIBE t (in show_indexes->table)
   } kind = Kind::kSelect;
   std::shared_ptr<SelectStmt> select;
   std::shared_ptr<InsertStmt> insert;

@@ -1,5 +1,7 @@
 #include "sql/exec.h"
 
+#include "lancelet/builder.h"
+
 #include <unistd.h>
 
 #include <cmath>
@@ -78,6 +80,29 @@ class Progress {
 };
 
 }  // namespace
+
+ArrayPtr Strings(const std::vector<std::string>& values) {
+  BinaryBuilder b(DataType::Utf8());
+  for (const auto& v : values) b.Append(v);
+  return b.Finish();
+}
+
+ArrayPtr UInt64s(const std::vector<uint64_t>& values) {
+  FixedWidthBuilder<uint64_t> b(DataType::UInt64());
+  for (uint64_t v : values) b.Append(v);
+  return b.Finish();
+}
+
+std::vector<std::string> ListTables(const std::string& db_dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(db_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory(ec) && name.size() > 6 && name.ends_with(".lance")) names.push_back(name.substr(0, name.size() - 6));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row_id, bool with_row_address,
                           const std::string& filter, const SchemaPtr& column_types,

@@ -25,6 +25,12 @@ struct Context {
   [[noreturn]] void Fail(int position, const std::string& detail) const;
 };
 
+// Result columns built from values.
+ArrayPtr Strings(const std::vector<std::string>& values);
+ArrayPtr UInt64s(const std::vector<uint64_t>& values);
+// The tables of a database directory (its NAME.lance datasets), sorted.
+std::vector<std::string> ListTables(const std::string& db_dir);
+
 // Opens the dataset of a table; a missing table is an error at ref.position.
 DatasetPtr OpenTable(const Context& ctx, const TableRef& ref);
 bool TableExists(const Context& ctx, const std::string& name);
@@ -88,6 +94,10 @@ std::string RunCreateIndex(const Context& ctx, const CreateIndexStmt& stmt);
 std::string RunDropIndex(const Context& ctx, const DropIndexStmt& stmt);
 std::string RunOptimize(const Context& ctx, const OptimizeStmt& stmt);
 RecordBatchPtr RunShowIndexes(const Context& ctx, const ShowIndexesStmt& stmt);
+// DESCRIBE t: a row per column (column_name, column_type, null = YES / NO).
+RecordBatchPtr RunDescribe(const Context& ctx, const TableRef& table);
+// SHOW TABLES: a row per table (name).
+RecordBatchPtr RunShowTables(const Context& ctx);
 std::string RunExplain(const Context& ctx, const SelectStmt& stmt);  // the plan's lines
 
 }  // namespace lancelet::sql

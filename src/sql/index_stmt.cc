@@ -1,5 +1,5 @@
-// CREATE INDEX, DROP INDEX, SHOW INDEXES, EXPLAIN SELECT and OPTIMIZE: the SQL faces of
-// Dataset::CreateIndex, DropIndex, ListIndices, Explain and Optimize.
+// CREATE INDEX, DROP INDEX, SHOW INDEXES, EXPLAIN SELECT and OPTIMIZE (the SQL faces of
+// Dataset::CreateIndex, DropIndex, ListIndices, Explain and Optimize), DESCRIBE and SHOW TABLES.
 #include <fmt/format.h>
 
 #include "lancelet/builder.h"
@@ -9,18 +9,6 @@
 namespace lancelet::sql {
 
 namespace {
-
-ArrayPtr Strings(const std::vector<std::string>& values) {
-  BinaryBuilder b(DataType::Utf8());
-  for (const auto& v : values) b.Append(v);
-  return b.Finish();
-}
-
-ArrayPtr UInt64s(const std::vector<uint64_t>& values) {
-  FixedWidthBuilder<uint64_t> b(DataType::UInt64());
-  for (uint64_t v : values) b.Append(v);
-  return b.Finish();
-}
 
 bool HasIndex(const Dataset& ds, const std::string& name) {
   for (const auto& i : ds.ListIndices())
@@ -59,6 +47,27 @@ std::string RunOptimize(const Context& ctx, const OptimizeStmt& stmt) {
   std::string text = FormatOptimizeStats(stats, stmt.table.name, next->version());
   while (!text.empty() && text.back() == '\n') text.pop_back();
   return "OPTIMIZE: " + text;
+}
+
+RecordBatchPtr RunDescribe(const Context& ctx, const TableRef& table) {
+  std::vector<std::string> names, types, nulls;
+  const SchemaPtr schema_of_table = OpenTable(ctx, table)->schema();
+  for (const auto& f : schema_of_table->fields()) {
+    names.push_back(f->name);
+    types.push_back(f->type->ToString());
+    nulls.push_back(f->nullable ? "YES" : "NO");
+  }
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("column_name", DataType::Utf8()),
+                                                               Field::Make("column_type", DataType::Utf8()),
+                                                               Field::Make("null", DataType::Utf8())});
+  return std::make_shared<RecordBatch>(schema, std::vector<ArrayPtr>{Strings(names), Strings(types), Strings(nulls)},
+                                       int64_t(names.size()));
+}
+
+RecordBatchPtr RunShowTables(const Context& ctx) {
+  const std::vector<std::string> names = ListTables(ctx.db_dir);
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("name", DataType::Utf8())});
+  return std::make_shared<RecordBatch>(schema, std::vector<ArrayPtr>{Strings(names)}, int64_t(names.size()));
 }
 
 RecordBatchPtr RunShowIndexes(const Context& ctx, const ShowIndexesStmt& stmt) {

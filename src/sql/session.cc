@@ -105,6 +105,8 @@ SqlResult Run(const sql::Context& ctx, const sql::Statement& s) {
     case sql::Statement::Kind::kOptimize: result.message = sql::RunOptimize(ctx, *s.optimize); break;
     case sql::Statement::Kind::kShowIndexes: result.rows = sql::RunShowIndexes(ctx, *s.show_indexes); break;
     case sql::Statement::Kind::kExplain: result.message = sql::RunExplain(ctx, *s.select); break;
+    case sql::Statement::Kind::kDescribe: result.rows = sql::RunDescribe(ctx, s.show_indexes->table); break;
+    case sql::Statement::Kind::kShowTables: result.rows = sql::RunShowTables(ctx); break;
   }
   return result;
 }

@@ -16,6 +16,7 @@
 #include "lancelet/ipc.h"
 #include "lancelet/sql.h"
 #include "lancelet/text.h"
+#include "sql/exec.h"
 #include "sql/line_editor.h"
 
 namespace lancelet {
@@ -110,17 +111,6 @@ constexpr const char* kDotHelp =
     ".bail on|off       stop at the first failing statement\n"
     ".quit, .exit       leave\n";
 
-std::vector<std::string> TableNames(const std::string& db_dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(db_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.is_directory(ec) && name.size() > 6 && name.ends_with(".lance")) names.push_back(name.substr(0, name.size() - 6));
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 bool ParseOnOff(const std::string& word, bool& value) {
   if (word == "on") value = true;
   else if (word == "off") value = false;
@@ -152,9 +142,9 @@ bool RunDotCommand(const std::string& line, const std::string& db_dir, ShellStat
   } else if (command == ".quit" || command == ".exit") {
     state.quit = true;
   } else if (command == ".tables") {
-    for (const auto& name : TableNames(db_dir)) out << name << "\n";
+    for (const auto& name : sql::ListTables(db_dir)) out << name << "\n";
   } else if (command == ".schema") {
-    const std::vector<std::string> names = arg.empty() ? TableNames(db_dir) : std::vector<std::string>{arg};
+    const std::vector<std::string> names = arg.empty() ? sql::ListTables(db_dir) : std::vector<std::string>{arg};
     for (const auto& name : names) {
       const std::string path = (std::filesystem::path(db_dir) / (name + ".lance")).string();
       if (!std::filesystem::is_directory(path)) return fail(fmt::format("no table '{}' in {}", name, db_dir));

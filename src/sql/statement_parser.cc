@@ -73,6 +73,16 @@ class StatementParser {
     } else if (first.IsKeyword("DROP")) {
       s.kind = Statement::Kind::kDropTable;
       s.drop = ParseDrop();
+    } else if (first.IsKeyword("SHOW") && p_.Peek(1).IsKeyword("TABLES")) {
+      p_.Next();
+      p_.Next();
+      s.kind = Statement::Kind::kShowTables;
+    } else if (first.IsKeyword("DESCRIBE")) {
+      p_.Next();
+      p_.ConsumeKeyword("TABLE");
+      s.kind = Statement::Kind::kDescribe;
+      s.show_indexes = std::make_shared<ShowIndexesStmt>();
+      s.show_indexes->table = ParseTableRef(false, false);
     } else if (first.IsKeyword("SHOW")) {
       p_.Next();
       if (!p_.ConsumeKeyword("INDEXES")) p_.ExpectKeyword("INDEX");
@@ -94,8 +104,8 @@ class StatementParser {
       s.kind = Statement::Kind::kMerge;
       s.merge = ParseMerge();
     } else {
-      p_.Fail("a statement (SELECT, INSERT, UPDATE, DELETE, MERGE, CREATE TABLE, DROP TABLE, CREATE INDEX, "
-              "DROP INDEX, SHOW INDEXES, EXPLAIN or OPTIMIZE)");
+      p_.Fail("a statement (SELECT, WITH, INSERT, UPDATE, DELETE, MERGE, CREATE TABLE, DROP TABLE, CREATE INDEX, "
+              "DROP INDEX, SHOW INDEXES, SHOW TABLES, DESCRIBE, EXPLAIN or OPTIMIZE)");
     }
     p_.ConsumeSymbol(";");
     if (!p_.AtEnd()) p_.Fail("end of statement");
