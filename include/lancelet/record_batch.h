@@ -23,6 +23,8 @@ class RecordBatch {
 
   std::shared_ptr<RecordBatch> Slice(int64_t start, int64_t length) const;
   std::shared_ptr<RecordBatch> Filter(const std::vector<bool>& keep) const;
+  // Row i of the result is row rows[i] of this batch.
+  std::shared_ptr<RecordBatch> Take(const std::vector<int64_t>& rows) const;
   static std::shared_ptr<RecordBatch> Concatenate(const SchemaPtr& schema,
                                                   const std::vector<std::shared_ptr<RecordBatch>>& batches);
   bool Equals(const RecordBatch& other) const;

@@ -39,9 +39,13 @@ std::shared_ptr<RecordBatch> RecordBatch::Filter(const std::vector<bool>& keep) 
   for (size_t i = 0; i < keep.size(); ++i)
     if (keep[i]) idx.push_back(int64_t(i));
   if (int64_t(idx.size()) == num_rows_) return std::make_shared<RecordBatch>(*this);
+  return Take(idx);
+}
+
+std::shared_ptr<RecordBatch> RecordBatch::Take(const std::vector<int64_t>& rows) const {
   std::vector<ArrayPtr> cols;
-  for (const auto& c : columns_) cols.push_back(lancelet::Take(*c, idx));
-  return std::make_shared<RecordBatch>(schema_, std::move(cols), int64_t(idx.size()));
+  for (const auto& c : columns_) cols.push_back(lancelet::Take(*c, rows));
+  return std::make_shared<RecordBatch>(schema_, std::move(cols), int64_t(rows.size()));
 }
 
 std::shared_ptr<RecordBatch> RecordBatch::Concatenate(const SchemaPtr& schema,

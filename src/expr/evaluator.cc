@@ -149,7 +149,7 @@ class Evaluator {
       if (!batch_) {
         value = Eval(*e.args[k]);
       } else {
-        const RecordBatchPtr part = TakeRows(*batch_, rows);
+        const RecordBatchPtr part = batch_->Take(rows);
         value = Evaluator(part.get(), part->num_rows()).Eval(*e.args[k]);
       }
       for (size_t j = 0; j < rows.size(); ++j)
@@ -159,12 +159,6 @@ class Evaluator {
     auto builder = ArrayBuilder::Make(e.type);
     for (const auto& v : out) builder->AppendScalar(v);
     return Datum(builder->Finish());
-  }
-
-  static RecordBatchPtr TakeRows(const RecordBatch& batch, const std::vector<int64_t>& rows) {
-    std::vector<ArrayPtr> columns;
-    for (const auto& c : batch.columns()) columns.push_back(Take(*c, rows));
-    return std::make_shared<RecordBatch>(batch.schema(), columns, int64_t(rows.size()));
   }
 
   // Runs a kernel over the batch, or once when every input is a literal (the result is

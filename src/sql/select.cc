@@ -297,12 +297,6 @@ std::vector<int64_t> SortOrder(const std::vector<ArrayPtr>& keys, const std::vec
   return order;
 }
 
-RecordBatchPtr TakeRows(const RecordBatch& batch, const std::vector<int64_t>& rows) {
-  std::vector<ArrayPtr> columns;
-  for (const auto& c : batch.columns()) columns.push_back(Take(*c, rows));
-  return std::make_shared<RecordBatch>(batch.schema(), columns, int64_t(rows.size()));
-}
-
 }  // namespace
 
 RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt, const SchemaPtr& column_types) {
@@ -518,7 +512,7 @@ RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt, const Schem
       }
       keys.push_back(index >= 0 ? columns[size_t(index)] : EvaluateOn(o.expr, *source));
     }
-    output = TakeRows(*output, SortOrder(keys, order_by, output->num_rows()));
+    output = output->Take(SortOrder(keys, order_by, output->num_rows()));
   }
 
   // 5. OFFSET / LIMIT.
