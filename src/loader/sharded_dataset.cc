@@ -76,11 +76,7 @@ struct ShardedDataset::Impl {
   std::string FileOf(const lance::table::DataFragment& fragment, int32_t id) const {
     for (const auto& file : fragment.files())
       for (int32_t f : file.fields())
-        if (f == id) {
-          std::optional<uint32_t> base_id;
-          if (file.has_base_id()) base_id = file.base_id();
-          return state->DataPath(file.path(), base_id);
-        }
+        if (f == id) return state->DataPath(file);
     ThrowCorrupt("'{}' fragment {}: no data file holds blob field {}", state->uri, fragment.id(), id);
   }
 

@@ -36,6 +36,10 @@ std::string DatasetState::DataPath(const std::string& file, std::optional<uint32
   return io::JoinPath(Directory(base_id, kDataDir, file), file);
 }
 
+std::string DatasetState::DataPath(const lance::table::DataFile& file) const {
+  return DataPath(file.path(), file.has_base_id() ? std::optional<uint32_t>(file.base_id()) : std::nullopt);
+}
+
 std::string DatasetState::IndexDirectory(const lance::table::IndexMetadata& index) const {
   std::optional<uint32_t> base_id;
   if (index.has_base_id()) base_id = index.base_id();
@@ -103,16 +107,14 @@ std::shared_ptr<const format::LanceFileReader> DatasetState::OpenLegacyDataFile(
 
 std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const lance::table::DataFile& file,
                                                                          uint64_t whole_up_to) const {
-  std::optional<uint32_t> base_id;
-  if (file.has_base_id()) base_id = file.base_id();
-  const std::string path = DataPath(file.path(), base_id);
-  const uint64_t known_size = file.file_size_bytes();
-  return files_.GetOrLoad(path, [&] {
-    if (IsLegacyDataFile(file)) return std::make_pair(OpenLegacyDataFile(file, path), uint64_t{1});
-    return std::make_pair(std::shared_ptr<const format::LanceFileReader>(
-                              format::LanceFileReader::Open(*store, path, known_size, whole_up_to)),
-                          uint64_t{1});
-  });
+  return files_.GetOrLoad(DataPath(file), [&] { return std::make_pair(OpenDataFileOnce(file, whole_up_to), uint64_t{1}); });
+}
+
+std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFileOnce(const lance::table::DataFile& file,
+                                                                              uint64_t whole_up_to) const {
+  const std::string path = DataPath(file);
+  if (IsLegacyDataFile(file)) return OpenLegacyDataFile(file, path);
+  return format::LanceFileReader::Open(*store, path, file.file_size_bytes(), whole_up_to);
 }
 
 namespace {

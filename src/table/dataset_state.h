@@ -45,6 +45,7 @@ struct DatasetState {
   // base path of that id. Throws Corrupt for an unknown id, NotSupported for a base path
   // that is not a local directory.
   std::string DataPath(const std::string& file, std::optional<uint32_t> base_id = std::nullopt) const;
+  std::string DataPath(const lance::table::DataFile& file) const;
   std::string DeletionFilePath(uint64_t fragment_id, const lance::table::DeletionFile& file) const;
   // A fragment's data or overlay file, opened once per dataset version: data files are
   // immutable, so their footer and metadata are decoded once.
@@ -52,6 +53,10 @@ struct DatasetState {
   // file saves one read per page by taking it whole).
   std::shared_ptr<const format::LanceFileReader> OpenDataFile(
       const lance::table::DataFile& file, uint64_t whole_up_to = format::LanceFileReader::kTailBytes) const;
+  // The same file opened for one use and not kept: a caller that decodes all it needs at
+  // once would otherwise leave the file's bytes cached beside what it decoded.
+  std::shared_ptr<const format::LanceFileReader> OpenDataFileOnce(const lance::table::DataFile& file,
+                                                                  uint64_t whole_up_to) const;
   // A field's overlays in a fragment as coverage bitmaps (overlay::CoverageLayers), made
   // by build() on first use and kept: its read count decides merges across readers.
   std::shared_ptr<const overlay::CoverageLayers> CachedCoverageLayers(
@@ -101,6 +106,8 @@ struct DatasetState {
   // Made by build() on first use per segment (by uuid) and kept.
   std::shared_ptr<const StaleCells> CachedStaleCells(const std::string& segment_uuid,
                                                      const std::function<std::shared_ptr<const StaleCells>()>& build) const;
+  // Files kept open by OpenDataFile.
+  size_t OpenFiles() const { return files_.size(); }
   // The overlay caches together stay under this many bytes per dataset version.
   static constexpr uint64_t kOverlayCacheBytes = 64 << 20;
   static constexpr uint64_t kCacheEntryBytes = 128;  // key, list node and control block

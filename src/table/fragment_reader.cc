@@ -102,23 +102,27 @@ const overlay::FragmentOverlays& FragmentReader::overlays() const {
 const format::LanceFileReader& FragmentReader::OpenOverlayFile(size_t index, bool whole_if_small) const {
   auto& slot = overlay_files_[index];
   if (!slot) {
-    const auto& o = overlays().overlays()[index];
-    const auto& file = o.proto->data_file();
-    slot = state_.OpenDataFile(file, whole_if_small ? kReadWholeOverlayFileBytes : format::LanceFileReader::kTailBytes);
-    // Every covered cell needs a value: a value column shorter than its coverage is corrupt.
-    for (size_t f = 0; f < o.field_ids.size(); ++f) {
-      if (o.field_ids[f] == overlay::kTombstoneFieldId) continue;
-      const auto& fields = slot->schema().fields();
-      for (size_t i = 0; i < fields.size(); ++i) {
-        if (fields[i].id != o.field_ids[f]) continue;
-        if (o.Coverage(f)->Cardinality() > slot->num_rows(i))
-          ThrowCorrupt("'{}' fragment {}: overlay file '{}' covers {} cells of field {} but holds only {} values",
-                       state_.uri, fragment_.id(), file.path(), o.Coverage(f)->Cardinality(), o.field_ids[f],
-                       slot->num_rows(i));
-      }
-    }
+    slot = state_.OpenDataFile(overlays().overlays()[index].proto->data_file(),
+                               whole_if_small ? kReadWholeOverlayFileBytes : format::LanceFileReader::kTailBytes);
+    CheckOverlayRows(index, *slot);
   }
   return *slot;
+}
+
+// Every covered cell needs a value: a value column shorter than its coverage is corrupt.
+void FragmentReader::CheckOverlayRows(size_t index, const format::LanceFileReader& file) const {
+  const overlay::Overlay& o = overlays().overlays()[index];
+  const auto& fields = file.schema().fields();
+  for (size_t f = 0; f < o.field_ids.size(); ++f) {
+    if (o.field_ids[f] == overlay::kTombstoneFieldId) continue;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (fields[i].id != o.field_ids[f]) continue;
+      if (o.Coverage(f)->Cardinality() > file.num_rows(i))
+        ThrowCorrupt("'{}' fragment {}: overlay file '{}' covers {} cells of field {} but holds only {} values",
+                     state_.uri, fragment_.id(), o.proto->data_file().path(), o.Coverage(f)->Cardinality(),
+                     o.field_ids[f], file.num_rows(i));
+    }
+  }
 }
 
 size_t FragmentReader::OverlayColumn(const format::LanceFileReader& file, size_t overlay, int32_t field_id) const {
@@ -268,10 +272,16 @@ ArrayPtr FragmentReader::WholeOverlayColumn(size_t overlay, int32_t field_id) co
   ArrayPtr column;
   if (bytes > 0 && bytes <= kWholeOverlayBytes)  // 0: size not recorded, so no bound
     column = state_.CachedOverlayColumn(fragment_.id(), overlays().overlays()[overlay].position, field_id, [&] {
-      const auto& file = OpenOverlayFile(overlay, true);
-      const size_t index = OverlayColumn(file, overlay, field_id);
-      overlay::Counters().values_decoded_whole.fetch_add(file.num_rows(index), std::memory_order_relaxed);
-      return file.ReadField(index, 0, file.num_rows(index));
+      // The column is kept, so the file's bytes are not (unless a reader has it open anyway):
+      // a scan of many small overlays would otherwise hold each value twice.
+      std::shared_ptr<const format::LanceFileReader> file = overlay_files_[overlay];
+      if (!file) {
+        file = state_.OpenDataFileOnce(overlays().overlays()[overlay].proto->data_file(), kReadWholeOverlayFileBytes);
+        CheckOverlayRows(overlay, *file);
+      }
+      const size_t index = OverlayColumn(*file, overlay, field_id);
+      overlay::Counters().values_decoded_whole.fetch_add(file->num_rows(index), std::memory_order_relaxed);
+      return file->ReadField(index, 0, file->num_rows(index));
     });
   whole_columns_.emplace(std::make_pair(overlay, field_id), column);
   return column;

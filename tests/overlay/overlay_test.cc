@@ -816,6 +816,8 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
   // Only the 16 small layers' columns (within a take's 64 KiB tail) are decoded whole; the
   // 80 KB tenth layer gives each batch its ranks.
   EXPECT_EQ(counters.values_decoded_whole - decoded_whole, 16u * 200u);
+  // Their files are not kept beside the columns: open are the base file and the tenth layer's.
+  EXPECT_EQ(ds->state().OpenFiles(), 2u);
 
   // The same version again: this second reader lists the layers and merges them into one
   // (listing each distinct cell once), which it and every later read walk.
