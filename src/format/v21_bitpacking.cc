@@ -58,7 +58,56 @@ void UnpackLanes(uint32_t width, const uint8_t* packed, uint8_t* out) {
   }
 }
 
+// The inverse of UnpackLanes: 1024 words at `in` into width * 128 bytes at `packed`.
+template <typename T>
+void PackLanes(uint32_t width, const uint8_t* in, uint8_t* packed) {
+  constexpr uint32_t kBits = 8 * sizeof(T);
+  constexpr uint32_t kLanes = uint32_t(kFastLanesValues) / kBits;
+  std::memset(packed, 0, size_t(width) * 128);
+  for (uint32_t row = 0; row < kBits; ++row) {
+    const uint32_t first_bit = row * width;
+    const uint32_t shift = first_bit % kBits;
+    uint8_t* words = packed + uint64_t(first_bit / kBits) * kLanes * sizeof(T);
+    const uint8_t* src = in + uint64_t(kFastLanesOrder[row / 8] * 16 + (row % 8) * 128) * sizeof(T);
+    for (uint32_t lane = 0; lane < kLanes; ++lane) {
+      const T v = LoadLE<T>(src + lane * sizeof(T));
+      StoreLE<T>(words + lane * sizeof(T), T(LoadLE<T>(words + lane * sizeof(T)) | T(v << shift)));
+      if (shift + width > kBits) {  // the value continues in the lane's next word
+        uint8_t* next = words + kLanes * sizeof(T);
+        StoreLE<T>(next + lane * sizeof(T), T(LoadLE<T>(next + lane * sizeof(T)) | T(v >> (kBits - shift))));
+      }
+    }
+  }
+}
+
+// Whether a partial block of `tail` values is packed and padded (else written raw).
+bool PadsTail16(uint64_t tail, uint32_t width) {
+  return tail > 0 && uint64_t(width) * (kFastLanesValues - tail) < uint64_t(16 - width) * tail;
+}
+
 }  // namespace
+
+uint64_t OutOfLineBitpackedBytes16(uint64_t n, uint32_t width) {
+  const uint64_t whole = n / kFastLanesValues, tail = n % kFastLanesValues;
+  return whole * width * 128 + (PadsTail16(tail, width) ? width * 128 : tail * 2);
+}
+
+std::string EncodeOutOfLineBitpacking16(const uint16_t* values, uint64_t n, uint32_t width) {
+  if (width == 0 || width >= 16) ThrowInvalid("out-of-line bit-packing of 16-bit levels at width {}", width);
+  std::string out(OutOfLineBitpackedBytes16(n, width), '\0');
+  auto* dst = reinterpret_cast<uint8_t*>(out.data());
+  const uint64_t whole = n / kFastLanesValues, tail = n % kFastLanesValues;
+  for (uint64_t b = 0; b < whole; ++b)
+    PackLanes<uint16_t>(width, reinterpret_cast<const uint8_t*>(values + b * kFastLanesValues), dst + b * width * 128);
+  if (PadsTail16(tail, width)) {
+    uint16_t block[kFastLanesValues] = {};
+    std::memcpy(block, values + whole * kFastLanesValues, tail * 2);
+    PackLanes<uint16_t>(width, reinterpret_cast<const uint8_t*>(block), dst + whole * width * 128);
+  } else {
+    for (uint64_t k = 0; k < tail; ++k) StoreLE<uint16_t>(dst + whole * width * 128 + 2 * k, values[whole * kFastLanesValues + k]);
+  }
+  return out;
+}
 
 void FastLanesUnpack(uint32_t word_bits, uint32_t width, const uint8_t* packed, uint8_t* out) {
   if (width == 0) {

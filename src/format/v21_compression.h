@@ -41,6 +41,12 @@ std::string DecodeInlineBitpacking(uint32_t word_bits, std::string_view data, ui
 // unpacked (word_bits each), whichever the buffer length says.
 std::string DecodeOutOfLineBitpacking(uint32_t word_bits, uint32_t width, std::string_view data, uint64_t n,
                                       const std::string& where);
+// The inverse for 16-bit words (rep/def levels), each below 2^width: whole blocks, then a
+// partial block packed and padded when padding costs fewer bits than packing saves, else
+// its values unpacked (the reference's rule, which a reader tells apart by the length).
+std::string EncodeOutOfLineBitpacking16(const uint16_t* values, uint64_t n, uint32_t width);
+// Bytes EncodeOutOfLineBitpacking16 writes for n values at `width` bits.
+uint64_t OutOfLineBitpackedBytes16(uint64_t n, uint32_t width);
 
 // ------------------------------------------------------------------------------------ rle
 

@@ -17,6 +17,7 @@
 // the chunks its keys, and the repetition index moves to buffer 3. Reading also accepts
 // the reference's compressed levels, values and dictionaries (v21_compression.h).
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <list>
 #include <memory>
@@ -34,6 +35,8 @@ namespace {
 constexpr uint64_t kMaxChunkBytes = 8 * 1024 - 6;  // value bytes per chunk, as the reference
 constexpr uint64_t kMaxChunkValues = 4096;
 constexpr uint64_t kAimVariableChunkBytes = 4 * 1024;
+constexpr uint64_t kMaxChunkLevels = 65535;   // the chunk header's u16 count
+constexpr uint64_t kMaxChunkWords21 = 4096;   // a 2.1 chunk's size in its u16 metadata word
 constexpr char kFillByte = char(0xFE);
 constexpr char kVariablePadByte = char(72);
 
@@ -82,6 +85,23 @@ uint64_t VariableValuesInChunk(const ValueBlock& values, uint64_t v0, uint64_t o
   return std::min(n, remaining);
 }
 
+uint64_t PaddedTo8(uint64_t n) { return (n + 7) / 8 * 8; }
+
+// Whether a chunk of `n` values from `v0` and `levels` rep/def levels fits the chunk
+// header's u16 counts and sizes, and in 2.1 the 32 KiB a chunk may span.
+bool LevelsFit(uint64_t levels, uint64_t n, const ValueBlock& values, uint64_t v0, uint64_t offset_bytes,
+               uint32_t rep_width, uint32_t def_width, const EncodeOptions& options) {
+  if (levels > kMaxChunkLevels) return false;
+  const uint64_t rep = rep_width ? OutOfLineBitpackedBytes16(levels, rep_width) : 0;
+  const uint64_t def = def_width ? OutOfLineBitpackedBytes16(levels, def_width) : 0;
+  if (rep > UINT16_MAX || def > UINT16_MAX) return false;
+  if (options.large_chunks) return true;
+  const uint64_t value_bytes = values.variable
+                                   ? (n + 1) * offset_bytes + values.offsets[v0 + n] - values.offsets[v0]
+                                   : (n * values.bits + 7) / 8;
+  return 16 + PaddedTo8(rep) + PaddedTo8(def) + PaddedTo8(value_bytes) <= kMaxChunkWords21 * 8;
+}
+
 struct ChunkPlan {
   uint64_t first_value = 0, num_values = 0;
   uint64_t first_level = 0, num_levels = 0;
@@ -121,7 +141,14 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     if (value_level.size() != values.count)
       ThrowInvalid("mini-block page: {} visible levels but {} values", value_level.size(), values.count);
   }
-  const uint64_t max_levels_per_chunk = options.large_chunks ? 16000 : 6000;
+  // Levels are bit-packed out of line at the page's widths (OutOfLineBitpacking, as the
+  // reference writes them), so a chunk can hold a long run of null or empty lists.
+  auto width_of = [](const std::vector<uint16_t>& levels) {
+    uint16_t max = 1;
+    for (uint16_t l : levels) max = std::max(max, l);
+    return uint32_t(std::bit_width(max));
+  };
+  const uint32_t rep_width = lv.has_rep ? width_of(lv.rep) : 0, def_width = lv.has_def ? width_of(lv.def) : 0;
   const bool large_offsets = leaf.leaf && leaf.leaf->type->has_large_offsets();
   const uint64_t offset_bytes = values.variable ? (large_offsets ? 8 : 4) : 0;
   if (values.variable && !large_offsets && values.data.size() > UINT32_MAX)
@@ -137,7 +164,7 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     for (;;) {
       const bool last = n == remaining;
       const uint64_t level_end = !has_levels ? v0 + n : last ? num_levels : value_level[v0 + n - 1] + 1;
-      if (level_end - l0 <= max_levels_per_chunk || !has_levels) {
+      if (!has_levels || LevelsFit(level_end - l0, n, values, v0, offset_bytes, rep_width, def_width, options)) {
         plan.push_back({v0, n, l0, level_end - l0, last});
         l0 = level_end;
         break;
@@ -145,7 +172,8 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
       // Too many levels (long runs of empty or null lists): fewer values per chunk.
       const uint64_t smaller = last && (n & (n - 1)) ? FloorPow2(n) : n / 2;
       if (smaller < 2)
-        ThrowNotSupported("mini-block page: more than {} rep/def levels between two values", max_levels_per_chunk);
+        ThrowNotSupported("mini-block page: {} rep/def levels between two values do not fit a chunk (at most {})",
+                          level_end - l0, kMaxChunkLevels);
       n = smaller;
     }
     v0 += plan.back().num_values;
@@ -174,8 +202,8 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     }
     std::string rep_bytes, def_bytes;
     const uint64_t l_end = chunk.first_level + chunk.num_levels;
-    if (lv.has_rep) rep_bytes = LevelBytes(lv.rep, chunk.first_level, l_end);
-    if (lv.has_def) def_bytes = LevelBytes(lv.def, chunk.first_level, l_end);
+    if (lv.has_rep) rep_bytes = EncodeOutOfLineBitpacking16(&lv.rep[chunk.first_level], chunk.num_levels, rep_width);
+    if (lv.has_def) def_bytes = EncodeOutOfLineBitpacking16(&lv.def[chunk.first_level], chunk.num_levels, def_width);
     if (rep_bytes.size() > UINT16_MAX || def_bytes.size() > UINT16_MAX || chunk.num_levels > UINT16_MAX)
       ThrowInvalid("mini-block chunk has {} levels, too many", chunk.num_levels);
     if (!options.large_chunks && value_buffer.size() > UINT16_MAX)
@@ -206,7 +234,7 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
       if (words - 1 >= (uint64_t(1) << 28)) ThrowInvalid("mini-block chunk of {} bytes is too large", words * 8);
       AppendLE<uint32_t>(metadata, uint32_t(word));
     } else {
-      if (words - 1 >= 4096) ThrowInvalid("mini-block chunk of {} bytes does not fit a 2.1 chunk", words * 8);
+      if (words - 1 >= kMaxChunkWords21) ThrowInvalid("mini-block chunk of {} bytes does not fit a 2.1 chunk", words * 8);
       AppendLE<uint16_t>(metadata, uint16_t(word));
     }
 
@@ -239,10 +267,13 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
 
   pb::PageLayout layout;
   auto* mb = layout.mutable_mini_block_layout();
-  pb::CompressiveEncoding levels_codec;
-  levels_codec.mutable_flat()->set_bits_per_value(16);
-  if (lv.has_rep) *mb->mutable_rep_compression() = levels_codec;
-  if (lv.has_def) *mb->mutable_def_compression() = levels_codec;
+  auto levels_codec = [](pb::CompressiveEncoding* codec, uint32_t width) {
+    auto* packed = codec->mutable_out_of_line_bitpacking();
+    packed->set_uncompressed_bits_per_value(16);
+    packed->mutable_values()->mutable_flat()->set_bits_per_value(width);
+  };
+  if (lv.has_rep) levels_codec(mb->mutable_rep_compression(), rep_width);
+  if (lv.has_def) levels_codec(mb->mutable_def_compression(), def_width);
   auto* vc = mb->mutable_value_compression();
   if (values.variable) {
     vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(offset_bytes * 8);

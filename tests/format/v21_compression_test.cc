@@ -175,6 +175,39 @@ TEST(OutOfLineBitpacking, PackedAndRawTails) {
   EXPECT_EQ(KindOf([&] { DecodeOutOfLineBitpacking(16, 3, packed_tail + "xx", 1100, "t"); }), ErrorKind::kCorrupt);
 }
 
+// Levels packed the reference's way: whole blocks as ReferencePack packs them; a partial
+// block padded and packed only when padding costs fewer bits than packing saves
+// (width * (1024 - tail) < (16 - width) * tail), else its values raw; and the decoder
+// reads each form back.
+TEST(OutOfLineBitpacking, EncodesLevelsAsTheReferenceDoes) {
+  for (uint32_t width = 1; width < 16; ++width)
+    for (size_t n : {size_t(1), size_t(64), size_t(65), size_t(1024), size_t(1030), size_t(2047), size_t(3000)}) {
+      const auto values = RandomValues(width, n, uint32_t(width * 7919 + n));
+      std::vector<uint16_t> levels(values.begin(), values.end());
+      const std::string encoded = EncodeOutOfLineBitpacking16(levels.data(), n, width);
+      const size_t whole = n / 1024, tail = n % 1024;
+      std::string expected;
+      for (size_t b = 0; b < whole; ++b)
+        expected += ReferencePack(16, width, std::vector<uint64_t>(values.begin() + b * 1024, values.begin() + (b + 1) * 1024));
+      const bool padded = tail > 0 && width * (1024 - tail) < (16 - width) * tail;
+      if (padded) {
+        std::vector<uint64_t> last(values.begin() + whole * 1024, values.end());
+        last.resize(1024, 0);
+        expected += ReferencePack(16, width, last);
+      } else {
+        expected += Words(std::vector<uint64_t>(values.begin() + whole * 1024, values.end()), 2);
+      }
+      ASSERT_EQ(encoded, expected) << "width " << width << ", " << n << " values";
+      EXPECT_EQ(OutOfLineBitpackedBytes16(n, width), encoded.size());
+      EXPECT_EQ(DecodeOutOfLineBitpacking(16, width, encoded, n, "t"), Words(values, 2)) << width << " " << n;
+    }
+  // 1 bit, 20,010 levels: 20 blocks, the last padded (2,560 bytes, as the reference's chunk).
+  EXPECT_EQ(OutOfLineBitpackedBytes16(20010, 1), 2560u);
+  // 1 bit, a tail of 64 levels: padding (960 bits) saves no more than it costs: raw.
+  EXPECT_EQ(OutOfLineBitpackedBytes16(1024 + 64, 1), 128u + 128u);
+  EXPECT_EQ(OutOfLineBitpackedBytes16(1024 + 65, 1), 256u);
+}
+
 // ------------------------------------------------------------------------------------ Rle
 
 TEST(Rle, RunsExpand) {

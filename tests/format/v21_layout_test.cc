@@ -87,7 +87,9 @@ TEST(V21Layout, NullableChunkHasDefinitionLevels) {
   const auto layout_mb = PageLayoutOf(file->column(0).pages(0));
   const auto& mb = layout_mb.mini_block_layout();
   ASSERT_TRUE(mb.has_def_compression());
-  EXPECT_EQ(mb.def_compression().flat().bits_per_value(), 16u);
+  // Levels bit-packed out of line at 1 bit; 3 levels are kept raw (padding would cost more).
+  EXPECT_EQ(mb.def_compression().out_of_line_bitpacking().uncompressed_bits_per_value(), 16u);
+  EXPECT_EQ(mb.def_compression().out_of_line_bitpacking().values().flat().bits_per_value(), 1u);
   EXPECT_EQ(mb.layers(0), pb::REPDEF_NULLABLE_ITEM);
   EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 0)), "3000");
   EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 1)), "030006000c00fefe" "000001000000fefe" "010000000000000003000000fefefefe");
@@ -125,6 +127,34 @@ TEST(V21Layout, ListRepetitionLevelsAndIndex) {
   EXPECT_EQ(mb.repetition_index_depth(), 1u);
   EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 1)), "030006000c00fefe" "010000000100fefe" "010000000200000003000000fefefefe");
   EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 2)), "0200000000000000" "0000000000000000");
+}
+
+// 19,990 null lists and then ten lists of two: one chunk of 20,010 levels at 1 bit each,
+// 2,560 bytes of rep and of def levels, as the reference writes it (its chunk header reads
+// 20010 levels, rep 2560, def 2560). Such runs were refused before levels were packed.
+TEST(V21Layout, ALongRunOfNullListsIsOneChunkOfPackedLevels) {
+  const auto type = DataType::List(DataType::Int32());
+  std::vector<Scalar> rows(19990, Scalar::Null(type));
+  for (int k = 0; k < 10; ++k)
+    rows.push_back(Scalar{type, std::vector<Scalar>{{DataType::Int32(), int64_t(k)}, {DataType::Int32(), int64_t(k + 1)}}});
+  const LanceField field = MakeLanceField("l", type);
+  for (FileVersion version : {kV21, kV22}) {
+    auto file = WriteArray(field, MakeArray(type, rows), version);
+    const auto layout = PageLayoutOf(file->column(0).pages(0));
+    EXPECT_EQ(layout.mini_block_layout().rep_compression().out_of_line_bitpacking().values().flat().bits_per_value(), 1u);
+    EXPECT_EQ(layout.mini_block_layout().def_compression().out_of_line_bitpacking().values().flat().bits_per_value(), 1u);
+    const std::string metadata = PageBuffer(*file, 0, 0, 0);
+    EXPECT_EQ(metadata.size(), version == kV21 ? 2u : 4u);  // one chunk
+    const std::string chunks = PageBuffer(*file, 0, 0, 1);
+    auto u16 = [&](size_t at) { return uint8_t(chunks[at]) | uint16_t(uint8_t(chunks[at + 1])) << 8; };
+    EXPECT_EQ(u16(0), 20010);
+    EXPECT_EQ(u16(2), 2560);
+    EXPECT_EQ(u16(4), 2560);
+    auto read = MakeFieldDecoder(version, field, file->Columns(), *file)->Read(0, 20000);
+    ASSERT_EQ(read->length, 20000);
+    EXPECT_TRUE(read->IsNull(19989));
+    EXPECT_FALSE(read->IsNull(19990));
+  }
 }
 
 TEST(V21Layout, RepetitionIndexAcrossChunks) {

@@ -2,6 +2,7 @@
 // Each test writes with one side and reads with the other, comparing the rows both
 // print in the canonical JSON-lines form.
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -125,6 +126,28 @@ TEST_P(InteropTest, TheReferenceReadsLanceletsBitmapDeletions) {
   EXPECT_TRUE(has_bitmap);
   ExpectSameRows(ScanRows(ds), DumpRows(ds), "reference scan after many deletions");
   EXPECT_EQ(Oracle({"count", ds}), Lancelet({"count", ds}));
+}
+
+// Runs of null and of empty lists far longer than a chunk's values (30,000 and 40,000
+// rows between lists with items): lancelet packs the levels and the reference reads the
+// rows as lancelet does.
+TEST_P(InteropTest, TheReferenceReadsLongRunsOfNullAndEmptyLists) {
+  REQUIRE_ORACLE();
+  const std::string input = dir_.Join("lists.jsonl"), ds = dir_.Join("lists.lance");
+  {
+    std::ofstream out(input);
+    for (int i = 0; i < 80000; ++i) {
+      out << "{\"id\":" << i << ",\"l\":";
+      if (i < 30000) out << "null";
+      else if (i < 30010 || i >= 79990) out << "[" << i << "," << i + 1 << "]";
+      else out << "[]";
+      out << "}\n";
+    }
+  }
+  Lancelet({"create", ds, "--from", input, "--schema", "id:int64,l:list<int32>", "--file-version", version()});
+  const std::string ours = ScanRows(ds);
+  EXPECT_EQ(SplitLines(ours).size(), 80000u);
+  ExpectSameRows(ours, DumpRows(ds), "the reference reads lancelet's long runs");
 }
 
 INSTANTIATE_TEST_SUITE_P(FileVersions, InteropTest, ::testing::Values("2.0", "2.1", "2.2"),
