@@ -2,6 +2,7 @@
 // built on it: InlineBitpacking (width stored before each block of 1024 values, used for
 // mini-block values and levels) and OutOfLineBitpacking (one width for the whole buffer,
 // given by the encoding's Flat child).
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -86,6 +87,48 @@ bool PadsTail16(uint64_t tail, uint32_t width) {
 }
 
 }  // namespace
+
+uint32_t MaxBitWidth(uint32_t word_bits, const uint8_t* values, uint64_t n) {
+  CheckWordBits(word_bits, "bit-packing");
+  const uint32_t word_bytes = word_bits / 8;
+  uint64_t any = 0;
+  switch (word_bytes) {  // a constant width lets the OR vectorize
+    case 1: for (uint64_t k = 0; k < n; ++k) any |= values[k]; break;
+    case 2: for (uint64_t k = 0; k < n; ++k) any |= LoadLE<uint16_t>(values + 2 * k); break;
+    case 4: for (uint64_t k = 0; k < n; ++k) any |= LoadLE<uint32_t>(values + 4 * k); break;
+    default: for (uint64_t k = 0; k < n; ++k) any |= LoadLE<uint64_t>(values + 8 * k); break;
+  }
+  return uint32_t(std::bit_width(any));
+}
+
+std::string EncodeInlineBitpacking(uint32_t word_bits, const uint8_t* values, uint64_t n) {
+  CheckWordBits(word_bits, "InlineBitpacking");
+  const uint32_t word_bytes = word_bits / 8;
+  std::string out;
+  std::string block(kFastLanesValues * word_bytes, '\0');
+  for (uint64_t done = 0; done < n; done += kFastLanesValues) {
+    const uint64_t take = std::min(kFastLanesValues, n - done);
+    const uint8_t* src = values + done * word_bytes;
+    if (take < kFastLanesValues) {  // the last block, padded with zeros
+      std::fill(block.begin(), block.end(), '\0');
+      std::memcpy(block.data(), src, take * word_bytes);
+      src = reinterpret_cast<const uint8_t*>(block.data());
+    }
+    const uint32_t width = MaxBitWidth(word_bits, src, kFastLanesValues);
+    const size_t at = out.size();
+    out.resize(at + word_bytes + size_t(width) * 128);
+    auto* dst = reinterpret_cast<uint8_t*>(out.data()) + at;
+    for (uint32_t b = 0; b < word_bytes; ++b) dst[b] = uint8_t(b == 0 ? width : 0);
+    if (width == 0) continue;
+    switch (word_bits) {
+      case 8: PackLanes<uint8_t>(width, src, dst + word_bytes); break;
+      case 16: PackLanes<uint16_t>(width, src, dst + word_bytes); break;
+      case 32: PackLanes<uint32_t>(width, src, dst + word_bytes); break;
+      default: PackLanes<uint64_t>(width, src, dst + word_bytes); break;
+    }
+  }
+  return out;
+}
 
 uint64_t OutOfLineBitpackedBytes16(uint64_t n, uint32_t width) {
   const uint64_t whole = n / kFastLanesValues, tail = n % kFastLanesValues;

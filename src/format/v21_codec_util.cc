@@ -1,5 +1,6 @@
 // Small pieces shared by the 2.1 page layouts: Any wrapping, level buffers, the
 // compressive encodings this build understands, reading page buffers.
+#include <cctype>
 #include <google/protobuf/any.pb.h>
 
 #include "format/v21_compression.h"
@@ -23,6 +24,15 @@ int BitWidth(uint64_t max_value) {
     max_value >>= 1;
   }
   return bits;
+}
+
+bool MetadataIs(const LanceField& field, const char* key, const std::string& value) {
+  auto it = field.metadata.find(key);
+  if (it == field.metadata.end() || it->second.size() != value.size()) return false;
+  for (size_t k = 0; k < value.size(); ++k)
+    if (std::tolower(static_cast<unsigned char>(it->second[k])) != std::tolower(static_cast<unsigned char>(value[k])))
+      return false;
+  return true;
 }
 
 std::string LevelBytes(const std::vector<uint16_t>& levels, size_t begin, size_t end) {

@@ -41,6 +41,12 @@ std::string DecodeInlineBitpacking(uint32_t word_bits, std::string_view data, ui
 // unpacked (word_bits each), whichever the buffer length says.
 std::string DecodeOutOfLineBitpacking(uint32_t word_bits, uint32_t width, std::string_view data, uint64_t n,
                                       const std::string& where);
+// The inverse of DecodeInlineBitpacking: n values of word_bits / 8 bytes at `values`, each
+// block of 1024 (the last one padded with zeros) at the bit width of its widest value.
+std::string EncodeInlineBitpacking(uint32_t word_bits, const uint8_t* values, uint64_t n);
+// The bit width of the widest of n values of word_bits / 8 bytes (0 when all are zero).
+uint32_t MaxBitWidth(uint32_t word_bits, const uint8_t* values, uint64_t n);
+
 // The inverse for 16-bit words (rep/def levels), each below 2^width: whole blocks, then a
 // partial block packed and padded when padding costs fewer bits than packing saves, else
 // its values unpacked (the reference's rule, which a reader tells apart by the length).

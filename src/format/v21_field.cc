@@ -31,6 +31,7 @@ namespace lancelet::format::v21 {
 namespace {
 
 constexpr const char* kStructuralEncodingKey = "lance-encoding:structural-encoding";
+constexpr const char* kCompressionKey = "lance-encoding:compression";
 constexpr uint64_t kFullZipMinValueBytes = 256;
 
 std::string ForcedLayout(const LanceField& root, const LanceField& leaf) {
@@ -81,10 +82,12 @@ EncodedPage EncodeLeafPage(const LanceField& root, const LeafPath& path, const A
   if (leaf.num_valid == 0) return EncodeAllNull(leaf, options);
   ValueBlock values = GatherValues(path, leaf);
   const LanceField& leaf_field = *path.back().field;
+  EncodeOptions page_options = options;
+  page_options.compress_values = !MetadataIs(leaf_field, kCompressionKey, "none");
   if (leaf_field.dictionary_index) {
     ValueBlock dictionary;
     ValueBlock keys = DictionaryKeys(leaf_field, leaf, values, dictionary);
-    return EncodeMiniBlock(leaf, keys, options, &dictionary);
+    return EncodeMiniBlock(leaf, keys, page_options, &dictionary);
   }
   const std::string forced = ForcedLayout(root, leaf_field);
   bool full_zip;
@@ -102,7 +105,7 @@ EncodedPage EncodeLeafPage(const LanceField& root, const LeafPath& path, const A
     full_zip = values.bits / 8 >= kFullZipMinValueBytes;
   }
   if (!full_zip && values.dim > 0) full_zip = true;  // fixed_size_list is only written full-zip
-  return full_zip ? EncodeFullZip(leaf, values, options) : EncodeMiniBlock(leaf, values, options);
+  return full_zip ? EncodeFullZip(leaf, values, page_options) : EncodeMiniBlock(leaf, values, page_options);
 }
 
 class FieldEncoderImpl final : public FieldEncoder {

@@ -212,6 +212,8 @@ void CheckLevelCodec(const pb::CompressiveEncoding& encoding, const std::string&
 
 struct EncodeOptions {
   bool large_chunks = false;  // 2.2: u32 chunk metadata and value sizes
+  // False when the field's "lance-encoding:compression" is "none": values stay Flat.
+  bool compress_values = true;
 };
 
 // With a dictionary, `values` are keys into it (fixed width) and the page stores it.
@@ -223,6 +225,8 @@ EncodedPage EncodeAllNull(const ShreddedLeaf& leaf, const EncodeOptions& options
 // Level helpers shared by the layouts.
 int BitWidth(uint64_t max_value);  // bits to represent max_value (0 for 0)
 std::string LevelBytes(const std::vector<uint16_t>& levels, size_t begin, size_t end);
+// Whether field metadata `key` is present with `value` (compared case-insensitively).
+bool MetadataIs(const LanceField& field, const char* key, const std::string& value);
 std::vector<uint16_t> ParseLevels(const std::string& bytes, size_t count, const std::string& where);
 
 }  // namespace lancelet::format::v21

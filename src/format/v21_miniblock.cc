@@ -87,19 +87,27 @@ uint64_t VariableValuesInChunk(const ValueBlock& values, uint64_t v0, uint64_t o
 
 uint64_t PaddedTo8(uint64_t n) { return (n + 7) / 8 * 8; }
 
-// Whether a chunk of `n` values from `v0` and `levels` rep/def levels fits the chunk
+// Whether a chunk of `value_bytes` of values and `levels` rep/def levels fits the chunk
 // header's u16 counts and sizes, and in 2.1 the 32 KiB a chunk may span.
-bool LevelsFit(uint64_t levels, uint64_t n, const ValueBlock& values, uint64_t v0, uint64_t offset_bytes,
-               uint32_t rep_width, uint32_t def_width, const EncodeOptions& options) {
+bool LevelsFit(uint64_t levels, uint64_t value_bytes, uint32_t rep_width, uint32_t def_width,
+               const EncodeOptions& options) {
   if (levels > kMaxChunkLevels) return false;
   const uint64_t rep = rep_width ? OutOfLineBitpackedBytes16(levels, rep_width) : 0;
   const uint64_t def = def_width ? OutOfLineBitpackedBytes16(levels, def_width) : 0;
   if (rep > UINT16_MAX || def > UINT16_MAX) return false;
-  if (options.large_chunks) return true;
-  const uint64_t value_bytes = values.variable
-                                   ? (n + 1) * offset_bytes + values.offsets[v0 + n] - values.offsets[v0]
-                                   : (n * values.bits + 7) / 8;
-  return 16 + PaddedTo8(rep) + PaddedTo8(def) + PaddedTo8(value_bytes) <= kMaxChunkWords21 * 8;
+  return options.large_chunks || 16 + PaddedTo8(rep) + PaddedTo8(def) + PaddedTo8(value_bytes) <= kMaxChunkWords21 * 8;
+}
+
+// Whether a page's fixed-width values are bit-packed (InlineBitpacking), as the reference
+// packs numbers, dates and times, and dictionary keys, when some bits are never set.
+bool PacksValues(const ShreddedLeaf& leaf, const ValueBlock& values, bool dictionary_keys,
+                 const EncodeOptions& options) {
+  if (!options.compress_values || values.variable || values.dim > 0 || values.has_item_validity) return false;
+  if (values.bits != 8 && values.bits != 16 && values.bits != 32 && values.bits != 64) return false;
+  const DataType* type = leaf.leaf ? leaf.leaf->type.get() : nullptr;
+  if (!dictionary_keys && !(type && (type->is_numeric() || type->is_temporal()))) return false;
+  return MaxBitWidth(uint32_t(values.bits), reinterpret_cast<const uint8_t*>(values.data.data()), values.count) <
+         values.bits;
 }
 
 struct ChunkPlan {
@@ -153,7 +161,14 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
   const uint64_t offset_bytes = values.variable ? (large_offsets ? 8 : 4) : 0;
   if (values.variable && !large_offsets && values.data.size() > UINT32_MAX)
     ThrowInvalid("mini-block page: more than 4 GiB of values with 32-bit offsets");
-  const uint64_t fixed_per_chunk = values.variable ? 0 : FixedValuesPerChunk(values.bits);
+  const bool packed = PacksValues(leaf, values, dictionary != nullptr, options);
+  // A bit-packed chunk is one block of 1024 values (padded when shorter).
+  const uint64_t fixed_per_chunk = values.variable ? 0 : packed ? kFastLanesValues : FixedValuesPerChunk(values.bits);
+  auto value_bytes = [&](uint64_t v0, uint64_t n) -> uint64_t {
+    if (values.variable) return (n + 1) * offset_bytes + values.offsets[v0 + n] - values.offsets[v0];
+    if (packed) return values.bits / 8 + 128 * values.bits;
+    return (n * values.bits + 7) / 8;
+  };
 
   // Plan the chunks.
   std::vector<ChunkPlan> plan;
@@ -164,7 +179,7 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     for (;;) {
       const bool last = n == remaining;
       const uint64_t level_end = !has_levels ? v0 + n : last ? num_levels : value_level[v0 + n - 1] + 1;
-      if (!has_levels || LevelsFit(level_end - l0, n, values, v0, offset_bytes, rep_width, def_width, options)) {
+      if (!has_levels || LevelsFit(level_end - l0, value_bytes(v0, n), rep_width, def_width, options)) {
         plan.push_back({v0, n, l0, level_end - l0, last});
         l0 = level_end;
         break;
@@ -195,6 +210,9 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
       }
       value_buffer.append(values.data, base, values.offsets[chunk.first_value + chunk.num_values] - base);
       while (value_buffer.size() % offset_bytes) value_buffer.push_back(kVariablePadByte);
+    } else if (packed) {
+      const auto* first = reinterpret_cast<const uint8_t*>(values.data.data()) + chunk.first_value * values.bits / 8;
+      value_buffer = EncodeInlineBitpacking(uint32_t(values.bits), first, chunk.num_values);
     } else {
       ValueBlock slice;
       slice.AppendFrom(values, chunk.first_value, chunk.num_values);
@@ -277,6 +295,8 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
   auto* vc = mb->mutable_value_compression();
   if (values.variable) {
     vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(offset_bytes * 8);
+  } else if (packed) {
+    vc->mutable_inline_bitpacking()->set_uncompressed_bits_per_value(values.bits);
   } else {
     vc->mutable_flat()->set_bits_per_value(values.bits);
   }

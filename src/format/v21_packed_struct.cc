@@ -17,16 +17,6 @@ namespace lancelet::format::v21 {
 
 namespace {
 
-// Whether metadata `key` is present with `value` (compared case-insensitively).
-bool MetadataIs(const LanceField& field, const char* key, const std::string& value) {
-  auto it = field.metadata.find(key);
-  if (it == field.metadata.end() || it->second.size() != value.size()) return false;
-  for (size_t k = 0; k < value.size(); ++k)
-    if (std::tolower(static_cast<unsigned char>(it->second[k])) != std::tolower(static_cast<unsigned char>(value[k])))
-      return false;
-  return true;
-}
-
 // Byte width of a fixed-width packed child (bools and other sub-byte types are not packed).
 uint64_t FixedChildBytes(const DataType& type) {
   if (type.id() == TypeId::kFixedSizeBinary) return uint64_t(type.fixed_size());

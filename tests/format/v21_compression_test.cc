@@ -175,6 +175,31 @@ TEST(OutOfLineBitpacking, PackedAndRawTails) {
   EXPECT_EQ(KindOf([&] { DecodeOutOfLineBitpacking(16, 3, packed_tail + "xx", 1100, "t"); }), ErrorKind::kCorrupt);
 }
 
+// InlineBitpacking written block by block: each block's width word, then the block packed
+// as ReferencePack packs it (the last one padded with zeros); DecodeInlineBitpacking reads
+// every word size back.
+TEST(InlineBitpacking, EncodesEachBlockAtItsOwnWidth) {
+  for (uint32_t word_bits : {8u, 16u, 32u, 64u}) {
+    std::vector<uint64_t> values = RandomValues(word_bits / 2, 1024, word_bits);
+    const auto tail = RandomValues(3, 700, word_bits + 1);
+    values.insert(values.end(), tail.begin(), tail.end());
+    const std::string raw = Words(values, word_bits / 8);
+    const std::string encoded = EncodeInlineBitpacking(word_bits, reinterpret_cast<const uint8_t*>(raw.data()), values.size());
+    std::vector<uint64_t> padded(tail);
+    padded.resize(1024, 0);
+    const uint32_t first_width = MaxBitWidth(word_bits, reinterpret_cast<const uint8_t*>(raw.data()), 1024);
+    EXPECT_EQ(first_width, word_bits / 2);
+    const std::string expected = Words({first_width}, word_bits / 8) +
+                                 ReferencePack(word_bits, first_width, std::vector<uint64_t>(values.begin(), values.begin() + 1024)) +
+                                 Words({3}, word_bits / 8) + ReferencePack(word_bits, 3, padded);
+    EXPECT_EQ(encoded, expected) << word_bits;
+    EXPECT_EQ(DecodeInlineBitpacking(word_bits, encoded, values.size(), "t"), raw) << word_bits;
+  }
+  // An all-zero block is its width word alone.
+  const std::string zeros(1024 * 4, '\0');
+  EXPECT_EQ(EncodeInlineBitpacking(32, reinterpret_cast<const uint8_t*>(zeros.data()), 1024), std::string(4, '\0'));
+}
+
 // Levels packed the reference's way: whole blocks as ReferencePack packs them; a partial
 // block padded and packed only when padding costs fewer bits than packing saves
 // (width * (1024 - tail) < (16 - width) * tail), else its values raw; and the decoder

@@ -38,6 +38,11 @@ std::string Hex(const std::string& s) {
   return out;
 }
 
+// Values kept Flat (the reference's "lance-encoding:compression" = "none"), for the tests of
+// the plain chunk layout.
+const Metadata kUncompressed = {{"lance-encoding:compression", "none"}};
+TypePtr UncompressedInt32List() { return DataType::List(Field::Make("item", DataType::Int32(), true, kUncompressed)); }
+
 ArrayPtr Int32s(std::vector<std::optional<int32_t>> values) {
   std::vector<Scalar> s;
   for (auto v : values) s.push_back(v ? Scalar{DataType::Int32(), int64_t(*v)} : Scalar::Null(DataType::Int32()));
@@ -45,7 +50,7 @@ ArrayPtr Int32s(std::vector<std::optional<int32_t>> values) {
 }
 
 TEST(V21Layout, MiniBlockFlatChunkBytes21) {
-  const LanceField field = MakeLanceField("x", DataType::Int32());
+  const LanceField field = MakeLanceField("x", DataType::Int32(), kUncompressed);
   auto file = WriteArray(field, Int32s({1, 2, 3}), kV21);
   const auto layout = PageLayoutOf(file->column(0).pages(0));
   ASSERT_TRUE(layout.has_mini_block_layout());
@@ -64,7 +69,7 @@ TEST(V21Layout, MiniBlockFlatChunkBytes21) {
 }
 
 TEST(V21Layout, MiniBlockFlatChunkBytes22) {
-  const LanceField field = MakeLanceField("x", DataType::Int32());
+  const LanceField field = MakeLanceField("x", DataType::Int32(), kUncompressed);
   auto file = WriteArray(field, Int32s({1, 2, 3}), kV22);
   const auto layout = PageLayoutOf(file->column(0).pages(0));
   EXPECT_TRUE(layout.mini_block_layout().has_large_chunk());
@@ -75,14 +80,41 @@ TEST(V21Layout, MiniBlockFlatChunkBytes22) {
 TEST(V21Layout, ChunksOf1024Int32s) {
   std::vector<std::optional<int32_t>> v;
   for (int k = 0; k < 2500; ++k) v.push_back(k);
-  const LanceField field = MakeLanceField("x", DataType::Int32());
+  const LanceField field = MakeLanceField("x", DataType::Int32(), kUncompressed);
   auto file = WriteArray(field, Int32s(v), kV21);
   // 2 full chunks of 8 + 4096 bytes (513 words, log2 1024 = 10), then 452 values.
   EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 0)), "0a200a20" "200e");
 }
 
-TEST(V21Layout, NullableChunkHasDefinitionLevels) {
+// Numbers whose high bits are never set are bit-packed as the reference packs them: a
+// chunk per block of 1024 values, each block led by its own width word. 0..2499 packs at
+// 10, 11 and 12 bits: chunks of 8 + 4 + 1280 (+4 fill), 8 + 4 + 1408 (+4), 8 + 4 + 1536 (+4)
+// bytes, so metadata words (161 << 4 | 10), (177 << 4 | 10) and (193 << 4 | 0).
+TEST(V21Layout, NarrowIntegersAreBitPackedPerBlock) {
+  std::vector<std::optional<int32_t>> v;
+  for (int k = 0; k < 2500; ++k) v.push_back(k);
   const LanceField field = MakeLanceField("x", DataType::Int32());
+  for (FileVersion version : {kV21, kV22}) {
+    auto file = WriteArray(field, Int32s(v), version);
+    const auto layout = PageLayoutOf(file->column(0).pages(0));
+    EXPECT_EQ(layout.mini_block_layout().value_compression().inline_bitpacking().uncompressed_bits_per_value(), 32u);
+    if (version == kV21) {
+      EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 0)), "1a0a" "1a0b" "100c");
+    }
+    const std::string chunks = PageBuffer(*file, 0, 0, 1);
+    EXPECT_EQ(chunks.size(), 1296u + 1424u + 1552u);  // a 2.2 header (u16 + u32) pads to 8 too
+    auto read = MakeFieldDecoder(version, field, file->Columns(), *file)->Read(0, 2500);
+    ASSERT_EQ(read->length, 2500);
+    for (int k = 0; k < 2500; ++k) ASSERT_EQ(read->values<int32_t>()[k], k);
+  }
+  // A value using the top bit keeps the page Flat.
+  v[7] = -1;
+  auto file = WriteArray(field, Int32s(v), kV21);
+  EXPECT_EQ(PageLayoutOf(file->column(0).pages(0)).mini_block_layout().value_compression().flat().bits_per_value(), 32u);
+}
+
+TEST(V21Layout, NullableChunkHasDefinitionLevels) {
+  const LanceField field = MakeLanceField("x", DataType::Int32(), kUncompressed);
   auto file = WriteArray(field, Int32s({1, std::nullopt, 3}), kV21);
   const auto layout_mb = PageLayoutOf(file->column(0).pages(0));
   const auto& mb = layout_mb.mini_block_layout();
@@ -109,7 +141,7 @@ TEST(V21Layout, VariableChunkBytes) {
 }
 
 TEST(V21Layout, ListRepetitionLevelsAndIndex) {
-  const auto type = DataType::List(DataType::Int32());
+  const auto type = UncompressedInt32List();
   auto list = [&](std::vector<int64_t> items) {
     std::vector<Scalar> s;
     for (auto v : items) s.push_back({DataType::Int32(), v});
@@ -174,7 +206,7 @@ TEST(V21Layout, RepetitionIndexAcrossChunks) {
 }
 
 TEST(V21Layout, NullAndEmptyListLevels) {
-  const auto type = DataType::List(DataType::Int32());
+  const auto type = UncompressedInt32List();
   const LanceField field = MakeLanceField("l", type);
   std::vector<Scalar> rows = {{type, std::vector<Scalar>{{DataType::Int32(), int64_t(7)}, Scalar::Null(DataType::Int32())}},
                               Scalar::Null(type),
