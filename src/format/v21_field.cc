@@ -15,8 +15,10 @@
 #include <google/protobuf/any.pb.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "encodings_v2_0.pb.h"
 #include "file2.pb.h"
@@ -48,11 +50,11 @@ std::string ForcedLayout(const LanceField& root, const LanceField& leaf) {
 
 bool IsPackedStruct(const LanceField& field) { return IsPackedStructField(field) || IsBlobV2Field(field); }
 
-// The keys of a dictionary field's visible items into `dictionary`, the distinct values of
-// the valid ones (a NULL item takes key 0: its def level says it is NULL).
-ValueBlock DictionaryKeys(const LanceField& field, const ShreddedLeaf& leaf, const ValueBlock& values,
-                          ValueBlock& dictionary) {
-  DictionaryKeyer keyer = PageKeyer(field);
+// The keys of the visible items into `dictionary`, the distinct values of the valid ones
+// (a NULL item takes key 0: its def level says it is NULL), from `keyer`. Null when more
+// than `max_items` values are distinct.
+std::optional<ValueBlock> DictionaryKeys(DictionaryKeyer keyer, const ShreddedLeaf& leaf, const ValueBlock& values,
+                                         ValueBlock& dictionary, uint64_t max_items = UINT64_MAX) {
   const uint64_t width = values.bits / 8;
   std::vector<uint64_t> keys(values.count, 0);
   for (uint64_t k = 0; k < values.count; ++k) {
@@ -61,6 +63,7 @@ ValueBlock DictionaryKeys(const LanceField& field, const ShreddedLeaf& leaf, con
         values.variable ? std::string_view(values.data).substr(values.offsets[k], values.offsets[k + 1] - values.offsets[k])
                         : std::string_view(values.data).substr(k * width, width);
     keys[k] = keyer.KeyOf(value, int64_t(k));
+    if (keyer.item_sources().size() > max_items) return std::nullopt;
   }
   dictionary = ValueBlock{};
   dictionary.variable = values.variable;
@@ -71,6 +74,27 @@ ValueBlock DictionaryKeys(const LanceField& field, const ShreddedLeaf& leaf, con
   out.bits = uint64_t(keyer.key_bits());
   out.data = keyer.KeyBytes(keys);
   return out;
+}
+
+// A page of strings or binaries the reference would dictionary-encode: at least 100 values,
+// and the estimated dictionary form (each distinct value at the average size plus its
+// offset, and a 32-bit key per value) under 0.8 of the value bytes. Returns the keys (and
+// fills `dictionary`), or null when the page stays plain; hashing stops once the distinct
+// values are too many for the estimate to pass.
+std::optional<ValueBlock> AutomaticDictionaryKeys(const ShreddedLeaf& leaf, const ValueBlock& values,
+                                                  ValueBlock& dictionary) {
+  constexpr uint64_t kMinValues = 100;
+  constexpr double kMaxSizeRatio = 0.8;
+  if (!values.variable || values.count < kMinValues) return std::nullopt;
+  const uint64_t data_bytes = values.offsets[values.count] - values.offsets[0];
+  const uint64_t offset_bytes = leaf.leaf && leaf.leaf->type->has_large_offsets() ? 8 : 4;
+  const double average = double(data_bytes / values.count);
+  // distinct * (average + offset) + count * offset < ratio * data_bytes
+  const double budget = kMaxSizeRatio * double(data_bytes) - double(values.count * offset_bytes);
+  if (budget <= 0) return std::nullopt;
+  const uint64_t max_items = uint64_t(std::ceil(budget / (average + double(offset_bytes)))) - 1;
+  // At most max_items distinct values keep the estimate under the budget.
+  return DictionaryKeys(DictionaryKeyer(*DataType::Int32(), "a page"), leaf, values, dictionary, max_items);
 }
 
 EncodedPage EncodeLeafPage(const LanceField& root, const LeafPath& path, const ArrayData& rows,
@@ -86,7 +110,7 @@ EncodedPage EncodeLeafPage(const LanceField& root, const LeafPath& path, const A
   page_options.compress_values = !MetadataIs(leaf_field, kCompressionKey, "none");
   if (leaf_field.dictionary_index) {
     ValueBlock dictionary;
-    ValueBlock keys = DictionaryKeys(leaf_field, leaf, values, dictionary);
+    ValueBlock keys = *DictionaryKeys(PageKeyer(leaf_field), leaf, values, dictionary);
     return EncodeMiniBlock(leaf, keys, page_options, &dictionary);
   }
   const std::string forced = ForcedLayout(root, leaf_field);
@@ -105,7 +129,12 @@ EncodedPage EncodeLeafPage(const LanceField& root, const LeafPath& path, const A
     full_zip = values.bits / 8 >= kFullZipMinValueBytes;
   }
   if (!full_zip && values.dim > 0) full_zip = true;  // fixed_size_list is only written full-zip
-  return full_zip ? EncodeFullZip(leaf, values, page_options) : EncodeMiniBlock(leaf, values, page_options);
+  if (full_zip) return EncodeFullZip(leaf, values, page_options);
+  // As the reference, whatever "lance-encoding:compression" says (it governs the keys).
+  ValueBlock dictionary;
+  if (auto keys = AutomaticDictionaryKeys(leaf, values, dictionary))
+    return EncodeMiniBlock(leaf, *keys, page_options, &dictionary);
+  return EncodeMiniBlock(leaf, values, page_options);
 }
 
 class FieldEncoderImpl final : public FieldEncoder {

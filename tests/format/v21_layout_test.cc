@@ -1,5 +1,6 @@
 // Byte layouts of 2.1 / 2.2 pages as the reference writes and reads them, chunk-wise
 // reads, and errors for encodings this build does not decode.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "format/v21_test_util.h"
@@ -111,6 +112,36 @@ TEST(V21Layout, NarrowIntegersAreBitPackedPerBlock) {
   v[7] = -1;
   auto file = WriteArray(field, Int32s(v), kV21);
   EXPECT_EQ(PageLayoutOf(file->column(0).pages(0)).mini_block_layout().value_compression().flat().bits_per_value(), 32u);
+}
+
+// Strings are dictionary-encoded when the reference would: 1,000 values of 10 distinct
+// 12-byte strings become a dictionary of the 10 (in order of first appearance) and 32-bit
+// keys bit-packed at 4 bits; 1,000 distinct strings, or fewer than 100 values, stay plain.
+TEST(V21Layout, LowCardinalityStringsGetADictionary) {
+  auto strings = [](int n, int distinct) {
+    std::vector<Scalar> s;
+    for (int k = 0; k < n; ++k) s.push_back({DataType::Utf8(), fmt::format("category-{:03}", k % distinct)});
+    return MakeArray(DataType::Utf8(), s);
+  };
+  const LanceField field = MakeLanceField("s", DataType::Utf8());
+  for (FileVersion version : {kV21, kV22}) {
+    auto file = WriteArray(field, strings(1000, 10), version);
+    const auto mb = PageLayoutOf(file->column(0).pages(0)).mini_block_layout();
+    ASSERT_TRUE(mb.has_dictionary());
+    EXPECT_EQ(mb.num_dictionary_items(), 10u);
+    EXPECT_EQ(mb.value_compression().inline_bitpacking().uncompressed_bits_per_value(), 32u);
+    // Buffer 2: u32 32, u32 start of the bytes (8 + 4 * 11), 11 offsets, the 10 values.
+    const std::string dictionary = PageBuffer(*file, 0, 0, 2);
+    EXPECT_EQ(dictionary.size(), 8u + 44u + 120u);
+    EXPECT_EQ(dictionary.substr(52, 24), "category-000category-001");
+    auto read = MakeFieldDecoder(version, field, file->Columns(), *file)->Read(0, 1000);
+    ASSERT_EQ(read->length, 1000);
+    EXPECT_EQ(read->GetView(997), "category-007");
+  }
+  for (auto [n, distinct] : {std::pair{1000, 1000}, std::pair{99, 1}}) {
+    auto file = WriteArray(field, strings(n, distinct), kV21);
+    EXPECT_FALSE(PageLayoutOf(file->column(0).pages(0)).mini_block_layout().has_dictionary()) << n << " " << distinct;
+  }
 }
 
 TEST(V21Layout, NullableChunkHasDefinitionLevels) {
