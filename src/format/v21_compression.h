@@ -63,6 +63,10 @@ std::string DecodeRle(uint32_t value_bits, uint32_t length_bits, std::string_vie
 // Block form: u64 byte size of the run values, the run values, then the run lengths.
 std::string DecodeRleBlock(uint32_t value_bits, uint32_t length_bits, std::string_view data, uint64_t n,
                            const std::string& where);
+// The block form of n 16-bit levels with u8 run lengths (a longer run is split in runs of
+// 255), and its size.
+std::string EncodeRleBlock16(const uint16_t* values, uint64_t n);
+uint64_t RleBlockBytes16(const uint16_t* values, uint64_t n);
 
 // --------------------------------------------------------------------- byte stream split
 

@@ -87,27 +87,65 @@ uint64_t VariableValuesInChunk(const ValueBlock& values, uint64_t v0, uint64_t o
 
 uint64_t PaddedTo8(uint64_t n) { return (n + 7) / 8 * 8; }
 
-// Whether a chunk of `value_bytes` of values and `levels` rep/def levels fits the chunk
+// How a page's rep or def levels are compressed: bit-packed out of line at `width` bits
+// (both versions, as the reference), or run-length encoded (2.2, when the page's levels
+// take fewer bytes that way: long runs of valid items or of null rows).
+struct LevelCodec {
+  bool present = false, rle = false;
+  uint32_t width = 0;
+
+  LevelCodec() = default;
+  LevelCodec(const std::vector<uint16_t>& levels, bool rle_allowed) : present(true) {
+    uint16_t max = 1;
+    for (uint16_t l : levels) max = std::max(max, l);
+    width = uint32_t(std::bit_width(max));
+    rle = rle_allowed && RleBlockBytes16(levels.data(), levels.size()) <
+                             OutOfLineBitpackedBytes16(levels.size(), width);
+  }
+  uint64_t Bytes(const std::vector<uint16_t>& levels, uint64_t begin, uint64_t n) const {
+    if (!present) return 0;
+    return rle ? RleBlockBytes16(&levels[begin], n) : OutOfLineBitpackedBytes16(n, width);
+  }
+  std::string Encode(const std::vector<uint16_t>& levels, uint64_t begin, uint64_t n) const {
+    return rle ? EncodeRleBlock16(&levels[begin], n) : EncodeOutOfLineBitpacking16(&levels[begin], n, width);
+  }
+  void Describe(pb::CompressiveEncoding* codec) const {
+    if (rle) {
+      codec->mutable_rle()->mutable_values()->mutable_flat()->set_bits_per_value(16);
+      codec->mutable_rle()->mutable_run_lengths()->mutable_flat()->set_bits_per_value(8);
+      return;
+    }
+    auto* packed = codec->mutable_out_of_line_bitpacking();
+    packed->set_uncompressed_bits_per_value(16);
+    packed->mutable_values()->mutable_flat()->set_bits_per_value(width);
+  }
+};
+
+// Whether a chunk of `value_bytes` of values and levels [begin, begin + n) fits the chunk
 // header's u16 counts and sizes, and in 2.1 the 32 KiB a chunk may span.
-bool LevelsFit(uint64_t levels, uint64_t value_bytes, uint32_t rep_width, uint32_t def_width,
-               const EncodeOptions& options) {
-  if (levels > kMaxChunkLevels) return false;
-  const uint64_t rep = rep_width ? OutOfLineBitpackedBytes16(levels, rep_width) : 0;
-  const uint64_t def = def_width ? OutOfLineBitpackedBytes16(levels, def_width) : 0;
-  if (rep > UINT16_MAX || def > UINT16_MAX) return false;
-  return options.large_chunks || 16 + PaddedTo8(rep) + PaddedTo8(def) + PaddedTo8(value_bytes) <= kMaxChunkWords21 * 8;
+bool LevelsFit(const Levels& lv, const LevelCodec& rep, const LevelCodec& def, uint64_t begin, uint64_t n,
+               uint64_t value_bytes, const EncodeOptions& options) {
+  if (n > kMaxChunkLevels) return false;
+  const uint64_t rep_bytes = rep.Bytes(lv.rep, begin, n), def_bytes = def.Bytes(lv.def, begin, n);
+  if (rep_bytes > UINT16_MAX || def_bytes > UINT16_MAX) return false;
+  return options.large_chunks ||
+         16 + PaddedTo8(rep_bytes) + PaddedTo8(def_bytes) + PaddedTo8(value_bytes) <= kMaxChunkWords21 * 8;
 }
 
 // Whether a page's fixed-width values are bit-packed (InlineBitpacking), as the reference
-// packs numbers, dates and times, and dictionary keys, when some bits are never set.
+// packs numbers, dates and times, and dictionary keys, when some bits are never set and
+// the packed blocks are smaller than the plain values.
 bool PacksValues(const ShreddedLeaf& leaf, const ValueBlock& values, bool dictionary_keys,
                  const EncodeOptions& options) {
   if (!options.compress_values || values.variable || values.dim > 0 || values.has_item_validity) return false;
   if (values.bits != 8 && values.bits != 16 && values.bits != 32 && values.bits != 64) return false;
   const DataType* type = leaf.leaf ? leaf.leaf->type.get() : nullptr;
   if (!dictionary_keys && !(type && (type->is_numeric() || type->is_temporal()))) return false;
-  return MaxBitWidth(uint32_t(values.bits), reinterpret_cast<const uint8_t*>(values.data.data()), values.count) <
-         values.bits;
+  const uint64_t width =
+      MaxBitWidth(uint32_t(values.bits), reinterpret_cast<const uint8_t*>(values.data.data()), values.count);
+  // Packed blocks hold 1024 values each, padded: a short page can be smaller plain.
+  const uint64_t blocks = (values.count + kFastLanesValues - 1) / kFastLanesValues;
+  return width < values.bits && blocks * (values.bits / 8 + 128 * width) < values.count * values.bits / 8;
 }
 
 struct ChunkPlan {
@@ -149,14 +187,8 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     if (value_level.size() != values.count)
       ThrowInvalid("mini-block page: {} visible levels but {} values", value_level.size(), values.count);
   }
-  // Levels are bit-packed out of line at the page's widths (OutOfLineBitpacking, as the
-  // reference writes them), so a chunk can hold a long run of null or empty lists.
-  auto width_of = [](const std::vector<uint16_t>& levels) {
-    uint16_t max = 1;
-    for (uint16_t l : levels) max = std::max(max, l);
-    return uint32_t(std::bit_width(max));
-  };
-  const uint32_t rep_width = lv.has_rep ? width_of(lv.rep) : 0, def_width = lv.has_def ? width_of(lv.def) : 0;
+  const LevelCodec rep = lv.has_rep ? LevelCodec(lv.rep, options.large_chunks) : LevelCodec();
+  const LevelCodec def = lv.has_def ? LevelCodec(lv.def, options.large_chunks) : LevelCodec();
   const bool large_offsets = leaf.leaf && leaf.leaf->type->has_large_offsets();
   const uint64_t offset_bytes = values.variable ? (large_offsets ? 8 : 4) : 0;
   if (values.variable && !large_offsets && values.data.size() > UINT32_MAX)
@@ -179,7 +211,7 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     for (;;) {
       const bool last = n == remaining;
       const uint64_t level_end = !has_levels ? v0 + n : last ? num_levels : value_level[v0 + n - 1] + 1;
-      if (!has_levels || LevelsFit(level_end - l0, value_bytes(v0, n), rep_width, def_width, options)) {
+      if (!has_levels || LevelsFit(lv, rep, def, l0, level_end - l0, value_bytes(v0, n), options)) {
         plan.push_back({v0, n, l0, level_end - l0, last});
         l0 = level_end;
         break;
@@ -220,8 +252,8 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     }
     std::string rep_bytes, def_bytes;
     const uint64_t l_end = chunk.first_level + chunk.num_levels;
-    if (lv.has_rep) rep_bytes = EncodeOutOfLineBitpacking16(&lv.rep[chunk.first_level], chunk.num_levels, rep_width);
-    if (lv.has_def) def_bytes = EncodeOutOfLineBitpacking16(&lv.def[chunk.first_level], chunk.num_levels, def_width);
+    if (lv.has_rep) rep_bytes = rep.Encode(lv.rep, chunk.first_level, chunk.num_levels);
+    if (lv.has_def) def_bytes = def.Encode(lv.def, chunk.first_level, chunk.num_levels);
     if (rep_bytes.size() > UINT16_MAX || def_bytes.size() > UINT16_MAX || chunk.num_levels > UINT16_MAX)
       ThrowInvalid("mini-block chunk has {} levels, too many", chunk.num_levels);
     if (!options.large_chunks && value_buffer.size() > UINT16_MAX)
@@ -285,13 +317,8 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
 
   pb::PageLayout layout;
   auto* mb = layout.mutable_mini_block_layout();
-  auto levels_codec = [](pb::CompressiveEncoding* codec, uint32_t width) {
-    auto* packed = codec->mutable_out_of_line_bitpacking();
-    packed->set_uncompressed_bits_per_value(16);
-    packed->mutable_values()->mutable_flat()->set_bits_per_value(width);
-  };
-  if (lv.has_rep) levels_codec(mb->mutable_rep_compression(), rep_width);
-  if (lv.has_def) levels_codec(mb->mutable_def_compression(), def_width);
+  if (lv.has_rep) rep.Describe(mb->mutable_rep_compression());
+  if (lv.has_def) def.Describe(mb->mutable_def_compression());
   auto* vc = mb->mutable_value_compression();
   if (values.variable) {
     vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(offset_bytes * 8);

@@ -67,4 +67,37 @@ std::string DecodeRleBlock(uint32_t value_bits, uint32_t length_bits, std::strin
   return DecodeRle(value_bits, length_bits, data.substr(8, values_size), data.substr(8 + values_size), n, where);
 }
 
+namespace {
+
+// Calls emit(value, length) for each run of at most 255 equal values.
+template <typename Emit>
+void ForEachRun16(const uint16_t* values, uint64_t n, const Emit& emit) {
+  for (uint64_t k = 0; k < n;) {
+    uint64_t end = k + 1;
+    while (end < n && end - k < 255 && values[end] == values[k]) ++end;
+    emit(values[k], end - k);
+    k = end;
+  }
+}
+
+}  // namespace
+
+uint64_t RleBlockBytes16(const uint16_t* values, uint64_t n) {
+  uint64_t runs = 0;
+  ForEachRun16(values, n, [&](uint16_t, uint64_t) { ++runs; });
+  return 8 + 3 * runs;
+}
+
+std::string EncodeRleBlock16(const uint16_t* values, uint64_t n) {
+  std::string run_values, lengths;
+  ForEachRun16(values, n, [&](uint16_t v, uint64_t length) {
+    run_values.push_back(char(v & 0xFF));
+    run_values.push_back(char(v >> 8));
+    lengths.push_back(char(uint8_t(length)));
+  });
+  std::string out;
+  for (int b = 0; b < 8; ++b) out.push_back(char(uint8_t(uint64_t(run_values.size()) >> (8 * b))));
+  return out + run_values + lengths;
+}
+
 }  // namespace lancelet::format::v21

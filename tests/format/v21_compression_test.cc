@@ -235,6 +235,18 @@ TEST(OutOfLineBitpacking, EncodesLevelsAsTheReferenceDoes) {
 
 // ------------------------------------------------------------------------------------ Rle
 
+// Levels run-length encoded in the block form the reference writes at 2.2: u64 size of the
+// run values, u16 values, u8 lengths; a run longer than 255 is split.
+TEST(Rle, EncodesLevelBlocks) {
+  std::vector<uint16_t> levels(600, 2);
+  levels.insert(levels.end(), {0, 0, 1});
+  const std::string block = EncodeRleBlock16(levels.data(), levels.size());
+  EXPECT_EQ(block, Words({10}, 8) + Words({2, 2, 2, 0, 1}, 2) + Words({255, 255, 90, 2, 1}, 1));
+  EXPECT_EQ(RleBlockBytes16(levels.data(), levels.size()), block.size());
+  std::vector<uint64_t> wide(levels.begin(), levels.end());
+  EXPECT_EQ(DecodeRleBlock(16, 8, block, levels.size(), "t"), Words(wide, 2));
+}
+
 TEST(Rle, RunsExpand) {
   const std::string values = Words({7, 0xFFFFFFFF, 7}, 4);
   const std::string lengths = Words({3, 1, 255}, 1);
