@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "format/v21_internal.h"
@@ -63,6 +64,12 @@ std::string DecodeRle(uint32_t value_bits, uint32_t length_bits, std::string_vie
 // Block form: u64 byte size of the run values, the run values, then the run lengths.
 std::string DecodeRleBlock(uint32_t value_bits, uint32_t length_bits, std::string_view data, uint64_t n,
                            const std::string& where);
+// Runs of equal values (value_bits 8, 16, 32 or 64) as the two mini-block buffers: the run
+// values and their u8 lengths (a longer run is split in runs of 255). RunCount counts the
+// runs of any length, as the reference's statistic does.
+std::pair<std::string, std::string> EncodeRle(uint32_t value_bits, const uint8_t* values, uint64_t n);
+uint64_t RunCount(uint32_t value_bits, const uint8_t* values, uint64_t n);
+
 // The block form of n 16-bit levels with u8 run lengths (a longer run is split in runs of
 // 255), and its size.
 std::string EncodeRleBlock16(const uint16_t* values, uint64_t n);

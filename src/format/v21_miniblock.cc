@@ -22,6 +22,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <tuple>
 
 #include "format/little_endian.h"
 #include "format/v21_compression.h"
@@ -132,15 +133,31 @@ bool LevelsFit(const Levels& lv, const LevelCodec& rep, const LevelCodec& def, u
          16 + PaddedTo8(rep_bytes) + PaddedTo8(def_bytes) + PaddedTo8(value_bytes) <= kMaxChunkWords21 * 8;
 }
 
+// Numbers, dates and times, and dictionary keys of 8 to 64 bits: what the reference
+// run-length encodes or bit-packs.
+bool CompressibleNumbers(const ShreddedLeaf& leaf, const ValueBlock& values, bool dictionary_keys,
+                         const EncodeOptions& options) {
+  if (!options.compress_values || values.variable || values.dim > 0 || values.has_item_validity) return false;
+  if (values.bits != 8 && values.bits != 16 && values.bits != 32 && values.bits != 64) return false;
+  const DataType* type = leaf.leaf ? leaf.leaf->type.get() : nullptr;
+  return dictionary_keys || (type && (type->is_numeric() || type->is_temporal()));
+}
+
+// Whether a page's values are run-length encoded (Rle): fewer runs than half the values,
+// the reference's default threshold.
+bool RunLengthValues(const ShreddedLeaf& leaf, const ValueBlock& values, bool dictionary_keys,
+                     const EncodeOptions& options) {
+  return CompressibleNumbers(leaf, values, dictionary_keys, options) &&
+         2 * RunCount(uint32_t(values.bits), reinterpret_cast<const uint8_t*>(values.data.data()), values.count) <
+             values.count;
+}
+
 // Whether a page's fixed-width values are bit-packed (InlineBitpacking), as the reference
 // packs numbers, dates and times, and dictionary keys, when some bits are never set and
 // the packed blocks are smaller than the plain values.
 bool PacksValues(const ShreddedLeaf& leaf, const ValueBlock& values, bool dictionary_keys,
                  const EncodeOptions& options) {
-  if (!options.compress_values || values.variable || values.dim > 0 || values.has_item_validity) return false;
-  if (values.bits != 8 && values.bits != 16 && values.bits != 32 && values.bits != 64) return false;
-  const DataType* type = leaf.leaf ? leaf.leaf->type.get() : nullptr;
-  if (!dictionary_keys && !(type && (type->is_numeric() || type->is_temporal()))) return false;
+  if (!CompressibleNumbers(leaf, values, dictionary_keys, options)) return false;
   const uint64_t width =
       MaxBitWidth(uint32_t(values.bits), reinterpret_cast<const uint8_t*>(values.data.data()), values.count);
   // Packed blocks hold 1024 values each, padded: a short page can be smaller plain.
@@ -193,11 +210,21 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
   const uint64_t offset_bytes = values.variable ? (large_offsets ? 8 : 4) : 0;
   if (values.variable && !large_offsets && values.data.size() > UINT32_MAX)
     ThrowInvalid("mini-block page: more than 4 GiB of values with 32-bit offsets");
-  const bool packed = PacksValues(leaf, values, dictionary != nullptr, options);
-  // A bit-packed chunk is one block of 1024 values (padded when shorter).
-  const uint64_t fixed_per_chunk = values.variable ? 0 : packed ? kFastLanesValues : FixedValuesPerChunk(values.bits);
+  const auto* fixed_values = reinterpret_cast<const uint8_t*>(values.data.data());
+  const bool rle = RunLengthValues(leaf, values, dictionary != nullptr, options);
+  const bool packed = !rle && PacksValues(leaf, values, dictionary != nullptr, options);
+  // A bit-packed chunk is one block of 1024 values (padded when shorter); a run-length one
+  // at most 4096 values, fewer when its runs would pass a 2.1 chunk.
+  const uint64_t fixed_per_chunk = values.variable ? 0
+                                   : rle           ? kMaxChunkValues
+                                   : packed        ? kFastLanesValues
+                                                   : FixedValuesPerChunk(values.bits);
   auto value_bytes = [&](uint64_t v0, uint64_t n) -> uint64_t {
     if (values.variable) return (n + 1) * offset_bytes + values.offsets[v0 + n] - values.offsets[v0];
+    if (rle) {  // each run splits every 255 values at most: bound the runs by n / 255 more
+      const uint64_t runs = RunCount(uint32_t(values.bits), fixed_values + v0 * values.bits / 8, n) + n / 255;
+      return PaddedTo8(runs * values.bits / 8) + runs + 8;
+    }
     if (packed) return values.bits / 8 + 128 * values.bits;
     return (n * values.bits + 7) / 8;
   };
@@ -211,7 +238,7 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     for (;;) {
       const bool last = n == remaining;
       const uint64_t level_end = !has_levels ? v0 + n : last ? num_levels : value_level[v0 + n - 1] + 1;
-      if (!has_levels || LevelsFit(lv, rep, def, l0, level_end - l0, value_bytes(v0, n), options)) {
+      if ((!has_levels && !rle) || LevelsFit(lv, rep, def, l0, level_end - l0, value_bytes(v0, n), options)) {
         plan.push_back({v0, n, l0, level_end - l0, last});
         l0 = level_end;
         break;
@@ -230,9 +257,12 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
   const uint16_t max_rep = scheme.max_rep;
   for (size_t c = 0; c < plan.size(); ++c) {
     const ChunkPlan& chunk = plan[c];
-    // Value buffer of the chunk.
-    std::string value_buffer;
-    if (values.variable) {
+    // Value buffer(s) of the chunk.
+    std::string value_buffer, run_lengths;
+    if (rle) {
+      std::tie(value_buffer, run_lengths) =
+          EncodeRle(uint32_t(values.bits), fixed_values + chunk.first_value * values.bits / 8, chunk.num_values);
+    } else if (values.variable) {
       const uint64_t base = values.offsets[chunk.first_value];
       const uint64_t start = (chunk.num_values + 1) * offset_bytes;
       for (uint64_t k = 0; k <= chunk.num_values; ++k) {
@@ -243,8 +273,8 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
       value_buffer.append(values.data, base, values.offsets[chunk.first_value + chunk.num_values] - base);
       while (value_buffer.size() % offset_bytes) value_buffer.push_back(kVariablePadByte);
     } else if (packed) {
-      const auto* first = reinterpret_cast<const uint8_t*>(values.data.data()) + chunk.first_value * values.bits / 8;
-      value_buffer = EncodeInlineBitpacking(uint32_t(values.bits), first, chunk.num_values);
+      value_buffer = EncodeInlineBitpacking(uint32_t(values.bits), fixed_values + chunk.first_value * values.bits / 8,
+                                            chunk.num_values);
     } else {
       ValueBlock slice;
       slice.AppendFrom(values, chunk.first_value, chunk.num_values);
@@ -256,15 +286,20 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     if (lv.has_def) def_bytes = def.Encode(lv.def, chunk.first_level, chunk.num_levels);
     if (rep_bytes.size() > UINT16_MAX || def_bytes.size() > UINT16_MAX || chunk.num_levels > UINT16_MAX)
       ThrowInvalid("mini-block chunk has {} levels, too many", chunk.num_levels);
-    if (!options.large_chunks && value_buffer.size() > UINT16_MAX)
-      ThrowInvalid("mini-block chunk value buffer of {} bytes does not fit a 2.1 chunk", value_buffer.size());
+    std::vector<const std::string*> value_buffers = {&value_buffer};
+    if (rle) value_buffers.push_back(&run_lengths);
+    for (const std::string* buffer : value_buffers)
+      if (!options.large_chunks && buffer->size() > UINT16_MAX)
+        ThrowInvalid("mini-block chunk value buffer of {} bytes does not fit a 2.1 chunk", buffer->size());
 
     const size_t chunk_start = chunks.size();
     AppendLE<uint16_t>(chunks, uint16_t(has_levels ? chunk.num_levels : 0));
     if (lv.has_rep) AppendLE<uint16_t>(chunks, uint16_t(rep_bytes.size()));
     if (lv.has_def) AppendLE<uint16_t>(chunks, uint16_t(def_bytes.size()));
-    if (options.large_chunks) AppendLE<uint32_t>(chunks, uint32_t(value_buffer.size()));
-    else AppendLE<uint16_t>(chunks, uint16_t(value_buffer.size()));
+    for (const std::string* buffer : value_buffers) {
+      if (options.large_chunks) AppendLE<uint32_t>(chunks, uint32_t(buffer->size()));
+      else AppendLE<uint16_t>(chunks, uint16_t(buffer->size()));
+    }
     PadTo8(chunks);
     if (lv.has_rep) {
       chunks += rep_bytes;
@@ -274,8 +309,10 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
       chunks += def_bytes;
       PadTo8(chunks);
     }
-    chunks += value_buffer;
-    PadTo8(chunks);
+    for (const std::string* buffer : value_buffers) {
+      chunks += *buffer;
+      PadTo8(chunks);
+    }
 
     const uint64_t words = (chunks.size() - chunk_start) / 8;
     const uint64_t log = chunk.last ? 0 : uint64_t(Log2(chunk.num_values));
@@ -322,6 +359,9 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
   auto* vc = mb->mutable_value_compression();
   if (values.variable) {
     vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(offset_bytes * 8);
+  } else if (rle) {
+    vc->mutable_rle()->mutable_values()->mutable_flat()->set_bits_per_value(values.bits);
+    vc->mutable_rle()->mutable_run_lengths()->mutable_flat()->set_bits_per_value(8);
   } else if (packed) {
     vc->mutable_inline_bitpacking()->set_uncompressed_bits_per_value(values.bits);
   } else {
@@ -333,7 +373,7 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     mb->set_num_dictionary_items(dictionary->count);
   }
   for (auto layer : leaf.layers) mb->add_layers(layer);
-  mb->set_num_buffers(1);
+  mb->set_num_buffers(rle ? 2 : 1);
   mb->set_repetition_index_depth(lv.has_rep ? 1 : 0);
   mb->set_num_items(values.count);
   mb->set_has_large_chunk(options.large_chunks);

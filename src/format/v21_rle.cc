@@ -82,6 +82,26 @@ void ForEachRun16(const uint16_t* values, uint64_t n, const Emit& emit) {
 
 }  // namespace
 
+uint64_t RunCount(uint32_t value_bits, const uint8_t* values, uint64_t n) {
+  const uint64_t bytes = value_bits / 8;
+  uint64_t runs = n > 0;
+  for (uint64_t k = 1; k < n; ++k) runs += std::memcmp(values + k * bytes, values + (k - 1) * bytes, bytes) != 0;
+  return runs;
+}
+
+std::pair<std::string, std::string> EncodeRle(uint32_t value_bits, const uint8_t* values, uint64_t n) {
+  const uint64_t bytes = value_bits / 8;
+  std::pair<std::string, std::string> out;
+  for (uint64_t k = 0; k < n;) {
+    uint64_t end = k + 1;
+    while (end < n && end - k < 255 && std::memcmp(values + end * bytes, values + k * bytes, bytes) == 0) ++end;
+    out.first.append(reinterpret_cast<const char*>(values + k * bytes), bytes);
+    out.second.push_back(char(uint8_t(end - k)));
+    k = end;
+  }
+  return out;
+}
+
 uint64_t RleBlockBytes16(const uint16_t* values, uint64_t n) {
   uint64_t runs = 0;
   ForEachRun16(values, n, [&](uint16_t, uint64_t) { ++runs; });

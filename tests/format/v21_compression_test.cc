@@ -235,6 +235,20 @@ TEST(OutOfLineBitpacking, EncodesLevelsAsTheReferenceDoes) {
 
 // ------------------------------------------------------------------------------------ Rle
 
+// Values run-length encoded as a mini-block chunk's two buffers; RunCount ignores the
+// 255-value split, as the reference's run statistic does.
+TEST(Rle, EncodesValueRuns) {
+  std::vector<uint64_t> values(300, 7);
+  values.insert(values.end(), {1, 1, 9});
+  const std::string raw = Words(values, 8);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(raw.data());
+  EXPECT_EQ(RunCount(64, bytes, values.size()), 3u);
+  const auto [run_values, lengths] = EncodeRle(64, bytes, values.size());
+  EXPECT_EQ(run_values, Words({7, 7, 1, 9}, 8));
+  EXPECT_EQ(lengths, Words({255, 45, 2, 1}, 1));
+  EXPECT_EQ(DecodeRle(64, 8, run_values, lengths, values.size(), "t"), raw);
+}
+
 // Levels run-length encoded in the block form the reference writes at 2.2: u64 size of the
 // run values, u16 values, u8 lengths; a run longer than 255 is split.
 TEST(Rle, EncodesLevelBlocks) {

@@ -114,6 +114,30 @@ TEST(V21Layout, NarrowIntegersAreBitPackedPerBlock) {
   EXPECT_EQ(PageLayoutOf(file->column(0).pages(0)).mini_block_layout().value_compression().flat().bits_per_value(), 32u);
 }
 
+// Numbers in long runs are run-length encoded (fewer runs than half the values), with two
+// value buffers per chunk and chunks of 4096 values: 5000 values k / 1000 are runs of 1000,
+// each split in 255 + 255 + 255 + 235. Chunk 0 (4096 values) holds 17 runs: a header of
+// u16 0 levels, u16 68 run-value bytes, u16 17 length bytes, then 72 + 24 bytes: 104
+// bytes, metadata (12 << 4 | 12). Chunk 1 holds 904 fours: 4 runs, 32 bytes, (3 << 4).
+TEST(V21Layout, LongRunsAreRunLengthEncoded) {
+  std::vector<std::optional<int32_t>> v;
+  for (int k = 0; k < 5000; ++k) v.push_back(k / 1000);
+  const LanceField field = MakeLanceField("x", DataType::Int32());
+  auto file = WriteArray(field, Int32s(v), kV21);
+  const auto mb = PageLayoutOf(file->column(0).pages(0)).mini_block_layout();
+  EXPECT_EQ(mb.value_compression().rle().values().flat().bits_per_value(), 32u);
+  EXPECT_EQ(mb.value_compression().rle().run_lengths().flat().bits_per_value(), 8u);
+  EXPECT_EQ(mb.num_buffers(), 2u);
+  EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 0)), "cc00" "3000");
+  const std::string chunks = PageBuffer(*file, 0, 0, 1);
+  ASSERT_EQ(chunks.size(), 104u + 32u);
+  EXPECT_EQ(Hex(chunks.substr(0, 8)), "000044001100fefe");
+  EXPECT_EQ(Hex(chunks.substr(80, 8)), "ffffffebffffffeb");  // the first run lengths
+  auto read = MakeFieldDecoder(kV21, field, file->Columns(), *file)->Read(0, 5000);
+  ASSERT_EQ(read->length, 5000);
+  for (int k = 0; k < 5000; ++k) ASSERT_EQ(read->values<int32_t>()[k], k / 1000) << k;
+}
+
 // Strings are dictionary-encoded when the reference would: 1,000 values of 10 distinct
 // 12-byte strings become a dictionary of the 10 (in order of first appearance) and 32-bit
 // keys bit-packed at 4 bits; 1,000 distinct strings, or fewer than 100 values, stay plain.
