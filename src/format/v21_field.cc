@@ -76,24 +76,38 @@ std::optional<ValueBlock> DictionaryKeys(DictionaryKeyer keyer, const ShreddedLe
   return out;
 }
 
-// A page of strings or binaries the reference would dictionary-encode: at least 100 values,
-// and the estimated dictionary form (each distinct value at the average size plus its
-// offset, and a 32-bit key per value) under 0.8 of the value bytes. Returns the keys (and
-// fills `dictionary`), or null when the page stays plain; hashing stops once the distinct
-// values are too many for the estimate to pass.
+// A page the reference would dictionary-encode: at least 100 values, and the estimated
+// dictionary form under 0.8 of the value bytes. Strings and binaries count each distinct
+// value at the average size plus its offset, and an offset-sized key per value; at 2.2,
+// numbers of 64 bits or more count each distinct value at its width and a 32-bit key per
+// value (so narrower numbers never pay). Returns the keys (and fills `dictionary`), or
+// null when the page stays plain; hashing stops once the distinct values are too many
+// for the estimate to pass.
 std::optional<ValueBlock> AutomaticDictionaryKeys(const ShreddedLeaf& leaf, const ValueBlock& values,
-                                                  ValueBlock& dictionary) {
+                                                  const EncodeOptions& options, ValueBlock& dictionary) {
   constexpr uint64_t kMinValues = 100;
   constexpr double kMaxSizeRatio = 0.8;
-  if (!values.variable || values.count < kMinValues) return std::nullopt;
-  const uint64_t data_bytes = values.offsets[values.count] - values.offsets[0];
-  const uint64_t offset_bytes = leaf.leaf && leaf.leaf->type->has_large_offsets() ? 8 : 4;
-  const double average = double(data_bytes / values.count);
-  // distinct * (average + offset) + count * offset < ratio * data_bytes
-  const double budget = kMaxSizeRatio * double(data_bytes) - double(values.count * offset_bytes);
+  if (values.count < kMinValues || values.dim > 0 || values.has_item_validity) return std::nullopt;
+  double per_item = 0, per_key = 0, data_bytes = 0;
+  if (values.variable) {
+    const uint64_t bytes = values.offsets[values.count] - values.offsets[0];
+    const double offset_bytes = leaf.leaf && leaf.leaf->type->has_large_offsets() ? 8 : 4;
+    per_item = double(bytes / values.count) + offset_bytes;
+    per_key = offset_bytes;
+    data_bytes = double(bytes);
+  } else {
+    const DataType* type = leaf.leaf ? leaf.leaf->type.get() : nullptr;
+    if (!options.large_chunks || !type || !(type->is_numeric() || type->is_temporal() || type->is_decimal()) ||
+        values.bits % 8)
+      return std::nullopt;
+    per_item = double(values.bits / 8);
+    per_key = 4;
+    data_bytes = double(values.count * values.bits / 8);
+  }
+  // distinct * per_item + count * per_key < ratio * data_bytes
+  const double budget = kMaxSizeRatio * data_bytes - double(values.count) * per_key;
   if (budget <= 0) return std::nullopt;
-  const uint64_t max_items = uint64_t(std::ceil(budget / (average + double(offset_bytes)))) - 1;
-  // At most max_items distinct values keep the estimate under the budget.
+  const uint64_t max_items = uint64_t(std::ceil(budget / per_item)) - 1;
   return DictionaryKeys(DictionaryKeyer(*DataType::Int32(), "a page"), leaf, values, dictionary, max_items);
 }
 
@@ -132,7 +146,7 @@ EncodedPage EncodeLeafPage(const LanceField& root, const LeafPath& path, const A
   if (full_zip) return EncodeFullZip(leaf, values, page_options);
   // As the reference, whatever "lance-encoding:compression" says (it governs the keys).
   ValueBlock dictionary;
-  if (auto keys = AutomaticDictionaryKeys(leaf, values, dictionary))
+  if (auto keys = AutomaticDictionaryKeys(leaf, values, page_options, dictionary))
     return EncodeMiniBlock(leaf, *keys, page_options, &dictionary);
   return EncodeMiniBlock(leaf, values, page_options);
 }

@@ -114,6 +114,31 @@ TEST(V21Layout, NarrowIntegersAreBitPackedPerBlock) {
   EXPECT_EQ(PageLayoutOf(file->column(0).pages(0)).mini_block_layout().value_compression().flat().bits_per_value(), 32u);
 }
 
+// 64-bit numbers with few distinct values get a dictionary at 2.2, as the reference gives
+// them: 1,000 doubles of 10 values (in no runs) become 10 dictionary items and 32-bit keys
+// bit-packed at 4 bits. 2.1 keeps them without one, and int32s never pay for one.
+TEST(V21Layout, FewDistinctWideNumbersGetADictionaryAt22) {
+  std::vector<Scalar> doubles, ints;
+  for (int k = 0; k < 1000; ++k) {
+    doubles.push_back({DataType::Float64(), 0.5 + double((k * 7) % 10)});
+    ints.push_back({DataType::Int32(), int64_t((k * 7) % 10) << 20});
+  }
+  const LanceField field = MakeLanceField("d", DataType::Float64());
+  auto file = WriteArray(field, MakeArray(DataType::Float64(), doubles), kV22);
+  const auto mb = PageLayoutOf(file->column(0).pages(0)).mini_block_layout();
+  ASSERT_TRUE(mb.has_dictionary());
+  EXPECT_EQ(mb.num_dictionary_items(), 10u);
+  EXPECT_EQ(mb.dictionary().flat().bits_per_value(), 64u);
+  EXPECT_EQ(mb.value_compression().inline_bitpacking().uncompressed_bits_per_value(), 32u);
+  auto read = MakeFieldDecoder(kV22, field, file->Columns(), *file)->Read(0, 1000);
+  for (int k = 0; k < 1000; ++k) ASSERT_EQ(read->values<double>()[k], 0.5 + double((k * 7) % 10)) << k;
+  auto v21 = WriteArray(field, MakeArray(DataType::Float64(), doubles), kV21);
+  EXPECT_FALSE(PageLayoutOf(v21->column(0).pages(0)).mini_block_layout().has_dictionary());
+  const LanceField int_field = MakeLanceField("i", DataType::Int32());
+  auto narrow = WriteArray(int_field, MakeArray(DataType::Int32(), ints), kV22);
+  EXPECT_FALSE(PageLayoutOf(narrow->column(0).pages(0)).mini_block_layout().has_dictionary());
+}
+
 // Numbers in long runs are run-length encoded (fewer runs than half the values), with two
 // value buffers per chunk and chunks of 4096 values: 5000 values k / 1000 are runs of 1000,
 // each split in 255 + 255 + 255 + 235. Chunk 0 (4096 values) holds 17 runs: a header of
