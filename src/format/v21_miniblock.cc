@@ -97,9 +97,8 @@ struct LevelCodec {
 
   LevelCodec() = default;
   LevelCodec(const std::vector<uint16_t>& levels, bool rle_allowed) : present(true) {
-    uint16_t max = 1;
-    for (uint16_t l : levels) max = std::max(max, l);
-    width = uint32_t(std::bit_width(max));
+    static_assert(std::endian::native == std::endian::little, "levels are read as native 16-bit words");
+    width = std::max(1u, MaxBitWidth(16, reinterpret_cast<const uint8_t*>(levels.data()), levels.size()));
     rle = rle_allowed && RleBlockBytes16(levels.data(), levels.size()) <
                              OutOfLineBitpackedBytes16(levels.size(), width);
   }

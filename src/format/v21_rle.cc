@@ -1,6 +1,7 @@
 // Run-length encoding (Rle): the run values (the data's width) and the run lengths (u8, or
 // u16 in newer writers), one per run, little-endian. A run longer than the largest length
 // is stored as several runs of the same value.
+#include <bit>
 #include <cstring>
 
 #include "format/v21_compression.h"
@@ -69,13 +70,15 @@ std::string DecodeRleBlock(uint32_t value_bits, uint32_t length_bits, std::strin
 
 namespace {
 
-// Calls emit(value, length) for each run of at most 255 equal values.
+// Calls emit(first, length) for each stored run: at most 255 equal values of value_bits,
+// starting at value `first`.
 template <typename Emit>
-void ForEachRun16(const uint16_t* values, uint64_t n, const Emit& emit) {
+void ForEachStoredRun(uint32_t value_bits, const uint8_t* values, uint64_t n, const Emit& emit) {
+  const uint64_t bytes = value_bits / 8;
   for (uint64_t k = 0; k < n;) {
     uint64_t end = k + 1;
-    while (end < n && end - k < 255 && values[end] == values[k]) ++end;
-    emit(values[k], end - k);
+    while (end < n && end - k < 255 && std::memcmp(values + end * bytes, values + k * bytes, bytes) == 0) ++end;
+    emit(k, end - k);
     k = end;
   }
 }
@@ -92,29 +95,22 @@ uint64_t RunCount(uint32_t value_bits, const uint8_t* values, uint64_t n) {
 std::pair<std::string, std::string> EncodeRle(uint32_t value_bits, const uint8_t* values, uint64_t n) {
   const uint64_t bytes = value_bits / 8;
   std::pair<std::string, std::string> out;
-  for (uint64_t k = 0; k < n;) {
-    uint64_t end = k + 1;
-    while (end < n && end - k < 255 && std::memcmp(values + end * bytes, values + k * bytes, bytes) == 0) ++end;
-    out.first.append(reinterpret_cast<const char*>(values + k * bytes), bytes);
-    out.second.push_back(char(uint8_t(end - k)));
-    k = end;
-  }
+  ForEachStoredRun(value_bits, values, n, [&](uint64_t first, uint64_t length) {
+    out.first.append(reinterpret_cast<const char*>(values + first * bytes), bytes);
+    out.second.push_back(char(uint8_t(length)));
+  });
   return out;
 }
 
 uint64_t RleBlockBytes16(const uint16_t* values, uint64_t n) {
   uint64_t runs = 0;
-  ForEachRun16(values, n, [&](uint16_t, uint64_t) { ++runs; });
+  ForEachStoredRun(16, reinterpret_cast<const uint8_t*>(values), n, [&](uint64_t, uint64_t) { ++runs; });
   return 8 + 3 * runs;
 }
 
 std::string EncodeRleBlock16(const uint16_t* values, uint64_t n) {
-  std::string run_values, lengths;
-  ForEachRun16(values, n, [&](uint16_t v, uint64_t length) {
-    run_values.push_back(char(v & 0xFF));
-    run_values.push_back(char(v >> 8));
-    lengths.push_back(char(uint8_t(length)));
-  });
+  static_assert(std::endian::native == std::endian::little, "levels are stored as native 16-bit words");
+  const auto [run_values, lengths] = EncodeRle(16, reinterpret_cast<const uint8_t*>(values), n);
   std::string out;
   for (int b = 0; b < 8; ++b) out.push_back(char(uint8_t(uint64_t(run_values.size()) >> (8 * b))));
   return out + run_values + lengths;
