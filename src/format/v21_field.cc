@@ -77,8 +77,9 @@ std::optional<ValueBlock> DictionaryKeys(DictionaryKeyer keyer, const ShreddedLe
 }
 
 // A page the reference would dictionary-encode: at least 100 values, and the estimated
-// dictionary form under 0.8 of the value bytes. Strings and binaries count each distinct
-// value at the average size plus its offset, and an offset-sized key per value; at 2.2,
+// dictionary form under 0.8 of the value bytes. Strings and binaries count their bytes
+// with their offsets (as the reference's data size does), each distinct value at that
+// average size plus an offset, and an offset-sized key per value; at 2.2,
 // numbers of 64 bits or more count each distinct value at its width and a 32-bit key per
 // value (so narrower numbers never pay). Returns the keys (and fills `dictionary`), or
 // null when the page stays plain; hashing stops once the distinct values are too many
@@ -90,10 +91,11 @@ std::optional<ValueBlock> AutomaticDictionaryKeys(const ShreddedLeaf& leaf, cons
   if (values.count < kMinValues || values.dim > 0 || values.has_item_validity) return std::nullopt;
   double per_item = 0, per_key = 0, data_bytes = 0;
   if (values.variable) {
-    const uint64_t bytes = values.offsets[values.count] - values.offsets[0];
-    const double offset_bytes = leaf.leaf && leaf.leaf->type->has_large_offsets() ? 8 : 4;
-    per_item = double(bytes / values.count) + offset_bytes;
-    per_key = offset_bytes;
+    // The plain form's bytes count its offsets too, and so does the average value size.
+    const uint64_t offset_bytes = leaf.leaf && leaf.leaf->type->has_large_offsets() ? 8 : 4;
+    const uint64_t bytes = values.offsets[values.count] - values.offsets[0] + (values.count + 1) * offset_bytes;
+    per_item = double(bytes / values.count + offset_bytes);
+    per_key = double(offset_bytes);
     data_bytes = double(bytes);
   } else {
     const DataType* type = leaf.leaf ? leaf.leaf->type.get() : nullptr;

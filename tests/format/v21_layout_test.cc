@@ -187,6 +187,12 @@ TEST(V21Layout, LowCardinalityStringsGetADictionary) {
     ASSERT_EQ(read->length, 1000);
     EXPECT_EQ(read->GetView(997), "category-007");
   }
+  // Short strings: 1,000 values of 50 two- or three-byte names. Their offsets are most of
+  // their plain bytes, so a dictionary pays (the reference gives them one too).
+  std::vector<Scalar> names;
+  for (int k = 0; k < 1000; ++k) names.push_back({DataType::Utf8(), fmt::format("c{}", k % 50)});
+  auto short_file = WriteArray(field, MakeArray(DataType::Utf8(), names), kV22);
+  EXPECT_EQ(PageLayoutOf(short_file->column(0).pages(0)).mini_block_layout().num_dictionary_items(), 50u);
   for (auto [n, distinct] : {std::pair{1000, 1000}, std::pair{99, 1}}) {
     auto file = WriteArray(field, strings(n, distinct), kV21);
     EXPECT_FALSE(PageLayoutOf(file->column(0).pages(0)).mini_block_layout().has_dictionary()) << n << " " << distinct;
