@@ -47,7 +47,10 @@ class FieldEncoder {
   virtual void Finish(PageSink& sink) = 0;
   // ColumnMetadata.encoding (a serialized Any) of owned column i.
   virtual std::string ColumnEncoding(uint32_t column) const = 0;
-  // For every node of the field in pre-order: its column within the field, or -1.
+  // The nodes of the field a data file lists (DataFile.fields), in pre-order: every node,
+  // except what a packed column holds (a packed struct's children at 2.1+).
+  virtual std::vector<int32_t> NodeIds() const = 0;
+  // For each of NodeIds(): its column within the field, or -1.
   virtual std::vector<int32_t> NodeColumns() const = 0;
 };
 

@@ -229,7 +229,8 @@ std::vector<int32_t> LanceFileWriter::ColumnIndices() const {
 
 std::vector<int32_t> LanceFileWriter::FieldIds() const {
   std::vector<int32_t> out;
-  for (const auto& field : impl_->schema.fields()) field.ForEach([&](const LanceField& n) { out.push_back(n.id); });
+  for (const auto& encoder : impl_->encoders)
+    for (int32_t id : encoder->NodeIds()) out.push_back(id);
   return out;
 }
 

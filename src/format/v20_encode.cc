@@ -498,6 +498,12 @@ class V20FieldEncoder final : public FieldEncoder {
     return WrapAny(kColumnEncodingUrl, enc);
   }
 
+  std::vector<int32_t> NodeIds() const override {
+    std::vector<int32_t> out;
+    field_.ForEach([&](const LanceField& node) { out.push_back(node.id); });
+    return out;
+  }
+
   std::vector<int32_t> NodeColumns() const override {
     std::vector<int32_t> out;
     int32_t next = 0;

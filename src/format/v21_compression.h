@@ -88,6 +88,11 @@ std::string DecodeByteStreamSplit(uint32_t value_bits, std::string_view data, ui
 //         written by older versions, is also accepted);
 //   LZ4   u32 little-endian uncompressed size, then an LZ4 block.
 std::string DecompressBuffer(const pb::BufferCompression& compression, std::string_view data, const std::string& where);
+// The inverse, framed as above. ZSTD frames leave out the content size, as the reference's
+// streaming encoder does; LZ4 uses the default (fast) mode.
+std::string CompressBuffer(const GeneralCompression& compression, std::string_view data);
+// Appends CompressBuffer(compression, data) to `out`.
+void AppendCompressed(const GeneralCompression& compression, std::string_view data, std::string& out);
 
 // ------------------------------------------------------------------------------- dispatch
 

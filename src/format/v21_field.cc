@@ -15,6 +15,7 @@
 #include <google/protobuf/any.pb.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -34,19 +35,56 @@ namespace {
 
 constexpr const char* kStructuralEncodingKey = "lance-encoding:structural-encoding";
 constexpr const char* kCompressionKey = "lance-encoding:compression";
-constexpr uint64_t kFullZipMinValueBytes = 256;
+constexpr const char* kCompressionLevelKey = "lance-encoding:compression-level";
+constexpr const char* kDictionaryCompressionKey = "lance-encoding:dict-values-compression";
+constexpr const char* kDictionaryCompressionLevelKey = "lance-encoding:dict-values-compression-level";
+
+std::string LowerMetadata(const LanceField& field, const char* key) {
+  auto it = field.metadata.find(key);
+  if (it == field.metadata.end()) return {};
+  std::string v = it->second;
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return v;
+}
 
 std::string ForcedLayout(const LanceField& root, const LanceField& leaf) {
-  for (const LanceField* f : {&leaf, &root}) {
-    auto it = f->metadata.find(kStructuralEncodingKey);
-    if (it != f->metadata.end()) {
-      std::string v = it->second;
-      std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-      return v;
-    }
-  }
+  for (const LanceField* f : {&leaf, &root})
+    if (f->metadata.count(kStructuralEncodingKey)) return LowerMetadata(*f, kStructuralEncodingKey);
   return {};
 }
+
+// The general compression field metadata `key` asks for (with its level under
+// `level_key`): nullopt for none; `fallback` when the key is absent. Throws Invalid for a
+// scheme or level the reference would refuse.
+std::optional<GeneralCompression> GeneralCompressionOf(const LanceField& field, const char* key, const char* level_key,
+                                                       std::optional<GeneralCompression> fallback) {
+  const std::string scheme = LowerMetadata(field, key);
+  GeneralCompression out;
+  if (scheme.empty()) {
+    out = fallback.value_or(GeneralCompression{});
+    if (!fallback) return std::nullopt;
+  } else if (scheme == "none" || scheme == "fsst") {
+    return std::nullopt;
+  } else if (scheme == "zstd") {
+    out.scheme = pb::COMPRESSION_ALGORITHM_ZSTD;
+  } else if (scheme == "lz4") {
+    out.scheme = pb::COMPRESSION_ALGORITHM_LZ4;
+  } else {
+    ThrowInvalid("field '{}': {} '{}' is not a compression scheme (expected zstd, lz4, fsst or none)", field.name, key,
+                 field.metadata.at(key));
+  }
+  auto level = field.metadata.find(level_key);
+  if (level != field.metadata.end()) {
+    int32_t parsed = 0;
+    auto [end, error] = std::from_chars(level->second.data(), level->second.data() + level->second.size(), parsed);
+    if (error != std::errc() || end != level->second.data() + level->second.size())
+      ThrowInvalid("field '{}': {} '{}' is not an integer", field.name, level_key, level->second);
+    out.level = parsed;
+  }
+  return out;
+}
+constexpr uint64_t kFullZipMinValueBytes = 256;
+
 
 bool IsPackedStruct(const LanceField& field) { return IsPackedStructField(field) || IsBlobV2Field(field); }
 
@@ -115,15 +153,23 @@ std::optional<ValueBlock> AutomaticDictionaryKeys(const ShreddedLeaf& leaf, cons
 
 EncodedPage EncodeLeafPage(const LanceField& root, const LeafPath& path, const ArrayData& rows,
                            const EncodeOptions& options) {
-  if (IsPackedStruct(*path.back().field) || IsLegacyBlobField(*path.back().field))
-    ThrowNotSupported("field '{}': writing packed structs and blobs in 2.1+ files is not supported yet",
-                      path.back().field->name);
+  const LanceField& leaf_field = *path.back().field;
+  if (IsBlobV2Field(leaf_field) || IsLegacyBlobField(leaf_field))
+    ThrowNotSupported("field '{}': writing blobs in 2.1+ files is not supported yet", leaf_field.name);
   ShreddedLeaf leaf = Shred(path, rows);
   if (leaf.num_valid == 0) return EncodeAllNull(leaf, options);
-  ValueBlock values = GatherValues(path, leaf);
-  const LanceField& leaf_field = *path.back().field;
   EncodeOptions page_options = options;
+  if (IsPackedStructField(leaf_field)) {  // one mini-block column of packed rows, as the reference
+    ValueBlock packed = PackStructRows(leaf_field, *leaf.leaf, leaf.slots, page_options.packed_child_bits);
+    return EncodeMiniBlock(leaf, packed, page_options);
+  }
+  ValueBlock values = GatherValues(path, leaf);
   page_options.compress_values = !MetadataIs(leaf_field, kCompressionKey, "none");
+  page_options.general = GeneralCompressionOf(leaf_field, kCompressionKey, kCompressionLevelKey, std::nullopt);
+  if (options.large_chunks)  // 2.1 dictionaries stay plain
+    page_options.dictionary_general =
+        GeneralCompressionOf(leaf_field, kDictionaryCompressionKey, kDictionaryCompressionLevelKey,
+                             GeneralCompression{pb::COMPRESSION_ALGORITHM_LZ4, std::nullopt});
   if (leaf_field.dictionary_index) {
     ValueBlock dictionary;
     ValueBlock keys = *DictionaryKeys(PageKeyer(leaf_field), leaf, values, dictionary);
@@ -182,11 +228,17 @@ class FieldEncoderImpl final : public FieldEncoder {
     return WrapAny(kColumnEncodingUrl, encoding);
   }
 
+  std::vector<int32_t> NodeIds() const override {
+    std::vector<int32_t> out;
+    ForEachListedNode([&](const LanceField& node) { out.push_back(node.id); });
+    return out;
+  }
+
   std::vector<int32_t> NodeColumns() const override {
     std::vector<int32_t> out;
     std::map<const LanceField*, int32_t> leaf_column;
     for (size_t c = 0; c < paths_.size(); ++c) leaf_column[paths_[c].back().field] = int32_t(c);
-    field_.ForEach([&](const LanceField& node) {
+    ForEachListedNode([&](const LanceField& node) {
       auto it = leaf_column.find(&node);
       out.push_back(it == leaf_column.end() ? -1 : it->second);
     });
@@ -194,6 +246,18 @@ class FieldEncoderImpl final : public FieldEncoder {
   }
 
  private:
+  // The field's nodes in pre-order, without a packed column's children (the reference's
+  // DataFile.fields leaves them out: they own no column).
+  template <typename Fn>
+  void ForEachListedNode(Fn&& fn) const {
+    std::function<void(const LanceField&)> visit = [&](const LanceField& node) {
+      fn(node);
+      if (IsPackedStruct(node)) return;
+      for (const auto& child : node.children) visit(child);
+    };
+    visit(field_);
+  }
+
   void Flush(PageSink& sink) {
     if (pending_.empty()) return;
     ArrayPtr rows = pending_.size() == 1 ? pending_[0] : Concatenate(pending_);

@@ -23,9 +23,22 @@ namespace {
 
 size_t WordBytes(int bits) { return bits == 0 ? 0 : bits <= 8 ? 1 : bits <= 16 ? 2 : 4; }
 
+// The reference compresses variable-width values one by one, with ZSTD at level 0, when a
+// value passes 32 KiB or the field asks for general compression, and the page holds at
+// least 32 KiB of them.
+constexpr uint64_t kPerValueMinBytes = 32 * 1024;
+
+bool CompressesEachValue(const ValueBlock& values, const EncodeOptions& options) {
+  if (!values.variable || !options.compress_values || values.count == 0) return false;
+  uint64_t longest = 0;
+  for (uint64_t k = 0; k < values.count; ++k) longest = std::max(longest, values.offsets[k + 1] - values.offsets[k]);
+  const uint64_t bytes = values.offsets[values.count] - values.offsets[0];
+  return (longest > kPerValueMinBytes || options.general) && bytes >= kPerValueMinBytes;
+}
+
 }  // namespace
 
-EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions&) {
+EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options) {
   const Levels& lv = leaf.levels;
   const LevelScheme scheme(leaf.layers);
   uint16_t max_rep = 0, max_def = 0;
@@ -39,8 +52,10 @@ EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, co
   const size_t length_bytes = large_offsets ? 8 : 4;
   const uint64_t validity_bytes = values.has_item_validity ? (values.dim + 7) / 8 : 0;
   const uint64_t value_bytes = values.bits / 8;
+  const bool per_value = CompressesEachValue(values, options);
+  const GeneralCompression zstd{pb::COMPRESSION_ALGORITHM_ZSTD, 0};
 
-  std::string data;
+  std::string data, compressed;
   std::vector<uint64_t> row_starts;
   uint64_t v = 0;
   for (uint64_t k = 0; k < num_items; ++k) {
@@ -54,10 +69,15 @@ EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, co
     if (lv.has_def && d > scheme.max_visible_def) continue;
     if (values.variable) {
       if (d == 0) {
-        const uint64_t begin = values.offsets[v], end = values.offsets[v + 1];
-        if (length_bytes == 8) AppendLE<uint64_t>(data, end - begin);
-        else AppendLE<uint32_t>(data, uint32_t(end - begin));
-        data.append(values.data, begin, end - begin);
+        std::string_view value(values.data.data() + values.offsets[v], values.offsets[v + 1] - values.offsets[v]);
+        if (per_value) {
+          compressed.clear();
+          AppendCompressed(zstd, value, compressed);
+          value = compressed;
+        }
+        if (length_bytes == 8) AppendLE<uint64_t>(data, value.size());
+        else AppendLE<uint32_t>(data, uint32_t(value.size()));
+        data.append(value);
       }
     } else {
       if (values.has_item_validity) {
@@ -92,6 +112,11 @@ EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, co
   auto* vc = fz->mutable_value_compression();
   if (values.variable) {
     fz->set_bits_per_offset(uint32_t(length_bytes * 8));
+    if (per_value) {
+      auto* wrapped = vc->mutable_general();
+      zstd.Describe(wrapped->mutable_compression());
+      vc = wrapped->mutable_values();
+    }
     vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(length_bytes * 8);
   } else if (values.dim > 0) {
     fz->set_bits_per_value(uint32_t(values.bits + validity_bytes * 8));

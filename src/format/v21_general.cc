@@ -3,6 +3,7 @@
 #include <lz4.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "format/little_endian.h"
@@ -47,7 +48,51 @@ std::string DecompressZstdStream(std::string_view data, const std::string& where
   return out;
 }
 
+// One compression context per thread, reused: making one costs more than compressing a
+// small chunk.
+ZSTD_CCtx* ThreadZstdContext() {
+  thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
+  if (!context) ThrowIo("cannot create a zstd encoder");
+  return context.get();
+}
+
 }  // namespace
+
+void AppendCompressed(const GeneralCompression& compression, std::string_view data, std::string& out) {
+  const size_t start = out.size();
+  switch (compression.scheme) {
+    case pb::COMPRESSION_ALGORITHM_ZSTD: {
+      AppendLE<uint64_t>(out, data.size());
+      ZSTD_CCtx* context = ThreadZstdContext();
+      ZSTD_CCtx_reset(context, ZSTD_reset_session_and_parameters);
+      ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, compression.level.value_or(0));
+      ZSTD_CCtx_setParameter(context, ZSTD_c_contentSizeFlag, 0);
+      out.resize(start + 8 + ZSTD_compressBound(data.size()));
+      const size_t written = ZSTD_compress2(context, out.data() + start + 8, out.size() - start - 8, data.data(), data.size());
+      if (ZSTD_isError(written)) ThrowIo("zstd compression failed: {}", ZSTD_getErrorName(written));
+      out.resize(start + 8 + written);
+      return;
+    }
+    case pb::COMPRESSION_ALGORITHM_LZ4: {
+      if (data.size() > uint64_t(LZ4_MAX_INPUT_SIZE))
+        ThrowInvalid("a buffer of {} bytes is too large for lz4 (at most {})", data.size(), LZ4_MAX_INPUT_SIZE);
+      AppendLE<uint32_t>(out, uint32_t(data.size()));
+      out.resize(start + 4 + size_t(LZ4_compressBound(int(data.size()))));
+      const int written = LZ4_compress_default(data.data(), out.data() + start + 4, int(data.size()), int(out.size() - start - 4));
+      if (written <= 0 && !data.empty()) ThrowIo("lz4 compression of {} bytes failed", data.size());
+      out.resize(start + 4 + size_t(std::max(written, 0)));
+      return;
+    }
+    default:
+      ThrowNotSupported("general compression scheme {} is not supported for writing", int(compression.scheme));
+  }
+}
+
+std::string CompressBuffer(const GeneralCompression& compression, std::string_view data) {
+  std::string out;
+  AppendCompressed(compression, data, out);
+  return out;
+}
 
 std::string DecompressBuffer(const pb::BufferCompression& compression, std::string_view data, const std::string& where) {
   switch (compression.scheme()) {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -210,10 +211,31 @@ void CheckLevelCodec(const pb::CompressiveEncoding& encoding, const std::string&
 
 // ------------------------------------------------------------------------------ encoding
 
+// General compression of a whole buffer (v21_general.cc): ZSTD or LZ4, and the level the
+// file records (absent: the scheme's default).
+struct GeneralCompression {
+  pb::CompressionScheme scheme = pb::COMPRESSION_ALGORITHM_ZSTD;
+  std::optional<int32_t> level;
+  void Describe(pb::BufferCompression* out) const {
+    out->set_scheme(scheme);
+    if (level) out->set_level(*level);
+  }
+};
+
 struct EncodeOptions {
   bool large_chunks = false;  // 2.2: u32 chunk metadata and value sizes
   // False when the field's "lance-encoding:compression" is "none": values stay Flat.
   bool compress_values = true;
+  // The field's "lance-encoding:compression" when it names zstd or lz4 (with
+  // "lance-encoding:compression-level"): mini-block chunks compress their first value
+  // buffer with it, and full-zip values are compressed one by one.
+  std::optional<GeneralCompression> general;
+  // How a mini-block page's dictionary is compressed: LZ4 at 2.2 (as the reference, unless
+  // "lance-encoding:dict-values-compression" says otherwise), nothing at 2.1.
+  std::optional<GeneralCompression> dictionary_general;
+  // Set for a packed struct's rows (v21_value_codecs.h PackStructRows): its children's
+  // widths, which the page describes as PackedStruct(bits_per_value, Flat(row bits)).
+  std::vector<uint64_t> packed_child_bits;
 };
 
 // With a dictionary, `values` are keys into it (fixed width) and the page stores it.

@@ -38,6 +38,7 @@ constexpr uint64_t kMaxChunkValues = 4096;
 constexpr uint64_t kAimVariableChunkBytes = 4 * 1024;
 constexpr uint64_t kMaxChunkLevels = 65535;   // the chunk header's u16 count
 constexpr uint64_t kMaxChunkWords21 = 4096;   // a 2.1 chunk's size in its u16 metadata word
+constexpr uint64_t kMinGeneralBytes = 4 * 1024;  // a page's first value buffers, before General pays
 constexpr char kFillByte = char(0xFE);
 constexpr char kVariablePadByte = char(72);
 
@@ -252,14 +253,18 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     v0 += plan.back().num_values;
   }
 
-  std::string metadata, chunks, rep_index;
-  const uint16_t max_rep = scheme.max_rep;
+  // Each chunk's buffers: its rep and def levels, then its value buffers (the run lengths
+  // second, for Rle).
+  struct ChunkBuffers {
+    std::string rep, def, values, run_lengths;
+  };
+  std::vector<ChunkBuffers> encoded(plan.size());
   for (size_t c = 0; c < plan.size(); ++c) {
     const ChunkPlan& chunk = plan[c];
-    // Value buffer(s) of the chunk.
-    std::string value_buffer, run_lengths;
+    ChunkBuffers& out = encoded[c];
+    std::string& value_buffer = out.values;
     if (rle) {
-      std::tie(value_buffer, run_lengths) =
+      std::tie(value_buffer, out.run_lengths) =
           EncodeRle(uint32_t(values.bits), fixed_values + chunk.first_value * values.bits / 8, chunk.num_values);
     } else if (values.variable) {
       const uint64_t base = values.offsets[chunk.first_value];
@@ -279,14 +284,50 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
       slice.AppendFrom(values, chunk.first_value, chunk.num_values);
       value_buffer = std::move(slice.data);
     }
-    std::string rep_bytes, def_bytes;
-    const uint64_t l_end = chunk.first_level + chunk.num_levels;
-    if (lv.has_rep) rep_bytes = rep.Encode(lv.rep, chunk.first_level, chunk.num_levels);
-    if (lv.has_def) def_bytes = def.Encode(lv.def, chunk.first_level, chunk.num_levels);
-    if (rep_bytes.size() > UINT16_MAX || def_bytes.size() > UINT16_MAX || chunk.num_levels > UINT16_MAX)
+    if (lv.has_rep) out.rep = rep.Encode(lv.rep, chunk.first_level, chunk.num_levels);
+    if (lv.has_def) out.def = def.Encode(lv.def, chunk.first_level, chunk.num_levels);
+    if (out.rep.size() > UINT16_MAX || out.def.size() > UINT16_MAX || chunk.num_levels > UINT16_MAX)
       ThrowInvalid("mini-block chunk has {} levels, too many", chunk.num_levels);
-    std::vector<const std::string*> value_buffers = {&value_buffer};
-    if (rle) value_buffers.push_back(&run_lengths);
+  }
+  // A chunk's bytes with a first value buffer of `first_bytes`, and whether that fits the
+  // chunk header's sizes and the chunk metadata word.
+  auto chunk_fits = [&](const ChunkBuffers& b, uint64_t first_bytes) {
+    const uint64_t size_bytes = options.large_chunks ? 4 : 2;
+    const uint64_t header = 2 + (lv.has_rep ? 2 : 0) + (lv.has_def ? 2 : 0) + size_bytes * (rle ? 2 : 1);
+    const uint64_t bytes = PaddedTo8(header) + PaddedTo8(b.rep.size()) + PaddedTo8(b.def.size()) +
+                           PaddedTo8(first_bytes) + PaddedTo8(b.run_lengths.size());
+    if (options.large_chunks) return bytes / 8 - 1 < (uint64_t(1) << 28);
+    return first_bytes <= UINT16_MAX && b.run_lengths.size() <= UINT16_MAX && bytes / 8 - 1 < kMaxChunkWords21;
+  };
+  // General compression of each chunk's first value buffer, as the reference applies it:
+  // only when those buffers hold at least 4 KiB together and shrink in all.
+  bool general = false;
+  if (options.general) {
+    uint64_t before = 0, after = 0;
+    for (const auto& b : encoded) before += b.values.size();
+    if (before >= kMinGeneralBytes) {
+      std::vector<std::string> compressed(encoded.size());
+      bool fits = true;
+      for (size_t c = 0; c < encoded.size(); ++c) {
+        compressed[c] = CompressBuffer(*options.general, encoded[c].values);
+        after += compressed[c].size();
+        fits = fits && chunk_fits(encoded[c], compressed[c].size());
+      }
+      general = fits && after < before;
+      if (general)
+        for (size_t c = 0; c < encoded.size(); ++c) encoded[c].values = std::move(compressed[c]);
+    }
+  }
+
+  std::string metadata, chunks, rep_index;
+  const uint16_t max_rep = scheme.max_rep;
+  for (size_t c = 0; c < plan.size(); ++c) {
+    const ChunkPlan& chunk = plan[c];
+    const std::string& rep_bytes = encoded[c].rep;
+    const std::string& def_bytes = encoded[c].def;
+    const uint64_t l_end = chunk.first_level + chunk.num_levels;
+    std::vector<const std::string*> value_buffers = {&encoded[c].values};
+    if (rle) value_buffers.push_back(&encoded[c].run_lengths);
     for (const std::string* buffer : value_buffers)
       if (!options.large_chunks && buffer->size() > UINT16_MAX)
         ThrowInvalid("mini-block chunk value buffer of {} bytes does not fit a 2.1 chunk", buffer->size());
@@ -356,6 +397,11 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
   if (lv.has_rep) rep.Describe(mb->mutable_rep_compression());
   if (lv.has_def) def.Describe(mb->mutable_def_compression());
   auto* vc = mb->mutable_value_compression();
+  if (general) {
+    auto* wrapped = vc->mutable_general();
+    options.general->Describe(wrapped->mutable_compression());
+    vc = wrapped->mutable_values();
+  }
   if (values.variable) {
     vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(offset_bytes * 8);
   } else if (rle) {
@@ -363,12 +409,23 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     vc->mutable_rle()->mutable_run_lengths()->mutable_flat()->set_bits_per_value(8);
   } else if (packed) {
     vc->mutable_inline_bitpacking()->set_uncompressed_bits_per_value(values.bits);
+  } else if (!options.packed_child_bits.empty()) {
+    auto* packed_struct = vc->mutable_packed_struct();
+    for (uint64_t bits : options.packed_child_bits) packed_struct->add_bits_per_value(bits);
+    packed_struct->mutable_values()->mutable_flat()->set_bits_per_value(values.bits);
   } else {
     vc->mutable_flat()->set_bits_per_value(values.bits);
   }
   std::string dictionary_bytes;
   if (dictionary) {
-    dictionary_bytes = DictionaryBlock(*dictionary, mb->mutable_dictionary());
+    pb::CompressiveEncoding* encoding = mb->mutable_dictionary();
+    if (options.dictionary_general) {
+      auto* wrapped = encoding->mutable_general();
+      options.dictionary_general->Describe(wrapped->mutable_compression());
+      encoding = wrapped->mutable_values();
+    }
+    dictionary_bytes = DictionaryBlock(*dictionary, encoding);
+    if (options.dictionary_general) dictionary_bytes = CompressBuffer(*options.dictionary_general, dictionary_bytes);
     mb->set_num_dictionary_items(dictionary->count);
   }
   for (auto layer : leaf.layers) mb->add_layers(layer);

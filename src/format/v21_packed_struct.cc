@@ -134,6 +134,37 @@ void NormalizeVariablePackedRows(const pb::VariablePackedStruct& encoding, Value
   rows.offsets = std::move(offsets);
 }
 
+ValueBlock PackStructRows(const LanceField& field, const ArrayData& array, const std::vector<int64_t>& slots,
+                          std::vector<uint64_t>& child_bits) {
+  const size_t num_children = array.children.size();
+  std::vector<uint64_t> widths(num_children);
+  uint64_t row_bytes = 0;
+  for (size_t c = 0; c < num_children; ++c) {
+    const ArrayData& child = *array.children[c];
+    widths[c] = FixedChildBytes(*child.type);
+    if (widths[c] == 0)
+      ThrowNotSupported("field '{}': packed struct child '{}' of type {} cannot be packed (fixed-width children only)",
+                        field.name, field.type->child(c)->name, child.type->ToString());
+    if (child.null_count > 0)
+      ThrowInvalid("field '{}': packed struct child '{}' holds nulls, which packed rows cannot store", field.name,
+                   field.type->child(c)->name);
+    row_bytes += widths[c];
+  }
+  child_bits.clear();
+  for (uint64_t w : widths) child_bits.push_back(w * 8);
+  ValueBlock rows;
+  rows.count = slots.size();
+  rows.bits = row_bytes * 8;
+  rows.data.resize(slots.size() * row_bytes);
+  char* out = rows.data.data();
+  for (int64_t slot : slots)
+    for (size_t c = 0; c < num_children; ++c) {
+      std::memcpy(out, array.children[c]->buffers[1]->data() + uint64_t(slot) * widths[c], widths[c]);
+      out += widths[c];
+    }
+  return rows;
+}
+
 ArrayPtr MakePackedStructArray(const TypePtr& type, const ValueBlock& rows, const std::vector<uint8_t>& valid,
                                const std::string& where) {
   const DataType& t = *type;

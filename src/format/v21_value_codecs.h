@@ -66,6 +66,14 @@ bool IsBlobV2Field(const LanceField& field);
 // fixed-width children at their width, variable-width children as u64 length + bytes.
 void NormalizeVariablePackedRows(const pb::VariablePackedStruct& encoding, ValueBlock& rows, const std::string& where);
 
+// The rows of a packed struct field with fixed-width children (its `slots`, in order):
+// each row the children's values back to back, as PackedStruct stores them; `child_bits`
+// gets each child's width. Throws NotSupported for a child that is not fixed-width
+// (bool, variable-width, nested) and Invalid for a child holding nulls, which packed rows
+// cannot store.
+ValueBlock PackStructRows(const LanceField& field, const ArrayData& array, const std::vector<int64_t>& slots,
+                          std::vector<uint64_t>& child_bits);
+
 // Splits packed rows into a struct array of type `type` (children fixed-width, or
 // variable-width when the rows are normalized variable rows). `valid` is the struct's own
 // validity, one entry per row.

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "format/little_endian.h"
+#include "format/v21_compression.h"
 #include "format/v21_test_util.h"
 #include "lancelet/error.h"
 
@@ -128,7 +130,10 @@ TEST(V21Layout, FewDistinctWideNumbersGetADictionaryAt22) {
   const auto mb = PageLayoutOf(file->column(0).pages(0)).mini_block_layout();
   ASSERT_TRUE(mb.has_dictionary());
   EXPECT_EQ(mb.num_dictionary_items(), 10u);
-  EXPECT_EQ(mb.dictionary().flat().bits_per_value(), 64u);
+  // At 2.2 the reference compresses every dictionary with LZ4, level unset.
+  EXPECT_EQ(mb.dictionary().general().compression().scheme(), pb::COMPRESSION_ALGORITHM_LZ4);
+  EXPECT_FALSE(mb.dictionary().general().compression().has_level());
+  EXPECT_EQ(mb.dictionary().general().values().flat().bits_per_value(), 64u);
   EXPECT_EQ(mb.value_compression().inline_bitpacking().uncompressed_bits_per_value(), 32u);
   auto read = MakeFieldDecoder(kV22, field, file->Columns(), *file)->Read(0, 1000);
   for (int k = 0; k < 1000; ++k) ASSERT_EQ(read->values<double>()[k], 0.5 + double((k * 7) % 10)) << k;
@@ -166,6 +171,8 @@ TEST(V21Layout, LongRunsAreRunLengthEncoded) {
 // Strings are dictionary-encoded when the reference would: 1,000 values of 10 distinct
 // 12-byte strings become a dictionary of the 10 (in order of first appearance) and 32-bit
 // keys bit-packed at 4 bits; 1,000 distinct strings, or fewer than 100 values, stay plain.
+// The dictionary is plain at 2.1 and LZ4-compressed at 2.2 (u32 uncompressed size, then
+// an LZ4 block of the same plain form).
 TEST(V21Layout, LowCardinalityStringsGetADictionary) {
   auto strings = [](int n, int distinct) {
     std::vector<Scalar> s;
@@ -180,7 +187,15 @@ TEST(V21Layout, LowCardinalityStringsGetADictionary) {
     EXPECT_EQ(mb.num_dictionary_items(), 10u);
     EXPECT_EQ(mb.value_compression().inline_bitpacking().uncompressed_bits_per_value(), 32u);
     // Buffer 2: u32 32, u32 start of the bytes (8 + 4 * 11), 11 offsets, the 10 values.
-    const std::string dictionary = PageBuffer(*file, 0, 0, 2);
+    std::string dictionary = PageBuffer(*file, 0, 0, 2);
+    if (version == kV22) {
+      const auto& general = mb.dictionary().general();
+      ASSERT_EQ(general.compression().scheme(), pb::COMPRESSION_ALGORITHM_LZ4);
+      EXPECT_EQ(general.values().variable().offsets().flat().bits_per_value(), 32u);
+      EXPECT_EQ(LoadLE(dictionary.data(), 4), 8u + 44u + 120u);
+      EXPECT_LT(dictionary.size(), 8u + 44u + 120u);
+      dictionary = v21::DecompressBuffer(general.compression(), dictionary, "test");
+    }
     EXPECT_EQ(dictionary.size(), 8u + 44u + 120u);
     EXPECT_EQ(dictionary.substr(52, 24), "category-000category-001");
     auto read = MakeFieldDecoder(version, field, file->Columns(), *file)->Read(0, 1000);
@@ -432,6 +447,120 @@ TEST(V21Layout, CorruptChunkMetadataIsReported) {
     FAIL() << "expected Corrupt";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
+  }
+}
+
+// "lance-encoding:compression" = zstd or lz4 (with "-level") compresses each chunk's first
+// value buffer, over the encoding the values would get anyway: General(ZSTD, level 7,
+// InlineBitpacking) for small numbers, General(LZ4, Variable) for strings. A page whose
+// value buffers hold under 4 KiB, or that would not shrink, stays as it was; an unknown
+// scheme is refused, naming the field.
+TEST(V21Layout, OptInGeneralCompressionWrapsEachChunksValues) {
+  std::vector<Scalar> ints, words, few;
+  for (int k = 0; k < 20000; ++k) {
+    ints.push_back({DataType::Int64(), int64_t((k % 1000) * 7 + k / 1000)});
+    words.push_back({DataType::Utf8(), fmt::format("word-{}-{}", k % 13, k % 1000)});
+  }
+  for (int k = 0; k < 100; ++k) few.push_back({DataType::Int64(), int64_t(k)});
+  for (FileVersion version : {kV21, kV22}) {
+    const LanceField zstd = MakeLanceField(
+        "i", DataType::Int64(), {{"lance-encoding:compression", "zstd"}, {"lance-encoding:compression-level", "7"}});
+    auto file = WriteArray(zstd, MakeArray(DataType::Int64(), ints), version);
+    const auto mb = PageLayoutOf(file->column(0).pages(0)).mini_block_layout();
+    ASSERT_TRUE(mb.value_compression().has_general());
+    EXPECT_EQ(mb.value_compression().general().compression().scheme(), pb::COMPRESSION_ALGORITHM_ZSTD);
+    EXPECT_EQ(mb.value_compression().general().compression().level(), 7);
+    EXPECT_EQ(mb.value_compression().general().values().inline_bitpacking().uncompressed_bits_per_value(), 64u);
+    auto read = MakeFieldDecoder(version, zstd, file->Columns(), *file)->Read(0, 20000);
+    for (int k = 0; k < 20000; ++k) ASSERT_EQ(read->values<int64_t>()[k], (k % 1000) * 7 + k / 1000) << k;
+
+    const LanceField lz4 = MakeLanceField("s", DataType::Utf8(), {{"lance-encoding:compression", "LZ4"}});
+    auto strings = WriteArray(lz4, MakeArray(DataType::Utf8(), words), version);
+    const auto smb = PageLayoutOf(strings->column(0).pages(0)).mini_block_layout();
+    ASSERT_TRUE(smb.value_compression().has_general());
+    EXPECT_EQ(smb.value_compression().general().compression().scheme(), pb::COMPRESSION_ALGORITHM_LZ4);
+    EXPECT_FALSE(smb.value_compression().general().compression().has_level());
+    EXPECT_EQ(smb.value_compression().general().values().variable().offsets().flat().bits_per_value(), 32u);
+    auto read_strings = MakeFieldDecoder(version, lz4, strings->Columns(), *strings)->Read(0, 20000);
+    EXPECT_EQ(read_strings->GetView(12345), "word-8-345");
+
+    auto small = WriteArray(zstd, MakeArray(DataType::Int64(), few), version);
+    EXPECT_FALSE(PageLayoutOf(small->column(0).pages(0)).mini_block_layout().value_compression().has_general());
+  }
+  const LanceField bad = MakeLanceField("b", DataType::Int64(), {{"lance-encoding:compression", "brotli"}});
+  try {
+    WriteArray(bad, MakeArray(DataType::Int64(), few), kV22);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_EQ(std::string(e.what()),
+              "field 'b': lance-encoding:compression 'brotli' is not a compression scheme (expected zstd, lz4, fsst or "
+              "none)");
+  }
+}
+
+// Values of a full-zip page are compressed one by one with ZSTD at level 0 when one of
+// them passes 32 KiB (as the reference): each stored value is its u32 length, then the
+// u64 uncompressed length and a zstd frame. Shorter values stay plain.
+TEST(V21Layout, LargeFullZipValuesAreEachCompressed) {
+  std::vector<Scalar> big, medium;
+  for (int k = 0; k < 4; ++k) {
+    big.push_back({DataType::Binary(), std::string(40000 + k, char('a' + k))});
+    medium.push_back({DataType::Binary(), std::string(20000, char('a' + k))});
+  }
+  const LanceField field = MakeLanceField("b", DataType::Binary());
+  auto file = WriteArray(field, MakeArray(DataType::Binary(), big), kV22);
+  const auto fz = PageLayoutOf(file->column(0).pages(0)).full_zip_layout();
+  ASSERT_TRUE(fz.value_compression().has_general());
+  EXPECT_EQ(fz.value_compression().general().compression().scheme(), pb::COMPRESSION_ALGORITHM_ZSTD);
+  EXPECT_EQ(fz.value_compression().general().compression().level(), 0);
+  EXPECT_EQ(fz.value_compression().general().values().variable().offsets().flat().bits_per_value(), 32u);
+  const std::string zipped = PageBuffer(*file, 0, 0, 0);
+  EXPECT_LT(zipped.size(), 1000u);
+  EXPECT_EQ(LoadLE(zipped.data() + 4, 8), 40000u);                // the first value's uncompressed length
+  EXPECT_EQ(LoadLE(zipped.data() + 12, 4), 0xFD2FB528u);          // then its zstd frame
+  auto read = MakeFieldDecoder(kV22, field, file->Columns(), *file)->Read(0, 4);
+  EXPECT_EQ(read->GetView(3), std::string(40003, 'd'));
+  auto plain = WriteArray(field, MakeArray(DataType::Binary(), medium), kV22);
+  EXPECT_TRUE(PageLayoutOf(plain->column(0).pages(0)).full_zip_layout().value_compression().has_variable());
+}
+
+// A struct with "lance-encoding:packed" is one mini-block column of rows, each row its
+// children's values back to back: PackedStruct(bits_per_value [32, 32], Flat(64)). Its
+// children own no column, so the file's node list leaves them out.
+TEST(V21Layout, PackedStructsAreOneColumnOfRows) {
+  const TypePtr type = DataType::Struct({Field::Make("a", DataType::Int32(), true),
+                                         Field::Make("b", DataType::Float32(), true)});
+  std::vector<Scalar> rows;
+  for (int k = 0; k < 10; ++k)
+    rows.push_back({type, std::vector<Scalar>{{DataType::Int32(), int64_t(k)}, {DataType::Float32(), 0.5 * k}}});
+  const LanceField field = MakeLanceField("p", type, {{"lance-encoding:packed", "true"}});
+  for (FileVersion version : {kV21, kV22}) {
+    FileWriterOptions options;
+    options.version = version;
+    auto encoder = MakeFieldEncoder(version, field, options);
+    EXPECT_EQ(encoder->NodeIds(), std::vector<int32_t>({field.id}));
+    EXPECT_EQ(encoder->NodeColumns(), std::vector<int32_t>({0}));
+    auto file = WriteArray(field, MakeArray(type, rows), version);
+    ASSERT_EQ(file->Columns().size(), 1u);
+    const auto mb = PageLayoutOf(file->column(0).pages(0)).mini_block_layout();
+    const auto& packed = mb.value_compression().packed_struct();
+    EXPECT_EQ(std::vector<uint64_t>(packed.bits_per_value().begin(), packed.bits_per_value().end()),
+              std::vector<uint64_t>({32, 32}));
+    EXPECT_EQ(packed.values().flat().bits_per_value(), 64u);
+    // Chunk 0: u16 0 levels, u16 80 value bytes, padding, then row 1 at bytes 16..23.
+    EXPECT_EQ(Hex(PageBuffer(*file, 0, 0, 1).substr(16, 8)), "010000000000003f");
+    auto read = MakeFieldDecoder(version, field, file->Columns(), *file)->Read(0, 10);
+    EXPECT_EQ(read->children[0]->values<int32_t>()[7], 7);
+    EXPECT_EQ(read->children[1]->values<float>()[7], 3.5f);
+  }
+  std::vector<Scalar> with_null = rows;
+  with_null[3] = {type, std::vector<Scalar>{Scalar::Null(DataType::Int32()), {DataType::Float32(), 1.0}}};
+  try {
+    WriteArray(field, MakeArray(type, with_null), kV22);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "field 'p': packed struct child 'a' holds nulls, which packed rows cannot store");
   }
 }
 
