@@ -61,8 +61,8 @@ std::optional<GeneralCompression> GeneralCompressionOf(const LanceField& field, 
   const std::string scheme = LowerMetadata(field, key);
   GeneralCompression out;
   if (scheme.empty()) {
-    out = fallback.value_or(GeneralCompression{});
     if (!fallback) return std::nullopt;
+    out = *fallback;
   } else if (scheme == "none" || scheme == "fsst") {
     return std::nullopt;
   } else if (scheme == "zstd") {
