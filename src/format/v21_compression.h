@@ -80,6 +80,12 @@ uint64_t RleBlockBytes16(const uint16_t* values, uint64_t n);
 // n values of value_bits (a multiple of 8) stored as value_bits / 8 streams of n bytes: byte
 // j of value i at j * n + i.
 std::string DecodeByteStreamSplit(uint32_t value_bits, std::string_view data, uint64_t n, const std::string& where);
+// The inverse, for n values of value_bits / 8 bytes.
+std::string EncodeByteStreamSplit(uint32_t value_bits, const uint8_t* values, uint64_t n);
+// The reference's rule for splitting 32- or 64-bit values under General compression: the
+// mean Shannon entropy of each byte position over the first 64 values is under 4 bits
+// (the byte streams then hold runs a general compressor finds).
+bool ByteStreamsPay(uint32_t value_bits, const uint8_t* values, uint64_t n);
 
 // -------------------------------------------------------------------------------- general
 

@@ -211,8 +211,12 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
   if (values.variable && !large_offsets && values.data.size() > UINT32_MAX)
     ThrowInvalid("mini-block page: more than 4 GiB of values with 32-bit offsets");
   const auto* fixed_values = reinterpret_cast<const uint8_t*>(values.data.data());
-  const bool rle = RunLengthValues(leaf, values, dictionary != nullptr, options);
-  const bool packed = !rle && PacksValues(leaf, values, dictionary != nullptr, options);
+  // With General compression asked for, 32- and 64-bit values whose bytes vary little are
+  // split into byte streams first (the reference tries that before Rle and bit-packing).
+  const bool split = options.general && options.packed_child_bits.empty() && !values.variable && values.dim == 0 &&
+                     !values.has_item_validity && ByteStreamsPay(uint32_t(values.bits), fixed_values, values.count);
+  const bool rle = !split && RunLengthValues(leaf, values, dictionary != nullptr, options);
+  const bool packed = !split && !rle && PacksValues(leaf, values, dictionary != nullptr, options);
   // A bit-packed chunk is one block of 1024 values (padded when shorter); a run-length one
   // at most 4096 values, fewer when its runs would pass a 2.1 chunk.
   const uint64_t fixed_per_chunk = values.variable ? 0
@@ -279,6 +283,9 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     } else if (packed) {
       value_buffer = EncodeInlineBitpacking(uint32_t(values.bits), fixed_values + chunk.first_value * values.bits / 8,
                                             chunk.num_values);
+    } else if (split) {
+      value_buffer = EncodeByteStreamSplit(uint32_t(values.bits), fixed_values + chunk.first_value * values.bits / 8,
+                                           chunk.num_values);
     } else {
       ValueBlock slice;
       slice.AppendFrom(values, chunk.first_value, chunk.num_values);
@@ -409,6 +416,8 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     vc->mutable_rle()->mutable_run_lengths()->mutable_flat()->set_bits_per_value(8);
   } else if (packed) {
     vc->mutable_inline_bitpacking()->set_uncompressed_bits_per_value(values.bits);
+  } else if (split) {
+    vc->mutable_byte_stream_split()->mutable_values()->mutable_flat()->set_bits_per_value(values.bits);
   } else if (!options.packed_child_bits.empty()) {
     auto* packed_struct = vc->mutable_packed_struct();
     for (uint64_t bits : options.packed_child_bits) packed_struct->add_bits_per_value(bits);

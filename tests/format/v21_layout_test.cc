@@ -451,10 +451,12 @@ TEST(V21Layout, CorruptChunkMetadataIsReported) {
 }
 
 // "lance-encoding:compression" = zstd or lz4 (with "-level") compresses each chunk's first
-// value buffer, over the encoding the values would get anyway: General(ZSTD, level 7,
-// InlineBitpacking) for small numbers, General(LZ4, Variable) for strings. A page whose
-// value buffers hold under 4 KiB, or that would not shrink, stays as it was; an unknown
-// scheme is refused, naming the field.
+// value buffer: General(LZ4, Variable) for strings; for 32/64-bit numbers whose bytes vary
+// little (mean entropy per byte position under 4 bits over the first 64 values, as the
+// reference's rule) the chunk is first split into byte streams, General(ZSTD, level 7,
+// ByteStreamSplit(Flat(64))): chunk 0 holds 512 values, its first 512 bytes the values'
+// low bytes. A page whose value buffers hold under 4 KiB, or that would not shrink, stays
+// as it was; an unknown scheme is refused, naming the field.
 TEST(V21Layout, OptInGeneralCompressionWrapsEachChunksValues) {
   std::vector<Scalar> ints, words, few;
   for (int k = 0; k < 20000; ++k) {
@@ -470,7 +472,14 @@ TEST(V21Layout, OptInGeneralCompressionWrapsEachChunksValues) {
     ASSERT_TRUE(mb.value_compression().has_general());
     EXPECT_EQ(mb.value_compression().general().compression().scheme(), pb::COMPRESSION_ALGORITHM_ZSTD);
     EXPECT_EQ(mb.value_compression().general().compression().level(), 7);
-    EXPECT_EQ(mb.value_compression().general().values().inline_bitpacking().uncompressed_bits_per_value(), 64u);
+    EXPECT_EQ(mb.value_compression().general().values().byte_stream_split().values().flat().bits_per_value(), 64u);
+    const std::string chunks = PageBuffer(*file, 0, 0, 1);
+    // Chunk 0: u16 0 levels, the compressed size (u16 at 2.1, u32 at 2.2), padding to 8.
+    const uint64_t compressed_size = LoadLE(chunks.data() + 2, version == kV22 ? 4 : 2);
+    const std::string streams =
+        v21::DecompressBuffer(mb.value_compression().general().compression(), chunks.substr(8, compressed_size), "test");
+    ASSERT_EQ(streams.size(), 512u * 8u);
+    for (int k = 0; k < 512; ++k) ASSERT_EQ(uint8_t(streams[k]), uint8_t((k % 1000) * 7 + k / 1000)) << k;
     auto read = MakeFieldDecoder(version, zstd, file->Columns(), *file)->Read(0, 20000);
     for (int k = 0; k < 20000; ++k) ASSERT_EQ(read->values<int64_t>()[k], (k % 1000) * 7 + k / 1000) << k;
 
