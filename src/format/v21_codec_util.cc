@@ -173,4 +173,11 @@ void PageReader::ReadPlainRows(uint64_t, uint64_t, uint8_t*) const {
   ThrowInvalid("this page does not hold plain fixed-width rows");
 }
 
+pb::CompressiveEncoding* DescribeFsst(const EncodeOptions& options, pb::CompressiveEncoding* encoding) {
+  if (options.fsst_table.empty()) return encoding;
+  auto* fsst = encoding->mutable_fsst();
+  fsst->set_symbol_table(options.fsst_table);
+  return fsst->mutable_values();
+}
+
 }  // namespace lancelet::format::v21

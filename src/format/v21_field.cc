@@ -151,6 +151,27 @@ std::optional<ValueBlock> AutomaticDictionaryKeys(const ShreddedLeaf& leaf, cons
   return DictionaryKeys(DictionaryKeyer(*DataType::Int32(), "a page"), leaf, values, dictionary, max_items);
 }
 
+// FSST-compresses a page's strings in place (setting options.fsst_table) when the
+// reference would: the field asks for "fsst", or asks for no other compression and the
+// values reach FSST's minimums (a value of 5 bytes or more, 32 KiB in all counting their
+// offsets, as the reference's data size does). Binary values are left alone, as the
+// reference leaves them.
+void CompressWithFsst(const LanceField& field, ValueBlock& values, EncodeOptions& options) {
+  constexpr uint64_t kMinLongest = 5, kMinBytes = 32 * 1024;
+  if (!values.variable || !options.compress_values || values.count == 0 || !field.type->is_string()) return;
+  if (LowerMetadata(field, kCompressionKey) != "fsst") {
+    if (options.general) return;
+    uint64_t longest = 0;
+    for (uint64_t k = 0; k < values.count; ++k) longest = std::max(longest, values.offsets[k + 1] - values.offsets[k]);
+    const uint64_t offset_bytes = field.type->has_large_offsets() ? 8 : 4;
+    const uint64_t size = values.offsets[values.count] - values.offsets[0] + (values.count + 1) * offset_bytes;
+    if (longest < kMinLongest || size < kMinBytes) return;
+  }
+  const FsstEncoder encoder = FsstEncoder::Train(values);
+  options.fsst_table = encoder.SymbolTable();
+  values = encoder.CompressBlock(values);
+}
+
 EncodedPage EncodeLeafPage(const LanceField& root, const LeafPath& path, const ArrayData& rows,
                            const EncodeOptions& options) {
   const LanceField& leaf_field = *path.back().field;
@@ -191,11 +212,15 @@ EncodedPage EncodeLeafPage(const LanceField& root, const LeafPath& path, const A
     full_zip = values.bits / 8 >= kFullZipMinValueBytes;
   }
   if (!full_zip && values.dim > 0) full_zip = true;  // fixed_size_list is only written full-zip
-  if (full_zip) return EncodeFullZip(leaf, values, page_options);
+  if (full_zip) {
+    if (!CompressesEachValue(values, page_options)) CompressWithFsst(leaf_field, values, page_options);
+    return EncodeFullZip(leaf, values, page_options);
+  }
   // As the reference, whatever "lance-encoding:compression" says (it governs the keys).
   ValueBlock dictionary;
   if (auto keys = AutomaticDictionaryKeys(leaf, values, page_options, dictionary))
     return EncodeMiniBlock(leaf, *keys, page_options, &dictionary);
+  CompressWithFsst(leaf_field, values, page_options);
   return EncodeMiniBlock(leaf, values, page_options);
 }
 

@@ -1,6 +1,7 @@
 // FSST (Fast Static Symbol Table) string decompression, as the 2.1 / 2.2 encodings use it:
 // one symbol table per page, kept in the page's encoding description, and each value
 // compressed on its own (mini-block: the chunk's Variable values; full-zip: each value).
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -103,6 +104,144 @@ void FsstTable::ExpandBlock(ValueBlock& block, const std::string& where) const {
   data.resize(offsets[block.count]);
   block.data = std::move(data);
   block.offsets = std::move(offsets);
+}
+
+// ------------------------------------------------------------------------------ encoder
+
+namespace {
+
+constexpr uint32_t kMaxSymbols = 255;  // code 255 is the escape
+constexpr int kGenerations = 5;
+constexpr uint64_t kSampleBytes = 32 * 1024;
+
+uint64_t SymbolWord(std::string_view bytes) {
+  uint64_t word = 0;
+  std::memcpy(&word, bytes.data(), std::min<size_t>(8, bytes.size()));
+  return word;
+}
+
+uint64_t LowBytesMask(uint32_t length) { return length >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * length)) - 1; }
+
+}  // namespace
+
+void FsstEncoder::Index() {
+  for (auto& codes : by_first_) codes.clear();
+  for (size_t code = 0; code < symbols_.size(); ++code)
+    by_first_[symbols_[code].bytes & 0xFF].push_back(uint8_t(code));
+  for (auto& codes : by_first_)
+    std::stable_sort(codes.begin(), codes.end(),
+                     [&](uint8_t a, uint8_t b) { return symbols_[a].length > symbols_[b].length; });
+}
+
+int FsstEncoder::LongestMatch(std::string_view rest) const {
+  const uint64_t word = SymbolWord(rest);
+  for (uint8_t code : by_first_[uint8_t(rest[0])]) {
+    const Symbol& symbol = symbols_[code];
+    if (symbol.length <= rest.size() && (word & LowBytesMask(symbol.length)) == symbol.bytes) return code;
+  }
+  return -1;
+}
+
+FsstEncoder FsstEncoder::Train(const ValueBlock& block) {
+  // The sample: every k-th value, about kSampleBytes of them.
+  const uint64_t total = block.offsets[block.count] - block.offsets[0];
+  const uint64_t step = std::max<uint64_t>(1, total / kSampleBytes);
+  std::vector<std::string_view> sample;
+  for (uint64_t k = 0; k < block.count; k += step)
+    sample.emplace_back(block.data.data() + block.offsets[k], block.offsets[k + 1] - block.offsets[k]);
+
+  FsstEncoder encoder;
+  // Codes while counting: a symbol's code, or kMaxSymbols + byte for an escaped byte.
+  constexpr size_t kCodes = kMaxSymbols + 256;
+  std::vector<uint32_t> single(kCodes), pairs(kCodes * kCodes);
+  for (int generation = 0; generation < kGenerations; ++generation) {
+    std::fill(single.begin(), single.end(), 0);
+    std::fill(pairs.begin(), pairs.end(), 0);
+    for (std::string_view value : sample) {
+      size_t previous = SIZE_MAX;
+      for (size_t pos = 0; pos < value.size();) {
+        const int match = encoder.LongestMatch(value.substr(pos));
+        const size_t code = match >= 0 ? size_t(match) : kMaxSymbols + uint8_t(value[pos]);
+        pos += match >= 0 ? encoder.symbols_[size_t(match)].length : 1;
+        ++single[code];
+        if (previous != SIZE_MAX) ++pairs[previous * kCodes + code];
+        previous = code;
+      }
+    }
+    auto symbol_of = [&](size_t code) {
+      return code < kMaxSymbols ? encoder.symbols_[code] : Symbol{uint64_t(code - kMaxSymbols), 1};
+    };
+    // Candidates: every symbol met and every pair of neighbours, by the bytes they cover.
+    struct Candidate {
+      uint64_t gain;
+      Symbol symbol;
+    };
+    std::vector<Candidate> candidates;
+    for (size_t a = 0; a < kCodes; ++a) {
+      if (!single[a]) continue;
+      const Symbol first = symbol_of(a);
+      candidates.push_back({uint64_t(single[a]) * first.length, first});
+      if (first.length == 8) continue;
+      for (size_t b = 0; b < kCodes; ++b) {
+        const uint32_t count = pairs[a * kCodes + b];
+        if (!count) continue;
+        const Symbol second = symbol_of(b);
+        const uint32_t length = std::min<uint32_t>(8, first.length + second.length);
+        const uint64_t bytes = (first.bytes | (second.bytes << (8 * first.length))) & LowBytesMask(length);
+        candidates.push_back({uint64_t(count) * length, {bytes, uint8_t(length)}});
+      }
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& x, const Candidate& y) {
+      if (x.gain != y.gain) return x.gain > y.gain;
+      if (x.symbol.length != y.symbol.length) return x.symbol.length > y.symbol.length;
+      return x.symbol.bytes < y.symbol.bytes;
+    });
+    encoder.symbols_.clear();
+    std::vector<std::pair<uint64_t, uint8_t>> chosen;
+    for (const Candidate& c : candidates) {
+      if (encoder.symbols_.size() == kMaxSymbols) break;
+      const std::pair<uint64_t, uint8_t> key{c.symbol.bytes, c.symbol.length};
+      if (std::find(chosen.begin(), chosen.end(), key) != chosen.end()) continue;
+      chosen.push_back(key);
+      encoder.symbols_.push_back(c.symbol);
+    }
+    encoder.Index();
+  }
+  return encoder;
+}
+
+std::string FsstEncoder::SymbolTable() const {
+  std::string out;
+  AppendLE<uint64_t>(out, kMagic | (uint64_t{1} << 24) | symbols_.size());
+  for (const Symbol& symbol : symbols_) AppendLE<uint64_t>(out, symbol.bytes);
+  for (const Symbol& symbol : symbols_) out.push_back(char(symbol.length));
+  out.resize(kSymbolTableBytes, '\0');
+  return out;
+}
+
+void FsstEncoder::Compress(std::string_view value, std::string& out) const {
+  for (size_t pos = 0; pos < value.size();) {
+    const int match = LongestMatch(value.substr(pos));
+    if (match >= 0) {
+      out.push_back(char(match));
+      pos += symbols_[size_t(match)].length;
+    } else {
+      out.push_back(char(kEscape));
+      out.push_back(value[pos++]);
+    }
+  }
+}
+
+ValueBlock FsstEncoder::CompressBlock(const ValueBlock& block) const {
+  ValueBlock out;
+  out.variable = true;
+  out.count = block.count;
+  out.offsets.reserve(block.count + 1);
+  for (uint64_t k = 0; k < block.count; ++k) {
+    Compress(std::string_view(block.data.data() + block.offsets[k], block.offsets[k + 1] - block.offsets[k]), out.data);
+    out.offsets.push_back(out.data.size());
+  }
+  return out;
 }
 
 ArrayPtr ExpandFsstArray(const ArrayData& compressed, const std::string& symbol_table, const std::string& where) {

@@ -28,6 +28,8 @@ size_t WordBytes(int bits) { return bits == 0 ? 0 : bits <= 8 ? 1 : bits <= 16 ?
 // least 32 KiB of them.
 constexpr uint64_t kPerValueMinBytes = 32 * 1024;
 
+}  // namespace
+
 bool CompressesEachValue(const ValueBlock& values, const EncodeOptions& options) {
   if (!values.variable || !options.compress_values || values.count == 0) return false;
   uint64_t longest = 0;
@@ -35,6 +37,8 @@ bool CompressesEachValue(const ValueBlock& values, const EncodeOptions& options)
   const uint64_t bytes = values.offsets[values.count] - values.offsets[0];
   return (longest > kPerValueMinBytes || options.general) && bytes >= kPerValueMinBytes;
 }
+
+namespace {
 
 }  // namespace
 
@@ -117,6 +121,7 @@ EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, co
       zstd.Describe(wrapped->mutable_compression());
       vc = wrapped->mutable_values();
     }
+    vc = DescribeFsst(options, vc);
     vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(length_bytes * 8);
   } else if (values.dim > 0) {
     fz->set_bits_per_value(uint32_t(values.bits + validity_bytes * 8));

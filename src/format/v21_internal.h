@@ -236,7 +236,17 @@ struct EncodeOptions {
   // Set for a packed struct's rows (v21_value_codecs.h PackStructRows): its children's
   // widths, which the page describes as PackedStruct(bits_per_value, Flat(row bits)).
   std::vector<uint64_t> packed_child_bits;
+  // Set when the page's variable-width values were FSST-compressed with this symbol table
+  // (v21_value_codecs.h FsstEncoder): the layout describes them as Fsst(Variable).
+  std::string fsst_table;
 };
+
+// Whether a full-zip page compresses its variable-width values one by one with zstd
+// (v21_fullzip.cc): then FSST is not tried.
+bool CompressesEachValue(const ValueBlock& values, const EncodeOptions& options);
+// Describes the FSST wrapper in `encoding` when options.fsst_table is set; returns where the
+// inner (Variable) encoding goes.
+pb::CompressiveEncoding* DescribeFsst(const EncodeOptions& options, pb::CompressiveEncoding* encoding);
 
 // With a dictionary, `values` are keys into it (fixed width) and the page stores it.
 EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options,

@@ -410,6 +410,7 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
     vc = wrapped->mutable_values();
   }
   if (values.variable) {
+    vc = DescribeFsst(options, vc);
     vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(offset_bytes * 8);
   } else if (rle) {
     vc->mutable_rle()->mutable_values()->mutable_flat()->set_bits_per_value(values.bits);

@@ -50,6 +50,33 @@ class FsstTable {
   std::array<uint8_t, 256> lengths_{};
 };
 
+// The writing side: a symbol table trained on a page's values (the FSST paper's greedy
+// generations: parse a sample with the current table, then keep the 255 symbols and
+// symbol pairs with the most bytes covered), and values compressed with it by greedy
+// longest match, escaping bytes no symbol starts.
+class FsstEncoder {
+ public:
+  // Trains on a sample of the values of `block` (variable width).
+  static FsstEncoder Train(const ValueBlock& block);
+  // The table as Fsst.symbol_table stores it (2312 bytes, "compression applied" set).
+  std::string SymbolTable() const;
+  // Appends the codes of `value` to `out`.
+  void Compress(std::string_view value, std::string& out) const;
+  // `block`'s values compressed, as a variable-width block.
+  ValueBlock CompressBlock(const ValueBlock& block) const;
+
+ private:
+  struct Symbol {
+    uint64_t bytes = 0;  // little-endian, the symbol's bytes in order
+    uint8_t length = 0;
+  };
+  void Index();
+  // The code of the longest symbol at the start of `rest`, or -1.
+  int LongestMatch(std::string_view rest) const;
+  std::vector<Symbol> symbols_;                     // code order
+  std::array<std::vector<uint8_t>, 256> by_first_;  // codes per first byte, longest first
+};
+
 // A binary / utf8 array whose values are FSST-compressed (the 2.0 Fsst encoding wraps a
 // Binary encoding), expanded with `symbol_table` (the bytes above). Validity is kept.
 ArrayPtr ExpandFsstArray(const ArrayData& compressed, const std::string& symbol_table, const std::string& where);

@@ -6,6 +6,7 @@
 #include "format/little_endian.h"
 #include "format/v21_compression.h"
 #include "format/v21_test_util.h"
+#include "format/v21_value_codecs.h"
 #include "lancelet/error.h"
 
 namespace lancelet::format::v21_test {
@@ -571,6 +572,70 @@ TEST(V21Layout, PackedStructsAreOneColumnOfRows) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "field 'p': packed struct child 'a' holds nulls, which packed rows cannot store");
   }
+}
+
+// Strings are FSST-compressed when the reference would (a value of 5 bytes or more and 32
+// KiB with offsets): the page's layout is Fsst(symbol table, Variable), the table holds at
+// most 255 symbols in the reference's 2312-byte form, and the values read back. Binary
+// values, and strings under 32 KiB, stay Variable unless the field asks for "fsst".
+TEST(V21Layout, StringsAreFsstCompressed) {
+  std::vector<Scalar> words, bytes, few;
+  for (int k = 0; k < 4000; ++k) {
+    words.push_back({DataType::Utf8(), fmt::format("user-{}@example.com", k * 7919 % 100000)});
+    bytes.push_back({DataType::Binary(), fmt::format("user-{}@example.com", k * 7919 % 100000)});
+  }
+  for (int k = 0; k < 50; ++k) few.push_back({DataType::Utf8(), fmt::format("user-{}@example.com", k)});
+  const LanceField field = MakeLanceField("s", DataType::Utf8());
+  for (FileVersion version : {kV21, kV22}) {
+    auto file = WriteArray(field, MakeArray(DataType::Utf8(), words), version);
+    const auto mb = PageLayoutOf(file->column(0).pages(0)).mini_block_layout();
+    ASSERT_TRUE(mb.value_compression().has_fsst());
+    const std::string& table = mb.value_compression().fsst().symbol_table();
+    ASSERT_EQ(table.size(), 2312u);
+    EXPECT_EQ(LoadLE(table.data() + 4, 4), 0x46535354u);  // "FSST"
+    EXPECT_EQ((LoadLE(table.data(), 4) >> 24) & 1, 1u);    // compression applied
+    EXPECT_GT(LoadLE(table.data(), 1), 10u);               // symbols
+    EXPECT_EQ(mb.value_compression().fsst().values().variable().offsets().flat().bits_per_value(), 32u);
+    uint64_t plain = 0;
+    for (const auto& w : words) plain += w.as_string().size();
+    EXPECT_LT(PageBuffer(*file, 0, 0, 1).size(), plain / 2);
+    auto read = MakeFieldDecoder(version, field, file->Columns(), *file)->Read(0, 4000);
+    for (int k = 0; k < 4000; ++k) ASSERT_EQ(read->GetView(k), fmt::format("user-{}@example.com", k * 7919 % 100000));
+  }
+  const LanceField binary = MakeLanceField("b", DataType::Binary());
+  auto raw = WriteArray(binary, MakeArray(DataType::Binary(), bytes), kV22);
+  EXPECT_TRUE(PageLayoutOf(raw->column(0).pages(0)).mini_block_layout().value_compression().has_variable());
+  auto small = WriteArray(field, MakeArray(DataType::Utf8(), few), kV22);
+  EXPECT_TRUE(PageLayoutOf(small->column(0).pages(0)).mini_block_layout().value_compression().has_variable());
+  const LanceField asked = MakeLanceField("f", DataType::Utf8(), {{"lance-encoding:compression", "fsst"}});
+  auto forced = WriteArray(asked, MakeArray(DataType::Utf8(), few), kV22);
+  ASSERT_TRUE(PageLayoutOf(forced->column(0).pages(0)).mini_block_layout().value_compression().has_fsst());
+  EXPECT_EQ(MakeFieldDecoder(kV22, asked, forced->Columns(), *forced)->Read(0, 50)->GetView(49), "user-49@example.com");
+}
+
+// An FSST table expands what it compressed, escapes included (bytes the training never
+// saw), for any bytes.
+TEST(Fsst, CompressesAndExpandsAnyBytes) {
+  v21::ValueBlock sample;
+  sample.variable = true;
+  for (int k = 0; k < 2000; ++k) {
+    sample.data += fmt::format("the quick brown fox {} jumps", k);
+    sample.offsets.push_back(sample.data.size());
+    ++sample.count;
+  }
+  const v21::FsstEncoder encoder = v21::FsstEncoder::Train(sample);
+  const v21::FsstTable table = v21::FsstTable::Parse(encoder.SymbolTable(), "test");
+  ASSERT_TRUE(table.active());
+  for (const std::string& value : {std::string("the quick brown fox 77 jumps"), std::string("\xff\x00\x01zz", 5),
+                                  std::string(""), std::string(300, 'q')}) {
+    std::string compressed, expanded;
+    encoder.Compress(value, compressed);
+    table.Expand(compressed, expanded, "test");
+    EXPECT_EQ(expanded, value);
+  }
+  std::string compressed;
+  encoder.Compress("the quick brown fox 77 jumps", compressed);
+  EXPECT_LE(compressed.size(), 10u);
 }
 
 }  // namespace
