@@ -69,6 +69,8 @@ std::string DecodeRleBlock(uint32_t value_bits, uint32_t length_bits, std::strin
 // runs of any length, as the reference's statistic does.
 std::pair<std::string, std::string> EncodeRle(uint32_t value_bits, const uint8_t* values, uint64_t n);
 uint64_t RunCount(uint32_t value_bits, const uint8_t* values, uint64_t n);
+// The runs EncodeRle stores: runs of more than 255 count once per 255 values.
+uint64_t StoredRunCount(uint32_t value_bits, const uint8_t* values, uint64_t n);
 
 // The block form of n 16-bit levels with u8 run lengths (a longer run is split in runs of
 // 255), and its size.

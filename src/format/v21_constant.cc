@@ -8,6 +8,9 @@
 //   value[, rep, def]  a scalar stored in a buffer (v21_constant_scalar.cc), for values that
 //                      do not fit inline (strings, binary, wide values).
 #include <algorithm>
+#include <optional>
+
+#include "format/little_endian.h"
 
 #include "format/v21_compression.h"
 #include "format/v21_internal.h"
@@ -29,6 +32,60 @@ EncodedPage EncodeAllNull(const ShreddedLeaf& leaf, const EncodeOptions&) {
     page.buffers.push_back(lv.has_def ? LevelBytes(lv.def, 0, lv.def.size()) : std::string());
     constant->set_num_rep_values(lv.has_rep ? lv.rep.size() : 0);
     constant->set_num_def_values(lv.has_def ? lv.def.size() : 0);
+  }
+  page.encoding = WrapAny(kPageLayoutUrl, layout);
+  return page;
+}
+
+std::optional<EncodedPage> EncodeConstant(const ShreddedLeaf& leaf, const ValueBlock& values, const DataType& type) {
+  constexpr size_t kMaxInlineBytes = 32;
+  if (values.dim > 0 || values.has_item_validity || leaf.num_valid == 0) return std::nullopt;
+  const bool boolean = type.id() == TypeId::kBool;
+  if (!values.variable && !boolean && values.bits % 8) return std::nullopt;
+  // The k-th value's bytes (a bool as one byte, 0 or 1).
+  auto value = [&](uint64_t k) -> std::string_view {
+    if (values.variable) return std::string_view(values.data).substr(values.offsets[k], values.offsets[k + 1] - values.offsets[k]);
+    if (boolean) return GetBit(reinterpret_cast<const uint8_t*>(values.data.data()), int64_t(k)) ? "\1" : std::string_view("\0", 1);
+    return std::string_view(values.data).substr(k * values.bits / 8, values.bits / 8);
+  };
+  std::optional<std::string_view> constant;
+  for (uint64_t k = 0; k < values.count; ++k) {
+    if (!leaf.slot_valid[k]) continue;
+    if (!constant) constant = value(k);
+    else if (value(k) != *constant) return std::nullopt;
+  }
+  pb::PageLayout layout;
+  auto* description = layout.mutable_constant_layout();
+  for (auto layer : leaf.layers) description->add_layers(layer);
+  EncodedPage page;
+  page.num_rows = leaf.num_rows;
+  if (!values.variable && constant->size() <= kMaxInlineBytes) {
+    description->set_inline_value(std::string(*constant));
+  } else {
+    // A one-value Arrow array's buffers: u32 count, u32 lengths, the buffers.
+    std::vector<std::string> buffers;
+    if (values.variable) {
+      std::string offsets;
+      if (type.has_large_offsets()) {
+        AppendLE<uint64_t>(offsets, 0);
+        AppendLE<uint64_t>(offsets, constant->size());
+      } else {
+        AppendLE<uint32_t>(offsets, 0);
+        AppendLE<uint32_t>(offsets, uint32_t(constant->size()));
+      }
+      buffers.push_back(std::move(offsets));
+    }
+    buffers.emplace_back(*constant);
+    std::string scalar;
+    AppendLE<uint32_t>(scalar, uint32_t(buffers.size()));
+    for (const auto& b : buffers) AppendLE<uint32_t>(scalar, uint32_t(b.size()));
+    for (const auto& b : buffers) scalar += b;
+    page.buffers.push_back(std::move(scalar));
+  }
+  const Levels& lv = leaf.levels;
+  if (lv.has_rep || lv.has_def) {
+    page.buffers.push_back(lv.has_rep ? LevelBytes(lv.rep, 0, lv.rep.size()) : std::string());
+    page.buffers.push_back(lv.has_def ? LevelBytes(lv.def, 0, lv.def.size()) : std::string());
   }
   page.encoding = WrapAny(kPageLayoutUrl, layout);
   return page;

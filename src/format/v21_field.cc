@@ -191,6 +191,10 @@ EncodedPage EncodeLeafPage(const LanceField& root, const LeafPath& path, const A
     page_options.dictionary_general =
         GeneralCompressionOf(leaf_field, kDictionaryCompressionKey, kDictionaryCompressionLevelKey,
                              GeneralCompression{pb::COMPRESSION_ALGORITHM_LZ4, std::nullopt});
+  // At 2.2 a page whose valid values are all one value is a constant page, before any
+  // other layout (as the reference tries it).
+  if (options.large_chunks && !leaf_field.dictionary_index)
+    if (auto page = EncodeConstant(leaf, values, *leaf_field.type)) return std::move(*page);
   if (leaf_field.dictionary_index) {
     ValueBlock dictionary;
     ValueBlock keys = *DictionaryKeys(PageKeyer(leaf_field), leaf, values, dictionary);

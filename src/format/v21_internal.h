@@ -253,6 +253,9 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
                             const ValueBlock* dictionary = nullptr);
 EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options);
 EncodedPage EncodeAllNull(const ShreddedLeaf& leaf, const EncodeOptions& options);
+// A 2.2 page whose valid values are all equal, as a ConstantLayout (v21_constant.cc);
+// nullopt when they differ or the leaf's type has no constant form (fixed_size_list).
+std::optional<EncodedPage> EncodeConstant(const ShreddedLeaf& leaf, const ValueBlock& values, const DataType& type);
 
 // Level helpers shared by the layouts.
 int BitWidth(uint64_t max_value);  // bits to represent max_value (0 for 0)

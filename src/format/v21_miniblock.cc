@@ -143,26 +143,33 @@ bool CompressibleNumbers(const ShreddedLeaf& leaf, const ValueBlock& values, boo
   return dictionary_keys || (type && (type->is_numeric() || type->is_temporal()));
 }
 
-// Whether a page's values are run-length encoded (Rle): fewer runs than half the values,
-// the reference's default threshold.
-bool RunLengthValues(const ShreddedLeaf& leaf, const ValueBlock& values, bool dictionary_keys,
+// Bytes of a page's fixed-width values bit-packed (InlineBitpacking: per block of 1024
+// values, one word and the values at the page's widest width), or 0 when packing does not
+// apply or would not be smaller than the plain values. The reference packs numbers, dates
+// and times, and dictionary keys.
+uint64_t PackedBytes(const ShreddedLeaf& leaf, const ValueBlock& values, bool dictionary_keys,
                      const EncodeOptions& options) {
-  return CompressibleNumbers(leaf, values, dictionary_keys, options) &&
-         2 * RunCount(uint32_t(values.bits), reinterpret_cast<const uint8_t*>(values.data.data()), values.count) <
-             values.count;
-}
-
-// Whether a page's fixed-width values are bit-packed (InlineBitpacking), as the reference
-// packs numbers, dates and times, and dictionary keys, when some bits are never set and
-// the packed blocks are smaller than the plain values.
-bool PacksValues(const ShreddedLeaf& leaf, const ValueBlock& values, bool dictionary_keys,
-                 const EncodeOptions& options) {
-  if (!CompressibleNumbers(leaf, values, dictionary_keys, options)) return false;
+  if (!CompressibleNumbers(leaf, values, dictionary_keys, options)) return 0;
   const uint64_t width =
       MaxBitWidth(uint32_t(values.bits), reinterpret_cast<const uint8_t*>(values.data.data()), values.count);
-  // Packed blocks hold 1024 values each, padded: a short page can be smaller plain.
   const uint64_t blocks = (values.count + kFastLanesValues - 1) / kFastLanesValues;
-  return width < values.bits && blocks * (values.bits / 8 + 128 * width) < values.count * values.bits / 8;
+  const uint64_t packed = blocks * (values.bits / 8 + 128 * width);
+  return width < values.bits && packed < values.count * values.bits / 8 ? packed : 0;
+}
+
+// Whether a page's values are run-length encoded (Rle), as the reference decides: the runs
+// (each a value and a u8 length, longer runs split every 255) take fewer bytes than the
+// plain values, and than bit-packing would.
+bool RunLengthValues(const ShreddedLeaf& leaf, const ValueBlock& values, bool dictionary_keys,
+                     const EncodeOptions& options) {
+  if (!CompressibleNumbers(leaf, values, dictionary_keys, options)) return false;
+  const uint64_t width = values.bits / 8;
+  const uint64_t runs =
+      StoredRunCount(uint32_t(values.bits), reinterpret_cast<const uint8_t*>(values.data.data()), values.count);
+  const uint64_t rle_bytes = runs * (width + 1);
+  if (rle_bytes >= values.count * width) return false;
+  const uint64_t packed = PackedBytes(leaf, values, dictionary_keys, options);
+  return packed == 0 || packed >= rle_bytes;
 }
 
 struct ChunkPlan {
@@ -216,7 +223,7 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
   const bool split = options.general && options.packed_child_bits.empty() && !values.variable && values.dim == 0 &&
                      !values.has_item_validity && ByteStreamsPay(uint32_t(values.bits), fixed_values, values.count);
   const bool rle = !split && RunLengthValues(leaf, values, dictionary != nullptr, options);
-  const bool packed = !split && !rle && PacksValues(leaf, values, dictionary != nullptr, options);
+  const bool packed = !split && !rle && PackedBytes(leaf, values, dictionary != nullptr, options) > 0;
   // A bit-packed chunk is one block of 1024 values (padded when shorter); a run-length one
   // at most 4096 values, fewer when its runs would pass a 2.1 chunk.
   const uint64_t fixed_per_chunk = values.variable ? 0

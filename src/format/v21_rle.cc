@@ -92,6 +92,12 @@ uint64_t RunCount(uint32_t value_bits, const uint8_t* values, uint64_t n) {
   return runs;
 }
 
+uint64_t StoredRunCount(uint32_t value_bits, const uint8_t* values, uint64_t n) {
+  uint64_t runs = 0;
+  ForEachStoredRun(value_bits, values, n, [&](uint64_t, uint64_t) { ++runs; });
+  return runs;
+}
+
 std::pair<std::string, std::string> EncodeRle(uint32_t value_bits, const uint8_t* values, uint64_t n) {
   const uint64_t bytes = value_bits / 8;
   std::pair<std::string, std::string> out;
@@ -103,9 +109,7 @@ std::pair<std::string, std::string> EncodeRle(uint32_t value_bits, const uint8_t
 }
 
 uint64_t RleBlockBytes16(const uint16_t* values, uint64_t n) {
-  uint64_t runs = 0;
-  ForEachStoredRun(16, reinterpret_cast<const uint8_t*>(values), n, [&](uint64_t, uint64_t) { ++runs; });
-  return 8 + 3 * runs;
+  return 8 + 3 * StoredRunCount(16, reinterpret_cast<const uint8_t*>(values), n);
 }
 
 std::string EncodeRleBlock16(const uint16_t* values, uint64_t n) {
