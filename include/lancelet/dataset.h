@@ -29,9 +29,9 @@ enum class WriteMode { kCreate, kAppend, kOverwrite };
 
 struct WriteOptions {
   WriteMode mode = WriteMode::kCreate;
-  // Lance file version of new data files: "2.0", "2.1" or "2.2". For append the
-  // dataset's own version is used.
-  std::string file_version = "2.0";
+  // Lance file version of new data files: "2.0", "2.1" or "2.2" (the default, as the
+  // reference's). For append the dataset's own version is used.
+  std::string file_version = "2.2";
   // Rows per data file (= per fragment) before a new fragment is started.
   int64_t max_rows_per_file = 1024 * 1024;
   // Give rows stable ids (reader feature flag 2).

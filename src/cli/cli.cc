@@ -138,7 +138,7 @@ int Main(int argc, char** argv) {
   app.set_version_flag("--version", "lancelet 0.1.0");
 
   // create / append
-  std::string dataset, from, schema_text, file_version = "2.0";
+  std::string dataset, from, schema_text, file_version = WriteOptions{}.file_version;
   int64_t max_rows_per_file = 1024 * 1024;
   bool stable_row_ids = false, overwrite = false;
   auto* create = app.add_subcommand("create", "Create a dataset from a CSV, JSON lines or Arrow IPC file");
