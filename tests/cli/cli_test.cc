@@ -109,6 +109,16 @@ TEST_F(CliTest, CreateWithSchemaAndFileVersion) {
             "{\"id\":3,\"name\":\"Carol, Jr.\",\"age\":40,\"score\":-2.25}\n");
 }
 
+// Without --file-version a new dataset is written at 2.2, the reference's default.
+TEST_F(CliTest, NewDatasetsDefaultToFileVersion22) {
+  std::string ds = dir_.Join("default.lance");
+  auto r = RunLancelet({"create", ds, "--from", dir_.Join("people.csv")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto inspect = RunLancelet({"inspect", ds});
+  EXPECT_NE(inspect.out.find("data storage: lance 2.2"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("(format 2.2,"), std::string::npos) << inspect.out;
+}
+
 TEST_F(CliTest, JsonLinesInputAndAppend) {
   WriteStringToFile(dir_.Join("more.jsonl"),
                     "{\"id\":5,\"name\":\"Eve\",\"age\":50,\"score\":9.5}\n{\"id\":6,\"name\":null,\"age\":1}\n");
