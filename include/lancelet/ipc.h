@@ -57,5 +57,9 @@ std::string WriteIpcFile(const Schema& schema, const std::vector<RecordBatchPtr>
 // thrown here); batches are decoded by Next(). Errors are Corrupt (or NotSupported) and
 // name `source_name` and the byte offset of the offending part.
 std::unique_ptr<RecordBatchReader> ReadIpc(std::string bytes, std::string_view source_name);
+// The same over bytes that `owner` keeps alive (a mapped file): batches copy what they
+// decode, so the bytes are only read.
+std::unique_ptr<RecordBatchReader> ReadIpc(std::shared_ptr<const void> owner, std::string_view bytes,
+                                           std::string_view source_name);
 
 }  // namespace lancelet

@@ -264,7 +264,8 @@ struct Message {
 
 class IpcReader final : public RecordBatchReader {
  public:
-  IpcReader(std::string bytes, std::string_view name) : bytes_(std::move(bytes)), name_(name) {
+  IpcReader(std::shared_ptr<const void> owner, std::string_view bytes, std::string_view name)
+      : owner_(std::move(owner)), bytes_(bytes), name_(name) {
     if (bytes_.empty()) ThrowCorrupt("{}: empty input is not an Arrow IPC stream or file", name_);
     if (bytes_.compare(0, kFileMagicSize, kFileMagic, kFileMagicSize) == 0) {
       OpenFile();
@@ -458,7 +459,8 @@ class IpcReader final : public RecordBatchReader {
     return std::make_shared<RecordBatch>(schema_, std::move(columns), rows);
   }
 
-  std::string bytes_;
+  std::shared_ptr<const void> owner_;  // keeps bytes_ alive
+  std::string_view bytes_;
   std::string name_;
   SchemaPtr schema_;
   bool is_file_ = false;
@@ -480,7 +482,13 @@ class IpcReader final : public RecordBatchReader {
 namespace lancelet {
 
 std::unique_ptr<RecordBatchReader> ReadIpc(std::string bytes, std::string_view source_name) {
-  return std::make_unique<ipc::IpcReader>(std::move(bytes), source_name);
+  auto owned = std::make_shared<const std::string>(std::move(bytes));
+  return ReadIpc(owned, *owned, source_name);
+}
+
+std::unique_ptr<RecordBatchReader> ReadIpc(std::shared_ptr<const void> owner, std::string_view bytes,
+                                           std::string_view source_name) {
+  return std::make_unique<ipc::IpcReader>(std::move(owner), bytes, source_name);
 }
 
 }  // namespace lancelet

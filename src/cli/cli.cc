@@ -1,10 +1,14 @@
 // The `lancelet` program: dataset commands over the C++ API.
 #include "cli/cli.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <iostream>
 #include <sstream>
@@ -118,13 +122,35 @@ int64_t ParseDurationSeconds(const std::string& text) {
 }
 
 void RegisterArrowInput() {
-  SetArrowIpcOpener([](const std::string& path, const TextReadOptions&) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) ThrowNotFound("cannot open '{}'", path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    // OpenTextInput conforms the batches to options.schema.
-    return ReadIpc(ss.str(), path);
+  // A regular file is mapped, not read: its batches are decoded one at a time from the
+  // page cache, so memory holds a batch, not the file (a 545 MB file read into a string
+  // took 1.1 GB and a third of a `create`). Pipes and other files are read whole.
+  SetArrowIpcOpener([](const std::string& path, const TextReadOptions&) -> std::unique_ptr<RecordBatchReader> {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) ThrowNotFound("cannot open '{}': {}", path, std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      void* mapped = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      ::close(fd);
+      if (mapped == MAP_FAILED) ThrowIo("cannot map '{}': {}", path, std::strerror(errno));
+      const size_t size = size_t(st.st_size);
+      std::shared_ptr<const void> owner(mapped, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+      // OpenTextInput conforms the batches to options.schema.
+      return ReadIpc(std::move(owner), std::string_view(static_cast<const char*>(mapped), size), path);
+    }
+    std::string bytes;
+    char buffer[1 << 16];
+    for (ssize_t got; (got = ::read(fd, buffer, sizeof buffer)) != 0;) {
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        const int error = errno;
+        ::close(fd);
+        ThrowIo("cannot read '{}': {}", path, std::strerror(error));
+      }
+      bytes.append(buffer, size_t(got));
+    }
+    ::close(fd);
+    return ReadIpc(std::move(bytes), path);
   });
 }
 

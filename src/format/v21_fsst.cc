@@ -125,21 +125,32 @@ uint64_t LowBytesMask(uint32_t length) { return length >= 8 ? ~uint64_t{0} : (ui
 }  // namespace
 
 void FsstEncoder::Index() {
-  for (auto& codes : by_first_) codes.clear();
-  for (size_t code = 0; code < symbols_.size(); ++code)
-    by_first_[symbols_[code].bytes & 0xFF].push_back(uint8_t(code));
-  for (auto& codes : by_first_)
-    std::stable_sort(codes.begin(), codes.end(),
-                     [&](uint8_t a, uint8_t b) { return symbols_[a].length > symbols_[b].length; });
+  single_.fill(-1);
+  pair_start_.assign(65537, 0);
+  std::vector<uint8_t> longest_first;
+  for (size_t code = 0; code < symbols_.size(); ++code) {
+    if (symbols_[code].length == 1) single_[symbols_[code].bytes & 0xFF] = int16_t(code);
+    else longest_first.push_back(uint8_t(code));
+  }
+  std::stable_sort(longest_first.begin(), longest_first.end(),
+                   [&](uint8_t a, uint8_t b) { return symbols_[a].length > symbols_[b].length; });
+  for (uint8_t code : longest_first) ++pair_start_[(symbols_[code].bytes & 0xFFFF) + 1];
+  for (size_t k = 1; k < pair_start_.size(); ++k) pair_start_[k] += pair_start_[k - 1];
+  pair_codes_.assign(longest_first.size(), 0);
+  std::vector<uint32_t> next(pair_start_.begin(), pair_start_.end() - 1);
+  for (uint8_t code : longest_first) pair_codes_[next[symbols_[code].bytes & 0xFFFF]++] = code;
 }
 
 int FsstEncoder::LongestMatch(std::string_view rest) const {
-  const uint64_t word = SymbolWord(rest);
-  for (uint8_t code : by_first_[uint8_t(rest[0])]) {
-    const Symbol& symbol = symbols_[code];
-    if (symbol.length <= rest.size() && (word & LowBytesMask(symbol.length)) == symbol.bytes) return code;
+  if (rest.size() >= 2) {
+    const uint64_t word = SymbolWord(rest);
+    const uint32_t key = uint32_t(word & 0xFFFF);
+    for (uint32_t k = pair_start_[key]; k < pair_start_[key + 1]; ++k) {
+      const Symbol& symbol = symbols_[pair_codes_[k]];
+      if (symbol.length <= rest.size() && (word & LowBytesMask(symbol.length)) == symbol.bytes) return pair_codes_[k];
+    }
   }
-  return -1;
+  return single_[uint8_t(rest[0])];
 }
 
 FsstEncoder FsstEncoder::Train(const ValueBlock& block) {
@@ -151,6 +162,7 @@ FsstEncoder FsstEncoder::Train(const ValueBlock& block) {
     sample.emplace_back(block.data.data() + block.offsets[k], block.offsets[k + 1] - block.offsets[k]);
 
   FsstEncoder encoder;
+  encoder.Index();  // the empty table: every byte escapes
   // Codes while counting: a symbol's code, or kMaxSymbols + byte for an escaped byte.
   constexpr size_t kCodes = kMaxSymbols + 256;
   std::vector<uint32_t> single(kCodes), pairs(kCodes * kCodes);

@@ -73,8 +73,13 @@ class FsstEncoder {
   void Index();
   // The code of the longest symbol at the start of `rest`, or -1.
   int LongestMatch(std::string_view rest) const;
-  std::vector<Symbol> symbols_;                     // code order
-  std::array<std::vector<uint8_t>, 256> by_first_;  // codes per first byte, longest first
+  std::vector<Symbol> symbols_;  // code order
+  // Symbols of 2 bytes or more by their first two bytes (a little-endian u16), longest
+  // first: codes pair_codes_[pair_start_[key] .. pair_start_[key + 1]); and the 1-byte
+  // symbol of each byte, or -1.
+  std::vector<uint32_t> pair_start_;
+  std::vector<uint8_t> pair_codes_;
+  std::array<int16_t, 256> single_{};
 };
 
 // A binary / utf8 array whose values are FSST-compressed (the 2.0 Fsst encoding wraps a
