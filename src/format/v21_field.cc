@@ -172,8 +172,10 @@ void CompressWithFsst(const LanceField& field, ValueBlock& values, EncodeOptions
   values = encoder.CompressBlock(values);
 }
 
-EncodedPage EncodeLeafPage(const LanceField& root, const LeafPath& path, const ArrayData& rows,
-                           const EncodeOptions& options) {
+// One page of `rows` for the leaf at `path`; nullopt when the rows need several pages (a
+// run of levels longer than a mini-block chunk holds).
+std::optional<EncodedPage> EncodeLeafPage(const LanceField& root, const LeafPath& path, const ArrayData& rows,
+                                          const EncodeOptions& options) {
   const LanceField& leaf_field = *path.back().field;
   if (IsBlobV2Field(leaf_field) || IsLegacyBlobField(leaf_field))
     ThrowNotSupported("field '{}': writing blobs in 2.1+ files is not supported yet", leaf_field.name);
@@ -292,12 +294,27 @@ class FieldEncoderImpl final : public FieldEncoder {
     ArrayPtr rows = pending_.size() == 1 ? pending_[0] : Concatenate(pending_);
     pending_.clear();
     pending_bytes_ = 0;
-    for (size_t c = 0; c < paths_.size(); ++c) {
-      EncodedPage page = EncodeLeafPage(field_, paths_[c], *rows, encode_);
-      page.priority = rows_written_;
-      sink.WritePage(uint32_t(c), std::move(page));
-    }
+    for (size_t c = 0; c < paths_.size(); ++c) WritePages(c, rows, rows_written_, sink);
     rows_written_ += uint64_t(rows->length);
+  }
+
+  // Leaf column c of `rows` (the first at row `first_row` of the file) as one page, or, when
+  // a run of null or empty lists is longer than a chunk holds, split in halves until each
+  // part fits; a part with no value is an all-null (constant) page, which holds any number
+  // of levels.
+  void WritePages(size_t c, const ArrayPtr& rows, uint64_t first_row, PageSink& sink) {
+    if (std::optional<EncodedPage> page = EncodeLeafPage(field_, paths_[c], *rows, encode_)) {
+      page->priority = first_row;
+      sink.WritePage(uint32_t(c), std::move(*page));
+      return;
+    }
+    if (rows->length < 2)
+      ThrowNotSupported("field '{}': row {} holds more than 65,535 rep/def levels between two values, more than a "
+                        "mini-block chunk holds",
+                        field_.name, first_row);
+    const int64_t half = rows->length / 2;
+    WritePages(c, Slice(*rows, 0, half), first_row, sink);
+    WritePages(c, Slice(*rows, half, rows->length - half), first_row + uint64_t(half), sink);
   }
 
   LanceField field_;

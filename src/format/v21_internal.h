@@ -249,7 +249,9 @@ bool CompressesEachValue(const ValueBlock& values, const EncodeOptions& options)
 pb::CompressiveEncoding* DescribeFsst(const EncodeOptions& options, pb::CompressiveEncoding* encoding);
 
 // With a dictionary, `values` are keys into it (fixed width) and the page stores it.
-EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options,
+// Nullopt when more rep/def levels lie between two values than a chunk holds (65,535):
+// the caller then splits the rows over several pages.
+std::optional<EncodedPage> EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options,
                             const ValueBlock* dictionary = nullptr);
 EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options);
 EncodedPage EncodeAllNull(const ShreddedLeaf& leaf, const EncodeOptions& options);

@@ -196,8 +196,8 @@ std::string DictionaryBlock(const ValueBlock& dictionary, pb::CompressiveEncodin
   return out + dictionary.data;
 }
 
-EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options,
-                            const ValueBlock* dictionary) {
+std::optional<EncodedPage> EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values,
+                                           const EncodeOptions& options, const ValueBlock* dictionary) {
   const Levels& lv = leaf.levels;
   const bool has_levels = lv.has_rep || lv.has_def;
   const uint64_t num_levels = has_levels ? (lv.has_rep ? lv.rep.size() : lv.def.size()) : values.count;
@@ -256,9 +256,7 @@ EncodedPage EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, 
       }
       // Too many levels (long runs of empty or null lists): fewer values per chunk.
       const uint64_t smaller = last && (n & (n - 1)) ? FloorPow2(n) : n / 2;
-      if (smaller < 2)
-        ThrowNotSupported("mini-block page: {} rep/def levels between two values do not fit a chunk (at most {})",
-                          level_end - l0, kMaxChunkLevels);
+      if (smaller < 2) return std::nullopt;
       n = smaller;
     }
     v0 += plan.back().num_values;

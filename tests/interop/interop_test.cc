@@ -3,7 +3,9 @@
 // print in the canonical JSON-lines form.
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -131,23 +133,49 @@ TEST_P(InteropTest, TheReferenceReadsLanceletsBitmapDeletions) {
 // Runs of null and of empty lists far longer than a chunk's values (30,000 and 40,000
 // rows between lists with items): lancelet packs the levels and the reference reads the
 // rows as lancelet does.
-TEST_P(InteropTest, TheReferenceReadsLongRunsOfNullAndEmptyLists) {
-  REQUIRE_ORACLE();
-  const std::string input = dir_.Join("lists.jsonl"), ds = dir_.Join("lists.lance");
+// Creates `ds` at the test's file version from n rows {"id": i, "l": list_of(i)} of schema
+// id:int64, l:list<int32>.
+void CreateListRows(const std::string& ds, int n, const std::function<std::string(int)>& list_of,
+                    const std::string& version, const std::string& input) {
   {
     std::ofstream out(input);
-    for (int i = 0; i < 80000; ++i) {
-      out << "{\"id\":" << i << ",\"l\":";
-      if (i < 30000) out << "null";
-      else if (i < 30010 || i >= 79990) out << "[" << i << "," << i + 1 << "]";
-      else out << "[]";
-      out << "}\n";
-    }
+    for (int i = 0; i < n; ++i) out << "{\"id\":" << i << ",\"l\":" << list_of(i) << "}\n";
   }
-  Lancelet({"create", ds, "--from", input, "--schema", "id:int64,l:list<int32>", "--file-version", version()});
+  ExpectOk(RunLancelet({"create", ds, "--from", input, "--schema", "id:int64,l:list<int32>", "--file-version", version}),
+           "lancelet create");
+}
+
+TEST_P(InteropTest, TheReferenceReadsLongRunsOfNullAndEmptyLists) {
+  REQUIRE_ORACLE();
+  const std::string ds = dir_.Join("lists.lance");
+  CreateListRows(ds, 80000, [](int i) -> std::string {
+    if (i < 30000) return "null";
+    if (i < 30010 || i >= 79990) return fmt::format("[{},{}]", i, i + 1);
+    return "[]";
+  }, version(), dir_.Join("lists.jsonl"));
   const std::string ours = ScanRows(ds);
   EXPECT_EQ(SplitLines(ours).size(), 80000u);
   ExpectSameRows(ours, DumpRows(ds), "the reference reads lancelet's long runs");
+}
+
+// 99,999 null lists in a row are more levels between two values than a mini-block chunk
+// holds (65,535): the writer splits those rows over pages of their own (all-null pages
+// hold any number of levels), and both lancelet and the reference read every row back.
+TEST_P(InteropTest, RunsOfNullListsLongerThanAChunkAreSplitOverPages) {
+  REQUIRE_ORACLE();
+  const std::string ds = dir_.Join("nulls.lance");
+  CreateListRows(ds, 150000, [](int i) -> std::string {
+    if (i == 0 || (i >= 100000 && i < 100010) || i >= 149990) return fmt::format("[{}]", i);
+    return i < 100000 ? "null" : "[]";
+  }, version(), dir_.Join("nulls.jsonl"));
+  const std::string ours = ScanRows(ds);
+  const auto rows = SplitLines(ours);
+  ASSERT_EQ(rows.size(), 150000u);
+  EXPECT_EQ(rows[0], R"({"id":0,"l":[0]})");
+  EXPECT_EQ(rows[99999], R"({"id":99999,"l":null})");
+  EXPECT_EQ(rows[100000], R"({"id":100000,"l":[100000]})");
+  EXPECT_EQ(rows[120000], R"({"id":120000,"l":[]})");
+  ExpectSameRows(ours, DumpRows(ds), "the reference reads lancelet's split pages");
 }
 
 INSTANTIATE_TEST_SUITE_P(FileVersions, InteropTest, ::testing::Values("2.0", "2.1", "2.2"),
