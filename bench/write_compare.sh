@@ -25,6 +25,7 @@ timed() {
   local name=$1
   shift
   rm -rf "$DIR/out.lance"
+  sync  # the previous run's 545 MB still being written back would slow this one
   local t0 t1
   t0=$(date +%s%N)
   /usr/bin/time -f "%M" -o "$DIR/rss" "$@" >/dev/null

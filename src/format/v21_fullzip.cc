@@ -60,6 +60,11 @@ EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, co
   const GeneralCompression zstd{pb::COMPRESSION_ALGORITHM_ZSTD, 0};
 
   std::string data, compressed;
+  // Sized up front: a page is about 8 MB, and growing it by doubling copies it and touches
+  // fresh memory at every step.
+  data.reserve(num_items * word_bytes + (values.variable ? values.offsets[values.count] - values.offsets[0] +
+                                                               values.count * length_bytes
+                                                         : values.count * (validity_bytes + value_bytes)));
   std::vector<uint64_t> row_starts;
   uint64_t v = 0;
   for (uint64_t k = 0; k < num_items; ++k) {
