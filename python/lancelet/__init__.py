@@ -54,7 +54,7 @@ def write_dataset(data, uri, mode="create", max_rows_per_file=None, data_storage
         with __arrow_c_stream__ or __arrow_c_array__ (a pyarrow Table, a polars DataFrame).
     mode: "create" (the dataset must not exist), "append" or "overwrite".
     max_rows_per_file: rows per fragment (default 1,048,576).
-    data_storage_version: Lance file version of new files, "2.0", "2.1" or "2.2".
+    data_storage_version: Lance file version of new files, "2.0", "2.1" or "2.2" (the default).
     schema: a lancelet.Schema giving the column types of a dict (else they are inferred).
     """
     stream = _to_stream(data, schema)
