@@ -159,7 +159,8 @@ std::optional<ValueBlock> AutomaticDictionaryKeys(const ShreddedLeaf& leaf, cons
 void CompressWithFsst(const LanceField& field, ValueBlock& values, EncodeOptions& options) {
   constexpr uint64_t kMinLongest = 5, kMinBytes = 32 * 1024;
   if (!values.variable || !options.compress_values || values.count == 0 || !field.type->is_string()) return;
-  if (LowerMetadata(field, kCompressionKey) != "fsst") {
+  const bool asked = LowerMetadata(field, kCompressionKey) == "fsst";
+  if (!asked) {
     if (options.general) return;
     uint64_t longest = 0;
     for (uint64_t k = 0; k < values.count; ++k) longest = std::max(longest, values.offsets[k + 1] - values.offsets[k]);
@@ -168,8 +169,12 @@ void CompressWithFsst(const LanceField& field, ValueBlock& values, EncodeOptions
     if (longest < kMinLongest || size < kMinBytes) return;
   }
   const FsstEncoder encoder = FsstEncoder::Train(values);
+  ValueBlock compressed = encoder.CompressBlock(values);
+  // Values a table does not shrink (random bytes, or an unlucky sample) stay plain unless
+  // the field asked for FSST.
+  if (!asked && compressed.data.size() + encoder.SymbolTable().size() >= values.data.size()) return;
   options.fsst_table = encoder.SymbolTable();
-  values = encoder.CompressBlock(values);
+  values = std::move(compressed);
 }
 
 // One page of `rows` for the leaf at `path`; nullopt when the rows need several pages (a

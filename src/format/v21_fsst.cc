@@ -159,7 +159,8 @@ FsstEncoder FsstEncoder::Train(const ValueBlock& block) {
   const uint64_t step = std::max<uint64_t>(1, total / kSampleBytes);
   std::vector<std::string_view> sample;
   for (uint64_t k = 0; k < block.count; k += step)
-    sample.emplace_back(block.data.data() + block.offsets[k], block.offsets[k + 1] - block.offsets[k]);
+    if (block.offsets[k + 1] > block.offsets[k])  // empty values (nulls among them) teach nothing
+      sample.emplace_back(block.data.data() + block.offsets[k], block.offsets[k + 1] - block.offsets[k]);
 
   FsstEncoder encoder;
   encoder.Index();  // the empty table: every byte escapes

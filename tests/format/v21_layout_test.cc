@@ -577,7 +577,8 @@ TEST(V21Layout, PackedStructsAreOneColumnOfRows) {
 // Strings are FSST-compressed when the reference would (a value of 5 bytes or more and 32
 // KiB with offsets): the page's layout is Fsst(symbol table, Variable), the table holds at
 // most 255 symbols in the reference's 2312-byte form, and the values read back. Binary
-// values, and strings under 32 KiB, stay Variable unless the field asks for "fsst".
+// values, strings under 32 KiB unless the field asks for "fsst", and strings a table
+// would not shrink, stay Variable.
 TEST(V21Layout, StringsAreFsstCompressed) {
   std::vector<Scalar> words, bytes, few;
   for (int k = 0; k < 4000; ++k) {
@@ -607,6 +608,19 @@ TEST(V21Layout, StringsAreFsstCompressed) {
   EXPECT_TRUE(PageLayoutOf(raw->column(0).pages(0)).mini_block_layout().value_compression().has_variable());
   auto small = WriteArray(field, MakeArray(DataType::Utf8(), few), kV22);
   EXPECT_TRUE(PageLayoutOf(small->column(0).pages(0)).mini_block_layout().value_compression().has_variable());
+  // Random printable bytes: a table gains nothing on them, so the page stays plain.
+  std::vector<Scalar> noise;
+  uint32_t state = 11;
+  for (int k = 0; k < 4000; ++k) {
+    std::string v;
+    for (int j = 0; j < 20; ++j) {
+      state = state * 1103515245u + 12345u;
+      v.push_back(char(' ' + (state >> 16) % 95));
+    }
+    noise.push_back({DataType::Utf8(), v});
+  }
+  auto random = WriteArray(field, MakeArray(DataType::Utf8(), noise), kV22);
+  EXPECT_TRUE(PageLayoutOf(random->column(0).pages(0)).mini_block_layout().value_compression().has_variable());
   const LanceField asked = MakeLanceField("f", DataType::Utf8(), {{"lance-encoding:compression", "fsst"}});
   auto forced = WriteArray(asked, MakeArray(DataType::Utf8(), few), kV22);
   ASSERT_TRUE(PageLayoutOf(forced->column(0).pages(0)).mini_block_layout().value_compression().has_fsst());
