@@ -173,6 +173,14 @@ void PageReader::ReadPlainRows(uint64_t, uint64_t, uint8_t*) const {
   ThrowInvalid("this page does not hold plain fixed-width rows");
 }
 
+pb::CompressiveEncoding* DescribeGeneral(const std::optional<GeneralCompression>& compression,
+                                         pb::CompressiveEncoding* encoding) {
+  if (!compression) return encoding;
+  auto* general = encoding->mutable_general();
+  compression->Describe(general->mutable_compression());
+  return general->mutable_values();
+}
+
 pb::CompressiveEncoding* DescribeFsst(const EncodeOptions& options, pb::CompressiveEncoding* encoding) {
   if (options.fsst_table.empty()) return encoding;
   auto* fsst = encoding->mutable_fsst();

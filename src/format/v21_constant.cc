@@ -11,7 +11,6 @@
 #include <optional>
 
 #include "format/little_endian.h"
-
 #include "format/v21_compression.h"
 #include "format/v21_internal.h"
 #include "format/v21_value_codecs.h"

@@ -83,10 +83,23 @@ std::optional<GeneralCompression> GeneralCompressionOf(const LanceField& field, 
   }
   return out;
 }
+
 constexpr uint64_t kFullZipMinValueBytes = 256;
 
-
 bool IsPackedStruct(const LanceField& field) { return IsPackedStructField(field) || IsBlobV2Field(field); }
+
+// The longest of a variable-width block's values.
+uint64_t LongestValue(const ValueBlock& values) {
+  uint64_t longest = 0;
+  for (uint64_t k = 0; k < values.count; ++k) longest = std::max(longest, values.offsets[k + 1] - values.offsets[k]);
+  return longest;
+}
+
+// A variable-width block's bytes with their `offset_bytes`-wide offsets: the plain form's
+// size, as the reference's data size counts it.
+uint64_t PlainBytesWithOffsets(const ValueBlock& values, uint64_t offset_bytes) {
+  return values.offsets[values.count] - values.offsets[0] + (values.count + 1) * offset_bytes;
+}
 
 // The keys of the visible items into `dictionary`, the distinct values of the valid ones
 // (a NULL item takes key 0: its def level says it is NULL), from `keyer`. Null when more
@@ -131,7 +144,7 @@ std::optional<ValueBlock> AutomaticDictionaryKeys(const ShreddedLeaf& leaf, cons
   if (values.variable) {
     // The plain form's bytes count its offsets too, and so does the average value size.
     const uint64_t offset_bytes = leaf.leaf && leaf.leaf->type->has_large_offsets() ? 8 : 4;
-    const uint64_t bytes = values.offsets[values.count] - values.offsets[0] + (values.count + 1) * offset_bytes;
+    const uint64_t bytes = PlainBytesWithOffsets(values, offset_bytes);
     per_item = double(bytes / values.count + offset_bytes);
     per_key = double(offset_bytes);
     data_bytes = double(bytes);
@@ -159,22 +172,30 @@ std::optional<ValueBlock> AutomaticDictionaryKeys(const ShreddedLeaf& leaf, cons
 void CompressWithFsst(const LanceField& field, ValueBlock& values, EncodeOptions& options) {
   constexpr uint64_t kMinLongest = 5, kMinBytes = 32 * 1024;
   if (!values.variable || !options.compress_values || values.count == 0 || !field.type->is_string()) return;
-  const bool asked = LowerMetadata(field, kCompressionKey) == "fsst";
+  const bool asked = MetadataIs(field, kCompressionKey, "fsst");
   if (!asked) {
     if (options.general) return;
-    uint64_t longest = 0;
-    for (uint64_t k = 0; k < values.count; ++k) longest = std::max(longest, values.offsets[k + 1] - values.offsets[k]);
     const uint64_t offset_bytes = field.type->has_large_offsets() ? 8 : 4;
-    const uint64_t size = values.offsets[values.count] - values.offsets[0] + (values.count + 1) * offset_bytes;
-    if (longest < kMinLongest || size < kMinBytes) return;
+    if (LongestValue(values) < kMinLongest || PlainBytesWithOffsets(values, offset_bytes) < kMinBytes) return;
   }
   const FsstEncoder encoder = FsstEncoder::Train(values);
   ValueBlock compressed = encoder.CompressBlock(values);
+  std::string table = encoder.SymbolTable();
   // Values a table does not shrink (random bytes, or an unlucky sample) stay plain unless
   // the field asked for FSST.
-  if (!asked && compressed.data.size() + encoder.SymbolTable().size() >= values.data.size()) return;
-  options.fsst_table = encoder.SymbolTable();
+  if (!asked && compressed.data.size() + table.size() >= values.data.size()) return;
+  options.fsst_table = std::move(table);
   values = std::move(compressed);
+}
+
+// Whether a full-zip page's variable-width values are compressed one by one (ZSTD, level
+// 0), as the reference decides: a value passes 32 KiB or the field asks for general
+// compression, and the page holds at least 32 KiB of them.
+bool CompressesEachValue(const ValueBlock& values, const EncodeOptions& options) {
+  constexpr uint64_t kPerValueMinBytes = 32 * 1024;
+  if (!values.variable || !options.compress_values || values.count == 0) return false;
+  const uint64_t bytes = values.offsets[values.count] - values.offsets[0];
+  return (LongestValue(values) > kPerValueMinBytes || options.general) && bytes >= kPerValueMinBytes;
 }
 
 // One page of `rows` for the leaf at `path`; nullopt when the rows need several pages (a
@@ -216,15 +237,14 @@ std::optional<EncodedPage> EncodeLeafPage(const LanceField& root, const LeafPath
   } else if (values.dim > 0) {
     full_zip = true;
   } else if (values.variable) {
-    uint64_t max_len = 0;
-    for (uint64_t k = 0; k < values.count; ++k) max_len = std::max(max_len, values.offsets[k + 1] - values.offsets[k]);
-    full_zip = max_len >= kFullZipMinValueBytes;
+    full_zip = LongestValue(values) >= kFullZipMinValueBytes;
   } else {
     full_zip = values.bits / 8 >= kFullZipMinValueBytes;
   }
   if (!full_zip && values.dim > 0) full_zip = true;  // fixed_size_list is only written full-zip
   if (full_zip) {
-    if (!CompressesEachValue(values, page_options)) CompressWithFsst(leaf_field, values, page_options);
+    page_options.compress_each_value = CompressesEachValue(values, page_options);
+    if (!page_options.compress_each_value) CompressWithFsst(leaf_field, values, page_options);
     return EncodeFullZip(leaf, values, page_options);
   }
   // As the reference, whatever "lance-encoding:compression" says (it governs the keys).

@@ -23,23 +23,6 @@ namespace {
 
 size_t WordBytes(int bits) { return bits == 0 ? 0 : bits <= 8 ? 1 : bits <= 16 ? 2 : 4; }
 
-// The reference compresses variable-width values one by one, with ZSTD at level 0, when a
-// value passes 32 KiB or the field asks for general compression, and the page holds at
-// least 32 KiB of them.
-constexpr uint64_t kPerValueMinBytes = 32 * 1024;
-
-}  // namespace
-
-bool CompressesEachValue(const ValueBlock& values, const EncodeOptions& options) {
-  if (!values.variable || !options.compress_values || values.count == 0) return false;
-  uint64_t longest = 0;
-  for (uint64_t k = 0; k < values.count; ++k) longest = std::max(longest, values.offsets[k + 1] - values.offsets[k]);
-  const uint64_t bytes = values.offsets[values.count] - values.offsets[0];
-  return (longest > kPerValueMinBytes || options.general) && bytes >= kPerValueMinBytes;
-}
-
-namespace {
-
 }  // namespace
 
 EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options) {
@@ -56,7 +39,7 @@ EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, co
   const size_t length_bytes = large_offsets ? 8 : 4;
   const uint64_t validity_bytes = values.has_item_validity ? (values.dim + 7) / 8 : 0;
   const uint64_t value_bytes = values.bits / 8;
-  const bool per_value = CompressesEachValue(values, options);
+  const bool per_value = values.variable && options.compress_each_value;
   const GeneralCompression zstd{pb::COMPRESSION_ALGORITHM_ZSTD, 0};
 
   std::string data, compressed;
@@ -121,12 +104,7 @@ EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, co
   auto* vc = fz->mutable_value_compression();
   if (values.variable) {
     fz->set_bits_per_offset(uint32_t(length_bytes * 8));
-    if (per_value) {
-      auto* wrapped = vc->mutable_general();
-      zstd.Describe(wrapped->mutable_compression());
-      vc = wrapped->mutable_values();
-    }
-    vc = DescribeFsst(options, vc);
+    vc = DescribeFsst(options, DescribeGeneral(per_value ? std::optional(zstd) : std::nullopt, vc));
     vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(length_bytes * 8);
   } else if (values.dim > 0) {
     fz->set_bits_per_value(uint32_t(values.bits + validity_bytes * 8));

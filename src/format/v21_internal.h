@@ -239,14 +239,18 @@ struct EncodeOptions {
   // Set when the page's variable-width values were FSST-compressed with this symbol table
   // (v21_value_codecs.h FsstEncoder): the layout describes them as Fsst(Variable).
   std::string fsst_table;
+  // A full-zip page compresses its variable-width values one by one with ZSTD at level 0
+  // (decided in v21_field.cc, as the reference decides it).
+  bool compress_each_value = false;
 };
 
-// Whether a full-zip page compresses its variable-width values one by one with zstd
-// (v21_fullzip.cc): then FSST is not tried.
-bool CompressesEachValue(const ValueBlock& values, const EncodeOptions& options);
 // Describes the FSST wrapper in `encoding` when options.fsst_table is set; returns where the
 // inner (Variable) encoding goes.
 pb::CompressiveEncoding* DescribeFsst(const EncodeOptions& options, pb::CompressiveEncoding* encoding);
+// Describes General(compression, ...) in `encoding` when `compression` is set; returns where
+// the inner encoding goes.
+pb::CompressiveEncoding* DescribeGeneral(const std::optional<GeneralCompression>& compression,
+                                         pb::CompressiveEncoding* encoding);
 
 // With a dictionary, `values` are keys into it (fixed width) and the page stores it.
 // Nullopt when more rep/def levels lie between two values than a chunk holds (65,535):

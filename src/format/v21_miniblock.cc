@@ -408,12 +408,7 @@ std::optional<EncodedPage> EncodeMiniBlock(const ShreddedLeaf& leaf, const Value
   auto* mb = layout.mutable_mini_block_layout();
   if (lv.has_rep) rep.Describe(mb->mutable_rep_compression());
   if (lv.has_def) def.Describe(mb->mutable_def_compression());
-  auto* vc = mb->mutable_value_compression();
-  if (general) {
-    auto* wrapped = vc->mutable_general();
-    options.general->Describe(wrapped->mutable_compression());
-    vc = wrapped->mutable_values();
-  }
+  auto* vc = DescribeGeneral(general ? options.general : std::nullopt, mb->mutable_value_compression());
   if (values.variable) {
     vc = DescribeFsst(options, vc);
     vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(offset_bytes * 8);
@@ -433,13 +428,8 @@ std::optional<EncodedPage> EncodeMiniBlock(const ShreddedLeaf& leaf, const Value
   }
   std::string dictionary_bytes;
   if (dictionary) {
-    pb::CompressiveEncoding* encoding = mb->mutable_dictionary();
-    if (options.dictionary_general) {
-      auto* wrapped = encoding->mutable_general();
-      options.dictionary_general->Describe(wrapped->mutable_compression());
-      encoding = wrapped->mutable_values();
-    }
-    dictionary_bytes = DictionaryBlock(*dictionary, encoding);
+    dictionary_bytes =
+        DictionaryBlock(*dictionary, DescribeGeneral(options.dictionary_general, mb->mutable_dictionary()));
     if (options.dictionary_general) dictionary_bytes = CompressBuffer(*options.dictionary_general, dictionary_bytes);
     mb->set_num_dictionary_items(dictionary->count);
   }

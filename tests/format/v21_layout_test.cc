@@ -42,6 +42,18 @@ std::string Hex(const std::string& s) {
   return out;
 }
 
+// The encoding inside General(scheme, level) of `encoding`, once the wrapper is checked
+// (level nullopt: it must be absent, the scheme's default).
+const pb::CompressiveEncoding& GeneralValues(const pb::CompressiveEncoding& encoding, pb::CompressionScheme scheme,
+                                             std::optional<int32_t> level) {
+  EXPECT_TRUE(encoding.has_general());
+  const auto& compression = encoding.general().compression();
+  EXPECT_EQ(compression.scheme(), scheme);
+  if (level) EXPECT_EQ(compression.level(), *level);
+  else EXPECT_FALSE(compression.has_level());
+  return encoding.general().values();
+}
+
 // Values kept Flat (the reference's "lance-encoding:compression" = "none"), for the tests of
 // the plain chunk layout.
 const Metadata kUncompressed = {{"lance-encoding:compression", "none"}};
@@ -132,9 +144,7 @@ TEST(V21Layout, FewDistinctWideNumbersGetADictionaryAt22) {
   ASSERT_TRUE(mb.has_dictionary());
   EXPECT_EQ(mb.num_dictionary_items(), 10u);
   // At 2.2 the reference compresses every dictionary with LZ4, level unset.
-  EXPECT_EQ(mb.dictionary().general().compression().scheme(), pb::COMPRESSION_ALGORITHM_LZ4);
-  EXPECT_FALSE(mb.dictionary().general().compression().has_level());
-  EXPECT_EQ(mb.dictionary().general().values().flat().bits_per_value(), 64u);
+  EXPECT_EQ(GeneralValues(mb.dictionary(), pb::COMPRESSION_ALGORITHM_LZ4, std::nullopt).flat().bits_per_value(), 64u);
   EXPECT_EQ(mb.value_compression().inline_bitpacking().uncompressed_bits_per_value(), 32u);
   auto read = MakeFieldDecoder(kV22, field, file->Columns(), *file)->Read(0, 1000);
   for (int k = 0; k < 1000; ++k) ASSERT_EQ(read->values<double>()[k], 0.5 + double((k * 7) % 10)) << k;
@@ -471,9 +481,9 @@ TEST(V21Layout, OptInGeneralCompressionWrapsEachChunksValues) {
     auto file = WriteArray(zstd, MakeArray(DataType::Int64(), ints), version);
     const auto mb = PageLayoutOf(file->column(0).pages(0)).mini_block_layout();
     ASSERT_TRUE(mb.value_compression().has_general());
-    EXPECT_EQ(mb.value_compression().general().compression().scheme(), pb::COMPRESSION_ALGORITHM_ZSTD);
-    EXPECT_EQ(mb.value_compression().general().compression().level(), 7);
-    EXPECT_EQ(mb.value_compression().general().values().byte_stream_split().values().flat().bits_per_value(), 64u);
+    EXPECT_EQ(GeneralValues(mb.value_compression(), pb::COMPRESSION_ALGORITHM_ZSTD, 7)
+                  .byte_stream_split().values().flat().bits_per_value(),
+              64u);
     const std::string chunks = PageBuffer(*file, 0, 0, 1);
     // Chunk 0: u16 0 levels, the compressed size (u16 at 2.1, u32 at 2.2), padding to 8.
     const uint64_t compressed_size = LoadLE(chunks.data() + 2, version == kV22 ? 4 : 2);
@@ -488,9 +498,9 @@ TEST(V21Layout, OptInGeneralCompressionWrapsEachChunksValues) {
     auto strings = WriteArray(lz4, MakeArray(DataType::Utf8(), words), version);
     const auto smb = PageLayoutOf(strings->column(0).pages(0)).mini_block_layout();
     ASSERT_TRUE(smb.value_compression().has_general());
-    EXPECT_EQ(smb.value_compression().general().compression().scheme(), pb::COMPRESSION_ALGORITHM_LZ4);
-    EXPECT_FALSE(smb.value_compression().general().compression().has_level());
-    EXPECT_EQ(smb.value_compression().general().values().variable().offsets().flat().bits_per_value(), 32u);
+    EXPECT_EQ(GeneralValues(smb.value_compression(), pb::COMPRESSION_ALGORITHM_LZ4, std::nullopt)
+                  .variable().offsets().flat().bits_per_value(),
+              32u);
     auto read_strings = MakeFieldDecoder(version, lz4, strings->Columns(), *strings)->Read(0, 20000);
     EXPECT_EQ(read_strings->GetView(12345), "word-8-345");
 
@@ -522,9 +532,9 @@ TEST(V21Layout, LargeFullZipValuesAreEachCompressed) {
   auto file = WriteArray(field, MakeArray(DataType::Binary(), big), kV22);
   const auto fz = PageLayoutOf(file->column(0).pages(0)).full_zip_layout();
   ASSERT_TRUE(fz.value_compression().has_general());
-  EXPECT_EQ(fz.value_compression().general().compression().scheme(), pb::COMPRESSION_ALGORITHM_ZSTD);
-  EXPECT_EQ(fz.value_compression().general().compression().level(), 0);
-  EXPECT_EQ(fz.value_compression().general().values().variable().offsets().flat().bits_per_value(), 32u);
+  EXPECT_EQ(GeneralValues(fz.value_compression(), pb::COMPRESSION_ALGORITHM_ZSTD, 0)
+                .variable().offsets().flat().bits_per_value(),
+            32u);
   const std::string zipped = PageBuffer(*file, 0, 0, 0);
   EXPECT_LT(zipped.size(), 1000u);
   EXPECT_EQ(LoadLE(zipped.data() + 4, 8), 40000u);                // the first value's uncompressed length
