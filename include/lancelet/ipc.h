@@ -12,6 +12,7 @@
 // lancelet has no TypeId for are rejected with NotSupported.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -57,9 +58,12 @@ std::string WriteIpcFile(const Schema& schema, const std::vector<RecordBatchPtr>
 // thrown here); batches are decoded by Next(). Errors are Corrupt (or NotSupported) and
 // name `source_name` and the byte offset of the offending part.
 std::unique_ptr<RecordBatchReader> ReadIpc(std::string bytes, std::string_view source_name);
+// Called with the byte range [offset, offset + length) of a message the reader is done
+// with: a mapped file's owner can drop those pages from memory.
+using IpcRelease = std::function<void(int64_t offset, int64_t length)>;
 // The same over bytes that `owner` keeps alive (a mapped file): batches copy what they
-// decode, so the bytes are only read.
+// decode, so the bytes are only read, and each message is released once decoded.
 std::unique_ptr<RecordBatchReader> ReadIpc(std::shared_ptr<const void> owner, std::string_view bytes,
-                                           std::string_view source_name);
+                                           std::string_view source_name, IpcRelease release = nullptr);
 
 }  // namespace lancelet

@@ -30,23 +30,43 @@ DictionaryKeyer::DictionaryKeyer(const DataType& key_type, std::string what)
   max_items_ = index_bits >= 64 ? UINT64_MAX : uint64_t(1) << index_bits;
 }
 
-uint64_t DictionaryKeyer::AddItem(int64_t source) {
+uint64_t DictionaryKeyer::AddItem(int64_t source, std::string_view value) {
   if (item_sources_.size() == max_items_)
     ThrowInvalid("{} holds more than {} distinct values, more than {} keys can index", what_, max_items_, key_name_);
   item_sources_.push_back(source);
+  items_.push_back(value);
   return item_sources_.size() - 1;
 }
 
 uint64_t DictionaryKeyer::KeyOf(std::string_view value, int64_t source) {
-  auto it = key_of_.find(value);
-  if (it != key_of_.end()) return it->second;
-  const uint64_t key = AddItem(source);
-  key_of_.emplace(value, key);
-  return key;
+  if (2 * (items_.size() + 1) > slots_.size()) Grow();
+  const uint64_t hash = std::hash<std::string_view>{}(value);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    Slot& slot = slots_[i];
+    if (slot.key_plus_one == 0) {
+      const uint64_t key = AddItem(source, value);
+      slot = {hash, key + 1};
+      return key;
+    }
+    if (slot.hash == hash && items_[slot.key_plus_one - 1] == value) return slot.key_plus_one - 1;
+  }
+}
+
+void DictionaryKeyer::Grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(std::max<size_t>(64, old.size() * 2), Slot{});
+  const size_t mask = slots_.size() - 1;
+  for (const Slot& slot : old) {
+    if (slot.key_plus_one == 0) continue;
+    size_t i = slot.hash & mask;
+    while (slots_[i].key_plus_one != 0) i = (i + 1) & mask;
+    slots_[i] = slot;
+  }
 }
 
 uint64_t DictionaryKeyer::NullKey(int64_t source) {
-  if (null_key_ < 0) null_key_ = int64_t(AddItem(source));
+  if (null_key_ < 0) null_key_ = int64_t(AddItem(source, {}));  // never in slots_, never compared
   return uint64_t(null_key_);
 }
 

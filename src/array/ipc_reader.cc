@@ -264,8 +264,8 @@ struct Message {
 
 class IpcReader final : public RecordBatchReader {
  public:
-  IpcReader(std::shared_ptr<const void> owner, std::string_view bytes, std::string_view name)
-      : owner_(std::move(owner)), bytes_(bytes), name_(name) {
+  IpcReader(std::shared_ptr<const void> owner, std::string_view bytes, std::string_view name, IpcRelease release)
+      : owner_(std::move(owner)), bytes_(bytes), name_(name), release_(std::move(release)) {
     if (bytes_.empty()) ThrowCorrupt("{}: empty input is not an Arrow IPC stream or file", name_);
     if (bytes_.compare(0, kFileMagicSize, kFileMagic, kFileMagicSize) == 0) {
       OpenFile();
@@ -283,7 +283,9 @@ class IpcReader final : public RecordBatchReader {
       Message message;
       if (!Parse(block.offset, &message))
         ThrowCorrupt("{}: Arrow file block at byte {} holds an end-of-stream marker", name_, block.offset);
-      return DecodeBatch(message);
+      RecordBatchPtr batch = DecodeBatch(message);
+      Release(message);
+      return batch;
     }
     while (!done_) {
       Message message;
@@ -293,8 +295,15 @@ class IpcReader final : public RecordBatchReader {
       }
       pos_ = message.end;
       switch (message.type) {
-        case MessageType::kRecordBatch: return DecodeBatch(message);
-        case MessageType::kDictionaryBatch: ReadDictionaryBatch(message); break;
+        case MessageType::kRecordBatch: {
+          RecordBatchPtr batch = DecodeBatch(message);
+          Release(message);
+          return batch;
+        }
+        case MessageType::kDictionaryBatch:
+          ReadDictionaryBatch(message);
+          Release(message);
+          break;
         case MessageType::kSchema:
           ThrowCorrupt("{}: second Arrow schema message at byte {}", name_, message.start);
         default:
@@ -317,6 +326,11 @@ class IpcReader final : public RecordBatchReader {
     T v;
     std::memcpy(&v, data() + pos, sizeof(T));
     return v;
+  }
+
+  // Once decoded, a message's bytes are no longer needed: what was decoded is a copy.
+  void Release(const Message& message) const {
+    if (release_) release_(message.start, message.end - message.start);
   }
 
   // DictionaryBatch: id (0), data (1, a record batch of one column), isDelta (2).
@@ -410,6 +424,7 @@ class IpcReader final : public RecordBatchReader {
         ThrowCorrupt("{}: Arrow file dictionary block {} at byte {} holds no dictionary batch", name_, i,
                      block.offset);
       ReadDictionaryBatch(message);
+      Release(message);
     }
     fb::FlatVector blocks = footer.GetVector(kFooterRecordBatches);
     for (uint32_t i = 0; i < blocks.size(); ++i) {
@@ -462,6 +477,7 @@ class IpcReader final : public RecordBatchReader {
   std::shared_ptr<const void> owner_;  // keeps bytes_ alive
   std::string_view bytes_;
   std::string name_;
+  IpcRelease release_;
   SchemaPtr schema_;
   bool is_file_ = false;
   bool big_endian_ = false;
@@ -487,8 +503,8 @@ std::unique_ptr<RecordBatchReader> ReadIpc(std::string bytes, std::string_view s
 }
 
 std::unique_ptr<RecordBatchReader> ReadIpc(std::shared_ptr<const void> owner, std::string_view bytes,
-                                           std::string_view source_name) {
-  return std::make_unique<ipc::IpcReader>(std::move(owner), bytes, source_name);
+                                           std::string_view source_name, IpcRelease release) {
+  return std::make_unique<ipc::IpcReader>(std::move(owner), bytes, source_name, std::move(release));
 }
 
 }  // namespace lancelet

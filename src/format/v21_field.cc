@@ -245,7 +245,7 @@ std::optional<EncodedPage> EncodeLeafPage(const LanceField& root, const LeafPath
   if (full_zip) {
     page_options.compress_each_value = CompressesEachValue(values, page_options);
     if (!page_options.compress_each_value) CompressWithFsst(leaf_field, values, page_options);
-    return EncodeFullZip(leaf, values, page_options);
+    return EncodeFullZip(leaf, std::move(values), page_options);
   }
   // As the reference, whatever "lance-encoding:compression" says (it governs the keys).
   ValueBlock dictionary;

@@ -25,7 +25,7 @@ size_t WordBytes(int bits) { return bits == 0 ? 0 : bits <= 8 ? 1 : bits <= 16 ?
 
 }  // namespace
 
-EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options) {
+EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, ValueBlock values, const EncodeOptions& options) {
   const Levels& lv = leaf.levels;
   const LevelScheme scheme(leaf.layers);
   uint16_t max_rep = 0, max_def = 0;
@@ -43,14 +43,23 @@ EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, co
   const GeneralCompression zstd{pb::COMPRESSION_ALGORITHM_ZSTD, 0};
 
   std::string data, compressed;
-  // Sized up front: a page is about 8 MB, and growing it by doubling copies it and touches
-  // fresh memory at every step.
-  data.reserve(num_items * word_bytes + (values.variable ? values.offsets[values.count] - values.offsets[0] +
-                                                               values.count * length_bytes
-                                                         : values.count * (validity_bytes + value_bytes)));
   std::vector<uint64_t> row_starts;
   uint64_t v = 0;
-  for (uint64_t k = 0; k < num_items; ++k) {
+  // Fixed-width values with no control word, no item validity and no index (vectors
+  // without nulls): the page is the values themselves, moved rather than copied.
+  const bool page_is_values = word_bytes == 0 && !lv.has_rep && !values.variable && !values.has_item_validity &&
+                              num_items == values.count;
+  if (page_is_values) {
+    data = std::move(values.data);
+    v = values.count;
+  } else {
+    // Sized up front: a page is about 8 MB, and growing it by doubling copies it and touches
+    // fresh memory at every step.
+    data.reserve(num_items * word_bytes + (values.variable ? values.offsets[values.count] - values.offsets[0] +
+                                                                 values.count * length_bytes
+                                                           : values.count * (validity_bytes + value_bytes)));
+  }
+  for (uint64_t k = page_is_values ? num_items : 0; k < num_items; ++k) {
     const uint16_t r = lv.has_rep ? lv.rep[k] : 0;
     const uint16_t d = lv.has_def ? lv.def[k] : 0;
     if (!lv.has_rep || r == scheme.max_rep) row_starts.push_back(data.size());

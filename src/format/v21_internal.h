@@ -257,7 +257,7 @@ pb::CompressiveEncoding* DescribeGeneral(const std::optional<GeneralCompression>
 // the caller then splits the rows over several pages.
 std::optional<EncodedPage> EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options,
                             const ValueBlock* dictionary = nullptr);
-EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options);
+EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, ValueBlock values, const EncodeOptions& options);
 EncodedPage EncodeAllNull(const ShreddedLeaf& leaf, const EncodeOptions& options);
 // A 2.2 page whose valid values are all equal, as a ConstantLayout (v21_constant.cc);
 // nullopt when they differ or the leaf's type has no constant form (fixed_size_list).

@@ -286,6 +286,19 @@ void CopyBits(std::string& dst, uint64_t dst_bit, const uint8_t* src, uint64_t s
 
 const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
 
+// Appends the `width`-byte values at `slots` of `src`, a run of consecutive slots (the
+// common case: rows without nulls) in one copy, and without zero-filling first.
+template <typename Slots>
+void AppendSlots(std::string& out, const uint8_t* src, const Slots& slots, uint64_t width) {
+  out.reserve(out.size() + slots.size() * width);
+  for (size_t k = 0; k < slots.size();) {
+    size_t end = k + 1;
+    while (end < slots.size() && slots[end] == slots[end - 1] + 1) ++end;
+    out.append(reinterpret_cast<const char*>(src) + uint64_t(slots[k]) * width, (end - k) * width);
+    k = end;
+  }
+}
+
 }  // namespace
 
 void ValueBlock::AppendFrom(const ValueBlock& other, uint64_t start, uint64_t n) {
@@ -352,15 +365,13 @@ ValueBlock GatherValues(const LeafPath& path, const ShreddedLeaf& leaf) {
     const uint64_t item_bytes = uint64_t(items.type->bit_width() / 8);
     out.dim = uint32_t(dim);
     out.bits = dim * item_bytes * 8;
-    out.data.resize(n * dim * item_bytes);
     const uint8_t* src = items.buffers[1]->data();
     bool item_nulls = false;
     if (items.null_count > 0)
       for (uint64_t k = 0; k < n && !item_nulls; ++k)
         for (uint64_t j = 0; j < dim; ++j)
           if (items.IsNull(int64_t(leaf.slots[k] * dim + j))) { item_nulls = true; break; }
-    for (uint64_t k = 0; k < n; ++k)
-      std::memcpy(out.data.data() + k * dim * item_bytes, src + uint64_t(leaf.slots[k]) * dim * item_bytes, dim * item_bytes);
+    AppendSlots(out.data, src, leaf.slots, dim * item_bytes);
     if (item_nulls) {
       out.has_item_validity = true;
       out.item_validity.assign((n * dim + 7) / 8, '\0');
@@ -373,9 +384,7 @@ ValueBlock GatherValues(const LeafPath& path, const ShreddedLeaf& leaf) {
   }
   const uint64_t width = uint64_t(type.byte_width());
   out.bits = width * 8;
-  out.data.resize(n * width);
-  const uint8_t* src = array.buffers[1]->data();
-  for (uint64_t k = 0; k < n; ++k) std::memcpy(out.data.data() + k * width, src + uint64_t(leaf.slots[k]) * width, width);
+  AppendSlots(out.data, array.buffers[1]->data(), leaf.slots, width);
   return out;
 }
 
