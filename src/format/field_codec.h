@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "format/lance_file.h"
@@ -35,6 +36,9 @@ class PageSink {
   virtual ~PageSink() = default;
   // `column` counts from 0 within the field's own columns.
   virtual void WritePage(uint32_t column, EncodedPage page) = 0;
+  // Writes `bytes` at the end of the file, aligned and padded as page buffers are, and
+  // returns their offset: blob values, which a page written later describes.
+  virtual uint64_t WriteOutOfLine(std::string_view bytes) = 0;
 };
 
 class FieldEncoder {

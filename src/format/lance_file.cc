@@ -85,7 +85,13 @@ struct LanceFileWriter::Impl : PageSink {
     pb->mutable_encoding()->mutable_direct()->set_encoding(std::move(page.encoding));
   }
 
-  void WritePadded(const std::string& bytes) {
+  uint64_t WriteOutOfLine(std::string_view bytes) override {
+    const uint64_t position = file->position();
+    WritePadded(bytes);
+    return position;
+  }
+
+  void WritePadded(std::string_view bytes) {
     file->Write(bytes);
     static const std::string kPad(kPageAlignment, char(kPadByte));
     uint64_t rem = bytes.size() % kPageAlignment;

@@ -6,7 +6,13 @@
 // (def << 16) | rep; size 0 and position 0 is an empty value.
 // The reader returns the descriptors (a struct<position, size>); ReadBlobBytes
 // (blob_bytes.h) fetches the bytes.
+// The writer puts each non-empty value's bytes in the file before the page that describes
+// them (PageSink::WriteOutOfLine: 64-byte aligned, padded like page buffers), as the
+// reference does; the descriptors are a mini-block PackedStruct([64, 64], Flat(128)) whose
+// own layers are [ALL_VALID_ITEM], under the blob layout's layers.
 #include <cstring>
+
+#include <google/protobuf/any.pb.h>
 
 #include "format/little_endian.h"
 #include "format/v21_value_codecs.h"
@@ -68,6 +74,54 @@ class BlobReader final : public PageReader {
 
 std::unique_ptr<PageReader> MakeBlobReader(PageSource page, const pb::BlobLayout& layout) {
   return std::make_unique<BlobReader>(std::move(page), layout);
+}
+
+EncodedPage EncodeLegacyBlobPage(const LanceField& field, const ShreddedLeaf& leaf, const EncodeOptions& options,
+                                 PageSink& sink) {
+  const Levels& lv = leaf.levels;
+  if (lv.has_rep) ThrowNotSupported("field '{}': legacy blobs inside lists are not supported", field.name);
+  ValueBlock descriptors;
+  descriptors.count = leaf.num_rows;
+  descriptors.bits = 128;
+  descriptors.data.reserve(leaf.num_rows * 16);
+  const uint16_t max_visible_def = LevelScheme(leaf.layers).max_visible_def;
+  uint64_t next_slot = 0;
+  for (uint64_t row = 0; row < leaf.num_rows; ++row) {
+    const uint16_t def = lv.has_def ? lv.def[row] : 0;
+    uint64_t position = 0, size = 0;
+    if (def > 0) {
+      position = uint64_t(def) << 16;  // a null: size 0, (def << 16) | rep, never 0
+    } else {
+      const std::string_view value = leaf.leaf->GetView(leaf.slots.at(next_slot));
+      if (!value.empty()) {
+        position = sink.WriteOutOfLine(value);
+        size = value.size();
+      }
+    }
+    if (def <= max_visible_def) ++next_slot;  // a visible item, null or not, has a slot
+    AppendLE<uint64_t>(descriptors.data, position);
+    AppendLE<uint64_t>(descriptors.data, size);
+  }
+  ShreddedLeaf packed;  // the descriptors: one per row, no levels of their own
+  packed.layers = {pb::REPDEF_ALL_VALID_ITEM};
+  packed.num_rows = packed.num_items = leaf.num_rows;
+  packed.num_valid = leaf.num_rows;
+  EncodeOptions packed_options;
+  packed_options.large_chunks = options.large_chunks;
+  packed_options.compress_values = false;
+  packed_options.packed_child_bits = {64, 64};
+  std::optional<EncodedPage> inner = EncodeMiniBlock(packed, descriptors, packed_options);
+  if (!inner) ThrowInvalid("field '{}': blob descriptors did not fit a mini-block page", field.name);
+  google::protobuf::Any any;
+  pb::PageLayout inner_layout;
+  if (!any.ParseFromString(inner->encoding) || !inner_layout.ParseFromString(any.value()))
+    ThrowInvalid("field '{}': unreadable blob descriptor layout", field.name);
+  pb::PageLayout layout;
+  auto* blob = layout.mutable_blob_layout();
+  *blob->mutable_inner_layout() = std::move(inner_layout);
+  for (auto layer : leaf.layers) blob->add_layers(layer);
+  inner->encoding = WrapAny(kPageLayoutUrl, layout);
+  return std::move(*inner);
 }
 
 }  // namespace lancelet::format::v21

@@ -203,8 +203,8 @@ bool CompressesEachValue(const ValueBlock& values, const EncodeOptions& options)
 std::optional<EncodedPage> EncodeLeafPage(const LanceField& root, const LeafPath& path, const ArrayData& rows,
                                           const EncodeOptions& options) {
   const LanceField& leaf_field = *path.back().field;
-  if (IsBlobV2Field(leaf_field) || IsLegacyBlobField(leaf_field))
-    ThrowNotSupported("field '{}': writing blobs in 2.1+ files is not supported yet", leaf_field.name);
+  if (IsBlobV2Field(leaf_field))
+    ThrowNotSupported("field '{}': writing blob v2 columns is not supported yet", leaf_field.name);
   ShreddedLeaf leaf = Shred(path, rows);
   if (leaf.num_valid == 0) return EncodeAllNull(leaf, options);
   EncodeOptions page_options = options;
@@ -261,6 +261,14 @@ class FieldEncoderImpl final : public FieldEncoder {
       : field_(field), options_(options) {
     paths_ = LeafPaths(field_);
     encode_.large_chunks = !(version.major == 2 && version.minor <= 1);
+    if (encode_.large_chunks)  // as the reference refuses them
+      field_.ForEach([&](const LanceField& node) {
+        if (IsLegacyBlobField(node))
+          ThrowNotSupported("field '{}': legacy blob columns (metadata \"lance-encoding:blob\") cannot be written at "
+                            "file version {}; write them at 2.1, or use a blob v2 column (ARROW:extension:name = "
+                            "\"lance.blob.v2\")",
+                            node.name, version.ToString());
+      });
   }
   FieldEncoderImpl(const FieldEncoderImpl&) = delete;
   FieldEncoderImpl& operator=(const FieldEncoderImpl&) = delete;
@@ -328,6 +336,12 @@ class FieldEncoderImpl final : public FieldEncoder {
   // part fits; a part with no value is an all-null (constant) page, which holds any number
   // of levels.
   void WritePages(size_t c, const ArrayPtr& rows, uint64_t first_row, PageSink& sink) {
+    if (IsLegacyBlobField(*paths_[c].back().field)) {
+      EncodedPage page = EncodeLegacyBlobPage(*paths_[c].back().field, Shred(paths_[c], *rows), encode_, sink);
+      page.priority = first_row;
+      sink.WritePage(uint32_t(c), std::move(page));
+      return;
+    }
     if (std::optional<EncodedPage> page = EncodeLeafPage(field_, paths_[c], *rows, encode_)) {
       page->priority = first_row;
       sink.WritePage(uint32_t(c), std::move(*page));

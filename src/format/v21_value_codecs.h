@@ -126,6 +126,10 @@ ValueCodec ParsePackedCodec(const pb::CompressiveEncoding& encoding, const std::
 // ------------------------------------------------------------------------------- blobs
 
 std::unique_ptr<PageReader> MakeBlobReader(PageSource page, const pb::BlobLayout& layout);
+// A page of legacy blobs (2.1): every non-empty value's bytes written out of line through
+// `sink`, then the BlobLayout page of their (position, size) descriptors.
+EncodedPage EncodeLegacyBlobPage(const LanceField& field, const ShreddedLeaf& leaf, const EncodeOptions& options,
+                                 PageSink& sink);
 
 // ---------------------------------------------------------------------- constant scalars
 

@@ -6,12 +6,14 @@
 //   sidecar files next to it.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 
 #include "format/blob_bytes.h"
 #include "format/reference_file_util.h"
 #include "format/v21_test_util.h"
 #include "format/v21_value_codecs.h"
+#include "lancelet/dataset.h"
 #include "lancelet/error.h"
 #include "lancelet/scalar.h"
 #include "support/json_rows.h"
@@ -72,6 +74,75 @@ TEST(LegacyBlobReference, DescriptorsPointAtTheBytes) {
   auto dump = RunOracle({"dump", table});
   ASSERT_EQ(dump.exit_code, 0) << dump.err;
   EXPECT_EQ(lancelet::testing::DiffJsonLines(dump.out, ReadAsJsonLines(*reader, {"blob"})), "");
+}
+
+// Legacy blobs written by lancelet at 2.1: the bytes sit in the data file before their
+// page, 64-byte aligned; the reference reads the descriptors as lancelet does, and the
+// descriptors point at the bytes.
+TEST(LegacyBlobWriter, ReferenceReadsWhatLanceletWrote) {
+  const int64_t n = 300;
+  std::mt19937 rng(63);
+  std::vector<Scalar> values;
+  for (int64_t k = 0; k < n; ++k) {
+    if (k % 17 == 3) values.push_back(Scalar::Null(DataType::LargeBinary()));
+    else if (k % 23 == 5) values.push_back({DataType::LargeBinary(), std::string()});
+    else values.push_back({DataType::LargeBinary(), Blob(rng, 10 + rng() % 5000)});
+  }
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
+      Field::Make("id", DataType::Int64(), false),
+      Field::Make("blob", DataType::LargeBinary(), true, {{"lance-encoding:blob", "true"}})});
+  std::vector<Scalar> ids;
+  for (int64_t k = 0; k < n; ++k) ids.push_back({DataType::Int64(), k});
+  auto batch = RecordBatch::Make(schema, {MakeArray(DataType::Int64(), ids), MakeArray(DataType::LargeBinary(), values)});
+  TempDir dir;
+  const std::string table = dir.path() + "/legacy.lance";
+  WriteOptions options;
+  options.file_version = "2.1";
+  Dataset::Write(table, std::vector<RecordBatchPtr>{batch->Slice(0, 120), batch->Slice(120, n - 120)}, options);
+
+  const std::string file = OnlyDataFile(table);
+  auto store = io::MakeLocalStore();
+  auto reader = LanceFileReader::Open(*store, file);
+  const std::string enc = PageEncodings(file, 1);
+  EXPECT_NE(enc.find("blob_layout"), std::string::npos) << enc;
+  EXPECT_NE(enc.find("packed_struct"), std::string::npos) << enc;
+  ArrayPtr got = reader->ReadField(1, 0, uint64_t(n));
+  ASSERT_TRUE(got->type->Equals(*v21::LegacyBlobDescriptorType()));
+  for (int64_t k = 0; k < n; ++k) {
+    SCOPED_TRACE(k);
+    ASSERT_EQ(got->IsNull(k), values[size_t(k)].is_null());
+    if (got->IsNull(k)) continue;
+    const BlobDescriptor d = BlobDescriptorAt(*got, k);
+    EXPECT_EQ(d.size, values[size_t(k)].as_string().size());
+    if (d.size > 0) {
+      EXPECT_EQ(d.position % 64, 0u);
+    }
+    EXPECT_EQ(ReadBlobBytes(*store, file, d), values[size_t(k)].as_string());
+  }
+  if (!OracleAvailable()) GTEST_SKIP() << "oracle not installed";
+  auto dump = RunOracle({"dump", table});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  EXPECT_EQ(lancelet::testing::DiffJsonLines(dump.out, ReadAsJsonLines(*reader, {"id", "blob"})), "");
+}
+
+// As the reference: legacy blobs are a 2.1 layout, refused at 2.2 before anything is written.
+TEST(LegacyBlobWriter, RefusedAtFileVersion22) {
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
+      Field::Make("blob", DataType::LargeBinary(), true, {{"lance-encoding:blob", "true"}})});
+  auto batch = RecordBatch::Make(schema, {MakeArray(DataType::LargeBinary(), {{DataType::LargeBinary(), std::string("x")}})});
+  TempDir dir;
+  WriteOptions options;
+  options.file_version = "2.2";
+  try {
+    Dataset::Write(dir.path() + "/t.lance", std::vector<RecordBatchPtr>{batch}, options);
+    FAIL() << "expected NotSupported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'blob': legacy blob columns (metadata \"lance-encoding:blob\") cannot be "
+                                         "written at file version 2.2"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/t.lance/_versions"));
 }
 
 TEST(BlobV2Reference, InlinePackedAndDedicatedBlobs) {

@@ -36,6 +36,13 @@ class MemoryFile final : public ByteSource, public PageSink {
     p->mutable_encoding()->mutable_direct()->set_encoding(page.encoding);
   }
 
+  uint64_t WriteOutOfLine(std::string_view bytes) override {
+    while (bytes_.size() % 64) bytes_.push_back('\0');
+    const uint64_t position = bytes_.size();
+    bytes_ += bytes;
+    return position;
+  }
+
   std::string Read(uint64_t offset, uint64_t length) const override {
     ++reads_;
     bytes_read_ += length;
