@@ -71,4 +71,41 @@ std::string ReadBlobBytes(const io::ObjectStore& store, const std::string& data_
   return out;
 }
 
+BlobSidecarWriter::BlobSidecarWriter(io::ObjectStore& store, std::string data_file_path)
+    : store_(store), data_file_path_(std::move(data_file_path)) {}
+
+BlobSidecarWriter::~BlobSidecarWriter() = default;
+
+std::unique_ptr<io::WritableFile> BlobSidecarWriter::Open(uint32_t blob_id) {
+  const std::string path = BlobSidecarPath(data_file_path_, blob_id);
+  if (blob_id == 1) store_.CreateDir(path.substr(0, path.rfind('/')));
+  return store_.OpenWrite(path, /*no_overwrite=*/false);
+}
+
+BlobSidecarWriter::Placement BlobSidecarWriter::Pack(std::string_view bytes, uint64_t pack_max) {
+  if (!pack_ || (pack_size_ > 0 && pack_size_ + bytes.size() > pack_max)) {
+    if (pack_) written_.push_back(std::move(pack_));
+    pack_id_ = next_id_++;
+    pack_ = Open(pack_id_);
+    pack_size_ = 0;
+  }
+  const Placement at{pack_id_, pack_size_};
+  pack_->Write(bytes);
+  pack_size_ += bytes.size();
+  return at;
+}
+
+uint32_t BlobSidecarWriter::Dedicate(std::string_view bytes) {
+  const uint32_t id = next_id_++;
+  written_.push_back(Open(id));
+  written_.back()->Write(bytes);
+  return id;
+}
+
+void BlobSidecarWriter::Finish() {
+  if (pack_) written_.push_back(std::move(pack_));
+  for (auto& file : written_) file->Finish();
+  written_.clear();
+}
+
 }  // namespace lancelet::format

@@ -15,7 +15,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "io/object_store.h"
 #include "lancelet/array.h"
@@ -41,5 +44,35 @@ std::string BlobSidecarPath(const std::string& data_file_path, uint32_t blob_id)
 // The blob's bytes. External blobs throw NotSupported (their URI is outside the dataset).
 std::string ReadBlobBytes(const io::ObjectStore& store, const std::string& data_file_path,
                           const BlobDescriptor& blob);
+
+// Writes the sidecar files of one data file (blob v2): blobs above the dedicated threshold
+// each in a file of their own, the others that do not stay inline concatenated into pack
+// files of at most `pack_max` bytes, rolled over when the next blob would pass it. Ids
+// count from 1 per data file, in the order files are started, shared by all blob columns
+// (as the reference allocates them). Sidecars are raw bytes: no header, no padding. Each
+// becomes visible on Finish(), before the data file does; destroyed unfinished, none does.
+class BlobSidecarWriter {
+ public:
+  BlobSidecarWriter(io::ObjectStore& store, std::string data_file_path);
+  ~BlobSidecarWriter();
+  struct Placement {
+    uint32_t blob_id;
+    uint64_t position;
+  };
+  Placement Pack(std::string_view bytes, uint64_t pack_max);
+  uint32_t Dedicate(std::string_view bytes);
+  void Finish();
+
+ private:
+  std::unique_ptr<io::WritableFile> Open(uint32_t blob_id);
+
+  io::ObjectStore& store_;
+  std::string data_file_path_;
+  uint32_t next_id_ = 1;
+  std::unique_ptr<io::WritableFile> pack_;
+  uint32_t pack_id_ = 0;
+  uint64_t pack_size_ = 0;
+  std::vector<std::unique_ptr<io::WritableFile>> written_;  // finished by Finish()
+};
 
 }  // namespace lancelet::format

@@ -24,6 +24,8 @@ namespace lance::file::v2 { class ColumnMetadata; }
 
 namespace lancelet::format {
 
+class BlobSidecarWriter;
+
 struct EncodedPage {
   uint64_t num_rows = 0;              // top-level rows in the page (ColumnMetadata.Page.length)
   std::vector<std::string> buffers;   // written in order; offsets/sizes recorded by the container
@@ -39,6 +41,8 @@ class PageSink {
   // Writes `bytes` at the end of the file, aligned and padded as page buffers are, and
   // returns their offset: blob values, which a page written later describes.
   virtual uint64_t WriteOutOfLine(std::string_view bytes) = 0;
+  // The sidecar files of this data file (blob v2 values too large to stay inline).
+  virtual BlobSidecarWriter& blob_sidecars() = 0;
 };
 
 class FieldEncoder {

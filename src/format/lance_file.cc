@@ -18,6 +18,7 @@
 
 #include "file.pb.h"
 #include "file2.pb.h"
+#include "format/blob_bytes.h"
 #include "format/dictionary_keys.h"
 #include "format/field_codec.h"
 #include "format/legacy_file.h"
@@ -64,7 +65,9 @@ struct LanceFileWriter::Impl : PageSink {
   std::string path;
   LanceSchema schema;
   FileWriterOptions options;
+  io::ObjectStore* store = nullptr;
   std::unique_ptr<io::WritableFile> file;
+  std::unique_ptr<BlobSidecarWriter> sidecars;  // blob v2 values kept outside the file
   std::vector<std::unique_ptr<FieldEncoder>> encoders;
   std::vector<uint32_t> first_column;  // per top-level field
   std::vector<uint64_t> rows;          // per top-level field
@@ -83,6 +86,11 @@ struct LanceFileWriter::Impl : PageSink {
     pb->set_length(page.num_rows);
     pb->set_priority(page.priority);
     pb->mutable_encoding()->mutable_direct()->set_encoding(std::move(page.encoding));
+  }
+
+  BlobSidecarWriter& blob_sidecars() override {
+    if (!sidecars) sidecars = std::make_unique<BlobSidecarWriter>(*store, path);
+    return *sidecars;
   }
 
   uint64_t WriteOutOfLine(std::string_view bytes) override {
@@ -136,6 +144,7 @@ LanceFileWriter::LanceFileWriter(io::ObjectStore& store, const std::string& path
     m.rows.push_back(0);
   }
   m.columns.resize(next_column);
+  m.store = &store;
   m.file = store.OpenWrite(path, /*no_overwrite=*/false);
 }
 
@@ -219,6 +228,7 @@ uint64_t LanceFileWriter::Finish() {
   tail.append(kMagic, 4);
   m.file->Write(tail);
   const uint64_t size = m.file->position();
+  if (m.sidecars) m.sidecars->Finish();  // before the file that points into them
   m.file->Finish();
   return size;
 }

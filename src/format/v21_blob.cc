@@ -10,9 +10,24 @@
 // them (PageSink::WriteOutOfLine: 64-byte aligned, padded like page buffers), as the
 // reference does; the descriptors are a mini-block PackedStruct([64, 64], Flat(128)) whose
 // own layers are [ALL_VALID_ITEM], under the blob layout's layers.
+//
+// Blob v2 (2.2; a struct<data: binary, uri: utf8> tagged "lance.blob.v2"): each row
+// becomes a descriptor (kind u8, position u64, size u64, blob_id u32, blob_uri utf8) in a
+// full-zip VariablePackedStruct page. Where the bytes go follows the value's size, as the
+// reference decides (thresholds from the field's metadata, or its defaults):
+//   size > dedicated threshold (4 MiB)  kind 2, a sidecar file of its own;
+//   size > inline threshold (64 KiB)    kind 1, appended to the current pack sidecar;
+//   otherwise                           kind 0, out of line in the data file.
+// External blobs (kind 3: a uri, no data) are refused: the reference stores them only under
+// a base path registered in the manifest. A row whose data and uri are both null is null.
+#include <algorithm>
+#include <charconv>
 #include <cstring>
+#include <initializer_list>
 
 #include <google/protobuf/any.pb.h>
+
+#include "format/blob_bytes.h"
 
 #include "format/little_endian.h"
 #include "format/v21_value_codecs.h"
@@ -74,6 +89,114 @@ class BlobReader final : public PageReader {
 
 std::unique_ptr<PageReader> MakeBlobReader(PageSource page, const pb::BlobLayout& layout) {
   return std::make_unique<BlobReader>(std::move(page), layout);
+}
+
+namespace {
+
+// A blob v2 size threshold from the field's metadata `key`, or `fallback`.
+uint64_t BlobThreshold(const LanceField& field, const char* key, uint64_t fallback, uint64_t minimum) {
+  auto it = field.metadata.find(key);
+  if (it == field.metadata.end()) return fallback;
+  uint64_t value = 0;
+  const std::string& text = it->second;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < minimum)
+    ThrowInvalid("field '{}': metadata \"{}\" = '{}' is not a whole number of bytes (at least {})", field.name, key,
+                 text, minimum);
+  return value;
+}
+
+// The child of a blob v2 struct named `name`, or null; throws when its type is not one of `types`.
+const ArrayData* BlobChild(const LanceField& field, const ArrayData& blobs, const std::string& name,
+                           std::initializer_list<TypeId> types) {
+  const auto& children = blobs.type->children();
+  for (size_t c = 0; c < children.size(); ++c) {
+    if (children[c]->name != name) continue;
+    if (std::find(types.begin(), types.end(), children[c]->type->id()) == types.end())
+      ThrowInvalid("field '{}': blob v2 child '{}' has type {}", field.name, name, children[c]->type->ToString());
+    return blobs.children.at(c).get();
+  }
+  return nullptr;
+}
+
+pb::VariablePackedStruct BlobV2DescriptorEncoding() {
+  pb::VariablePackedStruct out;
+  for (uint64_t bits : {8, 64, 64, 32}) {
+    auto* child = out.add_fields();
+    child->mutable_value()->mutable_flat()->set_bits_per_value(bits);
+    child->set_bits_per_value(bits);
+  }
+  auto* uri = out.add_fields();
+  uri->mutable_value()->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(32);
+  uri->set_bits_per_length(32);
+  return out;
+}
+
+}  // namespace
+
+EncodedPage EncodeBlobV2Page(const LanceField& field, const ShreddedLeaf& leaf, const EncodeOptions& options,
+                             PageSink& sink) {
+  constexpr uint64_t kInlineMax = 64 * 1024, kDedicatedThreshold = 4 * 1024 * 1024, kPackMax = uint64_t(1) << 30;
+  const uint64_t inline_max = BlobThreshold(field, "lance-encoding:blob-inline-size-threshold", kInlineMax, 0);
+  const uint64_t dedicated =
+      BlobThreshold(field, "lance-encoding:blob-dedicated-size-threshold", kDedicatedThreshold, 1);
+  const uint64_t pack_max = BlobThreshold(field, "lance-encoding:blob-pack-file-size-threshold", kPackMax, 1);
+  const ArrayData& blobs = *leaf.leaf;
+  for (const auto& child : blobs.type->children())
+    if (child->name != "data" && child->name != "uri" && child->name != "position" && child->name != "size")
+      ThrowInvalid("field '{}': blob v2 columns are struct<data: binary, uri: utf8> (optionally position, size: "
+                   "uint64); '{}' is not one of them",
+                   field.name, child->name);
+  const ArrayData* data = BlobChild(field, blobs, "data", {TypeId::kLargeBinary, TypeId::kBinary});
+  const ArrayData* uri = BlobChild(field, blobs, "uri", {TypeId::kUtf8, TypeId::kLargeUtf8});
+  if (!data && !uri) ThrowInvalid("field '{}': a blob v2 column needs a 'data' or a 'uri' child", field.name);
+
+  ValueBlock rows;  // one packed descriptor per visible item; nulls are empty
+  rows.variable = true;
+  rows.count = leaf.slots.size();
+  for (size_t k = 0; k < leaf.slots.size(); ++k) {
+    if (leaf.slot_valid[k]) {
+      const int64_t slot = leaf.slots[k];
+      uint8_t kind = 0;
+      uint64_t position = 0, size = 0;
+      uint32_t blob_id = 0;
+      if (data && data->IsValid(slot)) {
+        const std::string_view bytes = data->GetView(slot);
+        size = bytes.size();
+        if (size > dedicated) {
+          kind = 2;
+          blob_id = sink.blob_sidecars().Dedicate(bytes);
+        } else if (size > inline_max) {
+          kind = 1;
+          const auto at = sink.blob_sidecars().Pack(bytes, pack_max);
+          blob_id = at.blob_id;
+          position = at.position;
+        } else {
+          position = sink.WriteOutOfLine(bytes);
+        }
+      } else if (uri && uri->IsValid(slot)) {
+        // The reference stores an external blob only under a base path registered in the
+        // manifest (not the dataset root), which lancelet does not register yet.
+        ThrowNotSupported("field '{}': blob v2 row {} refers to the external blob '{}'; external blobs need a "
+                          "registered base path, which lancelet does not write yet (store the bytes in 'data')",
+                          field.name, slot, uri->GetView(slot));
+      } else {
+        ThrowInvalid("field '{}': blob v2 row {} has neither data nor a uri (a missing blob is a null row)",
+                     field.name, slot);
+      }
+      rows.data.push_back(char(kind));
+      AppendLE<uint64_t>(rows.data, position);
+      AppendLE<uint64_t>(rows.data, size);
+      AppendLE<uint32_t>(rows.data, blob_id);
+      AppendLE<uint32_t>(rows.data, 0);  // blob_uri: empty
+    }
+    rows.offsets.push_back(rows.data.size());
+  }
+  const pb::VariablePackedStruct encoding = BlobV2DescriptorEncoding();
+  EncodeOptions page_options;
+  page_options.large_chunks = options.large_chunks;
+  page_options.variable_packed = &encoding;
+  return EncodeFullZip(leaf, std::move(rows), page_options);
 }
 
 EncodedPage EncodeLegacyBlobPage(const LanceField& field, const ShreddedLeaf& leaf, const EncodeOptions& options,

@@ -203,8 +203,6 @@ bool CompressesEachValue(const ValueBlock& values, const EncodeOptions& options)
 std::optional<EncodedPage> EncodeLeafPage(const LanceField& root, const LeafPath& path, const ArrayData& rows,
                                           const EncodeOptions& options) {
   const LanceField& leaf_field = *path.back().field;
-  if (IsBlobV2Field(leaf_field))
-    ThrowNotSupported("field '{}': writing blob v2 columns is not supported yet", leaf_field.name);
   ShreddedLeaf leaf = Shred(path, rows);
   if (leaf.num_valid == 0) return EncodeAllNull(leaf, options);
   EncodeOptions page_options = options;
@@ -261,6 +259,11 @@ class FieldEncoderImpl final : public FieldEncoder {
       : field_(field), options_(options) {
     paths_ = LeafPaths(field_);
     encode_.large_chunks = !(version.major == 2 && version.minor <= 1);
+    field_.ForEach([&](const LanceField& node) {
+      if (IsBlobV2Field(node) && !encode_.large_chunks)
+        ThrowNotSupported("field '{}': blob v2 columns need file version 2.2 or later (got {})", node.name,
+                          version.ToString());
+    });
     if (encode_.large_chunks)  // as the reference refuses them
       field_.ForEach([&](const LanceField& node) {
         if (IsLegacyBlobField(node))
@@ -336,8 +339,12 @@ class FieldEncoderImpl final : public FieldEncoder {
   // part fits; a part with no value is an all-null (constant) page, which holds any number
   // of levels.
   void WritePages(size_t c, const ArrayPtr& rows, uint64_t first_row, PageSink& sink) {
-    if (IsLegacyBlobField(*paths_[c].back().field)) {
-      EncodedPage page = EncodeLegacyBlobPage(*paths_[c].back().field, Shred(paths_[c], *rows), encode_, sink);
+    const LanceField& leaf = *paths_[c].back().field;
+    if (IsLegacyBlobField(leaf) || IsBlobV2Field(leaf)) {
+      ShreddedLeaf shredded = Shred(paths_[c], *rows);
+      EncodedPage page = IsLegacyBlobField(leaf) ? EncodeLegacyBlobPage(leaf, shredded, encode_, sink)
+                         : shredded.num_valid == 0 ? EncodeAllNull(shredded, encode_)
+                                                   : EncodeBlobV2Page(leaf, shredded, encode_, sink);
       page.priority = first_row;
       sink.WritePage(uint32_t(c), std::move(page));
       return;

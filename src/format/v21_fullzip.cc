@@ -111,7 +111,10 @@ EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, ValueBlock values, const Enc
   fz->set_bits_rep(uint32_t(bits_rep));
   fz->set_bits_def(uint32_t(bits_def));
   auto* vc = fz->mutable_value_compression();
-  if (values.variable) {
+  if (values.variable && options.variable_packed) {
+    fz->set_bits_per_offset(uint32_t(length_bytes * 8));
+    *vc->mutable_variable_packed_struct() = *options.variable_packed;
+  } else if (values.variable) {
     fz->set_bits_per_offset(uint32_t(length_bytes * 8));
     vc = DescribeFsst(options, DescribeGeneral(per_value ? std::optional(zstd) : std::nullopt, vc));
     vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(length_bytes * 8);

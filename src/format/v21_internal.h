@@ -242,6 +242,9 @@ struct EncodeOptions {
   // A full-zip page compresses its variable-width values one by one with ZSTD at level 0
   // (decided in v21_field.cc, as the reference decides it).
   bool compress_each_value = false;
+  // Set when a full-zip page's variable-width values are packed rows (blob v2 descriptors):
+  // the layout describes them with this instead of Variable.
+  const pb::VariablePackedStruct* variable_packed = nullptr;
 };
 
 // Describes the FSST wrapper in `encoding` when options.fsst_table is set; returns where the

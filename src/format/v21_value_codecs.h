@@ -130,6 +130,10 @@ std::unique_ptr<PageReader> MakeBlobReader(PageSource page, const pb::BlobLayout
 // `sink`, then the BlobLayout page of their (position, size) descriptors.
 EncodedPage EncodeLegacyBlobPage(const LanceField& field, const ShreddedLeaf& leaf, const EncodeOptions& options,
                                  PageSink& sink);
+// A page of blob v2 descriptors (2.2): each valid row's bytes inline (out of line in the
+// data file) or in sidecars through `sink`, by size; external rows keep their uri.
+EncodedPage EncodeBlobV2Page(const LanceField& field, const ShreddedLeaf& leaf, const EncodeOptions& options,
+                             PageSink& sink);
 
 // ---------------------------------------------------------------------- constant scalars
 

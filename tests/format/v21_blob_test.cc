@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "format/blob_bytes.h"
@@ -188,6 +189,117 @@ TEST(BlobV2Reference, InlinePackedAndDedicatedBlobs) {
   ArrayPtr taken = reader->TakeField(0, rows);
   EXPECT_EQ(ReadBlobBytes(*store, file, BlobDescriptorAt(*taken, 1)), bytes[9]);
   EXPECT_EQ(ReadBlobBytes(*store, file, BlobDescriptorAt(*taken, 0)), bytes[40]);
+}
+
+}  // namespace
+}  // namespace lancelet::format::reference_test
+
+namespace lancelet::format::reference_test {
+namespace {
+
+using lancelet::testing::OracleAvailable;
+using lancelet::testing::RunOracle;
+using lancelet::testing::TempDir;
+
+// The sidecar files next to a data file, by name, with their sizes.
+std::map<std::string, uint64_t> Sidecars(const std::string& data_file) {
+  std::map<std::string, uint64_t> out;
+  const std::string dir = data_file.substr(0, data_file.size() - 6);
+  if (!std::filesystem::exists(dir)) return out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    out[entry.path().filename().string()] = entry.file_size();
+  return out;
+}
+
+// Blob v2 written by lancelet at 2.2, beside the reference writing the same rows: the same
+// page layout, the same sidecar files, the same descriptors (inline positions included),
+// and the reference reads lancelet's table as its own.
+TEST(BlobV2Writer, SameDescriptorsAndSidecarsAsTheReference) {
+  const auto blob_type =
+      DataType::Struct({Field::Make("data", DataType::LargeBinary()), Field::Make("uri", DataType::Utf8())});
+  std::mt19937 rng(64);
+  std::vector<Scalar> values;
+  std::vector<std::string> bytes;
+  for (int k = 0; k < 44; ++k) {
+    const size_t size = k == 20 ? 5 * 1024 * 1024 : k % 10 == 9 ? 100 * 1024 + size_t(k) : k == 4 ? 0 : 1 + rng() % 3000;
+    bytes.push_back(Blob(rng, size));
+    values.push_back({blob_type, std::vector<Scalar>{{DataType::LargeBinary(), bytes.back()}, Scalar::Null(DataType::Utf8())}});
+  }
+  values[7] = Scalar::Null(blob_type);
+  bytes[7].clear();
+  const int64_t n = int64_t(values.size());
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
+      Field::Make("blob", blob_type, true, {{"ARROW:extension:name", "lance.blob.v2"}})});
+  std::vector<ArrayPtr> columns = {MakeArray(blob_type, values)};
+  TempDir dir;
+  const std::string ours = dir.path() + "/ours.lance";
+  WriteOptions options;
+  options.file_version = "2.2";
+  Dataset::Write(ours, std::vector<RecordBatchPtr>{RecordBatch::Make(schema, columns)}, options);
+  const std::string file = OnlyDataFile(ours);
+  auto store = io::MakeLocalStore();
+  auto reader = LanceFileReader::Open(*store, file);
+  ArrayPtr got = reader->ReadField(0, 0, uint64_t(n));
+  std::map<BlobKind, int> kinds;
+  for (int64_t k = 0; k < n; ++k) {
+    SCOPED_TRACE(k);
+    ASSERT_EQ(got->IsNull(k), k == 7);
+    if (k == 7) continue;
+    const BlobDescriptor d = BlobDescriptorAt(*got, k);
+    ++kinds[d.kind];
+    EXPECT_EQ(d.size, bytes[size_t(k)].size());
+    EXPECT_EQ(ReadBlobBytes(*store, file, d), bytes[size_t(k)]);
+  }
+  EXPECT_EQ(kinds[BlobKind::kInline], 38);  // one of them empty
+  EXPECT_EQ(kinds[BlobKind::kPacked], 4);
+  EXPECT_EQ(kinds[BlobKind::kDedicated], 1);
+  EXPECT_EQ(Sidecars(file), (std::map<std::string, uint64_t>{
+                                {"10000000000000000000000000000000.blob", 4 * 100 * 1024 + 9 + 19 + 29 + 39},
+                                {"01000000000000000000000000000000.blob", 5 * 1024 * 1024}}));
+
+  if (!OracleAvailable()) GTEST_SKIP() << "oracle not installed";
+  const std::string theirs = CreateReferenceTable(dir, "theirs", schema, columns, "2.2");
+  const std::string their_file = OnlyDataFile(theirs);
+  EXPECT_EQ(PageEncodings(file, 0), PageEncodings(their_file, 0));
+  EXPECT_EQ(Sidecars(file), Sidecars(their_file));
+  auto their_reader = LanceFileReader::Open(*store, their_file);
+  EXPECT_EQ(ReadAsJsonLines(*reader, {"blob"}), ReadAsJsonLines(*their_reader, {"blob"}));
+  auto dump = RunOracle({"dump", ours});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  EXPECT_EQ(lancelet::testing::DiffJsonLines(dump.out, ReadAsJsonLines(*reader, {"blob"})), "");
+}
+
+// Rows the writer cannot store leave nothing behind: an external uri (the reference needs a
+// registered base path for it), a row with neither data nor uri, blob v2 below 2.2.
+TEST(BlobV2Writer, RefusesWhatItCannotStore) {
+  const auto blob_type =
+      DataType::Struct({Field::Make("data", DataType::LargeBinary()), Field::Make("uri", DataType::Utf8())});
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
+      Field::Make("blob", blob_type, true, {{"ARROW:extension:name", "lance.blob.v2"}})});
+  auto write = [&](const Scalar& row, const std::string& version) {
+    TempDir dir;
+    WriteOptions options;
+    options.file_version = version;
+    std::string message;
+    try {
+      Dataset::Write(dir.path() + "/t.lance",
+                     std::vector<RecordBatchPtr>{RecordBatch::Make(schema, {MakeArray(blob_type, {row})})}, options);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    EXPECT_EQ(std::filesystem::exists(dir.path() + "/t.lance/_versions"), message.empty());
+    return message;
+  };
+  const Scalar external{blob_type, std::vector<Scalar>{Scalar::Null(DataType::LargeBinary()),
+                                                       {DataType::Utf8(), std::string("s3://bucket/a.bin")}}};
+  EXPECT_NE(write(external, "2.2").find("field 'blob': blob v2 row 0 refers to the external blob 's3://bucket/a.bin'"),
+            std::string::npos);
+  const Scalar neither{blob_type, std::vector<Scalar>{Scalar::Null(DataType::LargeBinary()), Scalar::Null(DataType::Utf8())}};
+  EXPECT_NE(write(neither, "2.2").find("field 'blob': blob v2 row 0 has neither data nor a uri"), std::string::npos);
+  const Scalar small{blob_type, std::vector<Scalar>{{DataType::LargeBinary(), std::string("abc")}, Scalar::Null(DataType::Utf8())}};
+  EXPECT_EQ(write(small, "2.2"), "");
+  EXPECT_NE(write(small, "2.1").find("field 'blob': blob v2 columns need file version 2.2 or later (got 2.1)"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -36,6 +36,8 @@ class MemoryFile final : public ByteSource, public PageSink {
     p->mutable_encoding()->mutable_direct()->set_encoding(page.encoding);
   }
 
+  BlobSidecarWriter& blob_sidecars() override { throw std::runtime_error("a memory file has no blob sidecars"); }
+
   uint64_t WriteOutOfLine(std::string_view bytes) override {
     while (bytes_.size() % 64) bytes_.push_back('\0');
     const uint64_t position = bytes_.size();
