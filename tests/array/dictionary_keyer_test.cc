@@ -33,8 +33,10 @@ TEST(DictionaryKeyer, NullKeyIsNotTheEmptyString) {
 
 TEST(DictionaryKeyer, RefusesMoreValuesThanTheKeysIndex) {
   DictionaryKeyer keyer(*DataType::Int8(), "field 'c' (dictionary<int8,utf8>): a page");
-  for (int k = 0; k < 128; ++k) keyer.KeyOf(std::string(1, char(k)), k);
-  EXPECT_EQ(keyer.KeyOf(std::string(1, char(5)), 500), 5u);
+  std::vector<std::string> values;  // views passed to KeyOf must outlive the keyer's use of them
+  for (int k = 0; k < 128; ++k) values.push_back(std::string(1, char(k)));
+  for (int k = 0; k < 128; ++k) keyer.KeyOf(values[size_t(k)], k);
+  EXPECT_EQ(keyer.KeyOf(values[5], 500), 5u);
   try {
     keyer.KeyOf("new", 128);
     FAIL() << "expected Invalid";
