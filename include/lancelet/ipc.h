@@ -58,6 +58,12 @@ std::string WriteIpcFile(const Schema& schema, const std::vector<RecordBatchPtr>
 // thrown here); batches are decoded by Next(). Errors are Corrupt (or NotSupported) and
 // name `source_name` and the byte offset of the offending part.
 std::unique_ptr<RecordBatchReader> ReadIpc(std::string bytes, std::string_view source_name);
+// Reads up to `n` bytes of an input into `out`; returns how many, 0 at its end.
+using IpcReadSome = std::function<size_t(char* out, size_t n)>;
+// Reads a stream front to back as it arrives (a pipe), holding one message at a time, not
+// the stream. Input in the file format is read whole first (its footer comes last).
+std::unique_ptr<RecordBatchReader> ReadIpcStream(IpcReadSome read, std::string_view source_name);
+
 // Called with the byte range [offset, offset + length) of a message the reader is done
 // with: a mapped file's owner can drop those pages from memory.
 using IpcRelease = std::function<void(int64_t offset, int64_t length)>;

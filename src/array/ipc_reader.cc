@@ -274,6 +274,20 @@ class IpcReader final : public RecordBatchReader {
     }
   }
 
+  // Over bytes read front to back (a pipe): the window holds the message being decoded,
+  // not the stream. A file (ARROW1 magic) needs its footer first, so it is read whole.
+  IpcReader(IpcReadSome read, std::string_view name) : read_(std::move(read)), name_(name) {
+    Need(0, kFileMagicSize);
+    if (window_.empty()) ThrowCorrupt("{}: empty input is not an Arrow IPC stream or file", name_);
+    if (window_.compare(0, kFileMagicSize, kFileMagic, kFileMagicSize) == 0) {
+      Need(0, INT64_MAX);
+      read_ = nullptr;
+      OpenFile();
+    } else {
+      OpenStream();
+    }
+  }
+
   SchemaPtr schema() const override { return schema_; }
 
   RecordBatchPtr Next() override {
@@ -315,16 +329,42 @@ class IpcReader final : public RecordBatchReader {
   }
 
  private:
-  const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(bytes_.data()); }
-  int64_t size() const { return int64_t(bytes_.size()); }
+  // The byte at absolute offset `pos` (held: between base_ and size()).
+  const uint8_t* data(int64_t pos = 0) const { return reinterpret_cast<const uint8_t*>(bytes_.data()) + (pos - base_); }
+  // The end of the bytes held: the input's size unless it is being streamed.
+  int64_t size() const { return base_ + int64_t(bytes_.size()); }
+
+  // Streaming: drops the held bytes before `pos` (messages already decoded).
+  void Drop(int64_t pos) const {
+    if (!read_ || pos <= base_) return;
+    window_.erase(0, size_t(std::min(pos, size()) - base_));
+    base_ = std::min(pos, size());
+    bytes_ = window_;
+  }
+
+  // Streaming: reads until [pos, pos + n) is held or the input ends. Held bytes may move:
+  // pointers into them are taken after.
+  void Need(int64_t pos, int64_t n) const {
+    if (!read_) return;
+    auto held = [&] { return base_ + int64_t(window_.size()) - pos; };  // bytes from pos on
+    if (held() < n && !ended_) window_.reserve(size_t(std::min<int64_t>(n - held(), 64 << 20)) + window_.size());
+    while (!ended_ && held() < n) {
+      chunk_.resize(1 << 20);  // once; reading into window_ directly would zero-fill it first
+      const size_t got = read_(chunk_.data(), chunk_.size());
+      window_.append(chunk_.data(), got);
+      ended_ = got == 0;
+    }
+    bytes_ = window_;
+  }
 
   template <typename T>
   T LoadAt(int64_t pos, std::string_view what) const {
-    if (pos < 0 || pos > size() - int64_t(sizeof(T)))
+    Need(pos, int64_t(sizeof(T)));
+    if (pos < base_ || pos > size() - int64_t(sizeof(T)))
       ThrowCorrupt("{}: truncated Arrow IPC data: {} at byte {} runs past the end ({} bytes)", name_,
                    what, pos, size());
     T v;
-    std::memcpy(&v, data() + pos, sizeof(T));
+    std::memcpy(&v, data(pos), sizeof(T));
     return v;
   }
 
@@ -347,7 +387,7 @@ class IpcReader final : public RecordBatchReader {
     if (!data.valid()) ThrowCorrupt("{}: Arrow dictionary batch at byte {} has no data", name_, message.start);
     // The values are read as the field's type; a dictionary-encoded field inside them (a
     // nested dictionary) looks up a dictionary that came before.
-    BatchDecoder decoder(data, this->data() + message.body_start, message.body_length, message.body_start,
+    BatchDecoder decoder(data, this->data(message.body_start), message.body_length, message.body_start,
                          ReadCompression(data, message), big_endian_, dictionary_fields_, dictionaries_);
     Field values_field{value_field->name, value_field->type, true, {}, nullptr};
     ArrayPtr values = decoder.Read(values_field);
@@ -358,6 +398,8 @@ class IpcReader final : public RecordBatchReader {
   // Parses the message framed at `pos`; false at an end-of-stream marker or at the end
   // of the data (streams written by some tools stop without the marker).
   bool Parse(int64_t pos, Message* m) const {
+    Drop(pos);
+    Need(pos, 1);
     if (pos == size()) return false;
     m->start = pos;
     uint32_t first = LoadAt<uint32_t>(pos, "message length");
@@ -368,25 +410,34 @@ class IpcReader final : public RecordBatchReader {
       meta_start = pos + 8;
     }
     if (meta_len == 0) return false;
+    Need(pos, meta_start + meta_len - pos);
     if (meta_len < 0 || meta_len > size() - meta_start)
       ThrowCorrupt("{}: Arrow message at byte {}: metadata length {} runs past the end ({} bytes)",
                    name_, pos, meta_len, size());
-    m->source = {data() + meta_start, size_t(meta_len), name_, meta_start};
-    m->root = fb::FlatTable::Root(m->source);
+    ParseMetadata(m, meta_start, meta_len);
     int16_t version = m->root.GetInt16(kMessageVersion, 0);
     if (version < 3)
       ThrowNotSupported("{}: Arrow message at byte {} uses metadata version V{}; lancelet reads V4 and V5",
                         name_, pos, version + 1);
-    m->type = MessageType(m->root.GetUInt8(kMessageHeaderType, 0));
-    m->header = m->root.GetTable(kMessageHeader);
     if (!m->header.valid()) ThrowCorrupt("{}: Arrow message at byte {} has no header", name_, pos);
     m->body_start = meta_start + meta_len;
     m->body_length = m->root.GetInt64(kMessageBodyLength, 0);
+    if (read_ && m->body_length > 0) {
+      Need(pos, m->body_start + m->body_length - pos);
+      ParseMetadata(m, meta_start, meta_len);  // the held bytes may have moved
+    }
     if (m->body_length < 0 || m->body_length > size() - m->body_start)
       ThrowCorrupt("{}: Arrow message at byte {}: body of {} bytes runs past the end ({} bytes)", name_,
                    pos, m->body_length, size());
     m->end = m->body_start + m->body_length;
     return true;
+  }
+
+  void ParseMetadata(Message* m, int64_t meta_start, int64_t meta_len) const {
+    m->source = {data(meta_start), size_t(meta_len), name_, meta_start};
+    m->root = fb::FlatTable::Root(m->source);
+    m->type = MessageType(m->root.GetUInt8(kMessageHeaderType, 0));
+    m->header = m->root.GetTable(kMessageHeader);
   }
 
   void OpenStream() {
@@ -459,7 +510,7 @@ class IpcReader final : public RecordBatchReader {
                    message.start, int(message.type));
     const fb::FlatTable& batch = message.header;
     int64_t rows = batch.GetInt64(kBatchLength, 0);
-    BatchDecoder decoder(batch, data() + message.body_start, message.body_length, message.body_start,
+    BatchDecoder decoder(batch, data(message.body_start), message.body_length, message.body_start,
                          ReadCompression(batch, message), big_endian_, dictionary_fields_, dictionaries_);
     std::vector<ArrayPtr> columns;
     for (const auto& field : schema_->fields()) {
@@ -475,7 +526,12 @@ class IpcReader final : public RecordBatchReader {
   }
 
   std::shared_ptr<const void> owner_;  // keeps bytes_ alive
-  std::string_view bytes_;
+  // Streaming (read_ set): bytes_ views window_, which holds the input from offset base_.
+  IpcReadSome read_;
+  mutable std::string window_, chunk_;
+  mutable int64_t base_ = 0;
+  mutable bool ended_ = false;
+  mutable std::string_view bytes_;
   std::string name_;
   IpcRelease release_;
   SchemaPtr schema_;
@@ -500,6 +556,10 @@ namespace lancelet {
 std::unique_ptr<RecordBatchReader> ReadIpc(std::string bytes, std::string_view source_name) {
   auto owned = std::make_shared<const std::string>(std::move(bytes));
   return ReadIpc(owned, *owned, source_name);
+}
+
+std::unique_ptr<RecordBatchReader> ReadIpcStream(IpcReadSome read, std::string_view source_name) {
+  return std::make_unique<ipc::IpcReader>(std::move(read), source_name);
 }
 
 std::unique_ptr<RecordBatchReader> ReadIpc(std::shared_ptr<const void> owner, std::string_view bytes,

@@ -126,7 +126,7 @@ void RegisterArrowInput() {
   // page cache, so memory holds a batch, not the file (a 545 MB file read into a string
   // took 1.1 GB and a third of a `create`). Each message's pages leave the mapping once
   // decoded: mapped pages count in the process's memory, and a 3 GB input peaked at 3.1 GB.
-  // Pipes and other files are read whole.
+  // Pipes are read as a stream (ReadIpcStream).
   SetArrowIpcOpener([](const std::string& path, const TextReadOptions&) -> std::unique_ptr<RecordBatchReader> {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) ThrowNotFound("cannot open '{}': {}", path, std::strerror(errno));
@@ -149,19 +149,24 @@ void RegisterArrowInput() {
       return ReadIpc(std::move(owner), std::string_view(static_cast<const char*>(mapped), size), path,
                      std::move(release));
     }
-    std::string bytes;
-    char buffer[1 << 16];
-    for (ssize_t got; (got = ::read(fd, buffer, sizeof buffer)) != 0;) {
-      if (got < 0) {
-        if (errno == EINTR) continue;
-        const int error = errno;
-        ::close(fd);
-        ThrowIo("cannot read '{}': {}", path, std::strerror(error));
-      }
-      bytes.append(buffer, size_t(got));
-    }
-    ::close(fd);
-    return ReadIpc(std::move(bytes), path);
+    // A pipe: read as it arrives, a message at a time, through a 1 MiB pipe buffer (64 KiB
+    // by default: a read per 64 KiB).
+#ifdef F_SETPIPE_SZ
+    if (S_ISFIFO(st.st_mode)) ::fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+#endif
+    auto input = std::shared_ptr<int>(new int(fd), [](int* f) {
+      ::close(*f);
+      delete f;
+    });
+    return ReadIpcStream(
+        [input, path](char* out, size_t n) -> size_t {
+          for (;;) {
+            const ssize_t got = ::read(*input, out, n);
+            if (got >= 0) return size_t(got);
+            if (errno != EINTR) ThrowIo("cannot read '{}': {}", path, std::strerror(errno));
+          }
+        },
+        path);
   });
 }
 

@@ -431,6 +431,69 @@ TEST(Ipc, ReadsLegacyFramingWithoutContinuationMarker) {
   EXPECT_EQ(reader->Next(), nullptr);
 }
 
+// A source handing out at most `step` bytes per read, counting what it gave.
+struct Trickle {
+  std::string bytes;
+  size_t step;
+  size_t given = 0;
+  IpcReadSome Reader() {
+    return [this](char* out, size_t n) {
+      const size_t k = std::min({n, step, bytes.size() - given});
+      std::memcpy(out, bytes.data() + given, k);
+      given += k;
+      return k;
+    };
+  }
+};
+
+// A stream read as it arrives (a pipe) decodes as the whole bytes do, a message at a time:
+// after the first batch, the later batches have not been read yet.
+TEST(Ipc, StreamsArriveAMessageAtATime) {
+  RecordBatchPtr batch = AllTypesBatch();
+  SchemaPtr schema = DictionarySchema(DataType::Int8());
+  RecordBatchPtr a = ColourBatch(schema, 40, 3), b = ColourBatch(schema, 20, 7);
+  for (size_t step : {size_t(3), size_t(1) << 20}) {
+    SCOPED_TRACE(step);
+    Trickle plain{WriteIpcStream(*batch->schema(), {batch, batch->Slice(1, 2), batch}), step};
+    auto reader = ReadIpcStream(plain.Reader(), "pipe");
+    ExpectSchemasIdentical(*batch->schema(), *reader->schema());
+    ExpectBatchesEqual(*batch, *reader->Next());
+    if (step == 3) {  // read up to the first batch's end (and a short read past it), no further
+      const size_t first_batch_end = WriteIpcStream(*batch->schema(), {batch}).size() - 8;
+      EXPECT_LT(plain.given, first_batch_end + step);
+    }
+    ExpectBatchesEqual(*batch->Slice(1, 2), *reader->Next());
+    ExpectBatchesEqual(*batch, *reader->Next());
+    EXPECT_EQ(reader->Next(), nullptr);
+    EXPECT_EQ(plain.given, plain.bytes.size());
+
+    Trickle dictionaries{WriteIpcStream(*schema, {a, b}), step};
+    std::vector<RecordBatchPtr> got = ReadAll(*ReadIpcStream(dictionaries.Reader(), "pipe"));
+    ASSERT_EQ(got.size(), 2u);
+    ExpectBatchesEqual(*a, *got[0]);
+    ExpectBatchesEqual(*b, *got[1]);
+
+    // The file format keeps its footer last: it is read whole, then decoded.
+    Trickle file{WriteIpcFile(*batch->schema(), {batch}), step};
+    got = ReadAll(*ReadIpcStream(file.Reader(), "pipe"));
+    ASSERT_EQ(got.size(), 1u);
+    ExpectBatchesEqual(*batch, *got[0]);
+  }
+}
+
+TEST(Ipc, TruncatedStreamsNameTheOffsetAsWholeInputDoes) {
+  RecordBatchPtr batch = AllTypesBatch();
+  std::string bytes = WriteIpcStream(*batch->schema(), {batch});
+  uint32_t schema_len = U32At(bytes, 4);
+  Trickle cut{bytes.substr(0, 8 + schema_len + 20), 5};
+  auto reader = ReadIpcStream(cut.Reader(), "cut.arrows");
+  ExpectError([&] { reader->Next(); }, ErrorKind::kCorrupt, {"cut.arrows", fmt::format("byte {}", 8 + schema_len)});
+  Trickle tiny{bytes.substr(0, 6), 5};
+  ExpectError([&] { ReadIpcStream(tiny.Reader(), "tiny"); }, ErrorKind::kCorrupt, {"tiny", "byte 4"});
+  Trickle nothing{"", 5};
+  ExpectError([&] { ReadIpcStream(nothing.Reader(), "nothing"); }, ErrorKind::kCorrupt, {"nothing", "empty"});
+}
+
 // ------------------------------------------------------------------ errors
 
 TEST(Ipc, TruncatedInputNamesSourceAndOffset) {
