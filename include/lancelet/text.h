@@ -35,6 +35,8 @@ namespace lancelet {
 // ---------------------------------------------------------------------------------------
 // Readers
 
+enum class InputFormat { kCsv, kJsonLines, kArrowIpc, kUnknown };
+
 struct TextReadOptions {
   // The schema to parse into (a dataset's, to read input against it). Null: inferred from
   // the first `infer_rows` rows. CSV: every schema field must appear in the header (any
@@ -49,6 +51,8 @@ struct TextReadOptions {
   int64_t infer_rows = 1000;   // rows looked at for inference
   char delimiter = ',';        // CSV only
   bool header = true;          // CSV only; false: columns are column0, column1, ... or the schema's
+  // The input's format; kUnknown: by the path's extension (DetectInputFormat).
+  InputFormat format = InputFormat::kUnknown;
 };
 
 // Schema inference looks at the non-null values of each column in the first rows; when
@@ -85,7 +89,6 @@ std::unique_ptr<RecordBatchReader> ReadJsonLines(std::unique_ptr<std::istream> i
                                                  std::string name,
                                                  const TextReadOptions& options = {});
 
-enum class InputFormat { kCsv, kJsonLines, kArrowIpc, kUnknown };
 // By extension (case-insensitive): .csv; .json/.jsonl/.ndjson (all read as JSON Lines, so a
 // .json file holding one top-level array is rejected); .arrow/.arrows/.ipc.
 InputFormat DetectInputFormat(const std::string& path);
@@ -105,7 +108,8 @@ void SetArrowIpcOpener(InputOpener opener);
 std::unique_ptr<RecordBatchReader> ConformInput(std::unique_ptr<RecordBatchReader> input, SchemaPtr schema,
                                                 std::string name);
 
-// Picks the reader by extension; unknown extensions throw InvalidArgument. With
+// Picks the reader by options.format, else by extension; unknown extensions throw
+// InvalidArgument. With
 // options.schema, every format is read against it (Arrow IPC through ConformInput).
 std::unique_ptr<RecordBatchReader> OpenTextInput(const std::string& path,
                                                  const TextReadOptions& options = {});

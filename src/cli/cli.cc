@@ -98,10 +98,12 @@ std::vector<std::string> SplitList(const std::string& text) {
 // The input read against `schema_text` if given, else against `fallback` (an append's
 // dataset schema), else with an inferred schema.
 std::unique_ptr<RecordBatchReader> OpenInput(const std::string& path, const std::string& schema_text,
-                                             SchemaPtr fallback = nullptr) {
+                                             InputFormat format, SchemaPtr fallback = nullptr) {
   TextReadOptions options;
+  options.format = format;
   options.schema = schema_text.empty() ? std::move(fallback) : Schema::Parse(schema_text);
-  return OpenTextInput(path, options);
+  // "-": standard input, a pipe read as it arrives (its format named by --input-format).
+  return OpenTextInput(path == "-" ? "/dev/stdin" : path, options);
 }
 
 // "90", "30s", "15m", "12h", "7d", "2w" as seconds.
@@ -185,7 +187,16 @@ int Main(int argc, char** argv) {
   bool stable_row_ids = false, overwrite = false;
   auto* create = app.add_subcommand("create", "Create a dataset from a CSV, JSON lines or Arrow IPC file");
   create->add_option("dataset", dataset, "Dataset directory")->required();
-  create->add_option("--from", from, "Input file (.csv, .jsonl/.json, .arrow/.arrows/.ipc)")->required();
+  InputFormat input_format = InputFormat::kUnknown;
+  const std::map<std::string, InputFormat> input_formats = {
+      {"csv", InputFormat::kCsv}, {"jsonl", InputFormat::kJsonLines}, {"arrow", InputFormat::kArrowIpc}};
+  auto add_input = [&](CLI::App* command) {
+    command->add_option("--from", from, "Input file (.csv, .jsonl/.json, .arrow/.arrows/.ipc), or - for stdin")
+        ->required();
+    command->add_option("--input-format", input_format, "The input's format when its name does not say it")
+        ->transform(CLI::CheckedTransformer(input_formats));
+  };
+  add_input(create);
   create->add_option("--schema", schema_text, "Schema, e.g. \"id:int32,name:utf8,v:fixed_size_list<float32,4>\"");
   create->add_option("--max-rows-per-file", max_rows_per_file, "Rows per fragment")->capture_default_str();
   create->add_option("--file-version", file_version, "Lance file version")
@@ -196,7 +207,7 @@ int Main(int argc, char** argv) {
 
   auto* append = app.add_subcommand("append", "Append rows to a dataset");
   append->add_option("dataset", dataset, "Dataset directory")->required();
-  append->add_option("--from", from, "Input file")->required();
+  add_input(append);
   append->add_option("--schema", schema_text, "Schema of the input (default: the dataset's)");
   append->add_option("--max-rows-per-file", max_rows_per_file, "Rows per fragment")->capture_default_str();
 
@@ -358,7 +369,7 @@ int Main(int argc, char** argv) {
       options.file_version = file_version;
       options.max_rows_per_file = max_rows_per_file;
       options.enable_stable_row_ids = stable_row_ids;
-      auto input = OpenInput(from, schema_text);
+      auto input = OpenInput(from, schema_text, input_format);
       auto ds = Dataset::Write(dataset, *input, options);
       std::cout << fmt::format("created {} at version {}: {} rows in {} fragments\n", dataset, ds->version(),
                                ds->CountRows(), ds->state().manifest.fragments_size());
@@ -368,7 +379,7 @@ int Main(int argc, char** argv) {
       auto ds = Dataset::Open(dataset);
       // Input is read against the dataset's schema (--schema, if given, is the input's own
       // and is then assigned to the dataset's).
-      auto input = ConformInput(OpenInput(from, schema_text, ds->schema()), ds->schema(), from);
+      auto input = ConformInput(OpenInput(from, schema_text, input_format, ds->schema()), ds->schema(), from);
       CountingReader counted(*input);
       auto next = ds->Append(counted, options);
       std::cout << fmt::format("appended {} rows to {}; now version {}\n", counted.rows(), dataset, next->version());

@@ -106,7 +106,7 @@ void SetArrowIpcOpener(InputOpener opener) { ArrowIpcOpener() = std::move(opener
 
 std::unique_ptr<RecordBatchReader> OpenTextInput(const std::string& path,
                                                  const TextReadOptions& options) {
-  switch (DetectInputFormat(path)) {
+  switch (options.format != InputFormat::kUnknown ? options.format : DetectInputFormat(path)) {
     case InputFormat::kCsv: return OpenCsv(path, options);
     case InputFormat::kJsonLines: return OpenJsonLines(path, options);
     case InputFormat::kArrowIpc:
@@ -116,7 +116,7 @@ std::unique_ptr<RecordBatchReader> OpenTextInput(const std::string& path,
     case InputFormat::kUnknown: break;
   }
   ThrowInvalid("{}: unknown input format; expected a .csv, .json, .jsonl, .ndjson, .arrow, "
-               ".arrows or .ipc file",
+               ".arrows or .ipc file (or say which with --input-format)",
                path);
 }
 

@@ -121,8 +121,8 @@ TEST_F(CliTest, NewDatasetsDefaultToFileVersion22) {
   EXPECT_NE(inspect.out.find("(format 2.2,"), std::string::npos) << inspect.out;
 }
 
-// An Arrow stream from a pipe (a FIFO named *.arrows) is read as it arrives; the rows
-// equal those written from the same stream stored as a file. A stream cut short fails
+// An Arrow stream from a pipe (a FIFO named *.arrows, or stdin with --input-format) is
+// read as it arrives; the rows equal those written from the same stream stored as a file. A stream cut short fails
 // naming the byte where it ends, and commits nothing.
 TEST_F(CliTest, ArrowStreamFromAPipe) {
   const std::string file = dir_.Join("people.arrows");
@@ -137,6 +137,17 @@ TEST_F(CliTest, ArrowStreamFromAPipe) {
                       " create " + ShellQuote(from_pipe) + " --from " + ShellQuote(fifo));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(RunLancelet({"scan", from_pipe, "--format", "jsonl"}).out, RunLancelet({"scan", ds_, "--format", "jsonl"}).out);
+
+  // Standard input, its format named: Arrow and CSV.
+  const std::string from_stdin = dir_.Join("from_stdin.lance");
+  r = RunCommand("cat " + ShellQuote(file) + " | " + ShellQuote(LanceletBinary()) + " create " +
+                 ShellQuote(from_stdin) + " --from - --input-format arrow");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(RunLancelet({"scan", from_stdin, "--format", "jsonl"}).out, RunLancelet({"scan", ds_, "--format", "jsonl"}).out);
+  r = RunCommand("printf 'id,name\\n9,Zed\\n' | " + ShellQuote(LanceletBinary()) + " create " +
+                 ShellQuote(dir_.Join("csv_stdin.lance")) + " --from - --input-format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(RunLancelet({"scan", dir_.Join("csv_stdin.lance"), "--format", "jsonl"}).out, "{\"id\":9,\"name\":\"Zed\"}\n");
 
   const std::string cut = dir_.Join("cut.lance");
   r = RunCommand("head -c 300 " + ShellQuote(file) + " > " + ShellQuote(fifo) + " & " + ShellQuote(LanceletBinary()) +

@@ -34,7 +34,11 @@ TEST(OpenTextInput, ReadsFilesAndNamesThemInErrors) {
   EXPECT_EQ(ErrorOf([&] { OpenTextInput(dir.Join("missing.csv")); }), dir.Join("missing.csv") + ": no such file");
   EXPECT_EQ(ErrorOf([&] { OpenTextInput(dir.Join("a.txt")); }),
             dir.Join("a.txt") + ": unknown input format; expected a .csv, .json, .jsonl, .ndjson, .arrow, .arrows or "
-                                ".ipc file");
+                                ".ipc file (or say which with --input-format)");
+  TextReadOptions as_csv;
+  as_csv.format = InputFormat::kCsv;
+  testing::WriteStringToFile(dir.Join("a.txt"), "x\n5\n");
+  EXPECT_EQ(text_test::Jsonl(*OpenTextInput(dir.Join("a.txt"), as_csv)->Next()), "{\"x\":5}\n");
 }
 
 TEST(OpenTextInput, ArrowIpcGoesThroughTheRegisteredOpener) {
