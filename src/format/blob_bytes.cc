@@ -74,7 +74,18 @@ std::string ReadBlobBytes(const io::ObjectStore& store, const std::string& data_
 BlobSidecarWriter::BlobSidecarWriter(io::ObjectStore& store, std::string data_file_path)
     : store_(store), data_file_path_(std::move(data_file_path)) {}
 
-BlobSidecarWriter::~BlobSidecarWriter() = default;
+BlobSidecarWriter::~BlobSidecarWriter() {
+  if (next_id_ == 1 || finished_) return;
+  // Unfinished: the files vanish with their writers, then the directory made for them.
+  pack_.reset();
+  written_.clear();
+  try {
+    const std::string any = BlobSidecarPath(data_file_path_, 1);
+    store_.DeleteDirIfEmpty(any.substr(0, any.rfind('/')));
+  } catch (const std::exception&) {
+    // best effort: the failed write's own error is the one to report
+  }
+}
 
 std::unique_ptr<io::WritableFile> BlobSidecarWriter::Open(uint32_t blob_id) {
   const std::string path = BlobSidecarPath(data_file_path_, blob_id);
@@ -106,6 +117,7 @@ void BlobSidecarWriter::Finish() {
   if (pack_) written_.push_back(std::move(pack_));
   for (auto& file : written_) file->Finish();
   written_.clear();
+  finished_ = true;
 }
 
 }  // namespace lancelet::format

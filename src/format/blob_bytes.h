@@ -50,7 +50,8 @@ std::string ReadBlobBytes(const io::ObjectStore& store, const std::string& data_
 // files of at most `pack_max` bytes, rolled over when the next blob would pass it. Ids
 // count from 1 per data file, in the order files are started, shared by all blob columns
 // (as the reference allocates them). Sidecars are raw bytes: no header, no padding. Each
-// becomes visible on Finish(), before the data file does; destroyed unfinished, none does.
+// becomes visible on Finish(), before the data file does; destroyed unfinished, none does,
+// and the directory made for them goes too.
 class BlobSidecarWriter {
  public:
   BlobSidecarWriter(io::ObjectStore& store, std::string data_file_path);
@@ -68,7 +69,8 @@ class BlobSidecarWriter {
 
   io::ObjectStore& store_;
   std::string data_file_path_;
-  uint32_t next_id_ = 1;
+  uint32_t next_id_ = 1;  // 1: nothing written, no directory made
+  bool finished_ = false;
   std::unique_ptr<io::WritableFile> pack_;
   uint32_t pack_id_ = 0;
   uint64_t pack_size_ = 0;

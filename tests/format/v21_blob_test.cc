@@ -300,6 +300,22 @@ TEST(BlobV2Writer, RefusesWhatItCannotStore) {
   EXPECT_EQ(write(small, "2.2"), "");
   EXPECT_NE(write(small, "2.1").find("field 'blob': blob v2 columns need file version 2.2 or later (got 2.1)"),
             std::string::npos);
+
+  // Failing after a value went to a sidecar: no sidecar, and no directory for them, remains.
+  TempDir dir;
+  const Scalar packed{blob_type, std::vector<Scalar>{{DataType::LargeBinary(), std::string(200 * 1024, 'p')},
+                                                     Scalar::Null(DataType::Utf8())}};
+  WriteOptions options;
+  options.file_version = "2.2";
+  EXPECT_THROW(Dataset::Write(dir.path() + "/t.lance",
+                              std::vector<RecordBatchPtr>{RecordBatch::Make(schema, {MakeArray(blob_type, {packed, neither})})},
+                              options),
+               Error);
+  std::vector<std::string> left;
+  if (std::filesystem::exists(dir.path() + "/t.lance/data"))
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.path() + "/t.lance/data"))
+      left.push_back(entry.path().string());
+  EXPECT_EQ(left, std::vector<std::string>{});
 }
 
 }  // namespace
