@@ -3,8 +3,9 @@
 // A file is deleted only when no kept version references it. What a version references:
 // its manifest; its transaction file; per fragment every data file and every overlay
 // data file (the reference once forgot overlays and silently reverted updated cells),
-// and its deletion file; every index segment directory. Files under a base path (a
-// shallow clone's source) belong to another dataset and are never touched.
+// and its deletion file; every index segment directory. A data file's blob v2 sidecars
+// (data/<stem>/*.blob) go with data/<stem>.lance. Files under a base path (a shallow
+// clone's source) belong to another dataset and are never touched.
 //
 // Deletion order: data, deletion, transaction and index files first, the removed
 // manifests last. A cleanup killed midway leaves every kept version whole; a removed
@@ -127,16 +128,28 @@ CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
     auto info = store.Head(io::JoinPath(uri, relative));
     return info && now - info->modified_seconds > kUnverifiedAgeSeconds;
   };
+  constexpr std::string_view kDataSuffix = ".lance";
+  auto is_data_file = [&](const std::string& relative) {
+    return relative.rfind(std::string(kDataDir) + "/", 0) == 0 && relative.size() > kDataSuffix.size() &&
+           relative.compare(relative.size() - kDataSuffix.size(), kDataSuffix.size(), kDataSuffix) == 0;
+  };
   for (const char* dir : {kDataDir, kDeletionsDir, kTransactionsDir})
     for (const auto& name : store.List(io::JoinPath(uri, dir))) {
       std::string relative = io::JoinPath(dir, name);
+      if (std::string_view(dir) == kDataDir && name.find('.') == std::string::npos) {
+        // A sidecar directory (data files are <stem>.lance, temporary files <name>.tmp-<n>):
+        // judged as its data file, which may be gone already.
+        const std::string data_file = relative + std::string(kDataSuffix);
+        if (!kept_paths.count(data_file) && !removed_paths.count(data_file) && unverified(relative))
+          doomed.push_back(data_file);
+        continue;
+      }
       if (unverified(relative)) doomed.push_back(relative);
     }
   for (const auto& name : store.List(io::JoinPath(uri, kIndicesDir))) {
     std::string relative = io::JoinPath(kIndicesDir, name);
     if (unverified(relative)) doomed.push_back(relative);
   }
-  std::sort(doomed.begin(), doomed.end());
 
   auto remove_file = [&](const std::string& relative) {
     std::string path = io::JoinPath(uri, relative);
@@ -147,14 +160,20 @@ CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
     stats.bytes_freed += info->size;
     stats.removed.push_back(relative);
   };
+  // Every file of the directory `relative`, then the directory.
+  auto remove_dir = [&](const std::string& relative) {
+    const std::string dir = io::JoinPath(uri, relative);
+    for (const auto& name : store.List(dir)) remove_file(io::JoinPath(relative, name));
+    if (!options.dry_run) store.DeleteDirIfEmpty(dir);
+  };
+  std::sort(doomed.begin(), doomed.end());
+  doomed.erase(std::unique(doomed.begin(), doomed.end()), doomed.end());
   for (const auto& relative : doomed) {
     if (relative.rfind(std::string(kIndicesDir) + "/", 0) == 0) {
-      // An index segment: every file of its directory, then the directory.
-      std::string dir = io::JoinPath(uri, relative);
-      for (const auto& name : store.List(dir)) remove_file(io::JoinPath(relative, name));
-      if (!options.dry_run) store.DeleteDirIfEmpty(dir);
+      remove_dir(relative);  // an index segment
     } else {
       remove_file(relative);
+      if (is_data_file(relative)) remove_dir(relative.substr(0, relative.size() - kDataSuffix.size()));
     }
   }
   for (const auto& relative : removed_manifests) remove_file(relative);

@@ -54,6 +54,56 @@ class CleanupTest : public ::testing::Test {
   TempDir dir_;
 };
 
+// Blob v2 sidecars (data/<stem>/*.blob) live and die with their data file data/<stem>.lance:
+// a kept file keeps its sidecar directory even when unverified files go, and a removed
+// file takes its sidecars and their directory with it.
+TEST_F(CleanupTest, BlobSidecarsGoWithTheirDataFile) {
+  const auto blob_type =
+      DataType::Struct({Field::Make("data", DataType::LargeBinary()), Field::Make("uri", DataType::Utf8())});
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
+      Field::Make("blob", blob_type, true, {{"ARROW:extension:name", "lance.blob.v2"}})});
+  auto rows = [&](char fill) {
+    Scalar packed{blob_type, std::vector<Scalar>{{DataType::LargeBinary(), std::string(100 * 1024, fill)},
+                                                 Scalar::Null(DataType::Utf8())}};
+    return std::vector<RecordBatchPtr>{RecordBatch::Make(schema, {MakeArray(blob_type, {packed})})};
+  };
+  const std::string path = dir_.Join("blobs.lance");
+  Dataset::Write(path, rows('a'));
+  const auto first = Files(path);
+  WriteOptions overwrite;
+  overwrite.mode = WriteMode::kOverwrite;
+  auto ds = Dataset::Write(path, rows('b'), overwrite);
+  std::set<std::string> second;
+  for (const auto& f : Files(path))
+    if (!first.count(f) && f.rfind("data/", 0) == 0) second.insert(f);
+  ASSERT_EQ(second.size(), 2u);  // the data file and its one sidecar
+
+  CleanupOptions o = Keep(1);
+  o.delete_unverified = true;
+  ds->Cleanup(o);
+  std::set<std::string> data_left;
+  for (const auto& f : Files(path))
+    if (f.rfind("data/", 0) == 0) data_left.insert(f);
+  EXPECT_EQ(data_left, second);
+  std::set<std::string> dirs;
+  for (const auto& e : fs::directory_iterator(path + "/data"))
+    if (e.is_directory()) dirs.insert(e.path().filename().string());
+  EXPECT_EQ(dirs.size(), 1u);
+  EXPECT_EQ(Dataset::Open(path)->CountRows(), 1u);
+
+  // Left by killed writers: a sidecar directory whose data file never landed, and a
+  // temporary file. Both are unverified, and go.
+  fs::create_directories(path + "/data/0101abcd");
+  WriteStringToFile(path + "/data/0101abcd/10000000000000000000000000000000.blob", "orphan");
+  WriteStringToFile(path + "/data/0101abcd.lance.tmp-7", "partial");
+  ds->Cleanup(o);
+  data_left.clear();
+  for (const auto& f : Files(path))
+    if (f.rfind("data/", 0) == 0) data_left.insert(f);
+  EXPECT_EQ(data_left, second);
+  EXPECT_FALSE(fs::exists(path + "/data/0101abcd"));
+}
+
 TEST_F(CleanupTest, LiveOverlayFilesAreKeptLikeBaseFiles) {
   auto ds = Create()->Update({{"name", "'a'"}}, "id < 10")->Update({{"name", "'b'"}}, "id = 3");
   auto rows = ds->NewScan().ToBatch();
