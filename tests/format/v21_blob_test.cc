@@ -32,6 +32,18 @@ std::string Blob(std::mt19937& rng, size_t size) {
   return s;
 }
 
+// n legacy blob values: every 17th null, every 23rd empty, the rest 10 to 5009 random bytes.
+std::vector<Scalar> LegacyBlobValues(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<Scalar> values;
+  for (int64_t k = 0; k < n; ++k) {
+    if (k % 17 == 3) values.push_back(Scalar::Null(DataType::LargeBinary()));
+    else if (k % 23 == 5) values.push_back({DataType::LargeBinary(), std::string()});
+    else values.push_back({DataType::LargeBinary(), Blob(rng, 10 + rng() % 5000)});
+  }
+  return values;
+}
+
 TEST(BlobSidecar, PathReversesTheIdBits) {
   EXPECT_EQ(BlobSidecarPath("/t/data/abc.lance", 1), "/t/data/abc/10000000000000000000000000000000.blob");
   EXPECT_EQ(BlobSidecarPath("/t/data/abc.lance", 2), "/t/data/abc/01000000000000000000000000000000.blob");
@@ -41,13 +53,7 @@ TEST(BlobSidecar, PathReversesTheIdBits) {
 TEST(LegacyBlobReference, DescriptorsPointAtTheBytes) {
   if (!OracleAvailable()) GTEST_SKIP() << "oracle not installed";
   const int64_t n = 300;
-  std::mt19937 rng(61);
-  std::vector<Scalar> values;
-  for (int64_t k = 0; k < n; ++k) {
-    if (k % 17 == 3) values.push_back(Scalar::Null(DataType::LargeBinary()));
-    else if (k % 23 == 5) values.push_back({DataType::LargeBinary(), std::string()});
-    else values.push_back({DataType::LargeBinary(), Blob(rng, 10 + rng() % 5000)});
-  }
+  const std::vector<Scalar> values = LegacyBlobValues(n, 61);
   auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
       Field::Make("blob", DataType::LargeBinary(), true, {{"lance-encoding:blob", "true"}})});
   std::vector<ArrayPtr> columns = {MakeArray(DataType::LargeBinary(), values)};
@@ -82,13 +88,7 @@ TEST(LegacyBlobReference, DescriptorsPointAtTheBytes) {
 // descriptors point at the bytes.
 TEST(LegacyBlobWriter, ReferenceReadsWhatLanceletWrote) {
   const int64_t n = 300;
-  std::mt19937 rng(63);
-  std::vector<Scalar> values;
-  for (int64_t k = 0; k < n; ++k) {
-    if (k % 17 == 3) values.push_back(Scalar::Null(DataType::LargeBinary()));
-    else if (k % 23 == 5) values.push_back({DataType::LargeBinary(), std::string()});
-    else values.push_back({DataType::LargeBinary(), Blob(rng, 10 + rng() % 5000)});
-  }
+  const std::vector<Scalar> values = LegacyBlobValues(n, 63);
   auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
       Field::Make("id", DataType::Int64(), false),
       Field::Make("blob", DataType::LargeBinary(), true, {{"lance-encoding:blob", "true"}})});
@@ -190,16 +190,6 @@ TEST(BlobV2Reference, InlinePackedAndDedicatedBlobs) {
   EXPECT_EQ(ReadBlobBytes(*store, file, BlobDescriptorAt(*taken, 1)), bytes[9]);
   EXPECT_EQ(ReadBlobBytes(*store, file, BlobDescriptorAt(*taken, 0)), bytes[40]);
 }
-
-}  // namespace
-}  // namespace lancelet::format::reference_test
-
-namespace lancelet::format::reference_test {
-namespace {
-
-using lancelet::testing::OracleAvailable;
-using lancelet::testing::RunOracle;
-using lancelet::testing::TempDir;
 
 // The sidecar files next to a data file, by name, with their sizes.
 std::map<std::string, uint64_t> Sidecars(const std::string& data_file) {
