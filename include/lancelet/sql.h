@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ namespace lancelet {
 struct SqlResult {
   RecordBatchPtr rows;   // the result of a query; null for other statements
   std::string message;   // for other statements, e.g. "UPDATE 2 (users: version 3)"
+  // From ExecuteStreaming: a SELECT's rows as they are computed (rows is then null).
+  // Reading it may throw SqlError.
+  std::unique_ptr<RecordBatchReader> stream;
 };
 
 class SqlError : public Error {
@@ -49,6 +53,9 @@ class SqlSession {
 
   // One statement (a trailing ';' is allowed). Throws SqlError.
   SqlResult Execute(const std::string& statement);
+  // As Execute, but a SELECT's rows come as a stream, so that a caller printing them
+  // holds one batch at a time.
+  SqlResult ExecuteStreaming(const std::string& statement);
   // Parses one statement without running it; throws the SqlError Execute would for a
   // syntax error.
   void Check(const std::string& statement);

@@ -104,35 +104,86 @@ std::vector<std::string> ListTables(const std::string& db_dir) {
   return names;
 }
 
-RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row_id, bool with_row_address,
-                          const std::string& filter, const SchemaPtr& column_types,
-                          const std::optional<std::vector<std::string>>& columns, DatasetPtr opened) {
-  if (ref.kind == TableRef::Kind::kSubquery) return RunSelect(ctx, *ref.subquery);
-  std::unique_ptr<RecordBatchReader> reader;
-  std::unique_ptr<Progress> progress;
+namespace {
+
+// Counts the rows of a stream on a progress bar.
+class ProgressReader final : public RecordBatchReader {
+ public:
+  ProgressReader(std::unique_ptr<RecordBatchReader> input, std::unique_ptr<Progress> progress)
+      : input_(std::move(input)), progress_(std::move(progress)) {}
+  SchemaPtr schema() const override { return input_->schema(); }
+  RecordBatchPtr Next() override {
+    auto batch = input_->Next();
+    if (batch) progress_->Add(uint64_t(batch->num_rows()));
+    else progress_.reset();  // the bar is erased when the stream ends
+    return batch;
+  }
+
+ private:
+  std::unique_ptr<RecordBatchReader> input_;
+  std::unique_ptr<Progress> progress_;
+};
+
+}  // namespace
+
+std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef& ref, bool with_row_id,
+                                              bool with_row_address, const std::string& filter,
+                                              const SchemaPtr& column_types,
+                                              const std::optional<std::vector<std::string>>& columns,
+                                              DatasetPtr opened) {
+  if (ref.kind == TableRef::Kind::kSubquery) return OpenSelect(ctx, *ref.subquery);
   if (ref.kind == TableRef::Kind::kTable) {
     DatasetPtr ds = opened ? std::move(opened) : OpenTable(ctx, ref);
     auto scan = ds->NewScan();
     if (columns) scan.Columns(*columns);
     if (!filter.empty()) scan.Filter(filter);
     scan.WithRowId(with_row_id).WithRowAddress(with_row_address);
-    reader = scan.Open();
-    progress = std::make_unique<Progress>(ctx.progress, "scanning " + ref.name, ds->CountRows());
-  } else {
-    std::string path = ResolveFilePath(ctx, ref);
-    TextReadOptions options;
-    options.delimiter = ref.delimiter;
-    options.header = ref.header;
-    options.schema = ref.columns;
-    if (!options.schema) options.column_types = column_types;
-    reader = ref.kind == TableRef::Kind::kCsv ? OpenCsv(path, options) : OpenJsonLines(path, options);
+    auto reader = scan.Open();
+    if (!ctx.progress) return reader;
+    return std::make_unique<ProgressReader>(std::move(reader),
+                                            std::make_unique<Progress>(true, "scanning " + ref.name, ds->CountRows()));
   }
+  std::string path = ResolveFilePath(ctx, ref);
+  TextReadOptions options;
+  options.delimiter = ref.delimiter;
+  options.header = ref.header;
+  options.schema = ref.columns;
+  if (!options.schema) options.column_types = column_types;
+  return ref.kind == TableRef::Kind::kCsv ? OpenCsv(path, options) : OpenJsonLines(path, options);
+}
+
+namespace {
+
+class InMemoryReader final : public RecordBatchReader {
+ public:
+  InMemoryReader(SchemaPtr schema, std::vector<RecordBatchPtr> batches)
+      : schema_(std::move(schema)), batches_(std::move(batches)) {}
+  SchemaPtr schema() const override { return schema_; }
+  RecordBatchPtr Next() override { return next_ < batches_.size() ? batches_[next_++] : nullptr; }
+
+ private:
+  SchemaPtr schema_;
+  std::vector<RecordBatchPtr> batches_;
+  size_t next_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<RecordBatchReader> BatchesReader(SchemaPtr schema, std::vector<RecordBatchPtr> batches) {
+  return std::make_unique<InMemoryReader>(std::move(schema), std::move(batches));
+}
+
+RecordBatchPtr ReadAll(RecordBatchReader& reader) {
   std::vector<RecordBatchPtr> batches;
-  while (auto b = reader->Next()) {
-    if (progress) progress->Add(uint64_t(b->num_rows()));
-    batches.push_back(b);
-  }
-  return RecordBatch::Concatenate(reader->schema(), batches);
+  while (auto b = reader.Next()) batches.push_back(b);
+  if (batches.size() == 1) return batches[0];
+  return RecordBatch::Concatenate(reader.schema(), batches);
+}
+
+RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row_id, bool with_row_address,
+                          const std::string& filter, const SchemaPtr& column_types,
+                          const std::optional<std::vector<std::string>>& columns, DatasetPtr opened) {
+  return ReadAll(*OpenSource(ctx, ref, with_row_id, with_row_address, filter, column_types, columns, std::move(opened)));
 }
 
 ExprPtr MapColumns(const ExprPtr& expr, const std::function<ExprPtr(const Expr&)>& map) {

@@ -35,18 +35,24 @@ std::vector<std::string> ListTables(const std::string& db_dir);
 DatasetPtr OpenTable(const Context& ctx, const TableRef& ref);
 bool TableExists(const Context& ctx, const std::string& name);
 
-// Reads a whole source into one batch. For tables, `with_row_id` / `with_row_address`
-// add the pseudo-columns; `filter` (already validated) is pushed into the scan. A file
-// is read with its options; without a `columns` option, the columns named in
-// `column_types` (those an INSERT or MERGE stores into or compares with a table's
-// columns) are read as those types and the others inferred.
 // The top-level columns of `table` a SELECT from it reads, in table order; none when it
 // reads every one (SELECT *, or a name it does not know, reported later).
 std::optional<std::vector<std::string>> ColumnsRead(const SelectStmt& stmt, const Schema& table);
 
+// Reads a source. For tables, `with_row_id` / `with_row_address`
+// add the pseudo-columns; `filter` (already validated) is pushed into the scan. A file
+// is read with its options; without a `columns` option, the columns named in
+// `column_types` (those an INSERT or MERGE stores into or compares with a table's
+// columns) are read as those types and the others inferred.
 // `columns`, when set, are the only top-level columns a table's scan returns (a file is
 // read whole). `opened`: the table `ref` names, already opened by the caller, so that one
 // statement reads one version (and its manifest once).
+std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef& ref, bool with_row_id,
+                                              bool with_row_address, const std::string& filter = "",
+                                              const SchemaPtr& column_types = nullptr,
+                                              const std::optional<std::vector<std::string>>& columns = std::nullopt,
+                                              DatasetPtr opened = nullptr);
+// OpenSource read to its end, as one batch.
 RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row_id, bool with_row_address,
                           const std::string& filter = "", const SchemaPtr& column_types = nullptr,
                           const std::optional<std::vector<std::string>>& columns = std::nullopt,
@@ -81,7 +87,17 @@ RecordBatchPtr EmptyRowsBatch(int64_t rows);
 
 std::string RowCount(uint64_t n);  // "1 row", "3 rows"
 
+// A stream of batches already in memory.
+std::unique_ptr<RecordBatchReader> BatchesReader(SchemaPtr schema, std::vector<RecordBatchPtr> batches);
+// Every batch of a stream, as one.
+RecordBatchPtr ReadAll(RecordBatchReader& reader);
+
 // Statement runners.
+// A SELECT as a stream: batches are read, filtered, aggregated and projected as they
+// come, so memory holds aggregate state, sort buffers (ORDER BY) and one batch, not the
+// input. `column_types`: passed to OpenSource for a file source (INSERT ... SELECT).
+std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectStmt& stmt,
+                                              const SchemaPtr& column_types = nullptr);
 // `column_types`: passed to ReadSource for a file source (INSERT ... SELECT).
 RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt, const SchemaPtr& column_types = nullptr);
 std::string RunInsert(const Context& ctx, const InsertStmt& stmt);

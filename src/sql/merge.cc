@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -39,6 +40,7 @@ struct Scope {
   const Context* ctx;
   std::string target_q, source_q, target_name;
   std::vector<std::string> target_columns, source_columns;
+  std::vector<std::string> target_columns_read;  // those a joined batch holds
 
   ExprPtr Resolve(const ExprPtr& expr) const {
     return MapColumns(expr, [&](const Expr& c) -> ExprPtr {
@@ -73,7 +75,7 @@ RecordBatchPtr JoinRows(const Scope& scope, const RecordBatch& target, const Rec
   std::vector<ArrayPtr> columns;
   int64_t n = int64_t(source_rows ? source_rows->size() : target_rows->size());
   if (target_rows) {
-    for (const auto& name : scope.target_columns) {
+    for (const auto& name : scope.target_columns_read) {
       const auto& col = target.column(name);
       fields.push_back(Field::Make(scope.target_q + "." + name, col->type));
       columns.push_back(Take(*col, *target_rows));
@@ -171,9 +173,19 @@ struct MergeCounts {
   uint64_t updated = 0, deleted = 0, inserted = 0;
 };
 
-// Computes the changes of one MERGE against `ds`.
+// The target's top-level columns that `e` (resolved) reads.
+void TargetColumnsRead(const ExprPtr& e, const Scope& scope, std::set<std::string>& out) {
+  if (!e) return;
+  const std::string prefix = scope.target_q + ".";
+  if (e->kind == ExprKind::kColumn && !e->path.empty() && e->path[0].starts_with(prefix))
+    out.insert(e->path[0].substr(prefix.size()));
+  for (const auto& a : e->args) TargetColumnsRead(a, scope, out);
+}
+
+// Computes the changes of one MERGE against `ds`. The source is held; the target is
+// streamed, reading only the columns the statement names, and only its matched rows are
+// kept.
 table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const DatasetPtr& ds, MergeCounts& counts) {
-  auto target = ds->NewScan().WithRowAddress().ToBatch();
   auto source = ReadSource(ctx, stmt.source, false, false, "", SourceColumnTypes(stmt, *ds->schema()));
   Scope scope;
   scope.ctx = &ctx;
@@ -182,66 +194,90 @@ table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const D
   scope.source_q = stmt.source.qualifier();
   if (scope.target_q == scope.source_q)
     ctx.Fail(stmt.source.position, fmt::format("the source needs an alias other than '{}' (USING ... AS s)", scope.source_q));
-  scope.target_columns = ColumnNames(*target->schema());
+  scope.target_columns = ColumnNames(*ds->schema());
   scope.source_columns = ColumnNames(*source->schema());
   const Schema& target_schema = *ds->schema();
 
-  // 1. Candidate pairs: by hash on the ON clause's equalities, else every pair.
   ExprPtr on = scope.Resolve(stmt.on);
+  std::set<std::string> read;
+  TargetColumnsRead(on, scope, read);
+  for (const auto& clause : stmt.clauses) {
+    if (!clause.matched) continue;
+    TargetColumnsRead(scope.Resolve(clause.condition), scope, read);
+    for (const auto& s : clause.set) TargetColumnsRead(scope.Resolve(s.expr), scope, read);
+  }
+  std::vector<std::string> read_columns;
+  for (const auto& name : scope.target_columns)
+    if (read.count(name)) read_columns.push_back(name);
+  auto reader = ds->NewScan().Columns(read_columns).WithRowAddress().Open();
+  scope.target_columns_read = read_columns;
+
+  // 1. Matches, batch by batch: candidate pairs by hash on the ON clause's equalities
+  // (else every pair), then the ON clause over them.
   std::vector<std::pair<std::string, std::string>> keys;
   EquiKeys(on, scope, keys);
+  const Schema& target_read = *reader->schema();
   keys.erase(std::remove_if(keys.begin(), keys.end(),
                             [&](const auto& k) {
-                              return !HashableTogether(*target->column(k.first)->type, *source->column(k.second)->type);
+                              return !HashableTogether(*target_read.field(size_t(target_read.FieldIndex(k.first)))->type,
+                                                       *source->column(k.second)->type);
                             }),
              keys.end());
-  std::vector<int64_t> cand_t, cand_s;
-  if (!keys.empty()) {
-    std::unordered_multimap<std::string, int64_t> by_key;
-    auto key_of = [&](const RecordBatch& b, bool is_target, int64_t r, std::string& out) {
-      out.clear();
-      for (const auto& k : keys) {
-        const auto& col = b.column(is_target ? k.first : k.second);
-        if (col->IsNull(r)) return false;  // NULL never equals anything
-        out += ValueKey(*col, r) + '\0';
+  auto key_of = [&](const RecordBatch& b, bool is_target, int64_t r, std::string& out) {
+    out.clear();
+    for (const auto& k : keys) {
+      const auto& col = b.column(is_target ? k.first : k.second);
+      if (col->IsNull(r)) return false;  // NULL never equals anything
+      out += ValueKey(*col, r) + '\0';
+    }
+    return true;
+  };
+  std::unordered_multimap<std::string, int64_t> by_key;
+  std::string key;
+  for (int64_t s = 0; s < source->num_rows() && !keys.empty(); ++s)
+    if (key_of(*source, false, s, key)) by_key.emplace(key, s);
+  BoundExprPtr on_bound;
+  std::vector<RecordBatchPtr> matched_parts;  // the matched target rows, a row per match
+  int64_t matched_rows = 0;
+  std::vector<int64_t> match_t, match_s;  // match_t: rows of the matched parts
+  std::vector<bool> source_matched(size_t(source->num_rows()), false);
+  while (auto batch = reader->Next()) {
+    std::vector<int64_t> cand_t, cand_s;
+    for (int64_t t = 0; t < batch->num_rows(); ++t) {
+      if (keys.empty()) {
+        for (int64_t s = 0; s < source->num_rows(); ++s) cand_t.push_back(t), cand_s.push_back(s);
+        continue;
       }
-      return true;
-    };
-    std::string key;
-    for (int64_t s = 0; s < source->num_rows(); ++s)
-      if (key_of(*source, false, s, key)) by_key.emplace(key, s);
-    for (int64_t t = 0; t < target->num_rows(); ++t) {
-      if (!key_of(*target, true, t, key)) continue;
+      if (!key_of(*batch, true, t, key)) continue;
       auto [lo, hi] = by_key.equal_range(key);
       std::vector<int64_t> hits;
       for (auto it = lo; it != hi; ++it) hits.push_back(it->second);
       std::sort(hits.begin(), hits.end());
-      for (int64_t s : hits) {
-        cand_t.push_back(t);
-        cand_s.push_back(s);
-      }
+      for (int64_t s : hits) cand_t.push_back(t), cand_s.push_back(s);
     }
-  } else {
-    for (int64_t t = 0; t < target->num_rows(); ++t)
-      for (int64_t s = 0; s < source->num_rows(); ++s) {
-        cand_t.push_back(t);
-        cand_s.push_back(s);
-      }
+    if (cand_t.empty()) continue;
+    auto candidates = JoinRows(scope, *batch, *source, &cand_t, &cand_s);
+    if (!on_bound) on_bound = Bind(*on, *candidates->schema());
+    auto on_true = EvaluatePredicate(*on_bound, *candidates);
+    std::vector<int64_t> rows;
+    for (size_t i = 0; i < on_true.size(); ++i) {
+      if (!on_true[i]) continue;
+      if (!rows.empty() && rows.back() == cand_t[i])  // a target row's candidates are adjacent
+        ctx.Fail(stmt.on->position, fmt::format("a row of {} matches more than one source row; MERGE needs at most one",
+                                                stmt.target.name));
+      rows.push_back(cand_t[i]);
+      match_t.push_back(matched_rows++);
+      match_s.push_back(cand_s[i]);
+      source_matched[size_t(cand_s[i])] = true;
+    }
+    if (!rows.empty()) matched_parts.push_back(batch->Take(rows));
   }
-  auto candidates = JoinRows(scope, *target, *source, &cand_t, &cand_s);
-  auto on_true = EvaluatePredicate(*Bind(*on, *candidates->schema()), *candidates);
-  std::vector<int64_t> match_t, match_s;
-  std::vector<bool> source_matched(size_t(source->num_rows()), false);
-  std::map<int64_t, int> times_matched;
-  for (size_t i = 0; i < on_true.size(); ++i) {
-    if (!on_true[i]) continue;
-    if (++times_matched[cand_t[i]] > 1)
-      ctx.Fail(stmt.on->position, fmt::format("a row of {} matches more than one source row; MERGE needs at most one",
-                                              stmt.target.name));
-    match_t.push_back(cand_t[i]);
-    match_s.push_back(cand_s[i]);
-    source_matched[size_t(cand_s[i])] = true;
+  if (!on_bound) {  // no candidate pair: bound anyway, so that mistakes are reported
+    std::vector<int64_t> none;
+    auto empty = JoinRows(scope, *RecordBatch::Concatenate(reader->schema(), {}), *source, &none, &none);
+    Bind(*on, *empty->schema());
   }
+  auto target = RecordBatch::Concatenate(reader->schema(), matched_parts);
 
   // 2. Matched rows: the first WHEN MATCHED clause whose condition holds wins.
   table::MergeChanges changes;

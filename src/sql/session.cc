@@ -90,6 +90,24 @@ auto AsSqlError(const std::string& statement, Fn&& fn) -> decltype(fn()) {
   }
 }
 
+// A SELECT's stream, its errors as SqlError. It owns the statement it reads.
+class SqlErrorReader final : public RecordBatchReader {
+ public:
+  SqlErrorReader(std::shared_ptr<const sql::Statement> statement, std::unique_ptr<sql::Context> ctx)
+      : statement_(std::move(statement)), ctx_(std::move(ctx)) {
+    input_ = AsSqlError(*ctx_->text, [&] { return sql::OpenSelect(*ctx_, *statement_->select); });
+  }
+  SchemaPtr schema() const override { return input_->schema(); }
+  RecordBatchPtr Next() override {
+    return AsSqlError(*ctx_->text, [&] { return input_->Next(); });
+  }
+
+ private:
+  std::shared_ptr<const sql::Statement> statement_;
+  std::unique_ptr<sql::Context> ctx_;
+  std::unique_ptr<RecordBatchReader> input_;
+};
+
 SqlResult Run(const sql::Context& ctx, const sql::Statement& s) {
   SqlResult result;
   switch (s.kind) {
@@ -125,6 +143,20 @@ SqlResult SqlSession::Execute(const std::string& raw) {
   ctx.text = std::make_shared<const std::string>(statement);
   ctx.progress = progress_;
   return AsSqlError(statement, [&] { return Run(ctx, sql::ParseStatement(statement)); });
+}
+
+SqlResult SqlSession::ExecuteStreaming(const std::string& raw) {
+  auto ctx = std::make_unique<sql::Context>();
+  ctx->db_dir = db_dir_;
+  ctx->text = std::make_shared<const std::string>(Trim(raw));
+  ctx->progress = progress_;
+  const std::string& statement = *ctx->text;
+  auto parsed = AsSqlError(statement, [&] { return std::make_shared<const sql::Statement>(sql::ParseStatement(statement)); });
+  if (parsed->kind != sql::Statement::Kind::kSelect)
+    return AsSqlError(statement, [&] { return Run(*ctx, *parsed); });
+  SqlResult result;
+  result.stream = std::make_unique<SqlErrorReader>(parsed, std::move(ctx));
+  return result;
 }
 
 std::vector<SqlResult> SqlSession::ExecuteScript(

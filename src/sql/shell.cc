@@ -23,12 +23,14 @@ namespace lancelet {
 
 namespace {
 
-void PrintRows(const RecordBatch& rows, std::ostream& out, const SqlShellOptions& options) {
+// Prints a query's rows batch by batch, as they are computed.
+void PrintRows(RecordBatchReader& rows, std::ostream& out, const SqlShellOptions& options) {
   const std::string& format = options.format;
   if (format == "arrow") {
     IpcStreamWriter writer(out);
     writer.WriteSchema(*rows.schema());
-    if (rows.num_rows() > 0) writer.WriteBatch(rows);
+    while (auto batch = rows.Next())
+      if (batch->num_rows() > 0) writer.WriteBatch(*batch);
     writer.Close();
     return;
   }
@@ -40,8 +42,7 @@ void PrintRows(const RecordBatch& rows, std::ostream& out, const SqlShellOptions
   } else {
     writer = MakeBatchWriter(format == "csv" ? OutputFormat::kCsv : OutputFormat::kJsonLines, out, rows.schema());
   }
-  if (rows.num_rows() > 0) writer->Write(rows);
-  writer->Finish();
+  WriteAll(rows, *writer);
 }
 
 // Runs one statement and prints its result or its error. Returns false on error.
@@ -52,10 +53,11 @@ bool RunOne(SqlSession& session, const std::string& statement, std::ostream& out
     out.flush();
   }
   try {
-    SqlResult r = session.Execute(statement);
-    if (r.rows) {
+    SqlResult r = session.ExecuteStreaming(statement);
+    if (r.rows) r.stream = sql::BatchesReader(r.rows->schema(), {r.rows});
+    if (r.stream) {
       if (printed_rows && options.format == "table" && !options.echo) out << "\n";
-      PrintRows(*r.rows, out, options);
+      PrintRows(*r.stream, out, options);
       printed_rows = true;
     } else {
       (options.format == "table" ? out : err) << r.message << "\n";

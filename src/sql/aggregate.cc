@@ -1,0 +1,528 @@
+#include "sql/aggregate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <type_traits>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "expr/numeric.h"
+
+namespace lancelet::sql {
+
+const std::vector<std::string>& AggregateNames() {
+  static const std::vector<std::string> kNames = {
+      "avg",    "bool_and",   "bool_or",     "count",      "max", "median",  "min",     "stddev",
+      "stddev_pop", "stddev_samp", "string_agg", "sum", "var_pop", "var_samp", "variance"};
+  return kNames;
+}
+
+bool IsAggregateName(const std::string& function) {
+  const auto& names = AggregateNames();
+  return std::find(names.begin(), names.end(), function) != names.end();
+}
+
+namespace {
+
+// The separator of string_agg(x, sep): a string literal, ',' without one.
+std::string AggregateSeparator(const Context& ctx, const Expr& call) {
+  if (call.args.size() < 2) return ",";
+  const Expr& sep = *call.args[1];
+  if (sep.kind != ExprKind::kLiteral || sep.literal.is_null() || !sep.literal.type || !sep.literal.type->is_string())
+    ctx.Fail(sep.position, "string_agg's separator must be a string literal");
+  return sep.literal.as_string();
+}
+
+TypePtr AggregateType(const Context& ctx, const Expr& call, const TypePtr& arg) {
+  const std::string& f = call.function;
+  if (f == "count") return DataType::Int64();
+  if (!arg) ctx.Fail(call.position, fmt::format("{}(*) is not allowed; only count(*) takes *", f));
+  if (f == "avg") {
+    if (!arg->is_numeric()) ctx.Fail(call.position, fmt::format("avg needs a numeric argument, not {}", arg->ToString()));
+    return DataType::Float64();
+  }
+  if (f == "sum") {
+    if (arg->is_integer()) return arg->is_signed_integer() ? DataType::Int64() : DataType::UInt64();
+    if (arg->is_floating()) return DataType::Float64();
+    ctx.Fail(call.position, fmt::format("sum needs a numeric argument, not {}", arg->ToString()));
+  }
+  if (f == "median" || f.starts_with("stddev") || f.starts_with("var")) {
+    if (!arg->is_numeric()) ctx.Fail(call.position, fmt::format("{} needs a numeric argument, not {}", f, arg->ToString()));
+    return DataType::Float64();
+  }
+  if (f == "string_agg") {
+    if (!arg->is_string()) ctx.Fail(call.position, fmt::format("string_agg needs a string argument, not {}", arg->ToString()));
+    return arg;
+  }
+  if (f == "bool_and" || f == "bool_or") {
+    if (arg->id() != TypeId::kBool) ctx.Fail(call.position, fmt::format("{} needs a boolean argument, not {}", f, arg->ToString()));
+    return arg;
+  }
+  return arg;  // min, max
+}
+
+bool IsStatistic(const std::string& f) { return f.starts_with("stddev") || f.starts_with("var"); }
+
+// The variance (or standard deviation) of n values with sum of squared deviations m2.
+Scalar Statistic(const std::string& f, const TypePtr& type, int64_t n, double m2) {
+  const bool population = f.ends_with("_pop");
+  if (n == 0 || (!population && n < 2)) return Scalar::Null(type);
+  const double variance = m2 / double(population ? n : n - 1);
+  return Scalar{type, f.starts_with("stddev") ? std::sqrt(variance) : variance};
+}
+
+// Calls f(row, value) for the valid rows of a numeric array, as doubles.
+template <typename F>
+void ForEachDouble(const ArrayData& a, F&& f) {
+  const TypeId id = a.type->id();
+  if (id != TypeId::kFloat16 && a.type->is_numeric()) {
+    VisitStorage(id, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_arithmetic_v<T>) {
+        const T* values = a.values<T>();
+        for (int64_t r = 0; r < a.length; ++r)
+          if (a.IsValid(r)) f(r, double(values[r]));
+      }
+    });
+    return;
+  }
+  for (int64_t r = 0; r < a.length; ++r)
+    if (a.IsValid(r)) f(r, GetScalar(a, r).as_double());
+}
+
+// One aggregate over the non-null values it saw, in row order (DISTINCT ones already
+// reduced): the general form, which holds the values.
+Scalar AggregateOfValues(const Context& ctx, const AggregateCall& agg, const std::vector<Scalar>& values) {
+  const Expr& call = *agg.call;
+  const std::string& f = call.function;
+  if (f == "count") return Scalar{DataType::Int64(), int64_t(values.size())};
+  if (values.empty()) return Scalar::Null(agg.type);
+  if (f == "string_agg") {
+    const std::string separator = AggregateSeparator(ctx, call);
+    std::string out;
+    for (size_t k = 0; k < values.size(); ++k) out += (k ? separator : "") + values[k].as_string();
+    return Scalar{agg.type, out};
+  }
+  if (f == "bool_and" || f == "bool_or") {
+    const bool all = f == "bool_and";
+    for (const auto& v : values)
+      if (std::get<bool>(v.value) != all) return Scalar{agg.type, !all};
+    return Scalar{agg.type, all};
+  }
+  if (f == "median") {  // the middle value, or the mean of the middle two
+    std::vector<double> x;
+    for (const auto& v : values) x.push_back(v.as_double());
+    std::sort(x.begin(), x.end());
+    const size_t m = x.size() / 2;
+    return Scalar{agg.type, x.size() % 2 ? x[m] : (x[m - 1] + x[m]) / 2};
+  }
+  if (IsStatistic(f)) {  // two passes: the mean, then the squares
+    double mean = 0;
+    for (const auto& v : values) mean += v.as_double();
+    mean /= double(values.size());
+    double squares = 0;
+    for (const auto& v : values) squares += (v.as_double() - mean) * (v.as_double() - mean);
+    return Statistic(f, agg.type, int64_t(values.size()), squares);
+  }
+  if (f == "min" || f == "max") {
+    Scalar best = values[0];
+    for (const auto& v : values) {
+      int c = CompareScalars(v, best);
+      if ((f == "min" && c < 0) || (f == "max" && c > 0)) best = v;
+    }
+    return best;
+  }
+  if (agg.type->id() == TypeId::kInt64 && f == "sum") {
+    int64_t sum = 0;
+    for (const auto& v : values)
+      if (__builtin_add_overflow(sum, v.as_int(), &sum)) ctx.Fail(call.position, "sum overflows int64");
+    return Scalar{agg.type, sum};
+  }
+  if (agg.type->id() == TypeId::kUInt64) {
+    uint64_t sum = 0;
+    for (const auto& v : values)
+      if (__builtin_add_overflow(sum, v.as_uint(), &sum)) ctx.Fail(call.position, "sum overflows uint64");
+    return Scalar{agg.type, sum};
+  }
+  double sum = 0;
+  for (const auto& v : values) sum += v.as_double();
+  if (f == "avg") sum /= double(values.size());
+  return Scalar{DataType::Float64(), sum};
+}
+
+// The general form: keeps each group's values (its distinct ones under DISTINCT).
+class ValuesAccumulator final : public Accumulator {
+ public:
+  ValuesAccumulator(const Context& ctx, const AggregateCall& agg) : ctx_(ctx), agg_(agg) {}
+  void Add(const ArrayData* a, const std::vector<uint32_t>& groups, size_t group_count) override {
+    values_.resize(group_count);
+    seen_.resize(group_count);
+    for (int64_t r = 0; r < a->length; ++r) {
+      if (a->IsNull(r)) continue;
+      const uint32_t g = groups[size_t(r)];
+      if (agg_.call->distinct && !seen_[g].insert(ValueKey(*a, r)).second) continue;
+      values_[g].push_back(GetScalar(*a, r));
+    }
+  }
+  ArrayPtr Finish(size_t group_count) override {
+    values_.resize(group_count);
+    std::vector<Scalar> out;
+    for (const auto& v : values_) out.push_back(AggregateOfValues(ctx_, agg_, v));
+    return MakeArray(agg_.type, out);
+  }
+
+ private:
+  const Context& ctx_;
+  const AggregateCall& agg_;
+  std::vector<std::vector<Scalar>> values_;
+  std::vector<std::unordered_set<std::string>> seen_;
+};
+
+class CountAccumulator final : public Accumulator {
+ public:
+  void Add(const ArrayData* a, const std::vector<uint32_t>& groups, size_t group_count) override {
+    counts_.resize(group_count);
+    if (!a) {
+      for (uint32_t g : groups) ++counts_[g];
+      return;
+    }
+    for (int64_t r = 0; r < a->length; ++r) counts_[groups[size_t(r)]] += a->IsValid(r);
+  }
+  ArrayPtr Finish(size_t group_count) override {
+    counts_.resize(group_count);
+    std::vector<Scalar> out;
+    for (int64_t n : counts_) out.push_back(Scalar{DataType::Int64(), n});
+    return MakeArray(DataType::Int64(), out);
+  }
+
+ private:
+  std::vector<int64_t> counts_;
+};
+
+// sum, avg, min and max of an integer or float32/64 column, read in place.
+template <typename T>
+class NumericAccumulator final : public Accumulator {
+  using Wide = std::conditional_t<std::is_floating_point_v<T>, double,
+                                  std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
+
+ public:
+  NumericAccumulator(const Context& ctx, const AggregateCall& agg) : ctx_(ctx), agg_(agg) {
+    const std::string& f = agg.call->function;
+    kind_ = f == "sum" ? kSum : f == "avg" ? kAvg : f == "min" ? kMin : kMax;
+  }
+  void Add(const ArrayData* a, const std::vector<uint32_t>& groups, size_t group_count) override {
+    acc_.resize(group_count);
+    sum_.resize(group_count);
+    n_.resize(group_count);
+    const T* values = a->values<T>();
+    for (int64_t r = 0; r < a->length; ++r) {
+      if (!a->IsValid(r)) continue;
+      const uint32_t g = groups[size_t(r)];
+      const Wide v = Wide(values[r]);
+      if (kind_ == kAvg || (kind_ == kSum && std::is_floating_point_v<T>)) {
+        sum_[g] += double(values[r]);
+      } else if (kind_ == kSum) {
+        if constexpr (std::is_integral_v<T>) {
+          if (__builtin_add_overflow(acc_[g], v, &acc_[g]))
+            ctx_.Fail(agg_.call->position, std::is_signed_v<T> ? "sum overflows int64" : "sum overflows uint64");
+        }
+      } else if (n_[g] == 0 || Before(kind_ == kMin ? v : acc_[g], kind_ == kMin ? acc_[g] : v)) {
+        acc_[g] = v;  // of equal values the first
+      }
+      ++n_[g];
+    }
+  }
+  ArrayPtr Finish(size_t group_count) override {
+    acc_.resize(group_count);
+    sum_.resize(group_count);
+    n_.resize(group_count);
+    std::vector<Scalar> out;
+    for (size_t g = 0; g < group_count; ++g) {
+      if (n_[g] == 0) {
+        out.push_back(Scalar::Null(agg_.type));
+      } else if (kind_ == kAvg || (kind_ == kSum && std::is_floating_point_v<T>)) {
+        out.push_back(Scalar{agg_.type, kind_ == kAvg ? sum_[g] / double(n_[g]) : sum_[g]});
+      } else {
+        out.push_back(Scalar{agg_.type, acc_[g]});
+      }
+    }
+    return MakeArray(agg_.type, out);
+  }
+
+ private:
+  enum Kind { kSum, kAvg, kMin, kMax };
+  // As CompareScalars orders values: NaN above every number.
+  static bool Before(Wide x, Wide y) {
+    if constexpr (std::is_floating_point_v<Wide>) return std::isnan(y) ? !std::isnan(x) : !std::isnan(x) && x < y;
+    return x < y;
+  }
+
+  const Context& ctx_;
+  const AggregateCall& agg_;
+  Kind kind_;
+  std::vector<Wide> acc_;
+  std::vector<double> sum_;
+  std::vector<int64_t> n_;
+};
+
+// min and max of any other comparable type: the best value so far.
+class ExtremeAccumulator final : public Accumulator {
+ public:
+  ExtremeAccumulator(const AggregateCall& agg) : agg_(agg), min_(agg.call->function == "min") {}
+  void Add(const ArrayData* a, const std::vector<uint32_t>& groups, size_t group_count) override {
+    best_.resize(group_count);
+    for (int64_t r = 0; r < a->length; ++r) {
+      if (a->IsNull(r)) continue;
+      auto& best = best_[groups[size_t(r)]];
+      Scalar v = GetScalar(*a, r);
+      if (!best || CompareScalars(v, *best) * (min_ ? 1 : -1) < 0) best = std::move(v);
+    }
+  }
+  ArrayPtr Finish(size_t group_count) override {
+    best_.resize(group_count);
+    std::vector<Scalar> out;
+    for (auto& b : best_) out.push_back(b ? *b : Scalar::Null(agg_.type));
+    return MakeArray(agg_.type, out);
+  }
+
+ private:
+  const AggregateCall& agg_;
+  bool min_;
+  std::vector<std::optional<Scalar>> best_;
+};
+
+// stddev and variance: Welford's running mean and sum of squared deviations.
+class StatisticAccumulator final : public Accumulator {
+ public:
+  explicit StatisticAccumulator(const AggregateCall& agg) : agg_(agg) {}
+  void Add(const ArrayData* a, const std::vector<uint32_t>& groups, size_t group_count) override {
+    state_.resize(group_count);
+    ForEachDouble(*a, [&](int64_t r, double x) {
+      State& s = state_[groups[size_t(r)]];
+      ++s.n;
+      const double delta = x - s.mean;
+      s.mean += delta / double(s.n);
+      s.m2 += delta * (x - s.mean);
+    });
+  }
+  ArrayPtr Finish(size_t group_count) override {
+    state_.resize(group_count);
+    std::vector<Scalar> out;
+    for (const auto& s : state_) out.push_back(Statistic(agg_.call->function, agg_.type, s.n, s.m2));
+    return MakeArray(agg_.type, out);
+  }
+
+ private:
+  struct State {
+    int64_t n = 0;
+    double mean = 0, m2 = 0;
+  };
+  const AggregateCall& agg_;
+  std::vector<State> state_;
+};
+
+// median: the group's values as doubles (a median needs them all).
+class MedianAccumulator final : public Accumulator {
+ public:
+  void Add(const ArrayData* a, const std::vector<uint32_t>& groups, size_t group_count) override {
+    values_.resize(group_count);
+    ForEachDouble(*a, [&](int64_t r, double x) { values_[groups[size_t(r)]].push_back(x); });
+  }
+  ArrayPtr Finish(size_t group_count) override {
+    values_.resize(group_count);
+    std::vector<Scalar> out;
+    for (auto& x : values_) {
+      if (x.empty()) {
+        out.push_back(Scalar::Null(DataType::Float64()));
+        continue;
+      }
+      const size_t m = x.size() / 2;
+      std::nth_element(x.begin(), x.begin() + ptrdiff_t(m), x.end());
+      double middle = x[m];
+      if (x.size() % 2 == 0) middle = (*std::max_element(x.begin(), x.begin() + ptrdiff_t(m)) + middle) / 2;
+      out.push_back(Scalar{DataType::Float64(), middle});
+    }
+    return MakeArray(DataType::Float64(), out);
+  }
+
+ private:
+  std::vector<std::vector<double>> values_;
+};
+
+// bool_and / bool_or: false (true) once any value is.
+class BoolAccumulator final : public Accumulator {
+ public:
+  explicit BoolAccumulator(const AggregateCall& agg) : agg_(agg), all_(agg.call->function == "bool_and") {}
+  void Add(const ArrayData* a, const std::vector<uint32_t>& groups, size_t group_count) override {
+    state_.resize(group_count, kNone);
+    for (int64_t r = 0; r < a->length; ++r) {
+      if (a->IsNull(r)) continue;
+      int8_t& s = state_[groups[size_t(r)]];
+      const bool v = GetBit(a->buffers[1]->data(), r);
+      if (s == kNone) s = int8_t(all_);
+      if (v != all_) s = int8_t(!all_);
+    }
+  }
+  ArrayPtr Finish(size_t group_count) override {
+    state_.resize(group_count, kNone);
+    std::vector<Scalar> out;
+    for (int8_t s : state_) out.push_back(s == kNone ? Scalar::Null(agg_.type) : Scalar{agg_.type, s == 1});
+    return MakeArray(agg_.type, out);
+  }
+
+ private:
+  static constexpr int8_t kNone = -1;
+  const AggregateCall& agg_;
+  bool all_;
+  std::vector<int8_t> state_;
+};
+
+// string_agg: the values joined so far, in row order.
+class StringAggAccumulator final : public Accumulator {
+ public:
+  StringAggAccumulator(const AggregateCall& agg, std::string separator) : agg_(agg), separator_(std::move(separator)) {}
+  void Add(const ArrayData* a, const std::vector<uint32_t>& groups, size_t group_count) override {
+    joined_.resize(group_count);
+    for (int64_t r = 0; r < a->length; ++r) {
+      if (a->IsNull(r)) continue;
+      auto& j = joined_[groups[size_t(r)]];
+      if (j) *j += separator_;
+      else j.emplace();
+      *j += a->GetView(r);
+    }
+  }
+  ArrayPtr Finish(size_t group_count) override {
+    joined_.resize(group_count);
+    std::vector<Scalar> out;
+    for (auto& j : joined_) out.push_back(j ? Scalar{agg_.type, *j} : Scalar::Null(agg_.type));
+    return MakeArray(agg_.type, out);
+  }
+
+ private:
+  const AggregateCall& agg_;
+  std::string separator_;
+  std::vector<std::optional<std::string>> joined_;
+};
+
+std::unique_ptr<Accumulator> MakeAccumulator(const Context& ctx, const AggregateCall& agg) {
+  const Expr& call = *agg.call;
+  const std::string& f = call.function;
+  if (!agg.argument) return std::make_unique<CountAccumulator>();
+  if (call.distinct) return std::make_unique<ValuesAccumulator>(ctx, agg);
+  if (f == "count") return std::make_unique<CountAccumulator>();
+  const DataType& arg = *agg.argument->type;
+  const bool in_place = arg.is_integer() || arg.id() == TypeId::kFloat32 || arg.id() == TypeId::kFloat64;
+  if (in_place && (f == "sum" || f == "avg" || f == "min" || f == "max")) {
+    return VisitStorage(arg.id(), [&](auto tag) -> std::unique_ptr<Accumulator> {
+      using T = decltype(tag);
+      if constexpr (std::is_arithmetic_v<T>) return std::make_unique<NumericAccumulator<T>>(ctx, agg);
+      ThrowNotSupported("no in-place aggregate over {}", arg.ToString());  // excluded above
+    });
+  }
+  if (f == "min" || f == "max") return std::make_unique<ExtremeAccumulator>(agg);
+  if (IsStatistic(f)) return std::make_unique<StatisticAccumulator>(agg);
+  if (f == "median") return std::make_unique<MedianAccumulator>();
+  if (f == "bool_and" || f == "bool_or") return std::make_unique<BoolAccumulator>(agg);
+  if (f == "string_agg") return std::make_unique<StringAggAccumulator>(agg, AggregateSeparator(ctx, call));
+  return std::make_unique<ValuesAccumulator>(ctx, agg);  // sum and avg of float16
+}
+
+// Keys of integer storage are compared by their bits; the rest by ValueKey.
+bool KeyedByBits(const DataType& type) {
+  const TypeId id = type.id();
+  return type.is_integer() || id == TypeId::kDate32 || id == TypeId::kDate64 || id == TypeId::kTimestamp;
+}
+
+// Appends row r's key for one column. Each form is prefix-free (a NULL is one byte; a
+// value starts with another byte and has a fixed width or a terminating 0), so the keys
+// of several columns concatenate unambiguously.
+void AppendKey(std::string& key, const ArrayData& a, int64_t r, bool by_bits) {
+  if (a.IsNull(r)) {
+    key += '\x01';
+    return;
+  }
+  if (!by_bits) {
+    key += ValueKey(a, r);
+    key += '\0';
+    return;
+  }
+  const int64_t bits = VisitStorage(a.type->id(), [&](auto tag) -> int64_t {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) return int64_t(a.values<T>()[r]);
+    return 0;  // excluded by KeyedByBits
+  });
+  char bytes[9] = {'\x02'};
+  std::memcpy(bytes + 1, &bits, 8);
+  key.append(bytes, 9);
+}
+
+}  // namespace
+
+AggregateCall BindAggregate(const Context& ctx, const ExprPtr& call, const Schema& input) {
+  const Expr& e = *call;
+  if (e.function == "string_agg" && (e.args.size() == 1 || e.args.size() == 2)) {
+    AggregateSeparator(ctx, e);  // checked before any row is read
+  } else if (!e.star_argument && e.args.size() != 1) {
+    ctx.Fail(e.position, fmt::format("{} takes exactly one argument", e.function));
+  }
+  AggregateCall agg;
+  agg.call = call;
+  if (!e.star_argument) agg.argument = Bind(*e.args[0], input);
+  agg.type = AggregateType(ctx, e, agg.argument ? agg.argument->type : nullptr);
+  return agg;
+}
+
+HashAggregate::HashAggregate(const Context& ctx, std::vector<BoundExprPtr> keys, std::vector<AggregateCall> aggregates)
+    : ctx_(ctx), keys_(std::move(keys)), aggregates_(std::move(aggregates)), key_values_(keys_.size()) {
+  for (const auto& a : aggregates_) accumulators_.push_back(MakeAccumulator(ctx_, a));
+  if (keys_.empty()) groups_ = 1;
+}
+
+HashAggregate::~HashAggregate() = default;
+
+void HashAggregate::Add(const RecordBatch& batch) {
+  const int64_t rows = batch.num_rows();
+  row_groups_.assign(size_t(rows), 0);
+  if (!keys_.empty()) {
+    std::vector<ArrayPtr> keys;
+    std::vector<bool> by_bits;
+    for (const auto& k : keys_) {
+      keys.push_back(Evaluate(*k, batch));
+      by_bits.push_back(KeyedByBits(*k->type));
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      key_.clear();
+      for (size_t j = 0; j < keys.size(); ++j) AppendKey(key_, *keys[j], r, by_bits[j]);
+      auto it = group_of_.find(key_);
+      if (it == group_of_.end()) {
+        it = group_of_.emplace(key_, uint32_t(groups_++)).first;
+        for (size_t j = 0; j < keys.size(); ++j) key_values_[j].push_back(GetScalar(*keys[j], r));
+      }
+      row_groups_[size_t(r)] = it->second;
+    }
+  }
+  for (size_t i = 0; i < aggregates_.size(); ++i) {
+    ArrayPtr argument = aggregates_[i].argument ? Evaluate(*aggregates_[i].argument, batch) : nullptr;
+    accumulators_[i]->Add(argument.get(), row_groups_, groups_);
+  }
+}
+
+RecordBatchPtr HashAggregate::Finish() {
+  std::vector<FieldPtr> fields;
+  std::vector<ArrayPtr> columns;
+  for (size_t j = 0; j < keys_.size(); ++j) {
+    fields.push_back(Field::Make(fmt::format("__grp{}", j), keys_[j]->type));
+    columns.push_back(MakeArray(keys_[j]->type, key_values_[j]));
+  }
+  for (size_t i = 0; i < aggregates_.size(); ++i) {
+    fields.push_back(Field::Make(fmt::format("__agg{}", i), aggregates_[i].type));
+    columns.push_back(accumulators_[i]->Finish(groups_));
+  }
+  return std::make_shared<RecordBatch>(std::make_shared<Schema>(fields), columns, int64_t(groups_));
+}
+
+}  // namespace lancelet::sql
