@@ -431,15 +431,13 @@ std::unique_ptr<Accumulator> MakeAccumulator(const Context& ctx, const Aggregate
   return std::make_unique<ValuesAccumulator>(ctx, agg);  // sum and avg of float16
 }
 
-// Keys of integer storage are compared by their bits; the rest by ValueKey.
+}  // namespace
+
 bool KeyedByBits(const DataType& type) {
   const TypeId id = type.id();
   return type.is_integer() || id == TypeId::kDate32 || id == TypeId::kDate64 || id == TypeId::kTimestamp;
 }
 
-// Appends row r's key for one column. Each form is prefix-free (a NULL is one byte; a
-// value starts with another byte and has a fixed width or a terminating 0), so the keys
-// of several columns concatenate unambiguously.
 void AppendKey(std::string& key, const ArrayData& a, int64_t r, bool by_bits) {
   if (a.IsNull(r)) {
     key += '\x01';
@@ -459,8 +457,6 @@ void AppendKey(std::string& key, const ArrayData& a, int64_t r, bool by_bits) {
   std::memcpy(bytes + 1, &bits, 8);
   key.append(bytes, 9);
 }
-
-}  // namespace
 
 AggregateCall BindAggregate(const Context& ctx, const ExprPtr& call, const Schema& input) {
   const Expr& e = *call;

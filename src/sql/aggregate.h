@@ -15,6 +15,14 @@
 namespace lancelet::sql {
 
 bool IsAggregateName(const std::string& function);
+
+// Hash keys for grouping and joins: equal values give equal keys. Integers, dates and
+// timestamps are keyed by their bits (KeyedByBits), other values by ValueKey.
+bool KeyedByBits(const DataType& type);
+// Appends row r's key for one column. Each form is prefix-free (a NULL is one byte; a
+// value starts with another byte and has a fixed width or a terminating 0), so the keys
+// of several columns concatenate unambiguously.
+void AppendKey(std::string& key, const ArrayData& a, int64_t r, bool by_bits);
 // The names IsAggregateName accepts, sorted.
 const std::vector<std::string>& AggregateNames();
 

@@ -46,16 +46,32 @@ struct OrderItem {
   std::optional<bool> nulls_first;  // default: NULLS LAST for ASC, NULLS FIRST for DESC
 };
 
+// `JOIN table ON cond`, `JOIN table USING (a, b)`, or `CROSS JOIN table` (also
+// `FROM a, b`), joined to everything before it in the FROM clause.
+struct JoinClause {
+  enum class Kind { kInner, kLeft, kRight, kFull, kCross } kind = Kind::kInner;
+  TableRef table;
+  ExprPtr on;                               // null for CROSS and USING
+  std::vector<std::string> using_columns;  // USING (...)
+  int position = 0;                         // of the JOIN keyword
+};
+
 struct SelectStmt {
   bool distinct = false;  // SELECT DISTINCT
   std::vector<SelectItem> items;
   std::optional<TableRef> from;
+  std::vector<JoinClause> joins;  // FROM from JOIN joins[0] JOIN joins[1] ...
   ExprPtr where;
   std::vector<ExprPtr> group_by;
   ExprPtr having;
   std::vector<OrderItem> order_by;
   std::optional<int64_t> limit;
   int64_t offset = 0;
+  // A UNION: the parts' rows, then this statement's ORDER BY / LIMIT / OFFSET over them
+  // (its other fields are unused). union_all[i] joins parts i and i + 1, left to right.
+  std::vector<std::shared_ptr<const SelectStmt>> union_parts;
+  std::vector<bool> union_all;
+  int union_position = 0;  // of the first UNION keyword
 };
 
 struct SetItem {

@@ -9,14 +9,18 @@
 #include <set>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "lancelet/builder.h"
 #include "lancelet/scalar.h"
+#include "expr/cast.h"
 #include "expr/numeric.h"
+#include "expr/type_rules.h"
 #include "sql/aggregate.h"
 #include "sql/exec.h"
+#include "sql/join.h"
 
 namespace lancelet::sql {
 
@@ -292,13 +296,94 @@ std::unique_ptr<RecordBatchReader> Project(const Context& ctx, const SelectStmt&
   return BatchesReader(schema, std::vector<RecordBatchPtr>{sorted});
 }
 
+// The rows of a UNION's parts one after the other, each column cast to the type all
+// parts share. Parts up to the last UNION without ALL are deduplicated (UNION is
+// left-associative); rows later are passed as they are.
+class UnionReader final : public RecordBatchReader {
+ public:
+  UnionReader(std::vector<std::unique_ptr<RecordBatchReader>> parts, SchemaPtr schema, size_t distinct_parts)
+      : parts_(std::move(parts)), schema_(std::move(schema)), distinct_parts_(distinct_parts) {}
+  SchemaPtr schema() const override { return schema_; }
+  RecordBatchPtr Next() override {
+    for (; part_ < parts_.size(); ++part_) {
+      while (auto batch = parts_[part_]->Next()) {
+        std::vector<ArrayPtr> columns;
+        for (size_t c = 0; c < schema_->num_fields(); ++c) {
+          const ArrayPtr& column = batch->columns()[c];
+          const TypePtr& type = schema_->field(c)->type;
+          columns.push_back(column->type->Equals(*type) ? column : CastArray(*column, type));
+        }
+        auto rows = std::make_shared<RecordBatch>(schema_, std::move(columns), batch->num_rows());
+        if (part_ < distinct_parts_) rows = NewRows(*rows);
+        if (rows->num_rows() > 0) return rows;
+      }
+    }
+    return nullptr;
+  }
+
+ private:
+  // The rows of `batch` not seen before.
+  RecordBatchPtr NewRows(const RecordBatch& batch) {
+    std::vector<bool> keep(size_t(batch.num_rows()));
+    std::string key;
+    for (int64_t r = 0; r < batch.num_rows(); ++r) {
+      key.clear();
+      for (const auto& column : batch.columns()) AppendKey(key, *column, r, KeyedByBits(*column->type));
+      keep[size_t(r)] = seen_.insert(key).second;
+    }
+    return batch.Filter(keep);
+  }
+
+  std::vector<std::unique_ptr<RecordBatchReader>> parts_;
+  SchemaPtr schema_;
+  size_t distinct_parts_;
+  size_t part_ = 0;
+  std::unordered_set<std::string> seen_;
+};
+
+std::unique_ptr<RecordBatchReader> OpenUnion(const Context& ctx, const SelectStmt& stmt, const SchemaPtr& column_types) {
+  std::vector<std::unique_ptr<RecordBatchReader>> parts;
+  for (const auto& part : stmt.union_parts) parts.push_back(OpenSelect(ctx, *part, column_types));
+  std::vector<FieldPtr> fields = parts[0]->schema()->fields();
+  for (size_t p = 1; p < parts.size(); ++p) {
+    const Schema& schema = *parts[p]->schema();
+    if (schema.num_fields() != fields.size())
+      ctx.Fail(stmt.union_position, fmt::format("UNION's parts differ in columns: {} in the first, {} in part {}",
+                                                fields.size(), schema.num_fields(), p + 1));
+    for (size_t c = 0; c < fields.size(); ++c) {
+      TypePtr common = CommonType(fields[c]->type, schema.field(c)->type);
+      if (!common)
+        ctx.Fail(stmt.union_position, fmt::format("UNION's column {} ('{}') is {} in one part and {} in part {}", c + 1,
+                                                  fields[c]->name, fields[c]->type->ToString(),
+                                                  schema.field(c)->type->ToString(), p + 1));
+      fields[c] = Field::Make(fields[c]->name, common);
+    }
+  }
+  size_t distinct_parts = 0;
+  for (size_t i = 0; i < stmt.union_all.size(); ++i)
+    if (!stmt.union_all[i]) distinct_parts = i + 2;
+  auto schema = std::make_shared<Schema>(fields);
+  std::unique_ptr<RecordBatchReader> rows = std::make_unique<UnionReader>(std::move(parts), schema, distinct_parts);
+  std::vector<SelectItem> items;
+  std::vector<std::string> names;
+  for (const auto& f : fields) {
+    items.push_back({Expr::Column(f->name), ""});
+    names.push_back(f->name);
+  }
+  return Project(ctx, stmt, std::move(rows), items, names, stmt.order_by);
+}
+
 }  // namespace
 
 std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectStmt& stmt,
                                               const SchemaPtr& column_types) {
-  // Table qualifiers (u.age) are dropped: a SELECT reads one source.
+  if (!stmt.union_parts.empty()) return OpenUnion(ctx, stmt, column_types);
+  // A SELECT from one source drops table qualifiers (u.age); one with joins renames
+  // column references to the joined columns instead (JoinedSource::Resolve).
+  std::unique_ptr<JoinedSource> joined;
+  if (stmt.from && !stmt.joins.empty()) joined = std::make_unique<JoinedSource>(ctx, stmt);
   std::vector<std::string> qualifiers;
-  if (stmt.from) qualifiers = {stmt.from->name, stmt.from->qualifier()};
+  if (stmt.from && !joined) qualifiers = {stmt.from->name, stmt.from->qualifier()};
   auto strip = [&](const ExprPtr& e) { return StripQualifier(e, qualifiers); };
   std::vector<SelectItem> items = stmt.items;
   for (auto& i : items) i.expr = strip(i.expr);
@@ -311,7 +396,9 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
 
   // 1. Input rows.
   std::unique_ptr<RecordBatchReader> input;
-  if (stmt.from) {
+  if (joined) {
+    input = joined->TakeRows();
+  } else if (stmt.from) {
     const std::set<std::string> used = NamedColumns(stmt);
     bool row_id = used.count(kRowId) > 0, row_addr = used.count(kRowAddr) > 0;
     auto ds = stmt.from->kind == TableRef::Kind::kTable ? OpenTable(ctx, *stmt.from) : nullptr;
@@ -345,6 +432,10 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
       continue;
     }
     if (!stmt.from) ctx.Fail(1, "SELECT * needs a FROM clause");
+    if (joined) {
+      for (const auto& [column, name] : joined->star()) expanded.push_back({Expr::Column(column), name});
+      continue;
+    }
     for (const auto& f : in_schema->fields()) {
       if (f->name == kRowId || f->name == kRowAddr) continue;
       expanded.push_back({Expr::Column(f->name), ""});
@@ -353,6 +444,16 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
   items = std::move(expanded);
   std::vector<std::string> names;  // output names, taken before aggregates are rewritten
   for (const auto& i : items) names.push_back(OutputName(i));
+  if (joined) {
+    std::vector<std::string> aliases;
+    for (const auto& i : items)
+      if (!i.alias.empty()) aliases.push_back(i.alias);
+    for (auto& i : items) i.expr = joined->Resolve(i.expr);
+    for (auto& g : group_by) g = joined->Resolve(g);
+    for (auto& o : order_by) o.expr = joined->Resolve(o.expr, aliases);
+    having = joined->Resolve(having);
+    if (where) input = std::make_unique<FilterReader>(std::move(input), Bind(*joined->Resolve(where), *in_schema));
+  }
 
   // GROUP BY a select-list position (1-based) or an output alias that names no input
   // column stands for that item's expression, as in DuckDB.

@@ -229,7 +229,27 @@ class StatementParser {
     }
   }
 
+  // A SELECT, or SELECTs joined by UNION [ALL] with the ORDER BY / LIMIT after the last
+  // one applying to them all.
   std::shared_ptr<SelectStmt> ParseSelect() {
+    auto first = ParseSelectCore();
+    if (!p_.Peek().IsKeyword("UNION")) {
+      ParseOrderAndLimit(*first);
+      return first;
+    }
+    auto compound = std::make_shared<SelectStmt>();
+    compound->union_position = p_.Peek().position;
+    compound->union_parts.push_back(first);
+    while (p_.ConsumeKeyword("UNION")) {
+      compound->union_all.push_back(p_.ConsumeKeyword("ALL"));
+      compound->union_parts.push_back(ParseSelectCore());
+    }
+    ParseOrderAndLimit(*compound);
+    return compound;
+  }
+
+  // SELECT ... through HAVING.
+  std::shared_ptr<SelectStmt> ParseSelectCore() {
     auto s = std::make_shared<SelectStmt>();
     p_.ExpectKeyword("SELECT");
     if (p_.ConsumeKeyword("DISTINCT")) s->distinct = true;
@@ -249,7 +269,10 @@ class StatementParser {
       }
       s->items.push_back(item);
     } while (p_.ConsumeSymbol(","));
-    if (p_.ConsumeKeyword("FROM")) s->from = ParseTableRef(true, true);
+    if (p_.ConsumeKeyword("FROM")) {
+      s->from = ParseTableRef(true, true);
+      while (auto join = ParseJoin()) s->joins.push_back(std::move(*join));
+    }
     if (p_.ConsumeKeyword("WHERE")) s->where = p_.ParseExpression();
     if (p_.ConsumeKeyword("GROUP")) {
       p_.ExpectKeyword("BY");
@@ -257,6 +280,11 @@ class StatementParser {
       while (p_.ConsumeSymbol(","));
     }
     if (p_.ConsumeKeyword("HAVING")) s->having = p_.ParseExpression();
+    return s;
+  }
+
+  void ParseOrderAndLimit(SelectStmt& stmt) {
+    SelectStmt* s = &stmt;
     if (p_.ConsumeKeyword("ORDER")) {
       p_.ExpectKeyword("BY");
       do {
@@ -277,7 +305,42 @@ class StatementParser {
       if (!s->limit && p_.ConsumeKeyword("LIMIT")) s->limit = ParseCount("after LIMIT");
       if (s->offset == 0 && p_.ConsumeKeyword("OFFSET")) s->offset = ParseCount("after OFFSET");
     }
-    return s;
+  }
+
+  // [INNER | LEFT [OUTER] | RIGHT [OUTER] | FULL [OUTER]] JOIN t (ON cond | USING (cols)),
+  // CROSS JOIN t, or `, t`.
+  std::optional<JoinClause> ParseJoin() {
+    JoinClause join;
+    join.position = p_.Peek().position;
+    if (p_.ConsumeSymbol(",")) {
+      join.kind = JoinClause::Kind::kCross;
+      join.table = ParseTableRef(true, true);
+      return join;
+    }
+    if (p_.ConsumeKeyword("CROSS")) {
+      join.kind = JoinClause::Kind::kCross;
+    } else if (p_.ConsumeKeyword("LEFT")) {
+      join.kind = JoinClause::Kind::kLeft;
+      p_.ConsumeKeyword("OUTER");
+    } else if (p_.ConsumeKeyword("RIGHT")) {
+      join.kind = JoinClause::Kind::kRight;
+      p_.ConsumeKeyword("OUTER");
+    } else if (p_.ConsumeKeyword("FULL")) {
+      join.kind = JoinClause::Kind::kFull;
+      p_.ConsumeKeyword("OUTER");
+    } else if (!p_.ConsumeKeyword("INNER") && !p_.Peek().IsKeyword("JOIN")) {
+      return std::nullopt;
+    }
+    p_.ExpectKeyword("JOIN");
+    join.table = ParseTableRef(true, true);
+    if (join.kind == JoinClause::Kind::kCross) return join;
+    if (p_.ConsumeKeyword("USING")) {
+      join.using_columns = ParseColumnList();
+    } else {
+      p_.ExpectKeyword("ON");
+      join.on = p_.ParseExpression();
+    }
+    return join;
   }
 
   std::vector<std::string> ParseColumnList() {

@@ -1,0 +1,312 @@
+#include "sql/join.h"
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "sql/aggregate.h"
+
+namespace lancelet::sql {
+
+namespace {
+
+bool Has(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Every column path the statement's expressions name, as written.
+void CollectPaths(const ExprPtr& e, std::vector<std::vector<std::string>>& out) {
+  if (!e) return;
+  if (e->kind == ExprKind::kColumn) out.push_back(e->path);
+  for (const auto& a : e->args) CollectPaths(a, out);
+}
+
+std::vector<std::vector<std::string>> StatementPaths(const SelectStmt& stmt) {
+  std::vector<std::vector<std::string>> paths;
+  for (const auto& i : stmt.items) CollectPaths(i.expr, paths);
+  CollectPaths(stmt.where, paths);
+  for (const auto& g : stmt.group_by) CollectPaths(g, paths);
+  CollectPaths(stmt.having, paths);
+  for (const auto& o : stmt.order_by) CollectPaths(o.expr, paths);
+  for (const auto& j : stmt.joins) CollectPaths(j.on, paths);
+  return paths;
+}
+
+// Its input's batches under another schema (the same columns renamed).
+class RenameReader final : public RecordBatchReader {
+ public:
+  RenameReader(std::unique_ptr<RecordBatchReader> input, const std::string& prefix) : input_(std::move(input)) {
+    std::vector<FieldPtr> fields;
+    for (const auto& f : input_->schema()->fields()) fields.push_back(Field::Make(prefix + f->name, f->type));
+    schema_ = std::make_shared<Schema>(fields);
+  }
+  SchemaPtr schema() const override { return schema_; }
+  RecordBatchPtr Next() override {
+    auto batch = input_->Next();
+    return batch ? std::make_shared<RecordBatch>(schema_, batch->columns(), batch->num_rows()) : nullptr;
+  }
+
+ private:
+  std::unique_ptr<RecordBatchReader> input_;
+  SchemaPtr schema_;
+};
+
+// Pairs of candidate rows whose ON clause is evaluated at once, at most.
+constexpr int64_t kPairsPerRound = 1 << 20;
+
+// A join of a stream (left) with rows held in memory (right). Candidate pairs come from
+// a hash of the right side on the ON clause's equalities between the sides (every pair
+// when it has none); the whole ON clause then decides. Output keeps left row order, and
+// the right rows no left row matched follow at the end (RIGHT and FULL).
+class JoinReader final : public RecordBatchReader {
+ public:
+  JoinReader(const Context& ctx, std::unique_ptr<RecordBatchReader> left, RecordBatchPtr right,
+             JoinClause::Kind kind, const ExprPtr& on)
+      : left_(std::move(left)), right_(std::move(right)), kind_(kind) {
+    auto fields = left_->schema()->fields();
+    for (const auto& f : right_->schema()->fields()) fields.push_back(f);
+    schema_ = std::make_shared<Schema>(fields);
+    if (on) {
+      on_ = Bind(*on, *schema_);
+      if (on_->type->id() != TypeId::kBool)
+        ctx.Fail(on->position, fmt::format("a JOIN's ON clause must be boolean, not {}", on_->type->ToString()));
+      EquiKeys(on);
+    }
+    // One NULL row after the right rows stands for "no match" in a left row's pair.
+    for (size_t c = 0; c < right_->columns().size(); ++c)
+      right_padded_.push_back(Concatenate({right_->columns()[c], MakeNullArray(right_->columns()[c]->type, 1)}));
+    right_matched_.assign(size_t(right_->num_rows()), false);
+    std::string key;
+    for (int64_t r = 0; r < right_->num_rows() && !keys_.empty(); ++r)
+      if (KeyOf(*right_, false, r, key)) by_key_[key].push_back(r);
+  }
+
+  SchemaPtr schema() const override { return schema_; }
+
+  RecordBatchPtr Next() override {
+    while (!left_done_) {
+      auto batch = left_->Next();
+      if (!batch) {
+        left_done_ = true;
+        break;
+      }
+      auto out = JoinBatch(*batch);
+      if (out->num_rows() > 0) return out;
+    }
+    if (unmatched_done_ || (kind_ != JoinClause::Kind::kRight && kind_ != JoinClause::Kind::kFull)) return nullptr;
+    unmatched_done_ = true;
+    std::vector<int64_t> rows;
+    for (int64_t r = 0; r < right_->num_rows(); ++r)
+      if (!right_matched_[size_t(r)]) rows.push_back(r);
+    if (rows.empty()) return nullptr;
+    std::vector<ArrayPtr> columns;
+    for (const auto& f : left_->schema()->fields()) columns.push_back(MakeNullArray(f->type, int64_t(rows.size())));
+    for (const auto& c : right_->columns()) columns.push_back(Take(*c, rows));
+    return std::make_shared<RecordBatch>(schema_, std::move(columns), int64_t(rows.size()));
+  }
+
+ private:
+  // AND-ed equalities between a left and a right column, as hash keys. A pair of types
+  // whose equal values could key differently is left to the ON clause alone.
+  void EquiKeys(const ExprPtr& e) {
+    if (e->kind == ExprKind::kBinary && e->binary_op == BinaryOp::kAnd) {
+      EquiKeys(e->args[0]);
+      EquiKeys(e->args[1]);
+      return;
+    }
+    if (e->kind != ExprKind::kBinary || e->binary_op != BinaryOp::kEq) return;
+    const auto& a = e->args[0];
+    const auto& b = e->args[1];
+    if (a->kind != ExprKind::kColumn || b->kind != ExprKind::kColumn || a->path.size() != 1 || b->path.size() != 1)
+      return;
+    const Schema& left = *left_->schema();
+    const Schema& right = *right_->schema();
+    int l = left.FieldIndex(a->path[0]), r = right.FieldIndex(b->path[0]);
+    if (l < 0 || r < 0) {
+      l = left.FieldIndex(b->path[0]);
+      r = right.FieldIndex(a->path[0]);
+    }
+    if (l < 0 || r < 0) return;
+    const DataType& lt = *left.field(size_t(l))->type;
+    const DataType& rt = *right.field(size_t(r))->type;
+    const bool by_bits = KeyedByBits(lt) && KeyedByBits(rt);
+    if (!by_bits && !lt.Equals(rt) && !(lt.is_string() && rt.is_string())) return;
+    keys_.push_back({l, r, by_bits});
+  }
+
+  // False when a key column is NULL: NULL equals nothing.
+  bool KeyOf(const RecordBatch& batch, bool left, int64_t row, std::string& key) const {
+    key.clear();
+    for (const auto& k : keys_) {
+      const ArrayData& column = *batch.columns()[size_t(left ? k.left : k.right)];
+      if (column.IsNull(row)) return false;
+      AppendKey(key, column, row, k.by_bits);
+    }
+    return true;
+  }
+
+  RecordBatchPtr JoinBatch(const RecordBatch& left) {
+    const bool keep_left = kind_ == JoinClause::Kind::kLeft || kind_ == JoinClause::Kind::kFull;
+    const int64_t right_rows = right_->num_rows();
+    const int64_t step = keys_.empty() ? std::max<int64_t>(1, kPairsPerRound / std::max<int64_t>(1, right_rows))
+                                       : left.num_rows();
+    std::vector<int64_t> out_left, out_right;
+    std::string key;
+    for (int64_t begin = 0; begin < left.num_rows(); begin += step) {
+      const int64_t end = std::min(left.num_rows(), begin + step);
+      std::vector<int64_t> cand_left, cand_right;
+      for (int64_t t = begin; t < end; ++t) {
+        if (keys_.empty()) {
+          for (int64_t r = 0; r < right_rows; ++r) cand_left.push_back(t), cand_right.push_back(r);
+        } else if (KeyOf(left, true, t, key)) {
+          if (auto it = by_key_.find(key); it != by_key_.end())
+            for (int64_t r : it->second) cand_left.push_back(t), cand_right.push_back(r);
+        }
+      }
+      std::vector<bool> holds(cand_left.size(), true);
+      if (on_ && !cand_left.empty()) {
+        std::vector<ArrayPtr> columns;
+        for (const auto& c : left.columns()) columns.push_back(Take(*c, cand_left));
+        for (const auto& c : right_->columns()) columns.push_back(Take(*c, cand_right));
+        holds = EvaluatePredicate(*on_, RecordBatch(schema_, std::move(columns), int64_t(cand_left.size())));
+      }
+      size_t i = 0;
+      for (int64_t t = begin; t < end; ++t) {
+        bool matched = false;
+        for (; i < cand_left.size() && cand_left[i] == t; ++i) {
+          if (!holds[i]) continue;
+          matched = true;
+          out_left.push_back(t);
+          out_right.push_back(cand_right[i]);
+          right_matched_[size_t(cand_right[i])] = true;
+        }
+        if (!matched && keep_left) out_left.push_back(t), out_right.push_back(right_rows);
+      }
+    }
+    std::vector<ArrayPtr> columns;
+    for (const auto& c : left.columns()) columns.push_back(Take(*c, out_left));
+    for (const auto& c : right_padded_) columns.push_back(Take(*c, out_right));
+    return std::make_shared<RecordBatch>(schema_, std::move(columns), int64_t(out_left.size()));
+  }
+
+  struct Key {
+    int left, right;
+    bool by_bits;
+  };
+
+  std::unique_ptr<RecordBatchReader> left_;
+  RecordBatchPtr right_;
+  JoinClause::Kind kind_;
+  SchemaPtr schema_;
+  BoundExprPtr on_;
+  std::vector<Key> keys_;
+  std::unordered_map<std::string, std::vector<int64_t>> by_key_;
+  std::vector<ArrayPtr> right_padded_;
+  std::vector<bool> right_matched_;
+  bool left_done_ = false, unmatched_done_ = false;
+};
+
+}  // namespace
+
+JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt) : ctx_(ctx) {
+  std::vector<const TableRef*> refs = {&*stmt.from};
+  for (const auto& j : stmt.joins) refs.push_back(&j.table);
+  for (const auto& j : stmt.joins)
+    for (const auto& c : j.using_columns) using_columns_.push_back(c);
+  const bool star = std::any_of(stmt.items.begin(), stmt.items.end(), [](const SelectItem& i) { return !i.expr; });
+  const auto paths = StatementPaths(stmt);
+
+  // Open every side, each reading the columns the statement names.
+  std::vector<std::unique_ptr<RecordBatchReader>> readers;
+  for (const TableRef* ref : refs) {
+    Side side;
+    side.qualifier = ref->qualifier();
+    for (const auto& other : sides_)
+      if (other.qualifier == side.qualifier)
+        ctx.Fail(ref->position, fmt::format("'{}' names two sources of the FROM clause; give one an alias",
+                                            side.qualifier));
+    std::unique_ptr<RecordBatchReader> reader;
+    if (ref->kind == TableRef::Kind::kTable) {
+      auto ds = OpenTable(ctx, *ref);
+      for (const auto& f : ds->schema()->fields()) side.columns.push_back(f->name);
+      std::optional<std::vector<std::string>> read;
+      if (!star) {
+        read.emplace();
+        for (const auto& name : side.columns) {
+          bool named = Has(using_columns_, name);
+          for (const auto& p : paths)
+            named |= (p.size() >= 2 && p[0] == side.qualifier && p[1] == name) || p[0] == name;
+          if (named) read->push_back(name);
+        }
+      }
+      reader = OpenSource(ctx, *ref, false, false, "", nullptr, read, ds);
+    } else {
+      reader = OpenSource(ctx, *ref, false, false);
+      for (const auto& f : reader->schema()->fields()) side.columns.push_back(f->name);
+    }
+    sides_.push_back(std::move(side));
+    readers.push_back(std::make_unique<RenameReader>(std::move(reader), sides_.back().qualifier + "."));
+  }
+
+  // SELECT *: every column read, a USING column once (from the side left of its join).
+  for (size_t s = 0; s < readers.size(); ++s) {
+    const auto& join_using = s == 0 ? std::vector<std::string>{} : stmt.joins[s - 1].using_columns;
+    const std::string prefix = sides_[s].qualifier + ".";
+    for (const auto& f : readers[s]->schema()->fields()) {
+      const std::string name = f->name.substr(prefix.size());
+      if (!Has(join_using, name)) star_.push_back({f->name, name});
+    }
+  }
+
+  // Join left to right: the first side streams, each later one is held.
+  rows_ = std::move(readers[0]);
+  for (size_t j = 0; j < stmt.joins.size(); ++j) {
+    const JoinClause& join = stmt.joins[j];
+    ExprPtr on = join.on ? Resolve(join.on) : nullptr;
+    for (const auto& c : join.using_columns) {
+      // The left column is the first earlier side's that has it.
+      const Side* left = nullptr;
+      for (size_t s = 0; s <= j && !left; ++s)
+        if (Has(sides_[s].columns, c)) left = &sides_[s];
+      if (!left || !Has(sides_[j + 1].columns, c))
+        ctx.Fail(join.position, fmt::format("USING column '{}' is not on both sides of the join", c));
+      auto eq = Expr::Binary(BinaryOp::kEq, Expr::Column(left->qualifier + "." + c),
+                             Expr::Column(sides_[j + 1].qualifier + "." + c));
+      on = on ? Expr::Binary(BinaryOp::kAnd, on, eq) : eq;
+    }
+    auto right = ReadAll(*readers[j + 1]);
+    rows_ = std::make_unique<JoinReader>(ctx, std::move(rows_), right, join.kind, on);
+  }
+}
+
+ExprPtr JoinedSource::Resolve(const ExprPtr& e, const std::vector<std::string>& keep) const {
+  return MapColumns(e, [&](const Expr& c) -> ExprPtr {
+    const auto& p = c.path;
+    auto renamed = [&](const std::string& qualifier, size_t skip) {
+      std::vector<std::string> path = {qualifier + "." + p[skip]};
+      path.insert(path.end(), p.begin() + long(skip) + 1, p.end());
+      return RenamedColumn(c, std::move(path));
+    };
+    if (p.size() == 1 && Has(keep, p[0])) return nullptr;
+    if (p.size() >= 2) {
+      for (const auto& side : sides_) {
+        if (side.qualifier != p[0]) continue;
+        if (!Has(side.columns, p[1])) ctx_.Fail(c.position, fmt::format("'{}' has no column '{}'", p[0], p[1]));
+        return renamed(side.qualifier, 1);
+      }
+    }
+    std::vector<const Side*> with;
+    for (const auto& side : sides_)
+      if (Has(side.columns, p[0])) with.push_back(&side);
+    if (with.empty()) return nullptr;  // the binder reports the unknown column
+    if (with.size() > 1 && !Has(using_columns_, p[0]))
+      ctx_.Fail(c.position, fmt::format("column reference '{}' is ambiguous: write {}.{} or {}.{}", p[0],
+                                        with[0]->qualifier, p[0], with[1]->qualifier, p[0]));
+    return renamed(with[0]->qualifier, 0);
+  });
+}
+
+}  // namespace lancelet::sql

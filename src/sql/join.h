@@ -1,0 +1,46 @@
+// A FROM clause with joins as one stream. Its columns are named "<qualifier>.<column>"
+// (u.id), so that columns of the same name on two sides stay apart; Resolve rewrites a
+// statement's column references to those names.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lancelet/expr.h"
+#include "lancelet/record_batch.h"
+#include "sql/exec.h"
+
+namespace lancelet::sql {
+
+class JoinedSource {
+ public:
+  // Opens every side of stmt.from and stmt.joins. Each table reads only the columns the
+  // statement names (all of them under SELECT *).
+  JoinedSource(const Context& ctx, const SelectStmt& stmt);
+
+  // The joined rows: the first side streams, each later side is held (hash join).
+  std::unique_ptr<RecordBatchReader> TakeRows() { return std::move(rows_); }
+  // `e` with column references renamed to the joined columns: q.col names side q's
+  // column, a bare name the one side that has it (a USING column: the left side's).
+  // `keep` are bare names left alone (output aliases).
+  ExprPtr Resolve(const ExprPtr& e, const std::vector<std::string>& keep = {}) const;
+  // SELECT *: each joined column with its output name (the column's own name). A
+  // USING column appears once.
+  const std::vector<std::pair<std::string, std::string>>& star() const { return star_; }
+
+ private:
+  struct Side {
+    std::string qualifier;
+    std::vector<std::string> columns;  // every column of the side, read or not
+  };
+
+  const Context& ctx_;
+  std::vector<Side> sides_;
+  std::vector<std::string> using_columns_;
+  std::vector<std::pair<std::string, std::string>> star_;
+  std::unique_ptr<RecordBatchReader> rows_;
+};
+
+}  // namespace lancelet::sql
