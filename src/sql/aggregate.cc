@@ -433,29 +433,120 @@ std::unique_ptr<Accumulator> MakeAccumulator(const Context& ctx, const Aggregate
 
 }  // namespace
 
-bool KeyedByBits(const DataType& type) {
+KeyForm KeyFormOf(const DataType& type) {
   const TypeId id = type.id();
-  return type.is_integer() || id == TypeId::kDate32 || id == TypeId::kDate64 || id == TypeId::kTimestamp;
+  if (type.is_integer() || id == TypeId::kDate32 || id == TypeId::kDate64 || id == TypeId::kTimestamp)
+    return KeyForm::kBits;
+  if (id == TypeId::kUtf8 || id == TypeId::kLargeUtf8 || id == TypeId::kBinary || id == TypeId::kLargeBinary)
+    return KeyForm::kBytes;
+  return KeyForm::kText;
 }
 
-void AppendKey(std::string& key, const ArrayData& a, int64_t r, bool by_bits) {
+int64_t KeyBits(const ArrayData& a, int64_t r) {
+  return VisitStorage(a.type->id(), [&](auto tag) -> int64_t {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) return int64_t(a.values<T>()[r]);
+    return 0;  // not a kBits type
+  });
+}
+
+void AppendKey(std::string& key, const ArrayData& a, int64_t r, KeyForm form) {
   if (a.IsNull(r)) {
     key += '\x01';
     return;
   }
-  if (!by_bits) {
-    key += ValueKey(a, r);
-    key += '\0';
-    return;
+  switch (form) {
+    case KeyForm::kText:
+      key += ValueKey(a, r);
+      key += '\0';
+      return;
+    case KeyForm::kBytes: {
+      const std::string_view bytes = a.GetView(r);
+      const uint64_t size = bytes.size();
+      char head[9] = {'\x02'};
+      std::memcpy(head + 1, &size, 8);
+      key.append(head, 9);
+      key.append(bytes);
+      return;
+    }
+    case KeyForm::kBits: {
+      const int64_t bits = KeyBits(a, r);
+      char bytes[9] = {'\x02'};
+      std::memcpy(bytes + 1, &bits, 8);
+      key.append(bytes, 9);
+      return;
+    }
   }
-  const int64_t bits = VisitStorage(a.type->id(), [&](auto tag) -> int64_t {
-    using T = decltype(tag);
-    if constexpr (std::is_integral_v<T>) return int64_t(a.values<T>()[r]);
-    return 0;  // excluded by KeyedByBits
-  });
-  char bytes[9] = {'\x02'};
-  std::memcpy(bytes + 1, &bits, 8);
-  key.append(bytes, 9);
+}
+
+namespace {
+
+// A fast hash of short byte strings: 8 bytes a step, mixed by multiply and shift.
+uint64_t HashKey(std::string_view s) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ s.size();
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+  }
+  uint64_t tail = 0;
+  if (s.size() >= 8) {
+    std::memcpy(&tail, s.data() + s.size() - 8, 8);  // the last 8 bytes, overlapping
+  } else {
+    for (size_t k = 0; k < s.size(); ++k) tail |= uint64_t(uint8_t(s[k])) << (8 * k);
+  }
+  h = (h ^ tail) * 0x94d049bb133111ebull;
+  return h ^ (h >> 29);
+}
+
+}  // namespace
+
+std::pair<uint32_t, bool> KeyNumbering::Number(std::string_view key) {
+  const uint64_t hash = HashKey(key);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = Home(hash);; i = (i + 1) & mask) {
+    Slot& slot = slots_[i];
+    if (slot.number_plus_one == 0) {
+      if (blocks_.empty() || block_used_ + key.size() > block_size_) {
+        block_size_ = std::max<size_t>(key.size(), 1 << 16);
+        blocks_.push_back(std::make_unique<char[]>(block_size_));
+        block_used_ = 0;
+      }
+      char* copy = blocks_.back().get() + block_used_;
+      std::memcpy(copy, key.data(), key.size());
+      block_used_ += key.size();
+      keys_.emplace_back(copy, key.size());
+      slot = {hash, uint32_t(keys_.size())};
+      if (2 * keys_.size() > slots_.size()) Grow();
+      return {uint32_t(keys_.size() - 1), true};
+    }
+    if (slot.hash == hash && keys_[slot.number_plus_one - 1] == key) return {slot.number_plus_one - 1, false};
+  }
+}
+
+std::optional<uint32_t> KeyNumbering::Find(std::string_view key) const {
+  const uint64_t hash = HashKey(key);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = Home(hash);; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (slot.number_plus_one == 0) return std::nullopt;
+    if (slot.hash == hash && keys_[slot.number_plus_one - 1] == key) return slot.number_plus_one - 1;
+  }
+}
+
+void KeyNumbering::Grow() {
+  std::vector<Slot> old(slots_.size() * 2);
+  old.swap(slots_);
+  --shift_;
+  const size_t mask = slots_.size() - 1;
+  for (const Slot& slot : old) {
+    if (slot.number_plus_one == 0) continue;
+    size_t i = Home(slot.hash);
+    while (slots_[i].number_plus_one != 0) i = (i + 1) & mask;
+    slots_[i] = slot;
+  }
 }
 
 AggregateCall BindAggregate(const Context& ctx, const ExprPtr& call, const Schema& input) {
@@ -485,20 +576,38 @@ void HashAggregate::Add(const RecordBatch& batch) {
   row_groups_.assign(size_t(rows), 0);
   if (!keys_.empty()) {
     std::vector<ArrayPtr> keys;
-    std::vector<bool> by_bits;
+    std::vector<KeyForm> forms;
     for (const auto& k : keys_) {
       keys.push_back(Evaluate(*k, batch));
-      by_bits.push_back(KeyedByBits(*k->type));
+      forms.push_back(KeyFormOf(*k->type));
     }
+    // A group's number, made on its first row.
+    auto new_group = [&](int64_t r) {
+      for (size_t j = 0; j < keys.size(); ++j) key_values_[j].push_back(GetScalar(*keys[j], r));
+      return uint32_t(groups_++);
+    };
+    // One key column of bits or bytes is keyed by its raw value, NULL apart.
+    const bool raw = keys.size() == 1 && forms[0] != KeyForm::kText;
     for (int64_t r = 0; r < rows; ++r) {
-      key_.clear();
-      for (size_t j = 0; j < keys.size(); ++j) AppendKey(key_, *keys[j], r, by_bits[j]);
-      auto it = group_of_.find(key_);
-      if (it == group_of_.end()) {
-        it = group_of_.emplace(key_, uint32_t(groups_++)).first;
-        for (size_t j = 0; j < keys.size(); ++j) key_values_[j].push_back(GetScalar(*keys[j], r));
+      std::string_view key;
+      int64_t bits;
+      if (!raw) {
+        key_.clear();
+        for (size_t j = 0; j < keys.size(); ++j) AppendKey(key_, *keys[j], r, forms[j]);
+        key = key_;
+      } else if (keys[0]->IsNull(r)) {
+        if (null_group_ < 0) null_group_ = new_group(r);
+        row_groups_[size_t(r)] = uint32_t(null_group_);
+        continue;
+      } else if (forms[0] == KeyForm::kBytes) {
+        key = keys[0]->GetView(r);
+      } else {
+        bits = KeyBits(*keys[0], r);
+        key = std::string_view(reinterpret_cast<const char*>(&bits), sizeof bits);
       }
-      row_groups_[size_t(r)] = it->second;
+      const auto [number, added] = group_of_.Number(key);
+      if (added) group_of_number_.push_back(new_group(r));
+      row_groups_[size_t(r)] = group_of_number_[number];
     }
   }
   for (size_t i = 0; i < aggregates_.size(); ++i) {

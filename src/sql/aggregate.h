@@ -3,6 +3,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -16,15 +18,18 @@ namespace lancelet::sql {
 
 bool IsAggregateName(const std::string& function);
 
-// Hash keys for grouping and joins: equal values give equal keys. Integers, dates and
-// timestamps are keyed by their bits (KeyedByBits), other values by ValueKey.
-bool KeyedByBits(const DataType& type);
+// Hash keys for grouping, joins and UNION: equal values of one type give equal keys.
+// kBits: integers, dates and timestamps, by their value widened to 64 bits (so equal
+// integers of different widths key alike); kBytes: strings and binaries, by their bytes;
+// kText: anything else, by ValueKey.
+enum class KeyForm : uint8_t { kBits, kBytes, kText };
+KeyForm KeyFormOf(const DataType& type);
 // Appends row r's key for one column. Each form is prefix-free (a NULL is one byte; a
-// value starts with another byte and has a fixed width or a terminating 0), so the keys
-// of several columns concatenate unambiguously.
-void AppendKey(std::string& key, const ArrayData& a, int64_t r, bool by_bits);
-// The names IsAggregateName accepts, sorted.
-const std::vector<std::string>& AggregateNames();
+// value starts with another byte and has a fixed width, a length, or a terminating 0),
+// so the keys of several columns concatenate unambiguously.
+void AppendKey(std::string& key, const ArrayData& a, int64_t r, KeyForm form);
+// Row r of a kBits column (valid), widened.
+int64_t KeyBits(const ArrayData& a, int64_t r);
 
 // One aggregate call of a query. `argument` is bound to the input schema (null for
 // count(*)); `type` is the result type.
@@ -49,6 +54,33 @@ class Accumulator {
   virtual ArrayPtr Finish(size_t group_count) = 0;
 };
 
+// Numbers distinct keys (byte strings) 0, 1, 2, ... by first appearance. Open addressing
+// with linear probing, at most half full; the keys are copied into blocks that never
+// move. A node-based map spent half of a GROUP BY hashing and chasing nodes.
+class KeyNumbering {
+ public:
+  // The number of `key`, and whether it is new.
+  std::pair<uint32_t, bool> Number(std::string_view key);
+  // The number of `key`, if it has one.
+  std::optional<uint32_t> Find(std::string_view key) const;
+  size_t size() const { return keys_.size(); }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t number_plus_one = 0;  // 0: empty
+  };
+  void Grow();
+  // A hash's first slot: its high bits, which the multiplications mix best.
+  size_t Home(uint64_t hash) const { return size_t(hash >> shift_); }
+
+  std::vector<Slot> slots_ = std::vector<Slot>(64);
+  int shift_ = 64 - 6;  // 64 - log2(slots_.size())
+  std::vector<std::string_view> keys_;  // by number
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t block_used_ = 0, block_size_ = 0;
+};
+
 class HashAggregate {
  public:
   // `keys`: the GROUP BY expressions bound to the input schema. Without keys every row
@@ -66,7 +98,9 @@ class HashAggregate {
   std::vector<BoundExprPtr> keys_;
   std::vector<AggregateCall> aggregates_;
   std::vector<std::unique_ptr<Accumulator>> accumulators_;
-  std::unordered_map<std::string, uint32_t> group_of_;
+  KeyNumbering group_of_;                  // numbers the keys of the groups
+  std::vector<uint32_t> group_of_number_;  // their groups
+  int64_t null_group_ = -1;                // the group of a NULL single key
   std::vector<std::vector<Scalar>> key_values_;  // [key][group]: the group's key values
   size_t groups_ = 0;
   std::vector<uint32_t> row_groups_;  // scratch: the group of each row of a batch

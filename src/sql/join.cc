@@ -1,12 +1,14 @@
 #include "sql/join.h"
 
 #include <algorithm>
+#include <climits>
 #include <functional>
 #include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "expr/numeric.h"
 #include "sql/aggregate.h"
 
 namespace lancelet::sql {
@@ -73,15 +75,13 @@ class JoinReader final : public RecordBatchReader {
       on_ = Bind(*on, *schema_);
       if (on_->type->id() != TypeId::kBool)
         ctx.Fail(on->position, fmt::format("a JOIN's ON clause must be boolean, not {}", on_->type->ToString()));
-      EquiKeys(on);
+      if (EquiKeys(on)) on_ = nullptr;  // the hash decides alone
     }
     // One NULL row after the right rows stands for "no match" in a left row's pair.
     for (size_t c = 0; c < right_->columns().size(); ++c)
       right_padded_.push_back(Concatenate({right_->columns()[c], MakeNullArray(right_->columns()[c]->type, 1)}));
     right_matched_.assign(size_t(right_->num_rows()), false);
-    std::string key;
-    for (int64_t r = 0; r < right_->num_rows() && !keys_.empty(); ++r)
-      if (KeyOf(*right_, false, r, key)) by_key_[key].push_back(r);
+    BuildHash();
   }
 
   SchemaPtr schema() const override { return schema_; }
@@ -110,18 +110,19 @@ class JoinReader final : public RecordBatchReader {
 
  private:
   // AND-ed equalities between a left and a right column, as hash keys. A pair of types
-  // whose equal values could key differently is left to the ON clause alone.
-  void EquiKeys(const ExprPtr& e) {
+  // whose equal values could key differently is left to the ON clause alone. Returns
+  // whether `e` is wholly such keys, each exact (equal keys only for equal values), so
+  // that the ON clause need not be evaluated.
+  bool EquiKeys(const ExprPtr& e) {
     if (e->kind == ExprKind::kBinary && e->binary_op == BinaryOp::kAnd) {
-      EquiKeys(e->args[0]);
-      EquiKeys(e->args[1]);
-      return;
+      const bool left = EquiKeys(e->args[0]);
+      return EquiKeys(e->args[1]) && left;
     }
-    if (e->kind != ExprKind::kBinary || e->binary_op != BinaryOp::kEq) return;
+    if (e->kind != ExprKind::kBinary || e->binary_op != BinaryOp::kEq) return false;
     const auto& a = e->args[0];
     const auto& b = e->args[1];
     if (a->kind != ExprKind::kColumn || b->kind != ExprKind::kColumn || a->path.size() != 1 || b->path.size() != 1)
-      return;
+      return false;
     const Schema& left = *left_->schema();
     const Schema& right = *right_->schema();
     int l = left.FieldIndex(a->path[0]), r = right.FieldIndex(b->path[0]);
@@ -129,12 +130,71 @@ class JoinReader final : public RecordBatchReader {
       l = left.FieldIndex(b->path[0]);
       r = right.FieldIndex(a->path[0]);
     }
-    if (l < 0 || r < 0) return;
+    if (l < 0 || r < 0) return false;
     const DataType& lt = *left.field(size_t(l))->type;
     const DataType& rt = *right.field(size_t(r))->type;
-    const bool by_bits = KeyedByBits(lt) && KeyedByBits(rt);
-    if (!by_bits && !lt.Equals(rt) && !(lt.is_string() && rt.is_string())) return;
-    keys_.push_back({l, r, by_bits});
+    KeyForm form;
+    bool exact;
+    if (lt.is_integer() && rt.is_integer()) {
+      form = KeyForm::kBits;  // a signed and an unsigned value may share bits
+      exact = DomainOf(lt) == DomainOf(rt);
+    } else if (lt.Equals(rt)) {
+      form = KeyFormOf(lt);
+      exact = form != KeyForm::kText;  // ValueKey tells -0.0 from 0.0
+    } else if (lt.is_string() && rt.is_string()) {
+      form = KeyForm::kBytes;
+      exact = true;
+    } else {
+      return false;
+    }
+    keys_.push_back({l, r, form});
+    return exact;
+  }
+
+  // The right rows of each key, chained in row order: first_[key number], next_[row]. One
+  // integer key whose values span a range at most a few times the row count numbers its
+  // keys by value - dense_base_ (a dimension table's ids); others go through a
+  // KeyNumbering.
+  void BuildHash() {
+    const int64_t rows = right_->num_rows();
+    next_.assign(size_t(rows), -1);
+    if (keys_.empty()) return;
+    if (keys_.size() == 1 && keys_[0].form == KeyForm::kBits) {
+      const ArrayData& column = *right_->columns()[size_t(keys_[0].right)];
+      int64_t lo = INT64_MAX, hi = INT64_MIN;
+      for (int64_t r = 0; r < rows; ++r)
+        if (column.IsValid(r)) lo = std::min(lo, KeyBits(column, r)), hi = std::max(hi, KeyBits(column, r));
+      if (lo <= hi && uint64_t(hi) - uint64_t(lo) < uint64_t(4 * rows + 1024)) {
+        dense_ = true;
+        dense_base_ = lo;
+        first_.assign(size_t(uint64_t(hi) - uint64_t(lo) + 1), -1);
+      }
+    }
+    std::vector<int64_t> last(first_.size(), -1);
+    std::string key;
+    for (int64_t r = 0; r < rows; ++r) {
+      std::optional<uint32_t> number = Number(*right_, false, r, key, true);
+      if (!number) continue;
+      if (*number >= first_.size()) first_.resize(*number + 1, -1), last.resize(*number + 1, -1);
+      if (first_[*number] < 0) first_[*number] = r;
+      else next_[size_t(last[*number])] = r;
+      last[*number] = r;
+    }
+  }
+
+  // The number of row `row`'s key (`add`: numbering a new one), none when a key column is
+  // NULL or, without `add`, the key is unknown.
+  std::optional<uint32_t> Number(const RecordBatch& batch, bool left, int64_t row, std::string& key, bool add) {
+    if (dense_) {
+      const ArrayData& column = *batch.columns()[size_t(left ? keys_[0].left : keys_[0].right)];
+      if (column.IsNull(row)) return std::nullopt;
+      const uint64_t offset = uint64_t(KeyBits(column, row)) - uint64_t(dense_base_);
+      if (offset >= first_.size()) return std::nullopt;
+      return uint32_t(offset);
+    }
+    if (!KeyOf(batch, left, row, key)) return std::nullopt;
+    if (add) return numbering_.Number(key).first;
+    return numbering_.Find(key);
   }
 
   // False when a key column is NULL: NULL equals nothing.
@@ -143,7 +203,7 @@ class JoinReader final : public RecordBatchReader {
     for (const auto& k : keys_) {
       const ArrayData& column = *batch.columns()[size_t(left ? k.left : k.right)];
       if (column.IsNull(row)) return false;
-      AppendKey(key, column, row, k.by_bits);
+      AppendKey(key, column, row, k.form);
     }
     return true;
   }
@@ -161,9 +221,8 @@ class JoinReader final : public RecordBatchReader {
       for (int64_t t = begin; t < end; ++t) {
         if (keys_.empty()) {
           for (int64_t r = 0; r < right_rows; ++r) cand_left.push_back(t), cand_right.push_back(r);
-        } else if (KeyOf(left, true, t, key)) {
-          if (auto it = by_key_.find(key); it != by_key_.end())
-            for (int64_t r : it->second) cand_left.push_back(t), cand_right.push_back(r);
+        } else if (auto number = Number(left, true, t, key, false)) {
+          for (int64_t r = first_[*number]; r >= 0; r = next_[size_t(r)]) cand_left.push_back(t), cand_right.push_back(r);
         }
       }
       std::vector<bool> holds(cand_left.size(), true);
@@ -194,7 +253,7 @@ class JoinReader final : public RecordBatchReader {
 
   struct Key {
     int left, right;
-    bool by_bits;
+    KeyForm form;
   };
 
   std::unique_ptr<RecordBatchReader> left_;
@@ -203,7 +262,10 @@ class JoinReader final : public RecordBatchReader {
   SchemaPtr schema_;
   BoundExprPtr on_;
   std::vector<Key> keys_;
-  std::unordered_map<std::string, std::vector<int64_t>> by_key_;
+  KeyNumbering numbering_;
+  bool dense_ = false;
+  int64_t dense_base_ = 0;
+  std::vector<int64_t> first_, next_;
   std::vector<ArrayPtr> right_padded_;
   std::vector<bool> right_matched_;
   bool left_done_ = false, unmatched_done_ = false;

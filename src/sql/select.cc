@@ -178,13 +178,15 @@ std::function<int(int64_t, int64_t)> KeyComparator(const ArrayData& key) {
   return [values](int64_t a, int64_t b) { return CompareScalars((*values)[size_t(a)], (*values)[size_t(b)]); };
 }
 
-// Row order of `keys` under ORDER BY `items`; equal rows keep their order.
-std::vector<int64_t> SortOrder(const std::vector<ArrayPtr>& keys, const std::vector<OrderItem>& items, int64_t rows) {
+// Row order of `keys` under ORDER BY `items`; equal rows keep their order. With `first`,
+// only that many rows are ordered and returned.
+std::vector<int64_t> SortOrder(const std::vector<ArrayPtr>& keys, const std::vector<OrderItem>& items, int64_t rows,
+                               std::optional<int64_t> first = std::nullopt) {
   std::vector<std::function<int(int64_t, int64_t)>> compare;
   for (const auto& k : keys) compare.push_back(KeyComparator(*k));
   std::vector<int64_t> order(static_cast<size_t>(rows));
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+  auto before = [&](int64_t a, int64_t b) {
     for (size_t k = 0; k < keys.size(); ++k) {
       const bool x_null = keys[k]->IsNull(a), y_null = keys[k]->IsNull(b);
       const bool nulls_first = items[k].nulls_first.value_or(items[k].descending);
@@ -196,7 +198,16 @@ std::vector<int64_t> SortOrder(const std::vector<ArrayPtr>& keys, const std::vec
       if (c != 0) return items[k].descending ? c > 0 : c < 0;
     }
     return false;
-  });
+  };
+  if (first && *first < rows) {
+    // The row number breaks ties, which keeps equal rows in order.
+    auto middle = order.begin() + ptrdiff_t(*first);
+    std::partial_sort(order.begin(), middle, order.end(),
+                      [&](int64_t a, int64_t b) { return before(a, b) || (!before(b, a) && a < b); });
+    order.erase(middle, order.end());
+    return order;
+  }
+  std::stable_sort(order.begin(), order.end(), before);
   return order;
 }
 
@@ -226,8 +237,7 @@ class Sorter {
     auto all = RecordBatch::Concatenate(schema_, batches_);
     const size_t first_key = all->columns().size() - items_.size();
     std::vector<ArrayPtr> keys(all->columns().begin() + ptrdiff_t(first_key), all->columns().end());
-    auto order = SortOrder(keys, items_, all->num_rows());
-    if (keep_ && int64_t(order.size()) > *keep_) order.resize(size_t(*keep_));
+    auto order = SortOrder(keys, items_, all->num_rows(), keep_);
     batches_ = {all->Take(order)};
     rows_ = batches_[0]->num_rows();
   }
@@ -328,7 +338,7 @@ class UnionReader final : public RecordBatchReader {
     std::string key;
     for (int64_t r = 0; r < batch.num_rows(); ++r) {
       key.clear();
-      for (const auto& column : batch.columns()) AppendKey(key, *column, r, KeyedByBits(*column->type));
+      for (const auto& column : batch.columns()) AppendKey(key, *column, r, KeyFormOf(*column->type));
       keep[size_t(r)] = seen_.insert(key).second;
     }
     return batch.Filter(keep);
