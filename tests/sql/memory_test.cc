@@ -104,6 +104,14 @@ TEST_F(SqlMemoryTest, SelectStreamsItsRows) {
   EXPECT_EQ(Lancelet({"sql", "--db", dir_->path(), "--format", "csv",
                       "SELECT k FROM big WHERE g = 999 ORDER BY v DESC LIMIT 3 OFFSET 1"}),
             "k\n2998999\n2997999\n2996999\n");
+  // The top rows of 3M, past the point where later rows are tested against the last
+  // kept one: one numeric key, and two keys with ties on the first.
+  EXPECT_EQ(Lancelet({"sql", "--db", dir_->path(), "--format", "csv",
+                      "SELECT k FROM big ORDER BY v DESC LIMIT 2 OFFSET 1"}),
+            "k\n2999998\n2999997\n");
+  EXPECT_EQ(Lancelet({"sql", "--db", dir_->path(), "--format", "csv",
+                      "SELECT k, g FROM big ORDER BY g DESC, k LIMIT 3"}),
+            "k,g\n999,999\n1999,999\n2999,999\n");
 }
 
 TEST_F(SqlMemoryTest, MergeStreamsItsTarget) {
