@@ -85,6 +85,9 @@ enum class ExprKind : uint8_t {
   kLike,     // args[0] [NOT] LIKE|ILIKE args[1] [ESCAPE escape]
   kCast,     // CAST(args[0] AS cast_type)
   kCall,     // function(args...)
+  kSubquery, // (SELECT ...), EXISTS (SELECT ...), or IN's list x IN (SELECT ...): only
+             // the SQL layer parses them (Parser::set_subquery_parser), and it puts
+             // their values in place before binding
 };
 
 enum class UnaryOp : uint8_t { kNot, kNegate };
@@ -117,6 +120,9 @@ struct Expr {
   std::string function;            // kCall, lower-cased
   bool star_argument = false;      // kCall: f(*), for the SQL layer's count(*)
   bool distinct = false;           // kCall: f(DISTINCT x), for the SQL layer
+  // kSubquery: the SQL layer's parsed SELECT, and what it stands for: "" (its one value),
+  // "exists" (whether it has rows) or "in" (its values, as IN's list).
+  std::shared_ptr<const void> subquery;
 
   // Builders for code that makes expressions without text.
   static ExprPtr Literal(Scalar value);

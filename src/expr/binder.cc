@@ -87,6 +87,7 @@ class Binder {
         return Coerce(x, e->cast_type, e);
       }
       case ExprKind::kCall: return BindCall(e);
+      case ExprKind::kSubquery: ThrowAt(e.get(), "a subquery is allowed only in a SQL statement");
     }
     ThrowAt(e.get(), "unknown expression kind");
   }

@@ -254,6 +254,9 @@ void Print(const Expr& e, std::string* out) {
       PrintList(e.args, 0, out);
       *out += ")";
       return;
+    case ExprKind::kSubquery:  // the statement's text is the SQL layer's
+      *out += e.function == "exists" ? "EXISTS (SELECT ...)" : "(SELECT ...)";
+      return;
   }
 }
 

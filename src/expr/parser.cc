@@ -185,6 +185,10 @@ ExprPtr Parser::ParsePredicate() {
     auto node = NewNode(ExprKind::kIn, at);
     node->negated = negated;
     node->args.push_back(operand);
+    if (AtSubquery()) {
+      node->args.push_back(ParseSubquery(at, "in"));
+      return node;
+    }
     ExpectSymbol("(");
     do node->args.push_back(ParseExpression());
     while (ConsumeSymbol(","));
@@ -340,6 +344,7 @@ ExprPtr Parser::ParsePrimary() {
       return ParseColumn(first);
     }
     case TokenKind::kSymbol: {
+      if (AtSubquery()) return ParseSubquery(t, "");
       if (t.IsSymbol("(")) {
         Next();
         ExprPtr inner = ParseExpression();
@@ -374,6 +379,11 @@ ExprPtr Parser::ParsePrimary() {
         return ParseCase(keyword);
       }
       if (IsReservedWord(t.text)) break;
+      if (t.IsKeyword("EXISTS") && subquery_parser_) {
+        Token keyword = Next();
+        if (!AtSubquery()) Fail("(SELECT ...) after EXISTS");
+        return ParseSubquery(keyword, "exists");
+      }
       Token name = Next();
       if (Peek().IsSymbol("(")) return ParseCall(name);
       return ParseColumn(name);
@@ -439,6 +449,15 @@ ExprPtr Parser::ParseCall(const Token& name) {
     do node->args.push_back(ParseExpression());
     while (ConsumeSymbol(","));
   }
+  ExpectSymbol(")");
+  return node;
+}
+
+ExprPtr Parser::ParseSubquery(const Token& at, const std::string& what) {
+  auto node = NewNode(ExprKind::kSubquery, at);
+  node->function = what;
+  ExpectSymbol("(");
+  node->subquery = subquery_parser_();
   ExpectSymbol(")");
   return node;
 }

@@ -10,6 +10,7 @@
 //      < [NOT] IN / BETWEEN / LIKE / ILIKE < + - < * / % < unary - + < primary
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +29,10 @@ class Parser {
 
   // Parses one expression starting at the current token.
   ExprPtr ParseExpression();
+  // Parses a SELECT at the current token (the statement parser's); with one set,
+  // (SELECT ...), EXISTS (SELECT ...) and x IN (SELECT ...) parse as kSubquery nodes.
+  using SubqueryParser = std::function<std::shared_ptr<const void>()>;
+  void set_subquery_parser(SubqueryParser parser) { subquery_parser_ = std::move(parser); }
   // A type name: SQL spellings (INT, BIGINT, DOUBLE PRECISION, VARCHAR(n), ...) or
   // lancelet's own (int32, fixed_size_list<float32,4>, timestamp<ms,UTC>).
   TypePtr ParseTypeName();
@@ -74,10 +79,14 @@ class Parser {
   ExprPtr ParseColumn(const Token& first);
   ExprPtr ParseList(const Token& open);
 
+  // At "(SELECT" with a subquery parser: the subquery, parenthesized, as `what`.
+  ExprPtr ParseSubquery(const Token& at, const std::string& what);
+  bool AtSubquery() const { return subquery_parser_ && Peek().IsSymbol("(") && Peek(1).IsKeyword("SELECT"); }
   std::shared_ptr<Expr> NewNode(ExprKind kind, const Token& at) const;
   ExprPtr MakeBinary(BinaryOp op, const Token& at, ExprPtr left, ExprPtr right) const;
 
   std::shared_ptr<const std::string> text_;
+  SubqueryParser subquery_parser_;
   std::vector<Token> tokens_;
   size_t index_ = 0;
 };

@@ -165,7 +165,7 @@ std::string RunUpdate(const Context& ctx, const UpdateStmt& stmt) {
   }
   std::string predicate;
   if (stmt.where) {
-    ExprPtr w = StripQualifier(stmt.where, qualifiers);
+    ExprPtr w = StripQualifier(WithSubqueryValues(ctx, stmt.where), qualifiers);
     Bind(*w, WithPseudoColumns(schema));
     predicate = ToString(*w);
   }
@@ -180,7 +180,7 @@ std::string RunDelete(const Context& ctx, const DeleteStmt& stmt) {
   auto ds = OpenTable(ctx, stmt.table);
   std::string predicate = "true";
   if (stmt.where) {
-    ExprPtr w = StripQualifier(stmt.where, {stmt.table.name, stmt.table.qualifier()});
+    ExprPtr w = StripQualifier(WithSubqueryValues(ctx, stmt.where), {stmt.table.name, stmt.table.qualifier()});
     Bind(*w, WithPseudoColumns(*ds->schema()));
     predicate = ToString(*w);
   }

@@ -66,6 +66,12 @@ ExprPtr StripQualifier(const ExprPtr& expr, const std::vector<std::string>& qual
 // Copy of a column node with a new path (keeping its position, for error messages).
 ExprPtr RenamedColumn(const Expr& column, std::vector<std::string> path);
 
+// `expr` with its subqueries run and their values in place: (SELECT ...) as a literal
+// (NULL without rows), EXISTS (SELECT ...) as true or false, x IN (SELECT ...) as an IN
+// list. Subqueries are uncorrelated: one that names a column of the outer query fails
+// as an unknown column.
+ExprPtr WithSubqueryValues(const Context& ctx, const ExprPtr& expr);
+
 // Binds and evaluates over `batch`; errors point into the statement.
 ArrayPtr EvaluateOn(const ExprPtr& expr, const RecordBatch& batch);
 

@@ -26,6 +26,11 @@ namespace lancelet::sql {
 
 namespace {
 
+bool HasSubquery(const ExprPtr& e) {
+  if (!e) return false;
+  return e->kind == ExprKind::kSubquery || std::any_of(e->args.begin(), e->args.end(), HasSubquery);
+}
+
 constexpr const char* kRowId = "_rowid";
 constexpr const char* kRowAddr = "_rowaddr";
 
@@ -452,6 +457,25 @@ std::unique_ptr<RecordBatchReader> OpenUnion(const Context& ctx, const SelectStm
 std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectStmt& stmt,
                                               const SchemaPtr& column_types) {
   if (!stmt.union_parts.empty()) return OpenUnion(ctx, stmt, column_types);
+  auto has_subquery = [](const SelectStmt& s) {
+    bool any = HasSubquery(s.where) || HasSubquery(s.having);
+    for (const auto& i : s.items) any |= HasSubquery(i.expr);
+    for (const auto& g : s.group_by) any |= HasSubquery(g);
+    for (const auto& o : s.order_by) any |= HasSubquery(o.expr);
+    for (const auto& j : s.joins) any |= HasSubquery(j.on);
+    return any;
+  };
+  if (has_subquery(stmt)) {  // run them first, then this statement with their values
+    SelectStmt resolved = stmt;
+    auto values = [&](ExprPtr& e) { e = WithSubqueryValues(ctx, e); };
+    values(resolved.where);
+    values(resolved.having);
+    for (auto& i : resolved.items) values(i.expr);
+    for (auto& g : resolved.group_by) values(g);
+    for (auto& o : resolved.order_by) values(o.expr);
+    for (auto& j : resolved.joins) values(j.on);
+    return OpenSelect(ctx, resolved, column_types);
+  }
   // A SELECT from one source drops table qualifiers (u.age); one with joins renames
   // column references to the joined columns instead (JoinedSource::Resolve).
   std::unique_ptr<JoinedSource> joined;
@@ -606,6 +630,58 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
   if (having) grouped = grouped->Filter(EvaluatePredicate(*Bind(*having, *grouped->schema()), *grouped));
   auto rows = BatchesReader(grouped->schema(), std::vector<RecordBatchPtr>{grouped});
   return Project(ctx, stmt, std::move(rows), items, names, order_by);
+}
+
+namespace {
+
+// The rows of a subquery that stands for a value or a list: one column.
+RecordBatchPtr SubqueryRows(const Context& ctx, const Expr& node) {
+  auto rows = RunSelect(ctx, *static_cast<const SelectStmt*>(node.subquery.get()));
+  if (rows->num_columns() != 1)
+    ctx.Fail(node.position, fmt::format("a subquery used as a value returns one column, not {}", rows->num_columns()));
+  return rows;
+}
+
+ExprPtr Literal(const Expr& at, Scalar value) {
+  auto node = std::make_shared<Expr>();
+  node->kind = ExprKind::kLiteral;
+  node->position = at.position;
+  node->source = at.source;
+  node->literal = std::move(value);
+  return node;
+}
+
+}  // namespace
+
+ExprPtr WithSubqueryValues(const Context& ctx, const ExprPtr& e) {
+  if (!HasSubquery(e)) return e;
+  if (e->kind == ExprKind::kSubquery && e->function == "exists") {
+    auto rows = OpenSelect(ctx, *static_cast<const SelectStmt*>(e->subquery.get()));
+    bool any = false;
+    while (!any)
+      if (auto batch = rows->Next()) any = batch->num_rows() > 0;
+      else break;
+    return Literal(*e, Scalar{DataType::Bool(), any});
+  }
+  if (e->kind == ExprKind::kSubquery) {
+    auto rows = SubqueryRows(ctx, *e);
+    if (rows->num_rows() > 1)
+      ctx.Fail(e->position, fmt::format("a subquery used as a value returned {} rows; it may return at most one",
+                                        rows->num_rows()));
+    const ArrayData& column = *rows->column(0);
+    return Literal(*e, rows->num_rows() == 0 ? Scalar::Null(column.type) : GetScalar(column, 0));
+  }
+  auto copy = std::make_shared<Expr>(*e);
+  if (e->kind == ExprKind::kIn && e->args.size() == 2 && e->args[1]->kind == ExprKind::kSubquery) {
+    auto rows = SubqueryRows(ctx, *e->args[1]);
+    if (rows->num_rows() == 0) return Literal(*e, Scalar{DataType::Bool(), e->negated});  // IN () is false
+    copy->args = {WithSubqueryValues(ctx, e->args[0])};
+    const ArrayData& column = *rows->column(0);
+    for (int64_t r = 0; r < column.length; ++r) copy->args.push_back(Literal(*e->args[1], GetScalar(column, r)));
+    return copy;
+  }
+  for (auto& a : copy->args) a = WithSubqueryValues(ctx, a);
+  return copy;
 }
 
 RecordBatchPtr RunSelect(const Context& ctx, const SelectStmt& stmt, const SchemaPtr& column_types) {

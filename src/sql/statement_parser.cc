@@ -26,7 +26,9 @@ bool EndsTableRef(const Token& t) {
 
 class StatementParser {
  public:
-  explicit StatementParser(const std::string& text) : p_(text) {}
+  explicit StatementParser(const std::string& text) : p_(text) {
+    p_.set_subquery_parser([this] { return std::shared_ptr<const void>(ParseSelect()); });
+  }
 
  private:
   std::map<std::string, std::shared_ptr<const SelectStmt>> ctes_;  // WITH names

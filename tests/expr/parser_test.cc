@@ -30,6 +30,7 @@ std::string Tree(const Expr& e) {
              (e.escape ? " esc=" + *e.escape : "") + ")";
     case ExprKind::kCast: return "(CAST" + args(0) + " " + e.cast_type->ToString() + ")";
     case ExprKind::kCall: return "(" + e.function + "()" + args(0) + ")";
+    case ExprKind::kSubquery: return "(subquery " + e.function + ")";
   }
   return "?";
 }
@@ -151,6 +152,29 @@ TEST(ExprParser, Predicates) {
   EXPECT_EQ(T("a != b"), "(<> a b)");
   EXPECT_EQ(T("a <= b"), "(<= a b)");
   EXPECT_EQ(T("a >= b"), "(>= a b)");
+}
+
+TEST(ExprParser, SubqueriesNeedTheStatementParser) {
+  // With a subquery parser (here: one that takes SELECT and one number), the three forms.
+  auto parse = [](const std::string& text) {
+    Parser p(text);
+    p.set_subquery_parser([&p] {
+      p.ExpectKeyword("SELECT");
+      p.Next();
+      return std::shared_ptr<const void>(std::make_shared<int>(7));
+    });
+    ExprPtr e = p.ParseExpression();
+    p.ExpectEnd();
+    return e;
+  };
+  EXPECT_EQ(Tree(*parse("x IN (SELECT 1) AND NOT EXISTS (SELECT 2)")), "(AND (IN x (subquery in)) (NOT (subquery exists)))");
+  ExprPtr scalar = parse("(SELECT 3) + 1");
+  EXPECT_EQ(Tree(*scalar), "(+ (subquery ) 1)");
+  EXPECT_EQ(*static_cast<const int*>(scalar->args[0]->subquery.get()), 7);
+  EXPECT_EQ(ToString(*scalar), "(SELECT ...) + 1");
+  // Without one, a SELECT is no expression, and exists(...) is an ordinary call.
+  EXPECT_NE(ErrorOf([] { ParseExpression("(SELECT 1)"); }).find("expected an expression"), std::string::npos);
+  EXPECT_EQ(T("exists(a)"), "(exists() a)");
 }
 
 TEST(ExprParser, CastAndCalls) {
