@@ -214,10 +214,13 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
     }
     return types[0];
   }
+  if (TypePtr type = ResolveMoreFunction(name, arg_types, origin)) return type;
   // The aggregates are the SQL layer's, named here so that one message lists every function.
-  ThrowAt(origin, fmt::format("unknown function '{}' (known: abs, ceil, char_length, coalesce, contains, exp, "
-                              "floor, greatest, least, length, ln, lower, ltrim, nullif, octet_length, power, "
-                              "replace, round, rtrim, sqrt, starts_with, substr, trim, upper; aggregates in a "
+  ThrowAt(origin, fmt::format("unknown function '{}' (known: abs, array_length, ceil, char_length, coalesce, "
+                              "contains, date_part, date_trunc, exp, extract, floor, greatest, least, len, "
+                              "length, list_element, ln, lower, ltrim, nullif, octet_length, power, "
+                              "regexp_matches, replace, round, rtrim, split, sqrt, starts_with, strftime, "
+                              "substr, trim, upper; aggregates in a "
                               "SELECT: avg, bool_and, bool_or, count, max, median, min, stddev, stddev_pop, "
                               "string_agg, sum, var_pop, variance)",
                               name));
@@ -225,6 +228,7 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
 
 ArrayPtr CallFunction(const std::string& name, const std::vector<Datum>& args, int64_t n, const TypePtr& type,
                       const Expr* origin) {
+  if (ArrayPtr out = CallMoreFunction(name, args, n, type, origin)) return out;
   if (name == "coalesce") {
     return RowWise(type, n, [&](int64_t i) {
       for (const auto& a : args) {

@@ -19,4 +19,10 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
 ArrayPtr CallFunction(const std::string& name, const std::vector<Datum>& args, int64_t length,
                       const TypePtr& type, const Expr* origin);
 
+// The functions of more_functions.cc (dates and times, lists, patterns): as above, or
+// null when `name` is none of them.
+TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin);
+ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& args, int64_t length,
+                          const TypePtr& type, const Expr* origin);
+
 }  // namespace lancelet

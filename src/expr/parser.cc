@@ -282,15 +282,25 @@ ExprPtr Parser::ParseUnary() {
 }
 
 ExprPtr Parser::ParseCastSuffixes(ExprPtr operand) {
-  while (Peek().IsSymbol(":") && Peek(1).IsSymbol(":") && Peek(1).position == Peek().position + 1) {
-    Token at = Next();
-    Next();
-    auto node = NewNode(ExprKind::kCast, at);
-    node->cast_type = ParseTypeName();
-    node->args = {operand};
-    operand = node;
+  for (;;) {
+    if (Peek().IsSymbol(":") && Peek(1).IsSymbol(":") && Peek(1).position == Peek().position + 1) {
+      Token at = Next();
+      Next();
+      auto node = NewNode(ExprKind::kCast, at);
+      node->cast_type = ParseTypeName();
+      node->args = {operand};
+      operand = node;
+    } else if (Peek().IsSymbol("[")) {  // x[i]: list_element(x, i)
+      Token at = Next();
+      auto node = NewNode(ExprKind::kCall, at);
+      node->function = "list_element";
+      node->args = {operand, ParseExpression()};
+      ExpectSymbol("]");
+      operand = node;
+    } else {
+      return operand;
+    }
   }
-  return operand;
 }
 
 ExprPtr Parser::ParseNumber(const Token& token, bool negative) {
@@ -377,6 +387,18 @@ ExprPtr Parser::ParsePrimary() {
       if (t.IsKeyword("CASE")) {
         Token keyword = Next();
         return ParseCase(keyword);
+      }
+      if (t.IsKeyword("EXTRACT") && Peek(1).IsSymbol("(")) {  // extract(part FROM x): date_part('part', x)
+        Token keyword = Next();
+        Next();
+        auto part = NewNode(ExprKind::kLiteral, Peek());
+        part->literal = Scalar{DataType::Utf8(), Lower(ExpectIdentifier("a date part (year, month, day, ...)"))};
+        ExpectKeyword("FROM");
+        auto node = NewNode(ExprKind::kCall, keyword);
+        node->function = "date_part";
+        node->args = {part, ParseExpression()};
+        ExpectSymbol(")");
+        return node;
       }
       if (IsReservedWord(t.text)) break;
       if (t.IsKeyword("EXISTS") && subquery_parser_) {

@@ -109,9 +109,10 @@ TEST(ExprBinder, Functions) {
   EXPECT_EQ(TypeOf("round(score, 1)"), "float32");
   EXPECT_EQ(TypeOf("ROUND(id)"), "int32");
   EXPECT_EQ(BindError("nosuch(id)"),
-            "unknown function 'nosuch' (known: abs, ceil, char_length, coalesce, contains, exp, floor, greatest, "
-            "least, length, ln, lower, ltrim, nullif, octet_length, power, replace, round, rtrim, sqrt, starts_with, "
-            "substr, trim, upper; aggregates in a SELECT: avg, bool_and, bool_or, count, max, median, min, stddev, "
+            "unknown function 'nosuch' (known: abs, array_length, ceil, char_length, coalesce, contains, date_part, "
+            "date_trunc, exp, extract, floor, greatest, least, len, length, list_element, ln, lower, ltrim, nullif, "
+            "octet_length, power, regexp_matches, replace, round, rtrim, split, sqrt, starts_with, strftime, substr, "
+            "trim, upper; aggregates in a SELECT: avg, bool_and, bool_or, count, max, median, min, stddev, "
             "stddev_pop, string_agg, sum, var_pop, variance) at position 1 in \"nosuch(id)\"");
   EXPECT_EQ(BindError("abs(name)"), "abs() expects a number, got utf8 at position 1 in \"abs(name)\"");
   EXPECT_EQ(BindError("lower(id, 1)"), "lower() takes 1 argument, got 2 at position 1 in \"lower(id, 1)\"");

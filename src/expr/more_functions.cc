@@ -1,0 +1,326 @@
+// Date and time parts (date_part / extract, date_trunc, strftime), lists (list_element
+// and x[i], len), and strings by pattern (regexp_matches, split). Semantics follow
+// DuckDB's: positions count from 1, NULL in gives NULL out.
+#include <chrono>
+#include <memory>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "expr/errors.h"
+#include "expr/functions.h"
+#include "expr/temporal.h"
+#include "lancelet/builder.h"
+
+namespace lancelet {
+
+namespace {
+
+std::string TypeName(const TypePtr& t) { return t ? t->ToString() : "NULL"; }
+
+bool IsTemporal(const DataType& t) {
+  return t.id() == TypeId::kDate32 || t.id() == TypeId::kDate64 || t.id() == TypeId::kTimestamp;
+}
+
+bool IsListLike(const DataType& t) { return t.id() == TypeId::kList || t.id() == TypeId::kLargeList || t.id() == TypeId::kFixedSizeList; }
+
+Scalar RowValue(const Datum& d, int64_t i) { return d.is_array() ? GetScalar(*d.array, i) : d.scalar; }
+
+template <typename RowFn>
+ArrayPtr RowWise(const TypePtr& type, int64_t n, RowFn&& row) {
+  auto builder = ArrayBuilder::Make(type);
+  for (int64_t i = 0; i < n; ++i) builder->AppendScalar(row(i));
+  return builder->Finish();
+}
+
+void ExpectArity(const std::string& name, const std::vector<TypePtr>& types, size_t min, size_t max,
+                 const Expr* origin) {
+  if (types.size() < min || types.size() > max)
+    ThrowAt(origin, fmt::format("{}() takes {} arguments, got {}", name,
+                                min == max ? std::to_string(min) : fmt::format("{} to {}", min, max), types.size()));
+}
+
+// A date or timestamp broken down (UTC).
+struct Civil {
+  std::chrono::year_month_day date;
+  int64_t days;            // since the epoch
+  int64_t micros_of_day;   // microseconds since midnight
+};
+
+Civil ToCivil(const Scalar& value, const DataType& type, const Expr* origin) {
+  auto micros = TemporalToUnit(value.as_int(), type, TimeUnit::kMicro);
+  if (!micros) ThrowAt(origin, fmt::format("{} is out of range for microseconds", value.as_int()));
+  int64_t days = *micros / 86'400'000'000;
+  int64_t rest = *micros % 86'400'000'000;
+  if (rest < 0) rest += 86'400'000'000, --days;
+  return {std::chrono::year_month_day{std::chrono::sys_days(std::chrono::days(days))}, days, rest};
+}
+
+const std::vector<std::string>& DateParts() {
+  static const std::vector<std::string> kParts = {"year",  "quarter", "month",  "week",        "day",
+                                                  "dow",   "doy",     "hour",   "minute",      "second",
+                                                  "epoch", "millisecond", "microsecond"};
+  return kParts;
+}
+
+std::string PartName(const Scalar& part, const std::string& function, const Expr* origin) {
+  std::string p = part.as_string();
+  for (auto& c : p) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (p == "dayofweek") p = "dow";
+  if (p == "dayofyear") p = "doy";
+  if (p == "years") p = "year";
+  if (p == "months") p = "month";
+  if (p == "days") p = "day";
+  if (std::find(DateParts().begin(), DateParts().end(), p) == DateParts().end())
+    ThrowAt(origin, fmt::format("{}(): unknown part '{}' (known: {})", function, part.as_string(),
+                                fmt::join(DateParts(), ", ")));
+  return p;
+}
+
+int64_t DatePart(const std::string& part, const Civil& c) {
+  using namespace std::chrono;
+  const int64_t year = int(c.date.year());
+  const int64_t month = unsigned(c.date.month());
+  if (part == "year") return year;
+  if (part == "quarter") return (month - 1) / 3 + 1;
+  if (part == "month") return month;
+  if (part == "day") return unsigned(c.date.day());
+  if (part == "dow") return weekday(sys_days(c.date)).c_encoding();  // Sunday 0
+  if (part == "doy") return (sys_days(c.date) - sys_days(c.date.year() / January / 1)).count() + 1;
+  if (part == "week") {  // ISO 8601: weeks start on Monday; week 1 holds the year's first Thursday
+    const sys_days d = sys_days(c.date);
+    const sys_days thursday = d + days(3 - int64_t(weekday(d).iso_encoding() - 1));
+    const sys_days first = sys_days(year_month_day(thursday).year() / January / 1);
+    return (thursday - first).count() / 7 + 1;
+  }
+  if (part == "hour") return c.micros_of_day / 3'600'000'000;
+  if (part == "minute") return c.micros_of_day / 60'000'000 % 60;
+  if (part == "second") return c.micros_of_day / 1'000'000 % 60;
+  if (part == "millisecond") return c.micros_of_day / 1000 % 60'000;
+  if (part == "microsecond") return c.micros_of_day % 60'000'000;
+  return c.days * 86400 + c.micros_of_day / 1'000'000;  // epoch
+}
+
+// The start of the `part` holding c, in microseconds since the epoch.
+int64_t TruncatedMicros(const std::string& part, const Civil& c, const Expr* origin) {
+  using namespace std::chrono;
+  auto at = [](sys_days d) { return int64_t(d.time_since_epoch().count()) * 86'400'000'000; };
+  const auto y = c.date.year();
+  const unsigned m = unsigned(c.date.month());
+  if (part == "year") return at(sys_days(y / January / 1));
+  if (part == "quarter") return at(sys_days(y / month((m - 1) / 3 * 3 + 1) / 1));
+  if (part == "month") return at(sys_days(y / c.date.month() / 1));
+  if (part == "week") return at(sys_days(c.date) - days(weekday(sys_days(c.date)).iso_encoding() - 1));
+  const int64_t day = at(sys_days(c.date));
+  if (part == "day") return day;
+  if (part == "hour") return day + c.micros_of_day / 3'600'000'000 * 3'600'000'000;
+  if (part == "minute") return day + c.micros_of_day / 60'000'000 * 60'000'000;
+  if (part == "second") return day + c.micros_of_day / 1'000'000 * 1'000'000;
+  ThrowAt(origin, fmt::format("date_trunc(): cannot truncate to '{}'", part));
+}
+
+// strftime's conversions: %Y %m %d %H %M %S %f (microseconds) %j %y %b %B %a %A %%.
+std::string Strftime(const Civil& c, const std::string& format, const Expr* origin) {
+  using namespace std::chrono;
+  static const char* kMonths[] = {"January", "February", "March",     "April",   "May",      "June",
+                                  "July",    "August",   "September", "October", "November", "December"};
+  static const char* kDays[] = {"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"};
+  std::string out;
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format[i] != '%' || i + 1 == format.size()) {
+      out += format[i];
+      continue;
+    }
+    const char f = format[++i];
+    const unsigned month = unsigned(c.date.month()), dow = weekday(sys_days(c.date)).c_encoding();
+    switch (f) {
+      case 'Y': out += fmt::format("{:04}", int(c.date.year())); break;
+      case 'y': out += fmt::format("{:02}", (int(c.date.year()) % 100 + 100) % 100); break;
+      case 'm': out += fmt::format("{:02}", month); break;
+      case 'd': out += fmt::format("{:02}", unsigned(c.date.day())); break;
+      case 'H': out += fmt::format("{:02}", c.micros_of_day / 3'600'000'000); break;
+      case 'M': out += fmt::format("{:02}", c.micros_of_day / 60'000'000 % 60); break;
+      case 'S': out += fmt::format("{:02}", c.micros_of_day / 1'000'000 % 60); break;
+      case 'f': out += fmt::format("{:06}", c.micros_of_day % 1'000'000); break;
+      case 'j': out += fmt::format("{:03}", DatePart("doy", c)); break;
+      case 'b': out += std::string(kMonths[month - 1]).substr(0, 3); break;
+      case 'B': out += kMonths[month - 1]; break;
+      case 'a': out += std::string(kDays[dow]).substr(0, 3); break;
+      case 'A': out += kDays[dow]; break;
+      case '%': out += '%'; break;
+      default: ThrowAt(origin, fmt::format("strftime(): unknown conversion '%{}' (known: %Y %y %m %d %H %M %S %f %j %b %B %a %A %%)", f));
+    }
+  }
+  return out;
+}
+
+// A date or timestamp of `type` from microseconds since the epoch (a date: whole days).
+Scalar FromMicros(int64_t micros, const TypePtr& type) {
+  if (type->id() == TypeId::kDate32) return Scalar{type, micros / 86'400'000'000};
+  if (type->id() == TypeId::kDate64) return Scalar{type, micros / 1000};
+  return Scalar{type, *ConvertTimeUnit(micros, TimeUnit::kMicro, type->unit())};
+}
+
+// list_element(list, i): item i (from 1; negative from the end), NULL when out of range,
+// gathered from the list's items without building a value per row.
+ArrayPtr ListElement(const Datum& list, const Datum& index, int64_t n, const TypePtr& type) {
+  const ArrayPtr lists = Materialize(list, n);
+  const ArrayData& items = *lists->child(0);
+  std::vector<int64_t> take(size_t(n), 0);
+  auto valid = Buffer::Allocate(size_t((n + 7) / 8));
+  int64_t nulls = 0;
+  const int32_t fixed = lists->type->id() == TypeId::kFixedSizeList ? lists->type->fixed_size() : 0;
+  for (int64_t r = 0; r < n; ++r) {
+    const Scalar i = index.is_array() ? GetScalar(*index.array, r) : index.scalar;
+    int64_t k = 0, begin = 0, length = 0;
+    if (!lists->IsNull(r) && !i.is_null()) {
+      begin = fixed ? r * fixed : lists->offset(r);
+      length = fixed ? fixed : lists->offset(r + 1) - begin;
+      k = i.as_int();
+      if (k < 0) k += length + 1;
+    }
+    if (k >= 1 && k <= length && items.IsValid(begin + k - 1)) {
+      take[size_t(r)] = begin + k - 1;
+      SetBit(valid->mutable_data(), r);
+    } else {
+      ++nulls;
+    }
+  }
+  if (items.length == 0) return MakeNullArray(type, n);
+  ArrayPtr out = Take(items, take);
+  if (nulls > 0) {  // rows without an item (index 0 stands in for them) become NULL
+    auto copy = std::make_shared<ArrayData>(*out);
+    copy->buffers[0] = valid;
+    copy->null_count = nulls;
+    out = copy;
+  }
+  return out;
+}
+
+// The compiled pattern of a regexp_matches call, kept while the pattern repeats.
+const std::regex& Pattern(const std::string& text, const Expr* origin) {
+  thread_local std::string last;
+  thread_local std::unique_ptr<std::regex> compiled;
+  if (!compiled || text != last) {
+    try {
+      compiled = std::make_unique<std::regex>(text, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      ThrowAt(origin, fmt::format("regexp_matches(): invalid pattern '{}': {}", text, e.what()));
+    }
+    last = text;
+  }
+  return *compiled;
+}
+
+}  // namespace
+
+TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  auto& types = *arg_types;
+  if (name == "date_part" || name == "date_trunc") {
+    ExpectArity(name, types, 2, 2, origin);
+    if (types[0] && !types[0]->is_string()) ThrowAt(origin, fmt::format("{}() expects a part name first, got {}", name, TypeName(types[0])));
+    types[0] = DataType::Utf8();
+    if (!types[1] || !IsTemporal(*types[1]))
+      ThrowAt(origin, fmt::format("{}() expects a date or timestamp, got {}", name, TypeName(types[1])));
+    return name == "date_part" ? DataType::Int64() : types[1];
+  }
+  if (name == "strftime") {
+    ExpectArity(name, types, 2, 2, origin);
+    if (!types[0] || !IsTemporal(*types[0]))
+      ThrowAt(origin, fmt::format("strftime() expects a date or timestamp, got {}", TypeName(types[0])));
+    if (types[1] && !types[1]->is_string()) ThrowAt(origin, fmt::format("strftime() expects a format string, got {}", TypeName(types[1])));
+    types[1] = DataType::Utf8();
+    return DataType::Utf8();
+  }
+  if (name == "list_element" || name == "list_extract" || name == "array_extract") {
+    ExpectArity(name, types, 2, 2, origin);
+    if (!types[0] || !IsListLike(*types[0])) ThrowAt(origin, fmt::format("[] needs a list, got {}", TypeName(types[0])));
+    if (types[1] && !types[1]->is_integer()) ThrowAt(origin, fmt::format("a list index is an integer, got {}", TypeName(types[1])));
+    types[1] = DataType::Int64();
+    return types[0]->child(0)->type;
+  }
+  if (name == "len" || name == "array_length" || name == "list_length") {
+    ExpectArity(name, types, 1, 1, origin);
+    if (!types[0] || !IsListLike(*types[0])) ThrowAt(origin, fmt::format("{}() expects a list, got {}", name, TypeName(types[0])));
+    return DataType::Int64();
+  }
+  if (name == "regexp_matches" || name == "split" || name == "string_split") {
+    ExpectArity(name, types, 2, 2, origin);
+    for (auto& t : types) {
+      if (t && !t->is_string()) ThrowAt(origin, fmt::format("{}() expects strings, got {}", name, TypeName(t)));
+      t = DataType::Utf8();
+    }
+    return name == "regexp_matches" ? DataType::Bool() : DataType::List(DataType::Utf8());
+  }
+  return nullptr;
+}
+
+ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& args, int64_t n, const TypePtr& type,
+                          const Expr* origin) {
+  if (name == "date_part" || name == "date_trunc") {
+    const DataType& input = *args[1].type();
+    return RowWise(type, n, [&](int64_t i) -> Scalar {
+      Scalar part = RowValue(args[0], i), value = RowValue(args[1], i);
+      if (part.is_null() || value.is_null()) return Scalar::Null(type);
+      const std::string p = PartName(part, name, origin);
+      const Civil c = ToCivil(value, input, origin);
+      if (name == "date_part") return Scalar{type, DatePart(p, c)};
+      return FromMicros(TruncatedMicros(p, c, origin), type);
+    });
+  }
+  if (name == "strftime") {
+    const DataType& input = *args[0].type();
+    return RowWise(type, n, [&](int64_t i) -> Scalar {
+      Scalar value = RowValue(args[0], i), format = RowValue(args[1], i);
+      if (value.is_null() || format.is_null()) return Scalar::Null(type);
+      return Scalar{type, Strftime(ToCivil(value, input, origin), format.as_string(), origin)};
+    });
+  }
+  if (name == "list_element" || name == "list_extract" || name == "array_extract")
+    return ListElement(args[0], args[1], n, type);
+  if (name == "len" || name == "array_length" || name == "list_length") {
+    const ArrayPtr lists = Materialize(args[0], n);
+    const int32_t fixed = lists->type->id() == TypeId::kFixedSizeList ? lists->type->fixed_size() : 0;
+    FixedWidthBuilder<int64_t> out(DataType::Int64());
+    for (int64_t r = 0; r < n; ++r) {
+      if (lists->IsNull(r)) out.AppendNull();
+      else out.Append(fixed ? fixed : lists->offset(r + 1) - lists->offset(r));
+    }
+    return out.Finish();
+  }
+  if (name == "regexp_matches") {
+    return RowWise(type, n, [&](int64_t i) -> Scalar {
+      Scalar s = RowValue(args[0], i), pattern = RowValue(args[1], i);
+      if (s.is_null() || pattern.is_null()) return Scalar::Null(type);
+      return Scalar{type, std::regex_search(s.as_string(), Pattern(pattern.as_string(), origin))};
+    });
+  }
+  if (name == "split" || name == "string_split") {
+    return RowWise(type, n, [&](int64_t i) -> Scalar {
+      Scalar s = RowValue(args[0], i), sep = RowValue(args[1], i);
+      if (s.is_null() || sep.is_null()) return Scalar::Null(type);
+      const std::string& text = s.as_string();
+      const std::string& by = sep.as_string();
+      std::vector<Scalar> parts;
+      if (by.empty()) {  // every character (UTF-8 sequence) apart, as DuckDB
+        for (size_t b = 0; b < text.size();) {
+          size_t e = b + 1;
+          while (e < text.size() && (static_cast<unsigned char>(text[e]) & 0xC0) == 0x80) ++e;
+          parts.push_back(Scalar{DataType::Utf8(), text.substr(b, e - b)});
+          b = e;
+        }
+      } else {
+        for (size_t at = 0;;) {
+          const size_t hit = text.find(by, at);
+          parts.push_back(Scalar{DataType::Utf8(), text.substr(at, hit == std::string::npos ? std::string::npos : hit - at)});
+          if (hit == std::string::npos) break;
+          at = hit + by.size();
+        }
+      }
+      return Scalar{type, std::move(parts)};
+    });
+  }
+  return nullptr;
+}
+
+}  // namespace lancelet
