@@ -18,6 +18,7 @@
 
 #include "cli/inspect.h"
 #include "format/protobuf_logging.h"
+#include "text/progress.h"
 #include "table/dataset_state.h"
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
@@ -347,12 +348,14 @@ int Main(int argc, char** argv) {
     return app.exit(e);
   }
 
+  // Progress of long commands is drawn on stderr when it is a terminal.
+  const bool progress = isatty(STDERR_FILENO) != 0;
   try {
     if (*sql) {
       SqlShellOptions options;
       options.format = out.format;
       options.echo = sql_echo;
-      options.progress = isatty(STDERR_FILENO) != 0;
+      options.progress = progress;
       options.prompt = sql_script.empty() && isatty(STDIN_FILENO) != 0;
       if (options.prompt) {
         // As DuckDB's shell: editing and history, and a screenful of rows at most.
@@ -369,7 +372,8 @@ int Main(int argc, char** argv) {
       options.file_version = file_version;
       options.max_rows_per_file = max_rows_per_file;
       options.enable_stable_row_ids = stable_row_ids;
-      auto input = OpenInput(from, schema_text, input_format);
+      auto input = CountedOn(OpenInput(from, schema_text, input_format),
+                             std::make_unique<ProgressLine>(progress, "creating " + dataset));
       auto ds = Dataset::Write(dataset, *input, options);
       std::cout << fmt::format("created {} at version {}: {} rows in {} fragments\n", dataset, ds->version(),
                                ds->CountRows(), ds->state().manifest.fragments_size());
@@ -379,7 +383,8 @@ int Main(int argc, char** argv) {
       auto ds = Dataset::Open(dataset);
       // Input is read against the dataset's schema (--schema, if given, is the input's own
       // and is then assigned to the dataset's).
-      auto input = ConformInput(OpenInput(from, schema_text, input_format, ds->schema()), ds->schema(), from);
+      auto input = CountedOn(ConformInput(OpenInput(from, schema_text, input_format, ds->schema()), ds->schema(), from),
+                             std::make_unique<ProgressLine>(progress, "appending to " + dataset));
       CountingReader counted(*input);
       auto next = ds->Append(counted, options);
       std::cout << fmt::format("appended {} rows to {}; now version {}\n", counted.rows(), dataset, next->version());
@@ -424,7 +429,10 @@ int Main(int argc, char** argv) {
       if (!columns.empty()) builder.Columns(SplitList(columns));
       if (!where.empty()) builder.Filter(where);
       builder.Limit(limit).Offset(offset).WithRowId(with_row_id).WithRowAddress(with_row_address).UseIndex(!no_index);
-      auto reader = builder.Open();
+      // Progress when the rows go elsewhere than the terminal (an export to a file).
+      auto reader = CountedOn(builder.Open(),
+                              std::make_unique<ProgressLine>(progress && isatty(STDOUT_FILENO) == 0,
+                                                             "scanning " + dataset, where.empty() && limit < 0 ? ds->CountRows() : 0));
       Emit(*reader, out.format);
     } else if (*take) {
       auto ds = Dataset::Open(dataset, version);

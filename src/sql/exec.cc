@@ -14,6 +14,7 @@
 #include "expr/cast.h"
 #include "lancelet/scalar.h"
 #include "lancelet/text.h"
+#include "text/progress.h"
 
 namespace lancelet::sql {
 
@@ -52,33 +53,6 @@ std::string ResolveFilePath(const Context& ctx, const TableRef& ref) {
   ctx.Fail(ref.position, fmt::format("file '{}' does not exist", ref.name));
 }
 
-// A one-line progress report on stderr, drawn only for long scans.
-class Progress {
- public:
-  Progress(bool on, std::string what, uint64_t total) : on_(on && total >= 100000), what_(std::move(what)), total_(total) {}
-  ~Progress() {
-    if (drawn_) std::cerr << "\r\033[K" << std::flush;
-  }
-  void Add(uint64_t n) {
-    if (!on_) return;
-    done_ += n;
-    int percent = int(100 * std::min(done_, total_) / total_);
-    if (percent == last_) return;
-    last_ = percent;
-    drawn_ = true;
-    std::string bar(size_t(percent / 5), '#');
-    bar.resize(20, '.');
-    std::cerr << fmt::format("\r{} [{}] {}%", what_, bar, percent) << std::flush;
-  }
-
- private:
-  bool on_;
-  std::string what_;
-  uint64_t total_, done_ = 0;
-  int last_ = -1;
-  bool drawn_ = false;
-};
-
 }  // namespace
 
 ArrayPtr Strings(const std::vector<std::string>& values) {
@@ -104,28 +78,6 @@ std::vector<std::string> ListTables(const std::string& db_dir) {
   return names;
 }
 
-namespace {
-
-// Counts the rows of a stream on a progress bar.
-class ProgressReader final : public RecordBatchReader {
- public:
-  ProgressReader(std::unique_ptr<RecordBatchReader> input, std::unique_ptr<Progress> progress)
-      : input_(std::move(input)), progress_(std::move(progress)) {}
-  SchemaPtr schema() const override { return input_->schema(); }
-  RecordBatchPtr Next() override {
-    auto batch = input_->Next();
-    if (batch) progress_->Add(uint64_t(batch->num_rows()));
-    else progress_.reset();  // the bar is erased when the stream ends
-    return batch;
-  }
-
- private:
-  std::unique_ptr<RecordBatchReader> input_;
-  std::unique_ptr<Progress> progress_;
-};
-
-}  // namespace
-
 std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef& ref, bool with_row_id,
                                               bool with_row_address, const std::string& filter,
                                               const SchemaPtr& column_types,
@@ -140,8 +92,7 @@ std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef
     scan.WithRowId(with_row_id).WithRowAddress(with_row_address);
     auto reader = scan.Open();
     if (!ctx.progress) return reader;
-    return std::make_unique<ProgressReader>(std::move(reader),
-                                            std::make_unique<Progress>(true, "scanning " + ref.name, ds->CountRows()));
+    return CountedOn(std::move(reader), std::make_unique<ProgressLine>(true, "scanning " + ref.name, ds->CountRows()));
   }
   std::string path = ResolveFilePath(ctx, ref);
   TextReadOptions options;
