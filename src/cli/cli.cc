@@ -430,9 +430,9 @@ int Main(int argc, char** argv) {
       if (!where.empty()) builder.Filter(where);
       builder.Limit(limit).Offset(offset).WithRowId(with_row_id).WithRowAddress(with_row_address).UseIndex(!no_index);
       // Progress when the rows go elsewhere than the terminal (an export to a file).
-      auto reader = CountedOn(builder.Open(),
-                              std::make_unique<ProgressLine>(progress && isatty(STDOUT_FILENO) == 0,
-                                                             "scanning " + dataset, where.empty() && limit < 0 ? ds->CountRows() : 0));
+      const bool drawn = progress && isatty(STDOUT_FILENO) == 0;
+      const uint64_t total = drawn && where.empty() && limit < 0 ? ds->CountRows() : 0;
+      auto reader = CountedOn(builder.Open(), std::make_unique<ProgressLine>(drawn, "scanning " + dataset, total));
       Emit(*reader, out.format);
     } else if (*take) {
       auto ds = Dataset::Open(dataset, version);
