@@ -1,9 +1,10 @@
 // Date and time parts (date_part / extract, date_trunc, strftime), lists (list_element
-// and x[i], len), and strings by pattern (regexp_matches, split). Semantics follow
+// and x[i], len), and strings by pattern (regexp_matches: POSIX extended syntax; split). Semantics follow
 // DuckDB's: positions count from 1, NULL in gives NULL out.
+#include <regex.h>
+
 #include <chrono>
 #include <memory>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -197,20 +198,30 @@ ArrayPtr ListElement(const Datum& list, const Datum& index, int64_t n, const Typ
   return out;
 }
 
-// The compiled pattern of a regexp_matches call, kept while the pattern repeats.
-const std::regex& Pattern(const std::string& text, const Expr* origin) {
-  thread_local std::string last;
-  thread_local std::unique_ptr<std::regex> compiled;
-  if (!compiled || text != last) {
-    try {
-      compiled = std::make_unique<std::regex>(text, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      ThrowAt(origin, fmt::format("regexp_matches(): invalid pattern '{}': {}", text, e.what()));
-    }
-    last = text;
+// A POSIX extended regular expression, compiled once while the pattern repeats.
+class Pattern {
+ public:
+  // Whether `text` holds a match of `pattern` anywhere.
+  static bool Search(const std::string& text, const std::string& pattern, const Expr* origin) {
+    thread_local std::unique_ptr<Pattern> last;
+    if (!last || last->text_ != pattern) last = std::make_unique<Pattern>(pattern, origin);
+    return regexec(&last->compiled_, text.c_str(), 0, nullptr, 0) == 0;
   }
-  return *compiled;
-}
+  Pattern(const std::string& text, const Expr* origin) : text_(text) {
+    if (const int error = regcomp(&compiled_, text.c_str(), REG_EXTENDED | REG_NOSUB)) {
+      char message[256];
+      regerror(error, &compiled_, message, sizeof message);
+      ThrowAt(origin, fmt::format("regexp_matches(): invalid pattern '{}': {}", text, message));
+    }
+  }
+  ~Pattern() { regfree(&compiled_); }
+  Pattern(const Pattern&) = delete;
+  Pattern& operator=(const Pattern&) = delete;
+
+ private:
+  std::string text_;
+  regex_t compiled_;
+};
 
 }  // namespace
 
@@ -292,7 +303,7 @@ ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& arg
     return RowWise(type, n, [&](int64_t i) -> Scalar {
       Scalar s = RowValue(args[0], i), pattern = RowValue(args[1], i);
       if (s.is_null() || pattern.is_null()) return Scalar::Null(type);
-      return Scalar{type, std::regex_search(s.as_string(), Pattern(pattern.as_string(), origin))};
+      return Scalar{type, Pattern::Search(s.as_string(), pattern.as_string(), origin)};
     });
   }
   if (name == "split" || name == "string_split") {
