@@ -192,29 +192,24 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
   // A script (given, or piped in) with a syntax error anywhere reports it having run
   // nothing. Otherwise a given script stops at its first failing statement; piped input,
   // like the interactive loop, goes on after one.
-  auto run_script = [&](const std::string& text, bool stop_at_error) {
-    auto statements = SqlSession::SplitStatements(text);
+  auto check = [&](const std::string& text) {
     try {
-      for (const auto& statement : statements) session.Check(statement);
+      for (const auto& statement : SqlSession::SplitStatements(text)) session.Check(statement);
     } catch (const SqlError& e) {
       err << "lancelet: " << e.Render() << "\n";
-      return 1;
+      return false;
     }
-    int status = 0;
-    for (const auto& statement : statements) {
-      if (RunOne(session, statement, out, err, options, printed_rows)) continue;
-      status = 1;
-      if (stop_at_error) break;
-    }
-    return status;
+    return true;
   };
-  if (!script.empty()) return run_script(script, true);
-  if (!options.prompt) return run_script(std::string(std::istreambuf_iterator<char>(in), {}), false);
+  if (!script.empty()) {
+    if (!check(script)) return 1;
+    for (const auto& statement : SqlSession::SplitStatements(script))
+      if (!RunOne(session, statement, out, err, options, printed_rows)) return 1;
+    return 0;
+  }
 
   ShellState state{options};
-  LineEditor editor(in, err, options.edit, options.history_path);
   int status = 0;
-  std::string pending;
   auto run = [&](const std::string& text) {
     for (const auto& statement : SqlSession::SplitStatements(text)) {
       if (state.quit) return;
@@ -229,16 +224,50 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
       }
     }
   };
+  auto is_dot_command = [](const std::string& pending, const std::string& line) {
+    const size_t first = line.find_first_not_of(" \t");
+    return pending.find_first_not_of(" \t\n") == std::string::npos && first != std::string::npos && line[first] == '.';
+  };
+  auto dot_command = [&](const std::string& line) {
+    if (!RunDotCommand(line, db_dir, state, out, err)) {
+      status = 1;
+      if (state.bail) state.quit = true;
+    }
+  };
+
+  if (!options.prompt) {
+    // Piped input: statements and, on lines of their own between statements, dot commands
+    // (as DuckDB reads them). Every statement is parsed before anything runs.
+    std::vector<std::pair<bool, std::string>> parts;  // (dot command, text)
+    std::string pending, line;
+    while (std::getline(in, line)) {
+      if (is_dot_command(pending, line)) {
+        pending.clear();
+        parts.push_back({true, line});
+        continue;
+      }
+      pending += line + "\n";
+      if (EndsStatement(pending)) parts.push_back({false, std::move(pending)}), pending.clear();
+    }
+    parts.push_back({false, pending});
+    for (const auto& [dot, text] : parts)
+      if (!dot && !check(text)) return 1;
+    for (const auto& [dot, text] : parts) {
+      if (state.quit) break;
+      if (dot) dot_command(text);
+      else run(text);
+    }
+    return status;
+  }
+
+  LineEditor editor(in, err, options.edit, options.history_path);
+  std::string pending;
   while (!state.quit) {
     std::optional<std::string> line = editor.ReadLine(pending.empty() ? "lancelet> " : "     ...> ");
     if (!line) break;
-    if (pending.empty() && line->find_first_not_of(" \t") != std::string::npos &&
-        (*line)[line->find_first_not_of(" \t")] == '.') {
+    if (is_dot_command(pending, *line)) {
       editor.AddHistory(*line);
-      if (!RunDotCommand(*line, db_dir, state, out, err)) {
-        status = 1;
-        if (state.bail) break;
-      }
+      dot_command(*line);
       continue;
     }
     pending += *line + "\n";

@@ -41,6 +41,23 @@ TEST_F(ScriptTest, TheCliRefusesTheWholeScriptGivenOrPiped) {
   EXPECT_EQ(Version(), 2u);
 }
 
+TEST_F(ScriptTest, PipedInputTakesDotCommandsBetweenStatements) {
+  // A dot command is a line of its own between statements; .quit stops the input there.
+  std::string cmd = "printf '.mode csv\\nSELECT id FROM t\\n  WHERE id = 1;\\n.mode jsonl\\n"
+                    "SELECT val FROM t ORDER BY val DESC;\\n  .tables\\n.quit\\nSELECT 3;\\n' | " +
+                    ShellQuote(LanceletBinary()) + " sql --db " + ShellQuote(dir_.path());
+  auto r = RunCommand(cmd);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "id\n1\n{\"val\":20}\n{\"val\":10}\nt\n");
+  // Every statement is still parsed before anything runs.
+  cmd = "printf '.mode csv\\nUPDATE t SET val = 0;\\n.tables\\nSELEC 1;\\n' | " + ShellQuote(LanceletBinary()) +
+        " sql --db " + ShellQuote(dir_.path());
+  r = RunCommand(cmd);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(Version(), 2u);
+}
+
 TEST_F(ScriptTest, StatementsCommitOneByOneUpToARuntimeError) {
   auto r = RunLancelet({"sql", "--db", dir_.path(), "UPDATE t SET val = 1 WHERE id = 1; SELECT * FROM nope; "
                                                      "UPDATE t SET val = 2 WHERE id = 2"});
