@@ -1,8 +1,10 @@
 // Date and time parts (date_part / extract, date_trunc, strftime), lists (list_element
-// and x[i], len), and strings by pattern (regexp_matches: POSIX extended syntax; split). Semantics follow
-// DuckDB's: positions count from 1, NULL in gives NULL out.
+// and x[i], len), and strings by pattern (regexp_matches in POSIX extended syntax, and
+// split). Semantics follow DuckDB's: positions count from 1, NULL in gives NULL out.
 #include <regex.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <memory>
 
