@@ -375,6 +375,40 @@ std::unique_ptr<RecordBatchReader> Project(const Context& ctx, const SelectStmt&
   return BatchesReader(schema, std::vector<RecordBatchPtr>{sorted});
 }
 
+// Passes each row once: rows equal to one seen before (NULLs equal) are dropped.
+class RowDeduplicator {
+ public:
+  RecordBatchPtr NewRows(const RecordBatch& batch) {
+    std::vector<bool> keep(size_t(batch.num_rows()));
+    for (int64_t r = 0; r < batch.num_rows(); ++r) {
+      key_.clear();
+      for (const auto& column : batch.columns()) AppendKey(key_, *column, r, KeyFormOf(*column->type));
+      keep[size_t(r)] = seen_.Number(key_).second;
+    }
+    return batch.Filter(keep);
+  }
+
+ private:
+  KeyNumbering seen_;
+  std::string key_;
+};
+
+// SELECT DISTINCT over aggregates: its input's rows, each once.
+class DistinctReader final : public RecordBatchReader {
+ public:
+  explicit DistinctReader(std::unique_ptr<RecordBatchReader> input) : input_(std::move(input)) {}
+  SchemaPtr schema() const override { return input_->schema(); }
+  RecordBatchPtr Next() override {
+    while (auto batch = input_->Next())
+      if (auto rows = seen_.NewRows(*batch); rows->num_rows() > 0) return rows;
+    return nullptr;
+  }
+
+ private:
+  std::unique_ptr<RecordBatchReader> input_;
+  RowDeduplicator seen_;
+};
+
 // The rows of a UNION's parts one after the other, each column cast to the type all
 // parts share. Parts up to the last UNION without ALL are deduplicated (UNION is
 // left-associative); rows later are passed as they are.
@@ -393,7 +427,7 @@ class UnionReader final : public RecordBatchReader {
           columns.push_back(column->type->Equals(*type) ? column : CastArray(*column, type));
         }
         auto rows = std::make_shared<RecordBatch>(schema_, std::move(columns), batch->num_rows());
-        if (part_ < distinct_parts_) rows = NewRows(*rows);
+        if (part_ < distinct_parts_) rows = seen_.NewRows(*rows);
         if (rows->num_rows() > 0) return rows;
       }
     }
@@ -401,23 +435,11 @@ class UnionReader final : public RecordBatchReader {
   }
 
  private:
-  // The rows of `batch` not seen before.
-  RecordBatchPtr NewRows(const RecordBatch& batch) {
-    std::vector<bool> keep(size_t(batch.num_rows()));
-    std::string key;
-    for (int64_t r = 0; r < batch.num_rows(); ++r) {
-      key.clear();
-      for (const auto& column : batch.columns()) AppendKey(key, *column, r, KeyFormOf(*column->type));
-      keep[size_t(r)] = seen_.insert(key).second;
-    }
-    return batch.Filter(keep);
-  }
-
   std::vector<std::unique_ptr<RecordBatchReader>> parts_;
   SchemaPtr schema_;
   size_t distinct_parts_;
   size_t part_ = 0;
-  std::unordered_set<std::string> seen_;
+  RowDeduplicator seen_;
 };
 
 std::unique_ptr<RecordBatchReader> OpenUnion(const Context& ctx, const SelectStmt& stmt, const SchemaPtr& column_types) {
@@ -571,13 +593,25 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
         }
     }
   }
-  // SELECT DISTINCT: one row per distinct select list, i.e. grouped by every item.
+  // SELECT DISTINCT: one row per distinct select list, i.e. grouped by every item; over
+  // groups or aggregates, the output rows deduplicated.
+  bool distinct_output = false;
   if (stmt.distinct) {
-    if (!group_by.empty() || ContainsAggregate(having) ||
-        std::any_of(items.begin(), items.end(), [](const SelectItem& i) { return ContainsAggregate(i.expr); }))
-      ctx.Fail(1, "SELECT DISTINCT with aggregates or GROUP BY is not supported yet");
-    for (const auto& i : items) group_by.push_back(i.expr);
+    distinct_output = !group_by.empty() || ContainsAggregate(having) ||
+                      std::any_of(items.begin(), items.end(), [](const SelectItem& i) { return ContainsAggregate(i.expr); });
+    if (distinct_output) {
+      for (const auto& o : order_by) {
+        const Expr& e = *o.expr;
+        const bool output = e.kind == ExprKind::kLiteral ||
+                            (e.kind == ExprKind::kColumn && e.path.size() == 1 &&
+                             std::find(names.begin(), names.end(), e.path[0]) != names.end());
+        if (!output) ctx.Fail(e.position, "with SELECT DISTINCT, ORDER BY takes only output columns (a name or a position)");
+      }
+    } else {
+      for (const auto& i : items) group_by.push_back(i.expr);
+    }
   }
+  const std::vector<OrderItem> output_order = order_by;
 
   bool aggregate = !group_by.empty() || ContainsAggregate(having);
   for (const auto& i : items) aggregate |= ContainsAggregate(i.expr);
@@ -629,7 +663,13 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
   RecordBatchPtr grouped = groups.Finish();
   if (having) grouped = grouped->Filter(EvaluatePredicate(*Bind(*having, *grouped->schema()), *grouped));
   auto rows = BatchesReader(grouped->schema(), std::vector<RecordBatchPtr>{grouped});
-  return Project(ctx, stmt, std::move(rows), items, names, order_by);
+  if (!distinct_output) return Project(ctx, stmt, std::move(rows), items, names, order_by);
+  // DISTINCT over the projected rows, then ORDER BY and LIMIT over the distinct ones.
+  auto projected = Project(ctx, SelectStmt{}, std::move(rows), items, names, {});
+  auto distinct = std::make_unique<DistinctReader>(std::move(projected));
+  std::vector<SelectItem> outputs;
+  for (const auto& name : names) outputs.push_back({Expr::Column(name), ""});
+  return Project(ctx, stmt, std::move(distinct), outputs, names, output_order);
 }
 
 namespace {
