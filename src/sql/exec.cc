@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -17,6 +18,12 @@
 #include "text/progress.h"
 
 namespace lancelet::sql {
+
+int64_t DefaultMemoryBudget() {
+  const char* text = std::getenv("LANCELET_SQL_MEMORY_MB");
+  const long long mb = text && *text ? std::atoll(text) : 0;
+  return (mb > 0 ? mb : 256) << 20;
+}
 
 std::string Context::TablePath(const std::string& table) const {
   return (std::filesystem::path(db_dir) / (table + ".lance")).string();

@@ -15,10 +15,15 @@
 
 namespace lancelet::sql {
 
+// What a statement's sorts may hold in memory before they spill to temporary files:
+// LANCELET_SQL_MEMORY_MB megabytes, 256 by default.
+int64_t DefaultMemoryBudget();
+
 struct Context {
   std::string db_dir;
   std::shared_ptr<const std::string> text;  // the statement, for error positions
   bool progress = false;
+  int64_t memory_budget = DefaultMemoryBudget();
 
   std::string TablePath(const std::string& table) const;
   // Throws ParseError at `position` (a column of the statement).

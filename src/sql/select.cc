@@ -21,6 +21,7 @@
 #include "sql/aggregate.h"
 #include "sql/exec.h"
 #include "sql/join.h"
+#include "sql/sort.h"
 
 namespace lancelet::sql {
 
@@ -112,7 +113,8 @@ class FilterReader final : public RecordBatchReader {
 };
 
 // Evaluates the select list over each batch, after OFFSET and within LIMIT: rows that
-// are skipped are never evaluated, and the input is not read past the limit.
+// are skipped are never evaluated, and the input is not read past the limit. Without
+// items, the input's columns pass as they are.
 class ProjectReader final : public RecordBatchReader {
  public:
   ProjectReader(std::unique_ptr<RecordBatchReader> input, std::vector<BoundExprPtr> items, SchemaPtr schema,
@@ -130,6 +132,7 @@ class ProjectReader final : public RecordBatchReader {
       if (length == 0) continue;
       if (left_) *left_ -= length;
       if (length < batch->num_rows()) batch = batch->Slice(start, length);
+      if (items_.empty()) return std::make_shared<RecordBatch>(schema_, batch->columns(), batch->num_rows());
       std::vector<ArrayPtr> columns;
       for (const auto& item : items_) columns.push_back(Evaluate(*item, *batch));
       return std::make_shared<RecordBatch>(schema_, std::move(columns), batch->num_rows());
@@ -161,162 +164,6 @@ auto Widen(T v) {
   else if constexpr (std::is_signed_v<T>) return int64_t(v);
   else return uint64_t(v);
 }
-
-// Three-way comparison of row a of `x` with row b of `y`, two valid values of one
-// ORDER BY key (of one type).
-std::function<int(int64_t, int64_t)> KeyComparator(const ArrayData& x, const ArrayData& y) {
-  const DataType& type = *x.type;
-  const bool stored = type.id() != TypeId::kFloat16 &&
-                      (type.is_numeric() || type.id() == TypeId::kDate32 || type.id() == TypeId::kDate64 ||
-                       type.id() == TypeId::kTimestamp);
-  if (stored) {
-    return VisitStorage(type.id(), [&](auto tag) -> std::function<int(int64_t, int64_t)> {
-      using T = decltype(tag);
-      if constexpr (std::is_arithmetic_v<T>) {
-        const T* vx = x.values<T>();
-        const T* vy = y.values<T>();
-        return [vx, vy](int64_t a, int64_t b) { return Cmp3(Widen(vx[a]), Widen(vy[b])); };
-      }
-      return nullptr;  // excluded by `stored`
-    });
-  }
-  auto scalars = [](const ArrayData& key) {
-    auto values = std::make_shared<std::vector<Scalar>>();
-    for (int64_t r = 0; r < key.length; ++r) values->push_back(GetScalar(key, r));
-    return values;
-  };
-  auto sx = scalars(x);
-  auto sy = &x == &y ? sx : scalars(y);
-  return [sx, sy](int64_t a, int64_t b) { return CompareScalars((*sx)[size_t(a)], (*sy)[size_t(b)]); };
-}
-
-// Whether row a of keys `x` comes before row b of keys `y` under ORDER BY `items` (the
-// keys in item order, of the same types on both sides).
-class RowOrder {
- public:
-  RowOrder(const std::vector<ArrayPtr>& x, const std::vector<ArrayPtr>& y, const std::vector<OrderItem>& items)
-      : x_(x), y_(y), items_(items) {
-    for (size_t k = 0; k < x.size(); ++k) compare_.push_back(KeyComparator(*x[k], *y[k]));
-  }
-  bool Before(int64_t a, int64_t b) const {
-    for (size_t k = 0; k < x_.size(); ++k) {
-      const bool x_null = x_[k]->IsNull(a), y_null = y_[k]->IsNull(b);
-      const bool nulls_first = items_[k].nulls_first.value_or(items_[k].descending);
-      if (x_null || y_null) {
-        if (x_null && y_null) continue;
-        return x_null == nulls_first;
-      }
-      const int c = compare_[k](a, b);
-      if (c != 0) return items_[k].descending ? c > 0 : c < 0;
-    }
-    return false;
-  }
-
- private:
-  const std::vector<ArrayPtr>& x_;
-  const std::vector<ArrayPtr>& y_;
-  const std::vector<OrderItem>& items_;
-  std::vector<std::function<int(int64_t, int64_t)>> compare_;
-};
-
-// Row order of `keys` under ORDER BY `items`; equal rows keep their order. With `first`,
-// only that many rows are ordered and returned.
-std::vector<int64_t> SortOrder(const std::vector<ArrayPtr>& keys, const std::vector<OrderItem>& items, int64_t rows,
-                               std::optional<int64_t> first = std::nullopt) {
-  const RowOrder order_of(keys, keys, items);
-  auto before = [&](int64_t a, int64_t b) { return order_of.Before(a, b); };
-  std::vector<int64_t> order(static_cast<size_t>(rows));
-  std::iota(order.begin(), order.end(), 0);
-  if (first && *first < rows) {
-    // The row number breaks ties, which keeps equal rows in order.
-    auto middle = order.begin() + ptrdiff_t(*first);
-    std::partial_sort(order.begin(), middle, order.end(),
-                      [&](int64_t a, int64_t b) { return before(a, b) || (!before(b, a) && a < b); });
-    order.erase(middle, order.end());
-    return order;
-  }
-  std::stable_sort(order.begin(), order.end(), before);
-  return order;
-}
-
-// ORDER BY: the projected rows with their sort keys as extra columns. Under a LIMIT only
-// the first OFFSET + LIMIT rows so far are kept (re-sorted whenever the buffer doubles).
-class Sorter {
- public:
-  Sorter(SchemaPtr schema, const std::vector<OrderItem>& items, std::optional<int64_t> keep)
-      : schema_(std::move(schema)), items_(items), keep_(keep) {}
-
-  void Add(RecordBatchPtr rows) {
-    if (!last_kept_.empty()) {
-      // Once OFFSET + LIMIT rows are kept, a row that does not sort before the last of
-      // them (a tie arrives later, so it sorts after) cannot be in the result.
-      const std::vector<ArrayPtr> keys = KeysOf(*rows);
-      std::vector<bool> keep(size_t(rows->num_rows()));
-      if (!BeforeBound(*keys[0], keep)) {
-        const RowOrder order(keys, last_kept_, items_);
-        for (int64_t r = 0; r < rows->num_rows(); ++r) keep[size_t(r)] = order.Before(r, 0);
-      }
-      if (std::find(keep.begin(), keep.end(), false) != keep.end()) rows = rows->Filter(keep);
-    }
-    rows_ += rows->num_rows();
-    batches_.push_back(std::move(rows));
-    if (keep_ && rows_ >= std::max<int64_t>(2 * *keep_, 65536)) Sort();
-  }
-  // The sorted rows, without their key columns.
-  RecordBatchPtr Finish(size_t outputs) {
-    Sort();
-    const RecordBatch& all = *batches_[0];
-    std::vector<FieldPtr> fields(all.schema()->fields().begin(), all.schema()->fields().begin() + ptrdiff_t(outputs));
-    std::vector<ArrayPtr> columns(all.columns().begin(), all.columns().begin() + ptrdiff_t(outputs));
-    return std::make_shared<RecordBatch>(std::make_shared<Schema>(fields), columns, all.num_rows());
-  }
-
- private:
-  void Sort() {
-    auto all = RecordBatch::Concatenate(schema_, batches_);
-    auto order = SortOrder(KeysOf(*all), items_, all->num_rows(), keep_);
-    batches_ = {all->Take(order)};
-    rows_ = batches_[0]->num_rows();
-    if (keep_ && rows_ == *keep_ && rows_ > 0) {
-      last_kept_.clear();
-      for (const auto& key : KeysOf(*batches_[0])) last_kept_.push_back(Slice(*key, rows_ - 1, 1));
-    }
-  }
-  // One numeric key: keep[r] says whether row r sorts before the last row kept, typed
-  // (RowOrder calls through a function per key and row). False for other keys.
-  bool BeforeBound(const ArrayData& key, std::vector<bool>& keep) const {
-    const DataType& type = *key.type;
-    const ArrayData& bound = *last_kept_[0];
-    if (items_.size() != 1 || type.id() == TypeId::kFloat16 || !type.is_numeric() || bound.IsNull(0)) return false;
-    const bool descending = items_[0].descending;
-    const bool nulls_first = items_[0].nulls_first.value_or(descending);
-    VisitStorage(type.id(), [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (std::is_arithmetic_v<T>) {
-        const T* values = key.values<T>();
-        const auto limit = Widen(bound.values<T>()[0]);
-        for (int64_t r = 0; r < key.length; ++r) {
-          const int c = Cmp3(Widen(values[r]), limit);
-          keep[size_t(r)] = key.IsNull(r) ? nulls_first : descending ? c > 0 : c < 0;
-        }
-      }
-    });
-    return true;
-  }
-
-  // The key columns of a buffered batch: its last columns.
-  std::vector<ArrayPtr> KeysOf(const RecordBatch& rows) const {
-    const size_t first_key = rows.columns().size() - items_.size();
-    return std::vector<ArrayPtr>(rows.columns().begin() + ptrdiff_t(first_key), rows.columns().end());
-  }
-
-  SchemaPtr schema_;
-  const std::vector<OrderItem>& items_;
-  std::optional<int64_t> keep_;
-  std::vector<RecordBatchPtr> batches_;
-  int64_t rows_ = 0;
-  std::vector<ArrayPtr> last_kept_;  // with keep_: the keys of the last row kept, once full
-};
 
 // The select list, ORDER BY and OFFSET / LIMIT over `input` (the source rows, or one row
 // per group). `source_order` holds the ORDER BY keys that are expressions over the input
@@ -360,19 +207,16 @@ std::unique_ptr<RecordBatchReader> Project(const Context& ctx, const SelectStmt&
   }
   std::optional<int64_t> keep;
   if (stmt.limit) keep = stmt.offset + *stmt.limit;
-  Sorter sorter(std::make_shared<Schema>(sort_fields), order_by, keep);
+  Sorter sorter(std::make_shared<Schema>(sort_fields), order_by, keep, ctx.memory_budget);
   while (auto batch = input->Next()) {
     std::vector<ArrayPtr> columns;
     for (const auto& e : sort_exprs) columns.push_back(Evaluate(*e, *batch));
     sorter.Add(std::make_shared<RecordBatch>(std::make_shared<Schema>(sort_fields), std::move(columns),
                                              batch->num_rows()));
   }
-  auto sorted = sorter.Finish(fields.size());
-  const int64_t start = std::min(stmt.offset, sorted->num_rows());
-  int64_t length = sorted->num_rows() - start;
-  if (stmt.limit) length = std::min(length, *stmt.limit);
-  if (start > 0 || length < sorted->num_rows()) sorted = sorted->Slice(start, length);
-  return BatchesReader(schema, std::vector<RecordBatchPtr>{sorted});
+  // The sorted rows as they stream, with OFFSET and LIMIT applied as they pass.
+  return std::make_unique<ProjectReader>(sorter.Finish(), std::vector<BoundExprPtr>{}, schema, stmt.offset,
+                                         stmt.limit);
 }
 
 // Passes each row once: rows equal to one seen before (NULLs equal) are dropped.

@@ -59,11 +59,11 @@ class SqlMemoryTest : public ::testing::Test {
 
   // Peak RSS in KiB of `lancelet sql` running `statement` (output discarded). ASan's
   // quarantine would keep freed batches resident, so it is turned off.
-  static int64_t PeakRssKb(const std::string& statement, const std::string& format = "csv") {
+  static int64_t PeakRssKb(const std::string& statement, const std::string& env = "") {
     auto r = RunCommand(fmt::format(
-        "ASAN_OPTIONS=quarantine_size_mb=0:detect_leaks=0:abort_on_error=1 /usr/bin/time -f 'peak_rss_kb=%M' {} sql "
-        "--db {} --format {} {} >/dev/null",
-        ShellQuote(LanceletBinary()), ShellQuote(dir_->path()), format, ShellQuote(statement)));
+        "{} ASAN_OPTIONS=quarantine_size_mb=0:detect_leaks=0:abort_on_error=1 /usr/bin/time -f 'peak_rss_kb=%M' {} "
+        "sql --db {} --format csv {} >/dev/null",
+        env, ShellQuote(LanceletBinary()), ShellQuote(dir_->path()), ShellQuote(statement)));
     EXPECT_EQ(r.exit_code, 0) << statement << "\n" << r.err;
     const size_t at = r.err.rfind("peak_rss_kb=");
     if (at == std::string::npos) {
@@ -75,9 +75,9 @@ class SqlMemoryTest : public ::testing::Test {
 
   // The extra peak RSS the 3M-row table costs over the 60k-row one, in KiB. {0} in
   // `statement_on_table` stands for the table.
-  static int64_t ExtraKb(const std::string& statement_on_table) {
-    const int64_t small = PeakRssKb(fmt::format(fmt::runtime(statement_on_table), "small"));
-    const int64_t big = PeakRssKb(fmt::format(fmt::runtime(statement_on_table), "big"));
+  static int64_t ExtraKb(const std::string& statement_on_table, const std::string& env = "") {
+    const int64_t small = PeakRssKb(fmt::format(fmt::runtime(statement_on_table), "small"), env);
+    const int64_t big = PeakRssKb(fmt::format(fmt::runtime(statement_on_table), "big"), env);
     std::cout << fmt::format("{}: {} KiB on 60k rows, {} KiB on 3M rows\n", statement_on_table, small, big);
     return big - small;
   }
@@ -112,6 +112,28 @@ TEST_F(SqlMemoryTest, SelectStreamsItsRows) {
   EXPECT_EQ(Lancelet({"sql", "--db", dir_->path(), "--format", "csv",
                       "SELECT k, g FROM big ORDER BY g DESC, k LIMIT 3"}),
             "k,g\n999,999\n1999,999\n2999,999\n");
+}
+
+TEST_F(SqlMemoryTest, OrderByWithoutLimitSpillsPastItsBudget) {
+  // 3M rows of 32 bytes (two columns and two keys) under an 8 MB budget: sorted runs
+  // spill to temporary files and are merged as the rows stream out.
+  EXPECT_LT(ExtraKb("SELECT k, v FROM {0} ORDER BY g DESC, v", "LANCELET_SQL_MEMORY_MB=8"), kAllowedExtraKb);
+  // Spilled (a 1 MB budget: dozens of runs) or held, the same rows in the same order
+  // (ties in input order).
+  auto sorted = [&](int budget_mb) {
+    return RunCommand(fmt::format("LANCELET_SQL_MEMORY_MB={} {} sql --db {} --format csv {}", budget_mb,
+                                  ShellQuote(LanceletBinary()), ShellQuote(dir_->path()),
+                                  ShellQuote("SELECT k, g FROM big WHERE k % 6 = 0 ORDER BY g DESC, k % 7")));
+  };
+  const auto spilled = sorted(1), held = sorted(1024);
+  ASSERT_EQ(spilled.exit_code, 0) << spilled.err;
+  EXPECT_TRUE(spilled.out == held.out);
+  const auto lines = SplitLines(spilled.out);
+  ASSERT_EQ(lines.size(), 500'001u);
+  // g = 998 first; among them k % 7 = 0 first, in k order: 4998, 25998, ...
+  EXPECT_EQ(lines[1], "4998,998");
+  EXPECT_EQ(lines[2], "25998,998");
+  EXPECT_EQ(lines.back(), "2997000,0");  // g = 0, the largest k % 7 = 6 last: 2997000 % 7 = 6
 }
 
 TEST_F(SqlMemoryTest, MergeStreamsItsTarget) {
