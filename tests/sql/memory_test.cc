@@ -116,8 +116,10 @@ TEST_F(SqlMemoryTest, SelectStreamsItsRows) {
 
 TEST_F(SqlMemoryTest, OrderByWithoutLimitSpillsPastItsBudget) {
   // 3M rows of 32 bytes (two columns and two keys) under an 8 MB budget: sorted runs
-  // spill to temporary files and are merged as the rows stream out.
-  EXPECT_LT(ExtraKb("SELECT k, v FROM {0} ORDER BY g DESC, v", "LANCELET_SQL_MEMORY_MB=8"), kAllowedExtraKb);
+  // spill to temporary files and are merged as the rows stream out. The merge holds a
+  // batch and a comparator per pair of runs, so it is allowed more than the streaming
+  // statements; holding the rows costs over 300 MB.
+  EXPECT_LT(ExtraKb("SELECT k, v FROM {0} ORDER BY g DESC, v", "LANCELET_SQL_MEMORY_MB=8"), 32 * 1024);
   // Spilled (a 1 MB budget: dozens of runs) or held, the same rows in the same order
   // (ties in input order).
   auto sorted = [&](int budget_mb) {
