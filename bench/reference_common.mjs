@@ -18,3 +18,15 @@ export async function openTable(path) {
   const db = await require("@lancedb/lancedb").connect(dirname(path));
   return db.openTable(basename(path).replace(/\.lance$/, ""));
 }
+
+// A seeded mulberry32: a function giving the next uint32, so that the same seed gives
+// the same dataset.
+export function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+}

@@ -10,19 +10,9 @@
 import { writeFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 
-import { arg, require } from "./reference_common.mjs";
+import { arg, mulberry32, require } from "./reference_common.mjs";
 
 const arrow = require("apache-arrow");
-
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 const rows = Number(arg("--rows", "1000000"));
 const seed = Number(arg("--seed", "3"));

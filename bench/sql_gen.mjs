@@ -9,23 +9,14 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { arg, require } from "./reference_common.mjs";
+import { arg, mulberry32, require } from "./reference_common.mjs";
 
 const arrow = require("apache-arrow");
 
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const dir = process.argv[2];
 const rows = Number(arg("--rows", "1000000"));
-const next = mulberry32(Number(arg("--seed", "5")));
+const uint32 = mulberry32(Number(arg("--seed", "5")));
+const next = () => uint32() / 4294967296;  // in [0, 1)
 const pick = (names) => names[Math.floor(next() * names.length)];
 const names = (prefix, n) => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(3, "0")}`);
 

@@ -26,8 +26,6 @@ bool EqualsIgnoreCase(const std::string& a, const std::string& b) {
   return true;
 }
 
-std::string TypeName(const TypePtr& t) { return t ? t->ToString() : "NULL"; }
-
 class Binder {
  public:
   // `known` only names the columns in an unknown-column error (see Bind with known).

@@ -15,21 +15,9 @@ namespace {
 
 bool IsBytes(const DataType& t) { return t.is_variable_binary() || t.id() == TypeId::kFixedSizeBinary; }
 
-std::string TypeName(const TypePtr& t) { return t ? t->ToString() : "NULL"; }
-
-void ExpectArgCount(const std::string& name, const std::vector<TypePtr>& types, size_t min, size_t max,
-                    const Expr* origin) {
-  if (types.size() < min || types.size() > max) {
-    std::string want = min == max ? std::to_string(min) : fmt::format("{} to {}", min, max);
-    ThrowAt(origin, fmt::format("{}() takes {} argument{}, got {}", name, want, max == 1 ? "" : "s", types.size()));
-  }
-}
-
 [[noreturn]] void BadArgument(const std::string& name, const char* want, const TypePtr& got, const Expr* origin) {
   ThrowAt(origin, fmt::format("{}() expects {}, got {}", name, want, TypeName(got)));
 }
-
-Scalar RowValue(const Datum& d, int64_t i) { return d.is_array() ? GetScalar(*d.array, i) : d.scalar; }
 
 int64_t Utf8Length(std::string_view s) {
   int64_t n = 0;
@@ -65,14 +53,19 @@ Scalar RoundInteger(const Scalar& v, int64_t digits, const TypePtr& type, const 
   }
 }
 
-template <typename RowFn>
-ArrayPtr RowWise(const TypePtr& type, int64_t n, RowFn&& row) {
-  auto builder = ArrayBuilder::Make(type);
-  for (int64_t i = 0; i < n; ++i) builder->AppendScalar(row(i));
-  return builder->Finish();
-}
-
 }  // namespace
+
+std::string TypeName(const TypePtr& t) { return t ? t->ToString() : "NULL"; }
+
+Scalar RowValue(const Datum& d, int64_t i) { return d.is_array() ? GetScalar(*d.array, i) : d.scalar; }
+
+void ExpectArgCount(const std::string& name, const std::vector<TypePtr>& types, size_t min, size_t max,
+                    const Expr* origin) {
+  if (types.size() < min || types.size() > max) {
+    std::string want = min == max ? std::to_string(min) : fmt::format("{} to {}", min, max);
+    ThrowAt(origin, fmt::format("{}() takes {} argument{}, got {}", name, want, max == 1 ? "" : "s", types.size()));
+  }
+}
 
 TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
   auto& types = *arg_types;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "expr/datum.h"
+#include "lancelet/builder.h"
 #include "lancelet/expr.h"
 
 namespace lancelet {
@@ -18,6 +19,21 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
 // Evaluates a call whose arguments already have the types ResolveFunction asked for.
 ArrayPtr CallFunction(const std::string& name, const std::vector<Datum>& args, int64_t length,
                       const TypePtr& type, const Expr* origin);
+
+// What the function files share.
+std::string TypeName(const TypePtr& t);  // "NULL" for an untyped NULL
+// Throws "<name>() takes N argument(s), got M" unless min <= arguments <= max.
+void ExpectArgCount(const std::string& name, const std::vector<TypePtr>& types, size_t min, size_t max,
+                    const Expr* origin);
+// Row i of an argument (a literal stands for every row).
+Scalar RowValue(const Datum& d, int64_t i);
+// An array of `type` from row(i) for each of n rows.
+template <typename RowFn>
+ArrayPtr RowWise(const TypePtr& type, int64_t n, RowFn&& row) {
+  auto builder = ArrayBuilder::Make(type);
+  for (int64_t i = 0; i < n; ++i) builder->AppendScalar(row(i));
+  return builder->Finish();
+}
 
 // The functions of more_functions.cc (dates and times, lists, patterns): as above, or
 // null when `name` is none of them.

@@ -19,29 +19,11 @@ namespace lancelet {
 
 namespace {
 
-std::string TypeName(const TypePtr& t) { return t ? t->ToString() : "NULL"; }
-
 bool IsTemporal(const DataType& t) {
   return t.id() == TypeId::kDate32 || t.id() == TypeId::kDate64 || t.id() == TypeId::kTimestamp;
 }
 
 bool IsListLike(const DataType& t) { return t.id() == TypeId::kList || t.id() == TypeId::kLargeList || t.id() == TypeId::kFixedSizeList; }
-
-Scalar RowValue(const Datum& d, int64_t i) { return d.is_array() ? GetScalar(*d.array, i) : d.scalar; }
-
-template <typename RowFn>
-ArrayPtr RowWise(const TypePtr& type, int64_t n, RowFn&& row) {
-  auto builder = ArrayBuilder::Make(type);
-  for (int64_t i = 0; i < n; ++i) builder->AppendScalar(row(i));
-  return builder->Finish();
-}
-
-void ExpectArity(const std::string& name, const std::vector<TypePtr>& types, size_t min, size_t max,
-                 const Expr* origin) {
-  if (types.size() < min || types.size() > max)
-    ThrowAt(origin, fmt::format("{}() takes {} arguments, got {}", name,
-                                min == max ? std::to_string(min) : fmt::format("{} to {}", min, max), types.size()));
-}
 
 // A date or timestamp broken down (UTC).
 struct Civil {
@@ -230,7 +212,7 @@ class Pattern {
 TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
   auto& types = *arg_types;
   if (name == "date_part" || name == "date_trunc") {
-    ExpectArity(name, types, 2, 2, origin);
+    ExpectArgCount(name, types, 2, 2, origin);
     if (types[0] && !types[0]->is_string()) ThrowAt(origin, fmt::format("{}() expects a part name first, got {}", name, TypeName(types[0])));
     types[0] = DataType::Utf8();
     if (!types[1] || !IsTemporal(*types[1]))
@@ -238,7 +220,7 @@ TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_t
     return name == "date_part" ? DataType::Int64() : types[1];
   }
   if (name == "strftime") {
-    ExpectArity(name, types, 2, 2, origin);
+    ExpectArgCount(name, types, 2, 2, origin);
     if (!types[0] || !IsTemporal(*types[0]))
       ThrowAt(origin, fmt::format("strftime() expects a date or timestamp, got {}", TypeName(types[0])));
     if (types[1] && !types[1]->is_string()) ThrowAt(origin, fmt::format("strftime() expects a format string, got {}", TypeName(types[1])));
@@ -246,19 +228,19 @@ TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_t
     return DataType::Utf8();
   }
   if (name == "list_element" || name == "list_extract" || name == "array_extract") {
-    ExpectArity(name, types, 2, 2, origin);
+    ExpectArgCount(name, types, 2, 2, origin);
     if (!types[0] || !IsListLike(*types[0])) ThrowAt(origin, fmt::format("[] needs a list, got {}", TypeName(types[0])));
     if (types[1] && !types[1]->is_integer()) ThrowAt(origin, fmt::format("a list index is an integer, got {}", TypeName(types[1])));
     types[1] = DataType::Int64();
     return types[0]->child(0)->type;
   }
   if (name == "len" || name == "array_length" || name == "list_length") {
-    ExpectArity(name, types, 1, 1, origin);
+    ExpectArgCount(name, types, 1, 1, origin);
     if (!types[0] || !IsListLike(*types[0])) ThrowAt(origin, fmt::format("{}() expects a list, got {}", name, TypeName(types[0])));
     return DataType::Int64();
   }
   if (name == "regexp_matches" || name == "split" || name == "string_split") {
-    ExpectArity(name, types, 2, 2, origin);
+    ExpectArgCount(name, types, 2, 2, origin);
     for (auto& t : types) {
       if (t && !t->is_string()) ThrowAt(origin, fmt::format("{}() expects strings, got {}", name, TypeName(t)));
       t = DataType::Utf8();

@@ -157,14 +157,6 @@ ExprPtr AsColumn(const Expr& e, std::string name) {
   return column;
 }
 
-// A stored number in its comparison domain (int64, uint64 or double).
-template <typename T>
-auto Widen(T v) {
-  if constexpr (std::is_floating_point_v<T>) return double(v);
-  else if constexpr (std::is_signed_v<T>) return int64_t(v);
-  else return uint64_t(v);
-}
-
 // The select list, ORDER BY and OFFSET / LIMIT over `input` (the source rows, or one row
 // per group). `source_order` holds the ORDER BY keys that are expressions over the input
 // (null where a key names an output column, in `output_key`).
