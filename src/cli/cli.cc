@@ -135,22 +135,15 @@ void RegisterArrowInput() {
     if (fd < 0) ThrowNotFound("cannot open '{}': {}", path, std::strerror(errno));
     struct stat st {};
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-      void* mapped = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      std::unique_ptr<RecordBatchReader> reader;  // OpenTextInput conforms its batches
+      try {
+        reader = ReadIpcMapped(fd, size_t(st.st_size), path);
+      } catch (...) {
+        ::close(fd);
+        throw;
+      }
       ::close(fd);
-      if (mapped == MAP_FAILED) ThrowIo("cannot map '{}': {}", path, std::strerror(errno));
-      const size_t size = size_t(st.st_size);
-      std::shared_ptr<const void> owner(mapped, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
-      ::madvise(mapped, size, MADV_SEQUENTIAL);
-      auto release = [base = static_cast<char*>(mapped)](int64_t offset, int64_t length) {
-        // Whole pages inside the message only: its neighbours may still be read.
-        const auto page = uintptr_t(::sysconf(_SC_PAGESIZE));
-        const uintptr_t begin = (uintptr_t(base + offset) + page - 1) & ~(page - 1);
-        const uintptr_t end = uintptr_t(base + offset + length) & ~(page - 1);
-        if (begin < end) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-      };
-      // OpenTextInput conforms the batches to options.schema.
-      return ReadIpc(std::move(owner), std::string_view(static_cast<const char*>(mapped), size), path,
-                     std::move(release));
+      return reader;
     }
     // A pipe: read as it arrives, a message at a time, through a 1 MiB pipe buffer (64 KiB
     // by default: a read per 64 KiB).

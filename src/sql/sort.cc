@@ -1,7 +1,6 @@
 #include "sql/sort.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -137,19 +136,8 @@ class MergeReader final : public RecordBatchReader {
       // Mapped, each message's pages dropped once decoded: a run costs the merge one batch.
       struct stat st {};
       if (::fstat(fd, &st) != 0) ThrowIo("cannot read a sort run: {}", std::strerror(errno));
-      const size_t size = size_t(st.st_size);
-      void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (mapped == MAP_FAILED) ThrowIo("cannot map a sort run: {}", std::strerror(errno));
-      std::shared_ptr<const void> owner(mapped, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
-      auto release = [base = static_cast<char*>(mapped)](int64_t offset, int64_t length) {
-        const auto page = uintptr_t(::sysconf(_SC_PAGESIZE));
-        const uintptr_t begin = (uintptr_t(base + offset) + page - 1) & ~(page - 1);
-        const uintptr_t end = uintptr_t(base + offset + length) & ~(page - 1);
-        if (begin < end) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-      };
       Run run;
-      run.reader = ReadIpc(std::move(owner), std::string_view(static_cast<const char*>(mapped), size), "a sort run",
-                           std::move(release));
+      run.reader = ReadIpcMapped(fd, size_t(st.st_size), "a sort run");
       runs_.push_back(std::move(run));
     }
     orders_.resize(runs_.size() * runs_.size());
