@@ -35,6 +35,10 @@ class Buffer {
   static std::shared_ptr<Buffer> AllocateUninitialized(size_t size);
   static std::shared_ptr<Buffer> Copy(const void* data, size_t size);
   static std::shared_ptr<Buffer> FromVector(const std::vector<uint8_t>& bytes);
+  // `size` bytes of `owner` from `offset`, shared rather than copied; read-only by
+  // convention. The bytes after a view are the owner's, not zeros, so a view must end
+  // where its user reads no further (ViewRows cuts at 64-row boundaries or at the end).
+  static std::shared_ptr<Buffer> View(std::shared_ptr<const Buffer> owner, size_t offset, size_t size);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -55,6 +59,7 @@ class Buffer {
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;  // bytes allocated at data_ (a multiple of 64)
+  std::shared_ptr<const Buffer> owner_;  // set for a view, which allocated nothing
 };
 using BufferPtr = std::shared_ptr<Buffer>;
 
@@ -96,6 +101,10 @@ ArrayPtr MakeNullArray(const TypePtr& type, int64_t length);
 
 // Copies of parts of arrays (they never share a sliced buffer; see the invariants).
 ArrayPtr Slice(const ArrayData& array, int64_t start, int64_t length);
+// Rows [start, start + length) of a fixed-width array (bool included) as views of its
+// buffers, copying nothing. `start` must be a multiple of 64, so that bitmaps start on a
+// byte, and the view must end at a multiple of 64 or at the array's end.
+ArrayPtr ViewRows(const ArrayPtr& array, int64_t start, int64_t length);
 ArrayPtr Concatenate(const std::vector<ArrayPtr>& arrays);
 // Element i of the result is element indices[i] of the input.
 ArrayPtr Take(const ArrayData& array, std::span<const int64_t> indices);

@@ -129,7 +129,20 @@ std::shared_ptr<Buffer> Buffer::FromVector(const std::vector<uint8_t>& bytes) {
   return Copy(bytes.data(), bytes.size());
 }
 
-Buffer::~Buffer() { BlockRecycler::Instance().Give(data_, capacity_); }
+std::shared_ptr<Buffer> Buffer::View(std::shared_ptr<const Buffer> owner, size_t offset, size_t size) {
+  if (offset + size > owner->size())
+    ThrowInvalid("a view of bytes [{}, {}) is out of range for a buffer of {} bytes", offset, offset + size,
+                 owner->size());
+  auto view = std::shared_ptr<Buffer>(new Buffer());
+  view->data_ = const_cast<uint8_t*>(owner->data()) + offset;
+  view->size_ = size;
+  view->owner_ = std::move(owner);
+  return view;
+}
+
+Buffer::~Buffer() {
+  if (!owner_) BlockRecycler::Instance().Give(data_, capacity_);
+}
 
 std::string_view ArrayData::GetView(int64_t i) const {
   const char* data;
@@ -372,6 +385,35 @@ ArrayPtr Slice(const ArrayData& a, int64_t start, int64_t length) {
   } else {
     size_t width = size_t(type.byte_width());
     out->buffers.push_back(Buffer::Copy(a.buffers[1]->data() + size_t(start) * width, size_t(length) * width));
+  }
+  return out;
+}
+
+ArrayPtr ViewRows(const ArrayPtr& a, int64_t start, int64_t length) {
+  const DataType& type = *a->type;
+  if (!type.is_fixed_width() || !a->children.empty())
+    ThrowInvalid("ViewRows takes a fixed-width array, not {}", type.ToString());
+  if (start < 0 || length < 0 || start + length > a->length || start % 64 != 0 ||
+      (length % 64 != 0 && start + length != a->length))
+    ThrowInvalid("rows [{}, {}) of {} cannot be viewed (starts and ends must fall on 64-row boundaries)", start,
+                 start + length, a->length);
+  if (start == 0 && length == a->length) return a;
+  auto out = std::make_shared<ArrayData>();
+  out->type = a->type;
+  out->length = length;
+  const size_t bitmap_bytes = size_t((length + 7) / 8);
+  if (a->buffers[0]) {
+    out->buffers.push_back(Buffer::View(a->buffers[0], size_t(start / 8), bitmap_bytes));
+    out->null_count = CountNulls(out->buffers[0]->data(), length);
+    if (out->null_count == 0) out->buffers[0] = nullptr;
+  } else {
+    out->buffers.push_back(nullptr);
+  }
+  if (type.id() == TypeId::kBool) {
+    out->buffers.push_back(Buffer::View(a->buffers[1], size_t(start / 8), bitmap_bytes));
+  } else {
+    const size_t width = size_t(type.byte_width());
+    out->buffers.push_back(Buffer::View(a->buffers[1], size_t(start) * width, size_t(length) * width));
   }
   return out;
 }

@@ -1,5 +1,7 @@
 // Runs bound expressions over record batches, a column (or literal) per node.
+#include <algorithm>
 #include <bit>
+#include <optional>
 #include <cstring>
 #include <unordered_map>
 
@@ -209,30 +211,85 @@ std::vector<bool> EvaluatePredicate(const BoundExpr& bound, const RecordBatch& b
   return keep;
 }
 
-std::vector<int64_t> EvaluateSelection(const BoundExpr& bound, const RecordBatch& batch) {
-  if (bound.type->id() != TypeId::kBool)
-    ThrowAt(bound.origin.get(), fmt::format("a filter must be a boolean expression, but this one is {}",
-                                            bound.type->ToString()));
-  ArrayPtr result = Evaluate(bound, batch);
-  const int64_t n = result->length;
-  const uint8_t* values = result->buffers[1]->data();
-  const uint8_t* validity = result->null_count > 0 && result->buffers[0] ? result->buffers[0]->data() : nullptr;
-  std::vector<int64_t> selected;
+namespace {
+
+// Filters run over slices of this many rows (a multiple of 64, so bitmaps slice on a
+// byte): each node's result for a slice is a few KiB that stays in cache and whose
+// memory the next slice reuses, where a whole 64K-row batch made every node write (and
+// the kernel zero) fresh pages. In process (bench/expr_bench), `id % 100 = 0` went from
+// 2.26 to 1.99 ns a row, `qty % 7 = 0` over NULLs from 3.87 to 3.08.
+constexpr int64_t kSliceRows = 4096;
+
+// The top-level columns an expression reads, or nullopt when one of them is not
+// fixed-width (a string or a nested value, which cannot be viewed in slices).
+std::optional<std::vector<std::string>> FixedWidthColumns(const BoundExpr& e) {
+  std::vector<std::string> names;
+  bool fixed = true;
+  auto walk = [&](auto&& self, const BoundExpr& node) -> void {
+    if (node.kind == BoundKind::kColumn) {
+      fixed &= node.child_path.empty() && node.type->is_fixed_width();
+      if (std::find(names.begin(), names.end(), node.column_name) == names.end()) names.push_back(node.column_name);
+    }
+    for (const auto& a : node.args) self(self, *a);
+  };
+  walk(walk, e);
+  if (!fixed) return std::nullopt;
+  return names;
+}
+
+// Appends the rows of `result` (a bool array) that are TRUE, plus `base`.
+void AppendTrueRows(const ArrayData& result, int64_t base, std::vector<int64_t>* selected) {
+  const int64_t n = result.length;
+  const uint8_t* values = result.buffers[1]->data();
+  const uint8_t* validity = result.null_count > 0 && result.buffers[0] ? result.buffers[0]->data() : nullptr;
   // 64 rows at a time: the set bits of (value AND valid), lowest first.
   for (int64_t word = 0; word * 64 < n; ++word) {
-    const int64_t base = word * 64;
-    const int64_t bits_here = std::min<int64_t>(64, n - base);
+    const int64_t first = word * 64;
+    const int64_t bits_here = std::min<int64_t>(64, n - first);
     auto load = [&](const uint8_t* bitmap) {
       uint64_t w = 0;
-      std::memcpy(&w, bitmap + base / 8, size_t((bits_here + 7) / 8));
+      std::memcpy(&w, bitmap + first / 8, size_t((bits_here + 7) / 8));
       return bits_here == 64 ? w : w & ((uint64_t(1) << bits_here) - 1);
     };
     uint64_t keep = load(values);
     if (validity) keep &= load(validity);
     while (keep) {
-      selected.push_back(base + std::countr_zero(keep));
+      selected->push_back(base + first + std::countr_zero(keep));
       keep &= keep - 1;
     }
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> EvaluateSelection(const BoundExpr& bound, const RecordBatch& batch) {
+  if (bound.type->id() != TypeId::kBool)
+    ThrowAt(bound.origin.get(), fmt::format("a filter must be a boolean expression, but this one is {}",
+                                            bound.type->ToString()));
+  std::vector<int64_t> selected;
+  const int64_t n = batch.num_rows();
+  const auto columns = n > kSliceRows ? FixedWidthColumns(bound) : std::nullopt;
+  if (!columns || columns->empty()) {
+    AppendTrueRows(*Evaluate(bound, batch), 0, &selected);
+    return selected;
+  }
+  // Each slice is a batch of views of the columns the filter reads.
+  std::vector<FieldPtr> fields;
+  std::vector<ArrayPtr> arrays;
+  for (const auto& name : *columns) {
+    const int index = batch.schema()->FieldIndex(name);
+    if (index < 0) ThrowNotFound("column '{}' is not in the batch ({})", name, batch.schema()->ToString());
+    fields.push_back(batch.schema()->field(size_t(index)));
+    arrays.push_back(batch.column(size_t(index)));
+  }
+  auto schema = std::make_shared<Schema>(std::move(fields));
+  for (int64_t start = 0; start < n; start += kSliceRows) {
+    const int64_t rows = std::min(kSliceRows, n - start);
+    std::vector<ArrayPtr> views;
+    for (const auto& a : arrays) views.push_back(ViewRows(a, start, rows));
+    const RecordBatch slice(schema, std::move(views), rows);
+    Evaluator evaluator(&slice, rows);
+    AppendTrueRows(*Materialize(evaluator.Eval(bound), rows), start, &selected);
   }
   return selected;
 }

@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "lancelet/array.h"
+#include "lancelet/builder.h"
+#include "lancelet/error.h"
 
 namespace lancelet {
 namespace {
@@ -37,6 +39,44 @@ TEST(Buffer, CopyHoldsTheBytesAndZeroPadding) {
   auto b = Buffer::Copy(text, 8);
   EXPECT_EQ(b->view(), "lancelet");
   EXPECT_TRUE(AllBytesAre(b->data() + 8, 56, 0));
+}
+
+TEST(Buffer, ViewSharesItsOwnersBytesAndKeepsThemAlive) {
+  std::shared_ptr<Buffer> view;
+  const uint8_t* owner_bytes;
+  {
+    auto owner = Buffer::Copy("0123456789", 10);
+    owner_bytes = owner->data();
+    view = Buffer::View(owner, 3, 4);
+  }
+  EXPECT_EQ(view->data(), owner_bytes + 3);
+  EXPECT_EQ(view->view(), "3456");
+  EXPECT_THROW(Buffer::View(view, 2, 3), Error);
+}
+
+TEST(ViewRows, ViewsFixedWidthRowsAndTheirValidityWithoutCopying) {
+  // 200 int32 rows, every 3rd NULL; a bool column of row % 5 == 0.
+  FixedWidthBuilder<int32_t> ints(DataType::Int32());
+  BoolBuilder bools(DataType::Bool());
+  for (int32_t i = 0; i < 200; ++i) {
+    if (i % 3 == 0) ints.AppendNull();
+    else ints.Append(i);
+    bools.Append(i % 5 == 0);
+  }
+  ArrayPtr a = ints.Finish(), b = bools.Finish();
+  ArrayPtr middle = ViewRows(a, 64, 64), tail = ViewRows(a, 128, 72), flags = ViewRows(b, 128, 72);
+  EXPECT_EQ(middle->buffers[1]->data(), a->buffers[1]->data() + 64 * 4);
+  EXPECT_EQ(middle->length, 64);
+  EXPECT_EQ(middle->null_count, 21);  // rows 66, 69, ..., 126
+  EXPECT_EQ(tail->null_count, 24);    // rows 129, ..., 198
+  for (int64_t i = 0; i < 72; ++i) {
+    EXPECT_TRUE(GetScalar(*tail, i).Equals(GetScalar(*a, 128 + i))) << i;
+    EXPECT_TRUE(GetScalar(*flags, i).Equals(GetScalar(*b, 128 + i))) << i;
+  }
+  EXPECT_EQ(ViewRows(a, 0, 200), a);
+  EXPECT_THROW(ViewRows(a, 10, 64), Error);   // a bitmap would not start on a byte
+  EXPECT_THROW(ViewRows(a, 64, 10), Error);   // ends inside the array, off a boundary
+  EXPECT_THROW(ViewRows(MakeArray(DataType::Utf8(), {Scalar{DataType::Utf8(), std::string("x")}}), 0, 1), Error);
 }
 
 TEST(Buffer, FreedLargeBlockIsReusedForTheSameSize) {

@@ -58,6 +58,39 @@ TEST(ExprLogic, PredicateKeepsOnlyTrue) {
             "a filter must be a boolean expression, but this one is int32 at position 1 in \"CAST(a AS int32)\"");
 }
 
+// Filters over fixed-width columns run in slices of 4096 rows; the selection must be
+// the same as row by row across slice boundaries, with NULLs, a CASE (which takes the
+// rows of its branches from the slice) and an error raised in a later slice.
+TEST(ExprLogic, SelectionIsTheSameAcrossSlicesOfTheBatch) {
+  const int64_t n = 10000;
+  auto i64 = DataType::Int64();
+  auto f64 = DataType::Float64();
+  std::vector<OI> ids, divisors;
+  std::vector<std::optional<double>> prices;
+  for (int64_t i = 0; i < n; ++i) {
+    ids.push_back(i % 97 == 0 ? std::nullopt : OI(i));
+    divisors.push_back(i == 9000 ? 0 : 1 + i % 7);
+    prices.push_back(double(i % 1000) / 4);
+  }
+  auto batch = MakeBatch({Col("id", i64, Values(i64, ids)), Col("d", i64, Values(i64, divisors)),
+                          Col("price", f64, Values(f64, prices))});
+  auto select = [&](const std::string& predicate) {
+    return EvaluateSelection(*Bind(*ParseExpression(predicate), *batch->schema()), *batch);
+  };
+  auto expect = [&](auto holds) {
+    std::vector<int64_t> rows;
+    for (int64_t i = 0; i < n; ++i)
+      if (holds(i)) rows.push_back(i);
+    return rows;
+  };
+  EXPECT_EQ(select("id % 100 = 0"), expect([](int64_t i) { return i % 97 != 0 && i % 100 == 0; }));
+  EXPECT_EQ(select("id IS NULL OR price > 249"),
+            expect([](int64_t i) { return i % 97 == 0 || double(i % 1000) / 4 > 249; }));
+  EXPECT_EQ(select("CASE WHEN id < 5000 THEN price < 1 ELSE id % 1000 = 999 END"),
+            expect([](int64_t i) { return i % 97 != 0 && (i < 5000 ? i % 1000 < 4 : i % 1000 == 999); }));
+  EXPECT_EQ(ErrorOf([&] { select("id / d >= 0"); }), "division by zero at position 4 in \"id / d >= 0\"");
+}
+
 RecordBatchPtr IntBatch() {
   auto t = DataType::Int32();
   return MakeBatch({Col("x", t, Values(t, std::vector<OI>{1, 2, 3, std::nullopt, 5}))});
