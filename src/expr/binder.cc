@@ -43,6 +43,8 @@ class Binder {
       case ExprKind::kList: return BindList(e);
       case ExprKind::kUnary: return e->unary_op == UnaryOp::kNot ? BindNot(e) : BindNegate(e);
       case ExprKind::kBinary: {
+        if (e->binary_op == BinaryOp::kAdd || e->binary_op == BinaryOp::kSub)
+          if (BoundExprPtr shifted = BindIntervalArithmetic(e)) return shifted;
         BoundExprPtr l = Bind(e->args[0]), r = Bind(e->args[1]);
         if (e->binary_op == BinaryOp::kAnd || e->binary_op == BinaryOp::kOr) {
           auto b = Node(BoundKind::kLogical, DataType::Bool(), e);
@@ -354,6 +356,29 @@ class Binder {
     b->escape = e->escape ? (*e->escape)[0] : '\\';
     b->args = {x, p};
     return b;
+  }
+
+  static bool IsInterval(const ExprPtr& e) { return e->kind == ExprKind::kCall && e->function == "interval"; }
+
+  // x + INTERVAL, INTERVAL + x, x - INTERVAL: add_interval(x, signed count, unit). Null
+  // when neither side is an INTERVAL.
+  BoundExprPtr BindIntervalArithmetic(const ExprPtr& e) {
+    const bool left = IsInterval(e->args[0]), right = IsInterval(e->args[1]);
+    if (!left && !right) return nullptr;
+    if (left && (right || e->binary_op == BinaryOp::kSub))
+      ThrowAt(e.get(), "an INTERVAL can only be added to, or subtracted from, a date or timestamp");
+    const ExprPtr& interval = left ? e->args[0] : e->args[1];
+    auto shift = std::make_shared<Expr>(*e);
+    shift->kind = ExprKind::kCall;
+    shift->function = "add_interval";
+    ExprPtr count = interval->args[0];
+    if (e->binary_op == BinaryOp::kSub) {
+      auto negated = std::make_shared<Expr>(*count);
+      negated->literal = Scalar{DataType::Int64(), -count->literal.as_int()};
+      count = negated;
+    }
+    shift->args = {left ? e->args[1] : e->args[0], count, interval->args[1]};
+    return BindCall(shift);
   }
 
   BoundExprPtr BindCall(const ExprPtr& e) {

@@ -227,6 +227,15 @@ void Print(const Expr& e, std::string* out) {
       *out += " AS " + e.cast_type->ToString() + ")";
       return;
     case ExprKind::kCall:
+      if (e.function == "interval" && e.args.size() == 2 && e.args[0]->kind == ExprKind::kLiteral &&
+          e.args[1]->kind == ExprKind::kLiteral && !e.args[1]->literal.is_null()) {
+        std::string unit = e.args[1]->literal.as_string();
+        for (auto& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
+        *out += "INTERVAL ";
+        Print(*e.args[0], out);
+        *out += " " + unit;
+        return;
+      }
       if (e.function == "case") {
         *out += "CASE";
         for (size_t k = 0; k + 1 < e.args.size(); k += 2) {

@@ -139,11 +139,45 @@ std::string Strftime(const Civil& c, const std::string& format, const Expr* orig
   return out;
 }
 
-// A date or timestamp of `type` from microseconds since the epoch (a date: whole days).
+// A date or timestamp of `type` from microseconds since the epoch (a date: the day
+// holding it).
 Scalar FromMicros(int64_t micros, const TypePtr& type) {
-  if (type->id() == TypeId::kDate32) return Scalar{type, micros / 86'400'000'000};
-  if (type->id() == TypeId::kDate64) return Scalar{type, micros / 1000};
+  const int64_t day = 86'400'000'000;
+  const int64_t days = micros / day - (micros % day < 0);  // floored: before 1970 too
+  if (type->id() == TypeId::kDate32) return Scalar{type, days};
+  if (type->id() == TypeId::kDate64) return Scalar{type, days * 86'400'000};
   return Scalar{type, *ConvertTimeUnit(micros, TimeUnit::kMicro, type->unit())};
+}
+
+// c plus `count` units. Months, quarters and years move the calendar date and keep the
+// day, clamped to the month's last (Jan 31 + 1 month = Feb 28 or 29), as DuckDB; the
+// other units add a fixed time. A date plus a unit shorter than a day stays a date, the
+// time of day dropped (the result keeps the input's type).
+Scalar AddInterval(const Civil& c, int64_t count, const std::string& unit, const TypePtr& type, const Expr* origin) {
+  using namespace std::chrono;
+  static const std::pair<const char*, int64_t> kFixed[] = {
+      {"microsecond", 1},           {"millisecond", 1000},           {"second", 1'000'000},
+      {"minute", 60'000'000},       {"hour", 3'600'000'000},         {"day", 86'400'000'000},
+      {"week", 7 * 86'400'000'000}};
+  int64_t micros = 0;
+  const int64_t at = c.days * 86'400'000'000 + c.micros_of_day;
+  for (const auto& [name, size] : kFixed) {
+    if (unit != name) continue;
+    if (__builtin_mul_overflow(count, size, &micros) || __builtin_add_overflow(at, micros, &micros))
+      ThrowAt(origin, fmt::format("adding {} {}s overflows a timestamp", count, unit));
+    return FromMicros(micros, type);
+  }
+  const int64_t months_per = unit == "month" ? 1 : unit == "quarter" ? 3 : unit == "year" ? 12 : 0;
+  if (months_per == 0) ThrowAt(origin, fmt::format("unknown INTERVAL unit '{}'", unit));
+  int64_t months = 0;
+  if (__builtin_mul_overflow(count, months_per, &months) || months > 12 * 100000 || months < -12 * 100000)
+    ThrowAt(origin, fmt::format("adding {} {}s leaves the calendar's range", count, unit));
+  const int64_t from = int64_t(int(c.date.year())) * 12 + (unsigned(c.date.month()) - 1) + months;
+  const int64_t year = from >= 0 ? from / 12 : (from - 11) / 12;
+  const year_month ym{std::chrono::year(int(year)), month(unsigned(from - year * 12 + 1))};
+  const day last = year_month_day_last(ym.year(), month_day_last(ym.month())).day();
+  const year_month_day moved{ym.year(), ym.month(), std::min(c.date.day(), last)};
+  return FromMicros(int64_t(sys_days(moved).time_since_epoch().count()) * 86'400'000'000 + c.micros_of_day, type);
 }
 
 // list_element(list, i): item i (from 1; negative from the end), NULL when out of range,
@@ -219,6 +253,16 @@ TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_t
       ThrowAt(origin, fmt::format("{}() expects a date or timestamp, got {}", name, TypeName(types[1])));
     return name == "date_part" ? DataType::Int64() : types[1];
   }
+  if (name == "interval")
+    ThrowAt(origin, "an INTERVAL can only be added to, or subtracted from, a date or timestamp");
+  if (name == "add_interval") {  // x + INTERVAL (the binder's form of it)
+    ExpectArgCount(name, types, 3, 3, origin);
+    if (!types[0] || !IsTemporal(*types[0]))
+      ThrowAt(origin, fmt::format("an INTERVAL can only be added to a date or timestamp, not {}", TypeName(types[0])));
+    types[1] = DataType::Int64();
+    types[2] = DataType::Utf8();
+    return types[0];
+  }
   if (name == "strftime") {
     ExpectArgCount(name, types, 2, 2, origin);
     if (!types[0] || !IsTemporal(*types[0]))
@@ -261,6 +305,14 @@ ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& arg
       const Civil c = ToCivil(value, input, origin);
       if (name == "date_part") return Scalar{type, DatePart(p, c)};
       return FromMicros(TruncatedMicros(p, c, origin), type);
+    });
+  }
+  if (name == "add_interval") {
+    const DataType& input = *args[0].type();
+    return RowWise(type, n, [&](int64_t i) -> Scalar {
+      Scalar value = RowValue(args[0], i), count = RowValue(args[1], i), unit = RowValue(args[2], i);
+      if (value.is_null() || count.is_null() || unit.is_null()) return Scalar::Null(type);
+      return AddInterval(ToCivil(value, input, origin), count.as_int(), unit.as_string(), type, origin);
     });
   }
   if (name == "strftime") {

@@ -1,9 +1,13 @@
 #include "expr/parser.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
 
 #include "expr/temporal.h"
 
@@ -384,6 +388,11 @@ ExprPtr Parser::ParsePrimary() {
         Token keyword = Next();
         return ParseCast(keyword);
       }
+      if (t.IsKeyword("INTERVAL") &&
+          (Peek(1).kind == TokenKind::kString || Peek(1).kind == TokenKind::kInteger || Peek(1).IsSymbol("-"))) {
+        Token keyword = Next();
+        return ParseInterval(keyword);
+      }
       if (t.IsKeyword("CASE")) {
         Token keyword = Next();
         return ParseCase(keyword);
@@ -427,6 +436,45 @@ ExprPtr Parser::ParseTypedLiteral(const Token& keyword, const Token& text) {
       FailAt(text, "invalid TIMESTAMP literal '" + text.value + "' (expected YYYY-MM-DD HH:MM:SS[.ffffff])");
     node->literal = Scalar{DataType::Timestamp(ts->unit), ts->value};
   }
+  return node;
+}
+
+// INTERVAL '3 days' | INTERVAL '3' DAY | INTERVAL 3 DAY (DuckDB's forms, whole numbers):
+// interval(3, 'day'), which the binder lets only be added to or subtracted from a date
+// or timestamp.
+ExprPtr Parser::ParseInterval(const Token& keyword) {
+  static const std::vector<std::string> kUnits = {"microsecond", "millisecond", "second", "minute", "hour",
+                                                  "day",         "week",        "month",  "quarter", "year"};
+  std::string count, unit;
+  const Token& first = Peek();
+  if (first.kind == TokenKind::kString) {
+    Next();
+    std::istringstream words(first.value);
+    words >> count >> unit;
+    std::string rest;
+    if (words >> rest) FailAt(first, "an INTERVAL is a whole number and a unit, as '3 days'");
+  } else {
+    if (first.IsSymbol("-")) count = Next().text;
+    const Token number = Next();
+    if (number.kind != TokenKind::kInteger) FailAt(number, "an INTERVAL is a whole number and a unit, as '3 days'");
+    count += number.text;
+  }
+  if (unit.empty()) unit = ExpectIdentifier("an INTERVAL unit (day, hour, month, ...)");
+  unit = Lower(unit);
+  if (unit.size() > 1 && unit.back() == 's') unit.pop_back();
+  if (std::find(kUnits.begin(), kUnits.end(), unit) == kUnits.end())
+    FailAt(first, fmt::format("unknown INTERVAL unit '{}' (known: {})", unit, fmt::join(kUnits, ", ")));
+  int64_t n = 0;
+  auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
+  if (count.empty() || ec != std::errc() || end != count.data() + count.size())
+    FailAt(first, fmt::format("an INTERVAL counts whole {}s, not '{}'", unit, count));
+  auto amount = NewNode(ExprKind::kLiteral, first);
+  amount->literal = Scalar{DataType::Int64(), n};
+  auto name = NewNode(ExprKind::kLiteral, first);
+  name->literal = Scalar{DataType::Utf8(), unit};
+  auto node = NewNode(ExprKind::kCall, keyword);
+  node->function = "interval";
+  node->args = {amount, name};
   return node;
 }
 

@@ -72,6 +72,7 @@ class Parser {
   ExprPtr ParseNumber(const Token& token, bool negative);
   ExprPtr ParseTypedLiteral(const Token& keyword, const Token& text);
   ExprPtr ParseCast(const Token& keyword);
+  ExprPtr ParseInterval(const Token& keyword);
   // CASE [x] WHEN a THEN b ... [ELSE c] END, as a call of "case" with the arguments
   // (condition, value)... [, else]; CASE x WHEN a makes the condition x = a.
   ExprPtr ParseCase(const Token& keyword);

@@ -286,13 +286,15 @@ TEST(ExprToString, Normalizes) {
   EXPECT_EQ(Norm("Lower(s)"), "lower(s)");
   EXPECT_EQ(Norm("null is null"), "NULL IS NULL");
   EXPECT_EQ(Norm("1e20"), "1e+20");
+  EXPECT_EQ(Norm("d + INTERVAL '3 Days'"), "d + INTERVAL 3 DAY");
+  EXPECT_EQ(Norm("d - interval 2 hours"), "d - INTERVAL 2 HOUR");
 }
 
 TEST(ExprToString, RoundTrips) {
   for (const char* text : {"a + b * c - d / e % f", "NOT (a OR b) AND c", "x BETWEEN -1 AND 2 + 3",
                            "CAST(a AS timestamp<ns>) > TIMESTAMP '2024-01-01 00:00:00.000000001'",
                            "s NOT ILIKE 'a\\_%'", "coalesce(a.b, 1) IN (1, NULL)", "(a = b) = (c = d)",
-                           "-(a + 1)", "18446744073709551615 > u"}) {
+                           "-(a + 1)", "18446744073709551615 > u", "d - INTERVAL '3 days' < INTERVAL -1 month + d"}) {
     std::string once = Norm(text);
     EXPECT_EQ(Norm(once), once) << text;
     EXPECT_EQ(T(once), T(text)) << text;
