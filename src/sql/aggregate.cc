@@ -7,9 +7,11 @@
 #include <set>
 #include <type_traits>
 #include <unordered_set>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "expr/functions.h"
 #include "expr/numeric.h"
 
 namespace lancelet::sql {
@@ -170,9 +172,8 @@ class ValuesAccumulator final : public Accumulator {
   }
   ArrayPtr Finish(size_t group_count) override {
     values_.resize(group_count);
-    std::vector<Scalar> out;
-    for (const auto& v : values_) out.push_back(AggregateOfValues(ctx_, agg_, v));
-    return MakeArray(agg_.type, out);
+    return RowWise(agg_.type, int64_t(group_count),
+                   [&](int64_t g) { return AggregateOfValues(ctx_, agg_, values_[size_t(g)]); });
   }
 
  private:
@@ -194,9 +195,9 @@ class CountAccumulator final : public Accumulator {
   }
   ArrayPtr Finish(size_t group_count) override {
     counts_.resize(group_count);
-    std::vector<Scalar> out;
-    for (int64_t n : counts_) out.push_back(Scalar{DataType::Int64(), n});
-    return MakeArray(DataType::Int64(), out);
+    FixedWidthBuilder<int64_t> out(DataType::Int64());
+    for (int64_t n : counts_) out.Append(n);
+    return out.Finish();
   }
 
  private:
@@ -240,17 +241,13 @@ class NumericAccumulator final : public Accumulator {
     acc_.resize(group_count);
     sum_.resize(group_count);
     n_.resize(group_count);
-    std::vector<Scalar> out;
-    for (size_t g = 0; g < group_count; ++g) {
-      if (n_[g] == 0) {
-        out.push_back(Scalar::Null(agg_.type));
-      } else if (kind_ == kAvg || (kind_ == kSum && std::is_floating_point_v<T>)) {
-        out.push_back(Scalar{agg_.type, kind_ == kAvg ? sum_[g] / double(n_[g]) : sum_[g]});
-      } else {
-        out.push_back(Scalar{agg_.type, acc_[g]});
-      }
-    }
-    return MakeArray(agg_.type, out);
+    return RowWise(agg_.type, int64_t(group_count), [&](int64_t i) {
+      const size_t g = size_t(i);
+      if (n_[g] == 0) return Scalar::Null(agg_.type);
+      if (kind_ == kAvg || (kind_ == kSum && std::is_floating_point_v<T>))
+        return Scalar{agg_.type, kind_ == kAvg ? sum_[g] / double(n_[g]) : sum_[g]};
+      return Scalar{agg_.type, acc_[g]};
+    });
   }
 
  private:
@@ -284,9 +281,10 @@ class ExtremeAccumulator final : public Accumulator {
   }
   ArrayPtr Finish(size_t group_count) override {
     best_.resize(group_count);
-    std::vector<Scalar> out;
-    for (auto& b : best_) out.push_back(b ? *b : Scalar::Null(agg_.type));
-    return MakeArray(agg_.type, out);
+    return RowWise(agg_.type, int64_t(group_count), [&](int64_t g) {
+      const auto& b = best_[size_t(g)];
+      return b ? *b : Scalar::Null(agg_.type);
+    });
   }
 
  private:
@@ -311,9 +309,10 @@ class StatisticAccumulator final : public Accumulator {
   }
   ArrayPtr Finish(size_t group_count) override {
     state_.resize(group_count);
-    std::vector<Scalar> out;
-    for (const auto& s : state_) out.push_back(Statistic(agg_.call->function, agg_.type, s.n, s.m2));
-    return MakeArray(agg_.type, out);
+    return RowWise(agg_.type, int64_t(group_count), [&](int64_t g) {
+      const State& s = state_[size_t(g)];
+      return Statistic(agg_.call->function, agg_.type, s.n, s.m2);
+    });
   }
 
  private:
@@ -334,19 +333,19 @@ class MedianAccumulator final : public Accumulator {
   }
   ArrayPtr Finish(size_t group_count) override {
     values_.resize(group_count);
-    std::vector<Scalar> out;
+    FixedWidthBuilder<double> out(DataType::Float64());
     for (auto& x : values_) {
       if (x.empty()) {
-        out.push_back(Scalar::Null(DataType::Float64()));
+        out.AppendNull();
         continue;
       }
       const size_t m = x.size() / 2;
       std::nth_element(x.begin(), x.begin() + ptrdiff_t(m), x.end());
       double middle = x[m];
       if (x.size() % 2 == 0) middle = (*std::max_element(x.begin(), x.begin() + ptrdiff_t(m)) + middle) / 2;
-      out.push_back(Scalar{DataType::Float64(), middle});
+      out.Append(middle);
     }
-    return MakeArray(DataType::Float64(), out);
+    return out.Finish();
   }
 
  private:
@@ -369,9 +368,10 @@ class BoolAccumulator final : public Accumulator {
   }
   ArrayPtr Finish(size_t group_count) override {
     state_.resize(group_count, kNone);
-    std::vector<Scalar> out;
-    for (int8_t s : state_) out.push_back(s == kNone ? Scalar::Null(agg_.type) : Scalar{agg_.type, s == 1});
-    return MakeArray(agg_.type, out);
+    return RowWise(agg_.type, int64_t(group_count), [&](int64_t g) {
+      const int8_t s = state_[size_t(g)];
+      return s == kNone ? Scalar::Null(agg_.type) : Scalar{agg_.type, s == 1};
+    });
   }
 
  private:
@@ -397,9 +397,10 @@ class StringAggAccumulator final : public Accumulator {
   }
   ArrayPtr Finish(size_t group_count) override {
     joined_.resize(group_count);
-    std::vector<Scalar> out;
-    for (auto& j : joined_) out.push_back(j ? Scalar{agg_.type, *j} : Scalar::Null(agg_.type));
-    return MakeArray(agg_.type, out);
+    return RowWise(agg_.type, int64_t(group_count), [&](int64_t g) {
+      const auto& j = joined_[size_t(g)];
+      return j ? Scalar{agg_.type, *j} : Scalar::Null(agg_.type);
+    });
   }
 
  private:
@@ -563,8 +564,25 @@ AggregateCall BindAggregate(const Context& ctx, const ExprPtr& call, const Schem
   return agg;
 }
 
-HashAggregate::HashAggregate(const Context& ctx, std::vector<BoundExprPtr> keys, std::vector<AggregateCall> aggregates)
-    : ctx_(ctx), keys_(std::move(keys)), aggregates_(std::move(aggregates)), key_values_(keys_.size()) {
+namespace {
+
+constexpr size_t kPartitions = 16;
+// Past this depth a partition is grouped in memory whatever its size: its keys have been
+// split 16^3 ways already, so what is left is many rows of few keys, which fit.
+constexpr int kMaxDepth = 3;
+
+// The partition of a key at a depth: the top bits of its hash under a multiplier of that
+// depth, so that a partition's keys spread again one level down.
+size_t PartitionOf(uint64_t hash, int depth) {
+  return size_t(((hash | 1) * (0x9E3779B97F4A7C15ull + 2 * uint64_t(depth))) >> 60) % kPartitions;
+}
+
+}  // namespace
+
+HashAggregate::HashAggregate(const Context& ctx, std::vector<BoundExprPtr> keys, std::vector<AggregateCall> aggregates,
+                             int depth)
+    : ctx_(ctx), keys_(std::move(keys)), aggregates_(std::move(aggregates)), depth_(depth) {
+  for (const auto& k : keys_) key_values_.push_back(ArrayBuilder::Make(k->type));
   for (const auto& a : aggregates_) accumulators_.push_back(MakeAccumulator(ctx_, a));
   if (keys_.empty()) groups_ = 1;
 }
@@ -573,18 +591,34 @@ HashAggregate::~HashAggregate() = default;
 
 void HashAggregate::Add(const RecordBatch& batch) {
   const int64_t rows = batch.num_rows();
+  constexpr uint32_t kSpilled = UINT32_MAX;
   row_groups_.assign(size_t(rows), 0);
+  std::vector<ArrayPtr> keys, arguments;
+  std::vector<int64_t> spilled;
+  std::vector<uint64_t> spilled_hashes;
+  for (const auto& a : aggregates_) arguments.push_back(a.argument ? Evaluate(*a.argument, batch) : nullptr);
   if (!keys_.empty()) {
-    std::vector<ArrayPtr> keys;
     std::vector<KeyForm> forms;
     for (const auto& k : keys_) {
       keys.push_back(Evaluate(*k, batch));
       forms.push_back(KeyFormOf(*k->type));
     }
+    const uint64_t budget = uint64_t(std::max<int64_t>(ctx_.memory_budget, 1)) / 2;
+    // What a group costs beyond its key's bytes (counted twice: the numbering's copy and
+    // the key column's): hash slots at most half full, the key columns' value slots, the
+    // aggregates' state; growing vectors double, so up to twice that.
+    const uint64_t per_group = 2 * (32 + 12 * keys.size() + 24 * aggregates_.size());
     // A group's number, made on its first row.
-    auto new_group = [&](int64_t r) {
-      for (size_t j = 0; j < keys.size(); ++j) key_values_[j].push_back(GetScalar(*keys[j], r));
+    auto new_group = [&](int64_t r, size_t key_bytes) {
+      for (size_t j = 0; j < keys.size(); ++j) key_values_[j]->AppendFrom(*keys[j], r);
+      held_bytes_ += per_group + 2 * key_bytes;
+      if (held_bytes_ > budget && depth_ < kMaxDepth) full_ = true;
       return uint32_t(groups_++);
+    };
+    auto spill = [&](int64_t r, std::string_view key) {
+      row_groups_[size_t(r)] = kSpilled;
+      spilled.push_back(r);
+      spilled_hashes.push_back(std::hash<std::string_view>{}(key));
     };
     // One key column of bits or bytes is keyed by its raw value, NULL apart.
     const bool raw = keys.size() == 1 && forms[0] != KeyForm::kText;
@@ -596,8 +630,8 @@ void HashAggregate::Add(const RecordBatch& batch) {
         for (size_t j = 0; j < keys.size(); ++j) AppendKey(key_, *keys[j], r, forms[j]);
         key = key_;
       } else if (keys[0]->IsNull(r)) {
-        if (null_group_ < 0) null_group_ = new_group(r);
-        row_groups_[size_t(r)] = uint32_t(null_group_);
+        if (null_group_ < 0 && full_) spill(r, {});
+        else row_groups_[size_t(r)] = uint32_t(null_group_ < 0 ? (null_group_ = new_group(r, 0)) : null_group_);
         continue;
       } else if (forms[0] == KeyForm::kBytes) {
         key = keys[0]->GetView(r);
@@ -605,29 +639,130 @@ void HashAggregate::Add(const RecordBatch& batch) {
         bits = KeyBits(*keys[0], r);
         key = std::string_view(reinterpret_cast<const char*>(&bits), sizeof bits);
       }
+      if (full_) {
+        if (const auto number = group_of_.Find(key)) row_groups_[size_t(r)] = group_of_number_[*number];
+        else spill(r, key);
+        continue;
+      }
       const auto [number, added] = group_of_.Number(key);
-      if (added) group_of_number_.push_back(new_group(r));
+      if (added) group_of_number_.push_back(new_group(r, key.size()));
       row_groups_[size_t(r)] = group_of_number_[number];
     }
   }
+  if (spilled.empty()) {
+    for (size_t i = 0; i < aggregates_.size(); ++i) accumulators_[i]->Add(arguments[i].get(), row_groups_, groups_);
+    return;
+  }
+  Spill(keys, arguments, spilled, spilled_hashes);
+  std::vector<int64_t> kept;
+  std::vector<uint32_t> kept_groups;
+  for (int64_t r = 0; r < rows; ++r)
+    if (row_groups_[size_t(r)] != kSpilled) {
+      kept.push_back(r);
+      kept_groups.push_back(row_groups_[size_t(r)]);
+    }
   for (size_t i = 0; i < aggregates_.size(); ++i) {
-    ArrayPtr argument = aggregates_[i].argument ? Evaluate(*aggregates_[i].argument, batch) : nullptr;
-    accumulators_[i]->Add(argument.get(), row_groups_, groups_);
+    const ArrayPtr argument = arguments[i] ? Take(*arguments[i], kept) : nullptr;
+    accumulators_[i]->Add(argument.get(), kept_groups, groups_);
   }
 }
 
-RecordBatchPtr HashAggregate::Finish() {
+void HashAggregate::Spill(const std::vector<ArrayPtr>& keys, const std::vector<ArrayPtr>& arguments,
+                          const std::vector<int64_t>& rows, const std::vector<uint64_t>& hashes) {
+  if (!spill_schema_) {
+    std::vector<FieldPtr> fields;
+    for (size_t j = 0; j < keys_.size(); ++j) fields.push_back(Field::Make(fmt::format("__k{}", j), keys_[j]->type));
+    for (size_t i = 0; i < aggregates_.size(); ++i)
+      if (aggregates_[i].argument)
+        fields.push_back(Field::Make(fmt::format("__a{}", i), aggregates_[i].argument->type));
+    spill_schema_ = std::make_shared<Schema>(std::move(fields));
+    partitions_.resize(kPartitions);
+  }
+  std::vector<std::vector<int64_t>> by_partition(kPartitions);
+  for (size_t k = 0; k < rows.size(); ++k) by_partition[PartitionOf(hashes[k], depth_)].push_back(rows[k]);
+  for (size_t p = 0; p < kPartitions; ++p) {
+    if (by_partition[p].empty()) continue;
+    std::vector<ArrayPtr> columns;
+    for (const auto& k : keys) columns.push_back(Take(*k, by_partition[p]));
+    for (const auto& a : arguments)
+      if (a) columns.push_back(Take(*a, by_partition[p]));
+    if (!partitions_[p]) partitions_[p] = std::make_unique<SpillFile>(*spill_schema_, "a GROUP BY partition");
+    partitions_[p]->Write(RecordBatch(spill_schema_, std::move(columns), int64_t(by_partition[p].size())));
+  }
+}
+
+int64_t HashAggregate::spilled_rows() const {
+  int64_t rows = 0;
+  for (const auto& p : partitions_)
+    if (p) rows += p->rows();
+  return rows;
+}
+
+RecordBatchPtr HashAggregate::HeldGroups() {
   std::vector<FieldPtr> fields;
   std::vector<ArrayPtr> columns;
   for (size_t j = 0; j < keys_.size(); ++j) {
     fields.push_back(Field::Make(fmt::format("__grp{}", j), keys_[j]->type));
-    columns.push_back(MakeArray(keys_[j]->type, key_values_[j]));
+    columns.push_back(key_values_[j]->Finish());
   }
   for (size_t i = 0; i < aggregates_.size(); ++i) {
     fields.push_back(Field::Make(fmt::format("__agg{}", i), aggregates_[i].type));
     columns.push_back(accumulators_[i]->Finish(groups_));
   }
   return std::make_shared<RecordBatch>(std::make_shared<Schema>(fields), columns, int64_t(groups_));
+}
+
+// The held groups, then each partition grouped in turn by an aggregate one level down
+// (which may spill again), one partition in memory at a time.
+class HashAggregate::PartitionReader final : public RecordBatchReader {
+ public:
+  PartitionReader(const Context& ctx, RecordBatchPtr held, SchemaPtr spill_schema,
+                  std::vector<std::unique_ptr<SpillFile>> partitions, const std::vector<BoundExprPtr>& keys,
+                  const std::vector<AggregateCall>& aggregates, int depth)
+      : ctx_(ctx), held_(std::move(held)), schema_(held_->schema()), spill_schema_(std::move(spill_schema)),
+        partitions_(std::move(partitions)), depth_(depth) {
+    for (size_t j = 0; j < keys.size(); ++j)
+      keys_.push_back(Bind(*Expr::Column(fmt::format("__k{}", j)), *spill_schema_));
+    for (size_t i = 0; i < aggregates.size(); ++i) {
+      AggregateCall call = aggregates[i];
+      if (call.argument) call.argument = Bind(*Expr::Column(fmt::format("__a{}", i)), *spill_schema_);
+      aggregates_.push_back(std::move(call));
+    }
+  }
+  SchemaPtr schema() const override { return schema_; }
+  RecordBatchPtr Next() override {
+    if (held_) return std::exchange(held_, nullptr);
+    while (true) {
+      if (current_)
+        if (RecordBatchPtr batch = current_->Next()) return batch;
+      current_.reset();
+      while (next_ < partitions_.size() && !partitions_[next_]) ++next_;
+      if (next_ == partitions_.size()) return nullptr;
+      HashAggregate part(ctx_, keys_, aggregates_, depth_ + 1);
+      const auto rows = partitions_[next_]->Read();
+      partitions_[next_++].reset();
+      while (auto batch = rows->Next()) part.Add(*batch);
+      current_ = part.Finish();
+    }
+  }
+
+ private:
+  const Context& ctx_;
+  RecordBatchPtr held_;
+  SchemaPtr schema_, spill_schema_;
+  std::vector<std::unique_ptr<SpillFile>> partitions_;
+  size_t next_ = 0;
+  std::vector<BoundExprPtr> keys_;
+  std::vector<AggregateCall> aggregates_;
+  int depth_;
+  std::unique_ptr<RecordBatchReader> current_;
+};
+
+std::unique_ptr<RecordBatchReader> HashAggregate::Finish() {
+  RecordBatchPtr held = HeldGroups();
+  if (!spill_schema_) return BatchesReader(held->schema(), {held});
+  return std::make_unique<PartitionReader>(ctx_, std::move(held), spill_schema_, std::move(partitions_), keys_,
+                                           aggregates_, depth_);
 }
 
 }  // namespace lancelet::sql

@@ -9,10 +9,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lancelet/builder.h"
 #include "lancelet/expr.h"
 #include "lancelet/record_batch.h"
 #include "lancelet/scalar.h"
 #include "sql/exec.h"
+#include "sql/spill.h"
 
 namespace lancelet::sql {
 
@@ -81,19 +83,35 @@ class KeyNumbering {
   size_t block_used_ = 0, block_size_ = 0;
 };
 
+// Groups beyond the memory budget (half of Context::memory_budget, estimated per group)
+// are not made: once the budget is reached, rows of groups that exist are still added,
+// and rows of new groups spill, by a hash of their key, into partitions on disk (their
+// key and argument values). Each partition is then grouped on its own, the same way, so
+// memory holds one partition's groups at a time. A group is never split: its first row
+// decides whether it lives in memory or in a partition.
 class HashAggregate {
  public:
   // `keys`: the GROUP BY expressions bound to the input schema. Without keys every row
   // falls in one group, which exists even when no row arrives (count(*) of nothing is 0).
-  HashAggregate(const Context& ctx, std::vector<BoundExprPtr> keys, std::vector<AggregateCall> aggregates);
+  HashAggregate(const Context& ctx, std::vector<BoundExprPtr> keys, std::vector<AggregateCall> aggregates,
+                int depth = 0);
   ~HashAggregate();
 
   void Add(const RecordBatch& batch);
-  // A batch with columns __grp<j> (the keys) then __agg<i> (the aggregates), a row per
-  // group.
-  RecordBatchPtr Finish();
+  // Batches with columns __grp<j> (the keys) then __agg<i> (the aggregates), a row per
+  // group: the groups held in memory (in order of first appearance), then each spilled
+  // partition's.
+  std::unique_ptr<RecordBatchReader> Finish();
+
+  // Rows spilled to partitions so far (for tests).
+  int64_t spilled_rows() const;
 
  private:
+  class PartitionReader;
+  RecordBatchPtr HeldGroups();
+  void Spill(const std::vector<ArrayPtr>& keys, const std::vector<ArrayPtr>& arguments,
+             const std::vector<int64_t>& rows, const std::vector<uint64_t>& hashes);
+
   const Context& ctx_;
   std::vector<BoundExprPtr> keys_;
   std::vector<AggregateCall> aggregates_;
@@ -101,8 +119,13 @@ class HashAggregate {
   KeyNumbering group_of_;                  // numbers the keys of the groups
   std::vector<uint32_t> group_of_number_;  // their groups
   int64_t null_group_ = -1;                // the group of a NULL single key
-  std::vector<std::vector<Scalar>> key_values_;  // [key][group]: the group's key values
+  std::vector<std::unique_ptr<ArrayBuilder>> key_values_;  // [key]: each group's key value
   size_t groups_ = 0;
+  int depth_;                   // 0, or how many times these rows have been partitioned
+  uint64_t held_bytes_ = 0;     // estimated memory of the groups
+  bool full_ = false;           // no more groups are made; rows of new ones spill
+  SchemaPtr spill_schema_;      // __k<j> keys, then __a<i> arguments
+  std::vector<std::unique_ptr<SpillFile>> partitions_;
   std::vector<uint32_t> row_groups_;  // scratch: the group of each row of a batch
   std::string key_;                   // scratch
 };

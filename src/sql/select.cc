@@ -496,9 +496,11 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
 
   HashAggregate groups(ctx, std::move(keys), std::move(aggregates));
   while (auto batch = input->Next()) groups.Add(*batch);
-  RecordBatchPtr grouped = groups.Finish();
-  if (having) grouped = grouped->Filter(EvaluatePredicate(*Bind(*having, *grouped->schema()), *grouped));
-  auto rows = BatchesReader(grouped->schema(), std::vector<RecordBatchPtr>{grouped});
+  std::unique_ptr<RecordBatchReader> rows = groups.Finish();
+  if (having) {
+    BoundExprPtr holds = Bind(*having, *rows->schema());
+    rows = std::make_unique<FilterReader>(std::move(rows), std::move(holds));
+  }
   if (!distinct_output) return Project(ctx, stmt, std::move(rows), items, names, order_by);
   // DISTINCT over the projected rows, then ORDER BY and LIMIT over the distinct ones.
   auto projected = Project(ctx, SelectStmt{}, std::move(rows), items, names, {});

@@ -1,17 +1,10 @@
 #include "sql/sort.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <optional>
-#include <ostream>
-#include <streambuf>
 #include <string>
 #include <type_traits>
 
@@ -22,6 +15,7 @@
 #include "lancelet/ipc.h"
 #include "lancelet/scalar.h"
 #include "sql/exec.h"
+#include "sql/spill.h"
 
 namespace lancelet::sql {
 
@@ -88,56 +82,18 @@ std::vector<int64_t> SortOrder(const std::vector<ArrayPtr>& keys, const std::vec
 // Rows per batch of a spilled run: what the merge holds of each run at a time.
 constexpr int64_t kRunBatchRows = 4096;
 
-// Writes to a file descriptor.
-class FdOutput final : public std::streambuf {
- public:
-  explicit FdOutput(int fd) : fd_(fd) {}
-
- protected:
-  std::streamsize xsputn(const char* data, std::streamsize n) override {
-    for (std::streamsize done = 0; done < n;) {
-      const ssize_t wrote = ::write(fd_, data + done, size_t(n - done));
-      if (wrote < 0 && errno == EINTR) continue;
-      if (wrote <= 0) ThrowIo("cannot write a sort run to a temporary file: {}", std::strerror(errno));
-      done += wrote;
-    }
-    return n;
-  }
-  int_type overflow(int_type c) override {
-    if (c == traits_type::eof()) return c;
-    const char byte = char(c);
-    xsputn(&byte, 1);
-    return c;
-  }
-
- private:
-  int fd_;
-};
-
-// A new temporary file, already unlinked: it lives as long as its descriptor.
-int TemporaryFile() {
-  const char* dir = std::getenv("TMPDIR");
-  std::string path = std::string(dir && *dir ? dir : "/tmp") + "/lancelet-sort-XXXXXX";
-  const int fd = ::mkstemp(path.data());
-  if (fd < 0) ThrowIo("cannot create a temporary file for a sort in '{}': {}", path, std::strerror(errno));
-  ::unlink(path.c_str());
-  return fd;
-}
-
 // The k-way merge of sorted runs. Of equal rows, the earlier run's come first: runs are
 // in input order, so the sort stays stable.
 class MergeReader final : public RecordBatchReader {
  public:
-  MergeReader(SchemaPtr schema, size_t outputs, const std::vector<OrderItem>& items, const std::vector<int>& fds)
+  MergeReader(SchemaPtr schema, size_t outputs, const std::vector<OrderItem>& items,
+              std::vector<std::unique_ptr<RecordBatchReader>> runs)
       : schema_(std::move(schema)), outputs_(outputs), items_(items) {
     std::vector<FieldPtr> fields(schema_->fields().begin(), schema_->fields().begin() + ptrdiff_t(outputs));
     output_schema_ = std::make_shared<Schema>(fields);
-    for (int fd : fds) {
-      // Mapped, each message's pages dropped once decoded: a run costs the merge one batch.
-      struct stat st {};
-      if (::fstat(fd, &st) != 0) ThrowIo("cannot read a sort run: {}", std::strerror(errno));
+    for (auto& reader : runs) {
       Run run;
-      run.reader = ReadIpcMapped(fd, size_t(st.st_size), "a sort run");
+      run.reader = std::move(reader);  // mapped: a run costs the merge one batch
       runs_.push_back(std::move(run));
     }
     orders_.resize(runs_.size() * runs_.size());
@@ -249,9 +205,7 @@ Sorter::Sorter(SchemaPtr schema, const std::vector<OrderItem>& items, std::optio
                int64_t budget_bytes)
     : schema_(std::move(schema)), items_(items), keep_(keep), budget_bytes_(budget_bytes) {}
 
-Sorter::~Sorter() {
-  for (int fd : runs_) ::close(fd);
-}
+Sorter::~Sorter() = default;
 
 std::vector<ArrayPtr> Sorter::KeysOf(const RecordBatch& rows) const {
   const size_t first_key = rows.columns().size() - items_.size();
@@ -293,16 +247,10 @@ void Sorter::SortHeld() {
 
 void Sorter::Spill() {
   SortHeld();
-  const int fd = TemporaryFile();
-  runs_.push_back(fd);
-  FdOutput buffer(fd);
-  std::ostream out(&buffer);
-  IpcStreamWriter writer(out);
-  writer.WriteSchema(*schema_);
+  runs_.push_back(std::make_unique<SpillFile>(*schema_, "a sort run"));
   const RecordBatch& sorted = *held_[0];
   for (int64_t start = 0; start < sorted.num_rows(); start += kRunBatchRows)
-    writer.WriteBatch(*sorted.Slice(start, std::min(kRunBatchRows, sorted.num_rows() - start)));
-  writer.Close();
+    runs_.back()->Write(*sorted.Slice(start, std::min(kRunBatchRows, sorted.num_rows() - start)));
   held_.clear();
   held_rows_ = 0;
   held_bytes_ = 0;
@@ -334,22 +282,10 @@ std::unique_ptr<RecordBatchReader> Sorter::Finish() {
   const size_t outputs = schema_->num_fields() - items_.size();
   if (!runs_.empty()) {
     if (held_rows_ > 0) Spill();
-    std::vector<int> fds;
-    fds.swap(runs_);  // the reader closes them from now on
-    struct Owned : RecordBatchReader {
-      std::vector<int> fds;
-      std::unique_ptr<RecordBatchReader> merge;
-      SchemaPtr schema() const override { return merge->schema(); }
-      RecordBatchPtr Next() override { return merge->Next(); }
-      ~Owned() override {
-        merge.reset();
-        for (int fd : fds) ::close(fd);
-      }
-    };
-    auto owned = std::make_unique<Owned>();
-    owned->fds = fds;
-    owned->merge = std::make_unique<MergeReader>(schema_, outputs, items_, fds);
-    return owned;
+    std::vector<std::unique_ptr<RecordBatchReader>> readers;
+    for (auto& run : runs_) readers.push_back(run->Read());
+    runs_.clear();
+    return std::make_unique<MergeReader>(schema_, outputs, items_, std::move(readers));
   }
   if (held_.empty()) held_.push_back(RecordBatch::Concatenate(schema_, {}));
   SortHeld();

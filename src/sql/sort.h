@@ -12,6 +12,7 @@
 
 #include "lancelet/record_batch.h"
 #include "sql/ast.h"
+#include "sql/spill.h"
 
 namespace lancelet::sql {
 
@@ -60,7 +61,7 @@ class Sorter {
   int64_t held_rows_ = 0;
   uint64_t held_bytes_ = 0;
   std::vector<ArrayPtr> last_kept_;  // with keep_: the keys of the last row kept, once full
-  std::vector<int> runs_;            // descriptors of the spilled runs' (unlinked) files
+  std::vector<std::unique_ptr<SpillFile>> runs_;  // the spilled runs
 };
 
 }  // namespace lancelet::sql

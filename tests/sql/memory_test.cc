@@ -1,5 +1,5 @@
 // Peak memory of SQL over a table far larger than what a statement may hold. A GROUP BY
-// holds its groups, a MERGE its source and matches, a SELECT one batch and ORDER BY ...
+// holds its groups (up to its budget, then spills them), a MERGE its source and matches, a SELECT one batch and ORDER BY ...
 // LIMIT its top rows: none holds the table. Each statement runs as a `lancelet sql`
 // process, and its peak RSS on a 3M-row table is compared with the same statement on a
 // 60k-row one; a statement that held its input would differ by the table's 72 MB of
@@ -96,6 +96,39 @@ TEST_F(SqlMemoryTest, GroupByHoldsItsGroupsNotItsInput) {
                       "SELECT count(*) AS groups, sum(n) AS rows, max(top) AS top FROM "
                       "(SELECT g, count(*) AS n, max(v) AS top FROM big GROUP BY g)"}),
             "groups,rows,top\n1000,3000000,1499999.5\n");
+}
+
+TEST_F(SqlMemoryTest, GroupByWithMoreGroupsThanItsBudgetSpillsPartitions) {
+  // 3M groups of 3 columns: held, they take some 500 MB; under an 8 MB budget, groups past
+  // 4 MB spill their rows to 16 partitions, each grouped in turn (and split again when
+  // still too large).
+  EXPECT_LT(ExtraKb("SELECT k, count(*) AS n, sum(v) AS total FROM {0} GROUP BY k", "LANCELET_SQL_MEMORY_MB=8"),
+            32 * 1024);
+  auto grouped = [&](const std::string& statement, int budget_mb) {
+    auto r = RunCommand(fmt::format("LANCELET_SQL_MEMORY_MB={} {} sql --db {} --format csv {}", budget_mb,
+                                    ShellQuote(LanceletBinary()), ShellQuote(dir_->path()), ShellQuote(statement)));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  // Spilled (1 MB: partitions of partitions) or held, the same groups: two keys, NULL
+  // keys, string keys, and aggregates that keep state (median) or values (DISTINCT).
+  const std::string two_keys =
+      "SELECT k % 7919 AS b, g % 3 AS c, count(*) AS n, sum(k) AS s, max(v) AS top, median(v) AS med, "
+      "count(DISTINCT g) AS gs FROM small GROUP BY b, c ORDER BY b, c";
+  const std::string two_keys_spilled = grouped(two_keys, 1);
+  EXPECT_EQ(two_keys_spilled, grouped(two_keys, 1024));
+  const auto lines = SplitLines(two_keys_spilled);
+  ASSERT_EQ(lines.size(), 12212u + 1);  // the (b, c) pairs that occur
+  EXPECT_EQ(lines[1], "0,0,1,0,0,0,1");
+  EXPECT_EQ(lines[2], "0,1,7,221732,27716.5,15838,7");  // k = 7919 * i, i = 1..7
+  const std::string null_keys =
+      "SELECT CASE WHEN k % 10 = 0 THEN NULL ELSE k END AS b, count(*) AS n FROM small GROUP BY b "
+      "ORDER BY n DESC, b LIMIT 2";
+  EXPECT_EQ(grouped(null_keys, 1), "b,n\n,6000\n1,1\n");
+  const std::string text_keys =
+      "SELECT count(*) AS groups, sum(n) AS rows, max(n) AS most FROM "
+      "(SELECT CAST(k % 20011 AS utf8) AS b, count(*) AS n FROM small GROUP BY b)";
+  EXPECT_EQ(grouped(text_keys, 1), "groups,rows,most\n20011,60000,3\n");
 }
 
 TEST_F(SqlMemoryTest, SelectStreamsItsRows) {
