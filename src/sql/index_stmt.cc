@@ -4,6 +4,7 @@
 
 #include "lancelet/builder.h"
 #include "sql/exec.h"
+#include "sql/join.h"
 #include "table/dataset_state.h"
 
 namespace lancelet::sql {
@@ -98,6 +99,12 @@ RecordBatchPtr RunShowIndexes(const Context& ctx, const ShowIndexesStmt& stmt) {
 }
 
 std::string RunExplain(const Context& ctx, const SelectStmt& stmt) {
+  if (stmt.from && !stmt.joins.empty()) {  // a line per side, then the WHERE over the joined rows
+    const JoinedSource joined(ctx, stmt, /*plan_only=*/true);
+    std::string plan = fmt::format("{}", fmt::join(joined.plan(), "\n"));
+    if (stmt.where) plan += "\nfilter over the joined rows: " + ToString(*stmt.where);
+    return plan;
+  }
   if (!stmt.from || stmt.from->kind != TableRef::Kind::kTable) ctx.Fail(1, "EXPLAIN needs a SELECT from a table");
   auto ds = OpenTable(ctx, *stmt.from);
   std::string where;

@@ -4,6 +4,7 @@
 #include <climits>
 #include <functional>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -14,6 +15,17 @@
 namespace lancelet::sql {
 
 namespace {
+
+const char* JoinKindName(JoinClause::Kind kind) {
+  switch (kind) {
+    case JoinClause::Kind::kInner: return "INNER";
+    case JoinClause::Kind::kLeft: return "LEFT";
+    case JoinClause::Kind::kRight: return "RIGHT";
+    case JoinClause::Kind::kFull: return "FULL";
+    case JoinClause::Kind::kCross: return "CROSS";
+  }
+  return "";
+}
 
 bool Has(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -273,7 +285,7 @@ class JoinReader final : public RecordBatchReader {
 
 }  // namespace
 
-JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt) : ctx_(ctx) {
+JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan_only) : ctx_(ctx) {
   std::vector<const TableRef*> refs = {&*stmt.from};
   for (const auto& j : stmt.joins) refs.push_back(&j.table);
   for (const auto& j : stmt.joins)
@@ -281,37 +293,85 @@ JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt) : ctx_(ct
   const bool star = std::any_of(stmt.items.begin(), stmt.items.end(), [](const SelectItem& i) { return !i.expr; });
   const auto paths = StatementPaths(stmt);
 
-  // Open every side, each reading the columns the statement names.
-  std::vector<std::unique_ptr<RecordBatchReader>> readers;
-  for (const TableRef* ref : refs) {
+  // Every side's columns first: resolving the WHERE needs them all.
+  std::vector<std::unique_ptr<RecordBatchReader>> readers(refs.size());
+  std::vector<DatasetPtr> tables(refs.size());
+  for (size_t s = 0; s < refs.size(); ++s) {
+    const TableRef& ref = *refs[s];
     Side side;
-    side.qualifier = ref->qualifier();
+    side.qualifier = ref.qualifier();
     for (const auto& other : sides_)
       if (other.qualifier == side.qualifier)
-        ctx.Fail(ref->position, fmt::format("'{}' names two sources of the FROM clause; give one an alias",
-                                            side.qualifier));
-    std::unique_ptr<RecordBatchReader> reader;
-    if (ref->kind == TableRef::Kind::kTable) {
-      auto ds = OpenTable(ctx, *ref);
-      for (const auto& f : ds->schema()->fields()) side.columns.push_back(f->name);
-      std::optional<std::vector<std::string>> read;
-      if (!star) {
-        read.emplace();
-        for (const auto& name : side.columns) {
-          bool named = Has(using_columns_, name);
-          for (const auto& p : paths)
-            named |= (p.size() >= 2 && p[0] == side.qualifier && p[1] == name) || p[0] == name;
-          if (named) read->push_back(name);
-        }
-      }
-      reader = OpenSource(ctx, *ref, false, false, "", nullptr, read, ds);
+        ctx.Fail(ref.position, fmt::format("'{}' names two sources of the FROM clause; give one an alias",
+                                           side.qualifier));
+    if (ref.kind == TableRef::Kind::kTable) {
+      tables[s] = OpenTable(ctx, ref);
+      for (const auto& f : tables[s]->schema()->fields()) side.columns.push_back(f->name);
     } else {
-      reader = OpenSource(ctx, *ref, false, false);
-      for (const auto& f : reader->schema()->fields()) side.columns.push_back(f->name);
+      readers[s] = OpenSource(ctx, ref, false, false);
+      for (const auto& f : readers[s]->schema()->fields()) side.columns.push_back(f->name);
     }
     sides_.push_back(std::move(side));
-    readers.push_back(std::make_unique<RenameReader>(std::move(reader), sides_.back().qualifier + "."));
   }
+
+  // A WHERE term that reads one table is also pushed into that table's scan, where rows
+  // that fail it are never joined (and an index may answer it), when no join can give
+  // that table's columns NULLs the term would see: the first table under INNER, LEFT and
+  // CROSS joins only, a later one when every join is INNER or CROSS. The whole WHERE is
+  // still evaluated over the joined rows.
+  auto inner = [](const JoinClause& j) { return j.kind == JoinClause::Kind::kInner || j.kind == JoinClause::Kind::kCross; };
+  const bool all_inner = std::all_of(stmt.joins.begin(), stmt.joins.end(), inner);
+  const bool first_kept = std::all_of(stmt.joins.begin(), stmt.joins.end(),
+                                      [&](const JoinClause& j) { return inner(j) || j.kind == JoinClause::Kind::kLeft; });
+  std::vector<std::vector<ExprPtr>> pushed(refs.size());
+  std::vector<ExprPtr> terms;
+  std::function<void(const ExprPtr&)> split = [&](const ExprPtr& e) {
+    if (e && e->kind == ExprKind::kBinary && e->binary_op == BinaryOp::kAnd) {
+      split(e->args[0]);
+      split(e->args[1]);
+    } else if (e) {
+      terms.push_back(e);
+    }
+  };
+  split(stmt.where);
+  for (const auto& term : terms) {
+    std::set<size_t> reads;
+    for (const auto& column : ReferencedColumns(*Resolve(term))) {
+      for (size_t s = 0; s < sides_.size(); ++s)
+        if (column.rfind(sides_[s].qualifier + ".", 0) == 0) reads.insert(s);
+    }
+    if (reads.size() != 1) continue;
+    const size_t s = *reads.begin();
+    if (refs[s]->kind != TableRef::Kind::kTable || !(s == 0 ? first_kept : all_inner)) continue;
+    pushed[s].push_back(StripQualifier(term, {sides_[s].qualifier}));
+  }
+
+  // Open every table, each reading the columns the statement names and its pushed terms.
+  for (size_t s = 0; s < refs.size(); ++s) {
+    Side& side = sides_[s];
+    std::optional<std::vector<std::string>> read;
+    if (!star && tables[s]) {
+      read.emplace();
+      for (const auto& name : side.columns) {
+        bool named = Has(using_columns_, name);
+        for (const auto& p : paths)
+          named |= (p.size() >= 2 && p[0] == side.qualifier && p[1] == name) || p[0] == name;
+        if (named) read->push_back(name);
+      }
+    }
+    std::string filter;
+    for (const auto& term : pushed[s]) filter += (filter.empty() ? "" : " AND ") + ToString(*term);
+    std::string& line = plan_.emplace_back(fmt::format("{}: {}", side.qualifier, refs[s]->name));
+    if (refs[s]->kind != TableRef::Kind::kTable) line += " (not a table: read whole)";
+    if (s == 0) line += ", streamed";
+    else line += fmt::format(", held and hashed ({} JOIN)", JoinKindName(stmt.joins[s - 1].kind));
+    if (!filter.empty()) line += "; filter pushed into its scan: " + filter;
+    if (tables[s]) line += "; columns: " + (read ? (read->empty() ? std::string("none") : fmt::format("{}", fmt::join(*read, ", "))) : std::string("all"));
+    if (plan_only) continue;
+    if (tables[s]) readers[s] = OpenSource(ctx, *refs[s], false, false, filter, nullptr, read, tables[s]);
+    readers[s] = std::make_unique<RenameReader>(std::move(readers[s]), side.qualifier + ".");
+  }
+  if (plan_only) return;
 
   // SELECT *: every column read, a USING column once (from the side left of its join).
   for (size_t s = 0; s < readers.size(); ++s) {

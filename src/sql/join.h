@@ -17,8 +17,10 @@ namespace lancelet::sql {
 class JoinedSource {
  public:
   // Opens every side of stmt.from and stmt.joins. Each table reads only the columns the
-  // statement names (all of them under SELECT *).
-  JoinedSource(const Context& ctx, const SelectStmt& stmt);
+  // statement names (all of them under SELECT *), and the WHERE's terms that read that
+  // table alone are pushed into its scan where the join kinds allow. `plan_only`: the
+  // sides are planned (for EXPLAIN) but no rows are read.
+  JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan_only = false);
 
   // The joined rows: the first side streams, each later side is held (hash join).
   std::unique_ptr<RecordBatchReader> TakeRows() { return std::move(rows_); }
@@ -29,6 +31,9 @@ class JoinedSource {
   // SELECT *: each joined column with its output name (the column's own name). A
   // USING column appears once.
   const std::vector<std::pair<std::string, std::string>>& star() const { return star_; }
+  // A line per side: its source, how it is joined, the filter pushed into its scan, the
+  // columns it reads.
+  const std::vector<std::string>& plan() const { return plan_; }
 
  private:
   struct Side {
@@ -41,6 +46,7 @@ class JoinedSource {
   std::vector<std::string> using_columns_;
   std::vector<std::pair<std::string, std::string>> star_;
   std::unique_ptr<RecordBatchReader> rows_;
+  std::vector<std::string> plan_;
 };
 
 }  // namespace lancelet::sql
