@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lancelet/dataset.h"
@@ -36,8 +37,12 @@ struct TableRef {
 };
 
 struct SelectItem {
-  ExprPtr expr;  // null for *
+  SelectItem() = default;
+  SelectItem(ExprPtr e, std::string a) : expr(std::move(e)), alias(std::move(a)) {}
+  ExprPtr expr;  // null for * and q.*
   std::string alias;
+  std::string star_qualifier;  // q of q.*
+  int star_position = 0;
 };
 
 struct OrderItem {

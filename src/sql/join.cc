@@ -289,7 +289,10 @@ JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan
   std::vector<const TableRef*> refs = {&*stmt.from};
   for (const auto& j : stmt.joins) refs.push_back(&j.table);
   for (const auto& j : stmt.joins)
-    for (const auto& c : j.using_columns) using_columns_.push_back(c);
+    for (const auto& c : j.using_columns) {
+      using_columns_.push_back(c);
+      if (j.kind == JoinClause::Kind::kRight || j.kind == JoinClause::Kind::kFull) coalesced_.push_back(c);
+    }
   const bool star = std::any_of(stmt.items.begin(), stmt.items.end(), [](const SelectItem& i) { return !i.expr; });
   const auto paths = StatementPaths(stmt);
 
@@ -379,7 +382,11 @@ JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan
     const std::string prefix = sides_[s].qualifier + ".";
     for (const auto& f : readers[s]->schema()->fields()) {
       const std::string name = f->name.substr(prefix.size());
-      if (!Has(join_using, name)) star_.push_back({f->name, name});
+      sides_[s].read.push_back(name);
+      if (Has(join_using, name)) continue;
+      // A USING column that an outer join may leave NULL on the left is the first non-NULL
+      // of its sides (resolved from its bare name).
+      star_.push_back({Has(coalesced_, name) ? name : f->name, name});
     }
   }
 
@@ -402,6 +409,20 @@ JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan
     auto right = ReadAll(*readers[j + 1]);
     rows_ = std::make_unique<JoinReader>(ctx, std::move(rows_), right, join.kind, on);
   }
+}
+
+std::vector<std::pair<std::string, std::string>> JoinedSource::star(const std::string& q, int position) const {
+  std::vector<std::string> names;
+  for (const auto& side : sides_) {
+    if (side.qualifier != q) {
+      names.push_back(side.qualifier);
+      continue;
+    }
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& name : side.read) out.push_back({q + "." + name, name});
+    return out;
+  }
+  ctx_.Fail(position, fmt::format("'{}' is not in the FROM clause ({})", q, fmt::join(names, ", ")));
 }
 
 ExprPtr JoinedSource::Resolve(const ExprPtr& e, const std::vector<std::string>& keep) const {
@@ -427,6 +448,16 @@ ExprPtr JoinedSource::Resolve(const ExprPtr& e, const std::vector<std::string>& 
     if (with.size() > 1 && !Has(using_columns_, p[0]))
       ctx_.Fail(c.position, fmt::format("column reference '{}' is ambiguous: write {}.{} or {}.{}", p[0],
                                         with[0]->qualifier, p[0], with[1]->qualifier, p[0]));
+    if (with.size() > 1 && p.size() == 1 && Has(coalesced_, p[0])) {  // as DuckDB: either side's value
+      std::vector<ExprPtr> sides;
+      for (const Side* side : with) sides.push_back(renamed(side->qualifier, 0));
+      auto either = std::make_shared<Expr>(c);  // keeps the reference's place in the statement
+      either->kind = ExprKind::kCall;
+      either->path.clear();
+      either->function = "coalesce";
+      either->args = std::move(sides);
+      return ExprPtr(either);
+    }
     return renamed(with[0]->qualifier, 0);
   });
 }

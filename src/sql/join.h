@@ -25,12 +25,16 @@ class JoinedSource {
   // The joined rows: the first side streams, each later side is held (hash join).
   std::unique_ptr<RecordBatchReader> TakeRows() { return std::move(rows_); }
   // `e` with column references renamed to the joined columns: q.col names side q's
-  // column, a bare name the one side that has it (a USING column: the left side's).
+  // column, a bare name the one side that has it (a USING column: the left side's, or under a
+  // RIGHT or FULL join the first non-NULL of the sides').
   // `keep` are bare names left alone (output aliases).
   ExprPtr Resolve(const ExprPtr& e, const std::vector<std::string>& keep = {}) const;
   // SELECT *: each joined column with its output name (the column's own name). A
   // USING column appears once.
   const std::vector<std::pair<std::string, std::string>>& star() const { return star_; }
+  // q.*: every column of side q, a USING column included, named by its own name.
+  // `position` places the error when q is no side.
+  std::vector<std::pair<std::string, std::string>> star(const std::string& q, int position) const;
   // A line per side: its source, how it is joined, the filter pushed into its scan, the
   // columns it reads.
   const std::vector<std::string>& plan() const { return plan_; }
@@ -39,11 +43,13 @@ class JoinedSource {
   struct Side {
     std::string qualifier;
     std::vector<std::string> columns;  // every column of the side, read or not
+    std::vector<std::string> read;     // the columns its reader gives
   };
 
   const Context& ctx_;
   std::vector<Side> sides_;
   std::vector<std::string> using_columns_;
+  std::vector<std::string> coalesced_;  // USING columns of RIGHT and FULL joins
   std::vector<std::pair<std::string, std::string>> star_;
   std::unique_ptr<RecordBatchReader> rows_;
   std::vector<std::string> plan_;

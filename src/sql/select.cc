@@ -388,10 +388,18 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
       continue;
     }
     if (!stmt.from) ctx.Fail(1, "SELECT * needs a FROM clause");
+    const std::string& q = i.star_qualifier;
     if (joined) {
+      if (!q.empty()) {
+        for (const auto& [column, name] : joined->star(q, i.star_position))
+          expanded.push_back({Expr::Column(column), name});
+        continue;
+      }
       for (const auto& [column, name] : joined->star()) expanded.push_back({Expr::Column(column), name});
       continue;
     }
+    if (!q.empty() && q != stmt.from->qualifier() && q != stmt.from->name)
+      ctx.Fail(i.star_position, fmt::format("'{}' is not in the FROM clause ({})", q, stmt.from->qualifier()));
     for (const auto& f : in_schema->fields()) {
       if (f->name == kRowId || f->name == kRowAddr) continue;
       expanded.push_back({Expr::Column(f->name), ""});

@@ -262,6 +262,17 @@ class StatementParser {
         s->items.push_back(item);
         continue;
       }
+      const bool qualified_star = (p_.Peek().kind == TokenKind::kIdentifier ||
+                                   p_.Peek().kind == TokenKind::kQuotedIdentifier) &&
+                                  p_.Peek(1).IsSymbol(".") && p_.Peek(2).IsSymbol("*");
+      if (qualified_star) {  // q.*: every column of the source q
+        item.star_position = p_.Peek().position;
+        item.star_qualifier = p_.ExpectIdentifier("a table name");
+        p_.ExpectSymbol(".");
+        p_.ExpectSymbol("*");
+        s->items.push_back(item);
+        continue;
+      }
       item.expr = p_.ParseExpression();
       if (p_.ConsumeKeyword("AS")) {
         item.alias = p_.ExpectIdentifier("an alias");
