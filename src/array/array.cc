@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <mutex>
 #include <new>
 #include <numeric>
@@ -299,22 +300,32 @@ ArrayPtr Take(const ArrayData& a, std::span<const int64_t> idx) {
     }
     out->buffers.push_back(values);
   } else if (type.is_variable_binary()) {
-    auto offsets = ZeroOffsets(type, n);
-    int64_t total = 0;
-    for (int64_t i = 0; i < n; ++i) total += a.offset(idx[i] + 1) - a.offset(idx[i]);
-    if (!type.has_large_offsets() && total > INT32_MAX)
-      ThrowInvalid("take result of {} bytes does not fit a {} array", total, type.ToString());
-    auto data = Buffer::AllocateUninitialized(size_t(total));  // every byte is written
-    const uint8_t* src = a.buffers[2]->data();
-    int64_t pos = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t b = a.offset(idx[i]), e = a.offset(idx[i] + 1);
-      std::memcpy(data->mutable_data() + pos, src + b, size_t(e - b));
-      pos += e - b;
-      WriteOffset(*offsets, type, i + 1, pos);
-    }
-    out->buffers.push_back(offsets);
-    out->buffers.push_back(data);
+    // Typed by offset width once, not per row: a join gathers a string column per output row.
+    auto gather = [&](auto width_tag) {
+      using O = decltype(width_tag);
+      const O* from = a.buffers[1]->as<O>();
+      int64_t total = 0;
+      for (int64_t i = 0; i < n; ++i) total += int64_t(from[idx[i] + 1]) - int64_t(from[idx[i]]);
+      if (total > int64_t(std::numeric_limits<O>::max()))
+        ThrowInvalid("take result of {} bytes does not fit a {} array", total, type.ToString());
+      auto offsets = Buffer::AllocateUninitialized(size_t(n + 1) * sizeof(O));
+      auto data = Buffer::AllocateUninitialized(size_t(total));  // every byte is written
+      const uint8_t* src = a.buffers[2]->data();
+      O* to = offsets->mutable_as<O>();
+      uint8_t* dst = data->mutable_data();
+      O pos = 0;
+      to[0] = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const O b = from[idx[i]], e = from[idx[i] + 1];
+        std::memcpy(dst + pos, src + b, size_t(e - b));
+        pos = O(pos + (e - b));
+        to[i + 1] = pos;
+      }
+      out->buffers.push_back(offsets);
+      out->buffers.push_back(data);
+    };
+    if (type.has_large_offsets()) gather(int64_t{});
+    else gather(int32_t{});
   } else if (type.is_list()) {
     auto offsets = ZeroOffsets(type, n);
     std::vector<int64_t> child_idx;

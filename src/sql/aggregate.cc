@@ -451,6 +451,18 @@ int64_t KeyBits(const ArrayData& a, int64_t r) {
   });
 }
 
+std::vector<int64_t> KeyBitsColumn(const ArrayData& a) {
+  std::vector<int64_t> bits(size_t(a.length));
+  VisitStorage(a.type->id(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) {
+      const T* values = a.values<T>();
+      for (int64_t r = 0; r < a.length; ++r) bits[size_t(r)] = int64_t(values[r]);
+    }
+  });
+  return bits;
+}
+
 void AppendKey(std::string& key, const ArrayData& a, int64_t r, KeyForm form) {
   if (a.IsNull(r)) {
     key += '\x01';

@@ -32,6 +32,8 @@ KeyForm KeyFormOf(const DataType& type);
 void AppendKey(std::string& key, const ArrayData& a, int64_t r, KeyForm form);
 // Row r of a kBits column (valid), widened.
 int64_t KeyBits(const ArrayData& a, int64_t r);
+// KeyBits of every row (a NULL row's slot too), typed once for the column.
+std::vector<int64_t> KeyBitsColumn(const ArrayData& a);
 
 // One aggregate call of a query. `argument` is bound to the input schema (null for
 // count(*)); `type` is the result type.

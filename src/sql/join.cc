@@ -227,7 +227,25 @@ class JoinReader final : public RecordBatchReader {
                                        : left.num_rows();
     std::vector<int64_t> out_left, out_right;
     std::string key;
-    for (int64_t begin = 0; begin < left.num_rows(); begin += step) {
+    if (dense_ && !on_) {  // a dimension table's ids, wholly decided by the key: no candidates
+      const ArrayData& column = *left.columns()[size_t(keys_[0].left)];
+      const std::vector<int64_t> bits = KeyBitsColumn(column);
+      out_left.reserve(size_t(left.num_rows()));
+      out_right.reserve(size_t(left.num_rows()));
+      for (int64_t t = 0; t < left.num_rows(); ++t) {
+        const uint64_t offset = uint64_t(bits[size_t(t)]) - uint64_t(dense_base_);
+        bool matched = false;
+        if (offset < first_.size() && column.IsValid(t))
+          for (int64_t r = first_[offset]; r >= 0; r = next_[size_t(r)]) {
+            matched = true;
+            out_left.push_back(t);
+            out_right.push_back(r);
+            right_matched_[size_t(r)] = true;
+          }
+        if (!matched && keep_left) out_left.push_back(t), out_right.push_back(right_rows);
+      }
+    }
+    for (int64_t begin = dense_ && !on_ ? left.num_rows() : 0; begin < left.num_rows(); begin += step) {
       const int64_t end = std::min(left.num_rows(), begin + step);
       std::vector<int64_t> cand_left, cand_right;
       for (int64_t t = begin; t < end; ++t) {
