@@ -373,8 +373,11 @@ class Binder {
     shift->function = "add_interval";
     ExprPtr count = interval->args[0];
     if (e->binary_op == BinaryOp::kSub) {
+      int64_t minus = 0;
+      if (__builtin_sub_overflow(int64_t(0), count->literal.as_int(), &minus))
+        ThrowAt(e.get(), "the INTERVAL's count is out of range when subtracted");
       auto negated = std::make_shared<Expr>(*count);
-      negated->literal = Scalar{DataType::Int64(), -count->literal.as_int()};
+      negated->literal = Scalar{DataType::Int64(), minus};
       count = negated;
     }
     shift->args = {left ? e->args[1] : e->args[0], count, interval->args[1]};
