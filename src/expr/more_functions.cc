@@ -35,9 +35,9 @@ struct Civil {
 Civil ToCivil(const Scalar& value, const DataType& type, const Expr* origin) {
   auto micros = TemporalToUnit(value.as_int(), type, TimeUnit::kMicro);
   if (!micros) ThrowAt(origin, fmt::format("{} is out of range for microseconds", value.as_int()));
-  int64_t days = *micros / 86'400'000'000;
-  int64_t rest = *micros % 86'400'000'000;
-  if (rest < 0) rest += 86'400'000'000, --days;
+  int64_t days = *micros / kMicrosPerDay;
+  int64_t rest = *micros % kMicrosPerDay;
+  if (rest < 0) rest += kMicrosPerDay, --days;
   return {std::chrono::year_month_day{std::chrono::sys_days(std::chrono::days(days))}, days, rest};
 }
 
@@ -89,7 +89,7 @@ int64_t DatePart(const std::string& part, const Civil& c) {
 // The start of the `part` holding c, in microseconds since the epoch.
 int64_t TruncatedMicros(const std::string& part, const Civil& c, const Expr* origin) {
   using namespace std::chrono;
-  auto at = [](sys_days d) { return int64_t(d.time_since_epoch().count()) * 86'400'000'000; };
+  auto at = [](sys_days d) { return int64_t(d.time_since_epoch().count()) * kMicrosPerDay; };
   const auto y = c.date.year();
   const unsigned m = unsigned(c.date.month());
   if (part == "year") return at(sys_days(y / January / 1));
@@ -142,8 +142,7 @@ std::string Strftime(const Civil& c, const std::string& format, const Expr* orig
 // A date or timestamp of `type` from microseconds since the epoch (a date: the day
 // holding it).
 Scalar FromMicros(int64_t micros, const TypePtr& type) {
-  const int64_t day = 86'400'000'000;
-  const int64_t days = micros / day - (micros % day < 0);  // floored: before 1970 too
+  const int64_t days = micros / kMicrosPerDay - (micros % kMicrosPerDay < 0);  // floored: before 1970 too
   if (type->id() == TypeId::kDate32) return Scalar{type, days};
   if (type->id() == TypeId::kDate64) return Scalar{type, days * 86'400'000};
   return Scalar{type, *ConvertTimeUnit(micros, TimeUnit::kMicro, type->unit())};
@@ -153,31 +152,27 @@ Scalar FromMicros(int64_t micros, const TypePtr& type) {
 // day, clamped to the month's last (Jan 31 + 1 month = Feb 28 or 29), as DuckDB; the
 // other units add a fixed time. A date plus a unit shorter than a day stays a date, the
 // time of day dropped (the result keeps the input's type).
-Scalar AddInterval(const Civil& c, int64_t count, const std::string& unit, const TypePtr& type, const Expr* origin) {
+Scalar AddInterval(const Civil& c, int64_t count, const std::string& unit_name, const TypePtr& type,
+                   const Expr* origin) {
   using namespace std::chrono;
-  static const std::pair<const char*, int64_t> kFixed[] = {
-      {"microsecond", 1},           {"millisecond", 1000},           {"second", 1'000'000},
-      {"minute", 60'000'000},       {"hour", 3'600'000'000},         {"day", 86'400'000'000},
-      {"week", 7 * 86'400'000'000}};
-  int64_t micros = 0;
-  const int64_t at = c.days * 86'400'000'000 + c.micros_of_day;
-  for (const auto& [name, size] : kFixed) {
-    if (unit != name) continue;
-    if (__builtin_mul_overflow(count, size, &micros) || __builtin_add_overflow(at, micros, &micros))
-      ThrowAt(origin, fmt::format("adding {} {}s overflows a timestamp", count, unit));
+  const IntervalUnit* unit = FindIntervalUnit(unit_name);
+  if (!unit) ThrowAt(origin, fmt::format("unknown INTERVAL unit '{}'", unit_name));
+  if (unit->micros) {
+    int64_t micros = 0;
+    const int64_t at = c.days * kMicrosPerDay + c.micros_of_day;
+    if (__builtin_mul_overflow(count, unit->micros, &micros) || __builtin_add_overflow(at, micros, &micros))
+      ThrowAt(origin, fmt::format("adding {} {}s overflows a timestamp", count, unit_name));
     return FromMicros(micros, type);
   }
-  const int64_t months_per = unit == "month" ? 1 : unit == "quarter" ? 3 : unit == "year" ? 12 : 0;
-  if (months_per == 0) ThrowAt(origin, fmt::format("unknown INTERVAL unit '{}'", unit));
   int64_t months = 0;
-  if (__builtin_mul_overflow(count, months_per, &months) || months > 12 * 100000 || months < -12 * 100000)
-    ThrowAt(origin, fmt::format("adding {} {}s leaves the calendar's range", count, unit));
+  if (__builtin_mul_overflow(count, unit->months, &months) || months > 12 * 100000 || months < -12 * 100000)
+    ThrowAt(origin, fmt::format("adding {} {}s leaves the calendar's range", count, unit_name));
   const int64_t from = int64_t(int(c.date.year())) * 12 + (unsigned(c.date.month()) - 1) + months;
   const int64_t year = from >= 0 ? from / 12 : (from - 11) / 12;
   const year_month ym{std::chrono::year(int(year)), month(unsigned(from - year * 12 + 1))};
   const day last = year_month_day_last(ym.year(), month_day_last(ym.month())).day();
   const year_month_day moved{ym.year(), ym.month(), std::min(c.date.day(), last)};
-  return FromMicros(int64_t(sys_days(moved).time_since_epoch().count()) * 86'400'000'000 + c.micros_of_day, type);
+  return FromMicros(int64_t(sys_days(moved).time_since_epoch().count()) * kMicrosPerDay + c.micros_of_day, type);
 }
 
 // list_element(list, i): item i (from 1; negative from the end), NULL when out of range,

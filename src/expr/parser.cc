@@ -1,6 +1,5 @@
 #include "expr/parser.h"
 
-#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -443,8 +442,6 @@ ExprPtr Parser::ParseTypedLiteral(const Token& keyword, const Token& text) {
 // interval(3, 'day'), which the binder lets only be added to or subtracted from a date
 // or timestamp.
 ExprPtr Parser::ParseInterval(const Token& keyword) {
-  static const std::vector<std::string> kUnits = {"microsecond", "millisecond", "second", "minute", "hour",
-                                                  "day",         "week",        "month",  "quarter", "year"};
   std::string count, unit;
   const Token& first = Peek();
   if (first.kind == TokenKind::kString) {
@@ -462,8 +459,11 @@ ExprPtr Parser::ParseInterval(const Token& keyword) {
   if (unit.empty()) unit = ExpectIdentifier("an INTERVAL unit (day, hour, month, ...)");
   unit = Lower(unit);
   if (unit.size() > 1 && unit.back() == 's') unit.pop_back();
-  if (std::find(kUnits.begin(), kUnits.end(), unit) == kUnits.end())
-    FailAt(first, fmt::format("unknown INTERVAL unit '{}' (known: {})", unit, fmt::join(kUnits, ", ")));
+  if (!FindIntervalUnit(unit)) {
+    std::vector<std::string> known;
+    for (const auto& u : IntervalUnits()) known.push_back(u.name);
+    FailAt(first, fmt::format("unknown INTERVAL unit '{}' (known: {})", unit, fmt::join(known, ", ")));
+  }
   int64_t n = 0;
   auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
   if (count.empty() || ec != std::errc() || end != count.data() + count.size())

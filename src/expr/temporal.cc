@@ -188,4 +188,19 @@ std::string FormatTimestamp(int64_t value, TimeUnit unit, char separator) {
   return out;
 }
 
+const std::vector<IntervalUnit>& IntervalUnits() {
+  static const std::vector<IntervalUnit> kUnits = {
+      {"microsecond", 1, 0},       {"millisecond", 1000, 0},          {"second", 1'000'000, 0},
+      {"minute", 60'000'000, 0},   {"hour", 3'600'000'000, 0},        {"day", kMicrosPerDay, 0},
+      {"week", 7 * kMicrosPerDay, 0}, {"month", 0, 1},                 {"quarter", 0, 3},
+      {"year", 0, 12}};
+  return kUnits;
+}
+
+const IntervalUnit* FindIntervalUnit(std::string_view name) {
+  for (const auto& unit : IntervalUnits())
+    if (name == unit.name) return &unit;
+  return nullptr;
+}
+
 }  // namespace lancelet

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lancelet/type.h"
 
@@ -37,5 +38,17 @@ std::string FormatDate(int64_t days);
 // "2024-01-02 03:04:05" plus the fraction digits the unit has (.123 for ms, ...), with
 // `separator` between date and time.
 std::string FormatTimestamp(int64_t value, TimeUnit unit, char separator = ' ');
+
+constexpr int64_t kMicrosPerDay = 86'400'000'000;
+
+// The units of an INTERVAL, by singular name: a fixed length in microseconds, or (month,
+// quarter, year) a number of calendar months.
+struct IntervalUnit {
+  const char* name;
+  int64_t micros;  // 0 for calendar units
+  int64_t months;
+};
+const std::vector<IntervalUnit>& IntervalUnits();
+const IntervalUnit* FindIntervalUnit(std::string_view name);
 
 }  // namespace lancelet

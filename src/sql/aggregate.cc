@@ -703,13 +703,6 @@ void HashAggregate::Spill(const std::vector<ArrayPtr>& keys, const std::vector<A
   }
 }
 
-int64_t HashAggregate::spilled_rows() const {
-  int64_t rows = 0;
-  for (const auto& p : partitions_)
-    if (p) rows += p->rows();
-  return rows;
-}
-
 RecordBatchPtr HashAggregate::HeldGroups() {
   std::vector<FieldPtr> fields;
   std::vector<ArrayPtr> columns;

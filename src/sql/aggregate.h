@@ -105,9 +105,6 @@ class HashAggregate {
   // partition's.
   std::unique_ptr<RecordBatchReader> Finish();
 
-  // Rows spilled to partitions so far (for tests).
-  int64_t spilled_rows() const;
-
  private:
   class PartitionReader;
   RecordBatchPtr HeldGroups();

@@ -168,6 +168,14 @@ ExprPtr RenamedColumn(const Expr& column, std::vector<std::string> path) {
   return copy;
 }
 
+std::vector<ExprPtr> Conjuncts(const ExprPtr& e) {
+  if (!e) return {};
+  if (e->kind != ExprKind::kBinary || e->binary_op != BinaryOp::kAnd) return {e};
+  std::vector<ExprPtr> terms = Conjuncts(e->args[0]);
+  for (auto& t : Conjuncts(e->args[1])) terms.push_back(std::move(t));
+  return terms;
+}
+
 ExprPtr StripQualifier(const ExprPtr& expr, const std::vector<std::string>& qualifiers) {
   return MapColumns(expr, [&](const Expr& c) -> ExprPtr {
     if (c.path.size() < 2) return nullptr;

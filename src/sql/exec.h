@@ -68,6 +68,8 @@ ExprPtr MapColumns(const ExprPtr& expr, const std::function<ExprPtr(const Expr&)
 // Drops a leading table qualifier from column paths: `u.age` -> `age` when u is one of
 // `qualifiers`.
 ExprPtr StripQualifier(const ExprPtr& expr, const std::vector<std::string>& qualifiers);
+// The terms of an AND chain, left to right (`e` alone when it is no AND; none for null).
+std::vector<ExprPtr> Conjuncts(const ExprPtr& e);
 // Copy of a column node with a new path (keeping its position, for error messages).
 ExprPtr RenamedColumn(const Expr& column, std::vector<std::string> path);
 

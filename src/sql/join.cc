@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <functional>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -126,10 +125,11 @@ class JoinReader final : public RecordBatchReader {
   // whether `e` is wholly such keys, each exact (equal keys only for equal values), so
   // that the ON clause need not be evaluated.
   bool EquiKeys(const ExprPtr& e) {
-    if (e->kind == ExprKind::kBinary && e->binary_op == BinaryOp::kAnd) {
-      const bool left = EquiKeys(e->args[0]);
-      return EquiKeys(e->args[1]) && left;
-    }
+    bool exact = true;
+    for (const auto& term : Conjuncts(e)) exact &= EquiKey(term);  // every term is tried
+    return exact;
+  }
+  bool EquiKey(const ExprPtr& e) {
     if (e->kind != ExprKind::kBinary || e->binary_op != BinaryOp::kEq) return false;
     const auto& a = e->args[0];
     const auto& b = e->args[1];
@@ -345,17 +345,7 @@ JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan
   const bool first_kept = std::all_of(stmt.joins.begin(), stmt.joins.end(),
                                       [&](const JoinClause& j) { return inner(j) || j.kind == JoinClause::Kind::kLeft; });
   std::vector<std::vector<ExprPtr>> pushed(refs.size());
-  std::vector<ExprPtr> terms;
-  std::function<void(const ExprPtr&)> split = [&](const ExprPtr& e) {
-    if (e && e->kind == ExprKind::kBinary && e->binary_op == BinaryOp::kAnd) {
-      split(e->args[0]);
-      split(e->args[1]);
-    } else if (e) {
-      terms.push_back(e);
-    }
-  };
-  split(stmt.where);
-  for (const auto& term : terms) {
+  for (const auto& term : Conjuncts(stmt.where)) {
     std::set<size_t> reads;
     for (const auto& column : ReferencedColumns(*Resolve(term))) {
       for (size_t s = 0; s < sides_.size(); ++s)

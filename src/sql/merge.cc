@@ -91,13 +91,8 @@ RecordBatchPtr JoinRows(const Scope& scope, const RecordBatch& target, const Rec
   return std::make_shared<RecordBatch>(std::make_shared<Schema>(fields), columns, n);
 }
 
-// AND-ed equalities target.col = source.col, usable as hash-join keys.
-void EquiKeys(const ExprPtr& e, const Scope& scope, std::vector<std::pair<std::string, std::string>>& keys) {
-  if (e->kind == ExprKind::kBinary && e->binary_op == BinaryOp::kAnd) {
-    EquiKeys(e->args[0], scope, keys);
-    EquiKeys(e->args[1], scope, keys);
-    return;
-  }
+// An equality target.col = source.col (one term of the ON clause), usable as a hash-join key.
+void EquiKey(const ExprPtr& e, const Scope& scope, std::vector<std::pair<std::string, std::string>>& keys) {
   if (e->kind != ExprKind::kBinary || e->binary_op != BinaryOp::kEq) return;
   const auto& l = e->args[0];
   const auto& r = e->args[1];
@@ -215,7 +210,7 @@ table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const D
   // 1. Matches, batch by batch: candidate pairs by hash on the ON clause's equalities
   // (else every pair), then the ON clause over them.
   std::vector<std::pair<std::string, std::string>> keys;
-  EquiKeys(on, scope, keys);
+  for (const auto& term : Conjuncts(on)) EquiKey(term, scope, keys);
   const Schema& target_read = *reader->schema();
   keys.erase(std::remove_if(keys.begin(), keys.end(),
                             [&](const auto& k) {

@@ -56,7 +56,6 @@ SpillFile::~SpillFile() {
 
 void SpillFile::Write(const RecordBatch& batch) {
   writer_->WriteBatch(batch);
-  rows_ += batch.num_rows();
 }
 
 std::unique_ptr<RecordBatchReader> SpillFile::Read() {

@@ -22,7 +22,6 @@ class SpillFile {
   SpillFile& operator=(const SpillFile&) = delete;
 
   void Write(const RecordBatch& batch);
-  int64_t rows() const { return rows_; }
   // Ends the stream and maps it: batches come back in the order written, a batch in memory
   // at a time. The reader keeps the file alive; the SpillFile may go first.
   std::unique_ptr<RecordBatchReader> Read();
@@ -34,7 +33,6 @@ class SpillFile {
   std::unique_ptr<Output> buffer_;
   std::unique_ptr<std::ostream> out_;
   std::unique_ptr<IpcStreamWriter> writer_;
-  int64_t rows_ = 0;
 };
 
 }  // namespace lancelet::sql
