@@ -264,6 +264,31 @@ ArrayPtr MakeNullArray(const TypePtr& type, int64_t length) {
 
 // ----------------------------------------------------------------------------- Take
 
+namespace {
+
+// Copies n bytes, sizeof(W) <= n <= 2 * sizeof(W), as two words that overlap when n is
+// less than twice the word.
+template <typename W>
+inline void CopyHeadAndTail(uint8_t* to, const uint8_t* from, size_t n) {
+  W head, tail;
+  std::memcpy(&head, from, sizeof(W));
+  std::memcpy(&tail, from + n - sizeof(W), sizeof(W));
+  std::memcpy(to, &head, sizeof(W));
+  std::memcpy(to + n - sizeof(W), &tail, sizeof(W));
+}
+
+// memcpy of n bytes, inline up to 16: gathering short strings spent as long calling
+// memcpy as copying.
+inline void CopyBytes(uint8_t* to, const uint8_t* from, size_t n) {
+  if (n > 16) std::memcpy(to, from, n);
+  else if (n >= 8) CopyHeadAndTail<uint64_t>(to, from, n);
+  else if (n >= 4) CopyHeadAndTail<uint32_t>(to, from, n);
+  else
+    for (size_t i = 0; i < n; ++i) to[i] = from[i];
+}
+
+}  // namespace
+
 ArrayPtr Take(const ArrayData& a, std::span<const int64_t> idx) {
   const DataType& type = *a.type;
   const int64_t n = int64_t(idx.size());
@@ -317,7 +342,7 @@ ArrayPtr Take(const ArrayData& a, std::span<const int64_t> idx) {
       to[0] = 0;
       for (int64_t i = 0; i < n; ++i) {
         const O b = from[idx[i]], e = from[idx[i] + 1];
-        std::memcpy(dst + pos, src + b, size_t(e - b));
+        CopyBytes(dst + pos, src + b, size_t(e - b));
         pos = O(pos + (e - b));
         to[i + 1] = pos;
       }

@@ -463,6 +463,11 @@ std::vector<int64_t> KeyBitsColumn(const ArrayData& a) {
   return bits;
 }
 
+ByteViews::ByteViews(const ArrayData& a) : data_(reinterpret_cast<const char*>(a.buffers[2]->data())) {
+  if (a.type->has_large_offsets()) wide_ = a.buffers[1]->as<int64_t>();
+  else narrow_ = a.buffers[1]->as<int32_t>();
+}
+
 void AppendKey(std::string& key, const ArrayData& a, int64_t r, KeyForm form) {
   if (a.IsNull(r)) {
     key += '\x01';
@@ -495,6 +500,30 @@ void AppendKey(std::string& key, const ArrayData& a, int64_t r, KeyForm form) {
 namespace {
 
 // A fast hash of short byte strings: 8 bytes a step, mixed by multiply and shift.
+// a == b, inline for keys up to 16 bytes (two loads a side, overlapping when shorter):
+// group keys are mostly short, and a call to memcmp cost as much as the hash.
+bool SameBytes(std::string_view a, std::string_view b) {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  auto load8 = [](const char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  };
+  auto load4 = [](const char* p) {
+    uint32_t w;
+    std::memcpy(&w, p, 4);
+    return w;
+  };
+  if (n > 16) return std::memcmp(a.data(), b.data(), n) == 0;
+  if (n >= 8)
+    return ((load8(a.data()) ^ load8(b.data())) | (load8(a.data() + n - 8) ^ load8(b.data() + n - 8))) == 0;
+  if (n >= 4) return ((load4(a.data()) ^ load4(b.data())) | (load4(a.data() + n - 4) ^ load4(b.data() + n - 4))) == 0;
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 uint64_t HashKey(std::string_view s) {
   uint64_t h = 0x9e3779b97f4a7c15ull ^ s.size();
   size_t i = 0;
@@ -535,7 +564,7 @@ std::pair<uint32_t, bool> KeyNumbering::Number(std::string_view key) {
       if (2 * keys_.size() > slots_.size()) Grow();
       return {uint32_t(keys_.size() - 1), true};
     }
-    if (slot.hash == hash && keys_[slot.number_plus_one - 1] == key) return {slot.number_plus_one - 1, false};
+    if (slot.hash == hash && SameBytes(keys_[slot.number_plus_one - 1], key)) return {slot.number_plus_one - 1, false};
   }
 }
 
@@ -545,7 +574,7 @@ std::optional<uint32_t> KeyNumbering::Find(std::string_view key) const {
   for (size_t i = Home(hash);; i = (i + 1) & mask) {
     const Slot& slot = slots_[i];
     if (slot.number_plus_one == 0) return std::nullopt;
-    if (slot.hash == hash && keys_[slot.number_plus_one - 1] == key) return slot.number_plus_one - 1;
+    if (slot.hash == hash && SameBytes(keys_[slot.number_plus_one - 1], key)) return slot.number_plus_one - 1;
   }
 }
 
@@ -575,21 +604,6 @@ AggregateCall BindAggregate(const Context& ctx, const ExprPtr& call, const Schem
   agg.type = AggregateType(ctx, e, agg.argument ? agg.argument->type : nullptr);
   return agg;
 }
-
-namespace {
-
-constexpr size_t kPartitions = 16;
-// Past this depth a partition is grouped in memory whatever its size: its keys have been
-// split 16^3 ways already, so what is left is many rows of few keys, which fit.
-constexpr int kMaxDepth = 3;
-
-// The partition of a key at a depth: the top bits of its hash under a multiplier of that
-// depth, so that a partition's keys spread again one level down.
-size_t PartitionOf(uint64_t hash, int depth) {
-  return size_t(((hash | 1) * (0x9E3779B97F4A7C15ull + 2 * uint64_t(depth))) >> 60) % kPartitions;
-}
-
-}  // namespace
 
 HashAggregate::HashAggregate(const Context& ctx, std::vector<BoundExprPtr> keys, std::vector<AggregateCall> aggregates,
                              int depth)
@@ -624,7 +638,7 @@ void HashAggregate::Add(const RecordBatch& batch) {
     auto new_group = [&](int64_t r, size_t key_bytes) {
       for (size_t j = 0; j < keys.size(); ++j) key_values_[j]->AppendFrom(*keys[j], r);
       held_bytes_ += per_group + 2 * key_bytes;
-      if (held_bytes_ > budget && depth_ < kMaxDepth) full_ = true;
+      if (held_bytes_ > budget && depth_ < kMaxSpillDepth) full_ = true;
       return uint32_t(groups_++);
     };
     auto spill = [&](int64_t r, std::string_view key) {
@@ -634,6 +648,10 @@ void HashAggregate::Add(const RecordBatch& batch) {
     };
     // One key column of bits or bytes is keyed by its raw value, NULL apart.
     const bool raw = keys.size() == 1 && forms[0] != KeyForm::kText;
+    std::optional<ByteViews> raw_bytes;
+    std::vector<int64_t> raw_bits;
+    if (raw && forms[0] == KeyForm::kBytes) raw_bytes.emplace(*keys[0]);
+    if (raw && forms[0] == KeyForm::kBits) raw_bits = KeyBitsColumn(*keys[0]);
     for (int64_t r = 0; r < rows; ++r) {
       std::string_view key;
       int64_t bits;
@@ -645,10 +663,10 @@ void HashAggregate::Add(const RecordBatch& batch) {
         if (null_group_ < 0 && full_) spill(r, {});
         else row_groups_[size_t(r)] = uint32_t(null_group_ < 0 ? (null_group_ = new_group(r, 0)) : null_group_);
         continue;
-      } else if (forms[0] == KeyForm::kBytes) {
-        key = keys[0]->GetView(r);
+      } else if (raw_bytes) {
+        key = (*raw_bytes)[r];
       } else {
-        bits = KeyBits(*keys[0], r);
+        bits = raw_bits[size_t(r)];
         key = std::string_view(reinterpret_cast<const char*>(&bits), sizeof bits);
       }
       if (full_) {
@@ -688,11 +706,11 @@ void HashAggregate::Spill(const std::vector<ArrayPtr>& keys, const std::vector<A
       if (aggregates_[i].argument)
         fields.push_back(Field::Make(fmt::format("__a{}", i), aggregates_[i].argument->type));
     spill_schema_ = std::make_shared<Schema>(std::move(fields));
-    partitions_.resize(kPartitions);
+    partitions_.resize(kSpillPartitions);
   }
-  std::vector<std::vector<int64_t>> by_partition(kPartitions);
-  for (size_t k = 0; k < rows.size(); ++k) by_partition[PartitionOf(hashes[k], depth_)].push_back(rows[k]);
-  for (size_t p = 0; p < kPartitions; ++p) {
+  std::vector<std::vector<int64_t>> by_partition(kSpillPartitions);
+  for (size_t k = 0; k < rows.size(); ++k) by_partition[SpillPartitionOf(hashes[k], depth_)].push_back(rows[k]);
+  for (size_t p = 0; p < kSpillPartitions; ++p) {
     if (by_partition[p].empty()) continue;
     std::vector<ArrayPtr> columns;
     for (const auto& k : keys) columns.push_back(Take(*k, by_partition[p]));

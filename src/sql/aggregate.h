@@ -34,6 +34,21 @@ void AppendKey(std::string& key, const ArrayData& a, int64_t r, KeyForm form);
 int64_t KeyBits(const ArrayData& a, int64_t r);
 // KeyBits of every row (a NULL row's slot too), typed once for the column.
 std::vector<int64_t> KeyBitsColumn(const ArrayData& a);
+// The rows of a kBytes column as views, its offset width read once rather than per row
+// as ArrayData::GetView does: grouping and joining on strings view every row.
+class ByteViews {
+ public:
+  explicit ByteViews(const ArrayData& a);
+  std::string_view operator[](int64_t r) const {
+    const int64_t begin = narrow_ ? narrow_[r] : wide_[r], end = narrow_ ? narrow_[r + 1] : wide_[r + 1];
+    return {data_ + begin, size_t(end - begin)};
+  }
+
+ private:
+  const char* data_;
+  const int32_t* narrow_ = nullptr;  // the offsets: one of the two is set
+  const int64_t* wide_ = nullptr;
+};
 
 // One aggregate call of a query. `argument` is bound to the input schema (null for
 // count(*)); `type` is the result type.

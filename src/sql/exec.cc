@@ -97,7 +97,7 @@ std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef
     if (columns) scan.Columns(*columns);
     if (!filter.empty()) scan.Filter(filter);
     scan.WithRowId(with_row_id).WithRowAddress(with_row_address);
-    auto reader = scan.Open();
+    auto reader = ReadAhead(scan.Open());
     if (!ctx.progress) return reader;
     return CountedOn(std::move(reader), std::make_unique<ProgressLine>(true, "scanning " + ref.name, ds->CountRows()));
   }
@@ -107,7 +107,7 @@ std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef
   options.header = ref.header;
   options.schema = ref.columns;
   if (!options.schema) options.column_types = column_types;
-  return ref.kind == TableRef::Kind::kCsv ? OpenCsv(path, options) : OpenJsonLines(path, options);
+  return ReadAhead(ref.kind == TableRef::Kind::kCsv ? OpenCsv(path, options) : OpenJsonLines(path, options));
 }
 
 namespace {

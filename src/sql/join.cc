@@ -10,6 +10,7 @@
 
 #include "expr/numeric.h"
 #include "sql/aggregate.h"
+#include "sql/spill.h"
 
 namespace lancelet::sql {
 
@@ -70,6 +71,68 @@ class RenameReader final : public RecordBatchReader {
 // Pairs of candidate rows whose ON clause is evaluated at once, at most.
 constexpr int64_t kPairsPerRound = 1 << 20;
 
+// One equality of the ON clause between a left and a right column, as a hash key.
+struct JoinKey {
+  int left, right;  // the columns in the left and the right schema
+  KeyForm form;
+};
+
+// Adds `e` to `keys` if it is an equality between a left and a right column whose equal
+// values always key alike (a pair of types whose equal values could key differently is
+// left to the ON clause alone). Returns whether the key is also exact: equal keys only
+// for equal values.
+bool EquiKey(const ExprPtr& e, const Schema& left, const Schema& right, std::vector<JoinKey>& keys) {
+  if (e->kind != ExprKind::kBinary || e->binary_op != BinaryOp::kEq) return false;
+  const auto& a = e->args[0];
+  const auto& b = e->args[1];
+  if (a->kind != ExprKind::kColumn || b->kind != ExprKind::kColumn || a->path.size() != 1 || b->path.size() != 1)
+    return false;
+  int l = left.FieldIndex(a->path[0]), r = right.FieldIndex(b->path[0]);
+  if (l < 0 || r < 0) {
+    l = left.FieldIndex(b->path[0]);
+    r = right.FieldIndex(a->path[0]);
+  }
+  if (l < 0 || r < 0) return false;
+  const DataType& lt = *left.field(size_t(l))->type;
+  const DataType& rt = *right.field(size_t(r))->type;
+  KeyForm form;
+  bool exact;
+  if (lt.is_integer() && rt.is_integer()) {
+    form = KeyForm::kBits;  // a signed and an unsigned value may share bits
+    exact = DomainOf(lt) == DomainOf(rt);
+  } else if (lt.Equals(rt)) {
+    form = KeyFormOf(lt);
+    exact = form != KeyForm::kText;  // ValueKey tells -0.0 from 0.0
+  } else if (lt.is_string() && rt.is_string()) {
+    form = KeyForm::kBytes;
+    exact = true;
+  } else {
+    return false;
+  }
+  keys.push_back({l, r, form});
+  return exact;
+}
+
+// The AND-ed terms of `on` that are EquiKeys. Returns whether `on` is wholly such keys,
+// each exact, so that the hash alone decides and the ON clause need not be evaluated.
+bool EquiKeys(const ExprPtr& on, const Schema& left, const Schema& right, std::vector<JoinKey>& keys) {
+  bool exact = true;
+  for (const auto& term : Conjuncts(on)) exact &= EquiKey(term, left, right, keys);  // every term is tried
+  return exact;
+}
+
+// Row `row`'s key (`left`: a row of the left side); false when a key column is NULL,
+// since NULL equals nothing.
+bool RowKey(const RecordBatch& batch, const std::vector<JoinKey>& keys, bool left, int64_t row, std::string& key) {
+  key.clear();
+  for (const auto& k : keys) {
+    const ArrayData& column = *batch.columns()[size_t(left ? k.left : k.right)];
+    if (column.IsNull(row)) return false;
+    AppendKey(key, column, row, k.form);
+  }
+  return true;
+}
+
 // A join of a stream (left) with rows held in memory (right). Candidate pairs come from
 // a hash of the right side on the ON clause's equalities between the sides (every pair
 // when it has none); the whole ON clause then decides. Output keeps left row order, and
@@ -86,7 +149,7 @@ class JoinReader final : public RecordBatchReader {
       on_ = Bind(*on, *schema_);
       if (on_->type->id() != TypeId::kBool)
         ctx.Fail(on->position, fmt::format("a JOIN's ON clause must be boolean, not {}", on_->type->ToString()));
-      if (EquiKeys(on)) on_ = nullptr;  // the hash decides alone
+      if (EquiKeys(on, *left_->schema(), *right_->schema(), keys_)) on_ = nullptr;  // the hash decides alone
     }
     // One NULL row after the right rows stands for "no match" in a left row's pair.
     for (size_t c = 0; c < right_->columns().size(); ++c)
@@ -120,49 +183,6 @@ class JoinReader final : public RecordBatchReader {
   }
 
  private:
-  // AND-ed equalities between a left and a right column, as hash keys. A pair of types
-  // whose equal values could key differently is left to the ON clause alone. Returns
-  // whether `e` is wholly such keys, each exact (equal keys only for equal values), so
-  // that the ON clause need not be evaluated.
-  bool EquiKeys(const ExprPtr& e) {
-    bool exact = true;
-    for (const auto& term : Conjuncts(e)) exact &= EquiKey(term);  // every term is tried
-    return exact;
-  }
-  bool EquiKey(const ExprPtr& e) {
-    if (e->kind != ExprKind::kBinary || e->binary_op != BinaryOp::kEq) return false;
-    const auto& a = e->args[0];
-    const auto& b = e->args[1];
-    if (a->kind != ExprKind::kColumn || b->kind != ExprKind::kColumn || a->path.size() != 1 || b->path.size() != 1)
-      return false;
-    const Schema& left = *left_->schema();
-    const Schema& right = *right_->schema();
-    int l = left.FieldIndex(a->path[0]), r = right.FieldIndex(b->path[0]);
-    if (l < 0 || r < 0) {
-      l = left.FieldIndex(b->path[0]);
-      r = right.FieldIndex(a->path[0]);
-    }
-    if (l < 0 || r < 0) return false;
-    const DataType& lt = *left.field(size_t(l))->type;
-    const DataType& rt = *right.field(size_t(r))->type;
-    KeyForm form;
-    bool exact;
-    if (lt.is_integer() && rt.is_integer()) {
-      form = KeyForm::kBits;  // a signed and an unsigned value may share bits
-      exact = DomainOf(lt) == DomainOf(rt);
-    } else if (lt.Equals(rt)) {
-      form = KeyFormOf(lt);
-      exact = form != KeyForm::kText;  // ValueKey tells -0.0 from 0.0
-    } else if (lt.is_string() && rt.is_string()) {
-      form = KeyForm::kBytes;
-      exact = true;
-    } else {
-      return false;
-    }
-    keys_.push_back({l, r, form});
-    return exact;
-  }
-
   // The right rows of each key, chained in row order: first_[key number], next_[row]. One
   // integer key whose values span a range at most a few times the row count numbers its
   // keys by value - dense_base_ (a dimension table's ids); others go through a
@@ -189,7 +209,7 @@ class JoinReader final : public RecordBatchReader {
       if (!number) continue;
       if (*number >= first_.size()) first_.resize(*number + 1, -1), last.resize(*number + 1, -1);
       if (first_[*number] < 0) first_[*number] = r;
-      else next_[size_t(last[*number])] = r;
+      else next_[size_t(last[*number])] = r, unique_right_ = false;
       last[*number] = r;
     }
   }
@@ -204,20 +224,9 @@ class JoinReader final : public RecordBatchReader {
       if (offset >= first_.size()) return std::nullopt;
       return uint32_t(offset);
     }
-    if (!KeyOf(batch, left, row, key)) return std::nullopt;
+    if (!RowKey(batch, keys_, left, row, key)) return std::nullopt;
     if (add) return numbering_.Number(key).first;
     return numbering_.Find(key);
-  }
-
-  // False when a key column is NULL: NULL equals nothing.
-  bool KeyOf(const RecordBatch& batch, bool left, int64_t row, std::string& key) const {
-    key.clear();
-    for (const auto& k : keys_) {
-      const ArrayData& column = *batch.columns()[size_t(left ? k.left : k.right)];
-      if (column.IsNull(row)) return false;
-      AppendKey(key, column, row, k.form);
-    }
-    return true;
   }
 
   RecordBatchPtr JoinBatch(const RecordBatch& left) {
@@ -230,19 +239,37 @@ class JoinReader final : public RecordBatchReader {
     if (dense_ && !on_) {  // a dimension table's ids, wholly decided by the key: no candidates
       const ArrayData& column = *left.columns()[size_t(keys_[0].left)];
       const std::vector<int64_t> bits = KeyBitsColumn(column);
-      out_left.reserve(size_t(left.num_rows()));
-      out_right.reserve(size_t(left.num_rows()));
-      for (int64_t t = 0; t < left.num_rows(); ++t) {
+      const bool keep_right = kind_ == JoinClause::Kind::kRight || kind_ == JoinClause::Kind::kFull;
+      // The right row of left row t, or -1; with a unique right key there is at most one.
+      auto first_match = [&](int64_t t) {
         const uint64_t offset = uint64_t(bits[size_t(t)]) - uint64_t(dense_base_);
-        bool matched = false;
-        if (offset < first_.size() && column.IsValid(t))
-          for (int64_t r = first_[offset]; r >= 0; r = next_[size_t(r)]) {
+        return offset < first_.size() && column.IsValid(t) ? first_[offset] : int64_t{-1};
+      };
+      if (unique_right_ && !keep_right) {
+        out_left.resize(size_t(left.num_rows()));
+        out_right.resize(size_t(left.num_rows()));
+        size_t n = 0;
+        for (int64_t t = 0; t < left.num_rows(); ++t) {
+          const int64_t r = first_match(t);
+          if (r < 0 && !keep_left) continue;
+          out_left[n] = t;
+          out_right[n++] = r < 0 ? right_rows : r;
+        }
+        out_left.resize(n);
+        out_right.resize(n);
+      } else {
+        out_left.reserve(size_t(left.num_rows()));
+        out_right.reserve(size_t(left.num_rows()));
+        for (int64_t t = 0; t < left.num_rows(); ++t) {
+          bool matched = false;
+          for (int64_t r = first_match(t); r >= 0; r = next_[size_t(r)]) {
             matched = true;
             out_left.push_back(t);
             out_right.push_back(r);
-            right_matched_[size_t(r)] = true;
+            if (keep_right) right_matched_[size_t(r)] = true;
           }
-        if (!matched && keep_left) out_left.push_back(t), out_right.push_back(right_rows);
+          if (!matched && keep_left) out_left.push_back(t), out_right.push_back(right_rows);
+        }
       }
     }
     for (int64_t begin = dense_ && !on_ ? left.num_rows() : 0; begin < left.num_rows(); begin += step) {
@@ -275,31 +302,148 @@ class JoinReader final : public RecordBatchReader {
         if (!matched && keep_left) out_left.push_back(t), out_right.push_back(right_rows);
       }
     }
+    // Every left row once, in order (a foreign key into a dimension table): the left
+    // columns are output as they are.
+    const bool every_left_row = int64_t(out_left.size()) == left.num_rows() &&
+                                (out_left.empty() || out_left.back() == left.num_rows() - 1) &&
+                                std::adjacent_find(out_left.begin(), out_left.end()) == out_left.end();
     std::vector<ArrayPtr> columns;
-    for (const auto& c : left.columns()) columns.push_back(Take(*c, out_left));
-    for (const auto& c : right_padded_) columns.push_back(Take(*c, out_right));
+    for (const auto& c : left.columns()) columns.push_back(every_left_row ? c : Take(*c, out_left));
+    // The padded columns' NULL row is taken only for a kept left row: an inner join's
+    // output needs no validity where the right side has no NULLs.
+    for (const auto& c : keep_left ? right_padded_ : right_->columns()) columns.push_back(Take(*c, out_right));
     return std::make_shared<RecordBatch>(schema_, std::move(columns), int64_t(out_left.size()));
   }
-
-  struct Key {
-    int left, right;
-    KeyForm form;
-  };
 
   std::unique_ptr<RecordBatchReader> left_;
   RecordBatchPtr right_;
   JoinClause::Kind kind_;
   SchemaPtr schema_;
   BoundExprPtr on_;
-  std::vector<Key> keys_;
+  std::vector<JoinKey> keys_;
   KeyNumbering numbering_;
   bool dense_ = false;
   int64_t dense_base_ = 0;
+  bool unique_right_ = true;  // no two right rows share a key
   std::vector<int64_t> first_, next_;
   std::vector<ArrayPtr> right_padded_;
   std::vector<bool> right_matched_;
   bool left_done_ = false, unmatched_done_ = false;
 };
+
+std::unique_ptr<RecordBatchReader> MakeJoin(const Context& ctx, std::unique_ptr<RecordBatchReader> left,
+                                            std::unique_ptr<RecordBatchReader> right, JoinClause::Kind kind,
+                                            const ExprPtr& on, int depth);
+
+// A join whose right side outgrew its share of the memory budget (a grace hash join):
+// both sides are split by a hash of their rows' exact keys into partitions on disk, and
+// each pair of partitions is joined in turn, split again if its right side is still too
+// large. Rows that can match share a partition, so each partition's join gives its share
+// of the output, outer joins' unmatched rows included. A row with a NULL key matches
+// nothing; it goes to partition 0 to come out there, as an outer join's.
+class PartitionedJoinReader final : public RecordBatchReader {
+ public:
+  PartitionedJoinReader(const Context& ctx, std::unique_ptr<RecordBatchReader> left,
+                        std::vector<RecordBatchPtr> right_read, std::unique_ptr<RecordBatchReader> right_rest,
+                        JoinClause::Kind kind, ExprPtr on, std::vector<JoinKey> keys, int depth)
+      : ctx_(ctx), left_(std::move(left)), kind_(kind), on_(std::move(on)), keys_(std::move(keys)), depth_(depth) {
+    left_schema_ = left_->schema();
+    right_schema_ = right_rest->schema();
+    auto fields = left_schema_->fields();
+    for (const auto& f : right_schema_->fields()) fields.push_back(f);
+    schema_ = std::make_shared<Schema>(fields);
+    right_parts_.resize(kSpillPartitions);
+    for (const auto& batch : right_read) Split(*batch, false, right_parts_);
+    right_read.clear();
+    while (auto batch = right_rest->Next()) Split(*batch, false, right_parts_);
+  }
+
+  SchemaPtr schema() const override { return schema_; }
+
+  RecordBatchPtr Next() override {
+    if (left_) {  // the left side is split on the first call, not while the plan is made
+      left_parts_.resize(kSpillPartitions);
+      while (auto batch = left_->Next()) Split(*batch, true, left_parts_);
+      left_.reset();
+    }
+    for (;;) {
+      if (current_)
+        if (auto batch = current_->Next()) return batch;
+      current_.reset();
+      if (next_part_ == kSpillPartitions) return nullptr;
+      const size_t p = next_part_++;
+      current_ = MakeJoin(ctx_, Read(left_parts_[p], left_schema_), Read(right_parts_[p], right_schema_), kind_, on_,
+                          depth_ + 1);
+    }
+  }
+
+ private:
+  void Split(const RecordBatch& batch, bool left, std::vector<std::unique_ptr<SpillFile>>& parts) {
+    std::vector<std::vector<int64_t>> rows(kSpillPartitions);
+    std::string key;
+    for (int64_t r = 0; r < batch.num_rows(); ++r) {
+      const bool valid = RowKey(batch, keys_, left, r, key);
+      rows[valid ? SpillPartitionOf(std::hash<std::string_view>{}(key), depth_) : 0].push_back(r);
+    }
+    for (size_t p = 0; p < kSpillPartitions; ++p) {
+      if (rows[p].empty()) continue;
+      if (!parts[p]) parts[p] = std::make_unique<SpillFile>(*batch.schema(), "a JOIN partition");
+      parts[p]->Write(*batch.Take(rows[p]));
+    }
+  }
+
+  static std::unique_ptr<RecordBatchReader> Read(std::unique_ptr<SpillFile>& part, const SchemaPtr& schema) {
+    if (!part) return BatchesReader(schema, {});
+    auto reader = part->Read();
+    part.reset();
+    return reader;
+  }
+
+  const Context& ctx_;
+  std::unique_ptr<RecordBatchReader> left_;  // until split
+  JoinClause::Kind kind_;
+  ExprPtr on_;
+  std::vector<JoinKey> keys_;  // the exact ones, which partition
+  int depth_;
+  SchemaPtr left_schema_, right_schema_, schema_;
+  std::vector<std::unique_ptr<SpillFile>> left_parts_, right_parts_;  // null: no rows
+  size_t next_part_ = 0;
+  std::unique_ptr<RecordBatchReader> current_;  // the join of partition next_part_ - 1
+};
+
+uint64_t BatchBytes(const RecordBatch& batch) {
+  uint64_t bytes = 0;
+  for (const auto& c : batch.columns()) bytes += BufferBytes(*c);
+  return bytes;
+}
+
+// Reads the right side, and joins it held in memory (JoinReader) or, once it outgrows
+// its share of the budget, partitioned. The share is a quarter: the held rows are copied
+// once more (with a NULL row for outer joins), and hashed. A join without an exact
+// equality to partition by holds its right side whatever its size.
+std::unique_ptr<RecordBatchReader> MakeJoin(const Context& ctx, std::unique_ptr<RecordBatchReader> left,
+                                            std::unique_ptr<RecordBatchReader> right, JoinClause::Kind kind,
+                                            const ExprPtr& on, int depth) {
+  const uint64_t share = uint64_t(std::max<int64_t>(ctx.memory_budget, 1)) / 4;
+  std::vector<JoinKey> exact;
+  if (on && depth < kMaxSpillDepth) {
+    std::vector<JoinKey> keys;
+    EquiKeys(on, *left->schema(), *right->schema(), keys);
+    for (const auto& k : keys)
+      if (k.form != KeyForm::kText) exact.push_back(k);  // ValueKey tells -0.0 from 0.0
+  }
+  std::vector<RecordBatchPtr> read;
+  uint64_t bytes = 0;
+  while (auto batch = right->Next()) {
+    bytes += BatchBytes(*batch);
+    read.push_back(std::move(batch));
+    if (bytes > share && !exact.empty())
+      return std::make_unique<PartitionedJoinReader>(ctx, std::move(left), std::move(read), std::move(right), kind, on,
+                                                     std::move(exact), depth);
+  }
+  RecordBatchPtr held = RecordBatch::Concatenate(right->schema(), read);
+  return std::make_unique<JoinReader>(ctx, std::move(left), std::move(held), kind, on);
+}
 
 }  // namespace
 
@@ -375,7 +519,7 @@ JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan
     std::string& line = plan_.emplace_back(fmt::format("{}: {}", side.qualifier, refs[s]->name));
     if (refs[s]->kind != TableRef::Kind::kTable) line += " (not a table: read whole)";
     if (s == 0) line += ", streamed";
-    else line += fmt::format(", held and hashed ({} JOIN)", JoinKindName(stmt.joins[s - 1].kind));
+    else line += fmt::format(", hashed ({} JOIN)", JoinKindName(stmt.joins[s - 1].kind));
     if (!filter.empty()) line += "; filter pushed into its scan: " + filter;
     if (tables[s]) line += "; columns: " + (read ? (read->empty() ? std::string("none") : fmt::format("{}", fmt::join(*read, ", "))) : std::string("all"));
     if (plan_only) continue;
@@ -414,8 +558,9 @@ JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan
                              Expr::Column(sides_[j + 1].qualifier + "." + c));
       on = on ? Expr::Binary(BinaryOp::kAnd, on, eq) : eq;
     }
-    auto right = ReadAll(*readers[j + 1]);
-    rows_ = std::make_unique<JoinReader>(ctx, std::move(rows_), right, join.kind, on);
+    // Probing runs on a thread of its own when it is worth one, beside the scan's and
+    // the statement's.
+    rows_ = ReadAhead(MakeJoin(ctx, std::move(rows_), std::move(readers[j + 1]), join.kind, on, 0));
   }
 }
 

@@ -22,7 +22,8 @@ class JoinedSource {
   // sides are planned (for EXPLAIN) but no rows are read.
   JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan_only = false);
 
-  // The joined rows: the first side streams, each later side is held (hash join).
+  // The joined rows: the first side streams, each later side is held (hash join) or,
+  // past a quarter of the memory budget, partitioned on disk with the rows before it.
   std::unique_ptr<RecordBatchReader> TakeRows() { return std::move(rows_); }
   // `e` with column references renamed to the joined columns: q.col names side q's
   // column, a bare name the one side that has it (a USING column: the left side's, or under a

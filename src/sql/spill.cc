@@ -11,6 +11,10 @@
 
 namespace lancelet::sql {
 
+size_t SpillPartitionOf(uint64_t hash, int depth) {
+  return size_t(((hash | 1) * (0x9E3779B97F4A7C15ull + 2 * uint64_t(depth))) >> 60) % kSpillPartitions;
+}
+
 // Writes to the file descriptor.
 class SpillFile::Output final : public std::streambuf {
  public:

@@ -13,6 +13,16 @@
 
 namespace lancelet::sql {
 
+// Operators past their budget split their rows by a hash of the key into partitions,
+// each handled in turn and split again when still too large.
+constexpr size_t kSpillPartitions = 16;
+// Past this depth a partition is held whatever its size: its keys have been split 16^3
+// ways already, so what is left is many rows of few keys.
+constexpr int kMaxSpillDepth = 3;
+// The partition of a key's hash at a depth: the top bits of the hash under a multiplier
+// of that depth, so that a partition's keys spread again one level down.
+size_t SpillPartitionOf(uint64_t hash, int depth);
+
 class SpillFile {
  public:
   // A new file in TMPDIR (else /tmp) holding `schema`; `what` names it in errors.

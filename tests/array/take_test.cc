@@ -42,5 +42,26 @@ TEST(Take, FixedSizeListRowsInAnyOrderWithRepeatsAndNullRows) {
   EXPECT_THROW(Take(*MakeArray(list, {Row(list, {1, 2, 3})}), std::vector<int64_t>{1}), Error);
 }
 
+TEST(Take, StringsOfEveryShortLengthAreCopiedWhole) {
+  // Lengths 0 to 40 cross each way short strings are copied (bytes, 4, 8, 16, memcpy).
+  for (const TypePtr& type : {DataType::Utf8(), DataType::LargeUtf8()}) {
+    std::vector<Scalar> rows;
+    for (int n = 0; n <= 40; ++n) {
+      std::string s;
+      for (int k = 0; k < n; ++k) s += char('a' + (k * 7 + n) % 26);
+      rows.push_back(Scalar{type, s});
+    }
+    ArrayPtr array = MakeArray(type, rows);
+    std::vector<int64_t> idx;
+    for (int64_t r = 40; r >= 0; --r) idx.push_back(r);
+    for (int64_t r = 0; r <= 40; r += 3) idx.push_back(r);
+    ArrayPtr taken = Take(*array, idx);
+    ASSERT_EQ(taken->length, int64_t(idx.size()));
+    for (size_t k = 0; k < idx.size(); ++k)
+      EXPECT_EQ(taken->GetView(int64_t(k)), array->GetView(idx[k])) << type->ToString() << " row " << k;
+    ValidateArray(*taken, "take");
+  }
+}
+
 }  // namespace
 }  // namespace lancelet

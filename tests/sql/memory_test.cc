@@ -82,6 +82,14 @@ class SqlMemoryTest : public ::testing::Test {
     return big - small;
   }
 
+  // The CSV `statement` prints under a memory budget of `budget_mb`.
+  static std::string Csv(const std::string& statement, int budget_mb) {
+    auto r = RunCommand(fmt::format("LANCELET_SQL_MEMORY_MB={} {} sql --db {} --format csv {}", budget_mb,
+                                    ShellQuote(LanceletBinary()), ShellQuote(dir_->path()), ShellQuote(statement)));
+    EXPECT_EQ(r.exit_code, 0) << statement << "\n" << r.err;
+    return r.out;
+  }
+
   static TempDir* dir_;
 };
 
@@ -104,19 +112,13 @@ TEST_F(SqlMemoryTest, GroupByWithMoreGroupsThanItsBudgetSpillsPartitions) {
   // still too large).
   EXPECT_LT(ExtraKb("SELECT k, count(*) AS n, sum(v) AS total FROM {0} GROUP BY k", "LANCELET_SQL_MEMORY_MB=8"),
             32 * 1024);
-  auto grouped = [&](const std::string& statement, int budget_mb) {
-    auto r = RunCommand(fmt::format("LANCELET_SQL_MEMORY_MB={} {} sql --db {} --format csv {}", budget_mb,
-                                    ShellQuote(LanceletBinary()), ShellQuote(dir_->path()), ShellQuote(statement)));
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return r.out;
-  };
   // Spilled (1 MB: partitions of partitions) or held, the same groups: two keys, NULL
   // keys, string keys, and aggregates that keep state (median) or values (DISTINCT).
   const std::string two_keys =
       "SELECT k % 7919 AS b, g % 3 AS c, count(*) AS n, sum(k) AS s, max(v) AS top, median(v) AS med, "
       "count(DISTINCT g) AS gs FROM small GROUP BY b, c ORDER BY b, c";
-  const std::string two_keys_spilled = grouped(two_keys, 1);
-  EXPECT_EQ(two_keys_spilled, grouped(two_keys, 1024));
+  const std::string two_keys_spilled = Csv(two_keys, 1);
+  EXPECT_EQ(two_keys_spilled, Csv(two_keys, 1024));
   const auto lines = SplitLines(two_keys_spilled);
   ASSERT_EQ(lines.size(), 12212u + 1);  // the (b, c) pairs that occur
   EXPECT_EQ(lines[1], "0,0,1,0,0,0,1");
@@ -124,11 +126,39 @@ TEST_F(SqlMemoryTest, GroupByWithMoreGroupsThanItsBudgetSpillsPartitions) {
   const std::string null_keys =
       "SELECT CASE WHEN k % 10 = 0 THEN NULL ELSE k END AS b, count(*) AS n FROM small GROUP BY b "
       "ORDER BY n DESC, b LIMIT 2";
-  EXPECT_EQ(grouped(null_keys, 1), "b,n\n,6000\n1,1\n");
+  EXPECT_EQ(Csv(null_keys, 1), "b,n\n,6000\n1,1\n");
   const std::string text_keys =
       "SELECT count(*) AS groups, sum(n) AS rows, max(n) AS most FROM "
       "(SELECT CAST(k % 20011 AS utf8) AS b, count(*) AS n FROM small GROUP BY b)";
-  EXPECT_EQ(grouped(text_keys, 1), "groups,rows,most\n20011,60000,3\n");
+  EXPECT_EQ(Csv(text_keys, 1), "groups,rows,most\n20011,60000,3\n");
+}
+
+TEST_F(SqlMemoryTest, JoinWithARightSidePastItsBudgetPartitionsBothSides) {
+  // Held, the right side of 3M rows takes some 150 MB (its columns twice, and the hash);
+  // under an 8 MB budget both sides are split into partitions on disk, joined in turn.
+  EXPECT_LT(ExtraKb("SELECT count(*) AS n, sum(b.v) AS total FROM {0} a JOIN {0} b ON a.k = b.k",
+                    "LANCELET_SQL_MEMORY_MB=8"),
+            32 * 1024);
+  EXPECT_EQ(Csv("SELECT count(*) AS n, sum(b.v) AS total FROM big a JOIN big b ON a.k = b.k", 8),
+            "n,total\n3000000,2249999250000\n");
+  // Partitioned (1 MB: partitions of partitions) or held, the same rows: NULL keys on both
+  // sides under every outer join, and an ON clause with a condition besides its key.
+  const std::string sides =
+      "(SELECT CASE WHEN k % 10 = 0 THEN NULL ELSE k END AS x, v FROM small) a {} JOIN "
+      "(SELECT CASE WHEN k % 7 = 0 THEN NULL ELSE k * 2 END AS y, g FROM small) b ON a.x = b.y";
+  for (const std::string kind : {"INNER", "LEFT", "RIGHT", "FULL"}) {
+    const std::string rows =
+        fmt::format("SELECT a.x, a.v, b.y, b.g FROM {} ORDER BY a.x NULLS FIRST, a.v, b.y NULLS FIRST, b.g",
+                    fmt::format(fmt::runtime(sides), kind));
+    const std::string partitioned = Csv(rows, 1);
+    EXPECT_EQ(partitioned, Csv(rows, 1024)) << kind;
+    // Matches: x = k1 even, not a multiple of 10, with k1 / 2 not a multiple of 7.
+    const size_t expected = kind == "INNER" ? 20572 : kind == "FULL" ? 99428 : 60000;
+    EXPECT_EQ(SplitLines(partitioned).size(), expected + 1) << kind;
+  }
+  const std::string residual =
+      "SELECT count(*) AS n, min(b.k) AS first FROM small a JOIN small b ON a.k = b.k AND b.v > 100";
+  EXPECT_EQ(Csv(residual, 1), "n,first\n59799,201\n");
 }
 
 TEST_F(SqlMemoryTest, SelectStreamsItsRows) {

@@ -1,0 +1,116 @@
+// ReadAhead: the source's batches, end and error arrive in order whichever thread read
+// them; the thread starts only once the caller is slow; a reader dropped early stops.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include "lancelet/builder.h"
+#include "lancelet/record_batch.h"
+
+namespace lancelet {
+namespace {
+
+// Before any test runs: read-ahead is on whatever the machine's cores.
+const bool kTwoThreads = (setenv("LANCELET_THREADS", "2", 1), true);
+
+// Batches of one row holding 0, 1, 2, ...; throws at `fail_at` if set, ends at `count`
+// (never when negative). Records which threads called Next.
+class CountingSource final : public RecordBatchReader {
+ public:
+  // `calls` counts the calls to Next, and outlives the source.
+  CountingSource(int64_t count, int64_t fail_at = -1, std::atomic<int64_t>* calls = nullptr)
+      : calls_(calls ? calls : &own_calls_), count_(count), fail_at_(fail_at) {}
+  SchemaPtr schema() const override { return schema_; }
+  RecordBatchPtr Next() override {
+    {
+      std::lock_guard lock(mutex_);
+      threads_.insert(std::this_thread::get_id());
+    }
+    const int64_t i = (*calls_)++;
+    if (i == fail_at_) throw std::runtime_error("batch " + std::to_string(i) + " is corrupt");
+    if (count_ >= 0 && i >= count_) return nullptr;
+    FixedWidthBuilder<int64_t> b(DataType::Int64());
+    b.Append(i);
+    return RecordBatch::Make(schema_, {b.Finish()});
+  }
+  std::set<std::thread::id> threads() {
+    std::lock_guard lock(mutex_);
+    return threads_;
+  }
+
+ private:
+  std::atomic<int64_t> own_calls_{0};
+  std::atomic<int64_t>* calls_;
+  SchemaPtr schema_ = std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("i", DataType::Int64())});
+  int64_t count_, fail_at_;
+  std::mutex mutex_;
+  std::set<std::thread::id> threads_;
+};
+
+int64_t Value(const RecordBatch& b) { return b.column(0)->values<int64_t>()[0]; }
+
+void WorkOnABatch() { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }
+
+TEST(ReadAhead, ASlowCallerGetsEveryBatchInOrderReadOnAnotherThread) {
+  ASSERT_TRUE(kTwoThreads);
+  auto owned = std::make_unique<CountingSource>(20);
+  CountingSource& source = *owned;
+  auto reader = ReadAhead(std::move(owned));
+  ASSERT_NE(reader.get(), &source);
+  EXPECT_EQ(reader->schema()->field(0)->name, "i");
+  for (int64_t i = 0; i < 20; ++i) {
+    auto batch = reader->Next();
+    ASSERT_TRUE(batch) << i;
+    EXPECT_EQ(Value(*batch), i);
+    WorkOnABatch();
+  }
+  EXPECT_EQ(reader->Next(), nullptr);
+  EXPECT_EQ(reader->Next(), nullptr);
+  const auto threads = source.threads();
+  EXPECT_EQ(threads.size(), 2u);  // the first batch inline, the rest on the reader's thread
+  EXPECT_TRUE(threads.count(std::this_thread::get_id()));
+}
+
+TEST(ReadAhead, TheSourcesErrorArrivesAfterTheBatchesBeforeIt) {
+  auto reader = ReadAhead(std::make_unique<CountingSource>(-1, 5));
+  for (int64_t i = 0; i < 5; ++i) {
+    auto batch = reader->Next();
+    ASSERT_TRUE(batch) << i;
+    EXPECT_EQ(Value(*batch), i);
+    WorkOnABatch();
+  }
+  try {
+    reader->Next();
+    FAIL() << "the source's error was lost";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "batch 5 is corrupt");
+  }
+}
+
+TEST(ReadAhead, ADroppedReaderStopsReadingAheadOfItsCaller) {
+  std::atomic<int64_t> calls{0};
+  auto reader = ReadAhead(std::make_unique<CountingSource>(-1, -1, &calls), 2);  // endless
+  for (int64_t i = 0; i < 4; ++i) {
+    ASSERT_EQ(Value(*reader->Next()), i);
+    WorkOnABatch();
+  }
+  // Four taken, at most two waiting, and perhaps one more being read when it stopped.
+  reader.reset();
+  EXPECT_LE(calls.load(), 4 + 2 + 1);
+  EXPECT_GE(calls.load(), 4);
+}
+
+TEST(ReadAhead, AnEmptySourceEndsAtOnce) {
+  auto reader = ReadAhead(std::make_unique<CountingSource>(0));
+  EXPECT_EQ(reader->Next(), nullptr);
+  EXPECT_EQ(reader->Next(), nullptr);
+}
+
+}  // namespace
+}  // namespace lancelet
