@@ -209,9 +209,11 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
   }
   if (TypePtr type = ResolveMoreFunction(name, arg_types, origin)) return type;
   // The aggregates are the SQL layer's, named here so that one message lists every function.
-  ThrowAt(origin, fmt::format("unknown function '{}' (known: abs, array_length, ceil, char_length, coalesce, "
+  ThrowAt(origin, fmt::format("unknown function '{}' (known: abs, array_cosine_similarity, array_distance, "
+                              "array_inner_product, array_length, ceil, char_length, coalesce, "
                               "contains, date_part, date_trunc, exp, extract, floor, greatest, least, len, "
-                              "length, list_element, ln, lower, ltrim, nullif, octet_length, power, "
+                              "length, list_cosine_similarity, list_distance, list_element, list_inner_product, "
+                              "ln, lower, ltrim, nullif, octet_length, power, "
                               "regexp_matches, replace, round, rtrim, split, sqrt, starts_with, strftime, "
                               "substr, trim, upper; aggregates in a "
                               "SELECT: avg, bool_and, bool_or, count, max, median, min, stddev, stddev_pop, "

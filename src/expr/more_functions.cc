@@ -1,17 +1,20 @@
 // Date and time parts (date_part / extract, date_trunc, strftime), lists (list_element
-// and x[i], len), and strings by pattern (regexp_matches in POSIX extended syntax, and
+// and x[i], len, and the vector measures: distance, inner product, cosine similarity), and strings by pattern (regexp_matches in POSIX extended syntax, and
 // split). Semantics follow DuckDB's: positions count from 1, NULL in gives NULL out.
 #include <regex.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "expr/errors.h"
 #include "expr/functions.h"
+#include "expr/numeric.h"
 #include "expr/temporal.h"
 #include "lancelet/builder.h"
 
@@ -211,6 +214,119 @@ ArrayPtr ListElement(const Datum& list, const Datum& index, int64_t n, const Typ
   return out;
 }
 
+// The vector functions, by the name they are called: the Euclidean distance, the inner
+// product and the cosine similarity of two lists of numbers, as float64.
+enum class VectorMeasure { kDistance, kInnerProduct, kCosineSimilarity };
+std::optional<VectorMeasure> VectorMeasureOf(const std::string& name) {
+  if (name == "list_distance" || name == "array_distance") return VectorMeasure::kDistance;
+  if (name == "list_inner_product" || name == "array_inner_product" || name == "list_dot_product")
+    return VectorMeasure::kInnerProduct;
+  if (name == "list_cosine_similarity" || name == "array_cosine_similarity") return VectorMeasure::kCosineSimilarity;
+  return std::nullopt;
+}
+
+// One side of a vector measure: every row's list, or one list for all rows (a literal
+// such as [0.1, 0.2], read once rather than copied per row).
+class VectorSide {
+ public:
+  VectorSide(const Datum& d, int64_t n, const std::string& name, const Expr* origin) {
+    if (d.is_array()) {
+      lists_ = Materialize(d, n);
+      items_.emplace(*lists_->child(0));
+      return;
+    }
+    if (d.scalar.is_null()) return;
+    for (const Scalar& item : d.scalar.as_list()) {
+      if (item.is_null()) ThrowAt(origin, fmt::format("{}(): item {} of a list is NULL, expected a number", name, constant_.size() + 1));
+      constant_.push_back(item.as_double());
+    }
+    constant_valid_ = true;
+  }
+  bool IsNull(int64_t r) const { return lists_ ? lists_->IsNull(r) : !constant_valid_; }
+  // Row r's items (r not NULL), and their count; NULL items are an error.
+  std::pair<const double*, int64_t> Items(int64_t r, const std::string& name, const Expr* origin) const {
+    if (!lists_) return {constant_.data(), int64_t(constant_.size())};
+    int64_t begin, length;
+    if (lists_->type->id() == TypeId::kFixedSizeList) {
+      length = lists_->type->fixed_size();
+      begin = r * length;
+    } else {
+      begin = lists_->offset(r);
+      length = lists_->offset(r + 1) - begin;
+    }
+    const ArrayData& items = *lists_->child(0);
+    if (items.null_count > 0)
+      for (int64_t k = 0; k < length; ++k)
+        if (items.IsNull(begin + k))
+          ThrowAt(origin, fmt::format("{}(): item {} of a list is NULL, expected a number", name, k + 1));
+    return {items_->data() + begin, length};
+  }
+
+ private:
+  ArrayPtr lists_;
+  std::optional<Widened<double>> items_;
+  std::vector<double> constant_;
+  bool constant_valid_ = false;
+};
+
+// The measure of two vectors of n items. Four running sums, not one: a single chain of
+// dependent additions ran at a quarter of the speed.
+template <VectorMeasure M>
+double MeasureOf(const double* p, const double* q, int64_t n) {
+  constexpr int kLanes = 4;
+  double sums[kLanes] = {}, pp[kLanes] = {}, qq[kLanes] = {};  // pp, qq: cosine only
+  auto step = [&](int lane, int64_t k) {
+    if constexpr (M == VectorMeasure::kDistance) {
+      const double d = p[k] - q[k];
+      sums[lane] += d * d;
+    } else {
+      sums[lane] += p[k] * q[k];
+    }
+    if constexpr (M == VectorMeasure::kCosineSimilarity) {
+      pp[lane] += p[k] * p[k];
+      qq[lane] += q[k] * q[k];
+    }
+  };
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes)
+    for (int lane = 0; lane < kLanes; ++lane) step(lane, k + lane);
+  for (int lane = 0; k < n; ++k, ++lane) step(lane, k);
+  auto total = [](const double* lanes) { return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]); };
+  if constexpr (M == VectorMeasure::kDistance) return std::sqrt(total(sums));
+  if constexpr (M == VectorMeasure::kCosineSimilarity) return total(sums) / (std::sqrt(total(pp)) * std::sqrt(total(qq)));
+  return total(sums);
+}
+
+double Measure(VectorMeasure measure, const double* p, const double* q, int64_t n) {
+  switch (measure) {
+    case VectorMeasure::kDistance: return MeasureOf<VectorMeasure::kDistance>(p, q, n);
+    case VectorMeasure::kInnerProduct: return MeasureOf<VectorMeasure::kInnerProduct>(p, q, n);
+    case VectorMeasure::kCosineSimilarity: return MeasureOf<VectorMeasure::kCosineSimilarity>(p, q, n);
+  }
+  return 0;
+}
+
+// Row r of each side pairs its items with the other's; a NULL list gives NULL, lists of
+// different lengths or with NULL items are an error, as in DuckDB.
+ArrayPtr MeasureVectors(VectorMeasure measure, const std::string& name, const Datum& left, const Datum& right,
+                        int64_t n, const Expr* origin) {
+  const VectorSide a(left, n, name, origin), b(right, n, name, origin);
+  FixedWidthBuilder<double> out(DataType::Float64());
+  for (int64_t r = 0; r < n; ++r) {
+    if (a.IsNull(r) || b.IsNull(r)) {
+      out.AppendNull();
+      continue;
+    }
+    const auto [p, length] = a.Items(r, name, origin);
+    const auto [q, other_length] = b.Items(r, name, origin);
+    if (length != other_length)
+      ThrowAt(origin, fmt::format("{}(): the lists have {} and {} items, expected the same number", name, length,
+                                  other_length));
+    out.Append(Measure(measure, p, q, length));
+  }
+  return out.Finish();
+}
+
 // A POSIX extended regular expression, compiled once while the pattern repeats.
 class Pattern {
  public:
@@ -278,6 +394,13 @@ TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_t
     if (!types[0] || !IsListLike(*types[0])) ThrowAt(origin, fmt::format("{}() expects a list, got {}", name, TypeName(types[0])));
     return DataType::Int64();
   }
+  if (VectorMeasureOf(name)) {
+    ExpectArgCount(name, types, 2, 2, origin);
+    for (const auto& t : types)
+      if (!t || !IsListLike(*t) || !t->child(0)->type->is_numeric())
+        ThrowAt(origin, fmt::format("{}() expects two lists of numbers, got {}", name, TypeName(t)));
+    return DataType::Float64();
+  }
   if (name == "regexp_matches" || name == "split" || name == "string_split") {
     ExpectArgCount(name, types, 2, 2, origin);
     for (auto& t : types) {
@@ -330,6 +453,7 @@ ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& arg
     }
     return out.Finish();
   }
+  if (const auto measure = VectorMeasureOf(name)) return MeasureVectors(*measure, name, args[0], args[1], n, origin);
   if (name == "regexp_matches") {
     return RowWise(type, n, [&](int64_t i) -> Scalar {
       Scalar s = RowValue(args[0], i), pattern = RowValue(args[1], i);

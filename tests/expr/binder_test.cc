@@ -109,8 +109,10 @@ TEST(ExprBinder, Functions) {
   EXPECT_EQ(TypeOf("round(score, 1)"), "float32");
   EXPECT_EQ(TypeOf("ROUND(id)"), "int32");
   EXPECT_EQ(BindError("nosuch(id)"),
-            "unknown function 'nosuch' (known: abs, array_length, ceil, char_length, coalesce, contains, date_part, "
-            "date_trunc, exp, extract, floor, greatest, least, len, length, list_element, ln, lower, ltrim, nullif, "
+            "unknown function 'nosuch' (known: abs, array_cosine_similarity, array_distance, array_inner_product, "
+            "array_length, ceil, char_length, coalesce, contains, date_part, date_trunc, exp, extract, floor, "
+            "greatest, least, len, length, list_cosine_similarity, list_distance, list_element, list_inner_product, "
+            "ln, lower, ltrim, nullif, "
             "octet_length, power, regexp_matches, replace, round, rtrim, split, sqrt, starts_with, strftime, substr, "
             "trim, upper; aggregates in a SELECT: avg, bool_and, bool_or, count, max, median, min, stddev, "
             "stddev_pop, string_agg, sum, var_pop, variance) at position 1 in \"nosuch(id)\"");
