@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <set>
 #include <type_traits>
@@ -440,6 +441,7 @@ KeyForm KeyFormOf(const DataType& type) {
     return KeyForm::kBits;
   if (id == TypeId::kUtf8 || id == TypeId::kLargeUtf8 || id == TypeId::kBinary || id == TypeId::kLargeBinary)
     return KeyForm::kBytes;
+  if (type.is_floating()) return KeyForm::kFloat;
   return KeyForm::kText;
 }
 
@@ -491,6 +493,20 @@ void AppendKey(std::string& key, const ArrayData& a, int64_t r, KeyForm form) {
       const int64_t bits = KeyBits(a, r);
       char bytes[9] = {'\x02'};
       std::memcpy(bytes + 1, &bits, 8);
+      key.append(bytes, 9);
+      return;
+    }
+    case KeyForm::kFloat: {
+      double value = VisitStorage(a.type->id(), [&](auto tag) -> double {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, Half> || std::is_floating_point_v<T>) return ToDomain<double>(a.values<T>()[r]);
+        return 0;  // not a kFloat type
+      });
+      // Values SQL calls equal key alike: -0.0 as 0.0, and every NaN as one (NaN = NaN here).
+      if (value == 0) value = 0;
+      if (std::isnan(value)) value = std::numeric_limits<double>::quiet_NaN();
+      char bytes[9] = {'\x02'};
+      std::memcpy(bytes + 1, &value, 8);
       key.append(bytes, 9);
       return;
     }
@@ -647,7 +663,7 @@ void HashAggregate::Add(const RecordBatch& batch) {
       spilled_hashes.push_back(std::hash<std::string_view>{}(key));
     };
     // One key column of bits or bytes is keyed by its raw value, NULL apart.
-    const bool raw = keys.size() == 1 && forms[0] != KeyForm::kText;
+    const bool raw = keys.size() == 1 && (forms[0] == KeyForm::kBits || forms[0] == KeyForm::kBytes);
     std::optional<ByteViews> raw_bytes;
     std::vector<int64_t> raw_bits;
     if (raw && forms[0] == KeyForm::kBytes) raw_bytes.emplace(*keys[0]);

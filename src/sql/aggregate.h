@@ -23,8 +23,9 @@ bool IsAggregateName(const std::string& function);
 // Hash keys for grouping, joins and UNION: equal values of one type give equal keys.
 // kBits: integers, dates and timestamps, by their value widened to 64 bits (so equal
 // integers of different widths key alike); kBytes: strings and binaries, by their bytes;
-// kText: anything else, by ValueKey.
-enum class KeyForm : uint8_t { kBits, kBytes, kText };
+// kFloat: floating point, by the value as a double with -0.0 as 0.0 and one NaN (values
+// SQL calls equal key alike); kText: anything else, by ValueKey.
+enum class KeyForm : uint8_t { kBits, kBytes, kFloat, kText };
 KeyForm KeyFormOf(const DataType& type);
 // Appends row r's key for one column. Each form is prefix-free (a NULL is one byte; a
 // value starts with another byte and has a fixed width, a length, or a terminating 0),

@@ -102,7 +102,7 @@ bool EquiKey(const ExprPtr& e, const Schema& left, const Schema& right, std::vec
     exact = DomainOf(lt) == DomainOf(rt);
   } else if (lt.Equals(rt)) {
     form = KeyFormOf(lt);
-    exact = form != KeyForm::kText;  // ValueKey tells -0.0 from 0.0
+    exact = form != KeyForm::kText;  // ValueKey may tell apart values SQL calls equal
   } else if (lt.is_string() && rt.is_string()) {
     form = KeyForm::kBytes;
     exact = true;
@@ -430,7 +430,7 @@ std::unique_ptr<RecordBatchReader> MakeJoin(const Context& ctx, std::unique_ptr<
     std::vector<JoinKey> keys;
     EquiKeys(on, *left->schema(), *right->schema(), keys);
     for (const auto& k : keys)
-      if (k.form != KeyForm::kText) exact.push_back(k);  // ValueKey tells -0.0 from 0.0
+      if (k.form != KeyForm::kText) exact.push_back(k);  // ValueKey may tell equal values apart
   }
   std::vector<RecordBatchPtr> read;
   uint64_t bytes = 0;
