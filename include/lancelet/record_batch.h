@@ -48,8 +48,8 @@ class RecordBatchReader {
 // `source` read on a thread of its own, up to `depth` batches ahead of the caller, so
 // that producing batches (decoding, filtering) overlaps the caller's work on them. The
 // batches, the end and any error arrive in the source's order. The thread starts once
-// the caller spends longer on a batch than a handoff between threads costs; until then
-// the source is read inline. Returns `source` itself when ReadAheadThreads() is 1.
+// the caller spends longer on three batches in a row than a handoff between threads
+// costs; until then the source is read inline. Returns `source` itself when ReadAheadThreads() is 1.
 std::unique_ptr<RecordBatchReader> ReadAhead(std::unique_ptr<RecordBatchReader> source, size_t depth = 2);
 // The threads a command may use: LANCELET_THREADS when set, else the machine's cores.
 int ReadAheadThreads();

@@ -33,13 +33,15 @@ class ReadAheadReader final : public RecordBatchReader {
   SchemaPtr schema() const override { return schema_; }
 
   RecordBatchPtr Next() override {
-    // The source is read inline until the caller is seen to spend kWorthAThread on a
-    // batch: a thread handoff costs tens of microseconds (more on a virtual machine), so
+    // The source is read inline until the caller is seen to spend kWorthAThread on
+    // batches: a thread handoff costs tens of microseconds (more on a virtual machine), so
     // a caller that only sums a column would pay more than it gains. Starting late also
     // means that a reader opened but not yet read (the probe side of a join while its
     // build sides are read) decodes nothing concurrently.
     if (!worker_.joinable() && !ended_) {
-      if (!returned_ || Clock::now() - *returned_ < kWorthAThread) {
+      // Three slow batches in a row, so that one page fault or preemption does not decide.
+      slow_batches_ = returned_ && Clock::now() - *returned_ >= kWorthAThread ? slow_batches_ + 1 : 0;
+      if (slow_batches_ < 3) {
         RecordBatchPtr batch = source_->Next();
         ended_ = batch == nullptr;
         returned_ = Clock::now();
@@ -97,6 +99,7 @@ class ReadAheadReader final : public RecordBatchReader {
   const SchemaPtr schema_;
   const size_t depth_;
   std::optional<Clock::time_point> returned_;  // when an inline Next() last returned
+  int slow_batches_ = 0;                        // the caller's slow batches in a row, read inline
   std::thread worker_;
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -73,7 +73,7 @@ TEST(ReadAhead, ASlowCallerGetsEveryBatchInOrderReadOnAnotherThread) {
   EXPECT_EQ(reader->Next(), nullptr);
   EXPECT_EQ(reader->Next(), nullptr);
   const auto threads = source.threads();
-  EXPECT_EQ(threads.size(), 2u);  // the first batch inline, the rest on the reader's thread
+  EXPECT_EQ(threads.size(), 2u);  // the first batches inline, the rest on the reader's thread
   EXPECT_TRUE(threads.count(std::this_thread::get_id()));
 }
 
