@@ -1,5 +1,6 @@
 // Date and time parts (date_part / extract, date_trunc, strftime), lists (list_element
-// and x[i], len, and the vector measures: distance, inner product, cosine similarity), and strings by pattern (regexp_matches in POSIX extended syntax, and
+// and x[i], len, and the vector measures: distance, inner product, cosine similarity),
+// and strings by pattern (regexp_matches in POSIX extended syntax, and
 // split). Semantics follow DuckDB's: positions count from 1, NULL in gives NULL out.
 #include <regex.h>
 
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -27,6 +29,16 @@ bool IsTemporal(const DataType& t) {
 }
 
 bool IsListLike(const DataType& t) { return t.id() == TypeId::kList || t.id() == TypeId::kLargeList || t.id() == TypeId::kFixedSizeList; }
+
+// Row r's items in a list-like array's child: the first and how many (r not NULL).
+std::pair<int64_t, int64_t> ListSpan(const ArrayData& lists, int64_t r) {
+  if (lists.type->id() == TypeId::kFixedSizeList) {
+    const int64_t width = lists.type->fixed_size();
+    return {r * width, width};
+  }
+  const int64_t begin = lists.offset(r);
+  return {begin, lists.offset(r + 1) - begin};
+}
 
 // A date or timestamp broken down (UTC).
 struct Civil {
@@ -186,13 +198,11 @@ ArrayPtr ListElement(const Datum& list, const Datum& index, int64_t n, const Typ
   std::vector<int64_t> take(size_t(n), 0);
   auto valid = Buffer::Allocate(size_t((n + 7) / 8));
   int64_t nulls = 0;
-  const int32_t fixed = lists->type->id() == TypeId::kFixedSizeList ? lists->type->fixed_size() : 0;
   for (int64_t r = 0; r < n; ++r) {
     const Scalar i = index.is_array() ? GetScalar(*index.array, r) : index.scalar;
     int64_t k = 0, begin = 0, length = 0;
     if (!lists->IsNull(r) && !i.is_null()) {
-      begin = fixed ? r * fixed : lists->offset(r);
-      length = fixed ? fixed : lists->offset(r + 1) - begin;
+      std::tie(begin, length) = ListSpan(*lists, r);
       k = i.as_int();
       if (k < 0) k += length + 1;
     }
@@ -237,7 +247,7 @@ class VectorSide {
     }
     if (d.scalar.is_null()) return;
     for (const Scalar& item : d.scalar.as_list()) {
-      if (item.is_null()) ThrowAt(origin, fmt::format("{}(): item {} of a list is NULL, expected a number", name, constant_.size() + 1));
+      if (item.is_null()) NullItem(name, int64_t(constant_.size()), origin);
       constant_.push_back(item.as_double());
     }
     constant_valid_ = true;
@@ -246,23 +256,19 @@ class VectorSide {
   // Row r's items (r not NULL), and their count; NULL items are an error.
   std::pair<const double*, int64_t> Items(int64_t r, const std::string& name, const Expr* origin) const {
     if (!lists_) return {constant_.data(), int64_t(constant_.size())};
-    int64_t begin, length;
-    if (lists_->type->id() == TypeId::kFixedSizeList) {
-      length = lists_->type->fixed_size();
-      begin = r * length;
-    } else {
-      begin = lists_->offset(r);
-      length = lists_->offset(r + 1) - begin;
-    }
+    const auto [begin, length] = ListSpan(*lists_, r);
     const ArrayData& items = *lists_->child(0);
     if (items.null_count > 0)
       for (int64_t k = 0; k < length; ++k)
-        if (items.IsNull(begin + k))
-          ThrowAt(origin, fmt::format("{}(): item {} of a list is NULL, expected a number", name, k + 1));
+        if (items.IsNull(begin + k)) NullItem(name, k, origin);
     return {items_->data() + begin, length};
   }
 
  private:
+  [[noreturn]] static void NullItem(const std::string& name, int64_t k, const Expr* origin) {
+    ThrowAt(origin, fmt::format("{}(): item {} of a list is NULL, expected a number", name, k + 1));
+  }
+
   ArrayPtr lists_;
   std::optional<Widened<double>> items_;
   std::vector<double> constant_;
@@ -293,7 +299,8 @@ double MeasureOf(const double* p, const double* q, int64_t n) {
   for (int lane = 0; k < n; ++k, ++lane) step(lane, k);
   auto total = [](const double* lanes) { return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]); };
   if constexpr (M == VectorMeasure::kDistance) return std::sqrt(total(sums));
-  if constexpr (M == VectorMeasure::kCosineSimilarity) return total(sums) / (std::sqrt(total(pp)) * std::sqrt(total(qq)));
+  if constexpr (M == VectorMeasure::kCosineSimilarity)
+    return total(sums) / (std::sqrt(total(pp)) * std::sqrt(total(qq)));
   return total(sums);
 }
 
@@ -445,11 +452,10 @@ ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& arg
     return ListElement(args[0], args[1], n, type);
   if (name == "len" || name == "array_length" || name == "list_length") {
     const ArrayPtr lists = Materialize(args[0], n);
-    const int32_t fixed = lists->type->id() == TypeId::kFixedSizeList ? lists->type->fixed_size() : 0;
     FixedWidthBuilder<int64_t> out(DataType::Int64());
     for (int64_t r = 0; r < n; ++r) {
       if (lists->IsNull(r)) out.AppendNull();
-      else out.Append(fixed ? fixed : lists->offset(r + 1) - lists->offset(r));
+      else out.Append(ListSpan(*lists, r).second);
     }
     return out.Finish();
   }

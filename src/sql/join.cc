@@ -133,6 +133,13 @@ bool RowKey(const RecordBatch& batch, const std::vector<JoinKey>& keys, bool lef
   return true;
 }
 
+// The columns of a join's output: the left side's, then the right side's.
+SchemaPtr JoinedSchema(const Schema& left, const Schema& right) {
+  auto fields = left.fields();
+  for (const auto& f : right.fields()) fields.push_back(f);
+  return std::make_shared<Schema>(fields);
+}
+
 // A join of a stream (left) with rows held in memory (right). Candidate pairs come from
 // a hash of the right side on the ON clause's equalities between the sides (every pair
 // when it has none); the whole ON clause then decides. Output keeps left row order, and
@@ -142,9 +149,7 @@ class JoinReader final : public RecordBatchReader {
   JoinReader(const Context& ctx, std::unique_ptr<RecordBatchReader> left, RecordBatchPtr right,
              JoinClause::Kind kind, const ExprPtr& on)
       : left_(std::move(left)), right_(std::move(right)), kind_(kind) {
-    auto fields = left_->schema()->fields();
-    for (const auto& f : right_->schema()->fields()) fields.push_back(f);
-    schema_ = std::make_shared<Schema>(fields);
+    schema_ = JoinedSchema(*left_->schema(), *right_->schema());
     if (on) {
       on_ = Bind(*on, *schema_);
       if (on_->type->id() != TypeId::kBool)
@@ -349,9 +354,7 @@ class PartitionedJoinReader final : public RecordBatchReader {
       : ctx_(ctx), left_(std::move(left)), kind_(kind), on_(std::move(on)), keys_(std::move(keys)), depth_(depth) {
     left_schema_ = left_->schema();
     right_schema_ = right_rest->schema();
-    auto fields = left_schema_->fields();
-    for (const auto& f : right_schema_->fields()) fields.push_back(f);
-    schema_ = std::make_shared<Schema>(fields);
+    schema_ = JoinedSchema(*left_schema_, *right_schema_);
     right_parts_.resize(kSpillPartitions);
     for (const auto& batch : right_read) Split(*batch, false, right_parts_);
     right_read.clear();
