@@ -36,6 +36,9 @@ class RecordBatch {
 };
 using RecordBatchPtr = std::shared_ptr<RecordBatch>;
 
+// The bytes the batch's columns hold (BufferBytes of each column).
+uint64_t BufferBytes(const RecordBatch& batch);
+
 // A pull-based stream of batches (scans, file readers, format readers).
 class RecordBatchReader {
  public:

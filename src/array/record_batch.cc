@@ -74,4 +74,10 @@ bool RecordBatch::Equals(const RecordBatch& o) const {
   return true;
 }
 
+uint64_t BufferBytes(const RecordBatch& batch) {
+  uint64_t bytes = 0;
+  for (const auto& column : batch.columns()) bytes += BufferBytes(*column);
+  return bytes;
+}
+
 }  // namespace lancelet

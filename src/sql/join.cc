@@ -414,12 +414,6 @@ class PartitionedJoinReader final : public RecordBatchReader {
   std::unique_ptr<RecordBatchReader> current_;  // the join of partition next_part_ - 1
 };
 
-uint64_t BatchBytes(const RecordBatch& batch) {
-  uint64_t bytes = 0;
-  for (const auto& c : batch.columns()) bytes += BufferBytes(*c);
-  return bytes;
-}
-
 // Reads the right side, and joins it held in memory (JoinReader) or, once it outgrows
 // its share of the budget, partitioned. The share is a quarter: the held rows are copied
 // once more (with a NULL row for outer joins), and hashed. A join without an exact
@@ -438,7 +432,7 @@ std::unique_ptr<RecordBatchReader> MakeJoin(const Context& ctx, std::unique_ptr<
   std::vector<RecordBatchPtr> read;
   uint64_t bytes = 0;
   while (auto batch = right->Next()) {
-    bytes += BatchBytes(*batch);
+    bytes += BufferBytes(*batch);
     read.push_back(std::move(batch));
     if (bytes > share && !exact.empty())
       return std::make_unique<PartitionedJoinReader>(ctx, std::move(left), std::move(read), std::move(right), kind, on,

@@ -225,7 +225,7 @@ void Sorter::Add(RecordBatchPtr rows) {
     if (std::find(keep.begin(), keep.end(), false) != keep.end()) rows = rows->Filter(keep);
   }
   held_rows_ += rows->num_rows();
-  for (const auto& column : rows->columns()) held_bytes_ += BufferBytes(*column);
+  held_bytes_ += BufferBytes(*rows);
   held_.push_back(std::move(rows));
   if (keep_ && held_rows_ >= std::max<int64_t>(2 * *keep_, 65536)) SortHeld();
   // Sorting copies the held rows twice (concatenated, then in order): they take a third.
@@ -237,8 +237,7 @@ void Sorter::SortHeld() {
   auto order = SortOrder(KeysOf(*all), items_, all->num_rows(), keep_);
   held_ = {all->Take(order)};
   held_rows_ = held_[0]->num_rows();
-  held_bytes_ = 0;
-  for (const auto& column : held_[0]->columns()) held_bytes_ += BufferBytes(*column);
+  held_bytes_ = BufferBytes(*held_[0]);
   if (keep_ && held_rows_ == *keep_ && held_rows_ > 0) {
     last_kept_.clear();
     for (const auto& key : KeysOf(*held_[0])) last_kept_.push_back(Slice(*key, held_rows_ - 1, 1));
