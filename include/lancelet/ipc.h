@@ -41,7 +41,7 @@ class IpcStreamWriter {
   int64_t bytes_written() const { return bytes_written_; }
 
  private:
-  void Emit(const std::string& bytes);
+  void Emit(std::string_view bytes);
 
   std::ostream& out_;
   std::shared_ptr<const Schema> schema_;

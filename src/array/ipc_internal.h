@@ -111,10 +111,19 @@ using DictionaryFields = std::unordered_map<const Field*, DictionaryEncoding>;
 SchemaPtr DecodeSchema(const fb::FlatTable& schema, bool* big_endian = nullptr,
                        DictionaryFields* dictionaries = nullptr);
 
-// One framed message: the encapsulated metadata and the body that follows it.
+// One framed message: the encapsulated metadata and the body that follows it. The body
+// is a list of parts, so that a batch's buffers are written where they are instead of
+// being copied into one string first; `held` keeps what the parts point into alive.
 struct EncodedMessage {
-  std::string metadata;  // flatbuffer, unpadded
-  std::string body;      // already padded to 8 bytes
+  std::string metadata;                      // flatbuffer, unpadded
+  std::vector<std::string_view> body;        // in order; together padded to 8 bytes
+  std::vector<std::shared_ptr<const void>> held;
+  size_t body_size = 0;                      // the parts' total length
+
+  // A message whose body is `body`, owned (already padded).
+  static EncodedMessage Of(std::string metadata, std::string body = {});
+  // The parts joined.
+  std::string Body() const;
 };
 // Continuation marker, padded metadata length, padded metadata, body.
 std::string FrameMessage(const EncodedMessage& message);

@@ -25,20 +25,21 @@ class BodyWriter {
     nodes_.push_back({array.length, array.null_count});
     if (array.type->id() == TypeId::kNull) return;  // Arrow's null layout has no buffers
     if (array.null_count > 0 && array.buffers[0]) {
-      AddBuffer(*array.buffers[0], (array.length + 7) / 8);
+      AddBuffer(array.buffers[0], (array.length + 7) / 8);
     } else {
       AddBytes(nullptr, 0, 0);  // all valid: an empty validity buffer
     }
     const DataType& type = *array.type;
     switch (type.id()) {
       case TypeId::kFixedSizeBinary:
-        AddBuffer(*array.buffers[1], array.length * type.fixed_size());
+        AddBuffer(array.buffers[1], array.length * type.fixed_size());
         return;
       case TypeId::kUtf8:
       case TypeId::kLargeUtf8:
       case TypeId::kBinary:
       case TypeId::kLargeBinary: {
         auto [start, end] = AddOffsets(array);
+        message_.held.push_back(array.buffers[2]);
         AddBytes(array.buffers[2]->data() + start, end - start, end - start);
         return;
       }
@@ -68,38 +69,49 @@ class BodyWriter {
       default: {
         int bits = type.bit_width();
         int64_t need = bits == 1 ? (array.length + 7) / 8 : array.length * (bits / 8);
-        AddBuffer(*array.buffers[1], need);
+        AddBuffer(array.buffers[1], need);
         return;
       }
     }
   }
 
   EncodedMessage Finish(int64_t length) {
-    EncodedMessage message;
-    message.metadata = EncodeRecordBatchMessage(length, nodes_, buffers_, body_.size());
-    message.body = std::move(body_);
-    return message;
+    message_.metadata = EncodeRecordBatchMessage(length, nodes_, buffers_, message_.body_size);
+    return std::move(message_);
   }
 
   EncodedMessage FinishDictionary(int64_t id, int64_t length) {
-    EncodedMessage message;
-    message.metadata = EncodeDictionaryBatchMessage(id, length, nodes_, buffers_, body_.size());
-    message.body = std::move(body_);
-    return message;
+    message_.metadata = EncodeDictionaryBatchMessage(id, length, nodes_, buffers_, message_.body_size);
+    return std::move(message_);
   }
 
  private:
-  void AddBuffer(const Buffer& buffer, int64_t need) {
-    AddBytes(buffer.data(), std::min<size_t>(buffer.size(), need), need);
+  void AddBuffer(const BufferPtr& buffer, int64_t need) {
+    message_.held.push_back(buffer);
+    AddBytes(buffer->data(), std::min<size_t>(buffer->size(), need), need);
   }
 
-  // Appends `avail` bytes, zero-fills up to `need`, pads to the body alignment.
+  // Adds `avail` bytes (which must outlive the message: `held` keeps their owner),
+  // zero-fills up to `need`, pads to the body alignment.
   void AddBytes(const uint8_t* data, size_t avail, size_t need) {
-    buffers_.push_back({static_cast<int64_t>(body_.size()), static_cast<int64_t>(need)});
-    if (avail > 0) body_.append(reinterpret_cast<const char*>(data), avail);
-    body_.append(need - avail, '\0');
-    body_.append(PaddedSize(body_.size()) - body_.size(), '\0');
+    buffers_.push_back({static_cast<int64_t>(message_.body_size), static_cast<int64_t>(need)});
+    if (avail > 0) AddPart({reinterpret_cast<const char*>(data), avail});
+    AddZeros(need - avail + PaddedSize(need) - need);
     static_assert(kBodyAlignment == 8);
+  }
+
+  void AddZeros(size_t n) {
+    static constexpr char kZeros[64] = {};
+    if (n <= sizeof(kZeros)) return AddPart({kZeros, n});
+    auto zeros = std::make_shared<const std::string>(n, '\0');
+    AddPart(*zeros);
+    message_.held.push_back(std::move(zeros));
+  }
+
+  void AddPart(std::string_view part) {
+    if (part.empty()) return;
+    message_.body.push_back(part);
+    message_.body_size += part.size();
   }
 
   // Writes the offsets rebased to start at 0; returns the original first and last offset.
@@ -109,24 +121,25 @@ class BodyWriter {
     bool large = array.type->has_large_offsets();
     size_t width = large ? 8 : 4;
     if (start == 0) {
-      AddBuffer(*array.buffers[1], (n + 1) * width);
+      AddBuffer(array.buffers[1], (n + 1) * width);
       return {start, end};
     }
-    std::string rebased((n + 1) * width, '\0');
+    auto rebased = std::make_shared<std::string>((n + 1) * width, '\0');
     for (int64_t i = 0; i <= n; ++i) {
       int64_t v = array.offset(i) - start;
       if (large) {
-        std::memcpy(rebased.data() + i * 8, &v, 8);
+        std::memcpy(rebased->data() + i * 8, &v, 8);
       } else {
         int32_t v32 = static_cast<int32_t>(v);
-        std::memcpy(rebased.data() + i * 4, &v32, 4);
+        std::memcpy(rebased->data() + i * 4, &v32, 4);
       }
     }
-    AddBytes(reinterpret_cast<const uint8_t*>(rebased.data()), rebased.size(), rebased.size());
+    AddBytes(reinterpret_cast<const uint8_t*>(rebased->data()), rebased->size(), rebased->size());
+    message_.held.push_back(std::move(rebased));
     return {start, end};
   }
 
-  std::string body_;
+  EncodedMessage message_;
   std::vector<FieldNode> nodes_;
   std::vector<BufferSpec> buffers_;
 };
@@ -162,7 +175,7 @@ bool HasDictionaries(const Field& field) {
   return false;
 }
 
-EncodedMessage EncodeSchema(const Schema& schema) { return {EncodeSchemaMessage(schema), {}}; }
+EncodedMessage EncodeSchema(const Schema& schema) { return EncodedMessage::Of(EncodeSchemaMessage(schema)); }
 
 void CheckBatch(const Schema& schema, const RecordBatch& batch) {
   if (batch.num_columns() != schema.num_fields())
@@ -211,7 +224,24 @@ std::string FramePrefix(const EncodedMessage& message) {
   return out;
 }
 
-std::string FrameMessage(const EncodedMessage& message) { return FramePrefix(message) + message.body; }
+EncodedMessage EncodedMessage::Of(std::string metadata, std::string body) {
+  EncodedMessage message;
+  message.metadata = std::move(metadata);
+  auto owned = std::make_shared<const std::string>(std::move(body));
+  if (!owned->empty()) message.body.push_back(*owned);
+  message.body_size = owned->size();
+  message.held.push_back(std::move(owned));
+  return message;
+}
+
+std::string EncodedMessage::Body() const {
+  std::string out;
+  out.reserve(body_size);
+  for (std::string_view part : body) out += part;
+  return out;
+}
+
+std::string FrameMessage(const EncodedMessage& message) { return FramePrefix(message) + message.Body(); }
 
 std::string EndOfStream() {
   std::string out;
@@ -224,7 +254,7 @@ std::string EndOfStream() {
 
 namespace lancelet {
 
-void IpcStreamWriter::Emit(const std::string& bytes) {
+void IpcStreamWriter::Emit(std::string_view bytes) {
   out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!out_) ThrowIo("Arrow IPC stream: write of {} bytes at byte {} failed", bytes.size(), bytes_written_);
   bytes_written_ += static_cast<int64_t>(bytes.size());
@@ -256,7 +286,7 @@ void IpcStreamWriter::WriteBatch(const RecordBatch& batch) {
   // Prefix and body go out as they are: framing them into one string would copy the body.
   for (const auto& dictionary : dictionaries) Emit(ipc::FrameMessage(dictionary));
   Emit(ipc::FramePrefix(*message));
-  Emit(message->body);
+  for (std::string_view part : message->body) Emit(part);
 }
 
 void IpcStreamWriter::Close() {
@@ -330,12 +360,12 @@ std::string WriteIpcFile(const Schema& schema_in, const std::vector<RecordBatchP
   std::vector<ipc::Block> dictionary_blocks, blocks;
   for (const auto& dictionary : dictionaries) {
     dictionary_blocks.push_back({static_cast<int64_t>(out.size()), ipc::FramedMetadataSize(dictionary), 0,
-                                 static_cast<int64_t>(dictionary.body.size())});
+                                 static_cast<int64_t>(dictionary.body_size)});
     out += ipc::FrameMessage(dictionary);
   }
   for (const auto& message : messages) {
     blocks.push_back({static_cast<int64_t>(out.size()), ipc::FramedMetadataSize(message), 0,
-                      static_cast<int64_t>(message.body.size())});
+                      static_cast<int64_t>(message.body_size)});
     out += ipc::FrameMessage(message);
   }
   out += ipc::EndOfStream();

@@ -290,6 +290,31 @@ TEST(Ipc, ColumnsWithoutNullsReadBackWithoutValidity) {
   EXPECT_EQ(got->column(0)->GetView(1), "bc");
 }
 
+// A batch's body is written from the batch's own buffers, not from a copy of them, and
+// the message keeps them alive after the batch is gone.
+TEST(Ipc, BatchBodyPointsIntoTheBatchBuffersAndHoldsThem) {
+  auto schema = std::make_shared<Schema>(
+      std::vector<FieldPtr>{Field::Make("x", DataType::Int64()), Field::Make("s", DataType::Utf8())});
+  auto batch = RecordBatch::Make(schema, {MakeArray(DataType::Int64(), {testing::I(5), testing::I(6), testing::I(7)}),
+                                          MakeArray(DataType::Utf8(), {testing::Str("ab"), testing::Str("cde"), testing::Str("")})});
+  const std::string expected = ipc::FrameMessage(ipc::EncodeBatch(*schema, *batch));
+  ipc::EncodedMessage message = ipc::EncodeBatch(*schema, *batch);
+  const auto* values = reinterpret_cast<const char*>(batch->column(0)->buffers[1]->data());
+  const auto* bytes = reinterpret_cast<const char*>(batch->column(1)->buffers[2]->data());
+  auto part_at = [&](const char* data) {
+    return std::count_if(message.body.begin(), message.body.end(), [&](std::string_view p) { return p.data() == data; });
+  };
+  EXPECT_EQ(part_at(values), 1);
+  EXPECT_EQ(part_at(bytes), 1);
+  size_t total = 0;
+  for (std::string_view part : message.body) total += part.size();
+  EXPECT_EQ(total, message.body_size);
+  // int64 values 24, offsets 16, bytes 5 padded to 8; both validity buffers are empty.
+  EXPECT_EQ(message.body_size, 48u);
+  batch.reset();
+  EXPECT_EQ(ipc::FrameMessage(message), expected);
+}
+
 // ------------------------------------------------------------------ other writers' layouts
 
 struct HandBatch {
@@ -310,9 +335,8 @@ std::string Bytes(std::vector<T> values) {
 
 ipc::EncodedMessage HandMessage(const HandBatch& batch, int64_t rows,
                                 std::optional<ipc::CompressionCodec> codec) {
-  return {ipc::EncodeRecordBatchMessage(rows, batch.nodes, batch.buffers, int64_t(batch.body.size()),
-                                        codec),
-          batch.body};
+  return ipc::EncodedMessage::Of(
+      ipc::EncodeRecordBatchMessage(rows, batch.nodes, batch.buffers, int64_t(batch.body.size()), codec), batch.body);
 }
 
 std::string HandStream(const Schema& schema, const HandBatch& batch, int64_t rows,
@@ -420,7 +444,7 @@ TEST(Ipc, ReadsLegacyFramingWithoutContinuationMarker) {
     std::string meta = m.metadata;
     meta.append((8 - (meta.size() + 4) % 8) % 8, '\0');
     uint32_t len = uint32_t(meta.size());
-    return std::string(reinterpret_cast<const char*>(&len), 4) + meta + m.body;
+    return std::string(reinterpret_cast<const char*>(&len), 4) + meta + m.Body();
   };
   std::string bytes = legacy(ipc::EncodeSchema(*schema)) + legacy(ipc::EncodeBatch(*schema, *batch)) +
                       std::string(4, '\0');
@@ -816,7 +840,7 @@ std::string BatchWithCompressionTable(uint8_t codec, uint8_t method, size_t* bat
   std::string message = b.Finish(b.EndTable());
   std::string schema_msg = ipc::FrameMessage(ipc::EncodeSchema(*schema));
   *batch_pos = schema_msg.size();
-  return schema_msg + ipc::FrameMessage({message, ""}) + ipc::EndOfStream();
+  return schema_msg + ipc::FrameMessage(ipc::EncodedMessage::Of(message)) + ipc::EndOfStream();
 }
 
 TEST(IpcCompression, UnknownCodecOrMethodIsNotSupported) {
@@ -878,7 +902,7 @@ TEST(Ipc, ADictionaryBatchNoFieldUsesIsCorrupt) {
   b.AddUInt8(ipc::kMessageHeaderType, uint8_t(ipc::MessageType::kDictionaryBatch));
   b.AddRef(ipc::kMessageHeader, header);
   std::string message = b.Finish(b.EndTable());
-  std::string bytes = ipc::FrameMessage(ipc::EncodeSchema(*schema)) + ipc::FrameMessage({message, ""});
+  std::string bytes = ipc::FrameMessage(ipc::EncodeSchema(*schema)) + ipc::FrameMessage(ipc::EncodedMessage::Of(message));
   ExpectError([&] { ReadIpc(bytes, "dict")->Next(); }, ErrorKind::kCorrupt,
               {"dict: Arrow dictionary batch at byte", "has id 1, which no field of the schema uses"});
 }
@@ -909,7 +933,7 @@ TEST(Ipc, DictionaryFieldsReadAsTheirValuesAndUnknownTypesAreNotSupported) {
     b.AddInt16(ipc::kMessageVersion, ipc::kMetadataV5);
     b.AddUInt8(ipc::kMessageHeaderType, uint8_t(ipc::MessageType::kSchema));
     b.AddRef(ipc::kMessageHeader, schema);
-    return ipc::FrameMessage({b.Finish(b.EndTable()), ""}) + ipc::EndOfStream();
+    return ipc::FrameMessage(ipc::EncodedMessage::Of(b.Finish(b.EndTable()))) + ipc::EndOfStream();
   };
   // A dictionary-encoded utf8 field reports utf8 (its batches carry the values).
   EXPECT_EQ(ReadIpc(schema_message(5, true), "d.arrows")->schema()->ToString(), "col:utf8 not null");
