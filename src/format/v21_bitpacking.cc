@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <vector>
 
 #include "format/little_endian.h"
 #include "format/v21_compression.h"
@@ -164,6 +165,74 @@ void FastLanesUnpack(uint32_t word_bits, uint32_t width, const uint8_t* packed, 
     case 32: return UnpackLanes<uint32_t>(width, packed, out);
     case 64: return UnpackLanes<uint64_t>(width, packed, out);
     default: ThrowCorrupt("bit-packing of {}-bit values (expected 8, 16, 32 or 64)", word_bits);
+  }
+}
+
+namespace {
+
+// Where each of a block's 1024 values sits: its row (bit stream position) and lane, the
+// inverse of the order UnpackLanes writes.
+template <typename T>
+struct LanePositions {
+  uint8_t row[kFastLanesValues];
+  uint8_t lane[kFastLanesValues];
+  LanePositions() {
+    constexpr uint32_t kBits = 8 * sizeof(T), kLanes = uint32_t(kFastLanesValues) / kBits;
+    for (uint32_t r = 0; r < kBits; ++r)
+      for (uint32_t l = 0; l < kLanes; ++l) {
+        const uint32_t value = uint32_t(kFastLanesOrder[r / 8] * 16 + (r % 8) * 128) + l;
+        row[value] = uint8_t(r);
+        lane[value] = uint8_t(l);
+      }
+  }
+};
+
+template <typename T>
+bool GatherPacked(std::string_view data, uint64_t n, std::span<const uint64_t> rows, uint64_t first, uint8_t* out) {
+  constexpr uint32_t kBits = 8 * sizeof(T), kLanes = uint32_t(kFastLanesValues) / kBits;
+  static const LanePositions<T> positions;
+  struct Block {
+    uint32_t width;
+    const uint8_t* packed;
+  };
+  std::vector<Block> blocks;
+  const auto* in = reinterpret_cast<const uint8_t*>(data.data());
+  uint64_t pos = 0;
+  for (uint64_t done = 0; done < n; done += kFastLanesValues) {
+    if (pos + sizeof(T) > data.size()) return false;
+    const uint64_t width = LoadWord(in + pos, sizeof(T));
+    pos += sizeof(T);
+    if (width > kBits || pos + width * 128 > data.size()) return false;
+    blocks.push_back({uint32_t(width), in + pos});
+    pos += width * 128;
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const uint64_t v = rows[i] - first;
+    const Block& block = blocks[v / kFastLanesValues];
+    T value = 0;
+    if (block.width > 0) {
+      const uint32_t o = uint32_t(v % kFastLanesValues);
+      const uint32_t first_bit = uint32_t(positions.row[o]) * block.width, shift = first_bit % kBits;
+      const uint8_t* word = block.packed + (uint64_t(first_bit / kBits) * kLanes + positions.lane[o]) * sizeof(T);
+      value = T(LoadLE<T>(word) >> shift);
+      if (shift + block.width > kBits) value = T(value | T(LoadLE<T>(word + kLanes * sizeof(T)) << (kBits - shift)));
+      if (block.width < kBits) value = T(value & T((T(1) << block.width) - 1));
+    }
+    StoreLE<T>(out + i * sizeof(T), value);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool GatherInlineBitpacked(uint32_t word_bits, std::string_view data, uint64_t n, std::span<const uint64_t> rows,
+                           uint64_t first, uint8_t* out) {
+  switch (word_bits) {
+    case 8: return GatherPacked<uint8_t>(data, n, rows, first, out);
+    case 16: return GatherPacked<uint16_t>(data, n, rows, first, out);
+    case 32: return GatherPacked<uint32_t>(data, n, rows, first, out);
+    case 64: return GatherPacked<uint64_t>(data, n, rows, first, out);
+    default: return false;
   }
 }
 

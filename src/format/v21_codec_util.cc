@@ -173,6 +173,16 @@ void PageReader::ReadPlainRows(uint64_t, uint64_t, uint8_t*) const {
   ThrowInvalid("this page does not hold plain fixed-width rows");
 }
 
+void PageReader::TakePlainRows(std::span<const uint64_t> rows, uint64_t first_row, uint8_t* out) const {
+  const uint64_t row_bytes = PlainRowBytes();
+  for (size_t k = 0; k < rows.size();) {
+    size_t j = k + 1;
+    while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
+    ReadPlainRows(rows[k] - first_row, j - k, out + k * row_bytes);
+    k = j;
+  }
+}
+
 pb::CompressiveEncoding* DescribeGeneral(const std::optional<GeneralCompression>& compression,
                                          pb::CompressiveEncoding* encoding) {
   if (!compression) return encoding;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -42,6 +43,13 @@ std::string DecodeInlineBitpacking(uint32_t word_bits, std::string_view data, ui
 // unpacked (word_bits each), whichever the buffer length says.
 std::string DecodeOutOfLineBitpacking(uint32_t word_bits, uint32_t width, std::string_view data, uint64_t n,
                                       const std::string& where);
+// Values rows[i] - first of an InlineBitpacking buffer of n values (word_bits each),
+// written to out + i * word_bits / 8; each is unpacked alone, which beats unpacking whole
+// blocks when a take needs few of their values. Every row must lie in [first, first + n).
+// False, with nothing promised about `out`, when the buffer is not what
+// DecodeInlineBitpacking accepts (which then names the fault).
+bool GatherInlineBitpacked(uint32_t word_bits, std::string_view data, uint64_t n, std::span<const uint64_t> rows,
+                           uint64_t first, uint8_t* out);
 // The inverse of DecodeInlineBitpacking: n values of word_bits / 8 bytes at `values`, each
 // block of 1024 (the last one padded with zeros) at the bit width of its widest value.
 std::string EncodeInlineBitpacking(uint32_t word_bits, const uint8_t* values, uint64_t n);

@@ -485,8 +485,8 @@ class FieldDecoderImpl final : public FieldDecoder {
   }
 
   // Take's counterpart of ReadPlain: each row copied straight from its page into its
-  // place in the answer, `rows` in any order; runs of consecutive rows within one page are
-  // read at once. Null when some page needs the general path.
+  // place in the answer, `rows` in any order; the rows that fall in one page, one after
+  // the other, go to that page at once. Null when some page needs the general path.
   ArrayPtr TakePlain(std::span<const uint64_t> rows) const {
     if (paths_.size() != 1 || paths_[0].size() != 1) return nullptr;
     const uint64_t row_bytes = PlainRowBytes(*field_.type);
@@ -502,11 +502,11 @@ class FieldDecoderImpl final : public FieldDecoder {
                                           [](uint64_t row, const PageEntry& page) { return row < page.first_row; });
       if (after == pages.begin()) return nullptr;
       const size_t p = size_t(after - pages.begin()) - 1;
-      const uint64_t page_end = pages[p].first_row + pages[p].num_rows;
+      const uint64_t page_first = pages[p].first_row, page_end = page_first + pages[p].num_rows;
       if (rows[k] >= page_end) return nullptr;  // the general path reports the short column
       size_t j = k + 1;
-      while (j < rows.size() && rows[j] == rows[j - 1] + 1 && rows[j] < page_end) ++j;
-      Reader(0, p).ReadPlainRows(rows[k] - pages[p].first_row, j - k, values->mutable_data() + k * row_bytes);
+      while (j < rows.size() && rows[j] >= page_first && rows[j] < page_end) ++j;
+      Reader(0, p).TakePlainRows(rows.subspan(k, j - k), page_first, values->mutable_data() + k * row_bytes);
       k = j;
     }
     return MakePlainArray(field_.type, int64_t(rows.size()), std::move(values));

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -172,6 +173,10 @@ class PageReader {
   // Writes rows [start, start + count) as PlainRowBytes() bytes each to `out`. Only for
   // pages with PlainRowBytes() > 0.
   virtual void ReadPlainRows(uint64_t start, uint64_t count, uint8_t* out) const;
+  // Writes page row rows[i] - first_row, PlainRowBytes() bytes, to out + i * PlainRowBytes(),
+  // `rows` in any order and all within the page. Only for pages with PlainRowBytes() > 0.
+  // This default reads each run of consecutive rows with ReadPlainRows.
+  virtual void TakePlainRows(std::span<const uint64_t> rows, uint64_t first_row, uint8_t* out) const;
 };
 
 std::unique_ptr<PageReader> MakePageReader(PageSource page, const pb::PageLayout& layout);

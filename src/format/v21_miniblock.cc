@@ -453,6 +453,26 @@ std::optional<EncodedPage> EncodeMiniBlock(const ShreddedLeaf& leaf, const Value
 
 namespace {
 
+// out[i] = value rows[i] - first of `values`, `row_bytes` bytes each.
+template <size_t kBytes>
+void GatherFixed(const uint8_t* values, std::span<const uint64_t> rows, uint64_t first, uint8_t* out) {
+  for (size_t i = 0; i < rows.size(); ++i) std::memcpy(out + i * kBytes, values + (rows[i] - first) * kBytes, kBytes);
+}
+
+void GatherPlainValues(const uint8_t* values, std::span<const uint64_t> rows, uint64_t first, uint64_t row_bytes,
+                       uint8_t* out) {
+  switch (row_bytes) {
+    case 1: return GatherFixed<1>(values, rows, first, out);
+    case 2: return GatherFixed<2>(values, rows, first, out);
+    case 4: return GatherFixed<4>(values, rows, first, out);
+    case 8: return GatherFixed<8>(values, rows, first, out);
+    case 16: return GatherFixed<16>(values, rows, first, out);
+    default:
+      for (size_t i = 0; i < rows.size(); ++i)
+        std::memcpy(out + i * row_bytes, values + (rows[i] - first) * row_bytes, row_bytes);
+  }
+}
+
 struct ChunkMeta {
   uint64_t offset = 0, size = 0;
   uint64_t first_value = 0, num_values = 0;
@@ -528,6 +548,39 @@ class MiniBlockReader final : public PageReader {
                      chunk->values.count);
       std::memcpy(out + (row - start) * row_bytes, chunk->values.data.data() + begin * row_bytes, n * row_bytes);
       row += n;
+    }
+  }
+
+  // The rows that fall in one chunk, one after the other, are gathered from it at once:
+  // a take touching most chunks decodes (or locates) each once, not once per row.
+  void TakePlainRows(std::span<const uint64_t> rows, uint64_t first_row, uint8_t* out) const override {
+    const uint64_t row_bytes = PlainRowBytes();
+    if (row_bytes == 0) return PageReader::TakePlainRows(rows, first_row, out);
+    for (size_t k = 0; k < rows.size();) {
+      const uint64_t value = rows[k] - first_row;
+      if (rows[k] < first_row || value >= page_.num_rows)
+        ThrowInvalid("{}: row {} is outside the page of {} rows", page_.where, value, page_.num_rows);
+      const size_t c = ChunkOfValue(value);
+      if (c >= chunks_.size()) ThrowCorrupt("{}: the chunks end before row {}", page_.where, value);
+      const ChunkMeta& meta = chunks_[c];
+      const uint64_t chunk_first = first_row + meta.first_value;
+      uint64_t last = value - meta.first_value;  // the furthest value read from the chunk
+      size_t j = k + 1;
+      for (; j < rows.size() && rows[j] >= chunk_first && rows[j] - chunk_first < meta.num_values; ++j)
+        last = std::max(last, rows[j] - chunk_first);
+      const std::span<const uint64_t> group = rows.subspan(k, j - k);
+      if (!codec_.compressed && layout_.num_buffers() == 1) {
+        std::lock_guard<std::mutex> lock(window_mutex_);
+        GatherPlainValues(PlainValuesLocked(c, row_bytes), group, chunk_first, row_bytes, out + k * row_bytes);
+        ReleaseWindowAfterLastChunkLocked(c);
+      } else if (!GatherBitpacked(c, group, chunk_first, row_bytes, out + k * row_bytes)) {
+        auto chunk = Chunk(c);
+        if (last >= chunk->values.count || (last + 1) * row_bytes > chunk->values.data.size())
+          ThrowCorrupt("{}, chunk {}: value {} is past the {} decoded values", page_.where, c, last, chunk->values.count);
+        GatherPlainValues(reinterpret_cast<const uint8_t*>(chunk->values.data.data()), group, chunk_first, row_bytes,
+                          out + k * row_bytes);
+      }
+      k = j;
     }
   }
 
@@ -732,20 +785,51 @@ class MiniBlockReader final : public PageReader {
   // For an uncompressed plain page (PlainRowBytes without a codec): values [begin, +n) of
   // chunk c copied straight from its bytes, with no decoded copy of the chunk.
   void CopyPlainValues(size_t c, uint64_t begin, uint64_t n, uint64_t row_bytes, uint8_t* out) const {
-    const ChunkMeta& meta = chunks_[c];
     std::lock_guard<std::mutex> lock(window_mutex_);
+    std::memcpy(out, PlainValuesLocked(c, row_bytes) + begin * row_bytes, n * row_bytes);
+    ReleaseWindowAfterLastChunkLocked(c);
+  }
+
+  // The values of chunk c of an uncompressed plain page, in place (hold window_mutex_).
+  const uint8_t* PlainValuesLocked(size_t c, uint64_t row_bytes) const {
+    const std::string_view values = ValueBufferLocked(c);
+    // The chunk must hold all of its values, as a decode would check, not just those read.
+    if (chunks_[c].num_values * row_bytes > values.size())
+      ThrowCorrupt("{}, chunk {}: {} values of {} bytes do not fit the chunk's {} value bytes", page_.where, c,
+                   chunks_[c].num_values, row_bytes, values.size());
+    return reinterpret_cast<const uint8_t*>(values.data());
+  }
+
+  // The one value buffer of chunk c of a page without levels, in place (hold window_mutex_).
+  std::string_view ValueBufferLocked(size_t c) const {
+    const ChunkMeta& meta = chunks_[c];
     const uint8_t* bytes = ChunkBytesLocked(c);
     // [u16 levels][u16 or u32 size of the one buffer], padded to 8, then the values.
     const uint64_t size_width = layout_.has_large_chunk() ? 4 : 2;
     const uint64_t data_start = (2 + size_width + 7) / 8 * 8;
     if (meta.size < 2 + size_width) ThrowCorrupt("{}, chunk {}: chunk of {} bytes is truncated", page_.where, c, meta.size);
     const uint64_t data_size = size_width == 4 ? LoadLE<uint32_t>(bytes + 2) : LoadLE<uint16_t>(bytes + 2);
-    // The chunk must hold all of its values, as a decode would check, not just those read.
-    if (data_start + data_size > meta.size || begin + n > meta.num_values || meta.num_values * row_bytes > data_size)
-      ThrowCorrupt("{}, chunk {}: {} values of {} bytes do not fit the chunk's {} value bytes", page_.where, c,
-                   meta.num_values, row_bytes, data_size);
-    std::memcpy(out, bytes + data_start + begin * row_bytes, n * row_bytes);
+    if (data_start + data_size > meta.size)
+      ThrowCorrupt("{}, chunk {}: a value buffer of {} bytes does not fit the chunk's {} bytes", page_.where, c,
+                   data_size, meta.size);
+    return {reinterpret_cast<const char*>(bytes + data_start), data_size};
+  }
+
+  // Rows `group` of chunk c (all in it) unpacked one by one from its bit-packed values,
+  // with no decoded copy of the chunk: for a take that needs under a quarter of them, when
+  // the page's values are InlineBitpacking alone. False when the chunk must be decoded.
+  bool GatherBitpacked(size_t c, std::span<const uint64_t> group, uint64_t chunk_first, uint64_t row_bytes,
+                       uint8_t* out) const {
+    const pb::CompressiveEncoding& e = *codec_.compressed;
+    if (e.compression_case() != pb::CompressiveEncoding::kInlineBitpacking || e.inline_bitpacking().has_values() ||
+        e.inline_bitpacking().uncompressed_bits_per_value() != row_bytes * 8 || layout_.num_buffers() != 1 ||
+        group.size() * 4 >= chunks_[c].num_values)
+      return false;
+    std::lock_guard<std::mutex> lock(window_mutex_);
+    const bool gathered = GatherInlineBitpacked(uint32_t(row_bytes * 8), ValueBufferLocked(c), chunks_[c].num_values,
+                                                group, chunk_first, out);
     ReleaseWindowAfterLastChunkLocked(c);
+    return gathered;
   }
   static constexpr uint64_t kMaxWindowBytes = 256 << 10;
 

@@ -152,6 +152,54 @@ TEST(InlineBitpacking, RejectsBadBlocks) {
   EXPECT_EQ(KindOf([&] { DecodeInlineBitpacking(24, data, 10, "t"); }), ErrorKind::kCorrupt);
 }
 
+// A take's values unpacked one by one agree with whole-block unpacking, at every word size,
+// at the extreme widths, across two blocks of different widths (the second partial), in
+// any order and with repeats.
+TEST(InlineBitpacking, GatheredValuesMatchTheDecodedBlocks) {
+  for (uint32_t word_bits : {8u, 16u, 32u, 64u}) {
+    for (uint32_t first_width : {0u, 1u, 3u, word_bits - 1, word_bits}) {
+      const uint32_t second_width = word_bits / 2 + 1;
+      SCOPED_TRACE(std::to_string(word_bits) + "-bit words, widths " + std::to_string(first_width) + " and " +
+                   std::to_string(second_width));
+      std::string data;
+      PutLE(data, first_width, word_bits / 8);
+      data += ReferencePack(word_bits, first_width, RandomValues(first_width, 1024, 3));
+      PutLE(data, second_width, word_bits / 8);
+      data += ReferencePack(word_bits, second_width, RandomValues(second_width, 1024, 4));
+      const uint64_t n = 1500, first = 70;
+      const std::string decoded = DecodeInlineBitpacking(word_bits, data, n, "t");
+      std::vector<uint64_t> rows;
+      for (uint64_t v = 0; v < n; v += 7) rows.push_back(first + (v * 389) % n);
+      rows.push_back(first + n - 1);
+      rows.push_back(first);
+      rows.push_back(first);
+      std::string got(rows.size() * word_bits / 8, '\0');
+      ASSERT_TRUE(GatherInlineBitpacked(word_bits, data, n, rows, first, reinterpret_cast<uint8_t*>(got.data())));
+      std::string want;
+      for (uint64_t row : rows) want += decoded.substr((row - first) * word_bits / 8, word_bits / 8);
+      EXPECT_EQ(got, want);
+    }
+  }
+}
+
+TEST(InlineBitpacking, GatherRefusesBadBlocks) {
+  const std::vector<uint64_t> rows = {0, 5};
+  std::string out(16, '\0');
+  auto* dst = reinterpret_cast<uint8_t*>(out.data());
+  std::string wide;
+  PutLE(wide, 33, 4);  // wider than the 32-bit values
+  wide += std::string(33 * 128, '\0');
+  EXPECT_FALSE(GatherInlineBitpacked(32, wide, 10, rows, 0, dst));
+  std::string short_data;
+  PutLE(short_data, 3, 4);
+  short_data += std::string(100, '\0');  // needs 384
+  EXPECT_FALSE(GatherInlineBitpacked(32, short_data, 10, rows, 0, dst));
+  std::string one_block;
+  PutLE(one_block, 0, 4);
+  EXPECT_FALSE(GatherInlineBitpacked(32, one_block, 1025, rows, 0, dst));  // 1025 values need two blocks
+  EXPECT_FALSE(GatherInlineBitpacked(24, wide, 10, rows, 0, dst));
+}
+
 // -------------------------------------------------------------------- OutOfLineBitpacking
 
 TEST(OutOfLineBitpacking, PackedAndRawTails) {
