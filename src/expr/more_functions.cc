@@ -165,8 +165,8 @@ Scalar FromMicros(int64_t micros, const TypePtr& type) {
 
 // c plus `count` units. Months, quarters and years move the calendar date and keep the
 // day, clamped to the month's last (Jan 31 + 1 month = Feb 28 or 29), as DuckDB; the
-// other units add a fixed time. A date plus a unit shorter than a day stays a date, the
-// time of day dropped (the result keeps the input's type).
+// other units add a fixed time. The result is `type`: a timestamp for a date (its time of
+// day midnight), as DuckDB and PostgreSQL type date + INTERVAL.
 Scalar AddInterval(const Civil& c, int64_t count, const std::string& unit_name, const TypePtr& type,
                    const Expr* origin) {
   using namespace std::chrono;
@@ -379,7 +379,8 @@ TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_t
       ThrowAt(origin, fmt::format("an INTERVAL can only be added to a date or timestamp, not {}", TypeName(types[0])));
     types[1] = DataType::Int64();
     types[2] = DataType::Utf8();
-    return types[0];
+    return types[0]->id() == TypeId::kDate32 || types[0]->id() == TypeId::kDate64 ? DataType::Timestamp(TimeUnit::kMicro)
+                                                                                   : types[0];
   }
   if (name == "strftime") {
     ExpectArgCount(name, types, 2, 2, origin);
