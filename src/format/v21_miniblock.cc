@@ -820,6 +820,7 @@ class MiniBlockReader final : public PageReader {
   // the page's values are InlineBitpacking alone. False when the chunk must be decoded.
   bool GatherBitpacked(size_t c, std::span<const uint64_t> group, uint64_t chunk_first, uint64_t row_bytes,
                        uint8_t* out) const {
+    if (!codec_.compressed) return false;
     const pb::CompressiveEncoding& e = *codec_.compressed;
     if (e.compression_case() != pb::CompressiveEncoding::kInlineBitpacking || e.inline_bitpacking().has_values() ||
         e.inline_bitpacking().uncompressed_bits_per_value() != row_bytes * 8 || layout_.num_buffers() != 1 ||
