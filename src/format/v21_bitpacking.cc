@@ -32,6 +32,9 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "the packed words are read as native little-endian words");
 
+// The value that lane 0 of `row` holds; lane l holds the value l after it (v21_compression.h).
+uint32_t FastLanesRowStart(uint32_t row) { return uint32_t(kFastLanesOrder[row / 8] * 16 + (row % 8) * 128); }
+
 // FastLanesUnpack for one word type. Every lane does the same shifts at the same row, so
 // the inner loop runs over the lanes with loop-invariant shifts (and vectorizes).
 template <typename T>
@@ -44,7 +47,7 @@ void UnpackLanes(uint32_t width, const uint8_t* packed, uint8_t* out) {
     const uint32_t first_bit = row * width;
     const uint32_t shift = first_bit % kBits;
     const uint8_t* words = packed + uint64_t(first_bit / kBits) * kLanes * sizeof(T);
-    uint8_t* dst = out + uint64_t(kFastLanesOrder[row / 8] * 16 + (row % 8) * 128) * sizeof(T);
+    uint8_t* dst = out + uint64_t(FastLanesRowStart(row)) * sizeof(T);
     if (shift + width > kBits) {  // the value continues in the lane's next word
       const uint8_t* next = words + kLanes * sizeof(T);
       const uint32_t back = kBits - shift;
@@ -70,7 +73,7 @@ void PackLanes(uint32_t width, const uint8_t* in, uint8_t* packed) {
     const uint32_t first_bit = row * width;
     const uint32_t shift = first_bit % kBits;
     uint8_t* words = packed + uint64_t(first_bit / kBits) * kLanes * sizeof(T);
-    const uint8_t* src = in + uint64_t(kFastLanesOrder[row / 8] * 16 + (row % 8) * 128) * sizeof(T);
+    const uint8_t* src = in + uint64_t(FastLanesRowStart(row)) * sizeof(T);
     for (uint32_t lane = 0; lane < kLanes; ++lane) {
       const T v = LoadLE<T>(src + lane * sizeof(T));
       StoreLE<T>(words + lane * sizeof(T), T(LoadLE<T>(words + lane * sizeof(T)) | T(v << shift)));
@@ -180,7 +183,7 @@ struct LanePositions {
     constexpr uint32_t kBits = 8 * sizeof(T), kLanes = uint32_t(kFastLanesValues) / kBits;
     for (uint32_t r = 0; r < kBits; ++r)
       for (uint32_t l = 0; l < kLanes; ++l) {
-        const uint32_t value = uint32_t(kFastLanesOrder[r / 8] * 16 + (r % 8) * 128) + l;
+        const uint32_t value = FastLanesRowStart(r) + l;
         row[value] = uint8_t(r);
         lane[value] = uint8_t(l);
       }
