@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "sql/aggregate.h"
 #include "sql/exec.h"
 #include "table/commit.h"
 #include "table/compaction.h"
@@ -106,7 +107,7 @@ void EquiKey(const ExprPtr& e, const Scope& scope, std::vector<std::pair<std::st
     keys.push_back({strip(r->path[0], tp), strip(l->path[0], sp)});
 }
 
-// Whether equal values of these types have equal ValueKeys.
+// Whether equal values of these types have equal keys (AppendKey in the form chosen below).
 bool HashableTogether(const DataType& a, const DataType& b) {
   return a.Equals(b) || (a.is_integer() && b.is_integer()) || (a.is_string() && b.is_string());
 }
@@ -218,12 +219,19 @@ table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const D
                                                        *source->column(k.second)->type);
                             }),
              keys.end());
+  // Integers key by their value widened (int32 meets int64), strings by their bytes,
+  // floats as doubles with -0.0 as 0.0: keys equal where the ON clause's = holds.
+  std::vector<KeyForm> forms;
+  for (const auto& k : keys) {
+    const DataType& t = *target_read.field(size_t(target_read.FieldIndex(k.first)))->type;
+    forms.push_back(t.is_integer() ? KeyForm::kBits : t.is_string() ? KeyForm::kBytes : KeyFormOf(t));
+  }
   auto key_of = [&](const RecordBatch& b, bool is_target, int64_t r, std::string& out) {
     out.clear();
-    for (const auto& k : keys) {
-      const auto& col = b.column(is_target ? k.first : k.second);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const auto& col = b.column(is_target ? keys[i].first : keys[i].second);
       if (col->IsNull(r)) return false;  // NULL never equals anything
-      out += ValueKey(*col, r) + '\0';
+      AppendKey(out, *col, r, forms[i]);
     }
     return true;
   };
