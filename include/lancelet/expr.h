@@ -97,6 +97,31 @@ const char* BinaryOpSymbol(BinaryOp op);  // "OR", "=", "<>", "+" ...
 bool IsComparison(BinaryOp op);
 bool IsArithmetic(BinaryOp op);
 
+// One end of a window frame: UNBOUNDED PRECEDING, n PRECEDING, CURRENT ROW, n FOLLOWING
+// or UNBOUNDED FOLLOWING.
+struct FrameBound {
+  enum class Kind : uint8_t { kUnboundedPreceding, kPreceding, kCurrentRow, kFollowing, kUnboundedFollowing };
+  Kind kind = Kind::kCurrentRow;
+  int64_t offset = 0;  // kPreceding / kFollowing
+};
+
+// The OVER (...) of a window function call, which only the SQL layer evaluates. Its
+// expressions are the call node's args after the function's own arguments (arguments,
+// then PARTITION BY, then ORDER BY), so that every rewrite of args reaches them.
+struct WindowSpec {
+  size_t arguments = 0;   // args[0, arguments): the function's arguments
+  size_t partitions = 0;  // then the PARTITION BY expressions; the rest are ORDER BY's
+  std::vector<bool> descending;                 // per ORDER BY expression
+  std::vector<std::optional<bool>> nulls_first; // per ORDER BY expression; default as ORDER BY
+  // The frame: ROWS counts rows, RANGE counts peers (rows equal under ORDER BY). Without
+  // an explicit frame: the whole partition without ORDER BY, else RANGE BETWEEN
+  // UNBOUNDED PRECEDING AND CURRENT ROW.
+  bool rows = false;
+  bool explicit_frame = false;
+  FrameBound start{FrameBound::Kind::kUnboundedPreceding, 0};
+  FrameBound end{FrameBound::Kind::kCurrentRow, 0};
+};
+
 struct Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
 
@@ -123,6 +148,8 @@ struct Expr {
   // kSubquery: the SQL layer's parsed SELECT, and what it stands for: "" (its one value),
   // "exists" (whether it has rows) or "in" (its values, as IN's list).
   std::shared_ptr<const void> subquery;
+  // kCall: OVER (...) makes the call a window function (see WindowSpec).
+  std::shared_ptr<const WindowSpec> window;
 
   // Builders for code that makes expressions without text.
   static ExprPtr Literal(Scalar value);

@@ -86,7 +86,11 @@ class Binder {
           ThrowAt(e.get(), fmt::format("cannot cast {} to {}", x->type->ToString(), e->cast_type->ToString()));
         return Coerce(x, e->cast_type, e);
       }
-      case ExprKind::kCall: return BindCall(e);
+      case ExprKind::kCall:
+        if (e->window)
+          ThrowAt(e.get(), fmt::format("window function {}() is allowed only in a SELECT's select list and ORDER BY",
+                                       e->function));
+        return BindCall(e);
       case ExprKind::kSubquery: ThrowAt(e.get(), "a subquery is allowed only in a SQL statement");
     }
     ThrowAt(e.get(), "unknown expression kind");

@@ -164,6 +164,47 @@ void PrintList(const std::vector<ExprPtr>& items, size_t from, std::string* out)
   }
 }
 
+void Print(const Expr& e, std::string* out);
+
+std::string FrameBoundText(const FrameBound& b) {
+  switch (b.kind) {
+    case FrameBound::Kind::kUnboundedPreceding: return "UNBOUNDED PRECEDING";
+    case FrameBound::Kind::kPreceding: return std::to_string(b.offset) + " PRECEDING";
+    case FrameBound::Kind::kCurrentRow: return "CURRENT ROW";
+    case FrameBound::Kind::kFollowing: return std::to_string(b.offset) + " FOLLOWING";
+    case FrameBound::Kind::kUnboundedFollowing: return "UNBOUNDED FOLLOWING";
+  }
+  return "";
+}
+
+// The arguments of a window call, then ") OVER (...)".
+void PrintWindow(const Expr& e, std::string* out) {
+  const WindowSpec& w = *e.window;
+  for (size_t i = 0; i < w.arguments; ++i) {
+    if (i) *out += ", ";
+    Print(*e.args[i], out);
+  }
+  *out += ") OVER (";
+  std::string spec;
+  const size_t order_from = w.arguments + w.partitions;
+  for (size_t i = w.arguments; i < order_from; ++i) {
+    spec += i == w.arguments ? "PARTITION BY " : ", ";
+    Print(*e.args[i], &spec);
+  }
+  for (size_t i = order_from; i < e.args.size(); ++i) {
+    spec += i == order_from ? (spec.empty() ? "ORDER BY " : " ORDER BY ") : ", ";
+    Print(*e.args[i], &spec);
+    const size_t k = i - order_from;
+    if (w.descending[k]) spec += " DESC";
+    if (w.nulls_first[k]) spec += *w.nulls_first[k] ? " NULLS FIRST" : " NULLS LAST";
+  }
+  if (w.explicit_frame) {
+    spec += spec.empty() ? "" : " ";
+    spec += fmt::format("{} BETWEEN {} AND {}", w.rows ? "ROWS" : "RANGE", FrameBoundText(w.start), FrameBoundText(w.end));
+  }
+  *out += spec + ")";
+}
+
 void Print(const Expr& e, std::string* out) {
   switch (e.kind) {
     case ExprKind::kLiteral: *out += LiteralToString(e.literal); return;
@@ -260,8 +301,12 @@ void Print(const Expr& e, std::string* out) {
       *out += e.function + "(";
       if (e.star_argument) *out += "*";
       if (e.distinct) *out += "DISTINCT ";
-      PrintList(e.args, 0, out);
-      *out += ")";
+      if (!e.window) {
+        PrintList(e.args, 0, out);
+        *out += ")";
+        return;
+      }
+      PrintWindow(e, out);
       return;
     case ExprKind::kSubquery:  // the statement's text is the SQL layer's
       *out += e.function == "exists" ? "EXISTS (SELECT ...)" : "(SELECT ...)";

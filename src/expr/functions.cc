@@ -217,7 +217,9 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
                               "regexp_matches, replace, round, rtrim, split, sqrt, starts_with, strftime, "
                               "substr, trim, upper; aggregates in a "
                               "SELECT: avg, bool_and, bool_or, count, max, median, min, stddev, stddev_pop, "
-                              "string_agg, sum, var_pop, variance)",
+                              "string_agg, sum, var_pop, variance; window functions, with OVER (...): "
+                              "cume_dist, dense_rank, first_value, lag, last_value, lead, nth_value, ntile, "
+                              "percent_rank, rank, row_number)",
                               name));
 }
 

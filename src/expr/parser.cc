@@ -520,7 +520,84 @@ ExprPtr Parser::ParseCall(const Token& name) {
     while (ConsumeSymbol(","));
   }
   ExpectSymbol(")");
+  if (Peek().IsKeyword("OVER") && Peek(1).IsSymbol("(")) ParseWindow(*node);
   return node;
+}
+
+// OVER ([PARTITION BY x, ...] [ORDER BY y [ASC|DESC] [NULLS FIRST|LAST], ...] [frame]),
+// after a call: its expressions join the call's args (see WindowSpec).
+void Parser::ParseWindow(Expr& call) {
+  Next();
+  ExpectSymbol("(");
+  auto spec = std::make_shared<WindowSpec>();
+  spec->arguments = call.args.size();
+  if (ConsumeKeyword("PARTITION")) {
+    ExpectKeyword("BY");
+    do call.args.push_back(ParseExpression());
+    while (ConsumeSymbol(","));
+    spec->partitions = call.args.size() - spec->arguments;
+  }
+  if (ConsumeKeyword("ORDER")) {
+    ExpectKeyword("BY");
+    do {
+      call.args.push_back(ParseExpression());
+      const bool descending = ConsumeKeyword("DESC");
+      if (!descending) ConsumeKeyword("ASC");
+      std::optional<bool> nulls_first;
+      if (ConsumeKeyword("NULLS")) {
+        if (ConsumeKeyword("FIRST")) nulls_first = true;
+        else if (ConsumeKeyword("LAST")) nulls_first = false;
+        else Fail("FIRST or LAST after NULLS");
+      }
+      spec->descending.push_back(descending);
+      spec->nulls_first.push_back(nulls_first);
+    } while (ConsumeSymbol(","));
+  }
+  if (Peek().IsKeyword("ROWS") || Peek().IsKeyword("RANGE")) {
+    const Token unit = Next();
+    spec->rows = unit.IsKeyword("ROWS");
+    spec->explicit_frame = true;
+    if (ConsumeKeyword("BETWEEN")) {
+      spec->start = ParseFrameBound();
+      ExpectKeyword("AND");
+      spec->end = ParseFrameBound();
+    } else {
+      spec->start = ParseFrameBound();
+      spec->end = FrameBound{};
+    }
+    using K = FrameBound::Kind;
+    if (spec->start.kind == K::kUnboundedFollowing || spec->end.kind == K::kUnboundedPreceding ||
+        int(spec->start.kind) > int(spec->end.kind))
+      FailAt(unit, "a window frame starts before it ends (UNBOUNDED PRECEDING, n PRECEDING, CURRENT ROW, "
+                   "n FOLLOWING, UNBOUNDED FOLLOWING)");
+    if (!spec->rows && (spec->start.kind == K::kPreceding || spec->start.kind == K::kFollowing ||
+                        spec->end.kind == K::kPreceding || spec->end.kind == K::kFollowing))
+      FailAt(unit, "a RANGE frame's bounds are UNBOUNDED or CURRENT ROW; use ROWS for n PRECEDING / FOLLOWING");
+  }
+  ExpectSymbol(")");
+  call.window = spec;
+}
+
+FrameBound Parser::ParseFrameBound() {
+  using K = FrameBound::Kind;
+  if (ConsumeKeyword("CURRENT")) {
+    ExpectKeyword("ROW");
+    return {K::kCurrentRow, 0};
+  }
+  if (ConsumeKeyword("UNBOUNDED")) {
+    if (ConsumeKeyword("PRECEDING")) return {K::kUnboundedPreceding, 0};
+    ExpectKeyword("FOLLOWING");
+    return {K::kUnboundedFollowing, 0};
+  }
+  const Token count = Next();
+  if (count.kind != TokenKind::kInteger) FailAt(count, "a frame bound: UNBOUNDED, CURRENT ROW or a row count");
+  int64_t n = 0;
+  auto [end, ec] = std::from_chars(count.text.data(), count.text.data() + count.text.size(), n);
+  if (ec != std::errc() || end != count.text.data() + count.text.size())
+    FailAt(count, "a frame's row count is a whole number up to 2^63 - 1");
+  if (ConsumeKeyword("PRECEDING")) return {K::kPreceding, n};
+  ExpectKeyword("FOLLOWING");
+  return {K::kFollowing, n};
 }
 
 ExprPtr Parser::ParseSubquery(const Token& at, const std::string& what) {

@@ -77,6 +77,8 @@ class Parser {
   // (condition, value)... [, else]; CASE x WHEN a makes the condition x = a.
   ExprPtr ParseCase(const Token& keyword);
   ExprPtr ParseCall(const Token& name);
+  void ParseWindow(Expr& call);
+  FrameBound ParseFrameBound();
   ExprPtr ParseColumn(const Token& first);
   ExprPtr ParseList(const Token& open);
 

@@ -410,6 +410,9 @@ class StringAggAccumulator final : public Accumulator {
   std::vector<std::optional<std::string>> joined_;
 };
 
+
+}  // namespace
+
 std::unique_ptr<Accumulator> MakeAccumulator(const Context& ctx, const AggregateCall& agg) {
   const Expr& call = *agg.call;
   const std::string& f = call.function;
@@ -432,8 +435,6 @@ std::unique_ptr<Accumulator> MakeAccumulator(const Context& ctx, const Aggregate
   if (f == "string_agg") return std::make_unique<StringAggAccumulator>(agg, AggregateSeparator(ctx, call));
   return std::make_unique<ValuesAccumulator>(ctx, agg);  // sum and avg of float16
 }
-
-}  // namespace
 
 KeyForm KeyFormOf(const DataType& type) {
   const TypeId id = type.id();

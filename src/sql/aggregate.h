@@ -74,6 +74,9 @@ class Accumulator {
   virtual ArrayPtr Finish(size_t group_count) = 0;
 };
 
+// The accumulator of one aggregate call.
+std::unique_ptr<Accumulator> MakeAccumulator(const Context& ctx, const AggregateCall& agg);
+
 // Numbers distinct keys (byte strings) 0, 1, 2, ... by first appearance. Open addressing
 // with linear probing, at most half full; the keys are copied into blocks that never
 // move. A node-based map spent half of a GROUP BY hashing and chasing nodes.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "lancelet/scalar.h"
+#include "sql/correlated.h"
 #include "sql/exec.h"
 
 namespace lancelet::sql {
@@ -150,6 +151,26 @@ std::string RunInsert(const Context& ctx, const InsertStmt& stmt) {
   return fmt::format("INSERT {}; {}", RowCount(uint64_t(batch->num_rows())), VersionNote(stmt.table.name, ds, next));
 }
 
+namespace {
+
+// `e` with its subqueries' values in place. A subquery that names a column of `table`
+// (correlated) is refused: UPDATE and DELETE re-evaluate their predicate when they retry
+// after a concurrent commit, which a per-row subquery value cannot be.
+ExprPtr UncorrelatedValues(const Context& ctx, const TableRef& table, const ExprPtr& e, const char* clause) {
+  SelectStmt probe;
+  probe.from = table;
+  probe.where = e;
+  Correlations correlated;
+  MarkCorrelated(ctx, probe, correlated);
+  if (!correlated.empty())
+    ctx.Fail(e->position, fmt::format("a subquery in {} may not name a column of '{}' (correlated); use MERGE INTO "
+                                      "{} USING (SELECT ...) ON ..., or x IN (SELECT ...) without naming it",
+                                      clause, table.qualifier(), table.name));
+  return WithSubqueryValues(ctx, e);
+}
+
+}  // namespace
+
 std::string RunUpdate(const Context& ctx, const UpdateStmt& stmt) {
   auto ds = OpenTable(ctx, stmt.table);
   const Schema& schema = *ds->schema();
@@ -159,13 +180,13 @@ std::string RunUpdate(const Context& ctx, const UpdateStmt& stmt) {
     const Field& field = FindColumn(ctx, schema, s.column, s.position, stmt.table.name);
     for (const auto& other : set)
       if (other.column == s.column) ctx.Fail(s.position, fmt::format("column '{}' is set twice", s.column));
-    ExprPtr e = StripQualifier(s.expr, qualifiers);
+    ExprPtr e = StripQualifier(UncorrelatedValues(ctx, stmt.table, s.expr, "UPDATE's SET"), qualifiers);
     Bind(*Expr::Assign(e, field.type, field.name), WithPseudoColumns(schema));  // errors point into the statement
     set.push_back({s.column, ToString(*e)});
   }
   std::string predicate;
   if (stmt.where) {
-    ExprPtr w = StripQualifier(WithSubqueryValues(ctx, stmt.where), qualifiers);
+    ExprPtr w = StripQualifier(UncorrelatedValues(ctx, stmt.table, stmt.where, "UPDATE's WHERE"), qualifiers);
     Bind(*w, WithPseudoColumns(schema));
     predicate = ToString(*w);
   }
@@ -180,7 +201,8 @@ std::string RunDelete(const Context& ctx, const DeleteStmt& stmt) {
   auto ds = OpenTable(ctx, stmt.table);
   std::string predicate = "true";
   if (stmt.where) {
-    ExprPtr w = StripQualifier(WithSubqueryValues(ctx, stmt.where), {stmt.table.name, stmt.table.qualifier()});
+    ExprPtr w = StripQualifier(UncorrelatedValues(ctx, stmt.table, stmt.where, "DELETE's WHERE"),
+                               {stmt.table.name, stmt.table.qualifier()});
     Bind(*w, WithPseudoColumns(*ds->schema()));
     predicate = ToString(*w);
   }

@@ -162,6 +162,15 @@ ExprPtr MapColumns(const ExprPtr& expr, const std::function<ExprPtr(const Expr&)
   return copy;
 }
 
+ExprPtr LiteralAt(const Expr& at, Scalar value) {
+  auto node = std::make_shared<Expr>();
+  node->kind = ExprKind::kLiteral;
+  node->position = at.position;
+  node->source = at.source;
+  node->literal = std::move(value);
+  return node;
+}
+
 ExprPtr RenamedColumn(const Expr& column, std::vector<std::string> path) {
   auto copy = std::make_shared<Expr>(column);
   copy->path = std::move(path);

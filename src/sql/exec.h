@@ -70,13 +70,15 @@ ExprPtr MapColumns(const ExprPtr& expr, const std::function<ExprPtr(const Expr&)
 ExprPtr StripQualifier(const ExprPtr& expr, const std::vector<std::string>& qualifiers);
 // The terms of an AND chain, left to right (`e` alone when it is no AND; none for null).
 std::vector<ExprPtr> Conjuncts(const ExprPtr& e);
+// A literal node holding `value`, placed where `at` is in the statement.
+ExprPtr LiteralAt(const Expr& at, Scalar value);
 // Copy of a column node with a new path (keeping its position, for error messages).
 ExprPtr RenamedColumn(const Expr& column, std::vector<std::string> path);
 
 // `expr` with its subqueries run and their values in place: (SELECT ...) as a literal
 // (NULL without rows), EXISTS (SELECT ...) as true or false, x IN (SELECT ...) as an IN
-// list. Subqueries are uncorrelated: one that names a column of the outer query fails
-// as an unknown column.
+// list. Correlated subqueries are planned before (sql/correlated.h); a column this
+// cannot resolve fails as an unknown column.
 ExprPtr WithSubqueryValues(const Context& ctx, const ExprPtr& expr);
 
 // Binds and evaluates over `batch`; errors point into the statement.

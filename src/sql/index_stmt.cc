@@ -1,8 +1,11 @@
 // CREATE INDEX, DROP INDEX, SHOW INDEXES, EXPLAIN SELECT and OPTIMIZE (the SQL faces of
 // Dataset::CreateIndex, DropIndex, ListIndices, Explain and Optimize), DESCRIBE and SHOW TABLES.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "lancelet/builder.h"
+#include "sql/correlated.h"
 #include "sql/exec.h"
 #include "sql/join.h"
 #include "table/dataset_state.h"
@@ -98,22 +101,51 @@ RecordBatchPtr RunShowIndexes(const Context& ctx, const ShowIndexesStmt& stmt) {
       int64_t(names.size()));
 }
 
+namespace {
+
+bool HasSubqueryNode(const ExprPtr& e) {
+  if (!e) return false;
+  return e->kind == ExprKind::kSubquery || std::any_of(e->args.begin(), e->args.end(), HasSubqueryNode);
+}
+
+// A line per correlated subquery of `stmt`: how it runs. `marked`: the statement with
+// their markers, which name the outer columns they read.
+std::string CorrelatedLines(const Context& ctx, const SelectStmt& stmt, SelectStmt* marked = nullptr) {
+  Correlations correlated;
+  SelectStmt with_markers = MarkCorrelated(ctx, stmt, correlated);
+  if (marked) *marked = std::move(with_markers);
+  std::string lines;
+  for (size_t k = 0; k < correlated.size(); ++k)
+    lines += fmt::format("\ncorrelated subquery {}: {}", k + 1, correlated[k]->Describe());
+  return lines;
+}
+
+}  // namespace
+
 std::string RunExplain(const Context& ctx, const SelectStmt& stmt) {
   if (stmt.from && !stmt.joins.empty()) {  // a line per side, then the WHERE over the joined rows
     const JoinedSource joined(ctx, stmt, /*plan_only=*/true);
     std::string plan = fmt::format("{}", fmt::join(joined.plan(), "\n"));
     if (stmt.where) plan += "\nfilter over the joined rows: " + ToString(*stmt.where);
-    return plan;
+    return plan + CorrelatedLines(ctx, stmt);
   }
   if (!stmt.from || stmt.from->kind != TableRef::Kind::kTable) ctx.Fail(1, "EXPLAIN needs a SELECT from a table");
   auto ds = OpenTable(ctx, *stmt.from);
-  std::string where;
-  if (stmt.where) where = ToString(*StripQualifier(stmt.where, {stmt.from->qualifier()}));
-  std::string plan = ds->Explain(where);
+  // Terms with subqueries are evaluated after the scan; the others go into it.
+  ExprPtr scanned;
+  std::vector<std::string> after;
+  for (const auto& term : Conjuncts(StripQualifier(stmt.where, {stmt.from->qualifier()}))) {
+    if (HasSubqueryNode(term)) after.push_back(ToString(*term));
+    else scanned = scanned ? Expr::Binary(BinaryOp::kAnd, scanned, term) : term;
+  }
+  std::string plan = ds->Explain(scanned ? ToString(*scanned) : "");
   if (!plan.empty() && plan.back() == '\n') plan.pop_back();
-  const auto columns = ColumnsRead(stmt, *ds->schema());
+  if (!after.empty()) plan += fmt::format("\nfilter after the scan: {}", fmt::join(after, " AND "));
+  SelectStmt marked;
+  const std::string correlated = CorrelatedLines(ctx, stmt, &marked);
+  const auto columns = ColumnsRead(marked, *ds->schema());
   const std::string read = !columns ? "all" : columns->empty() ? "none" : fmt::format("{}", fmt::join(*columns, ", "));
-  return plan + "\ncolumns: " + read;
+  return plan + "\ncolumns: " + read + correlated;
 }
 
 }  // namespace lancelet::sql

@@ -10,6 +10,7 @@
 
 #include "expr/numeric.h"
 #include "sql/aggregate.h"
+#include "sql/correlated.h"
 #include "sql/spill.h"
 
 namespace lancelet::sql {
@@ -487,6 +488,7 @@ JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan
                                       [&](const JoinClause& j) { return inner(j) || j.kind == JoinClause::Kind::kLeft; });
   std::vector<std::vector<ExprPtr>> pushed(refs.size());
   for (const auto& term : Conjuncts(stmt.where)) {
+    if (HasCorrelatedMarker(term)) continue;  // its subquery's column exists only after the join
     std::set<size_t> reads;
     for (const auto& column : ReferencedColumns(*Resolve(term))) {
       for (size_t s = 0; s < sides_.size(); ++s)

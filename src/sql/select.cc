@@ -19,9 +19,11 @@
 #include "expr/numeric.h"
 #include "expr/type_rules.h"
 #include "sql/aggregate.h"
+#include "sql/correlated.h"
 #include "sql/exec.h"
 #include "sql/join.h"
 #include "sql/sort.h"
+#include "sql/window.h"
 
 namespace lancelet::sql {
 
@@ -37,8 +39,14 @@ constexpr const char* kRowAddr = "_rowaddr";
 
 bool ContainsAggregate(const ExprPtr& e) {
   if (!e) return false;
-  if (e->kind == ExprKind::kCall && IsAggregateName(e->function)) return true;
+  if (e->kind == ExprKind::kCall && IsAggregateName(e->function) && !e->window) return true;
   return std::any_of(e->args.begin(), e->args.end(), ContainsAggregate);
+}
+
+bool ContainsWindow(const ExprPtr& e) {
+  if (!e) return false;
+  if (e->kind == ExprKind::kCall && e->window) return true;
+  return std::any_of(e->args.begin(), e->args.end(), ContainsWindow);
 }
 
 void CollectColumns(const ExprPtr& e, std::set<std::string>& out) {
@@ -211,6 +219,35 @@ std::unique_ptr<RecordBatchReader> Project(const Context& ctx, const SelectStmt&
                                          stmt.limit);
 }
 
+// The window calls of the select list and ORDER BY become columns __window<k> of the
+// rows `input` gives (the source rows, or one row per group), computed by OpenWindows.
+std::unique_ptr<RecordBatchReader> WithWindows(const Context& ctx, std::unique_ptr<RecordBatchReader> input,
+                                               std::vector<SelectItem>& items, std::vector<OrderItem>& order_by) {
+  std::vector<ExprPtr> calls;
+  std::vector<std::string> names, texts;
+  std::function<ExprPtr(const ExprPtr&)> lift = [&](const ExprPtr& e) -> ExprPtr {
+    if (!e || !ContainsWindow(e)) return e;
+    if (e->kind == ExprKind::kCall && e->window) {
+      for (const auto& a : e->args)
+        if (ContainsWindow(a)) ctx.Fail(a->position, "window functions cannot be nested");
+      const std::string text = ToString(*e);  // the same call twice is computed once
+      for (size_t k = 0; k < calls.size(); ++k)
+        if (texts[k] == text) return AsColumn(*e, names[k]);
+      calls.push_back(e);
+      texts.push_back(text);
+      names.push_back(fmt::format("__window{}", calls.size() - 1));
+      return AsColumn(*e, names.back());
+    }
+    auto copy = std::make_shared<Expr>(*e);
+    for (auto& a : copy->args) a = lift(a);
+    return copy;
+  };
+  for (auto& i : items) i.expr = lift(i.expr);
+  for (auto& o : order_by) o.expr = lift(o.expr);
+  if (calls.empty()) return input;
+  return OpenWindows(ctx, std::move(input), calls, names);
+}
+
 // Passes each row once: rows equal to one seen before (NULLs equal) are dropped.
 class RowDeduplicator {
  public:
@@ -312,28 +349,12 @@ std::unique_ptr<RecordBatchReader> OpenUnion(const Context& ctx, const SelectStm
 
 }  // namespace
 
-std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectStmt& stmt,
-                                              const SchemaPtr& column_types) {
-  if (!stmt.union_parts.empty()) return OpenUnion(ctx, stmt, column_types);
-  auto has_subquery = [](const SelectStmt& s) {
-    bool any = HasSubquery(s.where) || HasSubquery(s.having);
-    for (const auto& i : s.items) any |= HasSubquery(i.expr);
-    for (const auto& g : s.group_by) any |= HasSubquery(g);
-    for (const auto& o : s.order_by) any |= HasSubquery(o.expr);
-    for (const auto& j : s.joins) any |= HasSubquery(j.on);
-    return any;
-  };
-  if (has_subquery(stmt)) {  // run them first, then this statement with their values
-    SelectStmt resolved = stmt;
-    auto values = [&](ExprPtr& e) { e = WithSubqueryValues(ctx, e); };
-    values(resolved.where);
-    values(resolved.having);
-    for (auto& i : resolved.items) values(i.expr);
-    for (auto& g : resolved.group_by) values(g);
-    for (auto& o : resolved.order_by) values(o.expr);
-    for (auto& j : resolved.joins) values(j.on);
-    return OpenSelect(ctx, resolved, column_types);
-  }
+namespace {
+
+// A SELECT without subqueries other than the correlated ones in `correlated`, which
+// MarkCorrelated left as markers.
+std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStmt& stmt, const SchemaPtr& column_types,
+                                             Correlations correlated) {
   // A SELECT from one source drops table qualifiers (u.age); one with joins renames
   // column references to the joined columns instead (JoinedSource::Resolve).
   std::unique_ptr<JoinedSource> joined;
@@ -349,6 +370,14 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
   for (const auto& g : stmt.group_by) group_by.push_back(strip(g));
   std::vector<OrderItem> order_by = stmt.order_by;
   for (auto& o : order_by) o.expr = strip(o.expr);
+  // WHERE terms holding a correlated subquery are evaluated after it, over the rows read.
+  ExprPtr late_where;
+  if (!correlated.empty() && !joined) {
+    ExprPtr early;
+    auto add = [](ExprPtr& to, const ExprPtr& term) { to = to ? Expr::Binary(BinaryOp::kAnd, to, term) : term; };
+    for (const auto& term : Conjuncts(where)) add(HasCorrelatedMarker(term) ? late_where : early, term);
+    where = early;
+  }
 
   // 1. Input rows.
   std::unique_ptr<RecordBatchReader> input;
@@ -378,6 +407,18 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
     if (where) ctx.Fail(where->position, "WHERE needs a FROM clause");
     input = BatchesReader(std::make_shared<Schema>(), std::vector<RecordBatchPtr>{EmptyRowsBatch(1)});
   }
+  if (!correlated.empty()) {
+    std::vector<ExprPtr*> exprs = {joined ? &where : &late_where};
+    for (auto& i : items)
+      if (i.expr) exprs.push_back(&i.expr);
+    for (auto& o : order_by) exprs.push_back(&o.expr);
+    auto resolve = [&](const ExprPtr& e) { return joined ? joined->Resolve(e) : e; };
+    input = AppendCorrelated(std::move(input), std::move(correlated), resolve, exprs);
+    if (late_where) {
+      BoundExprPtr holds = Bind(*late_where, *input->schema());
+      input = std::make_unique<FilterReader>(std::move(input), std::move(holds));
+    }
+  }
   const SchemaPtr in_schema = input->schema();
 
   // Expand *: every column of the source, without pseudo-columns.
@@ -401,7 +442,7 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
     if (!q.empty() && q != stmt.from->qualifier() && q != stmt.from->name)
       ctx.Fail(i.star_position, fmt::format("'{}' is not in the FROM clause ({})", q, stmt.from->qualifier()));
     for (const auto& f : in_schema->fields()) {
-      if (f->name == kRowId || f->name == kRowAddr) continue;
+      if (f->name == kRowId || f->name == kRowAddr || IsCorrelatedColumnName(f->name)) continue;
       expanded.push_back({Expr::Column(f->name), ""});
     }
   }
@@ -462,6 +503,7 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
   for (const auto& o : order_by) aggregate |= ContainsAggregate(o.expr);
   if (!aggregate) {
     if (having) ctx.Fail(having->position, "HAVING needs GROUP BY or an aggregate");
+    input = WithWindows(ctx, std::move(input), items, order_by);
     return Project(ctx, stmt, std::move(input), items, names, order_by);
   }
 
@@ -479,12 +521,15 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
     std::string text = ToString(*e);
     for (size_t j = 0; j < group_text.size(); ++j)
       if (text == group_text[j]) return AsColumn(*e, fmt::format("__grp{}", j));
-    if (e->kind == ExprKind::kCall && IsAggregateName(e->function)) {
+    if (e->kind == ExprKind::kCall && IsAggregateName(e->function) && !e->window) {
       for (const auto& a : e->args)
         if (ContainsAggregate(a)) ctx.Fail(a->position, "aggregate function calls cannot be nested");
       aggregates.push_back(BindAggregate(ctx, e, *in_schema));
       return AsColumn(*e, fmt::format("__agg{}", aggregates.size() - 1));
     }
+    if (e->kind == ExprKind::kColumn && IsCorrelatedColumnName(e->path[0]))
+      ctx.Fail(e->position, "a correlated subquery is not allowed in the select list or ORDER BY of a query with "
+                            "GROUP BY or aggregates; join with a grouped subquery instead");
     if (e->kind == ExprKind::kColumn)
       ctx.Fail(e->position, fmt::format("column '{}' must appear in GROUP BY or be used in an aggregate function",
                                         fmt::join(e->path, ".")));
@@ -509,6 +554,7 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
     BoundExprPtr holds = Bind(*having, *rows->schema());
     rows = std::make_unique<FilterReader>(std::move(rows), std::move(holds));
   }
+  rows = WithWindows(ctx, std::move(rows), items, order_by);
   if (!distinct_output) return Project(ctx, stmt, std::move(rows), items, names, order_by);
   // DISTINCT over the projected rows, then ORDER BY and LIMIT over the distinct ones.
   auto projected = Project(ctx, SelectStmt{}, std::move(rows), items, names, {});
@@ -516,6 +562,34 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
   std::vector<SelectItem> outputs;
   for (const auto& name : names) outputs.push_back({Expr::Column(name), ""});
   return Project(ctx, stmt, std::move(distinct), outputs, names, output_order);
+}
+
+}  // namespace
+
+std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectStmt& stmt,
+                                              const SchemaPtr& column_types) {
+  if (!stmt.union_parts.empty()) return OpenUnion(ctx, stmt, column_types);
+  auto has_subquery = [](const SelectStmt& s) {
+    bool any = HasSubquery(s.where) || HasSubquery(s.having);
+    for (const auto& i : s.items) any |= HasSubquery(i.expr);
+    for (const auto& g : s.group_by) any |= HasSubquery(g);
+    for (const auto& o : s.order_by) any |= HasSubquery(o.expr);
+    for (const auto& j : s.joins) any |= HasSubquery(j.on);
+    return any;
+  };
+  if (!has_subquery(stmt)) return OpenQuery(ctx, stmt, column_types, {});
+  // Correlated subqueries become markers computed per row; the others run first, and
+  // this statement then runs with their values.
+  Correlations correlated;
+  SelectStmt resolved = MarkCorrelated(ctx, stmt, correlated);
+  auto values = [&](ExprPtr& e) { e = WithSubqueryValues(ctx, e); };
+  values(resolved.where);
+  values(resolved.having);
+  for (auto& i : resolved.items) values(i.expr);
+  for (auto& g : resolved.group_by) values(g);
+  for (auto& o : resolved.order_by) values(o.expr);
+  for (auto& j : resolved.joins) values(j.on);
+  return OpenQuery(ctx, resolved, column_types, std::move(correlated));
 }
 
 namespace {
@@ -528,15 +602,6 @@ RecordBatchPtr SubqueryRows(const Context& ctx, const Expr& node) {
   return rows;
 }
 
-ExprPtr Literal(const Expr& at, Scalar value) {
-  auto node = std::make_shared<Expr>();
-  node->kind = ExprKind::kLiteral;
-  node->position = at.position;
-  node->source = at.source;
-  node->literal = std::move(value);
-  return node;
-}
-
 }  // namespace
 
 ExprPtr WithSubqueryValues(const Context& ctx, const ExprPtr& e) {
@@ -547,7 +612,7 @@ ExprPtr WithSubqueryValues(const Context& ctx, const ExprPtr& e) {
     while (!any)
       if (auto batch = rows->Next()) any = batch->num_rows() > 0;
       else break;
-    return Literal(*e, Scalar{DataType::Bool(), any});
+    return LiteralAt(*e, Scalar{DataType::Bool(), any});
   }
   if (e->kind == ExprKind::kSubquery) {
     auto rows = SubqueryRows(ctx, *e);
@@ -555,15 +620,15 @@ ExprPtr WithSubqueryValues(const Context& ctx, const ExprPtr& e) {
       ctx.Fail(e->position, fmt::format("a subquery used as a value returned {} rows; it may return at most one",
                                         rows->num_rows()));
     const ArrayData& column = *rows->column(0);
-    return Literal(*e, rows->num_rows() == 0 ? Scalar::Null(column.type) : GetScalar(column, 0));
+    return LiteralAt(*e, rows->num_rows() == 0 ? Scalar::Null(column.type) : GetScalar(column, 0));
   }
   auto copy = std::make_shared<Expr>(*e);
   if (e->kind == ExprKind::kIn && e->args.size() == 2 && e->args[1]->kind == ExprKind::kSubquery) {
     auto rows = SubqueryRows(ctx, *e->args[1]);
-    if (rows->num_rows() == 0) return Literal(*e, Scalar{DataType::Bool(), e->negated});  // IN () is false
+    if (rows->num_rows() == 0) return LiteralAt(*e, Scalar{DataType::Bool(), e->negated});  // IN () is false
     copy->args = {WithSubqueryValues(ctx, e->args[0])};
     const ArrayData& column = *rows->column(0);
-    for (int64_t r = 0; r < column.length; ++r) copy->args.push_back(Literal(*e->args[1], GetScalar(column, r)));
+    for (int64_t r = 0; r < column.length; ++r) copy->args.push_back(LiteralAt(*e->args[1], GetScalar(column, r)));
     return copy;
   }
   for (auto& a : copy->args) a = WithSubqueryValues(ctx, a);

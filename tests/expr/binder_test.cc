@@ -115,7 +115,9 @@ TEST(ExprBinder, Functions) {
             "ln, lower, ltrim, nullif, "
             "octet_length, power, regexp_matches, replace, round, rtrim, split, sqrt, starts_with, strftime, substr, "
             "trim, upper; aggregates in a SELECT: avg, bool_and, bool_or, count, max, median, min, stddev, "
-            "stddev_pop, string_agg, sum, var_pop, variance) at position 1 in \"nosuch(id)\"");
+            "stddev_pop, string_agg, sum, var_pop, variance; window functions, with OVER (...): cume_dist, "
+            "dense_rank, first_value, lag, last_value, lead, nth_value, ntile, percent_rank, rank, row_number) at "
+            "position 1 in \"nosuch(id)\"");
   EXPECT_EQ(BindError("abs(name)"), "abs() expects a number, got utf8 at position 1 in \"abs(name)\"");
   EXPECT_EQ(BindError("lower(id, 1)"), "lower() takes 1 argument, got 2 at position 1 in \"lower(id, 1)\"");
   EXPECT_EQ(BindError("coalesce(id, name)"),

@@ -290,6 +290,29 @@ TEST(ExprToString, Normalizes) {
   EXPECT_EQ(Norm("d - interval 2 hours"), "d - INTERVAL 2 HOUR");
 }
 
+TEST(ExprToString, WindowCalls) {
+  EXPECT_EQ(Norm("sum(x) over (partition by g, h order by d desc nulls last, e rows between 2 preceding and current row)"),
+            "sum(x) OVER (PARTITION BY g, h ORDER BY d DESC NULLS LAST, e ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)");
+  EXPECT_EQ(Norm("row_number() OVER ()"), "row_number() OVER ()");
+  EXPECT_EQ(Norm("rank() over (order by x range unbounded preceding) + 1"),
+            "rank() OVER (ORDER BY x RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) + 1");
+  EXPECT_EQ(Norm("lag(x, 2, 0) OVER (ORDER BY t ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)"),
+            "lag(x, 2, 0) OVER (ORDER BY t ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)");
+  // The window's expressions follow the call's arguments, so rewrites of args reach them.
+  const ExprPtr e = ParseExpression("lag(x, 1) OVER (PARTITION BY g ORDER BY t DESC)");
+  ASSERT_TRUE(e->window);
+  EXPECT_EQ(e->window->arguments, 2u);
+  EXPECT_EQ(e->window->partitions, 1u);
+  EXPECT_EQ(e->args.size(), 4u);
+  EXPECT_EQ(e->window->descending, std::vector<bool>{true});
+  EXPECT_EQ(ReferencedColumns(*e), (std::vector<std::string>{"x", "g", "t"}));
+  EXPECT_EQ(ErrorOf([] { ParseExpression("sum(x) OVER (ROWS BETWEEN 1 FOLLOWING AND CURRENT ROW)"); }),
+            "a window frame starts before it ends (UNBOUNDED PRECEDING, n PRECEDING, CURRENT ROW, n FOLLOWING, "
+            "UNBOUNDED FOLLOWING) at position 14 in \"sum(x) OVER (ROWS BETWEEN 1 FOLLOWING AND CURRENT ROW)\"");
+  EXPECT_EQ(ErrorOf([] { ParseExpression("sum(x) OVER (ORDER BY y NULLS MIDDLE)"); }),
+            "expected FIRST or LAST after NULLS at position 31 in \"sum(x) OVER (ORDER BY y NULLS MIDDLE)\"");
+}
+
 TEST(ExprToString, RoundTrips) {
   for (const char* text : {"a + b * c - d / e % f", "NOT (a OR b) AND c", "x BETWEEN -1 AND 2 + 3",
                            "CAST(a AS timestamp<ns>) > TIMESTAMP '2024-01-01 00:00:00.000000001'",

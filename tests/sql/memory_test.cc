@@ -211,5 +211,41 @@ TEST_F(SqlMemoryTest, MergeStreamsItsTarget) {
             "n,total\n10000,-49995000\n");
 }
 
+TEST_F(SqlMemoryTest, WindowSortsPastItsBudgetAndHoldsOnePartition) {
+  // 3M rows in 1000 partitions of 3000: under an 8 MB budget the window's sort spills
+  // runs, and the rows are read back one partition at a time.
+  EXPECT_LT(ExtraKb("SELECT k, sum(v) OVER (PARTITION BY g ORDER BY k) AS run FROM {0}", "LANCELET_SQL_MEMORY_MB=8"),
+            32 * 1024);
+  // The running sum of v = k / 2 at partition g's last row (k = 2999000 + g) is the sum over
+  // i < 3000 of (1000 i + g) / 2 = 2249250000 + 1500 g.
+  EXPECT_EQ(Csv("SELECT k, run FROM (SELECT k, sum(v) OVER (PARTITION BY g ORDER BY k) AS run FROM big) "
+                "WHERE k >= 2999998 ORDER BY k",
+                8),
+            "k,run\n2999998,2250747000\n2999999,2250748500\n");
+  // Spilled (1 MB) or held, the same values: two windows over 60 rows per partition.
+  const std::string two =
+      "SELECT k, g, row_number() OVER (PARTITION BY g ORDER BY v DESC) AS rn, lag(k) OVER (PARTITION BY g ORDER BY k) "
+      "AS prev FROM small ORDER BY k";
+  const std::string spilled = Csv(two, 1);
+  EXPECT_EQ(spilled, Csv(two, 1024));
+  const auto lines = SplitLines(spilled);
+  ASSERT_EQ(lines.size(), 60'001u);
+  EXPECT_EQ(lines[1], "0,0,60,");  // k = 1000 i + g is row 60 - i of its partition by v descending
+  EXPECT_EQ(lines[60'000], "59999,999,1,58999");
+}
+
+TEST_F(SqlMemoryTest, CorrelatedSubqueriesRunOnceOverLargeInputs) {
+  // Each runs its subquery once and looks 3M outer rows up in it.
+  EXPECT_EQ(Csv("SELECT count(*) AS n FROM big b WHERE EXISTS (SELECT 1 FROM small s WHERE s.k = b.k)", 256),
+            "n\n60000\n");
+  EXPECT_EQ(Csv("SELECT count(*) AS n FROM big b WHERE NOT EXISTS (SELECT 1 FROM small s WHERE s.k = b.k)", 256),
+            "n\n2940000\n");
+  // small's largest v for g is (59000 + g) / 2, which big's rows of g pass from k = 60000 + g on.
+  EXPECT_EQ(Csv("SELECT count(*) AS n FROM big b WHERE b.v > (SELECT max(v) FROM small s WHERE s.g = b.g)", 256),
+            "n\n2940000\n");
+  EXPECT_LT(ExtraKb("SELECT k FROM {0} b WHERE NOT EXISTS (SELECT 1 FROM small s WHERE s.k = b.k AND s.g < 500)"),
+            kAllowedExtraKb);
+}
+
 }  // namespace
 }  // namespace lancelet::testing
