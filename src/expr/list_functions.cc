@@ -235,7 +235,8 @@ bool DirectlyComparable(const DataType& a, const DataType& b) {
 
 void ExpectSortable(const std::string& name, const TypePtr& list, const Expr* origin) {
   if (!ItemOrder::Supports(*ItemType(list)))
-    ThrowAt(origin, fmt::format("{}() expects a list of numbers, strings, booleans, decimals or dates and times, got {}",
+    ThrowAt(origin, fmt::format("{}() expects a list of numbers, strings, booleans, decimals or dates and times, "
+                                "got {}",
                                 name, TypeName(list)));
 }
 
@@ -440,7 +441,8 @@ std::string Normalized(const std::string& s) {
 // list_sort's 'ASC' / 'DESC' (descending?) and 'NULLS FIRST' / 'NULLS LAST' (first?).
 bool ParseSortWord(const std::string& name, const Scalar& word, bool nulls, const Expr* origin) {
   const char* expected = nulls ? "'NULLS FIRST' or 'NULLS LAST'" : "'ASC' or 'DESC'";
-  if (word.is_null()) ThrowAt(origin, fmt::format("{}(): the {}order is NULL, expected {}", name, nulls ? "NULL " : "", expected));
+  if (word.is_null())
+    ThrowAt(origin, fmt::format("{}(): the {}order is NULL, expected {}", name, nulls ? "NULL " : "", expected));
   const std::string w = Normalized(word.as_string());
   if (w == (nulls ? "NULLS FIRST" : "DESC")) return true;
   if (w == (nulls ? "NULLS LAST" : "ASC")) return false;
@@ -471,8 +473,9 @@ ArrayPtr Reorder(ListFn fn, const std::string& name, const std::vector<Datum>& a
       continue;
     }
     // NULLS LAST unless asked otherwise, as DuckDB's default null order.
-    const bool descending = fn == ListFn::kReverseSort ||
-                            (args.size() > 1 && fn == ListFn::kSort && ParseSortWord(name, RowValue(args[1], r), false, origin));
+    const bool descending =
+        fn == ListFn::kReverseSort ||
+        (args.size() > 1 && fn == ListFn::kSort && ParseSortWord(name, RowValue(args[1], r), false, origin));
     const bool nulls_first = args.size() > nulls_arg && ParseSortWord(name, RowValue(args[nulls_arg], r), true, origin);
     valid.clear();
     nulls.clear();
@@ -601,7 +604,8 @@ TypePtr ResolveListFunction(const std::string& name, std::vector<TypePtr>* arg_t
     case ListFn::kProduct: {
       ExpectArgCount(name, types, 1, 1, origin);
       const TypePtr& item = ItemType(ListArgument(name, types, 0, DataType::Int64(), origin));
-      if (!item->is_numeric()) ThrowAt(origin, fmt::format("{}() expects a list of numbers, got {}", name, TypeName(types[0])));
+      if (!item->is_numeric())
+        ThrowAt(origin, fmt::format("{}() expects a list of numbers, got {}", name, TypeName(types[0])));
       return *fn == ListFn::kSum && item->is_integer() ? DataType::Int64() : DataType::Float64();
     }
     case ListFn::kMin:
@@ -652,7 +656,8 @@ TypePtr ResolveListFunction(const std::string& name, std::vector<TypePtr>* arg_t
       for (const auto& t : types) {
         TypePtr next = CommonType(common, t);
         if (!next && t)
-          ThrowAt(origin, fmt::format("{}() arguments have no common type: {} and {}", name, TypeName(common), TypeName(t)));
+          ThrowAt(origin, fmt::format("{}() arguments have no common type: {} and {}", name, TypeName(common),
+                                      TypeName(t)));
         common = next;
       }
       if (!common) common = DataType::Float64();  // as the literal [NULL]
