@@ -222,12 +222,18 @@ class Binder {
     return b;
   }
 
+  // [a, b, ...]: a literal when every item is a constant, else list_value(a, b, ...).
   BoundExprPtr BindList(const ExprPtr& e) {
     std::vector<BoundExprPtr> items;
     TypePtr item_type;
     for (const auto& a : e->args) {
       BoundExprPtr item = Bind(a);
-      if (item->kind != BoundKind::kLiteral) ThrowAt(a.get(), "vector literal items must be constants");
+      if (item->kind != BoundKind::kLiteral) {
+        auto call = std::make_shared<Expr>(*e);
+        call->kind = ExprKind::kCall;
+        call->function = "list_value";
+        return BindCall(call);
+      }
       TypePtr next = CommonType(item_type, item->type);
       if (!next && item->type)
         ThrowAt(a.get(), fmt::format("vector literal mixes {} and {}", TypeName(item_type), TypeName(item->type)));

@@ -171,12 +171,16 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
       if (!(k % 2 == 0 && k + 1 < types.size())) types[k] = common;
     return common;
   }
-  if (name == "||") {  // the concatenation operator: strings only, NULL when either side is
+  if (name == "||") {  // the concatenation operator: NULL when either side is
+    if (std::any_of(types.begin(), types.end(), [](const TypePtr& t) { return t && IsListLike(*t); }))
+      return ResolveListFunction(name, arg_types, origin);
     const bool large = std::any_of(types.begin(), types.end(), [](const TypePtr& t) {
       return t && t->id() == TypeId::kLargeUtf8;
     });
     for (auto& t : types) {
-      if (t && !t->is_string()) ThrowAt(origin, fmt::format("|| concatenates strings, got {}", TypeName(t)));
+      if (t && !t->is_string())
+        ThrowAt(origin, fmt::format("|| concatenates two strings or two lists, got {} and {}", TypeName(types[0]),
+                                    TypeName(types[1])));
       t = large ? DataType::LargeUtf8() : DataType::Utf8();
     }
     return types[0];
@@ -209,12 +213,17 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
   }
   if (TypePtr type = ResolveMoreFunction(name, arg_types, origin)) return type;
   // The aggregates are the SQL layer's, named here so that one message lists every function.
-  ThrowAt(origin, fmt::format("unknown function '{}' (known: abs, array_cosine_similarity, array_distance, "
-                              "array_inner_product, array_length, ceil, char_length, coalesce, "
-                              "contains, date_part, date_trunc, exp, extract, floor, greatest, least, len, "
-                              "length, list_cosine_similarity, list_distance, list_element, list_inner_product, "
-                              "ln, lower, ltrim, nullif, octet_length, power, "
-                              "regexp_matches, replace, round, rtrim, split, sqrt, starts_with, strftime, "
+  ThrowAt(origin, fmt::format("unknown function '{}' (known: abs, array_cat, array_concat, array_contains, "
+                              "array_cosine_similarity, array_distance, array_distinct, array_has, "
+                              "array_indexof, array_inner_product, array_length, array_position, array_reverse, "
+                              "array_reverse_sort, array_slice, array_sort, array_to_string, array_unique, ceil, "
+                              "char_length, coalesce, contains, date_part, date_trunc, exp, extract, floor, "
+                              "greatest, least, len, length, list_avg, list_cat, list_concat, list_contains, "
+                              "list_cosine_similarity, list_distance, list_distinct, list_element, list_has, "
+                              "list_indexof, list_inner_product, list_max, list_min, list_pack, list_position, "
+                              "list_product, list_reverse, list_reverse_sort, list_slice, list_sort, list_sum, "
+                              "list_to_string, list_unique, list_value, ln, lower, ltrim, nullif, octet_length, "
+                              "power, regexp_matches, replace, round, rtrim, split, sqrt, starts_with, strftime, "
                               "substr, trim, upper; aggregates in a "
                               "SELECT: avg, bool_and, bool_or, count, max, median, min, stddev, stddev_pop, "
                               "string_agg, sum, var_pop, variance; window functions, with OVER (...): "

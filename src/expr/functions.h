@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "expr/datum.h"
@@ -35,10 +36,22 @@ ArrayPtr RowWise(const TypePtr& type, int64_t n, RowFn&& row) {
   return builder->Finish();
 }
 
+// list, large_list or fixed_size_list (not map).
+bool IsListLike(const DataType& t);
+// Row r's items in a list-like array's child: the first and how many (r not NULL).
+std::pair<int64_t, int64_t> ListSpan(const ArrayData& lists, int64_t r);
+
 // The functions of more_functions.cc (dates and times, lists, patterns): as above, or
 // null when `name` is none of them.
 TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin);
 ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& args, int64_t length,
+                          const TypePtr& type, const Expr* origin);
+
+// The functions of list_functions.cc (searching, aggregating, slicing, concatenating,
+// sorting, building and printing lists, and || on two lists): as above, or null when
+// `name` is none of them.
+TypePtr ResolveListFunction(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin);
+ArrayPtr CallListFunction(const std::string& name, const std::vector<Datum>& args, int64_t length,
                           const TypePtr& type, const Expr* origin);
 
 }  // namespace lancelet

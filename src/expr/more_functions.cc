@@ -1,7 +1,8 @@
 // Date and time parts (date_part / extract, date_trunc, strftime), lists (list_element
-// and x[i], len, and the vector measures: distance, inner product, cosine similarity),
-// and strings by pattern (regexp_matches in POSIX extended syntax, and
-// split). Semantics follow DuckDB's: positions count from 1, NULL in gives NULL out.
+// and x[i], len, and the vector measures: distance, inner product, cosine similarity;
+// the other list functions are list_functions.cc's), and strings by pattern
+// (regexp_matches in POSIX extended syntax, and split). Semantics follow DuckDB's:
+// positions count from 1, NULL in gives NULL out.
 #include <regex.h>
 
 #include <algorithm>
@@ -26,18 +27,6 @@ namespace {
 
 bool IsTemporal(const DataType& t) {
   return t.id() == TypeId::kDate32 || t.id() == TypeId::kDate64 || t.id() == TypeId::kTimestamp;
-}
-
-bool IsListLike(const DataType& t) { return t.id() == TypeId::kList || t.id() == TypeId::kLargeList || t.id() == TypeId::kFixedSizeList; }
-
-// Row r's items in a list-like array's child: the first and how many (r not NULL).
-std::pair<int64_t, int64_t> ListSpan(const ArrayData& lists, int64_t r) {
-  if (lists.type->id() == TypeId::kFixedSizeList) {
-    const int64_t width = lists.type->fixed_size();
-    return {r * width, width};
-  }
-  const int64_t begin = lists.offset(r);
-  return {begin, lists.offset(r + 1) - begin};
 }
 
 // A date or timestamp broken down (UTC).
@@ -361,7 +350,19 @@ class Pattern {
 
 }  // namespace
 
+bool IsListLike(const DataType& t) { return t.id() == TypeId::kList || t.id() == TypeId::kLargeList || t.id() == TypeId::kFixedSizeList; }
+
+std::pair<int64_t, int64_t> ListSpan(const ArrayData& lists, int64_t r) {
+  if (lists.type->id() == TypeId::kFixedSizeList) {
+    const int64_t width = lists.type->fixed_size();
+    return {r * width, width};
+  }
+  const int64_t begin = lists.offset(r);
+  return {begin, lists.offset(r + 1) - begin};
+}
+
 TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  if (TypePtr type = ResolveListFunction(name, arg_types, origin)) return type;
   auto& types = *arg_types;
   if (name == "date_part" || name == "date_trunc") {
     ExpectArgCount(name, types, 2, 2, origin);
@@ -422,6 +423,7 @@ TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_t
 
 ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& args, int64_t n, const TypePtr& type,
                           const Expr* origin) {
+  if (ArrayPtr out = CallListFunction(name, args, n, type, origin)) return out;
   if (name == "date_part" || name == "date_trunc") {
     const DataType& input = *args[1].type();
     return RowWise(type, n, [&](int64_t i) -> Scalar {

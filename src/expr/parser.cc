@@ -293,11 +293,24 @@ ExprPtr Parser::ParseCastSuffixes(ExprPtr operand) {
       node->cast_type = ParseTypeName();
       node->args = {operand};
       operand = node;
-    } else if (Peek().IsSymbol("[")) {  // x[i]: list_element(x, i)
+    } else if (Peek().IsSymbol("[")) {
+      // x[i]: list_element(x, i); x[a:b]: list_slice(x, a, b), a omitted from the first
+      // item (1), b to the last (-1).
       Token at = Next();
       auto node = NewNode(ExprKind::kCall, at);
-      node->function = "list_element";
-      node->args = {operand, ParseExpression()};
+      auto bound = [&](int64_t k) -> ExprPtr {
+        auto literal = NewNode(ExprKind::kLiteral, at);
+        literal->literal = Scalar{DataType::Int64(), k};
+        return literal;
+      };
+      ExprPtr first = Peek().IsSymbol(":") ? bound(1) : ParseExpression();
+      if (ConsumeSymbol(":")) {
+        node->function = "list_slice";
+        node->args = {operand, first, Peek().IsSymbol("]") ? bound(-1) : ParseExpression()};
+      } else {
+        node->function = "list_element";
+        node->args = {operand, first};
+      }
       ExpectSymbol("]");
       operand = node;
     } else {

@@ -415,16 +415,204 @@ class PartitionedJoinReader final : public RecordBatchReader {
   std::unique_ptr<RecordBatchReader> current_;  // the join of partition next_part_ - 1
 };
 
+// A join with no exact equality between its sides whose right side outgrew its share of
+// the budget (a block nested loop): the right side goes to a file on disk, and the left
+// side is read in blocks of about the share, each joined with every right batch read
+// back in turn, a bounded number of pairs at a time. A block's left rows that no right
+// row matched follow the block (LEFT, FULL); a bit per right row records whether any
+// block matched it, and the right rows never matched come last (RIGHT, FULL).
+class NestedLoopJoinReader final : public RecordBatchReader {
+ public:
+  NestedLoopJoinReader(const Context& ctx, std::unique_ptr<RecordBatchReader> left,
+                       std::vector<RecordBatchPtr> right_read, std::unique_ptr<RecordBatchReader> right_rest,
+                       JoinClause::Kind kind, const ExprPtr& on, uint64_t share)
+      : left_(std::move(left)), kind_(kind), share_(std::max<uint64_t>(share, 1)) {
+    right_schema_ = right_rest->schema();
+    schema_ = JoinedSchema(*left_->schema(), *right_schema_);
+    if (on) {
+      on_ = Bind(*on, *schema_);
+      if (on_->type->id() != TypeId::kBool)
+        ctx.Fail(on->position, fmt::format("a JOIN's ON clause must be boolean, not {}", on_->type->ToString()));
+    }
+    right_ = std::make_unique<SpillFile>(*right_schema_, "a JOIN's right side");
+    auto keep = [&](const RecordBatch& batch) {
+      if (batch.num_rows() == 0) return;
+      right_->Write(batch);
+      right_rows_ += batch.num_rows();
+      right_bytes_ += BufferBytes(batch);
+    };
+    for (const auto& batch : right_read) keep(*batch);
+    right_read.clear();
+    while (auto batch = right_rest->Next()) keep(*batch);
+    if (keep_right()) right_matched_.assign(size_t(right_rows_), false);
+  }
+
+  SchemaPtr schema() const override { return schema_; }
+
+  RecordBatchPtr Next() override {
+    for (;;) {
+      if (!block_) {
+        if (!NextBlock()) return Unmatched();
+        continue;
+      }
+      if (!right_batch_ || next_left_ == block_->num_rows()) {
+        if (right_batch_) right_base_ += right_batch_->num_rows();
+        right_batch_ = right_reader_->Next();
+        next_left_ = 0;
+        if (!right_batch_) {  // the block has met every right row
+          auto out = keep_left() ? UnmatchedLeft() : nullptr;
+          block_.reset();
+          if (out) return out;
+          continue;
+        }
+      }
+      if (auto out = JoinRound(); out->num_rows() > 0) return out;
+    }
+  }
+
+ private:
+  bool keep_left() const { return kind_ == JoinClause::Kind::kLeft || kind_ == JoinClause::Kind::kFull; }
+  bool keep_right() const { return kind_ == JoinClause::Kind::kRight || kind_ == JoinClause::Kind::kFull; }
+
+  // Reads the next block of left rows, about the share of them, and starts reading the
+  // right side back; false at the left side's end. A batch the block has no room for is
+  // cut, its rows past the room left for the next block.
+  bool NextBlock() {
+    std::vector<RecordBatchPtr> batches;
+    uint64_t bytes = 0;
+    while (bytes < share_) {
+      RecordBatchPtr batch = left_rest_ ? std::move(left_rest_) : left_done_ ? nullptr : left_->Next();
+      if (!batch) {
+        left_done_ = true;
+        break;
+      }
+      const int64_t rows = batch->num_rows();
+      if (rows == 0) continue;
+      const uint64_t row_bytes = std::max<uint64_t>(1, BufferBytes(*batch) / uint64_t(rows));
+      const int64_t room = int64_t(std::max<uint64_t>(1, (share_ - bytes) / row_bytes));
+      if (room < rows) {
+        left_rest_ = batch->Slice(room, rows - room);
+        batch = batch->Slice(0, room);
+      }
+      bytes += BufferBytes(*batch);
+      batches.push_back(std::move(batch));
+    }
+    if (batches.empty()) return false;
+    block_ = RecordBatch::Concatenate(left_->schema(), batches);
+    block_matched_.assign(size_t(block_->num_rows()), false);
+    // Pairs per round: a round's pairs, their columns taken for the ON clause, take about
+    // the share.
+    const uint64_t pair_bytes = std::max<uint64_t>(
+        1, bytes / uint64_t(block_->num_rows()) + right_bytes_ / uint64_t(std::max<int64_t>(right_rows_, 1)));
+    pairs_per_round_ = int64_t(std::clamp<uint64_t>(share_ / pair_bytes, 1024, uint64_t(kPairsPerRound)));
+    right_reader_ = right_->Read();
+    right_batch_.reset();
+    right_base_ = 0;
+    return true;
+  }
+
+  // The pairs of the next left rows of the block with the current right batch whose ON
+  // clause holds.
+  RecordBatchPtr JoinRound() {
+    const RecordBatch& left = *block_;
+    const RecordBatch& right = *right_batch_;
+    const int64_t right_rows = right.num_rows();
+    const int64_t step = std::max<int64_t>(1, pairs_per_round_ / std::max<int64_t>(1, right_rows));
+    const int64_t begin = next_left_, end = std::min(left.num_rows(), begin + step);
+    next_left_ = end;
+    std::vector<int64_t> pair_left, pair_right;
+    pair_left.reserve(size_t((end - begin) * right_rows));
+    pair_right.reserve(size_t((end - begin) * right_rows));
+    for (int64_t t = begin; t < end; ++t)
+      for (int64_t r = 0; r < right_rows; ++r) pair_left.push_back(t), pair_right.push_back(r);
+    if (on_ && !pair_left.empty()) {
+      std::vector<ArrayPtr> columns;
+      for (const auto& c : left.columns()) columns.push_back(Take(*c, pair_left));
+      for (const auto& c : right.columns()) columns.push_back(Take(*c, pair_right));
+      const std::vector<bool> holds =
+          EvaluatePredicate(*on_, RecordBatch(schema_, std::move(columns), int64_t(pair_left.size())));
+      size_t kept = 0;
+      for (size_t i = 0; i < holds.size(); ++i)
+        if (holds[i]) pair_left[kept] = pair_left[i], pair_right[kept++] = pair_right[i];
+      pair_left.resize(kept);
+      pair_right.resize(kept);
+    }
+    for (size_t i = 0; i < pair_left.size(); ++i) {
+      if (keep_left()) block_matched_[size_t(pair_left[i])] = true;
+      if (keep_right()) right_matched_[size_t(right_base_ + pair_right[i])] = true;
+    }
+    std::vector<ArrayPtr> columns;
+    for (const auto& c : left.columns()) columns.push_back(Take(*c, pair_left));
+    for (const auto& c : right.columns()) columns.push_back(Take(*c, pair_right));
+    return std::make_shared<RecordBatch>(schema_, std::move(columns), int64_t(pair_left.size()));
+  }
+
+  // The block's left rows no right row matched, with NULL right columns; null if none.
+  RecordBatchPtr UnmatchedLeft() {
+    std::vector<int64_t> rows;
+    for (int64_t t = 0; t < block_->num_rows(); ++t)
+      if (!block_matched_[size_t(t)]) rows.push_back(t);
+    if (rows.empty()) return nullptr;
+    std::vector<ArrayPtr> columns;
+    for (const auto& c : block_->columns()) columns.push_back(Take(*c, rows));
+    for (const auto& f : right_schema_->fields()) columns.push_back(MakeNullArray(f->type, int64_t(rows.size())));
+    return std::make_shared<RecordBatch>(schema_, std::move(columns), int64_t(rows.size()));
+  }
+
+  // After the last block: the right rows no left row matched, a right batch at a time,
+  // with NULL left columns (RIGHT, FULL); null at the end.
+  RecordBatchPtr Unmatched() {
+    if (!keep_right()) return nullptr;
+    if (!unmatched_reader_) {
+      unmatched_reader_ = right_->Read();
+      right_base_ = 0;
+    }
+    while (auto batch = unmatched_reader_->Next()) {
+      std::vector<int64_t> rows;
+      for (int64_t r = 0; r < batch->num_rows(); ++r)
+        if (!right_matched_[size_t(right_base_ + r)]) rows.push_back(r);
+      right_base_ += batch->num_rows();
+      if (rows.empty()) continue;
+      std::vector<ArrayPtr> columns;
+      for (const auto& f : left_->schema()->fields()) columns.push_back(MakeNullArray(f->type, int64_t(rows.size())));
+      for (const auto& c : batch->columns()) columns.push_back(Take(*c, rows));
+      return std::make_shared<RecordBatch>(schema_, std::move(columns), int64_t(rows.size()));
+    }
+    return nullptr;
+  }
+
+  std::unique_ptr<RecordBatchReader> left_;
+  JoinClause::Kind kind_;
+  uint64_t share_;
+  SchemaPtr right_schema_, schema_;
+  BoundExprPtr on_;  // null: every pair (CROSS JOIN)
+  std::unique_ptr<SpillFile> right_;
+  int64_t right_rows_ = 0;
+  uint64_t right_bytes_ = 0;
+  std::vector<bool> right_matched_;  // RIGHT, FULL: over every block
+  bool left_done_ = false;
+  RecordBatchPtr left_rest_;          // rows of a left batch cut at a block's end
+  RecordBatchPtr block_;              // the left rows being joined
+  std::vector<bool> block_matched_;   // LEFT, FULL
+  int64_t pairs_per_round_ = kPairsPerRound;
+  std::unique_ptr<RecordBatchReader> right_reader_;  // the right side read back for the block
+  RecordBatchPtr right_batch_;
+  int64_t right_base_ = 0;  // the right side's row number of right_batch_'s first row
+  int64_t next_left_ = 0;   // the block's first row not yet paired with right_batch_
+  std::unique_ptr<RecordBatchReader> unmatched_reader_;
+};
+
 // Reads the right side, and joins it held in memory (JoinReader) or, once it outgrows
-// its share of the budget, partitioned. The share is a quarter: the held rows are copied
-// once more (with a NULL row for outer joins), and hashed. A join without an exact
-// equality to partition by holds its right side whatever its size.
+// its share of the budget, partitioned by its exact equality keys or, without one, by a
+// block nested loop over the right side on disk. The share is a quarter: the held rows
+// are copied once more (with a NULL row for outer joins), and hashed. A partition past
+// kMaxSpillDepth is held whatever its size: what is left of it is many rows of few keys.
 std::unique_ptr<RecordBatchReader> MakeJoin(const Context& ctx, std::unique_ptr<RecordBatchReader> left,
                                             std::unique_ptr<RecordBatchReader> right, JoinClause::Kind kind,
                                             const ExprPtr& on, int depth) {
   const uint64_t share = uint64_t(std::max<int64_t>(ctx.memory_budget, 1)) / 4;
   std::vector<JoinKey> exact;
-  if (on && depth < kMaxSpillDepth) {
+  if (on) {
     std::vector<JoinKey> keys;
     EquiKeys(on, *left->schema(), *right->schema(), keys);
     for (const auto& k : keys)
@@ -435,7 +623,11 @@ std::unique_ptr<RecordBatchReader> MakeJoin(const Context& ctx, std::unique_ptr<
   while (auto batch = right->Next()) {
     bytes += BufferBytes(*batch);
     read.push_back(std::move(batch));
-    if (bytes > share && !exact.empty())
+    if (bytes <= share) continue;
+    if (exact.empty())
+      return std::make_unique<NestedLoopJoinReader>(ctx, std::move(left), std::move(read), std::move(right), kind, on,
+                                                    share);
+    if (depth < kMaxSpillDepth)
       return std::make_unique<PartitionedJoinReader>(ctx, std::move(left), std::move(read), std::move(right), kind, on,
                                                      std::move(exact), depth);
   }

@@ -208,6 +208,19 @@ TEST(ExprParser, CastAndCalls) {
   EXPECT_TRUE(ParseExpression("count(DISTINCT a)")->distinct);
 }
 
+// x[i] is list_element(x, i); x[a:b] is list_slice(x, a, b), an omitted a the first item
+// (1), an omitted b the last (-1).
+TEST(ExprParser, ListIndexAndSlice) {
+  EXPECT_EQ(T("xs[2]"), "(list_element() xs 2)");
+  EXPECT_EQ(T("xs[2:3]"), "(list_slice() xs 2 3)");
+  EXPECT_EQ(T("xs[:3]"), "(list_slice() xs 1 3)");
+  EXPECT_EQ(T("xs[-2:]"), "(list_slice() xs -2 -1)");
+  EXPECT_EQ(T("xs[:]"), "(list_slice() xs 1 -1)");
+  EXPECT_EQ(T("xs[i + 1:i::int64]"), "(list_slice() xs (+ i 1) (CAST i int64))");
+  EXPECT_EQ(T("xs[1][2:3]"), "(list_slice() (list_element() xs 1) 2 3)");
+  EXPECT_EQ(ErrorOf([] { ParseExpression("xs[1:2:3]"); }), "expected ']' at position 7 in \"xs[1:2:3]\"");
+}
+
 TEST(ExprParser, KeywordsAreCaseInsensitive) {
   EXPECT_EQ(T("a iS nOt NuLl oR b BeTwEeN 1 aNd 2"), "(OR (IS-NOT-NULL a) (BETWEEN b 1 2))");
 }
