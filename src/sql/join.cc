@@ -692,6 +692,27 @@ JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan
     pushed[s].push_back(StripQualifier(term, {sides_[s].qualifier}));
   }
 
+  // Whether join `j` (joining side s) can hash: USING, or an ON term `x = y` with x over
+  // side s alone and y over earlier sides alone (as EquiKeys finds them, types aside).
+  auto HasSideEquality = [&](const JoinClause& j, size_t s) {
+    if (!j.using_columns.empty()) return true;
+    auto sides_of = [&](const ExprPtr& e) {
+      std::set<size_t> of;
+      for (const auto& column : ReferencedColumns(*Resolve(e)))
+        for (size_t k = 0; k < sides_.size(); ++k)
+          if (column.rfind(sides_[k].qualifier + ".", 0) == 0) of.insert(k);
+      return of;
+    };
+    for (const auto& term : Conjuncts(j.on)) {
+      if (term->kind != ExprKind::kBinary || term->binary_op != BinaryOp::kEq) continue;
+      const auto a = sides_of(term->args[0]), b = sides_of(term->args[1]);
+      auto only_new = [&](const std::set<size_t>& x) { return x.size() == 1 && *x.begin() == s; };
+      auto only_old = [&](const std::set<size_t>& x) { return !x.empty() && *x.rbegin() < s; };
+      if ((only_new(a) && only_old(b)) || (only_old(a) && only_new(b))) return true;
+    }
+    return false;
+  };
+
   // Open every table, each reading the columns the statement names and its pushed terms.
   for (size_t s = 0; s < refs.size(); ++s) {
     Side& side = sides_[s];
@@ -710,7 +731,8 @@ JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan
     std::string& line = plan_.emplace_back(fmt::format("{}: {}", side.qualifier, refs[s]->name));
     if (refs[s]->kind != TableRef::Kind::kTable) line += " (not a table: read whole)";
     if (s == 0) line += ", streamed";
-    else line += fmt::format(", hashed ({} JOIN)", JoinKindName(stmt.joins[s - 1].kind));
+    else line += fmt::format(", {} ({} JOIN)", HasSideEquality(stmt.joins[s - 1], s) ? "hashed" : "nested loop",
+                             JoinKindName(stmt.joins[s - 1].kind));
     if (!filter.empty()) line += "; filter pushed into its scan: " + filter;
     if (tables[s]) line += "; columns: " + (read ? (read->empty() ? std::string("none") : fmt::format("{}", fmt::join(*read, ", "))) : std::string("all"));
     if (plan_only) continue;
