@@ -162,15 +162,24 @@ class ValuesAccumulator final : public Accumulator {
  public:
   ValuesAccumulator(const Context& ctx, const AggregateCall& agg) : ctx_(ctx), agg_(agg) {}
   void Add(const ArrayData* a, const std::vector<uint32_t>& groups, size_t group_count) override {
+    // A new group's vector and set, and the buckets the set allocates on its first value.
+    held_ += (group_count - values_.size()) * (sizeof values_[0] + sizeof seen_[0] + 128);
     values_.resize(group_count);
     seen_.resize(group_count);
     for (int64_t r = 0; r < a->length; ++r) {
       if (a->IsNull(r)) continue;
       const uint32_t g = groups[size_t(r)];
-      if (agg_.call->distinct && !seen_[g].insert(ValueKey(*a, r)).second) continue;
+      if (agg_.call->distinct) {
+        auto [at, added] = seen_[g].insert(ValueKey(*a, r));
+        if (!added) continue;
+        held_ += 96 + at->size();  // the set's node (its string, hash, link) and bucket, and the key's bytes
+      }
       values_[g].push_back(GetScalar(*a, r));
+      // a Scalar in a vector that grows by doubling, and a string's bytes
+      held_ += 2 * sizeof(Scalar) + (a->type->is_variable_binary() ? uint64_t(a->GetView(r).size()) : 0);
     }
   }
+  uint64_t HeldBytes() const override { return held_; }
   ArrayPtr Finish(size_t group_count) override {
     values_.resize(group_count);
     return RowWise(agg_.type, int64_t(group_count),
@@ -182,6 +191,7 @@ class ValuesAccumulator final : public Accumulator {
   const AggregateCall& agg_;
   std::vector<std::vector<Scalar>> values_;
   std::vector<std::unordered_set<std::string>> seen_;
+  uint64_t held_ = 0;
 };
 
 class CountAccumulator final : public Accumulator {
@@ -329,9 +339,14 @@ class StatisticAccumulator final : public Accumulator {
 class MedianAccumulator final : public Accumulator {
  public:
   void Add(const ArrayData* a, const std::vector<uint32_t>& groups, size_t group_count) override {
+    held_ += (group_count - values_.size()) * sizeof values_[0];
     values_.resize(group_count);
-    ForEachDouble(*a, [&](int64_t r, double x) { values_[groups[size_t(r)]].push_back(x); });
+    ForEachDouble(*a, [&](int64_t r, double x) {
+      values_[groups[size_t(r)]].push_back(x);
+      held_ += 2 * sizeof x;  // vectors grow by doubling
+    });
   }
+  uint64_t HeldBytes() const override { return held_; }
   ArrayPtr Finish(size_t group_count) override {
     values_.resize(group_count);
     FixedWidthBuilder<double> out(DataType::Float64());
@@ -351,6 +366,7 @@ class MedianAccumulator final : public Accumulator {
 
  private:
   std::vector<std::vector<double>> values_;
+  uint64_t held_ = 0;
 };
 
 // bool_and / bool_or: false (true) once any value is.
@@ -394,8 +410,10 @@ class StringAggAccumulator final : public Accumulator {
       if (j) *j += separator_;
       else j.emplace();
       *j += a->GetView(r);
+      held_ += separator_.size() + a->GetView(r).size();
     }
   }
+  uint64_t HeldBytes() const override { return held_; }
   ArrayPtr Finish(size_t group_count) override {
     joined_.resize(group_count);
     return RowWise(agg_.type, int64_t(group_count), [&](int64_t g) {
@@ -408,6 +426,7 @@ class StringAggAccumulator final : public Accumulator {
   const AggregateCall& agg_;
   std::string separator_;
   std::vector<std::optional<std::string>> joined_;
+  uint64_t held_ = 0;
 };
 
 
@@ -698,6 +717,7 @@ void HashAggregate::Add(const RecordBatch& batch) {
   }
   if (spilled.empty()) {
     for (size_t i = 0; i < aggregates_.size(); ++i) accumulators_[i]->Add(arguments[i].get(), row_groups_, groups_);
+    StopNewGroupsPastBudget();
     return;
   }
   Spill(keys, arguments, spilled, spilled_hashes);
@@ -712,6 +732,16 @@ void HashAggregate::Add(const RecordBatch& batch) {
     const ArrayPtr argument = arguments[i] ? Take(*arguments[i], kept) : nullptr;
     accumulators_[i]->Add(argument.get(), kept_groups, groups_);
   }
+  StopNewGroupsPastBudget();
+}
+
+// The values that median, string_agg and DISTINCT keep count against the budget too: past
+// it, rows of new groups spill. (The groups held keep growing: a group is never split.)
+void HashAggregate::StopNewGroupsPastBudget() {
+  if (full_ || keys_.empty() || depth_ >= kMaxSpillDepth) return;
+  uint64_t values = 0;
+  for (const auto& a : accumulators_) values += a->HeldBytes();
+  if (held_bytes_ + values > uint64_t(std::max<int64_t>(ctx_.memory_budget, 1)) / 2) full_ = true;
 }
 
 void HashAggregate::Spill(const std::vector<ArrayPtr>& keys, const std::vector<ArrayPtr>& arguments,

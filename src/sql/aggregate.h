@@ -72,6 +72,9 @@ class Accumulator {
   virtual void Add(const ArrayData* argument, const std::vector<uint32_t>& groups, size_t group_count) = 0;
   // One value per group, of the call's result type.
   virtual ArrayPtr Finish(size_t group_count) = 0;
+  // About what the values it keeps take (median, string_agg and DISTINCT keep their
+  // groups' values; the others a fixed state per group, counted by HashAggregate).
+  virtual uint64_t HeldBytes() const { return 0; }
 };
 
 // The accumulator of one aggregate call.
@@ -127,6 +130,7 @@ class HashAggregate {
  private:
   class PartitionReader;
   RecordBatchPtr HeldGroups();
+  void StopNewGroupsPastBudget();
   void Spill(const std::vector<ArrayPtr>& keys, const std::vector<ArrayPtr>& arguments,
              const std::vector<int64_t>& rows, const std::vector<uint64_t>& hashes);
 
