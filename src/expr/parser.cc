@@ -534,6 +534,9 @@ ExprPtr Parser::ParseCall(const Token& name) {
   }
   ExpectSymbol(")");
   if (Peek().IsKeyword("OVER") && Peek(1).IsSymbol("(")) ParseWindow(*node);
+  else if (Peek().IsKeyword("OVER") && ((Peek(1).kind == TokenKind::kIdentifier && !IsReservedWord(Peek(1).text)) ||
+                                        Peek(1).kind == TokenKind::kQuotedIdentifier))
+    FailAt(Peek(1), "a named window (OVER name, WINDOW name AS ...) is not supported; write OVER (...)");
   return node;
 }
 

@@ -282,6 +282,20 @@ class DistinctReader final : public RecordBatchReader {
   RowDeduplicator seen_;
 };
 
+// SELECT DISTINCT over groups, aggregates or windows: the projected rows deduplicated,
+// then ORDER BY (output columns only) and LIMIT over the distinct ones.
+std::unique_ptr<RecordBatchReader> ProjectDistinct(const Context& ctx, const SelectStmt& stmt,
+                                                   std::unique_ptr<RecordBatchReader> rows,
+                                                   const std::vector<SelectItem>& items,
+                                                   const std::vector<std::string>& names,
+                                                   const std::vector<OrderItem>& output_order) {
+  auto projected = Project(ctx, SelectStmt{}, std::move(rows), items, names, {});
+  auto distinct = std::make_unique<DistinctReader>(std::move(projected));
+  std::vector<SelectItem> outputs;
+  for (const auto& name : names) outputs.push_back({Expr::Column(name), ""});
+  return Project(ctx, stmt, std::move(distinct), outputs, names, output_order);
+}
+
 // The rows of a UNION's parts one after the other, each column cast to the type all
 // parts share. Parts up to the last UNION without ALL are deduplicated (UNION is
 // left-associative); rows later are passed as they are.
@@ -482,8 +496,11 @@ std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStm
   // groups or aggregates, the output rows deduplicated.
   bool distinct_output = false;
   if (stmt.distinct) {
+    // Over groups, aggregates or windows: the output rows deduplicated.
     distinct_output = !group_by.empty() || ContainsAggregate(having) ||
-                      std::any_of(items.begin(), items.end(), [](const SelectItem& i) { return ContainsAggregate(i.expr); });
+                      std::any_of(items.begin(), items.end(), [](const SelectItem& i) {
+                        return ContainsAggregate(i.expr) || ContainsWindow(i.expr);
+                      });
     if (distinct_output) {
       for (const auto& o : order_by) {
         const Expr& e = *o.expr;
@@ -504,7 +521,8 @@ std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStm
   if (!aggregate) {
     if (having) ctx.Fail(having->position, "HAVING needs GROUP BY or an aggregate");
     input = WithWindows(ctx, std::move(input), items, order_by);
-    return Project(ctx, stmt, std::move(input), items, names, order_by);
+    if (!distinct_output) return Project(ctx, stmt, std::move(input), items, names, order_by);
+    return ProjectDistinct(ctx, stmt, std::move(input), items, names, output_order);
   }
 
   // 2. Grouping: aggregates become columns __agg<i>, group keys __grp<j> of a batch with
@@ -556,12 +574,7 @@ std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStm
   }
   rows = WithWindows(ctx, std::move(rows), items, order_by);
   if (!distinct_output) return Project(ctx, stmt, std::move(rows), items, names, order_by);
-  // DISTINCT over the projected rows, then ORDER BY and LIMIT over the distinct ones.
-  auto projected = Project(ctx, SelectStmt{}, std::move(rows), items, names, {});
-  auto distinct = std::make_unique<DistinctReader>(std::move(projected));
-  std::vector<SelectItem> outputs;
-  for (const auto& name : names) outputs.push_back({Expr::Column(name), ""});
-  return Project(ctx, stmt, std::move(distinct), outputs, names, output_order);
+  return ProjectDistinct(ctx, stmt, std::move(rows), items, names, output_order);
 }
 
 }  // namespace
