@@ -13,6 +13,7 @@
 #include "expr/cast.h"
 #include "expr/type_rules.h"
 #include "sql/aggregate.h"
+#include "sql/spill.h"
 
 namespace lancelet::sql {
 
@@ -199,53 +200,52 @@ class HashedSubquery final : public CorrelatedSubquery {
   void Prepare(const std::vector<TypePtr>& outer_types) override {
     auto rows = OpenSelect(ctx_, derived_);
     const Schema& schema = *rows->schema();
-    const size_t first_key = kind_ == Kind::kExists ? 0 : 1;
-    if (schema.num_fields() != first_key + keys_)
+    first_key_ = kind_ == Kind::kExists ? 0 : 1;
+    if (schema.num_fields() != first_key_ + keys_)
       ctx_.Fail(position_, fmt::format("a subquery used as a value returns one column, not {}",
                                        schema.num_fields() - keys_));
+    derived_schema_ = rows->schema();
     std::vector<TypePtr> key_types;
-    for (size_t i = 0; i < keys_; ++i) key_types.push_back(Common(schema.field(first_key + i)->type, outer_types[i]));
+    for (size_t i = 0; i < keys_; ++i) key_types.push_back(Common(schema.field(first_key_ + i)->type, outer_types[i]));
     keys_of_.SetTypes(key_types);
     type_ = kind_ == Kind::kValue ? schema.field(0)->type : DataType::Bool();
     if (kind_ == Kind::kIn) {
       value_type_ = Common(schema.field(0)->type, outer_types[keys_]);
       value_form_ = KeyFormOf(*value_type_);
     }
-    std::vector<ArrayPtr> values;
-    int64_t held = 0;
-    std::string key;
-    while (auto batch = rows->Next()) {
-      const auto keys = keys_of_.Cast(batch->columns(), first_key);
-      ArrayPtr value = kind_ == Kind::kExists ? nullptr : batch->column(0);
-      if (kind_ == Kind::kIn && !value->type->Equals(*value_type_)) value = CastArray(*value, value_type_);
-      for (int64_t r = 0; r < batch->num_rows(); ++r) {
-        if (!keys_of_.Of(keys, r, key)) continue;
-        const auto [group, fresh] = groups_.Number(key);
-        if (kind_ == Kind::kValue) {
-          if (fresh) row_of_group_.push_back(held + r);
-          else row_of_group_[group] = kMany;
-        } else if (kind_ == Kind::kIn) {
-          if (fresh) group_has_null_.push_back(false);
-          if (value->IsNull(r)) {
-            group_has_null_[group] = true;
-            continue;
-          }
-          members_.Number(MemberKey(group, *value, r));
-        }
+    if (kind_ == Kind::kValue) {
+      // The value of a key no inner row has: the aggregate over no rows, else NULL.
+      missing_ = MakeNullArray(type_, 1);
+      if (over_no_rows_) {
+        const RecordBatchPtr none = RunSelect(ctx_, *over_no_rows_);
+        if (none->num_rows() == 1)
+          missing_ = none->column(0)->type->Equals(*type_) ? none->column(0) : CastArray(*none->column(0), type_);
       }
-      if (kind_ == Kind::kValue) values.push_back(value);
-      held += batch->num_rows();
     }
-    if (kind_ != Kind::kValue) return;
-    // The value of a key no inner row has: the aggregate over no rows, else NULL.
-    ArrayPtr missing = MakeNullArray(type_, 1);
-    if (over_no_rows_) {
-      const RecordBatchPtr none = RunSelect(ctx_, *over_no_rows_);
-      if (none->num_rows() == 1)
-        missing = none->column(0)->type->Equals(*type_) ? none->column(0) : CastArray(*none->column(0), type_);
+    const uint64_t budget = uint64_t(std::max<int64_t>(ctx_.memory_budget, 1)) / 2;
+    while (auto batch = rows->Next()) {
+      AddRows(batch);
+      if (held_bytes_ > budget) {
+        Partition(std::move(rows));
+        return;
+      }
     }
-    values.push_back(missing);
-    values_ = Concatenate(values);
+    FinishTables();
+  }
+
+  bool partitioned() const override { return !partitions_.empty(); }
+
+  size_t PartitionOf(const std::vector<ArrayPtr>& outer, int64_t row) const override {
+    std::string key;
+    const auto keys = keys_of_.Cast({outer.begin(), outer.begin() + long(keys_)}, 0);
+    return keys_of_.Of(keys, row, key) ? SpillPartitionOf(std::hash<std::string_view>{}(key), 0) : 0;
+  }
+
+  void Load(size_t partition) override {
+    ClearTables();
+    auto rows = partitions_[partition]->Read();
+    while (auto batch = rows->Next()) AddRows(batch);
+    FinishTables();
   }
 
   ArrayPtr Values(const std::vector<ArrayPtr>& outer, int64_t rows) override {
@@ -291,6 +291,71 @@ class HashedSubquery final : public CorrelatedSubquery {
  private:
   static constexpr int64_t kMany = -1;
 
+  // Adds the derived rows of `batch` to the tables.
+  void AddRows(const RecordBatchPtr& batch) {
+    const auto keys = keys_of_.Cast(batch->columns(), first_key_);
+    ArrayPtr value = kind_ == Kind::kExists ? nullptr : batch->column(0);
+    if (kind_ == Kind::kIn && !value->type->Equals(*value_type_)) value = CastArray(*value, value_type_);
+    std::string key;
+    for (int64_t r = 0; r < batch->num_rows(); ++r) {
+      if (!keys_of_.Of(keys, r, key)) continue;
+      const auto [group, fresh] = groups_.Number(key);
+      // A key's slots in the numbering (at most half full) and its bytes.
+      if (fresh) held_bytes_ += 2 * sizeof(uint64_t) * 2 + key.size() + 8;
+      if (kind_ == Kind::kValue) {
+        if (fresh) row_of_group_.push_back(held_rows_ + r);
+        else row_of_group_[group] = kMany;
+      } else if (kind_ == Kind::kIn) {
+        if (fresh) group_has_null_.push_back(false);
+        if (value->IsNull(r)) {
+          group_has_null_[group] = true;
+          continue;
+        }
+        const std::string member = MemberKey(group, *value, r);
+        if (members_.Number(member).second) held_bytes_ += 32 + member.size();
+      }
+    }
+    if (kind_ == Kind::kValue) {
+      values_parts_.push_back(value);
+      held_bytes_ += BufferBytes(*batch) / (keys_ + 1);  // about the value column's share
+    }
+    held_rows_ += batch->num_rows();
+  }
+  void FinishTables() {
+    if (kind_ != Kind::kValue) return;
+    values_parts_.push_back(missing_);
+    values_ = Concatenate(values_parts_);
+    values_parts_.clear();
+  }
+  void ClearTables() {
+    groups_ = KeyNumbering();
+    members_ = KeyNumbering();
+    row_of_group_.clear();
+    group_has_null_.clear();
+    values_parts_.clear();
+    values_.reset();
+    held_rows_ = 0;
+    held_bytes_ = 0;
+  }
+  // Past the budget: every derived row, from the first, goes to the partition of its key
+  // (rows with a NULL key match nothing and are dropped).
+  void Partition(std::unique_ptr<RecordBatchReader> rest) {
+    ClearTables();
+    for (size_t p = 0; p < kSpillPartitions; ++p)
+      partitions_.push_back(std::make_unique<SpillFile>(*derived_schema_, "a correlated subquery's rows"));
+    rest.reset();
+    auto rows = OpenSelect(ctx_, derived_);
+    std::string key;
+    while (auto batch = rows->Next()) {
+      const auto keys = keys_of_.Cast(batch->columns(), first_key_);
+      std::vector<std::vector<int64_t>> of(kSpillPartitions);
+      for (int64_t r = 0; r < batch->num_rows(); ++r)
+        if (keys_of_.Of(keys, r, key)) of[SpillPartitionOf(std::hash<std::string_view>{}(key), 0)].push_back(r);
+      for (size_t p = 0; p < kSpillPartitions; ++p)
+        if (!of[p].empty()) partitions_[p]->Write(*batch->Take(of[p]));
+    }
+  }
+
   TypePtr Common(const TypePtr& inner, const TypePtr& outer) const {
     TypePtr common = CommonType(inner, outer);
     if (!common)
@@ -314,11 +379,18 @@ class HashedSubquery final : public CorrelatedSubquery {
   TypePtr type_, value_type_;
   KeyForm value_form_ = KeyForm::kText;
   TupleKeys keys_of_;
+  size_t first_key_ = 0;                // the derived rows' first key column
+  SchemaPtr derived_schema_;
   KeyNumbering groups_;                 // the inner key tuples
   std::vector<int64_t> row_of_group_;   // kValue: the group's row of values_, or kMany
+  std::vector<ArrayPtr> values_parts_;  // kValue: the values read so far
   ArrayPtr values_;                     // kValue: every row's value, then the missing key's
+  ArrayPtr missing_;                    // kValue: the value of a key without rows
   std::vector<bool> group_has_null_;    // kIn
   KeyNumbering members_;                // kIn: (group, value) pairs
+  int64_t held_rows_ = 0;
+  uint64_t held_bytes_ = 0;             // about what the tables take
+  std::vector<std::unique_ptr<SpillFile>> partitions_;  // past the budget
 };
 
 // Any other correlated subquery: run for each distinct combination of the outer values
@@ -462,12 +534,10 @@ ExprPtr PlanCorrelated(const Context& ctx, const SelectStmt& outer, std::optiona
       outer_sides.push_back(equalities[i].second);
     }
     std::optional<SelectStmt> over_no_rows;
-    if (exists) {
+    if (exists) {  // the key table keeps each key once, so the rows need no DISTINCT
       derived.items = keys;
-      derived.distinct = true;
     } else {
       derived.items.insert(derived.items.end(), keys.begin(), keys.end());
-      if (in) derived.distinct = true;
       if (Aggregates(q)) {
         if (q.group_by.empty()) {  // one row per key, and a key without rows gets the empty aggregate
           SelectStmt none = q;
@@ -523,29 +593,76 @@ ExprPtr ReplaceMarkers(const ExprPtr& e, const std::function<ExprPtr(const ExprP
   return copy;
 }
 
+// Appends one correlated subquery's column. In memory, batch by batch; a partitioned
+// subquery first has every input row, with its outer values, split to disk by the
+// partition of its key, then each partition's rows looked up in turn.
 class CorrelatedReader final : public RecordBatchReader {
  public:
-  CorrelatedReader(std::unique_ptr<RecordBatchReader> input, Correlations plans,
-                   std::vector<std::vector<BoundExprPtr>> args, SchemaPtr schema)
-      : input_(std::move(input)), plans_(std::move(plans)), args_(std::move(args)), schema_(std::move(schema)) {}
+  CorrelatedReader(std::unique_ptr<RecordBatchReader> input, std::unique_ptr<CorrelatedSubquery> plan,
+                   std::vector<BoundExprPtr> args, SchemaPtr schema)
+      : input_(std::move(input)), plan_(std::move(plan)), args_(std::move(args)), schema_(std::move(schema)) {}
   SchemaPtr schema() const override { return schema_; }
   RecordBatchPtr Next() override {
-    auto batch = input_->Next();
-    if (!batch) return nullptr;
-    std::vector<ArrayPtr> columns = batch->columns();
-    for (size_t k = 0; k < plans_.size(); ++k) {
+    if (!plan_->partitioned()) {
+      auto batch = input_->Next();
+      if (!batch) return nullptr;
       std::vector<ArrayPtr> outer;
-      for (const auto& a : args_[k]) outer.push_back(Evaluate(*a, *batch));
-      columns.push_back(plans_[k]->Values(outer, batch->num_rows()));
+      for (const auto& a : args_) outer.push_back(Evaluate(*a, *batch));
+      return WithValues(*batch, outer);
     }
-    return std::make_shared<RecordBatch>(schema_, std::move(columns), batch->num_rows());
+    if (outer_parts_.empty()) SplitOuterRows();
+    while (part_ < outer_parts_.size()) {
+      if (!part_rows_) {
+        plan_->Load(part_);
+        part_rows_ = outer_parts_[part_]->Read();
+      }
+      if (auto batch = part_rows_->Next()) {
+        // The input's columns, then the outer values.
+        const size_t n = input_->schema()->num_fields();
+        std::vector<ArrayPtr> outer(batch->columns().begin() + long(n), batch->columns().end());
+        std::vector<ArrayPtr> columns(batch->columns().begin(), batch->columns().begin() + long(n));
+        return WithValues(RecordBatch(input_->schema(), std::move(columns), batch->num_rows()), outer);
+      }
+      part_rows_.reset();
+      ++part_;
+    }
+    return nullptr;
   }
 
  private:
+  RecordBatchPtr WithValues(const RecordBatch& batch, const std::vector<ArrayPtr>& outer) {
+    std::vector<ArrayPtr> columns = batch.columns();
+    columns.push_back(plan_->Values(outer, batch.num_rows()));
+    return std::make_shared<RecordBatch>(schema_, std::move(columns), batch.num_rows());
+  }
+
+  void SplitOuterRows() {
+    std::vector<FieldPtr> fields = input_->schema()->fields();
+    for (size_t i = 0; i < args_.size(); ++i) fields.push_back(Field::Make(fmt::format("__outer{}", i), args_[i]->type));
+    const Schema spilled(fields);
+    for (size_t p = 0; p < kSpillPartitions; ++p)
+      outer_parts_.push_back(std::make_unique<SpillFile>(spilled, "the rows before a correlated subquery"));
+    const auto schema = std::make_shared<Schema>(fields);
+    while (auto batch = input_->Next()) {
+      std::vector<ArrayPtr> columns = batch->columns();
+      std::vector<ArrayPtr> outer;
+      for (const auto& a : args_) outer.push_back(Evaluate(*a, *batch));
+      columns.insert(columns.end(), outer.begin(), outer.end());
+      const RecordBatch rows(schema, std::move(columns), batch->num_rows());
+      std::vector<std::vector<int64_t>> of(kSpillPartitions);
+      for (int64_t r = 0; r < batch->num_rows(); ++r) of[plan_->PartitionOf(outer, r)].push_back(r);
+      for (size_t p = 0; p < kSpillPartitions; ++p)
+        if (!of[p].empty()) outer_parts_[p]->Write(*rows.Take(of[p]));
+    }
+  }
+
   std::unique_ptr<RecordBatchReader> input_;
-  Correlations plans_;
-  std::vector<std::vector<BoundExprPtr>> args_;
+  std::unique_ptr<CorrelatedSubquery> plan_;
+  std::vector<BoundExprPtr> args_;
   SchemaPtr schema_;
+  std::vector<std::unique_ptr<SpillFile>> outer_parts_;  // partitioned: the input rows
+  size_t part_ = 0;
+  std::unique_ptr<RecordBatchReader> part_rows_;
 };
 
 }  // namespace
@@ -603,19 +720,20 @@ std::unique_ptr<RecordBatchReader> AppendCorrelated(std::unique_ptr<RecordBatchR
                                                     const std::vector<ExprPtr*>& exprs) {
   std::vector<std::optional<std::vector<ExprPtr>>> args(plans.size());
   for (ExprPtr* e : exprs) *e = ReplaceMarkers(*e, resolve, args);
-  std::vector<FieldPtr> fields = input->schema()->fields();
-  std::vector<std::vector<BoundExprPtr>> bound(plans.size());
   for (size_t k = 0; k < plans.size(); ++k) {
+    std::vector<BoundExprPtr> bound;
     std::vector<TypePtr> types;
     for (const auto& a : args[k].value()) {
-      bound[k].push_back(Bind(*a, *input->schema()));
-      types.push_back(bound[k].back()->type);
+      bound.push_back(Bind(*a, *input->schema()));
+      types.push_back(bound.back()->type);
     }
     plans[k]->Prepare(types);
+    std::vector<FieldPtr> fields = input->schema()->fields();
     fields.push_back(Field::Make(CorrelatedColumnName(k), plans[k]->type()));
+    input = std::make_unique<CorrelatedReader>(std::move(input), std::move(plans[k]), std::move(bound),
+                                               std::make_shared<Schema>(std::move(fields)));
   }
-  return std::make_unique<CorrelatedReader>(std::move(input), std::move(plans), std::move(bound),
-                                            std::make_shared<Schema>(std::move(fields)));
+  return input;
 }
 
 }  // namespace lancelet::sql

@@ -33,6 +33,13 @@ class CorrelatedSubquery {
   virtual ArrayPtr Values(const std::vector<ArrayPtr>& outer, int64_t rows) = 0;
   // How it runs, for EXPLAIN.
   virtual std::string Describe() const = 0;
+
+  // A hashed subquery whose table outgrew half the memory budget in Prepare has its rows
+  // split by key hash into kSpillPartitions files instead. Then the outer rows are split
+  // the same way (PartitionOf), and each partition's are looked up after Load(p).
+  virtual bool partitioned() const { return false; }
+  virtual size_t PartitionOf(const std::vector<ArrayPtr>& /*outer*/, int64_t /*row*/) const { return 0; }
+  virtual void Load(size_t /*partition*/) {}
 };
 using Correlations = std::vector<std::unique_ptr<CorrelatedSubquery>>;
 
@@ -47,7 +54,8 @@ std::string CorrelatedColumnName(size_t k);
 bool IsCorrelatedColumnName(const std::string& name);
 
 // `input` with a column per correlated subquery (CorrelatedColumnName), computed batch by
-// batch. The markers in `exprs` are replaced by references to those columns; their outer
+// batch (or, for a partitioned one, partition by partition: the rows then come out in
+// partition order). The markers in `exprs` are replaced by references to those columns; their outer
 // expressions are first mapped by `resolve` (the statement's column renaming) and bound
 // to the input's columns.
 std::unique_ptr<RecordBatchReader> AppendCorrelated(std::unique_ptr<RecordBatchReader> input, Correlations plans,
