@@ -116,7 +116,19 @@ std::optional<int64_t> IntAt(const ArrayData& a, int64_t i) {
   return GetScalar(a, i).as_int();
 }
 
-// Computes one window call over a partition at a time.
+// What the chunks of a partition already computed leave to the next chunk, when a call
+// streams its partition (WindowFunction::Streams): rows and peer groups so far, and the
+// running aggregate.
+struct Carry {
+  int64_t rows = 0, peer_groups = 0;
+  int64_t count = 0;  // count, sum, avg: the valid values so far
+  __int128 exact = 0;
+  double sum = 0;
+  ArrayPtr best;   // min / max: the best value so far (one), or null
+  ArrayPtr first;  // first_value: the partition's first value (one), or null
+};
+
+// Computes one window call over a partition at a time, or over its chunks in order.
 class WindowFunction {
  public:
   WindowFunction(const Context& ctx, const ExprPtr& call, const Schema& input) : ctx_(ctx), call_(call) {
@@ -175,15 +187,44 @@ class WindowFunction {
   const TypePtr& type() const { return type_; }
   const std::vector<BoundExprPtr>& arguments() const { return arguments_; }
 
-  // The values over one partition: `args` are the evaluated arguments (in window order),
-  // `order` the ORDER BY keys.
-  ArrayPtr Compute(const std::vector<ArrayPtr>& args, const std::vector<ArrayPtr>& order, int64_t n) const {
+  // Whether the call's value at a row depends only on the rows up to its last peer, so
+  // that a partition can be computed in chunks that end at a peer group's end: the
+  // ranking functions, and count / sum / avg / min / max / first_value over frames from
+  // the partition's start to the current row.
+  bool Streams() const {
+    if (kind_ == WindowKind::kRowNumber || kind_ == WindowKind::kRank || kind_ == WindowKind::kDenseRank) return true;
+    const bool aggregate = kind_ == WindowKind::kCount || kind_ == WindowKind::kSum || kind_ == WindowKind::kAvg ||
+                           kind_ == WindowKind::kMin || kind_ == WindowKind::kMax || kind_ == WindowKind::kFirstValue;
     const WindowSpec& w = *call_->window;
+    const bool ordered = w.arguments + w.partitions < call_->args.size();
+    using K = FrameBound::Kind;
+    const bool running = w.explicit_frame ? w.start.kind == K::kUnboundedPreceding && w.end.kind == K::kCurrentRow &&
+                                                (w.rows || ordered)
+                                          : ordered;
+    return aggregate && running;
+  }
+
+  // The values over one partition, or over its next chunk when the call streams: `args`
+  // are the evaluated arguments (in window order), `order` the ORDER BY keys, and `carry`
+  // what the chunks before left (nothing for a partition's first), updated.
+  ArrayPtr Compute(const std::vector<ArrayPtr>& args, const std::vector<ArrayPtr>& order, int64_t n,
+                   Carry& carry) const {
     const Peers peers = PeersOf(order, n);
+    ArrayPtr out = ComputeOver(args, order, peers, n, carry);
+    carry.rows += n;
+    if (n > 0) carry.peer_groups += peers.group[size_t(n - 1)] + 1;
+    return out;
+  }
+
+ private:
+  ArrayPtr ComputeOver(const std::vector<ArrayPtr>& args, const std::vector<ArrayPtr>& order, const Peers& peers,
+                       int64_t n, Carry& carry) const {
+    const WindowSpec& w = *call_->window;
     switch (kind_) {
-      case WindowKind::kRowNumber: return Int64s(n, [&](int64_t i) { return i + 1; });
-      case WindowKind::kRank: return Int64s(n, [&](int64_t i) { return peers.start[size_t(i)] + 1; });
-      case WindowKind::kDenseRank: return Int64s(n, [&](int64_t i) { return peers.group[size_t(i)] + 1; });
+      case WindowKind::kRowNumber: return Int64s(n, [&](int64_t i) { return carry.rows + i + 1; });
+      case WindowKind::kRank: return Int64s(n, [&](int64_t i) { return carry.rows + peers.start[size_t(i)] + 1; });
+      case WindowKind::kDenseRank:
+        return Int64s(n, [&](int64_t i) { return carry.peer_groups + peers.group[size_t(i)] + 1; });
       case WindowKind::kPercentRank:
         return Doubles(n, [&](int64_t i) { return n > 1 ? double(peers.start[size_t(i)]) / double(n - 1) : 0.0; });
       case WindowKind::kCumeDist:
@@ -195,6 +236,10 @@ class WindowFunction {
     const Frames frames = FramesOf(w, order.size() > 0, peers, n);
     switch (kind_) {
       case WindowKind::kFirstValue:
+        if (Streams()) {  // every frame starts at the partition's first row
+          if (!carry.first && n > 0) carry.first = Slice(*args[0], 0, 1);
+          return n > 0 ? Take(*carry.first, std::vector<int64_t>(size_t(n), 0)) : Slice(*args[0], 0, 0);
+        }
         return At(args[0], n, [&](int64_t i) { return frames.lo[size_t(i)] < frames.hi[size_t(i)] ? frames.lo[size_t(i)] : -1; });
       case WindowKind::kLastValue:
         return At(args[0], n, [&](int64_t i) { return frames.lo[size_t(i)] < frames.hi[size_t(i)] ? frames.hi[size_t(i)] - 1 : -1; });
@@ -204,11 +249,10 @@ class WindowFunction {
           if (k && *k < 1) ctx_.Fail(call_->position, fmt::format("nth_value's n is from 1, not {}", *k));
           return k && *k <= frames.hi[size_t(i)] - frames.lo[size_t(i)] ? frames.lo[size_t(i)] + *k - 1 : -1;
         });
-      default: return Aggregate(args, frames, n);
+      default: return Aggregate(args, frames, n, carry);
     }
   }
 
- private:
   void IntegerArgument(size_t i, const std::string& what) const {
     if (!arguments_[i]->type || !arguments_[i]->type->is_integer())
       ctx_.Fail(call_->args[i]->position, fmt::format("{} is an integer, not {}", what,
@@ -277,7 +321,7 @@ class WindowFunction {
     return Take(*slots, take);
   }
 
-  ArrayPtr Aggregate(const std::vector<ArrayPtr>& args, const Frames& frames, int64_t n) const {
+  ArrayPtr Aggregate(const std::vector<ArrayPtr>& args, const Frames& frames, int64_t n, Carry& carry) const {
     if (kind_ == WindowKind::kWholeAggregate || (frames.whole && kind_ != WindowKind::kCount)) {
       if (!frames.whole)
         ctx_.Fail(call_->position, fmt::format("{}({}) OVER takes the whole partition as its frame; over a moving "
@@ -292,22 +336,27 @@ class WindowFunction {
       std::vector<int64_t> valid_before(size_t(n) + 1, 0);  // valid arguments among rows [0, r)
       for (int64_t r = 0; r < n; ++r)
         valid_before[size_t(r) + 1] = valid_before[size_t(r)] + (args.empty() || args[0]->IsValid(r) ? 1 : 0);
-      return Int64s(n, [&](int64_t i) { return valid_before[size_t(frames.hi[size_t(i)])] - valid_before[size_t(frames.lo[size_t(i)])]; });
+      ArrayPtr out = Int64s(n, [&](int64_t i) {
+        return carry.count + valid_before[size_t(frames.hi[size_t(i)])] - valid_before[size_t(frames.lo[size_t(i)])];
+      });
+      carry.count += valid_before[size_t(n)];
+      return out;
     }
-    if (kind_ == WindowKind::kMin || kind_ == WindowKind::kMax) return Extreme(args[0], frames, n);
-    return Sum(*args[0], frames, n);
+    if (kind_ == WindowKind::kMin || kind_ == WindowKind::kMax) return Extreme(args[0], frames, n, carry);
+    return Sum(*args[0], frames, n, carry);
   }
 
   // sum / avg over each frame. A frame that extends the previous row's at its end is
   // summed on from it; any other frame is summed anew, so every sum adds its values in
   // row order. Integers sum exactly (128 bits) and must fit the result type.
-  ArrayPtr Sum(const ArrayData& x, const Frames& frames, int64_t n) const {
+  ArrayPtr Sum(const ArrayData& x, const Frames& frames, int64_t n, Carry& carry) const {
     const bool integer = x.type->is_integer();
     const ArrayPtr as = integer ? CastArray(x, DataType::Int64()) : CastArray(x, DataType::Float64());
     auto builder = ArrayBuilder::Make(type_);
-    __int128 exact = 0;
-    double sum = 0;
-    int64_t count = 0, lo = -1, hi = -1;
+    // The sum of the frame [lo, hi) so far, starting from what earlier chunks summed.
+    __int128 exact = carry.exact;
+    double sum = carry.sum;
+    int64_t count = carry.count, lo = 0, hi = 0;
     for (int64_t i = 0; i < n; ++i) {
       const int64_t want_lo = frames.lo[size_t(i)], want_hi = frames.hi[size_t(i)];
       if (want_lo != lo || want_hi < hi) exact = 0, sum = 0, count = 0, hi = want_lo;
@@ -331,26 +380,33 @@ class WindowFunction {
         builder->AppendScalar(Scalar{type_, sum});
       }
     }
+    carry.exact = exact, carry.sum = sum, carry.count = count;
     return builder->Finish();
   }
 
   // min / max over each frame, as the row holding the value: carried on while a frame
   // extends the previous one at its end, else found anew.
-  ArrayPtr Extreme(const ArrayPtr& values, const Frames& frames, int64_t n) const {
+  // A streamed chunk's frames start with the best value of the chunks before, placed as
+  // row 0 ahead of the chunk's rows.
+  ArrayPtr Extreme(const ArrayPtr& chunk, const Frames& frames, int64_t n, Carry& carry) const {
+    const int64_t shift = carry.best ? 1 : 0;
+    const ArrayPtr values = carry.best ? Concatenate({carry.best, chunk}) : chunk;
     const ArrayData& x = *values;
     const std::vector<ArrayPtr> keys = {values};
     const std::vector<OrderItem> items = {OrderItem{nullptr, kind_ == WindowKind::kMax, std::nullopt}};
     const RowOrder order(keys, keys, items);
     std::vector<int64_t> pick(static_cast<size_t>(n), -1);
-    int64_t best = -1, lo = -1, hi = -1;
+    int64_t best = -1, lo = 0, hi = 0;
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t want_lo = frames.lo[size_t(i)], want_hi = frames.hi[size_t(i)];
+      const int64_t want_lo = frames.lo[size_t(i)] == 0 ? 0 : frames.lo[size_t(i)] + shift;
+      const int64_t want_hi = frames.hi[size_t(i)] + shift;
       if (want_lo != lo || want_hi < hi) best = -1, hi = want_lo;
       lo = want_lo;
       for (; hi < want_hi; ++hi)
         if (x.IsValid(hi) && (best < 0 || order.Before(hi, best))) best = hi;
       pick[size_t(i)] = best;
     }
+    if (n > 0 && pick[size_t(n - 1)] >= 0) carry.best = Slice(x, pick[size_t(n - 1)], 1);
     return At(values, n, [&](int64_t i) { return pick[size_t(i)]; });
   }
 
@@ -404,17 +460,27 @@ class WindowReader final : public RecordBatchReader {
         carry_ = sorted_->Next();
         if (!carry_) return pending_.empty() ? nullptr : Emit();
         carry_row_ = 0;
+        if (carry_->num_rows() == 0) {
+          carry_ = nullptr;
+          continue;
+        }
         PartitionKeys(*carry_);
       }
       if (pending_.empty()) partition_ = carry_keys_[size_t(carry_row_)];
       int64_t r = carry_row_;
       while (r < carry_->num_rows() && carry_keys_[size_t(r)] == partition_) ++r;
-      if (r > carry_row_) pending_.push_back(carry_->Slice(carry_row_, r - carry_row_));
+      if (r > carry_row_) {
+        pending_.push_back(carry_->Slice(carry_row_, r - carry_row_));
+        pending_rows_ += r - carry_row_;
+      }
       if (r < carry_->num_rows()) {
         carry_row_ = r;
         return Emit();
       }
       carry_ = nullptr;
+      // A call that streams gives the partition's rows so far, up to the last peer group.
+      if (function_.Streams() && pending_rows_ >= kChunkRows)
+        if (auto chunk = EmitChunk()) return chunk;
     }
   }
 
@@ -450,16 +516,38 @@ class WindowReader final : public RecordBatchReader {
     }
   }
 
-  // The pending partition with its window values.
+  // The pending partition's rows but its last peer group, with their values; null when
+  // they are all one peer group.
+  RecordBatchPtr EmitChunk() {
+    const RecordBatchPtr rows = pending_.size() == 1 ? pending_[0] : RecordBatch::Concatenate(sorted_schema_, pending_);
+    const size_t first_order = input_columns_ + function_.arguments().size() + partitions_;
+    const std::vector<ArrayPtr> order(rows->columns().begin() + long(first_order), rows->columns().end());
+    const int64_t n = rows->num_rows();
+    const int64_t cut = PeersOf(order, n).start[size_t(n - 1)];
+    pending_ = {rows};
+    if (cut == 0) return nullptr;
+    pending_ = {rows->Slice(cut, n - cut)};
+    pending_rows_ = n - cut;
+    return WithValues(rows->Slice(0, cut));
+  }
+
+  // The pending partition (or its last chunk) with its window values.
   RecordBatchPtr Emit() {
     const RecordBatchPtr rows = pending_.size() == 1 ? pending_[0] : RecordBatch::Concatenate(sorted_schema_, pending_);
     pending_.clear();
+    pending_rows_ = 0;
+    RecordBatchPtr out = WithValues(rows);
+    carried_ = Carry{};
+    return out;
+  }
+
+  RecordBatchPtr WithValues(const RecordBatchPtr& rows) {
     const size_t first_arg = input_columns_, first_order = input_columns_ + function_.arguments().size() + partitions_;
     std::vector<ArrayPtr> args(rows->columns().begin() + long(first_arg),
                                rows->columns().begin() + long(first_arg + function_.arguments().size()));
     std::vector<ArrayPtr> order(rows->columns().begin() + long(first_order), rows->columns().end());
     std::vector<ArrayPtr> columns(rows->columns().begin(), rows->columns().begin() + long(input_columns_));
-    columns.push_back(function_.Compute(args, order, rows->num_rows()));
+    columns.push_back(function_.Compute(args, order, rows->num_rows(), carried_));
     return std::make_shared<RecordBatch>(schema_, std::move(columns), rows->num_rows());
   }
 
@@ -476,7 +564,10 @@ class WindowReader final : public RecordBatchReader {
   int64_t carry_row_ = 0;
   std::vector<std::string> carry_keys_;  // its rows' partition keys
   std::string partition_;                // the pending partition's key
-  std::vector<RecordBatchPtr> pending_;  // the rows of that partition so far
+  std::vector<RecordBatchPtr> pending_;  // the rows of that partition so far (not yet given)
+  int64_t pending_rows_ = 0;
+  Carry carried_;                        // a streamed partition's chunks given so far
+  static constexpr int64_t kChunkRows = 65536;
 };
 
 }  // namespace

@@ -1,7 +1,9 @@
 // Window functions: f(...) OVER ([PARTITION BY ...] [ORDER BY ...] [frame]). Each call
 // sorts its input by its partition and order keys (Sorter, which spills past the memory
-// budget) and reads one partition at a time, so memory holds the largest partition.
-// Rows come out partition by partition, in window order.
+// budget) and reads one partition at a time, so memory holds the largest partition; a
+// call whose value at a row needs only the rows up to it (ranking, running frames) gives
+// a partition in chunks that end at a peer group's end instead. Rows come out partition
+// by partition, in window order.
 //
 // Functions: row_number, rank, dense_rank, percent_rank, cume_dist, ntile(n);
 // lag / lead (x [, offset [, default]]), first_value, last_value, nth_value(x, n); and

@@ -274,6 +274,28 @@ TEST_F(SqlMemoryTest, WindowSortsPastItsBudgetAndHoldsOnePartition) {
   EXPECT_EQ(lines[60'000], "59999,999,1,58999");
 }
 
+TEST_F(SqlMemoryTest, RunningWindowsOverTheWholeTableStream) {
+  // Without PARTITION BY the partition is the table. Ranking functions and frames from the
+  // start to the current row are given in chunks that end at a peer group's end, so the
+  // rows are not held: held, one window over 3M rows takes some 200 MB (percent_rank, which
+  // needs the partition's size). Four windows are four sorts merging their runs at once.
+  const std::string windows =
+      "SELECT k, sum(k) OVER (ORDER BY k) AS run, rank() OVER (ORDER BY g) AS rg, min(k) OVER (ORDER BY k DESC ROWS "
+      "BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS least_after, count(*) OVER (ORDER BY g) AS upto FROM {0}";
+  EXPECT_LT(ExtraKb(windows, "LANCELET_SQL_MEMORY_MB=8"), 64 * 1024);
+  // run = k (k + 1) / 2; g = k % 1000 has 3000 rows of each smaller g before it, so rank
+  // 3000 g + 1 and count 3000 (g + 1) (its peers included); the least k from k up is k.
+  // Also dense_rank by rg (which orders as g does) = g + 1, and first_value over rg then k
+  // descending: g = 0's largest k.
+  const std::string more = "SELECT *, dense_rank() OVER (ORDER BY rg) AS dg, first_value(k) OVER (ORDER BY rg, k "
+                           "DESC) AS top FROM (" + fmt::format(fmt::runtime(windows), "big") + ")";
+  EXPECT_EQ(Csv("SELECT k, run, rg, least_after, upto, dg, top FROM (" + more +
+                    ") WHERE k IN (0, 1, 1500000, 2999999) ORDER BY k",
+                8),
+            "k,run,rg,least_after,upto,dg,top\n0,0,1,0,3000,1,2999000\n1,1,3001,1,6000,2,2999000\n"
+            "1500000,1125000750000,1,1500000,3000,1,2999000\n2999999,4499998500000,2997001,2999999,3000000,1000,2999000\n");
+}
+
 TEST_F(SqlMemoryTest, CorrelatedSubqueriesRunOnceOverLargeInputs) {
   // Each runs its subquery once and looks 3M outer rows up in it.
   EXPECT_EQ(Csv("SELECT count(*) AS n FROM big b WHERE EXISTS (SELECT 1 FROM small s WHERE s.k = b.k)", 256),
