@@ -525,7 +525,7 @@ ExprPtr PlanCorrelated(const Context& ctx, const SelectStmt& outer, std::optiona
   if (hashable && !((exists || in) && Aggregates(q)) && !(Aggregates(q) && q.group_by.empty() && q.having)) {
     SelectStmt derived = q;
     derived.where = nullptr;
-    for (const auto& t : rest) derived.where = derived.where ? Expr::Binary(BinaryOp::kAnd, derived.where, t) : t;
+    for (const auto& t : rest) AndOnto(derived.where, t);
     derived.order_by.clear();
     std::vector<SelectItem> keys;
     std::vector<ExprPtr> outer_sides;

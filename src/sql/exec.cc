@@ -177,6 +177,8 @@ ExprPtr RenamedColumn(const Expr& column, std::vector<std::string> path) {
   return copy;
 }
 
+void AndOnto(ExprPtr& to, const ExprPtr& term) { to = to ? Expr::Binary(BinaryOp::kAnd, to, term) : term; }
+
 std::vector<ExprPtr> Conjuncts(const ExprPtr& e) {
   if (!e) return {};
   if (e->kind != ExprKind::kBinary || e->binary_op != BinaryOp::kAnd) return {e};

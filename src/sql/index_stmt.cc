@@ -136,7 +136,7 @@ std::string RunExplain(const Context& ctx, const SelectStmt& stmt) {
   std::vector<std::string> after;
   for (const auto& term : Conjuncts(StripQualifier(stmt.where, {stmt.from->qualifier()}))) {
     if (HasSubqueryNode(term)) after.push_back(ToString(*term));
-    else scanned = scanned ? Expr::Binary(BinaryOp::kAnd, scanned, term) : term;
+    else AndOnto(scanned, term);
   }
   std::string plan = ds->Explain(scanned ? ToString(*scanned) : "");
   if (!plan.empty() && plan.back() == '\n') plan.pop_back();

@@ -769,7 +769,7 @@ JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan
         ctx.Fail(join.position, fmt::format("USING column '{}' is not on both sides of the join", c));
       auto eq = Expr::Binary(BinaryOp::kEq, Expr::Column(left->qualifier + "." + c),
                              Expr::Column(sides_[j + 1].qualifier + "." + c));
-      on = on ? Expr::Binary(BinaryOp::kAnd, on, eq) : eq;
+      AndOnto(on, eq);
     }
     // Probing runs on a thread of its own when it is worth one, beside the scan's and
     // the statement's.

@@ -388,8 +388,7 @@ std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStm
   ExprPtr late_where;
   if (!correlated.empty() && !joined) {
     ExprPtr early;
-    auto add = [](ExprPtr& to, const ExprPtr& term) { to = to ? Expr::Binary(BinaryOp::kAnd, to, term) : term; };
-    for (const auto& term : Conjuncts(where)) add(HasCorrelatedMarker(term) ? late_where : early, term);
+    for (const auto& term : Conjuncts(where)) AndOnto(HasCorrelatedMarker(term) ? late_where : early, term);
     where = early;
   }
 
