@@ -430,7 +430,21 @@ class NestedLoopJoinReader final : public RecordBatchReader {
     right_schema_ = right_rest->schema();
     schema_ = JoinedSchema(*left_->schema(), *right_schema_);
     if (on) {
-      on_ = Bind(*on, *schema_);
+      // The ON clause sees only the columns it names, so that a round takes those alone
+      // for every pair and the others for the pairs that match.
+      const std::vector<std::string> named = ReferencedColumns(*on);
+      std::vector<FieldPtr> fields;
+      for (size_t c = 0; c < schema_->num_fields(); ++c) {
+        const std::string& name = schema_->field(c)->name;
+        const bool used = std::any_of(named.begin(), named.end(), [&](const std::string& n) {
+          return n == name || n.rfind(name + ".", 0) == 0;
+        });
+        if (!used) continue;
+        on_columns_.push_back(c);
+        fields.push_back(schema_->field(c));
+      }
+      on_schema_ = std::make_shared<Schema>(fields);
+      on_ = Bind(*on, *on_schema_);
       if (on_->type->id() != TypeId::kBool)
         ctx.Fail(on->position, fmt::format("a JOIN's ON clause must be boolean, not {}", on_->type->ToString()));
     }
@@ -527,10 +541,12 @@ class NestedLoopJoinReader final : public RecordBatchReader {
       for (int64_t r = 0; r < right_rows; ++r) pair_left.push_back(t), pair_right.push_back(r);
     if (on_ && !pair_left.empty()) {
       std::vector<ArrayPtr> columns;
-      for (const auto& c : left.columns()) columns.push_back(Take(*c, pair_left));
-      for (const auto& c : right.columns()) columns.push_back(Take(*c, pair_right));
+      const size_t left_columns = left.columns().size();
+      for (const size_t c : on_columns_)
+        columns.push_back(c < left_columns ? Take(*left.columns()[c], pair_left)
+                                           : Take(*right.columns()[c - left_columns], pair_right));
       const std::vector<bool> holds =
-          EvaluatePredicate(*on_, RecordBatch(schema_, std::move(columns), int64_t(pair_left.size())));
+          EvaluatePredicate(*on_, RecordBatch(on_schema_, std::move(columns), int64_t(pair_left.size())));
       size_t kept = 0;
       for (size_t i = 0; i < holds.size(); ++i)
         if (holds[i]) pair_left[kept] = pair_left[i], pair_right[kept++] = pair_right[i];
@@ -585,7 +601,9 @@ class NestedLoopJoinReader final : public RecordBatchReader {
   JoinClause::Kind kind_;
   uint64_t share_;
   SchemaPtr right_schema_, schema_;
-  BoundExprPtr on_;  // null: every pair (CROSS JOIN)
+  BoundExprPtr on_;  // null: every pair (CROSS JOIN); bound to on_schema_
+  std::vector<size_t> on_columns_;  // the joined columns ON names, in schema_ order
+  SchemaPtr on_schema_;
   std::unique_ptr<SpillFile> right_;
   int64_t right_rows_ = 0;
   uint64_t right_bytes_ = 0;
