@@ -627,6 +627,12 @@ void KeyNumbering::Grow() {
   }
 }
 
+bool ContainsAggregate(const ExprPtr& e) {
+  if (!e) return false;
+  if (e->kind == ExprKind::kCall && IsAggregateName(e->function) && !e->window) return true;
+  return std::any_of(e->args.begin(), e->args.end(), ContainsAggregate);
+}
+
 AggregateCall BindAggregate(const Context& ctx, const ExprPtr& call, const Schema& input) {
   const Expr& e = *call;
   if (e.function == "string_agg" && (e.args.size() == 1 || e.args.size() == 2)) {

@@ -19,6 +19,9 @@
 namespace lancelet::sql {
 
 bool IsAggregateName(const std::string& function);
+// Whether `e` calls an aggregate (a window call's own function is no aggregate; its
+// arguments may hold one).
+bool ContainsAggregate(const ExprPtr& e);
 
 // Hash keys for grouping, joins and UNION: equal values of one type give equal keys.
 // kBits: integers, dates and timestamps, by their value widened to 64 bits (so equal

@@ -139,13 +139,8 @@ ExprPtr WithStatement(const Expr& subquery, SelectStmt stmt) {
 }
 
 bool Aggregates(const SelectStmt& s) {
-  std::function<bool(const ExprPtr&)> has = [&](const ExprPtr& e) {
-    if (!e) return false;
-    if (e->kind == ExprKind::kCall && IsAggregateName(e->function)) return true;
-    return std::any_of(e->args.begin(), e->args.end(), has);
-  };
   return !s.group_by.empty() || s.having ||
-         std::any_of(s.items.begin(), s.items.end(), [&](const SelectItem& i) { return has(i.expr); });
+         std::any_of(s.items.begin(), s.items.end(), [](const SelectItem& i) { return ContainsAggregate(i.expr); });
 }
 
 // The key columns of a row (all valid) as one hash key, each cast to its common type.
@@ -235,10 +230,13 @@ class HashedSubquery final : public CorrelatedSubquery {
 
   bool partitioned() const override { return !partitions_.empty(); }
 
-  size_t PartitionOf(const std::vector<ArrayPtr>& outer, int64_t row) const override {
+  std::vector<size_t> PartitionsOf(const std::vector<ArrayPtr>& outer, int64_t rows) const override {
+    const auto keys = keys_of_.Cast(outer, 0);  // the keys come first; an IN's x after them is not read
+    std::vector<size_t> partitions(size_t(rows), 0);  // a NULL key matches nothing: any partition
     std::string key;
-    const auto keys = keys_of_.Cast({outer.begin(), outer.begin() + long(keys_)}, 0);
-    return keys_of_.Of(keys, row, key) ? SpillPartitionOf(std::hash<std::string_view>{}(key), 0) : 0;
+    for (int64_t r = 0; r < rows; ++r)
+      if (keys_of_.Of(keys, r, key)) partitions[size_t(r)] = SpillPartitionOf(std::hash<std::string_view>{}(key), 0);
+    return partitions;
   }
 
   void Load(size_t partition) override {
@@ -650,7 +648,8 @@ class CorrelatedReader final : public RecordBatchReader {
       columns.insert(columns.end(), outer.begin(), outer.end());
       const RecordBatch rows(schema, std::move(columns), batch->num_rows());
       std::vector<std::vector<int64_t>> of(kSpillPartitions);
-      for (int64_t r = 0; r < batch->num_rows(); ++r) of[plan_->PartitionOf(outer, r)].push_back(r);
+      const std::vector<size_t> partitions = plan_->PartitionsOf(outer, batch->num_rows());
+      for (int64_t r = 0; r < batch->num_rows(); ++r) of[partitions[size_t(r)]].push_back(r);
       for (size_t p = 0; p < kSpillPartitions; ++p)
         if (!of[p].empty()) outer_parts_[p]->Write(*rows.Take(of[p]));
     }

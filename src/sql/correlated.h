@@ -36,9 +36,13 @@ class CorrelatedSubquery {
 
   // A hashed subquery whose table outgrew half the memory budget in Prepare has its rows
   // split by key hash into kSpillPartitions files instead. Then the outer rows are split
-  // the same way (PartitionOf), and each partition's are looked up after Load(p).
+  // the same way (PartitionsOf: a partition per row), and each partition's are looked up
+  // after Load(p).
   virtual bool partitioned() const { return false; }
-  virtual size_t PartitionOf(const std::vector<ArrayPtr>& /*outer*/, int64_t /*row*/) const { return 0; }
+  virtual std::vector<size_t> PartitionsOf(const std::vector<ArrayPtr>& outer, int64_t rows) const {
+    (void)outer;
+    return std::vector<size_t>(size_t(rows), 0);
+  }
   virtual void Load(size_t /*partition*/) {}
 };
 using Correlations = std::vector<std::unique_ptr<CorrelatedSubquery>>;

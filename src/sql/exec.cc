@@ -1,5 +1,7 @@
 #include "sql/exec.h"
 
+#include <algorithm>
+
 #include "lancelet/builder.h"
 
 #include <unistd.h>
@@ -175,6 +177,11 @@ ExprPtr RenamedColumn(const Expr& column, std::vector<std::string> path) {
   auto copy = std::make_shared<Expr>(column);
   copy->path = std::move(path);
   return copy;
+}
+
+bool HasSubquery(const ExprPtr& e) {
+  if (!e) return false;
+  return e->kind == ExprKind::kSubquery || std::any_of(e->args.begin(), e->args.end(), HasSubquery);
 }
 
 void AndOnto(ExprPtr& to, const ExprPtr& term) { to = to ? Expr::Binary(BinaryOp::kAnd, to, term) : term; }

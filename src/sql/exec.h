@@ -70,6 +70,8 @@ ExprPtr MapColumns(const ExprPtr& expr, const std::function<ExprPtr(const Expr&)
 ExprPtr StripQualifier(const ExprPtr& expr, const std::vector<std::string>& qualifiers);
 // The terms of an AND chain, left to right (`e` alone when it is no AND; none for null).
 std::vector<ExprPtr> Conjuncts(const ExprPtr& e);
+// Whether `e` holds a subquery (SELECT ...), EXISTS or IN (SELECT ...).
+bool HasSubquery(const ExprPtr& e);
 // `to` AND `term` into `to` (`term` alone when `to` is null).
 void AndOnto(ExprPtr& to, const ExprPtr& term);
 // A literal node holding `value`, placed where `at` is in the statement.

@@ -103,11 +103,6 @@ RecordBatchPtr RunShowIndexes(const Context& ctx, const ShowIndexesStmt& stmt) {
 
 namespace {
 
-bool HasSubqueryNode(const ExprPtr& e) {
-  if (!e) return false;
-  return e->kind == ExprKind::kSubquery || std::any_of(e->args.begin(), e->args.end(), HasSubqueryNode);
-}
-
 // A line per correlated subquery of `stmt`: how it runs. `marked`: the statement with
 // their markers, which name the outer columns they read.
 std::string CorrelatedLines(const Context& ctx, const SelectStmt& stmt, SelectStmt* marked = nullptr) {
@@ -135,7 +130,7 @@ std::string RunExplain(const Context& ctx, const SelectStmt& stmt) {
   ExprPtr scanned;
   std::vector<std::string> after;
   for (const auto& term : Conjuncts(StripQualifier(stmt.where, {stmt.from->qualifier()}))) {
-    if (HasSubqueryNode(term)) after.push_back(ToString(*term));
+    if (HasSubquery(term)) after.push_back(ToString(*term));
     else AndOnto(scanned, term);
   }
   std::string plan = ds->Explain(scanned ? ToString(*scanned) : "");

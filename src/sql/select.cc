@@ -29,19 +29,8 @@ namespace lancelet::sql {
 
 namespace {
 
-bool HasSubquery(const ExprPtr& e) {
-  if (!e) return false;
-  return e->kind == ExprKind::kSubquery || std::any_of(e->args.begin(), e->args.end(), HasSubquery);
-}
-
 constexpr const char* kRowId = "_rowid";
 constexpr const char* kRowAddr = "_rowaddr";
-
-bool ContainsAggregate(const ExprPtr& e) {
-  if (!e) return false;
-  if (e->kind == ExprKind::kCall && IsAggregateName(e->function) && !e->window) return true;
-  return std::any_of(e->args.begin(), e->args.end(), ContainsAggregate);
-}
 
 bool ContainsWindow(const ExprPtr& e) {
   if (!e) return false;

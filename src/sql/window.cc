@@ -479,7 +479,7 @@ class WindowReader final : public RecordBatchReader {
       }
       carry_ = nullptr;
       // A call that streams gives the partition's rows so far, up to the last peer group.
-      if (function_.Streams() && pending_rows_ >= kChunkRows)
+      if (function_.Streams() && pending_rows_ >= chunk_at_)
         if (auto chunk = EmitChunk()) return chunk;
     }
   }
@@ -525,9 +525,13 @@ class WindowReader final : public RecordBatchReader {
     const int64_t n = rows->num_rows();
     const int64_t cut = PeersOf(order, n).start[size_t(n - 1)];
     pending_ = {rows};
-    if (cut == 0) return nullptr;
+    if (cut == 0) {  // one peer group: try again once it has doubled, so it is keyed O(n) times in all
+      chunk_at_ = 2 * n;
+      return nullptr;
+    }
     pending_ = {rows->Slice(cut, n - cut)};
     pending_rows_ = n - cut;
+    chunk_at_ = pending_rows_ + kChunkRows;
     return WithValues(rows->Slice(0, cut));
   }
 
@@ -536,6 +540,7 @@ class WindowReader final : public RecordBatchReader {
     const RecordBatchPtr rows = pending_.size() == 1 ? pending_[0] : RecordBatch::Concatenate(sorted_schema_, pending_);
     pending_.clear();
     pending_rows_ = 0;
+    chunk_at_ = kChunkRows;
     RecordBatchPtr out = WithValues(rows);
     carried_ = Carry{};
     return out;
@@ -568,6 +573,7 @@ class WindowReader final : public RecordBatchReader {
   int64_t pending_rows_ = 0;
   Carry carried_;                        // a streamed partition's chunks given so far
   static constexpr int64_t kChunkRows = 65536;
+  int64_t chunk_at_ = kChunkRows;       // pending rows at which a chunk is tried next
 };
 
 }  // namespace
