@@ -90,6 +90,14 @@ class SqlMemoryTest : public ::testing::Test {
     return r.out;
   }
 
+  // The CSV `statement` prints under `budget_mb`, expected to be what it prints held
+  // (a 1 GB budget).
+  static std::string CsvAsHeld(const std::string& statement, int budget_mb) {
+    const std::string under_budget = Csv(statement, budget_mb);
+    EXPECT_EQ(under_budget, Csv(statement, 1024)) << statement;
+    return under_budget;
+  }
+
   static TempDir* dir_;
 };
 
@@ -122,8 +130,7 @@ TEST_F(SqlMemoryTest, GroupByWithMoreGroupsThanItsBudgetSpillsPartitions) {
   const std::string two_keys =
       "SELECT k % 7919 AS b, g % 3 AS c, count(*) AS n, sum(k) AS s, max(v) AS top, median(v) AS med, "
       "count(DISTINCT g) AS gs FROM small GROUP BY b, c ORDER BY b, c";
-  const std::string two_keys_spilled = Csv(two_keys, 1);
-  EXPECT_EQ(two_keys_spilled, Csv(two_keys, 1024));
+  const std::string two_keys_spilled = CsvAsHeld(two_keys, 1);
   const auto lines = SplitLines(two_keys_spilled);
   ASSERT_EQ(lines.size(), 12212u + 1);  // the (b, c) pairs that occur
   EXPECT_EQ(lines[1], "0,0,1,0,0,0,1");
@@ -155,8 +162,7 @@ TEST_F(SqlMemoryTest, JoinWithARightSidePastItsBudgetPartitionsBothSides) {
     const std::string rows =
         fmt::format("SELECT a.x, a.v, b.y, b.g FROM {} ORDER BY a.x NULLS FIRST, a.v, b.y NULLS FIRST, b.g",
                     fmt::format(fmt::runtime(sides), kind));
-    const std::string partitioned = Csv(rows, 1);
-    EXPECT_EQ(partitioned, Csv(rows, 1024)) << kind;
+    const std::string partitioned = CsvAsHeld(rows, 1);
     // Matches: x = k1 even, not a multiple of 10, with k1 / 2 not a multiple of 7.
     const size_t expected = kind == "INNER" ? 20572 : kind == "FULL" ? 99428 : 60000;
     EXPECT_EQ(SplitLines(partitioned).size(), expected + 1) << kind;
@@ -195,8 +201,7 @@ TEST_F(SqlMemoryTest, JoinWithoutAnEqualityKeySpillsItsRightSide) {
     const std::string rows = fmt::format(
         "SELECT a.x, a.v, length(a.pad) AS p, b.y, b.g FROM {} ORDER BY a.x NULLS FIRST, a.v, b.y NULLS FIRST, b.g",
         fmt::format(fmt::runtime(sides), kind));
-    const std::string nested = Csv(rows, 1);
-    EXPECT_EQ(nested, Csv(rows, 1024)) << kind;
+    const std::string nested = CsvAsHeld(rows, 1);
     EXPECT_EQ(SplitLines(nested).size(), (kind == "INNER" ? 900u : 2100u) + 1) << kind;
   }
   // Every pair: 1000 * 2000 rows, 900 * 2000 of them with a non-NULL x; the y sum is 1000
@@ -266,8 +271,7 @@ TEST_F(SqlMemoryTest, WindowSortsPastItsBudgetAndHoldsOnePartition) {
   const std::string two =
       "SELECT k, g, row_number() OVER (PARTITION BY g ORDER BY v DESC) AS rn, lag(k) OVER (PARTITION BY g ORDER BY k) "
       "AS prev FROM small ORDER BY k";
-  const std::string two_spilled = Csv(two, 1);
-  EXPECT_EQ(two_spilled, Csv(two, 1024));
+  const std::string two_spilled = CsvAsHeld(two, 1);
   const auto lines = SplitLines(two_spilled);
   ASSERT_EQ(lines.size(), 60'001u);
   EXPECT_EQ(lines[1], "0,0,60,");  // k = 1000 i + g is row 60 - i of its partition by v descending
@@ -296,6 +300,11 @@ TEST_F(SqlMemoryTest, RunningWindowsOverTheWholeTableStream) {
                 8),
             "k,run,rg,least_after,upto,dg,top\n0,0,1,0,200,1,199000\n1,1,201,1,400,2,199000\n"
             "150000,11250075000,1,150000,200,1,199000\n199999,19999900000,199801,199999,200000,1000,199000\n");
+  // One peer group of 200k rows: no chunk can end inside it, and every row ranks 1.
+  EXPECT_EQ(Csv("SELECT max(r) AS top, count(*) AS n FROM (SELECT rank() OVER (ORDER BY g - g) AS r FROM big WHERE "
+                "k < 200000)",
+                8),
+            "top,n\n1,200000\n");
 }
 
 TEST_F(SqlMemoryTest, CorrelatedSubqueriesRunOnceOverLargeInputs) {
@@ -332,9 +341,7 @@ TEST_F(SqlMemoryTest, CorrelatedSubqueryPastItsBudgetPartitionsBothSides) {
   const std::string absent = "SELECT count(*) AS n FROM small s WHERE NOT EXISTS (SELECT 1 FROM big b WHERE b.k = s.k + 2999990)";
   int64_t not_in = 0;  // NOT IN holds when the value differs and is not NULL (50 k not a multiple of 7)
   for (int64_t k = 0; k < 60'000; ++k) not_in += (50 * k) % 1000 != k % 1000 && (50 * k) % 7 != 0;
-  const std::string in_partitioned = Csv(in, 8);
-  EXPECT_EQ(in_partitioned, Csv(in, 1024));
-  EXPECT_EQ(in_partitioned, fmt::format("n\n{}\n", not_in));
+  EXPECT_EQ(CsvAsHeld(in, 8), fmt::format("n\n{}\n", not_in));
   EXPECT_EQ(Csv(value, 8), fmt::format("n\n{}\n", same_g));
   EXPECT_EQ(Csv(absent, 8), "n\n59990\n");
 }
