@@ -147,7 +147,7 @@ quiet "$LANCELET" sql --db "$CL" "CREATE TABLE t AS SELECT * FROM read_csv('$CL/
 for ((i = 1; i < 1000; i++)); do echo "UPDATE t SET val = val + 1 WHERE id = $i;"; done | quiet "$LANCELET" sql --db "$CL"
 versions=$(ls "$CL/t.lance/_versions" | grep -c manifest)
 files=$(find "$CL/t.lance" -type f | wc -l)
-timed "$CL/cleanup" "$LANCELET" cleanup "$CL/t.lance" --keep 1
+timed "$CL/cleanup" "$LANCELET" cleanup "$CL/t.lance" --keep 1 --force
 left=$(find "$CL/t.lance" -type f | wc -l)
 echo "cleanup of $versions versions ($files files): $SECONDS_TAKEN s, $((files - left)) files removed, peak RSS $RSS_MB MB; $(tail -1 "$CL/cleanup.out")"
 "$LANCELET" count "$CL/t.lance" --where "val = 1" | sed 's/^/rows with val = 1 after cleanup: /'

@@ -27,12 +27,16 @@ class ScanPlan;
 
 enum class WriteMode { kCreate, kAppend, kOverwrite };
 
+// A fragment's rows are addressed by 32-bit offsets (row address = fragment << 32 | offset).
+inline constexpr uint64_t kMaxRowsPerFile = (uint64_t{1} << 32) - 1;
+
 struct WriteOptions {
   WriteMode mode = WriteMode::kCreate;
   // Lance file version of new data files: "2.0", "2.1" or "2.2" (the default, as the
   // reference's). For append the dataset's own version is used.
   std::string file_version = "2.2";
-  // Rows per data file (= per fragment) before a new fragment is started.
+  // Rows per data file (= per fragment) before a new fragment is started: 1 to
+  // kMaxRowsPerFile.
   int64_t max_rows_per_file = 1024 * 1024;
   // Give rows stable ids (reader feature flag 2).
   bool enable_stable_row_ids = false;
@@ -88,8 +92,9 @@ enum class CompactionAction { kNone, kMergeOverlays, kFoldOverlays, kRewriteRows
 struct OptimizeOptions {
   // Fragments with fewer physical rows are merged with their neighbours (the reference's
   // compact_files default); a lone one is left alone unless it has deletions to drop.
+  // 1 to kMaxRowsPerFile.
   uint64_t target_rows_per_fragment = 1024 * 1024;
-  // Rewrite a fragment whose deleted fraction exceeds the threshold (>= 1.0: never).
+  // Rewrite a fragment whose deleted fraction exceeds the threshold, 0 to 1 (1: never).
   bool materialize_deletions = true;
   double materialize_deletions_threshold = 0.1;
   // false: only overlays are compacted, rows never move.
@@ -130,7 +135,20 @@ struct OptimizeStats {
   std::vector<uint64_t> versions;     // the versions committed, in order
 };
 
+// The versions a write committed. A write that leaves a fragment with more overlays than
+// lance.compaction.max_overlays_per_fragment is followed by a commit merging them; the
+// write stays committed whatever happens to that merge.
+struct WriteOutcome {
+  uint64_t change_version = 0;       // the version holding the change
+  uint64_t layer_merge_version = 0;  // the merge that followed it, or 0
+  std::string layer_merge_error;     // why the merge did not happen, when it failed
+};
+
 // Cleanup (Dataset::Cleanup): old versions go, with every file only they used.
+//
+// A version superseded less than this long ago stays unless forced: a running scan may
+// still read it, and a running writer may have read it (docs/compaction.md).
+inline constexpr int64_t kCleanupSafetySeconds = 3600;
 struct CleanupOptions {
   // Versions committed more than this long ago go (the latest and tagged ones never).
   std::optional<int64_t> older_than_seconds;
@@ -142,13 +160,17 @@ struct CleanupOptions {
   // older than 7 days, as in the reference; this removes them whatever their age. Only
   // safe when no writer is running.
   bool delete_unverified = false;
+  // Also remove versions superseded within kCleanupSafetySeconds: a scan still reading
+  // one then fails, and a writer that read one recomputes, or fails if it cannot.
+  bool force = false;
 };
 
 struct CleanupStats {
   uint64_t versions_removed = 0;
+  uint64_t versions_kept_recent = 0;  // selected, but kept by the safety window
   uint64_t files_removed = 0;
   uint64_t bytes_freed = 0;
-  std::vector<std::string> removed;  // paths relative to the dataset, manifests last
+  std::vector<std::string> removed;  // paths relative to the dataset, manifests first
 };
 
 // One line per fragment: what Optimize would do and why, with the fragment's overlay
@@ -178,6 +200,10 @@ class Dataset;
 // without overlay support refuse): one line saying so, how to read it with the
 // reference, and that optimize folds it away. Empty otherwise.
 std::string FirstOverlayNotice(const Dataset& before, const Dataset& after, const std::string& name);
+// For the line reporting a write's version: " (version V holds the change; version W
+// merged ...)" when a layer merge followed it, " (merging ... failed: ...)" when one
+// failed, else empty.
+std::string LayerMergeNote(const WriteOutcome& outcome);
 
 using DatasetPtr = std::shared_ptr<const Dataset>;
 
@@ -250,10 +276,10 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
     std::string expression;
   };
   // `mode` picks how the changes are written (UpdateMode); `chosen`, when given,
-  // receives the mode used.
+  // receives the mode used, and `outcome` which versions were committed.
   DatasetPtr Update(const std::vector<SetClause>& set, const std::string& predicate = "",
                     uint64_t* rows_changed = nullptr, UpdateMode mode = UpdateMode::kAuto,
-                    UpdateMode* chosen = nullptr) const;
+                    UpdateMode* chosen = nullptr, WriteOutcome* outcome = nullptr) const;
 
   // Builds an index on a column (a struct field as "a.b") over the rows of this version (overlay values
   // resolved, deleted rows skipped) and commits it. `name` defaults to "<column>_idx";

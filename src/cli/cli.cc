@@ -7,6 +7,10 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <charconv>
+#include <functional>
+#include <limits>
+#include <memory>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -107,6 +111,64 @@ std::unique_ptr<RecordBatchReader> OpenInput(const std::string& path, const std:
   return OpenTextInput(path == "-" ? "/dev/stdin" : path, options);
 }
 
+// Every numeric option is taken as text and checked here, after parsing, by one rule: a
+// whole number or a fraction within a range, or one error line naming the option as
+// typed. (CLI11 alone would read -1 into an unsigned option as 2^64 - 1.)
+class NumberOptions {
+ public:
+  template <typename T>
+  void Whole(CLI::App* cmd, const std::string& flag, T& target, T min, T max, const std::string& help) {
+    Add(cmd, flag, help, [&target, flag, min, max](const std::string& text) {
+      target = T(ParseWhole(flag, text, uint64_t(min), uint64_t(max)));
+    });
+  }
+  template <typename T>
+  void Whole(CLI::App* cmd, const std::string& flag, std::optional<T>& target, T min, T max, const std::string& help) {
+    Add(cmd, flag, help, [&target, flag, min, max](const std::string& text) {
+      target = T(ParseWhole(flag, text, uint64_t(min), uint64_t(max)));
+    });
+  }
+  void Fraction(CLI::App* cmd, const std::string& flag, double& target, double min, double max, const std::string& help) {
+    Add(cmd, flag, help, [&target, flag, min, max](const std::string& text) {
+      double v = 0;
+      size_t used = 0;
+      try {
+        v = std::stod(text, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != text.size() || !(v >= min && v <= max))
+        ThrowInvalid("{} '{}': expected a number from {} to {}", flag, text, min, max);
+      target = v;
+    });
+  }
+  // Checks and assigns every option given.
+  void Apply() const {
+    for (const auto& o : options_)
+      if (o.option->count() > 0) o.assign(*o.text);
+  }
+
+ private:
+  static uint64_t ParseWhole(const std::string& flag, const std::string& text, uint64_t min, uint64_t max) {
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < min || v > max)
+      ThrowInvalid("{} '{}': expected a whole number from {} to {}", flag, text, min, max);
+    return v;
+  }
+  void Add(CLI::App* cmd, const std::string& flag, const std::string& help,
+           std::function<void(const std::string&)> assign) {
+    auto text = std::make_shared<std::string>();
+    options_.push_back({cmd->add_option(flag, *text, help), text, std::move(assign)});
+  }
+  struct Entry {
+    CLI::Option* option;
+    std::shared_ptr<std::string> text;
+    std::function<void(const std::string&)> assign;
+  };
+  std::vector<Entry> options_;
+};
+
 // "90", "30s", "15m", "12h", "7d", "2w" as seconds.
 int64_t ParseDurationSeconds(const std::string& text) {
   size_t used = 0;
@@ -174,6 +236,7 @@ int Main(int argc, char** argv) {
   CLI::App app{"lancelet: a native C++ implementation of the Lance table format"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "lancelet 0.1.0");
+  NumberOptions numbers;
 
   // create / append
   std::string dataset, from, schema_text, file_version = WriteOptions{}.file_version;
@@ -192,7 +255,8 @@ int Main(int argc, char** argv) {
   };
   add_input(create);
   create->add_option("--schema", schema_text, "Schema, e.g. \"id:int32,name:utf8,v:fixed_size_list<float32,4>\"");
-  create->add_option("--max-rows-per-file", max_rows_per_file, "Rows per fragment")->capture_default_str();
+  numbers.Whole(create, "--max-rows-per-file", max_rows_per_file, int64_t{1}, int64_t(kMaxRowsPerFile),
+                "Rows per fragment (default 1048576)");
   create->add_option("--file-version", file_version, "Lance file version")
       ->check(CLI::IsMember({"2.0", "2.1", "2.2"}))
       ->capture_default_str();
@@ -203,7 +267,8 @@ int Main(int argc, char** argv) {
   append->add_option("dataset", dataset, "Dataset directory")->required();
   add_input(append);
   append->add_option("--schema", schema_text, "Schema of the input (default: the dataset's)");
-  append->add_option("--max-rows-per-file", max_rows_per_file, "Rows per fragment")->capture_default_str();
+  numbers.Whole(append, "--max-rows-per-file", max_rows_per_file, int64_t{1}, int64_t(kMaxRowsPerFile),
+                "Rows per fragment (default 1048576)");
 
   std::string where;
   auto* del = app.add_subcommand("delete", "Delete the rows matching a predicate");
@@ -231,9 +296,9 @@ int Main(int argc, char** argv) {
   scan->add_option("dataset", dataset, "Dataset directory")->required();
   scan->add_option("--columns", columns, "Comma-separated columns (also _rowid, _rowaddr)");
   scan->add_option("--where", where, "SQL predicate");
-  scan->add_option("--limit", limit, "At most this many rows");
-  scan->add_option("--offset", offset, "Skip this many rows first");
-  scan->add_option("--version", version, "Read this version");
+  numbers.Whole(scan, "--limit", limit, int64_t{0}, std::numeric_limits<int64_t>::max(), "At most this many rows");
+  numbers.Whole(scan, "--offset", offset, int64_t{0}, std::numeric_limits<int64_t>::max(), "Skip this many rows first");
+  numbers.Whole(scan, "--version", version, uint64_t{1}, std::numeric_limits<uint64_t>::max(), "Read this version");
   scan->add_flag("--with-rowid", with_row_id, "Add the _rowid column");
   scan->add_flag("--with-rowaddr", with_row_address, "Add the _rowaddr column");
   bool no_index = false;
@@ -247,20 +312,20 @@ int Main(int argc, char** argv) {
   take->add_option("--rows", rows, "Comma-separated row offsets")->required();
   take->add_flag("--addresses", by_address, "Treat --rows as row addresses (fragment << 32 | offset)");
   take->add_option("--columns", columns, "Comma-separated columns");
-  take->add_option("--version", version, "Read this version");
+  numbers.Whole(take, "--version", version, uint64_t{1}, std::numeric_limits<uint64_t>::max(), "Read this version");
   AddFormatOption(take, out);
 
   auto* count = app.add_subcommand("count", "Count rows");
   count->add_option("dataset", dataset, "Dataset directory")->required();
   count->add_option("--where", where, "SQL predicate");
-  count->add_option("--version", version, "Read this version");
+  numbers.Whole(count, "--version", version, uint64_t{1}, std::numeric_limits<uint64_t>::max(), "Read this version");
 
   auto* versions = app.add_subcommand("versions", "List versions");
   versions->add_option("dataset", dataset, "Dataset directory")->required();
 
   auto* inspect = app.add_subcommand("inspect", "Show a version's manifest: flags, schema, fragments");
   inspect->add_option("dataset", dataset, "Dataset directory")->required();
-  inspect->add_option("--version", version, "Inspect this version");
+  numbers.Whole(inspect, "--version", version, uint64_t{1}, std::numeric_limits<uint64_t>::max(), "Inspect this version");
 
   // sql: statements over a directory of datasets (src/sql, include/lancelet/sql.h).
   std::string db_dir, sql_script;
@@ -289,7 +354,7 @@ int Main(int argc, char** argv) {
   auto* explain = app.add_subcommand("explain", "Show how a filtered scan runs: which indexes, which rows");
   explain->add_option("dataset", dataset, "Dataset directory")->required();
   explain->add_option("--where", where, "SQL predicate")->required();
-  explain->add_option("--version", version, "Read this version");
+  numbers.Whole(explain, "--version", version, uint64_t{1}, std::numeric_limits<uint64_t>::max(), "Read this version");
 
   OptimizeOptions optimize_options;
   bool optimize_plan = false, optimize_no_index = false;
@@ -297,15 +362,13 @@ int Main(int argc, char** argv) {
       "optimize", "Compact: fold overlays into base columns, merge small fragments, drop deleted rows");
   optimize->add_option("dataset", dataset, "Dataset directory")->required();
   optimize->add_flag("--plan", optimize_plan, "Print what would be done to each fragment, and why; write nothing");
-  optimize->add_option("--target-rows-per-fragment", optimize_options.target_rows_per_fragment,
-                       "Fragments with fewer rows are merged with their neighbours")
-      ->capture_default_str();
+  numbers.Whole(optimize, "--target-rows-per-fragment", optimize_options.target_rows_per_fragment, uint64_t{1},
+                kMaxRowsPerFile, "Fragments with fewer rows are merged with their neighbours (default 1048576)");
   optimize->add_option("--materialize-deletions", optimize_options.materialize_deletions,
                        "Rewrite fragments with many deleted rows (true/false)")
       ->capture_default_str();
-  optimize->add_option("--materialize-deletions-threshold", optimize_options.materialize_deletions_threshold,
-                       "Deleted fraction above which a fragment is rewritten")
-      ->capture_default_str();
+  numbers.Fraction(optimize, "--materialize-deletions-threshold", optimize_options.materialize_deletions_threshold, 0.0,
+                   1.0, "Deleted fraction above which a fragment is rewritten (default 0.1; 1: never)");
   optimize->add_flag("--merge-overlays", optimize_options.merge_overlays_instead_of_fold,
                      "Merge each fragment's overlays into one instead of folding them into base columns");
   optimize->add_flag("--no-rewrite", [&](int64_t) { optimize_options.rewrite_rows = false; },
@@ -318,8 +381,12 @@ int Main(int argc, char** argv) {
   auto* cleanup = app.add_subcommand("cleanup", "Delete old versions and the files only they use");
   cleanup->add_option("dataset", dataset, "Dataset directory")->required();
   cleanup->add_option("--older-than", older_than, "Remove versions older than this (e.g. 30s, 15m, 12h, 7d, 2w)");
-  cleanup->add_option("--keep", keep_versions, "Keep the newest N versions");
+  numbers.Whole(cleanup, "--keep", keep_versions, uint64_t{1}, std::numeric_limits<uint64_t>::max(),
+                "Keep the newest N versions");
   cleanup->add_flag("--dry-run", cleanup_dry_run, "List what would be removed; remove nothing");
+  bool cleanup_force = false;
+  cleanup->add_flag("--force", cleanup_force,
+                    "Also remove versions superseded within the last hour (a scan still reading one fails)");
   cleanup->add_flag("--delete-unverified", delete_unverified,
                     "Also remove unreferenced files younger than 7 days (only when no writer is running)");
 
@@ -344,6 +411,7 @@ int Main(int argc, char** argv) {
   // Progress of long commands is drawn on stderr when it is a terminal.
   const bool progress = isatty(STDERR_FILENO) != 0;
   try {
+    numbers.Apply();
     if (*sql) {
       SqlShellOptions options;
       options.format = out.format;
@@ -405,14 +473,16 @@ int Main(int argc, char** argv) {
       UpdateMode mode = ParseUpdateMode(update_mode, "--mode"), chosen = UpdateMode::kOverlay;
       auto ds = Dataset::Open(dataset);
       uint64_t updated = 0;
-      auto next = ds->Update(set, where, &updated, mode, &chosen);
+      WriteOutcome outcome;
+      auto next = ds->Update(set, where, &updated, mode, &chosen, &outcome);
       if (updated == 0) {
         std::cout << fmt::format("no rows matched; {} unchanged at version {}\n", dataset, ds->version());
       } else {
         const char* how = chosen == UpdateMode::kColumns ? " (columns rewritten)"
                           : chosen == UpdateMode::kRows  ? " (rows moved to a new fragment)"
                                                          : "";
-        std::cout << fmt::format("updated {} rows of {}{}; now version {}\n", updated, dataset, how, next->version());
+        std::cout << fmt::format("updated {} rows of {}{}; now version {}{}\n", updated, dataset, how,
+                                 next->version(), LayerMergeNote(outcome));
         std::string notice = FirstOverlayNotice(*ds, *next, dataset);
         if (!notice.empty()) std::cerr << notice << "\n";
       }
@@ -509,10 +579,16 @@ int Main(int argc, char** argv) {
       options.keep_versions = keep_versions;
       options.dry_run = cleanup_dry_run;
       options.delete_unverified = delete_unverified;
+      options.force = cleanup_force;
       auto stats = Dataset::Open(dataset)->Cleanup(options);
       for (const auto& path : stats.removed) std::cout << (options.dry_run ? "would remove " : "removed ") << path << "\n";
       std::cout << fmt::format("{} {} versions, {} files, {} bytes\n", options.dry_run ? "would free" : "freed",
                                stats.versions_removed, stats.files_removed, stats.bytes_freed);
+      if (stats.versions_kept_recent > 0)
+        std::cout << fmt::format("kept {} versions superseded within the last hour: a scan may still read them and a "
+                                 "writer may have read them; --force removes them (such a scan then fails, such a "
+                                 "writer recomputes or fails)\n",
+                                 stats.versions_kept_recent);
     } else if (*config) {
       std::map<std::string, std::optional<std::string>> changes;
       for (const auto& kv : config_set) {

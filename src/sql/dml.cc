@@ -191,10 +191,11 @@ std::string RunUpdate(const Context& ctx, const UpdateStmt& stmt) {
     predicate = ToString(*w);
   }
   uint64_t matched = 0;
-  auto next = ds->Update(set, predicate, &matched);
+  WriteOutcome outcome;
+  auto next = ds->Update(set, predicate, &matched, UpdateMode::kAuto, nullptr, &outcome);
   std::string notice = FirstOverlayNotice(*ds, *next, stmt.table.name);
-  return fmt::format("UPDATE {}; {}{}", RowCount(matched), VersionNote(stmt.table.name, ds, next),
-                     notice.empty() ? "" : "\n" + notice);
+  return fmt::format("UPDATE {}; {}{}{}", RowCount(matched), VersionNote(stmt.table.name, ds, next),
+                     LayerMergeNote(outcome), notice.empty() ? "" : "\n" + notice);
 }
 
 std::string RunDelete(const Context& ctx, const DeleteStmt& stmt) {

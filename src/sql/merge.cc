@@ -412,24 +412,24 @@ table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const D
 }  // namespace
 
 std::string RunMerge(const Context& ctx, const MergeStmt& stmt) {
-  auto ds = OpenTable(ctx, stmt.target);
-  for (int attempt = 0;; ++attempt) {
-    MergeCounts counts;
-    auto changes = PlanMerge(ctx, stmt, ds, counts);
-    try {
-      auto next = table::BoundOverlayLayers(table::CommitMerge(ds, changes));
-      std::string note = next->version() == ds->version()
-                             ? fmt::format("{} unchanged at version {}", stmt.target.name, ds->version())
-                             : fmt::format("{} is now at version {}", stmt.target.name, next->version());
-      std::string notice = FirstOverlayNotice(*ds, *next, stmt.target.name);
-      return fmt::format("MERGE {} updated, {} deleted, {} inserted; {}{}", RowCount(counts.updated),
-                         counts.deleted, counts.inserted, note, notice.empty() ? "" : "\n" + notice);
-    } catch (const table::RetryableConflict& e) {
-      // Someone changed what we read or a fragment we touch: plan again on the latest version.
-      table::BackOffOrGiveUp(attempt, ds->uri(), "MERGE", e);
-      ds = ds->Latest();
-    }
-  }
+  auto state = OpenTable(ctx, stmt.target)->state_ptr();
+  MergeCounts counts;
+  // Someone changed what we read or a fragment we touch: plan again on the latest version.
+  auto committed = table::UntilCommitted(state, "MERGE", [&](const std::shared_ptr<const table::DatasetState>& s) {
+    auto ds = std::make_shared<Dataset>(s);
+    counts = MergeCounts{};
+    auto next = table::CommitMerge(ds, PlanMerge(ctx, stmt, ds, counts));
+    return next->version() == s->version() ? nullptr : next->state_ptr();
+  });
+  if (!committed)
+    return fmt::format("MERGE {} updated, {} deleted, {} inserted; {} unchanged at version {}",
+                       RowCount(counts.updated), counts.deleted, counts.inserted, stmt.target.name, state->version());
+  WriteOutcome outcome;
+  auto next = table::BoundOverlayLayers(std::make_shared<Dataset>(committed), &outcome);
+  std::string notice = FirstOverlayNotice(Dataset(state), *next, stmt.target.name);
+  return fmt::format("MERGE {} updated, {} deleted, {} inserted; {} is now at version {}{}{}", RowCount(counts.updated),
+                     counts.deleted, counts.inserted, stmt.target.name, next->version(), LayerMergeNote(outcome),
+                     notice.empty() ? "" : "\n" + notice);
 }
 
 }  // namespace lancelet::sql

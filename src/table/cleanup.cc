@@ -7,9 +7,16 @@
 // (data/<stem>/*.blob) go with data/<stem>.lance. Files under a base path (a shallow
 // clone's source) belong to another dataset and are never touched.
 //
-// Deletion order: data, deletion, transaction and index files first, the removed
-// manifests last. A cleanup killed midway leaves every kept version whole; a removed
-// version may have lost files, and running cleanup again finishes removing it.
+// Safety window: a version superseded less than kCleanupSafetySeconds ago may still be
+// read by a running scan, or be the read version of a running writer; it stays unless
+// the caller forces it (a writer whose read version went recomputes or fails in one
+// line, table/commit.cc, but a reader fails).
+//
+// Order: first a journal (_versions/cleanup-<uuid>.journal) listing everything to
+// delete, then the removed manifests, oldest first, then their files, then the journal.
+// Each version is thus whole or gone (never a manifest whose files are partly deleted),
+// whenever the cleanup is killed or refused a delete; a later cleanup finishes what a
+// journal left behind (the files no version it keeps references).
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -20,6 +27,7 @@
 #include "lancelet/error.h"
 #include "table/dataset_state.h"
 #include "table/deletions.h"
+#include "table/commit.h"
 #include "table/index_section.h"
 #include "table/manifest_store.h"
 
@@ -79,6 +87,51 @@ std::set<uint64_t> TaggedVersions(const io::ObjectStore& store, const std::strin
 
 int64_t TimestampSeconds(const lance::table::Manifest& m) { return m.has_timestamp() ? m.timestamp().seconds() : 0; }
 
+constexpr std::string_view kJournalPrefix = "cleanup-";
+constexpr std::string_view kJournalSuffix = ".journal";
+constexpr std::string_view kJournalHeader = "lancelet cleanup journal 1";
+
+bool IsJournalName(const std::string& name) {
+  return name.size() > kJournalPrefix.size() + kJournalSuffix.size() && name.starts_with(kJournalPrefix) &&
+         name.ends_with(kJournalSuffix);
+}
+
+// A journal: its header line, then one path (relative to the dataset) per line.
+std::string EncodeJournal(const std::vector<std::string>& paths) {
+  std::string out = std::string(kJournalHeader) + "\n";
+  for (const auto& p : paths) out += p + "\n";
+  return out;
+}
+
+std::vector<std::string> DecodeJournal(const std::string& text, const std::string& path) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  bool header = true;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos)
+      ThrowCorrupt("cleanup journal '{}' ends inside a line at byte {} (a write was cut short)", path, at);
+    std::string line = text.substr(at, end - at);
+    at = end + 1;
+    if (header) {
+      if (line != kJournalHeader) ThrowCorrupt("cleanup journal '{}' does not start with '{}'", path, kJournalHeader);
+      header = false;
+      continue;
+    }
+    // Only paths inside the dataset, never up and out of it.
+    if (line.empty() || line.front() == '/' || line.find("..") != std::string::npos)
+      ThrowCorrupt("cleanup journal '{}': '{}' at byte {} is not a path inside the dataset", path,
+                   EscapeForMessage(line), at - line.size() - 1);
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+struct ListedVersion {
+  table::ManifestLocation location;
+  lance::table::Manifest manifest;
+};
+
 }  // namespace
 
 CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
@@ -90,22 +143,33 @@ CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
     ThrowInvalid("cleanup of '{}': the age must not be negative", state_->uri);
   io::ObjectStore& store = *state_->store;
   const std::string& uri = state_->uri;
-  const auto locations = table::ListManifests(store, uri);
-  if (locations.empty()) ThrowNotFound("cleanup: no dataset at '{}'", uri);
+  // Versions a concurrent cleanup removes while we read are simply gone.
+  std::vector<ListedVersion> versions;
+  for (const auto& loc : table::ListManifests(store, uri)) {
+    try {
+      versions.push_back({loc, table::ReadManifest(store, loc.path)});
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kNotFound || store.Exists(loc.path)) throw;
+    }
+  }
+  if (versions.empty()) ThrowNotFound("cleanup: no dataset at '{}'", uri);
   const std::set<uint64_t> tagged = TaggedVersions(store, uri);
   const int64_t now =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 
   std::set<std::string> kept_paths, removed_paths;
-  std::vector<std::string> removed_manifests;
+  std::vector<std::string> removed_manifests;  // oldest first
   CleanupStats stats;
-  for (size_t i = 0; i < locations.size(); ++i) {
-    const auto& loc = locations[i];
-    auto manifest = table::ReadManifest(store, loc.path);
-    const uint64_t newer = locations.size() - 1 - i;  // versions after this one
+  for (size_t i = 0; i < versions.size(); ++i) {
+    const auto& [loc, manifest] = versions[i];
+    const uint64_t newer = versions.size() - 1 - i;  // versions after this one
     bool remove = newer > 0 && !tagged.count(loc.version);
     if (options.keep_versions) remove &= newer >= *options.keep_versions;
     if (options.older_than_seconds) remove &= now - TimestampSeconds(manifest) > *options.older_than_seconds;
+    if (remove && !options.force && now - TimestampSeconds(versions[i + 1].manifest) < kCleanupSafetySeconds) {
+      remove = false;
+      ++stats.versions_kept_recent;
+    }
     auto paths = ReferencedPaths(store, loc, manifest, uri);
     if (remove) {
       ++stats.versions_removed;
@@ -116,12 +180,33 @@ CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
     }
   }
 
-  // Files to delete: those only removed versions reference, and unreferenced ones old
-  // enough (or any age, when asked) that no commit in progress can be writing them.
+  // Files to delete: those only removed versions reference, those a killed cleanup's
+  // journal names and no kept version does, and unreferenced ones old enough (or any
+  // age, when asked) that no commit in progress can be writing them.
   std::vector<std::string> doomed;
   std::set<std::string> manifests(removed_manifests.begin(), removed_manifests.end());
   for (const auto& p : removed_paths)
     if (!kept_paths.count(p) && !manifests.count(p)) doomed.push_back(p);
+  const std::string versions_dir = io::JoinPath(uri, kVersionsDir);
+  std::vector<std::string> journals;  // left by cleanups that did not finish
+  for (const auto& name : store.List(versions_dir)) {
+    if (!IsJournalName(name)) continue;
+    const std::string path = io::JoinPath(versions_dir, name);
+    std::string text;
+    try {
+      text = store.OpenRead(path)->ReadAll();
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kNotFound) continue;  // its cleanup just finished
+      throw;
+    }
+    for (auto& p : DecodeJournal(text, path))
+      if (!kept_paths.count(p) && !manifests.count(p)) {
+        // A version whose manifest it did not get to is whole: this cleanup's rule decides.
+        if (p.starts_with(std::string(kVersionsDir) + "/")) continue;
+        doomed.push_back(std::move(p));
+      }
+    journals.push_back(io::JoinPath(kVersionsDir, name));
+  }
   auto unverified = [&](const std::string& relative) {
     if (kept_paths.count(relative) || removed_paths.count(relative)) return false;
     if (options.delete_unverified) return true;
@@ -150,6 +235,8 @@ CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
     std::string relative = io::JoinPath(kIndicesDir, name);
     if (unverified(relative)) doomed.push_back(relative);
   }
+  std::sort(doomed.begin(), doomed.end());
+  doomed.erase(std::unique(doomed.begin(), doomed.end()), doomed.end());
 
   auto remove_file = [&](const std::string& relative) {
     std::string path = io::JoinPath(uri, relative);
@@ -166,8 +253,14 @@ CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
     for (const auto& name : store.List(dir)) remove_file(io::JoinPath(relative, name));
     if (!options.dry_run) store.DeleteDirIfEmpty(dir);
   };
-  std::sort(doomed.begin(), doomed.end());
-  doomed.erase(std::unique(doomed.begin(), doomed.end()), doomed.end());
+  std::string journal;
+  if (!options.dry_run && (!removed_manifests.empty() || !doomed.empty())) {
+    std::vector<std::string> listed = removed_manifests;
+    listed.insert(listed.end(), doomed.begin(), doomed.end());
+    journal = io::JoinPath(kVersionsDir, std::string(kJournalPrefix) + table::NewUuid() + std::string(kJournalSuffix));
+    store.Put(io::JoinPath(uri, journal), EncodeJournal(listed));
+  }
+  for (const auto& relative : removed_manifests) remove_file(relative);
   for (const auto& relative : doomed) {
     if (relative.rfind(std::string(kIndicesDir) + "/", 0) == 0) {
       remove_dir(relative);  // an index segment
@@ -176,7 +269,10 @@ CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
       if (is_data_file(relative)) remove_dir(relative.substr(0, relative.size() - kDataSuffix.size()));
     }
   }
-  for (const auto& relative : removed_manifests) remove_file(relative);
+  if (!options.dry_run) {
+    for (const auto& j : journals) store.Delete(io::JoinPath(uri, j));
+    if (!journal.empty()) store.Delete(io::JoinPath(uri, journal));
+  }
   return stats;
 }
 

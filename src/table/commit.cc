@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <google/protobuf/util/message_differencer.h>
 
 #include "format/row_id_sequence.h"
 #include "format/roaring_bitmap.h"
@@ -529,7 +530,125 @@ std::shared_ptr<const DatasetState> Commit(std::shared_ptr<io::ObjectStore> stor
   }
 }
 
+bool VersionRemoved(const DatasetState& state) {
+  return !state.manifest_path.empty() && !state.store->Exists(state.manifest_path);
+}
+
+std::shared_ptr<const DatasetState> UntilCommitted(std::shared_ptr<const DatasetState>& state, const char* operation,
+                                                   const CommitStep& step) {
+  for (int attempt = 0;; ++attempt) {
+    try {
+      try {
+        return step(state);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kNotFound || !VersionRemoved(*state)) throw;
+        throw RetryableConflict(fmt::format("{} on '{}' was reading version {}, which a concurrent cleanup removed ({})",
+                                            operation, state->uri, state->version(), e.what()));
+      }
+    } catch (const RetryableConflict& e) {
+      BackOffOrGiveUp(attempt, state->uri, operation, e);
+      state = LoadState(state->store, state->uri, std::nullopt);
+    }
+  }
+}
+
 namespace {
+
+// A committed version as a loser of the publish race reads it: its manifest and its
+// transaction, or nullopt when the version is gone (a concurrent cleanup removed it).
+struct CommittedVersion {
+  Manifest manifest;
+  Transaction transaction;
+};
+std::optional<CommittedVersion> ReadCommittedVersion(const io::ObjectStore& store, const std::string& uri,
+                                                     const ManifestLocation& location) {
+  try {
+    CommittedVersion v;
+    v.manifest = ReadManifest(store, location.path);
+    v.transaction = ReadCommittedTransaction(store, uri, v.manifest, location.path);
+    return v;
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kNotFound && !store.Exists(location.path)) return std::nullopt;
+    throw;
+  }
+}
+
+// Whether `ours` may be applied on top of `latest` although versions between our read
+// version `base` and it are gone, their transactions unread. An Overwrite replaces
+// whatever is there. An Append depends on nothing it read: in any serial order after
+// the missing versions it adds the same rows, provided its files still fit the schema
+// and storage version. Anything else may have read or replaced what a missing version
+// changed.
+bool SurvivesRemovedVersions(const Transaction& ours, const Manifest& base, const Manifest& latest) {
+  if (ours.operation_case() == Transaction::kOverwrite) return true;
+  if (ours.operation_case() != Transaction::kAppend) return false;
+  if (base.fields_size() != latest.fields_size()) return false;
+  for (int i = 0; i < base.fields_size(); ++i)
+    if (!google::protobuf::util::MessageDifferencer::Equals(base.fields(i), latest.fields(i))) return false;
+  return google::protobuf::util::MessageDifferencer::Equals(base.data_format(), latest.data_format());
+}
+
+// Checks `transaction` against every version committed after `base` (read version; null
+// when creating) up to the newest in `listed` (oldest first): throws Conflict when one is
+// incompatible and RetryableConflict when ours must be recomputed. Versions a concurrent
+// cleanup removed cannot be checked: only an operation that survives any of them
+// (SurvivesRemovedVersions) goes on, the others recompute or fail in one line. Returns
+// false when the newest listed version itself went missing: list again.
+bool CatchUp(const std::shared_ptr<io::ObjectStore>& store, const std::string& uri,
+             const std::shared_ptr<const DatasetState>& base, const std::vector<ManifestLocation>& listed,
+             const Transaction& transaction, const CommitOptions& options,
+             std::shared_ptr<const DatasetState>& latest_state) {
+  const uint64_t from = base ? base->version() : 0;
+  const uint64_t latest = listed.back().version;
+  const char* ours = OperationName(transaction);
+  auto removed = [&](uint64_t first, uint64_t last) {
+    if (base && SurvivesRemovedVersions(transaction, base->manifest, latest_state->manifest)) return;
+    if (!base && transaction.operation_case() == Transaction::kOverwrite) return;
+    std::string which = first == last ? fmt::format("version {}", first) : fmt::format("versions {}-{}", first, last);
+    throw RetryableConflict(fmt::format(
+        "{} on '{}' read version {}, but {} after it {} removed by a concurrent cleanup before it committed and "
+        "cannot be checked for conflicts; nothing was committed: run it again (cleanup keeps versions superseded "
+        "within the last hour unless --force)",
+        ours, uri, from, which, first == last ? "was" : "were"));
+  };
+  // The newest version is the one to build on; it must be whole before anything else.
+  try {
+    latest_state = LoadState(store, uri, latest);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kNotFound && !store->Exists(listed.back().path)) return false;
+    throw;
+  }
+  if (transaction.operation_case() == Transaction::kOverwrite) return true;  // compatible with anything
+  std::shared_ptr<const DatasetState> before = base;
+  uint64_t expected = from + 1;
+  for (const auto& loc : listed) {
+    if (loc.version <= from) continue;
+    if (loc.version > expected) removed(expected, loc.version - 1);
+    expected = loc.version + 1;
+    auto theirs = ReadCommittedVersion(*store, uri, loc);
+    if (!theirs) {
+      removed(loc.version, loc.version);
+      continue;
+    }
+    auto conflict = CheckConflict(transaction, theirs->transaction);
+    if (conflict == ConflictResult::kIncompatible)
+      ThrowConflict("{} on '{}' read version {}, but version {} committed a conflicting {}; retry the operation", ours,
+                    uri, from, loc.version, OperationName(theirs->transaction));
+    if (conflict == ConflictResult::kRetry)
+      throw RetryableConflict(fmt::format("{} on '{}' read version {}, but version {} ({}) changed the same fragments",
+                                          ours, uri, from, loc.version, OperationName(theirs->transaction)));
+    if (options.read_set) {
+      // (A read-modify-write never survives a removed version, so `before` is the
+      // version just before this one.)
+      auto after = MakeState(store, uri, loc.path, std::move(theirs->manifest));
+      if (auto stale = FindStaleRead(*options.read_set, *before, *after))
+        throw RetryableConflict(fmt::format("{} on '{}' read version {}, but version {} ({}) {}", ours, uri, from,
+                                            loc.version, OperationName(theirs->transaction), *stale));
+      before = std::move(after);
+    }
+  }
+  return true;
+}
 
 std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
                                                        std::shared_ptr<const DatasetState> read,
@@ -538,6 +657,21 @@ std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::Objec
   std::shared_ptr<const DatasetState> base = read;
   std::mt19937 jitter{std::random_device{}()};
   for (int attempt = 0;; ++attempt) {
+    // Put-if-absent alone would publish into a version number that a concurrent cleanup
+    // freed, where no reader ever looks: a version is published only right after the
+    // newest one listed, once every version after our base has been checked.
+    const auto listed = ListManifests(*store, uri);
+    const uint64_t from = base ? base->version() : 0;
+    if (!listed.empty() && listed.back().version > from) {
+      if (!base && options.create_only) ThrowConflict("dataset '{}' was created concurrently by another writer", uri);
+      std::shared_ptr<const DatasetState> latest;
+      if (!CatchUp(store, uri, base, listed, transaction, options, latest)) continue;
+      base = std::move(latest);
+    } else if (base && (listed.empty() || listed.back().version < from)) {
+      ThrowConflict("{} on '{}' read version {}, but the dataset's versions were removed meanwhile (the newest is "
+                    "now {}); nothing was committed",
+                    OperationName(transaction), uri, from, listed.empty() ? "none" : std::to_string(listed.back().version));
+    }
     Manifest next = BuildManifest(base ? &base->manifest : nullptr, transaction, options);
     next.set_transaction_file(txn_name);
     lance::table::IndexSection indices = CarryIndexes(base ? base->indices : lance::table::IndexSection(),
@@ -559,33 +693,6 @@ std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::Objec
     }
     if (attempt >= options.max_retries)
       ThrowConflict("commit to '{}' lost the race {} times; giving up", uri, attempt + 1);
-    // Someone else committed version next.version(). Check every version we missed.
-    auto latest = LatestManifest(*store, uri);
-    uint64_t from = base ? base->version() : 0;
-    if (!base && options.create_only) ThrowConflict("dataset '{}' was created concurrently by another writer", uri);
-    std::shared_ptr<const DatasetState> before = base;
-    for (const auto& loc : ListManifests(*store, uri)) {
-      if (loc.version <= from) continue;
-      Manifest theirs_manifest = ReadManifest(*store, loc.path);
-      Transaction theirs = ReadCommittedTransaction(*store, uri, theirs_manifest, loc.path);
-      auto conflict = CheckConflict(transaction, theirs);
-      if (conflict == ConflictResult::kIncompatible)
-        ThrowConflict("{} on '{}' read version {}, but version {} committed a conflicting {}; retry the operation",
-                      OperationName(transaction), uri, transaction.read_version(), loc.version, OperationName(theirs));
-      if (conflict == ConflictResult::kRetry)
-        throw RetryableConflict(fmt::format("{} on '{}' read version {}, but version {} ({}) changed the same fragments",
-                                            OperationName(transaction), uri, transaction.read_version(), loc.version,
-                                            OperationName(theirs)));
-      if (options.read_set && before) {
-        auto after = MakeState(store, uri, loc.path, std::move(theirs_manifest));
-        if (auto stale = FindStaleRead(*options.read_set, *before, *after))
-          throw RetryableConflict(fmt::format("{} on '{}' read version {}, but version {} ({}) {}",
-                                              OperationName(transaction), uri, transaction.read_version(),
-                                              loc.version, OperationName(theirs), *stale));
-        before = std::move(after);
-      }
-    }
-    base = LoadState(store, uri, latest ? std::optional<uint64_t>(latest->version) : std::nullopt);
     std::this_thread::sleep_for(std::chrono::microseconds(jitter() % (1000u << std::min(attempt, 6))));
   }
 }

@@ -4,6 +4,7 @@
 // (RetryableConflict), or fails (Conflict). Nothing becomes visible until the publish.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "lancelet/error.h"
@@ -53,6 +54,19 @@ std::shared_ptr<const DatasetState> Commit(std::shared_ptr<io::ObjectStore> stor
 // is applied. Exposed for tests.
 lance::table::Manifest BuildManifest(const lance::table::Manifest* base, const lance::table::Transaction& transaction,
                                      const CommitOptions& options);
+
+// Whether `state`'s version is gone: a concurrent cleanup removed its manifest.
+bool VersionRemoved(const DatasetState& state);
+
+// Runs `step` (read, plan, write, commit) on `state` until it commits without a
+// concurrent change to what it read: after a RetryableConflict `state` becomes the
+// latest version and the step runs again, BackOffOrGiveUp bounding the attempts. A file
+// missing because a concurrent cleanup removed `state`'s version is such a change too,
+// not an error. Returns what the step returned: the committed state, or null when it had
+// nothing to do (`state` is then the version it last read).
+using CommitStep = std::function<std::shared_ptr<const DatasetState>(const std::shared_ptr<const DatasetState>&)>;
+std::shared_ptr<const DatasetState> UntilCommitted(std::shared_ptr<const DatasetState>& state, const char* operation,
+                                                   const CommitStep& step);
 
 // A fresh random UUID in the 8-4-4-4-12 form.
 std::string NewUuid();

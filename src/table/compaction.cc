@@ -421,23 +421,6 @@ namespace {
 
 using table::DatasetState;
 
-// Runs `step` (plan, write, commit) on `state` until it commits without a concurrent
-// change to what it planned from; after a collision `state` becomes the latest version
-// and the step plans again. Returns the committed state, or null when the step had
-// nothing to do (then `state` is the version it last planned on).
-std::shared_ptr<const DatasetState> UntilCommitted(
-    std::shared_ptr<const DatasetState>& state, const char* operation,
-    const std::function<std::shared_ptr<const DatasetState>(const std::shared_ptr<const DatasetState>&)>& step) {
-  for (int attempt = 0;; ++attempt) {
-    try {
-      return step(state);
-    } catch (const table::RetryableConflict& e) {
-      table::BackOffOrGiveUp(attempt, state->uri, operation, e);
-      state = table::LoadState(state->store, state->uri, std::nullopt);
-    }
-  }
-}
-
 }  // namespace
 
 std::string FormatOptimizePlan(const std::vector<FragmentOptimization>& plan) {
@@ -489,19 +472,74 @@ std::string FirstOverlayNotice(const Dataset& before, const Dataset& after, cons
                      name);
 }
 
+namespace {
+// One rule for Optimize and PlanOptimize (a plan must not promise what the run refuses).
+void CheckOptimizeOptions(const OptimizeOptions& options) {
+  if (options.target_rows_per_fragment == 0 || options.target_rows_per_fragment > kMaxRowsPerFile)
+    ThrowInvalid("optimize: target_rows_per_fragment {}: expected 1 to {}", options.target_rows_per_fragment,
+                 kMaxRowsPerFile);
+  const double t = options.materialize_deletions_threshold;
+  if (!(t >= 0.0 && t <= 1.0))
+    ThrowInvalid("optimize: materialize_deletions_threshold {}: expected a fraction from 0 to 1", t);
+}
+}  // namespace
+
+std::string LayerMergeNote(const WriteOutcome& outcome) {
+  if (outcome.layer_merge_version != 0)
+    return fmt::format(" (version {} holds the change; version {} merged the overlays of fragments past {})",
+                       outcome.change_version, outcome.layer_merge_version, table::kMaxOverlaysPerFragmentKey);
+  if (!outcome.layer_merge_error.empty())
+    return fmt::format(" (merging the overlays of fragments past {} failed, the change stays committed: {}; "
+                       "`lancelet optimize` merges them)",
+                       table::kMaxOverlaysPerFragmentKey, outcome.layer_merge_error);
+  return "";
+}
+
 std::vector<FragmentOptimization> Dataset::PlanOptimize(const OptimizeOptions& options) const {
+  CheckOptimizeOptions(options);
   return table::PlanCompaction(*state_, options);
 }
 
+namespace {
+// Optimize's steps are commits of their own. When one fails after others landed, its
+// error says what they committed and what the indexes cover now (the rest is scanned
+// flat: answers stay right, only slower), so nobody takes the failure for "nothing
+// happened".
+template <typename Step>
+auto AfterCommits(const OptimizeStats& done, std::shared_ptr<const DatasetState> state, const char* what,
+                  Step&& step) {
+  try {
+    return step();
+  } catch (const Error& e) {
+    if (done.versions.empty()) throw;
+    std::string committed;
+    if (done.fragments_removed > 0)
+      committed = fmt::format("rewrote {} fragments into {}", done.fragments_removed, done.fragments_added);
+    if (done.fragments_folded + done.fragments_merged > 0)
+      committed += fmt::format("{}compacted the overlays of {} fragments", committed.empty() ? "" : " and ",
+                               done.fragments_folded + done.fragments_merged);
+    std::string versions;
+    for (uint64_t v : done.versions) versions += (versions.empty() ? "" : ", ") + std::to_string(v);
+    std::string coverage;
+    for (const auto& index : Dataset(state).ListIndices())
+      coverage += fmt::format("; index {} now covers {} of {} fragments", index.name, index.indexed_fragments,
+                              index.indexed_fragments + index.unindexed_fragments);
+    throw Error(e.kind(), fmt::format("optimize of '{}' {} (version {}), then {} failed: {}{}; run `lancelet "
+                                      "optimize` again to finish",
+                                      state->uri, committed, versions, what, e.what(), coverage));
+  }
+}
+}  // namespace
+
 DatasetPtr Dataset::Optimize(const OptimizeOptions& options, OptimizeStats* stats) const {
-  if (options.target_rows_per_fragment == 0) ThrowInvalid("optimize: target_rows_per_fragment must be positive");
+  CheckOptimizeOptions(options);
   OptimizeStats local;
   OptimizeStats& out = stats ? *stats : local;
   out = OptimizeStats{};
   std::shared_ptr<const DatasetState> current = state_;
 
   // 1. Rows: groups of small fragments, or fragments with many deletions, become new ones.
-  auto rewritten = UntilCommitted(current, "optimize (rewrite)", [&](const std::shared_ptr<const DatasetState>& s)
+  auto rewritten = table::UntilCommitted(current, "optimize (rewrite)", [&](const std::shared_ptr<const DatasetState>& s)
                                       -> std::shared_ptr<const DatasetState> {
     auto plan = table::PlanCompaction(*s, options);
     std::map<int, std::vector<const lance::table::DataFragment*>> groups;
@@ -532,8 +570,7 @@ DatasetPtr Dataset::Optimize(const OptimizeOptions& options, OptimizeStats* stat
   // 2. Overlays of the fragments whose rows stay: folded into base columns, or merged.
   OptimizeOptions overlays_only = options;
   overlays_only.rewrite_rows = false;
-  auto compacted = UntilCommitted(current, "optimize (overlays)", [&](const std::shared_ptr<const DatasetState>& s)
-                                      -> std::shared_ptr<const DatasetState> {
+  auto compact_overlays = [&](const std::shared_ptr<const DatasetState>& s) -> std::shared_ptr<const DatasetState> {
     auto plan = table::PlanCompaction(*s, overlays_only);
     uint64_t folded = 0, merged = 0, removed = 0, bytes = 0;
     auto next = table::BuildAndCommit(s, {}, [&](lance::table::Transaction& t, std::vector<std::string>& written) {
@@ -571,7 +608,9 @@ DatasetPtr Dataset::Optimize(const OptimizeOptions& options, OptimizeStats* stat
       out.bytes_written += bytes;
     }
     return next;
-  });
+  };
+  auto compacted = AfterCommits(out, current, "compacting overlays",
+                                [&] { return table::UntilCommitted(current, "optimize (overlays)", compact_overlays); });
   if (compacted) {
     current = compacted;
     out.versions.push_back(current->version());
@@ -581,7 +620,7 @@ DatasetPtr Dataset::Optimize(const OptimizeOptions& options, OptimizeStats* stat
   // (folded, rewritten or appended ones).
   DatasetPtr result = current == state_ ? shared_from_this() : std::make_shared<Dataset>(current);
   if (options.optimize_indices) {
-    DatasetPtr indexed = result->OptimizeIndices();
+    DatasetPtr indexed = AfterCommits(out, current, "indexing", [&] { return result->OptimizeIndices(); });
     if (indexed->version() != result->version()) {
       out.versions.push_back(indexed->version());
       out.indexes_optimized = true;
@@ -600,7 +639,7 @@ namespace {
 std::shared_ptr<const DatasetState> CommitOverlayMerges(std::shared_ptr<const DatasetState> state,
                                                         const std::map<uint64_t, std::set<uint64_t>>& picks,
                                                         bool gone_ok) {
-  return UntilCommitted(state, "merge overlays", [&](const std::shared_ptr<const DatasetState>& s)
+  return table::UntilCommitted(state, "merge overlays", [&](const std::shared_ptr<const DatasetState>& s)
                             -> std::shared_ptr<const DatasetState> {
     return table::BuildAndCommit(s, {}, [&](lance::table::Transaction& t, std::vector<std::string>& written) {
       // Modifies no field: the merged overlay keeps the newest committed_version, so every
@@ -646,21 +685,22 @@ std::optional<uint64_t> MaxOverlaysPerFragment(const lance::table::Manifest& man
   return n;
 }
 
-DatasetPtr BoundOverlayLayers(const DatasetPtr& dataset) {
+DatasetPtr BoundOverlayLayers(const DatasetPtr& dataset, WriteOutcome* outcome) {
   const auto& state = dataset->state_ptr();
+  if (outcome) *outcome = WriteOutcome{state->version(), 0, ""};
   auto bound = MaxOverlaysPerFragment(state->manifest);
   if (!bound) return dataset;
   std::map<uint64_t, std::set<uint64_t>> picks;
   for (const auto& f : state->manifest.fragments())
     if (uint64_t(f.overlays_size()) > *bound) picks[f.id()] = {};
   if (picks.empty()) return dataset;
-  // The write has landed: the bound is upkeep, so losing to concurrent commits leaves it
-  // to the next write rather than failing this one.
   try {
     auto next = CommitOverlayMerges(state, picks, true);
-    return next ? std::make_shared<Dataset>(next) : dataset;
+    if (!next) return dataset;
+    if (outcome) outcome->layer_merge_version = next->version();
+    return std::make_shared<Dataset>(next);
   } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kConflict) throw;
+    if (outcome) outcome->layer_merge_error = e.what();
     return dataset;
   }
 }

@@ -79,9 +79,10 @@ inline constexpr uint64_t kDefaultMaxOverlaysPerFragment = 10;
 std::optional<uint64_t> MaxOverlaysPerFragment(const lance::table::Manifest& manifest);
 // Called after a write that added overlays: merges the overlays of every fragment over
 // the bound into one, in the next commit. Returns the dataset it committed, or `dataset`
-// (also when concurrent commits keep winning: the write has landed, and the next one
-// bounds the layers again). A fragment a concurrent compaction rewrote meanwhile needs
-// no merge.
-DatasetPtr BoundOverlayLayers(const DatasetPtr& dataset);
+// when it committed nothing. The write has landed, so this never throws: when the merge
+// fails (concurrent commits keep winning, a full disk), the next write bounds the layers
+// again, and `outcome` (when given) says why. A fragment a concurrent compaction
+// rewrote meanwhile needs no merge.
+DatasetPtr BoundOverlayLayers(const DatasetPtr& dataset, WriteOutcome* outcome = nullptr);
 
 }  // namespace lancelet::table

@@ -152,8 +152,9 @@ DatasetPtr Dataset::Append(const std::vector<RecordBatchPtr>& batches, const Wri
 
 DatasetPtr Dataset::Delete(const std::string& predicate, uint64_t* rows_changed) const {
   if (predicate.empty()) ThrowInvalid("delete needs a predicate (use 'true' to delete every row)");
-  std::shared_ptr<const DatasetState> state = state_;
-  for (int attempt = 0;; ++attempt) {
+  std::shared_ptr<const DatasetState> current = state_;
+  auto committed = table::UntilCommitted(current, "delete", [&](const std::shared_ptr<const DatasetState>& state)
+                                                                -> std::shared_ptr<const DatasetState> {
     // Find the newly deleted offsets of every fragment.
     table::ScanPlan plan(state, {}, /*columns_set=*/true, predicate, false, false, 65536);
     std::map<uint64_t, std::vector<uint32_t>> matched;
@@ -165,7 +166,7 @@ DatasetPtr Dataset::Delete(const std::string& predicate, uint64_t* rows_changed)
     uint64_t count = 0;
     for (const auto& [fragment, offsets] : matched) count += offsets.size();
     if (rows_changed) *rows_changed = count;
-    if (matched.empty()) return shared_from_this();
+    if (matched.empty()) return nullptr;
     // What the predicate read decides which rows go: a concurrent change to it must
     // make us look again (table/read_set.h).
     auto read_set = std::make_shared<table::ReadSet>();
@@ -197,16 +198,13 @@ DatasetPtr Dataset::Delete(const std::string& predicate, uint64_t* rows_changed)
       }
       table::CommitOptions commit;
       commit.read_set = std::move(read_set);
-      return std::make_shared<Dataset>(table::Commit(state->store, state->uri, state, std::move(t), commit));
-    } catch (const table::RetryableConflict& e) {
-      io::RemoveQuietly(*state->store, written);
-      table::BackOffOrGiveUp(attempt, state->uri, "delete", e);
-      state = table::LoadState(state->store, state->uri, std::nullopt);
+      return table::Commit(state->store, state->uri, state, std::move(t), commit);
     } catch (...) {
       io::RemoveQuietly(*state->store, written);
       throw;
     }
-  }
+  });
+  return committed ? std::make_shared<Dataset>(committed) : shared_from_this();
 }
 
 const std::string& Dataset::uri() const { return state_->uri; }

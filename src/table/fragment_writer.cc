@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "lancelet/dataset.h"
 #include "lancelet/error.h"
 #include "table/manifest_store.h"
 
@@ -56,7 +57,9 @@ FragmentWriter::FragmentWriter(io::ObjectStore& store, std::string uri, format::
       arrow_schema_(schema_.ToArrow()),
       version_(version),
       max_rows_per_file_(max_rows_per_file) {
-  if (max_rows_per_file_ <= 0) ThrowInvalid("max_rows_per_file must be positive, got {}", max_rows_per_file_);
+  if (max_rows_per_file_ <= 0 || uint64_t(max_rows_per_file_) > kMaxRowsPerFile)
+    ThrowInvalid("max_rows_per_file {}: expected 1 to {} (a fragment's rows are addressed by 32-bit offsets)",
+                 max_rows_per_file_, kMaxRowsPerFile);
 }
 
 FragmentWriter::~FragmentWriter() = default;

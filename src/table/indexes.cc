@@ -1,6 +1,7 @@
 // Dataset::CreateIndex, DropIndex and ListIndices: building index segments and
 // committing them as the reference does, in a CreateIndex transaction.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -120,8 +121,35 @@ format::StructPath IndexableField(const table::DatasetState& s, const std::strin
 
 }  // namespace
 
+namespace {
+// A name given for an index is an identifier, or dotted identifiers (as a default name
+// on a struct field, "s.a_idx"): names travel through SQL, listings and other tools, and
+// '/' or '..' in one reads like a path.
+void CheckIndexName(const std::string& name) {
+  constexpr size_t kMaxLength = 128;
+  bool ok = !name.empty() && name.size() <= kMaxLength;
+  bool part_start = true;
+  for (char c : name) {
+    const bool letter = std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+    const bool digit = std::isdigit(static_cast<unsigned char>(c));
+    if (c == '.') {
+      ok &= !part_start;
+      part_start = true;
+      continue;
+    }
+    ok &= letter || (digit && !part_start);
+    part_start = false;
+  }
+  if (!ok || part_start)
+    ThrowInvalid("index name '{}': expected an identifier (letters, digits and '_', not starting with a digit; "
+                 "parts joined by '.'), at most {} characters",
+                 EscapeForMessage(name), kMaxLength);
+}
+}  // namespace
+
 DatasetPtr Dataset::CreateIndex(const std::string& column, IndexType type, const std::string& name_in,
                                 bool replace) const {
+  if (!name_in.empty()) CheckIndexName(name_in);
   const table::DatasetState& s = *state_;
   const index::IndexKind kind = KindOf(type);
   const format::StructPath field = IndexableField(s, column, kind);
@@ -274,6 +302,8 @@ std::vector<IndexSegmentInfo> Dataset::IndexStats(const std::string& name) const
 
 std::string Dataset::Explain(const std::string& predicate) const {
   const table::DatasetState& s = *state_;
+  // Bound as a scan binds it, so a filter a scan refuses is refused here in the same words.
+  if (!predicate.empty()) table::ScanPlan(state_, {}, /*columns_set=*/true, predicate, false, false, 1, false);
   const ExprPtr filter = predicate.empty() ? nullptr : ParseExpression(predicate);
   std::string out = fmt::format("filter: {}\n", filter ? ToString(*filter) : "none");
   std::optional<table::IndexedRows> indexed;

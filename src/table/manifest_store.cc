@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -149,11 +150,36 @@ bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance
                            EncodeManifestFile(manifest, transaction, &indices, dictionaries));
 }
 
-void WriteVersionHint(io::ObjectStore& store, const std::string& uri, uint64_t version) {
-  // Best effort: the hint may lag behind under concurrency; readers list to find the truth.
+namespace {
+constexpr const char* kVersionHintFile = "latest_version_hint.json";
+
+std::optional<uint64_t> ReadVersionHint(const io::ObjectStore& store, const std::string& path) {
   try {
-    store.Put(io::JoinPath(io::JoinPath(uri, kVersionsDir), "latest_version_hint.json"),
-              fmt::format("{{\"version\":{}}}", version));
+    std::string text = store.OpenRead(path)->ReadAll();
+    size_t at = text.find_first_of("0123456789");
+    if (at == std::string::npos) return std::nullopt;
+    return std::strtoull(text.c_str() + at, nullptr, 10);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+}  // namespace
+
+void WriteVersionHint(io::ObjectStore& store, const std::string& uri, uint64_t version) {
+  // Best effort, and never backwards: a hint at or past `version` stays. A writer of a
+  // newer version may still put its hint between our read and our put; it published
+  // before it did, so finding that version afterwards, we put the newest listed one.
+  const std::string path = io::JoinPath(io::JoinPath(uri, kVersionsDir), kVersionHintFile);
+  try {
+    // (A hint naming a version that does not exist is wrong, not newer.)
+    if (auto current = ReadVersionHint(store, path);
+        current && *current >= version && FindManifest(store, uri, *current))
+      return;
+    store.Put(path, fmt::format("{{\"version\":{}}}", version));
+    if (FindManifest(store, uri, version + 1)) {
+      if (auto latest = LatestManifest(store, uri))
+        store.Put(path, fmt::format("{{\"version\":{}}}", latest->version));
+    }
   } catch (const Error&) {
   }
 }

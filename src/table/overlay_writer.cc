@@ -154,13 +154,14 @@ DatasetPtr OverlayWriter::Commit(const Options& options, std::shared_ptr<const t
 }
 
 DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string& predicate, uint64_t* rows_changed,
-                           UpdateMode mode, UpdateMode* chosen) const {
+                           UpdateMode mode, UpdateMode* chosen, WriteOutcome* outcome) const {
   if (set.empty()) ThrowInvalid("update needs at least one SET column");
   for (size_t i = 0; i < set.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (set[i].column == set[j].column) ThrowInvalid("update sets column '{}' twice", set[i].column);
-  std::shared_ptr<const table::DatasetState> state = state_;
-  for (int attempt = 0;; ++attempt) {
+  std::shared_ptr<const table::DatasetState> current = state_;
+  auto committed = table::UntilCommitted(current, "update", [&](const std::shared_ptr<const table::DatasetState>& state)
+                                                                -> std::shared_ptr<const table::DatasetState> {
     auto snapshot = std::make_shared<Dataset>(state);
     // Read only what the SET expressions need; the filter adds its own columns.
     std::vector<ExprPtr> exprs;
@@ -197,31 +198,30 @@ DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string&
     uint64_t count = 0;
     for (const auto& [fragment, offs] : offsets) count += offs.size();
     if (rows_changed) *rows_changed = count;
-    if (offsets.empty()) return shared_from_this();
+    if (offsets.empty()) return nullptr;
     for (auto& [fragment, offs] : offsets) read_set->changed_rows[fragment] = format::RoaringBitmap::FromValues(offs);
     std::vector<size_t> set_fields;
     for (const auto& s : set) set_fields.push_back(size_t(state->schema.FindByName(s.column) - &state->schema.fields()[0]));
     UpdateMode how = mode == UpdateMode::kAuto ? table::ChooseUpdateMode(*state, set_fields, offsets) : mode;
     if (chosen) *chosen = how;
-    try {
-      if (how == UpdateMode::kOverlay) {
-        OverlayWriter writer(snapshot);
-        for (auto& [fragment, offs] : offsets)
-          for (size_t i = 0; i < set.size(); ++i)
-            writer.Set(fragment, set[i].column, offs, Concatenate(values[fragment][i]));
-        return table::BoundOverlayLayers(writer.Commit(OverlayWriter::Options{}, std::move(read_set)));
-      }
-      table::MergeChanges changes;
+    if (how == UpdateMode::kOverlay) {
+      OverlayWriter writer(snapshot);
       for (auto& [fragment, offs] : offsets)
         for (size_t i = 0; i < set.size(); ++i)
-          changes.updates[fragment].push_back({set[i].column, offs, Concatenate(values[fragment][i])});
-      if (how == UpdateMode::kColumns) return table::CommitColumnRewrite(snapshot, changes, std::move(read_set));
-      return table::CommitRowMove(snapshot, changes, std::move(read_set));
-    } catch (const table::RetryableConflict& e) {
-      table::BackOffOrGiveUp(attempt, state->uri, "update", e);
-      state = table::LoadState(state->store, state->uri, std::nullopt);
+          writer.Set(fragment, set[i].column, offs, Concatenate(values[fragment][i]));
+      return writer.Commit(OverlayWriter::Options{}, std::move(read_set))->state_ptr();
     }
-  }
+    table::MergeChanges changes;
+    for (auto& [fragment, offs] : offsets)
+      for (size_t i = 0; i < set.size(); ++i)
+        changes.updates[fragment].push_back({set[i].column, offs, Concatenate(values[fragment][i])});
+    if (how == UpdateMode::kColumns) return table::CommitColumnRewrite(snapshot, changes, std::move(read_set))->state_ptr();
+    return table::CommitRowMove(snapshot, changes, std::move(read_set))->state_ptr();
+  });
+  if (!committed) return shared_from_this();
+  // The bound on overlay layers is upkeep after the change has landed (outside the loop:
+  // nothing that happens to it may make the change run again).
+  return table::BoundOverlayLayers(std::make_shared<Dataset>(committed), outcome);
 }
 
 }  // namespace lancelet

@@ -142,5 +142,77 @@ TEST_F(CliValidationTest, UnknownColumnsListTheDatasetColumns) {
   }
 }
 
+// Every numeric option is range-checked in one place, and the error names the option
+// as typed; --plan takes the same rule as the run.
+TEST_F(CliValidationTest, NumericOptionsAreRangeCheckedByTheNameTyped) {
+  Create(10);
+  const std::string whole_rows = "expected a whole number from 1 to 4294967295";
+  for (const char* v : {"-1", "0", "18446744073709551615", "4294967296", "1e3", ""}) {
+    for (bool plan : {false, true}) {
+      std::vector<std::string> args = {"optimize", ds_, "--target-rows-per-fragment", v};
+      if (plan) args.push_back("--plan");
+      ExpectError(RunLancelet(args), fmt::format("--target-rows-per-fragment '{}': {}", v, whole_rows));
+    }
+  }
+  for (const char* v : {"-1", "2", "nan", "inf", "0.5x", "-0.01"})
+    ExpectError(RunLancelet({"optimize", ds_, "--materialize-deletions-threshold", v, "--plan"}),
+                fmt::format("--materialize-deletions-threshold '{}': expected a number from 0 to 1", v));
+  EXPECT_EQ(RunLancelet({"optimize", ds_, "--materialize-deletions-threshold", "1", "--plan"}).exit_code, 0);
+  ExpectError(RunLancelet({"create", dir_.Join("u.lance"), "--from", dir_.Join("in.csv"), "--max-rows-per-file", "0"}),
+              "--max-rows-per-file '0': " + whole_rows);
+  EXPECT_FALSE(fs::exists(dir_.Join("u.lance")));
+  ExpectError(RunLancelet({"scan", ds_, "--limit", "-1"}),
+              "--limit '-1': expected a whole number from 0 to 9223372036854775807");
+  ExpectError(RunLancelet({"count", ds_, "--version", "0"}),
+              "--version '0': expected a whole number from 1 to 18446744073709551615");
+  EXPECT_EQ(RunLancelet({"scan", ds_, "--limit", "2", "--offset", "3", "--format", "csv"}).out, "id,name\n3,n3\n4,n4\n");
+}
+
+// explain binds its filter as a scan does: a filter a scan refuses is refused.
+TEST_F(CliValidationTest, ExplainRefusesAFilterAScanRefuses) {
+  Create(10);
+  auto scan = RunLancelet({"scan", ds_, "--where", "nosuch = 1"});
+  EXPECT_EQ(scan.exit_code, 1);
+  ASSERT_NE(scan.err, "");
+  ExpectError(RunLancelet({"explain", ds_, "--where", "nosuch = 1"}), scan.err.substr(10, scan.err.size() - 11));
+}
+
+// An index name is an identifier (dotted parts allowed, as a default name on a struct
+// field); anything that reads like a path is refused, and nothing is committed.
+TEST_F(CliValidationTest, IndexNamesAreIdentifiers) {
+  Create(10);
+  for (const char* name : {"a/b", "../../x", "1st", "a..b", ".a", "a.", "a b", "caf\xc3\xa9"}) {
+    ExpectError(RunLancelet({"index", "create", ds_, "id", "--name", name}),
+                fmt::format("index name '{}': expected an identifier (letters, digits and '_', not starting with a "
+                            "digit; parts joined by '.'), at most 128 characters",
+                            name));
+  }
+  EXPECT_EQ(RunLancelet({"index", "list", ds_}).out, "");
+  EXPECT_EQ(RunLancelet({"index", "create", ds_, "id", "--name", "by_id.v2"}).exit_code, 0);
+  EXPECT_EQ(RunLancelet({"sql", "--db", dir_.path(), "CREATE INDEX \"x/y\" ON t (name)"}).exit_code, 1);
+}
+
+// An update that crosses lance.compaction.max_overlays_per_fragment says which version
+// holds it and which merged the layers after it.
+TEST_F(CliValidationTest, AnUpdateCrossingTheLayerBoundNamesBothVersions) {
+  Create(10);
+  ASSERT_EQ(RunLancelet({"config", ds_, "--set", "lance.compaction.max_overlays_per_fragment=2"}).exit_code, 0);
+  EXPECT_EQ(RunLancelet({"update", ds_, "--set", "name = 'a'", "--where", "id = 1", "--mode", "overlay"}).out,
+            "updated 1 rows of " + ds_ + "; now version 3\n");
+  EXPECT_EQ(RunLancelet({"update", ds_, "--set", "name = 'b'", "--where", "id = 2", "--mode", "overlay"}).out,
+            "updated 1 rows of " + ds_ + "; now version 4\n");
+  EXPECT_EQ(RunLancelet({"update", ds_, "--set", "name = 'c'", "--where", "id = 3", "--mode", "overlay"}).out,
+            "updated 1 rows of " + ds_ +
+                "; now version 6 (version 5 holds the change; version 6 merged the overlays of fragments past "
+                "lance.compaction.max_overlays_per_fragment)\n");
+  const std::string db = dir_.path();
+  EXPECT_EQ(RunLancelet({"sql", "--db", db, "UPDATE t SET name = 'd' WHERE id = 4"}).out,
+            "UPDATE 1 row; t is now at version 7\n");
+  EXPECT_EQ(RunLancelet({"sql", "--db", db, "UPDATE t SET name = 'e' WHERE id = 5"}).out,
+            "UPDATE 1 row; t is now at version 9 (version 8 holds the change; version 9 merged the overlays of "
+            "fragments past lance.compaction.max_overlays_per_fragment)\n");
+  EXPECT_EQ(RunLancelet({"count", ds_, "--where", "name IN ('a', 'b', 'c', 'd', 'e')"}).out, "5\n");
+}
+
 }  // namespace
 }  // namespace lancelet::testing

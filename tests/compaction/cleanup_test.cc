@@ -12,6 +12,7 @@
 #include "table/dataset_state.h"
 #include "table/deletions.h"
 #include "table/index_section.h"
+#include "table/manifest_store.h"
 
 namespace lancelet::testing {
 namespace {
@@ -46,9 +47,11 @@ std::set<std::string> Used(const Dataset& ds) {
 class CleanupTest : public ::testing::Test {
  protected:
   DatasetPtr Create() { return Dataset::Write(dir_.Join("t.lance"), {IdNameBatch(0, 100)}); }
+  // Forced: the versions these tests make are seconds old (RecentVersionsStayUnlessForced).
   static CleanupOptions Keep(uint64_t n) {
     CleanupOptions o;
     o.keep_versions = n;
+    o.force = true;
     return o;
   }
   TempDir dir_;
@@ -152,7 +155,7 @@ TEST_F(CleanupTest, ADryRunListsTheSameAndRemovesNothing) {
   auto real = ds->Cleanup(Keep(1));
   EXPECT_EQ(real.removed, dry.removed);
   EXPECT_EQ(real.bytes_freed, dry.bytes_freed);
-  EXPECT_EQ(dry.removed.back().rfind("_versions/", 0), 0u);  // manifests last
+  EXPECT_EQ(dry.removed.front().rfind("_versions/", 0), 0u);  // manifests first
 }
 
 TEST_F(CleanupTest, TaggedVersionsAndTheLatestAreKept) {
@@ -170,9 +173,52 @@ TEST_F(CleanupTest, AnAgeKeepsRecentVersions) {
   auto ds = Create()->Update({{"name", "'a'"}}, "id < 10");
   CleanupOptions o;
   o.older_than_seconds = 3600;
+  o.force = true;
   EXPECT_EQ(ds->Cleanup(o).versions_removed, 0u);
   o.keep_versions = 1;  // both must agree
   EXPECT_EQ(ds->Cleanup(o).versions_removed, 0u);
+}
+
+// A version superseded within the last hour may still be read by a running scan or be a
+// running writer's read version: it stays unless forced, and the stats say so.
+TEST_F(CleanupTest, RecentVersionsStayUnlessForced) {
+  auto ds = Create()->Update({{"name", "'a'"}}, "id < 10")->Update({{"name", "'b'"}}, "id < 5");
+  CleanupOptions o;
+  o.keep_versions = 1;
+  auto kept = ds->Cleanup(o);
+  EXPECT_EQ(kept.versions_removed, 0u);
+  EXPECT_EQ(kept.versions_kept_recent, 2u);
+  EXPECT_EQ(kept.files_removed, 0u);
+  EXPECT_EQ(Dataset::Open(ds->uri(), 1)->CountRows(), 100u);
+  auto cli = RunLancelet({"cleanup", ds->uri(), "--keep", "1"});
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(cli.out,
+            "freed 0 versions, 0 files, 0 bytes\n"
+            "kept 2 versions superseded within the last hour: a scan may still read them and a writer may have read "
+            "them; --force removes them (such a scan then fails, such a writer recomputes or fails)\n");
+  auto forced = RunLancelet({"cleanup", ds->uri(), "--keep", "1", "--force"});
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("freed 2 versions"), std::string::npos) << forced.out;
+  EXPECT_EQ(Dataset::Open(ds->uri())->CountRows("name = 'b'"), 5u);
+}
+
+// A version whose successor is older than the window goes without --force.
+TEST_F(CleanupTest, VersionsSupersededLongAgoGoWithoutForce) {
+  auto ds = Create()->Update({{"name", "'a'"}}, "id < 10");
+  // Back-date version 2's manifest timestamp by two hours (the window reads it).
+  auto store = io::MakeLocalStore();
+  auto loc = table::FindManifest(*store, ds->uri(), 2);
+  ASSERT_TRUE(loc.has_value());
+  auto m = table::ReadManifest(*store, loc->path);
+  m.mutable_timestamp()->set_seconds(m.timestamp().seconds() - 7200);
+  const auto indices = table::ReadIndexSection(*store, loc->path, m);
+  store->Delete(loc->path);
+  ASSERT_TRUE(table::PublishManifest(*store, ds->uri(), m, indices, nullptr, table::ManifestNaming::kV2));
+  CleanupOptions o;
+  o.keep_versions = 1;
+  auto stats = Dataset::Open(ds->uri())->Cleanup(o);
+  EXPECT_EQ(stats.versions_removed, 1u);
+  EXPECT_EQ(stats.versions_kept_recent, 0u);
 }
 
 TEST_F(CleanupTest, UnreferencedFilesGoWhenOldOrWhenAsked) {
@@ -188,6 +234,15 @@ TEST_F(CleanupTest, UnreferencedFilesGoWhenOldOrWhenAsked) {
   o.delete_unverified = true;
   EXPECT_EQ(ds->Cleanup(o).removed, std::vector<std::string>{"data/young.lance"});
   EXPECT_EQ(ds->CountRows(), 100u);
+}
+
+TEST_F(CleanupTest, NumericOptionsAreRangeChecked) {
+  auto ds = Create();
+  for (const char* keep : {"-1", "0", "18446744073709551616", "x", "1.5"}) {
+    auto bad = RunLancelet({"cleanup", ds->uri(), "--keep", keep});
+    EXPECT_EQ(bad.exit_code, 1) << keep;
+    EXPECT_EQ(bad.err, fmt::format("lancelet: --keep '{}': expected a whole number from 1 to 18446744073709551615\n", keep));
+  }
 }
 
 TEST_F(CleanupTest, ItNeedsAnAgeOrACount) {

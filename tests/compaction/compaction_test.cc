@@ -11,6 +11,7 @@
 #include "lancelet/builder.h"
 #include "lancelet/dataset.h"
 #include "lancelet/text.h"
+#include "support/faulty_store.h"
 #include "support/test_env.h"
 #include "table/compaction.h"
 #include "table/dataset_state.h"
@@ -323,8 +324,15 @@ TEST_P(CompactionTest, UpdatesPastTheOverlayBoundMergeTheFragmentsOverlays) {
   for (int i = 0; i < 10; ++i) ds = ds->Update({{"a", std::to_string(100 + i)}}, "id = " + std::to_string(i));
   EXPECT_EQ(Fragment(*ds, 0).overlays_size(), 10);
   uint64_t version = ds->version();
-  ds = ds->Update({{"a", "200"}}, "id = 50");  // the 11th: merged in the next commit
+  WriteOutcome outcome;
+  ds = ds->Update({{"a", "200"}}, "id = 50", nullptr, UpdateMode::kAuto, nullptr, &outcome);  // the 11th: merged
   EXPECT_EQ(ds->version(), version + 2);
+  EXPECT_EQ(outcome.change_version, version + 1);
+  EXPECT_EQ(outcome.layer_merge_version, version + 2);
+  EXPECT_EQ(LayerMergeNote(outcome),
+            fmt::format(" (version {} holds the change; version {} merged the overlays of fragments past "
+                        "lance.compaction.max_overlays_per_fragment)",
+                        version + 1, version + 2));
   EXPECT_EQ(Fragment(*ds, 0).overlays_size(), 1);
   EXPECT_EQ(OverlayVersions(*ds, 0), std::vector<uint64_t>{version + 1});
   EXPECT_EQ(Values(*ds, "a >= 100"),
@@ -334,6 +342,59 @@ TEST_P(CompactionTest, UpdatesPastTheOverlayBoundMergeTheFragmentsOverlays) {
             "{\"id\":6,\"a\":106,\"b\":6,\"s\":\"s6\"}\n{\"id\":7,\"a\":107,\"b\":7,\"s\":\"s7\"}\n"
             "{\"id\":8,\"a\":108,\"b\":8,\"s\":\"s8\"}\n{\"id\":9,\"a\":109,\"b\":9,\"s\":\"s9\"}\n"
             "{\"id\":50,\"a\":200,\"b\":50,\"s\":\"s50\"}\n");
+}
+
+// The change has landed when the merge that bounds the layers fails (a full disk): the
+// update returns its own version and says why the merge did not happen; it never runs
+// again, and the next write bounds the layers.
+TEST_P(CompactionTest, AFailedLayerMergeLeavesTheChangeCommittedAndSaysSo) {
+  auto ds = Create();
+  for (int i = 0; i < 10; ++i) ds = ds->Update({{"a", std::to_string(100 + i)}}, "id = " + std::to_string(i));
+  auto faulty = std::make_shared<FaultyStore>();
+  faulty->FailWritesUnder("/data/", 1);  // the update's overlay file, not the merged one
+  auto through = std::make_shared<Dataset>(table::LoadState(faulty, ds->uri(), std::nullopt));
+  WriteOutcome outcome;
+  uint64_t changed = 0;
+  auto next = through->Update({{"a", "777"}}, "id = 50", &changed, UpdateMode::kOverlay, nullptr, &outcome);
+  EXPECT_EQ(changed, 1u);
+  EXPECT_EQ(next->version(), ds->version() + 1);
+  EXPECT_EQ(Dataset::Open(ds->uri())->version(), ds->version() + 1);
+  EXPECT_EQ(outcome.change_version, ds->version() + 1);
+  EXPECT_EQ(outcome.layer_merge_version, 0u);
+  EXPECT_NE(outcome.layer_merge_error.find("No space left on device"), std::string::npos) << outcome.layer_merge_error;
+  EXPECT_EQ(LayerMergeNote(outcome).rfind(" (merging the overlays of fragments past "
+                                          "lance.compaction.max_overlays_per_fragment failed, the change stays "
+                                          "committed: writing '",
+                                          0),
+            0u)
+      << LayerMergeNote(outcome);
+  EXPECT_EQ(Dataset::Open(ds->uri())->CountRows("a = 777"), 1u);
+  EXPECT_EQ(Fragment(*Dataset::Open(ds->uri()), 0).overlays_size(), 11);
+}
+
+// Optimize commits each step on its own: when indexing fails after the overlays were
+// folded, the error says what was committed and what the index covers now.
+TEST_P(CompactionTest, AnOptimizeFailingAfterACommitSaysWhatItCommitted) {
+  auto ds = Create()->CreateIndex("a", IndexType::kBTree)->Update({{"a", "a + 100"}}, "id < 5");
+  auto faulty = std::make_shared<FaultyStore>();
+  faulty->FailWritesUnder("/_indices/");
+  auto through = std::make_shared<Dataset>(table::LoadState(faulty, ds->uri(), std::nullopt));
+  auto error = ThrownError([&] { through->Optimize(); });
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->kind(), ErrorKind::kIo);
+  const std::string message = error->what();
+  const std::string head = fmt::format("optimize of '{}' compacted the overlays of 1 fragments (version {}), then "
+                                       "indexing failed: writing '{}/_indices/",
+                                       ds->uri(), ds->version() + 1, ds->uri());
+  const std::string tail = ": No space left on device; index a_idx now covers 0 of 1 fragments; run `lancelet "
+                           "optimize` again to finish";
+  EXPECT_EQ(message.substr(0, head.size()), head) << message;
+  ASSERT_GE(message.size(), tail.size());
+  EXPECT_EQ(message.substr(message.size() - tail.size()), tail) << message;
+  auto latest = Dataset::Open(ds->uri());
+  EXPECT_EQ(latest->version(), ds->version() + 1);
+  EXPECT_EQ(latest->CountRows("a >= 100"), 5u);
+  EXPECT_EQ(latest->Optimize()->ListIndices()[0].unindexed_fragments, 0u);  // and again finishes it
 }
 
 TEST_P(CompactionTest, TheBoundSkipsAFragmentACompactionRewroteMeanwhile) {

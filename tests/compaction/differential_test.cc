@@ -200,6 +200,7 @@ TEST_P(CompactionDifferentialTest, EveryStepHoldsTheModelsRows) {
           op = "cleanup";
           CleanupOptions o;
           o.keep_versions = 1 + rng_() % 3;
+          o.force = true;
           ds->Cleanup(o);
           ds = Dataset::Open(uri);
         }

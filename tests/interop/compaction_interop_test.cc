@@ -99,7 +99,7 @@ TEST_P(CompactionInteropTest, TheReferenceReadsEveryCompactionAndCleanup) {
 
   // Cleanup: only the latest version's files remain, and both sides read it.
   size_t before = FilesIn(ds + "/data");
-  std::string out = Lancelet({"cleanup", ds, "--keep", "1"});
+  std::string out = Lancelet({"cleanup", ds, "--keep", "1", "--force"});
   EXPECT_NE(out.find("freed"), std::string::npos) << out;
   EXPECT_LT(FilesIn(ds + "/data"), before);
   size_t live = 0;
@@ -126,7 +126,7 @@ TEST_P(CompactionInteropTest, TheReferencesOptimizeAndCleanupLeaveLanceletReadin
   Oracle({"optimize", ds, "--cleanup-now", "--delete-unverified"}, kOverlayEnv);
   EXPECT_EQ(DiffJsonLines(rows, Ours(ds)), "");
   // And lancelet's cleanup after the reference's writes keeps what the reference uses.
-  Lancelet({"cleanup", ds, "--keep", "1", "--delete-unverified"});
+  Lancelet({"cleanup", ds, "--keep", "1", "--force", "--delete-unverified"});
   EXPECT_EQ(DiffJsonLines(rows, Ours(ds)), "");
   ExpectReferenceReads(ds, "after both cleanups");
 }

@@ -115,7 +115,7 @@ TEST_P(IndexCarryTest, CompactionsAndCleanupKeepTheIndexes) {
   Lancelet({"optimize", ds_});  // the three fragments become one
   ExpectIndexesKept("val = -70", 1, "rewrite");
   ExpectIndexesKept("cat = 'c2'", 400, "rewrite");
-  Lancelet({"cleanup", ds_, "--keep", "1"});
+  Lancelet({"cleanup", ds_, "--keep", "1", "--force"});
   ExpectIndexesKept("cat = 'c2'", 400, "cleanup");
   ExpectIndexesKept("val >= 14000 AND val < 14100", 7, "cleanup");
 }

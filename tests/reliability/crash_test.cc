@@ -80,11 +80,6 @@ std::map<int64_t, int64_t> CreateIdVal(const TempDir& dir, const std::string& ds
   return {base.begin(), base.end()};
 }
 
-uint64_t LatestVersion(const std::string& ds) {
-  auto loc = table::LatestManifest(*io::MakeLocalStore(), ds);
-  return loc ? loc->version : 0;
-}
-
 TEST(CrashInjection, KilledWritersLeaveACommittedVersionWithTheModelsRows) {
   TempDir dir;
   std::string db = dir.Join("db");
@@ -237,12 +232,12 @@ TEST(CrashInjection, KilledCompactionsAndCleanupsLeaveReadableVersionsWithTheMod
     ASSERT_EQ(Lancelet({"count", ds, "--where", "val = 7"}), std::to_string(sevens) + "\n") << "kill " << k;
   }
   // Cleanup: each round adds versions, then a cleanup keeping 3 is killed.
-  auto [cleanup_seconds, cleanup_ok] = RunTimed({"cleanup", ds, "--keep", "3"});
+  auto [cleanup_seconds, cleanup_ok] = RunTimed({"cleanup", ds, "--keep", "3", "--force"});
   ASSERT_TRUE(cleanup_ok);
   for (int k = 0; k < kKills; ++k) {
     prepare(1000 + k);
     Lancelet({"optimize", ds, "--no-rewrite"});
-    KillWithin({"cleanup", ds, "--keep", "3", "--delete-unverified"}, cleanup_seconds, rng);
+    KillWithin({"cleanup", ds, "--keep", "3", "--force", "--delete-unverified"}, cleanup_seconds, rng);
     uint64_t latest = LatestVersion(ds);
     ASSERT_EQ(ReadIdVal(ds), model) << "cleanup kill " << k;
     for (uint64_t v = latest - 2; v <= latest; ++v) {

@@ -43,6 +43,12 @@ inline uint64_t CommittedVersion(const std::string& out) {
   return 0;
 }
 
+// The newest version listed (0: no dataset).
+inline uint64_t LatestVersion(const std::string& ds) {
+  auto loc = table::LatestManifest(*io::MakeLocalStore(), ds);
+  return loc ? loc->version : 0;
+}
+
 // id -> val of every row of a dataset with int64 columns id and val.
 inline std::map<int64_t, int64_t> ReadIdVal(const std::string& ds, std::string* error = nullptr) {
   auto scan = RunLancelet({"scan", ds, "--columns", "id,val", "--format", "jsonl"});
