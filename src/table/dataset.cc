@@ -256,7 +256,12 @@ DatasetPtr Dataset::UpdateConfig(const std::map<std::string, std::optional<std::
   table::MaxOverlaysPerFragment(check);
   auto mode = check.config().find(table::kUpdateModeKey);
   if (mode != check.config().end()) ParseUpdateMode(mode->second, fmt::format("table config {}", table::kUpdateModeKey));
-  return std::make_shared<Dataset>(table::Commit(state_->store, state_->uri, state_, std::move(t), table::CommitOptions{}));
+  // Keys are independent, so the change recomputes trivially when its read version cannot
+  // be checked against what came after it (a concurrent cleanup removed versions).
+  std::shared_ptr<const DatasetState> state = state_;
+  return std::make_shared<Dataset>(table::UntilCommitted(state, "config", [&](const std::shared_ptr<const DatasetState>& s) {
+    return table::Commit(s->store, s->uri, s, t, table::CommitOptions{});
+  }));
 }
 
 DatasetPtr Dataset::Checkout(uint64_t version) const {

@@ -147,10 +147,13 @@ void CheckIndexName(const std::string& name) {
 }
 }  // namespace
 
-DatasetPtr Dataset::CreateIndex(const std::string& column, IndexType type, const std::string& name_in,
-                                bool replace) const {
-  if (!name_in.empty()) CheckIndexName(name_in);
-  const table::DatasetState& s = *state_;
+namespace {
+
+using StatePtr = std::shared_ptr<const table::DatasetState>;
+
+StatePtr CreateIndexAt(const StatePtr& state, const std::string& column, IndexType type, const std::string& name_in,
+                       bool replace) {
+  const table::DatasetState& s = *state;
   const index::IndexKind kind = KindOf(type);
   const format::StructPath field = IndexableField(s, column, kind);
   const std::string name = name_in.empty() ? field.name + "_idx" : name_in;
@@ -165,12 +168,13 @@ DatasetPtr Dataset::CreateIndex(const std::string& column, IndexType type, const
   std::set<uint64_t> fragments;
   for (const auto& f : s.manifest.fragments()) fragments.insert(f.id());
   const bool made_indices_dir = !s.store->Exists(io::JoinPath(s.uri, table::kIndicesDir));
-  *create->add_new_indices() = BuildSegment(state_, field, kind, name, fragments);
-  return CommitSegments(state_, std::move(t), made_indices_dir);
+  *create->add_new_indices() = BuildSegment(state, field, kind, name, fragments);
+  return CommitSegments(state, std::move(t), made_indices_dir)->state_ptr();
 }
 
-DatasetPtr Dataset::OptimizeIndices() const {
-  const table::DatasetState& s = *state_;
+// Null when every index covers every fragment.
+StatePtr OptimizeIndicesAt(const StatePtr& state) {
+  const table::DatasetState& s = *state;
   lance::table::Transaction t;
   const bool made_indices_dir = !s.store->Exists(io::JoinPath(s.uri, table::kIndicesDir));
   std::set<std::string> done;
@@ -203,22 +207,43 @@ DatasetPtr Dataset::OptimizeIndices() const {
         *t.mutable_create_index()->add_removed_indices() = segment;
     }
     try {
-      *t.mutable_create_index()->add_new_indices() = BuildSegment(state_, *field, *kind, meta.name(), uncovered);
+      *t.mutable_create_index()->add_new_indices() = BuildSegment(state, *field, *kind, meta.name(), uncovered);
     } catch (...) {
       for (const auto& built : t.create_index().new_indices()) RemoveSegment(s, built, made_indices_dir);
       throw;
     }
   }
-  if (!t.has_create_index()) return shared_from_this();
-  return CommitSegments(state_, std::move(t), made_indices_dir);
+  if (!t.has_create_index()) return nullptr;
+  return CommitSegments(state, std::move(t), made_indices_dir)->state_ptr();
+}
+
+}  // namespace
+
+// Index changes are built from one version and recomputed from the latest when that one
+// cannot be checked against what came after it (a concurrent cleanup removed versions).
+DatasetPtr Dataset::CreateIndex(const std::string& column, IndexType type, const std::string& name_in,
+                                bool replace) const {
+  if (!name_in.empty()) CheckIndexName(name_in);
+  StatePtr state = state_;
+  return std::make_shared<Dataset>(table::UntilCommitted(
+      state, "index create", [&](const StatePtr& s) { return CreateIndexAt(s, column, type, name_in, replace); }));
+}
+
+DatasetPtr Dataset::OptimizeIndices() const {
+  StatePtr state = state_;
+  auto committed = table::UntilCommitted(state, "index optimize", OptimizeIndicesAt);
+  return committed ? std::make_shared<Dataset>(committed) : shared_from_this();
 }
 
 DatasetPtr Dataset::DropIndex(const std::string& name) const {
-  lance::table::Transaction t;
-  for (const auto& existing : state_->indices.indices())
-    if (existing.name() == name) *t.mutable_create_index()->add_removed_indices() = existing;
-  if (!t.has_create_index()) ThrowNotFound("dataset '{}' has no index named '{}'", state_->uri, name);
-  return std::make_shared<Dataset>(CommitIndexChange(state_, std::move(t)));
+  StatePtr state = state_;
+  return std::make_shared<Dataset>(table::UntilCommitted(state, "index drop", [&](const StatePtr& s) {
+    lance::table::Transaction t;
+    for (const auto& existing : s->indices.indices())
+      if (existing.name() == name) *t.mutable_create_index()->add_removed_indices() = existing;
+    if (!t.has_create_index()) ThrowNotFound("dataset '{}' has no index named '{}'", s->uri, name);
+    return CommitIndexChange(s, std::move(t));
+  }));
 }
 
 namespace {
