@@ -118,6 +118,7 @@ std::string DataType::ToString() const {
 }
 
 bool DataType::Equals(const DataType& o) const {
+  if (this == &o) return true;
   if (id_ != o.id_ || fixed_size_ != o.fixed_size_ || unit_ != o.unit_ || timezone_ != o.timezone_ ||
       precision_ != o.precision_ || scale_ != o.scale_ || children_.size() != o.children_.size())
     return false;

@@ -199,14 +199,19 @@ class RoaringBitmap {
 
 template <typename Fn>
 size_t RoaringBitmap::ContainerPart::ForEach(Fn fn) const {
+  // The fields are copied first: fn's stores could alias them, which would reload them
+  // on every member.
   size_t i = 0;
+  const uint32_t at = base, high = hi;
   switch (kind) {
-    case Kind::kArray:
-      for (const uint16_t* v = std::lower_bound(data, data + size, lo); v != data + size && *v < hi; ++v) fn(base + *v, i++);
+    case Kind::kArray: {
+      const uint16_t* const last = data + size;
+      for (const uint16_t* v = std::lower_bound(data, last, uint16_t(lo)); v != last && *v < high; ++v) fn(at + *v, i++);
       break;
+    }
     case Kind::kRuns:
-      for (int32_t j = FirstRunEndingAfter(lo); j < size && data[2 * j] < hi; ++j)
-        for (uint32_t v = RunFrom(j), to = RunTo(j); v < to; ++v) fn(base + v, i++);
+      for (int32_t j = FirstRunEndingAfter(lo), n = size; j < n && data[2 * j] < high; ++j)
+        for (uint32_t v = RunFrom(j), to = RunTo(j); v < to; ++v) fn(at + v, i++);
       break;
     case Kind::kBitset:
       for (uint32_t w = lo / 64; w <= (hi - 1) / 64; ++w) {

@@ -8,6 +8,7 @@
 //   value[, rep, def]  a scalar stored in a buffer (v21_constant_scalar.cc), for values that
 //                      do not fit inline (strings, binary, wide values).
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 #include "format/little_endian.h"
@@ -176,6 +177,24 @@ class ConstantReader final : public PageReader {
 
   const std::vector<pb::RepDefLayer>& layers() const override { return layers_; }
 
+  // A fixed-width value on every row, with no levels, is its bytes repeated (plain_rows.h).
+  uint64_t PlainRowBytes() const override {
+    const bool plain = has_value_ && !shape_.variable && shape_.dim == 0 && shape_.bits >= 8 && shape_.bits % 8 == 0 &&
+                       !levels_.has_rep && !levels_.has_def && layers_.size() == 1;
+    return plain ? shape_.bits / 8 : 0;
+  }
+  void ReadPlainRows(uint64_t start, uint64_t count, uint8_t* out) const override {
+    if (start + count > page_.num_rows)
+      ThrowInvalid("{}: rows {}+{} are outside the page of {} rows", page_.where, start, count, page_.num_rows);
+    Repeat(out, count);
+  }
+  void TakePlainRows(std::span<const uint64_t> rows, uint64_t first_row, uint8_t* out) const override {
+    for (uint64_t row : rows)
+      if (row < first_row || row - first_row >= page_.num_rows)
+        ThrowInvalid("{}: row {} is outside the page of {} rows", page_.where, row - first_row, page_.num_rows);
+    Repeat(out, rows.size());
+  }
+
   PageItems ReadRows(uint64_t start, uint64_t count) const override {
     if (start + count > page_.num_rows)
       ThrowInvalid("{}: rows {}+{} are outside the page of {} rows", page_.where, start, count, page_.num_rows);
@@ -192,31 +211,33 @@ class ConstantReader final : public PageReader {
     if (levels_.has_def) out.levels.def.assign(levels_.def.begin() + long(begin), levels_.def.begin() + long(end));
     else out.levels.def.assign(end - begin, has_value_ ? 0 : null_level_);
     if (!levels_.has_def && has_value_) out.levels.has_def = false;
-    uint64_t visible = 0;
-    for (uint64_t k = begin; k < end; ++k) {
-      const uint16_t d = levels_.has_def ? levels_.def[k] : (has_value_ ? 0 : null_level_);
-      visible += d <= max_visible_def_;
-    }
+    // Without definition levels every item is visible (a value) or every one null.
+    uint64_t visible = levels_.has_def || !has_value_ ? 0 : end - begin;
+    if (levels_.has_def || !has_value_)
+      for (uint64_t k = begin; k < end; ++k) {
+        const uint16_t d = levels_.has_def ? levels_.def[k] : null_level_;
+        visible += d <= max_visible_def_;
+      }
     ValueBlock& v = out.values;
     v.variable = shape_.variable;
     v.bits = shape_.bits;
     v.dim = shape_.dim;
     if (has_value_ && shape_.variable) {
       v.count = visible;
+      v.data.reserve(visible * inline_value_.size());
+      v.offsets.reserve(visible + 1);
       for (uint64_t k = 0; k < visible; ++k) {
         v.data += inline_value_;
         v.offsets.push_back(v.data.size());
       }
+    } else if (has_value_ && shape_.bits == 1) {
+      v.count = visible;
+      v.data.assign((visible + 7) / 8, inline_value_[0] ? '\xff' : '\0');
+      if (visible % 8 && inline_value_[0]) v.data.back() = char((1u << (visible % 8)) - 1);
     } else if (has_value_) {
       v.count = visible;
-      for (uint64_t k = 0; k < visible; ++k) {
-        if (shape_.bits == 1) {
-          v.data.resize((k + 8) / 8, '\0');
-          if (inline_value_[0]) v.data[k / 8] = char(uint8_t(v.data[k / 8]) | uint8_t(1u << (k % 8)));
-        } else {
-          v.data += inline_value_;
-        }
-      }
+      v.data.resize(size_t(visible) * inline_value_.size());
+      Repeat(reinterpret_cast<uint8_t*>(v.data.data()), visible);
     } else {
       v.AppendEmpty(visible);
     }
@@ -224,6 +245,14 @@ class ConstantReader final : public PageReader {
   }
 
  private:
+  // Writes the fixed-width value `count` times to `out`: copied once, then doubled.
+  void Repeat(uint8_t* out, uint64_t count) const {
+    const size_t width = inline_value_.size(), total = size_t(count) * width;
+    if (total == 0) return;
+    std::memcpy(out, inline_value_.data(), width);
+    for (size_t filled = width; filled < total; filled *= 2) std::memcpy(out + filled, out, std::min(filled, total - filled));
+  }
+
   PageSource page_;
   std::vector<pb::RepDefLayer> layers_;
   uint16_t max_rep_ = 0, max_visible_def_ = 0, null_level_ = 0;

@@ -222,6 +222,7 @@ Resolution ResolveRange(const CoverageLayers& layers, uint64_t start, uint64_t c
   Resolution out;
   const uint64_t end = start + count;
   cursors.resize(layers.newest_first.size());
+  out.patches.reserve(layers.newest_first.size());
   for (size_t l = 0; l < layers.newest_first.size(); ++l) {
     const auto& layer = layers.newest_first[l];
     const format::RoaringBitmap& coverage = *layer.coverage;

@@ -328,6 +328,7 @@ ArrayPtr FragmentReader::Overlaid(size_t field, overlay::Resolution resolution, 
   }
   if (resolution.patches.empty()) return values;
   std::vector<overlay::Replacement> replacements;
+  replacements.reserve(resolution.patches.size());
   for (const auto& patch : resolution.patches) {
     auto [column, first] =
         OverlayValues(schema_field.id, patch.overlay, patch.first_rank, patch.size(), patch.ranks, in_scan);

@@ -674,8 +674,29 @@ TEST(V21Layout, ConstantPagesAt22) {
   ASSERT_TRUE(layout.has_constant_layout());
   EXPECT_EQ(Hex(layout.constant_layout().inline_value()), "2a000000");
   EXPECT_EQ(file->column(0).pages(0).buffer_offsets_size(), 0);
-  auto read = MakeFieldDecoder(kV22, ints, file->Columns(), *file)->Read(0, 1000);
+  auto decoder = MakeFieldDecoder(kV22, ints, file->Columns(), *file);
+  auto read = decoder->Read(0, 1000);
   EXPECT_EQ(read->values<int32_t>()[999], 42);
+  // The value repeated straight into the answer (PlainRowBytes): a range and a take in any
+  // order, of any length.
+  auto middle = decoder->Read(3, 517);
+  ASSERT_EQ(middle->length, 517);
+  EXPECT_EQ(middle->null_count, 0);
+  for (int64_t k = 0; k < middle->length; ++k) ASSERT_EQ(middle->values<int32_t>()[k], 42) << k;
+  const std::vector<uint64_t> rows = {999, 0, 5, 5, 731};
+  auto taken = decoder->Take(rows);
+  ASSERT_EQ(taken->length, 5);
+  for (int64_t k = 0; k < 5; ++k) EXPECT_EQ(taken->values<int32_t>()[k], 42);
+  EXPECT_THROW(decoder->Take(std::vector<uint64_t>{1000}), Error);
+  const LanceField flags = MakeLanceField("b", DataType::Bool());
+  std::vector<Scalar> trues(77, Scalar{DataType::Bool(), true});
+  auto bool_file = WriteArray(flags, MakeArray(DataType::Bool(), trues), kV22);
+  ASSERT_TRUE(PageLayoutOf(bool_file->column(0).pages(0)).has_constant_layout());
+  auto bools = MakeFieldDecoder(kV22, flags, bool_file->Columns(), *bool_file);
+  auto read_bools = bools->Read(1, 75);
+  ASSERT_EQ(read_bools->length, 75);
+  for (int64_t k = 0; k < 75; ++k)
+    ASSERT_TRUE(read_bools->IsValid(k) && GetBit(read_bools->buffers[1]->data(), k)) << k;
   EXPECT_FALSE(PageLayoutOf(WriteArray(ints, Int32s(fortytwo), kV21)->column(0).pages(0)).has_constant_layout());
 
   const std::string value = "the same value on every row";
