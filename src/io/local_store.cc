@@ -214,9 +214,10 @@ class LocalWritableFile final : public WritableFile {
 };
 
 class LocalStore final : public ObjectStore {
-  static int OpenForReading(const std::string& path) {
+  int OpenForReading(const std::string& path) const {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) ThrowErrno("opening", path);
+    stats_.opens += 1;
     return fd;
   }
 
@@ -320,5 +321,10 @@ void RemoveQuietly(ObjectStore& store, const std::vector<std::string>& paths) {
 }
 
 std::shared_ptr<ObjectStore> MakeLocalStore() { return std::make_shared<LocalStore>(); }
+
+const std::shared_ptr<ObjectStore>& DefaultLocalStore() {
+  static const std::shared_ptr<ObjectStore> store = MakeLocalStore();
+  return store;
+}
 
 }  // namespace lancelet::io

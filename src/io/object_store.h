@@ -41,6 +41,7 @@ class WritableFile {
 };
 
 struct IoStats {
+  std::atomic<uint64_t> opens{0};  // objects opened for reading
   std::atomic<uint64_t> bytes_read{0};
   std::atomic<uint64_t> read_calls{0};
   std::atomic<uint64_t> bytes_written{0};
@@ -87,6 +88,9 @@ class ObjectStore {
 };
 
 std::shared_ptr<ObjectStore> MakeLocalStore();
+// The local store every dataset opened by path shares (its IoStats count the whole
+// process), so that what the session caches for one opening serves the next.
+const std::shared_ptr<ObjectStore>& DefaultLocalStore();
 
 // Best-effort removal of the files a failed operation wrote: errors are ignored, since
 // the operation's own error is the one to report.

@@ -79,12 +79,12 @@ void RemoveEmptyDatasetDir(io::ObjectStore& store, const std::string& uri) {
 }  // namespace
 
 DatasetPtr Dataset::Open(const std::string& uri, std::optional<uint64_t> version) {
-  return std::make_shared<Dataset>(table::LoadState(io::MakeLocalStore(), NormalizeUri(uri), version));
+  return std::make_shared<Dataset>(table::LoadState(io::DefaultLocalStore(), NormalizeUri(uri), version));
 }
 
 DatasetPtr Dataset::Write(const std::string& raw_uri, RecordBatchReader& data, const WriteOptions& options) {
   std::string uri = NormalizeUri(raw_uri);
-  auto store = io::MakeLocalStore();
+  auto store = io::DefaultLocalStore();
   auto latest = table::LatestManifest(*store, uri);
   if (options.mode == WriteMode::kAppend) {
     if (!latest) ThrowNotFound("cannot append: dataset '{}' does not exist", uri);

@@ -107,7 +107,12 @@ std::shared_ptr<const format::LanceFileReader> DatasetState::OpenLegacyDataFile(
 
 std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const lance::table::DataFile& file,
                                                                          uint64_t whole_up_to) const {
-  return files_.GetOrLoad(DataPath(file), [&] { return std::make_pair(OpenDataFileOnce(file, whole_up_to), uint64_t{1}); });
+  const std::string path = DataPath(file);
+  if (IsLegacyDataFile(file))
+    return files_.GetOrLoad(path, [&] { return std::make_pair(OpenLegacyDataFile(file, path), uint64_t{1}); });
+  return session->DataFile(store, path, file.file_size_bytes(), [&] {
+    return format::LanceFileReader::Open(*store, path, file.file_size_bytes(), whole_up_to);
+  });
 }
 
 std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFileOnce(const lance::table::DataFile& file,
@@ -149,12 +154,9 @@ std::shared_ptr<const overlay::FieldLayers> DatasetState::CachedMergedLayers(
   return CachedLayers(merged_layers_, fragment_id, field_id, build);
 }
 
-ArrayPtr DatasetState::CachedOverlayColumn(uint64_t fragment_id, int position, int32_t field_id,
+ArrayPtr DatasetState::CachedOverlayColumn(const lance::table::DataFile& file, int32_t field_id,
                                            const std::function<ArrayPtr()>& build) const {
-  return overlay_columns_.GetOrLoad({fragment_id, field_id, position}, [&] {
-    ArrayPtr column = build();
-    return std::make_pair(column, kCacheEntryBytes + BufferBytes(*column));
-  });
+  return session->OverlayColumn(store, DataPath(file), field_id, build);
 }
 
 std::shared_ptr<const overlay::FragmentOverlays> DatasetState::OverlaysOf(

@@ -16,11 +16,14 @@
 #include "overlay/resolution.h"
 #include "table.pb.h"
 #include "table/lru_cache.h"
+#include "table/session.h"
 
 namespace lancelet::table {
 
 struct DatasetState {
   std::shared_ptr<io::ObjectStore> store;
+  // Where opened files and decoded overlay columns are kept, for every version.
+  std::shared_ptr<Session> session = Session::Default();
   std::string uri;
   std::string manifest_path;
   lance::table::Manifest manifest;
@@ -74,10 +77,10 @@ struct DatasetState {
   std::shared_ptr<const overlay::FieldLayers> CachedMergedLayers(
       uint64_t fragment_id, int32_t field_id,
       const std::function<std::shared_ptr<const overlay::FieldLayers>()>& build) const;
-  // One overlay's whole value column for a field (the overlay at `position` in the
-  // fragment's DataFragment.overlays), made by build() on first use and kept: a scan
-  // needs every value a small overlay holds, and later scans then read none.
-  ArrayPtr CachedOverlayColumn(uint64_t fragment_id, int position, int32_t field_id,
+  // One overlay file's whole value column for a field, made by build() on first use and
+  // kept by the session: a scan needs every value a small overlay holds, and later scans
+  // (of any version naming the file) then read none.
+  ArrayPtr CachedOverlayColumn(const lance::table::DataFile& file, int32_t field_id,
                                const std::function<ArrayPtr()>& build) const;
   // The directory of an index segment: _indices/<uuid>/ under the dataset (or under the
   // base path its base_id names).
@@ -106,8 +109,8 @@ struct DatasetState {
   // Made by build() on first use per segment (by uuid) and kept.
   std::shared_ptr<const StaleCells> CachedStaleCells(const std::string& segment_uuid,
                                                      const std::function<std::shared_ptr<const StaleCells>()>& build) const;
-  // Files kept open by OpenDataFile.
-  size_t OpenFiles() const { return files_.size(); }
+  // Legacy files kept open by OpenDataFile (the session keeps the others).
+  size_t OpenLegacyFiles() const { return files_.size(); }
   // The overlay caches together stay under this many bytes per dataset version.
   static constexpr uint64_t kOverlayCacheBytes = 64 << 20;
   static constexpr uint64_t kCacheEntryBytes = 128;  // key, list node and control block
@@ -121,8 +124,8 @@ struct DatasetState {
 
   static constexpr uint64_t kOverlayMetadataCacheBytes = 256 << 20;
   mutable LruCache<uint64_t, std::shared_ptr<const overlay::FragmentOverlays>> overlays_{kOverlayMetadataCacheBytes};
-  // Enough for the base and overlay files of a few dozen fragments; each entry holds
-  // only metadata and the open file.
+  // Legacy files, which are read through this version's schema; each entry holds only
+  // metadata and the open file.
   mutable LruCache<std::string, std::shared_ptr<const format::LanceFileReader>> files_{256};
   mutable LruCache<std::string, std::shared_ptr<const index::ScalarIndex>> indexes_{64};
   static constexpr uint64_t kStaleCellsCacheBytes = 64 << 20;
@@ -146,7 +149,6 @@ struct DatasetState {
       coverage_layers_{kOverlayCacheBytes / 64};
   mutable LayersCache field_layers_{kOverlayCacheBytes / 4 - kOverlayCacheBytes / 64};
   mutable LayersCache merged_layers_{kOverlayCacheBytes / 4};
-  mutable LruCache<OverlayCacheKey, ArrayPtr, OverlayCacheKeyHash> overlay_columns_{kOverlayCacheBytes / 2};
 };
 
 // A data file in the legacy Lance format (file versions 0.0 to 0.2; 0.3 is 2.0), which

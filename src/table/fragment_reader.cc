@@ -271,7 +271,7 @@ ArrayPtr FragmentReader::WholeOverlayColumn(size_t overlay, int32_t field_id) co
   const uint64_t bytes = overlays().overlays()[overlay].proto->data_file().file_size_bytes();
   ArrayPtr column;
   if (bytes > 0 && bytes <= kWholeOverlayBytes)  // 0: size not recorded, so no bound
-    column = state_.CachedOverlayColumn(fragment_.id(), overlays().overlays()[overlay].position, field_id, [&] {
+    column = state_.CachedOverlayColumn(overlays().overlays()[overlay].proto->data_file(), field_id, [&] {
       // The column is kept, so the file's bytes are not (unless a reader has it open anyway):
       // a scan of many small overlays would otherwise hold each value twice.
       std::shared_ptr<const format::LanceFileReader> file = overlay_files_[overlay];

@@ -44,6 +44,13 @@ class LruCache {
     return value;
   }
 
+  void Clear() {
+    std::lock_guard lock(mutex_);
+    index_.clear();
+    recent_.clear();
+    used_ = 0;
+  }
+
   // Entries kept now.
   size_t size() const {
     std::lock_guard lock(mutex_);

@@ -21,6 +21,7 @@
 #include "support/test_env.h"
 #include "table/dataset_state.h"
 #include "table/manifest_store.h"
+#include "table/session.h"
 
 namespace lancelet::testing {
 namespace {
@@ -260,6 +261,7 @@ TEST_F(StorageVersionTest, RowCountsOfWritersThatNamedNoneAreCountedInTheFiles) 
 
   const std::string first = Dataset::Open(uri_)->state().manifest.fragments(0).files(0).path();
   std::filesystem::remove(io::JoinPath(uri_, "data/" + first));
+  table::Session::Default()->Clear();  // as a new process: nothing opened before is kept
   std::string message = ErrorOf([&] { Dataset::Open(uri_); });
   EXPECT_NE(message.find("fragment 0: its manifest records no row count, and counting the rows of its data file '" +
                          first + "' failed"),

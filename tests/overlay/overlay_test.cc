@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <functional>
+#include <map>
 
 #include "format/roaring_bitmap.h"
 #include "lancelet/builder.h"
@@ -15,6 +17,7 @@
 #include "overlay/resolution.h"
 #include "support/test_env.h"
 #include "table/dataset_state.h"
+#include "table/session.h"
 
 namespace lancelet {
 namespace {
@@ -106,6 +109,7 @@ class OverlayTest : public ::testing::TestWithParam<std::string> {
   // first column) must print as `expect`.
   uint64_t BytesOfFirstRead(uint64_t version, const std::function<RecordBatchPtr(const DatasetPtr&)>& read,
                             const std::string& expect) {
+    table::Session::Default()->Clear();  // nothing kept from an earlier read
     auto d = Dataset::Open(uri_, version);
     const uint64_t before = d->state().store->stats().bytes_read;
     auto batch = read(d);
@@ -796,6 +800,7 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
     EXPECT_EQ(counters.offsets_looked_up - looked_up, 17 * rows.size());
     EXPECT_EQ(format::RoaringBitmap::RankCalls(), ranks);
   }
+  table::Session::Default()->Clear();
   ds = Dataset::Open(ds->uri());  // a fresh reader, as a new process has
   const uint64_t listed = counters.cells_listed, visited = counters.cells_visited;
   const uint64_t ranks = format::RoaringBitmap::RankCalls();
@@ -817,7 +822,7 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
   // 80 KB tenth layer gives each batch its ranks.
   EXPECT_EQ(counters.values_decoded_whole - decoded_whole, 16u * 200u);
   // Their files are not kept beside the columns: open are the base file and the tenth layer's.
-  EXPECT_EQ(ds->state().OpenFiles(), 2u);
+  EXPECT_EQ(ds->state().session->DataFiles(), 2u);
 
   // The same version again: this second reader lists the layers and merges them into one
   // (listing each distinct cell once), which it and every later read walk.
@@ -841,6 +846,96 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
   EXPECT_LE(counters.cells_visited - before_take, 17 * 3 * rows.size());
   EXPECT_LT(counters.cells_visited - before_take, covered / 4);
   EXPECT_EQ(format::RoaringBitmap::RankCalls(), ranks);
+
+  // The version opened again in the same process (a second query) opens its manifest and
+  // no data or overlay file, and decodes no overlay column: the session kept them.
+  const uint64_t opens = ds->state().store->stats().opens, decoded = counters.values_decoded_whole;
+  auto reopened = Dataset::Open(ds->uri());
+  auto same = reopened->NewScan().Columns({"age"}).ToBatch();
+  EXPECT_EQ(std::memcmp(same->column(0)->values<int32_t>(), age, kRows * sizeof(int32_t)), 0);
+  EXPECT_EQ(ds->state().store->stats().opens - opens, 1u);
+  EXPECT_EQ(counters.values_decoded_whole - decoded, 0u);
+}
+
+// A store that counts, per path, the times a file is opened and the bytes read from it.
+class CountingStore : public io::ObjectStore {
+ public:
+  struct Use {
+    uint64_t opens = 0, bytes = 0;
+  };
+  std::map<std::string, Use> uses;
+
+  std::unique_ptr<io::ReadableFile> OpenRead(const std::string& path) const override { return Wrap(inner_->OpenRead(path)); }
+  std::unique_ptr<io::ReadableFile> OpenRead(const std::string& path, uint64_t known_size) const override {
+    return Wrap(inner_->OpenRead(path, known_size));
+  }
+  std::unique_ptr<io::WritableFile> OpenWrite(const std::string& path, bool no_overwrite) override {
+    return inner_->OpenWrite(path, no_overwrite);
+  }
+  bool PutIfAbsent(const std::string& path, std::string_view bytes) override { return inner_->PutIfAbsent(path, bytes); }
+  bool Exists(const std::string& path) const override { return inner_->Exists(path); }
+  std::vector<std::string> List(const std::string& dir) const override { return inner_->List(dir); }
+  void Delete(const std::string& path) override { inner_->Delete(path); }
+  std::optional<ObjectInfo> Head(const std::string& path) const override { return inner_->Head(path); }
+  void CreateDir(const std::string& dir) override { inner_->CreateDir(dir); }
+  void Sync(const std::string& dir) override { inner_->Sync(dir); }
+
+ private:
+  class File : public io::ReadableFile {
+   public:
+    File(std::unique_ptr<io::ReadableFile> inner, Use& use) : inner_(std::move(inner)), use_(use) {}
+    const std::string& path() const override { return inner_->path(); }
+    uint64_t size() const override { return inner_->size(); }
+    void ReadAt(uint64_t offset, uint64_t length, void* out) const override {
+      use_.bytes += length;
+      inner_->ReadAt(offset, length, out);
+    }
+
+   private:
+    std::unique_ptr<io::ReadableFile> inner_;
+    Use& use_;
+  };
+  std::unique_ptr<io::ReadableFile> Wrap(std::unique_ptr<io::ReadableFile> file) const {
+    Use& use = const_cast<CountingStore*>(this)->uses[file->path()];
+    ++use.opens;
+    return std::make_unique<File>(std::move(file), use);
+  }
+  std::shared_ptr<io::ObjectStore> inner_ = io::MakeLocalStore();
+};
+
+// A scan of a column with K overlay files opens each overlay file once per process and
+// reads no more of its bytes than it holds: queries after the first, on this version or
+// on the next one, open and read none of them again.
+TEST(OverlayCost, AScanOpensEachOverlayFileOncePerProcess) {
+  testing::TempDir dir;
+  constexpr int kRows = 100000, kLayers = 12;
+  auto ds = MakeDataset(dir.Join("opens.lance"), kRows, "2.2");
+  for (uint32_t k = 0; k < kLayers; ++k) {
+    // Strided layers, one cell every 2000 rows; the last covers a tenth (a larger file).
+    std::vector<uint32_t> cells;
+    std::vector<std::optional<int32_t>> values;
+    for (uint32_t o = k; o < kRows; o += k + 1 == kLayers ? 10 : 2000) cells.push_back(o), values.push_back(int32_t(o));
+    ds = OverlayWriter(ds).Set(0, "age", cells, Int32s(values)).Commit();
+  }
+  const auto overlays = ds->state().manifest.fragments(0).overlays();
+  ASSERT_EQ(overlays.size(), kLayers);
+  auto store = std::make_shared<CountingStore>();
+  auto scan = [&] {
+    auto state = table::LoadState(store, ds->uri(), std::nullopt);
+    return std::make_shared<Dataset>(state)->NewScan().Columns({"age"}).ToBatch();
+  };
+  auto first = scan();
+  for (int round = 0; round < 3; ++round) EXPECT_TRUE(scan()->Equals(*first));
+  // A commit, then a scan of the new version, which names the same files.
+  std::make_shared<Dataset>(table::LoadState(store, ds->uri(), std::nullopt))->UpdateConfig({{"k", "v"}});
+  EXPECT_TRUE(scan()->Equals(*first));
+  for (const auto& o : overlays) {
+    const std::string path = ds->uri() + "/data/" + o.data_file().path();
+    const CountingStore::Use use = store->uses[path];
+    EXPECT_EQ(use.opens, 1u) << path;
+    EXPECT_LE(use.bytes, o.data_file().file_size_bytes()) << path;
+    EXPECT_GT(use.bytes, 0u) << path;
+  }
 }
 
 TEST(OverlayLoad, CorruptOverlaysAreRefused) {

@@ -1,0 +1,36 @@
+#include "table/session.h"
+
+namespace lancelet::table {
+
+const std::shared_ptr<Session>& Session::Default() {
+  static const std::shared_ptr<Session> session = std::make_shared<Session>();
+  return session;
+}
+
+std::shared_ptr<const format::LanceFileReader> Session::DataFile(
+    const std::shared_ptr<io::ObjectStore>& store, const std::string& path, uint64_t size,
+    const std::function<std::shared_ptr<const format::LanceFileReader>()>& open) {
+  return files_
+      .GetOrLoad(Key{store.get(), path, size},
+                 [&] { return std::make_pair(Kept<std::shared_ptr<const format::LanceFileReader>>{store, open()}, uint64_t{1}); })
+      .value;
+}
+
+ArrayPtr Session::OverlayColumn(const std::shared_ptr<io::ObjectStore>& store, const std::string& path,
+                                int32_t field_id, const std::function<ArrayPtr()>& decode) {
+  return overlay_columns_
+      .GetOrLoad(Key{store.get(), path, uint64_t(uint32_t(field_id))},
+                 [&] {
+                   ArrayPtr column = decode();
+                   constexpr uint64_t kEntryBytes = 128;  // key, list node and control block
+                   return std::make_pair(Kept<ArrayPtr>{store, column}, kEntryBytes + BufferBytes(*column));
+                 })
+      .value;
+}
+
+void Session::Clear() {
+  files_.Clear();
+  overlay_columns_.Clear();
+}
+
+}  // namespace lancelet::table

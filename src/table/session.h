@@ -1,0 +1,69 @@
+// What every dataset version a process opens shares: the decoded forms of immutable
+// files. A Lance writer never rewrites a file (a new version writes new names), so a data
+// or overlay file opened or decoded for one version serves every version that names it:
+// a second query in the process, or a query after a commit, opens and decodes none of
+// the files it read before.
+//
+// The seam for the Session of the seams issue (a store chosen by URI, caches shared by
+// every dataset opened through one session); until then one per process.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "format/lance_file.h"
+#include "io/object_store.h"
+#include "lancelet/array.h"
+#include "table/lru_cache.h"
+
+namespace lancelet::table {
+
+class Session {
+ public:
+  static const std::shared_ptr<Session>& Default();
+
+  // A data file of `store` (footer and column metadata decoded; a small one held whole),
+  // opened by open() on a miss. Keyed by store, path and the size the manifest records
+  // (0: unknown); an entry keeps its store alive, since the file reads through it.
+  std::shared_ptr<const format::LanceFileReader> DataFile(
+      const std::shared_ptr<io::ObjectStore>& store, const std::string& path, uint64_t size,
+      const std::function<std::shared_ptr<const format::LanceFileReader>()>& open);
+  // A whole value column of a small overlay file of `store`, for one field, decoded by
+  // decode() on a miss.
+  ArrayPtr OverlayColumn(const std::shared_ptr<io::ObjectStore>& store, const std::string& path, int32_t field_id,
+                         const std::function<ArrayPtr()>& decode);
+
+  size_t DataFiles() const { return files_.size(); }  // kept now
+
+  // Drops everything kept: for tests that change a file in place between two reads, which
+  // a real writer never does.
+  void Clear();
+
+  static constexpr uint64_t kDataFiles = 256;  // entries: their metadata, and small files whole
+  static constexpr uint64_t kOverlayColumnBytes = 64 << 20;
+
+ private:
+  struct Key {
+    const io::ObjectStore* store;  // alive while the entry is: see Kept
+    std::string path;
+    uint64_t detail;  // a data file's size, an overlay column's field id
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return (std::hash<std::string>()(k.path) * 31 + std::hash<uint64_t>()(k.detail)) * 31 +
+             std::hash<const void*>()(k.store);
+    }
+  };
+  template <typename Value>
+  struct Kept {
+    std::shared_ptr<io::ObjectStore> store;  // a dead store's address could be reused by another
+    Value value;
+  };
+  LruCache<Key, Kept<std::shared_ptr<const format::LanceFileReader>>, KeyHash> files_{kDataFiles};
+  LruCache<Key, Kept<ArrayPtr>, KeyHash> overlay_columns_{kOverlayColumnBytes};
+};
+
+}  // namespace lancelet::table
