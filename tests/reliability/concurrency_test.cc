@@ -371,8 +371,9 @@ TEST(MixedCommits, CleanupsNeverLoseConcurrentCommits) {
       if (o.exit_code != 0) {
         // Never a raw missing file: one that a cleanup removed names the cleanup.
         EXPECT_NE(o.err.find("conflict"), std::string::npos) << o.err;
-        if (o.err.find("no such file") != std::string::npos)
+        if (o.err.find("no such file") != std::string::npos) {
           EXPECT_NE(o.err.find("concurrent cleanup"), std::string::npos) << o.err;
+        }
         ++failed;
         continue;
       }
@@ -404,8 +405,9 @@ TEST(MixedCommits, CleanupsNeverLoseConcurrentCommits) {
   }
   for (int k = 0; k < kUpkeep; ++k) {
     Outcome o = ReadOutcome(dir.Join("u" + std::to_string(k)));
-    if (o.exit_code != 0 && o.err.find("no such file") != std::string::npos)
+    if (o.exit_code != 0 && o.err.find("no such file") != std::string::npos) {
       EXPECT_NE(o.err.find("concurrent cleanup"), std::string::npos) << o.err;
+    }
     if (o.exit_code != 0) {
       EXPECT_NE(o.err.find("conflict"), std::string::npos) << o.err;
       ++upkeep_failed;
