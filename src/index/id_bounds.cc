@@ -1,5 +1,7 @@
 #include "index/id_bounds.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace lancelet::index {
@@ -14,8 +16,8 @@ std::string IdBounds::Problem(uint64_t id) const {
   if (max_fragment && fragment > *max_fragment)
     return fmt::format("row address {} names fragment {}, above the dataset's highest fragment id {}", id, fragment,
                        *max_fragment);
-  auto live = fragment_rows.find(fragment);
-  if (live != fragment_rows.end() && offset >= live->second)
+  auto live = std::lower_bound(fragment_rows.begin(), fragment_rows.end(), std::make_pair(fragment, uint64_t(0)));
+  if (live != fragment_rows.end() && live->first == fragment && offset >= live->second)
     return fmt::format("row address {} names row {} of fragment {}, which has {} rows", id, offset, fragment,
                        live->second);
   return "";

@@ -9,9 +9,10 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "index/row_addr_map.h"
 
@@ -21,7 +22,8 @@ struct IdBounds {
   bool row_ids = false;          // ids are stable row ids
   uint64_t next_row_id = 0;      // row ids: every id is below it (0: not known)
   std::optional<uint32_t> max_fragment;        // addresses: the highest fragment id ever given
-  std::map<uint32_t, uint64_t> fragment_rows;  // addresses: live fragment id -> physical rows
+  // Addresses: (live fragment id, its physical rows), ascending by id.
+  std::vector<std::pair<uint32_t, uint64_t>> fragment_rows;
 
   // Why `id` cannot be an id of the dataset ("" when it can).
   std::string Problem(uint64_t id) const;

@@ -204,7 +204,8 @@ class BTreeIndex final : public ScalarIndex {
       if (checked_) CheckSkippedPages(leaf, pages);
       if (pages.empty()) return RowAddrMap{};
       std::vector<uint64_t> found, added;  // from the segment's own pages / from rows added in memory
-      ForEachHit(leaf, pages, [&](int64_t p, int64_t, uint64_t id) { (p < checked_rows_ ? found : added).push_back(id); });
+      ForEachHit(leaf, pages, true,
+                 [&](int64_t p, int64_t, uint64_t id) { (p < checked_rows_ ? found : added).push_back(id); });
       RowAddrMap out = !checked_ ? RowAddrMap::FromAddresses(std::move(found))
                                  : CheckedIds(std::move(found), bounds_, label_,
                                               [&](uint64_t id) { return Places(leaf, pages, id, true); });
@@ -225,7 +226,7 @@ class BTreeIndex final : public ScalarIndex {
   std::vector<std::string> Places(const IndexLeaf& leaf, const std::vector<int64_t>& pages, uint64_t id,
                                   bool own_only) const {
     std::vector<std::string> places;
-    ForEachHit(leaf, pages, [&](int64_t p, int64_t row, uint64_t hit) {
+    ForEachHit(leaf, pages, false, [&](int64_t p, int64_t row, uint64_t hit) {
       if (hit != id) return;
       if (p < checked_rows_) places.push_back(fmt::format("'{}' {}", checked_->data_path(), checked_->Where(PageOf(p), row)));
       else if (!own_only) places.push_back("rows added in memory");
@@ -233,12 +234,16 @@ class BTreeIndex final : public ScalarIndex {
     return places;
   }
 
-  // Calls fn(lookup row, row in its page, id) for every row of `pages` where `leaf` is TRUE.
+  // Calls fn(lookup row, row in its page, id) for every row of `pages` (lookup rows,
+  // ascending) where `leaf` is TRUE; `check` checks the boundaries the answer relies on.
   template <typename Fn>
-  void ForEachHit(const IndexLeaf& leaf, const std::vector<int64_t>& pages, Fn&& fn) const {
+  void ForEachHit(const IndexLeaf& leaf, const std::vector<int64_t>& pages, bool check, Fn&& fn) const {
     const auto select = leaf.Selector(type_);
-    for (int64_t p : pages) {
-      std::vector<int64_t> hits = select(*read_(0, PageOf(p)));
+    for (size_t k = 0; k < pages.size(); ++k) {
+      const int64_t p = pages[k];
+      ArrayPtr values = read_(0, PageOf(p));
+      std::vector<int64_t> hits = select(*values);
+      if (check && p < checked_rows_) CheckBoundariesBeside(leaf, pages, k, hits, values->length);
       if (hits.empty()) continue;
       ArrayPtr ids = read_(1, PageOf(p));
       const uint64_t* id = ids->values<uint64_t>();
@@ -246,11 +251,27 @@ class BTreeIndex final : public ScalarIndex {
     }
   }
 
-  // Checks what makes the lookup's choice of `pages` right (btree_pages.h): a page read
-  // is checked with the boundaries on either side; a search reading none of the
-  // segment's pages checks the boundaries where the lookup puts each searched value,
-  // and the first and last, and an IN list does so for every item (one of them may
-  // have had its pages skipped while others were read).
+  // Page pages[k] was read, its values checked, and `hits` found among its `rows`. A
+  // neighbour the search skips may hold matches the lookup hid when the leaf matches on
+  // the far side of the page's first (last) value: always for an IN list or a negated
+  // leaf; for a leaf whose matches are one interval of the order (a comparison, BETWEEN,
+  // IS NULL), only when the page's first (last) row is a hit. Then the boundary between
+  // them is checked.
+  void CheckBoundariesBeside(const IndexLeaf& leaf, const std::vector<int64_t>& pages, size_t k,
+                             const std::vector<int64_t>& hits, int64_t rows) const {
+    const bool interval = !leaf.negated && leaf.op != IndexLeaf::Op::kIn;
+    const int64_t p = pages[k];
+    if (p > 0 && (k == 0 || pages[k - 1] != p - 1) && (!interval || (!hits.empty() && hits.front() == 0)))
+      checked_->CheckBoundary(PageOf(p));
+    if (p + 1 < checked_rows_ && (k + 1 == pages.size() || pages[k + 1] != p + 1) &&
+        (!interval || (!hits.empty() && hits.back() == rows - 1)))
+      checked_->CheckBoundary(PageOf(p) + 1);
+  }
+
+  // A search that reads none of the segment's pages relies on the lookup alone: the
+  // boundaries where the lookup puts each searched value are checked, and the first and
+  // last (btree_pages.h). An IN list checks every item's, as an item may have had its
+  // pages hidden while others' were read.
   void CheckSkippedPages(const IndexLeaf& leaf, const std::vector<int64_t>& pages) const {
     const bool reads_own = !pages.empty() && pages[0] < checked_rows_;
     const bool in_list = leaf.op == IndexLeaf::Op::kIn && !leaf.negated;

@@ -55,10 +55,12 @@ index::IdBounds DatasetState::IndexIdBounds() const {
   // Fragment ids are never reused: none above the highest ever given (a manifest without
   // max_fragment_id does not say which that is).
   if (manifest.has_max_fragment_id()) out.max_fragment = manifest.max_fragment_id();
+  out.fragment_rows.reserve(size_t(manifest.fragments_size()));
   for (const auto& f : manifest.fragments()) {
-    out.fragment_rows[uint32_t(f.id())] = f.physical_rows();
+    out.fragment_rows.emplace_back(uint32_t(f.id()), f.physical_rows());
     if (out.max_fragment) out.max_fragment = std::max<uint32_t>(*out.max_fragment, uint32_t(f.id()));
   }
+  std::sort(out.fragment_rows.begin(), out.fragment_rows.end());
   return out;
 }
 

@@ -72,7 +72,7 @@ class IndexChecks : public ::testing::Test {
     WriteIndex(*store_, dir_.path(), kind, format::FileVersion{2, 2}, *Int64s(values), ids);
     kind_ = kind;
     source_.ids.max_fragment = 0;
-    source_.ids.fragment_rows[0] = values.size();
+    source_.ids.fragment_rows = {{0, values.size()}};
   }
   // Rows 0..n-1 with value = row.
   void WriteRows(IndexKind kind, int64_t n) {
@@ -260,7 +260,7 @@ TEST_F(IndexChecks, IdsOutsideTheDatasetAreRefused) {
                                                        "fragment 1, above the dataset's highest fragment id 0" + kDamaged);
   source_.ids.max_fragment = 1;
   EXPECT_EQ(Search("v = 7"), std::vector<uint64_t>{uint64_t(1) << 32 | 7});  // fragment 1 is gone: not checkable
-  source_.ids.fragment_rows[0] = 50;
+  source_.ids.fragment_rows = {{0, 50}};
   EXPECT_EQ(SearchError("v = 60"), At(kBTreeDataFile) + "page 0 (file row 60), row 60: row address 60 names row 60 of "
                                                         "fragment 0, which has 50 rows" + kDamaged);
   source_.ids = IdBounds{true, 50, std::nullopt, {}};
