@@ -72,20 +72,13 @@ std::shared_ptr<const format::LanceFileReader> OpenFile(const io::ObjectStore& s
 // the dataset. `locate(id)` says where the file lists `id` (every place), for the message.
 RowAddrMap CheckedIds(std::vector<uint64_t> hits, const IdBounds& bounds, const std::string& label,
                       const std::function<std::vector<std::string>(uint64_t)>& locate) {
-  const size_t listed = hits.size();
-  RowAddrMap out = RowAddrMap::FromAddresses(std::move(hits));
-  uint64_t distinct = 0;
-  for (const auto& [fragment, rows] : out.fragments) distinct += rows->Cardinality();
-  if (distinct != listed) {
-    // Some id twice: find it (an error path: the search is repeated).
-    for (const auto& [fragment, rows] : out.fragments)
-      for (uint32_t offset : rows->ToVector()) {
-        const uint64_t id = uint64_t(fragment) << 32 | offset;
-        auto places = locate(id);
-        if (places.size() > 1)
-          ThrowCorrupt("{}: id {} is listed twice, at {} and at {} (the index file is damaged: rebuild the index)",
-                       label, id, places[0], places[1]);
-      }
+  std::optional<uint64_t> repeated;
+  RowAddrMap out = RowAddrMap::FromAddresses(std::move(hits), &repeated);
+  if (repeated) {
+    auto places = locate(*repeated);  // an error path: the search is repeated
+    if (places.size() < 2) places.resize(2, "an entry the search did not find again");
+    ThrowCorrupt("{}: id {} is listed twice, at {} and at {} (the index file is damaged: rebuild the index)", label,
+                 *repeated, places[0], places[1]);
   }
   if (auto bad = bounds.AnInvalid(out)) {
     auto places = locate(*bad);

@@ -151,10 +151,11 @@ index::RowAddrMap ToAddresses(const DatasetState& state, const index::RowAddrMap
     return all;
   });
   index::RowAddrMap out;
-  for (const auto& [high, rows] : row_ids.fragments) {
+  for (const auto& [fragment, rows] : row_ids.fragments) {
     if (!rows) continue;  // "every row" has no meaning for row ids
+    const uint64_t high = uint64_t(fragment) << 32;  // (clang 14 cannot capture a structured binding)
     rows->ForEach([&](uint32_t low) {
-      const uint64_t id = uint64_t(high) << 32 | low;
+      const uint64_t id = high | low;
       auto it = std::lower_bound(located->begin(), located->end(), std::make_pair(id, uint64_t(0)));
       if (it != located->end() && it->first == id) out.Add(it->second);
     });

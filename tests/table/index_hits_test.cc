@@ -8,6 +8,7 @@
 #include "format/lance_file.h"
 #include "lancelet/builder.h"
 #include "lancelet/dataset.h"
+#include "support/sample_batches.h"
 #include "support/test_env.h"
 #include "table/dataset_state.h"
 
@@ -24,20 +25,9 @@ class IndexHitsTest : public ::testing::Test {
  protected:
   // 100 rows, one fragment: id, a = id % 10, b = id; a BTree on a, and on b when asked.
   DatasetPtr Create(bool index_b = false, bool stable_row_ids = false) {
-    FixedWidthBuilder<int64_t> id(DataType::Int64()), a(DataType::Int64()), b(DataType::Int64());
-    for (int64_t i = 0; i < 100; ++i) {
-      id.Append(i);
-      a.Append(i % 10);
-      b.Append(i);
-    }
-    auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
-        Field::Make("id", DataType::Int64()), Field::Make("a", DataType::Int64()), Field::Make("b", DataType::Int64())});
     WriteOptions options;
     options.enable_stable_row_ids = stable_row_ids;
-    auto ds = Dataset::Write(dir_.Join("t.lance"),
-                             {std::make_shared<RecordBatch>(schema, std::vector<ArrayPtr>{id.Finish(), a.Finish(), b.Finish()}, 100)},
-                             options)
-                  ->CreateIndex("a", IndexType::kBTree);
+    auto ds = Dataset::Write(dir_.Join("t.lance"), {IdABBatch(100)}, options)->CreateIndex("a", IndexType::kBTree);
     return index_b ? ds->CreateIndex("b", IndexType::kBTree) : ds;
   }
 
