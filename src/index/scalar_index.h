@@ -8,8 +8,10 @@
 //   when the page starts with nulls), and schema metadata batch_size="4096",
 //   range_partitioned="false".
 // Bitmap: bitmap_page_lookup.lance has one row per distinct value (keys: T nullable,
-//   bitmaps: binary), the null key first, each bitmap a serialized RowAddrMap of the
-//   rows holding that value; schema metadata lance:index_stats={"num_bitmaps":N}.
+//   bitmaps: binary), each bitmap a serialized RowAddrMap of the rows holding that value;
+//   schema metadata lance:index_stats={"num_bitmaps":N}. lancelet writes the null key
+//   first and the others ascending, as the reference's first build does; the
+//   reference's optimize writes them in hash order.
 //
 // `ids` are row addresses (fragment << 32 | offset), or stable row ids when the dataset
 // has them. Index files use the dataset's Lance file version.
@@ -65,8 +67,8 @@ class ScalarIndex {
   virtual ~ScalarIndex() = default;
 
   // The ids of the rows whose indexed value makes `leaf` TRUE. The files are checked as
-  // they are read (btree_pages.h; a Bitmap's keys ascend, null first, and its bitmaps
-  // parse exactly and share no row), and so are the ids returned: each at most once and
+  // they are read (btree_pages.h; a Bitmap's keys are distinct, and its bitmaps parse
+  // exactly and share no row), and so are the ids returned: each at most once and
   // within the source's IdBounds. A violation throws Corrupt naming the index, the file
   // and the page or key row, and nothing is returned.
   virtual RowAddrMap Search(const IndexLeaf& leaf) const = 0;
