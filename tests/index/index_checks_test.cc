@@ -87,6 +87,14 @@ class IndexChecks : public ::testing::Test {
     fn(f);
     WriteColumns(*store_, Path(file), f);
   }
+  // page_data.lance listing `id` at file row `row`.
+  void SetId(size_t row, uint64_t id) {
+    Edit(kBTreeDataFile, [&](FileColumns& f) {
+      auto ids = ValuesOf<uint64_t>(*f.columns[1]);
+      ids[row] = id;
+      f.columns[1] = ArrayOf<uint64_t>(DataType::UInt64(), ids);
+    });
+  }
   std::string Path(const char* file) const { return dir_.Join(file); }
   std::vector<uint64_t> Search(const std::string& filter) const {
     auto index = ScalarIndex::Open(*store_, dir_.path(), kind_, source_);
@@ -238,11 +246,7 @@ TEST_F(IndexChecks, BTreeFileOfAnotherSizeThanRecorded) {
 
 TEST_F(IndexChecks, AnIdListedTwiceIsRefused) {
   WriteRows(IndexKind::kBTree, 100);
-  Edit(kBTreeDataFile, [](FileColumns& f) {
-    auto ids = ValuesOf<uint64_t>(*f.columns[1]);
-    ids[5] = 6;
-    f.columns[1] = ArrayOf<uint64_t>(DataType::UInt64(), ids);
-  });
+  SetId(5, 6);
   EXPECT_EQ(Search("v = 5"), std::vector<uint64_t>{6});  // one hit: nothing to compare it with here (hit_check.h)
   EXPECT_EQ(SearchError("v BETWEEN 5 AND 6"),
             fmt::format("index 'v_idx': id 6 is listed twice, at '{0}' page 0 (file row 5), row 5 and at '{0}' page 0 "
@@ -255,11 +259,7 @@ TEST_F(IndexChecks, AnIdListedTwiceIsRefused) {
 // found while the answer is built, and searched for once.
 TEST_F(IndexChecks, ARepeatedIdAmongManyHitsIsLocatedByOneMoreSearch) {
   WriteRows(IndexKind::kBTree, 20000);
-  Edit(kBTreeDataFile, [](FileColumns& f) {
-    auto ids = ValuesOf<uint64_t>(*f.columns[1]);
-    ids[19999] = 19998;
-    f.columns[1] = ArrayOf<uint64_t>(DataType::UInt64(), ids);
-  });
+  SetId(19999, 19998);
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(SearchError("v >= 0"),
             fmt::format("index 'v_idx': id 19998 is listed twice, at '{0}' page 4 (file row 19998), row 3614 and at "
@@ -270,11 +270,7 @@ TEST_F(IndexChecks, ARepeatedIdAmongManyHitsIsLocatedByOneMoreSearch) {
 
 TEST_F(IndexChecks, IdsOutsideTheDatasetAreRefused) {
   WriteRows(IndexKind::kBTree, 100);
-  Edit(kBTreeDataFile, [](FileColumns& f) {
-    auto ids = ValuesOf<uint64_t>(*f.columns[1]);
-    ids[7] = uint64_t(1) << 32 | 7;
-    f.columns[1] = ArrayOf<uint64_t>(DataType::UInt64(), ids);
-  });
+  SetId(7, uint64_t(1) << 32 | 7);
   EXPECT_EQ(SearchError("v = 7"), At(kBTreeDataFile) + "page 0 (file row 7), row 7: row address 4294967303 names "
                                                        "fragment 1, above the dataset's highest fragment id 0" + kDamaged);
   source_.ids.max_fragment = 1;
