@@ -273,6 +273,7 @@ class FileByteSource final : public ByteSource {
     else file_->ReadAt(offset, length, out);
   }
   const std::string& path() const override { return path_; }
+  uint64_t size() const { return size_; }
   const uint8_t* Resident(uint64_t offset, uint64_t length) const override {
     if (resident_.size() != size_ || offset > size_ || length > size_ - offset) return nullptr;
     return reinterpret_cast<const uint8_t*>(resident_.data()) + offset;
@@ -463,6 +464,8 @@ const LanceSchema& LanceFileReader::schema() const { return impl_->schema; }
 uint64_t LanceFileReader::num_rows() const { return impl_->num_rows; }
 uint64_t LanceFileReader::num_rows(size_t field_index) const { return impl_->Decoder(field_index).num_rows(); }
 const std::string& LanceFileReader::path() const { return impl_->path; }
+
+uint64_t LanceFileReader::file_size() const { return impl_->source->size(); }
 
 ArrayPtr LanceFileReader::ReadField(size_t field_index, uint64_t start, uint64_t count) const {
   const auto& decoder = impl_->Decoder(field_index);

@@ -99,6 +99,7 @@ class LanceFileReader {
   ArrayPtr TakeField(size_t field_index, std::span<const uint64_t> rows) const;
 
   const std::string& path() const;
+  uint64_t file_size() const;  // bytes, as the file was opened
 
  private:
   LanceFileReader();

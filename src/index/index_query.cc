@@ -135,7 +135,7 @@ std::function<std::vector<int64_t>(const ArrayData&)> IndexLeaf::Selector(const 
   };
 }
 
-std::string IndexLeaf::ToString() const {
+ExprPtr IndexLeaf::AsFilter() const {
   auto c = std::make_shared<Expr>(*Expr::Column(""));
   c->path.clear();
   for (size_t start = 0;;) {  // the struct path the filter named, a.b as [a, b]
@@ -144,8 +144,10 @@ std::string IndexLeaf::ToString() const {
     if (dot == std::string::npos) break;
     start = dot + 1;
   }
-  return lancelet::ToString(*Over(c));
+  return Over(c);
 }
+
+std::string IndexLeaf::ToString() const { return lancelet::ToString(*AsFilter()); }
 
 ExprPtr IsNullExpr(ExprPtr operand, bool negated) { return MakeNode(ExprKind::kIsNull, {std::move(operand)}, negated); }
 

@@ -26,6 +26,7 @@ struct IndexLeaf {
   // The leaf as a predicate over a column named `as_column` (an index file's own name
   // for the values, such as "values" or "keys").
   ExprPtr ToExpr(const std::string& as_column) const;
+  ExprPtr AsFilter() const;       // over its column as the filter names it
   std::string ToString() const;  // as the filter wrote it (a struct path unquoted: a.b)
   // The rows of a column of `type` values where the leaf is TRUE (bound once, reusable).
   std::function<std::vector<int64_t>(const ArrayData&)> Selector(const TypePtr& type) const;

@@ -85,7 +85,7 @@ std::string RowAddrMap::Serialize() const {
   return out;
 }
 
-RowAddrMap RowAddrMap::FromAddresses(std::vector<uint64_t> addresses) {
+RowAddrMap RowAddrMap::FromAddresses(std::vector<uint64_t> addresses, std::optional<uint64_t>* repeated) {
   // Bucketed by fragment, then added in bulk: no sort of the whole list.
   std::map<uint32_t, std::vector<uint32_t>> by_fragment;
   for (uint64_t a : addresses) by_fragment[uint32_t(a >> 32)].push_back(uint32_t(a));
@@ -93,6 +93,10 @@ RowAddrMap RowAddrMap::FromAddresses(std::vector<uint64_t> addresses) {
   for (auto& [fragment, offsets] : by_fragment) {
     // Ascending, so that the bitmap appends instead of inserting into its containers.
     SortOffsets(offsets);
+    if (repeated && !*repeated) {
+      auto twice = std::adjacent_find(offsets.begin(), offsets.end());
+      if (twice != offsets.end()) *repeated = uint64_t(fragment) << 32 | *twice;
+    }
     out.fragments.emplace(fragment, format::RoaringBitmap::FromValues(offsets));
   }
   return out;

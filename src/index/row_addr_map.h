@@ -26,7 +26,8 @@ struct RowAddrMap {
   std::string Serialize() const;
 
   // The set of `addresses` (any order, duplicates allowed): bulk-built per fragment.
-  static RowAddrMap FromAddresses(std::vector<uint64_t> addresses);
+  // `repeated`, when given, is set to an address listed more than once (if any).
+  static RowAddrMap FromAddresses(std::vector<uint64_t> addresses, std::optional<uint64_t>* repeated = nullptr);
   void Add(uint64_t address);
   RowAddrMap& operator|=(const RowAddrMap& other);
   bool empty() const { return fragments.empty(); }

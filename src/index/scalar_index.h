@@ -8,14 +8,17 @@
 //   when the page starts with nulls), and schema metadata batch_size="4096",
 //   range_partitioned="false".
 // Bitmap: bitmap_page_lookup.lance has one row per distinct value (keys: T nullable,
-//   bitmaps: binary), the null key first, each bitmap a serialized RowAddrMap of the
-//   rows holding that value; schema metadata lance:index_stats={"num_bitmaps":N}.
+//   bitmaps: binary), each bitmap a serialized RowAddrMap of the rows holding that value;
+//   schema metadata lance:index_stats={"num_bitmaps":N}. lancelet writes the null key
+//   first and the others ascending, as the reference's first build does; the
+//   reference's optimize writes them in hash order.
 //
 // `ids` are row addresses (fragment << 32 | offset), or stable row ids when the dataset
 // has them. Index files use the dataset's Lance file version.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "format/lance_file.h"
+#include "index/id_bounds.h"
 #include "index/index_query.h"
 #include "index/row_addr_map.h"
 #include "io/object_store.h"
@@ -47,15 +51,31 @@ const char* KindName(IndexKind kind);  // "BTree", "Bitmap"
 // Whether lancelet can build an index over values of `type`.
 bool CanIndex(const DataType& type);
 
+// What the dataset knows about a segment, for checking its files as they are read.
+struct IndexSource {
+  std::string name;                               // the index's name, for messages
+  std::map<std::string, uint64_t> file_sizes;     // IndexMetadata.files: name -> bytes (not listed: not recorded)
+  IdBounds ids;                                   // what an id in it may be
+};
+
 class ScalarIndex {
  public:
-  // Opens the segment in directory `dir`. Throws Corrupt naming the file when a file is
-  // missing or not in the layout above.
-  static std::unique_ptr<ScalarIndex> Open(const io::ObjectStore& store, const std::string& dir, IndexKind kind);
+  // Opens the segment in directory `dir`. Throws Corrupt naming the index and the file
+  // when a file is missing, not of its recorded size, or not in the layout above.
+  static std::unique_ptr<ScalarIndex> Open(const io::ObjectStore& store, const std::string& dir, IndexKind kind,
+                                           const IndexSource& source = {});
   virtual ~ScalarIndex() = default;
 
-  // The ids of the rows whose indexed value makes `leaf` TRUE.
+  // The ids of the rows whose indexed value makes `leaf` TRUE. The files are checked as
+  // they are read (btree_pages.h; a Bitmap's keys are distinct, and its bitmaps parse
+  // exactly and share no row), and so are the ids returned: each at most once and
+  // within the source's IdBounds. A violation throws Corrupt naming the index, the file
+  // and the page or key row, and nothing is returned.
   virtual RowAddrMap Search(const IndexLeaf& leaf) const = 0;
+  // Where the files list `id` among the hits of `leaf` ("'<file>' page 3 (file row
+  // 12290), row 2"; "rows added in memory" for those), for a message naming a damaged
+  // entry: an error path, which searches again.
+  virtual std::vector<std::string> Locate(const IndexLeaf& leaf, uint64_t id) const = 0;
   virtual uint64_t num_rows() const = 0;  // rows indexed
 };
 

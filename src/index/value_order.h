@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "lancelet/array.h"
 #include "lancelet/error.h"
@@ -45,6 +46,17 @@ decltype(auto) WithValueKey(const ArrayData& a, Fn&& fn) {
     case TypeId::kLargeUtf8: case TypeId::kLargeBinary: return binary((int64_t*)nullptr);
     default: ThrowNotSupported("a scalar index cannot hold values of type {}", a.type->ToString());
   }
+}
+
+// Whether a WithValueKey key is a float's NaN. Order checks of index files skip NaN: the
+// reference orders -NaN first and NaN last, lancelet every NaN last.
+template <typename K>
+bool IsNanKey(const K&) {
+  return false;
+}
+template <typename T>
+bool IsNanKey(const std::pair<bool, T>& key) {
+  return key.first;
 }
 
 }  // namespace lancelet::index

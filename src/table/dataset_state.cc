@@ -47,11 +47,31 @@ std::string DatasetState::IndexDirectory(const lance::table::IndexMetadata& inde
   return io::JoinPath(Directory(base_id, kIndicesDir, uuid), uuid);
 }
 
+index::IdBounds DatasetState::IndexIdBounds() const {
+  index::IdBounds out;
+  out.row_ids = (manifest.reader_feature_flags() & kFlagStableRowIds) != 0;
+  out.next_row_id = manifest.next_row_id();
+  if (out.row_ids) return out;
+  // Fragment ids are never reused: none above the highest ever given (a manifest without
+  // max_fragment_id does not say which that is).
+  if (manifest.has_max_fragment_id()) out.max_fragment = manifest.max_fragment_id();
+  out.fragment_rows.reserve(size_t(manifest.fragments_size()));
+  for (const auto& f : manifest.fragments()) {
+    out.fragment_rows.emplace_back(uint32_t(f.id()), f.physical_rows());
+    if (out.max_fragment) out.max_fragment = std::max<uint32_t>(*out.max_fragment, uint32_t(f.id()));
+  }
+  std::sort(out.fragment_rows.begin(), out.fragment_rows.end());
+  return out;
+}
+
 std::shared_ptr<const index::ScalarIndex> DatasetState::OpenIndex(const lance::table::IndexMetadata& index,
                                                                   index::IndexKind kind) const {
   const std::string dir = IndexDirectory(index);
   return indexes_.GetOrLoad(dir, [&] {
-    return std::make_pair(std::shared_ptr<const index::ScalarIndex>(index::ScalarIndex::Open(*store, dir, kind)),
+    index::IndexSource source{index.name(), {}, IndexIdBounds()};
+    for (const auto& file : index.files())
+      if (file.size_bytes() > 0) source.file_sizes[file.path()] = file.size_bytes();
+    return std::make_pair(std::shared_ptr<const index::ScalarIndex>(index::ScalarIndex::Open(*store, dir, kind, source)),
                           uint64_t{1});
   });
 }

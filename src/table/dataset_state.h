@@ -85,7 +85,10 @@ struct DatasetState {
   // The directory of an index segment: _indices/<uuid>/ under the dataset (or under the
   // base path its base_id names).
   std::string IndexDirectory(const lance::table::IndexMetadata& index) const;
-  // An index segment lancelet can query, opened once per dataset version.
+  // What an id in an index may be at this version (index/id_bounds.h).
+  index::IdBounds IndexIdBounds() const;
+  // An index segment lancelet can query, opened once per dataset version, its files
+  // checked against the sizes the manifest records and this version's IdBounds.
   std::shared_ptr<const index::ScalarIndex> OpenIndex(const lance::table::IndexMetadata& index,
                                                       index::IndexKind kind) const;
   // Under stable row ids: every row's (row id, row address), sorted by row id, made by
@@ -104,6 +107,7 @@ struct DatasetState {
     std::shared_ptr<const index::ScalarIndex> with_values;
     std::map<uint64_t, uint64_t> changed;                  // fragment id -> changed cells
     std::map<uint64_t, format::RoaringBitmap> unreadable;  // fragment id -> cells always re-evaluated
+    std::map<uint64_t, format::RoaringBitmap> offsets;     // fragment id -> every changed cell
     uint64_t bytes = 0;                                    // held in memory
   };
   // Made by build() on first use per segment (by uuid) and kept.

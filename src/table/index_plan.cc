@@ -7,6 +7,7 @@
 #include "index/scalar_index.h"
 #include "table/feature_flags.h"
 #include "table/fragment_reader.h"
+#include "table/index_answers.h"
 #include "table/index_section.h"
 
 namespace lancelet::table {
@@ -26,20 +27,11 @@ constexpr uint64_t kDenseRows = 256;
 // value, rather than on every changed cell.
 constexpr int64_t kStalePages = 256;
 
-struct Segment {
-  const lance::table::IndexMetadata* meta;
-  index::IndexKind kind;
-  std::optional<format::RoaringBitmap> fragments;  // nullopt: every fragment
-  format::StructPath path;                         // the indexed field
-
-  bool Covers(uint64_t fragment_id) const { return !fragments || fragments->Contains(uint32_t(fragment_id)); }
-};
-
 // The segments lancelet can query, by column (a struct path joined with '.', as filters
 // name it): one index name per column (the first listed), all its segments. A nested
 // field whose joined name a filter would resolve to another field is left out.
-std::map<std::string, std::vector<Segment>> UsableSegments(const DatasetState& state) {
-  std::map<std::string, std::vector<Segment>> out;
+std::map<std::string, std::vector<IndexSegment>> UsableSegments(const DatasetState& state) {
+  std::map<std::string, std::vector<IndexSegment>> out;
   std::map<std::string, std::string> chosen;  // column -> index name
   for (const auto& meta : state.indices.indices()) {
     auto kind = index::KindOfTypeUrl(meta.index_details().type_url());
@@ -51,13 +43,13 @@ std::map<std::string, std::vector<Segment>> UsableSegments(const DatasetState& s
     auto [it, inserted] = chosen.emplace(path->name, meta.name());
     if (it->second != meta.name()) continue;
     const std::string column = path->name;
-    out[column].push_back(Segment{&meta, *kind, IndexFragments(meta), std::move(*path)});
+    out[column].push_back(IndexSegment{&meta, *kind, IndexFragments(meta), std::move(*path)});
   }
   return out;
 }
 
 // The cells a segment has not seen, with their new values (DatasetState::StaleCells).
-std::shared_ptr<const DatasetState::StaleCells> StaleCellsOf(const DatasetState& state, const Segment& segment) {
+std::shared_ptr<const DatasetState::StaleCells> StaleCellsOf(const DatasetState& state, const IndexSegment& segment) {
   return state.CachedStaleCells(segment.meta->uuid().uuid(), [&] {
     const bool row_ids = state.manifest.reader_feature_flags() & kFlagStableRowIds;
     auto out = std::make_shared<DatasetState::StaleCells>();
@@ -69,6 +61,10 @@ std::shared_ptr<const DatasetState::StaleCells> StaleCellsOf(const DatasetState&
       auto changed = reader.ChangedCells(segment.path, segment.meta->dataset_version());
       if (changed.cells == 0) continue;
       out->changed[fragment.id()] = changed.cells;
+      format::RoaringBitmap& all = out->offsets[fragment.id()];
+      all |= changed.unreadable;
+      for (const auto& offsets : changed.offsets) all |= format::RoaringBitmap::FromValues(offsets);
+      out->bytes += all.PortableSizeInBytes();
       if (!changed.unreadable.IsEmpty()) {
         out->bytes += changed.unreadable.PortableSizeInBytes();
         out->unreadable.emplace(fragment.id(), std::move(changed.unreadable));
@@ -98,47 +94,33 @@ std::shared_ptr<const DatasetState::StaleCells> StaleCellsOf(const DatasetState&
   });
 }
 
-// One leaf's answer: per segment, its hits (the changed cells' whose new value may
-// match included), by fragment.
-struct LeafAnswer {
-  std::vector<const Segment*> segments;
-  std::vector<index::RowAddrMap> hits;
-  std::vector<std::shared_ptr<const DatasetState::StaleCells>> stale;
-};
-
 // nullopt: every row of the fragment.
 using Rows = std::optional<format::RoaringBitmap>;
 
 Rows Evaluate(const index::IndexQuery& q, const std::map<const index::IndexLeaf*, LeafAnswer>& answers,
-              const DatasetState& state, const lance::table::DataFragment& fragment) {
+              const lance::table::DataFragment& fragment) {
   using Kind = index::IndexQuery::Kind;
   if (q.kind == Kind::kLeaf) {
     const LeafAnswer& a = answers.at(&q.leaf);
     const uint32_t id = uint32_t(fragment.id());
-    for (size_t s = 0; s < a.segments.size(); ++s) {
-      if (!a.segments[s]->Covers(fragment.id())) continue;
-      // The changed cells whose new values may match the leaf: the index's own values
-      // for them are stale, so they are candidates whatever it says.
-      format::RoaringBitmap rows;
-      if (auto it = a.stale[s]->unreadable.find(id); it != a.stale[s]->unreadable.end()) rows |= it->second;
-      auto hit = a.hits[s].fragments.find(id);
-      if (hit != a.hits[s].fragments.end()) {
-        if (!hit->second) return std::nullopt;
-        if (!hit->second->IsEmpty() && hit->second->Max() >= fragment.physical_rows())
-          ThrowCorrupt("'{}': index '{}' (segment {}) lists row {} of fragment {}, which has {} rows", state.uri,
-                       a.segments[s]->meta->name(), UuidText(a.segments[s]->meta->uuid().uuid()),
-                       hit->second->Max(), fragment.id(), fragment.physical_rows());
-        rows |= *hit->second;
-      }
-      return rows;
+    const int s = a.SegmentFor(fragment.id());
+    if (s < 0) return std::nullopt;
+    // The changed cells whose new values may match the leaf: the index's own values
+    // for them are stale, so they are candidates whatever it says.
+    format::RoaringBitmap rows;
+    if (auto it = a.stale[s]->unreadable.find(id); it != a.stale[s]->unreadable.end()) rows |= it->second;
+    auto hit = a.hits[s].fragments.find(id);
+    if (hit != a.hits[s].fragments.end()) {
+      if (!hit->second) return std::nullopt;
+      rows |= *hit->second;  // within the fragment's rows: the search checked its ids (IdBounds)
     }
-    return std::nullopt;
+    return rows;
   }
   if (q.kind == Kind::kAny) return std::nullopt;
   Rows acc;
   bool first = true;
   for (const auto& child : q.children) {
-    Rows rows = Evaluate(child, answers, state, fragment);
+    Rows rows = Evaluate(child, answers, fragment);
     if (q.kind == Kind::kOr) {
       if (!rows) return std::nullopt;
       if (first) acc = std::move(rows);
@@ -169,10 +151,11 @@ index::RowAddrMap ToAddresses(const DatasetState& state, const index::RowAddrMap
     return all;
   });
   index::RowAddrMap out;
-  for (const auto& [high, rows] : row_ids.fragments) {
+  for (const auto& [fragment, rows] : row_ids.fragments) {
     if (!rows) continue;  // "every row" has no meaning for row ids
+    const uint64_t high = uint64_t(fragment) << 32;  // (clang 14 cannot capture a structured binding)
     rows->ForEach([&](uint32_t low) {
-      const uint64_t id = uint64_t(high) << 32 | low;
+      const uint64_t id = high | low;
       auto it = std::lower_bound(located->begin(), located->end(), std::make_pair(id, uint64_t(0)));
       if (it != located->end() && it->first == id) out.Add(it->second);
     });
@@ -185,13 +168,16 @@ index::RowAddrMap ToAddresses(const DatasetState& state, const index::RowAddrMap
 std::optional<IndexedRows> PlanIndexedRows(const DatasetState& state, const Expr& filter, bool count_stale_matches) {
   if (state.indices.indices_size() == 0) return std::nullopt;
   const bool row_ids = state.manifest.reader_feature_flags() & kFlagStableRowIds;
-  const auto segments = UsableSegments(state);
+  auto plan = std::make_shared<IndexAnswers>();
+  plan->segments = UsableSegments(state);
+  const auto& segments = plan->segments;
   if (segments.empty()) return std::nullopt;
-  const auto query = index::IndexQuery::FromFilter(filter, [&](const std::string& c) { return segments.count(c) > 0; });
+  plan->query = index::IndexQuery::FromFilter(filter, [&](const std::string& c) { return segments.count(c) > 0; });
+  const auto& query = plan->query;
   if (query.kind == index::IndexQuery::Kind::kAny) return std::nullopt;
 
   IndexedRows out;
-  std::map<const index::IndexLeaf*, LeafAnswer> answers;
+  auto& answers = plan->answers;
   std::vector<const index::IndexLeaf*> leaves;
   query.Leaves(leaves);
   std::set<uint64_t> live;
@@ -221,7 +207,7 @@ std::optional<IndexedRows> PlanIndexedRows(const DatasetState& state, const Expr
     }
   }
   for (const auto& fragment : state.manifest.fragments()) {
-    Rows rows = Evaluate(query, answers, state, fragment);
+    Rows rows = Evaluate(query, answers, fragment);
     // Reading rows by offset costs more than a sequential scan once they are dense.
     if (!rows) continue;
     const uint64_t n = rows->Cardinality();
@@ -231,6 +217,7 @@ std::optional<IndexedRows> PlanIndexedRows(const DatasetState& state, const Expr
     rows->ForEach([&](uint32_t o) { offsets.push_back(o); });
     out.candidates.emplace(fragment.id(), std::move(offsets));
   }
+  out.answers = std::move(plan);
   return out;
 }
 

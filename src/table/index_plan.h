@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@
 #include "table/dataset_state.h"
 
 namespace lancelet::table {
+
+struct IndexAnswers;  // table/index_answers.h
 
 struct IndexedRows {
   // Fragment id -> the offsets to evaluate the filter at, ascending. A fragment not
@@ -42,6 +45,9 @@ struct IndexedRows {
     uint64_t stale_matching = 0;  // of those, the ones re-evaluated (their new value may match)
   };
   std::vector<Use> uses;
+  // The segments and answers behind `candidates`, for checking the rows they name
+  // against their values (table/hit_check.h).
+  std::shared_ptr<const IndexAnswers> answers;
 };
 
 // Empty when no index can narrow `filter` (no index on its columns, or an unanswerable

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "lancelet/error.h"
+#include "table/hit_check.h"
 
 namespace lancelet::table {
 
@@ -187,6 +188,9 @@ bool ScanPlan::Cursor::Next(FragmentBatch& out) {
       if (plan_.filter_needs_[i]) filter_columns.push_back(columns[i]);
     RecordBatch filter_input(plan_.filter_schema_, filter_columns, int64_t(out.rows.size()));
     const std::vector<int64_t> selected = EvaluateSelection(*plan_.filter_, filter_input);
+    // Rows an index named must hold its leaf's value (table/hit_check.h).
+    if (candidates_ && plan_.indexed_->answers)
+      CheckIndexHits(*plan_.state_, *plan_.indexed_->answers, fragment, out.rows.offsets, filter_input, selected);
     if (selected.empty()) continue;
     if (selected.size() < out.rows.size()) {
       std::vector<uint64_t> kept(selected.size());

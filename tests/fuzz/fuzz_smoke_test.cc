@@ -12,6 +12,7 @@
 #define LANCELET_FUZZ_NO_MAIN 1
 #include "../../fuzz/compression_fuzz.cc"
 #include "../../fuzz/deletion_file_fuzz.cc"
+#include "../../fuzz/index_fuzz.cc"
 #include "../../fuzz/ipc_fuzz.cc"
 #include "../../fuzz/lance_file_fuzz.cc"
 #include "../../fuzz/manifest_fuzz.cc"
@@ -59,6 +60,7 @@ struct Corpus {
   std::vector<std::string> v20_files, v21_files;  // data files (.lance) of 2.0 / 2.1 and 2.2
   std::vector<std::string> manifests, deletion_files, arrow_files;
   std::vector<std::string> row_id_sequences;      // inline row ids of a stable-row-id table
+  std::vector<std::string> index_inputs;          // index segments as index_fuzz.cc inputs
   std::vector<std::string> ours_v20, ours_v21;    // small lancelet datasets (for targeted corruptions)
   bool with_reference = false;
 };
@@ -92,6 +94,12 @@ void WriteSeedDatasets(const TempDir* dir) {
     // Few deletions make an Arrow-array deletion file, 5000 or more a bitmap.
     Check(RunLancelet({"delete", ds, "--where", version == "2.0" ? "id < 10" : "id >= 100 AND id < 5200"}),
           "lancelet delete");
+    // Index seeds: a BTree of two pages over numbers, one over strings with nulls, a Bitmap.
+    for (std::vector<std::string> spec : {std::vector<std::string>{"id"}, {"name"}, {"name", "--type", "bitmap"}}) {
+      std::vector<std::string> args = {"index", "create", ds, spec[0], "--name", spec[0] + std::to_string(spec.size())};
+      args.insert(args.end(), spec.begin() + 1, spec.end());
+      Check(RunLancelet(args), "lancelet index create");
+    }
     const std::string small = dir->Join("small_" + version.substr(2) + ".lance");
     Check(RunLancelet({"create", small, "--from", small_input, "--schema", schema, "--file-version", version}),
           "lancelet create");
@@ -118,6 +126,9 @@ void WriteSeedDatasets(const TempDir* dir) {
     const std::string ids = dir->Join("ref_ids.lance");
     Check(RunOracle({"create", ids, "--data", dir->Join("census2.arrow"), "--stable-row-ids"}), "oracle create");
     Check(RunOracle({"delete", ids, "--where", "i64_seq % 3 = 0"}), "oracle delete");
+    Check(RunOracle({"create-index", ids, "i64_seq"}), "oracle create-index");
+    Check(RunOracle({"create-index", dir->Join("ref_census2.lance"), "i64_seq", "--type", "bitmap"}),
+          "oracle create-index");
   }
 }
 
@@ -158,6 +169,14 @@ const Corpus& GetCorpus() {
     std::erase_if(c->deletion_files, [](const std::string& f) { return f.find("/_deletions/") == std::string::npos; });
     c->arrow_files = FilesUnder(root, ".arrow");
     std::erase_if(c->arrow_files, [](const std::string& f) { return f.find("/_deletions/") != std::string::npos; });
+    for (const auto& lookup : FilesUnder(root, ".lance")) {
+      const fs::path file(lookup);
+      if (file.filename() == index::kBitmapLookupFile) c->index_inputs.push_back("\1" + ReadFileToString(lookup));
+      if (file.filename() != index::kBTreeLookupFile) continue;
+      std::string input(1, '\0'), bytes = ReadFileToString(lookup);
+      PutLE<uint32_t>(input, uint32_t(bytes.size()));
+      c->index_inputs.push_back(input + bytes + ReadFileToString((file.parent_path() / index::kBTreeDataFile).string()));
+    }
     auto store = io::MakeLocalStore();
     for (const auto& m : c->manifests) {
       auto manifest = table::ReadManifest(*store, m);
@@ -464,6 +483,14 @@ TEST_F(FuzzSmokeTest, DeletionFilesAndRowIds) {
 
 TEST_F(FuzzSmokeTest, ArrowIpc) { Exercise("ipc", FuzzIpc, ReadAll(corpus().arrow_files, 160 << 10), 1500); }
 
+TEST_F(FuzzSmokeTest, IndexFiles) {
+  std::vector<std::string> seeds = corpus().index_inputs;
+  std::erase_if(seeds, [](const std::string& s) { return s.size() > (256 << 10); });
+  // Seeds must search cleanly, or their mutations test nothing.
+  for (const auto& seed : seeds) SearchIndexFiles(reinterpret_cast<const uint8_t*>(seed.data()), seed.size());
+  Exercise("index", FuzzIndex, seeds, 1500);
+}
+
 // ------------------------------------------------------------------ kept corpus replay
 
 // The corpus the libFuzzer runs grew (fuzz/corpus/<target>/, docs/fuzzing.md): every
@@ -501,7 +528,7 @@ TEST_P(FuzzCorpusReplay, EveryInputIsHandled) { ReplayCorpus(GetParam().name, Ge
 INSTANTIATE_TEST_SUITE_P(
     Targets, FuzzCorpusReplay,
     ::testing::Values(Target{"compression", FuzzCompression}, Target{"deletion_file", FuzzDeletionFile},
-                      Target{"ipc", FuzzIpc}, Target{"lance_file", FuzzLanceFile}, Target{"manifest", FuzzManifest},
+                      Target{"index", FuzzIndex}, Target{"ipc", FuzzIpc}, Target{"lance_file", FuzzLanceFile}, Target{"manifest", FuzzManifest},
                       Target{"v20_page", FuzzV20Page}, Target{"v21_fullzip", FuzzV21FullZip},
                       Target{"v21_layout", FuzzV21Layout}, Target{"v21_miniblock", FuzzV21MiniBlock}),
     [](const ::testing::TestParamInfo<Target>& info) { return std::string(info.param.name); });

@@ -24,6 +24,18 @@ RecordBatchPtr IdNameBatch(int64_t start, int64_t n) {
   return RecordBatch::Make(IdNameSchema(), {ids.Finish(), names.Finish()});
 }
 
+RecordBatchPtr IdABBatch(int64_t n) {
+  FixedWidthBuilder<int64_t> id(DataType::Int64()), a(DataType::Int64()), b(DataType::Int64());
+  for (int64_t i = 0; i < n; ++i) {
+    id.Append(i);
+    a.Append(i % 10);
+    b.Append(i);
+  }
+  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
+      Field::Make("id", DataType::Int64()), Field::Make("a", DataType::Int64()), Field::Make("b", DataType::Int64())});
+  return std::make_shared<RecordBatch>(schema, std::vector<ArrayPtr>{id.Finish(), a.Finish(), b.Finish()}, n);
+}
+
 RecordBatchPtr ReadArrowFile(const std::string& path) {
   auto reader = ReadIpc(ReadFileToString(path), path);
   std::vector<RecordBatchPtr> batches;

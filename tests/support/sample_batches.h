@@ -14,6 +14,9 @@ SchemaPtr IdNameSchema();
 // Rows id = start..start+n-1, name = "n<id>" (NULL when id % 7 == 3).
 RecordBatchPtr IdNameBatch(int64_t start, int64_t n);
 
+// n rows of int64 columns: id = 0..n-1, a = id % 10, b = id.
+RecordBatchPtr IdABBatch(int64_t n);
+
 // Every batch of an Arrow IPC file or stream, as one batch.
 RecordBatchPtr ReadArrowFile(const std::string& path);
 // Values of column `c` of `source` at `rows`.

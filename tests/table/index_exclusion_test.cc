@@ -6,6 +6,7 @@
 #include "format/lance_schema.h"
 #include "lancelet/builder.h"
 #include "lancelet/dataset.h"
+#include "support/sample_batches.h"
 #include "support/test_env.h"
 #include "table/dataset_state.h"
 #include "table/index_plan.h"
@@ -18,19 +19,9 @@ class IndexExclusionTest : public ::testing::Test {
  protected:
   // 100 rows, one fragment: id, a = id % 10, b = id.
   DatasetPtr Create(bool stable_row_ids = false) {
-    FixedWidthBuilder<int64_t> id(DataType::Int64()), a(DataType::Int64()), b(DataType::Int64());
-    for (int64_t i = 0; i < 100; ++i) {
-      id.Append(i);
-      a.Append(i % 10);
-      b.Append(i);
-    }
-    auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{
-        Field::Make("id", DataType::Int64()), Field::Make("a", DataType::Int64()), Field::Make("b", DataType::Int64())});
     WriteOptions options;
     options.enable_stable_row_ids = stable_row_ids;
-    return Dataset::Write(dir_.Join("t.lance"),
-                          {std::make_shared<RecordBatch>(schema, std::vector<ArrayPtr>{id.Finish(), a.Finish(), b.Finish()}, 100)},
-                          options);
+    return Dataset::Write(dir_.Join("t.lance"), {IdABBatch(100)}, options);
   }
 
   // The plan's one index use and its candidates in fragment 0.
@@ -134,19 +125,28 @@ TEST_F(IndexExclusionTest, AnIndexWithoutAFragmentBitmapCoversEveryFragment) {
 
 TEST_F(IndexExclusionTest, AnIndexNamingRowsPastItsFragmentIsRefused) {
   auto ds = Create()->CreateIndex("a", IndexType::kBTree);
-  const auto& meta = ds->state().indices.indices(0);
-  // Rewrite the segment's files: value 3 now points at offset 500 of fragment 0.
+  const auto& s = ds->state();
+  // Rewrite the segment's files, and the sizes the manifest records: value 3 now points
+  // at offset 500 of fragment 0.
   FixedWidthBuilder<int64_t> values(DataType::Int64());
   values.Append(3);
-  index::WriteIndex(*ds->state().store, ds->state().IndexDirectory(meta), index::IndexKind::kBTree,
-                    format::FileVersion{2, 0}, *values.Finish(), {500});
-  auto reopened = Dataset::Open(ds->uri());
+  auto files = index::WriteIndex(*s.store, s.IndexDirectory(s.indices.indices(0)), index::IndexKind::kBTree,
+                                 format::FileVersion{2, 0}, *values.Finish(), {500});
+  lance::table::IndexSection rewritten = s.indices;
+  rewritten.mutable_indices(0)->clear_files();
+  for (const auto& f : files) {
+    auto* file = rewritten.mutable_indices(0)->add_files();
+    file->set_path(f.name);
+    file->set_size_bytes(f.size);
+  }
+  auto reopened = std::make_shared<Dataset>(table::MakeState(s.store, s.uri, s.manifest_path, s.manifest, rewritten));
   auto error = ThrownError([&] { reopened->CountRows("a = 3"); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->kind(), ErrorKind::kCorrupt);
-  EXPECT_NE(std::string(error->what()).find("index 'a_idx' (segment "), std::string::npos) << error->what();
-  EXPECT_NE(std::string(error->what()).find(") lists row 500 of fragment 0, which has 100 rows"), std::string::npos)
-      << error->what();
+  EXPECT_EQ(std::string(error->what()),
+            "index 'a_idx': '" + s.IndexDirectory(s.indices.indices(0)) +
+                "/page_data.lance' page 0 (file row 0), row 0: row address 500 names row 500 of fragment 0, which "
+                "has 100 rows (the index file is damaged: rebuild the index)");
 }
 
 TEST_F(IndexExclusionTest, FragmentsAppendedAfterTheIndexAreScannedWhole) {
