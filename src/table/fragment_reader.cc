@@ -337,6 +337,22 @@ ArrayPtr FragmentReader::Overlaid(size_t field, overlay::Resolution resolution, 
   return overlay::ApplyReplacements(std::move(values), replacements);
 }
 
+ArrayPtr FragmentReader::ReadFieldRange(size_t field, uint64_t start, uint64_t count) const {
+  auto read_base = [&] {
+    FieldSource src = Locate(field);
+    if (!src.file) return MakeNullArray(state_.schema.fields()[field].type, int64_t(count));
+    return ProjectToSchema(src.file->ReadField(src.field_index, start, count),
+                           src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
+  };
+  const overlay::CoverageLayers* coverage = CoverageOf(field);
+  if (!coverage) return read_base();
+  const overlay::FieldLayers* merged = MergedLayersOf(field);
+  return Overlaid(field,
+                  merged ? overlay::ResolveRange(*merged, start, count)
+                         : overlay::ResolveRange(*coverage, start, count, range_cursors_[field]),
+                  true, read_base);
+}
+
 std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& fields, uint64_t start,
                                                 uint64_t count) const {
   if (start + count > physical_rows())
@@ -344,24 +360,30 @@ std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& field
                  physical_rows());
   std::vector<ArrayPtr> out;
   for (size_t field : fields) {
-    auto read_base = [&] {
-      FieldSource src = Locate(field);
-      if (!src.file) return MakeNullArray(state_.schema.fields()[field].type, int64_t(count));
-      return ProjectToSchema(src.file->ReadField(src.field_index, start, count),
-                             src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
-    };
-    const overlay::CoverageLayers* coverage = CoverageOf(field);
-    if (!coverage) {
-      out.push_back(read_base());
-      continue;
-    }
-    const overlay::FieldLayers* merged = MergedLayersOf(field);
-    out.push_back(Overlaid(field,
-                           merged ? overlay::ResolveRange(*merged, start, count)
-                                  : overlay::ResolveRange(*coverage, start, count, range_cursors_[field]),
-                           true, read_base));
+    const uint64_t chunk_rows = read_ahead_ ? ChunkRows(field) : 0;
+    out.push_back(count < chunk_rows ? FromChunk(field, start, count, chunk_rows) : ReadFieldRange(field, start, count));
   }
   return out;
+}
+
+uint64_t FragmentReader::ChunkRows(size_t field) const {
+  const DataType& type = *state_.schema.fields()[field].type;
+  if (!type.is_fixed_width() || !type.children().empty() || type.bit_width() % 8 != 0) return 0;
+  if (!CoverageOf(field) || MergedLayersOf(field)) return 0;  // a merged field costs one layer a batch
+  return kChunkBytes / uint64_t(type.byte_width());
+}
+
+ArrayPtr FragmentReader::FromChunk(size_t field, uint64_t start, uint64_t count, uint64_t chunk_rows) const {
+  Chunk& chunk = chunks_[field];
+  if (!chunk.values || start < chunk.start || start + count > chunk.start + uint64_t(chunk.values->length)) {
+    chunk.values = nullptr;  // the last batch may still hold it; this reader no longer does
+    chunk.values = ReadFieldRange(field, start, std::min(physical_rows() - start, chunk_rows));
+    chunk.start = start;
+  }
+  const int64_t at = int64_t(start - chunk.start), n = int64_t(count);
+  // A scan's batches start on multiples of 64 rows: views of the chunk, copying nothing.
+  if (at % 64 == 0 && (n % 64 == 0 || at + n == chunk.values->length)) return ViewRows(chunk.values, at, n);
+  return Slice(*chunk.values, at, n);
 }
 
 std::vector<ArrayPtr> FragmentReader::Take(const std::vector<size_t>& fields, std::span<const uint64_t> offsets) const {

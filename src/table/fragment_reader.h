@@ -35,6 +35,9 @@ class FragmentReader {
   // Values of top-level schema fields (indices into the dataset schema) over a range
   // of physical rows. A field no data file holds reads as NULL.
   std::vector<ArrayPtr> ReadRange(const std::vector<size_t>& fields, uint64_t start, uint64_t count) const;
+  // Says that ReadRange will be asked for the rows that follow each range, in order, to
+  // the fragment's end (a scan without a limit): overlaid fields may then be read ahead.
+  void ReadAhead() { read_ahead_ = true; }
   // The same at arbitrary physical offsets (any order), reading only the overlay values
   // these offsets need.
   std::vector<ArrayPtr> Take(const std::vector<size_t>& fields, std::span<const uint64_t> offsets) const;
@@ -114,6 +117,20 @@ class FragmentReader {
                                     bool in_scan) const;
   static constexpr uint64_t kWholeOverlayBytes = 4 << 20;
   static constexpr size_t kMergeFromLayers = 3;
+  // One field over a range, resolved and patched.
+  ArrayPtr ReadFieldRange(size_t field, uint64_t start, uint64_t count) const;
+  // Read ahead (ReadAhead): an overlaid fixed-width field is read, resolved and patched
+  // kChunkBytes of values at a time and handed out as views, so that each layer costs a
+  // resolution and a patch per chunk rather than per batch.
+  static constexpr uint64_t kChunkBytes = 256 << 10;
+  uint64_t ChunkRows(size_t field) const;  // 0: read batch by batch
+  ArrayPtr FromChunk(size_t field, uint64_t start, uint64_t count, uint64_t chunk_rows) const;
+  struct Chunk {
+    uint64_t start = 0;
+    ArrayPtr values;
+  };
+  bool read_ahead_ = false;
+  mutable std::map<size_t, Chunk> chunks_;  // by field
   static constexpr uint64_t kMergedValueBytes = DatasetState::kOverlayCacheBytes / 8;
   // An overlay file up to this size is read in one go when a scan opens it (it decodes
   // all of it). A take opens it by its tail and reads the pages its ranks fall in: a

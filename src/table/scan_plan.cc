@@ -136,6 +136,7 @@ bool ScanPlan::Cursor::Next(FragmentBatch& out) {
     }
     if (!reader_) {
       reader_ = std::make_unique<FragmentReader>(*plan_.state_, fragment);
+      if (plan_.read_ahead_) reader_->ReadAhead();
       start_ = 0;
       candidates_ = nullptr;
       if (plan_.indexed_) {

@@ -117,6 +117,8 @@ class ScanPlan {
   BoundExprPtr filter_;
   std::optional<IndexedRows> indexed_;
   std::optional<std::set<uint64_t>> only_fragments_;
+  // The scan reads each fragment to its end (no limit): readers may read ahead.
+  bool read_ahead_ = false;
   std::vector<int> output_columns_;  // indices into read_schema_
   SchemaPtr output_schema_;
 };

@@ -29,7 +29,9 @@ namespace table {
 
 ScanPlan::ScanPlan(const ScanBuilder& b)
     : ScanPlan(b.dataset_->state_ptr(), b.columns_, b.columns_set_, b.filter_, b.with_row_id_,
-               b.with_row_address_, b.batch_size_, b.use_index_) {}
+               b.with_row_address_, b.batch_size_, b.use_index_) {
+  read_ahead_ = b.limit_ < 0;  // every row of every fragment will be read
+}
 
 namespace {
 

@@ -857,6 +857,46 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
   EXPECT_EQ(counters.values_decoded_whole - decoded, 0u);
 }
 
+// A scan without a limit reads an overlaid fixed-width column ahead, a chunk at a time,
+// and hands out views of it: every batch size, with deletions, a filter, a limit (no
+// read-ahead) and a second, merged read give the values the rules say.
+TEST(OverlayReadAhead, ChunkedReadsGiveTheResolvedValues) {
+  testing::TempDir dir;
+  constexpr int kRows = 150000;
+  auto ds = MakeDataset(dir.Join("ahead.lance"), kRows, "2.2", 100000);  // fragments of 100000 and 50000
+  for (uint32_t k = 0; k < 5; ++k) {
+    std::vector<uint32_t> cells;
+    std::vector<std::optional<int32_t>> values;
+    std::vector<std::optional<std::string>> names;
+    for (uint32_t o = k; o < 50000; o += 7 + k)
+      cells.push_back(o), values.push_back(o % 11 == 0 ? std::nullopt : std::optional<int32_t>(-int32_t(o) - int32_t(k))),
+          names.push_back("k" + std::to_string(k));
+    ds = OverlayWriter(ds).Set(0, "age", cells, Int32s(values)).Set(1, "age", cells, Int32s(values))
+             .Set(1, "name", cells, Strings(names)).Commit();
+  }
+  ds = ds->Delete("id >= 100000 AND id % 997 = 5");  // fragment 1 only: fragment 0 reads ranges
+  // The expected values, row by row through takes (which never read ahead).
+  const auto all = ds->NewScan().Columns({"id"}).ToBatch();
+  std::vector<uint64_t> offsets(size_t(all->num_rows()));
+  for (size_t k = 0; k < offsets.size(); ++k) offsets[k] = k;
+  const auto expected = ds->Take(offsets, {"id", "age", "name"});
+  // Each scan on a version opened anew: a version read again merges its layers instead.
+  for (int64_t batch : {int64_t{1000}, int64_t{8192}, int64_t{4096 * 3}, int64_t{200000}}) {
+    auto got = Dataset::Open(ds->uri())->NewScan().Columns({"id", "age", "name"}).BatchSize(batch).ToBatch();
+    EXPECT_TRUE(got->Equals(*expected)) << "batch size " << batch;
+  }
+  EXPECT_TRUE(ds->NewScan().Columns({"id", "age", "name"}).ToBatch()->Equals(*expected));  // merged
+  auto limited = Dataset::Open(ds->uri())->NewScan().Columns({"id", "age"}).Limit(20000).ToBatch();
+  EXPECT_EQ(limited->num_rows(), 20000);
+  EXPECT_TRUE(ArraysEqual(*limited->column(1), *Slice(*expected->column(1), 0, 20000)));
+  auto filtered = Dataset::Open(ds->uri())->NewScan().Columns({"id", "age"}).Filter("age < 0").ToBatch();
+  int64_t negative = 0;
+  for (int64_t i = 0; i < expected->num_rows(); ++i)
+    negative += expected->column(1)->IsValid(i) && expected->column(1)->values<int32_t>()[i] < 0;
+  EXPECT_EQ(filtered->num_rows(), negative);
+  EXPECT_GT(negative, 10000);
+}
+
 // A store that counts, per path, the times a file is opened and the bytes read from it.
 class CountingStore : public io::ObjectStore {
  public:
