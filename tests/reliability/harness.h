@@ -67,6 +67,25 @@ inline std::map<int64_t, int64_t> ReadIdVal(const std::string& ds, std::string* 
   return rows;
 }
 
+// How many ids of `model` and `rows` disagree (missing, extra or another val), with the
+// first few as text, to start a diagnosis from.
+struct RowsDiff {
+  size_t count = 0;
+  std::string sample;
+};
+inline RowsDiff DiffRows(const std::map<int64_t, int64_t>& model, const std::map<int64_t, int64_t>& rows) {
+  RowsDiff out;
+  for (const auto& [id, val] : model) {
+    auto it = rows.find(id);
+    if (it != rows.end() && it->second == val) continue;
+    if (++out.count <= 5)
+      out.sample += fmt::format(" id {}: {} (model {});", id, it != rows.end() ? std::to_string(it->second) : "missing", val);
+  }
+  for (const auto& [id, val] : rows)
+    if (!model.count(id) && ++out.count <= 5) out.sample += fmt::format(" id {}: {} (not in the model);", id, val);
+  return out;
+}
+
 // Writes a CSV of (id, val) rows.
 inline void WriteIdValCsv(const std::string& path, const std::vector<std::pair<int64_t, int64_t>>& rows) {
   std::string text = "id,val\n";
