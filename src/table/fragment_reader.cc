@@ -104,23 +104,33 @@ const format::LanceFileReader& FragmentReader::OpenOverlayFile(size_t index, boo
   if (!slot) {
     slot = state_.OpenDataFile(overlays().overlays()[index].proto->data_file(),
                                whole_if_small ? kReadWholeOverlayFileBytes : format::LanceFileReader::kTailBytes);
-    CheckOverlayRows(index, *slot);
+    CheckOverlayFile(index, *slot);
   }
   return *slot;
 }
 
-// Every covered cell needs a value: a value column shorter than its coverage is corrupt.
-void FragmentReader::CheckOverlayRows(size_t index, const format::LanceFileReader& file) const {
+// Rank addressing pairs the k-th covered cell of a field with the k-th value of its
+// column, so the column holds exactly as many values as the coverage has cells. One
+// exception: a sparse overlay written with one row count for all its columns (the
+// reference's equal-length writer) pads each to its largest coverage. A listed field the
+// file lacks would read as no overlay at all.
+void FragmentReader::CheckOverlayFile(size_t index, const format::LanceFileReader& file) const {
   const overlay::Overlay& o = overlays().overlays()[index];
   const auto& fields = file.schema().fields();
+  uint64_t largest = 0;
+  for (size_t f = 0; f < o.field_ids.size(); ++f) largest = std::max(largest, o.Coverage(f)->Cardinality());
   for (size_t f = 0; f < o.field_ids.size(); ++f) {
     if (o.field_ids[f] == overlay::kTombstoneFieldId) continue;
+    if (!file.schema().FindById(o.field_ids[f]))
+      ThrowCorrupt("'{}' fragment {}: overlay file '{}' lists field {} but has no column for it", state_.uri,
+                   fragment_.id(), o.proto->data_file().path(), o.field_ids[f]);
     for (size_t i = 0; i < fields.size(); ++i) {
       if (fields[i].id != o.field_ids[f]) continue;
-      if (o.Coverage(f)->Cardinality() > file.num_rows(i))
-        ThrowCorrupt("'{}' fragment {}: overlay file '{}' covers {} cells of field {} but holds only {} values",
-                     state_.uri, fragment_.id(), o.proto->data_file().path(), o.Coverage(f)->Cardinality(),
-                     o.field_ids[f], file.num_rows(i));
+      const uint64_t cells = o.Coverage(f)->Cardinality(), values = file.num_rows(i);
+      if (values != cells && (o.dense || values != largest))
+        ThrowCorrupt("'{}' fragment {}: overlay file '{}' holds {} values of field {} for {} covered cells{}",
+                     state_.uri, fragment_.id(), o.proto->data_file().path(), values, o.field_ids[f], cells,
+                     o.dense ? "" : fmt::format(" (or {}, the overlay's largest coverage)", largest));
     }
   }
 }
@@ -140,11 +150,11 @@ const overlay::CoverageLayers* FragmentReader::CoverageOf(size_t field) const {
   if (!known) {
     // A field no overlay lists has no layers: the manifest says so without a trip to the
     // shared cache (an index lookup reads its row through here, per query). An overlay
-    // without a data file takes the long way, whose load refuses it.
+    // without a data file or fields takes the long way, whose load refuses it.
     const auto& list = fragment_.overlays();
     const bool listed = std::any_of(list.begin(), list.end(), [&](const lance::table::DataOverlayFile& o) {
       const auto& ids = o.data_file().fields();
-      return !o.has_data_file() || std::find(ids.begin(), ids.end(), id) != ids.end();
+      return ids.empty() || std::find(ids.begin(), ids.end(), id) != ids.end();
     });
     std::shared_ptr<const overlay::CoverageLayers> layers;
     if (listed) {
@@ -277,7 +287,7 @@ ArrayPtr FragmentReader::WholeOverlayColumn(size_t overlay, int32_t field_id) co
       std::shared_ptr<const format::LanceFileReader> file = overlay_files_[overlay];
       if (!file) {
         file = state_.OpenDataFileOnce(overlays().overlays()[overlay].proto->data_file(), kReadWholeOverlayFileBytes);
-        CheckOverlayRows(overlay, *file);
+        CheckOverlayFile(overlay, *file);
       }
       const size_t index = OverlayColumn(*file, overlay, field_id);
       overlay::Counters().values_decoded_whole.fetch_add(file->num_rows(index), std::memory_order_relaxed);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,10 @@ namespace lancelet::testing {
 SchemaPtr IdNameSchema();
 // Rows id = start..start+n-1, name = "n<id>" (NULL when id % 7 == 3).
 RecordBatchPtr IdNameBatch(int64_t start, int64_t n);
+
+// Columns of the given values; nullopt is NULL.
+ArrayPtr Int64s(const std::vector<std::optional<int64_t>>& values);
+ArrayPtr Strings(const std::vector<std::optional<std::string>>& values);
 
 // Every batch of an Arrow IPC file or stream, as one batch.
 RecordBatchPtr ReadArrowFile(const std::string& path);
