@@ -410,6 +410,24 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
   }
   m.num_rows = descriptor.length();
 
+  // Page buffers hold the bytes before the column metadata, and no global buffer's bytes:
+  // a buffer position moved (one flipped bit) onto the schema or the metadata is refused.
+  // (Alignment is not checked: the format does not require it.)
+  std::vector<std::pair<uint64_t, uint64_t>> global_buffers(num_global);
+  for (uint32_t g = 0; g < num_global; ++g) {
+    const uint64_t pos = LoadLE<uint64_t>(at(gbo_start + 16 * g));
+    global_buffers[g] = {pos, pos + LoadLE<uint64_t>(at(gbo_start + 16 * g + 8))};
+  }
+  auto check_page_buffer = [&](uint32_t c, uint64_t offset, uint64_t bytes) {
+    if (offset > column_meta_start || bytes > column_meta_start - offset)
+      ThrowCorrupt("{}: a page buffer of column {} at [{}, {}) lies outside the data pages, which end where the "
+                   "column metadata starts, at {}", path, c, offset, offset + bytes, column_meta_start);
+    for (uint32_t g = 0; g < num_global; ++g)
+      if (offset < global_buffers[g].second && global_buffers[g].first < offset + bytes)
+        ThrowCorrupt("{}: a page buffer of column {} at [{}, {}) overlaps global buffer {} at [{}, {})", path, c,
+                     offset, offset + bytes, g, global_buffers[g].first, global_buffers[g].second);
+  };
+
   m.columns.resize(num_columns);
   for (uint32_t c = 0; c < num_columns; ++c) {
     const uint64_t pos = LoadLE<uint64_t>(at(cmo_start + 16 * c));
@@ -421,14 +439,9 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
     if (!m.columns[c].ParseFromArray(at(pos), int(len))) {
       ThrowCorrupt("{}: metadata of column {} is not a lance.file.v2.ColumnMetadata", path, c);
     }
-    for (const auto& page : m.columns[c].pages()) {
-      for (int b = 0; b < page.buffer_offsets_size() && b < page.buffer_sizes_size(); ++b) {
-        if (page.buffer_offsets(b) > size || page.buffer_sizes(b) > size - page.buffer_offsets(b)) {
-          ThrowCorrupt("{}: a page buffer of column {} at [{}, {}) lies outside the file", path, c,
-                       page.buffer_offsets(b), page.buffer_offsets(b) + page.buffer_sizes(b));
-        }
-      }
-    }
+    for (const auto& page : m.columns[c].pages())
+      for (int b = 0; b < page.buffer_offsets_size() && b < page.buffer_sizes_size(); ++b)
+        check_page_buffer(c, page.buffer_offsets(b), page.buffer_sizes(b));
   }
 
   uint32_t next = 0;

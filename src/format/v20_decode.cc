@@ -15,6 +15,7 @@
 #include <cstring>
 #include <mutex>
 #include <numeric>
+#include <optional>
 
 #include "file2.pb.h"
 #include "format/plain_rows.h"
@@ -30,12 +31,58 @@ namespace {
 namespace pb = lance::encodings;
 using PageMeta = lance::file::v2::ColumnMetadata::Page;
 
+std::string EncodingName(const pb::ArrayEncoding& enc) {
+  const auto* field = pb::ArrayEncoding::descriptor()->FindFieldByNumber(enc.array_encoding_case());
+  return field ? field->name() : "(none)";
+}
+
+// Sets used[i] for every page buffer i that `message` (an encoding or a part of one)
+// names; `beyond` to the first index past them.
+void MarkPageBuffers(const google::protobuf::Message& message, std::vector<bool>& used,
+                     std::optional<uint32_t>& beyond) {
+  if (message.GetDescriptor() == pb::Buffer::descriptor()) {
+    const auto& buffer = static_cast<const pb::Buffer&>(message);
+    if (buffer.buffer_type() != pb::Buffer::page) return;
+    if (buffer.buffer_index() < used.size()) used[buffer.buffer_index()] = true;
+    else if (!beyond) beyond = buffer.buffer_index();
+    return;
+  }
+  const google::protobuf::Reflection* reflection = message.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);
+  for (const auto* field : fields) {
+    if (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    if (!field->is_repeated()) MarkPageBuffers(reflection->GetMessage(message, field), used, beyond);
+    else
+      for (int i = 0; i < reflection->FieldSize(message, field); ++i)
+        MarkPageBuffers(reflection->GetRepeatedMessage(message, field, i), used, beyond);
+  }
+}
+
+// What is wrong with the page buffers `encoding` names, or empty. The reference's pages
+// hold just the buffers their encoding names. One flipped bit can turn a tag into a field
+// the message lacks (a Flat without its buffer reads buffer 0) or a case into one that
+// needs no buffer (Nullable.no_nulls into all_nulls): the buffer no longer named gives it
+// away.
+std::string PageBufferFault(const pb::ArrayEncoding& encoding, int num_buffers) {
+  std::vector<bool> used(size_t(num_buffers), false);
+  std::optional<uint32_t> beyond;
+  MarkPageBuffers(encoding, used, beyond);
+  if (beyond) return fmt::format("encoding refers to buffer {} but the page has {} buffers", *beyond, num_buffers);
+  for (int b = 0; b < num_buffers; ++b)
+    if (!used[size_t(b)])
+      return fmt::format("page buffer {} of {} is not used by the page's encoding ({})", b, num_buffers,
+                         EncodingName(encoding));
+  return "";
+}
+
 struct Page {
   uint32_t index = 0;
   uint64_t first_row = 0;
   uint64_t num_rows = 0;
   const PageMeta* meta = nullptr;
   pb::ArrayEncoding encoding;
+  std::string buffer_fault;  // PageBufferFault, found when the column is opened and raised when the page is read
 };
 
 // The decompressed buffers of one page of a column: the page being read. Entries are
@@ -106,6 +153,7 @@ class Column {
       if (!UnwrapAny(meta.encoding().direct().encoding(), "lance.encodings.ArrayEncoding", &page.encoding)) {
         ThrowCorrupt("{}: page encoding is not a lance.encodings.ArrayEncoding", Where(page));
       }
+      page.buffer_fault = PageBufferFault(page.encoding, meta.buffer_offsets_size());
       row += page.num_rows;
       pages_.push_back(std::move(page));
     }
@@ -152,7 +200,9 @@ class Column {
 class PageCtx {
  public:
   PageCtx(const Column& column, const Page& page, bool keyed_dictionary = false)
-      : column_(column), page_(page), keyed_dictionary_(keyed_dictionary) {}
+      : column_(column), page_(page), keyed_dictionary_(keyed_dictionary) {
+    if (!page.buffer_fault.empty()) ThrowCorrupt("{}: {}", Where(), page.buffer_fault);
+  }
   std::string Where() const { return column_.Where(page_); }
   // The column is a dictionary field ("dict:..."): its Dictionary pages hold the Arrow
   // dictionary's keys, from 0, rather than the string dictionary's 1-based indices.
@@ -207,11 +257,6 @@ class PageCtx {
   const Page& page_;
   bool keyed_dictionary_;
 };
-
-std::string EncodingName(const pb::ArrayEncoding& enc) {
-  const auto* field = pb::ArrayEncoding::descriptor()->FindFieldByNumber(enc.array_encoding_case());
-  return field ? field->name() : "(none)";
-}
 
 [[noreturn]] void Unsupported(const PageCtx& ctx, const pb::ArrayEncoding& enc, const DataType& type) {
   ThrowNotSupported("{}: 2.0 encoding '{}' for {} values is not supported", ctx.Where(), EncodingName(enc),

@@ -209,6 +209,7 @@ bool GatherPacked(std::string_view data, uint64_t n, std::span<const uint64_t> r
     blocks.push_back({uint32_t(width), in + pos});
     pos += width * 128;
   }
+  if (pos != data.size()) return false;
   for (size_t i = 0; i < rows.size(); ++i) {
     const uint64_t v = rows[i] - first;
     const Block& block = blocks[v / kFastLanesValues];
@@ -267,6 +268,10 @@ std::string DecodeInlineBitpacking(uint32_t word_bits, std::string_view data, ui
     pos += packed_bytes;
     done += take;
   }
+  // The blocks are the whole buffer: a width lowered by a flipped bit leaves bytes over.
+  if (pos != data.size())
+    ThrowCorrupt("{}: bit-packed blocks of {} values take {} bytes, but their buffer has {}", where, n, pos,
+                 data.size());
   return out;
 }
 

@@ -35,7 +35,8 @@ inline constexpr uint64_t kFastLanesValues = 1024;
 void FastLanesUnpack(uint32_t word_bits, uint32_t width, const uint8_t* packed, uint8_t* out);
 
 // InlineBitpacking: blocks of [one word_bits word holding the width][width * 128 bytes], each
-// block 1024 values (the last one padded). Returns `n` values of word_bits / 8 bytes each.
+// block 1024 values (the last one padded), and nothing else. Returns `n` values of
+// word_bits / 8 bytes each.
 std::string DecodeInlineBitpacking(uint32_t word_bits, std::string_view data, uint64_t n, const std::string& where);
 
 // OutOfLineBitpacking: whole blocks of 1024 values at `width` bits (width * 128 bytes each);

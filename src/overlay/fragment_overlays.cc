@@ -66,18 +66,35 @@ const std::shared_ptr<const format::RoaringBitmap>& Overlay::Coverage(size_t i) 
 }
 
 std::shared_ptr<const FragmentOverlays> FragmentOverlays::Load(const lance::table::DataFragment& fragment,
-                                                               const std::string& context) {
+                                                               uint64_t version, const std::string& context) {
   auto out = std::make_shared<FragmentOverlays>();
   out->context_ = context;
   for (int p = 0; p < fragment.overlays_size(); ++p) {
     const auto& proto = fragment.overlays(p);
     auto where = [&] { return fmt::format("{}, overlay {} (committed_version {})", context, p, proto.committed_version()); };
     if (!proto.has_data_file()) ThrowCorrupt("{}: the overlay has no data_file", where());
+    // A commit stamps its own version, and appends: precedence is the stored order.
+    if (proto.committed_version() == 0 || proto.committed_version() > version)
+      ThrowCorrupt("{}: committed_version must lie in [1, {}], the version of this manifest", where(), version);
+    if (p > 0 && proto.committed_version() < fragment.overlays(p - 1).committed_version())
+      ThrowCorrupt("{}: overlay files must be stored newest-last, but committed_version {} precedes {}", where(),
+                   fragment.overlays(p - 1).committed_version(), proto.committed_version());
     Overlay o;
     o.proto = &proto;
     o.committed_version = proto.committed_version();
     o.position = p;
     o.field_ids.assign(proto.data_file().fields().begin(), proto.data_file().fields().end());
+    // No writer makes an overlay of no field; a flipped tag that moves the list to another
+    // field of DataFile does.
+    if (o.field_ids.empty()) ThrowCorrupt("{}: data_file lists no fields", where());
+    // One value column per field: a field listed twice would take the other's values.
+    if (o.field_ids.size() > 1) {
+      std::vector<int32_t> ids = o.field_ids;
+      std::sort(ids.begin(), ids.end());
+      for (size_t i = 1; i < ids.size(); ++i)
+        if (ids[i] == ids[i - 1] && ids[i] != kTombstoneFieldId)
+          ThrowCorrupt("{}: data_file.fields lists field {} twice", where(), ids[i]);
+    }
     switch (proto.coverage_case()) {
       case lance::table::DataOverlayFile::kSharedOffsetBitmap:
         o.dense = true;
@@ -97,8 +114,6 @@ std::shared_ptr<const FragmentOverlays> FragmentOverlays::Load(const lance::tabl
     o.physical_rows_ = fragment.physical_rows();
     out->overlays_.push_back(std::move(o));
   }
-  std::stable_sort(out->overlays_.begin(), out->overlays_.end(),
-                   [](const Overlay& a, const Overlay& b) { return a.committed_version < b.committed_version; });
   return out;
 }
 

@@ -2,8 +2,11 @@
 // each overlay covers, in precedence order.
 //
 // Invariants after Load:
-// - overlays() is ordered oldest to newest: a stable sort by committed_version, so that
-//   among equal versions a later position in DataFragment.overlays is newer.
+// - overlays() is ordered oldest to newest, as DataFragment.overlays stores them: every
+//   committed_version lies in [1, the manifest's version] and none is below the one
+//   before it (a commit stamps its version and appends), so among equal versions a later
+//   position is newer. An overlay lists at least one field, and no field id but the
+//   tombstone twice.
 // - a coverage bitmap is parsed at most once, when a read first needs it (a scan of one
 //   column pays for that column's bitmaps only); dense overlays share one bitmap between
 //   their fields. A bitmap that does not parse, or covers an offset past the fragment's
@@ -61,10 +64,11 @@ struct Overlay {
 
 class FragmentOverlays {
  public:
-  // Validates and decodes `fragment.overlays()`. `context` names the dataset and
-  // fragment in errors. Throws Corrupt for a missing data file or coverage, or a
-  // bitmap count that differs from the field count.
-  static std::shared_ptr<const FragmentOverlays> Load(const lance::table::DataFragment& fragment,
+  // Validates and decodes `fragment.overlays()`, of the manifest of `version`. `context`
+  // names the dataset and fragment in errors. Throws Corrupt for a missing data file or
+  // coverage, a bitmap count that differs from the field count, a committed_version out
+  // of order or outside [1, version], no field, or a field listed twice.
+  static std::shared_ptr<const FragmentOverlays> Load(const lance::table::DataFragment& fragment, uint64_t version,
                                                       const std::string& context);
 
   const std::vector<Overlay>& overlays() const { return overlays_; }  // oldest first

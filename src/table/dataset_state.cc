@@ -182,7 +182,8 @@ ArrayPtr DatasetState::CachedOverlayColumn(const lance::table::DataFile& file, i
 std::shared_ptr<const overlay::FragmentOverlays> DatasetState::OverlaysOf(
     const lance::table::DataFragment& fragment) const {
   return overlays_.GetOrLoad(fragment.id(), [&] {
-    auto loaded = overlay::FragmentOverlays::Load(fragment, fmt::format("'{}' fragment {}", uri, fragment.id()));
+    const std::string context = fmt::format("'{}' fragment {}", uri, fragment.id());
+    auto loaded = overlay::FragmentOverlays::Load(fragment, manifest.version(), context);
     return std::make_pair(loaded, loaded->MemoryBytes());
   });
 }

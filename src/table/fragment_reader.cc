@@ -104,25 +104,49 @@ const format::LanceFileReader& FragmentReader::OpenOverlayFile(size_t index, boo
   if (!slot) {
     slot = state_.OpenDataFile(overlays().overlays()[index].proto->data_file(),
                                whole_if_small ? kReadWholeOverlayFileBytes : format::LanceFileReader::kTailBytes);
-    CheckOverlayRows(index, *slot);
+    CheckOverlayFile(index, *slot);
   }
   return *slot;
 }
 
-// Every covered cell needs a value: a value column shorter than its coverage is corrupt.
-void FragmentReader::CheckOverlayRows(size_t index, const format::LanceFileReader& file) const {
-  const overlay::Overlay& o = overlays().overlays()[index];
+// Rank addressing pairs the k-th covered cell of a field with the k-th value of its
+// column, so the column holds exactly as many values as the coverage has cells. One
+// exception: a sparse overlay written with one row count for all its columns (the
+// reference's equal-length writer) pads each to its largest coverage. A listed field the
+// file lacks would read as no overlay at all.
+void FragmentReader::CheckOverlayFile(size_t index, const format::LanceFileReader& file) const {
+  CheckOverlayFile(index, FieldRowsOf(file));
+}
+
+Session::FieldRows FragmentReader::FieldRowsOf(const format::LanceFileReader& file) {
+  Session::FieldRows out;
   const auto& fields = file.schema().fields();
+  for (size_t i = 0; i < fields.size(); ++i) out.emplace_back(fields[i].id, file.num_rows(i));
+  return out;
+}
+
+void FragmentReader::CheckOverlayFile(size_t index, const Session::FieldRows& file) const {
+  const overlay::Overlay& o = overlays().overlays()[index];
   for (size_t f = 0; f < o.field_ids.size(); ++f) {
     if (o.field_ids[f] == overlay::kTombstoneFieldId) continue;
-    for (size_t i = 0; i < fields.size(); ++i) {
-      if (fields[i].id != o.field_ids[f]) continue;
-      if (o.Coverage(f)->Cardinality() > file.num_rows(i))
-        ThrowCorrupt("'{}' fragment {}: overlay file '{}' covers {} cells of field {} but holds only {} values",
-                     state_.uri, fragment_.id(), o.proto->data_file().path(), o.Coverage(f)->Cardinality(),
-                     o.field_ids[f], file.num_rows(i));
-    }
+    auto it = std::find_if(file.begin(), file.end(), [&](const auto& field) { return field.first == o.field_ids[f]; });
+    if (it == file.end())
+      ThrowCorrupt("'{}' fragment {}: overlay file '{}' lists field {} but has no column for it", state_.uri,
+                   fragment_.id(), o.proto->data_file().path(), o.field_ids[f]);
+    CheckOverlayValues(index, f, it->second);
   }
+}
+
+void FragmentReader::CheckOverlayValues(size_t index, size_t field, uint64_t values) const {
+  const overlay::Overlay& o = overlays().overlays()[index];
+  const uint64_t cells = o.Coverage(field)->Cardinality();
+  if (values == cells) return;
+  uint64_t largest = 0;
+  for (size_t f = 0; f < o.field_ids.size(); ++f) largest = std::max(largest, o.Coverage(f)->Cardinality());
+  if (o.dense || values != largest)
+    ThrowCorrupt("'{}' fragment {}: overlay file '{}' holds {} values of field {} for {} covered cells{}", state_.uri,
+                 fragment_.id(), o.proto->data_file().path(), values, o.field_ids[field], cells,
+                 o.dense ? "" : fmt::format(" (or {}, the overlay's largest coverage)", largest));
 }
 
 size_t FragmentReader::OverlayColumn(const format::LanceFileReader& file, size_t overlay, int32_t field_id) const {
@@ -140,11 +164,11 @@ const overlay::CoverageLayers* FragmentReader::CoverageOf(size_t field) const {
   if (!known) {
     // A field no overlay lists has no layers: the manifest says so without a trip to the
     // shared cache (an index lookup reads its row through here, per query). An overlay
-    // without a data file takes the long way, whose load refuses it.
+    // without a data file or fields takes the long way, whose load refuses it.
     const auto& list = fragment_.overlays();
     const bool listed = std::any_of(list.begin(), list.end(), [&](const lance::table::DataOverlayFile& o) {
       const auto& ids = o.data_file().fields();
-      return !o.has_data_file() || std::find(ids.begin(), ids.end(), id) != ids.end();
+      return ids.empty() || std::find(ids.begin(), ids.end(), id) != ids.end();
     });
     std::shared_ptr<const overlay::CoverageLayers> layers;
     if (listed) {
@@ -270,19 +294,26 @@ ArrayPtr FragmentReader::WholeOverlayColumn(size_t overlay, int32_t field_id) co
   if (known != whole_columns_.end()) return known->second;  // a batch asks once per layer: skip the shared cache
   const uint64_t bytes = overlays().overlays()[overlay].proto->data_file().file_size_bytes();
   ArrayPtr column;
-  if (bytes > 0 && bytes <= kWholeOverlayBytes)  // 0: size not recorded, so no bound
-    column = state_.CachedOverlayColumn(overlays().overlays()[overlay].proto->data_file(), field_id, [&] {
-      // The column is kept, so the file's bytes are not (unless a reader has it open anyway):
-      // a scan of many small overlays would otherwise hold each value twice.
-      std::shared_ptr<const format::LanceFileReader> file = overlay_files_[overlay];
-      if (!file) {
-        file = state_.OpenDataFileOnce(overlays().overlays()[overlay].proto->data_file(), kReadWholeOverlayFileBytes);
-        CheckOverlayRows(overlay, *file);
-      }
-      const size_t index = OverlayColumn(*file, overlay, field_id);
+  if (bytes > 0 && bytes <= kWholeOverlayBytes) {  // 0: size not recorded, so no bound
+    const lance::table::DataFile& data_file = overlays().overlays()[overlay].proto->data_file();
+    // The column is kept, so the file's bytes are not (unless a reader has it open anyway):
+    // a scan of many small overlays would otherwise hold each value twice.
+    std::shared_ptr<const format::LanceFileReader> file = overlay_files_[overlay];
+    auto open = [&]() -> const format::LanceFileReader& {
+      if (!file) file = state_.OpenDataFileOnce(data_file, kReadWholeOverlayFileBytes);
+      return *file;
+    };
+    // Checked against this version's coverage on every version: what the session keeps
+    // was read for another one.
+    CheckOverlayFile(overlay, *state_.session->OverlayFieldRows(state_.store, state_.DataPath(data_file), [&] {
+      return std::make_shared<const Session::FieldRows>(FieldRowsOf(open()));
+    }));
+    column = state_.CachedOverlayColumn(data_file, field_id, [&] {
+      const size_t index = OverlayColumn(open(), overlay, field_id);
       overlay::Counters().values_decoded_whole.fetch_add(file->num_rows(index), std::memory_order_relaxed);
       return file->ReadField(index, 0, file->num_rows(index));
     });
+  }
   whole_columns_.emplace(std::make_pair(overlay, field_id), column);
   return column;
 }

@@ -77,9 +77,13 @@ class FragmentReader {
   // `whole_if_small`: read a file of at most kReadWholeOverlayFileBytes whole (a scan
   // reads all of it); else just its tail (a take reads a few pages).
   const format::LanceFileReader& OpenOverlayFile(size_t overlay, bool whole_if_small) const;
-  // Throws Corrupt when `file`, overlay `overlay`'s data file, holds fewer values of a
-  // field than the overlay covers cells of it.
-  void CheckOverlayRows(size_t overlay, const format::LanceFileReader& file) const;
+  // Throws Corrupt unless `file`, overlay `overlay`'s data file, has every field the
+  // overlay lists, each with one value per covered cell (see the definition).
+  void CheckOverlayFile(size_t overlay, const format::LanceFileReader& file) const;
+  void CheckOverlayFile(size_t overlay, const Session::FieldRows& file) const;
+  static Session::FieldRows FieldRowsOf(const format::LanceFileReader& file);
+  // The `values` an overlay's column holds for its `field`-th field against its coverage.
+  void CheckOverlayValues(size_t index, size_t field, uint64_t values) const;
   // The column of `field_id` in `file`, overlay `overlay`'s data file.
   size_t OverlayColumn(const format::LanceFileReader& file, size_t overlay, int32_t field_id) const;
   // The field's overlays in this fragment as coverage bitmaps, or null when none covers

@@ -28,9 +28,24 @@ ArrayPtr Session::OverlayColumn(const std::shared_ptr<io::ObjectStore>& store, c
       .value;
 }
 
+std::shared_ptr<const Session::FieldRows> Session::OverlayFieldRows(
+    const std::shared_ptr<io::ObjectStore>& store, const std::string& path,
+    const std::function<std::shared_ptr<const FieldRows>()>& build) {
+  return overlay_field_rows_
+      .GetOrLoad(Key{store.get(), path, 0},
+                 [&] {
+                   auto rows = build();
+                   constexpr uint64_t kEntryBytes = 128;
+                   return std::make_pair(Kept<std::shared_ptr<const FieldRows>>{store, rows},
+                                         kEntryBytes + rows->size() * sizeof(FieldRows::value_type));
+                 })
+      .value;
+}
+
 void Session::Clear() {
   files_.Clear();
   overlay_columns_.Clear();
+  overlay_field_rows_.Clear();
 }
 
 }  // namespace lancelet::table

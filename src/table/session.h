@@ -35,6 +35,14 @@ class Session {
   ArrayPtr OverlayColumn(const std::shared_ptr<io::ObjectStore>& store, const std::string& path, int32_t field_id,
                          const std::function<ArrayPtr()>& decode);
 
+  // The top-level fields of a small overlay file with how many values each holds, made by
+  // build() on a miss: kept beside its decoded columns, so that every version reading them
+  // checks them against its own coverage without opening the file.
+  using FieldRows = std::vector<std::pair<int32_t, uint64_t>>;  // field id, values
+  std::shared_ptr<const FieldRows> OverlayFieldRows(const std::shared_ptr<io::ObjectStore>& store,
+                                                    const std::string& path,
+                                                    const std::function<std::shared_ptr<const FieldRows>()>& build);
+
   size_t DataFiles() const { return files_.size(); }  // kept now
 
   // Drops everything kept: for tests that change a file in place between two reads, which
@@ -64,6 +72,7 @@ class Session {
   };
   LruCache<Key, Kept<std::shared_ptr<const format::LanceFileReader>>, KeyHash> files_{kDataFiles};
   LruCache<Key, Kept<ArrayPtr>, KeyHash> overlay_columns_{kOverlayColumnBytes};
+  LruCache<Key, Kept<std::shared_ptr<const FieldRows>>, KeyHash> overlay_field_rows_{kOverlayColumnBytes / 64};
 };
 
 }  // namespace lancelet::table

@@ -620,6 +620,53 @@ TEST_F(CorruptFiles, GarbageDescriptor) {
   ExpectError(ErrorKind::kCorrupt, path, [&] { LanceFileReader::Open(*store_, path); });
 }
 
+// A page buffer moved (one flipped bit in its offset) onto the schema's global buffer or
+// past the data pages is refused when the file opens, before any value is decoded.
+TEST_F(CorruptFiles, PageBuffersLieInTheDataPages) {
+  const std::string good = Good();
+  auto load = [&](size_t pos) {
+    uint64_t v;
+    std::memcpy(&v, &good[pos], 8);
+    return v;
+  };
+  const size_t footer = good.size() - 40;
+  const uint64_t column_meta = load(footer), offsets = load(footer + 8), globals = load(footer + 16);
+  const uint64_t schema_at = load(globals), schema_end = schema_at + load(globals + 8);
+  // Good() has one column: its metadata is all of [column_meta, offsets).
+  auto with_first_buffer_at = [&](uint64_t offset) {
+    lance::file::v2::ColumnMetadata meta;
+    EXPECT_TRUE(meta.ParseFromString(good.substr(column_meta, offsets - column_meta)));
+    meta.mutable_pages(0)->set_buffer_offsets(0, offset);
+    const std::string edited = meta.SerializeAsString();
+    std::string out = good.substr(0, column_meta) + edited;
+    const uint64_t new_offsets = out.size(), new_globals = new_offsets + 16, size = edited.size();
+    out.append(reinterpret_cast<const char*>(&column_meta), 8).append(reinterpret_cast<const char*>(&size), 8);
+    out += good.substr(globals, footer - globals);
+    out += good.substr(footer, 8);
+    out.append(reinterpret_cast<const char*>(&new_offsets), 8).append(reinterpret_cast<const char*>(&new_globals), 8);
+    out += good.substr(footer + 24);
+    return Put("moved.lance", out);
+  };
+  lance::file::v2::ColumnMetadata meta;
+  ASSERT_TRUE(meta.ParseFromString(good.substr(column_meta, offsets - column_meta)));
+  const uint64_t bytes = meta.pages(0).buffer_sizes(0);
+  ASSERT_LT(column_meta - bytes, schema_end);
+  auto path = with_first_buffer_at(column_meta - bytes);  // ends where the metadata starts, over the schema
+  ExpectError(ErrorKind::kCorrupt,
+              fmt::format("{}: a page buffer of column 0 at [{}, {}) overlaps global buffer 0 at [{}, {})", path,
+                          column_meta - bytes, column_meta, schema_at, schema_end),
+              [&] { LanceFileReader::Open(*store_, path); });
+  path = with_first_buffer_at(column_meta);
+  ExpectError(ErrorKind::kCorrupt,
+              fmt::format("{}: a page buffer of column 0 at [{}, {}) lies outside the data pages, which end where the "
+                          "column metadata starts, at {}",
+                          path, column_meta, column_meta + bytes, column_meta),
+              [&] { LanceFileReader::Open(*store_, path); });
+  // Where the page really is, the file reads.
+  path = with_first_buffer_at(meta.pages(0).buffer_offsets(0));
+  EXPECT_EQ(LanceFileReader::Open(*store_, path)->ReadField(0, 0, 10)->length, 10);
+}
+
 TEST_F(CorruptFiles, LegacyAndFutureVersionsAreNotSupported) {
   std::string bytes = Good();
   uint16_t v[2] = {0, 2};
@@ -729,6 +776,42 @@ TEST_F(HandBuilt, DictionaryOfStrings) {
   EXPECT_TRUE(ArraysEqual(*reader->ReadField(0, 2, 2), *Slice(*expected, 2, 2)));
 }
 
+// A page holds just the buffers its encoding names. One flipped bit that turns
+// Nullable.no_nulls into all_nulls, or the tag of Flat.buffer into an unknown field (a
+// Flat without a buffer reads buffer 0), leaves a buffer unnamed: that page is refused
+// when read, and the other pages still read.
+TEST_F(HandBuilt, EveryPageBufferIsNamedByTheEncoding) {
+  auto t = DataType::Utf8();
+  auto strings = [&](const std::string& bytes_flat) {
+    PageSpec page{2, {Raw<uint64_t>({2, 5}), "abcde"}, {}};
+    auto* b = page.encoding.mutable_binary();
+    Flat(b->mutable_indices()->mutable_nullable()->mutable_no_nulls()->mutable_values(), 64, 0);
+    b->mutable_bytes()->mutable_flat()->set_bits_per_value(8);
+    if (!bytes_flat.empty()) b->mutable_bytes()->mutable_flat()->ParseFromString(bytes_flat);
+    else b->mutable_bytes()->mutable_flat()->mutable_buffer()->set_buffer_index(1);
+    b->set_null_adjustment(6);
+    return page;
+  };
+  PageSpec good = strings("");
+  // Flat{bits_per_value: 8, buffer: {buffer_index: 1}} with the buffer's tag 0x12 flipped to 0x32.
+  PageSpec lost = strings(std::string("\x08\x08\x32\x02\x08\x01", 6));
+  PageSpec all_null = good;
+  all_null.encoding.Clear();
+  all_null.encoding.mutable_nullable()->mutable_all_nulls();
+  auto path = Build("unnamed.lance", *Field::Make("s", t), {{good, lost, all_null}}, 6);
+  auto reader = LanceFileReader::Open(*store_, path);
+  EXPECT_TRUE(ArraysEqual(*reader->ReadField(0, 0, 2),
+                          *MakeArray(t, {Scalar{t, std::string("ab")}, Scalar{t, std::string("cde")}})));
+  ExpectError(ErrorKind::kCorrupt,
+              path + ": column 0 page 1: page buffer 1 of 2 is not used by the page's encoding (binary)",
+              [&] { reader->ReadField(0, 2, 2); });
+  ExpectError(ErrorKind::kCorrupt,
+              path + ": column 0 page 2: page buffer 0 of 2 is not used by the page's encoding (nullable)",
+              [&] { reader->ReadField(0, 4, 2); });
+  std::vector<uint64_t> rows = {5};
+  ExpectError(ErrorKind::kCorrupt, "column 0 page 2: page buffer 0 of 2", [&] { reader->TakeField(0, rows); });
+}
+
 TEST_F(HandBuilt, ZstdAndLz4CompressedBinaryBytes) {
   std::string text = "hello world, hello lance";
   std::string zstd_buf(8 + ZSTD_compressBound(text.size()), '\0');
@@ -759,7 +842,7 @@ TEST_F(HandBuilt, ZstdAndLz4CompressedBinaryBytes) {
 TEST_F(HandBuilt, UnknownEncodingsNameFileColumnAndPage) {
   PageSpec good{4, {Raw<int32_t>({1, 2, 3, 4})}, {}};
   Flat(good.encoding.mutable_nullable()->mutable_no_nulls()->mutable_values(), 32, 0);
-  PageSpec odd{4, {Raw<int32_t>({1, 2, 3, 4})}, {}};
+  PageSpec odd{4, {}, {}};
   odd.encoding.mutable_constant()->set_value("\x01");  // the reference's 2.0 reader has no Constant either
   auto path = Build("odd.lance", *Field::Make("a", DataType::Int32()), {{good, odd}}, 8);
   auto reader = LanceFileReader::Open(*store_, path);

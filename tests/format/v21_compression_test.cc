@@ -152,6 +152,26 @@ TEST(InlineBitpacking, RejectsBadBlocks) {
   EXPECT_EQ(KindOf([&] { DecodeInlineBitpacking(24, data, 10, "t"); }), ErrorKind::kCorrupt);
 }
 
+// The blocks are the whole buffer: a width lowered by a flipped bit (3 to 2 here) reads
+// other values from fewer bytes and leaves the rest over, which decode and gather refuse.
+TEST(InlineBitpacking, BlocksFillTheirBuffer) {
+  std::string data;
+  PutLE(data, 3, 4);
+  data += ReferencePack(32, 3, RandomValues(3, 1024, 5));
+  EXPECT_EQ(DecodeInlineBitpacking(32, data, 10, "t").size(), 40u);
+  data[0] = 2;
+  try {
+    DecodeInlineBitpacking(32, data, 10, "t");
+    ADD_FAILURE() << "a width lowered to 2 was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);
+    EXPECT_EQ(std::string(e.what()), "t: bit-packed blocks of 10 values take 260 bytes, but their buffer has 388");
+  }
+  const std::vector<uint64_t> rows = {0, 5};
+  std::string out(8, '\0');
+  EXPECT_FALSE(GatherInlineBitpacked(32, data, 10, rows, 0, reinterpret_cast<uint8_t*>(out.data())));
+}
+
 // A take's values unpacked one by one agree with whole-block unpacking, at every word size,
 // at the extreme widths, across two blocks of different widths (the second partial), in
 // any order and with repeats.

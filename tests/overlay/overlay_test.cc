@@ -15,6 +15,7 @@
 #include "lancelet/text.h"
 #include "overlay/patch.h"
 #include "overlay/resolution.h"
+#include "support/sample_batches.h"
 #include "support/test_env.h"
 #include "table/dataset_state.h"
 #include "table/session.h"
@@ -22,17 +23,12 @@
 namespace lancelet {
 namespace {
 
+using testing::Strings;
 using testing::TempDir;
 
 ArrayPtr Int32s(const std::vector<std::optional<int32_t>>& values) {
   FixedWidthBuilder<int32_t> b(DataType::Int32());
   for (auto v : values) v ? b.Append(*v) : b.AppendNull();
-  return b.Finish();
-}
-
-ArrayPtr Strings(const std::vector<std::optional<std::string>>& values) {
-  BinaryBuilder b(DataType::Utf8());
-  for (const auto& v : values) v ? b.Append(*v) : b.AppendNull();
   return b.Finish();
 }
 
@@ -158,7 +154,7 @@ TEST_P(OverlayTest, PositionBreaksTiesBetweenEqualVersions) {
   f->mutable_overlays(2)->set_committed_version(v);  // 222 now ties with 111 but comes later
   auto tied = WithManifest(ds, m);
   EXPECT_EQ(Column(tied, "age"), "0,222,20,30");
-  std::swap(*f->mutable_overlays(0), *f->mutable_overlays(2));  // stored out of order: sorted on load
+  std::swap(*f->mutable_overlays(0), *f->mutable_overlays(2));  // equal versions: the later position wins
   auto swapped = WithManifest(ds, m);
   EXPECT_EQ(Column(swapped, "age"), "0,111,20,30");
 }
@@ -305,29 +301,67 @@ TEST_P(OverlayTest, AFilteredScanReadsACoveringOverlayOnlyWhereTheFilterKeepsRow
   EXPECT_LT(overlaid - base, overlay_bytes / 4) << "base " << base << ", overlaid " << overlaid;
 }
 
-// An overlay whose coverage has more cells than its value column has values is refused
-// as corrupt by scan and take alike, naming the fragment and file, and again on a retry.
-TEST_P(OverlayTest, CoverageBeyondTheValueColumnIsCorrupt) {
+// Rank addressing needs one value per covered cell: an overlay whose coverage has more or
+// fewer cells than its value column has values (a bitmap or a page length damaged) is
+// refused as corrupt by scan and take alike, naming the fragment, file and field, and
+// again on a retry. So is a listed field the file has no column for, even by reads of
+// the other fields.
+TEST_P(OverlayTest, CoverageAndValueColumnMustAgree) {
   auto ds = MakeDataset(uri_, 8, GetParam());
   ds = OverlayWriter(ds).Set(0, "age", {1, 2, 3}, Int32s({-1, -2, -3})).Commit();
-  auto m = ds->state().manifest;
-  m.mutable_fragments(0)->mutable_overlays(0)->set_shared_offset_bitmap(
-      format::RoaringBitmap::FromValues(std::vector<uint32_t>{1, 2, 3, 5, 6}).SerializePortable());
-  auto bad = WithManifest(ds, m);
-  auto expect_corrupt = [&](auto read) {
-    auto error = testing::ThrownError(read);
-    ASSERT_TRUE(error) << "expected a Corrupt error";
-    const std::string message = error->what();
-    EXPECT_EQ(error->kind(), ErrorKind::kCorrupt) << message;
-    EXPECT_NE(message.find("fragment 0: overlay file"), std::string::npos) << message;
-    EXPECT_NE(message.find("covers 5 cells of field"), std::string::npos) << message;
-    EXPECT_NE(message.find("holds only 3 values"), std::string::npos) << message;
+  const std::string& file = ds->state().manifest.fragments(0).overlays(0).data_file().path();
+  const std::string prefix = fmt::format("'{}' fragment 0: overlay file '{}' ", uri_, file);
+  auto expect_corrupt = [&](const lance::table::Manifest& m, const std::string& expected) {
+    auto bad = WithManifest(ds, m);
+    std::vector<uint64_t> rows = {1};  // a covered row: a take opens no file for others
+    for (const auto& read : std::vector<std::function<void()>>{[&] { bad->NewScan().Columns({"age"}).ToBatch(); },
+                                                               [&] { bad->NewScan().Columns({"age"}).ToBatch(); },
+                                                               [&] { bad->Take(rows, {"age"}); }}) {
+      auto error = testing::ThrownError(read);
+      ASSERT_TRUE(error) << "expected: " << expected;
+      EXPECT_EQ(error->kind(), ErrorKind::kCorrupt) << error->what();
+      EXPECT_EQ(std::string(error->what()), prefix + expected);
+    }
   };
-  auto scan = [&] { bad->NewScan().Columns({"age"}).ToBatch(); };
-  expect_corrupt(scan);
-  expect_corrupt(scan);
-  std::vector<uint64_t> rows = {5};
-  expect_corrupt([&] { bad->Take(rows, {"age"}); });
+  auto with_cells = [&](std::vector<uint32_t> cells) {
+    auto m = ds->state().manifest;
+    m.mutable_fragments(0)->mutable_overlays(0)->set_shared_offset_bitmap(
+        format::RoaringBitmap::FromValues(cells).SerializePortable());
+    return m;
+  };
+  expect_corrupt(with_cells({1, 2, 3, 5, 6}), "holds 3 values of field 1 for 5 covered cells");
+  expect_corrupt(with_cells({1, 2}), "holds 3 values of field 1 for 2 covered cells");
+  auto m = ds->state().manifest;
+  m.mutable_fragments(0)->mutable_overlays(0)->mutable_data_file()->add_fields(2);  // name: not in the file
+  expect_corrupt(m, "lists field 2 but has no column for it");
+}
+
+// A sparse overlay whose columns were all written to one length (the reference's
+// equal-length writer pads them to the largest coverage) reads: the values past a field's
+// coverage are not cells. Any other length is refused.
+TEST_P(OverlayTest, ASparseOverlayMayPadItsColumnsToTheLargestCoverage) {
+  auto ds = MakeDataset(uri_, 8, GetParam());
+  ds = OverlayWriter(ds)
+           .Set(0, "age", {1, 2, 3}, Int32s({-1, -2, -3}))
+           .Set(0, "name", {1, 2, 3}, Strings({"a", "b", "c"}))
+           .Commit();
+  auto sparse = [&](std::vector<uint32_t> ages, std::vector<uint32_t> names) {
+    auto m = ds->state().manifest;
+    auto* o = m.mutable_fragments(0)->mutable_overlays(0);
+    o->clear_shared_offset_bitmap();
+    o->mutable_field_coverage()->add_offset_bitmaps(format::RoaringBitmap::FromValues(ages).SerializePortable());
+    o->mutable_field_coverage()->add_offset_bitmaps(format::RoaringBitmap::FromValues(names).SerializePortable());
+    return WithManifest(ds, m);
+  };
+  auto padded = sparse({1, 2, 3}, {4, 6});
+  EXPECT_EQ(Column(padded, "age"), "0,-1,-2,-3,40,50,60,70");
+  EXPECT_EQ(Column(padded, "name"), "n0,n1,n2,n3,a,n5,b,n7");
+  auto error = testing::ThrownError([&] { sparse({1, 2}, {4})->NewScan().Columns({"name"}).ToBatch(); });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(std::string(error->what()),
+            fmt::format("'{}' fragment 0: overlay file '{}' holds 3 values of field 1 for 2 covered cells (or 2, the "
+                        "overlay's largest coverage)",
+                        uri_, ds->state().manifest.fragments(0).overlays(0).data_file().path()));
 }
 
 // A read parses the coverage of the overlays it reads: a scan of `age` reads past an
@@ -351,19 +385,25 @@ TEST_P(OverlayTest, AReadParsesOnlyTheCoverageOfTheFieldsItReads) {
       << error->what();
 }
 
-// An overlay without a data file is corrupt: a read of any field of its fragment refuses
-// it, also of a field no overlay lists (which otherwise skips the overlays entirely).
-TEST_P(OverlayTest, AnOverlayWithoutADataFileIsRefusedByReadsOfAnyField) {
+// An overlay without a data file, or whose data file lists no field, is corrupt: a read
+// of any field of its fragment refuses it, also of a field no overlay lists (which
+// otherwise skips the overlays entirely).
+TEST_P(OverlayTest, AnOverlayWithoutADataFileOrFieldsIsRefusedByReadsOfAnyField) {
   auto ds = MakeDataset(uri_, 3, GetParam());
   ds = OverlayWriter(ds).Set(0, "age", {0}, Int32s({5})).Commit();
-  auto m = ds->state().manifest;
-  m.mutable_fragments(0)->mutable_overlays(0)->clear_data_file();
-  auto bad = WithManifest(ds, m);
-  for (const char* column : {"age", "id"}) {
-    auto error = testing::ThrownError([&] { bad->NewScan().Columns({column}).ToBatch(); });
-    ASSERT_TRUE(error) << column;
-    EXPECT_EQ(error->kind(), ErrorKind::kCorrupt) << column;
-    EXPECT_NE(std::string(error->what()).find("the overlay has no data_file"), std::string::npos) << error->what();
+  for (const char* fault : {"the overlay has no data_file", "data_file lists no fields"}) {
+    auto m = ds->state().manifest;
+    auto* overlay = m.mutable_fragments(0)->mutable_overlays(0);
+    if (std::string(fault) == "data_file lists no fields") overlay->mutable_data_file()->clear_fields();
+    else overlay->clear_data_file();
+    auto bad = WithManifest(ds, m);
+    for (const char* column : {"age", "id"}) {
+      auto error = testing::ThrownError([&] { bad->NewScan().Columns({column}).ToBatch(); });
+      ASSERT_TRUE(error) << column;
+      EXPECT_EQ(error->kind(), ErrorKind::kCorrupt) << column;
+      EXPECT_EQ(std::string(error->what()),
+                fmt::format("'{}' fragment 0, overlay 0 (committed_version 2): {}", uri_, fault));
+    }
   }
 }
 
@@ -433,7 +473,7 @@ struct LayeredFragment {
       o->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(cells).SerializePortable());
       o->set_committed_version(version);
     }
-    set = overlay::FragmentOverlays::Load(fragment, "test");
+    set = overlay::FragmentOverlays::Load(fragment, UINT64_MAX, "test");
     coverage = overlay::CoverageLayers::Of(*set, 7);
     layers = overlay::FieldLayers::Build(*coverage);
   }
@@ -979,21 +1019,64 @@ TEST(OverlayCost, AScanOpensEachOverlayFileOncePerProcess) {
 }
 
 TEST(OverlayLoad, CorruptOverlaysAreRefused) {
+  auto message = [](const lance::table::DataFragment& fragment) {
+    auto error = testing::ThrownError([&] { overlay::FragmentOverlays::Load(fragment, 2, "t"); });
+    return error ? std::string(error->what()) : std::string("no error");
+  };
   lance::table::DataFragment f;
   f.add_overlays()->mutable_data_file()->add_fields(1);
-  EXPECT_THROW(overlay::FragmentOverlays::Load(f, "t"), Error);  // no coverage
+  f.mutable_overlays(0)->set_committed_version(2);
+  EXPECT_EQ(message(f), "t, overlay 0 (committed_version 2): the overlay has no coverage");
   auto* o = f.mutable_overlays(0);
   o->mutable_data_file()->add_fields(2);
   o->mutable_field_coverage()->add_offset_bitmaps(format::RoaringBitmap::FromValues(std::vector<uint32_t>{1}).SerializePortable());
   try {
-    overlay::FragmentOverlays::Load(f, "t");
+    overlay::FragmentOverlays::Load(f, 2, "t");
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("1 bitmaps for 2 fields"), std::string::npos) << e.what();
   }
   lance::table::DataFragment g;
   g.add_overlays()->set_shared_offset_bitmap("x");
-  EXPECT_THROW(overlay::FragmentOverlays::Load(g, "t"), Error);  // no data file
+  g.mutable_overlays(0)->set_committed_version(2);
+  EXPECT_EQ(message(g), "t, overlay 0 (committed_version 2): the overlay has no data_file");
+}
+
+// Precedence is the stored order, which every commit keeps (it stamps its own version and
+// appends): a committed_version out of order, 0 (unstamped) or past the manifest's
+// version is damage, and so is a field listed twice (it would take another's values) or
+// none (a flipped tag can move the list to another field of DataFile).
+TEST(OverlayLoad, VersionsOutOfOrderAndMissingOrRepeatedFieldsAreRefused) {
+  auto message = [](const lance::table::DataFragment& fragment) {
+    auto error = testing::ThrownError([&] { overlay::FragmentOverlays::Load(fragment, 4, "'d' fragment 0"); });
+    return error ? std::string(error->what()) : std::string("no error");
+  };
+  lance::table::DataFragment f;
+  for (uint64_t version : {2, 3, 3}) {
+    auto* o = f.add_overlays();
+    o->mutable_data_file()->add_fields(7);
+    o->mutable_data_file()->add_fields(overlay::kTombstoneFieldId);
+    o->mutable_data_file()->add_fields(overlay::kTombstoneFieldId);
+    o->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(std::vector<uint32_t>{1}).SerializePortable());
+    o->set_committed_version(version);
+  }
+  EXPECT_EQ(message(f), "no error");
+  f.mutable_overlays(1)->set_committed_version(1);
+  EXPECT_EQ(message(f),
+            "'d' fragment 0, overlay 1 (committed_version 1): overlay files must be stored newest-last, but "
+            "committed_version 2 precedes 1");
+  f.mutable_overlays(1)->set_committed_version(0);
+  EXPECT_EQ(message(f), "'d' fragment 0, overlay 1 (committed_version 0): committed_version must lie in [1, 4], the "
+                        "version of this manifest");
+  f.mutable_overlays(1)->set_committed_version(3);
+  f.mutable_overlays(2)->set_committed_version(5);
+  EXPECT_EQ(message(f), "'d' fragment 0, overlay 2 (committed_version 5): committed_version must lie in [1, 4], the "
+                        "version of this manifest");
+  f.mutable_overlays(2)->set_committed_version(4);
+  f.mutable_overlays(2)->mutable_data_file()->set_fields(2, 7);
+  EXPECT_EQ(message(f), "'d' fragment 0, overlay 2 (committed_version 4): data_file.fields lists field 7 twice");
+  f.mutable_overlays(2)->mutable_data_file()->clear_fields();
+  EXPECT_EQ(message(f), "'d' fragment 0, overlay 2 (committed_version 4): data_file lists no fields");
 }
 
 // Coverage addresses physical rows: a cell at or past physical_rows is refused when the
@@ -1007,9 +1090,10 @@ TEST(OverlayLoad, CoverageBeyondPhysicalRowsIsCorrupt) {
   o->mutable_data_file()->add_fields(7);
   o->set_committed_version(2);
   o->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(std::vector<uint32_t>{3, 9}).SerializePortable());
-  EXPECT_EQ(overlay::FragmentOverlays::Load(f, "t")->overlays()[0].CoverageOf(7)->Cardinality(), 2u);  // 9 is the last row
+  // 9 is the last row.
+  EXPECT_EQ(overlay::FragmentOverlays::Load(f, 2, "t")->overlays()[0].CoverageOf(7)->Cardinality(), 2u);
   o->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(std::vector<uint32_t>{3, 10}).SerializePortable());
-  auto loaded = overlay::FragmentOverlays::Load(f, "'d' fragment 0");
+  auto loaded = overlay::FragmentOverlays::Load(f, 2, "'d' fragment 0");
   auto error = testing::ThrownError([&] { loaded->overlays()[0].CoverageOf(7); });
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(error->kind(), ErrorKind::kCorrupt);
@@ -1020,7 +1104,7 @@ TEST(OverlayLoad, CoverageBeyondPhysicalRowsIsCorrupt) {
   EXPECT_TRUE(testing::ThrownError([&] { loaded->overlays()[0].Coverage(0); }).has_value());
   // A bitmap that does not parse is named by its overlay, and by its field under field_coverage.
   o->set_shared_offset_bitmap("garbage");
-  loaded = overlay::FragmentOverlays::Load(f, "'d' fragment 0");
+  loaded = overlay::FragmentOverlays::Load(f, 2, "'d' fragment 0");
   error = testing::ThrownError([&] { loaded->overlays()[0].CoverageOf(7); });
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(std::string(error->what()),
@@ -1029,7 +1113,7 @@ TEST(OverlayLoad, CoverageBeyondPhysicalRowsIsCorrupt) {
   o->mutable_data_file()->add_fields(8);
   o->mutable_field_coverage()->add_offset_bitmaps(format::RoaringBitmap::FromValues(std::vector<uint32_t>{1}).SerializePortable());
   o->mutable_field_coverage()->add_offset_bitmaps("garbage");
-  loaded = overlay::FragmentOverlays::Load(f, "'d' fragment 0");
+  loaded = overlay::FragmentOverlays::Load(f, 2, "'d' fragment 0");
   EXPECT_EQ(loaded->overlays()[0].CoverageOf(7)->Cardinality(), 1u);  // field 8's bad bitmap is not parsed
   error = testing::ThrownError([&] { loaded->overlays()[0].CoverageOf(8); });
   ASSERT_TRUE(error.has_value());

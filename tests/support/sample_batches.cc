@@ -36,6 +36,18 @@ RecordBatchPtr IdABBatch(int64_t n) {
   return std::make_shared<RecordBatch>(schema, std::vector<ArrayPtr>{id.Finish(), a.Finish(), b.Finish()}, n);
 }
 
+ArrayPtr Int64s(const std::vector<std::optional<int64_t>>& values) {
+  FixedWidthBuilder<int64_t> b(DataType::Int64());
+  for (auto v : values) v ? b.Append(*v) : b.AppendNull();
+  return b.Finish();
+}
+
+ArrayPtr Strings(const std::vector<std::optional<std::string>>& values) {
+  BinaryBuilder b(DataType::Utf8());
+  for (const auto& v : values) v ? b.Append(*v) : b.AppendNull();
+  return b.Finish();
+}
+
 RecordBatchPtr ReadArrowFile(const std::string& path) {
   auto reader = ReadIpc(ReadFileToString(path), path);
   std::vector<RecordBatchPtr> batches;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@ RecordBatchPtr IdNameBatch(int64_t start, int64_t n);
 
 // n rows of int64 columns: id = 0..n-1, a = id % 10, b = id.
 RecordBatchPtr IdABBatch(int64_t n);
+
+// Columns of the given values; nullopt is NULL.
+ArrayPtr Int64s(const std::vector<std::optional<int64_t>>& values);
+ArrayPtr Strings(const std::vector<std::optional<std::string>>& values);
 
 // Every batch of an Arrow IPC file or stream, as one batch.
 RecordBatchPtr ReadArrowFile(const std::string& path);
