@@ -121,7 +121,13 @@ void FragmentReader::CheckOverlayFile(size_t index, const format::LanceFileReade
 Session::FieldRows FragmentReader::FieldRowsOf(const format::LanceFileReader& file) {
   Session::FieldRows out;
   const auto& fields = file.schema().fields();
-  for (size_t i = 0; i < fields.size(); ++i) out.emplace_back(fields[i].id, file.num_rows(i));
+  for (size_t i = 0; i < fields.size(); ++i) {
+    out.emplace_back(fields[i].id, file.num_rows(i));
+    // Fields inside a struct have its values: they are listed, not counted.
+    fields[i].ForEach([&](const format::LanceField& f) {
+      if (f.id != fields[i].id) out.emplace_back(f.id, Session::kNotCounted);
+    });
+  }
   return out;
 }
 
@@ -133,7 +139,7 @@ void FragmentReader::CheckOverlayFile(size_t index, const Session::FieldRows& fi
     if (it == file.end())
       ThrowCorrupt("'{}' fragment {}: overlay file '{}' lists field {} but has no column for it", state_.uri,
                    fragment_.id(), o.proto->data_file().path(), o.field_ids[f]);
-    CheckOverlayValues(index, f, it->second);
+    if (it->second != Session::kNotCounted) CheckOverlayValues(index, f, it->second);
   }
 }
 

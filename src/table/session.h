@@ -39,6 +39,7 @@ class Session {
   // build() on a miss: kept beside its decoded columns, so that every version reading them
   // checks them against its own coverage without opening the file.
   using FieldRows = std::vector<std::pair<int32_t, uint64_t>>;  // field id, values
+  static constexpr uint64_t kNotCounted = UINT64_MAX;            // a field inside a struct
   std::shared_ptr<const FieldRows> OverlayFieldRows(const std::shared_ptr<io::ObjectStore>& store,
                                                     const std::string& path,
                                                     const std::function<std::shared_ptr<const FieldRows>()>& build);
