@@ -109,6 +109,14 @@ TEST_P(CompactionInteropTest, TheReferenceReadsEveryCompactionAndCleanup) {
   EXPECT_EQ(FilesIn(ds + "/_versions"), 1u + std::filesystem::exists(ds + "/_versions/latest_version_hint.json"));
   EXPECT_EQ(DiffJsonLines(updated, Ours(ds)), "");
   EXPECT_EQ(DiffJsonLines(updated, Oracle({"dump", ds})), "") << "after cleanup";
+
+  // A journal an interrupted cleanup left in _versions/ (table/cleanup.cc) does not stop
+  // the reference from reading, and the next cleanup removes it.
+  const std::string journal = ds + "/_versions/cleanup-00000000-0000-4000-8000-000000000000.journal";
+  WriteStringToFile(journal, "lancelet cleanup journal 1\ndata/gone.lance\n");
+  EXPECT_EQ(DiffJsonLines(updated, Oracle({"dump", ds})), "") << "with a cleanup journal left";
+  Lancelet({"cleanup", ds, "--keep", "1"});
+  EXPECT_FALSE(std::filesystem::exists(journal));
 }
 
 // The reference's optimize() with an immediate cleanup on a lancelet dataset that has
