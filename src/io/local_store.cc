@@ -21,6 +21,7 @@
 // every read on pread, for filesystems where mapping is unwise.
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -213,6 +214,17 @@ class LocalWritableFile final : public WritableFile {
   bool finished_ = false;
 };
 
+// flock(2) on the directory itself: no lock file for other tools to trip over, and the
+// kernel drops the lock when its holder dies.
+class FlockedDirectory final : public DirectoryLock {
+ public:
+  explicit FlockedDirectory(int fd) : fd_(fd) {}
+  ~FlockedDirectory() override { ::close(fd_); }
+
+ private:
+  int fd_;
+};
+
 class LocalStore final : public ObjectStore {
   int OpenForReading(const std::string& path) const {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -291,6 +303,22 @@ class LocalStore final : public ObjectStore {
     int rc = ::syncfs(fd);
     ::close(fd);
     if (rc != 0) ThrowErrno("syncing", dir);
+  }
+  std::unique_ptr<DirectoryLock> LockDirectory(const std::string& dir, LockMode mode) override {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) ThrowErrno("opening", dir);
+    int rc;
+    do rc = ::flock(fd, mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH);
+    while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      const int err = errno;
+      ::close(fd);
+      // Filesystems without flock (some network mounts) leave writers to their checks.
+      if (err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS) return nullptr;
+      errno = err;
+      ThrowErrno("locking", dir);
+    }
+    return std::make_unique<FlockedDirectory>(fd);
   }
   bool DeleteDirIfEmpty(const std::string& dir) override {
     if (::rmdir(dir.c_str()) == 0) return true;

@@ -47,6 +47,12 @@ struct IoStats {
   std::atomic<uint64_t> bytes_written{0};
 };
 
+// Held by its owner until destroyed (see ObjectStore::LockDirectory).
+class DirectoryLock {
+ public:
+  virtual ~DirectoryLock() = default;
+};
+
 class ObjectStore {
  public:
   virtual ~ObjectStore() = default;
@@ -80,6 +86,16 @@ class ObjectStore {
   // Makes every object written so far under `dir` durable, when durability is enabled
   // (LANCELET_SYNC=1); a commit calls it once before publishing its manifest.
   virtual void Sync(const std::string& dir) = 0;
+  // An advisory lock on `dir` among the processes of this machine, held until the
+  // returned object is destroyed: shared locks coexist, an exclusive one waits for them
+  // and excludes them. Commits hold a shared lock on `_versions/` from their last check
+  // to their put, cleanups an exclusive one while they remove manifests, so a removal
+  // never lands between a writer's check and its put. Stores without locks return null
+  // (the default); their writers rely on the check alone.
+  enum class LockMode { kShared, kExclusive };
+  virtual std::unique_ptr<DirectoryLock> LockDirectory(const std::string& /*dir*/, LockMode /*mode*/) {
+    return nullptr;
+  }
 
   IoStats& stats() const { return stats_; }
 

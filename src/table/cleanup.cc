@@ -260,7 +260,13 @@ CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
     journal = io::JoinPath(kVersionsDir, std::string(kJournalPrefix) + table::NewUuid() + std::string(kJournalSuffix));
     store.Put(io::JoinPath(uri, journal), EncodeJournal(listed));
   }
-  for (const auto& relative : removed_manifests) remove_file(relative);
+  {
+    // Not between a writer's last check and its put (see PublishManifest).
+    const auto lock = removed_manifests.empty() || options.dry_run
+                          ? nullptr
+                          : store.LockDirectory(io::JoinPath(uri, kVersionsDir), io::ObjectStore::LockMode::kExclusive);
+    for (const auto& relative : removed_manifests) remove_file(relative);
+  }
   for (const auto& relative : doomed) {
     if (relative.rfind(std::string(kIndicesDir) + "/", 0) == 0) {
       remove_dir(relative);  // an index segment

@@ -214,7 +214,13 @@ SchemaPtr Dataset::schema() const { return state_->arrow_schema; }
 std::vector<VersionInfo> Dataset::ListVersions() const {
   std::vector<VersionInfo> out;
   for (const auto& loc : table::ListManifests(*state_->store, state_->uri)) {
-    auto m = table::ReadManifest(*state_->store, loc.path);
+    lance::table::Manifest m;
+    try {
+      m = table::ReadManifest(*state_->store, loc.path);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kNotFound && !state_->store->Exists(loc.path)) continue;  // a cleanup removed it
+      throw;
+    }
     VersionInfo info;
     info.version = loc.version;
     info.timestamp_nanos = m.timestamp().seconds() * 1000000000 + m.timestamp().nanos();

@@ -312,11 +312,19 @@ std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> s
     }
     ThrowNotFound("'{}' is not a Lance dataset: it has no {}/*.manifest", uri, kVersionsDir);
   }
-  auto manifest = ReadManifest(*store, loc->path);
-  if (manifest.version() != loc->version)
-    ThrowCorrupt("manifest '{}' is named for version {} but records version {}", loc->path, loc->version,
-                 manifest.version());
-  return MakeState(std::move(store), uri, loc->path, std::move(manifest));
+  try {
+    auto manifest = ReadManifest(*store, loc->path);
+    if (manifest.version() != loc->version)
+      ThrowCorrupt("manifest '{}' is named for version {} but records version {}", loc->path, loc->version,
+                   manifest.version());
+    return MakeState(store, uri, loc->path, std::move(manifest));
+  } catch (const Error& e) {
+    // The newest version listed was removed while it was read (its manifest, index section
+    // or dictionaries): a concurrent cleanup does that only once a newer one exists, so
+    // list again.
+    if (!version && e.kind() == ErrorKind::kNotFound && !store->Exists(loc->path)) return LoadState(store, uri, version);
+    throw;
+  }
 }
 
 }  // namespace lancelet::table

@@ -143,11 +143,18 @@ bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance
                      ManifestNaming naming, const format::LanceSchema* dictionaries) {
   std::string dir = io::JoinPath(uri, kVersionsDir);
   store.CreateDir(dir);
-  // The version's name in the other naming (another writer's) also means the slot is taken.
-  const ManifestNaming other = naming == ManifestNaming::kV1 ? ManifestNaming::kV2 : ManifestNaming::kV1;
-  if (store.Exists(io::JoinPath(dir, ManifestFileName(manifest.version(), other)))) return false;
-  return store.PutIfAbsent(io::JoinPath(dir, ManifestFileName(manifest.version(), naming)),
-                           EncodeManifestFile(manifest, transaction, &indices, dictionaries));
+  const std::string bytes = EncodeManifestFile(manifest, transaction, &indices, dictionaries);
+  // Put-if-absent alone would publish into a number that a cleanup freed (it removes
+  // version N only once a newer one exists), below the newest version, where no reader
+  // looks. So, under the shared lock that keeps cleanups' removals out until the put is
+  // done: version N - 1 must still be there and no version >= N (the newest never goes
+  // away, so a freed N always leaves a newer one behind).
+  const auto lock = store.LockDirectory(dir, io::ObjectStore::LockMode::kShared);
+  const uint64_t n = manifest.version();
+  if (n > 1 && !FindManifest(store, uri, n - 1)) return false;
+  const auto listed = ListManifests(store, uri);
+  if (!listed.empty() && listed.back().version >= n) return false;
+  return store.PutIfAbsent(io::JoinPath(dir, ManifestFileName(n, naming)), bytes);
 }
 
 namespace {

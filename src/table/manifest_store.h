@@ -63,7 +63,8 @@ std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::tab
 
 // Makes `manifest` visible as version manifest.version(): one put-if-absent of its name
 // in `naming`. Returns false if that version already exists under either name (a
-// concurrent commit won).
+// concurrent commit won), or if, just before, the version below was gone or a newer one
+// already there (the caller lists the versions again). Cleanups' removals wait for it.
 bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance::table::Manifest& manifest,
                      const lance::table::IndexSection& indices, const lance::table::Transaction* transaction,
                      ManifestNaming naming, const format::LanceSchema* dictionaries = nullptr);

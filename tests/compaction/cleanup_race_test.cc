@@ -5,8 +5,11 @@
 // removed 1-3 must never publish into the freed number 2 (put-if-absent would let it):
 // its change lands after version 4, or it recomputes from version 4, or it fails in one
 // line; the version hint never goes back.
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -141,6 +144,40 @@ TEST_F(CleanupRaceTest, TheHintNeverMovesBackwards) {
   WriteStringToFile(uri_ + "/_versions/latest_version_hint.json", "{\"version\":99}");
   table::WriteVersionHint(*store, uri_, 4);
   EXPECT_EQ(Hint(uri_), "{\"version\":4}");
+}
+
+// The last gap: between a writer's final check and its put, another writer commits
+// versions 2 and 3 and a forced cleanup keeping 1 would remove 1 and 2, freeing the
+// number the writer is about to put. The cleanup's removals wait for the put (the
+// writer holds _versions/ shared, the cleanup exclusive), so the put finds version 2
+// taken and the append lands at 4. Without the lock it would publish an unreachable 2.
+TEST_F(CleanupRaceTest, ACleanupWaitsForAWriterBetweenItsCheckAndItsPut) {
+  uri_ = dir_.Join("t.lance");
+  Dataset::Write(uri_, {IdNameBatch(0, 100)});
+  auto staged = std::make_shared<FaultyStore>();
+  std::thread cleaner;
+  std::atomic<bool> cleaned{false};
+  staged->BeforePutIfAbsent([&](const std::string& path) {
+    if (cleaner.joinable() || !path.ends_with(".manifest")) return;
+    auto other = Dataset::Open(uri_)->Update({{"name", "'a'"}}, "id < 10")->Update({{"name", "'b'"}}, "id < 10");
+    EXPECT_EQ(other->version(), 3u);
+    cleaner = std::thread([&] {
+      Dataset::Open(uri_)->Cleanup(ForcedKeep(1));
+      cleaned = true;
+    });
+    // Time for the cleanup to remove versions 1 and 2 if it could.
+    for (int i = 0; i < 50 && !cleaned; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_FALSE(cleaned) << "the cleanup removed versions while a writer was between its check and its put";
+  });
+  auto writer = std::make_shared<Dataset>(table::LoadState(staged, uri_, std::nullopt));
+  auto next = writer->Append(std::vector<RecordBatchPtr>{IdNameBatch(100, 5)});
+  cleaner.join();
+  EXPECT_EQ(next->version(), 4u);
+  EXPECT_EQ(Versions(uri_), (std::vector<uint64_t>{3, 4}));
+  auto latest = Dataset::Open(uri_);
+  EXPECT_EQ(latest->version(), 4u);
+  EXPECT_EQ(latest->CountRows(), 105u);
+  EXPECT_EQ(latest->CountRows("name = 'b'"), 10u);
 }
 
 // Files under data/, _deletions/, _transactions/ and _indices/ that no listed version

@@ -959,6 +959,9 @@ class CountingStore : public io::ObjectStore {
   std::optional<ObjectInfo> Head(const std::string& path) const override { return inner_->Head(path); }
   void CreateDir(const std::string& dir) override { inner_->CreateDir(dir); }
   void Sync(const std::string& dir) override { inner_->Sync(dir); }
+  std::unique_ptr<io::DirectoryLock> LockDirectory(const std::string& dir, LockMode mode) override {
+    return inner_->LockDirectory(dir, mode);
+  }
 
  private:
   class File : public io::ReadableFile {

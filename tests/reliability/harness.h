@@ -32,10 +32,14 @@ inline int Scaled(int small, int large) { return Soak() ? large : small; }
 
 inline void Figures(const std::string& line) { std::cout << "[figures] " << line << std::endl; }
 
-// The version a writing command's stdout says it committed ("now version N", "is now at
-// version N"), or 0 when it committed nothing ("unchanged at version N").
+// The version a writing command's stdout says holds its change ("now version N", "is now
+// at version N", "(version N holds the change; ...)"), or 0 when it committed nothing
+// ("unchanged at version N").
 inline uint64_t CommittedVersion(const std::string& out) {
   if (out.find("unchanged at version") != std::string::npos) return 0;
+  // A write followed by a merge of overlay layers says which version holds its change.
+  if (size_t at = out.find("(version "); at != std::string::npos && out.find(" holds the change", at) != std::string::npos)
+    return std::strtoull(out.c_str() + at + 9, nullptr, 10);
   for (const char* marker : {"now version ", "now at version "}) {
     size_t at = out.find(marker);
     if (at != std::string::npos) return std::strtoull(out.c_str() + at + std::strlen(marker), nullptr, 10);

@@ -16,6 +16,7 @@ std::unique_ptr<io::WritableFile> FaultyStore::OpenWrite(const std::string& path
 
 bool FaultyStore::PutIfAbsent(const std::string& path, std::string_view bytes) {
   CheckWrite(path);
+  if (before_put_) before_put_(path);
   return inner_->PutIfAbsent(path, bytes);
 }
 

@@ -3,6 +3,7 @@
 // process killed between two deletes).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,6 +24,10 @@ class FaultyStore : public io::ObjectStore {
     writes_left_ = allowed;
   }
 
+  // Runs `hook` with the path before every put-if-absent goes through (a commit's put of
+  // its manifest, after its last check), to stage what other processes do in between.
+  void BeforePutIfAbsent(std::function<void(const std::string&)> hook) { before_put_ = std::move(hook); }
+
   std::unique_ptr<io::ReadableFile> OpenRead(const std::string& path) const override { return inner_->OpenRead(path); }
   std::unique_ptr<io::ReadableFile> OpenRead(const std::string& path, uint64_t known_size) const override {
     return inner_->OpenRead(path, known_size);
@@ -36,6 +41,9 @@ class FaultyStore : public io::ObjectStore {
   void CreateDir(const std::string& dir) override { inner_->CreateDir(dir); }
   bool DeleteDirIfEmpty(const std::string& dir) override { return inner_->DeleteDirIfEmpty(dir); }
   void Sync(const std::string& dir) override { inner_->Sync(dir); }
+  std::unique_ptr<io::DirectoryLock> LockDirectory(const std::string& dir, LockMode mode) override {
+    return inner_->LockDirectory(dir, mode);
+  }
 
  private:
   void CheckWrite(const std::string& path);
@@ -44,6 +52,7 @@ class FaultyStore : public io::ObjectStore {
   int deletes_left_ = -1;  // -1: never fail
   std::string write_part_;
   int writes_left_ = 0;
+  std::function<void(const std::string&)> before_put_;
 };
 
 }  // namespace lancelet::testing
