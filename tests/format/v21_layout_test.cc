@@ -1,5 +1,7 @@
 // Byte layouts of 2.1 / 2.2 pages as the reference writes and reads them, chunk-wise
 // reads, and errors for encodings this build does not decode.
+#include <random>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -127,6 +129,35 @@ TEST(V21Layout, NarrowIntegersAreBitPackedPerBlock) {
   v[7] = -1;
   auto file = WriteArray(field, Int32s(v), kV21);
   EXPECT_EQ(PageLayoutOf(file->column(0).pages(0)).mini_block_layout().value_compression().flat().bits_per_value(), 32u);
+}
+
+// Packing must save at least a sixteenth of the plain bytes: positive random doubles
+// (63 of 64 bits) stay Flat, since unpacking costs every read, while 64-bit values of
+// up to 59 bits still pack (a block of 1024: 8 + 128 x 59 bytes against 15/16 of 8192).
+TEST(V21Layout, PackingThatSavesLittleStaysFlat) {
+  std::mt19937_64 rng(3);
+  std::vector<double> doubles;
+  std::vector<Scalar> values;
+  for (int k = 0; k < 4096; ++k)
+    values.push_back(Scalar{DataType::Float64(), doubles.emplace_back(double(rng() % 1000000) / 7.0 + 1.0)});
+  const ArrayPtr array = MakeArray(DataType::Float64(), values);
+  const LanceField real = MakeLanceField("x", DataType::Float64());
+  for (FileVersion version : {kV21, kV22}) {
+    auto file = WriteArray(real, array, version);
+    const auto mb = PageLayoutOf(file->column(0).pages(0)).mini_block_layout();
+    EXPECT_EQ(mb.value_compression().flat().bits_per_value(), 64u) << mb.ShortDebugString();
+    auto read = MakeFieldDecoder(version, real, file->Columns(), *file)->Read(0, 4096);
+    for (int k = 0; k < 4096; ++k) ASSERT_EQ(read->values<double>()[k], doubles[size_t(k)]);
+  }
+  const LanceField wide = MakeLanceField("x", DataType::Int64());
+  for (uint64_t bits : {59u, 60u, 61u}) {
+    std::vector<Scalar> v;
+    for (int k = 0; k < 4096; ++k)
+      v.push_back(Scalar{DataType::Int64(), int64_t((rng() >> (64 - bits)) | (uint64_t(1) << (bits - 1)))});
+    auto file = WriteArray(wide, MakeArray(DataType::Int64(), v), kV21);
+    const auto mb = PageLayoutOf(file->column(0).pages(0)).mini_block_layout();
+    EXPECT_EQ(mb.value_compression().has_inline_bitpacking(), bits <= 59) << bits << " bits: " << mb.ShortDebugString();
+  }
 }
 
 // 64-bit numbers with few distinct values get a dictionary at 2.2, as the reference gives
