@@ -103,7 +103,10 @@ class SqlMemoryTest : public ::testing::Test {
 
 TempDir* SqlMemoryTest::dir_ = nullptr;
 
-constexpr int64_t kAllowedExtraKb = 20 * 1024;
+// The 3M-row table is 72 MB of values, so an operator that held its input would be far
+// past this. Calibrated under ASan: a spilling GROUP BY with a 32 MB budget measured
+// 18.4-19.3 MiB alone and 20.4 MiB once under a full parallel ctest (2026-12-05).
+constexpr int64_t kAllowedExtraKb = 24 * 1024;
 
 TEST_F(SqlMemoryTest, GroupByHoldsItsGroupsNotItsInput) {
   EXPECT_LT(ExtraKb("SELECT g, count(*) AS n, sum(k) AS total, max(v) AS top, stddev(v) AS sd FROM {0} GROUP BY g"),
