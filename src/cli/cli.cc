@@ -29,6 +29,7 @@
 #include "lancelet/ipc.h"
 #include "lancelet/sql.h"
 #include "lancelet/text.h"
+#include "lancelet/version.h"
 
 namespace lancelet::cli {
 
@@ -235,7 +236,7 @@ int Main(int argc, char** argv) {
   RegisterArrowInput();
   CLI::App app{"lancelet: a native C++ implementation of the Lance table format"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "lancelet 0.1.0");
+  app.set_version_flag("--version", "lancelet " LANCELET_VERSION_STRING);
   NumberOptions numbers;
 
   // create / append

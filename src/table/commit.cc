@@ -13,6 +13,7 @@
 #include <google/protobuf/util/message_differencer.h>
 
 #include "format/row_id_sequence.h"
+#include "lancelet/version.h"
 #include "format/roaring_bitmap.h"
 #include "overlay/fragment_overlays.h"
 #include "table/feature_flags.h"
@@ -317,7 +318,7 @@ Manifest BuildManifest(const Manifest* base, const Transaction& t, const CommitO
   }
   m.set_version(version);
   m.mutable_writer_version()->set_library("lancelet");
-  m.mutable_writer_version()->set_version("0.1.0");
+  m.mutable_writer_version()->set_version(LANCELET_VERSION_STRING);
   auto now = std::chrono::system_clock::now().time_since_epoch();
   int64_t nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
   m.mutable_timestamp()->set_seconds(nanos / 1000000000);
