@@ -1,0 +1,2 @@
+#include "high/widget.h"
+#include "low/part.h"
