@@ -107,6 +107,20 @@ std::shared_ptr<ObjectStore> MakeLocalStore();
 // The local store every dataset opened by path shares (its IoStats count the whole
 // process), so that what the session caches for one opening serves the next.
 const std::shared_ptr<ObjectStore>& DefaultLocalStore();
+// An empty store in memory (io/memory_store.cc), and the one `memory://` URIs name.
+std::shared_ptr<ObjectStore> MakeMemoryStore();
+const std::shared_ptr<ObjectStore>& DefaultMemoryStore();
+
+// Where a URI points: the store that holds it and its path within that store.
+struct StoreAndPath {
+  std::shared_ptr<ObjectStore> store;
+  std::string path;
+};
+// The store a dataset URI names: a bare path or `file://PATH` the local file system,
+// `memory://NAME` the process's in-memory store (the path is the whole URI there, so
+// each name is its own tree); trailing slashes are dropped. Any other scheme is refused
+// in one line that names it.
+StoreAndPath OpenStore(const std::string& uri);
 
 // Best-effort removal of the files a failed operation wrote: errors are ignored, since
 // the operation's own error is the one to report.

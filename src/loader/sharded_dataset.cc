@@ -100,7 +100,8 @@ ShardedDataset::ShardedDataset(std::unique_ptr<Impl> impl) : impl_(std::move(imp
 ShardedDataset::~ShardedDataset() = default;
 
 std::shared_ptr<ShardedDataset> ShardedDataset::FromPath(const std::string& path, LoaderOptions options) {
-  return loader::OpenShardedDataset(io::DefaultLocalStore(), path, std::move(options));
+  auto [store, within] = io::OpenStore(path);
+  return loader::OpenShardedDataset(std::move(store), within, std::move(options));
 }
 
 std::shared_ptr<ShardedDataset> loader::OpenShardedDataset(std::shared_ptr<io::ObjectStore> store,

@@ -21,14 +21,6 @@ using table::DatasetState;
 
 namespace {
 
-std::string NormalizeUri(std::string uri) {
-  while (uri.size() > 1 && uri.back() == '/') uri.pop_back();
-  if (uri.rfind("file://", 0) == 0) uri = uri.substr(7);
-  if (uri.find("://") != std::string::npos)
-    ThrowNotSupported("'{}': only local paths are supported (no object store yet)", uri);
-  return uri;
-}
-
 // A reader over a fixed list of batches.
 class VectorReader final : public RecordBatchReader {
  public:
@@ -79,12 +71,12 @@ void RemoveEmptyDatasetDir(io::ObjectStore& store, const std::string& uri) {
 }  // namespace
 
 DatasetPtr Dataset::Open(const std::string& uri, std::optional<uint64_t> version) {
-  return std::make_shared<Dataset>(table::LoadState(io::DefaultLocalStore(), NormalizeUri(uri), version));
+  auto [store, path] = io::OpenStore(uri);
+  return std::make_shared<Dataset>(table::LoadState(std::move(store), path, version));
 }
 
 DatasetPtr Dataset::Write(const std::string& raw_uri, RecordBatchReader& data, const WriteOptions& options) {
-  std::string uri = NormalizeUri(raw_uri);
-  auto store = io::DefaultLocalStore();
+  auto [store, uri] = io::OpenStore(raw_uri);
   auto latest = table::LatestManifest(*store, uri);
   if (options.mode == WriteMode::kAppend) {
     if (!latest) ThrowNotFound("cannot append: dataset '{}' does not exist", uri);

@@ -1,0 +1,28 @@
+// Store by URI: the one place that maps a dataset's URI to the store that holds it.
+#include "io/object_store.h"
+#include "lancelet/error.h"
+
+namespace lancelet::io {
+
+StoreAndPath OpenStore(const std::string& given) {
+  std::string uri = given;
+  // Trailing slashes go, but not into a scheme's "://".
+  const size_t scheme_end = uri.find("://") == std::string::npos ? 1 : uri.find("://") + 3;
+  while (uri.size() > scheme_end && uri.back() == '/') uri.pop_back();
+  constexpr std::string_view kFile = "file://", kMemory = "memory://";
+  if (uri.starts_with(kFile)) {
+    if (uri.size() == kFile.size()) ThrowInvalid("'{}': a file:// URI needs a path after the scheme", given);
+    return {DefaultLocalStore(), uri.substr(kFile.size())};
+  }
+  if (uri.starts_with(kMemory)) {
+    if (uri.size() == kMemory.size()) ThrowInvalid("'{}': a memory:// URI needs a name after the scheme", given);
+    return {DefaultMemoryStore(), uri};
+  }
+  if (const size_t scheme = uri.find("://"); scheme != std::string::npos)
+    ThrowNotSupported("'{}': the {}:// scheme is not supported yet (lancelet reads local paths, file:// and memory://)",
+                      given, uri.substr(0, scheme));
+  if (uri.empty()) ThrowInvalid("an empty path names no dataset");
+  return {DefaultLocalStore(), uri};
+}
+
+}  // namespace lancelet::io
