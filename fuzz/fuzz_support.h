@@ -37,53 +37,14 @@ inline constexpr size_t kMaxTakeRows = 8;
 
 // ------------------------------------------------------------------------ object store
 
-class MemoryFile final : public io::ReadableFile {
+// The targets' store: io's in-memory store (io/memory_store.cc), filled with Add.
+class MemoryStore {
  public:
-  MemoryFile(std::string path, std::shared_ptr<const std::string> bytes)
-      : path_(std::move(path)), bytes_(std::move(bytes)) {}
-  const std::string& path() const override { return path_; }
-  uint64_t size() const override { return bytes_->size(); }
-  void ReadAt(uint64_t offset, uint64_t length, void* out) const override {
-    if (offset > bytes_->size() || length > bytes_->size() - offset)
-      ThrowCorrupt("{}: read of [{}, {}) past the end ({} bytes)", path_, offset, offset + length, bytes_->size());
-    if (length) std::memcpy(out, bytes_->data() + offset, length);
-  }
+  void Add(const std::string& path, std::string bytes) { store_->Put(path, bytes); }
+  operator const io::ObjectStore&() const { return *store_; }
 
  private:
-  std::string path_;
-  std::shared_ptr<const std::string> bytes_;
-};
-
-// Read-only store of named byte strings.
-class MemoryStore final : public io::ObjectStore {
- public:
-  void Add(const std::string& path, std::string bytes) {
-    files_[path] = std::make_shared<const std::string>(std::move(bytes));
-  }
-  std::unique_ptr<io::ReadableFile> OpenRead(const std::string& path) const override {
-    auto it = files_.find(path);
-    if (it == files_.end()) ThrowNotFound("{}: no such object", path);
-    return std::make_unique<MemoryFile>(path, it->second);
-  }
-  std::unique_ptr<io::WritableFile> OpenWrite(const std::string& path, bool) override {
-    ThrowNotSupported("{}: the fuzz store is read-only", path);
-  }
-  bool PutIfAbsent(const std::string& path, std::string_view) override {
-    ThrowNotSupported("{}: the fuzz store is read-only", path);
-  }
-  bool Exists(const std::string& path) const override { return files_.count(path) > 0; }
-  std::vector<std::string> List(const std::string&) const override { return {}; }
-  void Delete(const std::string& path) override { ThrowNotSupported("{}: the fuzz store is read-only", path); }
-  std::optional<ObjectInfo> Head(const std::string& path) const override {
-    auto it = files_.find(path);
-    if (it == files_.end()) return std::nullopt;
-    return ObjectInfo{it->second->size(), 0};
-  }
-  void CreateDir(const std::string&) override {}
-  void Sync(const std::string&) override {}
-
- private:
-  std::map<std::string, std::shared_ptr<const std::string>> files_;
+  std::shared_ptr<io::ObjectStore> store_ = io::MakeMemoryStore();
 };
 
 class MemoryByteSource final : public format::ByteSource {

@@ -37,7 +37,8 @@ class MemoryReadableFile final : public ReadableFile {
   uint64_t size() const override { return bytes_->size(); }
   void ReadAt(uint64_t offset, uint64_t length, void* out) const override {
     if (offset > bytes_->size() || length > bytes_->size() - offset)
-      ThrowIo("reading '{}': [{}, {}) is past its end at {} bytes", path_, offset, offset + length, bytes_->size());
+      ThrowCorrupt("'{}': read of {} bytes at offset {} is past the end of the object ({} bytes)", path_, length,
+                   offset, bytes_->size());
     if (length) std::memcpy(out, bytes_->data() + offset, length);
     stats_.read_calls += 1;
     stats_.bytes_read += length;
