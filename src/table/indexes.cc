@@ -23,8 +23,14 @@ namespace lancelet {
 
 namespace {
 
+// Every IndexType by name (-Wswitch makes a new one a compile error here until it is
+// mapped); a value outside the enum is refused rather than built as something else.
 index::IndexKind KindOf(IndexType type) {
-  return type == IndexType::kBTree ? index::IndexKind::kBTree : index::IndexKind::kBitmap;
+  switch (type) {
+    case IndexType::kBTree: return index::IndexKind::kBTree;
+    case IndexType::kBitmap: return index::IndexKind::kBitmap;
+  }
+  ThrowNotSupported("index type {} is not one lancelet builds (BTree, Bitmap)", int(type));
 }
 
 std::shared_ptr<const table::DatasetState> CommitIndexChange(const std::shared_ptr<const table::DatasetState>& state,

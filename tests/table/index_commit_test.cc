@@ -89,6 +89,12 @@ TEST(IndexCommitTest, RefusedBuildsLeaveTheDatasetAsItWas) {
   error = ThrownError([&] { ds->CreateIndex("nope", IndexType::kBTree); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->kind(), ErrorKind::kNotFound);
+  // An index type the library does not know (a third kind added to the enum, or a cast
+  // value) is refused by number, never built as a Bitmap.
+  error = ThrownError([&] { ds->CreateIndex("name", static_cast<IndexType>(7), "third_kind"); });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->kind(), ErrorKind::kNotSupported);
+  EXPECT_STREQ(error->what(), "index type 7 is not one lancelet builds (BTree, Bitmap)");
   error = ThrownError([&] { ds->DropIndex("nope"); });
   ASSERT_TRUE(error);
   EXPECT_EQ(std::string(error->what()), "dataset '" + uri + "' has no index named 'nope'");
