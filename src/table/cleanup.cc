@@ -25,9 +25,9 @@
 
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
+#include "table/commit.h"
 #include "table/dataset_state.h"
 #include "table/deletions.h"
-#include "table/commit.h"
 #include "table/index_section.h"
 #include "table/manifest_store.h"
 
@@ -149,7 +149,7 @@ CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
     try {
       versions.push_back({loc, table::ReadManifest(store, loc.path)});
     } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kNotFound || store.Exists(loc.path)) throw;
+      if (!table::RemovedMeanwhile(e, store, loc.path)) throw;
     }
   }
   if (versions.empty()) ThrowNotFound("cleanup: no dataset at '{}'", uri);

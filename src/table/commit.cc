@@ -13,8 +13,8 @@
 #include <google/protobuf/util/message_differencer.h>
 
 #include "format/row_id_sequence.h"
-#include "lancelet/version.h"
 #include "format/roaring_bitmap.h"
+#include "lancelet/version.h"
 #include "overlay/fragment_overlays.h"
 #include "table/feature_flags.h"
 #include "table/index_section.h"
@@ -531,10 +531,6 @@ std::shared_ptr<const DatasetState> Commit(std::shared_ptr<io::ObjectStore> stor
   }
 }
 
-bool VersionRemoved(const DatasetState& state) {
-  return !state.manifest_path.empty() && !state.store->Exists(state.manifest_path);
-}
-
 std::shared_ptr<const DatasetState> UntilCommitted(std::shared_ptr<const DatasetState>& state, const char* operation,
                                                    const CommitStep& step) {
   for (int attempt = 0;; ++attempt) {
@@ -542,7 +538,7 @@ std::shared_ptr<const DatasetState> UntilCommitted(std::shared_ptr<const Dataset
       try {
         return step(state);
       } catch (const Error& e) {
-        if (e.kind() != ErrorKind::kNotFound || !VersionRemoved(*state)) throw;
+        if (state->manifest_path.empty() || !RemovedMeanwhile(e, *state->store, state->manifest_path)) throw;
         throw RetryableConflict(fmt::format("{} on '{}' was reading version {}, which a concurrent cleanup removed ({})",
                                             operation, state->uri, state->version(), e.what()));
       }
@@ -569,7 +565,7 @@ std::optional<CommittedVersion> ReadCommittedVersion(const io::ObjectStore& stor
     v.transaction = ReadCommittedTransaction(store, uri, v.manifest, location.path);
     return v;
   } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kNotFound && !store.Exists(location.path)) return std::nullopt;
+    if (RemovedMeanwhile(e, store, location.path)) return std::nullopt;
     throw;
   }
 }
@@ -616,7 +612,7 @@ bool CatchUp(const std::shared_ptr<io::ObjectStore>& store, const std::string& u
   try {
     latest_state = LoadState(store, uri, latest);
   } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kNotFound && !store->Exists(listed.back().path)) return false;
+    if (RemovedMeanwhile(e, *store, listed.back().path)) return false;
     throw;
   }
   if (transaction.operation_case() == Transaction::kOverwrite) return true;  // compatible with anything

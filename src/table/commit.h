@@ -55,9 +55,6 @@ std::shared_ptr<const DatasetState> Commit(std::shared_ptr<io::ObjectStore> stor
 lance::table::Manifest BuildManifest(const lance::table::Manifest* base, const lance::table::Transaction& transaction,
                                      const CommitOptions& options);
 
-// Whether `state`'s version is gone: a concurrent cleanup removed its manifest.
-bool VersionRemoved(const DatasetState& state);
-
 // Runs `step` (read, plan, write, commit) on `state` until it commits without a
 // concurrent change to what it read: after a RetryableConflict `state` becomes the
 // latest version and the step runs again, BackOffOrGiveUp bounding the attempts. A file

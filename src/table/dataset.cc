@@ -210,7 +210,7 @@ std::vector<VersionInfo> Dataset::ListVersions() const {
     try {
       m = table::ReadManifest(*state_->store, loc.path);
     } catch (const Error& e) {
-      if (e.kind() == ErrorKind::kNotFound && !state_->store->Exists(loc.path)) continue;  // a cleanup removed it
+      if (table::RemovedMeanwhile(e, *state_->store, loc.path)) continue;
       throw;
     }
     VersionInfo info;

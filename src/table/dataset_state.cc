@@ -322,7 +322,7 @@ std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> s
     // The newest version listed was removed while it was read (its manifest, index section
     // or dictionaries): a concurrent cleanup does that only once a newer one exists, so
     // list again.
-    if (!version && e.kind() == ErrorKind::kNotFound && !store->Exists(loc->path)) return LoadState(store, uri, version);
+    if (!version && RemovedMeanwhile(e, *store, loc->path)) return LoadState(store, uri, version);
     throw;
   }
 }

@@ -125,9 +125,6 @@ format::StructPath IndexableField(const table::DatasetState& s, const std::strin
   return std::move(*path);
 }
 
-}  // namespace
-
-namespace {
 // A name given for an index is an identifier, or dotted identifiers (as a default name
 // on a struct field, "s.a_idx"): names travel through SQL, listings and other tools, and
 // '/' or '..' in one reads like a path.
@@ -151,9 +148,6 @@ void CheckIndexName(const std::string& name) {
                  "parts joined by '.'), at most {} characters",
                  EscapeForMessage(name), kMaxLength);
 }
-}  // namespace
-
-namespace {
 
 using StatePtr = std::shared_ptr<const table::DatasetState>;
 

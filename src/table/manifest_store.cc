@@ -138,6 +138,10 @@ std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::tab
   return out;
 }
 
+bool RemovedMeanwhile(const Error& e, const io::ObjectStore& store, const std::string& manifest_path) {
+  return e.kind() == ErrorKind::kNotFound && !store.Exists(manifest_path);
+}
+
 bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance::table::Manifest& manifest,
                      const lance::table::IndexSection& indices, const lance::table::Transaction* transaction,
                      ManifestNaming naming, const format::LanceSchema* dictionaries) {
@@ -151,9 +155,9 @@ bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance
   // away, so a freed N always leaves a newer one behind).
   const auto lock = store.LockDirectory(dir, io::ObjectStore::LockMode::kShared);
   const uint64_t n = manifest.version();
-  if (n > 1 && !FindManifest(store, uri, n - 1)) return false;
   const auto listed = ListManifests(store, uri);
-  if (!listed.empty() && listed.back().version >= n) return false;
+  const uint64_t newest = listed.empty() ? 0 : listed.back().version;
+  if (newest != n - 1) return false;
   return store.PutIfAbsent(io::JoinPath(dir, ManifestFileName(n, naming)), bytes);
 }
 

@@ -18,6 +18,7 @@
 
 #include "format/lance_schema.h"
 #include "io/object_store.h"
+#include "lancelet/error.h"
 #include "table.pb.h"
 #include "transaction.pb.h"
 
@@ -53,6 +54,10 @@ std::optional<ManifestLocation> FindManifest(const io::ObjectStore& store, const
 
 // Decodes a manifest file; Corrupt errors name the path and what was wrong.
 lance::table::Manifest ReadManifest(const io::ObjectStore& store, const std::string& path);
+// Whether `e`, raised while reading the version whose manifest is `manifest_path` (the
+// manifest or a file it names), means a concurrent cleanup removed that version
+// meanwhile: a missing file, and the manifest gone too.
+bool RemovedMeanwhile(const Error& e, const io::ObjectStore& store, const std::string& manifest_path);
 // Encodes a manifest file: a legacy dataset's dictionary values (taken from
 // `dictionaries`, see legacy_dictionaries.h), the index section (when `indices` lists
 // any; index_section then points at it, else it is cleared), the transaction (embedded,

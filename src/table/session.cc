@@ -2,6 +2,10 @@
 
 namespace lancelet::table {
 
+namespace {
+constexpr uint64_t kEntryBytes = 128;  // what a kept entry costs beside its value: key, list node, control block
+}  // namespace
+
 const std::shared_ptr<Session>& Session::Default() {
   static const std::shared_ptr<Session> session = std::make_shared<Session>();
   return session;
@@ -22,7 +26,6 @@ ArrayPtr Session::OverlayColumn(const std::shared_ptr<io::ObjectStore>& store, c
       .GetOrLoad(Key{store.get(), path, uint64_t(uint32_t(field_id))},
                  [&] {
                    ArrayPtr column = decode();
-                   constexpr uint64_t kEntryBytes = 128;  // key, list node and control block
                    return std::make_pair(Kept<ArrayPtr>{store, column}, kEntryBytes + BufferBytes(*column));
                  })
       .value;
@@ -35,7 +38,6 @@ std::shared_ptr<const Session::FieldRows> Session::OverlayFieldRows(
       .GetOrLoad(Key{store.get(), path, 0},
                  [&] {
                    auto rows = build();
-                   constexpr uint64_t kEntryBytes = 128;
                    return std::make_pair(Kept<std::shared_ptr<const FieldRows>>{store, rows},
                                          kEntryBytes + rows->size() * sizeof(FieldRows::value_type));
                  })

@@ -22,6 +22,13 @@ std::string MakeIdValDataset(const TempDir& dir, const std::string& db, int64_t 
   return ds;
 }
 
+// The same under dir/db, with a BTree index on val: what compactions and cleanups race.
+std::string MakeIndexedIdValDataset(const TempDir& dir, int64_t rows) {
+  std::string ds = MakeIdValDataset(dir, dir.Join("db"), rows);
+  Lancelet({"index", "create", ds, "val"});
+  return ds;
+}
+
 struct Outcome {
   int exit_code = 0;
   std::string out, err;
@@ -222,10 +229,8 @@ TEST(MixedCommits, FinalRowsEqualASerialReplayInVersionOrder) {
 // deletions by id commute, and compactions change no value).
 TEST(MixedCommits, CompactionsNeverLoseConcurrentWrites) {
   TempDir dir;
-  std::string db = dir.Join("db");
   const int64_t kBaseRows = 8000;
-  std::string ds = MakeIdValDataset(dir, db, kBaseRows);
-  Lancelet({"index", "create", ds, "val"});
+  std::string ds = MakeIndexedIdValDataset(dir, kBaseRows);
   const int kWriters = 3, kOpsEach = Scaled(6, 40), kCompactions = Scaled(5, 30);
   std::vector<std::string> scripts(kWriters + 1);
   struct Write {
@@ -301,10 +306,8 @@ TEST(MixedCommits, CompactionsNeverLoseConcurrentWrites) {
 // write in version order (an increment's predicate sees the rows appended before it).
 TEST(MixedCommits, CleanupsNeverLoseConcurrentCommits) {
   TempDir dir;
-  std::string db = dir.Join("db");
   const int64_t kBaseRows = 20000;
-  std::string ds = MakeIdValDataset(dir, db, kBaseRows);
-  Lancelet({"index", "create", ds, "val"});
+  std::string ds = MakeIndexedIdValDataset(dir, kBaseRows);
   const int kWriters = 3, kOpsEach = Scaled(8, 60), kCleanups = Scaled(30, 240), kUpkeep = Scaled(4, 30);
   struct Write {
     enum Kind { kIncrement, kDelete, kAppend } kind;
