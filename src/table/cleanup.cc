@@ -132,6 +132,102 @@ struct ListedVersion {
   lance::table::Manifest manifest;
 };
 
+// Every version with its manifest, oldest first. Versions a concurrent cleanup removes
+// while we read are simply gone.
+std::vector<ListedVersion> ReadVersions(const io::ObjectStore& store, const std::string& uri) {
+  std::vector<ListedVersion> versions;
+  for (const auto& loc : table::ListManifests(store, uri)) {
+    try {
+      versions.push_back({loc, table::ReadManifest(store, loc.path)});
+    } catch (const Error& e) {
+      if (!table::RemovedMeanwhile(e, store, loc.path)) throw;
+    }
+  }
+  return versions;
+}
+
+// The journals that killed or refused cleanups left in _versions/ (dataset-relative),
+// with the files they name that no kept version uses appended to `doomed`. Not their
+// manifests: a version whose manifest such a cleanup did not get to is whole, and this
+// cleanup's rule decides about it.
+std::vector<std::string> UnfinishedJournals(const io::ObjectStore& store, const std::string& uri,
+                                            const std::set<std::string>& kept_paths, std::vector<std::string>& doomed) {
+  const std::string versions_dir = io::JoinPath(uri, kVersionsDir);
+  std::vector<std::string> journals;
+  for (const auto& name : store.List(versions_dir)) {
+    if (!IsJournalName(name)) continue;
+    const std::string path = io::JoinPath(versions_dir, name);
+    std::string text;
+    try {
+      text = store.OpenRead(path)->ReadAll();
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kNotFound) continue;  // its cleanup just finished
+      throw;
+    }
+    for (auto& p : DecodeJournal(text, path))
+      if (!kept_paths.count(p) && !p.starts_with(std::string(kVersionsDir) + "/")) doomed.push_back(std::move(p));
+    journals.push_back(io::JoinPath(kVersionsDir, name));
+  }
+  return journals;
+}
+
+constexpr std::string_view kDataSuffix = ".lance";
+
+bool IsDataFile(const std::string& relative) {
+  return relative.rfind(std::string(kDataDir) + "/", 0) == 0 && relative.size() > kDataSuffix.size() &&
+         relative.compare(relative.size() - kDataSuffix.size(), kDataSuffix.size(), kDataSuffix) == 0;
+}
+
+// Deletes, counting into `stats` (a dry run only counts): first a journal naming all of
+// it, then the removed manifests, oldest first (under the lock that keeps them from
+// landing between a writer's check and its put), then the doomed files (an index
+// segment's directory whole, a data file with its sidecar directory), then the journals.
+void RemoveInOrder(io::ObjectStore& store, const std::string& uri, bool dry_run,
+                   const std::vector<std::string>& removed_manifests, const std::vector<std::string>& doomed,
+                   const std::vector<std::string>& journals, CleanupStats& stats) {
+  auto remove_file = [&](const std::string& relative) {
+    std::string path = io::JoinPath(uri, relative);
+    auto info = store.Head(path);
+    if (!info) return;
+    if (!dry_run) store.Delete(path);
+    ++stats.files_removed;
+    stats.bytes_freed += info->size;
+    stats.removed.push_back(relative);
+  };
+  // Every file of the directory `relative`, then the directory.
+  auto remove_dir = [&](const std::string& relative) {
+    const std::string dir = io::JoinPath(uri, relative);
+    for (const auto& name : store.List(dir)) remove_file(io::JoinPath(relative, name));
+    if (!dry_run) store.DeleteDirIfEmpty(dir);
+  };
+  std::string journal;
+  if (!dry_run && (!removed_manifests.empty() || !doomed.empty())) {
+    std::vector<std::string> listed = removed_manifests;
+    listed.insert(listed.end(), doomed.begin(), doomed.end());
+    journal = io::JoinPath(kVersionsDir, std::string(kJournalPrefix) + table::NewUuid() + std::string(kJournalSuffix));
+    store.Put(io::JoinPath(uri, journal), EncodeJournal(listed));
+  }
+  {
+    // Not between a writer's last check and its put (see PublishManifest).
+    const auto lock = removed_manifests.empty() || dry_run
+                          ? nullptr
+                          : store.LockDirectory(io::JoinPath(uri, kVersionsDir), io::ObjectStore::LockMode::kExclusive);
+    for (const auto& relative : removed_manifests) remove_file(relative);
+  }
+  for (const auto& relative : doomed) {
+    if (relative.rfind(std::string(kIndicesDir) + "/", 0) == 0) {
+      remove_dir(relative);  // an index segment
+    } else {
+      remove_file(relative);
+      if (IsDataFile(relative)) remove_dir(relative.substr(0, relative.size() - kDataSuffix.size()));
+    }
+  }
+  if (!dry_run) {
+    for (const auto& j : journals) store.Delete(io::JoinPath(uri, j));
+    if (!journal.empty()) store.Delete(io::JoinPath(uri, journal));
+  }
+}
+
 }  // namespace
 
 CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
@@ -143,15 +239,7 @@ CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
     ThrowInvalid("cleanup of '{}': the age must not be negative", state_->uri);
   io::ObjectStore& store = *state_->store;
   const std::string& uri = state_->uri;
-  // Versions a concurrent cleanup removes while we read are simply gone.
-  std::vector<ListedVersion> versions;
-  for (const auto& loc : table::ListManifests(store, uri)) {
-    try {
-      versions.push_back({loc, table::ReadManifest(store, loc.path)});
-    } catch (const Error& e) {
-      if (!table::RemovedMeanwhile(e, store, loc.path)) throw;
-    }
-  }
+  const std::vector<ListedVersion> versions = ReadVersions(store, uri);
   if (versions.empty()) ThrowNotFound("cleanup: no dataset at '{}'", uri);
   const std::set<uint64_t> tagged = TaggedVersions(store, uri);
   const int64_t now =
@@ -187,36 +275,12 @@ CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
   std::set<std::string> manifests(removed_manifests.begin(), removed_manifests.end());
   for (const auto& p : removed_paths)
     if (!kept_paths.count(p) && !manifests.count(p)) doomed.push_back(p);
-  const std::string versions_dir = io::JoinPath(uri, kVersionsDir);
-  std::vector<std::string> journals;  // left by cleanups that did not finish
-  for (const auto& name : store.List(versions_dir)) {
-    if (!IsJournalName(name)) continue;
-    const std::string path = io::JoinPath(versions_dir, name);
-    std::string text;
-    try {
-      text = store.OpenRead(path)->ReadAll();
-    } catch (const Error& e) {
-      if (e.kind() == ErrorKind::kNotFound) continue;  // its cleanup just finished
-      throw;
-    }
-    for (auto& p : DecodeJournal(text, path))
-      if (!kept_paths.count(p) && !manifests.count(p)) {
-        // A version whose manifest it did not get to is whole: this cleanup's rule decides.
-        if (p.starts_with(std::string(kVersionsDir) + "/")) continue;
-        doomed.push_back(std::move(p));
-      }
-    journals.push_back(io::JoinPath(kVersionsDir, name));
-  }
+  const std::vector<std::string> journals = UnfinishedJournals(store, uri, kept_paths, doomed);
   auto unverified = [&](const std::string& relative) {
     if (kept_paths.count(relative) || removed_paths.count(relative)) return false;
     if (options.delete_unverified) return true;
     auto info = store.Head(io::JoinPath(uri, relative));
     return info && now - info->modified_seconds > kUnverifiedAgeSeconds;
-  };
-  constexpr std::string_view kDataSuffix = ".lance";
-  auto is_data_file = [&](const std::string& relative) {
-    return relative.rfind(std::string(kDataDir) + "/", 0) == 0 && relative.size() > kDataSuffix.size() &&
-           relative.compare(relative.size() - kDataSuffix.size(), kDataSuffix.size(), kDataSuffix) == 0;
   };
   for (const char* dir : {kDataDir, kDeletionsDir, kTransactionsDir})
     for (const auto& name : store.List(io::JoinPath(uri, dir))) {
@@ -238,47 +302,7 @@ CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
   std::sort(doomed.begin(), doomed.end());
   doomed.erase(std::unique(doomed.begin(), doomed.end()), doomed.end());
 
-  auto remove_file = [&](const std::string& relative) {
-    std::string path = io::JoinPath(uri, relative);
-    auto info = store.Head(path);
-    if (!info) return;
-    if (!options.dry_run) store.Delete(path);
-    ++stats.files_removed;
-    stats.bytes_freed += info->size;
-    stats.removed.push_back(relative);
-  };
-  // Every file of the directory `relative`, then the directory.
-  auto remove_dir = [&](const std::string& relative) {
-    const std::string dir = io::JoinPath(uri, relative);
-    for (const auto& name : store.List(dir)) remove_file(io::JoinPath(relative, name));
-    if (!options.dry_run) store.DeleteDirIfEmpty(dir);
-  };
-  std::string journal;
-  if (!options.dry_run && (!removed_manifests.empty() || !doomed.empty())) {
-    std::vector<std::string> listed = removed_manifests;
-    listed.insert(listed.end(), doomed.begin(), doomed.end());
-    journal = io::JoinPath(kVersionsDir, std::string(kJournalPrefix) + table::NewUuid() + std::string(kJournalSuffix));
-    store.Put(io::JoinPath(uri, journal), EncodeJournal(listed));
-  }
-  {
-    // Not between a writer's last check and its put (see PublishManifest).
-    const auto lock = removed_manifests.empty() || options.dry_run
-                          ? nullptr
-                          : store.LockDirectory(io::JoinPath(uri, kVersionsDir), io::ObjectStore::LockMode::kExclusive);
-    for (const auto& relative : removed_manifests) remove_file(relative);
-  }
-  for (const auto& relative : doomed) {
-    if (relative.rfind(std::string(kIndicesDir) + "/", 0) == 0) {
-      remove_dir(relative);  // an index segment
-    } else {
-      remove_file(relative);
-      if (is_data_file(relative)) remove_dir(relative.substr(0, relative.size() - kDataSuffix.size()));
-    }
-  }
-  if (!options.dry_run) {
-    for (const auto& j : journals) store.Delete(io::JoinPath(uri, j));
-    if (!journal.empty()) store.Delete(io::JoinPath(uri, journal));
-  }
+  RemoveInOrder(store, uri, options.dry_run, removed_manifests, doomed, journals, stats);
   return stats;
 }
 
