@@ -117,14 +117,9 @@ std::unique_ptr<RecordBatchReader> OpenInput(const std::string& path, const std:
 // typed. (CLI11 alone would read -1 into an unsigned option as 2^64 - 1.)
 class NumberOptions {
  public:
-  template <typename T>
-  void Whole(CLI::App* cmd, const std::string& flag, T& target, T min, T max, const std::string& help) {
-    Add(cmd, flag, help, [&target, flag, min, max](const std::string& text) {
-      target = T(ParseWhole(flag, text, uint64_t(min), uint64_t(max)));
-    });
-  }
-  template <typename T>
-  void Whole(CLI::App* cmd, const std::string& flag, std::optional<T>& target, T min, T max, const std::string& help) {
+  // `target`: a T or a std::optional<T>.
+  template <typename Target, typename T>
+  void Whole(CLI::App* cmd, const std::string& flag, Target& target, T min, T max, const std::string& help) {
     Add(cmd, flag, help, [&target, flag, min, max](const std::string& text) {
       target = T(ParseWhole(flag, text, uint64_t(min), uint64_t(max)));
     });
