@@ -17,7 +17,8 @@ import sys
 PUBLIC_HEADERS = {
     "array": "array", "builder": "array", "c_data": "array", "error": "array", "float16": "array",
     "ipc": "array", "record_batch": "array", "scalar": "array", "type": "array",
-    "expr": "expr", "text": "text", "dataset": "table", "overlay_writer": "table",
+    "storage_options": "io", "expr": "expr", "text": "text", "dataset": "table", "overlay_writer": "table",
+    "session": "table",
     "sql": "sql", "loader": "loader",
     "version": None,  # generated, no code: any layer may include it
 }

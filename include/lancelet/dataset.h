@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "lancelet/record_batch.h"
+#include "lancelet/session.h"
+#include "lancelet/storage_options.h"
 
 namespace lancelet {
 
@@ -30,6 +32,13 @@ enum class WriteMode { kCreate, kAppend, kOverwrite };
 // A fragment's rows are addressed by 32-bit offsets (row address = fragment << 32 | offset).
 inline constexpr uint64_t kMaxRowsPerFile = (uint64_t{1} << 32) - 1;
 
+// Where a dataset is opened: the store's options and the session that keeps what its
+// versions decode (lancelet/session.h; null: Session::Default()).
+struct OpenOptions {
+  StorageOptions storage_options;
+  std::shared_ptr<Session> session;
+};
+
 struct WriteOptions {
   WriteMode mode = WriteMode::kCreate;
   // Lance file version of new data files: "2.0", "2.1" or "2.2" (the default, as the
@@ -42,6 +51,9 @@ struct WriteOptions {
   bool enable_stable_row_ids = false;
   // How many times a commit that lost a race is rebased and retried.
   int max_commit_retries = 20;
+  // The store's options and the session of the dataset written (see OpenOptions).
+  StorageOptions storage_options;
+  std::shared_ptr<Session> session;
 };
 
 struct VersionInfo {
@@ -249,7 +261,9 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // kNotFound, its message naming `uri`, when there is no dataset there (the path does
   // not exist, holds no _versions/*.manifest, or lacks `version`); kCorrupt when its
   // manifest does not decode.
-  static DatasetPtr Open(const std::string& uri, std::optional<uint64_t> version = std::nullopt);
+  // Store options are checked against the reference's keys (lancelet/storage_options.h).
+  static DatasetPtr Open(const std::string& uri, std::optional<uint64_t> version = std::nullopt,
+                         const OpenOptions& options = {});
   // Creates (or, with kOverwrite, replaces; with kAppend, appends to) a dataset from `data`.
   static DatasetPtr Write(const std::string& uri, RecordBatchReader& data, const WriteOptions& options = {});
   static DatasetPtr Write(const std::string& uri, const std::vector<RecordBatchPtr>& batches,

@@ -29,6 +29,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <random>
 
@@ -255,6 +257,20 @@ class LocalStore final : public ObjectStore {
   }
   std::unique_ptr<WritableFile> OpenWrite(const std::string& path, bool no_overwrite) override {
     return std::make_unique<LocalWritableFile>(path, no_overwrite, stats_);
+  }
+  // A stream of the file itself, so that a pipe or a device reads too.
+  std::unique_ptr<std::istream> OpenStream(const std::string& path) const override {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) ThrowNotFound("{}: no such file", path);
+    auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
+    if (!*file) ThrowIo("{}: cannot open: {}", path, std::strerror(errno));
+    stats_.opens += 1;
+    return file;
+  }
+  void DeleteTree(const std::string& dir) override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    if (ec) ThrowIo("removing '{}': {}", dir, ec.message());
   }
   bool PutIfAbsent(const std::string& path, std::string_view bytes) override {
     auto w = OpenWrite(path, /*no_overwrite=*/true);

@@ -6,11 +6,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <istream>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "lancelet/storage_options.h"
 
 namespace lancelet::io {
 
@@ -64,6 +67,9 @@ class ObjectStore {
     return OpenRead(path);
   }
   virtual std::unique_ptr<WritableFile> OpenWrite(const std::string& path, bool no_overwrite) = 0;
+  // An object read front to back (text inputs): through OpenRead, in large reads, unless
+  // the store has a better way. NotFound "PATH: no such file" when it is missing.
+  virtual std::unique_ptr<std::istream> OpenStream(const std::string& path) const;
   // Writes a whole object atomically (readers see the old object or the new, never half).
   void Put(const std::string& path, std::string_view bytes);
   // Atomically creates `path` with `bytes` unless it exists. Returns false if it existed.
@@ -83,6 +89,8 @@ class ObjectStore {
   // Removes `dir` if it is an empty directory and returns true; false when it is missing
   // or not empty. Stores without directories keep the default.
   virtual bool DeleteDirIfEmpty(const std::string& /*dir*/) { return false; }
+  // Removes `dir` and everything below it (DROP TABLE); nothing when it is missing.
+  virtual void DeleteTree(const std::string& dir);
   // Makes every object written so far under `dir` durable, when durability is enabled
   // (LANCELET_SYNC=1); a commit calls it once before publishing its manifest.
   virtual void Sync(const std::string& dir) = 0;
@@ -119,8 +127,13 @@ struct StoreAndPath {
 // The store a dataset URI names: a bare path or `file://PATH` the local file system,
 // `memory://NAME` the process's in-memory store (the path is the whole URI there, so
 // each name is its own tree); trailing slashes are dropped. Any other scheme is refused
-// in one line that names it.
-StoreAndPath OpenStore(const std::string& uri);
+// in one line that names it, and so is an option key the reference does not know
+// (CheckStorageOptions).
+StoreAndPath OpenStore(const std::string& uri, const StorageOptions& options = {});
+
+// `options` with lower-case keys; throws InvalidArgument naming the first key that no
+// store of the reference knows (lancelet/storage_options.h).
+StorageOptions CheckStorageOptions(const StorageOptions& options);
 
 // Best-effort removal of the files a failed operation wrote: errors are ignored, since
 // the operation's own error is the one to report.

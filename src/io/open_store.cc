@@ -4,7 +4,9 @@
 
 namespace lancelet::io {
 
-StoreAndPath OpenStore(const std::string& given) {
+StoreAndPath OpenStore(const std::string& given, const StorageOptions& options) {
+  // The local file system and memory:// use none of the options (lancelet/storage_options.h).
+  CheckStorageOptions(options);
   std::string uri = given;
   // Trailing slashes go, but not into a scheme's "://".
   const size_t scheme_end = uri.find("://") == std::string::npos ? 1 : uri.find("://") + 3;

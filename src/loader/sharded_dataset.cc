@@ -122,7 +122,7 @@ std::shared_ptr<ShardedDataset> loader::OpenShardedDataset(std::shared_ptr<io::O
   }
   lance::table::Manifest manifest = table::ReadManifest(*store, manifest_path);  // footer + body: two reads
   // No index is needed: an empty index section keeps MakeState from reading it.
-  auto state = table::MakeState(store, root, manifest_path, std::move(manifest), lance::table::IndexSection());
+  auto state = table::MakeState(store, Session::Default(), root, manifest_path, std::move(manifest), lance::table::IndexSection());
 
   // Refusals, every one at discovery. Unknown reader feature flags were refused by
   // MakeState with the flag's name.

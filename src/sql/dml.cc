@@ -1,12 +1,12 @@
 // INSERT, UPDATE, DELETE, CREATE TABLE and DROP TABLE. Each is at most one commit.
 #include <algorithm>
-#include <filesystem>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "lancelet/scalar.h"
 #include "sql/correlated.h"
+#include "io/object_store.h"
 #include "sql/exec.h"
 
 namespace lancelet::sql {
@@ -254,7 +254,8 @@ std::string RunDropTable(const Context& ctx, const DropTableStmt& stmt) {
     if (stmt.if_exists) return fmt::format("DROP TABLE: {} does not exist", stmt.table.name);
     ctx.Fail(stmt.table.position, fmt::format("table '{}' does not exist", stmt.table.name));
   }
-  std::filesystem::remove_all(ctx.TablePath(stmt.table.name));
+  auto [store, path] = io::OpenStore(ctx.TablePath(stmt.table.name));
+  store->DeleteTree(path);
   return fmt::format("DROP TABLE {}", stmt.table.name);
 }
 

@@ -8,15 +8,16 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "array/decimal_text.h"
 #include "expr/cast.h"
+#include "io/object_store.h"
 #include "lancelet/scalar.h"
 #include "lancelet/text.h"
+#include "table/manifest_store.h"
 #include "text/progress.h"
 
 namespace lancelet::sql {
@@ -27,17 +28,23 @@ int64_t DefaultMemoryBudget() {
   return (mb > 0 ? mb : 256) << 20;
 }
 
-std::string Context::TablePath(const std::string& table) const {
-  return (std::filesystem::path(db_dir) / (table + ".lance")).string();
+std::string TablePathIn(const std::string& db_dir, const std::string& table) {
+  return io::JoinPath(db_dir, table + ".lance");
 }
+
+bool TableExistsIn(const std::string& db_dir, const std::string& table) {
+  auto [store, path] = io::OpenStore(TablePathIn(db_dir, table));
+  const std::string versions = io::JoinPath(path, table::kVersionsDir);
+  return store->Exists(versions) || !store->List(versions).empty();
+}
+
+std::string Context::TablePath(const std::string& table) const { return TablePathIn(db_dir, table); }
 
 void Context::Fail(int position, const std::string& detail) const {
   throw ParseError(detail, position, text ? *text : std::string());
 }
 
-bool TableExists(const Context& ctx, const std::string& name) {
-  return std::filesystem::is_directory(std::filesystem::path(ctx.TablePath(name)) / "_versions");
-}
+bool TableExists(const Context& ctx, const std::string& name) { return TableExistsIn(ctx.db_dir, name); }
 
 DatasetPtr OpenTable(const Context& ctx, const TableRef& ref) {
   if (!TableExists(ctx, ref.name)) ctx.Fail(ref.position, fmt::format("table '{}' does not exist", ref.name));
@@ -55,10 +62,13 @@ namespace {
 // Resolves a read_csv / read_json path: as given (relative to the working directory),
 // else relative to the database directory.
 std::string ResolveFilePath(const Context& ctx, const TableRef& ref) {
-  std::filesystem::path p(ref.name);
-  if (p.is_absolute() || std::filesystem::exists(p)) return ref.name;
-  auto in_db = std::filesystem::path(ctx.db_dir) / p;
-  if (std::filesystem::exists(in_db)) return in_db.string();
+  auto exists = [](const std::string& uri) {
+    auto [store, path] = io::OpenStore(uri);
+    return store->Exists(path);
+  };
+  if (ref.name.starts_with("/") || ref.name.find("://") != std::string::npos || exists(ref.name)) return ref.name;
+  const std::string in_db = io::JoinPath(ctx.db_dir, ref.name);
+  if (exists(in_db)) return in_db;
   ctx.Fail(ref.position, fmt::format("file '{}' does not exist", ref.name));
 }
 
@@ -77,11 +87,12 @@ ArrayPtr UInt64s(const std::vector<uint64_t>& values) {
 }
 
 std::vector<std::string> ListTables(const std::string& db_dir) {
+  auto [store, dir] = io::OpenStore(db_dir);
   std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(db_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.is_directory(ec) && name.size() > 6 && name.ends_with(".lance")) names.push_back(name.substr(0, name.size() - 6));
+  for (const std::string& entry : store->List(dir)) {
+    if (entry.size() <= 6 || !entry.ends_with(".lance")) continue;
+    std::string name = entry.substr(0, entry.size() - 6);
+    if (TableExistsIn(db_dir, name)) names.push_back(std::move(name));
   }
   std::sort(names.begin(), names.end());
   return names;

@@ -33,7 +33,11 @@ struct Context {
 // Result columns built from values.
 ArrayPtr Strings(const std::vector<std::string>& values);
 ArrayPtr UInt64s(const std::vector<uint64_t>& values);
-// The tables of a database directory (its NAME.lance datasets), sorted.
+// A database is a directory (or a memory:// tree) of NAME.lance datasets, read through
+// its store. The path of table NAME, whether it exists (has a _versions/ directory),
+// and the names of those that do, sorted.
+std::string TablePathIn(const std::string& db_dir, const std::string& table);
+bool TableExistsIn(const std::string& db_dir, const std::string& table);
 std::vector<std::string> ListTables(const std::string& db_dir);
 
 // Opens the dataset of a table; a missing table is an error at ref.position.

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <filesystem>
 #include <istream>
 #include <iterator>
 #include <optional>
@@ -148,8 +147,8 @@ bool RunDotCommand(const std::string& line, const std::string& db_dir, ShellStat
   } else if (command == ".schema") {
     const std::vector<std::string> names = arg.empty() ? sql::ListTables(db_dir) : std::vector<std::string>{arg};
     for (const auto& name : names) {
-      const std::string path = (std::filesystem::path(db_dir) / (name + ".lance")).string();
-      if (!std::filesystem::is_directory(path)) return fail(fmt::format("no table '{}' in {}", name, db_dir));
+      const std::string path = sql::TablePathIn(db_dir, name);
+      if (!sql::TableExistsIn(db_dir, name)) return fail(fmt::format("no table '{}' in {}", name, db_dir));
       try {
         out << name << "(";
         const SchemaPtr schema = Dataset::Open(path)->schema();

@@ -544,7 +544,7 @@ std::shared_ptr<const DatasetState> UntilCommitted(std::shared_ptr<const Dataset
       }
     } catch (const RetryableConflict& e) {
       BackOffOrGiveUp(attempt, state->uri, operation, e);
-      state = LoadState(state->store, state->uri, std::nullopt);
+      state = LoadState(state->store, state->session, state->uri, std::nullopt);
     }
   }
 }
@@ -610,7 +610,7 @@ bool CatchUp(const std::shared_ptr<io::ObjectStore>& store, const std::string& u
   };
   // The newest version is the one to build on; it must be whole before anything else.
   try {
-    latest_state = LoadState(store, uri, latest);
+    latest_state = LoadState(store, base ? base->session : options.session, uri, latest);
   } catch (const Error& e) {
     if (RemovedMeanwhile(e, *store, listed.back().path)) return false;
     throw;
@@ -637,7 +637,7 @@ bool CatchUp(const std::shared_ptr<io::ObjectStore>& store, const std::string& u
     if (options.read_set) {
       // (A read-modify-write never survives a removed version, so `before` is the
       // version just before this one.)
-      auto after = MakeState(store, uri, loc.path, std::move(theirs->manifest));
+      auto after = MakeState(store, before->session, uri, loc.path, std::move(theirs->manifest));
       if (auto stale = FindStaleRead(*options.read_set, *before, *after))
         throw RetryableConflict(fmt::format("{} on '{}' read version {}, but version {} ({}) {}", ours, uri, from,
                                             loc.version, OperationName(theirs->transaction), *stale));
@@ -681,7 +681,7 @@ std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::Objec
     Manifest as_written = next;
     if (indices.indices_size() > 0) as_written.set_index_section(0);  // MakeState keeps `indices`
     const format::LanceSchema no_dictionaries;
-    auto state = MakeState(store, uri,
+    auto state = MakeState(store, base ? base->session : options.session, uri,
                            io::JoinPath(io::JoinPath(uri, kVersionsDir), ManifestFileName(next.version(), naming)),
                            std::move(as_written), indices, base ? &base->schema : &no_dictionaries);
     if (PublishManifest(*store, uri, next, indices, &transaction, naming, base ? &base->schema : nullptr)) {

@@ -42,6 +42,9 @@ struct CommitOptions {
   // Set by read-modify-writes: a concurrent version that changed what they read makes
   // the commit a RetryableConflict instead of a rebase (table/read_set.h).
   std::shared_ptr<const ReadSet> read_set;
+  // Where the new version keeps what it opens when there is no version read (a dataset
+  // being created); otherwise the read version's session.
+  std::shared_ptr<Session> session = Session::Default();
 };
 
 // Commits `transaction` on top of `read` (null when creating a dataset). Returns the

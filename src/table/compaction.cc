@@ -307,7 +307,7 @@ MergedOverlays MergeOverlayRun(const DatasetState& state, const DataFragment& fr
         if (picked(o)) *kept.Add() = o;
       *f.mutable_overlays() = std::move(kept);
     }
-    only_picked = MakeState(state.store, state.uri, state.manifest_path, std::move(manifest), state.indices);
+    only_picked = MakeState(state.store, state.session, state.uri, state.manifest_path, std::move(manifest), state.indices);
     source = only_picked.get();
     source_fragment = only_picked->FindFragment(fragment.id());
   }

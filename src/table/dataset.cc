@@ -70,17 +70,19 @@ void RemoveEmptyDatasetDir(io::ObjectStore& store, const std::string& uri) {
 
 }  // namespace
 
-DatasetPtr Dataset::Open(const std::string& uri, std::optional<uint64_t> version) {
-  auto [store, path] = io::OpenStore(uri);
-  return std::make_shared<Dataset>(table::LoadState(std::move(store), path, version));
+DatasetPtr Dataset::Open(const std::string& uri, std::optional<uint64_t> version, const OpenOptions& options) {
+  auto [store, path] = io::OpenStore(uri, options.storage_options);
+  return std::make_shared<Dataset>(
+      table::LoadState(std::move(store), options.session ? options.session : Session::Default(), path, version));
 }
 
 DatasetPtr Dataset::Write(const std::string& raw_uri, RecordBatchReader& data, const WriteOptions& options) {
-  auto [store, uri] = io::OpenStore(raw_uri);
+  auto [store, uri] = io::OpenStore(raw_uri, options.storage_options);
+  const std::shared_ptr<Session> session = options.session ? options.session : Session::Default();
   auto latest = table::LatestManifest(*store, uri);
   if (options.mode == WriteMode::kAppend) {
     if (!latest) ThrowNotFound("cannot append: dataset '{}' does not exist", uri);
-    return Open(uri)->Append(data, options);
+    return Open(raw_uri, std::nullopt, {options.storage_options, session})->Append(data, options);
   }
   if (options.mode == WriteMode::kCreate && latest)
     ThrowInvalid("dataset '{}' already exists (version {}); append to it or overwrite it", uri, latest->version);
@@ -88,7 +90,7 @@ DatasetPtr Dataset::Write(const std::string& raw_uri, RecordBatchReader& data, c
   SchemaPtr input_schema = data.schema();
   format::LanceSchema schema = format::LanceSchema::FromArrow(*input_schema);
   std::shared_ptr<const DatasetState> base;
-  if (latest) base = table::LoadState(store, uri, latest->version);
+  if (latest) base = table::LoadState(store, session, uri, latest->version);
 
   // A failed write leaves nothing behind: WriteFragments and Commit remove the files they
   // wrote, and a dataset directory this call created goes too once it is empty again.
@@ -106,6 +108,7 @@ DatasetPtr Dataset::Write(const std::string& raw_uri, RecordBatchReader& data, c
     commit.enable_stable_row_ids = options.enable_stable_row_ids;
     commit.file_version = version.ToString();
     commit.create_only = options.mode == WriteMode::kCreate;
+    commit.session = session;
     return std::make_shared<Dataset>(table::Commit(store, uri, base, std::move(t), commit));
   } catch (...) {
     io::RemoveQuietly(*store, written);
@@ -263,11 +266,11 @@ DatasetPtr Dataset::UpdateConfig(const std::map<std::string, std::optional<std::
 }
 
 DatasetPtr Dataset::Checkout(uint64_t version) const {
-  return std::make_shared<Dataset>(table::LoadState(state_->store, state_->uri, version));
+  return std::make_shared<Dataset>(table::LoadState(state_->store, state_->session, state_->uri, version));
 }
 
 DatasetPtr Dataset::Latest() const {
-  return std::make_shared<Dataset>(table::LoadState(state_->store, state_->uri, std::nullopt));
+  return std::make_shared<Dataset>(table::LoadState(state_->store, state_->session, state_->uri, std::nullopt));
 }
 
 uint64_t Dataset::CountRows(const std::string& predicate) const {

@@ -130,7 +130,7 @@ std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const 
   const std::string path = DataPath(file);
   if (IsLegacyDataFile(file))
     return files_.GetOrLoad(path, [&] { return std::make_pair(OpenLegacyDataFile(file, path), uint64_t{1}); });
-  return session->DataFile(store, path, file.file_size_bytes(), [&] {
+  return session->caches().DataFile(store, path, file.file_size_bytes(), [&] {
     return format::LanceFileReader::Open(*store, path, file.file_size_bytes(), whole_up_to);
   });
 }
@@ -176,7 +176,7 @@ std::shared_ptr<const overlay::FieldLayers> DatasetState::CachedMergedLayers(
 
 ArrayPtr DatasetState::CachedOverlayColumn(const lance::table::DataFile& file, int32_t field_id,
                                            const std::function<ArrayPtr()>& build) const {
-  return session->OverlayColumn(store, DataPath(file), field_id, build);
+  return session->caches().OverlayColumn(store, DataPath(file), field_id, build);
 }
 
 std::shared_ptr<const overlay::FragmentOverlays> DatasetState::OverlaysOf(
@@ -276,13 +276,15 @@ void RecountPhysicalRows(DatasetState& state) {
 
 }  // namespace
 
-std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
+std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> store, std::shared_ptr<Session> session,
+                                              const std::string& uri,
                                               std::string manifest_path, lance::table::Manifest manifest,
                                               std::optional<lance::table::IndexSection> indices,
                                               const format::LanceSchema* dictionaries) {
   CheckReaderFlags(manifest, uri);
   auto state = std::make_shared<DatasetState>();
   state->store = std::move(store);
+  state->session = std::move(session);
   state->uri = uri;
   state->manifest_path = std::move(manifest_path);
   Metadata metadata;
@@ -298,8 +300,8 @@ std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> s
   return state;
 }
 
-std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
-                                              std::optional<uint64_t> version) {
+std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> store, std::shared_ptr<Session> session,
+                                              const std::string& uri, std::optional<uint64_t> version) {
   format::SilenceProtobufLogging();  // library users open datasets here
   std::optional<ManifestLocation> loc = version ? FindManifest(*store, uri, *version) : LatestManifest(*store, uri);
   if (!loc) {
@@ -317,12 +319,12 @@ std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> s
     if (manifest.version() != loc->version)
       ThrowCorrupt("manifest '{}' is named for version {} but records version {}", loc->path, loc->version,
                    manifest.version());
-    return MakeState(store, uri, loc->path, std::move(manifest));
+    return MakeState(store, session, uri, loc->path, std::move(manifest));
   } catch (const Error& e) {
     // The newest version listed was removed while it was read (its manifest, index section
     // or dictionaries): a concurrent cleanup does that only once a newer one exists, so
     // list again.
-    if (!version && RemovedMeanwhile(e, *store, loc->path)) return LoadState(store, uri, version);
+    if (!version && RemovedMeanwhile(e, *store, loc->path)) return LoadState(store, session, uri, version);
     throw;
   }
 }

@@ -118,20 +118,20 @@ void FragmentReader::CheckOverlayFile(size_t index, const format::LanceFileReade
   CheckOverlayFile(index, FieldRowsOf(file));
 }
 
-Session::FieldRows FragmentReader::FieldRowsOf(const format::LanceFileReader& file) {
-  Session::FieldRows out;
+SessionCaches::FieldRows FragmentReader::FieldRowsOf(const format::LanceFileReader& file) {
+  SessionCaches::FieldRows out;
   const auto& fields = file.schema().fields();
   for (size_t i = 0; i < fields.size(); ++i) {
     out.emplace_back(fields[i].id, file.num_rows(i));
     // Fields inside a struct have its values: they are listed, not counted.
     fields[i].ForEach([&](const format::LanceField& f) {
-      if (f.id != fields[i].id) out.emplace_back(f.id, Session::kNotCounted);
+      if (f.id != fields[i].id) out.emplace_back(f.id, SessionCaches::kNotCounted);
     });
   }
   return out;
 }
 
-void FragmentReader::CheckOverlayFile(size_t index, const Session::FieldRows& file) const {
+void FragmentReader::CheckOverlayFile(size_t index, const SessionCaches::FieldRows& file) const {
   const overlay::Overlay& o = overlays().overlays()[index];
   for (size_t f = 0; f < o.field_ids.size(); ++f) {
     if (o.field_ids[f] == overlay::kTombstoneFieldId) continue;
@@ -139,7 +139,7 @@ void FragmentReader::CheckOverlayFile(size_t index, const Session::FieldRows& fi
     if (it == file.end())
       ThrowCorrupt("'{}' fragment {}: overlay file '{}' lists field {} but has no column for it", state_.uri,
                    fragment_.id(), o.proto->data_file().path(), o.field_ids[f]);
-    if (it->second != Session::kNotCounted) CheckOverlayValues(index, f, it->second);
+    if (it->second != SessionCaches::kNotCounted) CheckOverlayValues(index, f, it->second);
   }
 }
 
@@ -311,8 +311,8 @@ ArrayPtr FragmentReader::WholeOverlayColumn(size_t overlay, int32_t field_id) co
     };
     // Checked against this version's coverage on every version: what the session keeps
     // was read for another one.
-    CheckOverlayFile(overlay, *state_.session->OverlayFieldRows(state_.store, state_.DataPath(data_file), [&] {
-      return std::make_shared<const Session::FieldRows>(FieldRowsOf(open()));
+    CheckOverlayFile(overlay, *state_.session->caches().OverlayFieldRows(state_.store, state_.DataPath(data_file), [&] {
+      return std::make_shared<const SessionCaches::FieldRows>(FieldRowsOf(open()));
     }));
     column = state_.CachedOverlayColumn(data_file, field_id, [&] {
       const size_t index = OverlayColumn(open(), overlay, field_id);

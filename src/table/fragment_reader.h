@@ -80,8 +80,8 @@ class FragmentReader {
   // Throws Corrupt unless `file`, overlay `overlay`'s data file, has every field the
   // overlay lists, each with one value per covered cell (see the definition).
   void CheckOverlayFile(size_t overlay, const format::LanceFileReader& file) const;
-  void CheckOverlayFile(size_t overlay, const Session::FieldRows& file) const;
-  static Session::FieldRows FieldRowsOf(const format::LanceFileReader& file);
+  void CheckOverlayFile(size_t overlay, const SessionCaches::FieldRows& file) const;
+  static SessionCaches::FieldRows FieldRowsOf(const format::LanceFileReader& file);
   // The `values` an overlay's column holds for its `field`-th field against its coverage.
   void CheckOverlayValues(size_t index, size_t field, uint64_t values) const;
   // The column of `field_id` in `file`, overlay `overlay`'s data file.

@@ -1,17 +1,24 @@
 #include "table/session.h"
 
-namespace lancelet::table {
+namespace lancelet {
 
 namespace {
 constexpr uint64_t kEntryBytes = 128;  // what a kept entry costs beside its value: key, list node, control block
 }  // namespace
+
+Session::Session(const SessionOptions& options) : caches_(std::make_unique<Caches>(options)) {}
+Session::~Session() = default;
 
 const std::shared_ptr<Session>& Session::Default() {
   static const std::shared_ptr<Session> session = std::make_shared<Session>();
   return session;
 }
 
-std::shared_ptr<const format::LanceFileReader> Session::DataFile(
+SessionStats Session::Stats() const { return {caches_->DataFiles(), caches_->OverlayColumns()}; }
+
+void Session::Clear() { caches_->Clear(); }
+
+std::shared_ptr<const format::LanceFileReader> Session::Caches::DataFile(
     const std::shared_ptr<io::ObjectStore>& store, const std::string& path, uint64_t size,
     const std::function<std::shared_ptr<const format::LanceFileReader>()>& open) {
   return files_
@@ -20,7 +27,7 @@ std::shared_ptr<const format::LanceFileReader> Session::DataFile(
       .value;
 }
 
-ArrayPtr Session::OverlayColumn(const std::shared_ptr<io::ObjectStore>& store, const std::string& path,
+ArrayPtr Session::Caches::OverlayColumn(const std::shared_ptr<io::ObjectStore>& store, const std::string& path,
                                 int32_t field_id, const std::function<ArrayPtr()>& decode) {
   return overlay_columns_
       .GetOrLoad(Key{store.get(), path, uint64_t(uint32_t(field_id))},
@@ -31,7 +38,7 @@ ArrayPtr Session::OverlayColumn(const std::shared_ptr<io::ObjectStore>& store, c
       .value;
 }
 
-std::shared_ptr<const Session::FieldRows> Session::OverlayFieldRows(
+std::shared_ptr<const Session::Caches::FieldRows> Session::Caches::OverlayFieldRows(
     const std::shared_ptr<io::ObjectStore>& store, const std::string& path,
     const std::function<std::shared_ptr<const FieldRows>()>& build) {
   return overlay_field_rows_
@@ -44,10 +51,10 @@ std::shared_ptr<const Session::FieldRows> Session::OverlayFieldRows(
       .value;
 }
 
-void Session::Clear() {
+void Session::Caches::Clear() {
   files_.Clear();
   overlay_columns_.Clear();
   overlay_field_rows_.Clear();
 }
 
-}  // namespace lancelet::table
+}  // namespace lancelet

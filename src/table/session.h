@@ -1,11 +1,12 @@
-// What every dataset version a process opens shares: the decoded forms of immutable
-// files. A Lance writer never rewrites a file (a new version writes new names), so a data
-// or overlay file opened or decoded for one version serves every version that names it:
-// a second query in the process, or a query after a commit, opens and decodes none of
-// the files it read before.
+// What a Session (lancelet/session.h) keeps for every dataset version opened through
+// it: the decoded forms of immutable files. A Lance writer never rewrites a file (a new
+// version writes new names), so a data or overlay file opened or decoded for one version
+// serves every version that names it: a second query, or a query after a commit, opens
+// and decodes none of the files it read before.
 //
-// The seam for the Session of the seams issue (a store chosen by URI, caches shared by
-// every dataset opened through one session); until then one per process.
+// Manifests and index segments stay with their version (DatasetState): a manifest's name
+// is reused when a dataset is dropped and created again, and an opened index segment
+// checks its row ids against its version's fragments.
 #pragma once
 
 #include <cstdint>
@@ -16,13 +17,16 @@
 #include "format/lance_file.h"
 #include "io/object_store.h"
 #include "lancelet/array.h"
+#include "lancelet/session.h"
 #include "table/lru_cache.h"
 
-namespace lancelet::table {
+namespace lancelet {
 
-class Session {
+class Session::Caches {
  public:
-  static const std::shared_ptr<Session>& Default();
+  explicit Caches(const SessionOptions& options)
+      : files_(options.data_files), overlay_columns_(options.overlay_column_bytes),
+        overlay_field_rows_(options.overlay_column_bytes / 64) {}
 
   // A data file of `store` (footer and column metadata decoded; a small one held whole),
   // opened by open() on a miss. Keyed by store, path and the size the manifest records
@@ -45,13 +49,11 @@ class Session {
                                                     const std::function<std::shared_ptr<const FieldRows>()>& build);
 
   size_t DataFiles() const { return files_.size(); }  // kept now
+  size_t OverlayColumns() const { return overlay_columns_.size(); }
 
   // Drops everything kept: for tests that change a file in place between two reads, which
   // a real writer never does.
   void Clear();
-
-  static constexpr uint64_t kDataFiles = 256;  // entries: their metadata, and small files whole
-  static constexpr uint64_t kOverlayColumnBytes = 64 << 20;
 
  private:
   struct Key {
@@ -71,9 +73,14 @@ class Session {
     std::shared_ptr<io::ObjectStore> store;  // a dead store's address could be reused by another
     Value value;
   };
-  LruCache<Key, Kept<std::shared_ptr<const format::LanceFileReader>>, KeyHash> files_{kDataFiles};
-  LruCache<Key, Kept<ArrayPtr>, KeyHash> overlay_columns_{kOverlayColumnBytes};
-  LruCache<Key, Kept<std::shared_ptr<const FieldRows>>, KeyHash> overlay_field_rows_{kOverlayColumnBytes / 64};
+  // Data files: entries, each its metadata (and a small file whole).
+  table::LruCache<Key, Kept<std::shared_ptr<const format::LanceFileReader>>, KeyHash> files_;
+  table::LruCache<Key, Kept<ArrayPtr>, KeyHash> overlay_columns_;  // bytes
+  table::LruCache<Key, Kept<std::shared_ptr<const FieldRows>>, KeyHash> overlay_field_rows_;  // bytes
 };
 
-}  // namespace lancelet::table
+namespace table {
+using SessionCaches = Session::Caches;
+}  // namespace table
+
+}  // namespace lancelet

@@ -1,11 +1,9 @@
 // Opening text inputs by path and choosing a reader by extension.
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "expr/cast.h"
+#include "io/object_store.h"
 #include "lancelet/error.h"
 #include "lancelet/text.h"
 
@@ -18,11 +16,8 @@ InputOpener& ArrowIpcOpener() {
 }
 
 std::unique_ptr<std::istream> OpenFile(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) ThrowNotFound("{}: no such file", path);
-  auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
-  if (!*file) ThrowIo("{}: cannot open: {}", path, std::strerror(errno));
-  return file;
+  auto [store, within] = io::OpenStore(path);
+  return store->OpenStream(within);
 }
 
 class ConformingReader final : public RecordBatchReader {

@@ -261,7 +261,7 @@ TEST_F(StorageVersionTest, RowCountsOfWritersThatNamedNoneAreCountedInTheFiles) 
 
   const std::string first = Dataset::Open(uri_)->state().manifest.fragments(0).files(0).path();
   std::filesystem::remove(io::JoinPath(uri_, "data/" + first));
-  table::Session::Default()->Clear();  // as a new process: nothing opened before is kept
+  Session::Default()->Clear();  // as a new process: nothing opened before is kept
   std::string message = ErrorOf([&] { Dataset::Open(uri_); });
   EXPECT_NE(message.find("fragment 0: its manifest records no row count, and counting the rows of its data file '" +
                          first + "' failed"),

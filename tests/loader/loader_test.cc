@@ -62,7 +62,7 @@ std::string ReferenceTable(const TempDir& tmp, const std::string& name, const Re
 
 TEST(Loader, OneShardPerFragmentWithSurvivingRowsAndDeletionsSkipped) {
   TempDir tmp;
-  auto ds = Fragments(tmp.Join("t.lance"), 3, 100);
+  auto ds = Fragments(tmp.Uri("t.lance"), 3, 100);
   ds = ds->Delete("id % 10 = 4 OR id = 150 OR id >= 290");
   auto shards = ShardedDataset::FromPath(ds->uri());
   EXPECT_EQ(shards->shard_count(), 3u);
@@ -85,7 +85,7 @@ TEST(Loader, OneShardPerFragmentWithSurvivingRowsAndDeletionsSkipped) {
 
 TEST(Loader, OverlaysAreResolved) {
   TempDir tmp;
-  auto ds = Fragments(tmp.Join("t.lance"), 2, 50);
+  auto ds = Fragments(tmp.Uri("t.lance"), 2, 50);
   ds = ds->Update({{"name", "upper(name)"}}, "id % 3 = 0", nullptr, UpdateMode::kOverlay);
   ds = ds->Update({{"name", "NULL"}}, "id = 51", nullptr, UpdateMode::kOverlay);
   ASSERT_GT(ds->state().manifest.fragments(0).overlays_size(), 0);
@@ -189,7 +189,7 @@ TEST(Loader, DiscoveryReadsTheManifestTwiceAndOpensNoDataFile) {
 
 TEST(Loader, TheVersionStaysPinned) {
   TempDir tmp;
-  auto ds = Fragments(tmp.Join("t.lance"), 2, 20);
+  auto ds = Fragments(tmp.Uri("t.lance"), 2, 20);
   auto shards = ShardedDataset::FromPath(ds->uri());
   const std::string pinned = shards->path();
   EXPECT_NE(pinned.find("/_versions/"), std::string::npos);
@@ -206,7 +206,7 @@ TEST(Loader, TheVersionStaysPinned) {
 
 TEST(Loader, OpenedFragmentsAreCachedUnderTheCap) {
   TempDir tmp;
-  auto ds = Fragments(tmp.Join("t.lance"), 5, 10);
+  auto ds = Fragments(tmp.Uri("t.lance"), 5, 10);
   auto capped = ShardedDataset::FromPath(ds->uri(), {{}, 2});
   EXPECT_EQ(capped->cache_capacity(), 2u);
   for (size_t s = 0; s < 5; ++s) capped->ReadBatch(s, std::vector<uint64_t>{0});

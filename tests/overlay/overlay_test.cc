@@ -61,7 +61,7 @@ std::string Column(const DatasetPtr& ds, const std::string& column) {
 // `ds`'s version read through another manifest (hand-edited in a test).
 DatasetPtr WithManifest(const DatasetPtr& ds, const lance::table::Manifest& manifest) {
   const auto& state = ds->state();
-  return std::make_shared<Dataset>(table::MakeState(state.store, state.uri, state.manifest_path, manifest));
+  return std::make_shared<Dataset>(table::MakeState(state.store, state.session, state.uri, state.manifest_path, manifest));
 }
 
 // 600 rows in fragments of 300, then two overlay commits. The first: age at offsets
@@ -105,7 +105,7 @@ class OverlayTest : public ::testing::TestWithParam<std::string> {
   // first column) must print as `expect`.
   uint64_t BytesOfFirstRead(uint64_t version, const std::function<RecordBatchPtr(const DatasetPtr&)>& read,
                             const std::string& expect) {
-    table::Session::Default()->Clear();  // nothing kept from an earlier read
+    Session::Default()->Clear();  // nothing kept from an earlier read
     auto d = Dataset::Open(uri_, version);
     const uint64_t before = d->state().store->stats().bytes_read;
     auto batch = read(d);
@@ -840,7 +840,7 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
     EXPECT_EQ(counters.offsets_looked_up - looked_up, 17 * rows.size());
     EXPECT_EQ(format::RoaringBitmap::RankCalls(), ranks);
   }
-  table::Session::Default()->Clear();
+  Session::Default()->Clear();
   ds = Dataset::Open(ds->uri());  // a fresh reader, as a new process has
   const uint64_t listed = counters.cells_listed, visited = counters.cells_visited;
   const uint64_t ranks = format::RoaringBitmap::RankCalls();
@@ -862,7 +862,7 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
   // 80 KB tenth layer gives each batch its ranks.
   EXPECT_EQ(counters.values_decoded_whole - decoded_whole, 16u * 200u);
   // Their files are not kept beside the columns: open are the base file and the tenth layer's.
-  EXPECT_EQ(ds->state().session->DataFiles(), 2u);
+  EXPECT_EQ(ds->state().session->Stats().data_files, 2u);
 
   // The same version again: this second reader lists the layers and merges them into one
   // (listing each distinct cell once), which it and every later read walk.
@@ -1004,13 +1004,13 @@ TEST(OverlayCost, AScanOpensEachOverlayFileOncePerProcess) {
   ASSERT_EQ(overlays.size(), kLayers);
   auto store = std::make_shared<CountingStore>();
   auto scan = [&] {
-    auto state = table::LoadState(store, ds->uri(), std::nullopt);
+    auto state = table::LoadState(store, Session::Default(), ds->uri(), std::nullopt);
     return std::make_shared<Dataset>(state)->NewScan().Columns({"age"}).ToBatch();
   };
   auto first = scan();
   for (int round = 0; round < 3; ++round) EXPECT_TRUE(scan()->Equals(*first));
   // A commit, then a scan of the new version, which names the same files.
-  std::make_shared<Dataset>(table::LoadState(store, ds->uri(), std::nullopt))->UpdateConfig({{"k", "v"}});
+  std::make_shared<Dataset>(table::LoadState(store, Session::Default(), ds->uri(), std::nullopt))->UpdateConfig({{"k", "v"}});
   EXPECT_TRUE(scan()->Equals(*first));
   for (const auto& o : overlays) {
     const std::string path = ds->uri() + "/data/" + o.data_file().path();

@@ -233,7 +233,7 @@ struct Tally {
 void Judge(const std::string& ds, const std::string& scratch, const std::vector<Answer>& clean,
            const std::string& what, const std::string& undetectable_class, const Covered& cells, Tally& t) {
   ++t.damages;
-  table::Session::Default()->Clear();  // files changed in place: read them as a new process would
+  Session::Default()->Clear();  // files changed in place: read them as a new process would
   const std::vector<Answer> got = RunAll(ds, scratch);
   std::string wrong;  // the operations that answered wrong
   int wrong_here = 0;

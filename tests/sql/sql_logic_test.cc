@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "io/object_store.h"
 #include "lancelet/sql.h"
 #include "lancelet/text.h"
 #include "support/test_env.h"
@@ -100,11 +101,12 @@ class SqlLogicTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(SqlLogicTest, Passes) {
   std::string path = GetParam();
   TempDir dir;
-  SqlSession session(dir.path());
+  SqlSession session(dir.RootUri());
   for (const auto& r : ParseTestFile(path)) {
     std::string where = std::filesystem::path(path).filename().string() + ":" + std::to_string(r.line);
     if (r.kind == "file") {
-      WriteStringToFile(dir.Join(r.arg), r.text);
+      auto [store, file] = io::OpenStore(dir.Uri(r.arg));  // beside the tables, wherever they are
+      store->Put(file, r.text);
       continue;
     }
     try {

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "io/object_store.h"
+
 namespace lancelet::testing {
 
 namespace fs = std::filesystem;
@@ -28,7 +30,15 @@ TempDir::TempDir() {
   fs::create_directories(path_);
 }
 
+bool TempDir::InMemory() {
+  const char* store = std::getenv("LANCELET_TEST_STORE");
+  return store && std::string_view(store) == "memory";
+}
+
+std::string TempDir::RootUri() const { return InMemory() ? "memory://" + path_ : path_; }
+
 TempDir::~TempDir() {
+  if (InMemory()) io::DefaultMemoryStore()->DeleteTree("memory://" + path_);
   if (!std::getenv("LANCELET_KEEP_TEST_DIRS")) {
     std::error_code ec;
     fs::remove_all(path_, ec);

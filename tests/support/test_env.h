@@ -18,6 +18,13 @@ class TempDir {
   ~TempDir();
   const std::string& path() const { return path_; }
   std::string Join(const std::string& name) const { return path_ + "/" + name; }
+  // Where a test's datasets go when it reaches them only through lancelet: this
+  // directory, or, under LANCELET_TEST_STORE=memory (the suites' second run, see
+  // tests/CMakeLists.txt), the same name in the process's memory:// store, which proves
+  // that nothing under test touches the file system behind the store's back.
+  std::string RootUri() const;
+  std::string Uri(const std::string& name) const { return RootUri() + "/" + name; }
+  static bool InMemory();
 
  private:
   std::string path_;

@@ -70,7 +70,7 @@ TEST_P(IndexDifferentialTest, IndexedQueriesEqualFlatScans) {
   WriteOptions options;
   options.max_rows_per_file = 700;
   options.enable_stable_row_ids = GetParam();
-  DatasetPtr ds = Dataset::Write(dir.Join("t.lance"), {Rows(0, 2000)}, options);
+  DatasetPtr ds = Dataset::Write(dir.Uri("t.lance"), {Rows(0, 2000)}, options);
   int64_t next_id = 2000;
   int queries = 0, narrowed = 0;
   for (int step = 0; step < 14; ++step) {

@@ -21,7 +21,7 @@ class IndexExclusionTest : public ::testing::Test {
   DatasetPtr Create(bool stable_row_ids = false) {
     WriteOptions options;
     options.enable_stable_row_ids = stable_row_ids;
-    return Dataset::Write(dir_.Join("t.lance"), {IdABBatch(100)}, options);
+    return Dataset::Write(dir_.Uri("t.lance"), {IdABBatch(100)}, options);
   }
 
   // The plan's one index use and its candidates in fragment 0.
@@ -116,7 +116,7 @@ TEST_F(IndexExclusionTest, AnIndexWithoutAFragmentBitmapCoversEveryFragment) {
   const auto& s = ds->state();
   lance::table::IndexSection legacy = s.indices;
   legacy.mutable_indices(0)->clear_fragment_bitmap();
-  auto state = table::MakeState(s.store, s.uri, s.manifest_path, s.manifest, legacy);
+  auto state = table::MakeState(s.store, s.session, s.uri, s.manifest_path, s.manifest, legacy);
   auto plan = table::PlanIndexedRows(*state, *ParseExpression("a = 3"));
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->uses[0].fragments, 1u);
@@ -139,7 +139,7 @@ TEST_F(IndexExclusionTest, AnIndexNamingRowsPastItsFragmentIsRefused) {
     file->set_path(f.name);
     file->set_size_bytes(f.size);
   }
-  auto reopened = std::make_shared<Dataset>(table::MakeState(s.store, s.uri, s.manifest_path, s.manifest, rewritten));
+  auto reopened = std::make_shared<Dataset>(table::MakeState(s.store, s.session, s.uri, s.manifest_path, s.manifest, rewritten));
   auto error = ThrownError([&] { reopened->CountRows("a = 3"); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->kind(), ErrorKind::kCorrupt);
@@ -209,7 +209,7 @@ TEST(StructPath, AFieldIsAffectedByItselfItsAncestorsAndItsDescendants) {
 }
 
 TEST_F(IndexExclusionTest, AnOverlayOnAStructExcludesItsIndexedChild) {
-  auto ds = CreateNested(dir_.Join("n.lance"))->CreateIndex("s.a", IndexType::kBTree);
+  auto ds = CreateNested(dir_.Uri("n.lance"))->CreateIndex("s.a", IndexType::kBTree);
   ASSERT_EQ(ds->ListIndices().size(), 1u);
   EXPECT_EQ(ds->ListIndices()[0].name, "s.a_idx");
   EXPECT_EQ(ds->ListIndices()[0].columns, std::vector<std::string>{"s.a"});
@@ -234,7 +234,7 @@ TEST_F(IndexExclusionTest, AnOverlayOnAStructExcludesItsIndexedChild) {
 }
 
 TEST_F(IndexExclusionTest, AStructFoldLeavesTheIndexesOnItsChildren) {
-  auto ds = CreateNested(dir_.Join("n.lance"))->CreateIndex("s.a", IndexType::kBitmap);
+  auto ds = CreateNested(dir_.Uri("n.lance"))->CreateIndex("s.a", IndexType::kBitmap);
   ds = ds->Update({{"s", "NULL"}}, "id < 60", nullptr, UpdateMode::kColumns);  // a column rewrite of s
   EXPECT_EQ(ds->ListIndices()[0].indexed_fragments, 0u);
   EXPECT_EQ(Ids(*ds, "s.a = 7"), (std::vector<int64_t>{67, 77, 87, 97}));

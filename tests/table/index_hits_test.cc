@@ -3,10 +3,10 @@
 // wrong id is refused by the scan that reads the row, with nothing returned or written.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 
 #include "format/lance_file.h"
-#include "lancelet/builder.h"
+#include "io/object_store.h"
+#include "lancelet//builder.h"
 #include "lancelet/dataset.h"
 #include "support/sample_batches.h"
 #include "support/test_env.h"
@@ -27,7 +27,7 @@ class IndexHitsTest : public ::testing::Test {
   DatasetPtr Create(bool index_b = false, bool stable_row_ids = false) {
     WriteOptions options;
     options.enable_stable_row_ids = stable_row_ids;
-    auto ds = Dataset::Write(dir_.Join("t.lance"), {IdABBatch(100)}, options)->CreateIndex("a", IndexType::kBTree);
+    auto ds = Dataset::Write(dir_.Uri("t.lance"), {IdABBatch(100)}, options)->CreateIndex("a", IndexType::kBTree);
     return index_b ? ds->CreateIndex("b", IndexType::kBTree) : ds;
   }
 
@@ -54,7 +54,7 @@ class IndexHitsTest : public ::testing::Test {
       for (auto& f : *meta.mutable_files())
         if (f.path() == "page_data.lance") f.set_size_bytes(size);
     }
-    return std::make_shared<Dataset>(table::MakeState(s.store, s.uri, s.manifest_path, s.manifest, section));
+    return std::make_shared<Dataset>(table::MakeState(s.store, s.session, s.uri, s.manifest_path, s.manifest, section));
   }
 
   std::string PageData(const DatasetPtr& ds, const std::string& name) const {
@@ -100,7 +100,7 @@ TEST_F(IndexHitsTest, UnderAnOrEveryCandidateIsChecked) {
 TEST_F(IndexHitsTest, RowsChangedSinceTheIndexAreNotChecked) {
   for (bool stable : {false, true}) {
     SCOPED_TRACE(stable ? "stable row ids" : "row addresses");
-    std::filesystem::remove_all(dir_.Join("t.lance"));
+    io::OpenStore(dir_.Uri("t.lance")).store->DeleteTree(dir_.Uri("t.lance"));
     auto ds = Create(true, stable)->Update({{"a", "7"}}, "id = 13");  // a_idx still says 3
     EXPECT_EQ(ds->CountRows("a = 3"), 9u);
     EXPECT_EQ(ds->CountRows("a = 3 OR b = 50"), 10u);

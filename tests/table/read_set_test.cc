@@ -54,7 +54,7 @@ table::ReadSet IncrementFirstTen(const table::DatasetState& state) {
 // of a fresh dataset, when `commit` lands version 2.
 std::optional<std::string> StaleAfter(const std::function<void(const DatasetPtr&)>& commit) {
   TempDir dir;
-  auto v1 = MakeDataset(dir.Join("t.lance"), 300);
+  auto v1 = MakeDataset(dir.Uri("t.lance"), 300);
   table::ReadSet read = IncrementFirstTen(v1->state());
   commit(v1);
   return table::FindStaleRead(read, v1->state(), v1->Latest()->state());
@@ -80,7 +80,7 @@ TEST(ReadSet, FindsChangesToWhatWasReadAndNothingElse) {
 
 TEST(ReadSet, AStaleUpdateRecomputesOnTheNewValues) {
   TempDir dir;
-  auto v1 = MakeDataset(dir.Join("t.lance"), 300);
+  auto v1 = MakeDataset(dir.Uri("t.lance"), 300);
   // Both read version 1; the first lands, the second must see its values.
   v1->Update({{"val", "val + 1"}}, "id < 10");
   uint64_t changed = 0;
@@ -95,7 +95,7 @@ TEST(ReadSet, AStaleUpdateRecomputesOnTheNewValues) {
 
 TEST(ReadSet, AStaleUpdateMatchesOnTheNewValues) {
   TempDir dir;
-  auto v1 = MakeDataset(dir.Join("t.lance"), 300);
+  auto v1 = MakeDataset(dir.Uri("t.lance"), 300);
   v1->Update({{"val", "5"}}, "id >= 200");
   // Read at version 1, where every val is 0; committed after version 2, where 100 are 5.
   uint64_t changed = 0;
@@ -108,7 +108,7 @@ TEST(ReadSet, AStaleUpdateMatchesOnTheNewValues) {
 
 TEST(ReadSet, AStaleDeleteSeesTheNewValues) {
   TempDir dir;
-  auto v1 = MakeDataset(dir.Join("t.lance"), 300);
+  auto v1 = MakeDataset(dir.Uri("t.lance"), 300);
   v1->Update({{"val", "9"}}, "id % 10 = 0");
   // At version 1 every row matches; at version 2 the 30 rows set to 9 do not.
   uint64_t deleted = 0;
@@ -119,7 +119,7 @@ TEST(ReadSet, AStaleDeleteSeesTheNewValues) {
 
 TEST(ReadSet, DisjointUpdatesBothLand) {
   TempDir dir;
-  auto v1 = MakeDataset(dir.Join("t.lance"), 300);
+  auto v1 = MakeDataset(dir.Uri("t.lance"), 300);
   v1->Update({{"val", "val + 1"}}, "id >= 100 AND id < 110");
   auto v3 = v1->Update({{"val", "val + 1"}}, "id < 10");
   EXPECT_EQ(v3->version(), 3u);
@@ -131,7 +131,7 @@ TEST(ReadSet, DisjointUpdatesBothLand) {
 
 TEST(ReadSet, BlindOverlayWritesStayCompatible) {
   TempDir dir;
-  auto v1 = MakeDataset(dir.Join("t.lance"), 300);
+  auto v1 = MakeDataset(dir.Uri("t.lance"), 300);
   FixedWidthBuilder<int64_t> a(DataType::Int64()), b(DataType::Int64());
   a.Append(11);
   b.Append(22);

@@ -28,7 +28,7 @@ using testing::IdNameSchema;
 // `ds`'s version read through a hand-edited manifest.
 DatasetPtr WithManifest(const DatasetPtr& ds, const lance::table::Manifest& manifest) {
   const auto& state = ds->state();
-  return std::make_shared<Dataset>(table::MakeState(state.store, state.uri, state.manifest_path, manifest));
+  return std::make_shared<Dataset>(table::MakeState(state.store, state.session, state.uri, state.manifest_path, manifest));
 }
 
 // The message of the Corrupt error `fn` throws ("no error" / "wrong kind: ..." otherwise).

@@ -1,0 +1,113 @@
+// Sessions and storage options: what datasets opened through one session share, what
+// separate sessions do not, the bound a session keeps to, and the store options a URI is
+// opened with.
+#include <gtest/gtest.h>
+
+#include "lancelet/dataset.h"
+#include "lancelet/error.h"
+#include "lancelet/session.h"
+#include "support/sample_batches.h"
+#include "support/test_env.h"
+
+namespace lancelet::testing {
+namespace {
+
+// A dataset of two fragments (two data files).
+std::string TwoFragments(const std::string& uri) {
+  WriteOptions options;
+  options.max_rows_per_file = 50;
+  Dataset::Write(uri, {IdNameBatch(0, 100)}, options);
+  return uri;
+}
+
+OpenOptions Through(std::shared_ptr<Session> session) {
+  OpenOptions options;
+  options.session = std::move(session);
+  return options;
+}
+
+OpenOptions With(StorageOptions storage_options) {
+  OpenOptions options;
+  options.storage_options = std::move(storage_options);
+  return options;
+}
+
+uint64_t ScanRows(const DatasetPtr& ds) {
+  auto reader = ds->NewScan().Open();
+  uint64_t rows = 0;
+  while (auto batch = reader->Next()) rows += batch->num_rows();
+  return rows;
+}
+
+TEST(SessionTest, DatasetsOpenedThroughOneSessionShareItsFilesAndNoOtherSessionSeesThem) {
+  const std::string uri = TwoFragments("memory://session_test/shared.lance");
+  auto first = std::make_shared<Session>();
+  auto second = std::make_shared<Session>();
+  EXPECT_EQ(ScanRows(Dataset::Open(uri, std::nullopt, Through(first))), 100u);
+  EXPECT_EQ(first->Stats().data_files, 2u);
+  EXPECT_EQ(second->Stats().data_files, 0u);
+
+  // A second opening (another Dataset, another version object) through the same session
+  // opens no file again; every version read or committed through it keeps to it.
+  auto again = Dataset::Open(uri, std::nullopt, Through(first));
+  EXPECT_EQ(ScanRows(again), 100u);
+  EXPECT_EQ(first->Stats().data_files, 2u);
+  auto appended = again->Append(std::vector<RecordBatchPtr>{IdNameBatch(100, 10)});
+  EXPECT_EQ(ScanRows(appended), 110u);
+  EXPECT_EQ(first->Stats().data_files, 3u);
+  EXPECT_EQ(appended->Checkout(1)->CountRows(), 100u);
+  EXPECT_EQ(second->Stats().data_files, 0u);
+
+  first->Clear();
+  EXPECT_EQ(first->Stats().data_files, 0u);
+}
+
+TEST(SessionTest, ASessionKeepsNoMoreThanItsOptionsAllow) {
+  const std::string uri = TwoFragments("memory://session_test/bounded.lance");
+  SessionOptions options;
+  options.data_files = 1;
+  auto one_file = std::make_shared<Session>(options);
+  EXPECT_EQ(ScanRows(Dataset::Open(uri, std::nullopt, Through(one_file))), 100u);
+  EXPECT_EQ(one_file->Stats().data_files, 1u);
+}
+
+TEST(SessionTest, AWriteKeepsToTheSessionItWasGiven) {
+  auto session = std::make_shared<Session>();
+  WriteOptions options;
+  options.session = session;
+  auto ds = Dataset::Write("memory://session_test/written.lance", {IdNameBatch(0, 10)}, options);
+  EXPECT_EQ(ScanRows(ds), 10u);
+  EXPECT_EQ(session->Stats().data_files, 1u);
+}
+
+TEST(StorageOptionsTest, KeysTheReferenceKnowsAreAcceptedInAnyCaseAndOthersAreRefusedByName) {
+  TempDir tmp;
+  const std::string uri = TwoFragments(tmp.Join("t.lance"));
+  const StorageOptions known = {{"timeout", "60s"}, {"AWS_REGION", "us-east-1"}, {"allow_http", "true"}};
+  EXPECT_EQ(Dataset::Open(uri, std::nullopt, With(known))->CountRows(), 100u);
+  EXPECT_EQ(Dataset::Open("file://" + uri, std::nullopt, With(known))->CountRows(), 100u);
+
+  try {
+    Dataset::Open(uri, std::nullopt, With({{"timout", "60s"}}));
+    FAIL() << "a misspelt key was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_EQ(std::string(e.what()),
+              "storage option 'timout' is not one the reference knows (general keys such as allow_http, timeout, "
+              "client_max_retries, or a store's own aws_*, google_* or azure_* keys)");
+  }
+  try {
+    Dataset::Open(uri, std::nullopt, With({{"Timeout", "1s"}, {"timeout", "2s"}}));
+    FAIL() << "a key given twice was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "storage option 'timeout' is given twice (keys ignore case)");
+  }
+  WriteOptions write;
+  write.mode = WriteMode::kAppend;
+  write.storage_options = {{"no_such_option", "1"}};
+  EXPECT_THROW(Dataset::Write(uri, {IdNameBatch(100, 1)}, write), Error);
+  EXPECT_EQ(Dataset::Open(uri)->CountRows(), 100u);  // nothing was written
+}
+
+}  // namespace
+}  // namespace lancelet::testing
