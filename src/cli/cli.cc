@@ -224,6 +224,554 @@ void RegisterArrowInput() {
   });
 }
 
+// What every subcommand shares: the numeric options, checked after parsing, and whether
+// progress is drawn (known only after parsing).
+struct Context {
+  NumberOptions numbers;
+  bool progress = false;
+};
+
+// Runs a parsed subcommand; returns the exit code.
+using Runner = std::function<int()>;
+
+// A subcommand as CLI11 parsed it and what runs it.
+struct Command {
+  CLI::App* app;
+  Runner run;
+};
+
+// Registers subcommands (their options bound to state the runners keep) on `app`.
+using CommandAdder = void (*)(CLI::App& app, Context& context, std::vector<Command>& commands);
+
+CLI::App* AddDatasetCommand(CLI::App& parent, const std::string& name, const std::string& description,
+                            std::string& dataset) {
+  auto* cmd = parent.add_subcommand(name, description);
+  cmd->add_option("dataset", dataset, "Dataset directory")->required();
+  return cmd;
+}
+
+void AddVersionOption(CLI::App* cmd, Context& context, std::optional<uint64_t>& version,
+                      const std::string& help = "Read this version") {
+  context.numbers.Whole(cmd, "--version", version, uint64_t{1}, std::numeric_limits<uint64_t>::max(), help);
+}
+
+void AddMaxRowsPerFileOption(CLI::App* cmd, Context& context, int64_t& max_rows_per_file) {
+  context.numbers.Whole(cmd, "--max-rows-per-file", max_rows_per_file, int64_t{1}, int64_t(kMaxRowsPerFile),
+                        "Rows per fragment (default 1048576)");
+}
+
+struct InputOptions {
+  std::string from;
+  InputFormat format = InputFormat::kUnknown;
+};
+
+void AddInputOptions(CLI::App* cmd, InputOptions& input) {
+  static const std::map<std::string, InputFormat> kInputFormats = {
+      {"csv", InputFormat::kCsv}, {"jsonl", InputFormat::kJsonLines}, {"arrow", InputFormat::kArrowIpc}};
+  cmd->add_option("--from", input.from, "Input file (.csv, .jsonl/.json, .arrow/.arrows/.ipc), or - for stdin")
+      ->required();
+  cmd->add_option("--input-format", input.format, "The input's format when its name does not say it")
+      ->transform(CLI::CheckedTransformer(kInputFormats));
+}
+
+void AddCreate(CLI::App& app, Context& context, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset, schema_text, file_version = WriteOptions{}.file_version;
+    InputOptions input;
+    int64_t max_rows_per_file = 1024 * 1024;
+    bool stable_row_ids = false, overwrite = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "create", "Create a dataset from a CSV, JSON lines or Arrow IPC file", o->dataset);
+  AddInputOptions(cmd, o->input);
+  cmd->add_option("--schema", o->schema_text, "Schema, e.g. \"id:int32,name:utf8,v:fixed_size_list<float32,4>\"");
+  AddMaxRowsPerFileOption(cmd, context, o->max_rows_per_file);
+  cmd->add_option("--file-version", o->file_version, "Lance file version")
+      ->check(CLI::IsMember({"2.0", "2.1", "2.2"}))
+      ->capture_default_str();
+  cmd->add_flag("--stable-row-ids", o->stable_row_ids, "Give rows stable ids");
+  cmd->add_flag("--overwrite", o->overwrite, "Replace the dataset if it exists");
+  commands.push_back({cmd, [o, &context] {
+                        WriteOptions options;
+                        options.mode = o->overwrite ? WriteMode::kOverwrite : WriteMode::kCreate;
+                        options.file_version = o->file_version;
+                        options.max_rows_per_file = o->max_rows_per_file;
+                        options.enable_stable_row_ids = o->stable_row_ids;
+                        auto input = CountedOn(OpenInput(o->input.from, o->schema_text, o->input.format),
+                                               std::make_unique<ProgressLine>(context.progress, "creating " + o->dataset));
+                        auto ds = Dataset::Write(o->dataset, *input, options);
+                        std::cout << fmt::format("created {} at version {}: {} rows in {} fragments\n", o->dataset,
+                                                 ds->version(), ds->CountRows(), ds->state().manifest.fragments_size());
+                        return 0;
+                      }});
+}
+
+void AddAppend(CLI::App& app, Context& context, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset, schema_text;
+    InputOptions input;
+    int64_t max_rows_per_file = 1024 * 1024;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "append", "Append rows to a dataset", o->dataset);
+  AddInputOptions(cmd, o->input);
+  cmd->add_option("--schema", o->schema_text, "Schema of the input (default: the dataset's)");
+  AddMaxRowsPerFileOption(cmd, context, o->max_rows_per_file);
+  commands.push_back({cmd, [o, &context] {
+                        WriteOptions options;
+                        options.max_rows_per_file = o->max_rows_per_file;
+                        auto ds = Dataset::Open(o->dataset);
+                        // Input is read against the dataset's schema (--schema, if given, is the
+                        // input's own and is then assigned to the dataset's).
+                        auto input = CountedOn(
+                            ConformInput(OpenInput(o->input.from, o->schema_text, o->input.format, ds->schema()),
+                                         ds->schema(), o->input.from),
+                            std::make_unique<ProgressLine>(context.progress, "appending to " + o->dataset));
+                        CountingReader counted(*input);
+                        auto next = ds->Append(counted, options);
+                        std::cout << fmt::format("appended {} rows to {}; now version {}\n", counted.rows(),
+                                                 o->dataset, next->version());
+                        return 0;
+                      }});
+}
+
+void AddDelete(CLI::App& app, Context&, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset, where;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "delete", "Delete the rows matching a predicate", o->dataset);
+  cmd->add_option("--where", o->where, "SQL predicate")->required();
+  commands.push_back({cmd, [o] {
+                        auto ds = Dataset::Open(o->dataset);
+                        uint64_t deleted = 0;
+                        auto next = ds->Delete(o->where, &deleted);
+                        if (deleted == 0) {
+                          std::cout << fmt::format("no rows matched; {} unchanged at version {}\n", o->dataset,
+                                                   ds->version());
+                        } else {
+                          std::cout << fmt::format("deleted {} rows from {}; now version {}\n", deleted, o->dataset,
+                                                   next->version());
+                        }
+                        return 0;
+                      }});
+}
+
+// "column = expression" clauses of `update --set`; a double-quoted column loses its quotes.
+std::vector<Dataset::SetClause> ParseSetClauses(const std::vector<std::string>& clauses) {
+  std::vector<Dataset::SetClause> set;
+  for (const auto& clause : clauses) {
+    size_t eq = clause.find('=');
+    if (eq == std::string::npos || clause.substr(0, eq).find_first_not_of(" \t") == std::string::npos)
+      ThrowInvalid("--set '{}': expected 'column = expression'", clause);
+    std::string column = clause.substr(0, eq);
+    column.erase(0, column.find_first_not_of(" \t"));
+    column.erase(column.find_last_not_of(" \t") + 1);
+    if (column.size() >= 2 && column.front() == '"' && column.back() == '"') column = column.substr(1, column.size() - 2);
+    set.push_back({column, clause.substr(eq + 1)});
+  }
+  return set;
+}
+
+int RunUpdate(const std::string& dataset, const std::vector<std::string>& set_clauses, const std::string& where,
+              const std::string& update_mode) {
+  std::vector<Dataset::SetClause> set = ParseSetClauses(set_clauses);
+  UpdateMode mode = ParseUpdateMode(update_mode, "--mode"), chosen = UpdateMode::kOverlay;
+  auto ds = Dataset::Open(dataset);
+  uint64_t updated = 0;
+  WriteOutcome outcome;
+  auto next = ds->Update(set, where, &updated, mode, &chosen, &outcome);
+  if (updated == 0) {
+    std::cout << fmt::format("no rows matched; {} unchanged at version {}\n", dataset, ds->version());
+    return 0;
+  }
+  const char* how = chosen == UpdateMode::kColumns ? " (columns rewritten)"
+                    : chosen == UpdateMode::kRows  ? " (rows moved to a new fragment)"
+                                                   : "";
+  std::cout << fmt::format("updated {} rows of {}{}; now version {}{}\n", updated, dataset, how, next->version(),
+                           LayerMergeNote(outcome));
+  std::string notice = FirstOverlayNotice(*ds, *next, dataset);
+  if (!notice.empty()) std::cerr << notice << "\n";
+  return 0;
+}
+
+void AddUpdate(CLI::App& app, Context&, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset, where, mode = "auto";
+    std::vector<std::string> set_clauses;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(
+      app, "update", "Change cells: as data overlay files, a column rewrite or moved rows (--mode; default: cost model)",
+      o->dataset);
+  cmd->add_option("--set", o->set_clauses, "column = expression (repeatable)")->required();
+  cmd->add_option("--where", o->where, "SQL predicate (default: every row)");
+  cmd->add_option("--mode", o->mode,
+                  "overlay (changed cells only), columns (rewrite the SET columns), rows (move the changed rows) "
+                  "or auto (table config lancelet.update.mode, else the cost model)")
+      ->capture_default_str();
+  commands.push_back({cmd, [o] { return RunUpdate(o->dataset, o->set_clauses, o->where, o->mode); }});
+}
+
+void AddScan(CLI::App& app, Context& context, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset, columns, where;
+    int64_t limit = -1, offset = 0;
+    std::optional<uint64_t> version;
+    bool with_row_id = false, with_row_address = false, no_index = false;
+    OutputOptions out;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "scan", "Print rows", o->dataset);
+  cmd->add_option("--columns", o->columns, "Comma-separated columns (also _rowid, _rowaddr)");
+  cmd->add_option("--where", o->where, "SQL predicate");
+  context.numbers.Whole(cmd, "--limit", o->limit, int64_t{0}, std::numeric_limits<int64_t>::max(),
+                        "At most this many rows");
+  context.numbers.Whole(cmd, "--offset", o->offset, int64_t{0}, std::numeric_limits<int64_t>::max(),
+                        "Skip this many rows first");
+  AddVersionOption(cmd, context, o->version);
+  cmd->add_flag("--with-rowid", o->with_row_id, "Add the _rowid column");
+  cmd->add_flag("--with-rowaddr", o->with_row_address, "Add the _rowaddr column");
+  cmd->add_flag("--no-index", o->no_index, "Filter every row instead of using indexes (same rows)");
+  AddFormatOption(cmd, o->out);
+  commands.push_back({cmd, [o, &context] {
+                        auto ds = Dataset::Open(o->dataset, o->version);
+                        auto builder = ds->NewScan();
+                        if (!o->columns.empty()) builder.Columns(SplitList(o->columns));
+                        if (!o->where.empty()) builder.Filter(o->where);
+                        builder.Limit(o->limit)
+                            .Offset(o->offset)
+                            .WithRowId(o->with_row_id)
+                            .WithRowAddress(o->with_row_address)
+                            .UseIndex(!o->no_index);
+                        // Progress when the rows go elsewhere than the terminal (an export to a file).
+                        const bool drawn = context.progress && isatty(STDOUT_FILENO) == 0;
+                        const uint64_t total = drawn && o->where.empty() && o->limit < 0 ? ds->CountRows() : 0;
+                        auto reader = CountedOn(builder.Open(),
+                                                std::make_unique<ProgressLine>(drawn, "scanning " + o->dataset, total));
+                        Emit(*reader, o->out.format);
+                        return 0;
+                      }});
+}
+
+// `take --rows`: comma-separated whole numbers.
+std::vector<uint64_t> ParseRowNumbers(const std::string& rows) {
+  std::vector<uint64_t> ids;
+  for (const auto& r : SplitList(rows)) {
+    size_t used = 0;
+    unsigned long long v = 0;
+    try {
+      v = std::stoull(r, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != r.size() || r[0] == '-') ThrowInvalid("--rows: '{}' is not a row number", r);
+    ids.push_back(v);
+  }
+  return ids;
+}
+
+void AddTake(CLI::App& app, Context& context, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset, rows, columns;
+    bool by_address = false;
+    std::optional<uint64_t> version;
+    OutputOptions out;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "take", "Print rows by offset (or by row address)", o->dataset);
+  cmd->add_option("--rows", o->rows, "Comma-separated row offsets")->required();
+  cmd->add_flag("--addresses", o->by_address, "Treat --rows as row addresses (fragment << 32 | offset)");
+  cmd->add_option("--columns", o->columns, "Comma-separated columns");
+  AddVersionOption(cmd, context, o->version);
+  AddFormatOption(cmd, o->out);
+  commands.push_back({cmd, [o] {
+                        auto ds = Dataset::Open(o->dataset, o->version);
+                        std::vector<uint64_t> ids = ParseRowNumbers(o->rows);
+                        auto cols = o->columns.empty() ? std::vector<std::string>{} : SplitList(o->columns);
+                        auto batch = o->by_address ? ds->TakeRowAddresses(ids, cols) : ds->Take(ids, cols);
+                        SingleBatchReader reader(batch);
+                        Emit(reader, o->out.format);
+                        return 0;
+                      }});
+}
+
+void AddCount(CLI::App& app, Context& context, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset, where;
+    std::optional<uint64_t> version;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "count", "Count rows", o->dataset);
+  cmd->add_option("--where", o->where, "SQL predicate");
+  AddVersionOption(cmd, context, o->version);
+  commands.push_back({cmd, [o] {
+                        std::cout << Dataset::Open(o->dataset, o->version)->CountRows(o->where) << "\n";
+                        return 0;
+                      }});
+}
+
+void AddVersions(CLI::App& app, Context&, std::vector<Command>& commands) {
+  auto dataset = std::make_shared<std::string>();
+  auto* cmd = AddDatasetCommand(app, "versions", "List versions", *dataset);
+  commands.push_back({cmd, [dataset] {
+                        for (const auto& v : Dataset::Open(*dataset)->ListVersions()) {
+                          time_t secs = time_t(v.timestamp_nanos / 1000000000);
+                          char when[32];
+                          std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&secs));
+                          std::cout << fmt::format("{}\t{}\t{}\n", v.version, when, v.operation);
+                        }
+                        return 0;
+                      }});
+}
+
+void AddInspect(CLI::App& app, Context& context, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset;
+    std::optional<uint64_t> version;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "inspect", "Show a version's manifest: flags, schema, fragments", o->dataset);
+  AddVersionOption(cmd, context, o->version, "Inspect this version");
+  commands.push_back({cmd, [o] {
+                        PrintInspect(*Dataset::Open(o->dataset, o->version), std::cout);
+                        return 0;
+                      }});
+}
+
+Runner IndexCreateRunner(std::shared_ptr<const std::string> dataset, std::shared_ptr<const std::string> column,
+                         std::shared_ptr<const std::string> type_name, std::shared_ptr<const std::string> name,
+                         std::shared_ptr<const bool> replace) {
+  return [=] {
+    IndexType type;
+    if (*type_name == "btree" || *type_name == "BTREE") type = IndexType::kBTree;
+    else if (*type_name == "bitmap" || *type_name == "BITMAP") type = IndexType::kBitmap;
+    else ThrowInvalid("--type '{}': expected btree or bitmap", *type_name);
+    auto next = Dataset::Open(*dataset)->CreateIndex(*column, type, *name, *replace);
+    std::cout << fmt::format("created index {} on {} of {}; now version {}\n", name->empty() ? *column + "_idx" : *name,
+                             *column, *dataset, next->version());
+    return 0;
+  };
+}
+
+int RunIndexList(const std::string& dataset) {
+  for (const auto& i : Dataset::Open(dataset)->ListIndices()) {
+    std::string cols;
+    for (const auto& c : i.columns) cols += (cols.empty() ? "" : ",") + c;
+    std::cout << fmt::format("{}\t{}\t{}\tbuilt from version {}\t{} segments\t{} fragments indexed, {} not\t"
+                             "{} stale rows\n",
+                             i.name, i.type, cols, i.dataset_version, i.segments, i.indexed_fragments,
+                             i.unindexed_fragments, i.stale_rows);
+  }
+  return 0;
+}
+
+int RunIndexOptimize(const std::string& dataset) {
+  auto ds = Dataset::Open(dataset);
+  auto next = ds->OptimizeIndices();
+  if (next->version() == ds->version())
+    std::cout << fmt::format("every index of {} covers every fragment; unchanged at version {}\n", dataset,
+                             ds->version());
+  else
+    std::cout << fmt::format("indexed the new fragments of {}; now version {}\n", dataset, next->version());
+  return 0;
+}
+
+int RunIndexStats(const std::string& dataset, const std::string& index_name) {
+  for (const auto& seg : Dataset::Open(dataset)->IndexStats(index_name)) {
+    std::string fragments = seg.covers_every_fragment ? "every" : "";
+    for (uint64_t f : seg.fragments) fragments += (fragments.empty() ? "" : ",") + std::to_string(f);
+    std::cout << fmt::format("segment {}: built from version {}, fragments [{}], {} rows, {} bytes, {} stale rows\n",
+                             seg.uuid, seg.dataset_version, fragments, seg.rows, seg.bytes, seg.stale_rows);
+  }
+  return 0;
+}
+
+// `index` and its subcommands create, list, optimize, stats and drop (all bound to one
+// dataset and one name: CLI11 parses one of them).
+void AddIndex(CLI::App& app, Context&, std::vector<Command>& commands) {
+  auto dataset = std::make_shared<std::string>(), column = std::make_shared<std::string>(),
+       type = std::make_shared<std::string>("btree"), name = std::make_shared<std::string>();
+  auto replace = std::make_shared<bool>(false);
+  auto* index = app.add_subcommand("index", "Create, list and drop scalar indexes");
+  index->require_subcommand(1);
+  auto* create = AddDatasetCommand(*index, "create", "Build an index on a column and commit it", *dataset);
+  create->add_option("column", *column, "Top-level column")->required();
+  create->add_option("--type", *type, "btree (default) or bitmap");
+  create->add_option("--name", *name, "Index name (default: <column>_idx)");
+  create->add_flag("--replace", *replace, "Replace an index of the same name");
+  commands.push_back({create, IndexCreateRunner(dataset, column, type, name, replace)});
+  auto* list = AddDatasetCommand(*index, "list", "List indexes: name, type, columns, coverage, stale rows", *dataset);
+  commands.push_back({list, [dataset] { return RunIndexList(*dataset); }});
+  auto* optimize = AddDatasetCommand(
+      *index, "optimize", "Index the fragments appended since each index was built (a new segment)", *dataset);
+  commands.push_back({optimize, [dataset] { return RunIndexOptimize(*dataset); }});
+  auto* stats = AddDatasetCommand(*index, "stats", "Show an index's segments: version, fragments, rows, bytes", *dataset);
+  stats->add_option("name", *name, "Index name")->required();
+  commands.push_back({stats, [dataset, name] { return RunIndexStats(*dataset, *name); }});
+  auto* drop = AddDatasetCommand(*index, "drop", "Remove an index", *dataset);
+  drop->add_option("name", *name, "Index name")->required();
+  commands.push_back({drop, [dataset, name] {
+                        auto next = Dataset::Open(*dataset)->DropIndex(*name);
+                        std::cout << fmt::format("dropped index {} of {}; now version {}\n", *name, *dataset,
+                                                 next->version());
+                        return 0;
+                      }});
+}
+
+void AddExplain(CLI::App& app, Context& context, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset, where;
+    std::optional<uint64_t> version;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "explain", "Show how a filtered scan runs: which indexes, which rows", o->dataset);
+  cmd->add_option("--where", o->where, "SQL predicate")->required();
+  AddVersionOption(cmd, context, o->version);
+  commands.push_back({cmd, [o] {
+                        std::cout << Dataset::Open(o->dataset, o->version)->Explain(o->where);
+                        return 0;
+                      }});
+}
+
+void AddOptimize(CLI::App& app, Context& context, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset;
+    OptimizeOptions optimize;
+    bool plan = false, no_index = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(
+      app, "optimize", "Compact: fold overlays into base columns, merge small fragments, drop deleted rows", o->dataset);
+  cmd->add_flag("--plan", o->plan, "Print what would be done to each fragment, and why; write nothing");
+  context.numbers.Whole(cmd, "--target-rows-per-fragment", o->optimize.target_rows_per_fragment, uint64_t{1},
+                        kMaxRowsPerFile, "Fragments with fewer rows are merged with their neighbours (default 1048576)");
+  cmd->add_option("--materialize-deletions", o->optimize.materialize_deletions,
+                  "Rewrite fragments with many deleted rows (true/false)")
+      ->capture_default_str();
+  context.numbers.Fraction(cmd, "--materialize-deletions-threshold", o->optimize.materialize_deletions_threshold, 0.0,
+                           1.0, "Deleted fraction above which a fragment is rewritten (default 0.1; 1: never)");
+  cmd->add_flag("--merge-overlays", o->optimize.merge_overlays_instead_of_fold,
+                "Merge each fragment's overlays into one instead of folding them into base columns");
+  cmd->add_flag("--no-rewrite", [o](int64_t) { o->optimize.rewrite_rows = false; },
+                "Only compact overlays; rows never move");
+  cmd->add_flag("--no-index", o->no_index, "Do not index the fragments indexes stopped covering");
+  commands.push_back({cmd, [o] {
+                        auto ds = Dataset::Open(o->dataset);
+                        o->optimize.optimize_indices = !o->no_index;
+                        if (o->plan) {
+                          std::cout << FormatOptimizePlan(ds->PlanOptimize(o->optimize));
+                        } else {
+                          OptimizeStats stats;
+                          auto next = ds->Optimize(o->optimize, &stats);
+                          std::cout << FormatOptimizeStats(stats, o->dataset, next->version());
+                        }
+                        return 0;
+                      }});
+}
+
+int RunCleanup(const std::string& dataset, const CleanupOptions& options) {
+  auto stats = Dataset::Open(dataset)->Cleanup(options);
+  for (const auto& path : stats.removed) std::cout << (options.dry_run ? "would remove " : "removed ") << path << "\n";
+  std::cout << fmt::format("{} {} versions, {} files, {} bytes\n", options.dry_run ? "would free" : "freed",
+                           stats.versions_removed, stats.files_removed, stats.bytes_freed);
+  if (stats.versions_kept_recent > 0)
+    std::cout << fmt::format("kept {} versions superseded within the last hour: a scan may still read them and a "
+                             "writer may have read them; --force removes them (such a scan then fails, such a "
+                             "writer recomputes or fails)\n",
+                             stats.versions_kept_recent);
+  return 0;
+}
+
+void AddCleanup(CLI::App& app, Context& context, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset, older_than;
+    std::optional<uint64_t> keep_versions;
+    bool dry_run = false, delete_unverified = false, force = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "cleanup", "Delete old versions and the files only they use", o->dataset);
+  cmd->add_option("--older-than", o->older_than, "Remove versions older than this (e.g. 30s, 15m, 12h, 7d, 2w)");
+  context.numbers.Whole(cmd, "--keep", o->keep_versions, uint64_t{1}, std::numeric_limits<uint64_t>::max(),
+                        "Keep the newest N versions");
+  cmd->add_flag("--dry-run", o->dry_run, "List what would be removed; remove nothing");
+  cmd->add_flag("--force", o->force,
+                "Also remove versions superseded within the last hour (a scan still reading one fails)");
+  cmd->add_flag("--delete-unverified", o->delete_unverified,
+                "Also remove unreferenced files younger than 7 days (only when no writer is running)");
+  commands.push_back({cmd, [o] {
+                        CleanupOptions options;
+                        if (!o->older_than.empty()) options.older_than_seconds = ParseDurationSeconds(o->older_than);
+                        options.keep_versions = o->keep_versions;
+                        options.dry_run = o->dry_run;
+                        options.delete_unverified = o->delete_unverified;
+                        options.force = o->force;
+                        return RunCleanup(o->dataset, options);
+                      }});
+}
+
+int RunConfig(const std::string& dataset, const std::vector<std::string>& set, const std::vector<std::string>& unset) {
+  std::map<std::string, std::optional<std::string>> changes;
+  for (const auto& kv : set) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) ThrowInvalid("--set '{}': expected key=value", kv);
+    changes[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& key : unset) changes[key] = std::nullopt;
+  auto ds = Dataset::Open(dataset)->UpdateConfig(changes);
+  for (const auto& [key, value] : ds->Config()) std::cout << key << "=" << value << "\n";
+  if (!changes.empty()) std::cout << fmt::format("{} now at version {}\n", dataset, ds->version());
+  return 0;
+}
+
+void AddConfig(CLI::App& app, Context&, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset;
+    std::vector<std::string> set, unset;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd =
+      AddDatasetCommand(app, "config", "Show or change the table config (e.g. lance.compaction.*)", o->dataset);
+  cmd->add_option("--set", o->set, "key=value (repeatable)");
+  cmd->add_option("--unset", o->unset, "key (repeatable)");
+  commands.push_back({cmd, [o] { return RunConfig(o->dataset, o->set, o->unset); }});
+}
+
+// sql: statements over a directory of datasets (src/sql, include/lancelet/sql.h).
+void AddSql(CLI::App& app, Context& context, std::vector<Command>& commands) {
+  struct Options {
+    std::string db_dir, script;
+    bool echo = false;
+    OutputOptions out;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("sql", "Run SQL statements on the datasets NAME.lance of a directory");
+  cmd->add_option("--db", o->db_dir, "Directory holding the datasets")->required();
+  cmd->add_option("statements", o->script, "Statements separated by ';' (default: read them from stdin)");
+  cmd->add_flag("--echo", o->echo, "Print each statement before its result");
+  AddFormatOption(cmd, o->out);
+  commands.push_back({cmd, [o, &context] {
+                        SqlShellOptions options;
+                        options.format = o->out.format;
+                        options.echo = o->echo;
+                        options.progress = context.progress;
+                        options.prompt = o->script.empty() && isatty(STDIN_FILENO) != 0;
+                        if (options.prompt) {
+                          // As DuckDB's shell: editing and history, and a screenful of rows at most.
+                          options.edit = true;
+                          if (const char* home = std::getenv("HOME"); home && *home)
+                            options.history_path = std::string(home) + "/.lancelet_history";
+                          if (options.format == "table") options.max_rows = 40;
+                        }
+                        return RunSqlShell(o->db_dir, o->script, std::cin, std::cout, std::cerr, options);
+                      }});
+}
+
+// The subcommands in the order `--help` lists them.
+constexpr CommandAdder kCommands[] = {AddCreate, AddAppend,  AddDelete,   AddUpdate,  AddScan,
+                                      AddTake,   AddCount,   AddVersions, AddInspect, AddIndex,
+                                      AddExplain, AddOptimize, AddCleanup, AddConfig, AddSql};
+
 }  // namespace
 
 int Main(int argc, char** argv) {
@@ -232,171 +780,9 @@ int Main(int argc, char** argv) {
   CLI::App app{"lancelet: a native C++ implementation of the Lance table format"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "lancelet " LANCELET_VERSION_STRING);
-  NumberOptions numbers;
-
-  // create / append
-  std::string dataset, from, schema_text, file_version = WriteOptions{}.file_version;
-  int64_t max_rows_per_file = 1024 * 1024;
-  bool stable_row_ids = false, overwrite = false;
-  auto* create = app.add_subcommand("create", "Create a dataset from a CSV, JSON lines or Arrow IPC file");
-  create->add_option("dataset", dataset, "Dataset directory")->required();
-  InputFormat input_format = InputFormat::kUnknown;
-  const std::map<std::string, InputFormat> input_formats = {
-      {"csv", InputFormat::kCsv}, {"jsonl", InputFormat::kJsonLines}, {"arrow", InputFormat::kArrowIpc}};
-  auto add_input = [&](CLI::App* command) {
-    command->add_option("--from", from, "Input file (.csv, .jsonl/.json, .arrow/.arrows/.ipc), or - for stdin")
-        ->required();
-    command->add_option("--input-format", input_format, "The input's format when its name does not say it")
-        ->transform(CLI::CheckedTransformer(input_formats));
-  };
-  add_input(create);
-  create->add_option("--schema", schema_text, "Schema, e.g. \"id:int32,name:utf8,v:fixed_size_list<float32,4>\"");
-  numbers.Whole(create, "--max-rows-per-file", max_rows_per_file, int64_t{1}, int64_t(kMaxRowsPerFile),
-                "Rows per fragment (default 1048576)");
-  create->add_option("--file-version", file_version, "Lance file version")
-      ->check(CLI::IsMember({"2.0", "2.1", "2.2"}))
-      ->capture_default_str();
-  create->add_flag("--stable-row-ids", stable_row_ids, "Give rows stable ids");
-  create->add_flag("--overwrite", overwrite, "Replace the dataset if it exists");
-
-  auto* append = app.add_subcommand("append", "Append rows to a dataset");
-  append->add_option("dataset", dataset, "Dataset directory")->required();
-  add_input(append);
-  append->add_option("--schema", schema_text, "Schema of the input (default: the dataset's)");
-  numbers.Whole(append, "--max-rows-per-file", max_rows_per_file, int64_t{1}, int64_t(kMaxRowsPerFile),
-                "Rows per fragment (default 1048576)");
-
-  std::string where;
-  auto* del = app.add_subcommand("delete", "Delete the rows matching a predicate");
-  del->add_option("dataset", dataset, "Dataset directory")->required();
-  del->add_option("--where", where, "SQL predicate")->required();
-
-  std::vector<std::string> set_clauses;
-  auto* update = app.add_subcommand(
-      "update", "Change cells: as data overlay files, a column rewrite or moved rows (--mode; default: cost model)");
-  update->add_option("dataset", dataset, "Dataset directory")->required();
-  update->add_option("--set", set_clauses, "column = expression (repeatable)")->required();
-  update->add_option("--where", where, "SQL predicate (default: every row)");
-  std::string update_mode = "auto";
-  update->add_option("--mode", update_mode,
-                     "overlay (changed cells only), columns (rewrite the SET columns), rows (move the changed rows) "
-                     "or auto (table config lancelet.update.mode, else the cost model)")
-      ->capture_default_str();
-
-  std::string columns;
-  int64_t limit = -1, offset = 0;
-  std::optional<uint64_t> version;
-  bool with_row_id = false, with_row_address = false;
-  OutputOptions out;
-  auto* scan = app.add_subcommand("scan", "Print rows");
-  scan->add_option("dataset", dataset, "Dataset directory")->required();
-  scan->add_option("--columns", columns, "Comma-separated columns (also _rowid, _rowaddr)");
-  scan->add_option("--where", where, "SQL predicate");
-  numbers.Whole(scan, "--limit", limit, int64_t{0}, std::numeric_limits<int64_t>::max(), "At most this many rows");
-  numbers.Whole(scan, "--offset", offset, int64_t{0}, std::numeric_limits<int64_t>::max(), "Skip this many rows first");
-  numbers.Whole(scan, "--version", version, uint64_t{1}, std::numeric_limits<uint64_t>::max(), "Read this version");
-  scan->add_flag("--with-rowid", with_row_id, "Add the _rowid column");
-  scan->add_flag("--with-rowaddr", with_row_address, "Add the _rowaddr column");
-  bool no_index = false;
-  scan->add_flag("--no-index", no_index, "Filter every row instead of using indexes (same rows)");
-  AddFormatOption(scan, out);
-
-  std::string rows;
-  bool by_address = false;
-  auto* take = app.add_subcommand("take", "Print rows by offset (or by row address)");
-  take->add_option("dataset", dataset, "Dataset directory")->required();
-  take->add_option("--rows", rows, "Comma-separated row offsets")->required();
-  take->add_flag("--addresses", by_address, "Treat --rows as row addresses (fragment << 32 | offset)");
-  take->add_option("--columns", columns, "Comma-separated columns");
-  numbers.Whole(take, "--version", version, uint64_t{1}, std::numeric_limits<uint64_t>::max(), "Read this version");
-  AddFormatOption(take, out);
-
-  auto* count = app.add_subcommand("count", "Count rows");
-  count->add_option("dataset", dataset, "Dataset directory")->required();
-  count->add_option("--where", where, "SQL predicate");
-  numbers.Whole(count, "--version", version, uint64_t{1}, std::numeric_limits<uint64_t>::max(), "Read this version");
-
-  auto* versions = app.add_subcommand("versions", "List versions");
-  versions->add_option("dataset", dataset, "Dataset directory")->required();
-
-  auto* inspect = app.add_subcommand("inspect", "Show a version's manifest: flags, schema, fragments");
-  inspect->add_option("dataset", dataset, "Dataset directory")->required();
-  numbers.Whole(inspect, "--version", version, uint64_t{1}, std::numeric_limits<uint64_t>::max(), "Inspect this version");
-
-  // sql: statements over a directory of datasets (src/sql, include/lancelet/sql.h).
-  std::string db_dir, sql_script;
-  bool sql_echo = false;
-  auto* index = app.add_subcommand("index", "Create, list and drop scalar indexes");
-  index->require_subcommand(1);
-  std::string index_column, index_type = "btree", index_name;
-  bool index_replace = false;
-  auto* index_create = index->add_subcommand("create", "Build an index on a column and commit it");
-  index_create->add_option("dataset", dataset, "Dataset directory")->required();
-  index_create->add_option("column", index_column, "Top-level column")->required();
-  index_create->add_option("--type", index_type, "btree (default) or bitmap");
-  index_create->add_option("--name", index_name, "Index name (default: <column>_idx)");
-  index_create->add_flag("--replace", index_replace, "Replace an index of the same name");
-  auto* index_list = index->add_subcommand("list", "List indexes: name, type, columns, coverage, stale rows");
-  index_list->add_option("dataset", dataset, "Dataset directory")->required();
-  auto* index_optimize =
-      index->add_subcommand("optimize", "Index the fragments appended since each index was built (a new segment)");
-  index_optimize->add_option("dataset", dataset, "Dataset directory")->required();
-  auto* index_stats = index->add_subcommand("stats", "Show an index's segments: version, fragments, rows, bytes");
-  index_stats->add_option("dataset", dataset, "Dataset directory")->required();
-  index_stats->add_option("name", index_name, "Index name")->required();
-  auto* index_drop = index->add_subcommand("drop", "Remove an index");
-  index_drop->add_option("dataset", dataset, "Dataset directory")->required();
-  index_drop->add_option("name", index_name, "Index name")->required();
-  auto* explain = app.add_subcommand("explain", "Show how a filtered scan runs: which indexes, which rows");
-  explain->add_option("dataset", dataset, "Dataset directory")->required();
-  explain->add_option("--where", where, "SQL predicate")->required();
-  numbers.Whole(explain, "--version", version, uint64_t{1}, std::numeric_limits<uint64_t>::max(), "Read this version");
-
-  OptimizeOptions optimize_options;
-  bool optimize_plan = false, optimize_no_index = false;
-  auto* optimize = app.add_subcommand(
-      "optimize", "Compact: fold overlays into base columns, merge small fragments, drop deleted rows");
-  optimize->add_option("dataset", dataset, "Dataset directory")->required();
-  optimize->add_flag("--plan", optimize_plan, "Print what would be done to each fragment, and why; write nothing");
-  numbers.Whole(optimize, "--target-rows-per-fragment", optimize_options.target_rows_per_fragment, uint64_t{1},
-                kMaxRowsPerFile, "Fragments with fewer rows are merged with their neighbours (default 1048576)");
-  optimize->add_option("--materialize-deletions", optimize_options.materialize_deletions,
-                       "Rewrite fragments with many deleted rows (true/false)")
-      ->capture_default_str();
-  numbers.Fraction(optimize, "--materialize-deletions-threshold", optimize_options.materialize_deletions_threshold, 0.0,
-                   1.0, "Deleted fraction above which a fragment is rewritten (default 0.1; 1: never)");
-  optimize->add_flag("--merge-overlays", optimize_options.merge_overlays_instead_of_fold,
-                     "Merge each fragment's overlays into one instead of folding them into base columns");
-  optimize->add_flag("--no-rewrite", [&](int64_t) { optimize_options.rewrite_rows = false; },
-                     "Only compact overlays; rows never move");
-  optimize->add_flag("--no-index", optimize_no_index, "Do not index the fragments indexes stopped covering");
-
-  std::string older_than;
-  std::optional<uint64_t> keep_versions;
-  bool cleanup_dry_run = false, delete_unverified = false;
-  auto* cleanup = app.add_subcommand("cleanup", "Delete old versions and the files only they use");
-  cleanup->add_option("dataset", dataset, "Dataset directory")->required();
-  cleanup->add_option("--older-than", older_than, "Remove versions older than this (e.g. 30s, 15m, 12h, 7d, 2w)");
-  numbers.Whole(cleanup, "--keep", keep_versions, uint64_t{1}, std::numeric_limits<uint64_t>::max(),
-                "Keep the newest N versions");
-  cleanup->add_flag("--dry-run", cleanup_dry_run, "List what would be removed; remove nothing");
-  bool cleanup_force = false;
-  cleanup->add_flag("--force", cleanup_force,
-                    "Also remove versions superseded within the last hour (a scan still reading one fails)");
-  cleanup->add_flag("--delete-unverified", delete_unverified,
-                    "Also remove unreferenced files younger than 7 days (only when no writer is running)");
-
-  std::vector<std::string> config_set, config_unset;
-  auto* config = app.add_subcommand("config", "Show or change the table config (e.g. lance.compaction.*)");
-  config->add_option("dataset", dataset, "Dataset directory")->required();
-  config->add_option("--set", config_set, "key=value (repeatable)");
-  config->add_option("--unset", config_unset, "key (repeatable)");
-
-  auto* sql = app.add_subcommand("sql", "Run SQL statements on the datasets NAME.lance of a directory");
-  sql->add_option("--db", db_dir, "Directory holding the datasets")->required();
-  sql->add_option("statements", sql_script, "Statements separated by ';' (default: read them from stdin)");
-  sql->add_flag("--echo", sql_echo, "Print each statement before its result");
-  AddFormatOption(sql, out);
+  Context context;
+  std::vector<Command> commands;
+  for (CommandAdder add : kCommands) add(app, context, commands);
 
   try {
     app.parse(argc, argv);
@@ -405,200 +791,11 @@ int Main(int argc, char** argv) {
   }
 
   // Progress of long commands is drawn on stderr when it is a terminal.
-  const bool progress = isatty(STDERR_FILENO) != 0;
+  context.progress = isatty(STDERR_FILENO) != 0;
   try {
-    numbers.Apply();
-    if (*sql) {
-      SqlShellOptions options;
-      options.format = out.format;
-      options.echo = sql_echo;
-      options.progress = progress;
-      options.prompt = sql_script.empty() && isatty(STDIN_FILENO) != 0;
-      if (options.prompt) {
-        // As DuckDB's shell: editing and history, and a screenful of rows at most.
-        options.edit = true;
-        if (const char* home = std::getenv("HOME"); home && *home)
-          options.history_path = std::string(home) + "/.lancelet_history";
-        if (options.format == "table") options.max_rows = 40;
-      }
-      return RunSqlShell(db_dir, sql_script, std::cin, std::cout, std::cerr, options);
-    }
-    if (*create) {
-      WriteOptions options;
-      options.mode = overwrite ? WriteMode::kOverwrite : WriteMode::kCreate;
-      options.file_version = file_version;
-      options.max_rows_per_file = max_rows_per_file;
-      options.enable_stable_row_ids = stable_row_ids;
-      auto input = CountedOn(OpenInput(from, schema_text, input_format),
-                             std::make_unique<ProgressLine>(progress, "creating " + dataset));
-      auto ds = Dataset::Write(dataset, *input, options);
-      std::cout << fmt::format("created {} at version {}: {} rows in {} fragments\n", dataset, ds->version(),
-                               ds->CountRows(), ds->state().manifest.fragments_size());
-    } else if (*append) {
-      WriteOptions options;
-      options.max_rows_per_file = max_rows_per_file;
-      auto ds = Dataset::Open(dataset);
-      // Input is read against the dataset's schema (--schema, if given, is the input's own
-      // and is then assigned to the dataset's).
-      auto input = CountedOn(ConformInput(OpenInput(from, schema_text, input_format, ds->schema()), ds->schema(), from),
-                             std::make_unique<ProgressLine>(progress, "appending to " + dataset));
-      CountingReader counted(*input);
-      auto next = ds->Append(counted, options);
-      std::cout << fmt::format("appended {} rows to {}; now version {}\n", counted.rows(), dataset, next->version());
-    } else if (*del) {
-      auto ds = Dataset::Open(dataset);
-      uint64_t deleted = 0;
-      auto next = ds->Delete(where, &deleted);
-      if (deleted == 0) {
-        std::cout << fmt::format("no rows matched; {} unchanged at version {}\n", dataset, ds->version());
-      } else {
-        std::cout << fmt::format("deleted {} rows from {}; now version {}\n", deleted, dataset, next->version());
-      }
-    } else if (*update) {
-      std::vector<Dataset::SetClause> set;
-      for (const auto& clause : set_clauses) {
-        size_t eq = clause.find('=');
-        if (eq == std::string::npos || clause.substr(0, eq).find_first_not_of(" \t") == std::string::npos)
-          ThrowInvalid("--set '{}': expected 'column = expression'", clause);
-        std::string column = clause.substr(0, eq);
-        column.erase(0, column.find_first_not_of(" \t"));
-        column.erase(column.find_last_not_of(" \t") + 1);
-        if (column.size() >= 2 && column.front() == '"' && column.back() == '"') column = column.substr(1, column.size() - 2);
-        set.push_back({column, clause.substr(eq + 1)});
-      }
-      UpdateMode mode = ParseUpdateMode(update_mode, "--mode"), chosen = UpdateMode::kOverlay;
-      auto ds = Dataset::Open(dataset);
-      uint64_t updated = 0;
-      WriteOutcome outcome;
-      auto next = ds->Update(set, where, &updated, mode, &chosen, &outcome);
-      if (updated == 0) {
-        std::cout << fmt::format("no rows matched; {} unchanged at version {}\n", dataset, ds->version());
-      } else {
-        const char* how = chosen == UpdateMode::kColumns ? " (columns rewritten)"
-                          : chosen == UpdateMode::kRows  ? " (rows moved to a new fragment)"
-                                                         : "";
-        std::cout << fmt::format("updated {} rows of {}{}; now version {}{}\n", updated, dataset, how,
-                                 next->version(), LayerMergeNote(outcome));
-        std::string notice = FirstOverlayNotice(*ds, *next, dataset);
-        if (!notice.empty()) std::cerr << notice << "\n";
-      }
-    } else if (*scan) {
-      auto ds = Dataset::Open(dataset, version);
-      auto builder = ds->NewScan();
-      if (!columns.empty()) builder.Columns(SplitList(columns));
-      if (!where.empty()) builder.Filter(where);
-      builder.Limit(limit).Offset(offset).WithRowId(with_row_id).WithRowAddress(with_row_address).UseIndex(!no_index);
-      // Progress when the rows go elsewhere than the terminal (an export to a file).
-      const bool drawn = progress && isatty(STDOUT_FILENO) == 0;
-      const uint64_t total = drawn && where.empty() && limit < 0 ? ds->CountRows() : 0;
-      auto reader = CountedOn(builder.Open(), std::make_unique<ProgressLine>(drawn, "scanning " + dataset, total));
-      Emit(*reader, out.format);
-    } else if (*take) {
-      auto ds = Dataset::Open(dataset, version);
-      std::vector<uint64_t> ids;
-      for (const auto& r : SplitList(rows)) {
-        size_t used = 0;
-        unsigned long long v = 0;
-        try {
-          v = std::stoull(r, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used != r.size() || r[0] == '-') ThrowInvalid("--rows: '{}' is not a row number", r);
-        ids.push_back(v);
-      }
-      auto cols = columns.empty() ? std::vector<std::string>{} : SplitList(columns);
-      auto batch = by_address ? ds->TakeRowAddresses(ids, cols) : ds->Take(ids, cols);
-      SingleBatchReader reader(batch);
-      Emit(reader, out.format);
-    } else if (*count) {
-      std::cout << Dataset::Open(dataset, version)->CountRows(where) << "\n";
-    } else if (*versions) {
-      auto ds = Dataset::Open(dataset);
-      for (const auto& v : ds->ListVersions()) {
-        time_t secs = time_t(v.timestamp_nanos / 1000000000);
-        char when[32];
-        std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&secs));
-        std::cout << fmt::format("{}\t{}\t{}\n", v.version, when, v.operation);
-      }
-    } else if (*index_create) {
-      IndexType type;
-      if (index_type == "btree" || index_type == "BTREE") type = IndexType::kBTree;
-      else if (index_type == "bitmap" || index_type == "BITMAP") type = IndexType::kBitmap;
-      else ThrowInvalid("--type '{}': expected btree or bitmap", index_type);
-      auto next = Dataset::Open(dataset)->CreateIndex(index_column, type, index_name, index_replace);
-      std::cout << fmt::format("created index {} on {} of {}; now version {}\n",
-                               index_name.empty() ? index_column + "_idx" : index_name, index_column, dataset,
-                               next->version());
-    } else if (*index_list) {
-      for (const auto& i : Dataset::Open(dataset)->ListIndices()) {
-        std::string cols;
-        for (const auto& c : i.columns) cols += (cols.empty() ? "" : ",") + c;
-        std::cout << fmt::format("{}\t{}\t{}\tbuilt from version {}\t{} segments\t{} fragments indexed, {} not\t"
-                                 "{} stale rows\n",
-                                 i.name, i.type, cols, i.dataset_version, i.segments, i.indexed_fragments,
-                                 i.unindexed_fragments, i.stale_rows);
-      }
-    } else if (*index_optimize) {
-      auto ds = Dataset::Open(dataset);
-      auto next = ds->OptimizeIndices();
-      if (next->version() == ds->version())
-        std::cout << fmt::format("every index of {} covers every fragment; unchanged at version {}\n", dataset,
-                                 ds->version());
-      else
-        std::cout << fmt::format("indexed the new fragments of {}; now version {}\n", dataset, next->version());
-    } else if (*index_stats) {
-      for (const auto& seg : Dataset::Open(dataset)->IndexStats(index_name)) {
-        std::string fragments = seg.covers_every_fragment ? "every" : "";
-        for (uint64_t f : seg.fragments) fragments += (fragments.empty() ? "" : ",") + std::to_string(f);
-        std::cout << fmt::format("segment {}: built from version {}, fragments [{}], {} rows, {} bytes, {} stale rows\n",
-                                 seg.uuid, seg.dataset_version, fragments, seg.rows, seg.bytes, seg.stale_rows);
-      }
-    } else if (*index_drop) {
-      auto next = Dataset::Open(dataset)->DropIndex(index_name);
-      std::cout << fmt::format("dropped index {} of {}; now version {}\n", index_name, dataset, next->version());
-    } else if (*explain) {
-      std::cout << Dataset::Open(dataset, version)->Explain(where);
-    } else if (*optimize) {
-      auto ds = Dataset::Open(dataset);
-      optimize_options.optimize_indices = !optimize_no_index;
-      if (optimize_plan) {
-        std::cout << FormatOptimizePlan(ds->PlanOptimize(optimize_options));
-      } else {
-        OptimizeStats stats;
-        auto next = ds->Optimize(optimize_options, &stats);
-        std::cout << FormatOptimizeStats(stats, dataset, next->version());
-      }
-    } else if (*cleanup) {
-      CleanupOptions options;
-      if (!older_than.empty()) options.older_than_seconds = ParseDurationSeconds(older_than);
-      options.keep_versions = keep_versions;
-      options.dry_run = cleanup_dry_run;
-      options.delete_unverified = delete_unverified;
-      options.force = cleanup_force;
-      auto stats = Dataset::Open(dataset)->Cleanup(options);
-      for (const auto& path : stats.removed) std::cout << (options.dry_run ? "would remove " : "removed ") << path << "\n";
-      std::cout << fmt::format("{} {} versions, {} files, {} bytes\n", options.dry_run ? "would free" : "freed",
-                               stats.versions_removed, stats.files_removed, stats.bytes_freed);
-      if (stats.versions_kept_recent > 0)
-        std::cout << fmt::format("kept {} versions superseded within the last hour: a scan may still read them and a "
-                                 "writer may have read them; --force removes them (such a scan then fails, such a "
-                                 "writer recomputes or fails)\n",
-                                 stats.versions_kept_recent);
-    } else if (*config) {
-      std::map<std::string, std::optional<std::string>> changes;
-      for (const auto& kv : config_set) {
-        size_t eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0) ThrowInvalid("--set '{}': expected key=value", kv);
-        changes[kv.substr(0, eq)] = kv.substr(eq + 1);
-      }
-      for (const auto& key : config_unset) changes[key] = std::nullopt;
-      auto ds = Dataset::Open(dataset)->UpdateConfig(changes);
-      for (const auto& [key, value] : ds->Config()) std::cout << key << "=" << value << "\n";
-      if (!changes.empty()) std::cout << fmt::format("{} now at version {}\n", dataset, ds->version());
-    } else if (*inspect) {
-      PrintInspect(*Dataset::Open(dataset, version), std::cout);
-    }
+    context.numbers.Apply();
+    for (const Command& command : commands)
+      if (*command.app) return command.run();
   } catch (const Error& e) {
     // Last line of defense: whatever a message quotes, stderr gets valid UTF-8.
     std::cerr << "lancelet: " << EscapeForMessage(e.what()) << "\n";

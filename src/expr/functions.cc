@@ -53,6 +53,472 @@ Scalar RoundInteger(const Scalar& v, int64_t digits, const TypePtr& type, const 
   }
 }
 
+// --- type rules: check a call's argument types, set the types they are cast to, and
+// return the result type (the argument count is checked before, from the table) ---
+
+using TypeRule = TypePtr (*)(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin);
+
+// A number, NULL read as float64; float16 computes as float32.
+void ExpectNumber(const std::string& name, TypePtr& type, const Expr* origin) {
+  if (!type) type = DataType::Float64();
+  if (!type->is_numeric()) BadArgument(name, "a number", type, origin);
+  if (type->id() == TypeId::kFloat16) type = DataType::Float32();
+}
+
+// abs, floor, ceil: a number, of the same type.
+TypePtr SameNumberRule(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  auto& types = *arg_types;
+  ExpectNumber(name, types[0], origin);
+  return types[0];
+}
+
+TypePtr RoundRule(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  auto& types = *arg_types;
+  ExpectNumber(name, types[0], origin);
+  if (types.size() == 2) {
+    if (types[1] && !types[1]->is_integer()) BadArgument(name, "an integer number of digits", types[1], origin);
+    types[1] = DataType::Int64();
+  }
+  return types[0];
+}
+
+// lower, upper: a string, of the same type.
+TypePtr SameStringRule(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  auto& types = *arg_types;
+  if (!types[0]) types[0] = DataType::Utf8();
+  if (!types[0]->is_string()) BadArgument(name, "a string", types[0], origin);
+  return types[0];
+}
+
+TypePtr LengthRule(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  auto& types = *arg_types;
+  if (!types[0]) types[0] = DataType::Utf8();
+  if (!IsBytes(*types[0])) BadArgument(name, "a string or binary value", types[0], origin);
+  return DataType::Int64();
+}
+
+// sqrt, ln, exp, power: numbers computed as float64.
+TypePtr Float64MathRule(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  for (auto& t : *arg_types) {
+    if (t && !t->is_numeric()) BadArgument(name, "numbers", t, origin);
+    t = DataType::Float64();
+  }
+  return DataType::Float64();
+}
+
+// greatest, least and coalesce: one or more arguments of a common type (`all_null`
+// when every argument is an untyped NULL).
+TypePtr CommonTypeOfAll(const std::string& name, std::vector<TypePtr>* arg_types, const TypePtr& all_null,
+                        const Expr* origin) {
+  auto& types = *arg_types;
+  if (types.empty()) ThrowAt(origin, fmt::format("{}() needs at least one argument", name));
+  TypePtr common;
+  for (const auto& t : types) {
+    TypePtr next = CommonType(common, t);
+    if (!next && t)
+      ThrowAt(origin, fmt::format("{}() arguments have no common type: {} and {}", name, TypeName(common), TypeName(t)));
+    common = next;
+  }
+  if (!common) common = all_null;
+  for (auto& t : types) t = common;
+  return common;
+}
+
+TypePtr GreatestLeastRule(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  return CommonTypeOfAll(name, arg_types, DataType::Int64(), origin);
+}
+
+TypePtr CoalesceRule(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  return CommonTypeOfAll(name, arg_types, DataType::Bool(), origin);
+}
+
+TypePtr NullifRule(const std::string&, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  auto& types = *arg_types;
+  TypePtr common = CommonType(types[0], types[1]);
+  if (!common && types[0] && types[1])
+    ThrowAt(origin, fmt::format("nullif() arguments have no common type: {} and {}", TypeName(types[0]),
+                                TypeName(types[1])));
+  if (!common) common = DataType::Int64();
+  types[0] = types[1] = common;
+  return common;
+}
+
+// substr(s, start[, length]), from 1, in characters.
+TypePtr SubstrRule(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  auto& types = *arg_types;
+  if (!types[0]) types[0] = DataType::Utf8();
+  if (!types[0]->is_string()) BadArgument(name, "a string", types[0], origin);
+  for (size_t k = 1; k < types.size(); ++k) {
+    if (types[k] && !types[k]->is_integer()) BadArgument(name, "integer positions", types[k], origin);
+    types[k] = DataType::Int64();
+  }
+  return types[0];
+}
+
+bool AnyLargeUtf8(const std::vector<TypePtr>& types) {
+  return std::any_of(types.begin(), types.end(), [](const TypePtr& t) { return t && t->id() == TypeId::kLargeUtf8; });
+}
+
+// replace, starts_with, contains, trim: strings, all large when one is.
+TypePtr StringsRule(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  auto& types = *arg_types;
+  const bool large = AnyLargeUtf8(types);
+  for (auto& t : types) {
+    if (t && !t->is_string()) BadArgument(name, "strings", t, origin);
+    t = large ? DataType::LargeUtf8() : DataType::Utf8();
+  }
+  return name == "starts_with" || name == "contains" ? DataType::Bool() : types[0];
+}
+
+// (condition, value)... [, else]; the evaluator runs it (EvaluateCase).
+TypePtr CaseRule(const std::string&, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  auto& types = *arg_types;
+  TypePtr common;
+  for (size_t k = 0; k < types.size(); ++k) {
+    const bool condition = k % 2 == 0 && k + 1 < types.size();
+    if (condition) {
+      if (types[k] && types[k]->id() != TypeId::kBool)
+        ThrowAt(origin, fmt::format("CASE WHEN needs a boolean condition, got {}", TypeName(types[k])));
+      types[k] = DataType::Bool();
+      continue;
+    }
+    TypePtr next = CommonType(common, types[k]);
+    if (!next && types[k])
+      ThrowAt(origin, fmt::format("CASE results have no common type: {} and {}", TypeName(common), TypeName(types[k])));
+    common = next;
+  }
+  if (!common) common = DataType::Int64();
+  for (size_t k = 0; k < types.size(); ++k)
+    if (!(k % 2 == 0 && k + 1 < types.size())) types[k] = common;
+  return common;
+}
+
+// The concatenation operator on two strings (two lists are list_functions.cc's).
+TypePtr ConcatRule(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  auto& types = *arg_types;
+  if (std::any_of(types.begin(), types.end(), [](const TypePtr& t) { return t && IsListLike(*t); }))
+    return ResolveListFunction(name, arg_types, origin);
+  const bool large = AnyLargeUtf8(types);
+  for (auto& t : types) {
+    if (t && !t->is_string())
+      ThrowAt(origin, fmt::format("|| concatenates two strings or two lists, got {} and {}", TypeName(types[0]),
+                                  TypeName(types[1])));
+    t = large ? DataType::LargeUtf8() : DataType::Utf8();
+  }
+  return types[0];
+}
+
+// --- kernels: evaluate a call whose arguments have the types its rule set ---
+
+struct Call {
+  const std::string& name;
+  const std::vector<Datum>& args;
+  int64_t n;
+  const TypePtr& type;
+  const Expr* origin;
+};
+
+using Kernel = ArrayPtr (*)(const Call& call);
+
+ArrayPtr Coalesce(const Call& c) {
+  return RowWise(c.type, c.n, [&](int64_t i) {
+    for (const auto& a : c.args) {
+      Scalar v = RowValue(a, i);
+      if (!v.is_null()) return v;
+    }
+    return Scalar::Null(c.type);
+  });
+}
+
+// NULLs are skipped, as DuckDB does.
+ArrayPtr GreatestLeast(const Call& c) {
+  const bool greatest = c.name == "greatest";
+  return RowWise(c.type, c.n, [&](int64_t i) {
+    Scalar best = Scalar::Null(c.type);
+    for (const auto& a : c.args) {
+      Scalar v = RowValue(a, i);
+      if (v.is_null()) continue;
+      if (best.is_null()) {
+        best = v;
+        continue;
+      }
+      const std::optional<int> order = CompareScalars(v, best);
+      if (order && (greatest ? *order > 0 : *order < 0)) best = v;
+    }
+    return best;
+  });
+}
+
+ArrayPtr Nullif(const Call& c) {
+  return RowWise(c.type, c.n, [&](int64_t i) {
+    Scalar a = RowValue(c.args[0], i), b = RowValue(c.args[1], i);
+    if (!a.is_null() && !b.is_null() && CompareScalars(a, b) == 0) return Scalar::Null(c.type);
+    return a;
+  });
+}
+
+// Rows of fn(the arguments as doubles); NULL where any argument is.
+template <typename Fn>
+ArrayPtr Float64RowWise(const Call& c, Fn&& fn) {
+  return RowWise(c.type, c.n, [&](int64_t i) -> Scalar {
+    std::vector<double> v;
+    for (const auto& a : c.args) {
+      Scalar x = RowValue(a, i);
+      if (x.is_null()) return Scalar::Null(c.type);
+      v.push_back(x.as_double());
+    }
+    return {c.type, fn(v)};
+  });
+}
+
+ArrayPtr Sqrt(const Call& c) {
+  return Float64RowWise(c, [&](const std::vector<double>& v) {
+    if (v[0] < 0) ThrowAt(c.origin, fmt::format("sqrt() of a negative number: {}", v[0]));
+    return std::sqrt(v[0]);
+  });
+}
+
+ArrayPtr Ln(const Call& c) {
+  return Float64RowWise(c, [&](const std::vector<double>& v) {
+    if (v[0] <= 0) ThrowAt(c.origin, fmt::format("ln() of a number that is not positive: {}", v[0]));
+    return std::log(v[0]);
+  });
+}
+
+ArrayPtr Exp(const Call& c) {
+  return Float64RowWise(c, [](const std::vector<double>& v) { return std::exp(v[0]); });
+}
+
+ArrayPtr Power(const Call& c) {
+  return Float64RowWise(c, [](const std::vector<double>& v) { return std::pow(v[0], v[1]); });
+}
+
+ArrayPtr FloorCeil(const Call& c) {
+  const bool up = c.name != "floor";
+  return RowWise(c.type, c.n, [&](int64_t i) -> Scalar {
+    Scalar v = RowValue(c.args[0], i);
+    if (auto* d = std::get_if<double>(&v.value)) return {c.type, up ? std::ceil(*d) : std::floor(*d)};
+    return v;  // integers and NULL as they are
+  });
+}
+
+// Characters [start, start + count) of `text`, counted from 1 (0 and negatives count as
+// DuckDB's: start before the string shortens the count).
+std::string Substring(const std::string& text, int64_t first, int64_t length) {
+  std::vector<size_t> starts;  // byte offset of each character
+  for (size_t b = 0; b < text.size(); ++b)
+    if ((static_cast<unsigned char>(text[b]) & 0xC0) != 0x80) starts.push_back(b);
+  const int64_t chars = int64_t(starts.size());
+  if (first < 0) first = chars + first + 1;  // from the end
+  if (length < 0) return std::string();
+  int64_t from = first - 1;  // 0-based; negative when the start is before the string
+  int64_t to = from > 0 && length > INT64_MAX - from ? INT64_MAX : from + length;
+  from = std::clamp<int64_t>(from, 0, chars);
+  to = std::clamp<int64_t>(to, from, chars);
+  const size_t begin = from < chars ? starts[size_t(from)] : text.size();
+  const size_t end = to < chars ? starts[size_t(to)] : text.size();
+  return text.substr(begin, end - begin);
+}
+
+ArrayPtr Substr(const Call& c) {
+  return RowWise(c.type, c.n, [&](int64_t i) -> Scalar {
+    Scalar s = RowValue(c.args[0], i), start = RowValue(c.args[1], i);
+    Scalar count = c.args.size() == 3 ? RowValue(c.args[2], i) : Scalar{DataType::Int64(), INT64_MAX};
+    if (s.is_null() || start.is_null() || count.is_null()) return Scalar::Null(c.type);
+    return {c.type, Substring(s.as_string(), start.as_int(), count.as_int())};
+  });
+}
+
+// Rows of fn(the arguments as strings); NULL where any argument is.
+template <typename Fn>
+ArrayPtr StringsRowWise(const Call& c, Fn&& fn) {
+  return RowWise(c.type, c.n, [&](int64_t i) -> Scalar {
+    std::vector<std::string> v;
+    for (const auto& a : c.args) {
+      Scalar x = RowValue(a, i);
+      if (x.is_null()) return Scalar::Null(c.type);
+      v.push_back(x.as_string());
+    }
+    return {c.type, fn(v)};
+  });
+}
+
+ArrayPtr StartsWith(const Call& c) {
+  return StringsRowWise(c, [](const std::vector<std::string>& v) { return v[0].starts_with(v[1]); });
+}
+
+ArrayPtr Contains(const Call& c) {
+  return StringsRowWise(c, [](const std::vector<std::string>& v) { return v[0].find(v[1]) != std::string::npos; });
+}
+
+ArrayPtr Replace(const Call& c) {
+  return StringsRowWise(c, [](const std::vector<std::string>& v) {
+    if (v[1].empty()) return v[0];
+    std::string out;
+    for (size_t at = 0;;) {
+      const size_t hit = v[0].find(v[1], at);
+      out.append(v[0], at, hit == std::string::npos ? std::string::npos : hit - at);
+      if (hit == std::string::npos) break;
+      out += v[2];
+      at = hit + v[1].size();
+    }
+    return out;
+  });
+}
+
+// `text` without the characters of `chars` (whole UTF-8 sequences) at its start, its end
+// or both.
+std::string TrimCharacters(std::string_view text, std::string_view chars, bool front, bool back) {
+  std::vector<std::string_view> set;
+  for (size_t b = 0; b < chars.size();) {
+    size_t e = b + 1;
+    while (e < chars.size() && (static_cast<unsigned char>(chars[e]) & 0xC0) == 0x80) ++e;
+    set.push_back(chars.substr(b, e - b));
+    b = e;
+  }
+  auto trims = [&](bool at_front) {
+    for (std::string_view c : set)
+      if (at_front ? text.starts_with(c) : text.ends_with(c)) {
+        text.remove_prefix(at_front ? c.size() : 0);
+        text.remove_suffix(at_front ? 0 : c.size());
+        return true;
+      }
+    return false;
+  };
+  if (front)
+    while (!text.empty() && trims(true)) {
+    }
+  if (back)
+    while (!text.empty() && trims(false)) {
+    }
+  return std::string(text);
+}
+
+// trim, ltrim, rtrim: the characters of the second argument, a space without one.
+ArrayPtr Trim(const Call& c) {
+  const bool front = c.name != "rtrim", back = c.name != "ltrim";
+  return StringsRowWise(c, [&](const std::vector<std::string>& v) {
+    return TrimCharacters(v[0], v.size() == 2 ? std::string_view(v[1]) : std::string_view(" "), front, back);
+  });
+}
+
+ArrayPtr Concat(const Call& c) {
+  return RowWise(c.type, c.n, [&](int64_t i) -> Scalar {
+    Scalar a = RowValue(c.args[0], i), b = RowValue(c.args[1], i);
+    if (a.is_null() || b.is_null()) return Scalar::Null(c.type);
+    return {c.type, a.as_string() + b.as_string()};
+  });
+}
+
+ArrayPtr Abs(const Call& c) {
+  const TypePtr& type = c.type;
+  return RowWise(type, c.n, [&](int64_t i) -> Scalar {
+    Scalar v = RowValue(c.args[0], i);
+    if (v.is_null()) return v;
+    if (auto* d = std::get_if<double>(&v.value)) return {type, std::fabs(*d)};
+    if (auto* s = std::get_if<int64_t>(&v.value)) {
+      if (*s == INT64_MIN || (type->bit_width() < 64 && *s == -(int64_t(1) << (type->bit_width() - 1))))
+        ThrowAt(c.origin, fmt::format("{} overflow: abs({})", type->ToString(), *s));
+      return {type, *s < 0 ? -*s : *s};
+    }
+    return v;
+  });
+}
+
+// ASCII letters only, as before: other characters are left as they are.
+ArrayPtr LowerUpper(const Call& c) {
+  const bool up = c.name == "upper";
+  return RowWise(c.type, c.n, [&](int64_t i) -> Scalar {
+    Scalar v = RowValue(c.args[0], i);
+    if (v.is_null()) return v;
+    std::string s = v.as_string();
+    for (auto& ch : s) {
+      if (up && ch >= 'a' && ch <= 'z') ch = char(ch - 'a' + 'A');
+      if (!up && ch >= 'A' && ch <= 'Z') ch = char(ch - 'A' + 'a');
+    }
+    return {c.type, std::move(s)};
+  });
+}
+
+// Characters of a string, bytes of binary values and of octet_length.
+ArrayPtr Length(const Call& c) {
+  const bool chars = c.name != "octet_length" && c.args[0].type()->is_string();
+  return RowWise(c.type, c.n, [&](int64_t i) -> Scalar {
+    Scalar v = RowValue(c.args[0], i);
+    if (v.is_null()) return Scalar::Null(c.type);
+    const std::string& s = v.as_string();
+    return {c.type, chars ? Utf8Length(s) : int64_t(s.size())};
+  });
+}
+
+ArrayPtr Round(const Call& c) {
+  return RowWise(c.type, c.n, [&](int64_t i) -> Scalar {
+    Scalar v = RowValue(c.args[0], i);
+    int64_t digits = 0;
+    if (c.args.size() == 2) {
+      Scalar d = RowValue(c.args[1], i);
+      if (d.is_null()) return Scalar::Null(c.type);
+      digits = d.as_int();
+    }
+    if (v.is_null()) return v;
+    if (auto* f = std::get_if<double>(&v.value)) {
+      double r = RoundHalfAway(*f, digits);
+      return {c.type, c.type->id() == TypeId::kFloat32 ? double(float(r)) : r};
+    }
+    return RoundInteger(v, digits, c.type, c.origin);
+  });
+}
+
+// --- the table ---
+
+constexpr size_t kAnyCount = SIZE_MAX;  // the rule checks the argument count itself
+
+struct FunctionDef {
+  std::string_view name;
+  size_t min_args, max_args;  // kAnyCount: not checked from the table
+  TypeRule rule;
+  Kernel kernel;  // null: evaluated elsewhere (CASE, by the evaluator)
+};
+
+constexpr FunctionDef kFunctions[] = {
+    {"abs", 1, 1, SameNumberRule, Abs},
+    {"lower", 1, 1, SameStringRule, LowerUpper},
+    {"upper", 1, 1, SameStringRule, LowerUpper},
+    {"length", 1, 1, LengthRule, Length},
+    {"char_length", 1, 1, LengthRule, Length},
+    {"character_length", 1, 1, LengthRule, Length},
+    {"octet_length", 1, 1, LengthRule, Length},
+    {"floor", 1, 1, SameNumberRule, FloorCeil},
+    {"ceil", 1, 1, SameNumberRule, FloorCeil},
+    {"ceiling", 1, 1, SameNumberRule, FloorCeil},
+    {"sqrt", 1, 1, Float64MathRule, Sqrt},
+    {"ln", 1, 1, Float64MathRule, Ln},
+    {"exp", 1, 1, Float64MathRule, Exp},
+    {"power", 2, 2, Float64MathRule, Power},
+    {"pow", 2, 2, Float64MathRule, Power},
+    {"greatest", kAnyCount, kAnyCount, GreatestLeastRule, GreatestLeast},
+    {"least", kAnyCount, kAnyCount, GreatestLeastRule, GreatestLeast},
+    {"nullif", 2, 2, NullifRule, Nullif},
+    {"substr", 2, 3, SubstrRule, Substr},
+    {"substring", 2, 3, SubstrRule, Substr},
+    {"replace", 3, 3, StringsRule, Replace},
+    {"starts_with", 2, 2, StringsRule, StartsWith},
+    {"contains", 2, 2, StringsRule, Contains},
+    {"trim", 1, 2, StringsRule, Trim},
+    {"ltrim", 1, 2, StringsRule, Trim},
+    {"rtrim", 1, 2, StringsRule, Trim},
+    {"case", kAnyCount, kAnyCount, CaseRule, nullptr},
+    {"||", kAnyCount, kAnyCount, ConcatRule, Concat},
+    {"coalesce", kAnyCount, kAnyCount, CoalesceRule, Coalesce},
+    {"round", 1, 2, RoundRule, Round},
+};
+
+const FunctionDef* FindFunction(std::string_view name) {
+  for (const FunctionDef& def : kFunctions)
+    if (def.name == name) return &def;
+  return nullptr;
+}
+
 }  // namespace
 
 std::string TypeName(const TypePtr& t) { return t ? t->ToString() : "NULL"; }
@@ -68,148 +534,9 @@ void ExpectArgCount(const std::string& name, const std::vector<TypePtr>& types, 
 }
 
 TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
-  auto& types = *arg_types;
-  if (name == "abs") {
-    ExpectArgCount(name, types, 1, 1, origin);
-    if (!types[0]) types[0] = DataType::Float64();
-    if (!types[0]->is_numeric()) BadArgument(name, "a number", types[0], origin);
-    if (types[0]->id() == TypeId::kFloat16) types[0] = DataType::Float32();
-    return types[0];
-  }
-  if (name == "lower" || name == "upper") {
-    ExpectArgCount(name, types, 1, 1, origin);
-    if (!types[0]) types[0] = DataType::Utf8();
-    if (!types[0]->is_string()) BadArgument(name, "a string", types[0], origin);
-    return types[0];
-  }
-  if (name == "length" || name == "char_length" || name == "character_length" || name == "octet_length") {
-    ExpectArgCount(name, types, 1, 1, origin);
-    if (!types[0]) types[0] = DataType::Utf8();
-    if (!IsBytes(*types[0])) BadArgument(name, "a string or binary value", types[0], origin);
-    return DataType::Int64();
-  }
-  if (name == "floor" || name == "ceil" || name == "ceiling") {
-    ExpectArgCount(name, types, 1, 1, origin);
-    if (!types[0]) types[0] = DataType::Float64();
-    if (!types[0]->is_numeric()) BadArgument(name, "a number", types[0], origin);
-    if (types[0]->id() == TypeId::kFloat16) types[0] = DataType::Float32();
-    return types[0];
-  }
-  if (name == "sqrt" || name == "ln" || name == "exp" || name == "power" || name == "pow") {
-    const size_t arity = name == "power" || name == "pow" ? 2 : 1;
-    ExpectArgCount(name, types, arity, arity, origin);
-    for (auto& t : types) {
-      if (t && !t->is_numeric()) BadArgument(name, "numbers", t, origin);
-      t = DataType::Float64();
-    }
-    return DataType::Float64();
-  }
-  if (name == "greatest" || name == "least") {
-    if (types.empty()) ThrowAt(origin, fmt::format("{}() needs at least one argument", name));
-    TypePtr common;
-    for (const auto& t : types) {
-      TypePtr next = CommonType(common, t);
-      if (!next && t)
-        ThrowAt(origin, fmt::format("{}() arguments have no common type: {} and {}", name, TypeName(common), TypeName(t)));
-      common = next;
-    }
-    if (!common) common = DataType::Int64();
-    for (auto& t : types) t = common;
-    return common;
-  }
-  if (name == "nullif") {
-    ExpectArgCount(name, types, 2, 2, origin);
-    TypePtr common = CommonType(types[0], types[1]);
-    if (!common && types[0] && types[1])
-      ThrowAt(origin, fmt::format("nullif() arguments have no common type: {} and {}", TypeName(types[0]),
-                                  TypeName(types[1])));
-    if (!common) common = DataType::Int64();
-    types[0] = types[1] = common;
-    return common;
-  }
-  if (name == "substr" || name == "substring") {  // substr(s, start[, length]), from 1, in characters
-    ExpectArgCount(name, types, 2, 3, origin);
-    if (!types[0]) types[0] = DataType::Utf8();
-    if (!types[0]->is_string()) BadArgument(name, "a string", types[0], origin);
-    for (size_t k = 1; k < types.size(); ++k) {
-      if (types[k] && !types[k]->is_integer()) BadArgument(name, "integer positions", types[k], origin);
-      types[k] = DataType::Int64();
-    }
-    return types[0];
-  }
-  if (name == "replace" || name == "starts_with" || name == "contains" || name == "trim" || name == "ltrim" ||
-      name == "rtrim") {
-    const bool trim = name == "trim" || name == "ltrim" || name == "rtrim";
-    const size_t arity = name == "replace" ? 3 : 2;
-    ExpectArgCount(name, types, trim ? 1 : arity, trim ? 2 : arity, origin);
-    const bool large = std::any_of(types.begin(), types.end(), [](const TypePtr& t) {
-      return t && t->id() == TypeId::kLargeUtf8;
-    });
-    for (auto& t : types) {
-      if (t && !t->is_string()) BadArgument(name, "strings", t, origin);
-      t = large ? DataType::LargeUtf8() : DataType::Utf8();
-    }
-    return name == "starts_with" || name == "contains" ? DataType::Bool() : types[0];
-  }
-  if (name == "case") {  // (condition, value)... [, else]; the evaluator runs it (EvaluateCase)
-    TypePtr common;
-    for (size_t k = 0; k < types.size(); ++k) {
-      const bool condition = k % 2 == 0 && k + 1 < types.size();
-      if (condition) {
-        if (types[k] && types[k]->id() != TypeId::kBool)
-          ThrowAt(origin, fmt::format("CASE WHEN needs a boolean condition, got {}", TypeName(types[k])));
-        types[k] = DataType::Bool();
-        continue;
-      }
-      TypePtr next = CommonType(common, types[k]);
-      if (!next && types[k])
-        ThrowAt(origin, fmt::format("CASE results have no common type: {} and {}", TypeName(common), TypeName(types[k])));
-      common = next;
-    }
-    if (!common) common = DataType::Int64();
-    for (size_t k = 0; k < types.size(); ++k)
-      if (!(k % 2 == 0 && k + 1 < types.size())) types[k] = common;
-    return common;
-  }
-  if (name == "||") {  // the concatenation operator: NULL when either side is
-    if (std::any_of(types.begin(), types.end(), [](const TypePtr& t) { return t && IsListLike(*t); }))
-      return ResolveListFunction(name, arg_types, origin);
-    const bool large = std::any_of(types.begin(), types.end(), [](const TypePtr& t) {
-      return t && t->id() == TypeId::kLargeUtf8;
-    });
-    for (auto& t : types) {
-      if (t && !t->is_string())
-        ThrowAt(origin, fmt::format("|| concatenates two strings or two lists, got {} and {}", TypeName(types[0]),
-                                    TypeName(types[1])));
-      t = large ? DataType::LargeUtf8() : DataType::Utf8();
-    }
-    return types[0];
-  }
-  if (name == "coalesce") {
-    if (types.empty()) ThrowAt(origin, "coalesce() needs at least one argument");
-    TypePtr common;
-    for (const auto& t : types) {
-      TypePtr next = CommonType(common, t);
-      if (!next && t) {
-        ThrowAt(origin, fmt::format("coalesce() arguments have no common type: {} and {}", TypeName(common),
-                                    TypeName(t)));
-      }
-      common = next;
-    }
-    if (!common) common = DataType::Bool();
-    for (auto& t : types) t = common;
-    return common;
-  }
-  if (name == "round") {
-    ExpectArgCount(name, types, 1, 2, origin);
-    if (!types[0]) types[0] = DataType::Float64();
-    if (!types[0]->is_numeric()) BadArgument(name, "a number", types[0], origin);
-    if (types[0]->id() == TypeId::kFloat16) types[0] = DataType::Float32();
-    if (types.size() == 2) {
-      if (types[1] && !types[1]->is_integer()) BadArgument(name, "an integer number of digits", types[1], origin);
-      types[1] = DataType::Int64();
-    }
-    return types[0];
+  if (const FunctionDef* def = FindFunction(name)) {
+    if (def->min_args != kAnyCount) ExpectArgCount(name, *arg_types, def->min_args, def->max_args, origin);
+    return def->rule(name, arg_types, origin);
   }
   if (TypePtr type = ResolveMoreFunction(name, arg_types, origin)) return type;
   // The aggregates are the SQL layer's, named here so that one message lists every function.
@@ -235,205 +562,9 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
 ArrayPtr CallFunction(const std::string& name, const std::vector<Datum>& args, int64_t n, const TypePtr& type,
                       const Expr* origin) {
   if (ArrayPtr out = CallMoreFunction(name, args, n, type, origin)) return out;
-  if (name == "coalesce") {
-    return RowWise(type, n, [&](int64_t i) {
-      for (const auto& a : args) {
-        Scalar v = RowValue(a, i);
-        if (!v.is_null()) return v;
-      }
-      return Scalar::Null(type);
-    });
-  }
-  if (name == "greatest" || name == "least") {  // NULLs are skipped, as DuckDB does
-    const bool greatest = name == "greatest";
-    return RowWise(type, n, [&](int64_t i) {
-      Scalar best = Scalar::Null(type);
-      for (const auto& a : args) {
-        Scalar v = RowValue(a, i);
-        if (v.is_null()) continue;
-        if (best.is_null()) {
-          best = v;
-          continue;
-        }
-        const std::optional<int> c = CompareScalars(v, best);
-        if (c && (greatest ? *c > 0 : *c < 0)) best = v;
-      }
-      return best;
-    });
-  }
-  if (name == "nullif") {
-    return RowWise(type, n, [&](int64_t i) {
-      Scalar a = RowValue(args[0], i), b = RowValue(args[1], i);
-      if (!a.is_null() && !b.is_null() && CompareScalars(a, b) == 0) return Scalar::Null(type);
-      return a;
-    });
-  }
-  if (name == "sqrt" || name == "ln" || name == "exp" || name == "power" || name == "pow") {
-    return RowWise(type, n, [&](int64_t i) -> Scalar {
-      std::vector<double> v;
-      for (const auto& a : args) {
-        Scalar x = RowValue(a, i);
-        if (x.is_null()) return Scalar::Null(type);
-        v.push_back(x.as_double());
-      }
-      if (name == "sqrt") {
-        if (v[0] < 0) ThrowAt(origin, fmt::format("sqrt() of a negative number: {}", v[0]));
-        return {type, std::sqrt(v[0])};
-      }
-      if (name == "ln") {
-        if (v[0] <= 0) ThrowAt(origin, fmt::format("ln() of a number that is not positive: {}", v[0]));
-        return {type, std::log(v[0])};
-      }
-      if (name == "exp") return {type, std::exp(v[0])};
-      return {type, std::pow(v[0], v[1])};
-    });
-  }
-  if (name == "floor" || name == "ceil" || name == "ceiling") {
-    const bool up = name != "floor";
-    return RowWise(type, n, [&](int64_t i) -> Scalar {
-      Scalar v = RowValue(args[0], i);
-      if (auto* d = std::get_if<double>(&v.value)) return {type, up ? std::ceil(*d) : std::floor(*d)};
-      return v;  // integers and NULL as they are
-    });
-  }
-  if (name == "substr" || name == "substring") {
-    return RowWise(type, n, [&](int64_t i) -> Scalar {
-      Scalar s = RowValue(args[0], i), start = RowValue(args[1], i);
-      Scalar count = args.size() == 3 ? RowValue(args[2], i) : Scalar{DataType::Int64(), INT64_MAX};
-      if (s.is_null() || start.is_null() || count.is_null()) return Scalar::Null(type);
-      // Characters [start, start + count), counted from 1 (0 and negatives count as DuckDB's:
-      // start before the string shortens the count).
-      const std::string& text = s.as_string();
-      std::vector<size_t> starts;  // byte offset of each character
-      for (size_t b = 0; b < text.size(); ++b)
-        if ((static_cast<unsigned char>(text[b]) & 0xC0) != 0x80) starts.push_back(b);
-      const int64_t chars = int64_t(starts.size());
-      int64_t first = start.as_int();
-      if (first < 0) first = chars + first + 1;  // from the end
-      int64_t length = count.as_int();
-      if (length < 0) return {type, std::string()};
-      int64_t from = first - 1;  // 0-based; negative when the start is before the string
-      int64_t to = from > 0 && length > INT64_MAX - from ? INT64_MAX : from + length;
-      from = std::clamp<int64_t>(from, 0, chars);
-      to = std::clamp<int64_t>(to, from, chars);
-      const size_t begin = from < chars ? starts[size_t(from)] : text.size();
-      const size_t end = to < chars ? starts[size_t(to)] : text.size();
-      return {type, text.substr(begin, end - begin)};
-    });
-  }
-  if (name == "replace" || name == "starts_with" || name == "contains" || name == "trim" || name == "ltrim" ||
-      name == "rtrim") {
-    return RowWise(type, n, [&](int64_t i) -> Scalar {
-      std::vector<std::string> v;
-      for (const auto& a : args) {
-        Scalar x = RowValue(a, i);
-        if (x.is_null()) return Scalar::Null(type);
-        v.push_back(x.as_string());
-      }
-      if (name == "starts_with") return {type, v[0].starts_with(v[1])};
-      if (name == "contains") return {type, v[0].find(v[1]) != std::string::npos};
-      if (name == "replace") {
-        if (v[1].empty()) return {type, v[0]};
-        std::string out;
-        for (size_t at = 0;;) {
-          const size_t hit = v[0].find(v[1], at);
-          out.append(v[0], at, hit == std::string::npos ? std::string::npos : hit - at);
-          if (hit == std::string::npos) break;
-          out += v[2];
-          at = hit + v[1].size();
-        }
-        return {type, out};
-      }
-      // trim: the characters of the second argument (a space without one), whole UTF-8
-      // sequences, from the start, the end or both.
-      std::vector<std::string_view> set;
-      const std::string_view chars = v.size() == 2 ? std::string_view(v[1]) : std::string_view(" ");
-      for (size_t b = 0; b < chars.size();) {
-        size_t e = b + 1;
-        while (e < chars.size() && (static_cast<unsigned char>(chars[e]) & 0xC0) == 0x80) ++e;
-        set.push_back(chars.substr(b, e - b));
-        b = e;
-      }
-      std::string_view text = v[0];
-      auto trims = [&](bool front) {
-        for (std::string_view c : set)
-          if (front ? text.starts_with(c) : text.ends_with(c)) {
-            text.remove_prefix(front ? c.size() : 0);
-            text.remove_suffix(front ? 0 : c.size());
-            return true;
-          }
-        return false;
-      };
-      if (name != "rtrim")
-        while (!text.empty() && trims(true)) {
-        }
-      if (name != "ltrim")
-        while (!text.empty() && trims(false)) {
-        }
-      return {type, std::string(text)};
-    });
-  }
-  if (name == "||") {
-    return RowWise(type, n, [&](int64_t i) -> Scalar {
-      Scalar a = RowValue(args[0], i), b = RowValue(args[1], i);
-      if (a.is_null() || b.is_null()) return Scalar::Null(type);
-      return {type, a.as_string() + b.as_string()};
-    });
-  }
-  const Datum& x = args[0];
-  if (name == "abs") {
-    return RowWise(type, n, [&](int64_t i) -> Scalar {
-      Scalar v = RowValue(x, i);
-      if (v.is_null()) return v;
-      if (auto* d = std::get_if<double>(&v.value)) return {type, std::fabs(*d)};
-      if (auto* s = std::get_if<int64_t>(&v.value)) {
-        if (*s == INT64_MIN || (type->bit_width() < 64 && *s == -(int64_t(1) << (type->bit_width() - 1))))
-          ThrowAt(origin, fmt::format("{} overflow: abs({})", type->ToString(), *s));
-        return {type, *s < 0 ? -*s : *s};
-      }
-      return v;
-    });
-  }
-  if (name == "lower" || name == "upper") {
-    bool up = name == "upper";
-    return RowWise(type, n, [&](int64_t i) -> Scalar {
-      Scalar v = RowValue(x, i);
-      if (v.is_null()) return v;
-      std::string s = v.as_string();
-      for (auto& c : s) {
-        if (up && c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
-        if (!up && c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
-      }
-      return {type, std::move(s)};
-    });
-  }
-  if (name == "length" || name == "char_length" || name == "character_length" || name == "octet_length") {
-    bool chars = name != "octet_length" && x.type()->is_string();
-    return RowWise(type, n, [&](int64_t i) -> Scalar {
-      Scalar v = RowValue(x, i);
-      if (v.is_null()) return Scalar::Null(type);
-      const std::string& s = v.as_string();
-      return {type, chars ? Utf8Length(s) : int64_t(s.size())};
-    });
-  }
-  if (name == "round") {
-    return RowWise(type, n, [&](int64_t i) -> Scalar {
-      Scalar v = RowValue(x, i);
-      int64_t digits = 0;
-      if (args.size() == 2) {
-        Scalar d = RowValue(args[1], i);
-        if (d.is_null()) return Scalar::Null(type);
-        digits = d.as_int();
-      }
-      if (v.is_null()) return v;
-      if (auto* f = std::get_if<double>(&v.value)) {
-        double r = RoundHalfAway(*f, digits);
-        return {type, type->id() == TypeId::kFloat32 ? double(float(r)) : r};
-      }
-      return RoundInteger(v, digits, type, origin);
-    });
-  }
-  ThrowAt(origin, fmt::format("unknown function '{}'", name));
+  const FunctionDef* def = FindFunction(name);
+  if (!def || !def->kernel) ThrowAt(origin, fmt::format("unknown function '{}'", name));
+  return def->kernel(Call{name, args, n, type, origin});
 }
 
 }  // namespace lancelet

@@ -181,6 +181,297 @@ struct ChunkPlan {
   bool last = false;
 };
 
+// A chunk's buffers: its rep and def levels, then its value buffers (the run lengths
+// second, for Rle).
+struct ChunkBuffers {
+  std::string rep, def, values, run_lengths;
+};
+
+// One mini-block page as it is written. The constructor makes the page's choices (the
+// levels' codecs, the values' encoding, values per chunk); then PlanChunks, EncodeChunks,
+// CompressChunks, WriteChunks, RepetitionIndex and Describe, in that order.
+class MiniBlockWriter {
+ public:
+  MiniBlockWriter(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options,
+                  bool dictionary_keys)
+      : leaf_(leaf), values_(values), options_(options), lv_(leaf.levels), scheme_(leaf.layers) {
+    has_levels_ = lv_.has_rep || lv_.has_def;
+    num_levels_ = has_levels_ ? (lv_.has_rep ? lv_.rep.size() : lv_.def.size()) : values.count;
+    if (has_levels_) {
+      value_level_.reserve(values.count);
+      for (uint64_t k = 0; k < num_levels_; ++k)
+        if (!lv_.has_def || lv_.def[k] <= scheme_.max_visible_def) value_level_.push_back(k);
+      if (value_level_.size() != values.count)
+        ThrowInvalid("mini-block page: {} visible levels but {} values", value_level_.size(), values.count);
+    }
+    rep_ = lv_.has_rep ? LevelCodec(lv_.rep, options.large_chunks) : LevelCodec();
+    def_ = lv_.has_def ? LevelCodec(lv_.def, options.large_chunks) : LevelCodec();
+    const bool large_offsets = leaf.leaf && leaf.leaf->type->has_large_offsets();
+    offset_bytes_ = values.variable ? (large_offsets ? 8 : 4) : 0;
+    if (values.variable && !large_offsets && values.data.size() > UINT32_MAX)
+      ThrowInvalid("mini-block page: more than 4 GiB of values with 32-bit offsets");
+    fixed_values_ = reinterpret_cast<const uint8_t*>(values.data.data());
+    // With General compression asked for, 32- and 64-bit values whose bytes vary little are
+    // split into byte streams first (the reference tries that before Rle and bit-packing).
+    split_ = options.general && options.packed_child_bits.empty() && !values.variable && values.dim == 0 &&
+             !values.has_item_validity && ByteStreamsPay(uint32_t(values.bits), fixed_values_, values.count);
+    rle_ = !split_ && RunLengthValues(leaf, values, dictionary_keys, options);
+    packed_ = !split_ && !rle_ && PackedBytes(leaf, values, dictionary_keys, options) > 0;
+    // A bit-packed chunk is one block of 1024 values (padded when shorter); a run-length
+    // one at most 4096 values, fewer when its runs would pass a 2.1 chunk.
+    fixed_per_chunk_ = values.variable ? 0
+                       : rle_          ? kMaxChunkValues
+                       : packed_       ? kFastLanesValues
+                                       : FixedValuesPerChunk(values.bits);
+  }
+
+  // Chunks of whole values, a power of two each but the last, whose levels fit a chunk;
+  // nullopt when even two values' levels do not (long runs of empty or null lists).
+  std::optional<std::vector<ChunkPlan>> PlanChunks() const {
+    std::vector<ChunkPlan> plan;
+    uint64_t v0 = 0, l0 = 0;
+    while (v0 < values_.count) {
+      const uint64_t remaining = values_.count - v0;
+      uint64_t n = values_.variable ? VariableValuesInChunk(values_, v0, offset_bytes_)
+                                    : std::min(fixed_per_chunk_, remaining);
+      for (;;) {
+        const bool last = n == remaining;
+        const uint64_t level_end = !has_levels_ ? v0 + n : last ? num_levels_ : value_level_[v0 + n - 1] + 1;
+        if ((!has_levels_ && !rle_) || LevelsFit(lv_, rep_, def_, l0, level_end - l0, ValueBytes(v0, n), options_)) {
+          plan.push_back({v0, n, l0, level_end - l0, last});
+          l0 = level_end;
+          break;
+        }
+        // Too many levels (long runs of empty or null lists): fewer values per chunk.
+        const uint64_t smaller = last && (n & (n - 1)) ? FloorPow2(n) : n / 2;
+        if (smaller < 2) return std::nullopt;
+        n = smaller;
+      }
+      v0 += plan.back().num_values;
+    }
+    return plan;
+  }
+
+  std::vector<ChunkBuffers> EncodeChunks(const std::vector<ChunkPlan>& plan) const {
+    std::vector<ChunkBuffers> encoded(plan.size());
+    for (size_t c = 0; c < plan.size(); ++c) {
+      const ChunkPlan& chunk = plan[c];
+      ChunkBuffers& out = encoded[c];
+      EncodeValues(chunk, out);
+      if (lv_.has_rep) out.rep = rep_.Encode(lv_.rep, chunk.first_level, chunk.num_levels);
+      if (lv_.has_def) out.def = def_.Encode(lv_.def, chunk.first_level, chunk.num_levels);
+      if (out.rep.size() > UINT16_MAX || out.def.size() > UINT16_MAX || chunk.num_levels > UINT16_MAX)
+        ThrowInvalid("mini-block chunk has {} levels, too many", chunk.num_levels);
+    }
+    return encoded;
+  }
+
+  // General compression of each chunk's first value buffer, as the reference applies it:
+  // only when those buffers hold at least 4 KiB together and shrink in all. Returns
+  // whether it was applied.
+  bool CompressChunks(std::vector<ChunkBuffers>& encoded) const {
+    if (!options_.general) return false;
+    uint64_t before = 0, after = 0;
+    for (const auto& b : encoded) before += b.values.size();
+    if (before < kMinGeneralBytes) return false;
+    std::vector<std::string> compressed(encoded.size());
+    bool fits = true;
+    for (size_t c = 0; c < encoded.size(); ++c) {
+      compressed[c] = CompressBuffer(*options_.general, encoded[c].values);
+      after += compressed[c].size();
+      fits = fits && ChunkFits(encoded[c], compressed[c].size());
+    }
+    const bool general = fits && after < before;
+    if (general)
+      for (size_t c = 0; c < encoded.size(); ++c) encoded[c].values = std::move(compressed[c]);
+    return general;
+  }
+
+  // Buffer 0 (a metadata word per chunk) and buffer 1 (the chunks).
+  void WriteChunks(const std::vector<ChunkPlan>& plan, const std::vector<ChunkBuffers>& encoded,
+                   std::string& metadata, std::string& chunks) const {
+    for (size_t c = 0; c < plan.size(); ++c) {
+      const ChunkPlan& chunk = plan[c];
+      std::vector<const std::string*> value_buffers = {&encoded[c].values};
+      if (rle_) value_buffers.push_back(&encoded[c].run_lengths);
+      for (const std::string* buffer : value_buffers)
+        if (!options_.large_chunks && buffer->size() > UINT16_MAX)
+          ThrowInvalid("mini-block chunk value buffer of {} bytes does not fit a 2.1 chunk", buffer->size());
+      const size_t chunk_start = chunks.size();
+      WriteChunk(chunk, encoded[c], value_buffers, chunks);
+      const uint64_t words = (chunks.size() - chunk_start) / 8;
+      const uint64_t log = chunk.last ? 0 : uint64_t(Log2(chunk.num_values));
+      const uint64_t word = ((words - 1) << 4) | log;
+      if (options_.large_chunks) {
+        if (words - 1 >= (uint64_t(1) << 28)) ThrowInvalid("mini-block chunk of {} bytes is too large", words * 8);
+        AppendLE<uint32_t>(metadata, uint32_t(word));
+      } else {
+        if (words - 1 >= kMaxChunkWords21)
+          ThrowInvalid("mini-block chunk of {} bytes does not fit a 2.1 chunk", words * 8);
+        AppendLE<uint16_t>(metadata, uint16_t(word));
+      }
+    }
+  }
+
+  // The repetition index (with rep levels): per chunk, the rows that end in it and the
+  // levels left over after the last row start.
+  std::string RepetitionIndex(const std::vector<ChunkPlan>& plan) const {
+    std::string rep_index;
+    const uint16_t max_rep = scheme_.max_rep;
+    for (size_t c = 0; c < plan.size(); ++c) {
+      const ChunkPlan& chunk = plan[c];
+      const uint64_t l_end = chunk.first_level + chunk.num_levels;
+      // Rows ending in this chunk (a row ends where the next begins, or at the page end),
+      // and the levels after the last row start, which belong to a row finished later.
+      uint64_t rows = 0, last_start = UINT64_MAX;
+      for (uint64_t k = chunk.first_level; k < l_end; ++k) {
+        if (lv_.rep[k] == max_rep) {
+          if (k != chunk.first_level) ++rows;
+          last_start = k;
+        }
+      }
+      uint64_t leftovers = last_start == UINT64_MAX ? chunk.num_levels : l_end - last_start;
+      if (c + 1 < plan.size()) {
+        // A row that runs to the chunk end and is followed by a row start is complete here.
+        const uint64_t next = plan[c + 1].first_level;
+        if (lv_.rep[next] == max_rep && leftovers != 0) {
+          ++rows;
+          leftovers = 0;
+        }
+      } else {
+        ++rows;
+        leftovers = 0;
+      }
+      AppendLE<uint64_t>(rep_index, rows);
+      AppendLE<uint64_t>(rep_index, leftovers);
+    }
+    return rep_index;
+  }
+
+  // The layout's levels, value compression (General around it when `general`), layers
+  // and counts; a dictionary is described by the caller.
+  void Describe(pb::MiniBlockLayout* mb, bool general) const {
+    if (lv_.has_rep) rep_.Describe(mb->mutable_rep_compression());
+    if (lv_.has_def) def_.Describe(mb->mutable_def_compression());
+    auto* vc = DescribeGeneral(general ? options_.general : std::nullopt, mb->mutable_value_compression());
+    if (values_.variable) {
+      vc = DescribeFsst(options_, vc);
+      vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(offset_bytes_ * 8);
+    } else if (rle_) {
+      vc->mutable_rle()->mutable_values()->mutable_flat()->set_bits_per_value(values_.bits);
+      vc->mutable_rle()->mutable_run_lengths()->mutable_flat()->set_bits_per_value(8);
+    } else if (packed_) {
+      vc->mutable_inline_bitpacking()->set_uncompressed_bits_per_value(values_.bits);
+    } else if (split_) {
+      vc->mutable_byte_stream_split()->mutable_values()->mutable_flat()->set_bits_per_value(values_.bits);
+    } else if (!options_.packed_child_bits.empty()) {
+      auto* packed_struct = vc->mutable_packed_struct();
+      for (uint64_t bits : options_.packed_child_bits) packed_struct->add_bits_per_value(bits);
+      packed_struct->mutable_values()->mutable_flat()->set_bits_per_value(values_.bits);
+    } else {
+      vc->mutable_flat()->set_bits_per_value(values_.bits);
+    }
+  }
+
+  void DescribeCounts(pb::MiniBlockLayout* mb) const {
+    for (auto layer : leaf_.layers) mb->add_layers(layer);
+    mb->set_num_buffers(rle_ ? 2 : 1);
+    mb->set_repetition_index_depth(lv_.has_rep ? 1 : 0);
+    mb->set_num_items(values_.count);
+    mb->set_has_large_chunk(options_.large_chunks);
+  }
+
+ private:
+  // The bytes values [v0, v0 + n) take in a chunk (a bound, for Rle).
+  uint64_t ValueBytes(uint64_t v0, uint64_t n) const {
+    if (values_.variable) return (n + 1) * offset_bytes_ + values_.offsets[v0 + n] - values_.offsets[v0];
+    if (rle_) {  // each run splits every 255 values at most: bound the runs by n / 255 more
+      const uint64_t runs = RunCount(uint32_t(values_.bits), fixed_values_ + v0 * values_.bits / 8, n) + n / 255;
+      return PaddedTo8(runs * values_.bits / 8) + runs + 8;
+    }
+    if (packed_) return values_.bits / 8 + 128 * values_.bits;
+    return (n * values_.bits + 7) / 8;
+  }
+
+  void EncodeValues(const ChunkPlan& chunk, ChunkBuffers& out) const {
+    std::string& value_buffer = out.values;
+    // The chunk's first fixed-width value.
+    auto first = [&] { return fixed_values_ + chunk.first_value * values_.bits / 8; };
+    if (rle_) {
+      std::tie(value_buffer, out.run_lengths) = EncodeRle(uint32_t(values_.bits), first(), chunk.num_values);
+    } else if (values_.variable) {
+      const uint64_t base = values_.offsets[chunk.first_value];
+      const uint64_t start = (chunk.num_values + 1) * offset_bytes_;
+      for (uint64_t k = 0; k <= chunk.num_values; ++k) {
+        const uint64_t off = values_.offsets[chunk.first_value + k] - base + start;
+        if (offset_bytes_ == 8) AppendLE<uint64_t>(value_buffer, off);
+        else AppendLE<uint32_t>(value_buffer, uint32_t(off));
+      }
+      value_buffer.append(values_.data, base, values_.offsets[chunk.first_value + chunk.num_values] - base);
+      while (value_buffer.size() % offset_bytes_) value_buffer.push_back(kVariablePadByte);
+    } else if (packed_) {
+      value_buffer = EncodeInlineBitpacking(uint32_t(values_.bits), first(), chunk.num_values);
+    } else if (split_) {
+      value_buffer = EncodeByteStreamSplit(uint32_t(values_.bits), first(), chunk.num_values);
+    } else {
+      ValueBlock slice;
+      slice.AppendFrom(values_, chunk.first_value, chunk.num_values);
+      value_buffer = std::move(slice.data);
+    }
+  }
+
+  // Whether a chunk with a first value buffer of `first_bytes` fits the chunk header's
+  // sizes and the chunk metadata word.
+  bool ChunkFits(const ChunkBuffers& b, uint64_t first_bytes) const {
+    const uint64_t size_bytes = options_.large_chunks ? 4 : 2;
+    const uint64_t header = 2 + (lv_.has_rep ? 2 : 0) + (lv_.has_def ? 2 : 0) + size_bytes * (rle_ ? 2 : 1);
+    const uint64_t bytes = PaddedTo8(header) + PaddedTo8(b.rep.size()) + PaddedTo8(b.def.size()) +
+                           PaddedTo8(first_bytes) + PaddedTo8(b.run_lengths.size());
+    if (options_.large_chunks) return bytes / 8 - 1 < (uint64_t(1) << 28);
+    return first_bytes <= UINT16_MAX && b.run_lengths.size() <= UINT16_MAX && bytes / 8 - 1 < kMaxChunkWords21;
+  }
+
+  // One chunk: its header (level count, level and value buffer sizes), then each buffer,
+  // 8-byte aligned.
+  void WriteChunk(const ChunkPlan& chunk, const ChunkBuffers& b, const std::vector<const std::string*>& value_buffers,
+                  std::string& chunks) const {
+    AppendLE<uint16_t>(chunks, uint16_t(has_levels_ ? chunk.num_levels : 0));
+    if (lv_.has_rep) AppendLE<uint16_t>(chunks, uint16_t(b.rep.size()));
+    if (lv_.has_def) AppendLE<uint16_t>(chunks, uint16_t(b.def.size()));
+    for (const std::string* buffer : value_buffers) {
+      if (options_.large_chunks) AppendLE<uint32_t>(chunks, uint32_t(buffer->size()));
+      else AppendLE<uint16_t>(chunks, uint16_t(buffer->size()));
+    }
+    PadTo8(chunks);
+    if (lv_.has_rep) {
+      chunks += b.rep;
+      PadTo8(chunks);
+    }
+    if (lv_.has_def) {
+      chunks += b.def;
+      PadTo8(chunks);
+    }
+    for (const std::string* buffer : value_buffers) {
+      chunks += *buffer;
+      PadTo8(chunks);
+    }
+  }
+
+  const ShreddedLeaf& leaf_;
+  const ValueBlock& values_;
+  const EncodeOptions& options_;
+  const Levels& lv_;
+  const LevelScheme scheme_;
+  bool has_levels_ = false;
+  uint64_t num_levels_ = 0;
+  std::vector<uint64_t> value_level_;  // the level index of each visible value
+  LevelCodec rep_, def_;
+  uint64_t offset_bytes_ = 0;  // of a variable-width value's offsets
+  const uint8_t* fixed_values_ = nullptr;
+  bool split_ = false, rle_ = false, packed_ = false;  // the values' encoding; none: Flat or Variable
+  uint64_t fixed_per_chunk_ = 0;
+};
+
 }  // namespace
 
 // A dictionary as one block: Flat values, or Variable (u32 32, u32 start of the bytes,
@@ -201,234 +492,19 @@ std::string DictionaryBlock(const ValueBlock& dictionary, pb::CompressiveEncodin
 
 std::optional<EncodedPage> EncodeMiniBlock(const ShreddedLeaf& leaf, const ValueBlock& values,
                                            const EncodeOptions& options, const ValueBlock* dictionary) {
-  const Levels& lv = leaf.levels;
-  const bool has_levels = lv.has_rep || lv.has_def;
-  const uint64_t num_levels = has_levels ? (lv.has_rep ? lv.rep.size() : lv.def.size()) : values.count;
-  const LevelScheme scheme(leaf.layers);
-  // Level index of each visible value.
-  std::vector<uint64_t> value_level;
-  if (has_levels) {
-    value_level.reserve(values.count);
-    for (uint64_t k = 0; k < num_levels; ++k)
-      if (!lv.has_def || lv.def[k] <= scheme.max_visible_def) value_level.push_back(k);
-    if (value_level.size() != values.count)
-      ThrowInvalid("mini-block page: {} visible levels but {} values", value_level.size(), values.count);
-  }
-  const LevelCodec rep = lv.has_rep ? LevelCodec(lv.rep, options.large_chunks) : LevelCodec();
-  const LevelCodec def = lv.has_def ? LevelCodec(lv.def, options.large_chunks) : LevelCodec();
-  const bool large_offsets = leaf.leaf && leaf.leaf->type->has_large_offsets();
-  const uint64_t offset_bytes = values.variable ? (large_offsets ? 8 : 4) : 0;
-  if (values.variable && !large_offsets && values.data.size() > UINT32_MAX)
-    ThrowInvalid("mini-block page: more than 4 GiB of values with 32-bit offsets");
-  const auto* fixed_values = reinterpret_cast<const uint8_t*>(values.data.data());
-  // With General compression asked for, 32- and 64-bit values whose bytes vary little are
-  // split into byte streams first (the reference tries that before Rle and bit-packing).
-  const bool split = options.general && options.packed_child_bits.empty() && !values.variable && values.dim == 0 &&
-                     !values.has_item_validity && ByteStreamsPay(uint32_t(values.bits), fixed_values, values.count);
-  const bool rle = !split && RunLengthValues(leaf, values, dictionary != nullptr, options);
-  const bool packed = !split && !rle && PackedBytes(leaf, values, dictionary != nullptr, options) > 0;
-  // A bit-packed chunk is one block of 1024 values (padded when shorter); a run-length one
-  // at most 4096 values, fewer when its runs would pass a 2.1 chunk.
-  const uint64_t fixed_per_chunk = values.variable ? 0
-                                   : rle           ? kMaxChunkValues
-                                   : packed        ? kFastLanesValues
-                                                   : FixedValuesPerChunk(values.bits);
-  auto value_bytes = [&](uint64_t v0, uint64_t n) -> uint64_t {
-    if (values.variable) return (n + 1) * offset_bytes + values.offsets[v0 + n] - values.offsets[v0];
-    if (rle) {  // each run splits every 255 values at most: bound the runs by n / 255 more
-      const uint64_t runs = RunCount(uint32_t(values.bits), fixed_values + v0 * values.bits / 8, n) + n / 255;
-      return PaddedTo8(runs * values.bits / 8) + runs + 8;
-    }
-    if (packed) return values.bits / 8 + 128 * values.bits;
-    return (n * values.bits + 7) / 8;
-  };
-
-  // Plan the chunks.
-  std::vector<ChunkPlan> plan;
-  uint64_t v0 = 0, l0 = 0;
-  while (v0 < values.count) {
-    const uint64_t remaining = values.count - v0;
-    uint64_t n = values.variable ? VariableValuesInChunk(values, v0, offset_bytes) : std::min(fixed_per_chunk, remaining);
-    for (;;) {
-      const bool last = n == remaining;
-      const uint64_t level_end = !has_levels ? v0 + n : last ? num_levels : value_level[v0 + n - 1] + 1;
-      if ((!has_levels && !rle) || LevelsFit(lv, rep, def, l0, level_end - l0, value_bytes(v0, n), options)) {
-        plan.push_back({v0, n, l0, level_end - l0, last});
-        l0 = level_end;
-        break;
-      }
-      // Too many levels (long runs of empty or null lists): fewer values per chunk.
-      const uint64_t smaller = last && (n & (n - 1)) ? FloorPow2(n) : n / 2;
-      if (smaller < 2) return std::nullopt;
-      n = smaller;
-    }
-    v0 += plan.back().num_values;
-  }
-
-  // Each chunk's buffers: its rep and def levels, then its value buffers (the run lengths
-  // second, for Rle).
-  struct ChunkBuffers {
-    std::string rep, def, values, run_lengths;
-  };
-  std::vector<ChunkBuffers> encoded(plan.size());
-  for (size_t c = 0; c < plan.size(); ++c) {
-    const ChunkPlan& chunk = plan[c];
-    ChunkBuffers& out = encoded[c];
-    std::string& value_buffer = out.values;
-    if (rle) {
-      std::tie(value_buffer, out.run_lengths) =
-          EncodeRle(uint32_t(values.bits), fixed_values + chunk.first_value * values.bits / 8, chunk.num_values);
-    } else if (values.variable) {
-      const uint64_t base = values.offsets[chunk.first_value];
-      const uint64_t start = (chunk.num_values + 1) * offset_bytes;
-      for (uint64_t k = 0; k <= chunk.num_values; ++k) {
-        const uint64_t off = values.offsets[chunk.first_value + k] - base + start;
-        if (offset_bytes == 8) AppendLE<uint64_t>(value_buffer, off);
-        else AppendLE<uint32_t>(value_buffer, uint32_t(off));
-      }
-      value_buffer.append(values.data, base, values.offsets[chunk.first_value + chunk.num_values] - base);
-      while (value_buffer.size() % offset_bytes) value_buffer.push_back(kVariablePadByte);
-    } else if (packed) {
-      value_buffer = EncodeInlineBitpacking(uint32_t(values.bits), fixed_values + chunk.first_value * values.bits / 8,
-                                            chunk.num_values);
-    } else if (split) {
-      value_buffer = EncodeByteStreamSplit(uint32_t(values.bits), fixed_values + chunk.first_value * values.bits / 8,
-                                           chunk.num_values);
-    } else {
-      ValueBlock slice;
-      slice.AppendFrom(values, chunk.first_value, chunk.num_values);
-      value_buffer = std::move(slice.data);
-    }
-    if (lv.has_rep) out.rep = rep.Encode(lv.rep, chunk.first_level, chunk.num_levels);
-    if (lv.has_def) out.def = def.Encode(lv.def, chunk.first_level, chunk.num_levels);
-    if (out.rep.size() > UINT16_MAX || out.def.size() > UINT16_MAX || chunk.num_levels > UINT16_MAX)
-      ThrowInvalid("mini-block chunk has {} levels, too many", chunk.num_levels);
-  }
-  // A chunk's bytes with a first value buffer of `first_bytes`, and whether that fits the
-  // chunk header's sizes and the chunk metadata word.
-  auto chunk_fits = [&](const ChunkBuffers& b, uint64_t first_bytes) {
-    const uint64_t size_bytes = options.large_chunks ? 4 : 2;
-    const uint64_t header = 2 + (lv.has_rep ? 2 : 0) + (lv.has_def ? 2 : 0) + size_bytes * (rle ? 2 : 1);
-    const uint64_t bytes = PaddedTo8(header) + PaddedTo8(b.rep.size()) + PaddedTo8(b.def.size()) +
-                           PaddedTo8(first_bytes) + PaddedTo8(b.run_lengths.size());
-    if (options.large_chunks) return bytes / 8 - 1 < (uint64_t(1) << 28);
-    return first_bytes <= UINT16_MAX && b.run_lengths.size() <= UINT16_MAX && bytes / 8 - 1 < kMaxChunkWords21;
-  };
-  // General compression of each chunk's first value buffer, as the reference applies it:
-  // only when those buffers hold at least 4 KiB together and shrink in all.
-  bool general = false;
-  if (options.general) {
-    uint64_t before = 0, after = 0;
-    for (const auto& b : encoded) before += b.values.size();
-    if (before >= kMinGeneralBytes) {
-      std::vector<std::string> compressed(encoded.size());
-      bool fits = true;
-      for (size_t c = 0; c < encoded.size(); ++c) {
-        compressed[c] = CompressBuffer(*options.general, encoded[c].values);
-        after += compressed[c].size();
-        fits = fits && chunk_fits(encoded[c], compressed[c].size());
-      }
-      general = fits && after < before;
-      if (general)
-        for (size_t c = 0; c < encoded.size(); ++c) encoded[c].values = std::move(compressed[c]);
-    }
-  }
-
-  std::string metadata, chunks, rep_index;
-  const uint16_t max_rep = scheme.max_rep;
-  for (size_t c = 0; c < plan.size(); ++c) {
-    const ChunkPlan& chunk = plan[c];
-    const std::string& rep_bytes = encoded[c].rep;
-    const std::string& def_bytes = encoded[c].def;
-    const uint64_t l_end = chunk.first_level + chunk.num_levels;
-    std::vector<const std::string*> value_buffers = {&encoded[c].values};
-    if (rle) value_buffers.push_back(&encoded[c].run_lengths);
-    for (const std::string* buffer : value_buffers)
-      if (!options.large_chunks && buffer->size() > UINT16_MAX)
-        ThrowInvalid("mini-block chunk value buffer of {} bytes does not fit a 2.1 chunk", buffer->size());
-
-    const size_t chunk_start = chunks.size();
-    AppendLE<uint16_t>(chunks, uint16_t(has_levels ? chunk.num_levels : 0));
-    if (lv.has_rep) AppendLE<uint16_t>(chunks, uint16_t(rep_bytes.size()));
-    if (lv.has_def) AppendLE<uint16_t>(chunks, uint16_t(def_bytes.size()));
-    for (const std::string* buffer : value_buffers) {
-      if (options.large_chunks) AppendLE<uint32_t>(chunks, uint32_t(buffer->size()));
-      else AppendLE<uint16_t>(chunks, uint16_t(buffer->size()));
-    }
-    PadTo8(chunks);
-    if (lv.has_rep) {
-      chunks += rep_bytes;
-      PadTo8(chunks);
-    }
-    if (lv.has_def) {
-      chunks += def_bytes;
-      PadTo8(chunks);
-    }
-    for (const std::string* buffer : value_buffers) {
-      chunks += *buffer;
-      PadTo8(chunks);
-    }
-
-    const uint64_t words = (chunks.size() - chunk_start) / 8;
-    const uint64_t log = chunk.last ? 0 : uint64_t(Log2(chunk.num_values));
-    const uint64_t word = ((words - 1) << 4) | log;
-    if (options.large_chunks) {
-      if (words - 1 >= (uint64_t(1) << 28)) ThrowInvalid("mini-block chunk of {} bytes is too large", words * 8);
-      AppendLE<uint32_t>(metadata, uint32_t(word));
-    } else {
-      if (words - 1 >= kMaxChunkWords21) ThrowInvalid("mini-block chunk of {} bytes does not fit a 2.1 chunk", words * 8);
-      AppendLE<uint16_t>(metadata, uint16_t(word));
-    }
-
-    if (lv.has_rep) {
-      // Rows ending in this chunk (a row ends where the next begins, or at the page end),
-      // and the levels after the last row start, which belong to a row finished later.
-      uint64_t rows = 0, last_start = UINT64_MAX;
-      for (uint64_t k = chunk.first_level; k < l_end; ++k) {
-        if (lv.rep[k] == max_rep) {
-          if (k != chunk.first_level) ++rows;
-          last_start = k;
-        }
-      }
-      uint64_t leftovers = last_start == UINT64_MAX ? chunk.num_levels : l_end - last_start;
-      if (c + 1 < plan.size()) {
-        // A row that runs to the chunk end and is followed by a row start is complete here.
-        const uint64_t next = plan[c + 1].first_level;
-        if (lv.rep[next] == max_rep && leftovers != 0) {
-          ++rows;
-          leftovers = 0;
-        }
-      } else {
-        ++rows;
-        leftovers = 0;
-      }
-      AppendLE<uint64_t>(rep_index, rows);
-      AppendLE<uint64_t>(rep_index, leftovers);
-    }
-  }
+  const MiniBlockWriter writer(leaf, values, options, dictionary != nullptr);
+  const std::optional<std::vector<ChunkPlan>> plan = writer.PlanChunks();
+  if (!plan) return std::nullopt;
+  std::vector<ChunkBuffers> encoded = writer.EncodeChunks(*plan);
+  const bool general = writer.CompressChunks(encoded);
+  std::string metadata, chunks;
+  writer.WriteChunks(*plan, encoded, metadata, chunks);
+  const bool has_rep = leaf.levels.has_rep;
+  std::string rep_index = has_rep ? writer.RepetitionIndex(*plan) : std::string();
 
   pb::PageLayout layout;
   auto* mb = layout.mutable_mini_block_layout();
-  if (lv.has_rep) rep.Describe(mb->mutable_rep_compression());
-  if (lv.has_def) def.Describe(mb->mutable_def_compression());
-  auto* vc = DescribeGeneral(general ? options.general : std::nullopt, mb->mutable_value_compression());
-  if (values.variable) {
-    vc = DescribeFsst(options, vc);
-    vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(offset_bytes * 8);
-  } else if (rle) {
-    vc->mutable_rle()->mutable_values()->mutable_flat()->set_bits_per_value(values.bits);
-    vc->mutable_rle()->mutable_run_lengths()->mutable_flat()->set_bits_per_value(8);
-  } else if (packed) {
-    vc->mutable_inline_bitpacking()->set_uncompressed_bits_per_value(values.bits);
-  } else if (split) {
-    vc->mutable_byte_stream_split()->mutable_values()->mutable_flat()->set_bits_per_value(values.bits);
-  } else if (!options.packed_child_bits.empty()) {
-    auto* packed_struct = vc->mutable_packed_struct();
-    for (uint64_t bits : options.packed_child_bits) packed_struct->add_bits_per_value(bits);
-    packed_struct->mutable_values()->mutable_flat()->set_bits_per_value(values.bits);
-  } else {
-    vc->mutable_flat()->set_bits_per_value(values.bits);
-  }
+  writer.Describe(mb, general);
   std::string dictionary_bytes;
   if (dictionary) {
     dictionary_bytes =
@@ -436,18 +512,14 @@ std::optional<EncodedPage> EncodeMiniBlock(const ShreddedLeaf& leaf, const Value
     if (options.dictionary_general) dictionary_bytes = CompressBuffer(*options.dictionary_general, dictionary_bytes);
     mb->set_num_dictionary_items(dictionary->count);
   }
-  for (auto layer : leaf.layers) mb->add_layers(layer);
-  mb->set_num_buffers(rle ? 2 : 1);
-  mb->set_repetition_index_depth(lv.has_rep ? 1 : 0);
-  mb->set_num_items(values.count);
-  mb->set_has_large_chunk(options.large_chunks);
+  writer.DescribeCounts(mb);
 
   EncodedPage page;
   page.num_rows = leaf.num_rows;
   page.buffers.push_back(std::move(metadata));
   page.buffers.push_back(std::move(chunks));
   if (dictionary) page.buffers.push_back(std::move(dictionary_bytes));
-  if (lv.has_rep) page.buffers.push_back(std::move(rep_index));
+  if (has_rep) page.buffers.push_back(std::move(rep_index));
   page.encoding = WrapAny(kPageLayoutUrl, layout);
   return page;
 }

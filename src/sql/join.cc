@@ -655,87 +655,111 @@ std::unique_ptr<RecordBatchReader> MakeJoin(const Context& ctx, std::unique_ptr<
 
 }  // namespace
 
+// The sides of a FROM clause with joins as they are opened: side s is refs[s]; a table's
+// dataset is opened first (tables[s]), its reader once its columns and filter are known;
+// any other source's reader at once.
+struct JoinedSource::Sources {
+  std::vector<const TableRef*> refs;
+  std::vector<std::unique_ptr<RecordBatchReader>> readers;
+  std::vector<DatasetPtr> tables;
+};
+
 JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan_only) : ctx_(ctx) {
-  std::vector<const TableRef*> refs = {&*stmt.from};
-  for (const auto& j : stmt.joins) refs.push_back(&j.table);
+  Sources sources;
+  sources.refs = {&*stmt.from};
+  for (const auto& j : stmt.joins) sources.refs.push_back(&j.table);
   for (const auto& j : stmt.joins)
     for (const auto& c : j.using_columns) {
       using_columns_.push_back(c);
       if (j.kind == JoinClause::Kind::kRight || j.kind == JoinClause::Kind::kFull) coalesced_.push_back(c);
     }
-  const bool star = std::any_of(stmt.items.begin(), stmt.items.end(), [](const SelectItem& i) { return !i.expr; });
-  const auto paths = StatementPaths(stmt);
+  OpenSides(sources);
+  OpenScans(stmt, sources, plan_only);
+  if (plan_only) return;
+  ListStarColumns(stmt, sources);
+  JoinLeftToRight(stmt, sources);
+}
 
-  // Every side's columns first: resolving the WHERE needs them all.
-  std::vector<std::unique_ptr<RecordBatchReader>> readers(refs.size());
-  std::vector<DatasetPtr> tables(refs.size());
-  for (size_t s = 0; s < refs.size(); ++s) {
-    const TableRef& ref = *refs[s];
+// Every side's columns first: resolving the WHERE needs them all.
+void JoinedSource::OpenSides(Sources& sources) {
+  const size_t n = sources.refs.size();
+  sources.readers.resize(n);
+  sources.tables.resize(n);
+  for (size_t s = 0; s < n; ++s) {
+    const TableRef& ref = *sources.refs[s];
     Side side;
     side.qualifier = ref.qualifier();
     for (const auto& other : sides_)
       if (other.qualifier == side.qualifier)
-        ctx.Fail(ref.position, fmt::format("'{}' names two sources of the FROM clause; give one an alias",
-                                           side.qualifier));
+        ctx_.Fail(ref.position, fmt::format("'{}' names two sources of the FROM clause; give one an alias",
+                                            side.qualifier));
     if (ref.kind == TableRef::Kind::kTable) {
-      tables[s] = OpenTable(ctx, ref);
-      for (const auto& f : tables[s]->schema()->fields()) side.columns.push_back(f->name);
+      sources.tables[s] = OpenTable(ctx_, ref);
+      for (const auto& f : sources.tables[s]->schema()->fields()) side.columns.push_back(f->name);
     } else {
-      readers[s] = OpenSource(ctx, ref, false, false);
-      for (const auto& f : readers[s]->schema()->fields()) side.columns.push_back(f->name);
+      sources.readers[s] = OpenSource(ctx_, ref, false, false);
+      for (const auto& f : sources.readers[s]->schema()->fields()) side.columns.push_back(f->name);
     }
     sides_.push_back(std::move(side));
   }
+}
 
-  // A WHERE term that reads one table is also pushed into that table's scan, where rows
-  // that fail it are never joined (and an index may answer it), when no join can give
-  // that table's columns NULLs the term would see: the first table under INNER, LEFT and
-  // CROSS joins only, a later one when every join is INNER or CROSS. The whole WHERE is
-  // still evaluated over the joined rows.
+// A WHERE term that reads one table is also pushed into that table's scan, where rows
+// that fail it are never joined (and an index may answer it), when no join can give
+// that table's columns NULLs the term would see: the first table under INNER, LEFT and
+// CROSS joins only, a later one when every join is INNER or CROSS. The whole WHERE is
+// still evaluated over the joined rows.
+std::vector<std::vector<ExprPtr>> JoinedSource::PushedTerms(const SelectStmt& stmt, const Sources& sources) const {
   auto inner = [](const JoinClause& j) { return j.kind == JoinClause::Kind::kInner || j.kind == JoinClause::Kind::kCross; };
   const bool all_inner = std::all_of(stmt.joins.begin(), stmt.joins.end(), inner);
   const bool first_kept = std::all_of(stmt.joins.begin(), stmt.joins.end(),
                                       [&](const JoinClause& j) { return inner(j) || j.kind == JoinClause::Kind::kLeft; });
-  std::vector<std::vector<ExprPtr>> pushed(refs.size());
+  std::vector<std::vector<ExprPtr>> pushed(sources.refs.size());
   for (const auto& term : Conjuncts(stmt.where)) {
     if (HasCorrelatedMarker(term)) continue;  // its subquery's column exists only after the join
-    std::set<size_t> reads;
-    for (const auto& column : ReferencedColumns(*Resolve(term))) {
-      for (size_t s = 0; s < sides_.size(); ++s)
-        if (column.rfind(sides_[s].qualifier + ".", 0) == 0) reads.insert(s);
-    }
+    std::set<size_t> reads = SidesRead(term);
     if (reads.size() != 1) continue;
     const size_t s = *reads.begin();
-    if (refs[s]->kind != TableRef::Kind::kTable || !(s == 0 ? first_kept : all_inner)) continue;
+    if (sources.refs[s]->kind != TableRef::Kind::kTable || !(s == 0 ? first_kept : all_inner)) continue;
     pushed[s].push_back(StripQualifier(term, {sides_[s].qualifier}));
   }
+  return pushed;
+}
 
-  // Whether join `j` (joining side s) can hash: USING, or an ON term `x = y` with x over
-  // side s alone and y over earlier sides alone (as EquiKeys finds them, types aside).
-  auto HasSideEquality = [&](const JoinClause& j, size_t s) {
-    if (!j.using_columns.empty()) return true;
-    auto sides_of = [&](const ExprPtr& e) {
-      std::set<size_t> of;
-      for (const auto& column : ReferencedColumns(*Resolve(e)))
-        for (size_t k = 0; k < sides_.size(); ++k)
-          if (column.rfind(sides_[k].qualifier + ".", 0) == 0) of.insert(k);
-      return of;
-    };
-    for (const auto& term : Conjuncts(j.on)) {
-      if (term->kind != ExprKind::kBinary || term->binary_op != BinaryOp::kEq) continue;
-      const auto a = sides_of(term->args[0]), b = sides_of(term->args[1]);
-      auto only_new = [&](const std::set<size_t>& x) { return x.size() == 1 && *x.begin() == s; };
-      auto only_old = [&](const std::set<size_t>& x) { return !x.empty() && *x.rbegin() < s; };
-      if ((only_new(a) && only_old(b)) || (only_old(a) && only_new(b))) return true;
-    }
-    return false;
-  };
+std::set<size_t> JoinedSource::SidesRead(const ExprPtr& e) const {
+  std::set<size_t> of;
+  for (const auto& column : ReferencedColumns(*Resolve(e)))
+    for (size_t k = 0; k < sides_.size(); ++k)
+      if (column.rfind(sides_[k].qualifier + ".", 0) == 0) of.insert(k);
+  return of;
+}
 
-  // Open every table, each reading the columns the statement names and its pushed terms.
-  for (size_t s = 0; s < refs.size(); ++s) {
+// Whether join `j` (joining side s) can hash: USING, or an ON term `x = y` with x over
+// side s alone and y over earlier sides alone (as EquiKeys finds them, types aside).
+bool JoinedSource::HasSideEquality(const JoinClause& j, size_t s) const {
+  if (!j.using_columns.empty()) return true;
+  for (const auto& term : Conjuncts(j.on)) {
+    if (term->kind != ExprKind::kBinary || term->binary_op != BinaryOp::kEq) continue;
+    const auto a = SidesRead(term->args[0]), b = SidesRead(term->args[1]);
+    auto only_new = [&](const std::set<size_t>& x) { return x.size() == 1 && *x.begin() == s; };
+    auto only_old = [&](const std::set<size_t>& x) { return !x.empty() && *x.rbegin() < s; };
+    if ((only_new(a) && only_old(b)) || (only_old(a) && only_new(b))) return true;
+  }
+  return false;
+}
+
+// Plans every table's scan, reading the columns the statement names and its pushed terms
+// (a line of plan_ per side), and opens it unless `plan_only`; every side's reader then
+// names its columns "<qualifier>.<column>".
+void JoinedSource::OpenScans(const SelectStmt& stmt, Sources& sources, bool plan_only) {
+  const bool star = std::any_of(stmt.items.begin(), stmt.items.end(), [](const SelectItem& i) { return !i.expr; });
+  const auto paths = StatementPaths(stmt);
+  const std::vector<std::vector<ExprPtr>> pushed = PushedTerms(stmt, sources);
+  for (size_t s = 0; s < sources.refs.size(); ++s) {
     Side& side = sides_[s];
+    const DatasetPtr& table = sources.tables[s];
     std::optional<std::vector<std::string>> read;
-    if (!star && tables[s]) {
+    if (!star && table) {
       read.emplace();
       for (const auto& name : side.columns) {
         bool named = Has(using_columns_, name);
@@ -746,24 +770,26 @@ JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan
     }
     std::string filter;
     for (const auto& term : pushed[s]) filter += (filter.empty() ? "" : " AND ") + ToString(*term);
-    std::string& line = plan_.emplace_back(fmt::format("{}: {}", side.qualifier, refs[s]->name));
-    if (refs[s]->kind != TableRef::Kind::kTable) line += " (not a table: read whole)";
+    std::string& line = plan_.emplace_back(fmt::format("{}: {}", side.qualifier, sources.refs[s]->name));
+    if (sources.refs[s]->kind != TableRef::Kind::kTable) line += " (not a table: read whole)";
     if (s == 0) line += ", streamed";
     else line += fmt::format(", {} ({} JOIN)", HasSideEquality(stmt.joins[s - 1], s) ? "hashed" : "nested loop",
                              JoinKindName(stmt.joins[s - 1].kind));
     if (!filter.empty()) line += "; filter pushed into its scan: " + filter;
-    if (tables[s]) line += "; columns: " + (read ? (read->empty() ? std::string("none") : fmt::format("{}", fmt::join(*read, ", "))) : std::string("all"));
+    if (table) line += "; columns: " + (read ? (read->empty() ? std::string("none") : fmt::format("{}", fmt::join(*read, ", "))) : std::string("all"));
     if (plan_only) continue;
-    if (tables[s]) readers[s] = OpenSource(ctx, *refs[s], false, false, filter, nullptr, read, tables[s]);
-    readers[s] = std::make_unique<RenameReader>(std::move(readers[s]), side.qualifier + ".");
+    auto& reader = sources.readers[s];
+    if (table) reader = OpenSource(ctx_, *sources.refs[s], false, false, filter, nullptr, read, table);
+    reader = std::make_unique<RenameReader>(std::move(reader), side.qualifier + ".");
   }
-  if (plan_only) return;
+}
 
-  // SELECT *: every column read, a USING column once (from the side left of its join).
-  for (size_t s = 0; s < readers.size(); ++s) {
+// SELECT *: every column read, a USING column once (from the side left of its join).
+void JoinedSource::ListStarColumns(const SelectStmt& stmt, const Sources& sources) {
+  for (size_t s = 0; s < sources.readers.size(); ++s) {
     const auto& join_using = s == 0 ? std::vector<std::string>{} : stmt.joins[s - 1].using_columns;
     const std::string prefix = sides_[s].qualifier + ".";
-    for (const auto& f : readers[s]->schema()->fields()) {
+    for (const auto& f : sources.readers[s]->schema()->fields()) {
       const std::string name = f->name.substr(prefix.size());
       sides_[s].read.push_back(name);
       if (Has(join_using, name)) continue;
@@ -772,9 +798,11 @@ JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan
       star_.push_back({Has(coalesced_, name) ? name : f->name, name});
     }
   }
+}
 
-  // Join left to right: the first side streams, each later one is held.
-  rows_ = std::move(readers[0]);
+// Join left to right: the first side streams, each later one is held.
+void JoinedSource::JoinLeftToRight(const SelectStmt& stmt, Sources& sources) {
+  rows_ = std::move(sources.readers[0]);
   for (size_t j = 0; j < stmt.joins.size(); ++j) {
     const JoinClause& join = stmt.joins[j];
     ExprPtr on = join.on ? Resolve(join.on) : nullptr;
@@ -784,14 +812,14 @@ JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan
       for (size_t s = 0; s <= j && !left; ++s)
         if (Has(sides_[s].columns, c)) left = &sides_[s];
       if (!left || !Has(sides_[j + 1].columns, c))
-        ctx.Fail(join.position, fmt::format("USING column '{}' is not on both sides of the join", c));
+        ctx_.Fail(join.position, fmt::format("USING column '{}' is not on both sides of the join", c));
       auto eq = Expr::Binary(BinaryOp::kEq, Expr::Column(left->qualifier + "." + c),
                              Expr::Column(sides_[j + 1].qualifier + "." + c));
       AndOnto(on, eq);
     }
     // Probing runs on a thread of its own when it is worth one, beside the scan's and
     // the statement's.
-    rows_ = ReadAhead(MakeJoin(ctx, std::move(rows_), std::move(readers[j + 1]), join.kind, on, 0));
+    rows_ = ReadAhead(MakeJoin(ctx_, std::move(rows_), std::move(sources.readers[j + 1]), join.kind, on, 0));
   }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,19 @@ class JoinedSource {
     std::vector<std::string> columns;  // every column of the side, read or not
     std::vector<std::string> read;     // the columns its reader gives
   };
+
+  struct Sources;  // join.cc
+
+  // The steps of the constructor, in order.
+  void OpenSides(Sources& sources);
+  void OpenScans(const SelectStmt& stmt, Sources& sources, bool plan_only);
+  void ListStarColumns(const SelectStmt& stmt, const Sources& sources);
+  void JoinLeftToRight(const SelectStmt& stmt, Sources& sources);
+  // The WHERE terms pushed into each side's scan.
+  std::vector<std::vector<ExprPtr>> PushedTerms(const SelectStmt& stmt, const Sources& sources) const;
+  // The sides whose columns `e` reads.
+  std::set<size_t> SidesRead(const ExprPtr& e) const;
+  bool HasSideEquality(const JoinClause& join, size_t s) const;
 
   const Context& ctx_;
   std::vector<Side> sides_;

@@ -42,6 +42,7 @@ struct Scope {
   std::string target_q, source_q, target_name;
   std::vector<std::string> target_columns, source_columns;
   std::vector<std::string> target_columns_read;  // those a joined batch holds
+  SchemaPtr target_schema;                       // every column of the target
 
   ExprPtr Resolve(const ExprPtr& expr) const {
     return MapColumns(expr, [&](const Expr& c) -> ExprPtr {
@@ -178,11 +179,9 @@ void TargetColumnsRead(const ExprPtr& e, const Scope& scope, std::set<std::strin
   for (const auto& a : e->args) TargetColumnsRead(a, scope, out);
 }
 
-// Computes the changes of one MERGE against `ds`. The source is held; the target is
-// streamed, reading only the columns the statement names, and only its matched rows are
-// kept.
-table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const DatasetPtr& ds, MergeCounts& counts) {
-  auto source = ReadSource(ctx, stmt.source, false, false, "", SourceColumnTypes(stmt, *ds->schema()));
+// The scope of a MERGE's expressions: the target's columns and the source's, each under
+// its qualifier (the two qualifiers must differ).
+Scope MergeScope(const Context& ctx, const MergeStmt& stmt, const SchemaPtr& target, const Schema& source) {
   Scope scope;
   scope.ctx = &ctx;
   scope.target_q = stmt.target.qualifier();
@@ -190,11 +189,14 @@ table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const D
   scope.source_q = stmt.source.qualifier();
   if (scope.target_q == scope.source_q)
     ctx.Fail(stmt.source.position, fmt::format("the source needs an alias other than '{}' (USING ... AS s)", scope.source_q));
-  scope.target_columns = ColumnNames(*ds->schema());
-  scope.source_columns = ColumnNames(*source->schema());
-  const Schema& target_schema = *ds->schema();
+  scope.target_columns = ColumnNames(*target);
+  scope.source_columns = ColumnNames(source);
+  scope.target_schema = target;
+  return scope;
+}
 
-  ExprPtr on = scope.Resolve(stmt.on);
+// The target columns the matching and the matched clauses read, in the target's order.
+std::vector<std::string> TargetColumnsToRead(const MergeStmt& stmt, const Scope& scope, const ExprPtr& on) {
   std::set<std::string> read;
   TargetColumnsRead(on, scope, read);
   for (const auto& clause : stmt.clauses) {
@@ -205,53 +207,77 @@ table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const D
   std::vector<std::string> read_columns;
   for (const auto& name : scope.target_columns)
     if (read.count(name)) read_columns.push_back(name);
-  auto reader = ds->NewScan().Columns(read_columns).WithRowAddress().Open();
-  scope.target_columns_read = read_columns;
+  return read_columns;
+}
 
-  // 1. Matches, batch by batch: candidate pairs by hash on the ON clause's equalities
-  // (else every pair), then the ON clause over them.
-  std::vector<std::pair<std::string, std::string>> keys;
-  for (const auto& term : Conjuncts(on)) EquiKey(term, scope, keys);
-  const Schema& target_read = *reader->schema();
-  keys.erase(std::remove_if(keys.begin(), keys.end(),
-                            [&](const auto& k) {
-                              return !HashableTogether(*target_read.field(size_t(target_read.FieldIndex(k.first)))->type,
-                                                       *source->column(k.second)->type);
-                            }),
-             keys.end());
-  // Integers key by their value widened (int32 meets int64), strings by their bytes,
-  // floats as doubles with -0.0 as 0.0: keys equal where the ON clause's = holds.
-  std::vector<KeyForm> forms;
-  for (const auto& k : keys) {
-    const DataType& t = *target_read.field(size_t(target_read.FieldIndex(k.first)))->type;
-    forms.push_back(t.is_integer() ? KeyForm::kBits : t.is_string() ? KeyForm::kBytes : KeyFormOf(t));
+// The ON clause's equalities usable as hash keys: (target column, source column) pairs
+// and the form each is keyed in. No keys: every pair is a candidate.
+class MatchKeys {
+ public:
+  MatchKeys(const ExprPtr& on, const Scope& scope, const Schema& target_read, const RecordBatch& source) {
+    for (const auto& term : Conjuncts(on)) EquiKey(term, scope, keys_);
+    keys_.erase(std::remove_if(keys_.begin(), keys_.end(),
+                               [&](const auto& k) {
+                                 return !HashableTogether(*target_read.field(size_t(target_read.FieldIndex(k.first)))->type,
+                                                          *source.column(k.second)->type);
+                               }),
+                keys_.end());
+    // Integers key by their value widened (int32 meets int64), strings by their bytes,
+    // floats as doubles with -0.0 as 0.0: keys equal where the ON clause's = holds.
+    for (const auto& k : keys_) {
+      const DataType& t = *target_read.field(size_t(target_read.FieldIndex(k.first)))->type;
+      forms_.push_back(t.is_integer() ? KeyForm::kBits : t.is_string() ? KeyForm::kBytes : KeyFormOf(t));
+    }
   }
-  auto key_of = [&](const RecordBatch& b, bool is_target, int64_t r, std::string& out) {
+
+  bool empty() const { return keys_.empty(); }
+
+  // Row r's key into `out`; false when a key column is NULL (NULL never equals anything).
+  bool KeyOf(const RecordBatch& b, bool is_target, int64_t r, std::string& out) const {
     out.clear();
-    for (size_t i = 0; i < keys.size(); ++i) {
-      const auto& col = b.column(is_target ? keys[i].first : keys[i].second);
-      if (col->IsNull(r)) return false;  // NULL never equals anything
-      AppendKey(out, *col, r, forms[i]);
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      const auto& col = b.column(is_target ? keys_[i].first : keys_[i].second);
+      if (col->IsNull(r)) return false;
+      AppendKey(out, *col, r, forms_[i]);
     }
     return true;
-  };
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> keys_;
+  std::vector<KeyForm> forms_;
+};
+
+// The target rows the ON clause matches, a row per match (`target`), paired with their
+// source rows: match i is row match_t[i] of `target` and row match_s[i] of the source.
+struct Matches {
+  RecordBatchPtr target;
+  std::vector<int64_t> match_t, match_s;
+  std::vector<bool> source_matched;  // per source row
+};
+
+// Matches, batch by batch: candidate pairs by hash on the ON clause's equalities (else
+// every pair), then the ON clause over them. A target row matching twice is refused.
+Matches FindMatches(const Context& ctx, const MergeStmt& stmt, const Scope& scope, const ExprPtr& on,
+                    RecordBatchReader& reader, const RecordBatch& source) {
+  const MatchKeys keys(on, scope, *reader.schema(), source);
   std::unordered_multimap<std::string, int64_t> by_key;
   std::string key;
-  for (int64_t s = 0; s < source->num_rows() && !keys.empty(); ++s)
-    if (key_of(*source, false, s, key)) by_key.emplace(key, s);
+  for (int64_t s = 0; s < source.num_rows() && !keys.empty(); ++s)
+    if (keys.KeyOf(source, false, s, key)) by_key.emplace(key, s);
   BoundExprPtr on_bound;
   std::vector<RecordBatchPtr> matched_parts;  // the matched target rows, a row per match
   int64_t matched_rows = 0;
-  std::vector<int64_t> match_t, match_s;  // match_t: rows of the matched parts
-  std::vector<bool> source_matched(size_t(source->num_rows()), false);
-  while (auto batch = reader->Next()) {
+  Matches m;
+  m.source_matched.assign(size_t(source.num_rows()), false);
+  while (auto batch = reader.Next()) {
     std::vector<int64_t> cand_t, cand_s;
     for (int64_t t = 0; t < batch->num_rows(); ++t) {
       if (keys.empty()) {
-        for (int64_t s = 0; s < source->num_rows(); ++s) cand_t.push_back(t), cand_s.push_back(s);
+        for (int64_t s = 0; s < source.num_rows(); ++s) cand_t.push_back(t), cand_s.push_back(s);
         continue;
       }
-      if (!key_of(*batch, true, t, key)) continue;
+      if (!keys.KeyOf(*batch, true, t, key)) continue;
       auto [lo, hi] = by_key.equal_range(key);
       std::vector<int64_t> hits;
       for (auto it = lo; it != hi; ++it) hits.push_back(it->second);
@@ -259,7 +285,7 @@ table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const D
       for (int64_t s : hits) cand_t.push_back(t), cand_s.push_back(s);
     }
     if (cand_t.empty()) continue;
-    auto candidates = JoinRows(scope, *batch, *source, &cand_t, &cand_s);
+    auto candidates = JoinRows(scope, *batch, source, &cand_t, &cand_s);
     if (!on_bound) on_bound = Bind(*on, *candidates->schema());
     auto on_true = EvaluatePredicate(*on_bound, *candidates);
     std::vector<int64_t> rows;
@@ -269,81 +295,68 @@ table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const D
         ctx.Fail(stmt.on->position, fmt::format("a row of {} matches more than one source row; MERGE needs at most one",
                                                 stmt.target.name));
       rows.push_back(cand_t[i]);
-      match_t.push_back(matched_rows++);
-      match_s.push_back(cand_s[i]);
-      source_matched[size_t(cand_s[i])] = true;
+      m.match_t.push_back(matched_rows++);
+      m.match_s.push_back(cand_s[i]);
+      m.source_matched[size_t(cand_s[i])] = true;
     }
     if (!rows.empty()) matched_parts.push_back(batch->Take(rows));
   }
   if (!on_bound) {  // no candidate pair: bound anyway, so that mistakes are reported
     std::vector<int64_t> none;
-    auto empty = JoinRows(scope, *RecordBatch::Concatenate(reader->schema(), {}), *source, &none, &none);
+    auto empty = JoinRows(scope, *RecordBatch::Concatenate(reader.schema(), {}), source, &none, &none);
     Bind(*on, *empty->schema());
   }
-  auto target = RecordBatch::Concatenate(reader->schema(), matched_parts);
+  m.target = RecordBatch::Concatenate(reader.schema(), matched_parts);
+  return m;
+}
 
-  // 2. Matched rows: the first WHEN MATCHED clause whose condition holds wins.
-  table::MergeChanges changes;
-  const auto& addresses = target->column(kRowAddr);
-  auto address = [&](int64_t t) { return addresses->values<uint64_t>()[t]; };
-  auto matched = JoinRows(scope, *target, *source, &match_t, &match_s);
-  std::vector<int> chosen(match_t.size(), -1);
-  // column -> value pieces; (fragment, column) -> (offset, index into the pieces)
+// The values UPDATE SET clauses assign, gathered clause by clause: per column, pieces of
+// values; per (fragment, column), the cells as (offset, index into the pieces).
+struct UpdatedCells {
   std::map<std::string, std::vector<ArrayPtr>> pieces;
   std::map<std::string, int64_t> piece_rows;
   std::map<uint64_t, std::map<std::string, std::vector<std::pair<uint32_t, int64_t>>>> cells;
-  for (size_t k = 0; k < stmt.clauses.size(); ++k) {
-    const auto& clause = stmt.clauses[k];
-    if (!clause.matched) continue;
-    std::vector<bool> holds(match_t.size(), true);
-    if (clause.condition)
-      holds = EvaluatePredicate(*Bind(*scope.Resolve(clause.condition), *matched->schema()), *matched);
-    std::vector<int64_t> rows;
-    for (size_t i = 0; i < match_t.size(); ++i)
-      if (chosen[i] < 0 && holds[i]) {
-        chosen[i] = int(k);
-        rows.push_back(int64_t(i));
-      }
-    if (rows.empty() && clause.action != MergeClause::Action::kUpdate) continue;
-    if (clause.action == MergeClause::Action::kDelete) {
-      for (int64_t i : rows) {
-        uint64_t a = address(match_t[size_t(i)]);
-        changes.deletes[a >> 32].push_back(uint32_t(a & 0xFFFFFFFFu));
-      }
-      counts.deleted += rows.size();
-      continue;
-    }
-    // UPDATE SET: evaluated over this clause's rows (bound even when there are none, so
-    // that mistakes are reported).
-    std::vector<int64_t> t_rows, s_rows;
-    for (int64_t i : rows) {
-      t_rows.push_back(match_t[size_t(i)]);
-      s_rows.push_back(match_s[size_t(i)]);
-    }
-    auto subset = JoinRows(scope, *target, *source, &t_rows, &s_rows);
-    std::vector<std::string> seen;
-    for (const auto& s : clause.set) {
-      int f = target_schema.FieldIndex(s.column);
-      if (f < 0) ctx.Fail(s.position, fmt::format("table '{}' has no column '{}'", stmt.target.name, s.column));
-      if (Has(seen, s.column)) ctx.Fail(s.position, fmt::format("column '{}' is set twice", s.column));
-      seen.push_back(s.column);
-      const Field& field = *target_schema.field(size_t(f));
-      auto bound = Bind(*Expr::Assign(scope.Resolve(s.expr), field.type, field.name), *subset->schema());
-      if (rows.empty()) continue;
-      ArrayPtr values = Evaluate(*bound, *subset);
-      int64_t base = piece_rows[s.column];
-      pieces[s.column].push_back(values);
-      piece_rows[s.column] += values->length;
-      for (size_t r = 0; r < rows.size(); ++r) {
-        uint64_t a = address(t_rows[r]);
-        cells[a >> 32][s.column].push_back({uint32_t(a & 0xFFFFFFFFu), base + int64_t(r)});
-      }
-    }
-    counts.updated += rows.size();
+};
+
+// One WHEN MATCHED ... UPDATE SET clause over the matches `rows` it won: its values
+// evaluated (bound even when there are none, so that mistakes are reported).
+void CollectUpdate(const Context& ctx, const MergeStmt& stmt, const MergeClause& clause, const Scope& scope,
+                   const RecordBatch& source, const Matches& m, const std::vector<int64_t>& rows,
+                   UpdatedCells& updated) {
+  const Schema& target_schema = *scope.target_schema;
+  std::vector<int64_t> t_rows, s_rows;
+  for (int64_t i : rows) {
+    t_rows.push_back(m.match_t[size_t(i)]);
+    s_rows.push_back(m.match_s[size_t(i)]);
   }
+  auto subset = JoinRows(scope, *m.target, source, &t_rows, &s_rows);
+  const auto& addresses = m.target->column(kRowAddr);
+  std::vector<std::string> seen;
+  for (const auto& s : clause.set) {
+    int f = target_schema.FieldIndex(s.column);
+    if (f < 0) ctx.Fail(s.position, fmt::format("table '{}' has no column '{}'", stmt.target.name, s.column));
+    if (Has(seen, s.column)) ctx.Fail(s.position, fmt::format("column '{}' is set twice", s.column));
+    seen.push_back(s.column);
+    const Field& field = *target_schema.field(size_t(f));
+    auto bound = Bind(*Expr::Assign(scope.Resolve(s.expr), field.type, field.name), *subset->schema());
+    if (rows.empty()) continue;
+    ArrayPtr values = Evaluate(*bound, *subset);
+    int64_t base = updated.piece_rows[s.column];
+    updated.pieces[s.column].push_back(values);
+    updated.piece_rows[s.column] += values->length;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      uint64_t a = addresses->values<uint64_t>()[t_rows[r]];
+      updated.cells[a >> 32][s.column].push_back({uint32_t(a & 0xFFFFFFFFu), base + int64_t(r)});
+    }
+  }
+}
+
+// The gathered cells as each fragment's overlay columns, offsets ascending, fields in
+// schema order (as data_file.fields lists them for a base file).
+void AddUpdates(UpdatedCells& updated, const Schema& target_schema, table::MergeChanges& changes) {
   std::map<std::string, ArrayPtr> all_values;
-  for (auto& [column, parts] : pieces) all_values[column] = Concatenate(parts);
-  for (auto& [fragment, by_column] : cells) {
+  for (auto& [column, parts] : updated.pieces) all_values[column] = Concatenate(parts);
+  for (auto& [fragment, by_column] : updated.cells) {
     for (auto& [column, list] : by_column) {
       std::sort(list.begin(), list.end());
       table::MergeChanges::ColumnCells c;
@@ -356,18 +369,75 @@ table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const D
       c.values = Take(*all_values[column], index);
       changes.updates[fragment].push_back(std::move(c));
     }
-    // Overlay fields in schema order, as data_file.fields lists them for a base file.
     auto& columns = changes.updates[fragment];
     std::sort(columns.begin(), columns.end(), [&](const auto& a, const auto& b) {
       return target_schema.FieldIndex(a.column) < target_schema.FieldIndex(b.column);
     });
   }
+}
 
-  // 3. Source rows that matched nothing: the first WHEN NOT MATCHED clause that holds.
+// Matched rows: the first WHEN MATCHED clause whose condition holds wins.
+void ApplyMatchedClauses(const Context& ctx, const MergeStmt& stmt, const Scope& scope, const RecordBatch& source,
+                         const Matches& m, table::MergeChanges& changes, MergeCounts& counts) {
+  const auto& addresses = m.target->column(kRowAddr);
+  auto matched = JoinRows(scope, *m.target, source, &m.match_t, &m.match_s);
+  std::vector<int> chosen(m.match_t.size(), -1);
+  UpdatedCells updated;
+  for (size_t k = 0; k < stmt.clauses.size(); ++k) {
+    const auto& clause = stmt.clauses[k];
+    if (!clause.matched) continue;
+    std::vector<bool> holds(m.match_t.size(), true);
+    if (clause.condition)
+      holds = EvaluatePredicate(*Bind(*scope.Resolve(clause.condition), *matched->schema()), *matched);
+    std::vector<int64_t> rows;
+    for (size_t i = 0; i < m.match_t.size(); ++i)
+      if (chosen[i] < 0 && holds[i]) {
+        chosen[i] = int(k);
+        rows.push_back(int64_t(i));
+      }
+    if (rows.empty() && clause.action != MergeClause::Action::kUpdate) continue;
+    if (clause.action == MergeClause::Action::kDelete) {
+      for (int64_t i : rows) {
+        uint64_t a = addresses->values<uint64_t>()[m.match_t[size_t(i)]];
+        changes.deletes[a >> 32].push_back(uint32_t(a & 0xFFFFFFFFu));
+      }
+      counts.deleted += rows.size();
+      continue;
+    }
+    CollectUpdate(ctx, stmt, clause, scope, source, m, rows, updated);
+    counts.updated += rows.size();
+  }
+  AddUpdates(updated, *scope.target_schema, changes);
+}
+
+// The target columns an INSERT clause fills: those it names, else all in order.
+std::vector<int> InsertTargets(const Context& ctx, const MergeStmt& stmt, const MergeClause& clause,
+                               const Schema& target_schema) {
+  std::vector<int> targets;
+  if (clause.columns.empty()) {
+    for (size_t i = 0; i < target_schema.num_fields(); ++i) targets.push_back(int(i));
+  } else {
+    for (const auto& c : clause.columns) {
+      int f = target_schema.FieldIndex(c);
+      if (f < 0) ctx.Fail(clause.position, fmt::format("table '{}' has no column '{}'", stmt.target.name, c));
+      targets.push_back(f);
+    }
+  }
+  if (clause.values.size() != targets.size())
+    ctx.Fail(clause.position, fmt::format("INSERT has {} value{} for {} column{}", clause.values.size(),
+                                          clause.values.size() == 1 ? "" : "s", targets.size(),
+                                          targets.size() == 1 ? "" : "s"));
+  return targets;
+}
+
+// Source rows that matched nothing: the first WHEN NOT MATCHED clause that holds inserts.
+void ApplyNotMatchedClauses(const Context& ctx, const MergeStmt& stmt, const Scope& scope, const RecordBatch& source,
+                            const Matches& m, table::MergeChanges& changes, MergeCounts& counts) {
+  const Schema& target_schema = *scope.target_schema;
   std::vector<int64_t> unmatched;
-  for (int64_t s = 0; s < source->num_rows(); ++s)
-    if (!source_matched[size_t(s)]) unmatched.push_back(s);
-  auto lonely = JoinRows(scope, *target, *source, nullptr, &unmatched);
+  for (int64_t s = 0; s < source.num_rows(); ++s)
+    if (!m.source_matched[size_t(s)]) unmatched.push_back(s);
+  auto lonely = JoinRows(scope, *m.target, source, nullptr, &unmatched);
   std::vector<int> taken(unmatched.size(), -1);
   for (size_t k = 0; k < stmt.clauses.size(); ++k) {
     const auto& clause = stmt.clauses[k];
@@ -382,20 +452,7 @@ table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const D
         keep[i] = true;
       }
     auto rows = lonely->Filter(keep);
-    std::vector<int> targets;
-    if (clause.columns.empty()) {
-      for (size_t i = 0; i < target_schema.num_fields(); ++i) targets.push_back(int(i));
-    } else {
-      for (const auto& c : clause.columns) {
-        int f = target_schema.FieldIndex(c);
-        if (f < 0) ctx.Fail(clause.position, fmt::format("table '{}' has no column '{}'", stmt.target.name, c));
-        targets.push_back(f);
-      }
-    }
-    if (clause.values.size() != targets.size())
-      ctx.Fail(clause.position, fmt::format("INSERT has {} value{} for {} column{}", clause.values.size(),
-                                            clause.values.size() == 1 ? "" : "s", targets.size(),
-                                            targets.size() == 1 ? "" : "s"));
+    const std::vector<int> targets = InsertTargets(ctx, stmt, clause, target_schema);
     std::vector<ArrayPtr> values;
     for (size_t i = 0; i < targets.size(); ++i) {
       const Field& field = *target_schema.field(size_t(targets[i]));
@@ -406,6 +463,23 @@ table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const D
     changes.inserts.push_back(FillBatch(target_schema, targets, values, rows->num_rows()));
     counts.inserted += uint64_t(rows->num_rows());
   }
+}
+
+// Computes the changes of one MERGE against `ds`. The source is held; the target is
+// streamed, reading only the columns the statement names, and only its matched rows are
+// kept.
+table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const DatasetPtr& ds, MergeCounts& counts) {
+  auto source = ReadSource(ctx, stmt.source, false, false, "", SourceColumnTypes(stmt, *ds->schema()));
+  Scope scope = MergeScope(ctx, stmt, ds->schema(), *source->schema());
+  ExprPtr on = scope.Resolve(stmt.on);
+  std::vector<std::string> read_columns = TargetColumnsToRead(stmt, scope, on);
+  auto reader = ds->NewScan().Columns(read_columns).WithRowAddress().Open();
+  scope.target_columns_read = read_columns;
+
+  const Matches matches = FindMatches(ctx, stmt, scope, on, *reader, *source);
+  table::MergeChanges changes;
+  ApplyMatchedClauses(ctx, stmt, scope, *source, matches, changes, counts);
+  ApplyNotMatchedClauses(ctx, stmt, scope, *source, matches, changes, counts);
   return changes;
 }
 

@@ -354,76 +354,101 @@ std::unique_ptr<RecordBatchReader> OpenUnion(const Context& ctx, const SelectStm
 
 namespace {
 
-// A SELECT without subqueries other than the correlated ones in `correlated`, which
-// MarkCorrelated left as markers.
-std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStmt& stmt, const SchemaPtr& column_types,
-                                             Correlations correlated) {
-  // A SELECT from one source drops table qualifiers (u.age); one with joins renames
-  // column references to the joined columns instead (JoinedSource::Resolve).
-  std::unique_ptr<JoinedSource> joined;
-  if (stmt.from && !stmt.joins.empty()) joined = std::make_unique<JoinedSource>(ctx, stmt);
+// A SELECT's parts as OpenQuery plans them: at first the statement's, table qualifiers
+// stripped from a single source's; then with * expanded, output names taken, GROUP BY
+// references resolved, and (with aggregates) aggregate calls and group keys rewritten to
+// columns of the grouped rows.
+struct QueryParts {
+  std::vector<SelectItem> items;
+  std::vector<std::string> names;  // output names, taken before aggregates are rewritten
+  ExprPtr where;
+  ExprPtr late_where;  // WHERE terms holding a correlated subquery, evaluated after it
+  ExprPtr having;
+  std::vector<ExprPtr> group_by;
+  std::vector<OrderItem> order_by;
+  std::vector<OrderItem> output_order;  // ORDER BY as planned before aggregates are rewritten
+  bool distinct_output = false;         // SELECT DISTINCT over groups, aggregates or windows
+};
+
+// The statement's parts; a SELECT from one source drops table qualifiers (u.age), one
+// with joins (`joined`) renames column references to the joined columns later instead.
+QueryParts StripQualifiers(const SelectStmt& stmt, const JoinedSource* joined, bool correlated) {
   std::vector<std::string> qualifiers;
   if (stmt.from && !joined) qualifiers = {stmt.from->name, stmt.from->qualifier()};
   auto strip = [&](const ExprPtr& e) { return StripQualifier(e, qualifiers); };
-  std::vector<SelectItem> items = stmt.items;
-  for (auto& i : items) i.expr = strip(i.expr);
-  ExprPtr where = strip(stmt.where);
-  ExprPtr having = strip(stmt.having);
-  std::vector<ExprPtr> group_by;
-  for (const auto& g : stmt.group_by) group_by.push_back(strip(g));
-  std::vector<OrderItem> order_by = stmt.order_by;
-  for (auto& o : order_by) o.expr = strip(o.expr);
-  // WHERE terms holding a correlated subquery are evaluated after it, over the rows read.
-  ExprPtr late_where;
-  if (!correlated.empty() && !joined) {
+  QueryParts parts;
+  parts.items = stmt.items;
+  for (auto& i : parts.items) i.expr = strip(i.expr);
+  parts.where = strip(stmt.where);
+  parts.having = strip(stmt.having);
+  for (const auto& g : stmt.group_by) parts.group_by.push_back(strip(g));
+  parts.order_by = stmt.order_by;
+  for (auto& o : parts.order_by) o.expr = strip(o.expr);
+  if (correlated && !joined) {
     ExprPtr early;
-    for (const auto& term : Conjuncts(where)) AndOnto(HasCorrelatedMarker(term) ? late_where : early, term);
-    where = early;
+    for (const auto& term : Conjuncts(parts.where))
+      AndOnto(HasCorrelatedMarker(term) ? parts.late_where : early, term);
+    parts.where = early;
   }
+  return parts;
+}
 
-  // 1. Input rows.
+// The rows of a single source, with `where` pushed into a table's scan, else filtered.
+std::unique_ptr<RecordBatchReader> OpenSingleSource(const Context& ctx, const SelectStmt& stmt, const ExprPtr& where,
+                                                    const SchemaPtr& column_types) {
+  const std::set<std::string> used = NamedColumns(stmt);
+  bool row_id = used.count(kRowId) > 0, row_addr = used.count(kRowAddr) > 0;
+  auto ds = stmt.from->kind == TableRef::Kind::kTable ? OpenTable(ctx, *stmt.from) : nullptr;
+  std::optional<std::vector<std::string>> projection;
+  if (ds) projection = ColumnsRead(stmt, *ds->schema());
+  std::string pushed;
+  if (where && ds) {
+    // Validate against the table's columns first, so errors point into the statement.
+    auto fields = ds->schema()->fields();
+    if (row_id) fields.push_back(Field::Make(kRowId, DataType::UInt64()));
+    if (row_addr) fields.push_back(Field::Make(kRowAddr, DataType::UInt64()));
+    Bind(*where, Schema(fields));
+    pushed = ToString(*where);
+  }
+  auto input = OpenSource(ctx, *stmt.from, row_id, row_addr, pushed, column_types, projection, ds);
+  if (where && pushed.empty()) {
+    auto predicate = Bind(*where, *input->schema());
+    input = std::make_unique<FilterReader>(std::move(input), std::move(predicate));
+  }
+  return input;
+}
+
+// The input rows: joined, of one source, or the one row of a SELECT without FROM; with
+// the correlated subqueries' columns added and the WHERE terms that use them applied.
+std::unique_ptr<RecordBatchReader> OpenInput(const Context& ctx, const SelectStmt& stmt, JoinedSource* joined,
+                                             QueryParts& parts, Correlations correlated,
+                                             const SchemaPtr& column_types) {
   std::unique_ptr<RecordBatchReader> input;
   if (joined) {
     input = joined->TakeRows();
   } else if (stmt.from) {
-    const std::set<std::string> used = NamedColumns(stmt);
-    bool row_id = used.count(kRowId) > 0, row_addr = used.count(kRowAddr) > 0;
-    auto ds = stmt.from->kind == TableRef::Kind::kTable ? OpenTable(ctx, *stmt.from) : nullptr;
-    std::optional<std::vector<std::string>> projection;
-    if (ds) projection = ColumnsRead(stmt, *ds->schema());
-    std::string pushed;
-    if (where && ds) {
-      // Validate against the table's columns first, so errors point into the statement.
-      auto fields = ds->schema()->fields();
-      if (row_id) fields.push_back(Field::Make(kRowId, DataType::UInt64()));
-      if (row_addr) fields.push_back(Field::Make(kRowAddr, DataType::UInt64()));
-      Bind(*where, Schema(fields));
-      pushed = ToString(*where);
-    }
-    input = OpenSource(ctx, *stmt.from, row_id, row_addr, pushed, column_types, projection, ds);
-    if (where && pushed.empty()) {
-      auto predicate = Bind(*where, *input->schema());
-      input = std::make_unique<FilterReader>(std::move(input), std::move(predicate));
-    }
+    input = OpenSingleSource(ctx, stmt, parts.where, column_types);
   } else {
-    if (where) ctx.Fail(where->position, "WHERE needs a FROM clause");
+    if (parts.where) ctx.Fail(parts.where->position, "WHERE needs a FROM clause");
     input = BatchesReader(std::make_shared<Schema>(), std::vector<RecordBatchPtr>{EmptyRowsBatch(1)});
   }
-  if (!correlated.empty()) {
-    std::vector<ExprPtr*> exprs = {joined ? &where : &late_where};
-    for (auto& i : items)
-      if (i.expr) exprs.push_back(&i.expr);
-    for (auto& o : order_by) exprs.push_back(&o.expr);
-    auto resolve = [&](const ExprPtr& e) { return joined ? joined->Resolve(e) : e; };
-    input = AppendCorrelated(std::move(input), std::move(correlated), resolve, exprs);
-    if (late_where) {
-      BoundExprPtr holds = Bind(*late_where, *input->schema());
-      input = std::make_unique<FilterReader>(std::move(input), std::move(holds));
-    }
+  if (correlated.empty()) return input;
+  std::vector<ExprPtr*> exprs = {joined ? &parts.where : &parts.late_where};
+  for (auto& i : parts.items)
+    if (i.expr) exprs.push_back(&i.expr);
+  for (auto& o : parts.order_by) exprs.push_back(&o.expr);
+  auto resolve = [&](const ExprPtr& e) { return joined ? joined->Resolve(e) : e; };
+  input = AppendCorrelated(std::move(input), std::move(correlated), resolve, exprs);
+  if (parts.late_where) {
+    BoundExprPtr holds = Bind(*parts.late_where, *input->schema());
+    input = std::make_unique<FilterReader>(std::move(input), std::move(holds));
   }
-  const SchemaPtr in_schema = input->schema();
+  return input;
+}
 
-  // Expand *: every column of the source, without pseudo-columns.
+// Expands *: every column of the source, without pseudo-columns.
+std::vector<SelectItem> ExpandStars(const Context& ctx, const SelectStmt& stmt, const JoinedSource* joined,
+                                    const std::vector<SelectItem>& items, const Schema& in_schema) {
   std::vector<SelectItem> expanded;
   for (const auto& i : items) {
     if (i.expr) {
@@ -443,28 +468,34 @@ std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStm
     }
     if (!q.empty() && q != stmt.from->qualifier() && q != stmt.from->name)
       ctx.Fail(i.star_position, fmt::format("'{}' is not in the FROM clause ({})", q, stmt.from->qualifier()));
-    for (const auto& f : in_schema->fields()) {
+    for (const auto& f : in_schema.fields()) {
       if (f->name == kRowId || f->name == kRowAddr || IsCorrelatedColumnName(f->name)) continue;
       expanded.push_back({Expr::Column(f->name), ""});
     }
   }
-  items = std::move(expanded);
-  std::vector<std::string> names;  // output names, taken before aggregates are rewritten
-  for (const auto& i : items) names.push_back(OutputName(i));
-  if (joined) {
-    std::vector<std::string> aliases;
-    for (const auto& i : items)
-      if (!i.alias.empty()) aliases.push_back(i.alias);
-    for (auto& i : items) i.expr = joined->Resolve(i.expr);
-    for (auto& g : group_by) g = joined->Resolve(g);
-    for (auto& o : order_by) o.expr = joined->Resolve(o.expr, aliases);
-    having = joined->Resolve(having);
-    if (where) input = std::make_unique<FilterReader>(std::move(input), Bind(*joined->Resolve(where), *in_schema));
-  }
+  return expanded;
+}
 
-  // GROUP BY a select-list position (1-based) or an output alias that names no input
-  // column stands for that item's expression, as in DuckDB.
-  for (auto& g : group_by) {
+// With joins: column references renamed to the joined columns (ORDER BY may also name an
+// output alias), and the WHERE applied to the joined rows.
+void ResolveJoined(JoinedSource& joined, QueryParts& parts, std::unique_ptr<RecordBatchReader>& input,
+                   const Schema& in_schema) {
+  std::vector<std::string> aliases;
+  for (const auto& i : parts.items)
+    if (!i.alias.empty()) aliases.push_back(i.alias);
+  for (auto& i : parts.items) i.expr = joined.Resolve(i.expr);
+  for (auto& g : parts.group_by) g = joined.Resolve(g);
+  for (auto& o : parts.order_by) o.expr = joined.Resolve(o.expr, aliases);
+  parts.having = joined.Resolve(parts.having);
+  if (parts.where)
+    input = std::make_unique<FilterReader>(std::move(input), Bind(*joined.Resolve(parts.where), in_schema));
+}
+
+// GROUP BY a select-list position (1-based) or an output alias that names no input
+// column stands for that item's expression, as in DuckDB.
+void ResolveGroupByReferences(const Context& ctx, QueryParts& parts, const Schema& in_schema) {
+  const auto& items = parts.items;
+  for (auto& g : parts.group_by) {
     if (g->kind == ExprKind::kLiteral && !g->literal.is_null() && g->literal.type && g->literal.type->is_integer()) {
       const int64_t n = g->literal.as_int();
       if (n < 1 || n > int64_t(items.size()))
@@ -472,7 +503,7 @@ std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStm
       if (ContainsAggregate(items[size_t(n - 1)].expr))
         ctx.Fail(g->position, fmt::format("GROUP BY position {} is an aggregate", n));
       g = items[size_t(n - 1)].expr;
-    } else if (g->kind == ExprKind::kColumn && g->path.size() == 1 && in_schema->FieldIndex(g->path[0]) < 0) {
+    } else if (g->kind == ExprKind::kColumn && g->path.size() == 1 && in_schema.FieldIndex(g->path[0]) < 0) {
       for (const auto& i : items)
         if (!i.alias.empty() && i.alias == g->path[0] && !ContainsAggregate(i.expr)) {
           g = i.expr;
@@ -480,49 +511,53 @@ std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStm
         }
     }
   }
-  // SELECT DISTINCT: one row per distinct select list, i.e. grouped by every item; over
-  // groups or aggregates, the output rows deduplicated.
-  bool distinct_output = false;
-  if (stmt.distinct) {
-    // Over groups, aggregates or windows: the output rows deduplicated.
-    distinct_output = !group_by.empty() || ContainsAggregate(having) ||
-                      std::any_of(items.begin(), items.end(), [](const SelectItem& i) {
-                        return ContainsAggregate(i.expr) || ContainsWindow(i.expr);
-                      });
-    if (distinct_output) {
-      for (const auto& o : order_by) {
-        const Expr& e = *o.expr;
-        const bool output = e.kind == ExprKind::kLiteral ||
-                            (e.kind == ExprKind::kColumn && e.path.size() == 1 &&
-                             std::find(names.begin(), names.end(), e.path[0]) != names.end());
-        if (!output) ctx.Fail(e.position, "with SELECT DISTINCT, ORDER BY takes only output columns (a name or a position)");
-      }
-    } else {
-      for (const auto& i : items) group_by.push_back(i.expr);
-    }
-  }
-  const std::vector<OrderItem> output_order = order_by;
+}
 
-  bool aggregate = !group_by.empty() || ContainsAggregate(having);
-  for (const auto& i : items) aggregate |= ContainsAggregate(i.expr);
-  for (const auto& o : order_by) aggregate |= ContainsAggregate(o.expr);
-  if (!aggregate) {
-    if (having) ctx.Fail(having->position, "HAVING needs GROUP BY or an aggregate");
-    input = WithWindows(ctx, std::move(input), items, order_by);
-    if (!distinct_output) return Project(ctx, stmt, std::move(input), items, names, order_by);
-    return ProjectDistinct(ctx, stmt, std::move(input), items, names, output_order);
+// SELECT DISTINCT: one row per distinct select list, i.e. grouped by every item; over
+// groups, aggregates or windows, the output rows deduplicated (distinct_output), and
+// then ORDER BY takes only output columns.
+void PlanDistinct(const Context& ctx, const SelectStmt& stmt, QueryParts& parts) {
+  if (!stmt.distinct) return;
+  parts.distinct_output = !parts.group_by.empty() || ContainsAggregate(parts.having) ||
+                          std::any_of(parts.items.begin(), parts.items.end(), [](const SelectItem& i) {
+                            return ContainsAggregate(i.expr) || ContainsWindow(i.expr);
+                          });
+  if (!parts.distinct_output) {
+    for (const auto& i : parts.items) parts.group_by.push_back(i.expr);
+    return;
   }
+  for (const auto& o : parts.order_by) {
+    const Expr& e = *o.expr;
+    const bool output = e.kind == ExprKind::kLiteral ||
+                        (e.kind == ExprKind::kColumn && e.path.size() == 1 &&
+                         std::find(parts.names.begin(), parts.names.end(), e.path[0]) != parts.names.end());
+    if (!output) ctx.Fail(e.position, "with SELECT DISTINCT, ORDER BY takes only output columns (a name or a position)");
+  }
+}
 
-  // 2. Grouping: aggregates become columns __agg<i>, group keys __grp<j> of a batch with
-  // one row per group, and the projection is evaluated over that batch.
-  std::vector<std::string> group_text;
+bool IsAggregateQuery(const QueryParts& parts) {
+  bool aggregate = !parts.group_by.empty() || ContainsAggregate(parts.having);
+  for (const auto& i : parts.items) aggregate |= ContainsAggregate(i.expr);
+  for (const auto& o : parts.order_by) aggregate |= ContainsAggregate(o.expr);
+  return aggregate;
+}
+
+// What HashAggregate computes: the group keys and the aggregate calls.
+struct Grouping {
   std::vector<BoundExprPtr> keys;
-  for (const auto& g : group_by) {
+  std::vector<AggregateCall> aggregates;
+};
+
+// Aggregates become columns __agg<i>, group keys __grp<j> of a batch with one row per
+// group, over which the select list, HAVING and ORDER BY are rewritten to be evaluated.
+Grouping PlanGrouping(const Context& ctx, QueryParts& parts, const Schema& in_schema) {
+  Grouping grouping;
+  std::vector<std::string> group_text;
+  for (const auto& g : parts.group_by) {
     if (ContainsAggregate(g)) ctx.Fail(g->position, "aggregate functions are not allowed in GROUP BY");
     group_text.push_back(ToString(*g));
-    keys.push_back(Bind(*g, *in_schema));
+    grouping.keys.push_back(Bind(*g, in_schema));
   }
-  std::vector<AggregateCall> aggregates;
   std::function<ExprPtr(const ExprPtr&)> rewrite = [&](const ExprPtr& e) -> ExprPtr {
     std::string text = ToString(*e);
     for (size_t j = 0; j < group_text.size(); ++j)
@@ -530,8 +565,8 @@ std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStm
     if (e->kind == ExprKind::kCall && IsAggregateName(e->function) && !e->window) {
       for (const auto& a : e->args)
         if (ContainsAggregate(a)) ctx.Fail(a->position, "aggregate function calls cannot be nested");
-      aggregates.push_back(BindAggregate(ctx, e, *in_schema));
-      return AsColumn(*e, fmt::format("__agg{}", aggregates.size() - 1));
+      grouping.aggregates.push_back(BindAggregate(ctx, e, in_schema));
+      return AsColumn(*e, fmt::format("__agg{}", grouping.aggregates.size() - 1));
     }
     if (e->kind == ExprKind::kColumn && IsCorrelatedColumnName(e->path[0]))
       ctx.Fail(e->position, "a correlated subquery is not allowed in the select list or ORDER BY of a query with "
@@ -543,26 +578,59 @@ std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStm
     for (auto& a : copy->args) a = rewrite(a);
     return copy;
   };
-  for (auto& i : items) i.expr = rewrite(i.expr);
-  if (having) having = rewrite(having);
-  for (auto& o : order_by) {
+  for (auto& i : parts.items) i.expr = rewrite(i.expr);
+  if (parts.having) parts.having = rewrite(parts.having);
+  for (auto& o : parts.order_by) {
     // ORDER BY may name an output column; leave those for the projection step.
     bool alias = o.expr->kind == ExprKind::kColumn && o.expr->path.size() == 1 &&
-                 std::find(names.begin(), names.end(), o.expr->path[0]) != names.end();
+                 std::find(parts.names.begin(), parts.names.end(), o.expr->path[0]) != parts.names.end();
     bool ordinal = o.expr->kind == ExprKind::kLiteral;
     if (!alias && !ordinal) o.expr = rewrite(o.expr);
   }
+  return grouping;
+}
 
-  HashAggregate groups(ctx, std::move(keys), std::move(aggregates));
+// Windows, then the select list, ORDER BY and OFFSET / LIMIT over `rows` (the source
+// rows, or one row per group), the output deduplicated when planned so.
+std::unique_ptr<RecordBatchReader> ProjectOutput(const Context& ctx, const SelectStmt& stmt,
+                                                 std::unique_ptr<RecordBatchReader> rows, QueryParts& parts) {
+  rows = WithWindows(ctx, std::move(rows), parts.items, parts.order_by);
+  if (!parts.distinct_output) return Project(ctx, stmt, std::move(rows), parts.items, parts.names, parts.order_by);
+  return ProjectDistinct(ctx, stmt, std::move(rows), parts.items, parts.names, parts.output_order);
+}
+
+// A SELECT without subqueries other than the correlated ones in `correlated`, which
+// MarkCorrelated left as markers: the input rows, then (planned over their schema) either
+// the projection or grouping, HAVING and the projection over the groups.
+std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStmt& stmt, const SchemaPtr& column_types,
+                                             Correlations correlated) {
+  std::unique_ptr<JoinedSource> joined;
+  if (stmt.from && !stmt.joins.empty()) joined = std::make_unique<JoinedSource>(ctx, stmt);
+  QueryParts parts = StripQualifiers(stmt, joined.get(), !correlated.empty());
+  std::unique_ptr<RecordBatchReader> input =
+      OpenInput(ctx, stmt, joined.get(), parts, std::move(correlated), column_types);
+  const SchemaPtr in_schema = input->schema();
+
+  parts.items = ExpandStars(ctx, stmt, joined.get(), parts.items, *in_schema);
+  for (const auto& i : parts.items) parts.names.push_back(OutputName(i));
+  if (joined) ResolveJoined(*joined, parts, input, *in_schema);
+  ResolveGroupByReferences(ctx, parts, *in_schema);
+  PlanDistinct(ctx, stmt, parts);
+  parts.output_order = parts.order_by;
+  if (!IsAggregateQuery(parts)) {
+    if (parts.having) ctx.Fail(parts.having->position, "HAVING needs GROUP BY or an aggregate");
+    return ProjectOutput(ctx, stmt, std::move(input), parts);
+  }
+
+  Grouping grouping = PlanGrouping(ctx, parts, *in_schema);
+  HashAggregate groups(ctx, std::move(grouping.keys), std::move(grouping.aggregates));
   while (auto batch = input->Next()) groups.Add(*batch);
   std::unique_ptr<RecordBatchReader> rows = groups.Finish();
-  if (having) {
-    BoundExprPtr holds = Bind(*having, *rows->schema());
+  if (parts.having) {
+    BoundExprPtr holds = Bind(*parts.having, *rows->schema());
     rows = std::make_unique<FilterReader>(std::move(rows), std::move(holds));
   }
-  rows = WithWindows(ctx, std::move(rows), items, order_by);
-  if (!distinct_output) return Project(ctx, stmt, std::move(rows), items, names, order_by);
-  return ProjectDistinct(ctx, stmt, std::move(rows), items, names, output_order);
+  return ProjectOutput(ctx, stmt, std::move(rows), parts);
 }
 
 }  // namespace

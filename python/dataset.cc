@@ -1,0 +1,138 @@
+// Dataset (one version of a dataset: its versions, scans, writes and indexes), open_dataset
+// and write_stream. The GIL is released wherever C++ reads, decodes or writes.
+#include <cctype>
+#include <map>
+#include <sstream>
+
+#include "bindings.h"
+#include "cli/inspect.h"
+
+namespace lancelet::python {
+
+namespace {
+
+// The dataset's writes, its indexes, and what `lancelet inspect` shows.
+void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
+  dataset
+      .def("update", [](const PyDataset& d, const std::map<std::string, std::string>& values,
+                        const std::optional<std::string>& where, const std::string& mode) {
+        std::vector<Dataset::SetClause> set;
+        for (const auto& [column, expression] : values) set.push_back({column, expression});
+        const UpdateMode parsed = ParseUpdateMode(mode, "mode");
+        uint64_t rows = 0;
+        DatasetPtr next;
+        {
+          py::gil_scoped_release release;
+          next = d.ds->Update(set, where.value_or(""), &rows, parsed);
+        }
+        return py::make_tuple(PyDataset{next}, rows);
+      }, py::arg("values"), py::arg("where") = py::none(), py::arg("mode") = "auto")
+      .def("delete", [](const PyDataset& d, const std::string& where) {
+        uint64_t rows = 0;
+        DatasetPtr next;
+        {
+          py::gil_scoped_release release;
+          next = d.ds->Delete(where, &rows);
+        }
+        return py::make_tuple(PyDataset{next}, rows);
+      }, py::arg("where"))
+      .def("create_index", [](const PyDataset& d, const std::string& column, const std::string& index_type,
+                              const std::string& name, bool replace) {
+        std::string kind;
+        for (char c : index_type) kind += char(std::tolower(static_cast<unsigned char>(c)));
+        if (kind != "btree" && kind != "bitmap") ThrowValue("index_type '" + index_type + "': expected BTREE or BITMAP");
+        py::gil_scoped_release release;
+        return PyDataset{d.ds->CreateIndex(column, kind == "btree" ? IndexType::kBTree : IndexType::kBitmap, name, replace)};
+      }, py::arg("column"), py::arg("index_type") = "BTREE", py::arg("name") = "", py::arg("replace") = false)
+      .def("list_indices", [](const PyDataset& d) {
+        py::list out;
+        for (const auto& i : d.ds->ListIndices()) {
+          py::dict row;
+          row["name"] = i.name;
+          row["type"] = i.type;
+          row["columns"] = i.columns;
+          row["dataset_version"] = i.dataset_version;
+          out.append(row);
+        }
+        return out;
+      })
+      .def("optimize", [](const PyDataset& d) {
+        py::gil_scoped_release release;
+        return PyDataset{d.ds->Optimize()};
+      }, "Folds overlays, merges small fragments and refreshes indexes (lancelet optimize).")
+      .def("inspect", [](const PyDataset& d) {
+        std::ostringstream out;
+        {
+          py::gil_scoped_release release;
+          cli::PrintInspect(*d.ds, out);
+        }
+        return out.str();
+      }, "What `lancelet inspect` prints: fragments, files, overlays, deletions, indexes.")
+      .def("__repr__", [](const PyDataset& d) {
+        return "lancelet.Dataset('" + d.ds->uri() + "', version " + std::to_string(d.ds->version()) + ")";
+      });
+}
+
+void DefineOpenAndWrite(py::module_& m) {
+  m.def("open_dataset", [](const std::string& uri, std::optional<uint64_t> version) {
+    py::gil_scoped_release release;
+    return PyDataset{Dataset::Open(uri, version)};
+  }, py::arg("uri"), py::arg("version") = py::none());
+
+  m.def("write_stream", [](py::capsule stream, const std::string& uri, const std::string& mode,
+                           std::optional<int64_t> max_rows_per_file, const std::optional<std::string>& file_version,
+                           bool stable_row_ids) {
+    WriteOptions options;
+    if (mode == "create") options.mode = WriteMode::kCreate;
+    else if (mode == "append") options.mode = WriteMode::kAppend;
+    else if (mode == "overwrite") options.mode = WriteMode::kOverwrite;
+    else ThrowValue("mode '" + mode + "': expected create, append or overwrite");
+    if (max_rows_per_file) options.max_rows_per_file = *max_rows_per_file;
+    if (file_version) options.file_version = *file_version;
+    options.enable_stable_row_ids = stable_row_ids;
+    auto reader = ImportArrayStream(CapsulePointer<ArrowArrayStream>(stream, "arrow_array_stream"));
+    py::gil_scoped_release release;
+    return PyDataset{options.mode == WriteMode::kAppend ? Dataset::Open(uri)->Append(*reader, options)
+                                                        : Dataset::Write(uri, *reader, options)};
+  }, py::arg("stream"), py::arg("uri"), py::arg("mode"), py::arg("max_rows_per_file"), py::arg("data_storage_version"),
+     py::arg("enable_stable_row_ids"));
+}
+
+}  // namespace
+
+void RegisterDataset(py::module_& m) {
+  py::class_<PyDataset> dataset(m, "Dataset", "One version of a Lance dataset. Writes return the new version as a new Dataset.");
+  dataset
+      .def_property_readonly("uri", [](const PyDataset& d) { return d.ds->uri(); })
+      .def_property_readonly("version", [](const PyDataset& d) { return d.ds->version(); })
+      .def_property_readonly("schema", [](const PyDataset& d) { return PySchema{d.ds->schema()}; })
+      .def("versions", [](const PyDataset& d) {
+        std::vector<VersionInfo> versions;
+        {
+          py::gil_scoped_release release;
+          versions = d.ds->ListVersions();
+        }
+        py::list out;
+        for (const auto& v : versions) {
+          py::dict row;
+          row["version"] = v.version;
+          row["timestamp"] = TimestampToDatetime(v.timestamp_nanos, TimeUnit::kNano, true);
+          row["operation"] = v.operation;
+          out.append(row);
+        }
+        return out;
+      }, "[{version, timestamp, operation}] for every version on disk.")
+      .def("checkout", [](const PyDataset& d, uint64_t version) {
+        py::gil_scoped_release release;
+        return PyDataset{d.ds->Checkout(version)};
+      }, py::arg("version"))
+      .def("latest", [](const PyDataset& d) {
+        py::gil_scoped_release release;
+        return PyDataset{d.ds->Latest()};
+      });
+  DefineDatasetScans(dataset);
+  DefineDatasetChanges(dataset);
+  DefineOpenAndWrite(m);
+}
+
+}  // namespace lancelet::python

@@ -1,0 +1,80 @@
+// Reading rows: Dataset's count_rows, scanner and take, and the RecordBatchReader a scan
+// returns (iterated from Python, or handed on whole through the Arrow PyCapsule interface).
+#include "bindings.h"
+
+namespace lancelet::python {
+
+void DefineDatasetScans(py::class_<PyDataset>& dataset) {
+  dataset
+      .def("count_rows", [](const PyDataset& d, const std::optional<std::string>& filter) {
+        py::gil_scoped_release release;
+        return d.ds->CountRows(filter.value_or(""));
+      }, py::arg("filter") = py::none())
+      .def("scanner", [](const PyDataset& d, const std::optional<std::vector<std::string>>& columns,
+                         const std::optional<std::string>& filter, std::optional<int64_t> limit,
+                         std::optional<int64_t> offset, std::optional<int64_t> batch_size, bool with_row_id) {
+        ScanBuilder scan = d.ds->NewScan();
+        if (columns) scan.Columns(*columns);
+        if (filter) scan.Filter(*filter);
+        if (limit) scan.Limit(*limit);
+        if (offset) scan.Offset(*offset);
+        if (batch_size) scan.BatchSize(*batch_size);
+        scan.WithRowId(with_row_id);
+        std::unique_ptr<RecordBatchReader> reader;
+        {
+          py::gil_scoped_release release;
+          reader = scan.Open();
+        }
+        SchemaPtr schema = reader->schema();
+        return PyReader{std::move(reader), schema};
+      }, py::arg("columns") = py::none(), py::arg("filter") = py::none(), py::arg("limit") = py::none(),
+         py::arg("offset") = py::none(), py::arg("batch_size") = py::none(), py::arg("with_row_id") = false,
+         "A RecordBatchReader over the rows that pass `filter` (SQL syntax), with the given columns.")
+      .def("take", [](const PyDataset& d, const std::vector<uint64_t>& indices,
+                      const std::optional<std::vector<std::string>>& columns) {
+        py::gil_scoped_release release;
+        return PyBatch{d.ds->Take(indices, OptionalColumns(columns))};
+      }, py::arg("indices"), py::arg("columns") = py::none(),
+         "Rows by position among the live rows, in the order asked (repeats allowed).");
+}
+
+void RegisterRecordBatchReader(py::module_& m) {
+  py::class_<PyReader>(m, "RecordBatchReader", "A stream of record batches; iterate it, or hand it on through "
+                                               "__arrow_c_stream__ (once).")
+      .def_property_readonly("schema", [](const PyReader& r) { return PySchema{r.schema}; })
+      .def("__iter__", [](py::object self) { return self; })
+      .def("__next__", [](PyReader& r) {
+        if (!r.reader) throw py::stop_iteration();
+        RecordBatchPtr next;
+        {
+          py::gil_scoped_release release;
+          next = r.reader->Next();
+        }
+        if (!next) {
+          r.reader.reset();
+          throw py::stop_iteration();
+        }
+        return PyBatch{next};
+      })
+      .def("read_all", [](PyReader& r) {
+        std::vector<RecordBatchPtr> batches;
+        {
+          py::gil_scoped_release release;
+          while (r.reader)
+            if (auto b = r.reader->Next()) batches.push_back(b);
+            else r.reader.reset();
+        }
+        return PyBatch{RecordBatch::Concatenate(r.schema, batches)};
+      }, "Every remaining batch as one RecordBatch.")
+      .def("__arrow_c_schema__", [](const PyReader& r) { return SchemaCapsule(*r.schema); })
+      .def("__arrow_c_stream__", [](PyReader& r, py::object requested_schema) {
+        (void)requested_schema;
+        if (!r.reader) ThrowValue("this reader was already read or handed on");
+        auto* stream = new ArrowArrayStream();
+        ExportRecordBatchReader(std::move(r.reader), stream);
+        return py::capsule(stream, "arrow_array_stream",
+                           [](PyObject* c) { ReleaseCapsule<ArrowArrayStream>(c, "arrow_array_stream"); });
+      }, py::arg("requested_schema") = py::none());
+}
+
+}  // namespace lancelet::python
