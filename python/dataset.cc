@@ -74,15 +74,18 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
 }
 
 void DefineOpenAndWrite(py::module_& m) {
-  m.def("open_dataset", [](const std::string& uri, std::optional<uint64_t> version) {
+  m.def("open_dataset", [](const std::string& uri, std::optional<uint64_t> version, StorageOptions storage_options) {
+    OpenOptions options;
+    options.storage_options = std::move(storage_options);
     py::gil_scoped_release release;
-    return PyDataset{Dataset::Open(uri, version)};
-  }, py::arg("uri"), py::arg("version") = py::none());
+    return PyDataset{Dataset::Open(uri, version, options)};
+  }, py::arg("uri"), py::arg("version") = py::none(), py::arg("storage_options") = StorageOptions());
 
   m.def("write_stream", [](py::capsule stream, const std::string& uri, const std::string& mode,
                            std::optional<int64_t> max_rows_per_file, const std::optional<std::string>& file_version,
-                           bool stable_row_ids) {
+                           bool stable_row_ids, StorageOptions storage_options) {
     WriteOptions options;
+    options.storage_options = std::move(storage_options);
     if (mode == "create") options.mode = WriteMode::kCreate;
     else if (mode == "append") options.mode = WriteMode::kAppend;
     else if (mode == "overwrite") options.mode = WriteMode::kOverwrite;
@@ -92,10 +95,12 @@ void DefineOpenAndWrite(py::module_& m) {
     options.enable_stable_row_ids = stable_row_ids;
     auto reader = ImportArrayStream(CapsulePointer<ArrowArrayStream>(stream, "arrow_array_stream"));
     py::gil_scoped_release release;
-    return PyDataset{options.mode == WriteMode::kAppend ? Dataset::Open(uri)->Append(*reader, options)
-                                                        : Dataset::Write(uri, *reader, options)};
+    if (options.mode != WriteMode::kAppend) return PyDataset{Dataset::Write(uri, *reader, options)};
+    OpenOptions open;
+    open.storage_options = options.storage_options;
+    return PyDataset{Dataset::Open(uri, std::nullopt, open)->Append(*reader, options)};
   }, py::arg("stream"), py::arg("uri"), py::arg("mode"), py::arg("max_rows_per_file"), py::arg("data_storage_version"),
-     py::arg("enable_stable_row_ids"));
+     py::arg("enable_stable_row_ids"), py::arg("storage_options") = StorageOptions());
 }
 
 }  // namespace

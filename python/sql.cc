@@ -6,16 +6,16 @@
 namespace lancelet::python {
 
 void RegisterSql(py::module_& m) {
-  m.def("sql", [](const std::string& db_dir, const std::string& statement) -> py::object {
+  m.def("sql", [](const std::string& db_dir, const std::string& statement, StorageOptions storage_options) -> py::object {
     SqlResult result;
     {
       py::gil_scoped_release release;
-      SqlSession session(db_dir);
+      SqlSession session(db_dir, std::move(storage_options));
       result = session.Execute(statement);
     }
     if (result.rows) return py::cast(PyBatch{result.rows});
     return py::str(result.message);
-  }, py::arg("db_dir"), py::arg("statement"));
+  }, py::arg("db_dir"), py::arg("statement"), py::arg("storage_options") = StorageOptions());
 }
 
 }  // namespace lancelet::python

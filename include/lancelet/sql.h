@@ -20,6 +20,7 @@
 
 #include "lancelet/error.h"
 #include "lancelet/record_batch.h"
+#include "lancelet/storage_options.h"
 
 namespace lancelet {
 
@@ -49,7 +50,9 @@ class SqlError : public Error {
 
 class SqlSession {
  public:
-  explicit SqlSession(std::string db_dir);
+  // `db_dir`: a directory, or any URI io's OpenStore takes (memory://NAME), of NAME.lance
+  // tables; `storage_options` are its store's (lancelet/storage_options.h).
+  explicit SqlSession(std::string db_dir, StorageOptions storage_options = {});
 
   // One statement (a trailing ';' is allowed). Throws SqlError.
   SqlResult Execute(const std::string& statement);
@@ -77,6 +80,7 @@ class SqlSession {
 
  private:
   std::string db_dir_;
+  StorageOptions storage_options_;
   bool progress_ = false;
 };
 
@@ -94,6 +98,7 @@ struct SqlShellOptions {
   bool edit = false;             // interactive on a terminal: line editing and history (libedit)
   std::string history_path;      // where the history is kept (empty: nowhere)
   int64_t max_rows = 0;          // table format: show at most this many rows (0: all)
+  StorageOptions storage_options;  // for the store of the database and its tables
 };
 
 // The `lancelet sql` command. Runs `script` (statements separated by ';'), or, when it is

@@ -19,9 +19,10 @@ __all__ = ["dataset", "write_dataset", "sql", "Dataset", "Schema", "RecordBatch"
            "ConflictError", "IOError"]
 
 
-def dataset(uri, version=None):
-    """The dataset at `uri` (a directory), at its newest version or at `version`."""
-    return _lancelet.open_dataset(str(uri), version)
+def dataset(uri, version=None, storage_options=None):
+    """The dataset at `uri` (a directory, file:// or memory:// URI), at its newest version
+    or at `version`. storage_options: {key: value} for its store, keyed as pylance's."""
+    return _lancelet.open_dataset(str(uri), version, dict(storage_options or {}))
 
 
 def _to_stream(data, schema):
@@ -46,7 +47,7 @@ def _to_stream(data, schema):
 
 
 def write_dataset(data, uri, mode="create", max_rows_per_file=None, data_storage_version=None, schema=None,
-                  enable_stable_row_ids=False):
+                  enable_stable_row_ids=False, storage_options=None):
     """Writes `data` to the dataset at `uri` and returns the version written.
 
     data: {column: list or numpy array} (2-D numpy arrays become fixed-size lists), a list
@@ -56,16 +57,17 @@ def write_dataset(data, uri, mode="create", max_rows_per_file=None, data_storage
     max_rows_per_file: rows per fragment (default 1,048,576).
     data_storage_version: Lance file version of new files, "2.0", "2.1" or "2.2" (the default).
     schema: a lancelet.Schema giving the column types of a dict (else they are inferred).
+    storage_options: {key: value} for the dataset's store, keyed as pylance's.
     """
     stream = _to_stream(data, schema)
     return _lancelet.write_stream(stream, str(uri), mode, max_rows_per_file, data_storage_version,
-                                  enable_stable_row_ids)
+                                  enable_stable_row_ids, dict(storage_options or {}))
 
 
-def sql(db_dir, statement):
+def sql(db_dir, statement, storage_options=None):
     """Runs one SQL statement (the lancelet CLI's dialect) on the datasets in `db_dir`:
     a RecordBatch for a query, the status text for anything else."""
-    return _lancelet.sql(str(db_dir), statement)
+    return _lancelet.sql(str(db_dir), statement, dict(storage_options or {}))
 
 
 def _to_pydict(self, columns=None, filter=None):

@@ -189,6 +189,22 @@ def test_sql_and_indexes(tmp_path):
     assert indexed.to_pydict(columns=["score"], filter="id = 1") == {"score": [0.0]}
 
 
+def test_storage_options_and_memory_uris(tmp_path):
+    options = {"timeout": "60s", "AWS_REGION": "us-east-1"}
+    people(tmp_path, storage_options=options)
+    assert lancelet.dataset(tmp_path / "people.lance", storage_options=options).count_rows() == 4
+    with pytest.raises(lancelet.InvalidArgumentError, match="storage option 'timout' is not one the reference knows"):
+        lancelet.dataset(tmp_path / "people.lance", storage_options={"timout": "1s"})
+    with pytest.raises(lancelet.InvalidArgumentError, match="storage option 'nope'"):
+        lancelet.sql(tmp_path, "SELECT 1", storage_options={"nope": "1"})
+    # A memory:// dataset lives in the process: written, appended to and queried by SQL.
+    uri = "memory://python_test/db/t.lance"
+    lancelet.write_dataset({"id": [1, 2]}, uri)
+    lancelet.write_dataset({"id": [3]}, uri, mode="append")
+    assert lancelet.dataset(uri).count_rows() == 3
+    assert lancelet.sql("memory://python_test/db", "SELECT sum(id) AS s FROM t").to_pydict() == {"s": [6]}
+
+
 def test_the_gil_is_released_while_scanning(tmp_path):
     big = lancelet.write_dataset({"v": np.arange(4_000_000, dtype=np.int64)}, tmp_path / "big.lance")
     inside, done, span, ticks = threading.Event(), threading.Event(), [], []

@@ -22,6 +22,7 @@
 
 #include "cli/inspect.h"
 #include "format/protobuf_logging.h"
+#include "io/object_store.h"
 #include "text/progress.h"
 #include "table/dataset_state.h"
 #include "lancelet/dataset.h"
@@ -187,9 +188,14 @@ void RegisterArrowInput() {
   // page cache, so memory holds a batch, not the file (a 545 MB file read into a string
   // took 1.1 GB and a third of a `create`). Each message's pages leave the mapping once
   // decoded: mapped pages count in the process's memory, and a 3 GB input peaked at 3.1 GB.
-  // Pipes are read as a stream (ReadIpcStream).
+  // Pipes are read as a stream (ReadIpcStream). A file in another store is read whole.
   SetArrowIpcOpener([](const std::string& path, const TextReadOptions&) -> std::unique_ptr<RecordBatchReader> {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    auto [store, local_path] = io::OpenStore(path);
+    if (store != io::DefaultLocalStore()) {
+      auto file = store->OpenRead(local_path);
+      return ReadIpc(file->Read(0, file->size()), path);
+    }
+    const int fd = ::open(local_path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) ThrowNotFound("cannot open '{}': {}", path, std::strerror(errno));
     struct stat st {};
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
@@ -230,6 +236,28 @@ struct Context {
   NumberOptions numbers;
   bool progress = false;
 };
+
+// The store options of the command line (--storage-option KEY=VALUE, repeatable), for
+// every dataset and database a command opens.
+StorageOptions& CommandLineStorageOptions() {
+  static StorageOptions options;
+  return options;
+}
+
+DatasetPtr OpenDataset(const std::string& uri, std::optional<uint64_t> version = std::nullopt) {
+  OpenOptions options;
+  options.storage_options = CommandLineStorageOptions();
+  return Dataset::Open(uri, version, options);
+}
+
+void ParseStorageOptions(const std::vector<std::string>& given) {
+  for (const std::string& option : given) {
+    const size_t eq = option.find('=');
+    if (eq == std::string::npos || eq == 0)
+      ThrowInvalid("--storage-option '{}': expected KEY=VALUE (e.g. timeout=60s)", option);
+    CommandLineStorageOptions()[option.substr(0, eq)] = option.substr(eq + 1);
+  }
+}
 
 // Runs a parsed subcommand; returns the exit code.
 using Runner = std::function<int()>;
@@ -299,6 +327,7 @@ void AddCreate(CLI::App& app, Context& context, std::vector<Command>& commands) 
                         options.enable_stable_row_ids = o->stable_row_ids;
                         auto input = CountedOn(OpenInput(o->input.from, o->schema_text, o->input.format),
                                                std::make_unique<ProgressLine>(context.progress, "creating " + o->dataset));
+                        options.storage_options = CommandLineStorageOptions();
                         auto ds = Dataset::Write(o->dataset, *input, options);
                         std::cout << fmt::format("created {} at version {}: {} rows in {} fragments\n", o->dataset,
                                                  ds->version(), ds->CountRows(), ds->state().manifest.fragments_size());
@@ -320,7 +349,7 @@ void AddAppend(CLI::App& app, Context& context, std::vector<Command>& commands) 
   commands.push_back({cmd, [o, &context] {
                         WriteOptions options;
                         options.max_rows_per_file = o->max_rows_per_file;
-                        auto ds = Dataset::Open(o->dataset);
+                        auto ds = OpenDataset(o->dataset);
                         // Input is read against the dataset's schema (--schema, if given, is the
                         // input's own and is then assigned to the dataset's).
                         auto input = CountedOn(
@@ -343,7 +372,7 @@ void AddDelete(CLI::App& app, Context&, std::vector<Command>& commands) {
   auto* cmd = AddDatasetCommand(app, "delete", "Delete the rows matching a predicate", o->dataset);
   cmd->add_option("--where", o->where, "SQL predicate")->required();
   commands.push_back({cmd, [o] {
-                        auto ds = Dataset::Open(o->dataset);
+                        auto ds = OpenDataset(o->dataset);
                         uint64_t deleted = 0;
                         auto next = ds->Delete(o->where, &deleted);
                         if (deleted == 0) {
@@ -377,7 +406,7 @@ int RunUpdate(const std::string& dataset, const std::vector<std::string>& set_cl
               const std::string& update_mode) {
   std::vector<Dataset::SetClause> set = ParseSetClauses(set_clauses);
   UpdateMode mode = ParseUpdateMode(update_mode, "--mode"), chosen = UpdateMode::kOverlay;
-  auto ds = Dataset::Open(dataset);
+  auto ds = OpenDataset(dataset);
   uint64_t updated = 0;
   WriteOutcome outcome;
   auto next = ds->Update(set, where, &updated, mode, &chosen, &outcome);
@@ -435,7 +464,7 @@ void AddScan(CLI::App& app, Context& context, std::vector<Command>& commands) {
   cmd->add_flag("--no-index", o->no_index, "Filter every row instead of using indexes (same rows)");
   AddFormatOption(cmd, o->out);
   commands.push_back({cmd, [o, &context] {
-                        auto ds = Dataset::Open(o->dataset, o->version);
+                        auto ds = OpenDataset(o->dataset, o->version);
                         auto builder = ds->NewScan();
                         if (!o->columns.empty()) builder.Columns(SplitList(o->columns));
                         if (!o->where.empty()) builder.Filter(o->where);
@@ -486,7 +515,7 @@ void AddTake(CLI::App& app, Context& context, std::vector<Command>& commands) {
   AddVersionOption(cmd, context, o->version);
   AddFormatOption(cmd, o->out);
   commands.push_back({cmd, [o] {
-                        auto ds = Dataset::Open(o->dataset, o->version);
+                        auto ds = OpenDataset(o->dataset, o->version);
                         std::vector<uint64_t> ids = ParseRowNumbers(o->rows);
                         auto cols = o->columns.empty() ? std::vector<std::string>{} : SplitList(o->columns);
                         auto batch = o->by_address ? ds->TakeRowAddresses(ids, cols) : ds->Take(ids, cols);
@@ -506,7 +535,7 @@ void AddCount(CLI::App& app, Context& context, std::vector<Command>& commands) {
   cmd->add_option("--where", o->where, "SQL predicate");
   AddVersionOption(cmd, context, o->version);
   commands.push_back({cmd, [o] {
-                        std::cout << Dataset::Open(o->dataset, o->version)->CountRows(o->where) << "\n";
+                        std::cout << OpenDataset(o->dataset, o->version)->CountRows(o->where) << "\n";
                         return 0;
                       }});
 }
@@ -515,7 +544,7 @@ void AddVersions(CLI::App& app, Context&, std::vector<Command>& commands) {
   auto dataset = std::make_shared<std::string>();
   auto* cmd = AddDatasetCommand(app, "versions", "List versions", *dataset);
   commands.push_back({cmd, [dataset] {
-                        for (const auto& v : Dataset::Open(*dataset)->ListVersions()) {
+                        for (const auto& v : OpenDataset(*dataset)->ListVersions()) {
                           time_t secs = time_t(v.timestamp_nanos / 1000000000);
                           char when[32];
                           std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&secs));
@@ -534,7 +563,7 @@ void AddInspect(CLI::App& app, Context& context, std::vector<Command>& commands)
   auto* cmd = AddDatasetCommand(app, "inspect", "Show a version's manifest: flags, schema, fragments", o->dataset);
   AddVersionOption(cmd, context, o->version, "Inspect this version");
   commands.push_back({cmd, [o] {
-                        PrintInspect(*Dataset::Open(o->dataset, o->version), std::cout);
+                        PrintInspect(*OpenDataset(o->dataset, o->version), std::cout);
                         return 0;
                       }});
 }
@@ -547,7 +576,7 @@ Runner IndexCreateRunner(std::shared_ptr<const std::string> dataset, std::shared
     if (*type_name == "btree" || *type_name == "BTREE") type = IndexType::kBTree;
     else if (*type_name == "bitmap" || *type_name == "BITMAP") type = IndexType::kBitmap;
     else ThrowInvalid("--type '{}': expected btree or bitmap", *type_name);
-    auto next = Dataset::Open(*dataset)->CreateIndex(*column, type, *name, *replace);
+    auto next = OpenDataset(*dataset)->CreateIndex(*column, type, *name, *replace);
     std::cout << fmt::format("created index {} on {} of {}; now version {}\n", name->empty() ? *column + "_idx" : *name,
                              *column, *dataset, next->version());
     return 0;
@@ -555,7 +584,7 @@ Runner IndexCreateRunner(std::shared_ptr<const std::string> dataset, std::shared
 }
 
 int RunIndexList(const std::string& dataset) {
-  for (const auto& i : Dataset::Open(dataset)->ListIndices()) {
+  for (const auto& i : OpenDataset(dataset)->ListIndices()) {
     std::string cols;
     for (const auto& c : i.columns) cols += (cols.empty() ? "" : ",") + c;
     std::cout << fmt::format("{}\t{}\t{}\tbuilt from version {}\t{} segments\t{} fragments indexed, {} not\t"
@@ -567,7 +596,7 @@ int RunIndexList(const std::string& dataset) {
 }
 
 int RunIndexOptimize(const std::string& dataset) {
-  auto ds = Dataset::Open(dataset);
+  auto ds = OpenDataset(dataset);
   auto next = ds->OptimizeIndices();
   if (next->version() == ds->version())
     std::cout << fmt::format("every index of {} covers every fragment; unchanged at version {}\n", dataset,
@@ -578,7 +607,7 @@ int RunIndexOptimize(const std::string& dataset) {
 }
 
 int RunIndexStats(const std::string& dataset, const std::string& index_name) {
-  for (const auto& seg : Dataset::Open(dataset)->IndexStats(index_name)) {
+  for (const auto& seg : OpenDataset(dataset)->IndexStats(index_name)) {
     std::string fragments = seg.covers_every_fragment ? "every" : "";
     for (uint64_t f : seg.fragments) fragments += (fragments.empty() ? "" : ",") + std::to_string(f);
     std::cout << fmt::format("segment {}: built from version {}, fragments [{}], {} rows, {} bytes, {} stale rows\n",
@@ -612,7 +641,7 @@ void AddIndex(CLI::App& app, Context&, std::vector<Command>& commands) {
   auto* drop = AddDatasetCommand(*index, "drop", "Remove an index", *dataset);
   drop->add_option("name", *name, "Index name")->required();
   commands.push_back({drop, [dataset, name] {
-                        auto next = Dataset::Open(*dataset)->DropIndex(*name);
+                        auto next = OpenDataset(*dataset)->DropIndex(*name);
                         std::cout << fmt::format("dropped index {} of {}; now version {}\n", *name, *dataset,
                                                  next->version());
                         return 0;
@@ -629,7 +658,7 @@ void AddExplain(CLI::App& app, Context& context, std::vector<Command>& commands)
   cmd->add_option("--where", o->where, "SQL predicate")->required();
   AddVersionOption(cmd, context, o->version);
   commands.push_back({cmd, [o] {
-                        std::cout << Dataset::Open(o->dataset, o->version)->Explain(o->where);
+                        std::cout << OpenDataset(o->dataset, o->version)->Explain(o->where);
                         return 0;
                       }});
 }
@@ -657,7 +686,7 @@ void AddOptimize(CLI::App& app, Context& context, std::vector<Command>& commands
                 "Only compact overlays; rows never move");
   cmd->add_flag("--no-index", o->no_index, "Do not index the fragments indexes stopped covering");
   commands.push_back({cmd, [o] {
-                        auto ds = Dataset::Open(o->dataset);
+                        auto ds = OpenDataset(o->dataset);
                         o->optimize.optimize_indices = !o->no_index;
                         if (o->plan) {
                           std::cout << FormatOptimizePlan(ds->PlanOptimize(o->optimize));
@@ -671,7 +700,7 @@ void AddOptimize(CLI::App& app, Context& context, std::vector<Command>& commands
 }
 
 int RunCleanup(const std::string& dataset, const CleanupOptions& options) {
-  auto stats = Dataset::Open(dataset)->Cleanup(options);
+  auto stats = OpenDataset(dataset)->Cleanup(options);
   for (const auto& path : stats.removed) std::cout << (options.dry_run ? "would remove " : "removed ") << path << "\n";
   std::cout << fmt::format("{} {} versions, {} files, {} bytes\n", options.dry_run ? "would free" : "freed",
                            stats.versions_removed, stats.files_removed, stats.bytes_freed);
@@ -718,7 +747,7 @@ int RunConfig(const std::string& dataset, const std::vector<std::string>& set, c
     changes[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   for (const auto& key : unset) changes[key] = std::nullopt;
-  auto ds = Dataset::Open(dataset)->UpdateConfig(changes);
+  auto ds = OpenDataset(dataset)->UpdateConfig(changes);
   for (const auto& [key, value] : ds->Config()) std::cout << key << "=" << value << "\n";
   if (!changes.empty()) std::cout << fmt::format("{} now at version {}\n", dataset, ds->version());
   return 0;
@@ -763,6 +792,7 @@ void AddSql(CLI::App& app, Context& context, std::vector<Command>& commands) {
                             options.history_path = std::string(home) + "/.lancelet_history";
                           if (options.format == "table") options.max_rows = 40;
                         }
+                        options.storage_options = CommandLineStorageOptions();
                         return RunSqlShell(o->db_dir, o->script, std::cin, std::cout, std::cerr, options);
                       }});
 }
@@ -780,6 +810,12 @@ int Main(int argc, char** argv) {
   CLI::App app{"lancelet: a native C++ implementation of the Lance table format"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "lancelet " LANCELET_VERSION_STRING);
+  // Subcommands inherit fallthrough when added: their unknown options go to the app.
+  app.fallthrough();
+  std::vector<std::string> storage_options;
+  app.add_option("--storage-option", storage_options,
+                 "KEY=VALUE for the store holding the datasets, keyed as the reference's storage_options "
+                 "(repeatable; before or after the subcommand)");
   Context context;
   std::vector<Command> commands;
   for (CommandAdder add : kCommands) add(app, context, commands);
@@ -793,6 +829,7 @@ int Main(int argc, char** argv) {
   // Progress of long commands is drawn on stderr when it is a terminal.
   context.progress = isatty(STDERR_FILENO) != 0;
   try {
+    ParseStorageOptions(storage_options);
     context.numbers.Apply();
     for (const Command& command : commands)
       if (*command.app) return command.run();

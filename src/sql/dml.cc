@@ -245,6 +245,7 @@ std::string RunCreateTable(const Context& ctx, const CreateTableStmt& stmt) {
       batch = ValuesBatch(ctx, schema, targets, stmt.values, stmt.table.position);
     }
   }
+  options.storage_options = ctx.storage_options;
   auto ds = Dataset::Write(ctx.TablePath(stmt.table.name), {batch}, options);
   return fmt::format("CREATE TABLE {}: {}; version {}", stmt.table.name, RowCount(ds->CountRows()), ds->version());
 }

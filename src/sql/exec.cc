@@ -49,7 +49,9 @@ bool TableExists(const Context& ctx, const std::string& name) { return TableExis
 DatasetPtr OpenTable(const Context& ctx, const TableRef& ref) {
   if (!TableExists(ctx, ref.name)) ctx.Fail(ref.position, fmt::format("table '{}' does not exist", ref.name));
   try {
-    return Dataset::Open(ctx.TablePath(ref.name), ref.version);
+    OpenOptions options;
+    options.storage_options = ctx.storage_options;
+    return Dataset::Open(ctx.TablePath(ref.name), ref.version, options);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kNotFound && ref.version)
       ctx.Fail(ref.position, fmt::format("table '{}' has no version {}", ref.name, *ref.version));

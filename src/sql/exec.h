@@ -21,6 +21,7 @@ int64_t DefaultMemoryBudget();
 
 struct Context {
   std::string db_dir;
+  StorageOptions storage_options;  // of the database's store, for every table it opens
   std::shared_ptr<const std::string> text;  // the statement, for error positions
   bool progress = false;
   int64_t memory_budget = DefaultMemoryBudget();

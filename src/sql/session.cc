@@ -2,6 +2,7 @@
 // SqlError with a position in the statement.
 #include <fmt/format.h>
 
+#include "io/object_store.h"
 #include "lancelet/sql.h"
 #include "sql/exec.h"
 
@@ -37,7 +38,8 @@ std::string SqlError::Render() const {
   return out;
 }
 
-SqlSession::SqlSession(std::string db_dir) : db_dir_(std::move(db_dir)) {}
+SqlSession::SqlSession(std::string db_dir, StorageOptions storage_options)
+    : db_dir_(std::move(db_dir)), storage_options_(io::CheckStorageOptions(storage_options)) {}
 
 std::vector<std::string> SqlSession::SplitStatements(const std::string& script) {
   std::vector<std::string> out;
@@ -140,6 +142,7 @@ SqlResult SqlSession::Execute(const std::string& raw) {
   std::string statement = Trim(raw);
   sql::Context ctx;
   ctx.db_dir = db_dir_;
+  ctx.storage_options = storage_options_;
   ctx.text = std::make_shared<const std::string>(statement);
   ctx.progress = progress_;
   return AsSqlError(statement, [&] { return Run(ctx, sql::ParseStatement(statement)); });
@@ -148,6 +151,7 @@ SqlResult SqlSession::Execute(const std::string& raw) {
 SqlResult SqlSession::ExecuteStreaming(const std::string& raw) {
   auto ctx = std::make_unique<sql::Context>();
   ctx->db_dir = db_dir_;
+  ctx->storage_options = storage_options_;
   ctx->text = std::make_shared<const std::string>(Trim(raw));
   ctx->progress = progress_;
   const std::string& statement = *ctx->text;

@@ -185,7 +185,7 @@ bool RunDotCommand(const std::string& line, const std::string& db_dir, ShellStat
 
 int RunSqlShell(const std::string& db_dir, const std::string& script, std::istream& in, std::ostream& out,
                 std::ostream& err, const SqlShellOptions& options) {
-  SqlSession session(db_dir);
+  SqlSession session(db_dir, options.storage_options);
   session.set_progress(options.progress);
   bool printed_rows = false;
   // A script (given, or piped in) with a syntax error anywhere reports it having run

@@ -51,6 +51,25 @@ class CliTest : public ::testing::Test {
   std::string ds_ = dir_.Join("people.lance");
 };
 
+TEST_F(CliTest, StorageOptionsAreCheckedAndGoToEveryStoreACommandOpens) {
+  // Before or after the subcommand, repeatable, any case; local datasets use none.
+  auto count = RunLancelet({"--storage-option", "timeout=60s", "count", ds_, "--storage-option", "AWS_REGION=x"});
+  EXPECT_EQ(count.exit_code, 0) << count.err;
+  EXPECT_EQ(count.out, "4\n");
+  auto sql = RunLancelet({"sql", "--db", dir_.path(), "SELECT count(*) AS n FROM people", "--format", "csv",
+                          "--storage-option", "allow_http=true"});
+  EXPECT_EQ(sql.exit_code, 0) << sql.err;
+  EXPECT_EQ(sql.out, "n\n4\n");
+  ExpectError(RunLancelet({"scan", ds_, "--storage-option", "timout=60s"}),
+              "storage option 'timout' is not one the reference knows");
+  ExpectError(RunLancelet({"scan", ds_, "--storage-option", "timeout"}),
+              "--storage-option 'timeout': expected KEY=VALUE (e.g. timeout=60s)");
+  ExpectError(RunLancelet({"create", dir_.Join("new.lance"), "--from", dir_.Join("people.csv"), "--storage-option",
+                           "bogus=1"}),
+              "storage option 'bogus'");
+  EXPECT_FALSE(fs::exists(dir_.Join("new.lance")));
+}
+
 TEST_F(CliTest, ScanFormats) {
   auto jsonl = RunLancelet({"scan", ds_, "--format", "jsonl"});
   ASSERT_EQ(jsonl.exit_code, 0) << jsonl.err;
