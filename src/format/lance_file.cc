@@ -304,7 +304,8 @@ struct LanceFileReader::Impl {
   LanceSchema schema;
   uint64_t num_rows = 0;
   std::vector<lance::file::v2::ColumnMetadata> columns;
-  std::vector<uint32_t> first_column;  // per top-level field
+  // Per top-level field; its columns run to the next field's first (StoredColumns).
+  std::vector<uint32_t> first_column;
   std::shared_ptr<const legacy::Layout> legacy;  // set for a legacy file
   mutable std::mutex mutex;
   mutable std::vector<std::unique_ptr<FieldDecoder>> decoders;
@@ -328,7 +329,8 @@ struct LanceFileReader::Impl {
     if (!d) {
       const LanceField& field = schema.fields()[field_index];
       std::vector<ColumnRef> refs;
-      uint32_t n = NumColumns(version, field);
+      const uint32_t n = (field_index + 1 < first_column.size() ? first_column[field_index + 1] : uint32_t(columns.size())) -
+                         first_column[field_index];
       for (uint32_t c = 0; c < n; ++c) {
         uint32_t index = first_column[field_index] + c;
         refs.push_back(ColumnRef{index, &columns[index]});
@@ -447,7 +449,7 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
   uint32_t next = 0;
   for (const auto& field : m.schema.fields()) {
     m.first_column.push_back(next);
-    next += NumColumns(m.version, field);
+    next += StoredColumns(m.version, field, std::span(m.columns).subspan(std::min(next, num_columns)));
   }
   if (next != num_columns) {
     ThrowCorrupt("{}: the schema's {} fields need {} columns at version {} but the file has {}", path,

@@ -21,6 +21,7 @@ const UpstreamDataset kDatasets[] = {
     {"v0.7.5/with_deletions", true},
     {"v0.8.0/migrated_from_v0.7.5", true},
     {"v0.10.5/corrupt_schema", true},
+    {"v0.13.0/0.13.0_string_encoding.lance", false},
     {"v0.15.0/v1_with_files.lance", true},
     {"v0.15.0/v1_no_files.lance", false},
     {"v0.15.0/v2_with_files.lance", false},
