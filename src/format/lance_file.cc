@@ -329,8 +329,9 @@ struct LanceFileReader::Impl {
     if (!d) {
       const LanceField& field = schema.fields()[field_index];
       std::vector<ColumnRef> refs;
-      const uint32_t n = (field_index + 1 < first_column.size() ? first_column[field_index + 1] : uint32_t(columns.size())) -
-                         first_column[field_index];
+      const uint32_t end =
+          field_index + 1 < first_column.size() ? first_column[field_index + 1] : uint32_t(columns.size());
+      const uint32_t n = end - first_column[field_index];
       for (uint32_t c = 0; c < n; ++c) {
         uint32_t index = first_column[field_index] + c;
         refs.push_back(ColumnRef{index, &columns[index]});

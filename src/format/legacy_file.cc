@@ -5,9 +5,9 @@
 #include <limits>
 
 #include "file.pb.h"
-#include "table.pb.h"
 #include "format/little_endian.h"
 #include "lancelet/error.h"
+#include "table.pb.h"
 
 namespace lancelet::format::legacy {
 

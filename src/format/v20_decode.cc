@@ -816,7 +816,8 @@ class BytesAsListDecoder final : public NodeDecoder {
 
   ArrayPtr Read(uint64_t start, uint64_t count) const override {
     ArrayPtr list = list_.Read(start, count);
-    BufferPtr bytes = list->children[0]->buffers[1];
+    const ArrayData& items = *list->children[0];
+    BufferPtr bytes = items.buffers.size() > 1 ? items.buffers[1] : nullptr;
     if (!bytes) bytes = Buffer::Allocate(0);
     auto a = std::make_shared<ArrayData>();
     a->type = type_;
