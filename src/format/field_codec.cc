@@ -22,6 +22,12 @@ uint32_t NumColumns(FileVersion version, const LanceField& field) {
   UnknownVersion(version);
 }
 
+uint32_t StoredColumns(FileVersion version, const LanceField& field,
+                       std::span<const lance::file::v2::ColumnMetadata> columns) {
+  if (IsV20(version)) return v20::StoredColumns(field, columns);
+  return NumColumns(version, field);
+}
+
 std::unique_ptr<FieldEncoder> MakeFieldEncoder(FileVersion version, const LanceField& field,
                                                const FileWriterOptions& options) {
   if (IsV20(version)) return v20::MakeEncoder(field, options);

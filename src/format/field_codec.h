@@ -107,6 +107,12 @@ inline std::vector<uint64_t> SortedUniqueRows(std::span<const uint64_t> rows, bo
 
 // How many columns `field` occupies at `version`.
 uint32_t NumColumns(FileVersion version, const LanceField& field);
+// How many of a file's columns `field` occupies as it was written, `columns` being the
+// file's columns from the field's first on: NumColumns, except that a 2.0 file written by
+// lance 0.13 or earlier stores a string or binary node as a list of bytes in two columns
+// (List offsets, then the u8 items), which its first column's first page tells.
+uint32_t StoredColumns(FileVersion version, const LanceField& field,
+                       std::span<const lance::file::v2::ColumnMetadata> columns);
 
 std::unique_ptr<FieldEncoder> MakeFieldEncoder(FileVersion version, const LanceField& field,
                                                const FileWriterOptions& options);
@@ -117,6 +123,7 @@ std::unique_ptr<FieldDecoder> MakeFieldDecoder(FileVersion version, const LanceF
 // Per-version factories behind the two above.
 namespace v20 {
 uint32_t NumColumns(const LanceField& field);
+uint32_t StoredColumns(const LanceField& field, std::span<const lance::file::v2::ColumnMetadata> columns);
 std::unique_ptr<FieldEncoder> MakeEncoder(const LanceField& field, const FileWriterOptions& options);
 std::unique_ptr<FieldDecoder> MakeDecoder(const LanceField& field, std::vector<ColumnRef> columns,
                                           const ByteSource& source);

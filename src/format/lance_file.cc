@@ -304,7 +304,8 @@ struct LanceFileReader::Impl {
   LanceSchema schema;
   uint64_t num_rows = 0;
   std::vector<lance::file::v2::ColumnMetadata> columns;
-  std::vector<uint32_t> first_column;  // per top-level field
+  // Per top-level field; its columns run to the next field's first (StoredColumns).
+  std::vector<uint32_t> first_column;
   std::shared_ptr<const legacy::Layout> legacy;  // set for a legacy file
   mutable std::mutex mutex;
   mutable std::vector<std::unique_ptr<FieldDecoder>> decoders;
@@ -328,7 +329,9 @@ struct LanceFileReader::Impl {
     if (!d) {
       const LanceField& field = schema.fields()[field_index];
       std::vector<ColumnRef> refs;
-      uint32_t n = NumColumns(version, field);
+      const uint32_t end =
+          field_index + 1 < first_column.size() ? first_column[field_index + 1] : uint32_t(columns.size());
+      const uint32_t n = end - first_column[field_index];
       for (uint32_t c = 0; c < n; ++c) {
         uint32_t index = first_column[field_index] + c;
         refs.push_back(ColumnRef{index, &columns[index]});
@@ -344,6 +347,16 @@ LanceFileReader::~LanceFileReader() = default;
 
 std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& store, const std::string& path,
                                                        uint64_t known_size, uint64_t whole_up_to) {
+  return OpenImpl(store, path, known_size, whole_up_to, /*legacy_alone=*/false);
+}
+
+std::unique_ptr<LanceFileReader> LanceFileReader::OpenAlone(const io::ObjectStore& store, const std::string& path) {
+  return OpenImpl(store, path, 0, kTailBytes, /*legacy_alone=*/true);
+}
+
+std::unique_ptr<LanceFileReader> LanceFileReader::OpenImpl(const io::ObjectStore& store, const std::string& path,
+                                                           uint64_t known_size, uint64_t whole_up_to,
+                                                           bool legacy_alone) {
   std::unique_ptr<LanceFileReader> reader(new LanceFileReader());
   auto& m = *reader->impl_;
   const uint64_t size = m.OpenSource(store, path, known_size);
@@ -359,9 +372,25 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
     ThrowCorrupt("{}: not a Lance file (the last 4 bytes are not \"LANC\")", path);
   }
   const uint16_t major = LoadLE<uint16_t>(footer + 32), minor = LoadLE<uint16_t>(footer + 34);
-  if (major == 0 && (minor == 1 || minor == 2)) {
+  if (major == 0 && (minor == 1 || minor == 2) && !legacy_alone) {
     ThrowNotSupported("{}: a legacy Lance data file (format 0.{}), which lancelet reads only through its dataset "
                       "(the dataset's schema describes its columns)", path, minor);
+  }
+  if (major == 0 && (minor == 1 || minor == 2)) {
+    if (tail_start == 0) m.source->KeepInMemory(std::move(tail));
+    m.schema = legacy::ReadOwnSchema(*m.source, size);
+    int32_t min_id = INT32_MAX, max_id = INT32_MIN;
+    for (const auto& top : m.schema.fields()) {
+      top.ForEach([&](const LanceField& field) {
+        min_id = std::min(min_id, field.id);
+        max_id = std::max(max_id, field.id);
+      });
+    }
+    m.legacy = legacy::Layout::Read(*m.source, size, min_id, max_id);
+    m.version = {0, m.legacy->minor_version()};
+    m.num_rows = m.legacy->num_rows();
+    m.decoders.resize(m.schema.fields().size());
+    return reader;
   }
   auto version = FileVersion::FromDisk(major, minor);
   if (!version) ThrowNotSupported("{}: Lance file version {}.{} is not supported (2.0 to 2.2 are)", path, major, minor);
@@ -447,7 +476,7 @@ std::unique_ptr<LanceFileReader> LanceFileReader::Open(const io::ObjectStore& st
   uint32_t next = 0;
   for (const auto& field : m.schema.fields()) {
     m.first_column.push_back(next);
-    next += NumColumns(m.version, field);
+    next += StoredColumns(m.version, field, std::span(m.columns).subspan(std::min(next, num_columns)));
   }
   if (next != num_columns) {
     ThrowCorrupt("{}: the schema's {} fields need {} columns at version {} but the file has {}", path,

@@ -77,8 +77,13 @@ class LanceFileReader {
   static constexpr uint64_t kTailBytes = 64 * 1024;
   static constexpr uint64_t kMetadataGuessBytes = 8 * 1024;
 
+  // A legacy (0.1/0.2) file is refused: a dataset's go through OpenLegacy.
   static std::unique_ptr<LanceFileReader> Open(const io::ObjectStore& store, const std::string& path,
                                                uint64_t known_size = 0, uint64_t whole_up_to = kTailBytes);
+  // A file outside a dataset (an index's): as Open, but a legacy file is read with the
+  // schema it keeps of its own (legacy::ReadOwnSchema), as the reference's BTree and
+  // Bitmap indexes before lance 0.21 wrote their pages.
+  static std::unique_ptr<LanceFileReader> OpenAlone(const io::ObjectStore& store, const std::string& path);
   // A legacy (0.1/0.2) data file, which holds field ids [min_id, max_id] of a dataset
   // whose fields stored there are `schema` (the file's own copy is not read).
   static std::unique_ptr<LanceFileReader> OpenLegacy(const io::ObjectStore& store, const std::string& path,
@@ -87,7 +92,7 @@ class LanceFileReader {
   ~LanceFileReader();
 
   FileVersion version() const;       // 0.1 or 0.2 for a legacy file
-  const LanceSchema& schema() const;  // from the FileDescriptor
+  const LanceSchema& schema() const;  // from the FileDescriptor (legacy: see OpenAlone, OpenLegacy)
   uint64_t num_rows() const;          // FileDescriptor.length
   // Rows stored for a top-level field (may differ between fields, see above).
   uint64_t num_rows(size_t field_index) const;
@@ -103,6 +108,8 @@ class LanceFileReader {
 
  private:
   LanceFileReader();
+  static std::unique_ptr<LanceFileReader> OpenImpl(const io::ObjectStore& store, const std::string& path,
+                                                   uint64_t known_size, uint64_t whole_up_to, bool legacy_alone);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

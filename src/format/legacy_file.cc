@@ -7,6 +7,7 @@
 #include "file.pb.h"
 #include "format/little_endian.h"
 #include "lancelet/error.h"
+#include "table.pb.h"
 
 namespace lancelet::format::legacy {
 
@@ -295,10 +296,18 @@ class LegacyDecoder final : public FieldDecoder {
 
 }  // namespace
 
-std::shared_ptr<const Layout> Layout::Read(const ByteSource& source, uint64_t size, int32_t min_id, int32_t max_id) {
-  auto layout = std::make_shared<Layout>();
+namespace {
+
+struct FileMetadata {
+  uint16_t minor_version = 0;
+  uint64_t position = 0;  // of the length-prefixed Metadata
+  lance::file::Metadata metadata;
+};
+
+// The footer and the Metadata it points at. `listed` says how the caller knows the file
+// for a legacy one, which a footer of another version contradicts.
+FileMetadata ReadFileMetadata(const ByteSource& source, uint64_t size, const char* listed) {
   const std::string& path = source.path();
-  layout->path_ = path;
   if (size < kFooterBytes + 4)
     ThrowCorrupt("{}: {} bytes is too small for a legacy Lance file (the footer alone is {} bytes)", path, size,
                  kFooterBytes);
@@ -306,10 +315,9 @@ std::shared_ptr<const Layout> Layout::Read(const ByteSource& source, uint64_t si
   if (footer.compare(12, 4, "LANC") != 0) ThrowCorrupt("{}: not a Lance file (the last 4 bytes are not \"LANC\")", path);
   const uint16_t major = LoadLE<uint16_t>(footer.data() + 8), minor = LoadLE<uint16_t>(footer.data() + 10);
   if (major != 0 || minor > 2)
-    ThrowCorrupt("{}: the manifest lists it as a legacy (0.1/0.2) data file, but its footer says version {}.{}", path,
-                 major, minor);
-  layout->minor_version_ = minor;
-
+    ThrowCorrupt("{}: {} a legacy (0.1/0.2) data file, but its footer says version {}.{}", path, listed, major, minor);
+  FileMetadata out;
+  out.minor_version = minor;
   const uint64_t metadata_at = LoadLE<uint64_t>(footer.data());
   const uint64_t footer_at = size - kFooterBytes;
   if (metadata_at > footer_at - 4)
@@ -319,9 +327,49 @@ std::shared_ptr<const Layout> Layout::Read(const ByteSource& source, uint64_t si
   if (metadata_size > footer_at - metadata_at - 4)
     ThrowCorrupt("{}: the metadata at byte {} claims {} bytes, past the footer at {}", path, metadata_at,
                  metadata_size, footer_at);
-  lance::file::Metadata metadata;
-  if (!metadata.ParseFromString(source.Read(metadata_at + 4, metadata_size)))
+  if (!out.metadata.ParseFromString(source.Read(metadata_at + 4, metadata_size)))
     ThrowCorrupt("{}: the {} bytes at {} are not a lance.file.Metadata", path, metadata_size, metadata_at + 4);
+  out.position = metadata_at;
+  return out;
+}
+
+}  // namespace
+
+LanceSchema ReadOwnSchema(const ByteSource& source, uint64_t size) {
+  const std::string& path = source.path();
+  const FileMetadata file = ReadFileMetadata(source, size, "its footer marks it as");
+  const uint64_t at = file.metadata.manifest_position();
+  if (at == 0) ThrowCorrupt("{}: a legacy (0.1/0.2) Lance file with no schema of its own (manifest position 0)", path);
+  if (at > file.position || file.position - at < 4)
+    ThrowCorrupt("{}: the schema at byte {} does not lie before the metadata at {}", path, at, file.position);
+  const uint32_t length = LoadLE<uint32_t>(source.Read(at, 4).data());
+  if (length > file.position - at - 4)
+    ThrowCorrupt("{}: the schema at byte {} claims {} bytes, past the metadata at {}", path, at, length, file.position);
+  lance::table::Manifest manifest;
+  if (!manifest.ParseFromString(source.Read(at + 4, length)))
+    ThrowCorrupt("{}: the {} bytes at {} are not a lance.table.Manifest", path, length, at + 4);
+  if (manifest.fields().empty()) ThrowCorrupt("{}: the file's own schema has no fields", path);
+  Metadata metadata(manifest.schema_metadata().begin(), manifest.schema_metadata().end());
+  LanceSchema schema = LanceSchema::FromProto(manifest.fields(), metadata);
+  for (const auto& top : schema.fields()) {
+    top.ForEach([&](const LanceField& field) {
+      // Their values would be at Field.dictionary in the file; no index file has one.
+      if (field.dictionary_index)
+        ThrowNotSupported("{}: field '{}' is dictionary-encoded, which lancelet does not read from a legacy file "
+                          "outside a dataset", path, field.name);
+    });
+  }
+  return schema;
+}
+
+std::shared_ptr<const Layout> Layout::Read(const ByteSource& source, uint64_t size, int32_t min_id, int32_t max_id) {
+  auto layout = std::make_shared<Layout>();
+  const std::string& path = source.path();
+  layout->path_ = path;
+  const FileMetadata file = ReadFileMetadata(source, size, "the manifest lists it as");
+  layout->minor_version_ = file.minor_version;
+  const uint64_t metadata_at = file.position;
+  const lance::file::Metadata& metadata = file.metadata;
 
   layout->batch_starts_ = {0};
   for (int k = 0; k < metadata.batch_offsets_size(); ++k) {

@@ -3,8 +3,8 @@
 //
 // A legacy file holds its rows in batches. Each (field id, batch) has one page of raw
 // little-endian values with no validity, found through a page table of (position,
-// length) pairs whose rows run over the field ids the file holds, lowest first. The
-// schema is not needed from the file: a dataset reads its own schema's fields.
+// length) pairs whose rows run over the field ids the file holds, lowest first. A
+// dataset reads its own schema's fields; a file read alone, its own schema.
 #pragma once
 
 #include <memory>
@@ -42,6 +42,12 @@ class Layout {
   int32_t min_id_ = 0, max_id_ = -1;
   std::vector<Page> pages_;  // [(field id - min_id) * num_batches + batch]
 };
+
+// The schema a file keeps of its own (Metadata.manifest_position: a length-prefixed
+// lance.table.Manifest whose fields are the file's, ids as the page table counts them),
+// for a file read outside a dataset: the reference's BTree and Bitmap indexes before
+// lance 0.21 wrote their pages as legacy files. A dictionary field is refused.
+LanceSchema ReadOwnSchema(const ByteSource& source, uint64_t size);
 
 // Reads one top-level field of the file (and every node below it). Only string and
 // binary values can be null in a legacy file: a nullable one reads an empty value as

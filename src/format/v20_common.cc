@@ -3,8 +3,10 @@
 #include <lz4.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
 
+#include "file2.pb.h"
 #include "format/v20_internal.h"
 #include "lancelet/error.h"
 
@@ -24,6 +26,23 @@ uint32_t NumColumns(const LanceField& field) {
   if (IsPackedStruct(field)) return 1;
   uint32_t n = 1;  // the node's own column (leaf values, list offsets or struct header)
   for (const auto& child : field.children) n += NumColumns(child);
+  return n;
+}
+
+bool BytesStoredAsList(const LanceField& field, const lance::file::v2::ColumnMetadata& column) {
+  if (!field.type->is_variable_binary() || IsBlob(field) || column.pages_size() == 0) return false;
+  const auto& encoding = column.pages(0).encoding();
+  lance::encodings::ArrayEncoding array;
+  return encoding.has_direct() && UnwrapAny(encoding.direct().encoding(), "lance.encodings.ArrayEncoding", &array) &&
+         array.has_list();
+}
+
+uint32_t StoredColumns(const LanceField& field, std::span<const lance::file::v2::ColumnMetadata> columns) {
+  if (IsPackedStruct(field)) return 1;
+  if (!columns.empty() && BytesStoredAsList(field, columns.front())) return 2;
+  uint32_t n = 1;
+  for (const auto& child : field.children)
+    n += StoredColumns(child, columns.subspan(std::min<size_t>(n, columns.size())));
   return n;
 }
 

@@ -803,6 +803,48 @@ class ListDecoder final : public NodeDecoder {
   std::unique_ptr<NodeDecoder> items_;
 };
 
+// A string or binary node that lance 0.13 and earlier wrote as a list of u8 (two
+// columns, BytesStoredAsList): read as that list, whose offsets and items are the
+// strings' offsets and bytes.
+class BytesAsListDecoder final : public NodeDecoder {
+ public:
+  BytesAsListDecoder(const LanceField& field, const std::vector<ColumnRef>& columns, size_t& next,
+                     const ByteSource& source)
+      : type_(field.type), list_(ListOfBytes(field), columns, next, source) {}
+
+  uint64_t num_rows() const override { return list_.num_rows(); }
+
+  ArrayPtr Read(uint64_t start, uint64_t count) const override {
+    ArrayPtr list = list_.Read(start, count);
+    const ArrayData& items = *list->children[0];
+    BufferPtr bytes = items.buffers.size() > 1 ? items.buffers[1] : nullptr;
+    if (!bytes) bytes = Buffer::Allocate(0);
+    auto a = std::make_shared<ArrayData>();
+    a->type = type_;
+    a->length = list->length;
+    a->null_count = list->null_count;
+    a->buffers = {list->buffers[0], list->buffers[1], std::move(bytes)};
+    return a;
+  }
+
+ private:
+  static LanceField ListOfBytes(const LanceField& field) {
+    LanceField item;
+    item.name = "item";
+    item.type = DataType::UInt8();
+    item.nullable = false;
+    LanceField list;
+    list.name = field.name;
+    list.type = field.type->has_large_offsets() ? DataType::LargeList(item.type) : DataType::List(item.type);
+    list.nullable = field.nullable;
+    list.children = {std::move(item)};
+    return list;
+  }
+
+  TypePtr type_;
+  ListDecoder list_;
+};
+
 class StructDecoder final : public NodeDecoder {
  public:
   StructDecoder(const LanceField& field, const std::vector<ColumnRef>& columns, size_t& next, const ByteSource& source)
@@ -844,6 +886,9 @@ std::unique_ptr<NodeDecoder> MakeNodeDecoder(const LanceField& field, const std:
   if (field.type->is_list()) return std::make_unique<ListDecoder>(field, columns, next, source);
   if (field.type->id() == TypeId::kStruct && !IsPackedStruct(field)) {
     return std::make_unique<StructDecoder>(field, columns, next, source);
+  }
+  if (next < columns.size() && BytesStoredAsList(field, *columns[next].metadata)) {
+    return std::make_unique<BytesAsListDecoder>(field, columns, next, source);
   }
   return std::make_unique<LeafDecoder>(field, TakeColumn(field, columns, next, source), source);
 }

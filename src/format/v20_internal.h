@@ -6,7 +6,9 @@
 //   - a list is its offsets column (List encoding) followed by its item's columns;
 //   - a struct is a header column (one SimpleStruct page, no buffers) followed by its
 //     children's columns;
-//   - a packed struct and a legacy blob are a single column (PackedStruct encoding).
+//   - a packed struct and a legacy blob are a single column (PackedStruct encoding);
+//   - lance 0.13 and earlier wrote a string or binary leaf as a list of u8: two columns,
+//     List offsets and then the bytes (BytesStoredAsList); lancelet never writes it.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,9 @@ inline constexpr const char* kBlobKey = "lance-encoding:blob";
 
 bool IsPackedStruct(const LanceField& field);
 bool IsBlob(const LanceField& field);
+// A string or binary node that lance 0.13 and earlier wrote as a list of u8: its first
+// column (`column`) has List pages of offsets and the next one holds the bytes.
+bool BytesStoredAsList(const LanceField& field, const lance::file::v2::ColumnMetadata& column);
 
 // google.protobuf.Any wrapping with the reference's "/package.Message" type URLs.
 std::string WrapAny(const std::string& type_url, const google::protobuf::MessageLite& message);

@@ -59,7 +59,7 @@ std::shared_ptr<const format::LanceFileReader> OpenFile(const io::ObjectStore& s
                                                         const char* name, const IndexSource& source,
                                                         const std::string& label) {
   return NamingIndex(label, [&] {
-    std::shared_ptr<const format::LanceFileReader> file = format::LanceFileReader::Open(store, dir + "/" + name);
+    std::shared_ptr<const format::LanceFileReader> file = format::LanceFileReader::OpenAlone(store, dir + "/" + name);
     auto recorded = source.file_sizes.find(name);
     if (recorded != source.file_sizes.end() && recorded->second != file->file_size())
       ThrowCorrupt("{}: '{}' has {} bytes, but the manifest records {} (the index file is damaged: rebuild the index)",
@@ -108,8 +108,11 @@ class BTreeIndex final : public ScalarIndex {
     auto lookup = OpenFile(store, dir, kBTreeLookupFile, source, label);
     return NamingIndex(label, [&] {
       const TypePtr& type = ExpectField(*data, 0, "values").type;
-      if (ExpectField(*data, 1, "ids").type->id() != TypeId::kUInt64)
-        ThrowCorrupt("'{}': column 'ids' must be uint64", data->path());
+      // Lance before 0.21 named the ids 'row_ids' (the reference reads them by position).
+      const auto& data_fields = data->schema().fields();
+      const char* ids = data_fields.size() > 1 && data_fields[1].name == "row_ids" ? "row_ids" : "ids";
+      if (ExpectField(*data, 1, ids).type->id() != TypeId::kUInt64)
+        ThrowCorrupt("'{}': column '{}' must be uint64", data->path(), ids);
       if (data->num_rows(1) != data->num_rows(0))
         ThrowCorrupt("'{}': {} values but {} ids", data->path(), data->num_rows(0), data->num_rows(1));
       const char* names[] = {"min", "max", "null_count", "page_idx"};

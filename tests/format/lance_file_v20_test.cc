@@ -881,6 +881,61 @@ TEST_F(HandBuilt, ListPagesWithNullsAcrossItemPages) {
   EXPECT_TRUE(ArraysEqual(*reader->TakeField(0, rows), *Take(*expected, std::vector<int64_t>{4, 1, 0})));
 }
 
+// lance 0.13 and earlier wrote a string as a list of u8: List offsets pages in one
+// column, the bytes (Flat, 8 bits, no validity) in the next.
+TEST_F(HandBuilt, StringsStoredAsListsOfBytes) {
+  // Two offsets pages: ["ab", null, ""] and ["c", "de"]; bytes in pages of 2 and 3.
+  PageSpec o1{3, {Raw<uint64_t>({2, 2 + 3, 2})}, {}};
+  auto* l1 = o1.encoding.mutable_list();
+  Flat(l1->mutable_offsets()->mutable_nullable()->mutable_no_nulls()->mutable_values(), 64, 0);
+  l1->set_null_offset_adjustment(3);
+  l1->set_num_items(2);
+  PageSpec o2{2, {Raw<uint64_t>({1, 3})}, {}};
+  auto* l2 = o2.encoding.mutable_list();
+  Flat(l2->mutable_offsets()->mutable_nullable()->mutable_no_nulls()->mutable_values(), 64, 0);
+  l2->set_null_offset_adjustment(4);
+  l2->set_num_items(3);
+  PageSpec b1{2, {"ab"}, {}};
+  Flat(&b1.encoding, 8, 0);
+  PageSpec b2{3, {"cde"}, {}};
+  Flat(&b2.encoding, 8, 0);
+  auto t = DataType::Utf8();
+  auto path = Build("bytes_list.lance", *Field::Make("s", t), {{o1, o2}, {b1, b2}}, 5);
+  auto reader = LanceFileReader::Open(*store_, path);
+  auto expected = MakeArray(t, {Scalar{t, std::string("ab")}, Scalar::Null(t), Scalar{t, std::string("")},
+                                Scalar{t, std::string("c")}, Scalar{t, std::string("de")}});
+  EXPECT_TRUE(ArraysEqual(*reader->ReadField(0, 0, 5), *expected));
+  EXPECT_TRUE(ArraysEqual(*reader->ReadField(0, 2, 3), *Slice(*expected, 2, 3)));
+  std::vector<uint64_t> rows = {4, 1, 0};
+  EXPECT_TRUE(ArraysEqual(*reader->TakeField(0, rows), *Take(*expected, std::vector<int64_t>{4, 1, 0})));
+
+  // Without the bytes column the file is short of a column.
+  auto short_path = Build("bytes_list_short.lance", *Field::Make("s", t), {{o1, o2}}, 5);
+  ExpectError(ErrorKind::kCorrupt,
+              short_path + ": the schema's 1 fields need 2 columns at version 2.0 but the file has 1",
+              [&] { LanceFileReader::Open(*store_, short_path); });
+}
+
+// The one data file of upstream's historical dataset written by lance 0.13.0
+// (tests/data/upstream/PROVENANCE.md): numbers, strings, bins, more_numbers in columns
+// 0, 1-2, 3-4 and 5, as its manifest's column_indices [0, 1, 3, 5] say.
+TEST_F(LanceFileV20, ReadsStringsAndBinaryThatLance013WroteAsListsOfBytes) {
+  auto reader = LanceFileReader::Open(*store_, std::string(LANCELET_SOURCE_DIR) +
+                                                  "/tests/data/upstream/v0.13.0/0.13.0_string_encoding.lance/data/"
+                                                  "19080b7e-4202-4f18-906c-5b64d17d43b5.lance");
+  ASSERT_EQ(reader->schema().fields().size(), 4u);
+  auto s = DataType::Utf8(), b = DataType::Binary(), i64 = DataType::Int64();
+  auto text = [](const TypePtr& type, const char* v) { return Scalar{type, std::string(v)}; };
+  EXPECT_TRUE(ArraysEqual(*reader->ReadField(0, 0, 3), *MakeArray(i64, {Scalar{i64, int64_t{1}}, Scalar{i64, int64_t{2}},
+                                                                         Scalar{i64, int64_t{3}}})));
+  EXPECT_TRUE(ArraysEqual(*reader->ReadField(1, 0, 3), *MakeArray(s, {text(s, "foo"), text(s, "bar"), text(s, "baz")})));
+  EXPECT_TRUE(ArraysEqual(*reader->ReadField(2, 0, 3), *MakeArray(b, {text(b, "foo"), text(b, "bar"), text(b, "baz")})));
+  EXPECT_TRUE(ArraysEqual(*reader->ReadField(3, 0, 3), *MakeArray(i64, {Scalar{i64, int64_t{4}}, Scalar{i64, int64_t{5}},
+                                                                         Scalar{i64, int64_t{6}}})));
+  std::vector<uint64_t> rows = {2, 0};
+  EXPECT_TRUE(ArraysEqual(*reader->TakeField(1, rows), *MakeArray(s, {text(s, "baz"), text(s, "foo")})));
+}
+
 // --- the reference implementation ----------------------------------------------------
 
 TEST_F(LanceFileV20, ReadsFilesTheReferenceWroteAtVersion20) {

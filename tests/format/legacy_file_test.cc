@@ -1,7 +1,8 @@
 // Legacy (0.1/0.2) data files built byte by byte as docs/legacy_file_format.md describes
-// them: reads across batches, takes, the NULL rule of strings, and a clear refusal of
-// every kind of damage. The reference's own legacy datasets are read in
-// tests/interop (matrix_test, storage_version_test).
+// them: reads across batches, takes, the NULL rule of strings, a file read alone with its
+// own schema, and a clear refusal of every kind of damage. The reference's own legacy
+// datasets are read in tests/interop (matrix_test, storage_version_test,
+// upstream_datasets_test).
 #include <gtest/gtest.h>
 
 #include "file.pb.h"
@@ -9,6 +10,7 @@
 #include "format/little_endian.h"
 #include "lancelet/error.h"
 #include "support/test_env.h"
+#include "table.pb.h"
 
 namespace lancelet::format {
 namespace {
@@ -47,11 +49,22 @@ struct LegacyFile {
     Finish();
   }
 
-  void Finish(uint16_t minor = 2) {
+  // With `own_schema`, the file keeps a schema of its own (Schema() below) before its
+  // metadata, as a file written outside a dataset does.
+  void Finish(uint16_t minor = 2, const LanceSchema* own_schema = nullptr) {
     table_at = bytes.size();
     for (const auto& [position, length] : pages) PutI64(bytes, position), PutI64(bytes, length);
     lance::file::Metadata metadata;
     metadata.set_page_table_position(table_at);
+    if (own_schema) {
+      lance::table::Manifest manifest;
+      own_schema->ToProto(manifest.mutable_fields());
+      manifest.set_version(1);
+      metadata.set_manifest_position(bytes.size());
+      const std::string encoded = manifest.SerializeAsString();
+      PutI32(bytes, int32_t(encoded.size()));
+      bytes += encoded;
+    }
     for (int32_t offset : {0, 3, 5}) metadata.add_batch_offsets(offset);
     metadata_at = bytes.size();
     const std::string encoded = metadata.SerializeAsString();
@@ -184,6 +197,73 @@ TEST_F(LegacyFileTest, DamageIsRefusedWithWhereItIs) {
     f.Finish();
     auto path = Put("far.lance", f.bytes);
     ExpectCorrupt("beyond the end", [&] { Open(path)->ReadField(0, 0, 3); });
+  }
+}
+
+// Outside a dataset (an index's pages, as lance before 0.21 wrote them) a legacy file
+// is read with the schema it keeps, its ids counted from the lowest.
+TEST_F(LegacyFileTest, AFileOpenedAloneIsReadWithItsOwnSchema) {
+  LegacyFile f;
+  f.bytes.resize(f.table_at);
+  const LanceSchema schema = Schema();
+  f.Finish(2, &schema);
+  const std::string path = Put("alone.lance", f.bytes);
+  auto reader = LanceFileReader::OpenAlone(*store_, path);
+  EXPECT_EQ(reader->version().ToString(), "0.2");
+  EXPECT_EQ(reader->num_rows(), 5u);
+  ASSERT_EQ(reader->schema().fields().size(), 3u);
+  EXPECT_EQ(reader->schema().fields()[1].name, "s");
+  EXPECT_EQ(reader->schema().fields()[1].id, 4);
+  EXPECT_EQ(reader->schema().fields()[2].type->ToString(), DataType::List(DataType::Int32())->ToString());
+  auto n = reader->ReadField(0, 0, 5);
+  EXPECT_EQ(std::vector<int32_t>(n->values<int32_t>(), n->values<int32_t>() + 5), (std::vector<int32_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(Strings(*reader->ReadField(1, 0, 5)), (std::vector<std::string>{"a", "NULL", "ccc", "NULL", "ee"}));
+  EXPECT_EQ(Lists(*reader->ReadField(2, 0, 5)), (std::vector<std::vector<int32_t>>{{1}, {}, {2, 3}, {4}, {5, 6}}));
+
+  // Open, which a dataset's files that record a 2.x version go through, refuses it.
+  try {
+    LanceFileReader::Open(*store_, path);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotSupported);
+    EXPECT_EQ(std::string(e.what()), path + ": a legacy Lance data file (format 0.2), which lancelet reads only "
+                                            "through its dataset (the dataset's schema describes its columns)");
+  }
+}
+
+TEST_F(LegacyFileTest, AFileOpenedAloneWithoutAUsableSchemaIsRefused) {
+  {  // written for a dataset: no schema of its own
+    auto path = Put("no_schema.lance", LegacyFile().bytes);
+    ExpectCorrupt(path + ": a legacy (0.1/0.2) Lance file with no schema of its own (manifest position 0)",
+                  [&] { LanceFileReader::OpenAlone(*store_, path); });
+  }
+  const LanceSchema schema = Schema();
+  {  // a schema whose length runs into the metadata
+    LegacyFile f;
+    f.bytes.resize(f.table_at);
+    f.Finish(2, &schema);
+    const uint64_t at = f.table_at + 8 * 16;  // the schema follows the page table
+    const int32_t huge = 1 << 20;
+    std::memcpy(&f.bytes[at], &huge, 4);
+    auto path = Put("long_schema.lance", f.bytes);
+    ExpectCorrupt(fmt::format("{}: the schema at byte {} claims 1048576 bytes, past the metadata at", path, at),
+                  [&] { LanceFileReader::OpenAlone(*store_, path); });
+  }
+  {  // a dictionary field, whose values the reader would have to find in the file
+    LanceSchema dict = schema;
+    dict.mutable_fields()[1].dictionary_index = DataType::Int32();
+    LegacyFile f;
+    f.bytes.resize(f.table_at);
+    f.Finish(2, &dict);
+    auto path = Put("dict.lance", f.bytes);
+    try {
+      LanceFileReader::OpenAlone(*store_, path);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kNotSupported);
+      EXPECT_EQ(std::string(e.what()), path + ": field 's' is dictionary-encoded, which lancelet does not read from a "
+                                              "legacy file outside a dataset");
+    }
   }
 }
 

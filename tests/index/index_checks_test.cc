@@ -345,6 +345,28 @@ TEST(ReferenceIndexes, AnOlderReferencesBitmapWithKeysInHashOrderIsRead) {
   }
 }
 
+TEST(ReferenceIndexes, AnOlderReferencesBTreeInLegacyFilesIsRead) {
+  // Written by lance 0.20.0 (tests/data/upstream/PROVENANCE.md): page_data.lance and
+  // page_lookup.lance are legacy (0.2) files, and the ids column is named 'row_ids'.
+  const std::string dir = std::string(LANCELET_SOURCE_DIR) +
+                          "/tests/data/upstream/v0.20.0/old_btree_bitmap_indices.lance/_indices/"
+                          "e034c4d8-77cd-422c-8855-209eed8deff8";
+  auto store = io::MakeLocalStore();
+  auto data = format::LanceFileReader::OpenAlone(*store, dir + "/page_data.lance");
+  EXPECT_EQ(data->version().ToString(), "0.2");
+  EXPECT_EQ(data->schema().fields()[1].name, "row_ids");
+  auto index = ScalarIndex::Open(*store, dir, IndexKind::kBTree, IndexSource{"btree_idx", {}, {}});
+  const std::pair<const char*, std::vector<uint32_t>> cases[] = {
+      {"btree > 2", {2, 3}}, {"btree = 1", {0}}, {"btree < 3", {0, 1}}, {"btree IN (2, 4)", {1, 3}}};
+  for (const auto& [filter, rows] : cases) {
+    auto q = IndexQuery::FromFilter(*ParseExpression(filter), [](const std::string&) { return true; });
+    const auto found = index->Search(q.leaf);
+    ASSERT_EQ(found.fragments.size(), 1u) << filter;
+    EXPECT_EQ(found.fragments.begin()->first, 0u) << filter;
+    EXPECT_EQ(found.fragments.begin()->second->ToVector(), rows) << filter;
+  }
+}
+
 TEST_F(BitmapChecks, TwoKeysListingOneRow) {
   RowAddrMap four;
   for (uint64_t r = 4; r < 100; r += 10) four.Add(r);
