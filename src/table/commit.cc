@@ -16,6 +16,7 @@
 #include "format/roaring_bitmap.h"
 #include "lancelet/version.h"
 #include "overlay/fragment_overlays.h"
+#include "table/attempt_files.h"
 #include "table/feature_flags.h"
 #include "table/index_section.h"
 #include "table/manifest_store.h"
@@ -518,17 +519,15 @@ std::shared_ptr<const DatasetState> Commit(std::shared_ptr<io::ObjectStore> stor
   std::string txn_name = fmt::format("{}-{}.txn", transaction.read_version(), transaction.uuid());
   std::string txn_dir = io::JoinPath(uri, kTransactionsDir);
   store->CreateDir(txn_dir);
-  std::string txn_path = io::JoinPath(txn_dir, txn_name);
+  const std::string txn_path = io::JoinPath(txn_dir, txn_name);
+  AttemptFiles attempt(*store);
+  attempt.Add(txn_path);
   store->Put(txn_path, transaction.SerializeAsString());
   // Everything the new manifest will refer to must be durable before it is visible.
   store->Sync(uri);
-  try {
-    return PublishWithRetries(store, uri, std::move(read), transaction, txn_name, options);
-  } catch (...) {
-    // Nothing was published: leave no trace of the attempt.
-    io::RemoveQuietly(*store, {txn_path});
-    throw;
-  }
+  auto committed = PublishWithRetries(store, uri, std::move(read), transaction, txn_name, options);
+  attempt.Published();
+  return committed;
 }
 
 std::shared_ptr<const DatasetState> UntilCommitted(std::shared_ptr<const DatasetState>& state, const char* operation,

@@ -23,18 +23,19 @@
 #include "lancelet/dataset.h"
 #include "table.pb.h"
 #include "transaction.pb.h"
+#include "table/attempt_files.h"
 #include "table/commit.h"
 #include "table/dataset_state.h"
 #include "table/overlay_file.h"
 
 namespace lancelet::table {
 
-// Fills a transaction with `build`, listing each file it writes in `written`, and
-// commits it on `state`. Returns null without committing when `build` returns false. On
-// any failure, in the build or the commit, the written files are removed.
+// Fills a transaction with `build`, which records each file it writes in the attempt's
+// AttemptFiles, and commits it on `state`. Returns null without committing when `build`
+// returns false. Unless the commit publishes them, the recorded files are removed.
 std::shared_ptr<const DatasetState> BuildAndCommit(
     const std::shared_ptr<const DatasetState>& state, const CommitOptions& options,
-    const std::function<bool(lance::table::Transaction& t, std::vector<std::string>& written)>& build);
+    const std::function<bool(lance::table::Transaction& t, AttemptFiles& attempt)>& build);
 
 // Per fragment, what Optimize would do (in manifest order).
 std::vector<FragmentOptimization> PlanCompaction(const DatasetState& state, const OptimizeOptions& options);
@@ -49,7 +50,7 @@ struct FoldedFragment {
 // UPDATE's column rewrite) are applied over the result, and their columns are written
 // too.
 FoldedFragment FoldOverlays(const DatasetState& state, const lance::table::DataFragment& fragment,
-                            std::vector<std::string>& written, const std::vector<OverlayColumn>& new_values = {});
+                            AttemptFiles& attempt, const std::vector<OverlayColumn>& new_values = {});
 
 struct MergedOverlays {
   lance::table::DataFragment fragment;  // the picked overlays replaced by one
@@ -60,7 +61,7 @@ struct MergedOverlays {
 // all). Throws InvalidArgument when they are not contiguous in committed_version or a
 // version names no overlay.
 MergedOverlays MergeOverlayRun(const DatasetState& state, const lance::table::DataFragment& fragment,
-                               const std::set<uint64_t>& versions, std::vector<std::string>& written);
+                               const std::set<uint64_t>& versions, AttemptFiles& attempt);
 
 struct RewrittenGroup {
   lance::table::Transaction::Rewrite::RewriteGroup group;  // new fragments have id 0
@@ -70,7 +71,7 @@ struct RewrittenGroup {
 // Writes the live rows of `fragments`, in order, into new fragments of at most
 // `target_rows` rows.
 RewrittenGroup RewriteFragments(const DatasetState& state, const std::vector<const lance::table::DataFragment*>& fragments,
-                                uint64_t target_rows, std::vector<std::string>& written);
+                                uint64_t target_rows, AttemptFiles& attempt);
 
 // The overlay-layer bound: table config lance.compaction.max_overlays_per_fragment (the
 // reference's key and default, 10; "none": unbounded). InvalidArgument for other text.

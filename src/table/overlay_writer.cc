@@ -70,7 +70,7 @@ OverlayWriter& OverlayWriter::Set(uint64_t fragment_id, const std::string& colum
 namespace table {
 
 lance::table::DataOverlayFile WriteOverlay(const DatasetState& state, const std::vector<OverlayColumn>& columns,
-                                           std::vector<std::string>& written) {
+                                           AttemptFiles& attempt) {
   std::vector<format::LanceField> fields;
   for (const auto& c : columns) fields.push_back(state.schema.fields()[c.field]);
   format::LanceSchema schema(fields, {});
@@ -78,8 +78,8 @@ lance::table::DataOverlayFile WriteOverlay(const DatasetState& state, const std:
   state.store->CreateDir(dir);
   std::string name = "overlay-" + NewDataFileName();
   std::string path = io::JoinPath(dir, name);
+  attempt.Add(path);
   format::LanceFileWriter writer(*state.store, path, schema, format::FileWriterOptions{state.WriteVersion()});
-  written.push_back(path);
   for (size_t i = 0; i < columns.size(); ++i) writer.WriteField(i, *columns[i].values);
   uint64_t size = writer.Finish();
 
@@ -119,38 +119,35 @@ DatasetPtr OverlayWriter::Commit(const Options& options, std::shared_ptr<const t
                           "(lancelet: scan --format arrow, then create --from)",
                           state.uri, f.id());
   lance::table::Transaction t;
-  std::vector<std::string> written;
-  try {
-    for (const auto& [fragment_id, updates] : updates_) {
-      auto* group = t.mutable_data_overlay()->add_groups();
-      group->set_fragment_id(fragment_id);
-      std::vector<table::OverlayColumn> columns;
-      for (const auto& u : updates) columns.push_back({u.field, &u.offsets, u.values});
-      if (options.split_into_dense) {
-        // Group columns by identical offsets: each group is one dense overlay.
-        std::vector<bool> used(columns.size(), false);
-        for (size_t i = 0; i < columns.size(); ++i) {
-          if (used[i]) continue;
-          std::vector<table::OverlayColumn> same;
-          for (size_t j = i; j < columns.size(); ++j)
-            if (!used[j] && *columns[j].offsets == *columns[i].offsets) {
-              same.push_back(columns[j]);
-              used[j] = true;
-            }
-          *group->add_overlays() = table::WriteOverlay(state, same, written);
-        }
-      } else {
-        *group->add_overlays() = table::WriteOverlay(state, columns, written);
+  table::AttemptFiles attempt(*state.store);
+  for (const auto& [fragment_id, updates] : updates_) {
+    auto* group = t.mutable_data_overlay()->add_groups();
+    group->set_fragment_id(fragment_id);
+    std::vector<table::OverlayColumn> columns;
+    for (const auto& u : updates) columns.push_back({u.field, &u.offsets, u.values});
+    if (options.split_into_dense) {
+      // Group columns by identical offsets: each group is one dense overlay.
+      std::vector<bool> used(columns.size(), false);
+      for (size_t i = 0; i < columns.size(); ++i) {
+        if (used[i]) continue;
+        std::vector<table::OverlayColumn> same;
+        for (size_t j = i; j < columns.size(); ++j)
+          if (!used[j] && *columns[j].offsets == *columns[i].offsets) {
+            same.push_back(columns[j]);
+            used[j] = true;
+          }
+        *group->add_overlays() = table::WriteOverlay(state, same, attempt);
       }
+    } else {
+      *group->add_overlays() = table::WriteOverlay(state, columns, attempt);
     }
-    table::CommitOptions commit;
-    commit.max_retries = options.max_commit_retries;
-    commit.read_set = std::move(read_set);
-    return std::make_shared<Dataset>(table::Commit(state.store, state.uri, dataset_->state_ptr(), std::move(t), commit));
-  } catch (...) {
-    io::RemoveQuietly(*state.store, written);
-    throw;
   }
+  table::CommitOptions commit;
+  commit.max_retries = options.max_commit_retries;
+  commit.read_set = std::move(read_set);
+  auto committed = table::Commit(state.store, state.uri, dataset_->state_ptr(), std::move(t), commit);
+  attempt.Published();
+  return std::make_shared<Dataset>(std::move(committed));
 }
 
 DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string& predicate, uint64_t* rows_changed,
