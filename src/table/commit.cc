@@ -548,6 +548,16 @@ std::shared_ptr<const DatasetState> UntilCommitted(std::shared_ptr<const Dataset
   }
 }
 
+std::shared_ptr<const DatasetState> BuildAndCommit(const std::shared_ptr<const DatasetState>& state,
+                                                   const CommitOptions& options, const BuildStep& build) {
+  AttemptFiles attempt(*state->store);
+  Transaction t;
+  if (!build(t, attempt)) return nullptr;
+  auto committed = Commit(state->store, state->uri, state, std::move(t), options);
+  attempt.Published();
+  return committed;
+}
+
 namespace {
 
 // A committed version as a loser of the publish race reads it: its manifest and its

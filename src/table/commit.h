@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "lancelet/error.h"
+#include "table/attempt_files.h"
 #include "table/dataset_state.h"
 #include "table/read_set.h"
 #include "transaction.pb.h"
@@ -64,6 +65,14 @@ lance::table::Manifest BuildManifest(const lance::table::Manifest* base, const l
 using CommitStep = std::function<std::shared_ptr<const DatasetState>(const std::shared_ptr<const DatasetState>&)>;
 std::shared_ptr<const DatasetState> UntilCommitted(std::shared_ptr<const DatasetState>& state, const char* operation,
                                                    const CommitStep& step);
+
+// One attempt of a change on `state`: `build` fills the transaction, recording each file
+// it writes in the attempt's AttemptFiles, and the transaction is committed. The files
+// stay only if the commit publishes them. Returns null without committing when `build`
+// returns false (nothing to do). Read-modify-writes run it inside UntilCommitted.
+using BuildStep = std::function<bool(lance::table::Transaction& t, AttemptFiles& attempt)>;
+std::shared_ptr<const DatasetState> BuildAndCommit(const std::shared_ptr<const DatasetState>& state,
+                                                   const CommitOptions& options, const BuildStep& build);
 
 // A fresh random UUID in the 8-4-4-4-12 form.
 std::string NewUuid();

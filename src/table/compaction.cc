@@ -93,18 +93,6 @@ void ReleaseFreedMemory() {
 
 }  // namespace
 
-
-std::shared_ptr<const DatasetState> BuildAndCommit(
-    const std::shared_ptr<const DatasetState>& state, const CommitOptions& options,
-    const std::function<bool(lance::table::Transaction& t, AttemptFiles& attempt)>& build) {
-  AttemptFiles attempt(*state->store);
-  lance::table::Transaction t;
-  if (!build(t, attempt)) return nullptr;
-  auto committed = Commit(state->store, state->uri, state, std::move(t), options);
-  attempt.Published();
-  return committed;
-}
-
 std::vector<FragmentOptimization> PlanCompaction(const DatasetState& state, const OptimizeOptions& options) {
   std::vector<FragmentOptimization> plan;
   std::vector<bool> candidate, must_rewrite;

@@ -23,19 +23,11 @@
 #include "lancelet/dataset.h"
 #include "table.pb.h"
 #include "transaction.pb.h"
-#include "table/attempt_files.h"
 #include "table/commit.h"
 #include "table/dataset_state.h"
 #include "table/overlay_file.h"
 
 namespace lancelet::table {
-
-// Fills a transaction with `build`, which records each file it writes in the attempt's
-// AttemptFiles, and commits it on `state`. Returns null without committing when `build`
-// returns false. Unless the commit publishes them, the recorded files are removed.
-std::shared_ptr<const DatasetState> BuildAndCommit(
-    const std::shared_ptr<const DatasetState>& state, const CommitOptions& options,
-    const std::function<bool(lance::table::Transaction& t, AttemptFiles& attempt)>& build);
 
 // Per fragment, what Optimize would do (in manifest order).
 std::vector<FragmentOptimization> PlanCompaction(const DatasetState& state, const OptimizeOptions& options);

@@ -143,30 +143,28 @@ DatasetPtr Dataset::Delete(const std::string& predicate, uint64_t* rows_changed)
     for (const auto& [fragment, offsets] : matched)
       read_set->changed_rows[fragment] = format::RoaringBitmap::FromValues(offsets);
 
-    lance::table::Transaction t;
-    auto* d = t.mutable_delete_();
-    d->set_predicate(predicate);
-    table::AttemptFiles attempt(*state->store);
-    for (const auto& fragment : state->manifest.fragments()) {
-      auto it = matched.find(fragment.id());
-      if (it == matched.end()) continue;
-      table::FragmentReader reader(*state, fragment);
-      format::RoaringBitmap deleted = reader.deletions();
-      deleted.AddMany(it->second);
-      if (deleted.Cardinality() == fragment.physical_rows()) {
-        d->add_deleted_fragment_ids(fragment.id());
-        continue;
-      }
-      auto* updated = d->add_updated_fragments();
-      *updated = fragment;
-      *updated->mutable_deletion_file() =
-          table::WriteDeletionFile(*state->store, attempt, state->uri, fragment.id(), state->version(), deleted);
-    }
     table::CommitOptions commit;
     commit.read_set = std::move(read_set);
-    auto next = table::Commit(state->store, state->uri, state, std::move(t), commit);
-    attempt.Published();
-    return next;
+    return table::BuildAndCommit(state, commit, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
+      auto* d = t.mutable_delete_();
+      d->set_predicate(predicate);
+      for (const auto& fragment : state->manifest.fragments()) {
+        auto it = matched.find(fragment.id());
+        if (it == matched.end()) continue;
+        table::FragmentReader reader(*state, fragment);
+        format::RoaringBitmap deleted = reader.deletions();
+        deleted.AddMany(it->second);
+        if (deleted.Cardinality() == fragment.physical_rows()) {
+          d->add_deleted_fragment_ids(fragment.id());
+          continue;
+        }
+        auto* updated = d->add_updated_fragments();
+        *updated = fragment;
+        *updated->mutable_deletion_file() =
+            table::WriteDeletionFile(*state->store, attempt, state->uri, fragment.id(), state->version(), deleted);
+      }
+      return true;
+    });
   });
   return committed ? std::make_shared<Dataset>(committed) : shared_from_this();
 }

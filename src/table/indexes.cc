@@ -89,14 +89,6 @@ lance::table::IndexMetadata BuildSegment(const std::shared_ptr<const table::Data
   return meta;
 }
 
-// Commits `t`, which adds the segments built in `attempt`: they stay only if it lands.
-std::shared_ptr<const table::DatasetState> CommitSegments(const std::shared_ptr<const table::DatasetState>& state,
-                                                          lance::table::Transaction t, table::AttemptFiles& attempt) {
-  auto committed = CommitIndexChange(state, std::move(t));
-  attempt.Published();
-  return committed;
-}
-
 // The field `column` names: a top-level column, or a struct field as "a.b".
 format::StructPath IndexableField(const table::DatasetState& s, const std::string& column, index::IndexKind kind) {
   auto path = s.schema.StructPathNamed(column);
@@ -140,26 +132,25 @@ StatePtr CreateIndexAt(const StatePtr& state, const std::string& column, IndexTy
   const index::IndexKind kind = KindOf(type);
   const format::StructPath field = IndexableField(s, column, kind);
   const std::string name = name_in.empty() ? field.name + "_idx" : name_in;
-  lance::table::Transaction t;
-  auto* create = t.mutable_create_index();
-  for (const auto& existing : s.indices.indices()) {
-    if (existing.name() != name) continue;
-    if (!replace) ThrowInvalid("dataset '{}' already has an index named '{}' (replace it, or choose another name)",
-                               s.uri, name);
-    *create->add_removed_indices() = existing;
-  }
-  std::set<uint64_t> fragments;
-  for (const auto& f : s.manifest.fragments()) fragments.insert(f.id());
-  table::AttemptFiles attempt(*s.store);
-  *create->add_new_indices() = BuildSegment(state, field, kind, name, fragments, attempt);
-  return CommitSegments(state, std::move(t), attempt);
+  return table::BuildAndCommit(state, {}, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
+    auto* create = t.mutable_create_index();
+    for (const auto& existing : s.indices.indices()) {
+      if (existing.name() != name) continue;
+      if (!replace) ThrowInvalid("dataset '{}' already has an index named '{}' (replace it, or choose another name)",
+                                 s.uri, name);
+      *create->add_removed_indices() = existing;
+    }
+    std::set<uint64_t> fragments;
+    for (const auto& f : s.manifest.fragments()) fragments.insert(f.id());
+    *create->add_new_indices() = BuildSegment(state, field, kind, name, fragments, attempt);
+    return true;
+  });
 }
 
-// Null when every index covers every fragment.
-StatePtr OptimizeIndicesAt(const StatePtr& state) {
+// Adds to `t` a segment of each index over the live fragments none of its segments
+// covers. False when every index covers every fragment.
+bool AddMissingSegments(const StatePtr& state, lance::table::Transaction& t, table::AttemptFiles& attempt) {
   const table::DatasetState& s = *state;
-  lance::table::Transaction t;
-  table::AttemptFiles attempt(*s.store);
   std::set<std::string> done;
   for (const auto& meta : s.indices.indices()) {
     auto kind = index::KindOfTypeUrl(meta.index_details().type_url());
@@ -191,8 +182,14 @@ StatePtr OptimizeIndicesAt(const StatePtr& state) {
     }
     *t.mutable_create_index()->add_new_indices() = BuildSegment(state, *field, *kind, meta.name(), uncovered, attempt);
   }
-  if (!t.has_create_index()) return nullptr;
-  return CommitSegments(state, std::move(t), attempt);
+  return t.has_create_index();
+}
+
+// Null when every index covers every fragment.
+StatePtr OptimizeIndicesAt(const StatePtr& state) {
+  return table::BuildAndCommit(state, {}, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
+    return AddMissingSegments(state, t, attempt);
+  });
 }
 
 }  // namespace

@@ -57,15 +57,11 @@ std::shared_ptr<const ReadSet> WholeTargetRead(const DatasetState& state, const 
   return read;
 }
 
-}  // namespace
-
-DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes,
-                       std::shared_ptr<const ReadSet> read_set) {
-  if (changes.empty()) return dataset;
-  const DatasetState& state = dataset->state();
-  lance::table::Transaction t;
+// Fills `t` with the Update that applies `changes` to `state`, writing its deletion
+// files, overlays and new fragments.
+void BuildMerge(const DatasetState& state, const MergeChanges& changes, lance::table::Transaction& t,
+                AttemptFiles& attempt) {
   auto* update = t.mutable_update();
-  AttemptFiles attempt(*state.store);
   std::set<uint32_t> modified_fields;
   std::set<uint64_t> touched;
   for (const auto& [id, cells] : changes.updates) touched.insert(id);
@@ -137,11 +133,20 @@ DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes,
     }
   }
   for (uint32_t f : modified_fields) update->add_fields_modified(f);
+}
+
+}  // namespace
+
+DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes,
+                       std::shared_ptr<const ReadSet> read_set) {
+  if (changes.empty()) return dataset;
   CommitOptions options;
-  options.read_set = read_set ? std::move(read_set) : WholeTargetRead(state, changes);
-  auto committed = Commit(state.store, state.uri, dataset->state_ptr(), std::move(t), options);
-  attempt.Published();
-  return std::make_shared<Dataset>(std::move(committed));
+  options.read_set = read_set ? std::move(read_set) : WholeTargetRead(dataset->state(), changes);
+  return std::make_shared<Dataset>(
+      BuildAndCommit(dataset->state_ptr(), options, [&](lance::table::Transaction& t, AttemptFiles& attempt) {
+        BuildMerge(dataset->state(), changes, t, attempt);
+        return true;
+      }));
 }
 
 }  // namespace lancelet::table

@@ -118,36 +118,35 @@ DatasetPtr OverlayWriter::Commit(const Options& options, std::shared_ptr<const t
                           "overlays; migrate the dataset by writing a copy with data_storage_version 2.0 or newer "
                           "(lancelet: scan --format arrow, then create --from)",
                           state.uri, f.id());
-  lance::table::Transaction t;
-  table::AttemptFiles attempt(*state.store);
-  for (const auto& [fragment_id, updates] : updates_) {
-    auto* group = t.mutable_data_overlay()->add_groups();
-    group->set_fragment_id(fragment_id);
-    std::vector<table::OverlayColumn> columns;
-    for (const auto& u : updates) columns.push_back({u.field, &u.offsets, u.values});
-    if (options.split_into_dense) {
-      // Group columns by identical offsets: each group is one dense overlay.
-      std::vector<bool> used(columns.size(), false);
-      for (size_t i = 0; i < columns.size(); ++i) {
-        if (used[i]) continue;
-        std::vector<table::OverlayColumn> same;
-        for (size_t j = i; j < columns.size(); ++j)
-          if (!used[j] && *columns[j].offsets == *columns[i].offsets) {
-            same.push_back(columns[j]);
-            used[j] = true;
-          }
-        *group->add_overlays() = table::WriteOverlay(state, same, attempt);
-      }
-    } else {
-      *group->add_overlays() = table::WriteOverlay(state, columns, attempt);
-    }
-  }
   table::CommitOptions commit;
   commit.max_retries = options.max_commit_retries;
   commit.read_set = std::move(read_set);
-  auto committed = table::Commit(state.store, state.uri, dataset_->state_ptr(), std::move(t), commit);
-  attempt.Published();
-  return std::make_shared<Dataset>(std::move(committed));
+  return std::make_shared<Dataset>(table::BuildAndCommit(
+      dataset_->state_ptr(), commit, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
+        for (const auto& [fragment_id, updates] : updates_) {
+          auto* group = t.mutable_data_overlay()->add_groups();
+          group->set_fragment_id(fragment_id);
+          std::vector<table::OverlayColumn> columns;
+          for (const auto& u : updates) columns.push_back({u.field, &u.offsets, u.values});
+          if (!options.split_into_dense) {
+            *group->add_overlays() = table::WriteOverlay(state, columns, attempt);
+            continue;
+          }
+          // Group columns by identical offsets: each group is one dense overlay.
+          std::vector<bool> used(columns.size(), false);
+          for (size_t i = 0; i < columns.size(); ++i) {
+            if (used[i]) continue;
+            std::vector<table::OverlayColumn> same;
+            for (size_t j = i; j < columns.size(); ++j)
+              if (!used[j] && *columns[j].offsets == *columns[i].offsets) {
+                same.push_back(columns[j]);
+                used[j] = true;
+              }
+            *group->add_overlays() = table::WriteOverlay(state, same, attempt);
+          }
+        }
+        return true;
+      }));
 }
 
 DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string& predicate, uint64_t* rows_changed,
