@@ -21,6 +21,7 @@
 #include "table/fragment_reader.h"
 #include "table/fragment_writer.h"
 #include "table/index_section.h"
+#include "table/index_staleness.h"
 #include "table/manifest_store.h"
 #include "table/overlay_file.h"
 
@@ -51,12 +52,11 @@ std::vector<size_t> OverlaidFields(const DatasetState& state, const overlay::Fra
   return out;
 }
 
-// The cells of `field_id` the overlays with committed_version > `after` cover.
-format::RoaringBitmap Coverage(const overlay::FragmentOverlays& overlays, int32_t field_id, uint64_t after = 0) {
+// The cells of `field_id` the overlays cover.
+format::RoaringBitmap Coverage(const overlay::FragmentOverlays& overlays, int32_t field_id) {
   format::RoaringBitmap out;
   for (const auto& o : overlays.overlays())
-    if (o.committed_version > after)
-      if (const auto* c = o.CoverageOf(field_id)) out |= *c;
+    if (const auto* c = o.CoverageOf(field_id)) out |= *c;
   return out;
 }
 
@@ -120,7 +120,7 @@ std::vector<FragmentOptimization> PlanCompaction(const DatasetState& state, cons
       auto bitmap = IndexFragments(index);
       if (bitmap && !bitmap->Contains(uint32_t(f.id()))) continue;
       covering.insert(index.name());
-      for (int32_t id : index.fields()) p.stale_index_rows += Coverage(overlays, id, index.dataset_version()).Cardinality();
+      p.stale_index_rows += IndexStaleness::Of(state.schema, index).RowsOf(overlays).Cardinality();
     }
     // Reading an overlaid column costs its base read plus, per layer, reading, resolving
     // and patching in its cells (measured: 16 strided 1% layers on an int32 column scan

@@ -17,6 +17,7 @@
 #include "table/feature_flags.h"
 #include "table/index_plan.h"
 #include "table/index_section.h"
+#include "table/index_staleness.h"
 #include "table/manifest_store.h"
 #include "table/scan_plan.h"
 
@@ -223,22 +224,11 @@ DatasetPtr Dataset::DropIndex(const std::string& name) const {
 
 namespace {
 
-// Cells of `fragment` in the index's fields that overlays changed after it was built (an
-// overlay on a field, an ancestor or a descendant of it), once per overlay.
+// The rows of `fragment` overlays changed after the index was built.
 uint64_t StaleRows(const table::DatasetState& s, const lance::table::DataFragment& fragment,
                    const lance::table::IndexMetadata& meta) {
-  uint64_t n = 0;
   if (fragment.overlays_size() == 0) return 0;
-  std::vector<format::StructPath> paths;
-  for (int32_t id : meta.fields())
-    if (auto path = s.schema.StructPathOf(id)) paths.push_back(std::move(*path));
-  for (const auto& o : s.OverlaysOf(fragment)->overlays()) {
-    if (o.committed_version <= meta.dataset_version()) continue;
-    n += o.CoverageWhere([&](int32_t id) {
-           return std::any_of(paths.begin(), paths.end(), [&](const auto& p) { return p.AffectedBy(id); });
-         }).Cardinality();
-  }
-  return n;
+  return table::IndexStaleness::Of(s.schema, meta).RowsOf(*s.OverlaysOf(fragment)).Cardinality();
 }
 
 }  // namespace
