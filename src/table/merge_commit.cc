@@ -6,6 +6,7 @@
 #include "format/roaring_bitmap.h"
 #include "format/row_id_sequence.h"
 #include "lancelet/error.h"
+#include "table/cell_checks.h"
 #include "table/commit.h"
 #include "table/deletions.h"
 #include "table/fragment_reader.h"
@@ -19,29 +20,6 @@ namespace {
 const lance::table::DataFragment& FindFragment(const DatasetState& state, uint64_t id) {
   if (const auto* f = state.FindFragment(id)) return *f;
   ThrowInvalid("merge into '{}': fragment {} does not exist in version {}", state.uri, id, state.version());
-}
-
-size_t FieldIndex(const DatasetState& state, const MergeChanges::ColumnCells& cells, uint64_t fragment_id,
-                  const lance::table::DataFragment& fragment) {
-  const auto& fields = state.schema.fields();
-  auto it = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.name == cells.column; });
-  if (it == fields.end()) ThrowInvalid("merge into '{}': no column '{}'", state.uri, cells.column);
-  if (!cells.values || !cells.values->type->Equals(*it->type))
-    ThrowInvalid("merge into '{}' fragment {}: column '{}' has type {}, but the values have type {}", state.uri,
-                 fragment_id, cells.column, it->type->ToString(),
-                 cells.values ? cells.values->type->ToString() : "none");
-  if (int64_t(cells.offsets.size()) != cells.values->length)
-    ThrowInvalid("merge into '{}' fragment {} column '{}': {} offsets but {} values", state.uri, fragment_id,
-                 cells.column, cells.offsets.size(), cells.values->length);
-  for (size_t i = 0; i < cells.offsets.size(); ++i) {
-    if (i > 0 && cells.offsets[i] <= cells.offsets[i - 1])
-      ThrowInvalid("merge into '{}' fragment {} column '{}': offsets are not strictly increasing at position {}",
-                   state.uri, fragment_id, cells.column, i);
-    if (cells.offsets[i] >= fragment.physical_rows())
-      ThrowInvalid("merge into '{}' fragment {} column '{}': offset {} is beyond the fragment's {} rows", state.uri,
-                   fragment_id, cells.column, cells.offsets[i], fragment.physical_rows());
-  }
-  return size_t(it - fields.begin());
 }
 
 // SQL MERGE reads every column of every target row (its ON and WHEN conditions and SET
@@ -89,16 +67,12 @@ void BuildMerge(const DatasetState& state, const MergeChanges& changes, lance::t
     }
     auto cells = changes.updates.find(id);
     if (cells != changes.updates.end() && !cells->second.empty()) {
-      for (const auto& file : fragment.files())
-        if (IsLegacyDataFile(file))
-          ThrowInvalid("merge into '{}': fragment {} uses the legacy Lance file format (0.1/0.2), which cannot "
-                       "take overlays",
-                       state.uri, id);
+      CheckTakesOverlays(state, "merge into", fragment);
       std::vector<OverlayColumn> columns;
       std::set<size_t> seen;
       std::vector<uint32_t> covered;
       for (const auto& c : cells->second) {
-        size_t field = FieldIndex(state, c, id, fragment);
+        const size_t field = CheckCells(state, "merge into", id, fragment, c.column, c.offsets, c.values);
         if (!seen.insert(field).second)
           ThrowInvalid("merge into '{}' fragment {}: column '{}' is set twice", state.uri, id, c.column);
         columns.push_back({field, &c.offsets, c.values});
