@@ -326,6 +326,22 @@ MergedOverlays MergeOverlayRun(const DatasetState& state, const DataFragment& fr
   return out;
 }
 
+FoldCommit::FoldCommit(lance::table::Transaction& t) : update_(t.mutable_update()) {
+  update_->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
+}
+
+void FoldCommit::AddFolded(FoldedFragment folded) {
+  modified_.insert(folded.field_ids.begin(), folded.field_ids.end());
+  *update_->add_updated_fragments() = std::move(folded.fragment);
+}
+
+void FoldCommit::AddMerged(DataFragment fragment) { *update_->add_updated_fragments() = std::move(fragment); }
+
+bool FoldCommit::Finish() {
+  for (int32_t id : modified_) update_->add_fields_modified(uint32_t(id));
+  return update_->updated_fragments_size() > 0;
+}
+
 RewrittenGroup RewriteFragments(const DatasetState& state, const std::vector<const DataFragment*>& fragments,
                                 uint64_t target_rows, AttemptFiles& attempt) {
   const bool stable = (state.manifest.reader_feature_flags() & kFlagStableRowIds) != 0;
@@ -552,32 +568,24 @@ DatasetPtr Dataset::Optimize(const OptimizeOptions& options, OptimizeStats* stat
     auto plan = table::PlanCompaction(*s, overlays_only);
     uint64_t folded = 0, merged = 0, removed = 0, bytes = 0;
     auto next = table::BuildAndCommit(s, {}, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
-      auto* update = t.mutable_update();
-      update->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
-      std::set<int32_t> modified;
+      table::FoldCommit fold(t);
       for (size_t i = 0; i < plan.size(); ++i) {
         const auto& fragment = s->manifest.fragments(int(i));
         if (plan[i].action == CompactionAction::kFoldOverlays) {
           auto f = table::FoldOverlays(*s, fragment, attempt);
-          modified.insert(f.field_ids.begin(), f.field_ids.end());
           removed += f.overlays_removed;
           bytes += f.bytes_written;
           ++folded;
-          *update->add_updated_fragments() = std::move(f.fragment);
+          fold.AddFolded(std::move(f));
         } else if (plan[i].action == CompactionAction::kMergeOverlays) {
           auto m = table::MergeOverlayRun(*s, fragment, {}, attempt);
           removed += m.overlays_removed;
           bytes += m.bytes_written;
           ++merged;
-          *update->add_updated_fragments() = std::move(m.fragment);
+          fold.AddMerged(std::move(m.fragment));
         }
       }
-      // A fold rewrites these columns in place (the reference's REWRITE_COLUMNS): indexes
-      // on them stop covering the folded fragments in this same commit. A merge modifies
-      // no field: every index stays valid, since the merged overlay keeps the newest
-      // committed_version and so still marks its cells stale.
-      for (int32_t id : modified) update->add_fields_modified(uint32_t(id));
-      return update->updated_fragments_size() > 0;
+      return fold.Finish();
     });
     if (next) {
       out.fragments_folded = folded;
@@ -620,18 +628,16 @@ std::shared_ptr<const DatasetState> CommitOverlayMerges(std::shared_ptr<const Da
   return table::UntilCommitted(state, "merge overlays", [&](const std::shared_ptr<const DatasetState>& s)
                             -> std::shared_ptr<const DatasetState> {
     return table::BuildAndCommit(s, {}, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
-      // Modifies no field: the merged overlay keeps the newest committed_version, so every
-      // index still excludes the cells it covers.
-      t.mutable_update()->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
+      table::FoldCommit fold(t);
       for (const auto& [id, versions] : picks) {
         const auto* fragment = s->FindFragment(id);
         if (!fragment && gone_ok) continue;
         if (!fragment)
           ThrowInvalid("merge overlays of '{}': fragment {} does not exist in version {}", s->uri, id, s->version());
         auto merged = table::MergeOverlayRun(*s, *fragment, versions, attempt);
-        if (merged.overlays_removed > 0) *t.mutable_update()->add_updated_fragments() = std::move(merged.fragment);
+        if (merged.overlays_removed > 0) fold.AddMerged(std::move(merged.fragment));
       }
-      return t.update().updated_fragments_size() > 0;
+      return fold.Finish();
     });
   });
 }

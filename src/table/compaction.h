@@ -55,6 +55,25 @@ struct MergedOverlays {
 MergedOverlays MergeOverlayRun(const DatasetState& state, const lance::table::DataFragment& fragment,
                                const std::set<uint64_t>& versions, AttemptFiles& attempt);
 
+// Assembles the Update a fold or a merge of overlays commits, REWRITE_COLUMNS (the
+// reference's column rewrite): the fragments it changed and, as fields_modified, every
+// field id a fold's new base file holds, so indexes on them stop covering the folded
+// fragments in the same commit (CarryIndexes). A merge of overlays modifies no field:
+// the merged overlay keeps the newest committed_version and so still marks its cells
+// stale for every index.
+class FoldCommit {
+ public:
+  explicit FoldCommit(lance::table::Transaction& t);
+  void AddFolded(FoldedFragment folded);
+  void AddMerged(lance::table::DataFragment fragment);
+  // Records the modified fields. False when no fragment was added: nothing to commit.
+  bool Finish();
+
+ private:
+  lance::table::Transaction::Update* update_;
+  std::set<int32_t> modified_;
+};
+
 struct RewrittenGroup {
   lance::table::Transaction::Rewrite::RewriteGroup group;  // new fragments have id 0
   uint64_t bytes_written = 0;
