@@ -10,6 +10,7 @@
 #include "lancelet/error.h"
 #include "table/attempt_files.h"
 #include "table/dataset_state.h"
+#include "table/manifest_builder.h"
 #include "table/read_set.h"
 #include "transaction.pb.h"
 
@@ -50,11 +51,6 @@ struct CommitOptions {
 std::shared_ptr<const DatasetState> Commit(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
                                            std::shared_ptr<const DatasetState> read,
                                            lance::table::Transaction transaction, const CommitOptions& options);
-
-// The manifest of the version after `base` (null: the first version) once `transaction`
-// is applied. Exposed for tests.
-lance::table::Manifest BuildManifest(const lance::table::Manifest* base, const lance::table::Transaction& transaction,
-                                     const CommitOptions& options);
 
 // Runs `step` (read, plan, write, commit) on `state` until it commits without a
 // concurrent change to what it read: after a RetryableConflict `state` becomes the
