@@ -8,7 +8,9 @@
 #include <memory>
 
 #include "lancelet/error.h"
+#include "table/attempt_files.h"
 #include "table/dataset_state.h"
+#include "table/manifest_builder.h"
 #include "table/read_set.h"
 #include "transaction.pb.h"
 
@@ -53,11 +55,6 @@ std::shared_ptr<const DatasetState> Commit(std::shared_ptr<io::ObjectStore> stor
                                            std::shared_ptr<const DatasetState> read,
                                            lance::table::Transaction transaction, const CommitOptions& options);
 
-// The manifest of the version after `base` (null: the first version) once `transaction`
-// is applied. Exposed for tests.
-lance::table::Manifest BuildManifest(const lance::table::Manifest* base, const lance::table::Transaction& transaction,
-                                     const CommitOptions& options);
-
 // Runs `step` (read, plan, write, commit) on `state` until it commits without a
 // concurrent change to what it read: after a RetryableConflict `state` becomes the
 // latest version and the step runs again, BackOffOrGiveUp bounding the attempts. A file
@@ -67,6 +64,14 @@ lance::table::Manifest BuildManifest(const lance::table::Manifest* base, const l
 using CommitStep = std::function<std::shared_ptr<const DatasetState>(const std::shared_ptr<const DatasetState>&)>;
 std::shared_ptr<const DatasetState> UntilCommitted(std::shared_ptr<const DatasetState>& state, const char* operation,
                                                    const CommitStep& step);
+
+// One attempt of a change on `state`: `build` fills the transaction, recording each file
+// it writes in the attempt's AttemptFiles, and the transaction is committed. The files
+// stay only if the commit publishes them. Returns null without committing when `build`
+// returns false (nothing to do). Read-modify-writes run it inside UntilCommitted.
+using BuildStep = std::function<bool(lance::table::Transaction& t, AttemptFiles& attempt)>;
+std::shared_ptr<const DatasetState> BuildAndCommit(const std::shared_ptr<const DatasetState>& state,
+                                                   const CommitOptions& options, const BuildStep& build);
 
 // A fresh random UUID in the 8-4-4-4-12 form.
 std::string NewUuid();

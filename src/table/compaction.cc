@@ -21,6 +21,7 @@
 #include "table/fragment_reader.h"
 #include "table/fragment_writer.h"
 #include "table/index_section.h"
+#include "table/index_staleness.h"
 #include "table/manifest_store.h"
 #include "table/overlay_file.h"
 
@@ -51,12 +52,11 @@ std::vector<size_t> OverlaidFields(const DatasetState& state, const overlay::Fra
   return out;
 }
 
-// The cells of `field_id` the overlays with committed_version > `after` cover.
-format::RoaringBitmap Coverage(const overlay::FragmentOverlays& overlays, int32_t field_id, uint64_t after = 0) {
+// The cells of `field_id` the overlays cover.
+format::RoaringBitmap Coverage(const overlay::FragmentOverlays& overlays, int32_t field_id) {
   format::RoaringBitmap out;
   for (const auto& o : overlays.overlays())
-    if (o.committed_version > after)
-      if (const auto* c = o.CoverageOf(field_id)) out |= *c;
+    if (const auto* c = o.CoverageOf(field_id)) out |= *c;
   return out;
 }
 
@@ -93,21 +93,6 @@ void ReleaseFreedMemory() {
 
 }  // namespace
 
-
-std::shared_ptr<const DatasetState> BuildAndCommit(
-    const std::shared_ptr<const DatasetState>& state, const CommitOptions& options,
-    const std::function<bool(lance::table::Transaction& t, std::vector<std::string>& written)>& build) {
-  std::vector<std::string> written;
-  try {
-    lance::table::Transaction t;
-    if (!build(t, written)) return nullptr;
-    return Commit(state->store, state->uri, state, std::move(t), options);
-  } catch (...) {
-    io::RemoveQuietly(*state->store, written);
-    throw;
-  }
-}
-
 std::vector<FragmentOptimization> PlanCompaction(const DatasetState& state, const OptimizeOptions& options) {
   std::vector<FragmentOptimization> plan;
   std::vector<bool> candidate, must_rewrite;
@@ -135,7 +120,7 @@ std::vector<FragmentOptimization> PlanCompaction(const DatasetState& state, cons
       auto bitmap = IndexFragments(index);
       if (bitmap && !bitmap->Contains(uint32_t(f.id()))) continue;
       covering.insert(index.name());
-      for (int32_t id : index.fields()) p.stale_index_rows += Coverage(overlays, id, index.dataset_version()).Cardinality();
+      p.stale_index_rows += IndexStaleness::Of(state.schema, index).RowsOf(overlays).Cardinality();
     }
     // Reading an overlaid column costs its base read plus, per layer, reading, resolving
     // and patching in its cells (measured: 16 strided 1% layers on an int32 column scan
@@ -202,7 +187,7 @@ std::vector<FragmentOptimization> PlanCompaction(const DatasetState& state, cons
   return plan;
 }
 
-FoldedFragment FoldOverlays(const DatasetState& state, const DataFragment& fragment, std::vector<std::string>& written,
+FoldedFragment FoldOverlays(const DatasetState& state, const DataFragment& fragment, AttemptFiles& attempt,
                             const std::vector<OverlayColumn>& new_values) {
   FragmentReader reader(state, fragment);
   std::vector<size_t> fields = OverlaidFields(state, reader.overlays());
@@ -223,8 +208,8 @@ FoldedFragment FoldOverlays(const DatasetState& state, const DataFragment& fragm
   state.store->CreateDir(dir);
   std::string name = NewDataFileName();
   std::string path = io::JoinPath(dir, name);
+  attempt.Add(path);
   format::LanceFileWriter writer(*state.store, path, schema, format::FileWriterOptions{state.WriteVersion()});
-  written.push_back(path);
   const uint64_t rows = fragment.physical_rows(), step = BatchRows(state, fields);
   for (uint64_t start = 0; start < rows; start += step) {
     uint64_t n = std::min(step, rows - start);
@@ -265,7 +250,7 @@ FoldedFragment FoldOverlays(const DatasetState& state, const DataFragment& fragm
 }
 
 MergedOverlays MergeOverlayRun(const DatasetState& state, const DataFragment& fragment,
-                               const std::set<uint64_t>& versions, std::vector<std::string>& written) {
+                               const std::set<uint64_t>& versions, AttemptFiles& attempt) {
   std::set<uint64_t> present;
   for (const auto& o : fragment.overlays()) present.insert(o.committed_version());
   for (uint64_t v : versions)
@@ -323,7 +308,7 @@ MergedOverlays MergeOverlayRun(const DatasetState& state, const DataFragment& fr
   }
   std::optional<lance::table::DataOverlayFile> merged;
   if (!columns.empty()) {
-    merged = WriteOverlay(state, columns, written);
+    merged = WriteOverlay(state, columns, attempt);
     merged->set_committed_version(hi);
     out.bytes_written = merged->data_file().file_size_bytes();
   }
@@ -341,58 +326,67 @@ MergedOverlays MergeOverlayRun(const DatasetState& state, const DataFragment& fr
   return out;
 }
 
+FoldCommit::FoldCommit(lance::table::Transaction& t) : update_(t.mutable_update()) {
+  update_->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
+}
+
+void FoldCommit::AddFolded(FoldedFragment folded) {
+  modified_.insert(folded.field_ids.begin(), folded.field_ids.end());
+  *update_->add_updated_fragments() = std::move(folded.fragment);
+}
+
+void FoldCommit::AddMerged(DataFragment fragment) { *update_->add_updated_fragments() = std::move(fragment); }
+
+bool FoldCommit::Finish() {
+  for (int32_t id : modified_) update_->add_fields_modified(uint32_t(id));
+  return update_->updated_fragments_size() > 0;
+}
+
 RewrittenGroup RewriteFragments(const DatasetState& state, const std::vector<const DataFragment*>& fragments,
-                                uint64_t target_rows, std::vector<std::string>& written) {
+                                uint64_t target_rows, AttemptFiles& attempt) {
   const bool stable = (state.manifest.reader_feature_flags() & kFlagStableRowIds) != 0;
   std::vector<size_t> fields(state.schema.fields().size());
   for (size_t i = 0; i < fields.size(); ++i) fields[i] = i;
   const uint64_t step = BatchRows(state, fields);
-  FragmentWriter writer(*state.store, state.uri, state.schema, state.WriteVersion(), int64_t(target_rows));
+  FragmentWriter writer(*state.store, attempt, state.uri, state.schema, state.WriteVersion(), int64_t(target_rows));
   RewrittenGroup out;
   std::vector<uint64_t> row_ids, created, updated;
   bool lineage = stable;
-  std::vector<DataFragment> made;
-  try {
-    for (const DataFragment* f : fragments) {
-      *out.group.add_old_fragments() = *f;
-      FragmentReader reader(state, *f);
-      const auto& deleted = reader.deletions();
-      out.deleted_rows += deleted.Cardinality();
-      std::optional<format::RowIdSequence> ids;
-      std::optional<std::vector<uint64_t>> created_at, updated_at;
-      if (stable) {
-        if (!f->has_inline_row_ids())
-          ThrowNotSupported("rewriting fragment {} of '{}': its row ids are stored in an external file", f->id(),
-                            state.uri);
-        ids = format::RowIdSequence::Decode(f->inline_row_ids(), fmt::format("row ids of fragment {}", f->id()));
-        created_at = InlineVersions(*f, false);
-        updated_at = InlineVersions(*f, true);
-        lineage &= created_at.has_value();
-      }
-      for (uint64_t start = 0; start < f->physical_rows(); start += step) {
-        const uint64_t n = std::min(step, f->physical_rows() - start);
-        std::vector<uint64_t> live;
-        for (uint64_t o = start; o < start + n; ++o)
-          if (!deleted.Contains(uint32_t(o))) live.push_back(o);
-        if (live.empty()) continue;
-        // A batch without deleted rows is a range: read it as a scan does.
-        auto columns = live.size() == n ? reader.ReadRange(fields, start, n) : reader.ReadRows(fields, live);
-        writer.Write(RecordBatch(state.arrow_schema, std::move(columns), int64_t(live.size())));
-        ReleaseFreedMemory();
-        if (!stable) continue;
-        for (uint64_t o : live) {
-          row_ids.push_back(ids->Get(o));
-          if (created_at) created.push_back((*created_at)[o]);
-          if (updated_at) updated.push_back((*updated_at)[o]);
-        }
+  for (const DataFragment* f : fragments) {
+    *out.group.add_old_fragments() = *f;
+    FragmentReader reader(state, *f);
+    const auto& deleted = reader.deletions();
+    out.deleted_rows += deleted.Cardinality();
+    std::optional<format::RowIdSequence> ids;
+    std::optional<std::vector<uint64_t>> created_at, updated_at;
+    if (stable) {
+      if (!f->has_inline_row_ids())
+        ThrowNotSupported("rewriting fragment {} of '{}': its row ids are stored in an external file", f->id(),
+                          state.uri);
+      ids = format::RowIdSequence::Decode(f->inline_row_ids(), fmt::format("row ids of fragment {}", f->id()));
+      created_at = InlineVersions(*f, false);
+      updated_at = InlineVersions(*f, true);
+      lineage &= created_at.has_value();
+    }
+    for (uint64_t start = 0; start < f->physical_rows(); start += step) {
+      const uint64_t n = std::min(step, f->physical_rows() - start);
+      std::vector<uint64_t> live;
+      for (uint64_t o = start; o < start + n; ++o)
+        if (!deleted.Contains(uint32_t(o))) live.push_back(o);
+      if (live.empty()) continue;
+      // A batch without deleted rows is a range: read it as a scan does.
+      auto columns = live.size() == n ? reader.ReadRange(fields, start, n) : reader.ReadRows(fields, live);
+      writer.Write(RecordBatch(state.arrow_schema, std::move(columns), int64_t(live.size())));
+      ReleaseFreedMemory();
+      if (!stable) continue;
+      for (uint64_t o : live) {
+        row_ids.push_back(ids->Get(o));
+        if (created_at) created.push_back((*created_at)[o]);
+        if (updated_at) updated.push_back((*updated_at)[o]);
       }
     }
-    made = writer.Finish();
-  } catch (...) {
-    written.insert(written.end(), writer.written_paths().begin(), writer.written_paths().end());
-    throw;
   }
-  written.insert(written.end(), writer.written_paths().begin(), writer.written_paths().end());
+  std::vector<DataFragment> made = writer.Finish();
   uint64_t first = 0;
   for (auto& f : made) {
     out.bytes_written += f.files(0).file_size_bytes();
@@ -547,9 +541,9 @@ DatasetPtr Dataset::Optimize(const OptimizeOptions& options, OptimizeStats* stat
       if (plan[i].action == CompactionAction::kRewriteRows)
         groups[plan[i].rewrite_group].push_back(&s->manifest.fragments(int(i)));
     OptimizeStats step;
-    auto next = table::BuildAndCommit(s, {}, [&](lance::table::Transaction& t, std::vector<std::string>& written) {
+    auto next = table::BuildAndCommit(s, {}, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
       for (const auto& [id, fragments] : groups) {
-        auto g = table::RewriteFragments(*s, fragments, options.target_rows_per_fragment, written);
+        auto g = table::RewriteFragments(*s, fragments, options.target_rows_per_fragment, attempt);
         step.fragments_removed += uint64_t(g.group.old_fragments_size());
         step.fragments_added += uint64_t(g.group.new_fragments_size());
         step.rows_deleted_materialized += g.deleted_rows;
@@ -573,33 +567,25 @@ DatasetPtr Dataset::Optimize(const OptimizeOptions& options, OptimizeStats* stat
   auto compact_overlays = [&](const std::shared_ptr<const DatasetState>& s) -> std::shared_ptr<const DatasetState> {
     auto plan = table::PlanCompaction(*s, overlays_only);
     uint64_t folded = 0, merged = 0, removed = 0, bytes = 0;
-    auto next = table::BuildAndCommit(s, {}, [&](lance::table::Transaction& t, std::vector<std::string>& written) {
-      auto* update = t.mutable_update();
-      update->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
-      std::set<int32_t> modified;
+    auto next = table::BuildAndCommit(s, {}, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
+      table::FoldCommit fold(t);
       for (size_t i = 0; i < plan.size(); ++i) {
         const auto& fragment = s->manifest.fragments(int(i));
         if (plan[i].action == CompactionAction::kFoldOverlays) {
-          auto f = table::FoldOverlays(*s, fragment, written);
-          modified.insert(f.field_ids.begin(), f.field_ids.end());
+          auto f = table::FoldOverlays(*s, fragment, attempt);
           removed += f.overlays_removed;
           bytes += f.bytes_written;
           ++folded;
-          *update->add_updated_fragments() = std::move(f.fragment);
+          fold.AddFolded(std::move(f));
         } else if (plan[i].action == CompactionAction::kMergeOverlays) {
-          auto m = table::MergeOverlayRun(*s, fragment, {}, written);
+          auto m = table::MergeOverlayRun(*s, fragment, {}, attempt);
           removed += m.overlays_removed;
           bytes += m.bytes_written;
           ++merged;
-          *update->add_updated_fragments() = std::move(m.fragment);
+          fold.AddMerged(std::move(m.fragment));
         }
       }
-      // A fold rewrites these columns in place (the reference's REWRITE_COLUMNS): indexes
-      // on them stop covering the folded fragments in this same commit. A merge modifies
-      // no field: every index stays valid, since the merged overlay keeps the newest
-      // committed_version and so still marks its cells stale.
-      for (int32_t id : modified) update->add_fields_modified(uint32_t(id));
-      return update->updated_fragments_size() > 0;
+      return fold.Finish();
     });
     if (next) {
       out.fragments_folded = folded;
@@ -641,19 +627,17 @@ std::shared_ptr<const DatasetState> CommitOverlayMerges(std::shared_ptr<const Da
                                                         bool gone_ok) {
   return table::UntilCommitted(state, "merge overlays", [&](const std::shared_ptr<const DatasetState>& s)
                             -> std::shared_ptr<const DatasetState> {
-    return table::BuildAndCommit(s, {}, [&](lance::table::Transaction& t, std::vector<std::string>& written) {
-      // Modifies no field: the merged overlay keeps the newest committed_version, so every
-      // index still excludes the cells it covers.
-      t.mutable_update()->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
+    return table::BuildAndCommit(s, {}, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
+      table::FoldCommit fold(t);
       for (const auto& [id, versions] : picks) {
         const auto* fragment = s->FindFragment(id);
         if (!fragment && gone_ok) continue;
         if (!fragment)
           ThrowInvalid("merge overlays of '{}': fragment {} does not exist in version {}", s->uri, id, s->version());
-        auto merged = table::MergeOverlayRun(*s, *fragment, versions, written);
-        if (merged.overlays_removed > 0) *t.mutable_update()->add_updated_fragments() = std::move(merged.fragment);
+        auto merged = table::MergeOverlayRun(*s, *fragment, versions, attempt);
+        if (merged.overlays_removed > 0) fold.AddMerged(std::move(merged.fragment));
       }
-      return t.update().updated_fragments_size() > 0;
+      return fold.Finish();
     });
   });
 }

@@ -29,13 +29,6 @@
 
 namespace lancelet::table {
 
-// Fills a transaction with `build`, listing each file it writes in `written`, and
-// commits it on `state`. Returns null without committing when `build` returns false. On
-// any failure, in the build or the commit, the written files are removed.
-std::shared_ptr<const DatasetState> BuildAndCommit(
-    const std::shared_ptr<const DatasetState>& state, const CommitOptions& options,
-    const std::function<bool(lance::table::Transaction& t, std::vector<std::string>& written)>& build);
-
 // Per fragment, what Optimize would do (in manifest order).
 std::vector<FragmentOptimization> PlanCompaction(const DatasetState& state, const OptimizeOptions& options);
 
@@ -49,7 +42,7 @@ struct FoldedFragment {
 // UPDATE's column rewrite) are applied over the result, and their columns are written
 // too.
 FoldedFragment FoldOverlays(const DatasetState& state, const lance::table::DataFragment& fragment,
-                            std::vector<std::string>& written, const std::vector<OverlayColumn>& new_values = {});
+                            AttemptFiles& attempt, const std::vector<OverlayColumn>& new_values = {});
 
 struct MergedOverlays {
   lance::table::DataFragment fragment;  // the picked overlays replaced by one
@@ -60,7 +53,26 @@ struct MergedOverlays {
 // all). Throws InvalidArgument when they are not contiguous in committed_version or a
 // version names no overlay.
 MergedOverlays MergeOverlayRun(const DatasetState& state, const lance::table::DataFragment& fragment,
-                               const std::set<uint64_t>& versions, std::vector<std::string>& written);
+                               const std::set<uint64_t>& versions, AttemptFiles& attempt);
+
+// Assembles the Update a fold or a merge of overlays commits, REWRITE_COLUMNS (the
+// reference's column rewrite): the fragments it changed and, as fields_modified, every
+// field id a fold's new base file holds, so indexes on them stop covering the folded
+// fragments in the same commit (CarryIndexes). A merge of overlays modifies no field:
+// the merged overlay keeps the newest committed_version and so still marks its cells
+// stale for every index.
+class FoldCommit {
+ public:
+  explicit FoldCommit(lance::table::Transaction& t);
+  void AddFolded(FoldedFragment folded);
+  void AddMerged(lance::table::DataFragment fragment);
+  // Records the modified fields. False when no fragment was added: nothing to commit.
+  bool Finish();
+
+ private:
+  lance::table::Transaction::Update* update_;
+  std::set<int32_t> modified_;
+};
 
 struct RewrittenGroup {
   lance::table::Transaction::Rewrite::RewriteGroup group;  // new fragments have id 0
@@ -70,7 +82,7 @@ struct RewrittenGroup {
 // Writes the live rows of `fragments`, in order, into new fragments of at most
 // `target_rows` rows.
 RewrittenGroup RewriteFragments(const DatasetState& state, const std::vector<const lance::table::DataFragment*>& fragments,
-                                uint64_t target_rows, std::vector<std::string>& written);
+                                uint64_t target_rows, AttemptFiles& attempt);
 
 // The overlay-layer bound: table config lance.compaction.max_overlays_per_fragment (the
 // reference's key and default, 10; "none": unbounded). InvalidArgument for other text.

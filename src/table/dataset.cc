@@ -8,6 +8,7 @@
 
 #include "table/deletions.h"
 #include "lancelet/error.h"
+#include "table/attempt_files.h"
 #include "table/commit.h"
 #include "table/compaction.h"
 #include "table/update_modes.h"
@@ -36,36 +37,14 @@ class VectorReader final : public RecordBatchReader {
   size_t next_ = 0;
 };
 
-// Writes all of `data` into new fragments. On any failure the files written so far are
-// removed, so a failed write leaves no trace.
-std::vector<lance::table::DataFragment> WriteFragments(io::ObjectStore& store, const std::string& uri,
-                                                       const format::LanceSchema& schema,
+// Writes all of `data` into new fragments, each file recorded in `attempt`.
+std::vector<lance::table::DataFragment> WriteFragments(io::ObjectStore& store, table::AttemptFiles& attempt,
+                                                       const std::string& uri, const format::LanceSchema& schema,
                                                        format::FileVersion version, RecordBatchReader& data,
-                                                       int64_t max_rows_per_file,
-                                                       std::vector<std::string>* written) {
-  table::FragmentWriter writer(store, uri, schema, version, max_rows_per_file);
-  try {
-    while (auto batch = data.Next()) writer.Write(*batch);
-    auto fragments = writer.Finish();
-    *written = writer.written_paths();
-    return fragments;
-  } catch (...) {
-    io::RemoveQuietly(store, writer.written_paths());
-    throw;
-  }
-}
-
-// After a failed create: removes the dataset directory `uri` (which the create made)
-// if only the empty directories the write made are left in it. Anything else there, e.g.
-// files another process put in meanwhile, keeps it. Errors are ignored: the create's own
-// error is the one to report.
-void RemoveEmptyDatasetDir(io::ObjectStore& store, const std::string& uri) {
-  try {
-    for (const char* sub : {table::kDataDir, table::kVersionsDir, table::kTransactionsDir, table::kDeletionsDir})
-      store.DeleteDirIfEmpty(io::JoinPath(uri, sub));
-    store.DeleteDirIfEmpty(uri);
-  } catch (const Error&) {
-  }
+                                                       int64_t max_rows_per_file) {
+  table::FragmentWriter writer(store, attempt, uri, schema, version, max_rows_per_file);
+  while (auto batch = data.Next()) writer.Write(*batch);
+  return writer.Finish();
 }
 
 }  // namespace
@@ -92,29 +71,30 @@ DatasetPtr Dataset::Write(const std::string& raw_uri, RecordBatchReader& data, c
   std::shared_ptr<const DatasetState> base;
   if (latest) base = table::LoadState(store, session, uri, latest->version);
 
-  // A failed write leaves nothing behind: WriteFragments and Commit remove the files they
-  // wrote, and a dataset directory this call created goes too once it is empty again.
-  const bool creates_root = !store->Exists(uri);
-  std::vector<std::string> written;
-  try {
-    auto fragments = WriteFragments(*store, uri, schema, version, data, options.max_rows_per_file, &written);
-    lance::table::Transaction t;
-    auto* overwrite = t.mutable_overwrite();
-    schema.ToProto(overwrite->mutable_schema());
-    for (const auto& [k, v] : schema.metadata()) (*overwrite->mutable_schema_metadata())[k] = v;
-    for (auto& f : fragments) *overwrite->add_fragments() = std::move(f);
-    table::CommitOptions commit;
-    commit.max_retries = options.max_commit_retries;
-    commit.enable_stable_row_ids = options.enable_stable_row_ids;
-    commit.file_version = version.ToString();
-    commit.create_only = options.mode == WriteMode::kCreate;
-    commit.session = session;
-    return std::make_shared<Dataset>(table::Commit(store, uri, base, std::move(t), commit));
-  } catch (...) {
-    io::RemoveQuietly(*store, written);
-    if (creates_root) RemoveEmptyDatasetDir(*store, uri);
-    throw;
+  // A failed write leaves nothing behind: the files it wrote go, and so do the dataset
+  // directories a create made once they are empty again (anything else there, e.g. files
+  // another process put in meanwhile, keeps them).
+  table::AttemptFiles attempt(*store);
+  if (!store->Exists(uri)) {
+    attempt.AddDirectory(uri);
+    for (const char* sub : {table::kDataDir, table::kVersionsDir, table::kTransactionsDir, table::kDeletionsDir})
+      attempt.AddDirectory(io::JoinPath(uri, sub));
   }
+  auto fragments = WriteFragments(*store, attempt, uri, schema, version, data, options.max_rows_per_file);
+  lance::table::Transaction t;
+  auto* overwrite = t.mutable_overwrite();
+  schema.ToProto(overwrite->mutable_schema());
+  for (const auto& [k, v] : schema.metadata()) (*overwrite->mutable_schema_metadata())[k] = v;
+  for (auto& f : fragments) *overwrite->add_fragments() = std::move(f);
+  table::CommitOptions commit;
+  commit.max_retries = options.max_commit_retries;
+  commit.enable_stable_row_ids = options.enable_stable_row_ids;
+  commit.file_version = version.ToString();
+  commit.create_only = options.mode == WriteMode::kCreate;
+  commit.session = session;
+  auto committed = table::Commit(store, uri, base, std::move(t), commit);
+  attempt.Published();
+  return std::make_shared<Dataset>(std::move(committed));
 }
 
 DatasetPtr Dataset::Write(const std::string& uri, const std::vector<RecordBatchPtr>& batches,
@@ -125,19 +105,15 @@ DatasetPtr Dataset::Write(const std::string& uri, const std::vector<RecordBatchP
 
 DatasetPtr Dataset::Append(RecordBatchReader& data, const WriteOptions& options) const {
   const DatasetState& s = *state_;
-  std::vector<std::string> written;
-  auto fragments =
-      WriteFragments(*s.store, s.uri, s.schema, s.WriteVersion(), data, options.max_rows_per_file, &written);
+  table::AttemptFiles attempt(*s.store);
+  auto fragments = WriteFragments(*s.store, attempt, s.uri, s.schema, s.WriteVersion(), data, options.max_rows_per_file);
   lance::table::Transaction t;
   for (auto& f : fragments) *t.mutable_append()->add_fragments() = std::move(f);
   table::CommitOptions commit;
   commit.max_retries = options.max_commit_retries;
-  try {
-    return std::make_shared<Dataset>(table::Commit(s.store, s.uri, state_, std::move(t), commit));
-  } catch (...) {
-    io::RemoveQuietly(*s.store, written);
-    throw;
-  }
+  auto committed = table::Commit(s.store, s.uri, state_, std::move(t), commit);
+  attempt.Published();
+  return std::make_shared<Dataset>(std::move(committed));
 }
 
 DatasetPtr Dataset::Append(const std::vector<RecordBatchPtr>& batches, const WriteOptions& options) const {
@@ -170,11 +146,11 @@ DatasetPtr Dataset::Delete(const std::string& predicate, uint64_t* rows_changed)
     for (const auto& [fragment, offsets] : matched)
       read_set->changed_rows[fragment] = format::RoaringBitmap::FromValues(offsets);
 
-    lance::table::Transaction t;
-    auto* d = t.mutable_delete_();
-    d->set_predicate(predicate);
-    std::vector<std::string> written;
-    try {
+    table::CommitOptions commit;
+    commit.read_set = std::move(read_set);
+    return table::BuildAndCommit(state, commit, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
+      auto* d = t.mutable_delete_();
+      d->set_predicate(predicate);
       for (const auto& fragment : state->manifest.fragments()) {
         auto it = matched.find(fragment.id());
         if (it == matched.end()) continue;
@@ -188,16 +164,10 @@ DatasetPtr Dataset::Delete(const std::string& predicate, uint64_t* rows_changed)
         auto* updated = d->add_updated_fragments();
         *updated = fragment;
         *updated->mutable_deletion_file() =
-            table::WriteDeletionFile(*state->store, state->uri, fragment.id(), state->version(), deleted);
-        written.push_back(table::DeletionFilePath(state->uri, fragment.id(), updated->deletion_file()));
+            table::WriteDeletionFile(*state->store, attempt, state->uri, fragment.id(), state->version(), deleted);
       }
-      table::CommitOptions commit;
-      commit.read_set = std::move(read_set);
-      return table::Commit(state->store, state->uri, state, std::move(t), commit);
-    } catch (...) {
-      io::RemoveQuietly(*state->store, written);
-      throw;
-    }
+      return true;
+    });
   });
   return committed ? std::make_shared<Dataset>(committed) : shared_from_this();
 }

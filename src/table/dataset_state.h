@@ -105,7 +105,7 @@ struct DatasetState {
     // The segment with those cells added (the segment itself when there are none): one
     // search answers both.
     std::shared_ptr<const index::ScalarIndex> with_values;
-    std::map<uint64_t, uint64_t> changed;                  // fragment id -> changed cells
+    std::map<uint64_t, uint64_t> changed;                  // fragment id -> stale rows
     std::map<uint64_t, format::RoaringBitmap> unreadable;  // fragment id -> cells always re-evaluated
     std::map<uint64_t, format::RoaringBitmap> offsets;     // fragment id -> every changed cell
     uint64_t bytes = 0;                                    // held in memory

@@ -35,8 +35,9 @@ format::RoaringBitmap ReadDeletionFile(const io::ObjectStore& store, const std::
   return vector.offsets();
 }
 
-lance::table::DeletionFile WriteDeletionFile(io::ObjectStore& store, const std::string& uri, uint64_t fragment_id,
-                                             uint64_t read_version, const format::RoaringBitmap& deleted) {
+lance::table::DeletionFile WriteDeletionFile(io::ObjectStore& store, AttemptFiles& attempt, const std::string& uri,
+                                             uint64_t fragment_id, uint64_t read_version,
+                                             const format::RoaringBitmap& deleted) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   format::DeletionVector vector(deleted);
   auto encoded = vector.Write();
@@ -47,7 +48,9 @@ lance::table::DeletionFile WriteDeletionFile(io::ObjectStore& store, const std::
   file.set_id(rng() >> 1);
   file.set_num_deleted_rows(vector.size());
   store.CreateDir(io::JoinPath(uri, kDeletionsDir));
-  store.Put(DeletionFilePath(uri, fragment_id, file), encoded.bytes);
+  const std::string path = DeletionFilePath(uri, fragment_id, file);
+  attempt.Add(path);
+  store.Put(path, encoded.bytes);
   return file;
 }
 

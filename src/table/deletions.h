@@ -6,6 +6,7 @@
 
 #include "format/roaring_bitmap.h"
 #include "io/object_store.h"
+#include "table/attempt_files.h"
 #include "table.pb.h"
 
 namespace lancelet::table {
@@ -20,8 +21,10 @@ std::string DeletionFilePath(const std::string& uri, uint64_t fragment_id, const
 // file and the fragment.
 format::RoaringBitmap ReadDeletionFile(const io::ObjectStore& store, const std::string& path, uint64_t fragment_id,
                                        uint64_t physical_rows, const lance::table::DeletionFile& file);
-// Writes `deleted` as a new deletion file (the kind the reference picks for its size).
-lance::table::DeletionFile WriteDeletionFile(io::ObjectStore& store, const std::string& uri, uint64_t fragment_id,
-                                             uint64_t read_version, const format::RoaringBitmap& deleted);
+// Writes `deleted` as a new deletion file (the kind the reference picks for its size),
+// recorded in `attempt`.
+lance::table::DeletionFile WriteDeletionFile(io::ObjectStore& store, AttemptFiles& attempt, const std::string& uri,
+                                             uint64_t fragment_id, uint64_t read_version,
+                                             const format::RoaringBitmap& deleted);
 
 }  // namespace lancelet::table

@@ -7,6 +7,7 @@
 #include "lancelet/builder.h"
 #include "lancelet/error.h"
 #include "overlay/patch.h"
+#include "table/index_staleness.h"
 
 namespace lancelet::table {
 
@@ -248,12 +249,11 @@ FragmentReader::ChangedValues FragmentReader::ChangedCells(const format::StructP
   ChangedValues out;
   if (fragment_.overlays_size() == 0) return out;
   const auto& list = overlays().overlays();
+  const IndexStaleness staleness(state_.schema, {path.ids.back()}, version);
   for (size_t i = 0; i < list.size(); ++i) {
     const overlay::Overlay& o = list[i];
-    if (o.committed_version <= version) continue;
-    format::RoaringBitmap changed = o.CoverageWhere([&](int32_t id) { return path.AffectedBy(id); });
+    format::RoaringBitmap changed = staleness.CellsOf(o);
     if (changed.IsEmpty()) continue;
-    out.cells += changed.Cardinality();
     // The node's values come from the outermost ancestor-or-self the overlay stores as a
     // column (its own coverage orders them), descending the struct children below it.
     size_t level = 0;

@@ -49,16 +49,15 @@ class FragmentReader {
   // The fragment's overlays (decoded on first use).
   const overlay::FragmentOverlays& overlays() const;
 
-  // For index queries: the cells of the node at `path` that overlays committed after
-  // `version` changed, with the values those overlays hold for it. An overlay changes the
-  // node when it covers the node, an ancestor or a descendant of it. A cell changed by
+  // For index queries: the cells of the node at `path` that are stale for an index built
+  // from `version` (table/index_staleness.h), with the values the overlays that changed
+  // them hold for it. A cell changed by
   // several such overlays is listed once per overlay: the current value is among them.
   // Reads those overlays' value columns only, never the base.
   struct ChangedValues {
     std::vector<ArrayPtr> values;                 // per overlay read: the node's values...
     std::vector<std::vector<uint32_t>> offsets;   // ...at these offsets
     format::RoaringBitmap unreadable;  // changed cells whose new value is in no column lancelet reads
-    uint64_t cells = 0;                // changed cells, counted once per overlay
   };
   ChangedValues ChangedCells(const format::StructPath& path, uint64_t version) const;
 

@@ -49,9 +49,10 @@ RecordBatchPtr ConformBatch(const RecordBatch& batch, const SchemaPtr& schema) {
   return std::make_shared<RecordBatch>(schema, std::move(columns), batch.num_rows());
 }
 
-FragmentWriter::FragmentWriter(io::ObjectStore& store, std::string uri, format::LanceSchema schema,
-                               format::FileVersion version, int64_t max_rows_per_file)
+FragmentWriter::FragmentWriter(io::ObjectStore& store, AttemptFiles& files, std::string uri,
+                               format::LanceSchema schema, format::FileVersion version, int64_t max_rows_per_file)
     : store_(store),
+      files_(files),
       uri_(std::move(uri)),
       schema_(std::move(schema)),
       arrow_schema_(schema_.ToArrow()),
@@ -72,9 +73,9 @@ void FragmentWriter::Write(const RecordBatch& input) {
       std::string dir = io::JoinPath(uri_, kDataDir);
       store_.CreateDir(dir);
       file_name_ = NewDataFileName();
+      files_.Add(io::JoinPath(dir, file_name_));
       file_ = std::make_unique<format::LanceFileWriter>(store_, io::JoinPath(dir, file_name_), schema_,
                                                         format::FileWriterOptions{version_});
-      written_paths_.push_back(io::JoinPath(dir, file_name_));
       rows_in_file_ = 0;
     }
     int64_t take = std::min(batch->num_rows() - done, max_rows_per_file_ - rows_in_file_);

@@ -1,5 +1,6 @@
 // Turns a stream of batches into new fragments: one data file per fragment, a new file
-// every max_rows_per_file rows. Fragment ids are assigned at commit, not here.
+// every max_rows_per_file rows. Fragment ids are assigned at commit, not here. Each file
+// is recorded in the attempt's AttemptFiles before it is written.
 #pragma once
 
 #include <memory>
@@ -9,13 +10,14 @@
 #include "format/lance_schema.h"
 #include "io/object_store.h"
 #include "lancelet/record_batch.h"
+#include "table/attempt_files.h"
 #include "table.pb.h"
 
 namespace lancelet::table {
 
 class FragmentWriter {
  public:
-  FragmentWriter(io::ObjectStore& store, std::string uri, format::LanceSchema schema,
+  FragmentWriter(io::ObjectStore& store, AttemptFiles& files, std::string uri, format::LanceSchema schema,
                  format::FileVersion version, int64_t max_rows_per_file);
   ~FragmentWriter();
 
@@ -23,13 +25,12 @@ class FragmentWriter {
   void Write(const RecordBatch& batch);
   // Finishes the open file. The fragments have id 0 until the commit numbers them.
   std::vector<lance::table::DataFragment> Finish();
-  // Paths of every data file written so far (to clean up after a failed commit).
-  const std::vector<std::string>& written_paths() const { return written_paths_; }
 
  private:
   void CloseFile();
 
   io::ObjectStore& store_;
+  AttemptFiles& files_;
   std::string uri_;
   format::LanceSchema schema_;
   SchemaPtr arrow_schema_;
@@ -39,7 +40,6 @@ class FragmentWriter {
   std::string file_name_;
   int64_t rows_in_file_ = 0;
   std::vector<lance::table::DataFragment> fragments_;
-  std::vector<std::string> written_paths_;
 };
 
 // Reorders/validates a batch against the dataset schema; throws InvalidArgument naming

@@ -59,12 +59,12 @@ std::shared_ptr<const DatasetState::StaleCells> StaleCellsOf(const DatasetState&
       if (fragment.overlays_size() == 0 || !segment.Covers(fragment.id())) continue;
       FragmentReader reader(state, fragment);
       auto changed = reader.ChangedCells(segment.path, segment.meta->dataset_version());
-      if (changed.cells == 0) continue;
-      out->changed[fragment.id()] = changed.cells;
-      format::RoaringBitmap& all = out->offsets[fragment.id()];
-      all |= changed.unreadable;
+      format::RoaringBitmap all = changed.unreadable;
       for (const auto& offsets : changed.offsets) all |= format::RoaringBitmap::FromValues(offsets);
+      if (all.IsEmpty()) continue;
+      out->changed[fragment.id()] = all.Cardinality();
       out->bytes += all.PortableSizeInBytes();
+      out->offsets[fragment.id()] = std::move(all);
       if (!changed.unreadable.IsEmpty()) {
         out->bytes += changed.unreadable.PortableSizeInBytes();
         out->unreadable.emplace(fragment.id(), std::move(changed.unreadable));

@@ -12,6 +12,7 @@
 #include "format/roaring_bitmap.h"
 #include "lancelet/error.h"
 #include "table/feature_flags.h"
+#include "table/index_staleness.h"
 
 namespace lancelet::table {
 
@@ -20,16 +21,6 @@ namespace {
 // Indexes the reference keeps for itself, whatever the schema.
 bool IsSystemIndex(const lance::table::IndexMetadata& index) {
   return index.name() == "__lance_frag_reuse" || index.name() == "__lance_mem_wal";
-}
-
-// Whether a change to field `changed` changes the values `index` holds: it is an indexed
-// field, an ancestor or a descendant of one.
-bool Affects(const format::LanceSchema& schema, const lance::table::IndexMetadata& index, int32_t changed) {
-  return std::any_of(index.fields().begin(), index.fields().end(), [&](int32_t id) {
-    if (id == changed) return true;
-    auto path = schema.StructPathOf(id);
-    return path && path->AffectedBy(changed);
-  });
 }
 
 // Whether a segment covers any fragment of `fragments`; a segment without a bitmap (no
@@ -170,8 +161,9 @@ lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before
       std::set<uint64_t> updated;
       for (const auto& f : u.updated_fragments()) updated.insert(f.id());
       auto pruned = EditCoverage(before, *base, [&](const lance::table::IndexMetadata& index, auto& bitmap) {
+        const auto staleness = IndexStaleness::Of(schema, index);
         bool on_modified = std::any_of(u.fields_modified().begin(), u.fields_modified().end(),
-                                       [&](int32_t id) { return Affects(schema, index, id); });
+                                       [&](int32_t id) { return staleness.Affects(int32_t(id)); });
         return on_modified && RemoveAll(bitmap, updated);
       });
       return RetainRelevant(pruned, next);
@@ -199,9 +191,9 @@ lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before
         out = EditCoverage(out, *base, [&](const lance::table::IndexMetadata& index, auto& bitmap) {
           const bool whole_group = std::all_of(old_ids.begin(), old_ids.end(),
                                                [&](uint64_t id) { return bitmap.Contains(uint32_t(id)); });
-          const bool stale = std::any_of(overlay_versions.begin(), overlay_versions.end(), [&](const auto& fv) {
-            return fv.second > index.dataset_version() && Affects(schema, index, fv.first);
-          });
+          const auto staleness = IndexStaleness::Of(schema, index);
+          const bool stale = std::any_of(overlay_versions.begin(), overlay_versions.end(),
+                                         [&](const auto& fv) { return staleness.Stales(fv.first, fv.second); });
           bool changed = RemoveAll(bitmap, old_ids);
           if (stable && whole_group && !stale && !new_ids.empty()) {
             for (uint64_t id : new_ids) bitmap.Add(uint32_t(id));

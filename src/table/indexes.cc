@@ -12,10 +12,12 @@
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
 #include "index/index_builder.h"
+#include "table/attempt_files.h"
 #include "table/commit.h"
 #include "table/feature_flags.h"
 #include "table/index_plan.h"
 #include "table/index_section.h"
+#include "table/index_staleness.h"
 #include "table/manifest_store.h"
 #include "table/scan_plan.h"
 
@@ -38,24 +40,13 @@ std::shared_ptr<const table::DatasetState> CommitIndexChange(const std::shared_p
   return table::Commit(state->store, state->uri, state, std::move(t), table::CommitOptions{});
 }
 
-// Removes a segment's files and directory (and _indices/ when `indices_dir_too` and it is
-// then empty), ignoring errors: the caller's own error is the one to report.
-void RemoveSegment(const table::DatasetState& s, const lance::table::IndexMetadata& meta, bool indices_dir_too) {
-  const std::string indices_dir = io::JoinPath(s.uri, table::kIndicesDir);
-  const std::string dir = io::JoinPath(indices_dir, table::UuidText(meta.uuid().uuid()));
-  std::vector<std::string> files;
-  for (const auto& name : s.store->List(dir)) files.push_back(io::JoinPath(dir, name));
-  io::RemoveQuietly(*s.store, files);
-  s.store->DeleteDirIfEmpty(dir);
-  if (indices_dir_too) s.store->DeleteDirIfEmpty(indices_dir);
-}
-
 // Writes one segment of index `name` on `field` over the live rows of `fragments` (every
-// row's current value, with its address or stable row id) and returns its metadata; on
-// failure removes its files and any directory it made.
+// row's current value, with its address or stable row id) and returns its metadata. The
+// segment's directory, and _indices/ when this makes it, are recorded in `attempt`.
 lance::table::IndexMetadata BuildSegment(const std::shared_ptr<const table::DatasetState>& state,
                                          const format::StructPath& path, index::IndexKind kind,
-                                         const std::string& name, const std::set<uint64_t>& fragments) {
+                                         const std::string& name, const std::set<uint64_t>& fragments,
+                                         table::AttemptFiles& attempt) {
   const table::DatasetState& s = *state;
   const format::LanceField& field = *path.field;
   const bool row_ids = s.manifest.reader_feature_flags() & table::kFlagStableRowIds;
@@ -78,40 +69,25 @@ lance::table::IndexMetadata BuildSegment(const std::shared_ptr<const table::Data
                                    .count()));
   const std::string indices_dir = io::JoinPath(s.uri, table::kIndicesDir);
   const std::string dir = io::JoinPath(indices_dir, uuid);
-  const bool had_indices_dir = s.store->Exists(indices_dir);
-  try {
-    s.store->CreateDir(indices_dir);
-    s.store->CreateDir(dir);
-    // Streamed: the builder spills sorted runs past its memory budget.
-    index::IndexBuilder builder(*s.store, dir, kind, s.WriteVersion(), field.type);
-    plan.ForEachBatch([&](const table::FragmentBatch& b) {
-      auto out = plan.Project(*b.batch);
-      ArrayPtr values = out->column(0);
-      for (int child : path.children) values = StructChild(*values, child);
-      builder.Add(values, std::span(out->column(1)->values<uint64_t>(), size_t(out->num_rows())));
-      return true;
-    });
-    for (const auto& file : builder.Finish()) {
-      auto* f = meta.add_files();
-      f->set_path(file.name);
-      f->set_size_bytes(file.size);
-    }
-    return meta;
-  } catch (...) {
-    RemoveSegment(s, meta, !had_indices_dir);
-    throw;
+  if (!s.store->Exists(indices_dir)) attempt.AddDirectory(indices_dir);
+  s.store->CreateDir(indices_dir);
+  attempt.AddOwnDirectory(dir);
+  s.store->CreateDir(dir);
+  // Streamed: the builder spills sorted runs past its memory budget.
+  index::IndexBuilder builder(*s.store, dir, kind, s.WriteVersion(), field.type);
+  plan.ForEachBatch([&](const table::FragmentBatch& b) {
+    auto out = plan.Project(*b.batch);
+    ArrayPtr values = out->column(0);
+    for (int child : path.children) values = StructChild(*values, child);
+    builder.Add(values, std::span(out->column(1)->values<uint64_t>(), size_t(out->num_rows())));
+    return true;
+  });
+  for (const auto& file : builder.Finish()) {
+    auto* f = meta.add_files();
+    f->set_path(file.name);
+    f->set_size_bytes(file.size);
   }
-}
-
-// Commits `t`; if it fails, the segments it would have added are removed.
-DatasetPtr CommitSegments(const std::shared_ptr<const table::DatasetState>& state, lance::table::Transaction t,
-                          bool made_indices_dir) {
-  try {
-    return std::make_shared<Dataset>(CommitIndexChange(state, t));
-  } catch (...) {
-    for (const auto& meta : t.create_index().new_indices()) RemoveSegment(*state, meta, made_indices_dir);
-    throw;
-  }
+  return meta;
 }
 
 // The field `column` names: a top-level column, or a struct field as "a.b".
@@ -157,26 +133,25 @@ StatePtr CreateIndexAt(const StatePtr& state, const std::string& column, IndexTy
   const index::IndexKind kind = KindOf(type);
   const format::StructPath field = IndexableField(s, column, kind);
   const std::string name = name_in.empty() ? field.name + "_idx" : name_in;
-  lance::table::Transaction t;
-  auto* create = t.mutable_create_index();
-  for (const auto& existing : s.indices.indices()) {
-    if (existing.name() != name) continue;
-    if (!replace) ThrowInvalid("dataset '{}' already has an index named '{}' (replace it, or choose another name)",
-                               s.uri, name);
-    *create->add_removed_indices() = existing;
-  }
-  std::set<uint64_t> fragments;
-  for (const auto& f : s.manifest.fragments()) fragments.insert(f.id());
-  const bool made_indices_dir = !s.store->Exists(io::JoinPath(s.uri, table::kIndicesDir));
-  *create->add_new_indices() = BuildSegment(state, field, kind, name, fragments);
-  return CommitSegments(state, std::move(t), made_indices_dir)->state_ptr();
+  return table::BuildAndCommit(state, {}, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
+    auto* create = t.mutable_create_index();
+    for (const auto& existing : s.indices.indices()) {
+      if (existing.name() != name) continue;
+      if (!replace) ThrowInvalid("dataset '{}' already has an index named '{}' (replace it, or choose another name)",
+                                 s.uri, name);
+      *create->add_removed_indices() = existing;
+    }
+    std::set<uint64_t> fragments;
+    for (const auto& f : s.manifest.fragments()) fragments.insert(f.id());
+    *create->add_new_indices() = BuildSegment(state, field, kind, name, fragments, attempt);
+    return true;
+  });
 }
 
-// Null when every index covers every fragment.
-StatePtr OptimizeIndicesAt(const StatePtr& state) {
+// Adds to `t` a segment of each index over the live fragments none of its segments
+// covers. False when every index covers every fragment.
+bool AddMissingSegments(const StatePtr& state, lance::table::Transaction& t, table::AttemptFiles& attempt) {
   const table::DatasetState& s = *state;
-  lance::table::Transaction t;
-  const bool made_indices_dir = !s.store->Exists(io::JoinPath(s.uri, table::kIndicesDir));
   std::set<std::string> done;
   for (const auto& meta : s.indices.indices()) {
     auto kind = index::KindOfTypeUrl(meta.index_details().type_url());
@@ -206,15 +181,16 @@ StatePtr OptimizeIndicesAt(const StatePtr& state) {
                                   [&](const auto& f) { return covered->Contains(uint32_t(f.id())); }))
         *t.mutable_create_index()->add_removed_indices() = segment;
     }
-    try {
-      *t.mutable_create_index()->add_new_indices() = BuildSegment(state, *field, *kind, meta.name(), uncovered);
-    } catch (...) {
-      for (const auto& built : t.create_index().new_indices()) RemoveSegment(s, built, made_indices_dir);
-      throw;
-    }
+    *t.mutable_create_index()->add_new_indices() = BuildSegment(state, *field, *kind, meta.name(), uncovered, attempt);
   }
-  if (!t.has_create_index()) return nullptr;
-  return CommitSegments(state, std::move(t), made_indices_dir)->state_ptr();
+  return t.has_create_index();
+}
+
+// Null when every index covers every fragment.
+StatePtr OptimizeIndicesAt(const StatePtr& state) {
+  return table::BuildAndCommit(state, {}, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
+    return AddMissingSegments(state, t, attempt);
+  });
 }
 
 }  // namespace
@@ -248,22 +224,11 @@ DatasetPtr Dataset::DropIndex(const std::string& name) const {
 
 namespace {
 
-// Cells of `fragment` in the index's fields that overlays changed after it was built (an
-// overlay on a field, an ancestor or a descendant of it), once per overlay.
+// The rows of `fragment` overlays changed after the index was built.
 uint64_t StaleRows(const table::DatasetState& s, const lance::table::DataFragment& fragment,
                    const lance::table::IndexMetadata& meta) {
-  uint64_t n = 0;
   if (fragment.overlays_size() == 0) return 0;
-  std::vector<format::StructPath> paths;
-  for (int32_t id : meta.fields())
-    if (auto path = s.schema.StructPathOf(id)) paths.push_back(std::move(*path));
-  for (const auto& o : s.OverlaysOf(fragment)->overlays()) {
-    if (o.committed_version <= meta.dataset_version()) continue;
-    n += o.CoverageWhere([&](int32_t id) {
-           return std::any_of(paths.begin(), paths.end(), [&](const auto& p) { return p.AffectedBy(id); });
-         }).Cardinality();
-  }
-  return n;
+  return table::IndexStaleness::Of(s.schema, meta).RowsOf(*s.OverlaysOf(fragment)).Cardinality();
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "format/roaring_bitmap.h"
 #include "format/row_id_sequence.h"
 #include "lancelet/error.h"
+#include "table/cell_checks.h"
 #include "table/commit.h"
 #include "table/deletions.h"
 #include "table/fragment_reader.h"
@@ -21,29 +22,6 @@ const lance::table::DataFragment& FindFragment(const DatasetState& state, uint64
   ThrowInvalid("merge into '{}': fragment {} does not exist in version {}", state.uri, id, state.version());
 }
 
-size_t FieldIndex(const DatasetState& state, const MergeChanges::ColumnCells& cells, uint64_t fragment_id,
-                  const lance::table::DataFragment& fragment) {
-  const auto& fields = state.schema.fields();
-  auto it = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.name == cells.column; });
-  if (it == fields.end()) ThrowInvalid("merge into '{}': no column '{}'", state.uri, cells.column);
-  if (!cells.values || !cells.values->type->Equals(*it->type))
-    ThrowInvalid("merge into '{}' fragment {}: column '{}' has type {}, but the values have type {}", state.uri,
-                 fragment_id, cells.column, it->type->ToString(),
-                 cells.values ? cells.values->type->ToString() : "none");
-  if (int64_t(cells.offsets.size()) != cells.values->length)
-    ThrowInvalid("merge into '{}' fragment {} column '{}': {} offsets but {} values", state.uri, fragment_id,
-                 cells.column, cells.offsets.size(), cells.values->length);
-  for (size_t i = 0; i < cells.offsets.size(); ++i) {
-    if (i > 0 && cells.offsets[i] <= cells.offsets[i - 1])
-      ThrowInvalid("merge into '{}' fragment {} column '{}': offsets are not strictly increasing at position {}",
-                   state.uri, fragment_id, cells.column, i);
-    if (cells.offsets[i] >= fragment.physical_rows())
-      ThrowInvalid("merge into '{}' fragment {} column '{}': offset {} is beyond the fragment's {} rows", state.uri,
-                   fragment_id, cells.column, cells.offsets[i], fragment.physical_rows());
-  }
-  return size_t(it - fields.begin());
-}
-
 // SQL MERGE reads every column of every target row (its ON and WHEN conditions and SET
 // expressions may name any), and changes the rows it updates or deletes.
 std::shared_ptr<const ReadSet> WholeTargetRead(const DatasetState& state, const MergeChanges& changes) {
@@ -57,100 +35,92 @@ std::shared_ptr<const ReadSet> WholeTargetRead(const DatasetState& state, const 
   return read;
 }
 
+// Fills `t` with the Update that applies `changes` to `state`, writing its deletion
+// files, overlays and new fragments.
+void BuildMerge(const DatasetState& state, const MergeChanges& changes, lance::table::Transaction& t,
+                AttemptFiles& attempt) {
+  auto* update = t.mutable_update();
+  std::set<uint32_t> modified_fields;
+  std::set<uint64_t> touched;
+  for (const auto& [id, cells] : changes.updates) touched.insert(id);
+  for (const auto& [id, offsets] : changes.deletes) touched.insert(id);
+  for (uint64_t id : touched) {
+    const auto& fragment = FindFragment(state, id);
+    lance::table::DataFragment next = fragment;
+    auto deletes = changes.deletes.find(id);
+    if (deletes != changes.deletes.end()) {
+      FragmentReader reader(state, fragment);
+      format::RoaringBitmap deleted = reader.deletions();
+      for (uint32_t o : deletes->second) {
+        if (o >= fragment.physical_rows())
+          ThrowInvalid("merge into '{}': delete of offset {} beyond fragment {}'s {} rows", state.uri, o, id,
+                       fragment.physical_rows());
+      }
+      deleted.AddMany(deletes->second);
+      if (deleted.Cardinality() == fragment.physical_rows()) {
+        // Every row is gone: the fragment leaves the manifest, overlays and all.
+        update->add_removed_fragment_ids(id);
+        continue;
+      }
+      *next.mutable_deletion_file() =
+          WriteDeletionFile(*state.store, attempt, state.uri, id, state.version(), deleted);
+    }
+    auto cells = changes.updates.find(id);
+    if (cells != changes.updates.end() && !cells->second.empty()) {
+      CheckTakesOverlays(state, "merge into", fragment);
+      std::vector<OverlayColumn> columns;
+      std::set<size_t> seen;
+      std::vector<uint32_t> covered;
+      for (const auto& c : cells->second) {
+        const size_t field = CheckCells(state, "merge into", id, fragment, c.column, c.offsets, c.values);
+        if (!seen.insert(field).second)
+          ThrowInvalid("merge into '{}' fragment {}: column '{}' is set twice", state.uri, id, c.column);
+        columns.push_back({field, &c.offsets, c.values});
+        state.schema.fields()[field].ForEach([&](const format::LanceField& f) { modified_fields.insert(f.id); });
+        covered.insert(covered.end(), c.offsets.begin(), c.offsets.end());
+      }
+      // One overlay per fragment: sparse when the columns cover different offsets.
+      *next.add_overlays() = WriteOverlay(state, columns, attempt);  // committed_version 0: stamped at commit
+      std::sort(covered.begin(), covered.end());
+      covered.erase(std::unique(covered.begin(), covered.end()), covered.end());
+      (*update->mutable_updated_fragment_offset_bitmaps())[id] =
+          format::RoaringBitmap::FromValues(covered).SerializePortable();
+    }
+    *update->add_updated_fragments() = std::move(next);
+  }
+  if (!changes.inserts.empty()) {
+    FragmentWriter writer(*state.store, attempt, state.uri, state.schema, state.WriteVersion(), 1024 * 1024);
+    for (const auto& batch : changes.inserts)
+      if (batch->num_rows() > 0) writer.Write(*batch);
+    uint64_t first = 0;
+    for (auto& f : writer.Finish()) {
+      if (!changes.insert_row_ids.empty()) {
+        const uint64_t n = f.physical_rows();
+        if (first + n > changes.insert_row_ids.size())
+          ThrowInvalid("merge into '{}': {} row ids for more inserted rows", state.uri, changes.insert_row_ids.size());
+        f.set_inline_row_ids(format::RowIdSequence::FromValues({changes.insert_row_ids.begin() + long(first),
+                                                                changes.insert_row_ids.begin() + long(first + n)})
+                                 .Encode());
+        first += n;
+      }
+      *update->add_new_fragments() = std::move(f);
+    }
+  }
+  for (uint32_t f : modified_fields) update->add_fields_modified(f);
+}
+
 }  // namespace
 
 DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes,
                        std::shared_ptr<const ReadSet> read_set) {
   if (changes.empty()) return dataset;
-  const DatasetState& state = dataset->state();
-  lance::table::Transaction t;
-  auto* update = t.mutable_update();
-  std::vector<std::string> written;
-  std::set<uint32_t> modified_fields;
-  try {
-    std::set<uint64_t> touched;
-    for (const auto& [id, cells] : changes.updates) touched.insert(id);
-    for (const auto& [id, offsets] : changes.deletes) touched.insert(id);
-    for (uint64_t id : touched) {
-      const auto& fragment = FindFragment(state, id);
-      lance::table::DataFragment next = fragment;
-      auto deletes = changes.deletes.find(id);
-      if (deletes != changes.deletes.end()) {
-        FragmentReader reader(state, fragment);
-        format::RoaringBitmap deleted = reader.deletions();
-        for (uint32_t o : deletes->second) {
-          if (o >= fragment.physical_rows())
-            ThrowInvalid("merge into '{}': delete of offset {} beyond fragment {}'s {} rows", state.uri, o, id,
-                         fragment.physical_rows());
-        }
-        deleted.AddMany(deletes->second);
-        if (deleted.Cardinality() == fragment.physical_rows()) {
-          // Every row is gone: the fragment leaves the manifest, overlays and all.
-          update->add_removed_fragment_ids(id);
-          continue;
-        }
-        *next.mutable_deletion_file() = WriteDeletionFile(*state.store, state.uri, id, state.version(), deleted);
-        written.push_back(DeletionFilePath(state.uri, id, next.deletion_file()));
-      }
-      auto cells = changes.updates.find(id);
-      if (cells != changes.updates.end() && !cells->second.empty()) {
-        for (const auto& file : fragment.files())
-          if (IsLegacyDataFile(file))
-            ThrowInvalid("merge into '{}': fragment {} uses the legacy Lance file format (0.1/0.2), which cannot "
-                         "take overlays",
-                         state.uri, id);
-        std::vector<OverlayColumn> columns;
-        std::set<size_t> seen;
-        std::vector<uint32_t> covered;
-        for (const auto& c : cells->second) {
-          size_t field = FieldIndex(state, c, id, fragment);
-          if (!seen.insert(field).second)
-            ThrowInvalid("merge into '{}' fragment {}: column '{}' is set twice", state.uri, id, c.column);
-          columns.push_back({field, &c.offsets, c.values});
-          state.schema.fields()[field].ForEach([&](const format::LanceField& f) { modified_fields.insert(f.id); });
-          covered.insert(covered.end(), c.offsets.begin(), c.offsets.end());
-        }
-        // One overlay per fragment: sparse when the columns cover different offsets.
-        *next.add_overlays() = WriteOverlay(state, columns, written);  // committed_version 0: stamped at commit
-        std::sort(covered.begin(), covered.end());
-        covered.erase(std::unique(covered.begin(), covered.end()), covered.end());
-        (*update->mutable_updated_fragment_offset_bitmaps())[id] =
-            format::RoaringBitmap::FromValues(covered).SerializePortable();
-      }
-      *update->add_updated_fragments() = std::move(next);
-    }
-    if (!changes.inserts.empty()) {
-      FragmentWriter writer(*state.store, state.uri, state.schema, state.WriteVersion(), 1024 * 1024);
-      try {
-        for (const auto& batch : changes.inserts)
-          if (batch->num_rows() > 0) writer.Write(*batch);
-        uint64_t first = 0;
-        for (auto& f : writer.Finish()) {
-          if (!changes.insert_row_ids.empty()) {
-            const uint64_t n = f.physical_rows();
-            if (first + n > changes.insert_row_ids.size())
-              ThrowInvalid("merge into '{}': {} row ids for more inserted rows", state.uri, changes.insert_row_ids.size());
-            f.set_inline_row_ids(format::RowIdSequence::FromValues({changes.insert_row_ids.begin() + long(first),
-                                                                    changes.insert_row_ids.begin() + long(first + n)})
-                                     .Encode());
-            first += n;
-          }
-          *update->add_new_fragments() = std::move(f);
-        }
-      } catch (...) {
-        written.insert(written.end(), writer.written_paths().begin(), writer.written_paths().end());
-        throw;
-      }
-      written.insert(written.end(), writer.written_paths().begin(), writer.written_paths().end());
-    }
-    for (uint32_t f : modified_fields) update->add_fields_modified(f);
-    CommitOptions options;
-    options.read_set = read_set ? std::move(read_set) : WholeTargetRead(state, changes);
-    return std::make_shared<Dataset>(Commit(state.store, state.uri, dataset->state_ptr(), std::move(t), options));
-  } catch (...) {
-    io::RemoveQuietly(*state.store, written);
-    throw;
-  }
+  CommitOptions options;
+  options.read_set = read_set ? std::move(read_set) : WholeTargetRead(dataset->state(), changes);
+  return std::make_shared<Dataset>(
+      BuildAndCommit(dataset->state_ptr(), options, [&](lance::table::Transaction& t, AttemptFiles& attempt) {
+        BuildMerge(dataset->state(), changes, t, attempt);
+        return true;
+      }));
 }
 
 }  // namespace lancelet::table

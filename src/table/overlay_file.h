@@ -7,6 +7,7 @@
 
 #include "lancelet/array.h"
 #include "table.pb.h"
+#include "table/attempt_files.h"
 #include "table/dataset_state.h"
 
 namespace lancelet::table {
@@ -20,8 +21,8 @@ struct OverlayColumn {
 // Writes `columns` (possibly of different lengths) into a new file under data/ and
 // returns its DataOverlayFile: dense (one shared bitmap) when every column covers the
 // same offsets, else sparse (one bitmap per entry of data_file.fields). committed_version
-// is left 0 for the commit to stamp. Appends the file's path to `written`.
+// is left 0 for the commit to stamp. The file is recorded in `attempt`.
 lance::table::DataOverlayFile WriteOverlay(const DatasetState& state, const std::vector<OverlayColumn>& columns,
-                                           std::vector<std::string>& written);
+                                           AttemptFiles& attempt);
 
 }  // namespace lancelet::table

@@ -10,6 +10,7 @@
 #include "format/roaring_bitmap.h"
 #include "lancelet/error.h"
 #include "lancelet/expr.h"
+#include "table/cell_checks.h"
 #include "table/commit.h"
 #include "table/compaction.h"
 #include "table/update_modes.h"
@@ -35,31 +36,8 @@ OverlayWriter& OverlayWriter::Set(uint64_t fragment_id, const std::string& colum
   const auto* fragment = state.FindFragment(fragment_id);
   if (!fragment) ThrowInvalid("overlay on '{}': fragment {} does not exist in version {}", state.uri, fragment_id,
                               state.version());
-  const auto& fields = state.schema.fields();
-  auto it = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.name == column; });
-  if (it == fields.end())
-    ThrowInvalid("overlay on '{}': no column '{}' (columns: {})", state.uri, column, state.arrow_schema->ToString());
-  if (it->IsBlob())
-    ThrowInvalid("overlay on '{}': column '{}' is a blob column, whose values live outside the data file; "
-                 "blob columns cannot take overlays",
-                 state.uri, column);
-  if (!values || !values->type->Equals(*it->type))
-    ThrowInvalid("overlay on '{}' fragment {}: column '{}' has type {}, but the values have type {}", state.uri,
-                 fragment_id, column, it->type->ToString(), values ? values->type->ToString() : "none");
-  if (int64_t(offsets.size()) != values->length)
-    ThrowInvalid("overlay on '{}' fragment {} column '{}': {} offsets but {} values", state.uri, fragment_id, column,
-                 offsets.size(), values->length);
-  for (size_t i = 0; i < offsets.size(); ++i) {
-    if (i > 0 && offsets[i] <= offsets[i - 1])
-      ThrowInvalid("overlay on '{}' fragment {} column '{}': offsets must be strictly increasing, but offset {} "
-                   "follows {} at position {}",
-                   state.uri, fragment_id, column, offsets[i], offsets[i - 1], i);
-    if (offsets[i] >= fragment->physical_rows())
-      ThrowInvalid("overlay on '{}' fragment {} column '{}': offset {} is at or beyond the fragment's {} physical rows",
-                   state.uri, fragment_id, column, offsets[i], fragment->physical_rows());
-  }
+  const size_t field = table::CheckCells(state, "overlay on", fragment_id, *fragment, column, offsets, values);
   auto& updates = updates_[fragment_id];
-  size_t field = size_t(it - fields.begin());
   for (const auto& u : updates)
     if (u.field == field)
       ThrowInvalid("overlay on '{}' fragment {}: column '{}' is set twice", state.uri, fragment_id, column);
@@ -70,7 +48,7 @@ OverlayWriter& OverlayWriter::Set(uint64_t fragment_id, const std::string& colum
 namespace table {
 
 lance::table::DataOverlayFile WriteOverlay(const DatasetState& state, const std::vector<OverlayColumn>& columns,
-                                           std::vector<std::string>& written) {
+                                           AttemptFiles& attempt) {
   std::vector<format::LanceField> fields;
   for (const auto& c : columns) fields.push_back(state.schema.fields()[c.field]);
   format::LanceSchema schema(fields, {});
@@ -78,8 +56,8 @@ lance::table::DataOverlayFile WriteOverlay(const DatasetState& state, const std:
   state.store->CreateDir(dir);
   std::string name = "overlay-" + NewDataFileName();
   std::string path = io::JoinPath(dir, name);
+  attempt.Add(path);
   format::LanceFileWriter writer(*state.store, path, schema, format::FileWriterOptions{state.WriteVersion()});
-  written.push_back(path);
   for (size_t i = 0; i < columns.size(); ++i) writer.WriteField(i, *columns[i].values);
   uint64_t size = writer.Finish();
 
@@ -111,46 +89,36 @@ DatasetPtr OverlayWriter::Commit(const Options& options) const { return Commit(o
 DatasetPtr OverlayWriter::Commit(const Options& options, std::shared_ptr<const table::ReadSet> read_set) const {
   const auto& state = dataset_->state();
   if (updates_.empty()) return dataset_;
-  for (const auto& f : state.manifest.fragments())
-    for (const auto& file : f.files())
-      if (table::IsLegacyDataFile(file))
-        ThrowNotSupported("overlay on '{}': fragment {} uses the legacy Lance file format (0.1/0.2), which takes no "
-                          "overlays; migrate the dataset by writing a copy with data_storage_version 2.0 or newer "
-                          "(lancelet: scan --format arrow, then create --from)",
-                          state.uri, f.id());
-  lance::table::Transaction t;
-  std::vector<std::string> written;
-  try {
-    for (const auto& [fragment_id, updates] : updates_) {
-      auto* group = t.mutable_data_overlay()->add_groups();
-      group->set_fragment_id(fragment_id);
-      std::vector<table::OverlayColumn> columns;
-      for (const auto& u : updates) columns.push_back({u.field, &u.offsets, u.values});
-      if (options.split_into_dense) {
-        // Group columns by identical offsets: each group is one dense overlay.
-        std::vector<bool> used(columns.size(), false);
-        for (size_t i = 0; i < columns.size(); ++i) {
-          if (used[i]) continue;
-          std::vector<table::OverlayColumn> same;
-          for (size_t j = i; j < columns.size(); ++j)
-            if (!used[j] && *columns[j].offsets == *columns[i].offsets) {
-              same.push_back(columns[j]);
-              used[j] = true;
-            }
-          *group->add_overlays() = table::WriteOverlay(state, same, written);
+  for (const auto& f : state.manifest.fragments()) table::CheckTakesOverlays(state, "overlay on", f);
+  table::CommitOptions commit;
+  commit.max_retries = options.max_commit_retries;
+  commit.read_set = std::move(read_set);
+  return std::make_shared<Dataset>(table::BuildAndCommit(
+      dataset_->state_ptr(), commit, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
+        for (const auto& [fragment_id, updates] : updates_) {
+          auto* group = t.mutable_data_overlay()->add_groups();
+          group->set_fragment_id(fragment_id);
+          std::vector<table::OverlayColumn> columns;
+          for (const auto& u : updates) columns.push_back({u.field, &u.offsets, u.values});
+          if (!options.split_into_dense) {
+            *group->add_overlays() = table::WriteOverlay(state, columns, attempt);
+            continue;
+          }
+          // Group columns by identical offsets: each group is one dense overlay.
+          std::vector<bool> used(columns.size(), false);
+          for (size_t i = 0; i < columns.size(); ++i) {
+            if (used[i]) continue;
+            std::vector<table::OverlayColumn> same;
+            for (size_t j = i; j < columns.size(); ++j)
+              if (!used[j] && *columns[j].offsets == *columns[i].offsets) {
+                same.push_back(columns[j]);
+                used[j] = true;
+              }
+            *group->add_overlays() = table::WriteOverlay(state, same, attempt);
+          }
         }
-      } else {
-        *group->add_overlays() = table::WriteOverlay(state, columns, written);
-      }
-    }
-    table::CommitOptions commit;
-    commit.max_retries = options.max_commit_retries;
-    commit.read_set = std::move(read_set);
-    return std::make_shared<Dataset>(table::Commit(state.store, state.uri, dataset_->state_ptr(), std::move(t), commit));
-  } catch (...) {
-    io::RemoveQuietly(*state.store, written);
-    throw;
-  }
+        return true;
+      }));
 }
 
 DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string& predicate, uint64_t* rows_changed,

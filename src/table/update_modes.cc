@@ -113,18 +113,14 @@ DatasetPtr CommitColumnRewrite(const DatasetPtr& dataset, const MergeChanges& ch
   CommitOptions options;
   options.read_set = std::move(read_set);
   return std::make_shared<Dataset>(BuildAndCommit(
-      dataset->state_ptr(), options, [&](lance::table::Transaction& t, std::vector<std::string>& written) {
-        auto* update = t.mutable_update();
-        update->set_update_mode(lance::table::Transaction::REWRITE_COLUMNS);
-        std::set<int32_t> modified;
+      dataset->state_ptr(), options, [&](lance::table::Transaction& t, AttemptFiles& attempt) {
+        FoldCommit fold(t);
         for (const auto& [id, cells] : changes.updates) {
           std::vector<OverlayColumn> columns;
           for (const auto& c : cells) columns.push_back({FieldOf(state, c.column), &c.offsets, c.values});
-          auto folded = FoldOverlays(state, Find(state, id), written, columns);
-          modified.insert(folded.field_ids.begin(), folded.field_ids.end());
-          *update->add_updated_fragments() = std::move(folded.fragment);
+          fold.AddFolded(FoldOverlays(state, Find(state, id), attempt, columns));
         }
-        for (int32_t id : modified) update->add_fields_modified(uint32_t(id));
+        fold.Finish();
         return true;
       }));
 }

@@ -1,0 +1,27 @@
+#include "table/attempt_files.h"
+
+#include "lancelet/error.h"
+
+namespace lancelet::table {
+
+AttemptFiles::~AttemptFiles() {
+  if (published_) return;
+  // Runs while an exception unwinds: nothing may escape.
+  try {
+    io::RemoveQuietly(store_, files_);
+    for (auto dir = directories_.rbegin(); dir != directories_.rend(); ++dir) {
+      try {
+        if (dir->with_contents) {
+          std::vector<std::string> inside;
+          for (const auto& name : store_.List(dir->path)) inside.push_back(io::JoinPath(dir->path, name));
+          io::RemoveQuietly(store_, inside);
+        }
+        store_.DeleteDirIfEmpty(dir->path);
+      } catch (const Error&) {
+      }
+    }
+  } catch (...) {
+  }
+}
+
+}  // namespace lancelet::table

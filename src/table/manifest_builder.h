@@ -1,0 +1,18 @@
+// The manifest of the next version: the base manifest (or a fresh one when creating)
+// with one transaction applied, one builder per operation.
+#pragma once
+
+#include "table.pb.h"
+#include "transaction.pb.h"
+
+namespace lancelet::table {
+
+struct CommitOptions;
+
+// The manifest of the version after `base` (null: the first version) once `transaction`
+// is applied. Throws RetryableConflict when the transaction names a fragment `base` does
+// not have (a concurrent commit removed it). Exposed for tests.
+lance::table::Manifest BuildManifest(const lance::table::Manifest* base, const lance::table::Transaction& transaction,
+                                     const CommitOptions& options);
+
+}  // namespace lancelet::table
