@@ -13,6 +13,7 @@
 #include "lancelet/error.h"
 #include "table/feature_flags.h"
 #include "table/index_staleness.h"
+#include "table/manifest_builder.h"
 
 namespace lancelet::table {
 
@@ -181,7 +182,7 @@ lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before
       const bool stable = (next.reader_feature_flags() & kFlagStableRowIds) != 0;
       const auto schema = format::LanceSchema::FromProto(base->fields(), {});
       lance::table::IndexSection out = before;
-      uint64_t next_id = base->has_max_fragment_id() ? uint64_t(base->max_fragment_id()) + 1 : 0;
+      uint64_t next_id = NextFragmentId(*base);
       for (const auto& group : transaction.rewrite().groups()) {
         std::set<uint64_t> old_ids;
         for (const auto& f : group.old_fragments()) old_ids.insert(f.id());

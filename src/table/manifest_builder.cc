@@ -1,5 +1,6 @@
 #include "table/manifest_builder.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -21,11 +22,18 @@ using lance::table::DataFragment;
 using lance::table::Manifest;
 using lance::table::Transaction;
 
+uint64_t NextFragmentId(const Manifest& base) {
+  if (base.has_max_fragment_id()) return uint64_t(base.max_fragment_id()) + 1;
+  uint64_t next = 0;
+  for (const auto& f : base.fragments()) next = std::max<uint64_t>(next, f.id() + 1);
+  return next;
+}
+
 namespace {
 
 void AssignNewFragments(Manifest& m, google::protobuf::RepeatedPtrField<DataFragment> fragments, bool stable_row_ids,
                         uint64_t version) {
-  uint64_t next_id = m.has_max_fragment_id() ? uint64_t(m.max_fragment_id()) + 1 : 0;
+  uint64_t next_id = NextFragmentId(m);
   for (auto& f : fragments) {
     f.set_id(next_id++);
     if (stable_row_ids) {
@@ -214,7 +222,7 @@ void ApplyRewrite(Next& n, const Transaction::Rewrite& rewrite) {
   if (!missing.empty())
     throw RetryableConflict(fmt::format("Rewrite of fragment {}, which does not exist in version {}",
                                         *missing.begin(), n.version - 1));
-  uint64_t next_id = m.has_max_fragment_id() ? uint64_t(m.max_fragment_id()) + 1 : 0;
+  uint64_t next_id = NextFragmentId(m);
   for (const auto& g : rewrite.groups())
     for (const auto& f : g.new_fragments()) {
       auto* added = kept.Add();

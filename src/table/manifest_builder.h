@@ -9,6 +9,11 @@ namespace lancelet::table {
 
 struct CommitOptions;
 
+// The id the next new fragment of `base` gets: one past max_fragment_id, or, when the
+// manifest leaves it out (writers before lance 0.2x omitted a zero), one past the highest
+// id among its fragments, as the reference reads it; 0 for a manifest with neither.
+uint64_t NextFragmentId(const lance::table::Manifest& base);
+
 // The manifest of the version after `base` (null: the first version) once `transaction`
 // is applied. Throws RetryableConflict when the transaction names a fragment `base` does
 // not have (a concurrent commit removed it). Exposed for tests.
