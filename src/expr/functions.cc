@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "expr/cast.h"
 #include "expr/compare.h"
@@ -257,18 +258,24 @@ ArrayPtr Nullif(const Call& c) {
   });
 }
 
-// Rows of fn(the arguments as doubles); NULL where any argument is.
-template <typename Fn>
-ArrayPtr Float64RowWise(const Call& c, Fn&& fn) {
+// Rows of fn(the arguments as Ts); NULL where any argument is.
+template <typename T, typename Fn>
+ArrayPtr ArgumentsRowWise(const Call& c, Fn&& fn) {
   return RowWise(c.type, c.n, [&](int64_t i) -> Scalar {
-    std::vector<double> v;
+    std::vector<T> v;
     for (const auto& a : c.args) {
       Scalar x = RowValue(a, i);
       if (x.is_null()) return Scalar::Null(c.type);
-      v.push_back(x.as_double());
+      if constexpr (std::is_same_v<T, double>) v.push_back(x.as_double());
+      else v.push_back(x.as_string());
     }
     return {c.type, fn(v)};
   });
+}
+
+template <typename Fn>
+ArrayPtr Float64RowWise(const Call& c, Fn&& fn) {
+  return ArgumentsRowWise<double>(c, std::forward<Fn>(fn));
 }
 
 ArrayPtr Sqrt(const Call& c) {
@@ -329,18 +336,9 @@ ArrayPtr Substr(const Call& c) {
   });
 }
 
-// Rows of fn(the arguments as strings); NULL where any argument is.
 template <typename Fn>
 ArrayPtr StringsRowWise(const Call& c, Fn&& fn) {
-  return RowWise(c.type, c.n, [&](int64_t i) -> Scalar {
-    std::vector<std::string> v;
-    for (const auto& a : c.args) {
-      Scalar x = RowValue(a, i);
-      if (x.is_null()) return Scalar::Null(c.type);
-      v.push_back(x.as_string());
-    }
-    return {c.type, fn(v)};
-  });
+  return ArgumentsRowWise<std::string>(c, std::forward<Fn>(fn));
 }
 
 ArrayPtr StartsWith(const Call& c) {
