@@ -12,10 +12,12 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "lancelet/expr.h"
 #include "lancelet/record_batch.h"
 #include "lancelet/session.h"
 #include "lancelet/storage_options.h"
@@ -24,7 +26,6 @@ namespace lancelet {
 
 namespace table {
 struct DatasetState;
-class ScanPlan;
 }  // namespace table
 
 enum class WriteMode { kCreate, kAppend, kOverwrite };
@@ -219,6 +220,24 @@ std::string LayerMergeNote(const WriteOutcome& outcome);
 
 using DatasetPtr = std::shared_ptr<const Dataset>;
 
+// What a scan reads, typed: ScanBuilder fills one, SQL hands its own bound filter in
+// without a trip through text, and Dataset::Scan runs one.
+struct ScanSpec {
+  // Top-level columns to return, in this order; nullopt: every field. "_rowid" and
+  // "_rowaddr" may be listed like columns.
+  std::optional<std::vector<std::string>> columns;
+  ExprPtr filter;  // rows where it is not TRUE are dropped; null: every row
+  int64_t limit = -1;  // -1: no limit
+  int64_t offset = 0;
+  int64_t batch_size = 8192;
+  bool with_row_id = false;
+  bool with_row_address = false;
+  // Whether the filter may be answered through scalar indexes; off, every row is read and
+  // filtered, which gives the same rows.
+  bool use_index = true;
+  std::optional<std::set<uint64_t>> fragments;  // visit only these fragment ids
+};
+
 // Builds a scan: which columns, which rows, how many.
 class ScanBuilder {
  public:
@@ -226,8 +245,10 @@ class ScanBuilder {
   // Top-level columns to return, in this order (default: all). "_rowid" and "_rowaddr"
   // may be listed like columns.
   ScanBuilder& Columns(std::vector<std::string> columns);
-  // A SQL predicate; rows where it is not TRUE are dropped.
-  ScanBuilder& Filter(std::string predicate);
+  // A SQL predicate, parsed here (an empty one keeps every row); rows where it is not
+  // TRUE are dropped.
+  ScanBuilder& Filter(const std::string& predicate);
+  ScanBuilder& Filter(ExprPtr predicate);
   ScanBuilder& Limit(int64_t limit);
   ScanBuilder& Offset(int64_t offset);
   ScanBuilder& WithRowId(bool on = true);
@@ -240,19 +261,11 @@ class ScanBuilder {
   std::unique_ptr<RecordBatchReader> Open() const;
   // Reads everything into one batch.
   RecordBatchPtr ToBatch() const;
+  const ScanSpec& spec() const { return spec_; }
 
  private:
-  friend class table::ScanPlan;
   DatasetPtr dataset_;
-  std::vector<std::string> columns_;
-  bool columns_set_ = false;
-  std::string filter_;
-  int64_t limit_ = -1;
-  int64_t offset_ = 0;
-  bool with_row_id_ = false;
-  bool with_row_address_ = false;
-  int64_t batch_size_ = 8192;
-  bool use_index_ = true;
+  ScanSpec spec_;
 };
 
 class Dataset : public std::enable_shared_from_this<Dataset> {
@@ -347,6 +360,10 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
 
   uint64_t CountRows(const std::string& predicate = "") const;
   ScanBuilder NewScan() const { return ScanBuilder(shared_from_this()); }
+  // Runs a scan (ScanBuilder::Open is NewScan()'s spec through this). Throws
+  // InvalidArgument for a negative limit, offset or a batch size below 1, and for a
+  // filter or column the schema does not have.
+  std::unique_ptr<RecordBatchReader> Scan(const ScanSpec& spec) const;
   // Rows by offset among the live (non-deleted) rows of the whole dataset.
   RecordBatchPtr Take(std::span<const uint64_t> row_offsets, const std::vector<std::string>& columns = {}) const;
   // Rows by address: (fragment id << 32) | physical offset in the fragment.

@@ -101,7 +101,7 @@ std::vector<std::string> ListTables(const std::string& db_dir) {
 }
 
 std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef& ref, bool with_row_id,
-                                              bool with_row_address, const std::string& filter,
+                                              bool with_row_address, const ExprPtr& filter,
                                               const SchemaPtr& column_types,
                                               const std::optional<std::vector<std::string>>& columns,
                                               DatasetPtr opened) {
@@ -110,7 +110,7 @@ std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef
     DatasetPtr ds = opened ? std::move(opened) : OpenTable(ctx, ref);
     auto scan = ds->NewScan();
     if (columns) scan.Columns(*columns);
-    if (!filter.empty()) scan.Filter(filter);
+    scan.Filter(filter);  // the statement's own expression: no trip through text
     scan.WithRowId(with_row_id).WithRowAddress(with_row_address);
     auto reader = ReadAhead(scan.Open());
     if (!ctx.progress) return reader;
@@ -154,7 +154,7 @@ RecordBatchPtr ReadAll(RecordBatchReader& reader) {
 }
 
 RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row_id, bool with_row_address,
-                          const std::string& filter, const SchemaPtr& column_types,
+                          const ExprPtr& filter, const SchemaPtr& column_types,
                           const std::optional<std::vector<std::string>>& columns, DatasetPtr opened) {
   return ReadAll(*OpenSource(ctx, ref, with_row_id, with_row_address, filter, column_types, columns, std::move(opened)));
 }

@@ -58,13 +58,13 @@ std::optional<std::vector<std::string>> ColumnsRead(const SelectStmt& stmt, cons
 // read whole). `opened`: the table `ref` names, already opened by the caller, so that one
 // statement reads one version (and its manifest once).
 std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef& ref, bool with_row_id,
-                                              bool with_row_address, const std::string& filter = "",
+                                              bool with_row_address, const ExprPtr& filter = nullptr,
                                               const SchemaPtr& column_types = nullptr,
                                               const std::optional<std::vector<std::string>>& columns = std::nullopt,
                                               DatasetPtr opened = nullptr);
 // OpenSource read to its end, as one batch.
 RecordBatchPtr ReadSource(const Context& ctx, const TableRef& ref, bool with_row_id, bool with_row_address,
-                          const std::string& filter = "", const SchemaPtr& column_types = nullptr,
+                          const ExprPtr& filter = nullptr, const SchemaPtr& column_types = nullptr,
                           const std::optional<std::vector<std::string>>& columns = std::nullopt,
                           DatasetPtr opened = nullptr);
 

@@ -768,14 +768,18 @@ void JoinedSource::OpenScans(const SelectStmt& stmt, Sources& sources, bool plan
         if (named) read->push_back(name);
       }
     }
-    std::string filter;
-    for (const auto& term : pushed[s]) filter += (filter.empty() ? "" : " AND ") + ToString(*term);
+    ExprPtr filter;  // the pushed terms, ANDed
+    std::string filter_text;
+    for (const auto& term : pushed[s]) {
+      filter = filter ? Expr::Binary(BinaryOp::kAnd, filter, term) : term;
+      filter_text += (filter_text.empty() ? "" : " AND ") + ToString(*term);
+    }
     std::string& line = plan_.emplace_back(fmt::format("{}: {}", side.qualifier, sources.refs[s]->name));
     if (sources.refs[s]->kind != TableRef::Kind::kTable) line += " (not a table: read whole)";
     if (s == 0) line += ", streamed";
     else line += fmt::format(", {} ({} JOIN)", HasSideEquality(stmt.joins[s - 1], s) ? "hashed" : "nested loop",
                              JoinKindName(stmt.joins[s - 1].kind));
-    if (!filter.empty()) line += "; filter pushed into its scan: " + filter;
+    if (filter) line += "; filter pushed into its scan: " + filter_text;
     if (table) line += "; columns: " + (read ? (read->empty() ? std::string("none") : fmt::format("{}", fmt::join(*read, ", "))) : std::string("all"));
     if (plan_only) continue;
     auto& reader = sources.readers[s];

@@ -469,7 +469,7 @@ void ApplyNotMatchedClauses(const Context& ctx, const MergeStmt& stmt, const Sco
 // streamed, reading only the columns the statement names, and only its matched rows are
 // kept.
 table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const DatasetPtr& ds, MergeCounts& counts) {
-  auto source = ReadSource(ctx, stmt.source, false, false, "", SourceColumnTypes(stmt, *ds->schema()));
+  auto source = ReadSource(ctx, stmt.source, false, false, nullptr, SourceColumnTypes(stmt, *ds->schema()));
   Scope scope = MergeScope(ctx, stmt, ds->schema(), *source->schema());
   ExprPtr on = scope.Resolve(stmt.on);
   std::vector<std::string> read_columns = TargetColumnsToRead(stmt, scope, on);

@@ -401,17 +401,17 @@ std::unique_ptr<RecordBatchReader> OpenSingleSource(const Context& ctx, const Se
   auto ds = stmt.from->kind == TableRef::Kind::kTable ? OpenTable(ctx, *stmt.from) : nullptr;
   std::optional<std::vector<std::string>> projection;
   if (ds) projection = ColumnsRead(stmt, *ds->schema());
-  std::string pushed;
+  ExprPtr pushed;  // into the table's scan
   if (where && ds) {
     // Validate against the table's columns first, so errors point into the statement.
     auto fields = ds->schema()->fields();
     if (row_id) fields.push_back(Field::Make(kRowId, DataType::UInt64()));
     if (row_addr) fields.push_back(Field::Make(kRowAddr, DataType::UInt64()));
     Bind(*where, Schema(fields));
-    pushed = ToString(*where);
+    pushed = where;
   }
   auto input = OpenSource(ctx, *stmt.from, row_id, row_addr, pushed, column_types, projection, ds);
-  if (where && pushed.empty()) {
+  if (where && !pushed) {
     auto predicate = Bind(*where, *input->schema());
     input = std::make_unique<FilterReader>(std::move(input), std::move(predicate));
   }

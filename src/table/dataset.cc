@@ -127,7 +127,7 @@ DatasetPtr Dataset::Delete(const std::string& predicate, uint64_t* rows_changed)
   auto committed = table::UntilCommitted(current, "delete", [&](const std::shared_ptr<const DatasetState>& state)
                                                                 -> std::shared_ptr<const DatasetState> {
     // Find the newly deleted offsets of every fragment.
-    table::ScanPlan plan(state, {}, /*columns_set=*/true, predicate, false, false, 65536);
+    table::ScanPlan plan(state, table::RowsWhere(std::vector<std::string>{}, predicate));
     std::map<uint64_t, std::vector<uint32_t>> matched;
     plan.ForEachBatch([&](const table::FragmentBatch& b) {
       auto& v = matched[b.fragment->id()];
@@ -252,7 +252,7 @@ uint64_t Dataset::CountRows(const std::string& predicate) const {
       count += f.physical_rows() - (f.has_deletion_file() ? table::FragmentReader(*state_, f).num_deleted() : 0);
     return count;
   }
-  table::ScanPlan plan(state_, {}, /*columns_set=*/true, predicate, false, false, 65536);
+  table::ScanPlan plan(state_, table::RowsWhere(std::vector<std::string>{}, predicate));
   plan.ForEachBatch([&](const table::FragmentBatch& b) {
     count += b.rows.size();
     return true;

@@ -51,8 +51,9 @@ lance::table::IndexMetadata BuildSegment(const std::shared_ptr<const table::Data
   const format::LanceField& field = *path.field;
   const bool row_ids = s.manifest.reader_feature_flags() & table::kFlagStableRowIds;
   const char* id_column = row_ids ? table::kRowIdColumn : table::kRowAddrColumn;
-  table::ScanPlan plan(state, {s.schema.fields()[path.top].name, id_column}, true, "", false, false, 65536);
-  plan.RestrictToFragments(fragments);
+  ScanSpec spec = table::RowsWhere(std::vector<std::string>{s.schema.fields()[path.top].name, id_column}, "");
+  spec.fragments = fragments;
+  table::ScanPlan plan(state, spec);
   const std::string uuid = table::NewUuid();
   lance::table::IndexMetadata meta;
   meta.mutable_uuid()->set_uuid(table::UuidBytes(uuid));
@@ -293,8 +294,10 @@ std::vector<IndexSegmentInfo> Dataset::IndexStats(const std::string& name) const
 std::string Dataset::Explain(const std::string& predicate) const {
   const table::DatasetState& s = *state_;
   // Bound as a scan binds it, so a filter a scan refuses is refused here in the same words.
-  if (!predicate.empty()) table::ScanPlan(state_, {}, /*columns_set=*/true, predicate, false, false, 1, false);
-  const ExprPtr filter = predicate.empty() ? nullptr : ParseExpression(predicate);
+  ScanSpec bound_only = table::RowsWhere(std::vector<std::string>{}, predicate, 1);
+  bound_only.use_index = false;
+  if (!predicate.empty()) table::ScanPlan(state_, bound_only);
+  const ExprPtr& filter = bound_only.filter;
   std::string out = fmt::format("filter: {}\n", filter ? ToString(*filter) : "none");
   std::optional<table::IndexedRows> indexed;
   if (filter) indexed = table::PlanIndexedRows(s, *filter, true);

@@ -148,7 +148,7 @@ DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string&
       exprs.push_back(Expr::Assign(e, field->type, s.column));  // exact conversions only
     }
     table::ReadSet::AddFields(state->schema, needed, read_set->changed_rows_fields);
-    table::ScanPlan plan(state, needed, /*columns_set=*/true, predicate, false, false, 65536);
+    table::ScanPlan plan(state, table::RowsWhere(needed, predicate));
     std::vector<BoundExprPtr> bound;
     for (auto& e : exprs) bound.push_back(Bind(*e, *plan.output_schema()));
 

@@ -8,29 +8,37 @@
 
 namespace lancelet::table {
 
-ScanPlan::ScanPlan(std::shared_ptr<const DatasetState> state, std::vector<std::string> columns, bool columns_set,
-                   const std::string& filter, bool with_row_id, bool with_row_address, int64_t batch_size,
-                   bool use_index)
-    : state_(std::move(state)),
-      with_row_id_(with_row_id),
-      with_row_address_(with_row_address),
-      batch_size_(batch_size) {
-  if (batch_size_ <= 0) ThrowInvalid("batch size must be positive, got {}", batch_size_);
-  Prepare(std::move(columns), columns_set, filter, use_index);
+ScanSpec RowsWhere(std::optional<std::vector<std::string>> columns, const std::string& predicate,
+                   int64_t batch_size) {
+  ScanSpec spec;
+  spec.columns = std::move(columns);
+  spec.filter = predicate.empty() ? nullptr : ParseExpression(predicate);
+  spec.batch_size = batch_size;
+  return spec;
 }
 
-void ScanPlan::Prepare(std::vector<std::string> columns, bool columns_set, const std::string& filter,
-                       bool use_index) {
+ScanPlan::ScanPlan(std::shared_ptr<const DatasetState> state, const ScanSpec& spec)
+    : state_(std::move(state)),
+      with_row_id_(spec.with_row_id),
+      with_row_address_(spec.with_row_address),
+      batch_size_(spec.batch_size),
+      only_fragments_(spec.fragments),
+      read_ahead_(spec.limit < 0) {
+  if (batch_size_ <= 0) ThrowInvalid("batch size must be positive, got {}", batch_size_);
+  std::vector<std::string> columns;
+  if (spec.columns) columns = *spec.columns;
+  else
+    for (const auto& f : state_->schema.fields()) columns.push_back(f.name);
+  Prepare(std::move(columns), spec.filter, spec.use_index);
+}
+
+void ScanPlan::Prepare(std::vector<std::string> columns, const ExprPtr& filter_expr, bool use_index) {
   const auto& fields = state_->schema.fields();
-  if (!columns_set) {
-    for (const auto& f : fields) columns.push_back(f.name);
-  }
   if (with_row_id_ && std::find(columns.begin(), columns.end(), kRowIdColumn) == columns.end())
     columns.push_back(kRowIdColumn);
   if (with_row_address_ && std::find(columns.begin(), columns.end(), kRowAddrColumn) == columns.end())
     columns.push_back(kRowAddrColumn);
 
-  ExprPtr filter_expr = filter.empty() ? nullptr : ParseExpression(filter);
   std::vector<std::string> needed = columns;
   if (filter_expr)
     for (auto& c : ReferencedColumns(*filter_expr)) needed.push_back(c);

@@ -49,13 +49,16 @@ struct FragmentBatch {
   RecordBatchPtr batch;  // columns: the plan's read schema
 };
 
+// The spec of an internal scan: `columns` (every field when nullopt) of the rows where
+// `predicate` (SQL text; empty: every row) is TRUE, in batches of `batch_size`.
+ScanSpec RowsWhere(std::optional<std::vector<std::string>> columns, const std::string& predicate,
+                   int64_t batch_size = 65536);
+
 class ScanPlan {
  public:
-  // `columns` empty means every schema field. `filter` may be empty.
-  ScanPlan(std::shared_ptr<const DatasetState> state, std::vector<std::string> columns, bool columns_set,
-           const std::string& filter, bool with_row_id, bool with_row_address, int64_t batch_size,
-           bool use_index = true);
-  explicit ScanPlan(const ScanBuilder& builder);
+  // The plan of `spec` over `state` (its limit and offset are the reader's to apply; a
+  // scan without a limit reads every fragment and so reads ahead).
+  ScanPlan(std::shared_ptr<const DatasetState> state, const ScanSpec& spec);
 
   const SchemaPtr& output_schema() const { return output_schema_; }
   const std::shared_ptr<const DatasetState>& state() const { return state_; }
@@ -67,8 +70,6 @@ class ScanPlan {
   RecordBatchPtr Project(const RecordBatch& batch) const;
 
   bool has_filter() const { return filter_ != nullptr; }
-  // Visit only these fragments (by id); the others yield no rows.
-  void RestrictToFragments(std::set<uint64_t> fragments) { only_fragments_ = std::move(fragments); }
   // Where indexes narrowed the filter (table/index_plan.h); empty for a flat scan.
   const std::optional<IndexedRows>& indexed() const { return indexed_; }
   // The read columns at the given physical offsets of one fragment (no filter), for a
@@ -93,7 +94,7 @@ class ScanPlan {
   };
 
  private:
-  void Prepare(std::vector<std::string> columns, bool columns_set, const std::string& filter, bool use_index);
+  void Prepare(std::vector<std::string> columns, const ExprPtr& filter, bool use_index);
   friend class Cursor;
   // How rows are being read: a scan visits whole fragments, so it may read a fragment's
   // small overlays whole (FragmentReader::ReadRows); a take reads only what it returns.

@@ -9,29 +9,26 @@
 namespace lancelet {
 
 ScanBuilder& ScanBuilder::Columns(std::vector<std::string> columns) {
-  columns_ = std::move(columns);
-  columns_set_ = true;
+  spec_.columns = std::move(columns);
   return *this;
 }
-ScanBuilder& ScanBuilder::Filter(std::string predicate) { filter_ = std::move(predicate); return *this; }
-ScanBuilder& ScanBuilder::Limit(int64_t limit) { limit_ = limit; return *this; }
+ScanBuilder& ScanBuilder::Filter(const std::string& predicate) {
+  spec_.filter = predicate.empty() ? nullptr : ParseExpression(predicate);
+  return *this;
+}
+ScanBuilder& ScanBuilder::Filter(ExprPtr predicate) { spec_.filter = std::move(predicate); return *this; }
+ScanBuilder& ScanBuilder::Limit(int64_t limit) { spec_.limit = limit; return *this; }
 ScanBuilder& ScanBuilder::Offset(int64_t offset) {
   if (offset < 0) ThrowInvalid("offset must not be negative, got {}", offset);
-  offset_ = offset;
+  spec_.offset = offset;
   return *this;
 }
-ScanBuilder& ScanBuilder::WithRowId(bool on) { with_row_id_ = on; return *this; }
-ScanBuilder& ScanBuilder::WithRowAddress(bool on) { with_row_address_ = on; return *this; }
-ScanBuilder& ScanBuilder::BatchSize(int64_t rows) { batch_size_ = rows; return *this; }
-ScanBuilder& ScanBuilder::UseIndex(bool on) { use_index_ = on; return *this; }
+ScanBuilder& ScanBuilder::WithRowId(bool on) { spec_.with_row_id = on; return *this; }
+ScanBuilder& ScanBuilder::WithRowAddress(bool on) { spec_.with_row_address = on; return *this; }
+ScanBuilder& ScanBuilder::BatchSize(int64_t rows) { spec_.batch_size = rows; return *this; }
+ScanBuilder& ScanBuilder::UseIndex(bool on) { spec_.use_index = on; return *this; }
 
 namespace table {
-
-ScanPlan::ScanPlan(const ScanBuilder& b)
-    : ScanPlan(b.dataset_->state_ptr(), b.columns_, b.columns_set_, b.filter_, b.with_row_id_,
-               b.with_row_address_, b.batch_size_, b.use_index_) {
-  read_ahead_ = b.limit_ < 0;  // every row of every fragment will be read
-}
 
 namespace {
 
@@ -73,9 +70,13 @@ class ScanReader final : public RecordBatchReader {
 }  // namespace
 }  // namespace table
 
-std::unique_ptr<RecordBatchReader> ScanBuilder::Open() const {
-  if (limit_ < -1) ThrowInvalid("limit must not be negative, got {}", limit_);
-  return std::make_unique<table::ScanReader>(dataset_, std::make_unique<table::ScanPlan>(*this), offset_, limit_);
+std::unique_ptr<RecordBatchReader> ScanBuilder::Open() const { return dataset_->Scan(spec_); }
+
+std::unique_ptr<RecordBatchReader> Dataset::Scan(const ScanSpec& spec) const {
+  if (spec.limit < -1) ThrowInvalid("limit must not be negative, got {}", spec.limit);
+  if (spec.offset < 0) ThrowInvalid("offset must not be negative, got {}", spec.offset);
+  auto plan = std::make_unique<table::ScanPlan>(state_, spec);
+  return std::make_unique<table::ScanReader>(shared_from_this(), std::move(plan), spec.offset, spec.limit);
 }
 
 RecordBatchPtr ScanBuilder::ToBatch() const {
@@ -90,7 +91,10 @@ namespace {
 // Rows of one fragment, gathered for a take, in the order they were asked for.
 RecordBatchPtr TakeFromFragments(const DatasetPtr& dataset, const std::vector<std::string>& columns,
                                  const std::vector<std::pair<const lance::table::DataFragment*, uint64_t>>& rows) {
-  table::ScanPlan plan(dataset->state_ptr(), columns, !columns.empty(), "", false, false, 1);
+  ScanSpec spec;
+  if (!columns.empty()) spec.columns = columns;
+  spec.batch_size = 1;
+  table::ScanPlan plan(dataset->state_ptr(), spec);
   // Group by fragment, read each group's offsets in ascending order, then restore order.
   std::map<const lance::table::DataFragment*, std::vector<size_t>> groups;
   for (size_t i = 0; i < rows.size(); ++i) groups[rows[i].first].push_back(i);
