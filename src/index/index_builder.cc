@@ -217,8 +217,11 @@ std::string SortKey(const ArrayData& a, int64_t i) {
 
 std::unique_ptr<SortedSink> MakeSortedSink(io::ObjectStore& store, const std::string& dir, IndexKind kind,
                                            format::FileVersion version, TypePtr type) {
-  if (kind == IndexKind::kBTree) return std::make_unique<BTreeSink>(store, dir, version, std::move(type));
-  return std::make_unique<BitmapSink>(store, dir, version, std::move(type));
+  switch (kind) {
+    case IndexKind::kBTree: return std::make_unique<BTreeSink>(store, dir, version, std::move(type));
+    case IndexKind::kBitmap: return std::make_unique<BitmapSink>(store, dir, version, std::move(type));
+  }
+  ThrowNotSupported("lancelet cannot build an index of kind {}", int(kind));
 }
 
 IndexBuilder::IndexBuilder(io::ObjectStore& store, std::string dir, IndexKind kind, format::FileVersion version,

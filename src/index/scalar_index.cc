@@ -17,11 +17,6 @@ namespace lancelet::index {
 
 namespace {
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // Reads a whole file of the segment into one batch per column.
 std::vector<ArrayPtr> ReadAll(const format::LanceFileReader& file) {
   std::vector<ArrayPtr> out;
@@ -192,6 +187,7 @@ class BTreeIndex final : public ScalarIndex {
   }
 
   const TypePtr& type() const { return type_; }
+  IndexKind kind() const override { return IndexKind::kBTree; }
   uint64_t num_rows() const override { return rows_; }
 
   RowAddrMap Search(const IndexLeaf& leaf) const override {
@@ -338,6 +334,7 @@ class UnionIndex final : public ScalarIndex {
  public:
   UnionIndex(std::shared_ptr<const ScalarIndex> a, std::shared_ptr<const ScalarIndex> b)
       : a_(std::move(a)), b_(std::move(b)) {}
+  IndexKind kind() const override { return a_->kind(); }
   uint64_t num_rows() const override { return a_->num_rows() + b_->num_rows(); }
   RowAddrMap Search(const IndexLeaf& leaf) const override {
     RowAddrMap out = a_->Search(leaf);
@@ -372,6 +369,7 @@ class BitmapIndex final : public ScalarIndex {
     });
   }
 
+  IndexKind kind() const override { return IndexKind::kBitmap; }
   uint64_t num_rows() const override {
     if (rows_ == UINT64_MAX) {
       uint64_t n = 0;
@@ -495,19 +493,6 @@ class BitmapIndex final : public ScalarIndex {
 
 }  // namespace
 
-const char* TypeUrl(IndexKind kind) {
-  return kind == IndexKind::kBTree ? "/lance.table.BTreeIndexDetails" : "/lance.table.BitmapIndexDetails";
-}
-
-const char* KindName(IndexKind kind) { return kind == IndexKind::kBTree ? "BTree" : "Bitmap"; }
-
-std::optional<IndexKind> KindOfTypeUrl(const std::string& type_url) {
-  const std::string url = Lower(type_url);
-  if (url == Lower(TypeUrl(IndexKind::kBTree)) || url == "btree") return IndexKind::kBTree;
-  if (url == Lower(TypeUrl(IndexKind::kBitmap)) || url == "bitmap") return IndexKind::kBitmap;
-  return std::nullopt;
-}
-
 bool CanIndex(const DataType& type) {
   switch (type.id()) {
     case TypeId::kBool: case TypeId::kInt8: case TypeId::kInt16: case TypeId::kInt32: case TypeId::kInt64:
@@ -523,8 +508,11 @@ bool CanIndex(const DataType& type) {
 
 std::unique_ptr<ScalarIndex> ScalarIndex::Open(const io::ObjectStore& store, const std::string& dir, IndexKind kind,
                                                const IndexSource& source) {
-  if (kind == IndexKind::kBTree) return BTreeIndex::Open(store, dir, source);
-  return std::make_unique<BitmapIndex>(store, dir, source);
+  switch (kind) {
+    case IndexKind::kBTree: return BTreeIndex::Open(store, dir, source);
+    case IndexKind::kBitmap: return std::make_unique<BitmapIndex>(store, dir, source);
+  }
+  ThrowNotSupported("index '{}': lancelet cannot open an index of kind {}", source.name, int(kind));
 }
 
 std::unique_ptr<ScalarIndex> InMemoryBTree(const ArrayData& values, std::span<const uint64_t> ids,

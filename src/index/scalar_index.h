@@ -28,6 +28,7 @@
 
 #include "format/lance_file.h"
 #include "index/id_bounds.h"
+#include "index/index.h"
 #include "index/index_query.h"
 #include "index/row_addr_map.h"
 #include "io/object_store.h"
@@ -35,19 +36,11 @@
 
 namespace lancelet::index {
 
-enum class IndexKind { kBTree, kBitmap };
-
 inline constexpr const char* kBTreeDataFile = "page_data.lance";
 inline constexpr const char* kBTreeLookupFile = "page_lookup.lance";
 inline constexpr const char* kBitmapLookupFile = "bitmap_page_lookup.lance";
 inline constexpr int64_t kBTreePageRows = 4096;  // written; read from batch_size when present
 
-// "/lance.table.BTreeIndexDetails", "/lance.table.BitmapIndexDetails".
-const char* TypeUrl(IndexKind kind);
-// The kind a type URL names (compared case-insensitively, as the reference does), or
-// nullopt for one lancelet cannot query.
-std::optional<IndexKind> KindOfTypeUrl(const std::string& type_url);
-const char* KindName(IndexKind kind);  // "BTree", "Bitmap"
 // Whether lancelet can build an index over values of `type`.
 bool CanIndex(const DataType& type);
 
@@ -58,13 +51,12 @@ struct IndexSource {
   IdBounds ids;                                   // what an id in it may be
 };
 
-class ScalarIndex {
+class ScalarIndex : public Index {
  public:
   // Opens the segment in directory `dir`. Throws Corrupt naming the index and the file
   // when a file is missing, not of its recorded size, or not in the layout above.
   static std::unique_ptr<ScalarIndex> Open(const io::ObjectStore& store, const std::string& dir, IndexKind kind,
                                            const IndexSource& source = {});
-  virtual ~ScalarIndex() = default;
 
   // The ids of the rows whose indexed value makes `leaf` TRUE. The files are checked as
   // they are read (btree_pages.h; a Bitmap's keys are distinct, and its bitmaps parse
@@ -76,7 +68,6 @@ class ScalarIndex {
   // 12290), row 2"; "rows added in memory" for those), for a message naming a damaged
   // entry: an error path, which searches again.
   virtual std::vector<std::string> Locate(const IndexLeaf& leaf, uint64_t id) const = 0;
-  virtual uint64_t num_rows() const = 0;  // rows indexed
 };
 
 struct WrittenFile {
