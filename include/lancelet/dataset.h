@@ -236,6 +236,11 @@ struct ScanSpec {
   // filtered, which gives the same rows.
   bool use_index = true;
   std::optional<std::set<uint64_t>> fragments;  // visit only these fragment ids
+  // Candidate rows a caller found (e.g. nearest neighbours): fragment id -> physical
+  // offsets, ascending. Only these rows are read (deleted ones skipped) and the filter is
+  // evaluated at them; fragments not listed yield nothing and indexes are not consulted.
+  // Null: every row.
+  std::shared_ptr<const std::map<uint64_t, std::vector<uint64_t>>> rows;
 };
 
 // Builds a scan: which columns, which rows, how many.

@@ -22,14 +22,37 @@ ScanPlan::ScanPlan(std::shared_ptr<const DatasetState> state, const ScanSpec& sp
       with_row_id_(spec.with_row_id),
       with_row_address_(spec.with_row_address),
       batch_size_(spec.batch_size),
-      only_fragments_(spec.fragments),
       read_ahead_(spec.limit < 0) {
   if (batch_size_ <= 0) ThrowInvalid("batch size must be positive, got {}", batch_size_);
   std::vector<std::string> columns;
   if (spec.columns) columns = *spec.columns;
   else
     for (const auto& f : state_->schema.fields()) columns.push_back(f.name);
-  Prepare(std::move(columns), spec.filter, spec.use_index);
+  Prepare(std::move(columns), spec.filter, spec.use_index && !spec.rows);
+  PlanTasks(spec);
+}
+
+void ScanPlan::PlanTasks(const ScanSpec& spec) {
+  rows_ = spec.rows;  // the tasks point into it
+  for (const auto& fragment : state_->manifest.fragments()) {
+    if (spec.fragments && !spec.fragments->count(fragment.id())) continue;
+    ScanTask task{&fragment};
+    if (spec.rows) {
+      auto given = spec.rows->find(fragment.id());
+      if (given == spec.rows->end()) continue;
+      if (!std::is_sorted(given->second.begin(), given->second.end()) ||
+          std::adjacent_find(given->second.begin(), given->second.end()) != given->second.end() ||
+          (!given->second.empty() && given->second.back() >= fragment.physical_rows()))
+        ThrowInvalid("scan of dataset '{}': the rows given for fragment {} must be ascending, distinct offsets "
+                     "below its {} rows",
+                     state_->uri, fragment.id(), fragment.physical_rows());
+      task.candidates = &given->second;
+    } else if (indexed_) {
+      auto found = indexed_->candidates.find(fragment.id());
+      if (found != indexed_->candidates.end()) task = {&fragment, &found->second, true};
+    }
+    tasks_.push_back(task);
+  }
 }
 
 void ScanPlan::Prepare(std::vector<std::string> columns, const ExprPtr& filter_expr, bool use_index) {
@@ -135,39 +158,31 @@ RecordBatchPtr ScanPlan::ReadBatch(const FragmentReader& reader, const RowSet& r
 }
 
 bool ScanPlan::Cursor::Next(FragmentBatch& out) {
-  const auto& fragments = plan_.state_->manifest.fragments();
-  while (fragment_ < fragments.size()) {
-    const auto& fragment = fragments[fragment_];
-    if (plan_.only_fragments_ && !plan_.only_fragments_->count(fragment.id())) {
-      ++fragment_;
-      continue;
-    }
+  while (task_ < plan_.tasks_.size()) {
+    const ScanTask& task = plan_.tasks_[task_];
+    const auto& fragment = *task.fragment;
+    const std::vector<uint64_t>* candidates = task.candidates;
     if (!reader_) {
       reader_ = std::make_unique<FragmentReader>(*plan_.state_, fragment);
       if (plan_.read_ahead_) reader_->ReadAhead();
       start_ = 0;
-      candidates_ = nullptr;
-      if (plan_.indexed_) {
-        auto found = plan_.indexed_->candidates.find(fragment.id());
-        if (found != plan_.indexed_->candidates.end()) candidates_ = &found->second;
-      }
     }
-    uint64_t rows = candidates_ ? candidates_->size() : reader_->physical_rows();
+    uint64_t rows = candidates ? candidates->size() : reader_->physical_rows();
     if (start_ >= rows) {
       reader_.reset();
-      ++fragment_;
+      ++task_;
       continue;
     }
     uint64_t start = start_, end = std::min(rows, start_ + uint64_t(plan_.batch_size_));
     start_ = end;
     const auto& deleted = reader_->deletions();
     out.fragment = &fragment;
-    if (candidates_) {
-      // The index's candidates: only these rows are read and filtered.
+    if (candidates) {
+      // The candidates: only these rows are read and filtered.
       std::vector<uint64_t> live;
       live.reserve(end - start);
       for (uint64_t k = start; k < end; ++k)
-        if (!deleted.Contains(uint32_t((*candidates_)[k]))) live.push_back((*candidates_)[k]);
+        if (!deleted.Contains(uint32_t((*candidates)[k]))) live.push_back((*candidates)[k]);
       if (live.empty()) continue;
       out.rows = RowSet::List(std::move(live));
     } else if (deleted.IsEmpty()) {
@@ -198,7 +213,7 @@ bool ScanPlan::Cursor::Next(FragmentBatch& out) {
     RecordBatch filter_input(plan_.filter_schema_, filter_columns, int64_t(out.rows.size()));
     const std::vector<int64_t> selected = EvaluateSelection(*plan_.filter_, filter_input);
     // Rows an index named must hold its leaf's value (table/hit_check.h).
-    if (candidates_ && plan_.indexed_->answers)
+    if (task.from_index && plan_.indexed_->answers)
       CheckIndexHits(*plan_.state_, *plan_.indexed_->answers, fragment, out.rows.offsets, filter_input, selected);
     if (selected.empty()) continue;
     if (selected.size() < out.rows.size()) {

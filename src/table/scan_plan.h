@@ -49,6 +49,15 @@ struct FragmentBatch {
   RecordBatchPtr batch;  // columns: the plan's read schema
 };
 
+// One fragment's share of a scan, decided before any row is read: every row, or the
+// offsets (ascending) to evaluate the filter at, from indexes (their hits are checked
+// against their values, table/hit_check.h) or from the caller (ScanSpec::rows).
+struct ScanTask {
+  const lance::table::DataFragment* fragment = nullptr;
+  const std::vector<uint64_t>* candidates = nullptr;  // null: every row
+  bool from_index = false;
+};
+
 // The spec of an internal scan: `columns` (every field when nullopt) of the rows where
 // `predicate` (SQL text; empty: every row) is TRUE, in batches of `batch_size`.
 ScanSpec RowsWhere(std::optional<std::vector<std::string>> columns, const std::string& predicate,
@@ -59,6 +68,8 @@ class ScanPlan {
   // The plan of `spec` over `state` (its limit and offset are the reader's to apply; a
   // scan without a limit reads every fragment and so reads ahead).
   ScanPlan(std::shared_ptr<const DatasetState> state, const ScanSpec& spec);
+  ScanPlan(const ScanPlan&) = delete;  // tasks_ point into indexed_ and rows_
+  ScanPlan& operator=(const ScanPlan&) = delete;
 
   const SchemaPtr& output_schema() const { return output_schema_; }
   const std::shared_ptr<const DatasetState>& state() const { return state_; }
@@ -72,6 +83,8 @@ class ScanPlan {
   bool has_filter() const { return filter_ != nullptr; }
   // Where indexes narrowed the filter (table/index_plan.h); empty for a flat scan.
   const std::optional<IndexedRows>& indexed() const { return indexed_; }
+  // The fragments the scan visits, in dataset order, each with its candidates.
+  const std::vector<ScanTask>& tasks() const { return tasks_; }
   // The read columns at the given physical offsets of one fragment (no filter), for a
   // take: overlay values are read only at the ranks these rows need.
   RecordBatchPtr TakeRows(const FragmentReader& reader, std::vector<uint64_t> offsets) const {
@@ -87,14 +100,14 @@ class ScanPlan {
 
    private:
     const ScanPlan& plan_;
-    int fragment_ = 0;
-    uint64_t start_ = 0;  // next offset, or next index into *candidates_
+    size_t task_ = 0;
+    uint64_t start_ = 0;  // next offset, or next index into the task's candidates
     std::unique_ptr<FragmentReader> reader_;
-    const std::vector<uint64_t>* candidates_ = nullptr;  // the fragment's index candidates
   };
 
  private:
   void Prepare(std::vector<std::string> columns, const ExprPtr& filter, bool use_index);
+  void PlanTasks(const ScanSpec& spec);
   friend class Cursor;
   // How rows are being read: a scan visits whole fragments, so it may read a fragment's
   // small overlays whole (FragmentReader::ReadRows); a take reads only what it returns.
@@ -117,7 +130,8 @@ class ScanPlan {
   SchemaPtr read_schema_;            // read fields, then _rowid, _rowaddr when read
   BoundExprPtr filter_;
   std::optional<IndexedRows> indexed_;
-  std::optional<std::set<uint64_t>> only_fragments_;
+  std::shared_ptr<const std::map<uint64_t, std::vector<uint64_t>>> rows_;  // ScanSpec::rows
+  std::vector<ScanTask> tasks_;
   // The scan reads each fragment to its end (no limit): readers may read ahead.
   bool read_ahead_ = false;
   std::vector<int> output_columns_;  // indices into read_schema_

@@ -49,6 +49,34 @@ TEST(ScanSpecTest, ASpecWithAnExpressionFilterFragmentsLimitAndOffsetReadsExactl
   EXPECT_EQ(rows, 30);
 }
 
+TEST(ScanSpecTest, CandidateRowsAreTheOnlyRowsReadAndTheFilterStillApplies) {
+  TempDir tmp;
+  WriteOptions options;
+  options.max_rows_per_file = 10;
+  auto ds = Dataset::Write(tmp.Uri("t.lance"), {IdNameBatch(0, 30)}, options)->Delete("id = 3");
+  ds = ds->CreateIndex("id", IndexType::kBTree);  // not consulted: the caller's rows decide
+  ScanSpec spec;
+  spec.columns = std::vector<std::string>{"id"};
+  spec.rows = std::make_shared<const std::map<uint64_t, std::vector<uint64_t>>>(
+      std::map<uint64_t, std::vector<uint64_t>>{{0, {1, 3, 7}}, {2, {0, 9}}, {5, {0}}});
+  EXPECT_EQ(Ids(*ds->Scan(spec)), (std::vector<int64_t>{1, 7, 20, 29}));  // row 3 deleted; no fragment 5
+  spec.filter = ParseExpression("id > 5");
+  EXPECT_EQ(Ids(*ds->Scan(spec)), (std::vector<int64_t>{7, 20, 29}));
+  spec.fragments = std::set<uint64_t>{2};
+  EXPECT_EQ(Ids(*ds->Scan(spec)), (std::vector<int64_t>{20, 29}));
+
+  spec.rows = std::make_shared<const std::map<uint64_t, std::vector<uint64_t>>>(
+      std::map<uint64_t, std::vector<uint64_t>>{{2, {4, 2}}});
+  try {
+    ds->Scan(spec);
+    FAIL() << "unsorted rows were accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "scan of dataset '" + ds->uri() +
+                                         "': the rows given for fragment 2 must be ascending, distinct offsets below "
+                                         "its 10 rows");
+  }
+}
+
 TEST(ScanSpecTest, ABadSpecIsRefusedInOneLine) {
   TempDir tmp;
   auto ds = Dataset::Write(tmp.Uri("t.lance"), {IdNameBatch(0, 3)});
