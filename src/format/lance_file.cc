@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <mutex>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -319,6 +320,76 @@ struct LanceFileReader::Impl {
     return size;
   }
 
+  // A legacy file read alone: its own schema (not a dataset's) describes its columns.
+  void ReadLegacyWithOwnSchema(uint64_t size) {
+    schema = legacy::ReadOwnSchema(*source, size);
+    int32_t min_id = INT32_MAX, max_id = INT32_MIN;
+    for (const auto& top : schema.fields()) {
+      top.ForEach([&](const LanceField& field) {
+        min_id = std::min(min_id, field.id);
+        max_id = std::max(max_id, field.id);
+      });
+    }
+    legacy = legacy::Layout::Read(*source, size, min_id, max_id);
+    version = {0, legacy->minor_version()};
+    num_rows = legacy->num_rows();
+    decoders.resize(schema.fields().size());
+  }
+
+  // Parses each column's metadata (its position and length in the offset table at
+  // cmo_start) from the file's tail, read through `at`. Page buffers hold the bytes before
+  // the column metadata, and no global buffer's bytes: a buffer position moved (one
+  // flipped bit) onto the schema or the metadata is refused. (Alignment is not checked:
+  // the format does not require it.)
+  void ReadColumnMetadata(const std::function<const char*(uint64_t)>& at, uint64_t column_meta_start,
+                          uint64_t cmo_start, uint64_t gbo_start, uint32_t num_global, uint32_t num_columns) {
+    std::vector<std::pair<uint64_t, uint64_t>> global_buffers(num_global);
+    for (uint32_t g = 0; g < num_global; ++g) {
+      const uint64_t pos = LoadLE<uint64_t>(at(gbo_start + 16 * g));
+      global_buffers[g] = {pos, pos + LoadLE<uint64_t>(at(gbo_start + 16 * g + 8))};
+    }
+    auto check_page_buffer = [&](uint32_t c, uint64_t offset, uint64_t bytes) {
+      if (offset > column_meta_start || bytes > column_meta_start - offset)
+        ThrowCorrupt("{}: a page buffer of column {} at [{}, {}) lies outside the data pages, which end where the "
+                     "column metadata starts, at {}", path, c, offset, offset + bytes, column_meta_start);
+      for (uint32_t g = 0; g < num_global; ++g)
+        if (offset < global_buffers[g].second && global_buffers[g].first < offset + bytes)
+          ThrowCorrupt("{}: a page buffer of column {} at [{}, {}) overlaps global buffer {} at [{}, {})", path, c,
+                       offset, offset + bytes, g, global_buffers[g].first, global_buffers[g].second);
+    };
+
+    columns.resize(num_columns);
+    for (uint32_t c = 0; c < num_columns; ++c) {
+      const uint64_t pos = LoadLE<uint64_t>(at(cmo_start + 16 * c));
+      const uint64_t len = LoadLE<uint64_t>(at(cmo_start + 16 * c + 8));
+      if (pos < column_meta_start || pos > cmo_start || len > cmo_start - pos) {
+        ThrowCorrupt("{}: metadata of column {} at [{}, {}) lies outside the column metadata region [{}, {})", path,
+                     c, pos, pos + len, column_meta_start, cmo_start);
+      }
+      if (!columns[c].ParseFromArray(at(pos), int(len))) {
+        ThrowCorrupt("{}: metadata of column {} is not a lance.file.v2.ColumnMetadata", path, c);
+      }
+      for (const auto& page : columns[c].pages())
+        for (int b = 0; b < page.buffer_offsets_size() && b < page.buffer_sizes_size(); ++b)
+          check_page_buffer(c, page.buffer_offsets(b), page.buffer_sizes(b));
+    }
+  }
+
+  // Gives each top-level field its run of columns (StoredColumns); they must use all.
+  void AssignColumns() {
+    const uint32_t num_columns = uint32_t(columns.size());
+    uint32_t next = 0;
+    for (const auto& field : schema.fields()) {
+      first_column.push_back(next);
+      next += StoredColumns(version, field, std::span(columns).subspan(std::min(next, num_columns)));
+    }
+    if (next != num_columns) {
+      ThrowCorrupt("{}: the schema's {} fields need {} columns at version {} but the file has {}", path,
+                   schema.fields().size(), next, version.ToString(), num_columns);
+    }
+    decoders.resize(schema.fields().size());
+  }
+
   const FieldDecoder& Decoder(size_t field_index) const {
     if (field_index >= schema.fields().size()) {
       ThrowInvalid("{}: field index {} out of range ({} fields)", path, field_index, schema.fields().size());
@@ -378,18 +449,7 @@ std::unique_ptr<LanceFileReader> LanceFileReader::OpenImpl(const io::ObjectStore
   }
   if (major == 0 && (minor == 1 || minor == 2)) {
     if (tail_start == 0) m.source->KeepInMemory(std::move(tail));
-    m.schema = legacy::ReadOwnSchema(*m.source, size);
-    int32_t min_id = INT32_MAX, max_id = INT32_MIN;
-    for (const auto& top : m.schema.fields()) {
-      top.ForEach([&](const LanceField& field) {
-        min_id = std::min(min_id, field.id);
-        max_id = std::max(max_id, field.id);
-      });
-    }
-    m.legacy = legacy::Layout::Read(*m.source, size, min_id, max_id);
-    m.version = {0, m.legacy->minor_version()};
-    m.num_rows = m.legacy->num_rows();
-    m.decoders.resize(m.schema.fields().size());
+    m.ReadLegacyWithOwnSchema(size);
     return reader;
   }
   auto version = FileVersion::FromDisk(major, minor);
@@ -439,50 +499,9 @@ std::unique_ptr<LanceFileReader> LanceFileReader::OpenImpl(const io::ObjectStore
   }
   m.num_rows = descriptor.length();
 
-  // Page buffers hold the bytes before the column metadata, and no global buffer's bytes:
-  // a buffer position moved (one flipped bit) onto the schema or the metadata is refused.
-  // (Alignment is not checked: the format does not require it.)
-  std::vector<std::pair<uint64_t, uint64_t>> global_buffers(num_global);
-  for (uint32_t g = 0; g < num_global; ++g) {
-    const uint64_t pos = LoadLE<uint64_t>(at(gbo_start + 16 * g));
-    global_buffers[g] = {pos, pos + LoadLE<uint64_t>(at(gbo_start + 16 * g + 8))};
-  }
-  auto check_page_buffer = [&](uint32_t c, uint64_t offset, uint64_t bytes) {
-    if (offset > column_meta_start || bytes > column_meta_start - offset)
-      ThrowCorrupt("{}: a page buffer of column {} at [{}, {}) lies outside the data pages, which end where the "
-                   "column metadata starts, at {}", path, c, offset, offset + bytes, column_meta_start);
-    for (uint32_t g = 0; g < num_global; ++g)
-      if (offset < global_buffers[g].second && global_buffers[g].first < offset + bytes)
-        ThrowCorrupt("{}: a page buffer of column {} at [{}, {}) overlaps global buffer {} at [{}, {})", path, c,
-                     offset, offset + bytes, g, global_buffers[g].first, global_buffers[g].second);
-  };
+  m.ReadColumnMetadata(at, column_meta_start, cmo_start, gbo_start, num_global, num_columns);
 
-  m.columns.resize(num_columns);
-  for (uint32_t c = 0; c < num_columns; ++c) {
-    const uint64_t pos = LoadLE<uint64_t>(at(cmo_start + 16 * c));
-    const uint64_t len = LoadLE<uint64_t>(at(cmo_start + 16 * c + 8));
-    if (pos < column_meta_start || pos > cmo_start || len > cmo_start - pos) {
-      ThrowCorrupt("{}: metadata of column {} at [{}, {}) lies outside the column metadata region [{}, {})", path,
-                   c, pos, pos + len, column_meta_start, cmo_start);
-    }
-    if (!m.columns[c].ParseFromArray(at(pos), int(len))) {
-      ThrowCorrupt("{}: metadata of column {} is not a lance.file.v2.ColumnMetadata", path, c);
-    }
-    for (const auto& page : m.columns[c].pages())
-      for (int b = 0; b < page.buffer_offsets_size() && b < page.buffer_sizes_size(); ++b)
-        check_page_buffer(c, page.buffer_offsets(b), page.buffer_sizes(b));
-  }
-
-  uint32_t next = 0;
-  for (const auto& field : m.schema.fields()) {
-    m.first_column.push_back(next);
-    next += StoredColumns(m.version, field, std::span(m.columns).subspan(std::min(next, num_columns)));
-  }
-  if (next != num_columns) {
-    ThrowCorrupt("{}: the schema's {} fields need {} columns at version {} but the file has {}", path,
-                 m.schema.fields().size(), next, m.version.ToString(), num_columns);
-  }
-  m.decoders.resize(m.schema.fields().size());
+  m.AssignColumns();
   if (tail_start == 0) m.source->KeepInMemory(std::move(tail));
   return reader;
 }
