@@ -126,14 +126,7 @@ std::shared_ptr<ShardedDataset> loader::OpenShardedDataset(std::shared_ptr<io::O
 
   // Refusals, every one at discovery. Unknown reader feature flags were refused by
   // MakeState with the flag's name.
-  for (const auto& base : state->manifest.base_paths()) {
-    std::string where = base.path();
-    if (where.rfind("file://", 0) == 0) where = where.substr(7);
-    if (where.find("://") != std::string::npos)
-      ThrowNotSupported("'{}': base path {} is the object-store URI '{}': lancelet's loader reads local files only, "
-                        "so its shards could not be opened; remedy: copy the dataset and its source to local disk",
-                        given, base.id(), base.path());
-  }
+  for (const auto& base : state->manifest.base_paths()) state->BaseRoot(base, "a shard's files");
 
   auto impl = std::make_unique<ShardedDataset::Impl>();
   impl->state = state;

@@ -15,17 +15,23 @@
 
 namespace lancelet::table {
 
+std::string DatasetState::BaseRoot(const lance::table::BasePath& base, const std::string& what) const {
+  // A local path is read through the dataset's store (which may wrap the local one); a
+  // memory:// base only from a dataset in memory.
+  const std::string& path = base.path();
+  const bool local = path.find("://") == std::string::npos || path.starts_with("file://");
+  if (local || (path.starts_with("memory://") && store == io::DefaultMemoryStore())) return io::OpenStore(path).path;
+  ThrowNotSupported("'{}': {} lives under base path {}, the object-store URI '{}', which lancelet cannot reach from "
+                    "this dataset's store; remedy: copy the dataset with its source files to the dataset's store",
+                    uri, what, base.id(), path);
+}
+
 std::string DatasetState::Directory(std::optional<uint32_t> base_id, const char* subdir,
                                     const std::string& file) const {
   if (!base_id) return io::JoinPath(uri, subdir);
   for (const auto& base : manifest.base_paths()) {
     if (base.id() != *base_id) continue;
-    std::string root = base.path();
-    if (root.rfind("file://", 0) == 0) root = root.substr(7);
-    if (root.find("://") != std::string::npos)
-      ThrowNotSupported("'{}': file '{}' lives under base path {} at '{}', an object-store URI; lancelet reads "
-                        "local files only; copy the dataset with its source files to local disk",
-                        uri, file, *base_id, base.path());
+    const std::string root = BaseRoot(base, fmt::format("file '{}'", file));
     return base.is_dataset_root() ? io::JoinPath(root, subdir) : root;
   }
   ThrowCorrupt("'{}' version {}: file '{}' names base path {}, which the manifest does not list", uri, version(),

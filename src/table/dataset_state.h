@@ -50,6 +50,10 @@ struct DatasetState {
   std::string DataPath(const std::string& file, std::optional<uint32_t> base_id = std::nullopt) const;
   std::string DataPath(const lance::table::DataFile& file) const;
   std::string DeletionFilePath(uint64_t fragment_id, const lance::table::DeletionFile& file) const;
+  // Where base path `base` lives within this dataset's store (its URI through io's
+  // OpenStore); NotSupported, naming what needs it (`what`), when this store cannot reach
+  // it (an object-store URI).
+  std::string BaseRoot(const lance::table::BasePath& base, const std::string& what) const;
   // A fragment's data or overlay file, opened once per dataset version: data files are
   // immutable, so their footer and metadata are decoded once.
   // `whole_up_to`: see LanceFileReader::Open (a reader about to decode most of a small
