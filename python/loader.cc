@@ -9,7 +9,9 @@ void RegisterLoader(py::module_& m) {
   py::class_<ShardedDataset, std::shared_ptr<ShardedDataset>>(m, "ShardedDataset", "See lancelet.loader.")
       .def_static("from_path", [](const std::string& path, const std::optional<std::vector<std::string>>& columns,
                                   size_t metadata_cache_entries) {
-        LoaderOptions options{OptionalColumns(columns), metadata_cache_entries};
+        LoaderOptions options;
+        options.columns = OptionalColumns(columns);
+        options.metadata_cache_entries = metadata_cache_entries;
         py::gil_scoped_release release;
         return ShardedDataset::FromPath(path, options);
       }, py::arg("path"), py::arg("columns") = py::none(), py::arg("metadata_cache_entries") = 256)

@@ -36,8 +36,8 @@ inline constexpr uint64_t kMaxRowsPerFile = (uint64_t{1} << 32) - 1;
 // Where a dataset is opened: the store's options and the session that keeps what its
 // versions decode (lancelet/session.h; null: Session::Default()).
 struct OpenOptions {
-  StorageOptions storage_options;
-  std::shared_ptr<Session> session;
+  StorageOptions storage_options = {};
+  std::shared_ptr<Session> session = nullptr;
 };
 
 struct WriteOptions {
@@ -53,8 +53,8 @@ struct WriteOptions {
   // How many times a commit that lost a race is rebased and retried.
   int max_commit_retries = 20;
   // The store's options and the session of the dataset written (see OpenOptions).
-  StorageOptions storage_options;
-  std::shared_ptr<Session> session;
+  StorageOptions storage_options = {};
+  std::shared_ptr<Session> session = nullptr;
 };
 
 struct VersionInfo {
@@ -225,8 +225,8 @@ using DatasetPtr = std::shared_ptr<const Dataset>;
 struct ScanSpec {
   // Top-level columns to return, in this order; nullopt: every field. "_rowid" and
   // "_rowaddr" may be listed like columns.
-  std::optional<std::vector<std::string>> columns;
-  ExprPtr filter;  // rows where it is not TRUE are dropped; null: every row
+  std::optional<std::vector<std::string>> columns = std::nullopt;
+  ExprPtr filter = nullptr;  // rows where it is not TRUE are dropped; null: every row
   int64_t limit = -1;  // -1: no limit
   int64_t offset = 0;
   int64_t batch_size = 8192;
@@ -235,12 +235,12 @@ struct ScanSpec {
   // Whether the filter may be answered through scalar indexes; off, every row is read and
   // filtered, which gives the same rows.
   bool use_index = true;
-  std::optional<std::set<uint64_t>> fragments;  // visit only these fragment ids
+  std::optional<std::set<uint64_t>> fragments = std::nullopt;  // visit only these fragment ids
   // Candidate rows a caller found (e.g. nearest neighbours): fragment id -> physical
   // offsets, ascending. Only these rows are read (deleted ones skipped) and the filter is
   // evaluated at them; fragments not listed yield nothing and indexes are not consulted.
   // Null: every row.
-  std::shared_ptr<const std::map<uint64_t, std::vector<uint64_t>>> rows;
+  std::shared_ptr<const std::map<uint64_t, std::vector<uint64_t>>> rows = nullptr;
 };
 
 // Builds a scan: which columns, which rows, how many.

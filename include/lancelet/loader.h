@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "lancelet/record_batch.h"
+#include "lancelet/session.h"
+#include "lancelet/storage_options.h"
 
 namespace lancelet {
 
@@ -28,6 +30,10 @@ struct LoaderOptions {
   // process, least recently used evicted first; 0 keeps none. Also capped at a quarter
   // of the open-file limit (RLIMIT_NOFILE), since each holds open files.
   size_t metadata_cache_entries = 256;
+  // The store's options and the session whose caches the shards' files go through
+  // (lancelet/dataset.h's OpenOptions; null session: Session::Default()).
+  StorageOptions storage_options = {};
+  std::shared_ptr<Session> session = nullptr;
 };
 
 class ShardedDataset {

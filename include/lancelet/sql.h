@@ -98,7 +98,7 @@ struct SqlShellOptions {
   bool edit = false;             // interactive on a terminal: line editing and history (libedit)
   std::string history_path;      // where the history is kept (empty: nowhere)
   int64_t max_rows = 0;          // table format: show at most this many rows (0: all)
-  StorageOptions storage_options;  // for the store of the database and its tables
+  StorageOptions storage_options = {};  // for the store of the database and its tables
 };
 
 // The `lancelet sql` command. Runs `script` (statements separated by ';'), or, when it is

@@ -100,7 +100,7 @@ ShardedDataset::ShardedDataset(std::unique_ptr<Impl> impl) : impl_(std::move(imp
 ShardedDataset::~ShardedDataset() = default;
 
 std::shared_ptr<ShardedDataset> ShardedDataset::FromPath(const std::string& path, LoaderOptions options) {
-  auto [store, within] = io::OpenStore(path);
+  auto [store, within] = io::OpenStore(path, options.storage_options);
   return loader::OpenShardedDataset(std::move(store), within, std::move(options));
 }
 
@@ -122,7 +122,7 @@ std::shared_ptr<ShardedDataset> loader::OpenShardedDataset(std::shared_ptr<io::O
   }
   lance::table::Manifest manifest = table::ReadManifest(*store, manifest_path);  // footer + body: two reads
   // No index is needed: an empty index section keeps MakeState from reading it.
-  auto state = table::MakeState(store, Session::Default(), root, manifest_path, std::move(manifest), lance::table::IndexSection());
+  auto state = table::MakeState(store, options.session ? options.session : Session::Default(), root, manifest_path, std::move(manifest), lance::table::IndexSection());
 
   // Refusals, every one at discovery. Unknown reader feature flags were refused by
   // MakeState with the flag's name.

@@ -204,14 +204,33 @@ TEST(Loader, TheVersionStaysPinned) {
   EXPECT_NE(later->path(), pinned);
 }
 
+TEST(Loader, ShardsReadThroughTheSessionAndStoreOptionsTheyAreGiven) {
+  TempDir tmp;
+  auto ds = Fragments(tmp.Uri("t.lance"), 3, 10);
+  LoaderOptions options;
+  options.session = std::make_shared<Session>();
+  options.storage_options = {{"timeout", "5s"}};
+  auto shards = ShardedDataset::FromPath(ds->uri(), options);
+  for (size_t s = 0; s < 3; ++s) shards->ReadBatch(s, std::vector<uint64_t>{0});
+  EXPECT_EQ(options.session->Stats().data_files, 3u);
+  options.storage_options = {{"timeoot", "5s"}};
+  EXPECT_THROW(ShardedDataset::FromPath(ds->uri(), options), Error);
+}
+
+LoaderOptions CacheOf(size_t entries) {
+  LoaderOptions options;
+  options.metadata_cache_entries = entries;
+  return options;
+}
+
 TEST(Loader, OpenedFragmentsAreCachedUnderTheCap) {
   TempDir tmp;
   auto ds = Fragments(tmp.Uri("t.lance"), 5, 10);
-  auto capped = ShardedDataset::FromPath(ds->uri(), {{}, 2});
+  auto capped = ShardedDataset::FromPath(ds->uri(), CacheOf(2));
   EXPECT_EQ(capped->cache_capacity(), 2u);
   for (size_t s = 0; s < 5; ++s) capped->ReadBatch(s, std::vector<uint64_t>{0});
   EXPECT_EQ(capped->cached_shards(), 2u);
-  auto none = ShardedDataset::FromPath(ds->uri(), {{}, 0});
+  auto none = ShardedDataset::FromPath(ds->uri(), CacheOf(0));
   none->ReadBatch(0, std::vector<uint64_t>{3});
   EXPECT_EQ(none->cached_shards(), 0u);
   auto wide = ShardedDataset::FromPath(ds->uri());

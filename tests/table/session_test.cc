@@ -71,6 +71,16 @@ TEST(SessionTest, ASessionKeepsNoMoreThanItsOptionsAllow) {
   EXPECT_EQ(one_file->Stats().data_files, 1u);
 }
 
+TEST(SessionTest, OptionsTakeDesignatedInitializersUnderTheWarningsUsersBuildWith) {
+  const std::string uri = TwoFragments("memory://session_test/designated.lance");
+  auto session = std::make_shared<Session>(SessionOptions{.data_files = 8});
+  EXPECT_EQ(ScanRows(Dataset::Open(uri, std::nullopt, {.session = session})), 100u);
+  EXPECT_EQ(session->Stats().data_files, 2u);
+  EXPECT_EQ(Dataset::Open(uri, std::nullopt, {.storage_options = {{"timeout", "1s"}}})->Scan({.limit = 3})->Next()
+                ->num_rows(),
+            3);
+}
+
 TEST(SessionTest, AWriteKeepsToTheSessionItWasGiven) {
   auto session = std::make_shared<Session>();
   WriteOptions options;
