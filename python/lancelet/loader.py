@@ -46,22 +46,24 @@ class ShardedDataset:
     """Shards of one pinned version of a Lance dataset. Picklable; each process (a
     DataLoader worker after fork, or a spawned one) opens its own readers."""
 
-    def __init__(self, path, columns=None, metadata_cache_entries=256):
-        self._args = (str(path), None if columns is None else list(columns), metadata_cache_entries)
+    def __init__(self, path, columns=None, metadata_cache_entries=256, storage_options=None):
+        self._args = (str(path), None if columns is None else list(columns), metadata_cache_entries,
+                      dict(storage_options or {}))
         self._open(self._args[0])
 
     @classmethod
-    def from_path(cls, path, columns=None, metadata_cache_entries=256):
+    def from_path(cls, path, columns=None, metadata_cache_entries=256, storage_options=None):
         """`path`: a dataset directory (its newest manifest becomes .path) or a manifest
         file under its _versions/ (that version). `metadata_cache_entries`: opened fragments
-        kept per process (0: none), also capped by the open-file limit."""
-        return cls(path, columns, metadata_cache_entries)
+        kept per process (0: none), also capped by the open-file limit. `storage_options`:
+        {key: value} for the dataset's store, keyed as pylance's."""
+        return cls(path, columns, metadata_cache_entries, storage_options)
 
     def _open(self, path):
-        _, columns, entries = self._args
-        self._core = _lancelet.ShardedDataset.from_path(path, columns, entries)
+        _, columns, entries, storage_options = self._args
+        self._core = _lancelet.ShardedDataset.from_path(path, columns, entries, storage_options)
         self._pid = os.getpid()
-        self._args = (self._core.path, columns, entries)  # pinned from now on
+        self._args = (self._core.path, columns, entries, storage_options)  # pinned from now on
         sizes = self._core.shard_sizes()
         self._starts = [0]
         for size in sizes:

@@ -56,6 +56,11 @@ def test_columns_and_refusals(tmp_path):
         ShardedDataset.from_path(tmp_path)
     with pytest.raises(lancelet.InvalidArgumentError, match="sample 100 does not exist"):
         shards.read(0, 100)
+    with pytest.raises(lancelet.InvalidArgumentError, match="storage option 'timout'"):
+        ShardedDataset.from_path(ds.uri, storage_options={"timout": "1s"})
+    # The options travel with a pickled dataset (a spawned worker opens with them too).
+    optioned = ShardedDataset.from_path(ds.uri, columns=["text"], storage_options={"timeout": "5s"})
+    assert pickle.loads(pickle.dumps(optioned)).read(3, 3) == {"text": "t303"}
 
 
 def test_the_version_stays_pinned_during_an_epoch(tmp_path):
