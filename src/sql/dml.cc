@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "io/object_store.h"
 #include "lancelet/scalar.h"
 #include "sql/correlated.h"
-#include "io/object_store.h"
 #include "sql/exec.h"
 
 namespace lancelet::sql {

@@ -11,12 +11,8 @@ AttemptFiles::~AttemptFiles() {
     io::RemoveQuietly(store_, files_);
     for (auto dir = directories_.rbegin(); dir != directories_.rend(); ++dir) {
       try {
-        if (dir->with_contents) {
-          std::vector<std::string> inside;
-          for (const auto& name : store_.List(dir->path)) inside.push_back(io::JoinPath(dir->path, name));
-          io::RemoveQuietly(store_, inside);
-        }
-        store_.DeleteDirIfEmpty(dir->path);
+        if (dir->with_contents) store_.DeleteTree(dir->path);
+        else store_.DeleteDirIfEmpty(dir->path);
       } catch (const Error&) {
       }
     }

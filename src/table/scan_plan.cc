@@ -1,6 +1,7 @@
 #include "table/scan_plan.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include "lancelet/error.h"
@@ -40,13 +41,13 @@ void ScanPlan::PlanTasks(const ScanSpec& spec) {
     if (spec.rows) {
       auto given = spec.rows->find(fragment.id());
       if (given == spec.rows->end()) continue;
-      if (!std::is_sorted(given->second.begin(), given->second.end()) ||
-          std::adjacent_find(given->second.begin(), given->second.end()) != given->second.end() ||
-          (!given->second.empty() && given->second.back() >= fragment.physical_rows()))
+      const auto& offsets = given->second;
+      if (std::adjacent_find(offsets.begin(), offsets.end(), std::greater_equal<>()) != offsets.end() ||
+          (!offsets.empty() && offsets.back() >= fragment.physical_rows()))
         ThrowInvalid("scan of dataset '{}': the rows given for fragment {} must be ascending, distinct offsets "
                      "below its {} rows",
                      state_->uri, fragment.id(), fragment.physical_rows());
-      task.candidates = &given->second;
+      task.candidates = &offsets;
     } else if (indexed_) {
       auto found = indexed_->candidates.find(fragment.id());
       if (found != indexed_->candidates.end()) task = {&fragment, &found->second, true};
