@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
         count = int64_t(fixed.size());
       }
       const auto columns = Columns(argc, argv);
-      const io::IoStats& io = ds->state().store->stats();
+      const io::IoStats& io = table::StateOf(ds).store->stats();
       uint64_t first_bytes = 0, first_calls = 0, warm_bytes = 0, warm_calls = 0;
       std::mt19937_64 rng(7);
       std::vector<double> seconds;

@@ -111,7 +111,7 @@ void BM_TakeBytes(benchmark::State& state) {
   const DatasetPtr ds = BenchDataset();
   const auto offsets = RandomOffsets(uint64_t(state.range(0)), ds->CountRows(), 256);
   benchmark::DoNotOptimize(ds->Take(offsets.back()));  // opens the file and its page metadata
-  const io::IoStats& io = ds->state().store->stats();
+  const io::IoStats& io = table::StateOf(ds).store->stats();
   const uint64_t bytes0 = io.bytes_read, calls0 = io.read_calls;
   size_t next = 0;
   for (auto _ : state) {
@@ -125,7 +125,7 @@ BENCHMARK(BM_TakeBytes)->Arg(1)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::k
 
 void BM_ScanBytes(benchmark::State& state) {
   const DatasetPtr ds = BenchDataset();
-  const io::IoStats& io = ds->state().store->stats();
+  const io::IoStats& io = table::StateOf(ds).store->stats();
   const uint64_t bytes0 = io.bytes_read, calls0 = io.read_calls;
   int64_t rows = 0;
   for (auto _ : state) {

@@ -24,9 +24,6 @@
 
 namespace lancelet {
 
-namespace table {
-struct DatasetState;
-}  // namespace table
 
 enum class WriteMode { kCreate, kAppend, kOverwrite };
 
@@ -375,13 +372,12 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   RecordBatchPtr TakeRowAddresses(std::span<const uint64_t> addresses,
                                   const std::vector<std::string>& columns = {}) const;
 
-  // Internal state (manifest, store); not part of the stable API.
-  const table::DatasetState& state() const { return *state_; }
-  const std::shared_ptr<const table::DatasetState>& state_ptr() const { return state_; }
-  explicit Dataset(std::shared_ptr<const table::DatasetState> state) : state_(std::move(state)) {}
 
  private:
-  std::shared_ptr<const table::DatasetState> state_;
+  friend class LibraryAccess;  // the library's own layers reach the state through it
+  struct State;  // one version's manifest, store and session, defined inside the library
+  explicit Dataset(std::shared_ptr<const State> state) : state_(std::move(state)) {}
+  std::shared_ptr<const State> state_;
 };
 
 }  // namespace lancelet

@@ -20,10 +20,6 @@
 
 namespace lancelet {
 
-namespace table {
-struct DatasetState;
-}
-
 struct LoaderOptions {
   std::vector<std::string> columns;  // empty: every column
   // Opened fragments (a reader with its deletions and overlay coverage decoded) kept per

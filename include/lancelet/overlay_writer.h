@@ -21,10 +21,6 @@
 
 namespace lancelet {
 
-namespace table {
-struct ReadSet;
-}
-
 class OverlayWriter {
  public:
   struct Options {
@@ -50,10 +46,7 @@ class OverlayWriter {
   bool empty() const { return updates_.empty(); }
 
  private:
-  friend class Dataset;
-  // Commit for a read-modify-write (Dataset::Update): a concurrent change to what
-  // `read_set` names makes the commit a table::RetryableConflict.
-  DatasetPtr Commit(const Options& options, std::shared_ptr<const table::ReadSet> read_set) const;
+  friend class LibraryAccess;  // Dataset::Update commits with what it read
 
   struct ColumnUpdate {
     size_t field = 0;  // index in the dataset schema

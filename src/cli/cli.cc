@@ -330,7 +330,7 @@ void AddCreate(CLI::App& app, Context& context, std::vector<Command>& commands) 
                         options.storage_options = CommandLineStorageOptions();
                         auto ds = Dataset::Write(o->dataset, *input, options);
                         std::cout << fmt::format("created {} at version {}: {} rows in {} fragments\n", o->dataset,
-                                                 ds->version(), ds->CountRows(), ds->state().manifest.fragments_size());
+                                                 ds->version(), ds->CountRows(), table::StateOf(ds).manifest.fragments_size());
                         return 0;
                       }});
 }

@@ -57,7 +57,7 @@ void PrintOverlay(const table::DatasetState& s, const lance::table::DataOverlayF
 }  // namespace
 
 void PrintInspect(const Dataset& dataset, std::ostream& out) {
-  const auto& s = dataset.state();
+  const auto& s = table::StateOf(dataset);
   const auto& m = s.manifest;
   out << fmt::format("dataset: {}\n", s.uri);
   out << fmt::format("version: {}\n", m.version());

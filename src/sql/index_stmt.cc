@@ -28,7 +28,7 @@ std::string RunCreateIndex(const Context& ctx, const CreateIndexStmt& stmt) {
     if (stmt.if_not_exists) return fmt::format("CREATE INDEX: {} already exists on {}", stmt.name, stmt.table.name);
     ctx.Fail(stmt.table.position, fmt::format("table '{}' already has an index named '{}'", stmt.table.name, stmt.name));
   }
-  if (!ds->state().schema.StructPathNamed(stmt.column))  // a column, or a struct field as s.a
+  if (!table::StateOf(ds).schema.StructPathNamed(stmt.column))  // a column, or a struct field as s.a
     ctx.Fail(stmt.column_position, fmt::format("no column '{}' in table '{}'", stmt.column, stmt.table.name));
   auto next = ds->CreateIndex(stmt.column, stmt.type, stmt.name);
   return fmt::format("CREATE INDEX {} ({}: version {})", stmt.name, stmt.table.name, next->version());

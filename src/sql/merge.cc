@@ -486,21 +486,21 @@ table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const D
 }  // namespace
 
 std::string RunMerge(const Context& ctx, const MergeStmt& stmt) {
-  auto state = OpenTable(ctx, stmt.target)->state_ptr();
+  auto state = table::StatePtrOf(OpenTable(ctx, stmt.target));
   MergeCounts counts;
   // Someone changed what we read or a fragment we touch: plan again on the latest version.
   auto committed = table::UntilCommitted(state, "MERGE", [&](const std::shared_ptr<const table::DatasetState>& s) {
-    auto ds = std::make_shared<Dataset>(s);
+    auto ds = table::MakeDataset(s);
     counts = MergeCounts{};
     auto next = table::CommitMerge(ds, PlanMerge(ctx, stmt, ds, counts));
-    return next->version() == s->version() ? nullptr : next->state_ptr();
+    return next->version() == s->version() ? nullptr : table::StatePtrOf(next);
   });
   if (!committed)
     return fmt::format("MERGE {} updated, {} deleted, {} inserted; {} unchanged at version {}",
                        RowCount(counts.updated), counts.deleted, counts.inserted, stmt.target.name, state->version());
   WriteOutcome outcome;
-  auto next = table::BoundOverlayLayers(std::make_shared<Dataset>(committed), &outcome);
-  std::string notice = FirstOverlayNotice(Dataset(state), *next, stmt.target.name);
+  auto next = table::BoundOverlayLayers(table::MakeDataset(committed), &outcome);
+  std::string notice = FirstOverlayNotice(*table::MakeDataset(state), *next, stmt.target.name);
   return fmt::format("MERGE {} updated, {} deleted, {} inserted; {} is now at version {}{}{}", RowCount(counts.updated),
                      counts.deleted, counts.inserted, stmt.target.name, next->version(), LayerMergeNote(outcome),
                      notice.empty() ? "" : "\n" + notice);

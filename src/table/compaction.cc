@@ -458,7 +458,7 @@ std::string FormatOptimizeStats(const OptimizeStats& s, const std::string& datas
 }
 
 std::string FirstOverlayNotice(const Dataset& before, const Dataset& after, const std::string& name) {
-  auto has = [](const Dataset& d) { return (d.state().manifest.reader_feature_flags() & table::kFlagDataOverlays) != 0; };
+  auto has = [](const Dataset& d) { return (table::StateOf(d).manifest.reader_feature_flags() & table::kFlagDataOverlays) != 0; };
   if (has(before) || !has(after)) return "";
   return fmt::format("note: {} now has data overlay files (reader feature flag 64); LanceDB and lance read it only "
                      "with LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES=1 until `lancelet optimize` (SQL: OPTIMIZE) "
@@ -515,7 +515,7 @@ auto AfterCommits(const OptimizeStats& done, std::shared_ptr<const DatasetState>
     std::string versions;
     for (uint64_t v : done.versions) versions += (versions.empty() ? "" : ", ") + std::to_string(v);
     std::string coverage;
-    for (const auto& index : Dataset(state).ListIndices())
+    for (const auto& index : table::MakeDataset(state)->ListIndices())
       coverage += fmt::format("; index {} now covers {} of {} fragments", index.name, index.indexed_fragments,
                               index.indexed_fragments + index.unindexed_fragments);
     throw Error(e.kind(), fmt::format("optimize of '{}' {} (version {}), then {} failed: {}{}; run `lancelet "
@@ -604,7 +604,7 @@ DatasetPtr Dataset::Optimize(const OptimizeOptions& options, OptimizeStats* stat
 
   // 3. Indexes: as the reference's optimize(), index the fragments no segment covers
   // (folded, rewritten or appended ones).
-  DatasetPtr result = current == state_ ? shared_from_this() : std::make_shared<Dataset>(current);
+  DatasetPtr result = current == state_ ? shared_from_this() : table::MakeDataset(current);
   if (options.optimize_indices) {
     DatasetPtr indexed = AfterCommits(out, current, "indexing", [&] { return result->OptimizeIndices(); });
     if (indexed->version() != result->version()) {
@@ -647,7 +647,7 @@ std::shared_ptr<const DatasetState> CommitOverlayMerges(std::shared_ptr<const Da
 DatasetPtr Dataset::MergeOverlays(uint64_t fragment_id, const std::vector<uint64_t>& committed_versions) const {
   auto next =
       CommitOverlayMerges(state_, {{fragment_id, {committed_versions.begin(), committed_versions.end()}}}, false);
-  return next ? std::make_shared<Dataset>(next) : shared_from_this();
+  return next ? table::MakeDataset(next) : shared_from_this();
 }
 
 namespace table {
@@ -670,7 +670,7 @@ std::optional<uint64_t> MaxOverlaysPerFragment(const lance::table::Manifest& man
 }
 
 DatasetPtr BoundOverlayLayers(const DatasetPtr& dataset, WriteOutcome* outcome) {
-  const auto& state = dataset->state_ptr();
+  const auto& state = table::StatePtrOf(dataset);
   if (outcome) *outcome = WriteOutcome{state->version(), 0, ""};
   auto bound = MaxOverlaysPerFragment(state->manifest);
   if (!bound) return dataset;
@@ -682,7 +682,7 @@ DatasetPtr BoundOverlayLayers(const DatasetPtr& dataset, WriteOutcome* outcome) 
     auto next = CommitOverlayMerges(state, picks, true);
     if (!next) return dataset;
     if (outcome) outcome->layer_merge_version = next->version();
-    return std::make_shared<Dataset>(next);
+    return table::MakeDataset(next);
   } catch (const Error& e) {
     if (outcome) outcome->layer_merge_error = e.what();
     return dataset;

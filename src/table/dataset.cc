@@ -51,7 +51,7 @@ std::vector<lance::table::DataFragment> WriteFragments(io::ObjectStore& store, t
 
 DatasetPtr Dataset::Open(const std::string& uri, std::optional<uint64_t> version, const OpenOptions& options) {
   auto [store, path] = io::OpenStore(uri, options.storage_options);
-  return std::make_shared<Dataset>(
+  return table::MakeDataset(
       table::LoadState(std::move(store), options.session ? options.session : Session::Default(), path, version));
 }
 
@@ -94,7 +94,7 @@ DatasetPtr Dataset::Write(const std::string& raw_uri, RecordBatchReader& data, c
   commit.session = session;
   auto committed = table::Commit(store, uri, base, std::move(t), commit);
   attempt.Published();
-  return std::make_shared<Dataset>(std::move(committed));
+  return table::MakeDataset(std::move(committed));
 }
 
 DatasetPtr Dataset::Write(const std::string& uri, const std::vector<RecordBatchPtr>& batches,
@@ -113,7 +113,7 @@ DatasetPtr Dataset::Append(RecordBatchReader& data, const WriteOptions& options)
   commit.max_retries = options.max_commit_retries;
   auto committed = table::Commit(s.store, s.uri, state_, std::move(t), commit);
   attempt.Published();
-  return std::make_shared<Dataset>(std::move(committed));
+  return table::MakeDataset(std::move(committed));
 }
 
 DatasetPtr Dataset::Append(const std::vector<RecordBatchPtr>& batches, const WriteOptions& options) const {
@@ -169,7 +169,7 @@ DatasetPtr Dataset::Delete(const std::string& predicate, uint64_t* rows_changed)
       return true;
     });
   });
-  return committed ? std::make_shared<Dataset>(committed) : shared_from_this();
+  return committed ? table::MakeDataset(committed) : shared_from_this();
 }
 
 const std::string& Dataset::uri() const { return state_->uri; }
@@ -230,17 +230,17 @@ DatasetPtr Dataset::UpdateConfig(const std::map<std::string, std::optional<std::
   // Keys are independent, so the change recomputes trivially when its read version cannot
   // be checked against what came after it (a concurrent cleanup removed versions).
   std::shared_ptr<const DatasetState> state = state_;
-  return std::make_shared<Dataset>(table::UntilCommitted(state, "config", [&](const std::shared_ptr<const DatasetState>& s) {
+  return table::MakeDataset(table::UntilCommitted(state, "config", [&](const std::shared_ptr<const DatasetState>& s) {
     return table::Commit(s->store, s->uri, s, t, table::CommitOptions{});
   }));
 }
 
 DatasetPtr Dataset::Checkout(uint64_t version) const {
-  return std::make_shared<Dataset>(table::LoadState(state_->store, state_->session, state_->uri, version));
+  return table::MakeDataset(table::LoadState(state_->store, state_->session, state_->uri, version));
 }
 
 DatasetPtr Dataset::Latest() const {
-  return std::make_shared<Dataset>(table::LoadState(state_->store, state_->session, state_->uri, std::nullopt));
+  return table::MakeDataset(table::LoadState(state_->store, state_->session, state_->uri, std::nullopt));
 }
 
 uint64_t Dataset::CountRows(const std::string& predicate) const {

@@ -288,7 +288,7 @@ std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> s
                                               std::optional<lance::table::IndexSection> indices,
                                               const format::LanceSchema* dictionaries) {
   CheckReaderFlags(manifest, uri);
-  auto state = std::make_shared<DatasetState>();
+  auto state = LibraryAccess::NewState();
   state->store = std::move(store);
   state->session = std::move(session);
   state->uri = uri;

@@ -14,12 +14,17 @@
 #include "io/object_store.h"
 #include "overlay/fragment_overlays.h"
 #include "overlay/resolution.h"
+#include "lancelet/overlay_writer.h"
 #include "table.pb.h"
 #include "table/lru_cache.h"
 #include "table/session.h"
 
 namespace lancelet::table {
 
+struct ReadSet;
+
+// Made only as the public Dataset's state (LibraryAccess::NewState), so that any state
+// may become a Dataset.
 struct DatasetState {
   std::shared_ptr<io::ObjectStore> store;
   // Where opened files and decoded overlay columns are kept, for every version.
@@ -157,6 +162,9 @@ struct DatasetState {
       coverage_layers_{kOverlayCacheBytes / 64};
   mutable LayersCache field_layers_{kOverlayCacheBytes / 4 - kOverlayCacheBytes / 64};
   mutable LayersCache merged_layers_{kOverlayCacheBytes / 4};
+
+ protected:
+  DatasetState() = default;
 };
 
 // A data file in the legacy Lance format (file versions 0.0 to 0.2; 0.3 is 2.0), which
@@ -184,3 +192,41 @@ std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> s
                                               const format::LanceSchema* dictionaries = nullptr);
 
 }  // namespace lancelet::table
+
+namespace lancelet {
+
+struct Dataset::State : table::DatasetState {};
+
+// The library's way into what its public classes keep private (each names it a friend).
+class LibraryAccess {
+ public:
+  static const table::DatasetState& StateOf(const Dataset& dataset) { return *dataset.state_; }
+  static std::shared_ptr<const table::DatasetState> StatePtrOf(const Dataset& dataset) { return dataset.state_; }
+  static std::shared_ptr<table::DatasetState> NewState() { return std::make_shared<Dataset::State>(); }
+  // `state` must come from NewState (every one does: its constructor is protected).
+  static DatasetPtr MakeDataset(std::shared_ptr<const table::DatasetState> state) {
+    return DatasetPtr(new Dataset(std::static_pointer_cast<const Dataset::State>(std::move(state))));
+  }
+  // OverlayWriter::Commit for a read-modify-write (Dataset::Update): a concurrent change
+  // to what `read_set` names makes the commit a table::RetryableConflict. Null: a blind
+  // write.
+  static DatasetPtr CommitOverlays(const OverlayWriter& writer, const OverlayWriter::Options& options,
+                                   std::shared_ptr<const table::ReadSet> read_set);
+};
+
+namespace table {
+
+inline const DatasetState& StateOf(const Dataset& dataset) { return LibraryAccess::StateOf(dataset); }
+inline const DatasetState& StateOf(const DatasetPtr& dataset) { return LibraryAccess::StateOf(*dataset); }
+inline std::shared_ptr<const DatasetState> StatePtrOf(const Dataset& dataset) {
+  return LibraryAccess::StatePtrOf(dataset);
+}
+inline std::shared_ptr<const DatasetState> StatePtrOf(const DatasetPtr& dataset) {
+  return LibraryAccess::StatePtrOf(*dataset);
+}
+inline DatasetPtr MakeDataset(std::shared_ptr<const DatasetState> state) {
+  return LibraryAccess::MakeDataset(std::move(state));
+}
+
+}  // namespace table
+}  // namespace lancelet

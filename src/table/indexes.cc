@@ -202,19 +202,19 @@ DatasetPtr Dataset::CreateIndex(const std::string& column, IndexType type, const
                                 bool replace) const {
   if (!name_in.empty()) CheckIndexName(name_in);
   StatePtr state = state_;
-  return std::make_shared<Dataset>(table::UntilCommitted(
+  return table::MakeDataset(table::UntilCommitted(
       state, "index create", [&](const StatePtr& s) { return CreateIndexAt(s, column, type, name_in, replace); }));
 }
 
 DatasetPtr Dataset::OptimizeIndices() const {
   StatePtr state = state_;
   auto committed = table::UntilCommitted(state, "index optimize", OptimizeIndicesAt);
-  return committed ? std::make_shared<Dataset>(committed) : shared_from_this();
+  return committed ? table::MakeDataset(committed) : shared_from_this();
 }
 
 DatasetPtr Dataset::DropIndex(const std::string& name) const {
   StatePtr state = state_;
-  return std::make_shared<Dataset>(table::UntilCommitted(state, "index drop", [&](const StatePtr& s) {
+  return table::MakeDataset(table::UntilCommitted(state, "index drop", [&](const StatePtr& s) {
     lance::table::Transaction t;
     for (const auto& existing : s->indices.indices())
       if (existing.name() == name) *t.mutable_create_index()->add_removed_indices() = existing;

@@ -115,10 +115,10 @@ DatasetPtr CommitMerge(const DatasetPtr& dataset, const MergeChanges& changes,
                        std::shared_ptr<const ReadSet> read_set) {
   if (changes.empty()) return dataset;
   CommitOptions options;
-  options.read_set = read_set ? std::move(read_set) : WholeTargetRead(dataset->state(), changes);
-  return std::make_shared<Dataset>(
-      BuildAndCommit(dataset->state_ptr(), options, [&](lance::table::Transaction& t, AttemptFiles& attempt) {
-        BuildMerge(dataset->state(), changes, t, attempt);
+  options.read_set = read_set ? std::move(read_set) : WholeTargetRead(table::StateOf(dataset), changes);
+  return table::MakeDataset(
+      BuildAndCommit(table::StatePtrOf(dataset), options, [&](lance::table::Transaction& t, AttemptFiles& attempt) {
+        BuildMerge(table::StateOf(dataset), changes, t, attempt);
         return true;
       }));
 }

@@ -32,7 +32,7 @@ void SubtreeIds(const format::LanceField& field, std::vector<int32_t>& out) {
 
 OverlayWriter& OverlayWriter::Set(uint64_t fragment_id, const std::string& column, std::vector<uint32_t> offsets,
                                   ArrayPtr values) {
-  const auto& state = dataset_->state();
+  const auto& state = table::StateOf(dataset_);
   const auto* fragment = state.FindFragment(fragment_id);
   if (!fragment) ThrowInvalid("overlay on '{}': fragment {} does not exist in version {}", state.uri, fragment_id,
                               state.version());
@@ -84,18 +84,21 @@ lance::table::DataOverlayFile WriteOverlay(const DatasetState& state, const std:
 
 }  // namespace table
 
-DatasetPtr OverlayWriter::Commit(const Options& options) const { return Commit(options, nullptr); }
+DatasetPtr OverlayWriter::Commit(const Options& options) const {
+  return LibraryAccess::CommitOverlays(*this, options, nullptr);
+}
 
-DatasetPtr OverlayWriter::Commit(const Options& options, std::shared_ptr<const table::ReadSet> read_set) const {
-  const auto& state = dataset_->state();
-  if (updates_.empty()) return dataset_;
+DatasetPtr LibraryAccess::CommitOverlays(const OverlayWriter& writer, const OverlayWriter::Options& options,
+                                         std::shared_ptr<const table::ReadSet> read_set) {
+  const auto& state = table::StateOf(writer.dataset_);
+  if (writer.updates_.empty()) return writer.dataset_;
   for (const auto& f : state.manifest.fragments()) table::CheckTakesOverlays(state, "overlay on", f);
   table::CommitOptions commit;
   commit.max_retries = options.max_commit_retries;
   commit.read_set = std::move(read_set);
-  return std::make_shared<Dataset>(table::BuildAndCommit(
-      dataset_->state_ptr(), commit, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
-        for (const auto& [fragment_id, updates] : updates_) {
+  return table::MakeDataset(table::BuildAndCommit(
+      table::StatePtrOf(writer.dataset_), commit, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
+        for (const auto& [fragment_id, updates] : writer.updates_) {
           auto* group = t.mutable_data_overlay()->add_groups();
           group->set_fragment_id(fragment_id);
           std::vector<table::OverlayColumn> columns;
@@ -130,7 +133,7 @@ DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string&
   std::shared_ptr<const table::DatasetState> current = state_;
   auto committed = table::UntilCommitted(current, "update", [&](const std::shared_ptr<const table::DatasetState>& state)
                                                                 -> std::shared_ptr<const table::DatasetState> {
-    auto snapshot = std::make_shared<Dataset>(state);
+    auto snapshot = table::MakeDataset(state);
     // Read only what the SET expressions need; the filter adds its own columns.
     std::vector<ExprPtr> exprs;
     std::vector<std::string> needed;
@@ -177,19 +180,19 @@ DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string&
       for (auto& [fragment, offs] : offsets)
         for (size_t i = 0; i < set.size(); ++i)
           writer.Set(fragment, set[i].column, offs, Concatenate(values[fragment][i]));
-      return writer.Commit(OverlayWriter::Options{}, std::move(read_set))->state_ptr();
+      return table::StatePtrOf(LibraryAccess::CommitOverlays(writer, OverlayWriter::Options{}, std::move(read_set)));
     }
     table::MergeChanges changes;
     for (auto& [fragment, offs] : offsets)
       for (size_t i = 0; i < set.size(); ++i)
         changes.updates[fragment].push_back({set[i].column, offs, Concatenate(values[fragment][i])});
-    if (how == UpdateMode::kColumns) return table::CommitColumnRewrite(snapshot, changes, std::move(read_set))->state_ptr();
-    return table::CommitRowMove(snapshot, changes, std::move(read_set))->state_ptr();
+    if (how == UpdateMode::kColumns) return table::StatePtrOf(table::CommitColumnRewrite(snapshot, changes, std::move(read_set)));
+    return table::StatePtrOf(table::CommitRowMove(snapshot, changes, std::move(read_set)));
   });
   if (!committed) return shared_from_this();
   // The bound on overlay layers is upkeep after the change has landed (outside the loop:
   // nothing that happens to it may make the change run again).
-  return table::BoundOverlayLayers(std::make_shared<Dataset>(committed), outcome);
+  return table::BoundOverlayLayers(table::MakeDataset(committed), outcome);
 }
 
 }  // namespace lancelet

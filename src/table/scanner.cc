@@ -94,14 +94,14 @@ RecordBatchPtr TakeFromFragments(const DatasetPtr& dataset, const std::vector<st
   ScanSpec spec;
   if (!columns.empty()) spec.columns = columns;
   spec.batch_size = 1;
-  table::ScanPlan plan(dataset->state_ptr(), spec);
+  table::ScanPlan plan(table::StatePtrOf(dataset), spec);
   // Group by fragment, read each group's offsets in ascending order, then restore order.
   std::map<const lance::table::DataFragment*, std::vector<size_t>> groups;
   for (size_t i = 0; i < rows.size(); ++i) groups[rows[i].first].push_back(i);
   if (groups.size() == 1) {  // a fragment reader takes offsets in any order
     std::vector<uint64_t> offsets;
     for (const auto& row : rows) offsets.push_back(row.second);
-    table::FragmentReader reader(dataset->state(), *rows.front().first);
+    table::FragmentReader reader(table::StateOf(dataset), *rows.front().first);
     return plan.Project(*plan.TakeRows(reader, offsets));
   }
   std::vector<RecordBatchPtr> parts;
@@ -111,7 +111,7 @@ RecordBatchPtr TakeFromFragments(const DatasetPtr& dataset, const std::vector<st
     std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return rows[a].second < rows[b].second; });
     std::vector<uint64_t> offsets;
     for (size_t i : idx) offsets.push_back(rows[i].second);
-    table::FragmentReader reader(dataset->state(), *fragment);
+    table::FragmentReader reader(table::StateOf(dataset), *fragment);
     parts.push_back(plan.Project(*plan.TakeRows(reader, offsets)));
     for (size_t k = 0; k < idx.size(); ++k) position[idx[k]] = base + int64_t(k);
     base += int64_t(idx.size());

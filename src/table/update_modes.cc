@@ -109,11 +109,11 @@ UpdateMode ChooseUpdateMode(const DatasetState& state, const std::vector<size_t>
 
 DatasetPtr CommitColumnRewrite(const DatasetPtr& dataset, const MergeChanges& changes,
                                std::shared_ptr<const ReadSet> read_set) {
-  const DatasetState& state = dataset->state();
+  const DatasetState& state = table::StateOf(dataset);
   CommitOptions options;
   options.read_set = std::move(read_set);
-  return std::make_shared<Dataset>(BuildAndCommit(
-      dataset->state_ptr(), options, [&](lance::table::Transaction& t, AttemptFiles& attempt) {
+  return table::MakeDataset(BuildAndCommit(
+      table::StatePtrOf(dataset), options, [&](lance::table::Transaction& t, AttemptFiles& attempt) {
         FoldCommit fold(t);
         for (const auto& [id, cells] : changes.updates) {
           std::vector<OverlayColumn> columns;
@@ -127,7 +127,7 @@ DatasetPtr CommitColumnRewrite(const DatasetPtr& dataset, const MergeChanges& ch
 
 DatasetPtr CommitRowMove(const DatasetPtr& dataset, const MergeChanges& changes,
                          std::shared_ptr<const ReadSet> read_set) {
-  const DatasetState& state = dataset->state();
+  const DatasetState& state = table::StateOf(dataset);
   // Moving rows reads every column of the changed rows.
   auto read = std::make_shared<ReadSet>(*read_set);
   for (const auto& field : state.schema.fields())

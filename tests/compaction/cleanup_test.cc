@@ -36,7 +36,7 @@ uint64_t Bytes(const std::string& ds, const std::set<std::string>& files) {
 // Files the version uses, relative to the dataset.
 std::set<std::string> Used(const Dataset& ds) {
   std::set<std::string> out;
-  for (const auto& f : ds.state().manifest.fragments()) {
+  for (const auto& f : table::StateOf(ds).manifest.fragments()) {
     for (const auto& file : f.files()) out.insert("data/" + file.path());
     for (const auto& o : f.overlays()) out.insert("data/" + o.data_file().path());
     if (f.has_deletion_file()) out.insert("_deletions/" + table::DeletionFileName(f.id(), f.deletion_file()));

@@ -42,10 +42,10 @@ std::string Values(const Dataset& ds, const std::string& where = "") {
 }
 
 const lance::table::DataFragment& Fragment(const Dataset& ds, uint64_t id) {
-  for (const auto& f : ds.state().manifest.fragments())
+  for (const auto& f : table::StateOf(ds).manifest.fragments())
     if (f.id() == id) return f;
   ADD_FAILURE() << "no fragment " << id;
-  return ds.state().manifest.fragments(0);
+  return table::StateOf(ds).manifest.fragments(0);
 }
 
 std::vector<uint64_t> OverlayVersions(const Dataset& ds, uint64_t fragment) {
@@ -57,7 +57,7 @@ std::vector<uint64_t> OverlayVersions(const Dataset& ds, uint64_t fragment) {
 // Fragments the index segments named `name` cover, together.
 std::vector<uint64_t> Covered(const Dataset& ds, const std::string& name) {
   std::set<uint64_t> out;
-  for (const auto& index : ds.state().indices.indices())
+  for (const auto& index : table::StateOf(ds).indices.indices())
     if (index.name() == name) {
       auto bitmap = table::IndexFragments(index);
       if (!bitmap) return {UINT64_MAX};
@@ -162,7 +162,7 @@ TEST_P(CompactionTest, FoldingWritesOneBaseFileTombstonesTheOldCopiesAndKeepsOff
   std::string before = Rows(*ds);
   const auto deletion = Fragment(*ds, 0).deletion_file().SerializeAsString();
   const auto row_ids = Fragment(*ds, 0).inline_row_ids();
-  EXPECT_NE(ds->state().manifest.reader_feature_flags() & table::kFlagDataOverlays, 0u);
+  EXPECT_NE(table::StateOf(ds).manifest.reader_feature_flags() & table::kFlagDataOverlays, 0u);
 
   OptimizeStats stats;
   auto folded = ds->Optimize(FoldOnly(), &stats);
@@ -179,7 +179,7 @@ TEST_P(CompactionTest, FoldingWritesOneBaseFileTombstonesTheOldCopiesAndKeepsOff
             (std::vector<int32_t>{1, 3}));
   EXPECT_EQ(f.deletion_file().SerializeAsString(), deletion);
   EXPECT_EQ(f.inline_row_ids(), row_ids);
-  EXPECT_EQ(folded->state().manifest.reader_feature_flags() & table::kFlagDataOverlays, 0u);
+  EXPECT_EQ(table::StateOf(folded).manifest.reader_feature_flags() & table::kFlagDataOverlays, 0u);
   EXPECT_EQ(Values(*folded, "id = 3"), "{\"id\":3,\"a\":null,\"b\":3,\"s\":\"s3\"}\n");
 }
 
@@ -211,7 +211,7 @@ TEST_P(CompactionTest, AFoldedFragmentLeavesTheIndexesOnFoldedFieldsOnly) {
   auto reindexed = ds->Optimize(o);
   EXPECT_EQ(Covered(*reindexed, "a_idx"), (std::vector<uint64_t>{0, 1}));
   int a_segments = 0;
-  for (const auto& index : reindexed->state().indices.indices()) a_segments += index.name() == "a_idx";
+  for (const auto& index : table::StateOf(reindexed).indices.indices()) a_segments += index.name() == "a_idx";
   EXPECT_EQ(a_segments, 1);
   EXPECT_EQ(Rows(*reindexed, "a = 105"), Rows(*reindexed, "a = 105", false));
 }
@@ -219,9 +219,9 @@ TEST_P(CompactionTest, AFoldedFragmentLeavesTheIndexesOnFoldedFieldsOnly) {
 TEST_P(CompactionTest, AMergeKeepsEveryIndexAndItsExclusions) {
   auto ds = Create()->CreateIndex("a", IndexType::kBTree);
   ds = ds->Update({{"a", "77"}}, "id = 3")->Update({{"a", "3"}}, "id = 4");
-  auto before = ds->state().indices.SerializeAsString();
+  auto before = table::StateOf(ds).indices.SerializeAsString();
   auto merged = ds->MergeOverlays(0);
-  EXPECT_EQ(merged->state().indices.SerializeAsString(), before);
+  EXPECT_EQ(table::StateOf(merged).indices.SerializeAsString(), before);
   for (const char* where : {"a = 3", "a = 4", "a = 77"})
     EXPECT_EQ(Rows(*merged, where), Rows(*merged, where, false)) << where;
   EXPECT_EQ(Values(*merged, "a = 3"), Values(*ds, "a = 3"));
@@ -246,7 +246,7 @@ TEST_P(CompactionTest, RewritingMergesSmallFragmentsAndDropsDeletedRows) {
   EXPECT_EQ(stats.rows_deleted_materialized, 15u);
   EXPECT_EQ(Values(*rewritten), values);
   uint64_t rows = 0;
-  for (const auto& f : rewritten->state().manifest.fragments()) {
+  for (const auto& f : table::StateOf(rewritten).manifest.fragments()) {
     EXPECT_FALSE(f.has_deletion_file());
     EXPECT_EQ(f.overlays_size(), 0);
     EXPECT_LE(f.physical_rows(), 30u);
@@ -254,7 +254,7 @@ TEST_P(CompactionTest, RewritingMergesSmallFragmentsAndDropsDeletedRows) {
     rows += f.physical_rows();
   }
   EXPECT_EQ(rows, 85u);
-  EXPECT_EQ(rewritten->state().manifest.reader_feature_flags() & table::kFlagDataOverlays, 0u);
+  EXPECT_EQ(table::StateOf(rewritten).manifest.reader_feature_flags() & table::kFlagDataOverlays, 0u);
 }
 
 TEST_P(CompactionTest, FragmentsAtTheTargetWithoutDeletionsKeepTheirRows) {
@@ -265,8 +265,8 @@ TEST_P(CompactionTest, FragmentsAtTheTargetWithoutDeletionsKeepTheirRows) {
   EXPECT_EQ(plan[0].action, CompactionAction::kFoldOverlays);
   EXPECT_EQ(plan[1].action, CompactionAction::kNone);
   auto next = ds->Optimize(o);
-  EXPECT_EQ(next->state().manifest.fragments(0).id(), 0u);
-  EXPECT_EQ(next->state().manifest.fragments(1).id(), 1u);
+  EXPECT_EQ(table::StateOf(next).manifest.fragments(0).id(), 0u);
+  EXPECT_EQ(table::StateOf(next).manifest.fragments(1).id(), 1u);
   EXPECT_EQ(Rows(*next), Rows(*ds));
   // A lone small fragment with nothing to materialize is left alone too.
   auto small = Create(10, 10, false, "small.lance");
@@ -283,8 +283,8 @@ TEST_P(CompactionTest, StableRowIdsFollowRewrittenRowsAndTheirIndexes) {
   o.target_rows_per_fragment = 100;
   o.optimize_indices = false;
   auto rewritten = ds->Optimize(o);
-  ASSERT_EQ(rewritten->state().manifest.fragments_size(), 1);
-  EXPECT_EQ(rewritten->state().manifest.fragments(0).id(), 3u);
+  ASSERT_EQ(table::StateOf(rewritten).manifest.fragments_size(), 1);
+  EXPECT_EQ(table::StateOf(rewritten).manifest.fragments(0).id(), 3u);
   // The index (row ids) covers the new fragment: no overlay was newer than it.
   EXPECT_EQ(Covered(*rewritten, "b_idx"), std::vector<uint64_t>{3});
   auto strip_addr = [](std::string rows) {  // compare _rowid, values; addresses moved
@@ -352,7 +352,7 @@ TEST_P(CompactionTest, AFailedLayerMergeLeavesTheChangeCommittedAndSaysSo) {
   for (int i = 0; i < 10; ++i) ds = ds->Update({{"a", std::to_string(100 + i)}}, "id = " + std::to_string(i));
   auto faulty = std::make_shared<FaultyStore>();
   faulty->FailWritesUnder("/data/", 1);  // the update's overlay file, not the merged one
-  auto through = std::make_shared<Dataset>(table::LoadState(faulty, Session::Default(), ds->uri(), std::nullopt));
+  auto through = table::MakeDataset(table::LoadState(faulty, Session::Default(), ds->uri(), std::nullopt));
   WriteOutcome outcome;
   uint64_t changed = 0;
   auto next = through->Update({{"a", "777"}}, "id = 50", &changed, UpdateMode::kOverlay, nullptr, &outcome);
@@ -378,7 +378,7 @@ TEST_P(CompactionTest, AnOptimizeFailingAfterACommitSaysWhatItCommitted) {
   auto ds = Create()->CreateIndex("a", IndexType::kBTree)->Update({{"a", "a + 100"}}, "id < 5");
   auto faulty = std::make_shared<FaultyStore>();
   faulty->FailWritesUnder("/_indices/");
-  auto through = std::make_shared<Dataset>(table::LoadState(faulty, Session::Default(), ds->uri(), std::nullopt));
+  auto through = table::MakeDataset(table::LoadState(faulty, Session::Default(), ds->uri(), std::nullopt));
   auto error = ThrownError([&] { through->Optimize(); });
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(error->kind(), ErrorKind::kIo);
@@ -408,7 +408,7 @@ TEST_P(CompactionTest, TheBoundSkipsAFragmentACompactionRewroteMeanwhile) {
   OptimizeOptions o;
   o.target_rows_per_fragment = 1000;
   auto compacted = ds->Optimize(o);
-  ASSERT_EQ(compacted->state().FindFragment(0), nullptr);
+  ASSERT_EQ(table::StateOf(compacted).FindFragment(0), nullptr);
   auto bounded = table::BoundOverlayLayers(stale);
   EXPECT_EQ(bounded->version(), stale->version());
   EXPECT_EQ(Dataset::Open(ds->uri())->version(), compacted->version());
@@ -471,7 +471,7 @@ TEST_P(CompactionTest, EveryUpdateModeWritesTheSameValues) {
     EXPECT_EQ(rows, expected) << UpdateModeName(mode);
     for (const char* where : {"a = 300", "a = 3", "a >= 900", "b = -1"})
       EXPECT_EQ(Rows(*ds, where), Rows(*ds, where, false)) << UpdateModeName(mode) << ": " << where;
-    const auto& m = ds->state().manifest;
+    const auto& m = table::StateOf(ds).manifest;
     if (mode == UpdateMode::kColumns) {
       // Every touched fragment folded (the older overlay on b with it) and left the index on a.
       for (const auto& f : m.fragments()) EXPECT_EQ(f.overlays_size(), 0);
@@ -499,9 +499,9 @@ TEST_P(CompactionTest, RowsAnUpdateMovesKeepTheirStableIds) {
   };
   auto before = ids(*ds);
   ds = ds->Update({{"b", "b + 1000"}}, "id % 4 = 1", nullptr, UpdateMode::kRows);
-  EXPECT_EQ(ds->state().manifest.fragments_size(), 3);
+  EXPECT_EQ(table::StateOf(ds).manifest.fragments_size(), 3);
   EXPECT_EQ(ids(*ds), before);
-  EXPECT_EQ(ds->state().manifest.next_row_id(), 100u);  // no new ids
+  EXPECT_EQ(table::StateOf(ds).manifest.next_row_id(), 100u);  // no new ids
   for (const char* where : {"b = 1005", "b = 5", "b >= 1000", "b < 10"})
     EXPECT_EQ(Rows(*ds, where), Rows(*ds, where, false)) << where;
   EXPECT_EQ(Values(*ds, "b = 1005"), "{\"id\":5,\"a\":5,\"b\":1005,\"s\":\"s5\"}\n");
@@ -514,7 +514,7 @@ TEST_P(CompactionTest, TheCostModelPicksByTheShareOfRowsAndColumnsChanged) {
   EXPECT_EQ(chosen, UpdateMode::kOverlay);  // 20% of the touched fragment
   ds = ds->Update({{"a", "2"}}, "", nullptr, UpdateMode::kAuto, &chosen);
   EXPECT_EQ(chosen, UpdateMode::kColumns);  // every row
-  EXPECT_EQ(ds->state().manifest.reader_feature_flags() & table::kFlagDataOverlays, 0u);
+  EXPECT_EQ(table::StateOf(ds).manifest.reader_feature_flags() & table::kFlagDataOverlays, 0u);
   ds = ds->CreateIndex("a", IndexType::kBTree);
   ds = ds->Update({{"a", "3"}}, "id < 35", nullptr, UpdateMode::kAuto, &chosen);
   EXPECT_EQ(chosen, UpdateMode::kOverlay);  // 70% of fragment 0, but a is indexed
@@ -548,13 +548,13 @@ TEST(UpdateCostModel, AWideColumnMovesRowsBetweenTheBounds) {
     auto rows = ds->NewScan().Columns({"_rowaddr"}).Filter(where).ToBatch();
     for (int64_t r = 0; r < rows->num_rows(); ++r)
       offsets[0].push_back(uint32_t(rows->column(0)->values<uint64_t>()[r]));
-    return table::ChooseUpdateMode(ds->state(), {1}, offsets, &why);
+    return table::ChooseUpdateMode(table::StateOf(ds), {1}, offsets, &why);
   };
   EXPECT_EQ(mode("id < 5"), UpdateMode::kOverlay) << why;   // 5%: the new fragment is not worth it
   EXPECT_EQ(mode("id < 30"), UpdateMode::kRows) << why;     // 30%
   EXPECT_EQ(why, "the SET columns are 94% of a row's bytes and 30% of the rows change");
   EXPECT_EQ(mode("id < 95"), UpdateMode::kColumns) << why;  // 95%: rewrite in place
-  EXPECT_EQ(ds->Update({{"emb", "emb"}}, "id < 30", nullptr)->state().manifest.fragments_size(), 2);
+  EXPECT_EQ(table::StateOf(ds->Update({{"emb", "emb"}}, "id < 30", nullptr)).manifest.fragments_size(), 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(FileVersions, CompactionTest, ::testing::Values("2.0", "2.1", "2.2"));

@@ -102,7 +102,7 @@ TEST_P(CompactionDifferentialTest, EveryStepHoldsTheModelsRows) {
   std::map<std::string, int> counts;
   auto check_reference = [&](const std::string& context) {
     if (!OracleAvailable()) return;
-    bool overlays = (Dataset::Open(uri)->state().manifest.reader_feature_flags() & table::kFlagDataOverlays) != 0;
+    bool overlays = (table::StateOf(Dataset::Open(uri)).manifest.reader_feature_flags() & table::kFlagDataOverlays) != 0;
     std::string theirs = Oracle({"dump", uri}, overlays ? "LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES=1" : "");
     EXPECT_EQ(Describe(ReadModel(theirs)), Describe(model)) << context;
   };
@@ -166,7 +166,7 @@ TEST_P(CompactionDifferentialTest, EveryStepHoldsTheModelsRows) {
       }
       case 6: {
         op = "merge overlays";
-        const auto& fragments = ds->state().manifest.fragments();
+        const auto& fragments = table::StateOf(ds).manifest.fragments();
         ds = ds->MergeOverlays(fragments.Get(int(rng_() % uint64_t(fragments.size()))).id());
         break;
       }
@@ -217,7 +217,7 @@ TEST_P(CompactionDifferentialTest, EveryStepHoldsTheModelsRows) {
   }
   OptimizeOptions all;
   ds = ds->Optimize(all);
-  EXPECT_EQ(ds->state().manifest.reader_feature_flags() & table::kFlagDataOverlays, 0u);
+  EXPECT_EQ(table::StateOf(ds).manifest.reader_feature_flags() & table::kFlagDataOverlays, 0u);
   EXPECT_EQ(Describe(ReadModel(Scan(*ds))), Describe(model));
   check_reference("after a final optimize");
   std::string tally;

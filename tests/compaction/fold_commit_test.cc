@@ -18,7 +18,7 @@ TEST(FoldCommitTest, AFoldModifiesTheFieldsOfItsNewBaseFileAMergeNone) {
   auto ds = Dataset::Write(dir.Join("t.lance"), {testing::IdABBatch(10)}, options);  // ids 0 id, 1 a, 2 b
   ds = ds->Update({{"a", "1"}}, "id IN (1, 6)", nullptr, UpdateMode::kOverlay);
   ds = ds->Update({{"b", "2"}}, "id IN (2, 7)", nullptr, UpdateMode::kOverlay);
-  const DatasetState& s = ds->state();
+  const DatasetState& s = table::StateOf(ds);
   AttemptFiles attempt(*s.store);
   lance::table::Transaction t;
   FoldCommit fold(t);

@@ -24,7 +24,7 @@ const char* kOverlayEnv = "LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES=1";
 std::string Ours(const std::string& ds) { return Lancelet({"scan", ds, "--format", "jsonl"}); }
 
 bool HasOverlayFlag(const std::string& ds) {
-  return (Dataset::Open(ds)->state().manifest.reader_feature_flags() & table::kFlagDataOverlays) != 0;
+  return (table::StateOf(Dataset::Open(ds)).manifest.reader_feature_flags() & table::kFlagDataOverlays) != 0;
 }
 
 size_t FilesIn(const std::string& dir) {
@@ -58,7 +58,7 @@ TEST_P(CompactionInteropTest, TheReferenceReadsEveryCompactionAndCleanup) {
   Lancelet({"create", ds, "--from", a, "--file-version", version(), "--max-rows-per-file", "60"});
   auto replacement = ReadArrowFile(b);
   auto dataset = Dataset::Open(ds);
-  ASSERT_EQ(dataset->state().manifest.fragments_size(), 4);
+  ASSERT_EQ(table::StateOf(dataset).manifest.fragments_size(), 4);
   OverlayWriter sparse(dataset);
   for (uint64_t frag = 0; frag < 4; ++frag) {
     uint32_t rows = frag < 3 ? 60 : 20;
@@ -77,7 +77,7 @@ TEST_P(CompactionInteropTest, TheReferenceReadsEveryCompactionAndCleanup) {
 
   // Overlay -> overlay: the merged overlay keeps the newest version; flag 64 stays.
   Dataset::Open(ds)->MergeOverlays(0);
-  EXPECT_EQ(Dataset::Open(ds)->state().manifest.fragments(0).overlays_size(), 1);
+  EXPECT_EQ(table::StateOf(Dataset::Open(ds)).manifest.fragments(0).overlays_size(), 1);
   EXPECT_EQ(DiffJsonLines(rows, Ours(ds)), "");
   ExpectReferenceReads(ds, "after a merge");
 
@@ -95,7 +95,7 @@ TEST_P(CompactionInteropTest, TheReferenceReadsEveryCompactionAndCleanup) {
   EXPECT_EQ(DiffJsonLines(updated, Ours(ds)), "");
   EXPECT_EQ(DiffJsonLines(updated, Oracle({"dump", ds})), "") << "after a rewrite";
   auto rewritten = Dataset::Open(ds);
-  for (const auto& f : rewritten->state().manifest.fragments()) EXPECT_FALSE(f.has_deletion_file());
+  for (const auto& f : table::StateOf(rewritten).manifest.fragments()) EXPECT_FALSE(f.has_deletion_file());
 
   // Cleanup: only the latest version's files remain, and both sides read it.
   size_t before = FilesIn(ds + "/data");
@@ -104,7 +104,7 @@ TEST_P(CompactionInteropTest, TheReferenceReadsEveryCompactionAndCleanup) {
   EXPECT_LT(FilesIn(ds + "/data"), before);
   size_t live = 0;
   auto cleaned = Dataset::Open(ds);
-  for (const auto& f : cleaned->state().manifest.fragments()) live += size_t(f.files_size());
+  for (const auto& f : table::StateOf(cleaned).manifest.fragments()) live += size_t(f.files_size());
   EXPECT_EQ(FilesIn(ds + "/data"), live);
   EXPECT_EQ(FilesIn(ds + "/_versions"), 1u + std::filesystem::exists(ds + "/_versions/latest_version_hint.json"));
   EXPECT_EQ(DiffJsonLines(updated, Ours(ds)), "");
@@ -153,7 +153,7 @@ TEST_P(CompactionInteropTest, LanceletCompactsTheReferencesDataset) {
   EXPECT_EQ(DiffJsonLines(rows, Oracle({"dump", ds}, kOverlayEnv)), "");
   Lancelet({"optimize", ds});
   EXPECT_FALSE(HasOverlayFlag(ds));
-  EXPECT_EQ(Dataset::Open(ds)->state().manifest.fragments_size(), 1);
+  EXPECT_EQ(table::StateOf(Dataset::Open(ds)).manifest.fragments_size(), 1);
   std::string after = Ours(ds);
   EXPECT_EQ(SplitLines(after).size(), SplitLines(rows).size());
   EXPECT_EQ(DiffJsonLines(after, Oracle({"dump", ds})), "");

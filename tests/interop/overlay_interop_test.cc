@@ -53,7 +53,7 @@ TEST_P(OverlayInteropTest, TheReferenceReadsLanceletsOverlays) {
   auto base = ReadArrowFile(a);
   auto replacement = ReadArrowFile(b);
   auto dataset = Dataset::Open(ds);
-  ASSERT_EQ(dataset->state().manifest.fragments_size(), 2);
+  ASSERT_EQ(table::StateOf(dataset).manifest.fragments_size(), 2);
 
   // Version 2: one sparse overlay per fragment; column c covers offsets with (o + c) % 5 == 0.
   OverlayWriter sparse(dataset);
@@ -106,7 +106,7 @@ TEST_P(OverlayInteropTest, TheReferenceReadsLanceletsOverlays) {
     OverlayOracle({"append", ds, "--data", c});
   }
   auto after = Dataset::Open(ds);
-  EXPECT_GT(after->state().manifest.fragments(0).overlays_size(), 0);
+  EXPECT_GT(table::StateOf(after).manifest.fragments(0).overlays_size(), 0);
   EXPECT_EQ(DiffJsonLines(OverlayOracle({"dump", ds, "--with-rowaddr"}), Lancelet({"scan", ds, "--format", "jsonl", "--with-rowaddr"})), "")
       << "lancelet reads the reference's writes on an overlaid dataset";
 

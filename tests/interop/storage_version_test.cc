@@ -75,8 +75,8 @@ TEST_F(StorageVersionTest, NoDataFormatIsInferredFromTheFiles) {
     SetFileVersions(m, 0, 3);  // what releases before 0.15 recorded for 2.0 files
   });
   auto ds = Dataset::Open(uri_);
-  ASSERT_TRUE(ds->state().storage_version.has_value());
-  EXPECT_EQ(ds->state().storage_version->ToString(), "2.0");
+  ASSERT_TRUE(table::StateOf(ds).storage_version.has_value());
+  EXPECT_EQ(table::StateOf(ds).storage_version->ToString(), "2.0");
   EXPECT_EQ(DiffJsonLines(rows_, Lancelet({"scan", uri_, "--format", "jsonl"})), "");
   EXPECT_EQ(DiffJsonLines(rows_, Oracle({"dump", uri_})), "");
   EXPECT_NE(Lancelet({"inspect", uri_}).find("data storage: lance 2.0 (inferred; the manifest records none)"),
@@ -84,7 +84,7 @@ TEST_F(StorageVersionTest, NoDataFormatIsInferredFromTheFiles) {
 
   // An append writes 2.0 files, and both sides read old and new rows.
   ds = ds->Append({IdNameBatch(300, 50)});
-  const auto& added = ds->state().manifest.fragments(3).files(0);
+  const auto& added = table::StateOf(ds).manifest.fragments(3).files(0);
   EXPECT_EQ(added.file_major_version(), 2u);
   EXPECT_EQ(added.file_minor_version(), 0u);
   EXPECT_EQ(std::stoll(Oracle({"count", uri_})), 350);
@@ -97,7 +97,7 @@ TEST_F(StorageVersionTest, ALegacyLabelOverNewFilesReadsButRefusesNewDataFiles) 
     SetFileVersions(m, 0, 3);
   });
   auto ds = Dataset::Open(uri_);
-  EXPECT_FALSE(ds->state().storage_version.has_value());
+  EXPECT_FALSE(table::StateOf(ds).storage_version.has_value());
   EXPECT_EQ(DiffJsonLines(rows_, Lancelet({"scan", uri_, "--format", "jsonl"})), "");
   EXPECT_EQ(DiffJsonLines(rows_, Oracle({"dump", uri_})), "");
   EXPECT_NE(Lancelet({"inspect", uri_}).find("data storage: lance 0.1 (legacy)\n"), std::string::npos);
@@ -123,10 +123,10 @@ TEST_F(StorageVersionTest, WithoutFilesTheDeprecatedV2FlagDecides) {
     m.set_writer_feature_flags(m.writer_feature_flags() | (1 << 2));
   });
   auto ds = Dataset::Open(uri_);
-  ASSERT_TRUE(ds->state().storage_version.has_value());
-  EXPECT_EQ(ds->state().storage_version->ToString(), "2.0");
+  ASSERT_TRUE(table::StateOf(ds).storage_version.has_value());
+  EXPECT_EQ(table::StateOf(ds).storage_version->ToString(), "2.0");
   ds = ds->Append({IdNameBatch(0, 10)});
-  EXPECT_EQ(ds->state().manifest.fragments(0).files(0).file_major_version(), 2u);
+  EXPECT_EQ(table::StateOf(ds).manifest.fragments(0).files(0).file_major_version(), 2u);
   EXPECT_EQ(std::stoll(Oracle({"count", uri_})), 10);
 
   CommitEdited([](lance::table::Manifest& m) {
@@ -135,7 +135,7 @@ TEST_F(StorageVersionTest, WithoutFilesTheDeprecatedV2FlagDecides) {
     m.set_writer_feature_flags(m.writer_feature_flags() & ~uint64_t(1 << 2));
   });
   ds = Dataset::Open(uri_);
-  EXPECT_FALSE(ds->state().storage_version.has_value());
+  EXPECT_FALSE(table::StateOf(ds).storage_version.has_value());
   EXPECT_EQ(std::stoll(Lancelet({"count", uri_})), 0);
   EXPECT_NE(ErrorOf([&] { ds->Append({IdNameBatch(0, 10)}); }).find("legacy Lance storage version (0.1)"),
             std::string::npos);
@@ -174,9 +174,9 @@ TEST_F(StorageVersionTest, LegacyDatasetsReadAsTheReferenceReadsThem) {
   Oracle({"delete", legacy, "--where", "c_int64 % 7 = 0"});
   Oracle({"add-columns", legacy, "--expr", "doubled=c_int64 * 2", "--expr", "tag=concat('t', c_utf8)"});
   auto ds = Dataset::Open(legacy);
-  EXPECT_FALSE(ds->state().storage_version.has_value());
-  EXPECT_EQ(ds->state().manifest.fragments_size(), 3);
-  for (const auto& fragment : ds->state().manifest.fragments()) {
+  EXPECT_FALSE(table::StateOf(ds).storage_version.has_value());
+  EXPECT_EQ(table::StateOf(ds).manifest.fragments_size(), 3);
+  for (const auto& fragment : table::StateOf(ds).manifest.fragments()) {
     ASSERT_EQ(fragment.files_size(), 2);
     EXPECT_TRUE(table::IsLegacyDataFile(fragment.files(1)));
     EXPECT_GT(fragment.files(1).fields(0), 0);
@@ -257,9 +257,9 @@ TEST_F(StorageVersionTest, RowCountsOfWritersThatNamedNoneAreCountedInTheFiles) 
   });
   EXPECT_EQ(DiffJsonLines(rows_, Lancelet({"scan", uri_, "--format", "jsonl"})), "");
   EXPECT_EQ(Lancelet({"count", uri_}), "300\n");
-  EXPECT_EQ(Dataset::Open(uri_)->state().manifest.fragments(1).physical_rows(), 100u);
+  EXPECT_EQ(table::StateOf(Dataset::Open(uri_)).manifest.fragments(1).physical_rows(), 100u);
 
-  const std::string first = Dataset::Open(uri_)->state().manifest.fragments(0).files(0).path();
+  const std::string first = table::StateOf(Dataset::Open(uri_)).manifest.fragments(0).files(0).path();
   std::filesystem::remove(io::JoinPath(uri_, "data/" + first));
   Session::Default()->Clear();  // as a new process: nothing opened before is kept
   std::string message = ErrorOf([&] { Dataset::Open(uri_); });

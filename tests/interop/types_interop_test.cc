@@ -249,7 +249,7 @@ TEST(TypesInterop, LegacyDictionaryColumnsReadAndSurviveACommit) {
 
   // A key past the dictionary is refused with the file, field, batch and row.
   auto dataset = Dataset::Open(ds);
-  const auto& state = dataset->state();
+  const auto& state = table::StateOf(dataset);
   format::LanceSchema schema = state.schema;
   for (auto& field : schema.mutable_fields())
     if (field.name == "c_dict_utf8") field.legacy_dictionary = Slice(*field.legacy_dictionary, 0, 1);

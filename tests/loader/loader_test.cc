@@ -88,7 +88,7 @@ TEST(Loader, OverlaysAreResolved) {
   auto ds = Fragments(tmp.Uri("t.lance"), 2, 50);
   ds = ds->Update({{"name", "upper(name)"}}, "id % 3 = 0", nullptr, UpdateMode::kOverlay);
   ds = ds->Update({{"name", "NULL"}}, "id = 51", nullptr, UpdateMode::kOverlay);
-  ASSERT_GT(ds->state().manifest.fragments(0).overlays_size(), 0);
+  ASSERT_GT(table::StateOf(ds).manifest.fragments(0).overlays_size(), 0);
   ExpectSamplesEqualTheScan(ds->uri());
   auto batch = ShardedDataset::FromPath(ds->uri())->ReadBatch(1, std::vector<uint64_t>{1, 4});
   EXPECT_TRUE(batch->column(1)->IsNull(0));
@@ -100,7 +100,7 @@ TEST(Loader, MultiFileFragmentsAndDroppedColumnsFromTheReference) {
   TempDir tmp;
   const std::string dir = ReferenceTable(tmp, "ref", testing::IdNameBatch(0, 120), "2.1", 40);
   testing::Oracle({"add-columns", dir, "--expr", "double_id=id * 2", "--expr", "tag=concat('t', name)"});
-  ASSERT_GT(Dataset::Open(dir)->state().manifest.fragments(0).files_size(), 1);
+  ASSERT_GT(table::StateOf(Dataset::Open(dir)).manifest.fragments(0).files_size(), 1);
   ExpectSamplesEqualTheScan(dir);
   ExpectSamplesEqualTheScan(dir, {"tag", "id"});
   testing::Oracle({"drop-columns", dir, "--columns", "name"});
@@ -114,7 +114,7 @@ TEST(Loader, ShallowClonesFollowTheirBasePaths) {
   const std::string source = ReferenceTable(tmp, "src", testing::IdNameBatch(0, 90), "2.1", 30);
   const std::string clone = tmp.Join("clone.lance");
   testing::Oracle({"clone", source, clone});
-  ASSERT_GT(Dataset::Open(clone)->state().manifest.base_paths_size(), 0);
+  ASSERT_GT(table::StateOf(Dataset::Open(clone)).manifest.base_paths_size(), 0);
   ExpectSamplesEqualTheScan(clone);
 }
 
@@ -150,7 +150,7 @@ TEST(Loader, UnreadableCasesAreRefusedAtDiscovery) {
   TempDir tmp;
   auto ds = Fragments(tmp.Join("t.lance"), 2, 10);
   auto write_version = [&](const std::function<void(lance::table::Manifest&)>& edit) {
-    lance::table::Manifest m = ds->state().manifest;
+    lance::table::Manifest m = table::StateOf(ds).manifest;
     m.set_version(m.version() + 1);
     edit(m);
     const std::string path = tmp.Join("t.lance/_versions/edited.manifest");

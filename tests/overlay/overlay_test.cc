@@ -60,8 +60,8 @@ std::string Column(const DatasetPtr& ds, const std::string& column) {
 
 // `ds`'s version read through another manifest (hand-edited in a test).
 DatasetPtr WithManifest(const DatasetPtr& ds, const lance::table::Manifest& manifest) {
-  const auto& state = ds->state();
-  return std::make_shared<Dataset>(table::MakeState(state.store, state.session, state.uri, state.manifest_path, manifest));
+  const auto& state = table::StateOf(ds);
+  return table::MakeDataset(table::MakeState(state.store, state.session, state.uri, state.manifest_path, manifest));
 }
 
 // 600 rows in fragments of 300, then two overlay commits. The first: age at offsets
@@ -82,7 +82,7 @@ DatasetPtr MakeLayeredDataset(const std::string& uri, const std::string& version
 // `ds` with every overlay's file size erased: a scan cannot bound a whole read of them,
 // so it reads them batch by batch instead of merging them.
 DatasetPtr WithoutOverlaySizes(const DatasetPtr& ds) {
-  auto m = ds->state().manifest;
+  auto m = table::StateOf(ds).manifest;
   for (auto& f : *m.mutable_fragments())
     for (auto& o : *f.mutable_overlays()) o.mutable_data_file()->set_file_size_bytes(0);
   return WithManifest(ds, m);
@@ -99,7 +99,7 @@ class OverlayTest : public ::testing::TestWithParam<std::string> {
     std::vector<std::optional<int32_t>> values(n);
     for (uint32_t o = 0; o < n; ++o) offsets[o] = o, values[o] = -int32_t(o);
     ds = OverlayWriter(ds).Set(0, "age", offsets, Int32s(values)).Commit();
-    return ds->state().manifest.fragments(0).overlays(0).data_file().file_size_bytes();
+    return table::StateOf(ds).manifest.fragments(0).overlays(0).data_file().file_size_bytes();
   }
   // The bytes `read` costs on `version` freshly opened; the age column it returns (its
   // first column) must print as `expect`.
@@ -107,12 +107,12 @@ class OverlayTest : public ::testing::TestWithParam<std::string> {
                             const std::string& expect) {
     Session::Default()->Clear();  // nothing kept from an earlier read
     auto d = Dataset::Open(uri_, version);
-    const uint64_t before = d->state().store->stats().bytes_read;
+    const uint64_t before = table::StateOf(d).store->stats().bytes_read;
     auto batch = read(d);
     std::string text;
     for (int64_t i = 0; i < batch->num_rows(); ++i) text += (i ? "," : "") + FormatValue(*batch->column(0), i, ValueStyle::kCsv);
     EXPECT_EQ(text, expect);
-    return d->state().store->stats().bytes_read - before;
+    return table::StateOf(d).store->stats().bytes_read - before;
   }
 
   TempDir dir_;
@@ -124,7 +124,7 @@ TEST_P(OverlayTest, NewerVersionWins) {
   ds = OverlayWriter(ds).Set(0, "age", {1, 2}, Int32s({100, 200})).Commit();
   ds = OverlayWriter(ds).Set(0, "age", {2, 3}, Int32s({2000, 3000})).Commit();
   EXPECT_EQ(Column(ds, "age"), "0,100,2000,3000,40");
-  EXPECT_EQ(ds->state().manifest.fragments(0).overlays(1).committed_version(), 3u);
+  EXPECT_EQ(table::StateOf(ds).manifest.fragments(0).overlays(1).committed_version(), 3u);
   // Time travel: version 2 shows the values as they stood then.
   EXPECT_EQ(Column(ds->Checkout(2), "age"), "0,100,200,30,40");
   EXPECT_EQ(Column(ds->Checkout(1), "age"), "0,10,20,30,40");
@@ -137,9 +137,9 @@ TEST_P(OverlayTest, PositionBreaksTiesBetweenEqualVersions) {
   OverlayWriter::Options split;
   split.split_into_dense = true;  // two overlays, same committed_version
   ds = w.Commit(split);
-  ASSERT_EQ(ds->state().manifest.fragments(0).overlays_size(), 2);
+  ASSERT_EQ(table::StateOf(ds).manifest.fragments(0).overlays_size(), 2);
   // Hand-made tie: a second commit whose two overlays cover the same cell.
-  auto& state = const_cast<table::DatasetState&>(ds->state());
+  auto& state = const_cast<table::DatasetState&>(table::StateOf(ds));
   auto* frag = state.manifest.mutable_fragments(0);
   *frag->add_overlays() = frag->overlays(0);  // same age overlay (111) ...
   frag->mutable_overlays(2)->set_committed_version(frag->overlays(0).committed_version());
@@ -148,7 +148,7 @@ TEST_P(OverlayTest, PositionBreaksTiesBetweenEqualVersions) {
   EXPECT_EQ(Column(reread, "age"), "0,111,20,30");
   // Now an overlay stored later with the same version but another value wins.
   ds = OverlayWriter(Dataset::Open(uri_)).Set(0, "age", {1}, Int32s({222})).Commit();
-  auto m = ds->state().manifest;
+  auto m = table::StateOf(ds).manifest;
   auto* f = m.mutable_fragments(0);
   uint64_t v = f->overlays(0).committed_version();
   f->mutable_overlays(2)->set_committed_version(v);  // 222 now ties with 111 but comes later
@@ -184,7 +184,7 @@ TEST_P(OverlayTest, DeletionsWinInEitherOrder) {
 TEST_P(OverlayTest, SparseColumnsOfUnequalLength) {
   auto ds = MakeDataset(uri_, 4, GetParam());
   ds = OverlayWriter(ds).Set(0, "name", {2, 3}, Strings({"Caroline", "David"})).Set(0, "age", {1}, Int32s({99})).Commit();
-  const auto& o = ds->state().manifest.fragments(0).overlays(0);
+  const auto& o = table::StateOf(ds).manifest.fragments(0).overlays(0);
   ASSERT_TRUE(o.has_field_coverage());
   EXPECT_EQ(o.field_coverage().offset_bitmaps_size(), 2);
   EXPECT_EQ(Column(ds, "name"), "n0,n1,Caroline,David");
@@ -309,7 +309,7 @@ TEST_P(OverlayTest, AFilteredScanReadsACoveringOverlayOnlyWhereTheFilterKeepsRow
 TEST_P(OverlayTest, CoverageAndValueColumnMustAgree) {
   auto ds = MakeDataset(uri_, 8, GetParam());
   ds = OverlayWriter(ds).Set(0, "age", {1, 2, 3}, Int32s({-1, -2, -3})).Commit();
-  const std::string& file = ds->state().manifest.fragments(0).overlays(0).data_file().path();
+  const std::string& file = table::StateOf(ds).manifest.fragments(0).overlays(0).data_file().path();
   const std::string prefix = fmt::format("'{}' fragment 0: overlay file '{}' ", uri_, file);
   auto expect_corrupt = [&](const lance::table::Manifest& m, const std::string& expected) {
     auto bad = WithManifest(ds, m);
@@ -324,14 +324,14 @@ TEST_P(OverlayTest, CoverageAndValueColumnMustAgree) {
     }
   };
   auto with_cells = [&](std::vector<uint32_t> cells) {
-    auto m = ds->state().manifest;
+    auto m = table::StateOf(ds).manifest;
     m.mutable_fragments(0)->mutable_overlays(0)->set_shared_offset_bitmap(
         format::RoaringBitmap::FromValues(cells).SerializePortable());
     return m;
   };
   expect_corrupt(with_cells({1, 2, 3, 5, 6}), "holds 3 values of field 1 for 5 covered cells");
   expect_corrupt(with_cells({1, 2}), "holds 3 values of field 1 for 2 covered cells");
-  auto m = ds->state().manifest;
+  auto m = table::StateOf(ds).manifest;
   m.mutable_fragments(0)->mutable_overlays(0)->mutable_data_file()->add_fields(2);  // name: not in the file
   expect_corrupt(m, "lists field 2 but has no column for it");
 }
@@ -346,7 +346,7 @@ TEST_P(OverlayTest, ASparseOverlayMayPadItsColumnsToTheLargestCoverage) {
            .Set(0, "name", {1, 2, 3}, Strings({"a", "b", "c"}))
            .Commit();
   auto sparse = [&](std::vector<uint32_t> ages, std::vector<uint32_t> names) {
-    auto m = ds->state().manifest;
+    auto m = table::StateOf(ds).manifest;
     auto* o = m.mutable_fragments(0)->mutable_overlays(0);
     o->clear_shared_offset_bitmap();
     o->mutable_field_coverage()->add_offset_bitmaps(format::RoaringBitmap::FromValues(ages).SerializePortable());
@@ -361,7 +361,7 @@ TEST_P(OverlayTest, ASparseOverlayMayPadItsColumnsToTheLargestCoverage) {
   EXPECT_EQ(std::string(error->what()),
             fmt::format("'{}' fragment 0: overlay file '{}' holds 3 values of field 1 for 2 covered cells (or 2, the "
                         "overlay's largest coverage)",
-                        uri_, ds->state().manifest.fragments(0).overlays(0).data_file().path()));
+                        uri_, table::StateOf(ds).manifest.fragments(0).overlays(0).data_file().path()));
 }
 
 // A read parses the coverage of the overlays it reads: a scan of `age` reads past an
@@ -371,7 +371,7 @@ TEST_P(OverlayTest, AReadParsesOnlyTheCoverageOfTheFieldsItReads) {
   auto ds = MakeDataset(uri_, 8, GetParam());
   ds = OverlayWriter(ds).Set(0, "age", {1, 2, 3}, Int32s({-1, -2, -3})).Commit();
   ds = OverlayWriter(ds).Set(0, "name", {4}, Strings({"x"})).Commit();
-  auto m = ds->state().manifest;
+  auto m = table::StateOf(ds).manifest;
   ASSERT_EQ(m.fragments(0).overlays_size(), 2);
   m.mutable_fragments(0)->mutable_overlays(1)->set_shared_offset_bitmap("garbage");
   auto bad = WithManifest(ds, m);
@@ -392,7 +392,7 @@ TEST_P(OverlayTest, AnOverlayWithoutADataFileOrFieldsIsRefusedByReadsOfAnyField)
   auto ds = MakeDataset(uri_, 3, GetParam());
   ds = OverlayWriter(ds).Set(0, "age", {0}, Int32s({5})).Commit();
   for (const char* fault : {"the overlay has no data_file", "data_file lists no fields"}) {
-    auto m = ds->state().manifest;
+    auto m = table::StateOf(ds).manifest;
     auto* overlay = m.mutable_fragments(0)->mutable_overlays(0);
     if (std::string(fault) == "data_file lists no fields") overlay->mutable_data_file()->clear_fields();
     else overlay->clear_data_file();
@@ -410,7 +410,7 @@ TEST_P(OverlayTest, AnOverlayWithoutADataFileOrFieldsIsRefusedByReadsOfAnyField)
 TEST_P(OverlayTest, TombstonedFieldIsIgnored) {
   auto ds = MakeDataset(uri_, 3, GetParam());
   ds = OverlayWriter(ds).Set(0, "age", {0}, Int32s({5})).Commit();
-  auto m = ds->state().manifest;
+  auto m = table::StateOf(ds).manifest;
   m.mutable_fragments(0)->mutable_overlays(0)->mutable_data_file()->set_fields(0, -2);
   auto tomb = WithManifest(ds, m);
   EXPECT_EQ(Column(tomb, "age"), "0,10,20");
@@ -422,12 +422,12 @@ TEST_P(OverlayTest, UpdateWritesOneDenseOverlayPerFragment) {
   ds = ds->Update({{"age", "age + 1"}, {"name", "'x'"}}, "id % 3 = 0", nullptr, UpdateMode::kOverlay);
   EXPECT_EQ(Column(ds, "age"), "1,10,20,31,40,50,61,70,80,91");
   EXPECT_EQ(Column(ds, "name"), "x,n1,n2,x,n4,n5,x,n7,n8,x");
-  for (const auto& f : ds->state().manifest.fragments()) {
+  for (const auto& f : table::StateOf(ds).manifest.fragments()) {
     ASSERT_EQ(f.overlays_size(), 1) << "fragment " << f.id();
     EXPECT_TRUE(f.overlays(0).has_shared_offset_bitmap());
     EXPECT_EQ(f.overlays(0).data_file().fields_size(), 2);
   }
-  EXPECT_EQ(ds->state().manifest.reader_feature_flags() & 64, 64u);
+  EXPECT_EQ(table::StateOf(ds).manifest.reader_feature_flags() & 64, 64u);
   // No match: no new version.
   EXPECT_EQ(ds->Update({{"age", "0"}}, "id > 100")->version(), ds->version());
 }
@@ -793,11 +793,11 @@ TEST(OverlayLoad, OverlaysAreDecodedOnceAndShared) {
   auto ds = MakeDataset(dir.Join("o.lance"), 6);
   ds = OverlayWriter(ds).Set(0, "age", {1, 2, 4}, Int32s({1, 2, 4})).Commit();
   ds = OverlayWriter(ds).Set(0, "age", {2}, Int32s({22})).Commit();
-  const auto& fragment = ds->state().manifest.fragments(0);
-  auto first = ds->state().OverlaysOf(fragment);
-  EXPECT_EQ(first.get(), ds->state().OverlaysOf(fragment).get());
+  const auto& fragment = table::StateOf(ds).manifest.fragments(0);
+  auto first = table::StateOf(ds).OverlaysOf(fragment);
+  EXPECT_EQ(first.get(), table::StateOf(ds).OverlaysOf(fragment).get());
   EXPECT_GT(first->MemoryBytes(), 0u);
-  const int32_t age = ds->state().schema.FindByName("age")->id;
+  const int32_t age = table::StateOf(ds).schema.FindByName("age")->id;
   EXPECT_EQ(first->overlays()[0].CoverageOf(age)->ToVector(), (std::vector<uint32_t>{1, 2, 4}));
   EXPECT_EQ(first->overlays()[1].CoverageOf(age)->ToVector(), (std::vector<uint32_t>{2}));
   EXPECT_EQ(Column(ds, "age"), "0,1,22,30,4,50");
@@ -862,7 +862,7 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
   // 80 KB tenth layer gives each batch its ranks.
   EXPECT_EQ(counters.values_decoded_whole - decoded_whole, 16u * 200u);
   // Their files are not kept beside the columns: open are the base file and the tenth layer's.
-  EXPECT_EQ(ds->state().session->Stats().data_files, 2u);
+  EXPECT_EQ(table::StateOf(ds).session->Stats().data_files, 2u);
 
   // The same version again: this second reader lists the layers and merges them into one
   // (listing each distinct cell once), which it and every later read walk.
@@ -889,11 +889,11 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
 
   // The version opened again in the same process (a second query) opens its manifest and
   // no data or overlay file, and decodes no overlay column: the session kept them.
-  const uint64_t opens = ds->state().store->stats().opens, decoded = counters.values_decoded_whole;
+  const uint64_t opens = table::StateOf(ds).store->stats().opens, decoded = counters.values_decoded_whole;
   auto reopened = Dataset::Open(ds->uri());
   auto same = reopened->NewScan().Columns({"age"}).ToBatch();
   EXPECT_EQ(std::memcmp(same->column(0)->values<int32_t>(), age, kRows * sizeof(int32_t)), 0);
-  EXPECT_EQ(ds->state().store->stats().opens - opens, 1u);
+  EXPECT_EQ(table::StateOf(ds).store->stats().opens - opens, 1u);
   EXPECT_EQ(counters.values_decoded_whole - decoded, 0u);
 }
 
@@ -1000,17 +1000,17 @@ TEST(OverlayCost, AScanOpensEachOverlayFileOncePerProcess) {
     for (uint32_t o = k; o < kRows; o += k + 1 == kLayers ? 10 : 2000) cells.push_back(o), values.push_back(int32_t(o));
     ds = OverlayWriter(ds).Set(0, "age", cells, Int32s(values)).Commit();
   }
-  const auto overlays = ds->state().manifest.fragments(0).overlays();
+  const auto overlays = table::StateOf(ds).manifest.fragments(0).overlays();
   ASSERT_EQ(overlays.size(), kLayers);
   auto store = std::make_shared<CountingStore>();
   auto scan = [&] {
     auto state = table::LoadState(store, Session::Default(), ds->uri(), std::nullopt);
-    return std::make_shared<Dataset>(state)->NewScan().Columns({"age"}).ToBatch();
+    return table::MakeDataset(state)->NewScan().Columns({"age"}).ToBatch();
   };
   auto first = scan();
   for (int round = 0; round < 3; ++round) EXPECT_TRUE(scan()->Equals(*first));
   // A commit, then a scan of the new version, which names the same files.
-  std::make_shared<Dataset>(table::LoadState(store, Session::Default(), ds->uri(), std::nullopt))->UpdateConfig({{"k", "v"}});
+  table::MakeDataset(table::LoadState(store, Session::Default(), ds->uri(), std::nullopt))->UpdateConfig({{"k", "v"}});
   EXPECT_TRUE(scan()->Equals(*first));
   for (const auto& o : overlays) {
     const std::string path = ds->uri() + "/data/" + o.data_file().path();

@@ -48,7 +48,7 @@ TEST(WorkedExample, ThroughTheApi) {
   // Step 1: UPDATE users SET age = age + 1 WHERE id IN (2, 4).
   ds = ds->Update({{"age", "age + 1"}}, "id IN (2, 4)");
   ASSERT_EQ(ds->version(), 2u);
-  const auto& frag = ds->state().manifest.fragments(0);
+  const auto& frag = table::StateOf(ds).manifest.fragments(0);
   ASSERT_EQ(frag.overlays_size(), 1);
   const auto& dense = frag.overlays(0);
   EXPECT_EQ(dense.committed_version(), 2u);
@@ -68,7 +68,7 @@ TEST(WorkedExample, ThroughTheApi) {
   auto names = MakeArray(DataType::Utf8(), {Scalar{DataType::Utf8(), std::string("Caroline")},
                                             Scalar{DataType::Utf8(), std::string("David")}});
   ds = OverlayWriter(ds).Set(0, "name", {2, 3}, names).Set(0, "embedding", {1}, embedding).Commit();
-  const auto& sparse = ds->state().manifest.fragments(0).overlays(1);
+  const auto& sparse = table::StateOf(ds).manifest.fragments(0).overlays(1);
   EXPECT_EQ(sparse.committed_version(), 3u);
   ASSERT_TRUE(sparse.has_field_coverage());
   EXPECT_EQ(sparse.field_coverage().offset_bitmaps(0),
@@ -81,7 +81,7 @@ TEST(WorkedExample, ThroughTheApi) {
             "{\"name\":\"Bob\",\"age\":26,\"embedding\":[9,8,7,6]}\n"
             "{\"name\":\"Caroline\",\"age\":40,\"embedding\":[0.9,1,1.1,1.2]}\n"
             "{\"name\":\"David\",\"age\":23,\"embedding\":[1.3,1.4,1.5,1.6]}\n");
-  EXPECT_EQ(format::VersionSequence::Decode(ds->state().manifest.fragments(0).inline_last_updated_at_versions(), "t")
+  EXPECT_EQ(format::VersionSequence::Decode(table::StateOf(ds).manifest.fragments(0).inline_last_updated_at_versions(), "t")
                 .ToVector(),
             (std::vector<uint64_t>{1, 3, 3, 3}));
 }

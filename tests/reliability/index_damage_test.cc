@@ -57,7 +57,7 @@ struct Tally {
 bool ValidIndexOfOtherValues(const std::string& ds, const std::set<uint64_t>& ids) {
   try {
     auto opened = Dataset::Open(ds);
-    const auto& state = opened->state();
+    const auto& state = table::StateOf(opened);
     const auto& meta = state.indices.indices(0);
     auto index = state.OpenIndex(meta, *index::KindOfTypeUrl(meta.index_details().type_url()));
     std::set<uint64_t> listed;
@@ -106,8 +106,8 @@ void Sweep(const Indexed& indexed, const std::string& what, int flips) {
   std::set<uint64_t> ids;  // what the undamaged index lists
   {
     auto q = index::IndexQuery::FromFilter(*ParseExpression("val IS NOT NULL"), [](const std::string&) { return true; });
-    const auto& meta = clean->state().indices.indices(0);
-    auto index = clean->state().OpenIndex(meta, *index::KindOfTypeUrl(meta.index_details().type_url()));
+    const auto& meta = table::StateOf(clean).indices.indices(0);
+    auto index = table::StateOf(clean).OpenIndex(meta, *index::KindOfTypeUrl(meta.index_details().type_url()));
     for (const auto& [fragment, rows] : index->Search(q.leaf).fragments)
       rows->ForEach([&](uint32_t o) { ids.insert(uint64_t(fragment) << 32 | o); });
     ASSERT_EQ(ids.size(), 5000u);

@@ -381,7 +381,7 @@ struct Sweep {
   std::vector<Answer> clean;
 
   explicit Sweep(std::string file_version) : version(std::move(file_version)) {
-    manifest = MakeOverlaid(ds, version)->state().manifest;
+    manifest = table::StateOf(MakeOverlaid(ds, version)).manifest;
     clean = RunAll(ds, scratch);
     for (size_t i = 0; i < clean.size(); ++i) EXPECT_TRUE(clean[i]) << Operations()[i].name;
     // The overlays are in the answers: fragment 0's row 7, fragment 1's rows 251 (the

@@ -26,7 +26,8 @@ void MakeClone(DatasetState& state) {
 }
 
 TEST(BasePaths, FilesResolveUnderTheirBase) {
-  DatasetState state;
+  auto owned = LibraryAccess::NewState();
+  DatasetState& state = *owned;
   MakeClone(state);
   EXPECT_EQ(state.DataPath("a.lance"), "/work/clone.lance/data/a.lance");
   EXPECT_EQ(state.DataPath("a.lance", 0), "/data/source.lance/data/a.lance");
@@ -41,7 +42,8 @@ TEST(BasePaths, FilesResolveUnderTheirBase) {
 }
 
 TEST(BasePaths, UnknownAndRemoteBasesAreRefusedByName) {
-  DatasetState state;
+  auto owned = LibraryAccess::NewState();
+  DatasetState& state = *owned;
   MakeClone(state);
   auto unknown = testing::ThrownError([&] { state.DataPath("a.lance", 7); });
   ASSERT_TRUE(unknown) << "an unknown base id must be refused";

@@ -46,10 +46,10 @@ TEST(CellChecksTest, OverlayWriterAndMergeRefuseTheSameCellsInTheSameWords) {
 TEST(CellChecksTest, ALegacyDataFileIsRefusedAsNotSupported) {
   testing::TempDir dir;
   auto ds = Dataset::Write(dir.Join("t.lance"), {IdABBatch(10)});
-  lance::table::DataFragment legacy = ds->state().manifest.fragments(0);
+  lance::table::DataFragment legacy = table::StateOf(ds).manifest.fragments(0);
   legacy.mutable_files(0)->set_file_major_version(0);
   legacy.mutable_files(0)->set_file_minor_version(2);
-  auto error = ThrownError([&] { CheckTakesOverlays(ds->state(), "merge into", legacy); });
+  auto error = ThrownError([&] { CheckTakesOverlays(table::StateOf(ds), "merge into", legacy); });
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(error->kind(), ErrorKind::kNotSupported);
   EXPECT_EQ(std::string(error->what()),
@@ -57,7 +57,7 @@ TEST(CellChecksTest, ALegacyDataFileIsRefusedAsNotSupported) {
                 "': fragment 0 uses the legacy Lance file format (0.1/0.2), which takes no overlays; migrate the "
                 "dataset by writing a copy with data_storage_version 2.0 or newer (lancelet: scan --format arrow, "
                 "then create --from)");
-  EXPECT_FALSE(ThrownError([&] { CheckTakesOverlays(ds->state(), "merge into", ds->state().manifest.fragments(0)); })
+  EXPECT_FALSE(ThrownError([&] { CheckTakesOverlays(table::StateOf(ds), "merge into", table::StateOf(ds).manifest.fragments(0)); })
                    .has_value());
 }
 

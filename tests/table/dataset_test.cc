@@ -44,7 +44,7 @@ class DatasetTest : public ::testing::TestWithParam<std::string> {
 TEST_P(DatasetTest, CreateSplitsIntoFragmentsAndScansInOrder) {
   auto ds = Dataset::Write(uri_, {IdNameBatch(0, 25)}, Options(10));
   EXPECT_EQ(ds->version(), 1u);
-  EXPECT_EQ(ds->state_ptr() != nullptr, true);
+  EXPECT_EQ(table::StatePtrOf(ds) != nullptr, true);
   EXPECT_EQ(ds->CountRows(), 25u);
   auto all = ds->NewScan().ToBatch();
   EXPECT_EQ(Ids(*all), Range(0, 25));
@@ -85,20 +85,20 @@ TEST_P(DatasetTest, DeleteHidesRowsFromScanCountAndTake) {
 TEST_P(DatasetTest, DeletingAWholeFragmentDropsIt) {
   auto ds = Dataset::Write(uri_, {IdNameBatch(0, 20)}, Options(10));
   auto after = ds->Delete("id < 10");
-  EXPECT_EQ(after->state().manifest.fragments_size(), 1);
+  EXPECT_EQ(table::StateOf(after).manifest.fragments_size(), 1);
   EXPECT_EQ(Ids(*after->NewScan().ToBatch()), Range(10, 20));
 }
 
 TEST_P(DatasetTest, ManyDeletionsUseTheBitmapKind) {
   auto ds = Dataset::Write(uri_, {IdNameBatch(0, 12000)}, Options());
   auto after = ds->Delete("id % 2 = 0");
-  const auto& d = after->state().manifest.fragments(0).deletion_file();
+  const auto& d = table::StateOf(after).manifest.fragments(0).deletion_file();
   EXPECT_EQ(d.file_type(), lance::table::DeletionFile::BITMAP);
   EXPECT_EQ(d.num_deleted_rows(), 6000u);
   auto few = Dataset::Open(uri_)->Delete("id = 1");
   EXPECT_EQ(few->CountRows(), 5999u);
   auto small = Dataset::Write(dir_.Uri("small.lance"), {IdNameBatch(0, 10)}, Options())->Delete("id = 1");
-  EXPECT_EQ(small->state().manifest.fragments(0).deletion_file().file_type(),
+  EXPECT_EQ(table::StateOf(small).manifest.fragments(0).deletion_file().file_type(),
             lance::table::DeletionFile::ARROW_ARRAY);
 }
 
@@ -134,8 +134,8 @@ TEST_P(DatasetTest, StableRowIdsSurviveAppend) {
   auto ds = Dataset::Write(uri_, {IdNameBatch(0, 6)}, o)->Append({IdNameBatch(6, 3)});
   auto batch = ds->NewScan().Columns({"id", "_rowid"}).ToBatch();
   for (int64_t i = 0; i < 9; ++i) EXPECT_EQ(batch->column("_rowid")->values<uint64_t>()[i], uint64_t(i));
-  EXPECT_EQ(ds->state().manifest.next_row_id(), 9u);
-  EXPECT_EQ(ds->state().manifest.reader_feature_flags() & 2, 2u);
+  EXPECT_EQ(table::StateOf(ds).manifest.next_row_id(), 9u);
+  EXPECT_EQ(table::StateOf(ds).manifest.reader_feature_flags() & 2, 2u);
 }
 
 TEST_P(DatasetTest, AppendWithWrongSchemaFailsAndChangesNothing) {
@@ -187,7 +187,7 @@ TEST_P(DatasetTest, WritesTheVersionHintAndV2ManifestNames) {
   EXPECT_EQ(hint->Read(0, hint->size()), "{\"version\":2}");
   EXPECT_TRUE(io::OpenStore(uri_).store->Exists(uri_ + "/_versions/18446744073709551613.manifest"));
   // The state a commit returns names the manifest it wrote (not version 0's).
-  EXPECT_EQ(v2->state().manifest_path, uri_ + "/_versions/18446744073709551613.manifest");
+  EXPECT_EQ(table::StateOf(v2).manifest_path, uri_ + "/_versions/18446744073709551613.manifest");
 }
 
 INSTANTIATE_TEST_SUITE_P(FileVersions, DatasetTest, ::testing::Values("2.0", "2.1", "2.2"),

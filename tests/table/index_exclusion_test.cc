@@ -26,7 +26,7 @@ class IndexExclusionTest : public ::testing::Test {
 
   // The plan's one index use and its candidates in fragment 0.
   static std::pair<table::IndexedRows::Use, std::vector<uint64_t>> Plan(const Dataset& ds, const std::string& where) {
-    auto plan = table::PlanIndexedRows(ds.state(), *ParseExpression(where), true);
+    auto plan = table::PlanIndexedRows(table::StateOf(ds), *ParseExpression(where), true);
     EXPECT_TRUE(plan.has_value()) << where;
     if (!plan || plan->uses.size() != 1) return {};
     auto found = plan->candidates.find(0);
@@ -113,7 +113,7 @@ TEST_F(IndexExclusionTest, StableRowIdsMapBackToOffsetsWithDeletionsPresent) {
 
 TEST_F(IndexExclusionTest, AnIndexWithoutAFragmentBitmapCoversEveryFragment) {
   auto ds = Create()->CreateIndex("a", IndexType::kBTree);
-  const auto& s = ds->state();
+  const auto& s = table::StateOf(ds);
   lance::table::IndexSection legacy = s.indices;
   legacy.mutable_indices(0)->clear_fragment_bitmap();
   auto state = table::MakeState(s.store, s.session, s.uri, s.manifest_path, s.manifest, legacy);
@@ -125,7 +125,7 @@ TEST_F(IndexExclusionTest, AnIndexWithoutAFragmentBitmapCoversEveryFragment) {
 
 TEST_F(IndexExclusionTest, AnIndexNamingRowsPastItsFragmentIsRefused) {
   auto ds = Create()->CreateIndex("a", IndexType::kBTree);
-  const auto& s = ds->state();
+  const auto& s = table::StateOf(ds);
   // Rewrite the segment's files, and the sizes the manifest records: value 3 now points
   // at offset 500 of fragment 0.
   FixedWidthBuilder<int64_t> values(DataType::Int64());
@@ -139,7 +139,7 @@ TEST_F(IndexExclusionTest, AnIndexNamingRowsPastItsFragmentIsRefused) {
     file->set_path(f.name);
     file->set_size_bytes(f.size);
   }
-  auto reopened = std::make_shared<Dataset>(table::MakeState(s.store, s.session, s.uri, s.manifest_path, s.manifest, rewritten));
+  auto reopened = table::MakeDataset(table::MakeState(s.store, s.session, s.uri, s.manifest_path, s.manifest, rewritten));
   auto error = ThrownError([&] { reopened->CountRows("a = 3"); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->kind(), ErrorKind::kCorrupt);
@@ -153,7 +153,7 @@ TEST_F(IndexExclusionTest, FragmentsAppendedAfterTheIndexAreScannedWhole) {
   auto ds = Create()->CreateIndex("a", IndexType::kBTree);
   const RecordBatchPtr first_rows = ds->NewScan().Filter("id < 20").ToBatch();
   ds = ds->Append({first_rows});
-  auto plan = table::PlanIndexedRows(ds->state(), *ParseExpression("a = 3"));
+  auto plan = table::PlanIndexedRows(table::StateOf(ds), *ParseExpression("a = 3"));
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->candidates.count(0), 1u);
   EXPECT_EQ(plan->candidates.count(1), 0u);  // no segment covers fragment 1
@@ -213,7 +213,7 @@ TEST_F(IndexExclusionTest, AnOverlayOnAStructExcludesItsIndexedChild) {
   ASSERT_EQ(ds->ListIndices().size(), 1u);
   EXPECT_EQ(ds->ListIndices()[0].name, "s.a_idx");
   EXPECT_EQ(ds->ListIndices()[0].columns, std::vector<std::string>{"s.a"});
-  EXPECT_EQ(ds->state().indices.indices(0).fields(0), 2);  // id 0, s 1, s.a 2
+  EXPECT_EQ(table::StateOf(ds).indices.indices(0).fields(0), 2);  // id 0, s 1, s.a 2
   auto [fresh, fresh_candidates] = Plan(*ds, "s.a = 3");
   EXPECT_EQ(fresh.hits, 10u);
   EXPECT_EQ(fresh_candidates, (std::vector<uint64_t>{3, 13, 23, 33, 43, 53, 63, 73, 83, 93}));

@@ -34,7 +34,7 @@ class IndexHitsTest : public ::testing::Test {
   // The dataset with index `name`'s page_data listing `to` where it listed `from`, and
   // the manifest recording the file's new size.
   static DatasetPtr Relist(const DatasetPtr& ds, const std::string& name, uint64_t from, uint64_t to) {
-    const auto& s = ds->state();
+    const auto& s = table::StateOf(ds);
     lance::table::IndexSection section = s.indices;
     for (auto& meta : *section.mutable_indices()) {
       if (meta.name() != name) continue;
@@ -54,12 +54,12 @@ class IndexHitsTest : public ::testing::Test {
       for (auto& f : *meta.mutable_files())
         if (f.path() == "page_data.lance") f.set_size_bytes(size);
     }
-    return std::make_shared<Dataset>(table::MakeState(s.store, s.session, s.uri, s.manifest_path, s.manifest, section));
+    return table::MakeDataset(table::MakeState(s.store, s.session, s.uri, s.manifest_path, s.manifest, section));
   }
 
   std::string PageData(const DatasetPtr& ds, const std::string& name) const {
-    for (const auto& meta : ds->state().indices.indices())
-      if (meta.name() == name) return ds->state().IndexDirectory(meta) + "/page_data.lance";
+    for (const auto& meta : table::StateOf(ds).indices.indices())
+      if (meta.name() == name) return table::StateOf(ds).IndexDirectory(meta) + "/page_data.lance";
     return "";
   }
 

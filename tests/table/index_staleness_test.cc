@@ -42,14 +42,14 @@ TEST(IndexStalenessTest, EveryCounterCountsARowChangedTwiceOnce) {
   ds = ds->Update({{"a", "1"}}, "id < 10")->Update({{"a", "2"}, {"b", "2"}}, "id < 5");  // rows 0-4 changed twice
   EXPECT_EQ(ds->ListIndices()[0].stale_rows, 10u);
   EXPECT_EQ(ds->PlanOptimize()[0].stale_index_rows, 10u);
-  auto plan = PlanIndexedRows(ds->state(), *ParseExpression("a = 2"), true);
+  auto plan = PlanIndexedRows(table::StateOf(ds), *ParseExpression("a = 2"), true);
   ASSERT_TRUE(plan.has_value());
   ASSERT_EQ(plan->uses.size(), 1u);
   EXPECT_EQ(plan->uses[0].stale, 10u);
   EXPECT_NE(ds->Explain("a = 2").find("10 rows changed since it was built"), std::string::npos) << ds->Explain("a = 2");
-  const IndexStaleness rule = IndexStaleness::Of(ds->state().schema, ds->state().indices.indices(0));
-  const auto& fragment = ds->state().manifest.fragments(0);
-  EXPECT_EQ(rule.RowsOf(*ds->state().OverlaysOf(fragment)).ToVector(),
+  const IndexStaleness rule = IndexStaleness::Of(table::StateOf(ds).schema, table::StateOf(ds).indices.indices(0));
+  const auto& fragment = table::StateOf(ds).manifest.fragments(0);
+  EXPECT_EQ(rule.RowsOf(*table::StateOf(ds).OverlaysOf(fragment)).ToVector(),
             (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
 }
 

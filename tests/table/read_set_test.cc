@@ -55,9 +55,9 @@ table::ReadSet IncrementFirstTen(const table::DatasetState& state) {
 std::optional<std::string> StaleAfter(const std::function<void(const DatasetPtr&)>& commit) {
   TempDir dir;
   auto v1 = MakeDataset(dir.Uri("t.lance"), 300);
-  table::ReadSet read = IncrementFirstTen(v1->state());
+  table::ReadSet read = IncrementFirstTen(table::StateOf(v1));
   commit(v1);
-  return table::FindStaleRead(read, v1->state(), v1->Latest()->state());
+  return table::FindStaleRead(read, table::StateOf(v1), table::StateOf(v1->Latest()));
 }
 
 TEST(ReadSet, FindsChangesToWhatWasReadAndNothingElse) {

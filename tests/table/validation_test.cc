@@ -27,8 +27,8 @@ using testing::IdNameSchema;
 
 // `ds`'s version read through a hand-edited manifest.
 DatasetPtr WithManifest(const DatasetPtr& ds, const lance::table::Manifest& manifest) {
-  const auto& state = ds->state();
-  return std::make_shared<Dataset>(table::MakeState(state.store, state.session, state.uri, state.manifest_path, manifest));
+  const auto& state = table::StateOf(ds);
+  return table::MakeDataset(table::MakeState(state.store, state.session, state.uri, state.manifest_path, manifest));
 }
 
 // The message of the Corrupt error `fn` throws ("no error" / "wrong kind: ..." otherwise).
@@ -46,7 +46,7 @@ class ValidationTest : public ::testing::Test {
   // offsets 0..9, which lancelet writes ascending.
   DatasetPtr WithArrowDeletions() {
     auto ds = Dataset::Write(uri_, {IdNameBatch(0, 100)})->Delete("id < 10");
-    const auto& file = ds->state().manifest.fragments(0).deletion_file();
+    const auto& file = table::StateOf(ds).manifest.fragments(0).deletion_file();
     EXPECT_EQ(file.file_type(), lance::table::DeletionFile::ARROW_ARRAY);
     deletion_path_ = table::DeletionFilePath(uri_, 0, file);
     return ds;
@@ -83,7 +83,7 @@ TEST_F(ValidationTest, BitFlippedArrowDeletionFileIsRefusedByEveryRead) {
 
 TEST_F(ValidationTest, DeletionCountMustMatchTheManifest) {
   auto ds = WithArrowDeletions();
-  lance::table::Manifest m = ds->state().manifest;
+  lance::table::Manifest m = table::StateOf(ds).manifest;
   m.mutable_fragments(0)->mutable_deletion_file()->set_num_deleted_rows(11);
   EXPECT_EQ(CorruptMessage([&] { WithManifest(ds, m)->CountRows(); }),
             "deletion file '" + deletion_path_ + "' of fragment 0: it holds 10 offsets, but the manifest says 11");
@@ -94,7 +94,7 @@ TEST_F(ValidationTest, DeletionCountMustMatchTheManifest) {
 
 TEST_F(ValidationTest, DeletionFileOfAShrunkFragmentIsRefused) {
   auto ds = WithArrowDeletions();
-  lance::table::Manifest m = ds->state().manifest;
+  lance::table::Manifest m = table::StateOf(ds).manifest;
   m.mutable_fragments(0)->set_physical_rows(9);  // offset 9 is now past the end
   EXPECT_EQ(CorruptMessage([&] { WithManifest(ds, m)->NewScan().ToBatch(); }),
             "deletion file '" + deletion_path_ +
@@ -103,10 +103,10 @@ TEST_F(ValidationTest, DeletionFileOfAShrunkFragmentIsRefused) {
 
 TEST_F(ValidationTest, BitmapDeletionFileIsChecked) {
   auto ds = Dataset::Write(uri_, {IdNameBatch(0, 6000)})->Delete("id < 5500");
-  const auto& file = ds->state().manifest.fragments(0).deletion_file();
+  const auto& file = table::StateOf(ds).manifest.fragments(0).deletion_file();
   ASSERT_EQ(file.file_type(), lance::table::DeletionFile::BITMAP);
   const std::string path = table::DeletionFilePath(uri_, 0, file);
-  lance::table::Manifest m = ds->state().manifest;
+  lance::table::Manifest m = table::StateOf(ds).manifest;
   m.mutable_fragments(0)->set_physical_rows(5000);
   EXPECT_EQ(CorruptMessage([&] { WithManifest(ds, m)->CountRows(); }),
             "deletion file '" + path + "' of fragment 0: offset 5499 is beyond the fragment's 5000 rows");
@@ -119,7 +119,7 @@ TEST_F(ValidationTest, RowIdSequenceLengthMustMatchTheFragment) {
   WriteOptions o;
   o.enable_stable_row_ids = true;
   auto ds = Dataset::Write(uri_, {IdNameBatch(0, 10)}, o);
-  lance::table::Manifest m = ds->state().manifest;
+  lance::table::Manifest m = table::StateOf(ds).manifest;
   m.mutable_fragments(0)->set_inline_row_ids(format::RowIdSequence::FromRange(0, 12).Encode());
   EXPECT_EQ(CorruptMessage([&] { WithManifest(ds, m)->NewScan().Columns({"_rowid"}).ToBatch(); }),
             "row ids of fragment 0 in '" + uri_ + "': 12 ids for 10 physical rows of which 0 are deleted");
@@ -134,7 +134,7 @@ TEST_F(ValidationTest, VersionSequenceLengthMustMatchTheFragment) {
   WriteOptions o;
   o.enable_stable_row_ids = true;
   auto ds = Dataset::Write(uri_, {IdNameBatch(0, 10)}, o);
-  lance::table::Manifest m = ds->state().manifest;
+  lance::table::Manifest m = table::StateOf(ds).manifest;
   m.mutable_fragments(0)->set_inline_last_updated_at_versions(format::VersionSequence::Uniform(7, 1).Encode());
   EXPECT_EQ(CorruptMessage([&] { WithManifest(ds, m)->Update({{"name", "'x'"}}, "id = 1"); }),
             "last_updated_at versions of fragment 0: the sequence has 7 rows but the fragment has 10");
