@@ -5,7 +5,6 @@
 #include <sstream>
 
 #include "bindings.h"
-#include "cli/inspect.h"
 
 namespace lancelet::python {
 
@@ -61,12 +60,8 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
         return PyDataset{d.ds->Optimize()};
       }, "Folds overlays, merges small fragments and refreshes indexes (lancelet optimize).")
       .def("inspect", [](const PyDataset& d) {
-        std::ostringstream out;
-        {
-          py::gil_scoped_release release;
-          cli::PrintInspect(*d.ds, out);
-        }
-        return out.str();
+        py::gil_scoped_release release;
+        return d.ds->Inspect();
       }, "What `lancelet inspect` prints: fragments, files, overlays, deletions, indexes.")
       .def("__repr__", [](const PyDataset& d) {
         return "lancelet.Dataset('" + d.ds->uri() + "', version " + std::to_string(d.ds->version()) + ")";

@@ -1,6 +1,6 @@
 // Values from Python to C++: scalars of a given type, the type of a list of values, numpy
 // arrays as columns, and a dict of columns as a batch.
-#include "array/decimal_text.h"
+#include "lancelet/decimal.h"
 #include "bindings.h"
 
 namespace lancelet::python {

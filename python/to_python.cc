@@ -3,7 +3,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "array/decimal_text.h"
+#include "lancelet/decimal.h"
 #include "bindings.h"
 
 namespace lancelet::python {

@@ -5,7 +5,9 @@ The layers and what each links are read from CMakeLists.txt (`lancelet_layer(nam
 so the build is the one statement of the table. A file of src/L/ may include src/M/ headers
 only when M is L or a layer L links, directly or through others; a public header
 lancelet/X.h counts as the layer that implements it (PUBLIC_HEADERS below), and public
-headers may include only public headers of their layer or below.
+headers may include only public headers of their layer or below. The library's consumers
+(CONSUMERS below: the CLI, the Python module, the examples) include public headers and
+their own folder only.
 
 Usage: check_layering.py [ROOT]   (ROOT: the source tree, default the current directory)
 """
@@ -16,12 +18,15 @@ import sys
 # The layer that implements each public header; a new header must be added here.
 PUBLIC_HEADERS = {
     "array": "array", "builder": "array", "c_data": "array", "error": "array", "float16": "array",
-    "ipc": "array", "record_batch": "array", "scalar": "array", "type": "array",
-    "storage_options": "io", "expr": "expr", "text": "text", "dataset": "table", "overlay_writer": "table",
+    "ipc": "array", "record_batch": "array", "scalar": "array", "type": "array", "decimal": "array",
+    "storage_options": "io", "expr": "expr", "text": "text", "progress": "text", "dataset": "table", "overlay_writer": "table",
     "session": "table",
     "sql": "sql", "loader": "loader",
     "version": None,  # generated, no code: any layer may include it
 }
+# Folders built on the public library alone (lancelet_public in CMakeLists.txt), with the
+# folder each may include from besides lancelet/.
+CONSUMERS = {"src/cli": "cli", "python": None, "examples": None}
 INCLUDE = re.compile(r'\s*#\s*include\s+"(\w+)/(\w+)\.h"')
 
 
@@ -79,6 +84,15 @@ def main():
         for path in sorted((root / "src" / layer).glob("*")):
             if path.suffix in (".h", ".cc"):
                 check(path, layer)
+    for folder, own in CONSUMERS.items():
+        for path in sorted((root / folder).glob("*")):
+            if path.suffix not in (".h", ".cc"):
+                continue
+            for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+                match = INCLUDE.match(line)
+                if match and match.group(1) in below and match.group(1) != own:
+                    problems.append(f"{path.relative_to(root)}:{number}: {folder} builds on the public library and "
+                                    f"includes the internal {match.group(1)}/{match.group(2)}.h")
     for path in sorted((root / "include" / "lancelet").glob("*.h")):
         layer = PUBLIC_HEADERS.get(path.stem, "missing")
         if layer == "missing":

@@ -361,6 +361,10 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   DatasetPtr Latest() const;
 
   uint64_t CountRows(const std::string& predicate = "") const;
+  uint64_t CountFragments() const;
+  // What `lancelet inspect` prints: the version's storage, writer, feature flags, schema
+  // with field ids, fragments with their files, deletions and overlays, and indexes.
+  std::string Inspect() const;
   ScanBuilder NewScan() const { return ScanBuilder(shared_from_this()); }
   // Runs a scan (ScanBuilder::Open is NewScan()'s spec through this). Throws
   // InvalidArgument for a negative limit, offset or a batch size below 1, and for a

@@ -43,10 +43,10 @@ struct TextReadOptions {
   // order) and every header column must be in the schema; without a header the fields
   // are the columns in order. JSON Lines: keys not in the schema are ignored. Arrow IPC:
   // columns are matched by name and assigned (ConformInput).
-  SchemaPtr schema;
+  SchemaPtr schema = nullptr;
   // Without `schema`: the columns named here take these types, the others are inferred
   // (a MERGE source read against the target columns it meets).
-  SchemaPtr column_types;
+  SchemaPtr column_types = nullptr;
   int64_t batch_rows = 65536;  // rows per batch at most
   int64_t infer_rows = 1000;   // rows looked at for inference
   char delimiter = ',';        // CSV only
@@ -93,12 +93,6 @@ std::unique_ptr<RecordBatchReader> ReadJsonLines(std::unique_ptr<std::istream> i
 // .json file holding one top-level array is rejected); .arrow/.arrows/.ipc.
 InputFormat DetectInputFormat(const std::string& path);
 
-// Hook for the Arrow IPC reader, which lives outside this layer: OpenTextInput calls it
-// for .arrow/.arrows/.ipc paths (options.schema, if set, is passed along). Without a
-// registered opener those paths throw NotSupported.
-using InputOpener = std::function<std::unique_ptr<RecordBatchReader>(const std::string& path,
-                                                                     const TextReadOptions&)>;
-void SetArrowIpcOpener(InputOpener opener);
 
 // Reads `input` as `schema`: columns by name (all of the schema's must be there, no
 // others), each assigned to its field's type with exact conversions only (CanAssign in

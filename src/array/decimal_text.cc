@@ -1,4 +1,4 @@
-#include "array/decimal_text.h"
+#include "lancelet/decimal.h"
 
 #include <algorithm>
 #include <array>

@@ -20,11 +20,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "cli/inspect.h"
-#include "format/protobuf_logging.h"
-#include "io/object_store.h"
-#include "text/progress.h"
-#include "table/dataset_state.h"
+#include "lancelet/progress.h"
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
 #include "lancelet/ipc.h"
@@ -183,52 +179,6 @@ int64_t ParseDurationSeconds(const std::string& text) {
   return int64_t(n) * it->second;
 }
 
-void RegisterArrowInput() {
-  // A regular file is mapped, not read: its batches are decoded one at a time from the
-  // page cache, so memory holds a batch, not the file (a 545 MB file read into a string
-  // took 1.1 GB and a third of a `create`). Each message's pages leave the mapping once
-  // decoded: mapped pages count in the process's memory, and a 3 GB input peaked at 3.1 GB.
-  // Pipes are read as a stream (ReadIpcStream). A file in another store is read whole.
-  SetArrowIpcOpener([](const std::string& path, const TextReadOptions&) -> std::unique_ptr<RecordBatchReader> {
-    auto [store, local_path] = io::OpenStore(path);
-    if (store != io::DefaultLocalStore()) {
-      auto file = store->OpenRead(local_path);
-      return ReadIpc(file->Read(0, file->size()), path);
-    }
-    const int fd = ::open(local_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) ThrowNotFound("cannot open '{}': {}", path, std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-      std::unique_ptr<RecordBatchReader> reader;  // OpenTextInput conforms its batches
-      try {
-        reader = ReadIpcMapped(fd, size_t(st.st_size), path);
-      } catch (...) {
-        ::close(fd);
-        throw;
-      }
-      ::close(fd);
-      return reader;
-    }
-    // A pipe: read as it arrives, a message at a time, through a 1 MiB pipe buffer (64 KiB
-    // by default: a read per 64 KiB).
-#ifdef F_SETPIPE_SZ
-    if (S_ISFIFO(st.st_mode)) ::fcntl(fd, F_SETPIPE_SZ, 1 << 20);
-#endif
-    auto input = std::shared_ptr<int>(new int(fd), [](int* f) {
-      ::close(*f);
-      delete f;
-    });
-    return ReadIpcStream(
-        [input, path](char* out, size_t n) -> size_t {
-          for (;;) {
-            const ssize_t got = ::read(*input, out, n);
-            if (got >= 0) return size_t(got);
-            if (errno != EINTR) ThrowIo("cannot read '{}': {}", path, std::strerror(errno));
-          }
-        },
-        path);
-  });
-}
 
 // What every subcommand shares: the numeric options, checked after parsing, and whether
 // progress is drawn (known only after parsing).
@@ -330,7 +280,7 @@ void AddCreate(CLI::App& app, Context& context, std::vector<Command>& commands) 
                         options.storage_options = CommandLineStorageOptions();
                         auto ds = Dataset::Write(o->dataset, *input, options);
                         std::cout << fmt::format("created {} at version {}: {} rows in {} fragments\n", o->dataset,
-                                                 ds->version(), ds->CountRows(), table::StateOf(ds).manifest.fragments_size());
+                                                 ds->version(), ds->CountRows(), ds->CountFragments());
                         return 0;
                       }});
 }
@@ -563,7 +513,7 @@ void AddInspect(CLI::App& app, Context& context, std::vector<Command>& commands)
   auto* cmd = AddDatasetCommand(app, "inspect", "Show a version's manifest: flags, schema, fragments", o->dataset);
   AddVersionOption(cmd, context, o->version, "Inspect this version");
   commands.push_back({cmd, [o] {
-                        PrintInspect(*OpenDataset(o->dataset, o->version), std::cout);
+                        std::cout << OpenDataset(o->dataset, o->version)->Inspect();
                         return 0;
                       }});
 }
@@ -805,8 +755,6 @@ constexpr CommandAdder kCommands[] = {AddCreate, AddAppend,  AddDelete,   AddUpd
 }  // namespace
 
 int Main(int argc, char** argv) {
-  format::SilenceProtobufLogging();  // our one error line is the only one
-  RegisterArrowInput();
   CLI::App app{"lancelet: a native C++ implementation of the Lance table format"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "lancelet " LANCELET_VERSION_STRING);

@@ -2,7 +2,7 @@
 // explicit kCast nodes (folded right away when their operand is a literal).
 #include <cctype>
 
-#include "array/decimal_text.h"
+#include "lancelet/decimal.h"
 #include "expr/cast.h"
 #include "expr/errors.h"
 #include "expr/functions.h"

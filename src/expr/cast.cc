@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "array/decimal_text.h"
+#include "lancelet/decimal.h"
 #include "expr/numeric.h"
 #include "expr/temporal.h"
 #include "lancelet/builder.h"

@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "array/decimal_text.h"
+#include "lancelet/decimal.h"
 #include "expr/numeric.h"
 
 namespace lancelet {

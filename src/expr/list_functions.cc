@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "array/decimal_text.h"
+#include "lancelet/decimal.h"
 #include "expr/cast.h"
 #include "expr/compare.h"
 #include "expr/errors.h"

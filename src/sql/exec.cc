@@ -12,13 +12,13 @@
 
 #include <fmt/format.h>
 
-#include "array/decimal_text.h"
+#include "lancelet/decimal.h"
 #include "expr/cast.h"
 #include "io/object_store.h"
 #include "lancelet/scalar.h"
 #include "lancelet/text.h"
 #include "table/manifest_store.h"
-#include "text/progress.h"
+#include "lancelet/progress.h"
 
 namespace lancelet::sql {
 

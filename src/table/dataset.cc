@@ -243,6 +243,8 @@ DatasetPtr Dataset::Latest() const {
   return table::MakeDataset(table::LoadState(state_->store, state_->session, state_->uri, std::nullopt));
 }
 
+uint64_t Dataset::CountFragments() const { return uint64_t(state_->manifest.fragments_size()); }
+
 uint64_t Dataset::CountRows(const std::string& predicate) const {
   uint64_t count = 0;
   if (predicate.empty()) {

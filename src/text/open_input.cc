@@ -6,14 +6,10 @@
 #include "io/object_store.h"
 #include "lancelet/error.h"
 #include "lancelet/text.h"
+#include "text/arrow_input.h"
 
 namespace lancelet {
 namespace {
-
-InputOpener& ArrowIpcOpener() {
-  static InputOpener opener;
-  return opener;
-}
 
 std::unique_ptr<std::istream> OpenFile(const std::string& path) {
   auto [store, within] = io::OpenStore(path);
@@ -97,17 +93,14 @@ InputFormat DetectInputFormat(const std::string& path) {
   return InputFormat::kUnknown;
 }
 
-void SetArrowIpcOpener(InputOpener opener) { ArrowIpcOpener() = std::move(opener); }
-
 std::unique_ptr<RecordBatchReader> OpenTextInput(const std::string& path,
                                                  const TextReadOptions& options) {
   switch (options.format != InputFormat::kUnknown ? options.format : DetectInputFormat(path)) {
     case InputFormat::kCsv: return OpenCsv(path, options);
     case InputFormat::kJsonLines: return OpenJsonLines(path, options);
     case InputFormat::kArrowIpc:
-      if (!ArrowIpcOpener()) ThrowNotSupported("{}: Arrow IPC input is not available in this build", path);
-      if (options.schema) return ConformInput(ArrowIpcOpener()(path, TextReadOptions{}), options.schema, path);
-      return ArrowIpcOpener()(path, options);
+      if (options.schema) return ConformInput(text::OpenArrowIpc(path), options.schema, path);
+      return text::OpenArrowIpc(path);
     case InputFormat::kUnknown: break;
   }
   ThrowInvalid("{}: unknown input format; expected a .csv, .json, .jsonl, .ndjson, .arrow, "

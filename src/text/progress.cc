@@ -1,4 +1,4 @@
-#include "text/progress.h"
+#include "lancelet/progress.h"
 
 #include <cstdlib>
 #include <iostream>

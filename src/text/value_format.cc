@@ -4,7 +4,7 @@
 
 #include "lancelet/error.h"
 #include "text/base64.h"
-#include "array/decimal_text.h"
+#include "lancelet/decimal.h"
 #include "text/number_text.h"
 #include "text/temporal_text.h"
 #include "text/utf8_text.h"

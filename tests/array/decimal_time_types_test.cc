@@ -2,7 +2,7 @@
 // the Lance logical types the reference names them by.
 #include <gtest/gtest.h>
 
-#include "array/decimal_text.h"
+#include "lancelet/decimal.h"
 #include "format/lance_schema.h"
 #include "lancelet/builder.h"
 #include "lancelet/error.h"

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "array/decimal_text.h"
+#include "lancelet/decimal.h"
 #include "expr_test_util.h"
 
 namespace lancelet {

@@ -3,6 +3,8 @@
 
 #include <fstream>
 
+#include "io/object_store.h"
+#include "lancelet/ipc.h"
 #include "support/test_env.h"
 #include "text/text_test_util.h"
 
@@ -41,23 +43,27 @@ TEST(OpenTextInput, ReadsFilesAndNamesThemInErrors) {
   EXPECT_EQ(text_test::Jsonl(*OpenTextInput(dir.Join("a.txt"), as_csv)->Next()), "{\"x\":5}\n");
 }
 
-TEST(OpenTextInput, ArrowIpcGoesThroughTheRegisteredOpener) {
-  SetArrowIpcOpener(nullptr);
-  try {
-    OpenTextInput("x.arrow");
-    FAIL() << "expected NotSupported";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kNotSupported);
-    EXPECT_STREQ(e.what(), "x.arrow: Arrow IPC input is not available in this build");
+// Arrow IPC files and streams are read by the library itself: a local file mapped, a
+// file of another store read whole, either conformed to a schema when one is given.
+TEST(OpenTextInput, ReadsArrowIpcFilesAndStreamsFromAnyStore) {
+  auto schema = Schema::Parse("x:int64,s:utf8");
+  auto batch = text_test::ReadAll(*ReadCsv(text_test::Input("x,s\n1,a\n2,b\n"), "in.csv",
+                                           TextReadOptions{.schema = schema})).batch;
+  testing::TempDir dir;
+  testing::WriteStringToFile(dir.Join("a.arrow"), WriteIpcFile(*schema, {batch}));
+  testing::WriteStringToFile(dir.Join("b.arrows"), WriteIpcStream(*schema, {batch}));
+  auto [memory, within] = io::OpenStore("memory://open_input_test/c.ipc");
+  memory->Put(within, WriteIpcStream(*schema, {batch}));
+  for (const std::string& path : {dir.Join("a.arrow"), dir.Join("b.arrows"), std::string("memory://open_input_test/c.ipc")}) {
+    auto read = text_test::ReadAll(*OpenTextInput(path));
+    EXPECT_EQ(read.schema->ToString(), schema->ToString()) << path;
+    EXPECT_EQ(text_test::Jsonl(*read.batch), "{\"x\":1,\"s\":\"a\"}\n{\"x\":2,\"s\":\"b\"}\n") << path;
   }
-  std::string seen;
-  SetArrowIpcOpener([&](const std::string& path, const TextReadOptions&) -> std::unique_ptr<RecordBatchReader> {
-    seen = path;
-    return nullptr;
-  });
-  EXPECT_EQ(OpenTextInput("y.ipc"), nullptr);
-  EXPECT_EQ(seen, "y.ipc");
-  SetArrowIpcOpener(nullptr);
+  TextReadOptions as_text;
+  as_text.schema = Schema::Parse("s:utf8,x:utf8");
+  EXPECT_EQ(text_test::Jsonl(*text_test::ReadAll(*OpenTextInput(dir.Join("a.arrow"), as_text)).batch),
+            "{\"s\":\"a\",\"x\":\"1\"}\n{\"s\":\"b\",\"x\":\"2\"}\n");
+  EXPECT_EQ(ErrorOf([&] { OpenTextInput(dir.Join("missing.arrow")); }).substr(0, 14), "cannot open '/");
 }
 
 // ConformInput assigns a reader's columns to a schema by name (what Arrow IPC input gets

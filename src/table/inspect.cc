@@ -1,6 +1,9 @@
-#include "cli/inspect.h"
-
+// Dataset::Inspect: a readable dump of one version's manifest (`lancelet inspect`).
 #include <fmt/format.h>
+
+#include <sstream>
+
+#include "lancelet/dataset.h"
 
 #include "format/lance_schema.h"
 #include "format/roaring_bitmap.h"
@@ -8,7 +11,7 @@
 #include "table/feature_flags.h"
 #include "table/index_section.h"
 
-namespace lancelet::cli {
+namespace lancelet {
 
 namespace {
 
@@ -56,8 +59,9 @@ void PrintOverlay(const table::DatasetState& s, const lance::table::DataOverlayF
 
 }  // namespace
 
-void PrintInspect(const Dataset& dataset, std::ostream& out) {
-  const auto& s = table::StateOf(dataset);
+std::string Dataset::Inspect() const {
+  std::ostringstream out;
+  const table::DatasetState& s = *state_;
   const auto& m = s.manifest;
   out << fmt::format("dataset: {}\n", s.uri);
   out << fmt::format("version: {}\n", m.version());
@@ -105,6 +109,7 @@ void PrintInspect(const Dataset& dataset, std::ostream& out) {
     out << fmt::format("  index {}: {}, fields [{}], built from version {}, fragments {}\n", index.name(),
                        index.index_details().type_url(), fields, index.dataset_version(), fragments);
   }
+  return out.str();
 }
 
-}  // namespace lancelet::cli
+}  // namespace lancelet
