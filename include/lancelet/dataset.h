@@ -238,6 +238,22 @@ struct ScanSpec {
   // evaluated at them; fragments not listed yield nothing and indexes are not consulted.
   // Null: every row.
   std::shared_ptr<const std::map<uint64_t, std::vector<uint64_t>>> rows = nullptr;
+  // Candidate rows with a score each (e.g. nearest neighbours and their distance to the
+  // query), in any order; not together with `rows`. Only these rows are read (deleted
+  // ones, and those of fragments no longer in the version, skipped) and they come out
+  // by score ascending, ties by row address (fragment << 32 | offset). The filter is
+  // evaluated at them (a postfilter: `limit` counts the rows that pass it, and the scan
+  // stops reading once it has them). Indexes are not consulted. Offsets must lie below
+  // their fragment's physical rows, each row listed once, and no score be NaN.
+  struct ScoredRow {
+    uint64_t fragment_id = 0;
+    uint64_t offset = 0;
+    float score = 0;
+  };
+  std::shared_ptr<const std::vector<ScoredRow>> scored_rows = nullptr;
+  // With scored_rows: the name of a float32 column holding each row's score (e.g.
+  // "_distance"), at its place in `columns` when listed there, else last. Empty: none.
+  std::string score_column = "";
 };
 
 // Builds a scan: which columns, which rows, how many.
@@ -295,6 +311,10 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // receives the rows deleted or updated by the attempt that committed (0: no row
   // matched, and this dataset is returned).
   DatasetPtr Delete(const std::string& predicate, uint64_t* rows_changed = nullptr) const;
+  // The same with the predicate as an expression (lancelet/expr.h, unbound, as
+  // ScanSpec::filter; SQL hands its WHERE in so): it is never printed and parsed again,
+  // and each retry evaluates this expression. The text overloads parse, then do this.
+  DatasetPtr Delete(const ExprPtr& predicate, uint64_t* rows_changed = nullptr) const;
   // UPDATE ... SET column = expression, ... [WHERE predicate]: evaluates the predicate and
   // the expressions on current (overlay-resolved) values and writes the new values of
   // the matching rows: as one dense overlay per affected fragment holding only the SET
@@ -309,6 +329,14 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   DatasetPtr Update(const std::vector<SetClause>& set, const std::string& predicate = "",
                     uint64_t* rows_changed = nullptr, UpdateMode mode = UpdateMode::kAuto,
                     UpdateMode* chosen = nullptr, WriteOutcome* outcome = nullptr) const;
+  // The same with expressions (as Delete's): a null predicate updates every row.
+  struct SetExpression {
+    std::string column;
+    ExprPtr expression;
+  };
+  DatasetPtr Update(const std::vector<SetExpression>& set, const ExprPtr& predicate, uint64_t* rows_changed = nullptr,
+                    UpdateMode mode = UpdateMode::kAuto, UpdateMode* chosen = nullptr,
+                    WriteOutcome* outcome = nullptr) const;
 
   // Builds an index on a column (a struct field as "a.b") over the rows of this version (overlay values
   // resolved, deleted rows skipped) and commits it. `name` defaults to "<column>_idx";
@@ -344,6 +372,8 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // answered, its hits, and the stale rows re-evaluated; then how many fragments are
   // read whole. One line each.
   std::string Explain(const std::string& predicate) const;
+  // The same with the predicate as an expression (null: none), as SQL's EXPLAIN gives it.
+  std::string Explain(const ExprPtr& predicate) const;
 
   // The table config (manifest config): key -> value.
   std::map<std::string, std::string> Config() const;

@@ -175,20 +175,21 @@ std::string RunUpdate(const Context& ctx, const UpdateStmt& stmt) {
   auto ds = OpenTable(ctx, stmt.table);
   const Schema& schema = *ds->schema();
   std::vector<std::string> qualifiers = {stmt.table.name, stmt.table.qualifier()};
-  std::vector<Dataset::SetClause> set;
+  std::vector<Dataset::SetExpression> set;
   for (const auto& s : stmt.set) {
     const Field& field = FindColumn(ctx, schema, s.column, s.position, stmt.table.name);
     for (const auto& other : set)
       if (other.column == s.column) ctx.Fail(s.position, fmt::format("column '{}' is set twice", s.column));
     ExprPtr e = StripQualifier(UncorrelatedValues(ctx, stmt.table, s.expr, "UPDATE's SET"), qualifiers);
     Bind(*Expr::Assign(e, field.type, field.name), WithPseudoColumns(schema));  // errors point into the statement
-    set.push_back({s.column, ToString(*e)});
+    set.push_back({s.column, e});
   }
-  std::string predicate;
+  // The expressions go to the table as they are (never printed and parsed again), so an
+  // error evaluating them points into the statement.
+  ExprPtr predicate;
   if (stmt.where) {
-    ExprPtr w = StripQualifier(UncorrelatedValues(ctx, stmt.table, stmt.where, "UPDATE's WHERE"), qualifiers);
-    Bind(*w, WithPseudoColumns(schema));
-    predicate = ToString(*w);
+    predicate = StripQualifier(UncorrelatedValues(ctx, stmt.table, stmt.where, "UPDATE's WHERE"), qualifiers);
+    Bind(*predicate, WithPseudoColumns(schema));
   }
   uint64_t matched = 0;
   WriteOutcome outcome;
@@ -200,12 +201,11 @@ std::string RunUpdate(const Context& ctx, const UpdateStmt& stmt) {
 
 std::string RunDelete(const Context& ctx, const DeleteStmt& stmt) {
   auto ds = OpenTable(ctx, stmt.table);
-  std::string predicate = "true";
+  ExprPtr predicate = Expr::Literal(Scalar{DataType::Bool(), true});
   if (stmt.where) {
-    ExprPtr w = StripQualifier(UncorrelatedValues(ctx, stmt.table, stmt.where, "DELETE's WHERE"),
+    predicate = StripQualifier(UncorrelatedValues(ctx, stmt.table, stmt.where, "DELETE's WHERE"),
                                {stmt.table.name, stmt.table.qualifier()});
-    Bind(*w, WithPseudoColumns(*ds->schema()));
-    predicate = ToString(*w);
+    Bind(*predicate, WithPseudoColumns(*ds->schema()));
   }
   uint64_t matched = 0;
   auto next = ds->Delete(predicate, &matched);

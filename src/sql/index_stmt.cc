@@ -133,7 +133,7 @@ std::string RunExplain(const Context& ctx, const SelectStmt& stmt) {
     if (HasSubquery(term)) after.push_back(ToString(*term));
     else AndOnto(scanned, term);
   }
-  std::string plan = ds->Explain(scanned ? ToString(*scanned) : "");
+  std::string plan = ds->Explain(scanned);
   if (!plan.empty() && plan.back() == '\n') plan.pop_back();
   if (!after.empty()) plan += fmt::format("\nfilter after the scan: {}", fmt::join(after, " AND "));
   SelectStmt marked;

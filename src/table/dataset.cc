@@ -121,11 +121,14 @@ DatasetPtr Dataset::Append(const std::vector<RecordBatchPtr>& batches, const Wri
   return Append(reader, options);
 }
 
-DatasetPtr Dataset::Delete(const std::string& predicate, uint64_t* rows_changed) const {
-  if (predicate.empty()) ThrowInvalid("delete needs a predicate (use 'true' to delete every row)");
-  std::shared_ptr<const DatasetState> current = state_;
-  auto committed = table::UntilCommitted(current, "delete", [&](const std::shared_ptr<const DatasetState>& state)
-                                                                -> std::shared_ptr<const DatasetState> {
+namespace {
+
+// Deletes the rows where `predicate` is TRUE (`text`, the predicate as the transaction
+// records it); null when none matched. Each attempt evaluates the expression again.
+std::shared_ptr<const DatasetState> DeleteWhere(std::shared_ptr<const DatasetState> current, const ExprPtr& predicate,
+                                                const std::string& text, uint64_t* rows_changed) {
+  return table::UntilCommitted(current, "delete", [&](const std::shared_ptr<const DatasetState>& state)
+                                                      -> std::shared_ptr<const DatasetState> {
     // Find the newly deleted offsets of every fragment.
     table::ScanPlan plan(state, table::RowsWhere(std::vector<std::string>{}, predicate));
     std::map<uint64_t, std::vector<uint32_t>> matched;
@@ -141,7 +144,7 @@ DatasetPtr Dataset::Delete(const std::string& predicate, uint64_t* rows_changed)
     // What the predicate read decides which rows go: a concurrent change to it must
     // make us look again (table/read_set.h).
     auto read_set = std::make_shared<table::ReadSet>();
-    table::ReadSet::AddFields(state->schema, ReferencedColumns(*ParseExpression(predicate)), read_set->all_rows_fields);
+    table::ReadSet::AddFields(state->schema, ReferencedColumns(*predicate), read_set->all_rows_fields);
     for (const auto& f : state->manifest.fragments()) read_set->fragments.insert(f.id());
     for (const auto& [fragment, offsets] : matched)
       read_set->changed_rows[fragment] = format::RoaringBitmap::FromValues(offsets);
@@ -150,7 +153,7 @@ DatasetPtr Dataset::Delete(const std::string& predicate, uint64_t* rows_changed)
     commit.read_set = std::move(read_set);
     return table::BuildAndCommit(state, commit, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
       auto* d = t.mutable_delete_();
-      d->set_predicate(predicate);
+      d->set_predicate(text);
       for (const auto& fragment : state->manifest.fragments()) {
         auto it = matched.find(fragment.id());
         if (it == matched.end()) continue;
@@ -169,6 +172,19 @@ DatasetPtr Dataset::Delete(const std::string& predicate, uint64_t* rows_changed)
       return true;
     });
   });
+}
+
+}  // namespace
+
+DatasetPtr Dataset::Delete(const std::string& predicate, uint64_t* rows_changed) const {
+  if (predicate.empty()) ThrowInvalid("delete needs a predicate (use 'true' to delete every row)");
+  auto committed = DeleteWhere(state_, ParseExpression(predicate), predicate, rows_changed);
+  return committed ? table::MakeDataset(committed) : shared_from_this();
+}
+
+DatasetPtr Dataset::Delete(const ExprPtr& predicate, uint64_t* rows_changed) const {
+  if (!predicate) ThrowInvalid("delete needs a predicate (use 'true' to delete every row)");
+  auto committed = DeleteWhere(state_, predicate, ToString(*predicate), rows_changed);
   return committed ? table::MakeDataset(committed) : shared_from_this();
 }
 

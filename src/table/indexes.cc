@@ -292,12 +292,15 @@ std::vector<IndexSegmentInfo> Dataset::IndexStats(const std::string& name) const
 }
 
 std::string Dataset::Explain(const std::string& predicate) const {
+  return Explain(predicate.empty() ? nullptr : ParseExpression(predicate));
+}
+
+std::string Dataset::Explain(const ExprPtr& filter) const {
   const table::DatasetState& s = *state_;
-  // Bound as a scan binds it, so a filter a scan refuses is refused here in the same words.
-  ScanSpec bound_only = table::RowsWhere(std::vector<std::string>{}, predicate, 1);
+  // Planned as a scan plans it, so a filter a scan refuses is refused here in the same words.
+  ScanSpec bound_only = table::RowsWhere(std::vector<std::string>{}, filter, 1);
   bound_only.use_index = false;
-  if (!predicate.empty()) table::ScanPlan(state_, bound_only);
-  const ExprPtr& filter = bound_only.filter;
+  if (filter) table::ScanPlanner::Plan(state_, bound_only);
   std::string out = fmt::format("filter: {}\n", filter ? ToString(*filter) : "none");
   std::optional<table::IndexedRows> indexed;
   if (filter) indexed = table::PlanIndexedRows(s, *filter, true);

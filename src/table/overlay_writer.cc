@@ -124,12 +124,32 @@ DatasetPtr LibraryAccess::CommitOverlays(const OverlayWriter& writer, const Over
       }));
 }
 
-DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string& predicate, uint64_t* rows_changed,
-                           UpdateMode mode, UpdateMode* chosen, WriteOutcome* outcome) const {
+namespace {
+
+template <typename Clause>
+void CheckSetColumns(const std::vector<Clause>& set) {
   if (set.empty()) ThrowInvalid("update needs at least one SET column");
   for (size_t i = 0; i < set.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (set[i].column == set[j].column) ThrowInvalid("update sets column '{}' twice", set[i].column);
+}
+
+}  // namespace
+
+DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string& predicate, uint64_t* rows_changed,
+                           UpdateMode mode, UpdateMode* chosen, WriteOutcome* outcome) const {
+  CheckSetColumns(set);
+  ExprPtr where = predicate.empty() ? nullptr : ParseExpression(predicate);
+  std::vector<SetExpression> typed;
+  for (const auto& s : set) typed.push_back({s.column, ParseExpression(s.expression)});
+  return Update(typed, where, rows_changed, mode, chosen, outcome);
+}
+
+DatasetPtr Dataset::Update(const std::vector<SetExpression>& set, const ExprPtr& predicate, uint64_t* rows_changed,
+                           UpdateMode mode, UpdateMode* chosen, WriteOutcome* outcome) const {
+  CheckSetColumns(set);
+  for (const auto& s : set)
+    if (!s.expression) ThrowInvalid("update: the SET expression of column '{}' is missing", s.column);
   std::shared_ptr<const table::DatasetState> current = state_;
   auto committed = table::UntilCommitted(current, "update", [&](const std::shared_ptr<const table::DatasetState>& state)
                                                                 -> std::shared_ptr<const table::DatasetState> {
@@ -138,14 +158,13 @@ DatasetPtr Dataset::Update(const std::vector<SetClause>& set, const std::string&
     std::vector<ExprPtr> exprs;
     std::vector<std::string> needed;
     auto read_set = std::make_shared<table::ReadSet>();
-    if (!predicate.empty())
-      table::ReadSet::AddFields(state->schema, ReferencedColumns(*ParseExpression(predicate)), read_set->all_rows_fields);
+    if (predicate) table::ReadSet::AddFields(state->schema, ReferencedColumns(*predicate), read_set->all_rows_fields);
     for (const auto& f : state->manifest.fragments()) read_set->fragments.insert(f.id());
     for (const auto& s : set) {
       const auto* field = state->schema.FindByName(s.column);
       if (!field) ThrowInvalid("update: no column '{}' in '{}' (columns: {})", s.column, state->uri,
                                state->arrow_schema->ToString());
-      ExprPtr e = ParseExpression(s.expression);
+      const ExprPtr& e = s.expression;
       for (auto& c : ReferencedColumns(*e))
         if (std::find(needed.begin(), needed.end(), c) == needed.end()) needed.push_back(c);
       exprs.push_back(Expr::Assign(e, field->type, s.column));  // exact conversions only
