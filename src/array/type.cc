@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "array/ascii_case.h"
 #include "lancelet/error.h"
 
 namespace lancelet {
@@ -359,8 +360,7 @@ class TypeParser {
   }
   TypePtr ParseType() {
     size_t start = pos_;
-    std::string w = Word();
-    for (char& c : w) c = char(std::tolower(static_cast<unsigned char>(c)));
+    const std::string w = AsciiLower(Word());
     for (const auto& p : kPrimitiveNames)
       if (w == p.name) return DataType::Primitive(p.id);
     // Friendly aliases.

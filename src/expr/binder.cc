@@ -2,6 +2,7 @@
 // explicit kCast nodes (folded right away when their operand is a literal).
 #include <cctype>
 
+#include "array/ascii_case.h"
 #include "lancelet/decimal.h"
 #include "expr/cast.h"
 #include "expr/errors.h"
@@ -18,13 +19,6 @@ using MutableBound = std::shared_ptr<BoundExpr>;
 bool IsBytes(const DataType& t) { return t.is_variable_binary() || t.id() == TypeId::kFixedSizeBinary; }
 bool IsListKind(const DataType& t) { return t.is_list() || t.id() == TypeId::kFixedSizeList; }
 bool IsOrdinal(const DataType& t) { return t.is_numeric(); }
-
-bool EqualsIgnoreCase(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  return true;
-}
 
 class Binder {
  public:
@@ -174,7 +168,7 @@ class Binder {
       if (fields[i]->name == name) return int(i);
     int found = -1;
     for (size_t i = 0; i < fields.size(); ++i) {
-      if (!EqualsIgnoreCase(fields[i]->name, name)) continue;
+      if (!EqualsIgnoringAsciiCase(fields[i]->name, name)) continue;
       if (found >= 0)
         ThrowAt(e.get(), fmt::format("column reference '{}' is ambiguous: it matches '{}' and '{}'", name,
                                      fields[size_t(found)]->name, fields[i]->name));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "array/ascii_case.h"
 #include "lancelet/decimal.h"
 #include "expr/numeric.h"
 #include "expr/temporal.h"
@@ -27,13 +28,6 @@ std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  return true;
 }
 
 std::string FormatDouble(double d, bool as_float32) {
@@ -92,9 +86,9 @@ Scalar ToFloat(const Scalar& v, const TypePtr& to) {
     std::string_view t = Trim(*s);
     bool negative = !t.empty() && t[0] == '-';
     std::string_view word = (negative || (!t.empty() && t[0] == '+')) ? t.substr(1) : t;
-    if (EqualsIgnoreCase(word, "nan")) {
+    if (EqualsIgnoringAsciiCase(word, "nan")) {
       d = std::numeric_limits<double>::quiet_NaN();
-    } else if (EqualsIgnoreCase(word, "inf") || EqualsIgnoreCase(word, "infinity")) {
+    } else if (EqualsIgnoringAsciiCase(word, "inf") || EqualsIgnoringAsciiCase(word, "infinity")) {
       d = negative ? -INFINITY : INFINITY;
     } else {
       if (!t.empty() && t[0] == '+') t.remove_prefix(1);
@@ -122,9 +116,9 @@ Scalar ToBool(const Scalar& v, const TypePtr& to) {
   if (auto* s = std::get_if<std::string>(&v.value)) {
     std::string_view t = Trim(*s);
     for (const char* yes : {"true", "t", "yes", "y", "1"})
-      if (EqualsIgnoreCase(t, yes)) return {to, true};
+      if (EqualsIgnoringAsciiCase(t, yes)) return {to, true};
     for (const char* no : {"false", "f", "no", "n", "0"})
-      if (EqualsIgnoreCase(t, no)) return {to, false};
+      if (EqualsIgnoringAsciiCase(t, no)) return {to, false};
   }
   CannotCast(v, to);
 }

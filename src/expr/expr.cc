@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "array/ascii_case.h"
 #include "expr/lexer.h"
 #include "expr/temporal.h"
 #include "lancelet/expr.h"
@@ -205,6 +206,50 @@ void PrintWindow(const Expr& e, std::string* out) {
   *out += spec + ")";
 }
 
+// A function call, with the syntax of the calls SQL spells otherwise: INTERVAL, CASE,
+// the || operator, and window calls.
+void PrintCall(const Expr& e, std::string* out) {
+  if (e.function == "interval" && e.args.size() == 2 && e.args[0]->kind == ExprKind::kLiteral &&
+      e.args[1]->kind == ExprKind::kLiteral && !e.args[1]->literal.is_null()) {
+    std::string unit = e.args[1]->literal.as_string();
+    for (auto& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
+    *out += "INTERVAL ";
+    Print(*e.args[0], out);
+    *out += " " + unit;
+    return;
+  }
+  if (e.function == "case") {
+    *out += "CASE";
+    for (size_t k = 0; k + 1 < e.args.size(); k += 2) {
+      *out += " WHEN ";
+      Print(*e.args[k], out);
+      *out += " THEN ";
+      Print(*e.args[k + 1], out);
+    }
+    if (e.args.size() % 2) {
+      *out += " ELSE ";
+      Print(*e.args.back(), out);
+    }
+    *out += " END";
+    return;
+  }
+  if (e.function == "||") {  // the concatenation operator, printed infix
+    PrintAtLeast(*e.args[0], kPrecConcat, out);
+    *out += " || ";
+    PrintAtLeast(*e.args[1], kPrecConcat + 1, out);
+    return;
+  }
+  *out += e.function + "(";
+  if (e.star_argument) *out += "*";
+  if (e.distinct) *out += "DISTINCT ";
+  if (!e.window) {
+    PrintList(e.args, 0, out);
+    *out += ")";
+    return;
+  }
+  PrintWindow(e, out);
+}
+
 void Print(const Expr& e, std::string* out) {
   switch (e.kind) {
     case ExprKind::kLiteral: *out += LiteralToString(e.literal); return;
@@ -268,45 +313,7 @@ void Print(const Expr& e, std::string* out) {
       *out += " AS " + e.cast_type->ToString() + ")";
       return;
     case ExprKind::kCall:
-      if (e.function == "interval" && e.args.size() == 2 && e.args[0]->kind == ExprKind::kLiteral &&
-          e.args[1]->kind == ExprKind::kLiteral && !e.args[1]->literal.is_null()) {
-        std::string unit = e.args[1]->literal.as_string();
-        for (auto& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
-        *out += "INTERVAL ";
-        Print(*e.args[0], out);
-        *out += " " + unit;
-        return;
-      }
-      if (e.function == "case") {
-        *out += "CASE";
-        for (size_t k = 0; k + 1 < e.args.size(); k += 2) {
-          *out += " WHEN ";
-          Print(*e.args[k], out);
-          *out += " THEN ";
-          Print(*e.args[k + 1], out);
-        }
-        if (e.args.size() % 2) {
-          *out += " ELSE ";
-          Print(*e.args.back(), out);
-        }
-        *out += " END";
-        return;
-      }
-      if (e.function == "||") {  // the concatenation operator, printed infix
-        PrintAtLeast(*e.args[0], kPrecConcat, out);
-        *out += " || ";
-        PrintAtLeast(*e.args[1], kPrecConcat + 1, out);
-        return;
-      }
-      *out += e.function + "(";
-      if (e.star_argument) *out += "*";
-      if (e.distinct) *out += "DISTINCT ";
-      if (!e.window) {
-        PrintList(e.args, 0, out);
-        *out += ")";
-        return;
-      }
-      PrintWindow(e, out);
+      PrintCall(e, out);
       return;
     case ExprKind::kSubquery:  // the statement's text is the SQL layer's
       *out += e.function == "exists" ? "EXISTS (SELECT ...)" : "(SELECT ...)";
@@ -386,8 +393,7 @@ ExprPtr Expr::Binary(BinaryOp op, ExprPtr left, ExprPtr right) {
 ExprPtr Expr::Call(std::string function, std::vector<ExprPtr> args) {
   auto e = std::make_shared<Expr>();
   e->kind = ExprKind::kCall;
-  for (auto& c : function) c = char(std::tolower(static_cast<unsigned char>(c)));
-  e->function = std::move(function);
+  e->function = AsciiLower(std::move(function));
   e->args = std::move(args);
   return e;
 }

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "array/ascii_case.h"
 #include "expr/errors.h"
 #include "expr/functions.h"
 #include "expr/numeric.h"
@@ -53,8 +54,7 @@ const std::vector<std::string>& DateParts() {
 }
 
 std::string PartName(const Scalar& part, const std::string& function, const Expr* origin) {
-  std::string p = part.as_string();
-  for (auto& c : p) c = char(std::tolower(static_cast<unsigned char>(c)));
+  std::string p = AsciiLower(part.as_string());
   if (p == "dayofweek") p = "dow";
   if (p == "dayofyear") p = "doy";
   if (p == "years") p = "year";

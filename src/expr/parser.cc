@@ -8,16 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "array/ascii_case.h"
 #include "expr/temporal.h"
 
 namespace lancelet {
 
 namespace {
-
-std::string Lower(std::string s) {
-  for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // Whether `token` can start a primary expression after a keyword such as DATE.
 bool IsIdentifierToken(const Token& t) {
@@ -413,7 +409,7 @@ ExprPtr Parser::ParsePrimary() {
         Token keyword = Next();
         Next();
         auto part = NewNode(ExprKind::kLiteral, Peek());
-        part->literal = Scalar{DataType::Utf8(), Lower(ExpectIdentifier("a date part (year, month, day, ...)"))};
+        part->literal = Scalar{DataType::Utf8(), AsciiLower(ExpectIdentifier("a date part (year, month, day, ...)"))};
         ExpectKeyword("FROM");
         auto node = NewNode(ExprKind::kCall, keyword);
         node->function = "date_part";
@@ -470,7 +466,7 @@ ExprPtr Parser::ParseInterval(const Token& keyword) {
     count += number.text;
   }
   if (unit.empty()) unit = ExpectIdentifier("an INTERVAL unit (day, hour, month, ...)");
-  unit = Lower(unit);
+  unit = AsciiLower(unit);
   if (unit.size() > 1 && unit.back() == 's') unit.pop_back();
   if (!FindIntervalUnit(unit)) {
     std::vector<std::string> known;
@@ -523,7 +519,7 @@ ExprPtr Parser::ParseCase(const Token& keyword) {
 
 ExprPtr Parser::ParseCall(const Token& name) {
   auto node = NewNode(ExprKind::kCall, name);
-  node->function = Lower(name.text);
+  node->function = AsciiLower(name.text);
   ExpectSymbol("(");
   if (ConsumeSymbol("*")) {
     node->star_argument = true;

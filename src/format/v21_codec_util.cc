@@ -3,6 +3,7 @@
 #include <cctype>
 #include <google/protobuf/any.pb.h>
 
+#include "array/ascii_case.h"
 #include "format/v21_compression.h"
 #include "format/v21_internal.h"
 #include "format/v21_value_codecs.h"
@@ -28,11 +29,7 @@ int BitWidth(uint64_t max_value) {
 
 bool MetadataIs(const LanceField& field, const char* key, const std::string& value) {
   auto it = field.metadata.find(key);
-  if (it == field.metadata.end() || it->second.size() != value.size()) return false;
-  for (size_t k = 0; k < value.size(); ++k)
-    if (std::tolower(static_cast<unsigned char>(it->second[k])) != std::tolower(static_cast<unsigned char>(value[k])))
-      return false;
-  return true;
+  return it != field.metadata.end() && EqualsIgnoringAsciiCase(it->second, value);
 }
 
 std::string LevelBytes(const std::vector<uint16_t>& levels, size_t begin, size_t end) {

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 
+#include "array/ascii_case.h"
 #include "encodings_v2_0.pb.h"
 #include "file2.pb.h"
 #include "format/dictionary_keys.h"
@@ -42,9 +43,7 @@ constexpr const char* kDictionaryCompressionLevelKey = "lance-encoding:dict-valu
 std::string LowerMetadata(const LanceField& field, const char* key) {
   auto it = field.metadata.find(key);
   if (it == field.metadata.end()) return {};
-  std::string v = it->second;
-  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return v;
+  return AsciiLower(it->second);
 }
 
 std::string ForcedLayout(const LanceField& root, const LanceField& leaf) {

@@ -23,6 +23,58 @@ namespace {
 
 size_t WordBytes(int bits) { return bits == 0 ? 0 : bits <= 8 ? 1 : bits <= 16 ? 2 : 4; }
 
+// The repetition index: where each row starts in the page's bytes, and where they end,
+// each in the fewest bytes that hold the page's size.
+std::string RowIndex(std::vector<uint64_t>& row_starts, uint64_t data_size) {
+  row_starts.push_back(data_size);
+  const size_t width = data_size <= UINT8_MAX ? 1 : data_size <= UINT16_MAX ? 2 : data_size <= UINT32_MAX ? 4 : 8;
+  std::string index;
+  index.reserve(row_starts.size() * width);
+  for (uint64_t off : row_starts)
+    for (size_t b = 0; b < width; ++b) index.push_back(char((off >> (8 * b)) & 0xFF));
+  return index;
+}
+
+// What EncodeFullZip decided about a page's bytes, for its layout.
+struct FullZipShape {
+  int bits_rep = 0, bits_def = 0;
+  size_t length_bytes = 4;      // of each variable value's length
+  uint64_t validity_bytes = 0;  // per fixed-size-list value
+  uint64_t num_items = 0;
+  bool per_value = false;       // each variable value zstd-compressed
+};
+
+pb::PageLayout DescribeFullZip(const ShreddedLeaf& leaf, const ValueBlock& values, const EncodeOptions& options,
+                               const FullZipShape& shape) {
+  pb::PageLayout layout;
+  auto* fz = layout.mutable_full_zip_layout();
+  fz->set_bits_rep(uint32_t(shape.bits_rep));
+  fz->set_bits_def(uint32_t(shape.bits_def));
+  auto* vc = fz->mutable_value_compression();
+  if (values.variable && options.variable_packed) {
+    fz->set_bits_per_offset(uint32_t(shape.length_bytes * 8));
+    *vc->mutable_variable_packed_struct() = *options.variable_packed;
+  } else if (values.variable) {
+    fz->set_bits_per_offset(uint32_t(shape.length_bytes * 8));
+    const GeneralCompression zstd{pb::COMPRESSION_ALGORITHM_ZSTD, 0};
+    vc = DescribeFsst(options, DescribeGeneral(shape.per_value ? std::optional(zstd) : std::nullopt, vc));
+    vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(shape.length_bytes * 8);
+  } else if (values.dim > 0) {
+    fz->set_bits_per_value(uint32_t(values.bits + shape.validity_bytes * 8));
+    auto* fsl = vc->mutable_fixed_size_list();
+    fsl->set_items_per_value(values.dim);
+    fsl->set_has_validity(values.has_item_validity);
+    fsl->mutable_values()->mutable_flat()->set_bits_per_value(values.bits / values.dim);
+  } else {
+    fz->set_bits_per_value(uint32_t(values.bits));
+    vc->mutable_flat()->set_bits_per_value(values.bits);
+  }
+  fz->set_num_items(uint32_t(shape.num_items));
+  fz->set_num_visible_items(uint32_t(values.count));
+  for (auto layer : leaf.layers) fz->add_layers(layer);
+  return layout;
+}
+
 }  // namespace
 
 EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, ValueBlock values, const EncodeOptions& options) {
@@ -96,47 +148,14 @@ EncodedPage EncodeFullZip(const ShreddedLeaf& leaf, ValueBlock values, const Enc
   }
   if (v != values.count) ThrowInvalid("full-zip page: {} visible items but {} values", v, values.count);
 
-  const bool indexed = lv.has_rep || values.variable;
-  std::string index;
-  if (indexed) {
-    row_starts.push_back(data.size());
-    const uint64_t max = data.size();
-    const size_t width = max <= UINT8_MAX ? 1 : max <= UINT16_MAX ? 2 : max <= UINT32_MAX ? 4 : 8;
-    for (uint64_t off : row_starts)
-      for (size_t b = 0; b < width; ++b) index.push_back(char((off >> (8 * b)) & 0xFF));
-  }
-
-  pb::PageLayout layout;
-  auto* fz = layout.mutable_full_zip_layout();
-  fz->set_bits_rep(uint32_t(bits_rep));
-  fz->set_bits_def(uint32_t(bits_def));
-  auto* vc = fz->mutable_value_compression();
-  if (values.variable && options.variable_packed) {
-    fz->set_bits_per_offset(uint32_t(length_bytes * 8));
-    *vc->mutable_variable_packed_struct() = *options.variable_packed;
-  } else if (values.variable) {
-    fz->set_bits_per_offset(uint32_t(length_bytes * 8));
-    vc = DescribeFsst(options, DescribeGeneral(per_value ? std::optional(zstd) : std::nullopt, vc));
-    vc->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(length_bytes * 8);
-  } else if (values.dim > 0) {
-    fz->set_bits_per_value(uint32_t(values.bits + validity_bytes * 8));
-    auto* fsl = vc->mutable_fixed_size_list();
-    fsl->set_items_per_value(values.dim);
-    fsl->set_has_validity(values.has_item_validity);
-    fsl->mutable_values()->mutable_flat()->set_bits_per_value(values.bits / values.dim);
-  } else {
-    fz->set_bits_per_value(uint32_t(values.bits));
-    vc->mutable_flat()->set_bits_per_value(values.bits);
-  }
-  fz->set_num_items(uint32_t(num_items));
-  fz->set_num_visible_items(uint32_t(values.count));
-  for (auto layer : leaf.layers) fz->add_layers(layer);
-
   EncodedPage page;
   page.num_rows = leaf.num_rows;
+  const bool indexed = lv.has_rep || values.variable;
+  std::string index = indexed ? RowIndex(row_starts, data.size()) : std::string();
   page.buffers.push_back(std::move(data));
   if (indexed) page.buffers.push_back(std::move(index));
-  page.encoding = WrapAny(kPageLayoutUrl, layout);
+  const FullZipShape shape{bits_rep, bits_def, length_bytes, validity_bytes, num_items, per_value};
+  page.encoding = WrapAny(kPageLayoutUrl, DescribeFullZip(leaf, values, options, shape));
   return page;
 }
 

@@ -1,3 +1,4 @@
+#include "array/ascii_case.h"
 #include "index/index.h"
 
 #include <algorithm>
@@ -5,11 +6,6 @@
 
 namespace lancelet::index {
 namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return s;
-}
 
 constexpr IndexKind kKinds[] = {IndexKind::kBTree, IndexKind::kBitmap};
 
@@ -32,9 +28,9 @@ const char* KindName(IndexKind kind) {
 }
 
 std::optional<IndexKind> KindOfTypeUrl(const std::string& type_url) {
-  const std::string url = Lower(type_url);
+  const std::string url = AsciiLower(type_url);
   for (IndexKind kind : kKinds)
-    if (url == Lower(TypeUrl(kind)) || url == Lower(KindName(kind))) return kind;
+    if (url == AsciiLower(TypeUrl(kind)) || url == AsciiLower(KindName(kind))) return kind;
   return std::nullopt;
 }
 

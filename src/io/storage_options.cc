@@ -4,6 +4,7 @@
 #include <cctype>
 #include <string_view>
 
+#include "array/ascii_case.h"
 #include "io/object_store.h"
 #include "lancelet/error.h"
 
@@ -34,8 +35,7 @@ bool Known(std::string_view key) {
 StorageOptions CheckStorageOptions(const StorageOptions& options) {
   StorageOptions out;
   for (const auto& [given, value] : options) {
-    std::string key = given;
-    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    const std::string key = AsciiLower(given);
     if (!Known(key))
       ThrowInvalid("storage option '{}' is not one the reference knows (general keys such as allow_http, timeout, "
                    "client_max_retries, or a store's own aws_*, google_* or azure_* keys)",

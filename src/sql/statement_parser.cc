@@ -5,17 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "array/ascii_case.h"
 #include "expr/parser.h"
 #include "sql/ast.h"
 
 namespace lancelet::sql {
 
 namespace {
-
-std::string Lower(std::string s) {
-  for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // Words after a table name that start the next clause rather than name an alias.
 bool EndsTableRef(const Token& t) {
@@ -151,7 +147,7 @@ class StatementParser {
       ref.name = p_.Next().value;
       while (p_.ConsumeSymbol(",")) ParseFileOption(ref);
       p_.ExpectSymbol(")");
-      ref.alias = Lower(fn.text);
+      ref.alias = AsciiLower(fn.text);
     } else if (allow_functions && t.IsSymbol("(") && p_.Peek(1).IsKeyword("SELECT")) {
       p_.Next();
       ref.kind = TableRef::Kind::kSubquery;
@@ -190,7 +186,7 @@ class StatementParser {
   // schema='id:int64,v:fixed_size_list<float32,4>'.
   void ParseFileOption(TableRef& ref) {
     const Token name = p_.Peek();
-    std::string option = Lower(p_.ExpectIdentifier("an option name (delim, header, columns, schema)"));
+    std::string option = AsciiLower(p_.ExpectIdentifier("an option name (delim, header, columns, schema)"));
     p_.ExpectSymbol("=");
     const bool csv = ref.kind == TableRef::Kind::kCsv;
     if ((option == "delim" || option == "sep") && csv) {
@@ -456,13 +452,13 @@ class StatementParser {
     if (p_.ConsumeKeyword("WITH")) {
       p_.ExpectSymbol("(");
       do {
-        std::string key = Lower(p_.ExpectIdentifier("an option name"));
+        std::string key = AsciiLower(p_.ExpectIdentifier("an option name"));
         p_.ExpectSymbol("=");
         const Token& v = p_.Peek();
         if (v.kind == TokenKind::kIdentifier || v.kind == TokenKind::kString || v.kind == TokenKind::kInteger ||
             v.kind == TokenKind::kFloat) {
           Token value = p_.Next();
-          s->with[key] = value.kind == TokenKind::kString ? value.value : Lower(value.text);
+          s->with[key] = value.kind == TokenKind::kString ? value.value : AsciiLower(value.text);
         } else {
           p_.Fail("an option value");
         }

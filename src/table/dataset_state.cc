@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "array/ascii_case.h"
 #include "format/protobuf_logging.h"
 #include "lancelet/error.h"
 #include "table/deletions.h"
@@ -219,8 +220,7 @@ std::optional<format::FileVersion> StorageVersionOf(const lance::table::Manifest
     if (!format.file_format().empty() && format.file_format() != "lance")
       ThrowNotSupported("dataset '{}' stores data files as '{}'; lancelet reads only 'lance' files", uri,
                         format.file_format());
-    std::string v = format.version();
-    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    const std::string v = AsciiLower(format.version());
     if (v == "0.1" || v == "legacy") return std::nullopt;
     if (v == "2.0" || v == "0.3" || v == "stable") return format::FileVersion{2, 0};
     if (v == "2.1" || v == "next") return format::FileVersion{2, 1};

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "array/ascii_case.h"
+
 namespace lancelet::text {
 
 double HalfToDouble(uint16_t bits) {
@@ -81,16 +83,6 @@ std::string ShortestText(T value) {
   return out;
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char c = a[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != b[i]) return false;
-  }
-  return true;
-}
-
 // nan / inf / infinity (lower-case spellings given) after an optional sign.
 std::optional<double> ParseNonFinite(std::string_view text) {
   bool negative = false;
@@ -99,9 +91,9 @@ std::optional<double> ParseNonFinite(std::string_view text) {
     text.remove_prefix(1);
   }
   double v;
-  if (EqualsIgnoreCase(text, "nan")) {
+  if (EqualsIgnoringAsciiCase(text, "nan")) {
     v = std::numeric_limits<double>::quiet_NaN();
-  } else if (EqualsIgnoreCase(text, "inf") || EqualsIgnoreCase(text, "infinity")) {
+  } else if (EqualsIgnoringAsciiCase(text, "inf") || EqualsIgnoringAsciiCase(text, "infinity")) {
     v = std::numeric_limits<double>::infinity();
   } else {
     return std::nullopt;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "array/ascii_case.h"
 #include "expr/cast.h"
 #include "io/object_store.h"
 #include "lancelet/error.h"
@@ -84,9 +85,7 @@ std::unique_ptr<RecordBatchReader> OpenJsonLines(const std::string& path,
 }
 
 InputFormat DetectInputFormat(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string ext = AsciiLower(std::filesystem::path(path).extension().string());
   if (ext == ".csv") return InputFormat::kCsv;
   if (ext == ".json" || ext == ".jsonl" || ext == ".ndjson") return InputFormat::kJsonLines;
   if (ext == ".arrow" || ext == ".arrows" || ext == ".ipc") return InputFormat::kArrowIpc;

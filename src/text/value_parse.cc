@@ -206,6 +206,44 @@ void AppendJsonStruct(ArrayBuilder& builder, const json& value, const ValueSourc
   fields.Append();
 }
 
+// A JSON number, or numeric text ("NaN", "Infinity", "-Infinity" as the writer spells
+// them), into a float16/32/64 builder.
+void AppendJsonFloating(ArrayBuilder& builder, const json& value, const ValueSource& source, const ValuePath& path) {
+  const DataType& type = *builder.type();
+  if (value.is_number_unsigned()) {
+    const uint64_t v = value.get<uint64_t>();
+    // Convert straight to float32 so that large integers round once.
+    if (type.id() == TypeId::kFloat32) {
+      As<FixedWidthBuilder<float>>(builder).Append(static_cast<float>(v));
+    } else {
+      AppendFloating(builder, static_cast<double>(v));
+    }
+  } else if (value.is_number_integer()) {
+    const int64_t v = value.get<int64_t>();
+    if (type.id() == TypeId::kFloat32) {
+      As<FixedWidthBuilder<float>>(builder).Append(static_cast<float>(v));
+    } else {
+      AppendFloating(builder, static_cast<double>(v));
+    }
+  } else if (value.is_number_float()) {
+    AppendFloating(builder, value.get<double>());
+  } else if (value.is_string()) {
+    // "NaN", "Infinity", "-Infinity" as the writer spells them, or numeric text.
+    const auto& text = value.get_ref<const std::string&>();
+    if (type.id() == TypeId::kFloat32) {
+      auto v = ParseFloat32(text);
+      if (!v) ThrowMismatch(source, path, type, Describe(value));
+      As<FixedWidthBuilder<float>>(builder).Append(*v);
+    } else {
+      auto v = ParseFloat64(text);
+      if (!v) ThrowMismatch(source, path, type, Describe(value));
+      AppendFloating(builder, *v);
+    }
+  } else {
+    ThrowMismatch(source, path, type, Describe(value));
+  }
+}
+
 }  // namespace
 
 void AppendJson(ArrayBuilder& builder, const json& value, const ValueSource& source,
@@ -238,41 +276,9 @@ void AppendJson(ArrayBuilder& builder, const json& value, const ValueSource& sou
       if (!ok) ThrowOutOfRange(source, path, type, Describe(value));
       return;
     }
-    case TypeId::kFloat16: case TypeId::kFloat32: case TypeId::kFloat64: {
-      if (value.is_number_unsigned()) {
-        const uint64_t v = value.get<uint64_t>();
-        // Convert straight to float32 so that large integers round once.
-        if (type.id() == TypeId::kFloat32) {
-          As<FixedWidthBuilder<float>>(builder).Append(static_cast<float>(v));
-        } else {
-          AppendFloating(builder, static_cast<double>(v));
-        }
-      } else if (value.is_number_integer()) {
-        const int64_t v = value.get<int64_t>();
-        if (type.id() == TypeId::kFloat32) {
-          As<FixedWidthBuilder<float>>(builder).Append(static_cast<float>(v));
-        } else {
-          AppendFloating(builder, static_cast<double>(v));
-        }
-      } else if (value.is_number_float()) {
-        AppendFloating(builder, value.get<double>());
-      } else if (value.is_string()) {
-        // "NaN", "Infinity", "-Infinity" as the writer spells them, or numeric text.
-        const auto& text = value.get_ref<const std::string&>();
-        if (type.id() == TypeId::kFloat32) {
-          auto v = ParseFloat32(text);
-          if (!v) ThrowMismatch(source, path, type, Describe(value));
-          As<FixedWidthBuilder<float>>(builder).Append(*v);
-        } else {
-          auto v = ParseFloat64(text);
-          if (!v) ThrowMismatch(source, path, type, Describe(value));
-          AppendFloating(builder, *v);
-        }
-      } else {
-        ThrowMismatch(source, path, type, Describe(value));
-      }
+    case TypeId::kFloat16: case TypeId::kFloat32: case TypeId::kFloat64:
+      AppendJsonFloating(builder, value, source, path);
       return;
-    }
     case TypeId::kUtf8: case TypeId::kLargeUtf8:
       if (value.is_string()) {
         As<BinaryBuilder>(builder).Append(value.get_ref<const std::string&>());
