@@ -102,6 +102,8 @@ std::vector<std::string> SplitList(const std::string& text) {
   return out;
 }
 
+StorageOptions& CommandLineStorageOptions();
+
 // The input read against `schema_text` if given, else against `fallback` (an append's
 // dataset schema), else with an inferred schema.
 std::unique_ptr<RecordBatchReader> OpenInput(const std::string& path, const std::string& schema_text,
@@ -109,6 +111,7 @@ std::unique_ptr<RecordBatchReader> OpenInput(const std::string& path, const std:
   TextReadOptions options;
   options.format = format;
   options.schema = schema_text.empty() ? std::move(fallback) : Schema::Parse(schema_text);
+  options.storage_options = CommandLineStorageOptions();
   // "-": standard input, a pipe read as it arrives (its format named by --input-format).
   return OpenTextInput(path == "-" ? "/dev/stdin" : path, options);
 }
@@ -189,8 +192,8 @@ void RegisterArrowInput() {
   // took 1.1 GB and a third of a `create`). Each message's pages leave the mapping once
   // decoded: mapped pages count in the process's memory, and a 3 GB input peaked at 3.1 GB.
   // Pipes are read as a stream (ReadIpcStream). A file in another store is read whole.
-  SetArrowIpcOpener([](const std::string& path, const TextReadOptions&) -> std::unique_ptr<RecordBatchReader> {
-    auto [store, local_path] = io::OpenStore(path);
+  SetArrowIpcOpener([](const std::string& path, const TextReadOptions& options) -> std::unique_ptr<RecordBatchReader> {
+    auto [store, local_path] = io::OpenStore(path, options.storage_options);
     if (store != io::DefaultLocalStore()) {
       auto file = store->OpenRead(local_path);
       return ReadIpc(file->Read(0, file->size()), path);

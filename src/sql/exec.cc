@@ -124,6 +124,7 @@ std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef
   options.header = ref.header;
   options.schema = ref.columns;
   if (!options.schema) options.column_types = column_types;
+  options.storage_options = ctx.storage_options;
   return ReadAhead(ref.kind == TableRef::Kind::kCsv ? OpenCsv(path, options) : OpenJsonLines(path, options));
 }
 

@@ -15,8 +15,8 @@ InputOpener& ArrowIpcOpener() {
   return opener;
 }
 
-std::unique_ptr<std::istream> OpenFile(const std::string& path) {
-  auto [store, within] = io::OpenStore(path);
+std::unique_ptr<std::istream> OpenFile(const std::string& path, const StorageOptions& options) {
+  auto [store, within] = io::OpenStore(path, options);
   return store->OpenStream(within);
 }
 
@@ -79,12 +79,12 @@ std::unique_ptr<RecordBatchReader> ConformInput(std::unique_ptr<RecordBatchReade
 }
 
 std::unique_ptr<RecordBatchReader> OpenCsv(const std::string& path, const TextReadOptions& options) {
-  return ReadCsv(OpenFile(path), path, options);
+  return ReadCsv(OpenFile(path, options.storage_options), path, options);
 }
 
 std::unique_ptr<RecordBatchReader> OpenJsonLines(const std::string& path,
                                                  const TextReadOptions& options) {
-  return ReadJsonLines(OpenFile(path), path, options);
+  return ReadJsonLines(OpenFile(path, options.storage_options), path, options);
 }
 
 InputFormat DetectInputFormat(const std::string& path) {
@@ -106,7 +106,11 @@ std::unique_ptr<RecordBatchReader> OpenTextInput(const std::string& path,
     case InputFormat::kJsonLines: return OpenJsonLines(path, options);
     case InputFormat::kArrowIpc:
       if (!ArrowIpcOpener()) ThrowNotSupported("{}: Arrow IPC input is not available in this build", path);
-      if (options.schema) return ConformInput(ArrowIpcOpener()(path, TextReadOptions{}), options.schema, path);
+      if (options.schema) {
+        TextReadOptions as_written;  // read as the file holds it, then conformed
+        as_written.storage_options = options.storage_options;
+        return ConformInput(ArrowIpcOpener()(path, as_written), options.schema, path);
+      }
       return ArrowIpcOpener()(path, options);
     case InputFormat::kUnknown: break;
   }

@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "io/object_store.h"
 #include "support/test_env.h"
 #include "text/text_test_util.h"
 
@@ -58,6 +59,35 @@ TEST(OpenTextInput, ArrowIpcGoesThroughTheRegisteredOpener) {
   EXPECT_EQ(OpenTextInput("y.ipc"), nullptr);
   EXPECT_EQ(seen, "y.ipc");
   SetArrowIpcOpener(nullptr);
+}
+
+// Inputs are read through the store their path names, opened with the options given:
+// a memory:// file reads, and a key no store knows is refused by name (so the options
+// reach io::OpenStore), for CSV, JSON Lines and the Arrow IPC opener alike.
+TEST(OpenTextInput, PathsOpenThroughTheirStoreWithTheStorageOptions) {
+  const std::string dir = "memory://open_input_test";
+  io::DefaultMemoryStore()->Put(dir + "/a.csv", "x\n7\n");
+  io::DefaultMemoryStore()->Put(dir + "/a.jsonl", "{\"x\": 8}\n");
+  TextReadOptions options;
+  options.storage_options = {{"timeout", "5s"}};
+  EXPECT_EQ(text_test::Jsonl(*OpenTextInput(dir + "/a.csv", options)->Next()), "{\"x\":7}\n");
+  EXPECT_EQ(text_test::Jsonl(*OpenTextInput(dir + "/a.jsonl", options)->Next()), "{\"x\":8}\n");
+  StorageOptions seen;
+  SetArrowIpcOpener([&](const std::string& path, const TextReadOptions& given) -> std::unique_ptr<RecordBatchReader> {
+    seen = given.storage_options;
+    ThrowNotFound("{}: the test's opener reads nothing", path);
+  });
+  options.schema = Schema::Parse("x:int64");  // read as written, then conformed: the options still go along
+  EXPECT_EQ(ErrorOf([&] { OpenTextInput(dir + "/a.arrow", options); }),
+            dir + "/a.arrow: the test's opener reads nothing");
+  EXPECT_EQ(seen, options.storage_options);
+  SetArrowIpcOpener(nullptr);
+  options.schema = nullptr;
+  options.storage_options = {{"nope", "1"}};
+  for (const char* name : {"/a.csv", "/a.jsonl"})
+    EXPECT_EQ(ErrorOf([&] { OpenTextInput(dir + name, options); }).rfind("storage option 'nope' is not one the reference knows", 0),
+              0u);
+  io::DefaultMemoryStore()->DeleteTree(dir);
 }
 
 // ConformInput assigns a reader's columns to a schema by name (what Arrow IPC input gets
