@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "lancelet/dataset.h"
 #include "lancelet/error.h"
 #include "lancelet/record_batch.h"
 #include "lancelet/storage_options.h"
@@ -73,6 +74,12 @@ class SqlSession {
   // Splits a script at ';' outside strings, quoted names and comments; pieces are trimmed
   // and empty ones dropped.
   static std::vector<std::string> SplitStatements(const std::string& script);
+
+  // The database's tables (NAME of each NAME.lance dataset holding a version), sorted, and
+  // one of them opened as a statement opens it: through the database's store, with the
+  // session's storage options. A missing table is NotFound "no table 'NAME' in DB".
+  std::vector<std::string> Tables() const;
+  DatasetPtr OpenTable(const std::string& name) const;
 
   // Show a progress bar on stderr for long work (the CLI sets it when stderr is a tty).
   void set_progress(bool on) { progress_ = on; }

@@ -29,6 +29,7 @@
 #include <string>
 
 #include "lancelet/record_batch.h"
+#include "lancelet/storage_options.h"
 
 namespace lancelet {
 
@@ -53,6 +54,8 @@ struct TextReadOptions {
   bool header = true;          // CSV only; false: columns are column0, column1, ... or the schema's
   // The input's format; kUnknown: by the path's extension (DetectInputFormat).
   InputFormat format = InputFormat::kUnknown;
+  // For the store the path names (a local path, file:// or memory://), as a dataset's.
+  StorageOptions storage_options = {};
 };
 
 // Schema inference looks at the non-null values of each column in the first rows; when

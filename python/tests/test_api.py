@@ -92,14 +92,13 @@ def test_scan_filter_limit_offset_take_and_count(tmp_path):
     assert ds.take([3, 0, 3], columns=["id", "name"]).to_pydict() == {"id": [4, 1, 4], "name": ["dee", "ann", "dee"]}
 
 
-def test_update_writes_an_overlay_and_old_versions_stay_readable(tmp_path, cli):
+def test_update_writes_an_overlay_and_old_versions_stay_readable(tmp_path):
     ds = people(tmp_path)
     ds2, changed = ds.update({"score": "score * 10", "name": "upper(name)"}, where="id % 2 = 0", mode="overlay")
     assert changed == 2
     assert ds2.version == 2
     assert ds2.to_pydict(columns=["name", "score"]) == {"name": ["ann", "BOB", None, "DEE"],
                                                         "score": [0.5, 15.0, 2.5, None]}
-    assert ds2.inspect() == cli("inspect", ds2.uri)
     assert "overlay" in ds2.inspect()
     assert lancelet.dataset(ds.uri, version=1).to_pydict(columns=["score"]) == {"score": [0.5, 1.5, 2.5, None]}
     ds3, deleted = ds2.delete("id = 1")
@@ -230,7 +229,8 @@ def test_the_gil_is_released_while_scanning(tmp_path):
 
 def test_the_cli_reads_what_python_wrote_and_python_reads_the_clis(tmp_path, cli):
     ds = people(tmp_path)
-    ds.update({"name": "'zed'"}, where="id = 3")
+    updated, _ = ds.update({"name": "'zed'"}, where="id = 3")
+    assert updated.inspect() == cli("inspect", ds.uri)
     rows = jsonl(cli("scan", ds.uri, "--format", "jsonl"))
     assert [r["name"] for r in rows] == ["ann", "bob", "zed", "dee"]
     made = tmp_path / "cli.lance"

@@ -8,6 +8,7 @@ import pytest
 
 import lancelet
 from lancelet.loader import ShardedDataset, TorchIterableDataset, TorchMapDataset, collate
+from conftest import skip_if_workers_spawn
 
 torch = pytest.importorskip("torch")
 
@@ -108,6 +109,7 @@ def test_ranks_and_epochs_split_and_shuffle_every_sample_once(tmp_path):
 
 
 def test_a_dataloader_with_two_workers_reads_every_sample_once(tmp_path):
+    skip_if_workers_spawn()
     rows = 100_000
     ds = lancelet.write_dataset({"id": np.arange(rows, dtype=np.int64),
                                  "emb": np.ones((rows, 8), dtype=np.float32)},
@@ -124,6 +126,7 @@ def test_a_dataloader_with_two_workers_reads_every_sample_once(tmp_path):
 
 
 def test_resume_continues_where_the_epoch_stopped(tmp_path):
+    skip_if_workers_spawn()
     shards = ShardedDataset.from_path(make(tmp_path).uri)
     whole = [s["id"] for s in TorchIterableDataset(shards, shuffle=True, seed=4)]
     later = TorchIterableDataset(shards, shuffle=True, seed=4)

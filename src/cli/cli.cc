@@ -98,6 +98,8 @@ std::vector<std::string> SplitList(const std::string& text) {
   return out;
 }
 
+StorageOptions& CommandLineStorageOptions();
+
 // The input read against `schema_text` if given, else against `fallback` (an append's
 // dataset schema), else with an inferred schema.
 std::unique_ptr<RecordBatchReader> OpenInput(const std::string& path, const std::string& schema_text,
@@ -105,6 +107,7 @@ std::unique_ptr<RecordBatchReader> OpenInput(const std::string& path, const std:
   TextReadOptions options;
   options.format = format;
   options.schema = schema_text.empty() ? std::move(fallback) : Schema::Parse(schema_text);
+  options.storage_options = CommandLineStorageOptions();
   // "-": standard input, a pipe read as it arrives (its format named by --input-format).
   return OpenTextInput(path == "-" ? "/dev/stdin" : path, options);
 }

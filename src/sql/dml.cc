@@ -255,7 +255,7 @@ std::string RunDropTable(const Context& ctx, const DropTableStmt& stmt) {
     if (stmt.if_exists) return fmt::format("DROP TABLE: {} does not exist", stmt.table.name);
     ctx.Fail(stmt.table.position, fmt::format("table '{}' does not exist", stmt.table.name));
   }
-  auto [store, path] = io::OpenStore(ctx.TablePath(stmt.table.name));
+  auto [store, path] = io::OpenStore(ctx.TablePath(stmt.table.name), ctx.storage_options);
   store->DeleteTree(path);
   return fmt::format("DROP TABLE {}", stmt.table.name);
 }

@@ -32,8 +32,8 @@ std::string TablePathIn(const std::string& db_dir, const std::string& table) {
   return io::JoinPath(db_dir, table + ".lance");
 }
 
-bool TableExistsIn(const std::string& db_dir, const std::string& table) {
-  auto [store, path] = io::OpenStore(TablePathIn(db_dir, table));
+bool TableExistsIn(const std::string& db_dir, const std::string& table, const StorageOptions& options) {
+  auto [store, path] = io::OpenStore(TablePathIn(db_dir, table), options);
   const std::string versions = io::JoinPath(path, table::kVersionsDir);
   return store->Exists(versions) || !store->List(versions).empty();
 }
@@ -44,7 +44,9 @@ void Context::Fail(int position, const std::string& detail) const {
   throw ParseError(detail, position, text ? *text : std::string());
 }
 
-bool TableExists(const Context& ctx, const std::string& name) { return TableExistsIn(ctx.db_dir, name); }
+bool TableExists(const Context& ctx, const std::string& name) {
+  return TableExistsIn(ctx.db_dir, name, ctx.storage_options);
+}
 
 DatasetPtr OpenTable(const Context& ctx, const TableRef& ref) {
   if (!TableExists(ctx, ref.name)) ctx.Fail(ref.position, fmt::format("table '{}' does not exist", ref.name));
@@ -64,8 +66,8 @@ namespace {
 // Resolves a read_csv / read_json path: as given (relative to the working directory),
 // else relative to the database directory.
 std::string ResolveFilePath(const Context& ctx, const TableRef& ref) {
-  auto exists = [](const std::string& uri) {
-    auto [store, path] = io::OpenStore(uri);
+  auto exists = [&](const std::string& uri) {
+    auto [store, path] = io::OpenStore(uri, ctx.storage_options);
     return store->Exists(path);
   };
   if (ref.name.starts_with("/") || ref.name.find("://") != std::string::npos || exists(ref.name)) return ref.name;
@@ -88,13 +90,13 @@ ArrayPtr UInt64s(const std::vector<uint64_t>& values) {
   return b.Finish();
 }
 
-std::vector<std::string> ListTables(const std::string& db_dir) {
-  auto [store, dir] = io::OpenStore(db_dir);
+std::vector<std::string> ListTables(const std::string& db_dir, const StorageOptions& options) {
+  auto [store, dir] = io::OpenStore(db_dir, options);
   std::vector<std::string> names;
   for (const std::string& entry : store->List(dir)) {
     if (entry.size() <= 6 || !entry.ends_with(".lance")) continue;
     std::string name = entry.substr(0, entry.size() - 6);
-    if (TableExistsIn(db_dir, name)) names.push_back(std::move(name));
+    if (TableExistsIn(db_dir, name, options)) names.push_back(std::move(name));
   }
   std::sort(names.begin(), names.end());
   return names;
@@ -122,6 +124,7 @@ std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef
   options.header = ref.header;
   options.schema = ref.columns;
   if (!options.schema) options.column_types = column_types;
+  options.storage_options = ctx.storage_options;
   return ReadAhead(ref.kind == TableRef::Kind::kCsv ? OpenCsv(path, options) : OpenJsonLines(path, options));
 }
 

@@ -35,11 +35,11 @@ struct Context {
 ArrayPtr Strings(const std::vector<std::string>& values);
 ArrayPtr UInt64s(const std::vector<uint64_t>& values);
 // A database is a directory (or a memory:// tree) of NAME.lance datasets, read through
-// its store. The path of table NAME, whether it exists (has a _versions/ directory),
-// and the names of those that do, sorted.
+// its store, opened with the database's storage options. The path of table NAME, whether
+// it exists (has a _versions/ directory), and the names of those that do, sorted.
 std::string TablePathIn(const std::string& db_dir, const std::string& table);
-bool TableExistsIn(const std::string& db_dir, const std::string& table);
-std::vector<std::string> ListTables(const std::string& db_dir);
+bool TableExistsIn(const std::string& db_dir, const std::string& table, const StorageOptions& options);
+std::vector<std::string> ListTables(const std::string& db_dir, const StorageOptions& options);
 
 // Opens the dataset of a table; a missing table is an error at ref.position.
 DatasetPtr OpenTable(const Context& ctx, const TableRef& ref);

@@ -69,7 +69,7 @@ RecordBatchPtr RunDescribe(const Context& ctx, const TableRef& table) {
 }
 
 RecordBatchPtr RunShowTables(const Context& ctx) {
-  const std::vector<std::string> names = ListTables(ctx.db_dir);
+  const std::vector<std::string> names = ListTables(ctx.db_dir, ctx.storage_options);
   auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("name", DataType::Utf8())});
   return std::make_shared<RecordBatch>(schema, std::vector<ArrayPtr>{Strings(names)}, int64_t(names.size()));
 }

@@ -41,6 +41,15 @@ std::string SqlError::Render() const {
 SqlSession::SqlSession(std::string db_dir, StorageOptions storage_options)
     : db_dir_(std::move(db_dir)), storage_options_(io::CheckStorageOptions(storage_options)) {}
 
+std::vector<std::string> SqlSession::Tables() const { return sql::ListTables(db_dir_, storage_options_); }
+
+DatasetPtr SqlSession::OpenTable(const std::string& name) const {
+  if (!sql::TableExistsIn(db_dir_, name, storage_options_)) ThrowNotFound("no table '{}' in {}", name, db_dir_);
+  OpenOptions options;
+  options.storage_options = storage_options_;
+  return Dataset::Open(sql::TablePathIn(db_dir_, name), std::nullopt, options);
+}
+
 std::vector<std::string> SqlSession::SplitStatements(const std::string& script) {
   std::vector<std::string> out;
   std::string current;

@@ -127,8 +127,9 @@ struct ShellState {
   bool quit = false;
 };
 
-// Runs a dot command; errors print one line to `err`. Returns false when it failed.
-bool RunDotCommand(const std::string& line, const std::string& db_dir, ShellState& state, std::ostream& out,
+// Runs a dot command; errors print one line to `err`. Returns false when it failed. The
+// tables are the session's: read through its store with its storage options.
+bool RunDotCommand(const std::string& line, const SqlSession& session, ShellState& state, std::ostream& out,
                    std::ostream& err) {
   std::istringstream words(line);
   std::string command, arg, extra;
@@ -143,21 +144,18 @@ bool RunDotCommand(const std::string& line, const std::string& db_dir, ShellStat
   } else if (command == ".quit" || command == ".exit") {
     state.quit = true;
   } else if (command == ".tables") {
-    for (const auto& name : sql::ListTables(db_dir)) out << name << "\n";
+    for (const auto& name : session.Tables()) out << name << "\n";
   } else if (command == ".schema") {
-    const std::vector<std::string> names = arg.empty() ? sql::ListTables(db_dir) : std::vector<std::string>{arg};
+    const std::vector<std::string> names = arg.empty() ? session.Tables() : std::vector<std::string>{arg};
     for (const auto& name : names) {
-      const std::string path = sql::TablePathIn(db_dir, name);
-      if (!sql::TableExistsIn(db_dir, name)) return fail(fmt::format("no table '{}' in {}", name, db_dir));
       try {
+        const SchemaPtr schema = session.OpenTable(name)->schema();
         out << name << "(";
-        const SchemaPtr schema = Dataset::Open(path)->schema();
         const auto& fields = schema->fields();
         for (size_t i = 0; i < fields.size(); ++i)
           out << (i ? ", " : "") << fields[i]->name << " " << fields[i]->type->ToString();
         out << ")\n";
       } catch (const Error& e) {
-        out << "\n";
         return fail(e.what());
       }
     }
@@ -228,7 +226,7 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
     return pending.find_first_not_of(" \t\n") == std::string::npos && first != std::string::npos && line[first] == '.';
   };
   auto dot_command = [&](const std::string& line) {
-    if (!RunDotCommand(line, db_dir, state, out, err)) {
+    if (!RunDotCommand(line, session, state, out, err)) {
       status = 1;
       if (state.bail) state.quit = true;
     }

@@ -19,8 +19,8 @@ namespace lancelet::text {
 // took 1.1 GB and a third of a `create`). Each message's pages leave the mapping once
 // decoded: mapped pages count in the process's memory, and a 3 GB input peaked at 3.1 GB.
 // Pipes are read as a stream (ReadIpcStream). A file in another store is read whole.
-std::unique_ptr<RecordBatchReader> OpenArrowIpc(const std::string& path) {
-  auto [store, local_path] = io::OpenStore(path);
+std::unique_ptr<RecordBatchReader> OpenArrowIpc(const std::string& path, const StorageOptions& storage_options) {
+  auto [store, local_path] = io::OpenStore(path, storage_options);
   if (store != io::DefaultLocalStore()) {
     auto file = store->OpenRead(local_path);
     return ReadIpc(file->Read(0, file->size()), path);

@@ -12,8 +12,8 @@
 namespace lancelet {
 namespace {
 
-std::unique_ptr<std::istream> OpenFile(const std::string& path) {
-  auto [store, within] = io::OpenStore(path);
+std::unique_ptr<std::istream> OpenFile(const std::string& path, const StorageOptions& options) {
+  auto [store, within] = io::OpenStore(path, options);
   return store->OpenStream(within);
 }
 
@@ -76,12 +76,12 @@ std::unique_ptr<RecordBatchReader> ConformInput(std::unique_ptr<RecordBatchReade
 }
 
 std::unique_ptr<RecordBatchReader> OpenCsv(const std::string& path, const TextReadOptions& options) {
-  return ReadCsv(OpenFile(path), path, options);
+  return ReadCsv(OpenFile(path, options.storage_options), path, options);
 }
 
 std::unique_ptr<RecordBatchReader> OpenJsonLines(const std::string& path,
                                                  const TextReadOptions& options) {
-  return ReadJsonLines(OpenFile(path), path, options);
+  return ReadJsonLines(OpenFile(path, options.storage_options), path, options);
 }
 
 InputFormat DetectInputFormat(const std::string& path) {
@@ -98,8 +98,9 @@ std::unique_ptr<RecordBatchReader> OpenTextInput(const std::string& path,
     case InputFormat::kCsv: return OpenCsv(path, options);
     case InputFormat::kJsonLines: return OpenJsonLines(path, options);
     case InputFormat::kArrowIpc:
-      if (options.schema) return ConformInput(text::OpenArrowIpc(path), options.schema, path);
-      return text::OpenArrowIpc(path);
+      if (options.schema)
+        return ConformInput(text::OpenArrowIpc(path, options.storage_options), options.schema, path);
+      return text::OpenArrowIpc(path, options.storage_options);
     case InputFormat::kUnknown: break;
   }
   ThrowInvalid("{}: unknown input format; expected a .csv, .json, .jsonl, .ndjson, .arrow, "

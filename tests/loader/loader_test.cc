@@ -148,13 +148,13 @@ TEST(Loader, BlobColumnsReturnTheirBytes) {
 // What cannot be read is refused at discovery, naming the case, the reason and a remedy.
 TEST(Loader, UnreadableCasesAreRefusedAtDiscovery) {
   TempDir tmp;
-  auto ds = Fragments(tmp.Join("t.lance"), 2, 10);
+  auto ds = Fragments(tmp.Uri("t.lance"), 2, 10);
   auto write_version = [&](const std::function<void(lance::table::Manifest&)>& edit) {
     lance::table::Manifest m = table::StateOf(ds).manifest;
     m.set_version(m.version() + 1);
     edit(m);
-    const std::string path = tmp.Join("t.lance/_versions/edited.manifest");
-    testing::WriteStringToFile(path, table::EncodeManifestFile(m, nullptr, nullptr));
+    const std::string path = tmp.Uri("t.lance/_versions/edited.manifest");
+    testing::PutObject(path, table::EncodeManifestFile(m, nullptr, nullptr));
     return path;
   };
   auto refusal = [&](const std::string& path) {
@@ -171,18 +171,20 @@ TEST(Loader, UnreadableCasesAreRefusedAtDiscovery) {
   message = refusal(write_version([](lance::table::Manifest& m) { m.set_reader_feature_flags(m.reader_feature_flags() | (1ull << 40)); }));
   EXPECT_NE(message.find("feature flag"), std::string::npos) << message;
   EXPECT_NE(message.find("use a newer lancelet"), std::string::npos) << message;
-  EXPECT_NE(refusal(tmp.Join("t.lance/data")).find("holds no Lance dataset"), std::string::npos);
-  EXPECT_NE(refusal(tmp.Join("elsewhere.manifest")).find("_versions/"), std::string::npos);
+  EXPECT_NE(refusal(tmp.Uri("t.lance/data")).find("holds no Lance dataset"), std::string::npos);
+  EXPECT_NE(refusal(tmp.Uri("elsewhere.manifest")).find("_versions/"), std::string::npos);
 }
 
 TEST(Loader, DiscoveryReadsTheManifestTwiceAndOpensNoDataFile) {
   TempDir tmp;
-  auto ds = Fragments(tmp.Join("t.lance"), 20, 10);
+  auto ds = Fragments(tmp.Uri("t.lance"), 20, 10);
   ds = ds->Delete("id % 9 = 1");
   ds->CreateIndex("id", IndexType::kBTree);
-  auto store = io::MakeLocalStore();
-  auto shards = loader::OpenShardedDataset(store, ds->uri(), {});
-  EXPECT_EQ(store->stats().read_calls.load(), 2u);
+  // The process's store for the URI, so its counter is read before and after.
+  auto [store, path] = io::OpenStore(ds->uri());
+  const uint64_t before = store->stats().read_calls.load();
+  auto shards = loader::OpenShardedDataset(store, path, {});
+  EXPECT_EQ(store->stats().read_calls.load() - before, 2u);
   EXPECT_EQ(shards->shard_count(), 20u);
   EXPECT_EQ(shards->total(), 200u - 23u);  // ids 1, 10, .., 199
 }

@@ -1,7 +1,5 @@
 // The combined MERGE commit (table/merge_commit.h): conflict rules of its Update
 // transaction, and a failed MERGE leaving neither a version nor files behind.
-#include <filesystem>
-
 #include <gtest/gtest.h>
 
 #include "lancelet/dataset.h"
@@ -47,19 +45,14 @@ TEST(MergeCommitTest, ConcurrentChangesToTouchedFragmentsForceARetry) {
   EXPECT_EQ(table::CheckConflict(overlay_same, ours), ConflictResult::kRetry);
 }
 
-size_t CountFiles(const std::string& dir) {
-  size_t n = 0;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) ++n;
-  return n;
-}
+size_t CountFiles(const std::string& dir) { return ObjectsUnder(dir).size(); }
 
 TEST(MergeCommitTest, AFailedMergeChangesNothing) {
   TempDir dir;
-  SqlSession db(dir.path());
+  SqlSession db(dir.RootUri());
   db.Execute("CREATE TABLE t (id int32, qty int64) AS VALUES (1, 10), (2, 20)");
   db.Execute("CREATE TABLE s (id int32, qty float64) AS VALUES (1, 11.0), (2, 2.5), (3, 30.0)");
-  std::string ds = dir.Join("t.lance");
+  std::string ds = dir.Uri("t.lance");
   size_t files = CountFiles(ds);
   try {
     db.Execute("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET qty = s.qty "
@@ -91,10 +84,10 @@ TEST(MergeCommitTest, AFailedMergeChangesNothing) {
 // clause might match) or a changed cell anywhere in the target make it plan again.
 TEST(MergeCommitTest, StaleMergeRebasesOrAsksForARetry) {
   TempDir dir;
-  SqlSession db(dir.path());
+  SqlSession db(dir.RootUri());
   db.Execute("CREATE TABLE t (id int32, v utf8) WITH (max_rows_per_file = 2) AS VALUES (1, 'a'), (2, 'b'), (3, 'c'), "
              "(6, 'f')");
-  auto stale = Dataset::Open(dir.Join("t.lance"));
+  auto stale = Dataset::Open(dir.Uri("t.lance"));
   table::MergeChanges changes;
   changes.updates[0].push_back({"v", {1}, MakeArray(DataType::Utf8(), {Scalar{DataType::Utf8(), std::string("B")}})});
   changes.deletes[0] = {0};
@@ -115,14 +108,14 @@ TEST(MergeCommitTest, StaleMergeRebasesOrAsksForARetry) {
   table::MergeChanges again;
   again.deletes[0] = {1};
   EXPECT_THROW(table::CommitMerge(next, again), table::RetryableConflict);
-  EXPECT_EQ(Dataset::Open(dir.Join("t.lance"))->version(), 4u);
+  EXPECT_EQ(Dataset::Open(dir.Uri("t.lance"))->version(), 4u);
 
   // A MERGE reads every target cell, so a change to any of them, even in a fragment it
   // does not touch, makes it plan again.
-  auto stale2 = Dataset::Open(dir.Join("t.lance"));
+  auto stale2 = Dataset::Open(dir.Uri("t.lance"));
   db.Execute("UPDATE t SET v = 'x' WHERE id = 5");  // version 5
   EXPECT_THROW(table::CommitMerge(stale2, again), table::RetryableConflict);
-  EXPECT_EQ(Dataset::Open(dir.Join("t.lance"))->version(), 5u);
+  EXPECT_EQ(Dataset::Open(dir.Uri("t.lance"))->version(), 5u);
 }
 
 }  // namespace

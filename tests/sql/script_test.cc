@@ -12,15 +12,15 @@ namespace {
 class ScriptTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    SqlSession(dir_.path()).ExecuteScript("CREATE TABLE t (id int64, val int64); INSERT INTO t VALUES (1, 10), (2, 20)");
+    SqlSession(dir_.RootUri()).ExecuteScript("CREATE TABLE t (id int64, val int64); INSERT INTO t VALUES (1, 10), (2, 20)");
   }
-  uint64_t Version() const { return Dataset::Open(dir_.Join("t.lance"))->version(); }
+  uint64_t Version() const { return Dataset::Open(dir_.Uri("t.lance"))->version(); }
   TempDir dir_;
 };
 
 TEST_F(ScriptTest, ASyntaxErrorAnywhereRunsNothing) {
   ASSERT_EQ(Version(), 2u);
-  SqlSession session(dir_.path());
+  SqlSession session(dir_.RootUri());
   auto error = ThrownError([&] { session.ExecuteScript("UPDATE t SET val = 1 WHERE id < 5; SELEC 1"); });
   ASSERT_TRUE(error);
   EXPECT_EQ(std::string(error->what()),
@@ -69,18 +69,20 @@ TEST_F(ScriptTest, StatementsCommitOneByOneUpToARuntimeError) {
 
 TEST(SqlIndexes, CreateIndexTakesAStructField) {
   TempDir dir;
-  WriteStringToFile(dir.Join("rows.jsonl"), "{\"id\": 1, \"s\": {\"a\": 5}}\n{\"id\": 2, \"s\": {\"a\": 6}}\n"
-                                            "{\"id\": 3, \"s\": {\"a\": 5}}\n");
-  Lancelet({"create", dir.Join("n.lance"), "--from", dir.Join("rows.jsonl"), "--file-version", "2.2"});
-  auto r = RunLancelet({"sql", "--db", dir.path(),
-                        "CREATE INDEX sa ON n (s.a); EXPLAIN SELECT id FROM n WHERE s.a = 5; "
-                        "SELECT id FROM n WHERE s.a = 5"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("index sa: s.a = 5: 2 hits in 1 fragments;"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("id\n--\n 1\n 3\n(2 rows)"), std::string::npos) << r.out;
-  auto missing = RunLancelet({"sql", "--db", dir.path(), "CREATE INDEX sb ON n (s.b)"});
-  EXPECT_EQ(missing.exit_code, 1);
-  EXPECT_NE(missing.err.find("no column 's.b' in table 'n'"), std::string::npos) << missing.err;
+  PutObject(dir.Uri("rows.jsonl"), "{\"id\": 1, \"s\": {\"a\": 5}}\n{\"id\": 2, \"s\": {\"a\": 6}}\n"
+                                   "{\"id\": 3, \"s\": {\"a\": 5}}\n");
+  SqlSession session(dir.RootUri());
+  session.Execute("CREATE TABLE n AS SELECT * FROM read_json('rows.jsonl')");
+  EXPECT_EQ(session.Execute("CREATE INDEX sa ON n (s.a)").message.rfind("CREATE INDEX sa", 0), 0u);
+  const std::string plan = session.Execute("EXPLAIN SELECT id FROM n WHERE s.a = 5").message;
+  EXPECT_NE(plan.find("index sa: s.a = 5: 2 hits in 1 fragments;"), std::string::npos) << plan;
+  const RecordBatchPtr rows = session.Execute("SELECT id FROM n WHERE s.a = 5").rows;
+  ASSERT_EQ(rows->num_rows(), 2);
+  EXPECT_EQ(rows->column(0)->values<int64_t>()[0], 1);
+  EXPECT_EQ(rows->column(0)->values<int64_t>()[1], 3);
+  auto missing = ThrownError([&] { session.Execute("CREATE INDEX sb ON n (s.b)"); });
+  ASSERT_TRUE(missing);
+  EXPECT_NE(std::string(missing->what()).find("no column 's.b' in table 'n'"), std::string::npos) << missing->what();
 }
 
 }  // namespace

@@ -160,7 +160,7 @@ INSTANTIATE_TEST_SUITE_P(Files, SqlLogicTest, ::testing::ValuesIn(TestFiles()),
 // The error format: one line, then the statement and a caret under the failing token.
 TEST(SqlErrorTest, RendersACaretUnderThePosition) {
   TempDir dir;
-  SqlSession session(dir.path());
+  SqlSession session(dir.RootUri());
   try {
     session.Execute("SELECT 1 +  FROM t");
     FAIL() << "expected an error";

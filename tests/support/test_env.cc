@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -20,7 +21,7 @@ namespace lancelet::testing {
 
 namespace fs = std::filesystem;
 
-TempDir::TempDir() {
+TempDir::TempDir(Use use) : use_(use) {
   static std::atomic<int> counter{0};
   std::random_device rd;
   fs::path base = fs::path(LANCELET_BINARY_DIR) / "test-tmp";
@@ -39,6 +40,14 @@ std::string TempDir::RootUri() const { return InMemory() ? "memory://" + path_ :
 
 TempDir::~TempDir() {
   if (InMemory()) io::DefaultMemoryStore()->DeleteTree("memory://" + path_);
+  if (InMemory() && use_ == Use::kDatasets) {
+    std::error_code ec;
+    std::vector<std::string> written;
+    for (const auto& entry : fs::recursive_directory_iterator(path_, ec)) written.push_back(entry.path().string());
+    if (!written.empty())
+      ADD_FAILURE() << "the memory run wrote " << written.size() << " entries to the local file system, first '"
+                    << written[0] << "' (a path built without TempDir::Uri, or a write behind io::ObjectStore's back)";
+  }
   if (!std::getenv("LANCELET_KEEP_TEST_DIRS")) {
     std::error_code ec;
     fs::remove_all(path_, ec);
@@ -55,7 +64,7 @@ std::string ShellQuote(const std::string& arg) {
 }
 
 CommandResult RunCommand(const std::string& command_line) {
-  TempDir tmp;
+  TempDir tmp(TempDir::Use::kLocalScratch);
   std::string out_path = tmp.Join("stdout"), err_path = tmp.Join("stderr");
   std::string full = "(" + command_line + ") >" + ShellQuote(out_path) + " 2>" + ShellQuote(err_path) + " </dev/null";
   int status = std::system(full.c_str());
@@ -101,6 +110,44 @@ void WriteStringToFile(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);
   out << bytes;
   if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+std::string ReadObject(const std::string& uri) {
+  auto [store, path] = io::OpenStore(uri);
+  return store->OpenRead(path)->ReadAll();
+}
+
+void PutObject(const std::string& uri, const std::string& bytes) {
+  auto [store, path] = io::OpenStore(uri);
+  store->Put(path, bytes);
+}
+
+std::vector<std::string> ObjectsUnder(const std::string& dir) {
+  auto [store, path] = io::OpenStore(dir);
+  std::vector<std::string> objects;
+  // What the store lists and refuses to open is a directory (the local store's Head
+  // answers for directories too, the memory store's does not).
+  auto is_object = [&](const std::string& child) {
+    try {
+      store->OpenRead(child);
+      return true;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kInvalidArgument) throw;
+      return false;
+    }
+  };
+  std::vector<std::string> pending = {path};
+  while (!pending.empty()) {
+    const std::string at = pending.back();
+    pending.pop_back();
+    for (const auto& name : store->List(at)) {
+      const std::string child = io::JoinPath(at, name);
+      if (is_object(child)) objects.push_back(child);
+      else pending.push_back(child);
+    }
+  }
+  std::sort(objects.begin(), objects.end());
+  return objects;
 }
 
 std::vector<std::string> SplitLines(const std::string& text) {

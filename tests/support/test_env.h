@@ -14,8 +14,15 @@ namespace lancelet::testing {
 // LANCELET_KEEP_TEST_DIRS is set).
 class TempDir {
  public:
-  TempDir();
+  // kLocalScratch: files the test itself keeps on the local file system (a subprocess's
+  // captured output). Otherwise, under LANCELET_TEST_STORE=memory, the directory must stay
+  // empty: anything found in it when it dies was written behind the store's back, and
+  // fails the test.
+  enum class Use { kDatasets, kLocalScratch };
+  explicit TempDir(Use use = Use::kDatasets);
   ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
   std::string Join(const std::string& name) const { return path_ + "/" + name; }
   // Where a test's datasets go when it reaches them only through lancelet: this
@@ -28,6 +35,7 @@ class TempDir {
 
  private:
   std::string path_;
+  Use use_;
 };
 
 struct CommandResult {
@@ -76,6 +84,12 @@ std::optional<Error> ThrownError(Fn&& fn) {
 
 std::string ReadFileToString(const std::string& path);
 void WriteStringToFile(const std::string& path, const std::string& bytes);
+// The same through the store a URI names (io::OpenStore), for tests that read or damage
+// a dataset's files and run in both store modes: the whole object at `uri`, replacing it,
+// and the URIs of every object below `dir`, sorted (empty when `dir` is missing).
+std::string ReadObject(const std::string& uri);
+void PutObject(const std::string& uri, const std::string& bytes);
+std::vector<std::string> ObjectsUnder(const std::string& dir);
 std::vector<std::string> SplitLines(const std::string& text);
 
 }  // namespace lancelet::testing

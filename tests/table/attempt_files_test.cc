@@ -15,52 +15,52 @@ using lancelet::testing::TempDir;
 
 TEST(AttemptFilesTest, AnUnpublishedAttemptRemovesItsFilesAndTheDirectoriesItMade) {
   TempDir tmp;
-  auto store = io::MakeLocalStore();
-  store->Put(tmp.Join("kept"), "other");
+  auto store = io::OpenStore(tmp.RootUri()).store;
+  store->Put(tmp.Uri("kept"), "other");
   try {
     AttemptFiles attempt(*store);
-    attempt.AddDirectory(tmp.Join("made"));
-    store->CreateDir(tmp.Join("made"));
-    attempt.Add(tmp.Join("made/a"));
-    store->Put(tmp.Join("made/a"), "a");
-    attempt.Add(tmp.Join("never_written"));  // recorded before a write that failed
+    attempt.AddDirectory(tmp.Uri("made"));
+    store->CreateDir(tmp.Uri("made"));
+    attempt.Add(tmp.Uri("made/a"));
+    store->Put(tmp.Uri("made/a"), "a");
+    attempt.Add(tmp.Uri("never_written"));  // recorded before a write that failed
     throw std::runtime_error("the attempt fails");
   } catch (const std::runtime_error&) {
   }
-  EXPECT_FALSE(store->Exists(tmp.Join("made/a")));
-  EXPECT_FALSE(store->Exists(tmp.Join("made")));
-  EXPECT_TRUE(store->Exists(tmp.Join("kept")));
+  EXPECT_FALSE(store->Exists(tmp.Uri("made/a")));
+  EXPECT_FALSE(store->Exists(tmp.Uri("made")));
+  EXPECT_TRUE(store->Exists(tmp.Uri("kept")));
 }
 
 TEST(AttemptFilesTest, APublishedAttemptKeepsEverything) {
   TempDir tmp;
-  auto store = io::MakeLocalStore();
+  auto store = io::OpenStore(tmp.RootUri()).store;
   {
     AttemptFiles attempt(*store);
-    attempt.AddDirectory(tmp.Join("made"));
-    store->CreateDir(tmp.Join("made"));
-    attempt.Add(tmp.Join("made/a"));
-    store->Put(tmp.Join("made/a"), "a");
+    attempt.AddDirectory(tmp.Uri("made"));
+    store->CreateDir(tmp.Uri("made"));
+    attempt.Add(tmp.Uri("made/a"));
+    store->Put(tmp.Uri("made/a"), "a");
     attempt.Published();
   }
-  EXPECT_TRUE(store->Exists(tmp.Join("made/a")));
+  EXPECT_TRUE(store->Exists(tmp.Uri("made/a")));
 }
 
 TEST(AttemptFilesTest, ADirectoryKeepsFilesOthersPutThereUnlessItIsTheAttemptsOwn) {
   TempDir tmp;
-  auto store = io::MakeLocalStore();
+  auto store = io::OpenStore(tmp.RootUri()).store;
   {
     AttemptFiles attempt(*store);
-    attempt.AddDirectory(tmp.Join("shared"));
-    store->CreateDir(tmp.Join("shared"));
-    store->Put(tmp.Join("shared/theirs"), "t");  // another writer's file
-    attempt.AddOwnDirectory(tmp.Join("shared/segment"));
-    store->CreateDir(tmp.Join("shared/segment"));
-    store->Put(tmp.Join("shared/segment/run-0"), "r");  // written without being recorded
+    attempt.AddDirectory(tmp.Uri("shared"));
+    store->CreateDir(tmp.Uri("shared"));
+    store->Put(tmp.Uri("shared/theirs"), "t");  // another writer's file
+    attempt.AddOwnDirectory(tmp.Uri("shared/segment"));
+    store->CreateDir(tmp.Uri("shared/segment"));
+    store->Put(tmp.Uri("shared/segment/run-0"), "r");  // written without being recorded
   }
-  EXPECT_FALSE(store->Exists(tmp.Join("shared/segment")));
-  EXPECT_TRUE(store->Exists(tmp.Join("shared/theirs")));
-  EXPECT_EQ(store->List(tmp.Join("shared")), std::vector<std::string>{"theirs"});
+  EXPECT_FALSE(store->Exists(tmp.Uri("shared/segment")));
+  EXPECT_TRUE(store->Exists(tmp.Uri("shared/theirs")));
+  EXPECT_EQ(store->List(tmp.Uri("shared")), std::vector<std::string>{"theirs"});
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ using testing::ThrownError;
 
 TEST(CellChecksTest, OverlayWriterAndMergeRefuseTheSameCellsInTheSameWords) {
   testing::TempDir dir;
-  auto ds = Dataset::Write(dir.Join("t.lance"), {IdABBatch(10)});
+  auto ds = Dataset::Write(dir.Uri("t.lance"), {IdABBatch(10)});
   const ArrayPtr two = PickRows(*IdABBatch(2), 1, {0, 1});
   auto merge = [&](std::vector<uint32_t> offsets) {
     MergeChanges changes;
@@ -45,7 +45,7 @@ TEST(CellChecksTest, OverlayWriterAndMergeRefuseTheSameCellsInTheSameWords) {
 
 TEST(CellChecksTest, ALegacyDataFileIsRefusedAsNotSupported) {
   testing::TempDir dir;
-  auto ds = Dataset::Write(dir.Join("t.lance"), {IdABBatch(10)});
+  auto ds = Dataset::Write(dir.Uri("t.lance"), {IdABBatch(10)});
   lance::table::DataFragment legacy = table::StateOf(ds).manifest.fragments(0);
   legacy.mutable_files(0)->set_file_major_version(0);
   legacy.mutable_files(0)->set_file_minor_version(2);

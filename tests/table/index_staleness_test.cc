@@ -38,7 +38,7 @@ TEST(IndexStalenessTest, AChangeToTheFieldAnAncestorOrADescendantAfterTheIndexsV
 // once per overlay that changed it (15 here), the compaction plan once (10).
 TEST(IndexStalenessTest, EveryCounterCountsARowChangedTwiceOnce) {
   testing::TempDir dir;
-  auto ds = Dataset::Write(dir.Join("t.lance"), {testing::IdABBatch(100)})->CreateIndex("a", IndexType::kBTree);
+  auto ds = Dataset::Write(dir.Uri("t.lance"), {testing::IdABBatch(100)})->CreateIndex("a", IndexType::kBTree);
   ds = ds->Update({{"a", "1"}}, "id < 10")->Update({{"a", "2"}, {"b", "2"}}, "id < 5");  // rows 0-4 changed twice
   EXPECT_EQ(ds->ListIndices()[0].stale_rows, 10u);
   EXPECT_EQ(ds->PlanOptimize()[0].stale_index_rows, 10u);

@@ -92,10 +92,13 @@ TEST(SessionTest, AWriteKeepsToTheSessionItWasGiven) {
 
 TEST(StorageOptionsTest, KeysTheReferenceKnowsAreAcceptedInAnyCaseAndOthersAreRefusedByName) {
   TempDir tmp;
-  const std::string uri = TwoFragments(tmp.Join("t.lance"));
+  const std::string uri = TwoFragments(tmp.Uri("t.lance"));
   const StorageOptions known = {{"timeout", "60s"}, {"AWS_REGION", "us-east-1"}, {"allow_http", "true"}};
   EXPECT_EQ(Dataset::Open(uri, std::nullopt, With(known))->CountRows(), 100u);
-  EXPECT_EQ(Dataset::Open("file://" + uri, std::nullopt, With(known))->CountRows(), 100u);
+  // file:// names the local file system alone (the memory run's URI already has its scheme).
+  if (!TempDir::InMemory()) {
+    EXPECT_EQ(Dataset::Open("file://" + uri, std::nullopt, With(known))->CountRows(), 100u);
+  }
 
   try {
     Dataset::Open(uri, std::nullopt, With({{"timout", "60s"}}));

@@ -1,12 +1,12 @@
 // Corrupt files are refused with one Corrupt error naming the file and the fragment;
 // failed writes leave nothing behind; API errors name the right things.
 #include <cstring>
-#include <filesystem>
 #include <functional>
 
 #include <gtest/gtest.h>
 
 #include "format/lance_schema.h"
+#include "io/object_store.h"
 #include "format/row_id_sequence.h"
 #include "lancelet/builder.h"
 #include "lancelet/dataset.h"
@@ -19,7 +19,6 @@
 namespace lancelet {
 namespace {
 
-namespace fs = std::filesystem;
 using testing::ThrownError;
 
 using testing::IdNameBatch;
@@ -53,16 +52,16 @@ class ValidationTest : public ::testing::Test {
   }
   // Flips every bit of the 16 bytes holding offsets 0, 1, 2, 3 (now 2^32-1 ... 2^32-4).
   void FlipFirstOffsets() {
-    std::string bytes = testing::ReadFileToString(deletion_path_);
+    std::string bytes = testing::ReadObject(deletion_path_);
     std::string ascending(40, '\0');
     for (uint32_t i = 0; i < 10; ++i) std::memcpy(ascending.data() + 4 * i, &i, 4);
     size_t at = bytes.find(ascending);
     ASSERT_NE(at, std::string::npos);
     for (size_t k = at; k < at + 16; ++k) bytes[k] = char(~bytes[k]);
-    testing::WriteStringToFile(deletion_path_, bytes);
+    testing::PutObject(deletion_path_, bytes);
   }
   testing::TempDir dir_;
-  std::string uri_ = dir_.Join("ds.lance");
+  std::string uri_ = dir_.Uri("ds.lance");
   std::string deletion_path_;
 };
 
@@ -110,7 +109,7 @@ TEST_F(ValidationTest, BitmapDeletionFileIsChecked) {
   m.mutable_fragments(0)->set_physical_rows(5000);
   EXPECT_EQ(CorruptMessage([&] { WithManifest(ds, m)->CountRows(); }),
             "deletion file '" + path + "' of fragment 0: offset 5499 is beyond the fragment's 5000 rows");
-  testing::WriteStringToFile(path, "not a roaring bitmap");
+  testing::PutObject(path, "not a roaring bitmap");
   std::string message = CorruptMessage([&] { Dataset::Open(uri_)->NewScan().ToBatch(); });
   EXPECT_EQ(message.rfind("deletion file '" + path + "' of fragment 0: ", 0), 0u) << message;
 }
@@ -198,18 +197,16 @@ TEST_F(ValidationTest, FailedCreateLeavesNothingBehind) {
   auto error = ThrownError([&] { Dataset::Write(uri_, reader, o); });
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(std::string(error->what()), "input failed after 2 batches");
-  EXPECT_FALSE(fs::exists(uri_));
-  EXPECT_TRUE(fs::exists(dir_.path()));
+  auto store = io::OpenStore(uri_).store;
+  EXPECT_FALSE(store->Exists(uri_));
+  EXPECT_EQ(testing::ObjectsUnder(dir_.RootUri()), std::vector<std::string>{});
 
   // A directory that was there before stays, emptied of what we wrote.
-  fs::create_directory(uri_);
+  store->CreateDir(uri_);
   FailingReader again(2);
   EXPECT_TRUE(ThrownError([&] { Dataset::Write(uri_, again, o); }).has_value());
-  ASSERT_TRUE(fs::exists(uri_));
-  std::vector<std::string> left;
-  for (const auto& e : fs::recursive_directory_iterator(uri_))
-    if (e.is_regular_file()) left.push_back(e.path().string());
-  EXPECT_TRUE(left.empty()) << left[0];
+  ASSERT_TRUE(store->Exists(uri_));
+  EXPECT_EQ(testing::ObjectsUnder(uri_), std::vector<std::string>{});
   EXPECT_EQ(Dataset::Write(uri_, {IdNameBatch(0, 3)})->CountRows(), 3u);
 }
 
@@ -228,7 +225,7 @@ TEST_F(ValidationTest, DuplicateNamesAreRefusedByName) {
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(error->kind(), ErrorKind::kInvalidArgument);
   EXPECT_EQ(std::string(error->what()), "duplicate column name 'x'");
-  EXPECT_FALSE(fs::exists(uri_));
+  EXPECT_FALSE(io::OpenStore(uri_).store->Exists(uri_));
 
   auto inner = DataType::Struct({Field::Make("a", DataType::Int32()), Field::Make("a", DataType::Int32())});
   Schema nested({Field::Make("s", inner)});

@@ -66,6 +66,31 @@ TEST(OpenTextInput, ReadsArrowIpcFilesAndStreamsFromAnyStore) {
   EXPECT_EQ(ErrorOf([&] { OpenTextInput(dir.Join("missing.arrow")); }).substr(0, 14), "cannot open '/");
 }
 
+// Inputs are read through the store their path names, opened with the options given:
+// a memory:// file reads, and a key no store knows is refused by name (so the options
+// reach io::OpenStore), for CSV, JSON Lines and Arrow IPC alike.
+TEST(OpenTextInput, PathsOpenThroughTheirStoreWithTheStorageOptions) {
+  const std::string dir = "memory://open_input_test";
+  io::DefaultMemoryStore()->Put(dir + "/a.csv", "x\n7\n");
+  io::DefaultMemoryStore()->Put(dir + "/a.jsonl", "{\"x\": 8}\n");
+  TextReadOptions options;
+  options.storage_options = {{"timeout", "5s"}};
+  EXPECT_EQ(text_test::Jsonl(*OpenTextInput(dir + "/a.csv", options)->Next()), "{\"x\":7}\n");
+  EXPECT_EQ(text_test::Jsonl(*OpenTextInput(dir + "/a.jsonl", options)->Next()), "{\"x\":8}\n");
+  auto x = Schema::Parse("x:int64");
+  io::DefaultMemoryStore()->Put(
+      dir + "/a.arrow", WriteIpcFile(*x, {text_test::ReadAll(*ReadCsv(text_test::Input("x\n9\n"), "in.csv",
+                                                                   TextReadOptions{.schema = x})).batch}));
+  options.schema = Schema::Parse("x:utf8");  // read as written, then conformed: the options still go along
+  EXPECT_EQ(text_test::Jsonl(*OpenTextInput(dir + "/a.arrow", options)->Next()), "{\"x\":\"9\"}\n");
+  options.schema = nullptr;
+  options.storage_options = {{"nope", "1"}};
+  for (const char* name : {"/a.csv", "/a.jsonl", "/a.arrow"})
+    EXPECT_EQ(ErrorOf([&] { OpenTextInput(dir + name, options); }).rfind("storage option 'nope' is not one the reference knows", 0),
+              0u);
+  io::DefaultMemoryStore()->DeleteTree(dir);
+}
+
 // ConformInput assigns a reader's columns to a schema by name (what Arrow IPC input gets
 // when read against a dataset): exact conversions only, the first bad value named by
 // record number and column.
