@@ -1,7 +1,8 @@
 // Nearest-neighbour search over a vector column (fixed_size_list<float16 | float32 |
 // float64> or, for hamming, fixed_size_list<uint8>): today exact (flat), every live row
 // scored. Metrics as the reference defines them: L2 is the squared Euclidean distance,
-// cosine 1 - cos, dot the negative inner product, hamming the bit count of a ^ b.
+// cosine 1 - cos, dot 1 - the inner product (lance-linalg's dot_distance, which ranks as
+// the negative inner product), hamming the bit count of a ^ b.
 //
 //   lancelet::VectorQuery q;
 //   q.column = "emb"; q.vector = {0.1, 0.2, ...}; q.k = 10; q.filter = "category = 'a'";

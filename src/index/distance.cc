@@ -117,7 +117,7 @@ void ScoreFloat(Metric metric, const FloatKernels& kernels, const float* query, 
     const float* v = vectors + r * dim;
     switch (metric) {
       case Metric::kL2: out[r] = kernels.l2(query, v, dim); break;
-      case Metric::kDot: out[r] = -kernels.dot(query, v, dim); break;
+      case Metric::kDot: out[r] = 1.f - kernels.dot(query, v, dim); break;
       case Metric::kCosine: out[r] = CosineFromSums(kernels.dot(query, v, dim), query_norm2, kernels.dot(v, v, dim)); break;
       case Metric::kHamming: out[r] = 0; break;  // bytes go through HammingBytes
     }
@@ -130,7 +130,7 @@ void ScoreDouble(Metric metric, const double* query, double query_norm2, const d
     const double* v = vectors + r * dim;
     switch (metric) {
       case Metric::kL2: out[r] = float(L2Double(query, v, dim)); break;
-      case Metric::kDot: out[r] = float(-DotDouble(query, v, dim)); break;
+      case Metric::kDot: out[r] = float(1.0 - DotDouble(query, v, dim)); break;
       case Metric::kCosine: out[r] = CosineFromSums(DotDouble(query, v, dim), query_norm2, SquaredNorm(v, dim)); break;
       case Metric::kHamming: out[r] = 0; break;
     }

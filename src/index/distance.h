@@ -1,5 +1,6 @@
 // Distance kernels of exact vector search, as the reference defines its metrics: L2 is
-// the squared Euclidean distance, cosine is 1 - cos, dot is the negative inner product,
+// the squared Euclidean distance, cosine is 1 - cos, dot is 1 - the inner product (upstream
+// lance-linalg dot_distance; its ranking is the negative inner product's),
 // hamming the bit count of a ^ b over bytes. Float kernels have a portable loop and an
 // AVX2+FMA path chosen once at run time (the library is built without -mavx2, so the
 // binary still runs on CPUs without it); both sum in float32, the AVX2 path in a

@@ -36,8 +36,8 @@ TEST(DistanceKernels, MetricsAsTheReferenceDefinesThem) {
   EXPECT_EQ(out[0], 20.f);  // (1-3)^2 + 4^2: squared, no root
   EXPECT_EQ(out[1], 5.f);
   ScoreFloat(Metric::kDot, KernelsFor(), q, 1.0, v, 2, 2, out);
-  EXPECT_EQ(out[0], -3.f);  // the negative inner product
-  EXPECT_EQ(out[1], -0.f);
+  EXPECT_EQ(out[0], -2.f);  // 1 - the inner product, as the reference's dot_distance
+  EXPECT_EQ(out[1], 1.f);
   ScoreFloat(Metric::kCosine, KernelsFor(), q, 1.0, v, 2, 2, out);
   EXPECT_EQ(out[0], float(1.0 - 3.0 / 5.0));  // 1 - cos
   EXPECT_EQ(out[1], 1.f);

@@ -87,7 +87,7 @@ float BruteDistance(DistanceType type, const std::vector<double>& q, int64_t i) 
       default: sum += q[d] * v; qq += q[d] * q[d]; vv += v * v;
     }
   }
-  if (type == DistanceType::kDot) return float(-sum);
+  if (type == DistanceType::kDot) return float(1.0 - sum);
   if (type == DistanceType::kCosine) return float(1.0 - sum / std::sqrt(qq * vv));
   return float(sum);
 }
