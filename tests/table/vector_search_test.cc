@@ -187,6 +187,18 @@ TEST(VectorSearch, AnOverlayUpdatedVectorIsFoundAtDistanceZero) {
   EXPECT_EQ(hits[1], BruteForce(DistanceType::kL2, q.vector, 1, [](int64_t i) { return i != 57; })[0]);
 }
 
+TEST(VectorSearch, AScalarIndexServesThePrefilterWithTheSameRows) {
+  TempDir tmp;
+  auto ds = WriteVectors(tmp.Uri("v.lance"), TypeId::kFloat32)->Delete("id = 40");
+  ds = ds->CreateIndex("id", IndexType::kBTree);
+  VectorQuery q;
+  q.vector = Query(false);
+  q.k = 5;
+  q.filter = "id BETWEEN 35 AND 60";
+  EXPECT_EQ(Hits(*ds->Search(q)),
+            BruteForce(DistanceType::kL2, q.vector, 5, [](int64_t i) { return i >= 35 && i <= 60 && i != 40; }));
+}
+
 std::string ErrorOf(const Dataset& ds, const VectorQuery& q) {
   try {
     ds.Search(q);
