@@ -152,6 +152,8 @@ PreparedQuery Prepare(const Schema& schema, const VectorQuery& query) {
   } else {
     p.norm2 = index::KernelsFor().dot(p.as_float.data(), p.as_float.data(), p.dim);
   }
+  if (p.metric == index::Metric::kCosine && p.norm2 == 0)
+    ThrowInvalid("the query vector is all zeros, whose cosine distance to any vector is undefined");
   return p;
 }
 

@@ -228,6 +228,12 @@ TEST(VectorSearch, BadQueriesAreRefusedInOneLine) {
   EXPECT_EQ(ErrorOf(*ds, q),
             "invalid argument: k must be at least 1, not 0");
   q.k = 10;
+  q.distance = DistanceType::kCosine;
+  q.vector.assign(kDim, 0.0);
+  EXPECT_EQ(ErrorOf(*ds, q),
+            "invalid argument: the query vector is all zeros, whose cosine distance to any vector is undefined");
+  q.distance = std::nullopt;
+  q.vector = Query(false);
   q.column = "label";
   EXPECT_EQ(ErrorOf(*ds, q),
             "invalid argument: column 'label' is not a vector column: its type is utf8 (a vector column is a fixed_size_list of "
