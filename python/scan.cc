@@ -2,6 +2,8 @@
 // returns (iterated from Python, or handed on whole through the Arrow PyCapsule interface).
 #include "bindings.h"
 
+#include "lancelet/vector_search.h"
+
 namespace lancelet::python {
 
 void DefineDatasetScans(py::class_<PyDataset>& dataset) {
@@ -30,6 +32,28 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
       }, py::arg("columns") = py::none(), py::arg("filter") = py::none(), py::arg("limit") = py::none(),
          py::arg("offset") = py::none(), py::arg("batch_size") = py::none(), py::arg("with_row_id") = false,
          "A RecordBatchReader over the rows that pass `filter` (SQL syntax), with the given columns.")
+      .def("search", [](const PyDataset& d, const std::vector<double>& vector, const std::optional<std::string>& column,
+                        int64_t k, const std::optional<std::string>& where, const std::optional<std::string>& distance,
+                        bool postfilter, const std::optional<std::vector<std::string>>& columns) {
+        VectorQuery query;
+        query.vector = vector;
+        query.column = column.value_or("");
+        query.k = k;
+        query.filter = where.value_or("");
+        if (distance) query.distance = ParseDistanceType(*distance);
+        query.postfilter = postfilter;
+        query.columns = columns;
+        py::gil_scoped_release release;
+        auto reader = d.ds->Search(query);
+        std::vector<RecordBatchPtr> batches;
+        while (auto batch = reader->Next()) batches.push_back(batch);
+        return PyBatch{RecordBatch::Concatenate(reader->schema(), batches)};
+      }, py::arg("vector"), py::arg("column") = py::none(), py::arg("k") = 10, py::arg("where") = py::none(),
+         py::arg("distance") = py::none(), py::arg("postfilter") = false, py::arg("columns") = py::none(),
+         "The k rows nearest `vector` (exact: every row scored) as one RecordBatch, nearest first: `columns` "
+         "(default: all but the vector column) and _distance. column=None picks the only vector column; "
+         "distance is l2 (default; hamming for uint8 vectors), cosine, dot (1 - the inner product) or hamming; "
+         "`where` filters first unless postfilter=True.")
       .def("take", [](const PyDataset& d, const std::vector<uint64_t>& indices,
                       const std::optional<std::vector<std::string>>& columns) {
         py::gil_scoped_release release;

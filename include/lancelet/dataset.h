@@ -206,6 +206,7 @@ const char* UpdateModeName(UpdateMode mode);
 UpdateMode ParseUpdateMode(const std::string& text, const std::string& what);
 
 class Dataset;
+struct VectorQuery;  // lancelet/vector_search.h
 // When a write gave `after` its first overlay (reader feature flag 64, which readers
 // without overlay support refuse): one line saying so, how to read it with the
 // reference, and that optimize folds it away. Empty otherwise.
@@ -405,6 +406,12 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // Rows by address: (fragment id << 32) | physical offset in the fragment.
   RecordBatchPtr TakeRowAddresses(std::span<const uint64_t> addresses,
                                   const std::vector<std::string>& columns = {}) const;
+  // The k rows nearest the query vector (lancelet/vector_search.h), nearest first, ties
+  // by row address, with their distance in "_distance" (float32). Exact: every live row
+  // the prefilter keeps is scored, on ReadAheadThreads() threads. InvalidArgument for a
+  // column that is not a vector column, a query of another dimension or holding NaN or
+  // infinity, k < 1, and a metric the column's element type does not take.
+  std::unique_ptr<RecordBatchReader> Search(const VectorQuery& query) const;
 
 
  private:

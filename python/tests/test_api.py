@@ -275,3 +275,20 @@ def test_python_reads_what_the_reference_wrote(tmp_path, oracle):
             else:
                 assert a == b, (name, a, b)
     assert got["c_utf8"].count("three") == sum(1 for v in got["c_int64"] if v is not None and v % 3 == 0)
+
+
+def test_search_returns_the_nearest_rows_and_their_distance(tmp_path):
+    schema = lancelet.Schema.from_pairs([("id", "int64"), ("emb", "fixed_size_list<float32,2>"),
+                                         ("bits", "fixed_size_list<uint8,1>")])
+    ds = lancelet.write_dataset({"id": [1, 2, 3, 4], "emb": [[0, 0], [3, 4], [1, 0], None],
+                                 "bits": [[0], [255], [1], [3]]}, tmp_path / "v.lance", schema=schema)
+    with pytest.raises(lancelet.InvalidArgumentError, match="several vector columns"):
+        ds.search([1, 0])
+    near = ds.search(np.array([1.0, 0.0]), column="emb", k=2, columns=["id"])
+    assert near.to_pydict() == {"id": [3, 1], "_distance": [0.0, 1.0]}
+    assert ds.search([1, 0], column="emb", distance="dot", where="id > 1").to_pydict() == {
+        "id": [2, 3], "bits": [[255], [1]], "_distance": [-2.0, 0.0]}
+    assert ds.search([1, 0], column="emb", k=1, where="id = 1", postfilter=True, columns=["id"]).num_rows == 0
+    assert ds.search([2], column="bits", k=2, columns=["id"]).to_pydict() == {"id": [1, 4], "_distance": [1.0, 1.0]}
+    with pytest.raises(ValueError, match="has 3 values but column 'emb'"):
+        ds.search([1, 2, 3], column="emb")

@@ -26,6 +26,9 @@
 #include "lancelet/ipc.h"
 #include "lancelet/sql.h"
 #include "lancelet/text.h"
+#include "lancelet/vector_search.h"
+#include "lancelet/builder.h"
+#include <fstream>
 #include "lancelet/version.h"
 
 namespace lancelet::cli {
@@ -719,6 +722,132 @@ void AddConfig(CLI::App& app, Context&, std::vector<Command>& commands) {
   commands.push_back({cmd, [o] { return RunConfig(o->dataset, o->set, o->unset); }});
 }
 
+// search: exact nearest neighbours (Dataset::Search, lancelet/vector_search.h).
+
+// A JSON array of numbers ("[0.1, -2, 3e-1]") as doubles; `where` names it in errors.
+std::vector<double> ParseVectorText(const std::string& text, const std::string& where) {
+  const size_t open = text.find_first_not_of(" \t\r"), close = text.find_last_not_of(" \t\r");
+  if (open == std::string::npos || text[open] != '[' || text[close] != ']')
+    ThrowInvalid("{}: expected a JSON array of numbers like [0.1, 0.2], got '{}'", where, text);
+  std::vector<double> values;
+  const std::string inner = text.substr(open + 1, close - open - 1);
+  if (inner.find_first_not_of(" \t") == std::string::npos) return values;
+  std::stringstream items(inner);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    const size_t b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    double v = 0;
+    const char* first = b == std::string::npos ? item.data() : item.data() + b;
+    const char* last = b == std::string::npos ? first : item.data() + e + 1;
+    auto [end, ec] = std::from_chars(first, last, v);
+    if (first == last || ec != std::errc() || end != last)
+      ThrowInvalid("{}: '{}' is not a number (expected a JSON array of numbers)", where, std::string(first, last));
+    values.push_back(v);
+  }
+  return values;
+}
+
+// Every query's rows in turn, each batch led by `_query` (the query's 0-based line).
+class QueriesReader final : public RecordBatchReader {
+ public:
+  QueriesReader(DatasetPtr dataset, VectorQuery query, std::vector<std::vector<double>> vectors)
+      : dataset_(std::move(dataset)), query_(std::move(query)), vectors_(std::move(vectors)) {
+    Open(0);
+    std::vector<FieldPtr> fields{Field::Make("_query", DataType::Int64(), false)};
+    for (const auto& f : current_->schema()->fields()) fields.push_back(f);
+    schema_ = std::make_shared<Schema>(fields);
+  }
+  SchemaPtr schema() const override { return schema_; }
+  RecordBatchPtr Next() override {
+    while (current_) {
+      if (auto batch = current_->Next()) {
+        FixedWidthBuilder<int64_t> line(DataType::Int64());
+        for (int64_t r = 0; r < batch->num_rows(); ++r) line.Append(int64_t(index_));
+        std::vector<ArrayPtr> columns{line.Finish()};
+        for (size_t c = 0; c < size_t(batch->num_columns()); ++c) columns.push_back(batch->column(c));
+        return RecordBatch::Make(schema_, columns);
+      }
+      current_.reset();
+      if (index_ + 1 < vectors_.size()) Open(index_ + 1);
+    }
+    return nullptr;
+  }
+
+ private:
+  void Open(size_t index) {
+    index_ = index;
+    query_.vector = vectors_[index];
+    try {
+      current_ = dataset_->Search(query_);
+    } catch (const Error& e) {
+      throw Error(e.kind(), fmt::format("query on line {}: {}", index + 1, e.what()));
+    }
+  }
+  DatasetPtr dataset_;
+  VectorQuery query_;
+  std::vector<std::vector<double>> vectors_;
+  size_t index_ = 0;
+  std::unique_ptr<RecordBatchReader> current_;
+  SchemaPtr schema_;
+};
+
+std::vector<std::vector<double>> ReadQueryFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) ThrowInvalid("--queries: cannot open '{}': {}", path, std::strerror(errno));
+  std::vector<std::vector<double>> vectors;
+  std::string line;
+  for (size_t number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    vectors.push_back(ParseVectorText(line, fmt::format("{} line {}", path, number)));
+  }
+  if (vectors.empty()) ThrowInvalid("--queries: '{}' holds no query (one JSON array per line)", path);
+  return vectors;
+}
+
+void AddSearch(CLI::App& app, Context& context, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset, column, vector, queries, distance, where, columns;
+    int64_t k = 10;
+    bool exact = false, postfilter = false;
+    std::optional<uint64_t> version;
+    OutputOptions out;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "search", "Nearest neighbours of a vector (exact: every row scored)", o->dataset);
+  cmd->add_option("--column", o->column, "Vector column (default: the only one)");
+  auto* vector = cmd->add_option("--vector", o->vector, "Query vector as a JSON array, e.g. \"[0.1, 0.2]\"");
+  auto* queries = cmd->add_option("--queries", o->queries, "File of queries, one JSON array per line");
+  vector->excludes(queries);
+  context.numbers.Whole(cmd, "-k", o->k, int64_t{1}, std::numeric_limits<int64_t>::max(), "Rows per query (default 10)");
+  cmd->add_flag("--exact", o->exact, "Score every row (the only mode until vector indexes exist)");
+  cmd->add_option("--distance", o->distance, "l2 (default; hamming for uint8 vectors), cosine, dot or hamming");
+  cmd->add_option("--where", o->where, "SQL predicate (a prefilter unless --postfilter)");
+  cmd->add_flag("--postfilter", o->postfilter, "Apply --where to the k nearest rows (fewer may remain)");
+  cmd->add_option("--columns", o->columns, "Comma-separated columns (default: all but the vector column)");
+  AddVersionOption(cmd, context, o->version);
+  AddFormatOption(cmd, o->out);
+  commands.push_back({cmd, [o] {
+                        if (o->vector.empty() == o->queries.empty()) ThrowInvalid("search: give --vector or --queries");
+                        VectorQuery query;
+                        query.column = o->column;
+                        query.k = o->k;
+                        if (!o->distance.empty()) query.distance = ParseDistanceType(o->distance);
+                        query.filter = o->where;
+                        query.postfilter = o->postfilter;
+                        if (!o->columns.empty()) query.columns = SplitList(o->columns);
+                        auto ds = OpenDataset(o->dataset, o->version);
+                        std::unique_ptr<RecordBatchReader> reader;
+                        if (!o->vector.empty()) {
+                          query.vector = ParseVectorText(o->vector, "--vector");
+                          reader = ds->Search(query);
+                        } else {
+                          reader = std::make_unique<QueriesReader>(ds, query, ReadQueryFile(o->queries));
+                        }
+                        Emit(*reader, o->out.format);
+                        return 0;
+                      }});
+}
+
 // sql: statements over a directory of datasets (src/sql, include/lancelet/sql.h).
 void AddSql(CLI::App& app, Context& context, std::vector<Command>& commands) {
   struct Options {
@@ -751,7 +880,7 @@ void AddSql(CLI::App& app, Context& context, std::vector<Command>& commands) {
 }
 
 // The subcommands in the order `--help` lists them.
-constexpr CommandAdder kCommands[] = {AddCreate, AddAppend,  AddDelete,   AddUpdate,  AddScan,
+constexpr CommandAdder kCommands[] = {AddCreate, AddAppend,  AddDelete,   AddUpdate,  AddScan,  AddSearch,
                                       AddTake,   AddCount,   AddVersions, AddInspect, AddIndex,
                                       AddExplain, AddOptimize, AddCleanup, AddConfig, AddSql};
 

@@ -1744,6 +1744,28 @@ async function cmdCount(argv) {
   writeLines([String(await t.countRows(opts.where ?? null))]);
 }
 
+// The reference's exact k nearest rows (table.query().nearestTo(v) with the vector index
+// bypassed), as JSON Lines in its order, `_distance` included.
+async function cmdSearch(argv) {
+  const { pos, opts } = parseArgs(argv, {
+    column: "string", vector: "string", distance: "string", k: "string", where: "string", postfilter: "bool",
+    columns: "string",
+  });
+  need(pos, 1, "search <dataset_dir> --vector '[..]' [--column c] [--distance l2|cosine|dot] [--k K] [--where pred] [--postfilter] [--columns a,b]");
+  const t = await openNative(pos[0]);
+  const vq = t.query().nearestTo(Float32Array.from(JSON.parse(opts.vector)));
+  if (opts.column !== undefined) vq.column(opts.column);
+  if (opts.distance !== undefined) vq.distanceType(opts.distance);
+  vq.limit(parseInt(opts.k ?? "10", 10));
+  vq.bypassVectorIndex();
+  if (opts.where !== undefined) vq.onlyIf(opts.where);
+  if (opts.postfilter) vq.postfilter();
+  if (opts.columns !== undefined) vq.selectColumns(opts.columns.split(",").filter((c) => c.length));
+  const lines = [];
+  for (const { schema, columns } of await readAllBatches(vq)) lines.push(...renderRows(schema.fields, columns));
+  writeLines(lines);
+}
+
 async function cmdVersions(argv) {
   const { pos } = parseArgs(argv, {});
   need(pos, 1, "versions <dataset_dir>");
@@ -2321,6 +2343,7 @@ const COMMANDS = {
   dump: cmdDump,
   schema: cmdSchema,
   count: cmdCount,
+  search: cmdSearch,
   versions: cmdVersions,
   optimize: cmdOptimize,
   "create-index": cmdCreateIndex,

@@ -1,0 +1,140 @@
+#include "index/distance.h"
+
+#include <immintrin.h>
+
+#include <bit>
+#include <cstring>
+
+namespace lancelet::index {
+namespace {
+
+float L2Portable(const float* a, const float* b, size_t dim) {
+  float sum = 0;
+  for (size_t i = 0; i < dim; ++i) {
+    const float d = a[i] - b[i];
+    sum += d * d;
+  }
+  return sum;
+}
+
+float DotPortable(const float* a, const float* b, size_t dim) {
+  float sum = 0;
+  for (size_t i = 0; i < dim; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) float HorizontalSum(__m256 v) {
+  const __m128 half = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 quarter = _mm_add_ps(half, _mm_movehl_ps(half, half));
+  return _mm_cvtss_f32(_mm_add_ss(quarter, _mm_shuffle_ps(quarter, quarter, 1)));
+}
+
+// Two accumulators of 8 lanes hide the FMA latency; the tail runs the portable loop.
+__attribute__((target("avx2,fma"))) float L2Avx2(const float* a, const float* b, size_t dim) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 16 <= dim; i += 16) {
+    const __m256 d0 = _mm256_sub_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
+    const __m256 d1 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8));
+    acc0 = _mm256_fmadd_ps(d0, d0, acc0);
+    acc1 = _mm256_fmadd_ps(d1, d1, acc1);
+  }
+  for (; i + 8 <= dim; i += 8) {
+    const __m256 d0 = _mm256_sub_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
+    acc0 = _mm256_fmadd_ps(d0, d0, acc0);
+  }
+  return HorizontalSum(_mm256_add_ps(acc0, acc1)) + L2Portable(a + i, b + i, dim - i);
+}
+
+__attribute__((target("avx2,fma"))) float DotAvx2(const float* a, const float* b, size_t dim) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 16 <= dim; i += 16) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
+  }
+  for (; i + 8 <= dim; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+  return HorizontalSum(_mm256_add_ps(acc0, acc1)) + DotPortable(a + i, b + i, dim - i);
+}
+#endif
+
+}  // namespace
+
+bool CpuHasAvx2Fma() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+
+const FloatKernels& KernelsFor(bool allow_simd) {
+  static const FloatKernels portable{L2Portable, DotPortable};
+#if defined(__x86_64__)
+  static const FloatKernels avx2{L2Avx2, DotAvx2};
+  if (allow_simd && CpuHasAvx2Fma()) return avx2;
+#else
+  (void)allow_simd;
+#endif
+  return portable;
+}
+
+double SquaredNorm(const double* a, size_t dim) { return DotDouble(a, a, dim); }
+
+double L2Double(const double* a, const double* b, size_t dim) {
+  double sum = 0;
+  for (size_t i = 0; i < dim; ++i) {
+    const double d = a[i] - b[i];
+    sum += d * d;
+  }
+  return sum;
+}
+
+double DotDouble(const double* a, const double* b, size_t dim) {
+  double sum = 0;
+  for (size_t i = 0; i < dim; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+uint32_t HammingBytes(const uint8_t* a, const uint8_t* b, size_t bytes) {
+  uint32_t count = 0;
+  size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    count += uint32_t(std::popcount(x ^ y));
+  }
+  for (; i < bytes; ++i) count += uint32_t(std::popcount(uint8_t(a[i] ^ b[i])));
+  return count;
+}
+
+void ScoreFloat(Metric metric, const FloatKernels& kernels, const float* query, double query_norm2,
+                const float* vectors, size_t n, size_t dim, float* out) {
+  for (size_t r = 0; r < n; ++r) {
+    const float* v = vectors + r * dim;
+    switch (metric) {
+      case Metric::kL2: out[r] = kernels.l2(query, v, dim); break;
+      case Metric::kDot: out[r] = 1.f - kernels.dot(query, v, dim); break;
+      case Metric::kCosine: out[r] = CosineFromSums(kernels.dot(query, v, dim), query_norm2, kernels.dot(v, v, dim)); break;
+      case Metric::kHamming: out[r] = 0; break;  // bytes go through HammingBytes
+    }
+  }
+}
+
+void ScoreDouble(Metric metric, const double* query, double query_norm2, const double* vectors, size_t n,
+                 size_t dim, float* out) {
+  for (size_t r = 0; r < n; ++r) {
+    const double* v = vectors + r * dim;
+    switch (metric) {
+      case Metric::kL2: out[r] = float(L2Double(query, v, dim)); break;
+      case Metric::kDot: out[r] = float(1.0 - DotDouble(query, v, dim)); break;
+      case Metric::kCosine: out[r] = CosineFromSums(DotDouble(query, v, dim), query_norm2, SquaredNorm(v, dim)); break;
+      case Metric::kHamming: out[r] = 0; break;
+    }
+  }
+}
+
+}  // namespace lancelet::index
