@@ -8,19 +8,40 @@
 namespace lancelet::index {
 namespace {
 
-float L2Portable(const float* a, const float* b, size_t dim) {
-  float sum = 0;
+// The portable loops, for float (the AVX2 path's tail and fallback) and double vectors.
+template <typename T>
+T SumSquaredDifferences(const T* a, const T* b, size_t dim) {
+  T sum = 0;
   for (size_t i = 0; i < dim; ++i) {
-    const float d = a[i] - b[i];
+    const T d = a[i] - b[i];
     sum += d * d;
   }
   return sum;
 }
 
-float DotPortable(const float* a, const float* b, size_t dim) {
-  float sum = 0;
+template <typename T>
+T SumProducts(const T* a, const T* b, size_t dim) {
+  T sum = 0;
   for (size_t i = 0; i < dim; ++i) sum += a[i] * b[i];
   return sum;
+}
+
+constexpr auto L2Portable = SumSquaredDifferences<float>;
+constexpr auto DotPortable = SumProducts<float>;
+
+// Each vector's distance by `metric`, its sums computed in T by `l2` and `dot`.
+template <typename T, typename L2, typename Dot>
+void Score(Metric metric, L2 l2, Dot dot, const T* query, double query_norm2, const T* vectors, size_t n, size_t dim,
+           float* out) {
+  for (size_t r = 0; r < n; ++r) {
+    const T* v = vectors + r * dim;
+    switch (metric) {
+      case Metric::kL2: out[r] = float(l2(query, v, dim)); break;
+      case Metric::kDot: out[r] = float(T(1) - dot(query, v, dim)); break;
+      case Metric::kCosine: out[r] = CosineFromSums(dot(query, v, dim), query_norm2, dot(v, v, dim)); break;
+      case Metric::kHamming: out[r] = 0; break;  // bytes go through HammingBytes
+    }
+  }
 }
 
 #if defined(__x86_64__)
@@ -81,22 +102,7 @@ const FloatKernels& KernelsFor(bool allow_simd) {
   return portable;
 }
 
-double SquaredNorm(const double* a, size_t dim) { return DotDouble(a, a, dim); }
-
-double L2Double(const double* a, const double* b, size_t dim) {
-  double sum = 0;
-  for (size_t i = 0; i < dim; ++i) {
-    const double d = a[i] - b[i];
-    sum += d * d;
-  }
-  return sum;
-}
-
-double DotDouble(const double* a, const double* b, size_t dim) {
-  double sum = 0;
-  for (size_t i = 0; i < dim; ++i) sum += a[i] * b[i];
-  return sum;
-}
+double SquaredNorm(const double* a, size_t dim) { return SumProducts(a, a, dim); }
 
 uint32_t HammingBytes(const uint8_t* a, const uint8_t* b, size_t bytes) {
   uint32_t count = 0;
@@ -113,28 +119,12 @@ uint32_t HammingBytes(const uint8_t* a, const uint8_t* b, size_t bytes) {
 
 void ScoreFloat(Metric metric, const FloatKernels& kernels, const float* query, double query_norm2,
                 const float* vectors, size_t n, size_t dim, float* out) {
-  for (size_t r = 0; r < n; ++r) {
-    const float* v = vectors + r * dim;
-    switch (metric) {
-      case Metric::kL2: out[r] = kernels.l2(query, v, dim); break;
-      case Metric::kDot: out[r] = 1.f - kernels.dot(query, v, dim); break;
-      case Metric::kCosine: out[r] = CosineFromSums(kernels.dot(query, v, dim), query_norm2, kernels.dot(v, v, dim)); break;
-      case Metric::kHamming: out[r] = 0; break;  // bytes go through HammingBytes
-    }
-  }
+  Score(metric, kernels.l2, kernels.dot, query, query_norm2, vectors, n, dim, out);
 }
 
 void ScoreDouble(Metric metric, const double* query, double query_norm2, const double* vectors, size_t n,
                  size_t dim, float* out) {
-  for (size_t r = 0; r < n; ++r) {
-    const double* v = vectors + r * dim;
-    switch (metric) {
-      case Metric::kL2: out[r] = float(L2Double(query, v, dim)); break;
-      case Metric::kDot: out[r] = float(1.0 - DotDouble(query, v, dim)); break;
-      case Metric::kCosine: out[r] = CosineFromSums(DotDouble(query, v, dim), query_norm2, SquaredNorm(v, dim)); break;
-      case Metric::kHamming: out[r] = 0; break;
-    }
-  }
+  Score(metric, SumSquaredDifferences<double>, SumProducts<double>, query, query_norm2, vectors, n, dim, out);
 }
 
 }  // namespace lancelet::index

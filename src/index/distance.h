@@ -24,8 +24,6 @@ const FloatKernels& KernelsFor(bool allow_simd = true);
 bool CpuHasAvx2Fma();
 
 double SquaredNorm(const double* a, size_t dim);
-double L2Double(const double* a, const double* b, size_t dim);
-double DotDouble(const double* a, const double* b, size_t dim);
 uint32_t HammingBytes(const uint8_t* a, const uint8_t* b, size_t bytes);
 
 // Cosine distance from an inner product and the two squared norms, in double so the
