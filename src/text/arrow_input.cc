@@ -1,12 +1,7 @@
 // Arrow IPC inputs (.arrow, .arrows, .ipc) by path, for OpenTextInput.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <memory>
 
+#include "io/local_input.h"
 #include "io/object_store.h"
 #include "lancelet/error.h"
 #include "lancelet/ipc.h"
@@ -25,38 +20,9 @@ std::unique_ptr<RecordBatchReader> OpenArrowIpc(const std::string& path, const S
     auto file = store->OpenRead(local_path);
     return ReadIpc(file->Read(0, file->size()), path);
   }
-  const int fd = ::open(local_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) ThrowNotFound("cannot open '{}': {}", path, std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    std::unique_ptr<RecordBatchReader> reader;  // OpenTextInput conforms its batches
-    try {
-      reader = ReadIpcMapped(fd, size_t(st.st_size), path);
-    } catch (...) {
-      ::close(fd);
-      throw;
-    }
-    ::close(fd);
-    return reader;
-  }
-  // A pipe: read as it arrives, a message at a time, through a 1 MiB pipe buffer (64 KiB
-  // by default: a read per 64 KiB).
-#ifdef F_SETPIPE_SZ
-  if (S_ISFIFO(st.st_mode)) ::fcntl(fd, F_SETPIPE_SZ, 1 << 20);
-#endif
-  auto input = std::shared_ptr<int>(new int(fd), [](int* f) {
-    ::close(*f);
-    delete f;
-  });
-  return ReadIpcStream(
-      [input, path](char* out, size_t n) -> size_t {
-        for (;;) {
-          const ssize_t got = ::read(*input, out, n);
-          if (got >= 0) return size_t(got);
-          if (errno != EINTR) ThrowIo("cannot read '{}': {}", path, std::strerror(errno));
-        }
-      },
-      path);
+  auto input = io::LocalInput::Open(local_path, path);
+  if (input->mappable()) return ReadIpcMapped(input->fd(), size_t(input->size()), path);
+  return ReadIpcStream([input](char* out, size_t n) { return input->ReadSome(out, n); }, path);
 }
 
 }  // namespace lancelet::text
