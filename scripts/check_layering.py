@@ -24,7 +24,7 @@ PUBLIC_HEADERS = {
     "sql": "sql", "loader": "loader",
     "version": None,  # generated, no code: any layer may include it
 }
-# Folders built on the public library alone (lancelet_public in CMakeLists.txt), with the
+# Folders built on the public library alone (they link lancelet_library, liblancelet.a, in CMakeLists.txt), with the
 # folder each may include from besides lancelet/.
 CONSUMERS = {"src/cli": "cli", "python": None, "examples": None}
 INCLUDE = re.compile(r'\s*#\s*include\s+"(\w+)/(\w+)\.h"')
