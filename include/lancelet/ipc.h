@@ -71,10 +71,5 @@ using IpcRelease = std::function<void(int64_t offset, int64_t length)>;
 // decode, so the bytes are only read, and each message is released once decoded.
 std::unique_ptr<RecordBatchReader> ReadIpc(std::shared_ptr<const void> owner, std::string_view bytes,
                                            std::string_view source_name, IpcRelease release = nullptr);
-// The first `size` bytes of an open file (a regular one), mapped: batches are decoded one
-// at a time from the page cache, and each message's pages leave the mapping once decoded,
-// so memory holds a batch, not the file. The mapping keeps the file alive; `fd` may be
-// closed.
-std::unique_ptr<RecordBatchReader> ReadIpcMapped(int fd, size_t size, std::string_view source_name);
 
 }  // namespace lancelet

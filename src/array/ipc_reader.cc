@@ -1,7 +1,4 @@
 // Arrow IPC reading: message framing, the stream and file formats, record batch bodies.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -569,22 +566,6 @@ std::unique_ptr<RecordBatchReader> ReadIpcStream(IpcReadSome read, std::string_v
 std::unique_ptr<RecordBatchReader> ReadIpc(std::shared_ptr<const void> owner, std::string_view bytes,
                                            std::string_view source_name, IpcRelease release) {
   return std::make_unique<ipc::IpcReader>(std::move(owner), bytes, source_name, std::move(release));
-}
-
-std::unique_ptr<RecordBatchReader> ReadIpcMapped(int fd, size_t size, std::string_view source_name) {
-  void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (mapped == MAP_FAILED) ThrowIo("cannot map '{}': {}", source_name, std::strerror(errno));
-  std::shared_ptr<const void> owner(mapped, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
-  ::madvise(mapped, size, MADV_SEQUENTIAL);
-  auto release = [base = static_cast<char*>(mapped)](int64_t offset, int64_t length) {
-    // Whole pages inside the message only: its neighbours may still be read.
-    const auto page = uintptr_t(::sysconf(_SC_PAGESIZE));
-    const uintptr_t begin = (uintptr_t(base + offset) + page - 1) & ~(page - 1);
-    const uintptr_t end = uintptr_t(base + offset + length) & ~(page - 1);
-    if (begin < end) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-  };
-  return ReadIpc(std::move(owner), std::string_view(static_cast<const char*>(mapped), size), source_name,
-                 std::move(release));
 }
 
 }  // namespace lancelet

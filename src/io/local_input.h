@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "io/mapped_bytes.h"
+
 namespace lancelet::io {
 
 class LocalInput {
@@ -21,6 +23,8 @@ class LocalInput {
   int fd() const { return fd_; }
   // A regular file of `size()` > 0 bytes, which can be mapped; else read with ReadSome.
   bool mappable() const { return mappable_; }
+  // The whole file, mapped for one sequential read; only when mappable().
+  MappedBytes Map() const { return MapForSequentialRead(fd_, size_t(size_), name_); }
   uint64_t size() const { return size_; }
   // Up to `n` bytes; 0 at the end. Throws Io naming the input.
   size_t ReadSome(char* out, size_t n);

@@ -21,7 +21,10 @@ std::unique_ptr<RecordBatchReader> OpenArrowIpc(const std::string& path, const S
     return ReadIpc(file->Read(0, file->size()), path);
   }
   auto input = io::LocalInput::Open(local_path, path);
-  if (input->mappable()) return ReadIpcMapped(input->fd(), size_t(input->size()), path);
+  if (input->mappable()) {
+    io::MappedBytes mapped = input->Map();
+    return ReadIpc(std::move(mapped.owner), mapped.bytes, path, std::move(mapped.release));
+  }
   return ReadIpcStream([input](char* out, size_t n) { return input->ReadSome(out, n); }, path);
 }
 
