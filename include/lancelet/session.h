@@ -1,13 +1,18 @@
-// A Session keeps what datasets opened through it decode from immutable files: opened
-// data files (footer and column metadata; small files whole) and decoded overlay
-// columns. Lance never rewrites a file under the same name, so what one dataset version
-// decoded serves every version and every dataset opened through the same session.
+// A Session keeps what datasets opened through it decode from immutable files: dataset
+// versions (the manifest decoded, with the index segments, fragment overlay metadata and
+// overlay layers that version's reads opened), opened data files (footer and column
+// metadata; small files whole) and decoded overlay columns. Lance never rewrites a file
+// under the same name, so what one dataset version decoded serves every version and
+// every dataset opened through the same session. A manifest name can come back (a table
+// dropped and created again): a version is kept under its manifest's bytes, not its name.
 //
 //   auto session = std::make_shared<lancelet::Session>();
 //   auto a = lancelet::Dataset::Open("/data/a.lance", std::nullopt, {.session = session});
 //
 // Datasets opened without one share Session::Default(). A session is thread-safe; its
-// caches are bounded by SessionOptions and evict the least recently used entry.
+// caches are bounded by SessionOptions and evict the least recently used entry. Datasets
+// outlive their session safely (they keep what they opened), but once it is gone no
+// version they open again is kept.
 #pragma once
 
 #include <cstdint>
@@ -16,11 +21,13 @@
 namespace lancelet {
 
 struct SessionOptions {
+  uint64_t versions = 8;                     // dataset versions kept, with what each opened
   uint64_t data_files = 256;                 // opened data files kept
   uint64_t overlay_column_bytes = 64 << 20;  // decoded overlay columns kept, in bytes
 };
 
 struct SessionStats {
+  uint64_t versions = 0;         // kept now
   uint64_t data_files = 0;       // kept now
   uint64_t overlay_columns = 0;  // kept now
 };
@@ -39,12 +46,14 @@ class Session {
   // Drops everything kept (the next read opens and decodes its files again).
   void Clear();
 
-  // What the session keeps, as lancelet's table layer uses it (src/table/session.h).
+  // What the session keeps, as lancelet's table layer uses it (src/table/session.h). The
+  // datasets opened through the session share it; the versions it keeps hold it too, so
+  // the Session itself is what lets them go (its destructor).
   class Caches;
-  Caches& caches() const { return *caches_; }
+  const std::shared_ptr<Caches>& caches() const { return caches_; }
 
  private:
-  std::unique_ptr<Caches> caches_;
+  std::shared_ptr<Caches> caches_;
 };
 
 }  // namespace lancelet

@@ -120,9 +120,9 @@ std::shared_ptr<ShardedDataset> loader::OpenShardedDataset(std::shared_ptr<io::O
     root = path;
     manifest_path = versions.back().path;
   }
-  lance::table::Manifest manifest = table::ReadManifest(*store, manifest_path);  // footer + body: two reads
+  lance::table::Manifest manifest = table::ReadManifest(*store, manifest_path);  // one read, the file whole
   // No index is needed: an empty index section keeps MakeState from reading it.
-  auto state = table::MakeState(store, options.session ? options.session : Session::Default(), root, manifest_path, std::move(manifest), lance::table::IndexSection());
+  auto state = table::MakeState(store, (options.session ? options.session : Session::Default())->caches(), root, manifest_path, std::move(manifest), lance::table::IndexSection());
 
   // Refusals, every one at discovery. Unknown reader feature flags were refused by
   // MakeState with the flag's name.

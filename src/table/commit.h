@@ -46,7 +46,7 @@ struct CommitOptions {
   std::shared_ptr<const ReadSet> read_set;
   // Where the new version keeps what it opens when there is no version read (a dataset
   // being created); otherwise the read version's session.
-  std::shared_ptr<Session> session = Session::Default();
+  std::shared_ptr<SessionCaches> session = Session::Default()->caches();
 };
 
 // Commits `transaction` on top of `read` (null when creating a dataset). Returns the

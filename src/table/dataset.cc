@@ -52,7 +52,7 @@ std::vector<lance::table::DataFragment> WriteFragments(io::ObjectStore& store, t
 DatasetPtr Dataset::Open(const std::string& uri, std::optional<uint64_t> version, const OpenOptions& options) {
   auto [store, path] = io::OpenStore(uri, options.storage_options);
   return table::MakeDataset(
-      table::LoadState(std::move(store), options.session ? options.session : Session::Default(), path, version));
+      table::LoadState(std::move(store), (options.session ? options.session : Session::Default())->caches(), path, version));
 }
 
 DatasetPtr Dataset::Write(const std::string& raw_uri, RecordBatchReader& data, const WriteOptions& options) {
@@ -69,7 +69,7 @@ DatasetPtr Dataset::Write(const std::string& raw_uri, RecordBatchReader& data, c
   SchemaPtr input_schema = data.schema();
   format::LanceSchema schema = format::LanceSchema::FromArrow(*input_schema);
   std::shared_ptr<const DatasetState> base;
-  if (latest) base = table::LoadState(store, session, uri, latest->version);
+  if (latest) base = table::LoadState(store, session->caches(), uri, latest->version);
 
   // A failed write leaves nothing behind: the files it wrote go, and so do the dataset
   // directories a create made once they are empty again (anything else there, e.g. files
@@ -91,7 +91,7 @@ DatasetPtr Dataset::Write(const std::string& raw_uri, RecordBatchReader& data, c
   commit.enable_stable_row_ids = options.enable_stable_row_ids;
   commit.file_version = version.ToString();
   commit.create_only = options.mode == WriteMode::kCreate;
-  commit.session = session;
+  commit.session = session->caches();
   auto committed = table::Commit(store, uri, base, std::move(t), commit);
   attempt.Published();
   return table::MakeDataset(std::move(committed));

@@ -137,7 +137,7 @@ std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const 
   const std::string path = DataPath(file);
   if (IsLegacyDataFile(file))
     return files_.GetOrLoad(path, [&] { return std::make_pair(OpenLegacyDataFile(file, path), uint64_t{1}); });
-  return session->caches().DataFile(store, path, file.file_size_bytes(), [&] {
+  return session->DataFile(store, path, file.file_size_bytes(), [&] {
     return format::LanceFileReader::Open(*store, path, file.file_size_bytes(), whole_up_to);
   });
 }
@@ -183,7 +183,7 @@ std::shared_ptr<const overlay::FieldLayers> DatasetState::CachedMergedLayers(
 
 ArrayPtr DatasetState::CachedOverlayColumn(const lance::table::DataFile& file, int32_t field_id,
                                            const std::function<ArrayPtr()>& build) const {
-  return session->caches().OverlayColumn(store, DataPath(file), field_id, build);
+  return session->OverlayColumn(store, DataPath(file), field_id, build);
 }
 
 std::shared_ptr<const overlay::FragmentOverlays> DatasetState::OverlaysOf(
@@ -282,7 +282,7 @@ void RecountPhysicalRows(DatasetState& state) {
 
 }  // namespace
 
-std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> store, std::shared_ptr<Session> session,
+std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> store, std::shared_ptr<SessionCaches> session,
                                               const std::string& uri,
                                               std::string manifest_path, lance::table::Manifest manifest,
                                               std::optional<lance::table::IndexSection> indices,
@@ -306,7 +306,7 @@ std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> s
   return state;
 }
 
-std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> store, std::shared_ptr<Session> session,
+std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> store, std::shared_ptr<SessionCaches> session,
                                               const std::string& uri, std::optional<uint64_t> version) {
   format::SilenceProtobufLogging();  // library users open datasets here
   std::optional<ManifestLocation> loc = version ? FindManifest(*store, uri, *version) : LatestManifest(*store, uri);
@@ -321,11 +321,14 @@ std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> s
     ThrowNotFound("'{}' is not a Lance dataset: it has no {}/*.manifest", uri, kVersionsDir);
   }
   try {
-    auto manifest = ReadManifest(*store, loc->path);
-    if (manifest.version() != loc->version)
-      ThrowCorrupt("manifest '{}' is named for version {} but records version {}", loc->path, loc->version,
-                   manifest.version());
-    return MakeState(store, session, uri, loc->path, std::move(manifest));
+    const std::string bytes = store->OpenRead(loc->path)->ReadAll();
+    return session->Version(store, loc->path, bytes, [&] {
+      auto manifest = ParseManifestFile(loc->path, bytes);
+      if (manifest.version() != loc->version)
+        ThrowCorrupt("manifest '{}' is named for version {} but records version {}", loc->path, loc->version,
+                     manifest.version());
+      return MakeState(store, session, uri, loc->path, std::move(manifest));
+    });
   } catch (const Error& e) {
     // The newest version listed was removed while it was read (its manifest, index section
     // or dictionaries): a concurrent cleanup does that only once a newer one exists, so

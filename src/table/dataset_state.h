@@ -28,7 +28,7 @@ struct ReadSet;
 struct DatasetState {
   std::shared_ptr<io::ObjectStore> store;
   // Where opened files and decoded overlay columns are kept, for every version.
-  std::shared_ptr<Session> session;
+  std::shared_ptr<SessionCaches> session;
   std::string uri;
   std::string manifest_path;
   lance::table::Manifest manifest;
@@ -180,12 +180,12 @@ inline bool IsLegacyDataFile(const lance::table::DataFile& file) {
 std::optional<format::FileVersion> StorageVersionOf(const lance::table::Manifest& manifest, const std::string& uri);
 
 // Loads a version (latest when `version` is empty); checks feature flags.
-std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> store, std::shared_ptr<Session> session,
+std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> store, std::shared_ptr<SessionCaches> session,
                                               const std::string& uri, std::optional<uint64_t> version);
 // `indices` is the manifest's index section when the caller has it; else it is read from
 // the manifest file. So are a legacy dataset's dictionary values, unless `dictionaries`
 // (a schema of the same dataset, e.g. the version a commit built on) holds them.
-std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> store, std::shared_ptr<Session> session,
+std::shared_ptr<const DatasetState> MakeState(std::shared_ptr<io::ObjectStore> store, std::shared_ptr<SessionCaches> session,
                                               const std::string& uri,
                                               std::string manifest_path, lance::table::Manifest manifest,
                                               std::optional<lance::table::IndexSection> indices = std::nullopt,

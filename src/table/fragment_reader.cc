@@ -311,7 +311,7 @@ ArrayPtr FragmentReader::WholeOverlayColumn(size_t overlay, int32_t field_id) co
     };
     // Checked against this version's coverage on every version: what the session keeps
     // was read for another one.
-    CheckOverlayFile(overlay, *state_.session->caches().OverlayFieldRows(state_.store, state_.DataPath(data_file), [&] {
+    CheckOverlayFile(overlay, *state_.session->OverlayFieldRows(state_.store, state_.DataPath(data_file), [&] {
       return std::make_shared<const SessionCaches::FieldRows>(FieldRowsOf(open()));
     }));
     column = state_.CachedOverlayColumn(data_file, field_id, [&] {

@@ -89,18 +89,21 @@ std::optional<ManifestLocation> FindManifest(const io::ObjectStore& store, const
 }
 
 lance::table::Manifest ReadManifest(const io::ObjectStore& store, const std::string& path) {
-  auto file = store.OpenRead(path);
-  uint64_t size = file->size();
+  return ParseManifestFile(path, store.OpenRead(path)->ReadAll());
+}
+
+lance::table::Manifest ParseManifestFile(const std::string& path, std::string_view file) {
+  const uint64_t size = file.size();
   if (size < kFooterSize + 4)
     ThrowCorrupt("manifest '{}' is {} bytes, too short to hold a manifest and its 16-byte footer", path, size);
-  std::string footer = file->Read(size - kFooterSize, kFooterSize);
-  if (std::memcmp(footer.data() + 12, kMagic, 4) != 0)
+  const char* footer = file.data() + size - kFooterSize;
+  if (std::memcmp(footer + 12, kMagic, 4) != 0)
     ThrowCorrupt("manifest '{}' does not end with the magic \"LANC\"; the file is truncated or not a manifest",
                  path);
-  int64_t position = format::LoadLE<int64_t>(footer.data());
+  int64_t position = format::LoadLE<int64_t>(footer);
   if (position < 0 || uint64_t(position) + 4 > size - kFooterSize)
     ThrowCorrupt("manifest '{}': manifest position {} is outside the file ({} bytes)", path, position, size);
-  std::string body = file->Read(uint64_t(position), size - kFooterSize - uint64_t(position));
+  const std::string_view body = file.substr(uint64_t(position), size - kFooterSize - uint64_t(position));
   uint32_t length = format::LoadLE<uint32_t>(body.data());
   if (length != body.size() - 4)
     ThrowCorrupt("manifest '{}': recorded length {} at offset {} does not match the {} bytes before the footer",

@@ -52,8 +52,11 @@ std::optional<ManifestLocation> LatestManifest(const io::ObjectStore& store, con
 std::optional<ManifestLocation> FindManifest(const io::ObjectStore& store, const std::string& uri,
                                              uint64_t version);
 
-// Decodes a manifest file; Corrupt errors name the path and what was wrong.
+// Decodes a manifest file (read whole, in one read); Corrupt errors name the path and
+// what was wrong.
 lance::table::Manifest ReadManifest(const io::ObjectStore& store, const std::string& path);
+// The same for the file's bytes, read already.
+lance::table::Manifest ParseManifestFile(const std::string& path, std::string_view file);
 // Whether `e`, raised while reading the version whose manifest is `manifest_path` (the
 // manifest or a file it names), means a concurrent cleanup removed that version
 // meanwhile: a missing file, and the manifest gone too.

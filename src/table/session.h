@@ -4,15 +4,20 @@
 // serves every version that names it: a second query, or a query after a commit, opens
 // and decodes none of the files it read before.
 //
-// Manifests and index segments stay with their version (DatasetState): a manifest's name
-// is reused when a dataset is dropped and created again, and an opened index segment
-// checks its row ids against its version's fragments.
+// Dataset versions are kept whole (DatasetState: the manifest decoded, and the index
+// segments, fragment overlay metadata and layers its reads opened), keyed by their
+// manifest's bytes: a manifest's name is reused when a dataset is dropped and created
+// again, and an index segment checks its row ids against its own version's fragments, so
+// a version is the unit that can be shared. Opening a kept version costs the listing and
+// one read of its manifest.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "format/lance_file.h"
 #include "io/object_store.h"
@@ -22,11 +27,22 @@
 
 namespace lancelet {
 
+namespace table {
+struct DatasetState;
+}  // namespace table
+
 class Session::Caches {
  public:
   explicit Caches(const SessionOptions& options)
-      : files_(options.data_files), overlay_columns_(options.overlay_column_bytes),
+      : versions_(options.versions), files_(options.data_files), overlay_columns_(options.overlay_column_bytes),
         overlay_field_rows_(options.overlay_column_bytes / 64) {}
+
+  // The version whose manifest at `manifest_path` of `store` has `manifest_bytes` (the
+  // whole file), made by make() on a miss. Once the Session is gone (Detach), nothing new
+  // is kept: a kept version holds these caches, and would hold them forever.
+  std::shared_ptr<const table::DatasetState> Version(
+      const std::shared_ptr<io::ObjectStore>& store, const std::string& manifest_path, std::string_view manifest_bytes,
+      const std::function<std::shared_ptr<const table::DatasetState>()>& make);
 
   // A data file of `store` (footer and column metadata decoded; a small one held whole),
   // opened by open() on a miss. Keyed by store, path and the size the manifest records
@@ -48,18 +64,21 @@ class Session::Caches {
                                                     const std::string& path,
                                                     const std::function<std::shared_ptr<const FieldRows>()>& build);
 
-  size_t DataFiles() const { return files_.size(); }  // kept now
+  size_t Versions() const { return versions_.size(); }  // kept now
+  size_t DataFiles() const { return files_.size(); }
   size_t OverlayColumns() const { return overlay_columns_.size(); }
 
   // Drops everything kept: for tests that change a file in place between two reads, which
   // a real writer never does.
   void Clear();
+  // The Session is gone: drops the versions kept and keeps no more.
+  void Detach();
 
  private:
   struct Key {
     const io::ObjectStore* store;  // alive while the entry is: see Kept
     std::string path;
-    uint64_t detail;  // a data file's size, an overlay column's field id
+    uint64_t detail;  // a data file's size, an overlay column's field id, a manifest's fingerprint
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
@@ -73,6 +92,8 @@ class Session::Caches {
     std::shared_ptr<io::ObjectStore> store;  // a dead store's address could be reused by another
     Value value;
   };
+  std::atomic<bool> detached_{false};
+  table::LruCache<Key, Kept<std::shared_ptr<const table::DatasetState>>, KeyHash> versions_;  // entries
   // Data files: entries, each its metadata (and a small file whole).
   table::LruCache<Key, Kept<std::shared_ptr<const format::LanceFileReader>>, KeyHash> files_;
   table::LruCache<Key, Kept<ArrayPtr>, KeyHash> overlay_columns_;  // bytes

@@ -169,7 +169,7 @@ TEST_F(CleanupRaceTest, ACleanupWaitsForAWriterBetweenItsCheckAndItsPut) {
     for (int i = 0; i < 50 && !cleaned; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_FALSE(cleaned) << "the cleanup removed versions while a writer was between its check and its put";
   });
-  auto writer = table::MakeDataset(table::LoadState(staged, Session::Default(), uri_, std::nullopt));
+  auto writer = table::MakeDataset(table::LoadState(staged, Session::Default()->caches(), uri_, std::nullopt));
   auto next = writer->Append(std::vector<RecordBatchPtr>{IdNameBatch(100, 5)});
   cleaner.join();
   EXPECT_EQ(next->version(), 4u);
@@ -186,7 +186,7 @@ std::vector<std::string> Leftovers(const std::string& uri) {
   auto store = io::MakeLocalStore();
   std::set<std::string> named;
   for (const auto& loc : table::ListManifests(*store, uri)) {
-    auto state = table::LoadState(store, Session::Default(), uri, loc.version);
+    auto state = table::LoadState(store, Session::Default()->caches(), uri, loc.version);
     const auto& m = state->manifest;
     named.insert("_transactions/" + m.transaction_file());
     for (const auto& f : m.fragments()) {
@@ -242,7 +242,7 @@ TEST(CleanupJournal, AStoppedCleanupLeavesVersionsWholeAndTheNextFinishesIt) {
     fs::copy(source, copy, fs::copy_options::recursive);
     auto failing = std::make_shared<FaultyStore>();
     failing->FailDeletesFrom(k);
-    auto error = ThrownError([&] { table::MakeDataset(table::LoadState(failing, Session::Default(), copy, std::nullopt))->Cleanup(ForcedKeep(2)); });
+    auto error = ThrownError([&] { table::MakeDataset(table::LoadState(failing, Session::Default()->caches(), copy, std::nullopt))->Cleanup(ForcedKeep(2)); });
     stopped += error.has_value();
     for (uint64_t v : Versions(copy)) {
       auto read = ThrownError([&] { Dataset::Open(copy, v)->NewScan().ToBatch(); });

@@ -352,7 +352,7 @@ TEST_P(CompactionTest, AFailedLayerMergeLeavesTheChangeCommittedAndSaysSo) {
   for (int i = 0; i < 10; ++i) ds = ds->Update({{"a", std::to_string(100 + i)}}, "id = " + std::to_string(i));
   auto faulty = std::make_shared<FaultyStore>();
   faulty->FailWritesUnder("/data/", 1);  // the update's overlay file, not the merged one
-  auto through = table::MakeDataset(table::LoadState(faulty, Session::Default(), ds->uri(), std::nullopt));
+  auto through = table::MakeDataset(table::LoadState(faulty, Session::Default()->caches(), ds->uri(), std::nullopt));
   WriteOutcome outcome;
   uint64_t changed = 0;
   auto next = through->Update({{"a", "777"}}, "id = 50", &changed, UpdateMode::kOverlay, nullptr, &outcome);
@@ -378,7 +378,7 @@ TEST_P(CompactionTest, AnOptimizeFailingAfterACommitSaysWhatItCommitted) {
   auto ds = Create()->CreateIndex("a", IndexType::kBTree)->Update({{"a", "a + 100"}}, "id < 5");
   auto faulty = std::make_shared<FaultyStore>();
   faulty->FailWritesUnder("/_indices/");
-  auto through = table::MakeDataset(table::LoadState(faulty, Session::Default(), ds->uri(), std::nullopt));
+  auto through = table::MakeDataset(table::LoadState(faulty, Session::Default()->caches(), ds->uri(), std::nullopt));
   auto error = ThrownError([&] { through->Optimize(); });
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(error->kind(), ErrorKind::kIo);

@@ -862,7 +862,7 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
   // 80 KB tenth layer gives each batch its ranks.
   EXPECT_EQ(counters.values_decoded_whole - decoded_whole, 16u * 200u);
   // Their files are not kept beside the columns: open are the base file and the tenth layer's.
-  EXPECT_EQ(table::StateOf(ds).session->Stats().data_files, 2u);
+  EXPECT_EQ(table::StateOf(ds).session->DataFiles(), 2u);
 
   // The same version again: this second reader lists the layers and merges them into one
   // (listing each distinct cell once), which it and every later read walk.
@@ -1004,13 +1004,13 @@ TEST(OverlayCost, AScanOpensEachOverlayFileOncePerProcess) {
   ASSERT_EQ(overlays.size(), kLayers);
   auto store = std::make_shared<CountingStore>();
   auto scan = [&] {
-    auto state = table::LoadState(store, Session::Default(), ds->uri(), std::nullopt);
+    auto state = table::LoadState(store, Session::Default()->caches(), ds->uri(), std::nullopt);
     return table::MakeDataset(state)->NewScan().Columns({"age"}).ToBatch();
   };
   auto first = scan();
   for (int round = 0; round < 3; ++round) EXPECT_TRUE(scan()->Equals(*first));
   // A commit, then a scan of the new version, which names the same files.
-  table::MakeDataset(table::LoadState(store, Session::Default(), ds->uri(), std::nullopt))->UpdateConfig({{"k", "v"}});
+  table::MakeDataset(table::LoadState(store, Session::Default()->caches(), ds->uri(), std::nullopt))->UpdateConfig({{"k", "v"}});
   EXPECT_TRUE(scan()->Equals(*first));
   for (const auto& o : overlays) {
     const std::string path = ds->uri() + "/data/" + o.data_file().path();

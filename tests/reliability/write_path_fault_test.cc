@@ -104,7 +104,7 @@ TEST(WritePathFaultTest, AFailureAtAnyWriteLeavesTheLastCommittedVersionAndNoFil
 
       auto faulty = std::make_shared<FaultyStore>();
       faulty->FailWritesUnder(uri, allowed);
-      auto through = table::MakeDataset(table::LoadState(faulty, Session::Default(), uri, std::nullopt));
+      auto through = table::MakeDataset(table::LoadState(faulty, Session::Default()->caches(), uri, std::nullopt));
       DatasetPtr next;
       auto error = ThrownError([&] {
         next = op.run(through);

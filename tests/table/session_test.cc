@@ -3,11 +3,13 @@
 // opened with.
 #include <gtest/gtest.h>
 
+#include "io/object_store.h"
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
 #include "lancelet/session.h"
 #include "support/sample_batches.h"
 #include "support/test_env.h"
+#include "table/dataset_state.h"
 
 namespace lancelet::testing {
 namespace {
@@ -88,6 +90,75 @@ TEST(SessionTest, AWriteKeepsToTheSessionItWasGiven) {
   auto ds = Dataset::Write("memory://session_test/written.lance", {IdNameBatch(0, 10)}, options);
   EXPECT_EQ(ScanRows(ds), 10u);
   EXPECT_EQ(session->Stats().data_files, 1u);
+}
+
+TEST(SessionTest, AVersionOpenedAgainIsTheOneKeptWithTheIndexesItOpened) {
+  const std::string uri = TwoFragments("memory://session_test/versions.lance");
+  Dataset::Open(uri)->CreateIndex("id", IndexType::kBTree);
+  auto session = std::make_shared<Session>();
+  auto first = Dataset::Open(uri, std::nullopt, Through(session));
+  EXPECT_EQ(first->NewScan().Filter("id = 7").Open()->Next()->num_rows(), 1);
+  EXPECT_EQ(session->Stats().versions, 1u);
+
+  // Opened again: the same version object, its index segment already open. The open and
+  // the query read one object, the manifest (checked against the one kept).
+  auto [store, path] = io::OpenStore(uri);
+  const uint64_t before = store->stats().read_calls.load();
+  auto second = Dataset::Open(uri, std::nullopt, Through(session));
+  EXPECT_EQ(second->NewScan().Filter("id = 7").Open()->Next()->num_rows(), 1);
+  EXPECT_EQ(store->stats().read_calls.load() - before, 1u);
+  EXPECT_EQ(&table::StateOf(*first), &table::StateOf(*second));
+  EXPECT_EQ(session->Stats().versions, 1u);
+
+  // Another session keeps its own.
+  auto other = Dataset::Open(uri, std::nullopt, Through(std::make_shared<Session>()));
+  EXPECT_NE(&table::StateOf(*first), &table::StateOf(*other));
+}
+
+TEST(SessionTest, ADatasetMadeAgainUnderTheSameNameIsNotTheVersionKept) {
+  const std::string uri = TwoFragments("memory://session_test/made_again.lance");
+  auto session = std::make_shared<Session>();
+  EXPECT_EQ(Dataset::Open(uri, std::nullopt, Through(session))->CountRows(), 100u);
+  // Dropped and written again: version 1 again, under the same manifest name.
+  auto [store, path] = io::OpenStore(uri);
+  store->DeleteTree(path);
+  Dataset::Write(uri, {IdNameBatch(0, 7)});
+  auto again = Dataset::Open(uri, std::nullopt, Through(session));
+  EXPECT_EQ(again->version(), 1u);
+  EXPECT_EQ(again->CountRows(), 7u);
+  EXPECT_EQ(session->Stats().versions, 2u);
+}
+
+TEST(SessionTest, ASessionKeepsNoMoreVersionsThanItsOptionsAllow) {
+  const std::string uri = TwoFragments("memory://session_test/two_versions.lance");
+  Dataset::Open(uri)->Append(std::vector<RecordBatchPtr>{IdNameBatch(100, 10)});
+  auto session = std::make_shared<Session>(SessionOptions{.versions = 1});
+  auto latest = Dataset::Open(uri, std::nullopt, Through(session));
+  EXPECT_EQ(latest->Checkout(1)->CountRows(), 100u);
+  EXPECT_EQ(latest->CountRows(), 110u);
+  EXPECT_EQ(session->Stats().versions, 1u);
+  session->Clear();
+  EXPECT_EQ(session->Stats().versions, 0u);
+}
+
+TEST(SessionTest, DatasetsOutliveTheirSessionAndThenLetItsCachesGo) {
+  const std::string uri = TwoFragments("memory://session_test/outlived.lance");
+  Dataset::Open(uri)->Append(std::vector<RecordBatchPtr>{IdNameBatch(100, 10)});
+  std::weak_ptr<Session::Caches> caches;
+  DatasetPtr kept;
+  {
+    auto session = std::make_shared<Session>();
+    caches = session->caches();
+    kept = Dataset::Open(uri, std::nullopt, Through(session));
+    EXPECT_EQ(ScanRows(kept), 110u);
+  }
+  // The versions the session kept held its caches; its end let them go, so the dataset
+  // alone holds them now, and what it opens again is not kept.
+  EXPECT_FALSE(caches.expired());
+  EXPECT_EQ(ScanRows(kept), 110u);
+  EXPECT_EQ(kept->Checkout(1)->CountRows(), 100u);
+  kept.reset();
+  EXPECT_TRUE(caches.expired());
 }
 
 TEST(StorageOptionsTest, KeysTheReferenceKnowsAreAcceptedInAnyCaseAndOthersAreRefusedByName) {
