@@ -28,6 +28,28 @@ TEST(DistanceKernels, SimdAndPortableAgreeAtEveryLength) {
   }
 }
 
+TEST(DistanceKernels, BatchProductsOfRowsAndTransposedColumns) {
+  // rows x columns_t for every row count around the 6-row tile and two 16-column tiles.
+  const size_t dim = 5, stride = 32;
+  std::vector<float> columns_t(dim * stride);
+  for (size_t i = 0; i < columns_t.size(); ++i) columns_t[i] = float(int(i % 7) - 3);
+  for (size_t n : {1, 5, 6, 7, 13}) {
+    std::vector<float> rows(n * dim);
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = float(int(i % 5) - 2);
+    for (bool simd : {false, true}) {
+      std::vector<float> out(n * stride, -99.f);
+      KernelsFor(simd).products(rows.data(), n, dim, columns_t.data(), stride, out.data());
+      for (size_t r = 0; r < n; ++r) {
+        for (size_t j = 0; j < stride; ++j) {
+          float want = 0;
+          for (size_t d = 0; d < dim; ++d) want += rows[r * dim + d] * columns_t[d * stride + j];
+          ASSERT_EQ(out[r * stride + j], want) << n << " " << r << " " << j << " " << simd;
+        }
+      }
+    }
+  }
+}
+
 TEST(DistanceKernels, MetricsAsTheReferenceDefinesThem) {
   const float q[2] = {1, 0};
   const float v[4] = {3, 4, 0, 2};  // two vectors
