@@ -28,6 +28,13 @@ struct FloatKernels {
   // in order (the AVX2 path fuses each multiply-add), so both paths agree exactly when
   // every partial sum is exact.
   void (*products)(const float* rows, size_t n, size_t dim, const float* columns_t, size_t stride, float* out);
+  // The nearest column of each row, with the products of `products`: ids[r] = the j
+  // minimising score(j) = bias[j] + scale * (row r . column j), the lowest j among equal
+  // scores, and best[r] = that score; ids[r] = UINT32_MAX and best[r] = +inf when no score
+  // is below +inf (NaN never is). `bias` holds stride floats (+inf for padding columns);
+  // scale is -2 or -1, so scale * product is exact and both paths round the score once.
+  void (*nearest)(const float* rows, size_t n, size_t dim, const float* columns_t, size_t stride, const float* bias,
+                  float scale, uint32_t* ids, float* best);
 };
 // The AVX2+FMA kernels when the CPU has both and `allow_simd`, else the portable ones.
 const FloatKernels& KernelsFor(bool allow_simd = true);

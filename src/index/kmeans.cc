@@ -218,7 +218,8 @@ CentroidSet::CentroidSet(const float* centroids, size_t k, size_t dim, Metric me
       metric_(metric),
       kernels_(&KernelsFor(allow_simd)),
       transposed_(dim * stride_, 0.0f),
-      norms_(k, 0.0f) {
+      bias_(stride_, std::numeric_limits<float>::infinity()),
+      scale_(metric == Metric::kDot ? -1.0f : -2.0f) {
   for (size_t c = 0; c < k; ++c) {
     double norm2 = 0;
     for (size_t d = 0; d < dim; ++d) {
@@ -226,38 +227,25 @@ CentroidSet::CentroidSet(const float* centroids, size_t k, size_t dim, Metric me
       transposed_[d * stride_ + c] = v;
       norm2 += double(v) * v;
     }
-    norms_[c] = float(norm2);
+    bias_[c] = metric == Metric::kDot ? 1.0f : float(norm2);
   }
 }
 
 void CentroidSet::Assign(const float* rows, size_t n, uint32_t* ids, float* distances) const {
-  std::vector<float> products(kAssignBlock * stride_);
-  for (size_t start = 0; start < n; start += kAssignBlock) {
-    const size_t count = std::min(kAssignBlock, n - start);
-    const float* block = rows + start * dim_;
-    kernels_->products(block, count, dim_, transposed_.data(), stride_, products.data());
-    for (size_t r = 0; r < count; ++r) {
-      const float* p = products.data() + r * stride_;
-      float best = std::numeric_limits<float>::infinity();
-      uint32_t id = kNoCentroid;
-      for (size_t c = 0; c < k_; ++c) {
-        // L2 ranks by |c|^2 - 2 x.c (|x|^2 is the same for every centroid); dot by 1 - x.c.
-        const float score = metric_ == Metric::kDot ? 1.0f - p[c] : norms_[c] - 2.0f * p[c];
-        if (score < best) {
-          best = score;
-          id = uint32_t(c);
-        }
-      }
-      ids[start + r] = id;
-      if (distances == nullptr) continue;
-      if (id == kNoCentroid) {
-        distances[start + r] = std::numeric_limits<float>::quiet_NaN();
-      } else if (metric_ == Metric::kDot) {
-        distances[start + r] = best;
-      } else {
-        const float x2 = kernels_->dot(block + r * dim_, block + r * dim_, dim_);
-        distances[start + r] = std::max(0.0f, x2 + best);
-      }
+  std::vector<float> scratch;
+  float* best = distances;
+  if (best == nullptr) {
+    scratch.resize(n);
+    best = scratch.data();
+  }
+  kernels_->nearest(rows, n, dim_, transposed_.data(), stride_, bias_.data(), scale_, ids, best);
+  if (distances == nullptr) return;
+  for (size_t r = 0; r < n; ++r) {
+    if (ids[r] == kNoCentroid) {
+      distances[r] = std::numeric_limits<float>::quiet_NaN();
+    } else if (metric_ != Metric::kDot) {
+      const float* x = rows + r * dim_;
+      distances[r] = std::max(0.0f, kernels_->dot(x, x, dim_) + best[r]);
     }
   }
 }

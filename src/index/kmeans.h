@@ -71,7 +71,10 @@ class CentroidSet {
   Metric metric_;
   const FloatKernels* kernels_;
   std::vector<float> transposed_;  // dim x stride_, zero past column k
-  std::vector<float> norms_;       // |c|^2 per centroid (L2)
+  // L2 ranks by |c|^2 - 2 x.c (|x|^2 is the same for every centroid), dot by 1 - x.c: the
+  // bias and scale of FloatKernels::nearest; padding columns have bias +inf.
+  std::vector<float> bias_;
+  float scale_;
 };
 
 // Trains on `n` rows of `dim` floats. Refuses (ThrowInvalid, one line) k = 0, dim = 0,

@@ -2,6 +2,8 @@
 // whose partial sums are exact in float32) at every length, tails included.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "index/distance.h"
@@ -47,6 +49,28 @@ TEST(DistanceKernels, BatchProductsOfRowsAndTransposedColumns) {
         }
       }
     }
+  }
+}
+
+TEST(DistanceKernels, NearestColumnTakesTheLowestOfEqualScores) {
+  // 40 columns of dim 1 (stride 48, the last 8 padding); columns 3, 19 and 35 (three
+  // different lanes and tiles) score lowest, equally; a NaN row has no nearest column.
+  const size_t stride = 48;
+  std::vector<float> columns_t(stride, 0.f), bias(stride, std::numeric_limits<float>::infinity());
+  for (size_t j = 0; j < 40; ++j) bias[j] = 10.f + float(j % 7);
+  for (size_t j : {3, 19, 35}) bias[j] = 1.f;
+  for (size_t j : {3, 19, 35}) columns_t[j] = 2.f;  // score 1 + -2 * (row * 2)
+  const float rows[8] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, NAN};
+  for (bool simd : {false, true}) {
+    uint32_t ids[8];
+    float best[8];
+    KernelsFor(simd).nearest(rows, 8, 1, columns_t.data(), stride, bias.data(), -2.f, ids, best);
+    for (int r = 0; r < 7; ++r) {
+      EXPECT_EQ(ids[r], 3u) << simd;
+      EXPECT_EQ(best[r], -1.f) << simd;
+    }
+    EXPECT_EQ(ids[7], UINT32_MAX) << simd;
+    EXPECT_EQ(best[7], std::numeric_limits<float>::infinity()) << simd;
   }
 }
 
