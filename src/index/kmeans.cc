@@ -292,7 +292,8 @@ KMeansModel TrainKMeans(const float* data, size_t n, size_t dim, const KMeansPar
   model.centroids = params.init == KMeansInit::kPlusPlus ? InitPlusPlus(rows, m, dim, params, rng)
                                                           : InitRandom(rows, m, dim, params.k, rng);
   const Metric assign_metric = params.metric == Metric::kDot ? Metric::kDot : Metric::kL2;
-  if (assign_metric == Metric::kDot) NormalizeCentroids(model.centroids, params.k, dim);
+  const bool unit = params.metric == Metric::kDot && params.unit_dot_centroids;
+  if (unit) NormalizeCentroids(model.centroids, params.k, dim);
   std::vector<uint32_t> ids(m, kNoCentroid);
   std::vector<float> distances(m);
   std::vector<size_t> counts(params.k);
@@ -305,7 +306,7 @@ KMeansModel TrainKMeans(const float* data, size_t n, size_t dim, const KMeansPar
     if (it.changed == 0) break;  // the means of an unchanged assignment are the centroids already
     UpdateCentroids(rows, dim, ids, model.centroids, counts, params.threads);
     SplitEmptyClusters(model.centroids, dim, counts);
-    if (assign_metric == Metric::kDot) NormalizeCentroids(model.centroids, params.k, dim);
+    if (unit) NormalizeCentroids(model.centroids, params.k, dim);
     if (params.tolerance > 0 && std::abs(previous_loss - it.loss) < params.tolerance * it.loss) break;
     previous_loss = it.loss;
   }

@@ -10,9 +10,12 @@
 // becomes that one's, scaled by 1 + eps and 1 - eps in alternate dimensions (eps = 1/1024),
 // the other scaled the opposite way. Metrics: L2 (squared Euclidean); cosine normalises
 // every vector to unit length and runs L2 (the centroids are means of unit vectors, not
-// themselves unit); dot assigns by 1 - the inner product and keeps every non-zero
-// centroid at unit length (init, each update and each split), as the reference's
-// current k-means does. The loss is the sum over the training rows of the distance to
+// themselves unit); dot assigns by 1 - the inner product, each centroid the plain mean
+// of its rows, as the reference (lance 12.0.0) does: measured, its dot-trained IVF
+// centroids are not unit vectors. Upstream's later k-means keeps every non-zero dot
+// centroid at unit length (init, each update, each split), since with plain means the
+// rows of largest norm draw every row and the other clusters empty; unit_dot_centroids
+// asks for that. The loss is the sum over the training rows of the distance to
 // their centroid at the last assignment, which is what the IVF protobuf's `loss` holds.
 //
 // Results depend on the data, the parameters and the seed only: not on the thread count
@@ -40,6 +43,7 @@ struct KMeansParams {
   uint64_t seed = 0;
   size_t threads = 0;  // 0: std::thread::hardware_concurrency()
   bool allow_simd = true;
+  bool unit_dot_centroids = false;  // dot only: see above
 };
 
 struct KMeansModel {

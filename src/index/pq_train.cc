@@ -87,6 +87,7 @@ PqCodebook TrainPq(const float* data, size_t n, size_t dim, const KMeansModel* i
     kp.seed = params.seed + 0x9E3779B97F4A7C15ull * (s + 1);  // a draw of its own per sub-vector
     kp.threads = params.threads;
     kp.allow_simd = params.allow_simd;
+    kp.unit_dot_centroids = params.unit_dot_centroids;
     const std::vector<float> sub = SubVectors(inputs, dim, sub_dim, s);
     const KMeansModel model = TrainKMeans(sub.data(), sub.size() / sub_dim, sub_dim, kp);
     std::copy(model.centroids.begin(), model.centroids.end(), pq.codebook.begin() + s * pq.codes() * sub_dim);

@@ -29,6 +29,7 @@ struct PqParams {
   uint64_t seed = 0;
   size_t threads = 0;
   bool allow_simd = true;
+  bool unit_dot_centroids = false;  // dot only: KMeansParams::unit_dot_centroids for each sub-vector
 };
 
 struct PqCodebook {

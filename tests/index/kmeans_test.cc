@@ -111,12 +111,25 @@ TEST(KMeans, CosineClustersDirections) {
   EXPECT_EQ(ids[2], kNoCentroid);
 }
 
-TEST(KMeans, DotKeepsCentroidsAtUnitLength) {
+TEST(KMeans, DotCentroidsArePlainMeansAsTheReferenceTrainsThem) {
   const std::vector<float> data = {3, 4, 6, 8, -5, 0, -10, 0};
   KMeansParams params;
   params.k = 2;
   params.metric = Metric::kDot;
   params.init = KMeansInit::kPlusPlus;
+  const KMeansModel model = TrainKMeans(data.data(), 4, 2, params);
+  EXPECT_EQ(Centroids(model), (Rows{{-7.5f, 0}, {4.5f, 6}}));
+  // Each row's distance is 1 - its inner product with its centroid's mean.
+  EXPECT_EQ(model.loss, double((1 - 37.5f) + (1 - 75.f) + (1 - 37.5f) + (1 - 75.f)));
+}
+
+TEST(KMeans, DotUnitCentroidsOnRequest) {
+  const std::vector<float> data = {3, 4, 6, 8, -5, 0, -10, 0};
+  KMeansParams params;
+  params.k = 2;
+  params.metric = Metric::kDot;
+  params.init = KMeansInit::kPlusPlus;
+  params.unit_dot_centroids = true;
   const KMeansModel model = TrainKMeans(data.data(), 4, 2, params);
   const Rows c = Centroids(model);
   ASSERT_EQ(c.size(), 2u);
