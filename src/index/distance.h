@@ -14,10 +14,27 @@ namespace lancelet::index {
 
 enum class Metric { kL2, kCosine, kDot, kHamming };
 
-// The sums one query needs against many vectors of `dim` floats each.
+// Columns of a transposed matrix are padded to a multiple of this (see `products`).
+inline constexpr size_t kProductColumns = 16;
+
+// The sums one query needs against many vectors of `dim` floats each, and the inner
+// products of many rows with many columns at once (k-means assignment, PQ encoding).
 struct FloatKernels {
   float (*l2)(const float* a, const float* b, size_t dim);   // sum (a - b)^2
   float (*dot)(const float* a, const float* b, size_t dim);  // sum a * b
+  // out[r * stride + j] = sum over d of rows[r * dim + d] * columns_t[d * stride + j], for
+  // r < n and j < stride: `rows` is n x dim row-major, `columns_t` the other matrix
+  // transposed (dim x stride), stride a multiple of kProductColumns. Each sum runs over d
+  // in order (the AVX2 path fuses each multiply-add), so both paths agree exactly when
+  // every partial sum is exact.
+  void (*products)(const float* rows, size_t n, size_t dim, const float* columns_t, size_t stride, float* out);
+  // The nearest column of each row, with the products of `products`: ids[r] = the j
+  // minimising score(j) = bias[j] + scale * (row r . column j), the lowest j among equal
+  // scores, and best[r] = that score; ids[r] = UINT32_MAX and best[r] = +inf when no score
+  // is below +inf (NaN never is). `bias` holds stride floats (+inf for padding columns);
+  // scale is -2 or -1, so scale * product is exact and both paths round the score once.
+  void (*nearest)(const float* rows, size_t n, size_t dim, const float* columns_t, size_t stride, const float* bias,
+                  float scale, uint32_t* ids, float* best);
 };
 // The AVX2+FMA kernels when the CPU has both and `allow_simd`, else the portable ones.
 const FloatKernels& KernelsFor(bool allow_simd = true);

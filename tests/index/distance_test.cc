@@ -2,6 +2,8 @@
 // whose partial sums are exact in float32) at every length, tails included.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "index/distance.h"
@@ -25,6 +27,50 @@ TEST(DistanceKernels, SimdAndPortableAgreeAtEveryLength) {
     EXPECT_EQ(chosen.l2(a.data(), b.data(), dim), l2) << dim;
     EXPECT_EQ(portable.dot(a.data(), b.data(), dim), dot) << dim;
     EXPECT_EQ(chosen.dot(a.data(), b.data(), dim), dot) << dim;
+  }
+}
+
+TEST(DistanceKernels, BatchProductsOfRowsAndTransposedColumns) {
+  // rows x columns_t for every row count around the 6-row tile and two 16-column tiles.
+  const size_t dim = 5, stride = 32;
+  std::vector<float> columns_t(dim * stride);
+  for (size_t i = 0; i < columns_t.size(); ++i) columns_t[i] = float(int(i % 7) - 3);
+  for (size_t n : {1, 5, 6, 7, 13}) {
+    std::vector<float> rows(n * dim);
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = float(int(i % 5) - 2);
+    for (bool simd : {false, true}) {
+      std::vector<float> out(n * stride, -99.f);
+      KernelsFor(simd).products(rows.data(), n, dim, columns_t.data(), stride, out.data());
+      for (size_t r = 0; r < n; ++r) {
+        for (size_t j = 0; j < stride; ++j) {
+          float want = 0;
+          for (size_t d = 0; d < dim; ++d) want += rows[r * dim + d] * columns_t[d * stride + j];
+          ASSERT_EQ(out[r * stride + j], want) << n << " " << r << " " << j << " " << simd;
+        }
+      }
+    }
+  }
+}
+
+TEST(DistanceKernels, NearestColumnTakesTheLowestOfEqualScores) {
+  // 40 columns of dim 1 (stride 48, the last 8 padding); columns 3, 19 and 35 (three
+  // different lanes and tiles) score lowest, equally; a NaN row has no nearest column.
+  const size_t stride = 48;
+  std::vector<float> columns_t(stride, 0.f), bias(stride, std::numeric_limits<float>::infinity());
+  for (size_t j = 0; j < 40; ++j) bias[j] = 10.f + float(j % 7);
+  for (size_t j : {3, 19, 35}) bias[j] = 1.f;
+  for (size_t j : {3, 19, 35}) columns_t[j] = 2.f;  // score 1 + -2 * (row * 2)
+  const float rows[8] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, NAN};
+  for (bool simd : {false, true}) {
+    uint32_t ids[8];
+    float best[8];
+    KernelsFor(simd).nearest(rows, 8, 1, columns_t.data(), stride, bias.data(), -2.f, ids, best);
+    for (int r = 0; r < 7; ++r) {
+      EXPECT_EQ(ids[r], 3u) << simd;
+      EXPECT_EQ(best[r], -1.f) << simd;
+    }
+    EXPECT_EQ(ids[7], UINT32_MAX) << simd;
+    EXPECT_EQ(best[7], std::numeric_limits<float>::infinity()) << simd;
   }
 }
 

@@ -1,0 +1,77 @@
+// Product quantization for IVF_PQ: codebook training, encoding, and the transposed code
+// layout of one partition.
+//
+// A vector of `dim` floats is cut into m sub-vectors of dim / m; each sub-vector s has
+// its own 2^nbits codes, trained by k-means (kmeans.h) on sub-vector s of the training
+// rows. What is quantized is the PQ input of a row: for L2 and cosine its residual, the
+// row (normalised first for cosine) minus its partition's centroid; for dot the raw row
+// (the reference's PQBuildParams use_residual). The sub-vector k-means runs with L2 for
+// L2 and cosine and with dot for dot, and encoding picks the nearest code by the same.
+// The codebook is laid out as the reference stores it: [m][2^nbits][dim / m] floats.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "index/kmeans.h"
+
+namespace lancelet::index {
+
+struct PqParams {
+  size_t num_sub_vectors = 16;  // m; must divide dim
+  size_t nbits = 8;             // 8, or 4 (one code per byte either way here)
+  Metric metric = Metric::kL2;  // the index's metric: kL2, kCosine or kDot
+  size_t max_iterations = 50;
+  double tolerance = 1e-4;
+  size_t sample_rate = 256;  // at most sample_rate x 2^nbits rows are trained on
+  KMeansInit init = KMeansInit::kRandom;
+  uint64_t seed = 0;
+  size_t threads = 0;
+  bool allow_simd = true;
+  bool unit_dot_centroids = false;  // dot only: KMeansParams::unit_dot_centroids for each sub-vector
+};
+
+struct PqCodebook {
+  size_t dim = 0;
+  size_t num_sub_vectors = 0;
+  size_t nbits = 0;
+  Metric metric = Metric::kL2;  // the index's metric
+  std::vector<float> codebook;  // [num_sub_vectors][2^nbits][sub_dim()]
+  size_t sub_dim() const { return dim / num_sub_vectors; }
+  size_t codes() const { return size_t(1) << nbits; }
+  const float* code(size_t sub_vector, size_t code) const {
+    return codebook.data() + (sub_vector * codes() + code) * sub_dim();
+  }
+};
+
+// Refuses (one line) m = 0, dim not divisible by m, nbits other than 4 or 8, a metric
+// other than L2/cosine/dot, an IVF model of another dimension or metric.
+void CheckPqParams(size_t dim, const PqParams& params);
+
+// Trains the codebook on `n` rows of `ivf.dim` floats. For L2 and cosine `ivf` supplies the
+// partition centroids the residuals are taken from (each sampled row is assigned to its
+// nearest one); for dot it is not used and may be null.
+PqCodebook TrainPq(const float* data, size_t n, size_t dim, const KMeansModel* ivf, const PqParams& params);
+
+// The PQ input of one row in partition `partition`: its residual (L2, cosine: normalised
+// first) or the row itself (dot). `out` holds dim floats. False when a cosine row has no
+// direction (norm 0 or not finite).
+bool PqInput(const PqCodebook& pq, const KMeansModel* ivf, const float* row, uint32_t partition, float* out);
+
+// codes[r * m + s] = the nearest code of sub-vector s of PQ input row r (n rows, row-major).
+void EncodePq(const PqCodebook& pq, const float* inputs, size_t n, uint8_t* codes, size_t threads = 0,
+              bool allow_simd = true);
+
+// Codes of one partition as the reference stores them (`transposed: true`): for n rows,
+// byte s * n + r is row r's code for sub-vector s.
+std::vector<uint8_t> TransposeCodes(const uint8_t* codes, size_t n, size_t num_sub_vectors);
+
+// The n rows of one partition (raw vectors) encoded and transposed.
+std::vector<uint8_t> EncodePartition(const PqCodebook& pq, const KMeansModel* ivf, const float* rows, size_t n,
+                                     uint32_t partition, size_t threads = 0, bool allow_simd = true);
+
+// Sum over the n PQ input rows of the squared L2 distance to their decoded codes.
+double ReconstructionError(const PqCodebook& pq, const float* inputs, const uint8_t* codes, size_t n);
+
+}  // namespace lancelet::index

@@ -1,0 +1,164 @@
+// Product quantization training and encoding (index/pq_train.h): a codebook of known
+// points found exactly in the reference's [sub-vector][code][sub-dimension] layout,
+// residuals for L2 and cosine and raw vectors for dot, the transposed code layout of a
+// partition, determinism, refusals.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include "index/pq_train.h"
+#include "lancelet/error.h"
+
+namespace lancelet::index {
+namespace {
+
+std::string MessageOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+KMeansModel OneCentroid(std::vector<float> centroid, Metric metric = Metric::kL2) {
+  KMeansModel ivf;
+  ivf.k = 1;
+  ivf.dim = centroid.size();
+  ivf.metric = metric;
+  ivf.centroids = std::move(centroid);
+  return ivf;
+}
+
+// 64 rows of dim 4 (two sub-vectors of 2); each sub-vector takes each of the 16 points of
+// a 4 x 4 grid (spacing 10) four times, in a different order per sub-vector; every row
+// is shifted by (1, 1, 1, 1), which the IVF centroid takes away again as the residual.
+std::vector<float> GridRows() {
+  std::vector<float> data;
+  for (size_t r = 0; r < 64; ++r) {
+    const size_t a = r % 16, b = (r * 5 + 3) % 16;
+    data.insert(data.end(), {1 + 10.f * float(a % 4), 1 + 10.f * float(a / 4), 1 + 10.f * float(b % 4),
+                             1 + 10.f * float(b / 4)});
+  }
+  return data;
+}
+
+TEST(PqTrain, FindsACodebookOfKnownPointsExactly) {
+  const std::vector<float> data = GridRows();
+  const KMeansModel ivf = OneCentroid({1, 1, 1, 1});
+  PqParams params;
+  params.num_sub_vectors = 2;
+  params.nbits = 4;
+  params.init = KMeansInit::kPlusPlus;  // never draws a point twice, so each code is a grid point
+  const PqCodebook pq = TrainPq(data.data(), 64, 4, &ivf, params);
+  ASSERT_EQ(pq.codebook.size(), 2u * 16 * 2);
+  std::vector<std::vector<float>> grid;
+  for (int i = 0; i < 16; ++i) grid.push_back({10.f * float(i % 4), 10.f * float(i / 4)});
+  std::sort(grid.begin(), grid.end());
+  for (size_t s = 0; s < 2; ++s) {
+    std::vector<std::vector<float>> codes;
+    for (size_t c = 0; c < 16; ++c) codes.push_back({pq.code(s, c)[0], pq.code(s, c)[1]});
+    // Sub-vector s's 16 codes lie at floats [s * 32, s * 32 + 32) of the codebook.
+    EXPECT_EQ(pq.code(s, 0), pq.codebook.data() + s * 32);
+    std::sort(codes.begin(), codes.end());
+    EXPECT_EQ(codes, grid) << s;
+  }
+  // Every row's residual is decoded exactly.
+  std::vector<float> inputs(64 * 4);
+  for (size_t r = 0; r < 64; ++r) ASSERT_TRUE(PqInput(pq, &ivf, data.data() + r * 4, 0, inputs.data() + r * 4));
+  std::vector<uint8_t> codes(64 * 2);
+  EncodePq(pq, inputs.data(), 64, codes.data());
+  EXPECT_EQ(ReconstructionError(pq, inputs.data(), codes.data(), 64), 0.0);
+  for (size_t r = 0; r < 64; ++r) {
+    EXPECT_EQ(pq.code(0, codes[r * 2])[0], inputs[r * 4]);
+    EXPECT_EQ(pq.code(1, codes[r * 2 + 1])[1], inputs[r * 4 + 3]);
+  }
+}
+
+// A codebook made by hand: dim 2, two sub-vectors of one float, 16 codes each; code c of
+// sub-vector 0 is 10c, of sub-vector 1 it is 10c + 1.
+PqCodebook HandCodebook(Metric metric) {
+  PqCodebook pq;
+  pq.dim = 2;
+  pq.num_sub_vectors = 2;
+  pq.nbits = 4;
+  pq.metric = metric;
+  for (int s = 0; s < 2; ++s)
+    for (int c = 0; c < 16; ++c) pq.codebook.push_back(10.f * float(c) + float(s));
+  return pq;
+}
+
+TEST(PqTrain, EncodesAndTransposesAsTheReferenceStoresCodes) {
+  const PqCodebook pq = HandCodebook(Metric::kL2);
+  const float inputs[6] = {19, 52, 0, 149, 73, 33};
+  uint8_t codes[6];
+  EncodePq(pq, inputs, 3, codes);
+  EXPECT_EQ(std::vector<uint8_t>(codes, codes + 6), (std::vector<uint8_t>{2, 5, 0, 15, 7, 3}));
+  // Byte s * n + r is row r's code for sub-vector s.
+  EXPECT_EQ(TransposeCodes(codes, 3, 2), (std::vector<uint8_t>{2, 0, 7, 5, 15, 3}));
+  // One partition's raw rows: the residual from that partition's centroid is encoded.
+  KMeansModel ivf;
+  ivf.k = 2;
+  ivf.dim = 2;
+  ivf.centroids = {500, 500, 1, 2};
+  const float rows[6] = {20, 54, 1, 151, 74, 35};
+  EXPECT_EQ(EncodePartition(pq, &ivf, rows, 3, 1), (std::vector<uint8_t>{2, 0, 7, 5, 15, 3}));
+}
+
+TEST(PqTrain, DotQuantizesRawVectorsCosineUnitResiduals) {
+  const PqCodebook dot = HandCodebook(Metric::kDot);
+  float out[2];
+  const float row[2] = {3, 4};
+  ASSERT_TRUE(PqInput(dot, nullptr, row, 0, out));
+  EXPECT_EQ(out[0], 3.f);
+  EXPECT_EQ(out[1], 4.f);
+  const PqCodebook cosine = HandCodebook(Metric::kCosine);
+  const KMeansModel ivf = OneCentroid({0.5f, 0.25f}, Metric::kCosine);
+  ASSERT_TRUE(PqInput(cosine, &ivf, row, 0, out));
+  EXPECT_EQ(out[0], float(3 / 5.0) - 0.5f);
+  EXPECT_EQ(out[1], float(4 / 5.0) - 0.25f);
+  const float zero[2] = {0, 0};
+  EXPECT_FALSE(PqInput(cosine, &ivf, zero, 0, out));
+}
+
+TEST(PqTrain, SameSeedSameCodebook) {
+  std::vector<float> data(2000 * 8);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = float((i * 2654435761u) % 1000) / 100.f;
+  PqParams params;
+  params.num_sub_vectors = 4;
+  params.metric = Metric::kDot;
+  params.seed = 3;
+  params.max_iterations = 8;
+  params.threads = 1;
+  const PqCodebook a = TrainPq(data.data(), 2000, 8, nullptr, params);
+  params.threads = 2;
+  const PqCodebook b = TrainPq(data.data(), 2000, 8, nullptr, params);
+  EXPECT_EQ(a.codebook, b.codebook);
+  EXPECT_EQ(a.codebook.size(), 4u * 256 * 2);
+}
+
+TEST(PqTrain, RefusesBadParametersInOneLine) {
+  std::vector<float> data(300 * 10, 1.f);
+  PqParams params;
+  params.num_sub_vectors = 4;
+  params.metric = Metric::kDot;
+  EXPECT_EQ(MessageOf([&] { TrainPq(data.data(), 300, 10, nullptr, params); }),
+            "PQ: dimension 10 is not divisible by num_sub_vectors 4");
+  params.num_sub_vectors = 5;
+  params.nbits = 6;
+  EXPECT_EQ(MessageOf([&] { TrainPq(data.data(), 300, 10, nullptr, params); }), "PQ: nbits must be 4 or 8, got 6");
+  params.nbits = 8;
+  EXPECT_EQ(MessageOf([&] { TrainPq(data.data(), 100, 10, nullptr, params); }),
+            "PQ: 256 codes need at least 256 vectors, got 100");
+  params.metric = Metric::kL2;
+  EXPECT_EQ(MessageOf([&] { TrainPq(data.data(), 300, 10, nullptr, params); }),
+            "PQ: l2 and cosine quantize residuals, so they need the IVF centroids");
+  const KMeansModel ivf = OneCentroid({0, 0});
+  EXPECT_EQ(MessageOf([&] { TrainPq(data.data(), 300, 10, &ivf, params); }),
+            "PQ: the IVF centroids have dimension 2, the vectors 10");
+}
+
+}  // namespace
+}  // namespace lancelet::index
