@@ -85,11 +85,12 @@ class IvfSearchInterop : public ::testing::Test {
     args.insert(args.end(), extra.begin(), extra.end());
     return ParseHits(Lancelet(args));
   }
-  static std::map<int64_t, std::vector<Hit>> Theirs(const std::string& ds, const std::vector<std::string>& extra) {
+  static std::map<int64_t, std::vector<Hit>> Theirs(const std::string& ds, const std::vector<std::string>& extra,
+                                                     const std::string& env = "") {
     std::vector<std::string> args{"search", ds, "--column", "emb", "--queries", tmp_->Join("queries.txt"), "--k",
                                   "10", "--columns", "id"};
     args.insert(args.end(), extra.begin(), extra.end());
-    return ParseHits(Oracle(args));
+    return ParseHits(Oracle(args, env));
   }
 
   static inline TempDir* tmp_ = nullptr;
@@ -216,6 +217,31 @@ TEST_F(IvfSearchInterop, OverlaysDeletionsAndAppendsAfterTheIndex) {
     EXPECT_EQ(appended[0].id, 5000);
     EXPECT_EQ(appended[0].distance, 0.0);
   }
+}
+
+// A lancelet dataset with stable row ids over three fragments, indexed by the reference,
+// then changed by lancelet (a deletion, overlays moving two vectors onto query points):
+// lancelet and the reference (reading the overlays) give the same rows.
+TEST_F(IvfSearchInterop, StableRowIdsOverlaysAndTheReferenceAgree) {
+  REQUIRE_ORACLE();
+  const std::string ds = tmp_->Join("stable.lance");
+  Lancelet({"create", ds, "--from", tmp_->Join("in.arrow"), "--stable-row-ids", "--max-rows-per-file", "1000"});
+  Oracle({"create-index", ds, "emb", "--type", "ivf_flat", "--partitions", "8"});
+  Lancelet({"delete", ds, "--where", "id = 211"});
+  const auto lines = SplitLines(ReadFileToString(tmp_->Join("queries.txt")));
+  Lancelet({"update", ds, "--set", "emb = " + lines[2], "--where", "id = 2999", "--mode", "overlay"});
+  Lancelet({"update", ds, "--set", "emb = " + lines[5], "--where", "id = 1", "--mode", "overlay"});
+  const auto mine = Ours(ds, {"--nprobes", "2"});
+  const auto reference = Theirs(ds, {"--indexed", "--nprobes", "2"}, "LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES=1");
+  ASSERT_EQ(mine.size(), size_t(kQueries));
+  for (const auto& [q, want] : reference) {
+    ASSERT_EQ(mine.at(q).size(), want.size()) << "query " << q;
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(mine.at(q)[i].id, want[i].id) << "query " << q << " rank " << i;
+  }
+  EXPECT_EQ(mine.at(2).at(0).id, 2999);
+  EXPECT_EQ(mine.at(2).at(0).distance, 0.0);
+  EXPECT_EQ(mine.at(5).at(0).id, 1);
+  EXPECT_FALSE(Holds(mine.at(1), 211));
 }
 
 // Answers of Dataset::Search as (id, distance) text, nearest first.
