@@ -220,7 +220,9 @@ void IvfIndex::ReadPqStorage(const format::LanceFileReader& file, const std::str
   };
   const uint64_t nbits = number("nbits"), m = number("num_sub_vectors"), dimension = number("dimension");
   const uint64_t codebook_position = number("codebook_position");
-  if (nbits != 8) ThrowNotSupported("{}: PQ codes of {} bits are not supported (8 are)", path, nbits);
+  if (nbits != 8)
+    ThrowNotSupported("{}: PQ codes of {} bits are not supported (8 are); search exactly instead (--exact)", path,
+                      nbits);
   if (dimension != dim_)
     ThrowCorrupt("{}: the PQ dimension {} differs from the centroids' {} in index.idx", path, dimension, dim_);
   if (m == 0 || dim_ % m != 0)

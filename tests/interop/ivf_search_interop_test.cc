@@ -283,6 +283,17 @@ TEST_F(IvfSearchInterop, QueryKnobs) {
   const std::string cosine = Answer(ds, query);
   query.exact = true;
   EXPECT_EQ(cosine, Answer(ds, query));
+  // 4-bit PQ codes (the reference quantizes their distance tables) are refused, naming
+  // the file; exact search still answers.
+  const std::string four = Indexed("bits4", "2.2", {"--type", "ivf_pq", "--partitions", "4", "--sub-vectors", "8",
+                                                    "--bits", "4"});
+  const auto r = RunLancelet({"search", four, "--column", "emb", "--vector", VectorText(Row(3), kDim)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(SplitLines(r.err).size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("auxiliary.idx: PQ codes of 4 bits are not supported (8 are); search exactly instead"),
+            std::string::npos) << r.err;
+  query.distance = std::nullopt;
+  EXPECT_EQ(Answer(Dataset::Open(four), query), exact);
 }
 
 // Every bit flip in index.idx, and in the metadata tail of auxiliary.idx, and every
