@@ -34,8 +34,12 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
          "A RecordBatchReader over the rows that pass `filter` (SQL syntax), with the given columns.")
       .def("search", [](const PyDataset& d, const std::vector<double>& vector, const std::optional<std::string>& column,
                         int64_t k, const std::optional<std::string>& where, const std::optional<std::string>& distance,
-                        bool postfilter, const std::optional<std::vector<std::string>>& columns) {
+                        bool postfilter, const std::optional<std::vector<std::string>>& columns,
+                        std::optional<int64_t> nprobes, std::optional<int64_t> refine_factor, bool exact) {
         VectorQuery query;
+        query.nprobes = nprobes;
+        query.refine_factor = refine_factor;
+        query.exact = exact;
         query.vector = vector;
         query.column = column.value_or("");
         query.k = k;
@@ -50,10 +54,13 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
         return PyBatch{RecordBatch::Concatenate(reader->schema(), batches)};
       }, py::arg("vector"), py::arg("column") = py::none(), py::arg("k") = 10, py::arg("where") = py::none(),
          py::arg("distance") = py::none(), py::arg("postfilter") = false, py::arg("columns") = py::none(),
-         "The k rows nearest `vector` (exact: every row scored) as one RecordBatch, nearest first: `columns` "
+         py::arg("nprobes") = py::none(), py::arg("refine_factor") = py::none(), py::arg("exact") = false,
+         "The k rows nearest `vector` as one RecordBatch, nearest first: `columns` "
          "(default: all but the vector column) and _distance. column=None picks the only vector column; "
          "distance is l2 (default; hamming for uint8 vectors), cosine, dot (1 - the inner product) or hamming; "
-         "`where` filters first unless postfilter=True.")
+         "`where` filters first unless postfilter=True. Through the column's IVF_FLAT / IVF_PQ index when it "
+         "has one (nprobes partitions probed, default 20; refine_factor re-ranks k * refine_factor candidates "
+         "with their own vectors), unless exact=True.")
       .def("take", [](const PyDataset& d, const std::vector<uint64_t>& indices,
                       const std::optional<std::vector<std::string>>& columns) {
         py::gil_scoped_release release;

@@ -1,6 +1,10 @@
 // Nearest-neighbour search over a vector column (fixed_size_list<float16 | float32 |
-// float64> or, for hamming, fixed_size_list<uint8>): today exact (flat), every live row
-// scored. Metrics as the reference defines them: L2 is the squared Euclidean distance,
+// float64> or, for hamming, fixed_size_list<uint8>): through the column's IVF_FLAT or
+// IVF_PQ index when it has one (float32 vectors, the index's metric) and the query does
+// not ask for `exact`; otherwise exact (flat), every live row scored. An indexed search
+// probes the `nprobes` partitions nearest the query; rows of fragments the index does
+// not cover, and rows whose vectors overlays changed after the index was built, are
+// scored exactly and merged. Metrics as the reference defines them: L2 is the squared Euclidean distance,
 // cosine 1 - cos, dot 1 - the inner product (lance-linalg's dot_distance, which ranks as
 // the negative inner product), hamming the bit count of a ^ b.
 //
@@ -40,6 +44,14 @@ struct VectorQuery {
   // Columns to return, in order; nullopt: every field but the vector column. "_distance"
   // is always appended (or kept at its place when listed).
   std::optional<std::vector<std::string>> columns = std::nullopt;
+  // Score every row even when the column has a vector index.
+  bool exact = false;
+  // Indexed search: how many partitions to probe (nullopt: 20, as the reference's
+  // default minimum; at most the index's partitions), and refine_factor: re-rank the
+  // k * refine_factor nearest by the index with the rows' own vectors (nullopt: no
+  // re-rank; IVF_PQ distances are then the codes' estimates, as the reference returns).
+  std::optional<int64_t> nprobes = std::nullopt;
+  std::optional<int64_t> refine_factor = std::nullopt;
   // Batch size of the returned reader.
   int64_t batch_size = 8192;
 };

@@ -292,3 +292,22 @@ def test_search_returns_the_nearest_rows_and_their_distance(tmp_path):
     assert ds.search([2], column="bits", k=2, columns=["id"]).to_pydict() == {"id": [1, 4], "_distance": [1.0, 1.0]}
     with pytest.raises(ValueError, match="has 3 values but column 'emb'"):
         ds.search([1, 2, 3], column="emb")
+
+
+def test_search_through_the_references_ivf_index(tmp_path, oracle):
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(4, 8)) * 4
+    emb = centres[rng.integers(0, 4, 400)] + rng.normal(size=(400, 8))
+    schema = lancelet.Schema.from_pairs([("id", "int64"), ("emb", "fixed_size_list<float32,8>")])
+    path = tmp_path / "ivf.lance"
+    lancelet.write_dataset({"id": list(range(400)), "emb": emb.tolist()}, path, schema=schema)
+    oracle("create-index", path, "emb", "--type", "ivf_pq", "--partitions", 4, "--sub-vectors", 2)
+    ds = lancelet.dataset(path)
+    query = emb[17] + 0.01
+    exact = ds.search(query, k=5, columns=["id"], exact=True).to_pydict()
+    # All partitions probed and re-ranked with the rows' own vectors: the exact answer.
+    assert ds.search(query, k=5, columns=["id"], nprobes=4, refine_factor=10).to_pydict() == exact
+    # Without refine, distances are the PQ codes' estimates, but the nearest row is found.
+    assert ds.search(query, k=5, columns=["id"], nprobes=1).to_pydict()["id"][0] == 17
+    with pytest.raises(lancelet.InvalidArgumentError, match="nprobes must be at least 1"):
+        ds.search(query, nprobes=0)

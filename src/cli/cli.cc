@@ -808,18 +808,23 @@ void AddSearch(CLI::App& app, Context& context, std::vector<Command>& commands) 
   struct Options {
     std::string dataset, column, vector, queries, distance, where, columns;
     int64_t k = 10;
+    std::optional<int64_t> nprobes, refine;
     bool exact = false, postfilter = false;
     std::optional<uint64_t> version;
     OutputOptions out;
   };
   auto o = std::make_shared<Options>();
-  auto* cmd = AddDatasetCommand(app, "search", "Nearest neighbours of a vector (exact: every row scored)", o->dataset);
+  auto* cmd = AddDatasetCommand(app, "search", "Nearest neighbours of a vector (through the column's IVF index, else exact)", o->dataset);
   cmd->add_option("--column", o->column, "Vector column (default: the only one)");
   auto* vector = cmd->add_option("--vector", o->vector, "Query vector as a JSON array, e.g. \"[0.1, 0.2]\"");
   auto* queries = cmd->add_option("--queries", o->queries, "File of queries, one JSON array per line");
   vector->excludes(queries);
   context.numbers.Whole(cmd, "-k", o->k, int64_t{1}, std::numeric_limits<int64_t>::max(), "Rows per query (default 10)");
-  cmd->add_flag("--exact", o->exact, "Score every row (the only mode until vector indexes exist)");
+  cmd->add_flag("--exact", o->exact, "Score every row, even when the column has a vector index");
+  context.numbers.Whole(cmd, "--nprobes", o->nprobes, int64_t{1}, std::numeric_limits<int64_t>::max(),
+                        "IVF partitions to probe (default 20)");
+  context.numbers.Whole(cmd, "--refine", o->refine, int64_t{1}, std::numeric_limits<int64_t>::max(),
+                        "Re-rank k * N index candidates with their own vectors");
   cmd->add_option("--distance", o->distance, "l2 (default; hamming for uint8 vectors), cosine, dot or hamming");
   cmd->add_option("--where", o->where, "SQL predicate (a prefilter unless --postfilter)");
   cmd->add_flag("--postfilter", o->postfilter, "Apply --where to the k nearest rows (fewer may remain)");
@@ -834,6 +839,9 @@ void AddSearch(CLI::App& app, Context& context, std::vector<Command>& commands) 
                         if (!o->distance.empty()) query.distance = ParseDistanceType(o->distance);
                         query.filter = o->where;
                         query.postfilter = o->postfilter;
+                        query.exact = o->exact;
+                        query.nprobes = o->nprobes;
+                        query.refine_factor = o->refine;
                         if (!o->columns.empty()) query.columns = SplitList(o->columns);
                         auto ds = OpenDataset(o->dataset, o->version);
                         std::unique_ptr<RecordBatchReader> reader;

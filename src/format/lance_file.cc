@@ -305,6 +305,10 @@ struct LanceFileReader::Impl {
   LanceSchema schema;
   uint64_t num_rows = 0;
   std::vector<lance::file::v2::ColumnMetadata> columns;
+  // [start, end) of each global buffer as the offset table says (checked when read); 0 is
+  // the FileDescriptor. Global buffers sit before the column metadata.
+  std::vector<std::pair<uint64_t, uint64_t>> global_buffers;
+  uint64_t column_meta_start = 0;
   // Per top-level field; its columns run to the next field's first (StoredColumns).
   std::vector<uint32_t> first_column;
   std::shared_ptr<const legacy::Layout> legacy;  // set for a legacy file
@@ -343,7 +347,7 @@ struct LanceFileReader::Impl {
   // the format does not require it.)
   void ReadColumnMetadata(const std::function<const char*(uint64_t)>& at, uint64_t column_meta_start,
                           uint64_t cmo_start, uint64_t gbo_start, uint32_t num_global, uint32_t num_columns) {
-    std::vector<std::pair<uint64_t, uint64_t>> global_buffers(num_global);
+    global_buffers.resize(num_global);
     for (uint32_t g = 0; g < num_global; ++g) {
       const uint64_t pos = LoadLE<uint64_t>(at(gbo_start + 16 * g));
       global_buffers[g] = {pos, pos + LoadLE<uint64_t>(at(gbo_start + 16 * g + 8))};
@@ -499,11 +503,25 @@ std::unique_ptr<LanceFileReader> LanceFileReader::OpenImpl(const io::ObjectStore
   }
   m.num_rows = descriptor.length();
 
+  m.column_meta_start = column_meta_start;
   m.ReadColumnMetadata(at, column_meta_start, cmo_start, gbo_start, num_global, num_columns);
 
   m.AssignColumns();
   if (tail_start == 0) m.source->KeepInMemory(std::move(tail));
   return reader;
+}
+
+size_t LanceFileReader::num_global_buffers() const { return impl_->global_buffers.size(); }
+
+std::string LanceFileReader::ReadGlobalBuffer(size_t index) const {
+  if (index >= impl_->global_buffers.size())
+    ThrowCorrupt("{}: global buffer {} is missing (the file has {})", impl_->path, index,
+                 impl_->global_buffers.size());
+  const auto [start, end] = impl_->global_buffers[index];
+  if (end < start || end > impl_->column_meta_start)
+    ThrowCorrupt("{}: global buffer {} at [{}, {}) does not lie before the column metadata, which starts at {}",
+                 impl_->path, index, start, end, impl_->column_meta_start);
+  return impl_->source->Read(start, end - start);
 }
 
 std::unique_ptr<LanceFileReader> LanceFileReader::OpenLegacy(const io::ObjectStore& store, const std::string& path,

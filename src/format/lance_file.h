@@ -106,6 +106,12 @@ class LanceFileReader {
   const std::string& path() const;
   uint64_t file_size() const;  // bytes, as the file was opened
 
+  // Global buffers (2.x files; none in a legacy one): 0 holds the FileDescriptor, later
+  // ones what the writer put there (an index's protobuf messages, say). Each was checked
+  // to lie before the column metadata when the file was opened.
+  size_t num_global_buffers() const;
+  std::string ReadGlobalBuffer(size_t index) const;  // Corrupt naming the file when absent
+
  private:
   LanceFileReader();
   static std::unique_ptr<LanceFileReader> OpenImpl(const io::ObjectStore& store, const std::string& path,

@@ -282,7 +282,7 @@ LanceSchema LanceSchema::FromProto(const google::protobuf::RepeatedPtrField<lanc
     }
     last_packed = pb.logical_type() == "struct" && pb.metadata().count("lance-encoding:packed") ? i : -1;
     if (!index_of_id.emplace(pb.id(), i).second) {
-      ThrowCorrupt("schema: field id {} ('{}') appears twice", pb.id(), pb.name());
+      ThrowCorrupt("schema: field id {} ('{}') appears twice", pb.id(), EscapeForMessage(pb.name()));
     }
     if (pb.parent_id() == -1) {
       roots.push_back(i);
@@ -290,7 +290,7 @@ LanceSchema LanceSchema::FromProto(const google::protobuf::RepeatedPtrField<lanc
       auto parent = index_of_id.find(pb.parent_id());
       if (parent == index_of_id.end()) {
         ThrowCorrupt("schema: field '{}' (id {}) names parent id {}, which does not precede it",
-                     pb.name(), pb.id(), pb.parent_id());
+                     EscapeForMessage(pb.name()), pb.id(), pb.parent_id());
       }
       children[parent->second].push_back(i);
     }
@@ -313,18 +313,18 @@ LanceSchema LanceSchema::FromProto(const google::protobuf::RepeatedPtrField<lanc
       f.type = DataType::Struct(std::move(child_fields));
     } else if (lt == "list" || lt == "list.struct" || lt == "large_list" || lt == "large_list.struct") {
       if (child_fields.size() != 1) {
-        ThrowCorrupt("schema: list field '{}' (id {}) has {} child fields, expected 1", f.name, f.id,
+        ThrowCorrupt("schema: list field '{}' (id {}) has {} child fields, expected 1", EscapeForMessage(f.name), f.id,
                      child_fields.size());
       }
       f.type = lt.starts_with("large") ? DataType::LargeList(child_fields[0]) : DataType::List(child_fields[0]);
     } else if (lt == "map") {
       if (child_fields.size() != 1)
-        ThrowCorrupt("schema: map field '{}' (id {}) has {} child fields, expected 1", f.name, f.id,
+        ThrowCorrupt("schema: map field '{}' (id {}) has {} child fields, expected 1", EscapeForMessage(f.name), f.id,
                      child_fields.size());
       try {
         f.type = DataType::Map(child_fields[0]);
       } catch (const Error& e) {
-        ThrowCorrupt("schema: map field '{}' (id {}): {}", f.name, f.id, e.what());
+        ThrowCorrupt("schema: map field '{}' (id {}): {}", EscapeForMessage(f.name), f.id, e.what());
       }
     } else {
       if (lt.starts_with("dict:")) {
@@ -342,15 +342,20 @@ LanceSchema LanceSchema::FromProto(const google::protobuf::RepeatedPtrField<lanc
           f.dictionary_index = ParseLeafLogicalType(parts[2]);
         }
         if (!f.type || !f.dictionary_index || !f.dictionary_index->is_integer())
-          ThrowCorrupt("schema: field '{}' (id {}) has malformed dictionary type '{}'", f.name, f.id, lt);
+          ThrowCorrupt("schema: field '{}' (id {}) has malformed dictionary type '{}'",
+                       EscapeForMessage(f.name), f.id, EscapeForMessage(lt));
         if (!f.children.empty())
-          ThrowCorrupt("schema: field '{}' (id {}) of type '{}' has child fields", f.name, f.id, lt);
+          ThrowCorrupt("schema: field '{}' (id {}) of type '{}' has child fields",
+                       EscapeForMessage(f.name), f.id, EscapeForMessage(lt));
         return f;
       }
       f.type = ParseLeafLogicalType(lt);
-      if (!f.type) ThrowCorrupt("schema: field '{}' (id {}) has unknown logical type '{}'", f.name, f.id, lt);
+      if (!f.type)
+        ThrowCorrupt("schema: field '{}' (id {}) has unknown logical type '{}'", EscapeForMessage(f.name), f.id,
+                     EscapeForMessage(lt));
       if (!f.children.empty()) {
-        ThrowCorrupt("schema: field '{}' (id {}) of type '{}' has child fields", f.name, f.id, lt);
+        ThrowCorrupt("schema: field '{}' (id {}) of type '{}' has child fields",
+                       EscapeForMessage(f.name), f.id, EscapeForMessage(lt));
       }
     }
     return f;

@@ -83,6 +83,14 @@ std::shared_ptr<const index::ScalarIndex> DatasetState::OpenIndex(const lance::t
   });
 }
 
+std::shared_ptr<const index::IvfIndex> DatasetState::OpenVectorIndex(const lance::table::IndexMetadata& index) const {
+  const std::string dir = IndexDirectory(index);
+  return vector_indexes_.GetOrLoad(dir, [&] {
+    return std::make_pair(std::shared_ptr<const index::IvfIndex>(index::IvfIndex::Open(*store, dir, IndexIdBounds())),
+                          uint64_t{1});
+  });
+}
+
 std::shared_ptr<const DatasetState::StaleCells> DatasetState::CachedStaleCells(
     const std::string& segment_uuid, const std::function<std::shared_ptr<const StaleCells>()>& build) const {
   return stale_cells_.GetOrLoad(segment_uuid, [&] {

@@ -10,6 +10,7 @@
 
 #include "format/lance_file.h"
 #include "format/lance_schema.h"
+#include "index/ivf_index.h"
 #include "index/scalar_index.h"
 #include "io/object_store.h"
 #include "overlay/fragment_overlays.h"
@@ -100,6 +101,9 @@ struct DatasetState {
   // checked against the sizes the manifest records and this version's IdBounds.
   std::shared_ptr<const index::ScalarIndex> OpenIndex(const lance::table::IndexMetadata& index,
                                                       index::IndexKind kind) const;
+  // A vector (IVF) index segment, opened once per dataset version: both files read whole
+  // and checked against this version's IdBounds.
+  std::shared_ptr<const index::IvfIndex> OpenVectorIndex(const lance::table::IndexMetadata& index) const;
   // Under stable row ids: every row's (row id, row address), sorted by row id, made by
   // build() on first use and kept (indexes store row ids; a query maps them back).
   using RowIdAddresses = std::vector<std::pair<uint64_t, uint64_t>>;
@@ -141,6 +145,7 @@ struct DatasetState {
   // metadata and the open file.
   mutable LruCache<std::string, std::shared_ptr<const format::LanceFileReader>> files_{256};
   mutable LruCache<std::string, std::shared_ptr<const index::ScalarIndex>> indexes_{64};
+  mutable LruCache<std::string, std::shared_ptr<const index::IvfIndex>> vector_indexes_{8};
   static constexpr uint64_t kStaleCellsCacheBytes = 64 << 20;
   mutable LruCache<std::string, std::shared_ptr<const StaleCells>> stale_cells_{kStaleCellsCacheBytes};
   mutable std::mutex row_id_addresses_mutex_;

@@ -136,20 +136,7 @@ Rows Evaluate(const index::IndexQuery& q, const std::map<const index::IndexLeaf*
 
 // Under stable row ids an index holds row ids: the same rows by address.
 index::RowAddrMap ToAddresses(const DatasetState& state, const index::RowAddrMap& row_ids) {
-  auto located = state.CachedRowIdAddresses([&] {
-    auto all = std::make_shared<DatasetState::RowIdAddresses>();
-    for (const auto& fragment : state.manifest.fragments()) {
-      FragmentReader reader(state, fragment);
-      std::vector<uint64_t> offsets(reader.physical_rows());
-      for (uint64_t o = 0; o < offsets.size(); ++o) offsets[o] = o;
-      auto ids = reader.RowIds(offsets);
-      const auto& deleted = reader.deletions();
-      for (uint64_t o = 0; o < offsets.size(); ++o)
-        if (!deleted.Contains(uint32_t(o))) all->emplace_back(ids->values<uint64_t>()[o], fragment.id() << 32 | o);
-    }
-    std::sort(all->begin(), all->end());
-    return all;
-  });
+  auto located = RowIdAddresses(state);
   index::RowAddrMap out;
   for (const auto& [fragment, rows] : row_ids.fragments) {
     if (!rows) continue;  // "every row" has no meaning for row ids
@@ -164,6 +151,23 @@ index::RowAddrMap ToAddresses(const DatasetState& state, const index::RowAddrMap
 }
 
 }  // namespace
+
+std::shared_ptr<const DatasetState::RowIdAddresses> RowIdAddresses(const DatasetState& state) {
+  return state.CachedRowIdAddresses([&] {
+    auto all = std::make_shared<DatasetState::RowIdAddresses>();
+    for (const auto& fragment : state.manifest.fragments()) {
+      FragmentReader reader(state, fragment);
+      std::vector<uint64_t> offsets(reader.physical_rows());
+      for (uint64_t o = 0; o < offsets.size(); ++o) offsets[o] = o;
+      auto ids = reader.RowIds(offsets);
+      const auto& deleted = reader.deletions();
+      for (uint64_t o = 0; o < offsets.size(); ++o)
+        if (!deleted.Contains(uint32_t(o))) all->emplace_back(ids->values<uint64_t>()[o], fragment.id() << 32 | o);
+    }
+    std::sort(all->begin(), all->end());
+    return all;
+  });
+}
 
 std::optional<IndexedRows> PlanIndexedRows(const DatasetState& state, const Expr& filter, bool count_stale_matches) {
   if (state.indices.indices_size() == 0) return std::nullopt;

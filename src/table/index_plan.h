@@ -55,4 +55,8 @@ struct IndexedRows {
 std::optional<IndexedRows> PlanIndexedRows(const DatasetState& state, const Expr& filter,
                                            bool count_stale_matches = false);
 
+// Under stable row ids: every live row's (row id, row address), sorted by row id, made
+// once per version (indexes store row ids; queries map them back to addresses).
+std::shared_ptr<const DatasetState::RowIdAddresses> RowIdAddresses(const DatasetState& state);
+
 }  // namespace lancelet::table

@@ -16,6 +16,7 @@
 #include "lancelet/error.h"
 #include "lancelet/float16.h"
 #include "table/dataset_state.h"
+#include "table/knn.h"
 
 namespace lancelet {
 
@@ -41,61 +42,16 @@ DistanceType ParseDistanceType(const std::string& text) {
 
 namespace {
 
+using table::Candidate;
+using table::PreparedQuery;
+using table::TopK;
+
 bool IsVectorType(const DataType& type) {
   if (type.id() != TypeId::kFixedSizeList) return false;
   const TypeId element = type.child(0)->type->id();
   return element == TypeId::kFloat16 || element == TypeId::kFloat32 || element == TypeId::kFloat64 ||
          element == TypeId::kUInt8;
 }
-
-struct Candidate {
-  float distance;
-  uint64_t address;
-  bool operator<(const Candidate& other) const {
-    return distance != other.distance ? distance < other.distance : address < other.address;
-  }
-};
-
-// The k smallest candidates offered (by distance, then address): a max-heap of at most k.
-class TopK {
- public:
-  explicit TopK(size_t k) : k_(k) { heap_.reserve(k); }
-  void Offer(float distance, uint64_t address) {
-    const Candidate c{distance, address};
-    if (heap_.size() < k_) {
-      heap_.push_back(c);
-      std::push_heap(heap_.begin(), heap_.end());
-    } else if (c < heap_.front()) {
-      std::pop_heap(heap_.begin(), heap_.end());
-      heap_.back() = c;
-      std::push_heap(heap_.begin(), heap_.end());
-    }
-  }
-  void Merge(const TopK& other) {
-    for (const auto& c : other.heap_) Offer(c.distance, c.address);
-  }
-  std::vector<Candidate> Sorted() const {
-    std::vector<Candidate> out = heap_;
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
- private:
-  size_t k_;
-  std::vector<Candidate> heap_;
-};
-
-// A query checked against its column, in the form the kernels take.
-struct PreparedQuery {
-  std::string column;
-  index::Metric metric = index::Metric::kL2;
-  TypeId element = TypeId::kFloat32;
-  size_t dim = 0;
-  std::vector<float> as_float;
-  std::vector<double> as_double;
-  std::vector<uint8_t> as_bytes;
-  double norm2 = 0;  // squared norm, for cosine
-};
 
 index::Metric MetricOf(DistanceType type) {
   switch (type) {
@@ -140,6 +96,7 @@ PreparedQuery Prepare(const Schema& schema, const VectorQuery& query) {
                  DistanceTypeName(distance), p.column, type_text);
   if (!bytes && distance == DistanceType::kHamming)
     ThrowInvalid("distance hamming needs a column of uint8 vectors; column '{}' is {}", p.column, type_text);
+  p.asked = query.distance;
   p.metric = MetricOf(distance);
   CheckQueryValues(query, p, type_text);
   for (double v : query.vector) {
@@ -208,12 +165,22 @@ void ScoreReader(const PreparedQuery& q, RecordBatchReader& reader, TopK& top) {
   }
 }
 
-// The k nearest live rows the prefilter keeps, nearest first: the fragments dealt
-// round-robin to up to ReadAheadThreads() threads, each scanning its share into its own
-// top-k, merged at the end.
-std::vector<Candidate> ExactTopK(const Dataset& dataset, const PreparedQuery& q, ExprPtr prefilter, size_t k) {
+}  // namespace
+
+namespace table {
+
+PreparedQuery WithMetric(PreparedQuery q, index::Metric metric) {
+  q.metric = metric;
+  return q;
+}
+
+// The fragments are dealt round-robin to up to ReadAheadThreads() threads, each scanning
+// its share into its own top-k, merged at the end.
+std::vector<Candidate> ExactTopK(const Dataset& dataset, const PreparedQuery& q, ExprPtr prefilter, size_t k,
+                                 const std::optional<std::set<uint64_t>>& fragments) {
   std::vector<uint64_t> fragment_ids;
-  for (const auto& f : table::StateOf(dataset).manifest.fragments()) fragment_ids.push_back(f.id());
+  for (const auto& f : table::StateOf(dataset).manifest.fragments())
+    if (!fragments || fragments->count(f.id())) fragment_ids.push_back(f.id());
   const size_t threads = std::min(fragment_ids.size(), size_t(std::max(1, ReadAheadThreads())));
   auto spec_for = [&](size_t part) {
     ScanSpec spec;
@@ -250,7 +217,18 @@ std::vector<Candidate> ExactTopK(const Dataset& dataset, const PreparedQuery& q,
   return top.Sorted();
 }
 
-}  // namespace
+void ScoreRowsExactly(const Dataset& dataset, const PreparedQuery& q, ExprPtr prefilter,
+                      std::shared_ptr<const std::map<uint64_t, std::vector<uint64_t>>> rows, TopK& top) {
+  if (rows->empty()) return;
+  ScanSpec spec;
+  spec.columns = std::vector<std::string>{q.column, "_rowaddr"};
+  spec.filter = std::move(prefilter);
+  spec.rows = std::move(rows);
+  auto reader = dataset.Scan(spec);
+  ScoreReader(q, *reader, top);
+}
+
+}  // namespace table
 
 std::string DefaultVectorColumn(const Schema& schema) {
   std::vector<std::string> names;
@@ -266,7 +244,11 @@ std::unique_ptr<RecordBatchReader> Dataset::Search(const VectorQuery& query) con
   const PreparedQuery q = Prepare(*table_schema, query);
   ExprPtr filter = query.filter_expr;
   if (!filter && !query.filter.empty()) filter = ParseExpression(query.filter);
-  const std::vector<Candidate> nearest = ExactTopK(*this, q, query.postfilter ? nullptr : filter, size_t(query.k));
+  const ExprPtr prefilter = query.postfilter ? nullptr : filter;
+  std::optional<std::vector<Candidate>> indexed;
+  if (!query.exact) indexed = table::IndexedTopK(*this, q, query, prefilter);
+  const std::vector<Candidate> nearest =
+      indexed ? std::move(*indexed) : table::ExactTopK(*this, q, prefilter, size_t(query.k));
   auto rows = std::make_shared<std::vector<ScanSpec::ScoredRow>>();
   rows->reserve(nearest.size());
   for (const auto& c : nearest) rows->push_back({c.address >> 32, c.address & 0xffffffffu, c.distance});

@@ -1650,16 +1650,32 @@ async function openTable(dir) {
   return conn.openTable(name);
 }
 
-// create-index <dir> <column> [--type btree|bitmap] [--name N]: the reference builds a
-// scalar index on the column.
+// create-index <dir> <column> [--type btree|bitmap|ivf_flat|ivf_pq] [--name N]: the
+// reference builds an index on the column. Vector types take [--partitions P]
+// [--sub-vectors M] [--bits B] (ivf_pq) [--distance l2|cosine|dot] [--max-iters N].
 async function cmdCreateIndex(argv) {
-  const { pos, opts } = parseArgs(argv, { type: "string", name: "string" });
-  need(pos, 2, "create-index <dataset_dir> <column> [--type btree|bitmap] [--name N]");
+  const { pos, opts } = parseArgs(argv, {
+    type: "string", name: "string", partitions: "string", "sub-vectors": "string", bits: "string",
+    distance: "string", "max-iters": "string",
+  });
+  need(pos, 2, "create-index <dataset_dir> <column> [--type btree|bitmap|ivf_flat|ivf_pq] [--name N] [--partitions P] [--sub-vectors M] [--bits B] [--distance l2|cosine|dot] [--max-iters N]");
   const ldb = await lancedb();
   const type = opts.type ?? "btree";
-  if (type !== "btree" && type !== "bitmap") throw new UsageError(`create-index: unknown type '${type}'`);
+  const vector = {};
+  if (opts.partitions !== undefined) vector.numPartitions = parseInt(opts.partitions, 10);
+  if (opts.distance !== undefined) vector.distanceType = opts.distance;
+  if (opts["max-iters"] !== undefined) vector.maxIterations = parseInt(opts["max-iters"], 10);
+  let config;
+  if (type === "btree") config = ldb.Index.btree();
+  else if (type === "bitmap") config = ldb.Index.bitmap();
+  else if (type === "ivf_flat") config = ldb.Index.ivfFlat(vector);
+  else if (type === "ivf_pq") {
+    if (opts["sub-vectors"] !== undefined) vector.numSubVectors = parseInt(opts["sub-vectors"], 10);
+    if (opts.bits !== undefined) vector.numBits = parseInt(opts.bits, 10);
+    config = ldb.Index.ivfPq(vector);
+  } else throw new UsageError(`create-index: unknown type '${type}'`);
   const t = await openTable(pos[0]);
-  const options = { config: type === "bitmap" ? ldb.Index.bitmap() : ldb.Index.btree() };
+  const options = { config };
   if (opts.name !== undefined) options.name = opts.name;
   await t.createIndex(pos[1], options);
 }
@@ -1744,25 +1760,38 @@ async function cmdCount(argv) {
   writeLines([String(await t.countRows(opts.where ?? null))]);
 }
 
-// The reference's exact k nearest rows (table.query().nearestTo(v) with the vector index
-// bypassed), as JSON Lines in its order, `_distance` included.
+// The reference's k nearest rows (table.query().nearestTo(v)), as JSON Lines in its
+// order, `_distance` included. Exact (the vector index bypassed) unless --indexed, which
+// lets the reference use its vector index with --nprobes N (minimum and maximum) and
+// --refine F.
 async function cmdSearch(argv) {
   const { pos, opts } = parseArgs(argv, {
-    column: "string", vector: "string", distance: "string", k: "string", where: "string", postfilter: "bool",
-    columns: "string",
+    column: "string", vector: "string", queries: "string", distance: "string", k: "string", where: "string",
+    postfilter: "bool", columns: "string", indexed: "bool", nprobes: "string", refine: "string",
   });
-  need(pos, 1, "search <dataset_dir> --vector '[..]' [--column c] [--distance l2|cosine|dot] [--k K] [--where pred] [--postfilter] [--columns a,b]");
+  need(pos, 1, "search <dataset_dir> (--vector '[..]' | --queries FILE) [--column c] [--distance l2|cosine|dot] [--k K] [--where pred] [--postfilter] [--columns a,b] [--indexed [--nprobes N] [--refine F]]");
   const t = await openNative(pos[0]);
-  const vq = t.query().nearestTo(Float32Array.from(JSON.parse(opts.vector)));
-  if (opts.column !== undefined) vq.column(opts.column);
-  if (opts.distance !== undefined) vq.distanceType(opts.distance);
-  vq.limit(parseInt(opts.k ?? "10", 10));
-  vq.bypassVectorIndex();
-  if (opts.where !== undefined) vq.onlyIf(opts.where);
-  if (opts.postfilter) vq.postfilter();
-  if (opts.columns !== undefined) vq.selectColumns(opts.columns.split(",").filter((c) => c.length));
+  // --queries: one JSON array per line; each output row then starts with `_query`.
+  const vectors = opts.queries !== undefined
+    ? fs.readFileSync(opts.queries, "utf8").split("\n").filter((l) => l.trim().length).map((l) => JSON.parse(l))
+    : [JSON.parse(opts.vector)];
   const lines = [];
-  for (const { schema, columns } of await readAllBatches(vq)) lines.push(...renderRows(schema.fields, columns));
+  for (let qi = 0; qi < vectors.length; qi++) {
+    const vq = t.query().nearestTo(Float32Array.from(vectors[qi]));
+    if (opts.column !== undefined) vq.column(opts.column);
+    if (opts.distance !== undefined) vq.distanceType(opts.distance);
+    vq.limit(parseInt(opts.k ?? "10", 10));
+    if (!opts.indexed) vq.bypassVectorIndex();
+    if (opts.nprobes !== undefined) vq.nprobes(parseInt(opts.nprobes, 10));
+    if (opts.refine !== undefined) vq.refineFactor(parseInt(opts.refine, 10));
+    if (opts.where !== undefined) vq.onlyIf(opts.where);
+    if (opts.postfilter) vq.postfilter();
+    if (opts.columns !== undefined) vq.selectColumns(opts.columns.split(",").filter((c) => c.length));
+    for (const { schema, columns } of await readAllBatches(vq)) {
+      for (const line of renderRows(schema.fields, columns))
+        lines.push(opts.queries !== undefined ? `{"_query":${qi},${line.slice(1)}` : line);
+    }
+  }
   writeLines(lines);
 }
 

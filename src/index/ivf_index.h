@@ -1,0 +1,103 @@
+// IVF vector index segments (IVF_FLAT, IVF_PQ) in the reference's layout, read whole and
+// searched: `_indices/<uuid>/index.idx` holds the partition centroids (an IVF message in
+// the global buffer its `lance:ivf` metadata names, centroids_tensor [P][dim]) and the
+// index type and metric (`lance:index`); `auxiliary.idx` holds every indexed row grouped
+// by partition (an IVF message with the partitions' offsets and lengths), its `_rowid`
+// and either its vector (`flat`, normalised for cosine) or its PQ code (`__pq_code`,
+// transposed within each partition: byte s*n + r is row r's code for sub-vector s), and
+// for PQ the codebook tensor [m][256][dim/m] in the global buffer `storage_metadata`'s
+// codebook_position names.
+//
+// Every structural fact the search relies on is checked when the files are opened
+// (shapes, offsets against lengths and row counts, metric and dimension agreeing between
+// the two files, row ids unique and possible in the dataset version); any mismatch is one
+// Corrupt error naming the file. Vector values and PQ codes carry no redundancy (Lance
+// files have no checksums), so a flipped bit inside one changes a distance, not a row.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "index/distance.h"
+#include "index/id_bounds.h"
+#include "io/object_store.h"
+#include "lancelet/array.h"
+
+namespace lancelet::format {
+class LanceFileReader;
+}
+
+namespace lancelet::index {
+
+// Whether an IndexMetadata.index_details type URL names a vector index: any URL ending
+// in "VectorIndexDetails" (compared case-insensitively), as the reference matches them
+// (newer writers use /lance.index.pb.VectorIndexDetails, older /lance.table.…).
+bool IsVectorIndexTypeUrl(const std::string& type_url);
+
+enum class IvfKind { kFlat, kPq };
+const char* IvfKindName(IvfKind kind);  // "IVF_FLAT", "IVF_PQ"
+
+// One query prepared against one index: the query as the index scores it (normalised
+// for cosine), its squared norm, and for PQ the distance tables built per partition.
+struct IvfQuery {
+  std::vector<float> vector;
+  double norm2 = 0;
+};
+
+class IvfIndex {
+ public:
+  // Opens `dir`/index.idx and `dir`/auxiliary.idx. `bounds` says what a row id may be in
+  // the dataset version the index is read with.
+  static std::unique_ptr<IvfIndex> Open(const io::ObjectStore& store, const std::string& dir,
+                                        const IdBounds& bounds);
+
+  IvfKind kind() const { return kind_; }
+  Metric metric() const { return metric_; }
+  size_t dim() const { return dim_; }
+  size_t num_partitions() const { return lengths_.size(); }
+  uint64_t num_rows() const { return row_ids_.size(); }
+  const float* centroid(size_t p) const { return centroids_.data() + p * dim_; }
+  uint64_t partition_offset(size_t p) const { return offsets_[p]; }
+  uint64_t partition_length(size_t p) const { return lengths_[p]; }
+  std::span<const uint64_t> row_ids() const { return row_ids_; }
+  const float* flat_vectors() const { return flat_; }  // IVF_FLAT: [num_rows][dim]
+  size_t num_sub_vectors() const { return sub_vectors_; }  // IVF_PQ
+  const uint8_t* pq_codes() const { return codes_; }  // partition p's [m][length] at offset * m
+  const float* codebook() const { return codebook_.data(); }  // [m][256][dim / m]
+
+  // `query` (dim() values) as the index scores it: normalised for cosine (InvalidArgument
+  // for a zero vector, whose cosine is undefined).
+  IvfQuery Prepare(std::span<const float> query) const;
+  // The `nprobes` partitions whose centroids are nearest the query (all when fewer),
+  // nearest first, ties by partition number.
+  std::vector<uint32_t> NearestPartitions(const IvfQuery& query, size_t nprobes) const;
+  // Partition p's rows scored against the query: out[i] is the distance of row
+  // partition_offset(p) + i (exact for IVF_FLAT, the PQ estimate for IVF_PQ).
+  void ScorePartition(const IvfQuery& query, size_t p, std::vector<float>& out) const;
+
+ private:
+  IvfIndex() = default;
+  void ReadCentroids(const io::ObjectStore& store, const std::string& path);
+  void ReadStorage(const io::ObjectStore& store, const std::string& path, const IdBounds& bounds);
+  void ReadPqStorage(const format::LanceFileReader& file, const std::string& storage_text, uint64_t rows);
+  void PqTable(const IvfQuery& query, size_t p, std::vector<float>& table) const;
+
+  IvfKind kind_ = IvfKind::kFlat;
+  Metric metric_ = Metric::kL2;
+  size_t dim_ = 0;
+  std::vector<float> centroids_;  // [P][dim]
+  std::vector<uint64_t> offsets_;
+  std::vector<uint32_t> lengths_;
+  std::vector<uint64_t> row_ids_;
+  ArrayPtr vectors_;              // the column `flat` or `__pq_code`, holding the bytes below
+  const float* flat_ = nullptr;
+  const uint8_t* codes_ = nullptr;
+  std::vector<uint8_t> transposed_;  // codes transposed here when the file kept them row-major
+  size_t sub_vectors_ = 0;
+  std::vector<float> codebook_;
+};
+
+}  // namespace lancelet::index
