@@ -7,6 +7,7 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -27,25 +28,30 @@ const char* const kMetrics[] = {"l2", "cosine", "dot"};
 
 class IvfIndexReaderTest : public ::testing::Test {
  protected:
+  // Under ctest each test runs in its own process: each builds only the indexes it reads.
   static void SetUpTestSuite() {
     if (!OracleAvailable()) return;
     tmp_ = new TempDir(TempDir::Use::kLocalScratch);
     data_ = new std::vector<float>(ClusteredVectors(kRows, kDim, 8, 11));
+    built_ = new std::set<std::string>();
     WriteVectorsIpc(tmp_->Join("in.arrow"), *data_, kDim);
-    for (const char* version : kVersions) {
-      const std::string ds = tmp_->Join(fmt::format("v{}.lance", version));
-      Oracle({"create", ds, "--data", tmp_->Join("in.arrow"), "--file-version", version});
-      for (const char* metric : kMetrics) {
-        Oracle({"create-index", ds, "emb", "--type", "ivf_flat", "--partitions", "4", "--distance", metric, "--name",
-                fmt::format("flat_{}", metric)});
-        Oracle({"create-index", ds, "emb", "--type", "ivf_pq", "--partitions", "4", "--sub-vectors", "4",
-                "--distance", metric, "--name", fmt::format("pq_{}", metric)});
-      }
-    }
+    for (const char* version : kVersions)
+      Oracle({"create", Dataset(version), "--data", tmp_->Join("in.arrow"), "--file-version", version});
+  }
+  static std::string Dataset(const std::string& version) { return tmp_->Join(fmt::format("v{}.lance", version)); }
+  // The reference builds index `type`_`metric` ("flat_l2", "pq_dot", ...) on the dataset
+  // of `version`.
+  static void Build(const std::string& version, const std::string& type, const std::string& metric) {
+    if (!built_->insert(version + type + metric).second) return;
+    std::vector<std::string> args{"create-index", Dataset(version), "emb", "--type", "ivf_" + type, "--partitions",
+                                  "4", "--distance", metric, "--name", type + "_" + metric};
+    if (type == "pq") args.insert(args.end(), {"--sub-vectors", "4"});
+    Oracle(args);
   }
   static void TearDownTestSuite() {
     delete tmp_;
     delete data_;
+    delete built_;
   }
 
   static std::shared_ptr<const index::IvfIndex> Open(const DatasetPtr& ds, const std::string& name) {
@@ -81,6 +87,7 @@ class IvfIndexReaderTest : public ::testing::Test {
 
   static inline TempDir* tmp_ = nullptr;
   static inline std::vector<float>* data_ = nullptr;
+  static inline std::set<std::string>* built_ = nullptr;
 };
 
 std::vector<float> AsIndexed(const float* v, const std::string& metric) {
@@ -95,10 +102,10 @@ std::vector<float> AsIndexed(const float* v, const std::string& metric) {
 TEST_F(IvfIndexReaderTest, IvfFlatHoldsEachRowsVector) {
   REQUIRE_ORACLE();
   for (const char* version : kVersions) {
-    auto ds = Dataset::Open(tmp_->Join(fmt::format("v{}.lance", version)));
     for (const std::string metric : kMetrics) {
       SCOPED_TRACE(fmt::format("{} {}", version, metric));
-      auto ivf = Open(ds, "flat_" + metric);
+      Build(version, "flat", metric);
+      auto ivf = Open(lancelet::Dataset::Open(Dataset(version)), "flat_" + metric);
       ASSERT_TRUE(ivf);
       EXPECT_EQ(ivf->kind(), index::IvfKind::kFlat);
       EXPECT_EQ(ivf->metric(), metric == "l2" ? index::Metric::kL2 : metric == "cosine" ? index::Metric::kCosine
@@ -143,10 +150,10 @@ std::pair<double, double> PqErrors(const index::IvfIndex& ivf, const std::vector
 TEST_F(IvfIndexReaderTest, IvfPqCodesRebuildTheVectors) {
   REQUIRE_ORACLE();
   for (const char* version : kVersions) {
-    auto ds = Dataset::Open(tmp_->Join(fmt::format("v{}.lance", version)));
     for (const std::string metric : kMetrics) {
       SCOPED_TRACE(fmt::format("{} {}", version, metric));
-      auto ivf = Open(ds, "pq_" + metric);
+      Build(version, "pq", metric);
+      auto ivf = Open(lancelet::Dataset::Open(Dataset(version)), "pq_" + metric);
       ASSERT_TRUE(ivf);
       EXPECT_EQ(ivf->kind(), index::IvfKind::kPq);
       EXPECT_EQ(ivf->num_sub_vectors(), size_t(kSubVectors));
@@ -159,8 +166,8 @@ TEST_F(IvfIndexReaderTest, IvfPqCodesRebuildTheVectors) {
 
 TEST_F(IvfIndexReaderTest, NearestPartitionsAreOrderedByCentroidDistance) {
   REQUIRE_ORACLE();
-  auto ds = Dataset::Open(tmp_->Join("v2.2.lance"));
-  auto ivf = Open(ds, "flat_l2");
+  Build("2.2", "flat", "l2");
+  auto ivf = Open(lancelet::Dataset::Open(Dataset("2.2")), "flat_l2");
   ASSERT_TRUE(ivf);
   const index::IvfQuery q = ivf->Prepare(std::span<const float>(Row(7), kDim));
   const auto all = ivf->NearestPartitions(q, 100);
