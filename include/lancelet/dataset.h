@@ -407,11 +407,17 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   RecordBatchPtr TakeRowAddresses(std::span<const uint64_t> addresses,
                                   const std::vector<std::string>& columns = {}) const;
   // The k rows nearest the query vector (lancelet/vector_search.h), nearest first, ties
-  // by row address, with their distance in "_distance" (float32). Exact: every live row
-  // the prefilter keeps is scored, on ReadAheadThreads() threads. InvalidArgument for a
-  // column that is not a vector column, a query of another dimension or holding NaN or
-  // infinity, k < 1, and a metric the column's element type does not take.
+  // by row address, with their distance in "_distance" (float32): through the column's
+  // vector index when it can answer, else exactly (every live row the prefilter keeps
+  // scored, on ReadAheadThreads() threads). InvalidArgument for a column that is not a
+  // vector column, a query of another dimension or holding NaN or infinity, k < 1, and a
+  // metric the column's element type does not take.
   std::unique_ptr<RecordBatchReader> Search(const VectorQuery& query) const;
+  // How Search answers `query`, found by running it: the index, nprobes and partitions,
+  // how many rows the probed partitions held and how many candidates remained, the rows
+  // re-ranked, the stale rows re-scored exactly and the fragments searched flat; or why
+  // every row was scored.
+  std::string ExplainSearch(const VectorQuery& query) const;
 
 
  private:

@@ -809,7 +809,7 @@ void AddSearch(CLI::App& app, Context& context, std::vector<Command>& commands) 
     std::string dataset, column, vector, queries, distance, where, columns;
     int64_t k = 10;
     std::optional<int64_t> nprobes, refine;
-    bool exact = false, postfilter = false;
+    bool exact = false, postfilter = false, explain = false;
     std::optional<uint64_t> version;
     OutputOptions out;
   };
@@ -829,10 +829,14 @@ void AddSearch(CLI::App& app, Context& context, std::vector<Command>& commands) 
   cmd->add_option("--where", o->where, "SQL predicate (a prefilter unless --postfilter)");
   cmd->add_flag("--postfilter", o->postfilter, "Apply --where to the k nearest rows (fewer may remain)");
   cmd->add_option("--columns", o->columns, "Comma-separated columns (default: all but the vector column)");
+  cmd->add_flag("--explain", o->explain,
+                "Print how the search is answered (index, nprobes, candidates, stale rows re-scored, fragments "
+                "searched flat) instead of its rows");
   AddVersionOption(cmd, context, o->version);
   AddFormatOption(cmd, o->out);
   commands.push_back({cmd, [o] {
                         if (o->vector.empty() == o->queries.empty()) ThrowInvalid("search: give --vector or --queries");
+                        if (o->explain && o->vector.empty()) ThrowInvalid("search: --explain takes --vector, not --queries");
                         VectorQuery query;
                         query.column = o->column;
                         query.k = o->k;
@@ -847,6 +851,10 @@ void AddSearch(CLI::App& app, Context& context, std::vector<Command>& commands) 
                         std::unique_ptr<RecordBatchReader> reader;
                         if (!o->vector.empty()) {
                           query.vector = ParseVectorText(o->vector, "--vector");
+                          if (o->explain) {
+                            std::cout << ds->ExplainSearch(query);
+                            return 0;
+                          }
                           reader = ds->Search(query);
                         } else {
                           reader = std::make_unique<QueriesReader>(ds, query, ReadQueryFile(o->queries));

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "lancelet/error.h"
 #include "table/dataset_state.h"
 #include "table/feature_flags.h"
@@ -88,7 +90,8 @@ class IdMapper {
 // Every row of the probed partitions of every segment that may be an answer: in a live
 // fragment the segment covers, not stale; with its index distance, each address once.
 std::vector<Candidate> ProbeSegments(const DatasetState& state, const std::vector<Segment>& segments,
-                                     const std::vector<float>& query, size_t nprobes, const RowMap& stale) {
+                                     const std::vector<float>& query, size_t nprobes, const RowMap& stale,
+                                     uint64_t& probed_rows) {
   std::set<uint64_t> live;
   for (const auto& f : state.manifest.fragments()) live.insert(f.id());
   const IdMapper mapper(state);
@@ -99,6 +102,7 @@ std::vector<Candidate> ProbeSegments(const DatasetState& state, const std::vecto
     const index::IvfQuery prepared = ivf.Prepare(query);
     for (uint32_t p : ivf.NearestPartitions(prepared, nprobes)) {
       ivf.ScorePartition(prepared, p, distances);
+      probed_rows += distances.size();
       const uint64_t* ids = ivf.row_ids().data() + ivf.partition_offset(p);
       for (size_t i = 0; i < distances.size(); ++i) {
         const auto address = mapper.Address(ids[i]);
@@ -170,13 +174,28 @@ index::Metric CheckedMetric(const DatasetState& state, const std::vector<Segment
 }  // namespace
 
 std::optional<std::vector<Candidate>> IndexedTopK(const Dataset& dataset, const PreparedQuery& q,
-                                                  const VectorQuery& query, ExprPtr prefilter) {
-  if (q.element != TypeId::kFloat32) return std::nullopt;
+                                                  const VectorQuery& query, ExprPtr prefilter, SearchTrace* trace) {
+  SearchTrace unused;
+  SearchTrace& t = trace ? *trace : unused;
   const DatasetState& state = StateOf(dataset);
   const std::vector<Segment> segments = SegmentsOn(state, q.column);
-  if (segments.empty()) return std::nullopt;
+  if (segments.empty()) {
+    t.exact_reason = fmt::format("column '{}' has no vector index", q.column);
+    return std::nullopt;
+  }
+  t.index_name = segments.front().meta->name();
+  t.index_type = segments.front().index->kind() == index::IvfKind::kPq ? "IVF_PQ" : "IVF_FLAT";
+  if (q.element != TypeId::kFloat32) {
+    t.exact_reason = fmt::format("index '{}' holds float32 vectors and column '{}' does not", t.index_name, q.column);
+    return std::nullopt;
+  }
   const index::Metric metric = CheckedMetric(state, segments, q);
-  if (q.asked && q.metric != metric) return std::nullopt;  // the index cannot rank by the metric asked for
+  t.metric = MetricName(metric);
+  if (q.asked && q.metric != metric) {  // the index cannot rank by the metric asked for
+    t.exact_reason = fmt::format("index '{}' ranks by {}, and the query asks for {}", t.index_name,
+                                 MetricName(metric), MetricName(q.metric));
+    return std::nullopt;
+  }
   const int64_t nprobes = query.nprobes.value_or(kDefaultNprobes);
   if (nprobes < 1) ThrowInvalid("nprobes must be at least 1, not {}", nprobes);
   if (query.refine_factor && *query.refine_factor < 1)
@@ -186,17 +205,28 @@ std::optional<std::vector<Candidate>> IndexedTopK(const Dataset& dataset, const 
 
   const RowMap stale = StaleRows(state, segments);
   std::vector<Candidate> candidates = Surviving(
-      dataset, ProbeSegments(state, segments, q.as_float, size_t(nprobes), stale), prefilter);
+      dataset, ProbeSegments(state, segments, q.as_float, size_t(nprobes), stale, t.probed_rows), prefilter);
   TopK from_index(query.refine_factor ? k * size_t(*query.refine_factor) : k);
   for (const auto& c : candidates) from_index.Offer(c.distance, c.address);
 
   TopK top(k);
-  if (query.refine_factor) ScoreRowsExactly(dataset, exact, nullptr, RowsOf(from_index.Sorted()), top);
-  else top.Merge(from_index);
+  if (query.refine_factor) {
+    const std::vector<Candidate> refining = from_index.Sorted();
+    t.refined = refining.size();
+    ScoreRowsExactly(dataset, exact, nullptr, RowsOf(refining), top);
+  } else {
+    top.Merge(from_index);
+  }
   std::set<uint64_t> uncovered;
   for (const auto& f : state.manifest.fragments())
     if (std::none_of(segments.begin(), segments.end(), [&](const Segment& s) { return s.Covers(f.id()); }))
       uncovered.insert(f.id());
+  t.segments = segments.size();
+  for (const auto& s : segments) t.partitions = std::max(t.partitions, s.index->num_partitions());
+  t.nprobes = std::min(size_t(nprobes), t.partitions);
+  t.candidates = candidates.size();
+  for (const auto& [fragment, offsets] : stale) t.stale_rows += offsets.size();
+  t.flat_fragments = uncovered.size();
   if (!uncovered.empty())
     for (const auto& c : ExactTopK(dataset, exact, prefilter, k, uncovered)) top.Offer(c.distance, c.address);
   ScoreRowsExactly(dataset, exact, prefilter, std::make_shared<RowMap>(stale), top);

@@ -69,6 +69,24 @@ struct PreparedQuery {
   double norm2 = 0;  // squared norm, for cosine
 };
 
+// What one search did, for Dataset::ExplainSearch: counted by the search as it runs.
+struct SearchTrace {
+  std::string exact_reason;  // why every row was scored; empty when an index answered
+  std::string index_name;
+  const char* index_type = "";  // IVF_FLAT, IVF_PQ
+  const char* metric = "";
+  size_t segments = 0;
+  size_t partitions = 0;  // per segment, the most
+  size_t nprobes = 0;
+  uint64_t probed_rows = 0;  // rows of the probed partitions
+  uint64_t candidates = 0;   // of those, live, covered, not stale and passing the prefilter
+  uint64_t refined = 0;      // re-ranked with the rows' own vectors
+  uint64_t stale_rows = 0;   // overlaid after the index was built: scored exactly
+  size_t flat_fragments = 0;  // not covered by any segment: searched exactly
+};
+
+const char* MetricName(index::Metric metric);  // "l2", "cosine", "dot", "hamming"
+
 // `q` with its metric replaced (the query values stay; the norm is kept for cosine).
 PreparedQuery WithMetric(PreparedQuery q, index::Metric metric);
 
@@ -83,7 +101,9 @@ void ScoreRowsExactly(const Dataset& dataset, const PreparedQuery& q, ExprPtr pr
 
 // The k nearest rows found through the vector index on q.column when there is one the
 // query can use (nullopt otherwise: search exactly): table/ivf_search.cc.
+// `trace`, when given, is filled in.
 std::optional<std::vector<Candidate>> IndexedTopK(const Dataset& dataset, const PreparedQuery& q,
-                                                  const VectorQuery& query, ExprPtr prefilter);
+                                                  const VectorQuery& query, ExprPtr prefilter,
+                                                  SearchTrace* trace = nullptr);
 
 }  // namespace lancelet::table

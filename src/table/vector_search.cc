@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "array/ascii_case.h"
 #include "index/distance.h"
 #include "lancelet/error.h"
 #include "lancelet/float16.h"
@@ -31,8 +32,7 @@ const char* DistanceTypeName(DistanceType type) {
 }
 
 DistanceType ParseDistanceType(const std::string& text) {
-  std::string lower;
-  for (char c : text) lower += char(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = AsciiLower(text);
   if (lower == "l2" || lower == "euclidean") return DistanceType::kL2;
   if (lower == "cosine") return DistanceType::kCosine;
   if (lower == "dot") return DistanceType::kDot;
@@ -217,6 +217,16 @@ std::vector<Candidate> ExactTopK(const Dataset& dataset, const PreparedQuery& q,
   return top.Sorted();
 }
 
+const char* MetricName(index::Metric metric) {
+  switch (metric) {
+    case index::Metric::kL2: return "l2";
+    case index::Metric::kCosine: return "cosine";
+    case index::Metric::kDot: return "dot";
+    case index::Metric::kHamming: return "hamming";
+  }
+  return "?";
+}
+
 void ScoreRowsExactly(const Dataset& dataset, const PreparedQuery& q, ExprPtr prefilter,
                       std::shared_ptr<const std::map<uint64_t, std::vector<uint64_t>>> rows, TopK& top) {
   if (rows->empty()) return;
@@ -239,16 +249,33 @@ std::string DefaultVectorColumn(const Schema& schema) {
   ThrowInvalid("several vector columns ({}); name the one to search", fmt::join(names, ", "));
 }
 
+namespace {
+
+// The k nearest rows, found through the column's vector index when it can answer, else
+// exactly; `trace` records which and how.
+std::vector<Candidate> Nearest(const Dataset& dataset, const PreparedQuery& q, const VectorQuery& query,
+                               const ExprPtr& prefilter, table::SearchTrace& trace) {
+  std::optional<std::vector<Candidate>> indexed;
+  if (query.exact) trace.exact_reason = "the query asks for exact search";
+  else indexed = table::IndexedTopK(dataset, q, query, prefilter, &trace);
+  if (indexed) return std::move(*indexed);
+  trace.metric = table::MetricName(q.metric);
+  return table::ExactTopK(dataset, q, prefilter, size_t(query.k));
+}
+
+ExprPtr FilterOf(const VectorQuery& query) {
+  if (query.filter_expr) return query.filter_expr;
+  return query.filter.empty() ? nullptr : ParseExpression(query.filter);
+}
+
+}  // namespace
+
 std::unique_ptr<RecordBatchReader> Dataset::Search(const VectorQuery& query) const {
   const SchemaPtr table_schema = schema();
   const PreparedQuery q = Prepare(*table_schema, query);
-  ExprPtr filter = query.filter_expr;
-  if (!filter && !query.filter.empty()) filter = ParseExpression(query.filter);
-  const ExprPtr prefilter = query.postfilter ? nullptr : filter;
-  std::optional<std::vector<Candidate>> indexed;
-  if (!query.exact) indexed = table::IndexedTopK(*this, q, query, prefilter);
-  const std::vector<Candidate> nearest =
-      indexed ? std::move(*indexed) : table::ExactTopK(*this, q, prefilter, size_t(query.k));
+  const ExprPtr filter = FilterOf(query);
+  table::SearchTrace trace;
+  const std::vector<Candidate> nearest = Nearest(*this, q, query, query.postfilter ? nullptr : filter, trace);
   auto rows = std::make_shared<std::vector<ScanSpec::ScoredRow>>();
   rows->reserve(nearest.size());
   for (const auto& c : nearest) rows->push_back({c.address >> 32, c.address & 0xffffffffu, c.distance});
@@ -266,6 +293,35 @@ std::unique_ptr<RecordBatchReader> Dataset::Search(const VectorQuery& query) con
   spec.limit = query.k;
   spec.batch_size = query.batch_size;
   return Scan(spec);
+}
+
+std::string Dataset::ExplainSearch(const VectorQuery& query) const {
+  const PreparedQuery q = Prepare(*schema(), query);
+  const ExprPtr filter = FilterOf(query);
+  table::SearchTrace t;
+  const std::vector<Candidate> nearest = Nearest(*this, q, query, query.postfilter ? nullptr : filter, t);
+  std::string out = fmt::format("VectorSearch: column {}, k {}, metric {}, version {}\n", q.column, query.k, t.metric,
+                                version());
+  if (filter)
+    out += fmt::format("  {}: {}\n", query.postfilter ? "postfilter (on the k nearest)" : "prefilter", ToString(*filter));
+  if (!t.exact_reason.empty()) {
+    out += fmt::format("  exact: every live row scored ({})\n", t.exact_reason);
+  } else {
+    out += fmt::format("  ANN: index {} ({}), {} segment{}, nprobes {} of {} partitions\n", t.index_name, t.index_type,
+                       t.segments, t.segments == 1 ? "" : "s", t.nprobes, t.partitions);
+    out += fmt::format("    rows in the probed partitions: {}; candidates live, current and passing the prefilter: {}\n",
+                       t.probed_rows, t.candidates);
+    if (query.refine_factor)
+      out += fmt::format("    refine: the {} nearest candidates re-ranked with their own vectors (factor {})\n",
+                         t.refined, *query.refine_factor);
+    out += fmt::format("  re-scored exactly: {} stale row{} (overlays newer than the index)\n", t.stale_rows,
+                       t.stale_rows == 1 ? "" : "s");
+    out += fmt::format("  searched flat: {} fragment{} the index does not cover\n", t.flat_fragments,
+                       t.flat_fragments == 1 ? "" : "s");
+  }
+  out += fmt::format("  nearest before the {}: {} row{}\n", query.postfilter ? "postfilter" : "output", nearest.size(),
+                     nearest.size() == 1 ? "" : "s");
+  return out;
 }
 
 }  // namespace lancelet

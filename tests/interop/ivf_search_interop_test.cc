@@ -221,6 +221,19 @@ TEST_F(IvfSearchInterop, OverlaysDeletionsAndAppendsAfterTheIndex) {
     ASSERT_FALSE(appended.empty());
     EXPECT_EQ(appended[0].id, 5000);
     EXPECT_EQ(appended[0].distance, 0.0);
+    // Every partition probed: all 3000 indexed rows; of those under the prefilter, rows 5
+    // and 9 are stale and row 20 deleted.
+    EXPECT_EQ(Lancelet({"search", ds, "--column", "emb", "--vector", VectorText(old20.data(), kDim), "--nprobes",
+                        "8", "--where", "id < 100", "--explain"}),
+              fmt::format("VectorSearch: column emb, k 10, metric l2, version 6\n"
+                          "  prefilter: id < 100\n"
+                          "  ANN: index emb_idx ({}), 1 segment, nprobes 8 of 8 partitions\n"
+                          "    rows in the probed partitions: 3000; candidates live, current and passing the "
+                          "prefilter: 97\n"
+                          "  re-scored exactly: 2 stale rows (overlays newer than the index)\n"
+                          "  searched flat: 1 fragment the index does not cover\n"
+                          "  nearest before the output: 10 rows\n",
+                          std::string(type) == "ivf_pq" ? "IVF_PQ" : "IVF_FLAT"));
   }
 }
 

@@ -187,6 +187,28 @@ TEST(VectorSearch, AnOverlayUpdatedVectorIsFoundAtDistanceZero) {
   EXPECT_EQ(hits[1], BruteForce(DistanceType::kL2, q.vector, 1, [](int64_t i) { return i != 57; })[0]);
 }
 
+TEST(VectorSearch, ExplainSaysWhyEveryRowIsScored) {
+  TempDir tmp;
+  auto ds = WriteVectors(tmp.Uri("v.lance"), TypeId::kFloat32);
+  VectorQuery q;
+  q.vector = Query(false);
+  q.k = 4;
+  q.filter = "id < 50";
+  EXPECT_EQ(ds->ExplainSearch(q),
+            "VectorSearch: column emb, k 4, metric l2, version 1\n"
+            "  prefilter: id < 50\n"
+            "  exact: every live row scored (column 'emb' has no vector index)\n"
+            "  nearest before the output: 4 rows\n");
+  q.exact = true;
+  q.postfilter = true;
+  q.distance = DistanceType::kCosine;
+  EXPECT_EQ(ds->ExplainSearch(q),
+            "VectorSearch: column emb, k 4, metric cosine, version 1\n"
+            "  postfilter (on the k nearest): id < 50\n"
+            "  exact: every live row scored (the query asks for exact search)\n"
+            "  nearest before the postfilter: 4 rows\n");
+}
+
 TEST(VectorSearch, AScalarIndexServesThePrefilterWithTheSameRows) {
   TempDir tmp;
   auto ds = WriteVectors(tmp.Uri("v.lance"), TypeId::kFloat32)->Delete("id = 40");
