@@ -163,7 +163,8 @@ bool AddMissingSegments(const StatePtr& state, lance::table::Transaction& t, tab
   std::set<std::string> done;
   for (const auto& meta : s.indices.indices()) {
     auto kind = index::KindOfTypeUrl(meta.index_details().type_url());
-    if (!kind || meta.fields_size() != 1 || !done.insert(meta.name()).second) continue;
+    const bool vector = index::IsVectorIndexTypeUrl(meta.index_details().type_url());
+    if ((!kind && !vector) || meta.fields_size() != 1 || !done.insert(meta.name()).second) continue;
     const auto field = s.schema.StructPathOf(meta.fields(0));
     if (!field) continue;
     // The live fragments no segment of this index covers.
@@ -180,6 +181,17 @@ bool AddMissingSegments(const StatePtr& state, lance::table::Transaction& t, tab
         it = covered->Contains(uint32_t(*it)) ? uncovered.erase(it) : std::next(it);
     }
     if (uncovered.empty()) continue;
+    // A vector index's new segment reuses the model of a segment still covering a live
+    // fragment; with none (its fragments were all rewritten) it is left to CreateIndex.
+    const lance::table::IndexMetadata* model = nullptr;
+    for (const auto& segment : s.indices.indices()) {
+      const auto covered = table::IndexFragments(segment);
+      if (vector && segment.name() == meta.name() && covered &&
+          std::any_of(s.manifest.fragments().begin(), s.manifest.fragments().end(),
+                      [&](const auto& f) { return covered->Contains(uint32_t(f.id())); }))
+        model = &segment;
+    }
+    if (vector && !model) continue;
     // Segments left covering no live fragment (their fragments were rewritten or their
     // columns folded) go in the same commit, as the reference's optimize does.
     for (const auto& segment : s.indices.indices()) {
@@ -189,7 +201,12 @@ bool AddMissingSegments(const StatePtr& state, lance::table::Transaction& t, tab
                                   [&](const auto& f) { return covered->Contains(uint32_t(f.id())); }))
         *t.mutable_create_index()->add_removed_indices() = segment;
     }
-    *t.mutable_create_index()->add_new_indices() = BuildSegment(state, *field, *kind, meta.name(), uncovered, attempt);
+    if (!vector) {
+      *t.mutable_create_index()->add_new_indices() = BuildSegment(state, *field, *kind, meta.name(), uncovered, attempt);
+      continue;
+    }
+    if (auto delta = table::BuildIvfDeltaSegment(state, *field, *model, uncovered, attempt))
+      *t.mutable_create_index()->add_new_indices() = std::move(*delta);
   }
   return t.has_create_index();
 }

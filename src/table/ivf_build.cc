@@ -147,6 +147,40 @@ lance::table::IndexMetadata SegmentMetadata(const DatasetState& s, const std::st
   return meta;
 }
 
+// Writes a segment's files from a trained model under _indices/<uuid>/ and returns its
+// metadata.
+lance::table::IndexMetadata WriteSegment(const StatePtr& state, const format::StructPath& path,
+                                         const std::string& name, const google::protobuf::Any& details,
+                                         const std::set<uint64_t>& fragments, index::IvfKind kind,
+                                         index::KMeansModel ivf, std::optional<index::PqCodebook> pq,
+                                         const decltype(VectorIndexOptions::progress)& progress,
+                                         AttemptFiles& attempt) {
+  const DatasetState& s = *state;
+  const std::string uuid = NewUuid();
+  lance::table::IndexMetadata meta = SegmentMetadata(s, uuid, path.field->id, name, fragments);
+  *meta.mutable_index_details() = details;
+  const std::string indices_dir = io::JoinPath(s.uri, kIndicesDir);
+  const std::string dir = io::JoinPath(indices_dir, uuid);
+  if (!s.store->Exists(indices_dir)) attempt.AddDirectory(indices_dir);
+  s.store->CreateDir(indices_dir);
+  attempt.AddOwnDirectory(dir);
+  s.store->CreateDir(dir);
+  const size_t dim = ivf.dim;
+  index::IvfWriter writer(*s.store, dir, s.WriteVersion(), kind, std::move(ivf), std::move(pq));
+  uint64_t read = 0;
+  ForEachVectorBatch(state, path, fragments, dim, [&](const float* v, size_t n, const uint64_t* ids, uint64_t rows) {
+    writer.Add(v, n, ids);
+    read += rows;
+    if (progress) progress("indexing", read, 0);
+  });
+  for (const auto& file : writer.Finish()) {
+    auto* f = meta.add_files();
+    f->set_path(file.name);
+    f->set_size_bytes(file.size);
+  }
+  return meta;
+}
+
 }  // namespace
 
 bool IsVectorIndexType(IndexType type) { return type == IndexType::kIvfFlat || type == IndexType::kIvfPq; }
@@ -196,30 +230,47 @@ lance::table::IndexMetadata BuildIvfSegment(const StatePtr& state, const format:
   }
   sample = {};
 
-  const std::string uuid = NewUuid();
-  lance::table::IndexMetadata meta = SegmentMetadata(s, uuid, path.field->id, name, fragments);
-  meta.mutable_index_details()->set_type_url(index::kVectorIndexDetailsUrl);
-  meta.mutable_index_details()->set_value(index::VectorIndexDetailsBytes(
-      plan.kind, plan.metric, plan.partitions, plan.sub_vectors, 8, options.max_iterations, options.sample_rate));
-  const std::string indices_dir = io::JoinPath(s.uri, kIndicesDir);
-  const std::string dir = io::JoinPath(indices_dir, uuid);
-  if (!s.store->Exists(indices_dir)) attempt.AddDirectory(indices_dir);
-  s.store->CreateDir(indices_dir);
-  attempt.AddOwnDirectory(dir);
-  s.store->CreateDir(dir);
-  index::IvfWriter writer(*s.store, dir, s.WriteVersion(), plan.kind, std::move(ivf), std::move(pq));
-  uint64_t read = 0;
-  ForEachVectorBatch(state, path, fragments, dim, [&](const float* v, size_t n, const uint64_t* ids, uint64_t rows) {
-    writer.Add(v, n, ids);
-    read += rows;
-    if (options.progress) options.progress("indexing", read, 0);
-  });
-  for (const auto& file : writer.Finish()) {
-    auto* f = meta.add_files();
-    f->set_path(file.name);
-    f->set_size_bytes(file.size);
+  google::protobuf::Any details;
+  details.set_type_url(index::kVectorIndexDetailsUrl);
+  details.set_value(index::VectorIndexDetailsBytes(plan.kind, plan.metric, plan.partitions, plan.sub_vectors, 8,
+                                                   options.max_iterations, options.sample_rate));
+  return WriteSegment(state, path, name, details, fragments, plan.kind, std::move(ivf), std::move(pq),
+                      options.progress, attempt);
+}
+
+std::optional<lance::table::IndexMetadata> BuildIvfDeltaSegment(const StatePtr& state, const format::StructPath& path,
+                                                                const lance::table::IndexMetadata& model_of,
+                                                                const std::set<uint64_t>& fragments,
+                                                                AttemptFiles& attempt) {
+  const DataType& type = *path.field->type;
+  if (type.id() != TypeId::kFixedSizeList || type.child(0)->type->id() != TypeId::kFloat32) return std::nullopt;
+  std::shared_ptr<const index::IvfIndex> existing;
+  try {
+    existing = state->OpenVectorIndex(model_of);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kNotSupported) throw;
+    return std::nullopt;
   }
-  return meta;
+  const size_t dim = existing->dim(), k = existing->num_partitions();
+  index::KMeansModel ivf;
+  ivf.k = k;
+  ivf.dim = dim;
+  ivf.metric = existing->metric();
+  ivf.centroids.assign(existing->centroid(0), existing->centroid(0) + k * dim);
+  std::optional<index::PqCodebook> pq;
+  if (existing->kind() == index::IvfKind::kPq) {
+    pq.emplace();
+    pq->dim = dim;
+    pq->num_sub_vectors = existing->num_sub_vectors();
+    pq->nbits = 8;
+    pq->metric = existing->metric();
+    pq->codebook.assign(existing->codebook(), existing->codebook() + 256 * dim);
+  }
+  if (size_t(path.field->type->fixed_size()) != dim)
+    ThrowCorrupt("index '{}': its centroids have {} dimensions but column '{}' holds {}", model_of.name(), dim,
+                 path.name, path.field->type->fixed_size());
+  return WriteSegment(state, path, model_of.name(), model_of.index_details(), fragments, existing->kind(),
+                      std::move(ivf), std::move(pq), nullptr, attempt);
 }
 
 void DescribeVectorIndex(const DatasetState& s, const lance::table::IndexMetadata& meta, IndexInfo& info) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -30,6 +31,16 @@ lance::table::IndexMetadata BuildIvfSegment(const std::shared_ptr<const DatasetS
                                             const format::StructPath& path, IndexType type,
                                             const VectorIndexOptions& options, const std::string& name,
                                             const std::set<uint64_t>& fragments, AttemptFiles& attempt);
+
+// A segment over `fragments` assigned and encoded with the model (centroids, PQ codebook)
+// of the existing segment `model_of`, which must cover a live fragment: the delta segment
+// the reference's optimize adds for appended fragments. Nullopt when that model cannot be
+// read by lancelet (a 4-bit PQ index): the fragments then stay searched exactly.
+std::optional<lance::table::IndexMetadata> BuildIvfDeltaSegment(const std::shared_ptr<const DatasetState>& state,
+                                                                const format::StructPath& path,
+                                                                const lance::table::IndexMetadata& model_of,
+                                                                const std::set<uint64_t>& fragments,
+                                                                AttemptFiles& attempt);
 
 // Fills a vector index's type ("IVF_FLAT", "IVF_PQ") and parameters from its files.
 void DescribeVectorIndex(const DatasetState& s, const lance::table::IndexMetadata& meta, IndexInfo& info);

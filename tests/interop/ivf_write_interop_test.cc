@@ -4,7 +4,8 @@
 // its recall@10 through our index is at least its recall through its own index built
 // with the same parameters on the same data, less 0.02. Bad requests (a non-vector
 // column, more partitions than rows, sub-vectors not dividing the dimension) are one
-// line each and leave the dataset as it was.
+// line each and leave the dataset as it was. lancelet's optimize adds a delta segment to
+// the reference's index that the reference reads.
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -129,6 +130,29 @@ TEST_F(IvfWriteInterop, TheReferenceSearchesOurIndexes) {
                 label.c_str(), fmt::format("{}", fmt::join(c.knobs, " ")).c_str(), on_ours, on_theirs);
     EXPECT_GE(on_ours, on_theirs - 0.02);
     EXPECT_GT(on_ours, 0.3);
+  }
+}
+
+// The reference's IVF_PQ index, rows appended by the reference, then `lancelet index
+// optimize`: a delta segment with the reference's centroids and codebook, which the
+// reference counts and searches.
+TEST_F(IvfWriteInterop, LanceletOptimizesTheReferencesIndex) {
+  REQUIRE_ORACLE();
+  const std::string ds = Copy("delta", "2.2");
+  Oracle({"create-index", ds, "emb", "--name", "vec", "--type", "ivf_pq", "--partitions", "8", "--sub-vectors", "8"});
+  std::vector<float> more(data_->begin(), data_->begin() + 300 * kDim);
+  for (float& v : more) v += 0.25f;
+  WriteVectorsIpc(tmp_->Join("more.arrow"), more, kDim, kRows);
+  Oracle({"append", ds, "--data", tmp_->Join("more.arrow")});
+  EXPECT_NE(Lancelet({"index", "optimize", ds}).find("indexed the new fragments"), std::string::npos);
+  EXPECT_EQ(Oracle({"indices", ds}),
+            fmt::format("{{\"name\":\"vec\",\"type\":\"IvfPq\",\"columns\":[\"emb\"],\"indexed\":{},"
+                        "\"unindexed\":0}}\n",
+                        kRows + 300));
+  for (int64_t i : {7, 123, 299}) {
+    const std::string found = Oracle({"search", ds, "--column", "emb", "--vector", VectorText(more.data() + i * kDim, kDim),
+                                      "--k", "1", "--columns", "id", "--indexed", "--nprobes", "8", "--refine", "10"});
+    EXPECT_EQ(found, fmt::format("{{\"id\":{},\"_distance\":0}}\n", kRows + i));
   }
 }
 

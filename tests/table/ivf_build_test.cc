@@ -316,6 +316,49 @@ TEST_F(IvfBuildTest, BadRequestsAreRefusedAndLeaveTheDatasetAsItWas) {
   EXPECT_TRUE(!s.store->Exists(indices) || s.store->List(indices).empty());
 }
 
+// Rows appended after the index get a delta segment from OptimizeIndices, with the first
+// segment's centroids and codebook, and are found through it.
+TEST_F(IvfBuildTest, OptimizeAddsADeltaSegmentWithTheSameModel) {
+  auto ds = WriteClustered(tmp_.Uri("delta"), "2.2", false, data_);
+  VectorIndexOptions options;
+  options.num_partitions = 4;
+  options.num_sub_vectors = 4;
+  ds = ds->CreateIndex("emb", IndexType::kIvfPq, options, "pq");
+  // 300 more rows: copies of rows 0..299 shifted by 0.25 in every dimension.
+  std::vector<float> more(data_.begin(), data_.begin() + 300 * kDim);
+  for (float& v : more) v += 0.25f;
+  FixedWidthBuilder<int64_t> id(DataType::Int64());
+  const TypePtr type = DataType::FixedSizeList(DataType::Float32(), kDim);
+  ListBuilder emb(type);
+  for (int64_t i = 0; i < 300; ++i) {
+    id.Append(kRows + i);
+    for (int d = 0; d < kDim; ++d) static_cast<FixedWidthBuilder<float>&>(emb.item_builder()).Append(more[i * kDim + d]);
+    emb.Append();
+  }
+  auto schema = std::make_shared<Schema>(
+      std::vector<FieldPtr>{Field::Make("id", DataType::Int64()), Field::Make("emb", type)});
+  ds = ds->Append(std::vector<RecordBatchPtr>{RecordBatch::Make(schema, {id.Finish(), emb.Finish()})});
+  auto optimized = ds->OptimizeIndices();
+  ASSERT_EQ(optimized->version(), ds->version() + 1);
+  const auto segments = optimized->IndexStats("pq");
+  ASSERT_EQ(segments.size(), 2u);
+  EXPECT_EQ(segments[0].rows, uint64_t(kRows));
+  EXPECT_EQ(segments[1].rows, 300u);
+  EXPECT_EQ(segments[1].fragments, std::vector<uint64_t>{3});
+  const auto& indices = table::StateOf(optimized).indices.indices();
+  auto first = table::StateOf(optimized).OpenVectorIndex(indices[0]);
+  auto delta = table::StateOf(optimized).OpenVectorIndex(indices[1]);
+  EXPECT_EQ(std::vector<float>(delta->centroid(0), delta->centroid(0) + 4 * kDim),
+            std::vector<float>(first->centroid(0), first->centroid(0) + 4 * kDim));
+  EXPECT_EQ(std::vector<float>(delta->codebook(), delta->codebook() + 256 * kDim),
+            std::vector<float>(first->codebook(), first->codebook() + 256 * kDim));
+  EXPECT_EQ(indices[1].index_details().value(), indices[0].index_details().value());
+  const float* q = more.data() + 42 * kDim;
+  EXPECT_EQ(TopIds(optimized, q, false, 4, 40), TopIds(optimized, q, true, 0, 0));
+  EXPECT_EQ(TopIds(optimized, q, false, 4, 40)[0], kRows + 42);
+  EXPECT_EQ(optimized->OptimizeIndices()->version(), optimized->version());
+}
+
 // The rows spilled in runs and read back partition by partition give the same bytes as
 // rows kept in memory.
 TEST_F(IvfBuildTest, SpillingRunsChangesNoByte) {
