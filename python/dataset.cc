@@ -35,14 +35,31 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
         }
         return py::make_tuple(PyDataset{next}, rows);
       }, py::arg("where"))
+      // pylance's create_index: index_type BTREE, BITMAP, IVF_FLAT or IVF_PQ; the vector
+      // parameters under pylance's names (metric is its distance type).
       .def("create_index", [](const PyDataset& d, const std::string& column, const std::string& index_type,
-                              const std::string& name, bool replace) {
+                              const std::string& name, bool replace, uint32_t num_partitions,
+                              uint32_t num_sub_vectors, uint32_t num_bits, const std::string& metric,
+                              uint32_t sample_rate, uint32_t max_iterations) {
         std::string kind;
         for (char c : index_type) kind += char(std::tolower(static_cast<unsigned char>(c)));
-        if (kind != "btree" && kind != "bitmap") ThrowValue("index_type '" + index_type + "': expected BTREE or BITMAP");
+        IndexType type = IndexType::kBTree;
+        if (kind == "bitmap") type = IndexType::kBitmap;
+        else if (kind == "ivf_flat") type = IndexType::kIvfFlat;
+        else if (kind == "ivf_pq") type = IndexType::kIvfPq;
+        else if (kind != "btree") ThrowValue("index_type '" + index_type + "': expected BTREE, BITMAP, IVF_FLAT or IVF_PQ");
+        VectorIndexOptions options;
+        options.num_partitions = num_partitions;
+        options.num_sub_vectors = num_sub_vectors;
+        options.num_bits = num_bits;
+        options.distance = metric;
+        options.sample_rate = sample_rate;
+        options.max_iterations = max_iterations;
         py::gil_scoped_release release;
-        return PyDataset{d.ds->CreateIndex(column, kind == "btree" ? IndexType::kBTree : IndexType::kBitmap, name, replace)};
-      }, py::arg("column"), py::arg("index_type") = "BTREE", py::arg("name") = "", py::arg("replace") = false)
+        return PyDataset{d.ds->CreateIndex(column, type, options, name, replace)};
+      }, py::arg("column"), py::arg("index_type") = "BTREE", py::arg("name") = "", py::arg("replace") = false,
+         py::arg("num_partitions") = 0, py::arg("num_sub_vectors") = 0, py::arg("num_bits") = 8,
+         py::arg("metric") = "l2", py::arg("sample_rate") = 256, py::arg("max_iterations") = 50)
       .def("list_indices", [](const PyDataset& d) {
         py::list out;
         for (const auto& i : d.ds->ListIndices()) {
@@ -51,6 +68,14 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
           row["type"] = i.type;
           row["columns"] = i.columns;
           row["dataset_version"] = i.dataset_version;
+          if (!i.distance.empty()) {
+            row["num_partitions"] = i.partitions;
+            row["metric"] = i.distance;
+            if (i.bits) {
+              row["num_sub_vectors"] = i.sub_vectors;
+              row["num_bits"] = i.bits;
+            }
+          }
           out.append(row);
         }
         return out;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -60,10 +61,26 @@ struct VersionInfo {
   std::string operation;        // "Append", "Delete", ... (from the transaction file)
 };
 
-// Scalar indexes in the reference's formats (table/index_plan.h tells where they are
+// Indexes in the reference's formats. Scalar (table/index_plan.h tells where they are
 // used): BTree (sorted values in pages, any selectivity) and Bitmap (one row set per
-// distinct value, for columns with few of them).
-enum class IndexType { kBTree, kBitmap };
+// distinct value, for columns with few of them). Vector (on a fixed_size_list<float32>
+// column, used by Dataset::Search): IVF_FLAT (rows grouped by their nearest partition
+// centroid, vectors kept whole) and IVF_PQ (the same, vectors product-quantized).
+enum class IndexType { kBTree, kBitmap, kIvfFlat, kIvfPq };
+
+// How a vector index is built (pylance's names in the comments).
+struct VectorIndexOptions {
+  uint32_t num_partitions = 0;   // num_partitions; 0: the square root of the rows, at least 1
+  uint32_t num_sub_vectors = 0;  // num_sub_vectors (IVF_PQ; must divide the dimension); 0: dim / 16, or 1
+  uint32_t num_bits = 8;         // num_bits (IVF_PQ): 8 only
+  std::string distance = "l2";   // metric: l2, cosine or dot
+  uint32_t sample_rate = 256;    // k-means trains on at most sample_rate x k sampled rows
+  uint32_t max_iterations = 50;
+  uint64_t seed = 42;            // of the training sample and k-means' initial centroids
+  // Called with the rows read so far of each pass over the column (2 passes: the sample,
+  // then the assignment), e.g. to draw a progress line; null: not called.
+  std::function<void(const char* pass, uint64_t rows, uint64_t total)> progress;
+};
 
 struct IndexInfo {
   std::string name;
@@ -74,6 +91,9 @@ struct IndexInfo {
   uint64_t indexed_fragments = 0;    // live fragments some segment covers
   uint64_t unindexed_fragments = 0;  // live fragments scanned flat
   uint64_t stale_rows = 0;           // rows overlays changed after the index was built
+  // Vector indexes ("IVF_FLAT", "IVF_PQ"): their parameters (0 / empty when unknown or n/a).
+  uint32_t partitions = 0, sub_vectors = 0, bits = 0;
+  std::string distance;
 };
 
 // One segment of an index, for Dataset::IndexStats.
@@ -344,6 +364,15 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // an index of that name already there is an error unless `replace`.
   DatasetPtr CreateIndex(const std::string& column, IndexType type, const std::string& name = "",
                          bool replace = false) const;
+  // The same with a vector index's options (ignored by scalar types). A vector index is
+  // trained on a seeded sample of the column, then the column is streamed once more to
+  // group its rows by partition (memory bounded, not the column's size); NULL vectors are
+  // not indexed (as the reference), nor rows no partition can hold (NaN values; zero
+  // vectors under cosine). Refused, dataset unchanged: a column that is not a
+  // fixed_size_list<float32>, more partitions than indexable rows, sub-vectors that do
+  // not divide the dimension.
+  DatasetPtr CreateIndex(const std::string& column, IndexType type, const VectorIndexOptions& options,
+                         const std::string& name = "", bool replace = false) const;
   // Adds, for each index lancelet can build, a segment over the live fragments none of its
   // segments covers (rows appended since), read at this version. Returns this dataset
   // when every index covers every fragment.

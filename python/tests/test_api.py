@@ -311,3 +311,21 @@ def test_search_through_the_references_ivf_index(tmp_path, oracle):
     assert ds.search(query, k=5, columns=["id"], nprobes=1).to_pydict()["id"][0] == 17
     with pytest.raises(lancelet.InvalidArgumentError, match="nprobes must be at least 1"):
         ds.search(query, nprobes=0)
+
+
+def test_create_index_ivf_pq_with_pylances_names(tmp_path, oracle):
+    rng = np.random.default_rng(5)
+    centres = rng.normal(size=(4, 8)) * 4
+    emb = centres[rng.integers(0, 4, 400)] + rng.normal(size=(400, 8))
+    schema = lancelet.Schema.from_pairs([("id", "int64"), ("emb", "fixed_size_list<float32,8>")])
+    ds = lancelet.write_dataset({"id": list(range(400)), "emb": emb.tolist()}, tmp_path / "w.lance", schema=schema)
+    indexed = ds.create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=2)
+    assert indexed.list_indices() == [{"name": "emb_idx", "type": "IVF_PQ", "columns": ["emb"],
+                                       "dataset_version": 1, "num_partitions": 4, "metric": "l2",
+                                       "num_sub_vectors": 2, "num_bits": 8}]
+    query = emb[17] + 0.01
+    exact = indexed.search(query, k=5, columns=["id"], exact=True).to_pydict()
+    assert indexed.search(query, k=5, columns=["id"], nprobes=4, refine_factor=10).to_pydict() == exact
+    assert '"type":"IvfPq"' in oracle("indices", tmp_path / "w.lance")
+    with pytest.raises(lancelet.InvalidArgumentError, match="3 sub-vectors do not divide the dimension 8"):
+        ds.create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=3)

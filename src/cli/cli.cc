@@ -524,17 +524,44 @@ void AddInspect(CLI::App& app, Context& context, std::vector<Command>& commands)
                       }});
 }
 
-Runner IndexCreateRunner(std::shared_ptr<const std::string> dataset, std::shared_ptr<const std::string> column,
-                         std::shared_ptr<const std::string> type_name, std::shared_ptr<const std::string> name,
-                         std::shared_ptr<const bool> replace) {
-  return [=] {
-    IndexType type;
-    if (*type_name == "btree" || *type_name == "BTREE") type = IndexType::kBTree;
-    else if (*type_name == "bitmap" || *type_name == "BITMAP") type = IndexType::kBitmap;
-    else ThrowInvalid("--type '{}': expected btree or bitmap", *type_name);
-    auto next = OpenDataset(*dataset)->CreateIndex(*column, type, *name, *replace);
-    std::cout << fmt::format("created index {} on {} of {}; now version {}\n", name->empty() ? *column + "_idx" : *name,
-                             *column, *dataset, next->version());
+struct IndexCreateOptions {
+  std::string column, type = "btree", name;
+  bool replace = false;
+  VectorIndexOptions vector;
+};
+
+IndexType ParseIndexType(const std::string& text) {
+  std::string lower;
+  for (char c : text) lower += char(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "btree") return IndexType::kBTree;
+  if (lower == "bitmap") return IndexType::kBitmap;
+  if (lower == "ivf_flat") return IndexType::kIvfFlat;
+  if (lower == "ivf_pq") return IndexType::kIvfPq;
+  ThrowInvalid("--type '{}': expected btree, bitmap, ivf_flat or ivf_pq", text);
+}
+
+Runner IndexCreateRunner(std::shared_ptr<const std::string> dataset, std::shared_ptr<IndexCreateOptions> o,
+                         const bool& progress) {
+  return [dataset, o, &progress] {
+    const IndexType type = ParseIndexType(o->type);
+    // One progress line per pass over the column (sampling, then indexing).
+    std::unique_ptr<ProgressLine> line;
+    std::string pass;
+    uint64_t counted = 0;
+    VectorIndexOptions vector = o->vector;
+    vector.progress = [&](const char* what, uint64_t rows, uint64_t) {
+      if (what != pass) {
+        line = std::make_unique<ProgressLine>(progress, std::string(what) + " " + o->column);
+        pass = what;
+        counted = 0;
+      }
+      line->Add(rows - counted);
+      counted = rows;
+    };
+    auto next = OpenDataset(*dataset)->CreateIndex(o->column, type, vector, o->name, o->replace);
+    line.reset();
+    std::cout << fmt::format("created index {} on {} of {}; now version {}\n",
+                             o->name.empty() ? o->column + "_idx" : o->name, o->column, *dataset, next->version());
     return 0;
   };
 }
@@ -543,9 +570,15 @@ int RunIndexList(const std::string& dataset) {
   for (const auto& i : OpenDataset(dataset)->ListIndices()) {
     std::string cols;
     for (const auto& c : i.columns) cols += (cols.empty() ? "" : ",") + c;
+    std::string type = i.type;
+    if (!i.distance.empty()) {
+      type += fmt::format(" (partitions={}", i.partitions);
+      if (i.bits) type += fmt::format(", sub_vectors={}, bits={}", i.sub_vectors, i.bits);
+      type += fmt::format(", distance={})", i.distance);
+    }
     std::cout << fmt::format("{}\t{}\t{}\tbuilt from version {}\t{} segments\t{} fragments indexed, {} not\t"
                              "{} stale rows\n",
-                             i.name, i.type, cols, i.dataset_version, i.segments, i.indexed_fragments,
+                             i.name, type, cols, i.dataset_version, i.segments, i.indexed_fragments,
                              i.unindexed_fragments, i.stale_rows);
   }
   return 0;
@@ -574,18 +607,24 @@ int RunIndexStats(const std::string& dataset, const std::string& index_name) {
 
 // `index` and its subcommands create, list, optimize, stats and drop (all bound to one
 // dataset and one name: CLI11 parses one of them).
-void AddIndex(CLI::App& app, Context&, std::vector<Command>& commands) {
-  auto dataset = std::make_shared<std::string>(), column = std::make_shared<std::string>(),
-       type = std::make_shared<std::string>("btree"), name = std::make_shared<std::string>();
-  auto replace = std::make_shared<bool>(false);
-  auto* index = app.add_subcommand("index", "Create, list and drop scalar indexes");
+void AddIndex(CLI::App& app, Context& context, std::vector<Command>& commands) {
+  auto dataset = std::make_shared<std::string>(), name = std::make_shared<std::string>();
+  auto o = std::make_shared<IndexCreateOptions>();
+  auto* index = app.add_subcommand("index", "Create, list and drop scalar and vector indexes");
   index->require_subcommand(1);
   auto* create = AddDatasetCommand(*index, "create", "Build an index on a column and commit it", *dataset);
-  create->add_option("column", *column, "Top-level column")->required();
-  create->add_option("--type", *type, "btree (default) or bitmap");
-  create->add_option("--name", *name, "Index name (default: <column>_idx)");
-  create->add_flag("--replace", *replace, "Replace an index of the same name");
-  commands.push_back({create, IndexCreateRunner(dataset, column, type, name, replace)});
+  create->add_option("column", o->column, "Column (a struct field as a.b)")->required();
+  create->add_option("--type", o->type, "btree (default), bitmap, ivf_flat or ivf_pq");
+  create->add_option("--name", o->name, "Index name (default: <column>_idx)");
+  create->add_flag("--replace", o->replace, "Replace an index of the same name");
+  create->add_option("--partitions", o->vector.num_partitions, "IVF partitions (default: sqrt of the rows)");
+  create->add_option("--sub-vectors", o->vector.num_sub_vectors, "IVF_PQ sub-vectors, dividing the dimension "
+                                                                   "(default: dim / 16)");
+  create->add_option("--bits", o->vector.num_bits, "IVF_PQ bits per code (8)");
+  create->add_option("--distance", o->vector.distance, "IVF distance: l2 (default), cosine or dot");
+  create->add_option("--sample-rate", o->vector.sample_rate, "k-means trains on at most this x k rows (256)");
+  create->add_option("--max-iterations", o->vector.max_iterations, "k-means iterations at most (50)");
+  commands.push_back({create, IndexCreateRunner(dataset, o, context.progress)});
   auto* list = AddDatasetCommand(*index, "list", "List indexes: name, type, columns, coverage, stale rows", *dataset);
   commands.push_back({list, [dataset] { return RunIndexList(*dataset); }});
   auto* optimize = AddDatasetCommand(

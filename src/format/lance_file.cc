@@ -74,6 +74,7 @@ struct LanceFileWriter::Impl : PageSink {
   std::vector<uint64_t> rows;          // per top-level field
   std::vector<lance::file::v2::ColumnMetadata> columns;
   uint32_t current_field = 0;          // whose pages WritePage receives
+  std::vector<std::pair<uint64_t, uint64_t>> extra_buffers;  // global buffers 1.., [position, size)
   bool finished = false;
 
   void WritePage(uint32_t column, EncodedPage page) override {
@@ -172,6 +173,14 @@ void LanceFileWriter::WriteField(size_t field_index, const ArrayData& values) {
   m.rows[field_index] += uint64_t(values.length);
 }
 
+size_t LanceFileWriter::AddGlobalBuffer(std::string_view bytes) {
+  auto& m = *impl_;
+  m.CheckOpen();
+  m.extra_buffers.emplace_back(m.file->position(), bytes.size());
+  m.WritePadded(bytes);
+  return m.extra_buffers.size();
+}
+
 uint64_t LanceFileWriter::Finish() {
   auto& m = *impl_;
   m.CheckOpen();
@@ -218,11 +227,15 @@ uint64_t LanceFileWriter::Finish() {
   const uint64_t gbo_start = cmo_start + tail.size();
   AppendLE<uint64_t>(tail, descriptor_position);
   AppendLE<uint64_t>(tail, descriptor_bytes.size());
+  for (auto [pos, size] : m.extra_buffers) {
+    AppendLE<uint64_t>(tail, pos);
+    AppendLE<uint64_t>(tail, size);
+  }
   auto [major, minor] = m.options.version.ToDisk();
   AppendLE<uint64_t>(tail, column_meta_start);
   AppendLE<uint64_t>(tail, cmo_start);
   AppendLE<uint64_t>(tail, gbo_start);
-  AppendLE<uint32_t>(tail, 1);
+  AppendLE<uint32_t>(tail, uint32_t(1 + m.extra_buffers.size()));
   AppendLE<uint32_t>(tail, uint32_t(m.columns.size()));
   AppendLE<uint16_t>(tail, major);
   AppendLE<uint16_t>(tail, minor);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -53,6 +54,10 @@ class LanceFileWriter {
   void Write(const RecordBatch& batch);
   // Appends values to one top-level field only (columns may end with different lengths).
   void WriteField(size_t field_index, const ArrayData& values);
+  // Writes `bytes` as the next global buffer (1, 2, ...; 0 is the FileDescriptor, written
+  // by Finish) at the current end of the file, and returns its number: vector indexes keep
+  // their IVF and codebook protobufs in global buffers that schema metadata names.
+  size_t AddGlobalBuffer(std::string_view bytes);
   // Writes metadata and the footer, and makes the file visible. Returns the file size.
   uint64_t Finish();
 

@@ -142,13 +142,16 @@ struct MergeStmt {
   std::vector<MergeClause> clauses;
 };
 
-// CREATE INDEX [IF NOT EXISTS] name ON table (column) [USING BTREE|BITMAP]
+// CREATE INDEX [IF NOT EXISTS] name ON table (column) [USING BTREE|BITMAP|IVF_FLAT|IVF_PQ]
+//   [WITH (partitions = N, sub_vectors = N, bits = N, distance = 'l2', sample_rate = N,
+//          max_iterations = N)]
 struct CreateIndexStmt {
   std::string name;
   TableRef table;
   std::string column;
   int column_position = 0;
   IndexType type = IndexType::kBTree;
+  VectorIndexOptions vector;
   bool if_not_exists = false;
 };
 // DROP INDEX [IF EXISTS] name ON table

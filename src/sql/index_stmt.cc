@@ -30,7 +30,7 @@ std::string RunCreateIndex(const Context& ctx, const CreateIndexStmt& stmt) {
   }
   if (!table::StateOf(ds).schema.StructPathNamed(stmt.column))  // a column, or a struct field as s.a
     ctx.Fail(stmt.column_position, fmt::format("no column '{}' in table '{}'", stmt.column, stmt.table.name));
-  auto next = ds->CreateIndex(stmt.column, stmt.type, stmt.name);
+  auto next = ds->CreateIndex(stmt.column, stmt.type, stmt.vector, stmt.name);
   return fmt::format("CREATE INDEX {} ({}: version {})", stmt.name, stmt.table.name, next->version());
 }
 

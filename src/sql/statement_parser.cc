@@ -493,9 +493,37 @@ class StatementParser {
     if (p_.ConsumeKeyword("USING")) {
       if (p_.ConsumeKeyword("BITMAP")) s->type = IndexType::kBitmap;
       else if (p_.ConsumeKeyword("BTREE")) s->type = IndexType::kBTree;
-      else p_.Fail("BTREE or BITMAP");
+      else if (p_.ConsumeKeyword("IVF_FLAT")) s->type = IndexType::kIvfFlat;
+      else if (p_.ConsumeKeyword("IVF_PQ")) s->type = IndexType::kIvfPq;
+      else p_.Fail("BTREE, BITMAP, IVF_FLAT or IVF_PQ");
     }
+    if (p_.ConsumeKeyword("WITH")) ParseVectorIndexOptions(s->vector);
     return s;
+  }
+
+  // (name = value, ...): the vector index options CreateIndexStmt names.
+  void ParseVectorIndexOptions(VectorIndexOptions& o) {
+    p_.ExpectSymbol("(");
+    do {
+      const Token at = p_.Peek();
+      std::string key = p_.ExpectIdentifier("an index option");
+      for (char& c : key) c = char(std::tolower(static_cast<unsigned char>(c)));
+      p_.ExpectSymbol("=");
+      if (key == "distance" || key == "metric") {
+        if (p_.Peek().kind != TokenKind::kString) p_.Fail("a quoted distance ('l2', 'cosine' or 'dot')");
+        o.distance = p_.Next().value;
+        continue;
+      }
+      const int64_t n = ParseCount(("for " + key).c_str());
+      if (n > int64_t(UINT32_MAX)) p_.Fail("a smaller " + key);
+      if (key == "partitions" || key == "num_partitions") o.num_partitions = uint32_t(n);
+      else if (key == "sub_vectors" || key == "num_sub_vectors") o.num_sub_vectors = uint32_t(n);
+      else if (key == "bits" || key == "num_bits") o.num_bits = uint32_t(n);
+      else if (key == "sample_rate") o.sample_rate = uint32_t(n);
+      else if (key == "max_iterations" || key == "max_iters") o.max_iterations = uint32_t(n);
+      else p_.FailAt(at, "an index option: partitions, sub_vectors, bits, distance, sample_rate or max_iterations");
+    } while (p_.ConsumeSymbol(","));
+    p_.ExpectSymbol(")");
   }
 
   std::shared_ptr<DropIndexStmt> ParseDropIndex() {

@@ -18,6 +18,8 @@
 #include "table/index_plan.h"
 #include "table/index_section.h"
 #include "table/index_staleness.h"
+#include "index/ivf_index.h"
+#include "table/ivf_build.h"
 #include "table/manifest_store.h"
 #include "table/scan_plan.h"
 
@@ -31,6 +33,8 @@ index::IndexKind KindOf(IndexType type) {
   switch (type) {
     case IndexType::kBTree: return index::IndexKind::kBTree;
     case IndexType::kBitmap: return index::IndexKind::kBitmap;
+    case IndexType::kIvfFlat:
+    case IndexType::kIvfPq: break;  // built by table/ivf_build.h
   }
   ThrowNotSupported("index type {} is not one lancelet builds (BTree, Bitmap)", int(type));
 }
@@ -128,11 +132,12 @@ void CheckIndexName(const std::string& name) {
 
 using StatePtr = std::shared_ptr<const table::DatasetState>;
 
-StatePtr CreateIndexAt(const StatePtr& state, const std::string& column, IndexType type, const std::string& name_in,
-                       bool replace) {
+StatePtr CreateIndexAt(const StatePtr& state, const std::string& column, IndexType type,
+                       const VectorIndexOptions& options, const std::string& name_in, bool replace) {
   const table::DatasetState& s = *state;
-  const index::IndexKind kind = KindOf(type);
-  const format::StructPath field = IndexableField(s, column, kind);
+  const bool vector = table::IsVectorIndexType(type);
+  const format::StructPath field =
+      vector ? table::VectorIndexField(s, column) : IndexableField(s, column, KindOf(type));
   const std::string name = name_in.empty() ? field.name + "_idx" : name_in;
   return table::BuildAndCommit(state, {}, [&](lance::table::Transaction& t, table::AttemptFiles& attempt) {
     auto* create = t.mutable_create_index();
@@ -144,7 +149,9 @@ StatePtr CreateIndexAt(const StatePtr& state, const std::string& column, IndexTy
     }
     std::set<uint64_t> fragments;
     for (const auto& f : s.manifest.fragments()) fragments.insert(f.id());
-    *create->add_new_indices() = BuildSegment(state, field, kind, name, fragments, attempt);
+    *create->add_new_indices() = vector
+                                     ? table::BuildIvfSegment(state, field, type, options, name, fragments, attempt)
+                                     : BuildSegment(state, field, KindOf(type), name, fragments, attempt);
     return true;
   });
 }
@@ -156,7 +163,8 @@ bool AddMissingSegments(const StatePtr& state, lance::table::Transaction& t, tab
   std::set<std::string> done;
   for (const auto& meta : s.indices.indices()) {
     auto kind = index::KindOfTypeUrl(meta.index_details().type_url());
-    if (!kind || meta.fields_size() != 1 || !done.insert(meta.name()).second) continue;
+    const bool vector = index::IsVectorIndexTypeUrl(meta.index_details().type_url());
+    if ((!kind && !vector) || meta.fields_size() != 1 || !done.insert(meta.name()).second) continue;
     const auto field = s.schema.StructPathOf(meta.fields(0));
     if (!field) continue;
     // The live fragments no segment of this index covers.
@@ -173,6 +181,17 @@ bool AddMissingSegments(const StatePtr& state, lance::table::Transaction& t, tab
         it = covered->Contains(uint32_t(*it)) ? uncovered.erase(it) : std::next(it);
     }
     if (uncovered.empty()) continue;
+    // A vector index's new segment reuses the model of a segment still covering a live
+    // fragment; with none (its fragments were all rewritten) it is left to CreateIndex.
+    const lance::table::IndexMetadata* model = nullptr;
+    for (const auto& segment : s.indices.indices()) {
+      const auto covered = table::IndexFragments(segment);
+      if (vector && segment.name() == meta.name() && covered &&
+          std::any_of(s.manifest.fragments().begin(), s.manifest.fragments().end(),
+                      [&](const auto& f) { return covered->Contains(uint32_t(f.id())); }))
+        model = &segment;
+    }
+    if (vector && !model) continue;
     // Segments left covering no live fragment (their fragments were rewritten or their
     // columns folded) go in the same commit, as the reference's optimize does.
     for (const auto& segment : s.indices.indices()) {
@@ -182,7 +201,12 @@ bool AddMissingSegments(const StatePtr& state, lance::table::Transaction& t, tab
                                   [&](const auto& f) { return covered->Contains(uint32_t(f.id())); }))
         *t.mutable_create_index()->add_removed_indices() = segment;
     }
-    *t.mutable_create_index()->add_new_indices() = BuildSegment(state, *field, *kind, meta.name(), uncovered, attempt);
+    if (!vector) {
+      *t.mutable_create_index()->add_new_indices() = BuildSegment(state, *field, *kind, meta.name(), uncovered, attempt);
+      continue;
+    }
+    if (auto delta = table::BuildIvfDeltaSegment(state, *field, *model, uncovered, attempt))
+      *t.mutable_create_index()->add_new_indices() = std::move(*delta);
   }
   return t.has_create_index();
 }
@@ -200,10 +224,16 @@ StatePtr OptimizeIndicesAt(const StatePtr& state) {
 // cannot be checked against what came after it (a concurrent cleanup removed versions).
 DatasetPtr Dataset::CreateIndex(const std::string& column, IndexType type, const std::string& name_in,
                                 bool replace) const {
+  return CreateIndex(column, type, VectorIndexOptions{}, name_in, replace);
+}
+
+DatasetPtr Dataset::CreateIndex(const std::string& column, IndexType type, const VectorIndexOptions& options,
+                                const std::string& name_in, bool replace) const {
   if (!name_in.empty()) CheckIndexName(name_in);
   StatePtr state = state_;
-  return table::MakeDataset(table::UntilCommitted(
-      state, "index create", [&](const StatePtr& s) { return CreateIndexAt(s, column, type, name_in, replace); }));
+  return table::MakeDataset(table::UntilCommitted(state, "index create", [&](const StatePtr& s) {
+    return CreateIndexAt(s, column, type, options, name_in, replace);
+  }));
 }
 
 DatasetPtr Dataset::OptimizeIndices() const {
@@ -247,6 +277,7 @@ std::vector<IndexInfo> Dataset::ListIndices() const {
       info.name = meta.name();
       auto kind = index::KindOfTypeUrl(meta.index_details().type_url());
       info.type = kind ? index::KindName(*kind) : meta.index_details().type_url();
+      if (index::IsVectorIndexTypeUrl(meta.index_details().type_url())) table::DescribeVectorIndex(s, meta, info);
       for (int32_t id : meta.fields())
         if (const auto path = s.schema.StructPathOf(id)) info.columns.push_back(path->name);
       info.dataset_version = meta.dataset_version();
@@ -283,6 +314,8 @@ std::vector<IndexSegmentInfo> Dataset::IndexStats(const std::string& name) const
     for (const auto& file : meta.files()) info.bytes += file.size_bytes();
     if (auto kind = index::KindOfTypeUrl(meta.index_details().type_url()))
       info.rows = s.OpenIndex(meta, *kind)->num_rows();
+    else if (index::IsVectorIndexTypeUrl(meta.index_details().type_url()))
+      info.rows = s.OpenVectorIndex(meta)->num_rows();
     for (const auto& f : s.manifest.fragments())
       if (!fragments || fragments->Contains(uint32_t(f.id()))) info.stale_rows += StaleRows(s, f, meta);
     out.push_back(std::move(info));

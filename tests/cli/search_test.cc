@@ -49,6 +49,28 @@ TEST_F(SearchCliTest, QueriesFromAFileLeadEachRowWithTheirLine) {
             "{\"_query\":1,\"id\":1,\"name\":\"a\",\"_distance\":1}\n");
 }
 
+// `index create --type ivf_flat|ivf_pq` with its parameters, shown by `index list`; the
+// NULL vector is not indexed, and search through the index answers as exact search.
+TEST_F(SearchCliTest, VectorIndexesAreCreatedListedAndSearched) {
+  EXPECT_EQ(Lancelet({"index", "create", ds_, "emb", "--type", "ivf_flat", "--partitions", "2", "--distance", "cosine",
+                      "--name", "flat"}),
+            "created index flat on emb of " + ds_ + "; now version 2\n");
+  EXPECT_EQ(Lancelet({"index", "list", ds_}),
+            "flat\tIVF_FLAT (partitions=2, distance=cosine)\temb\tbuilt from version 1\t1 segments\t"
+            "1 fragments indexed, 0 not\t0 stale rows\n");
+  EXPECT_NE(Lancelet({"index", "stats", ds_, "flat"}).find(", 3 rows, "), std::string::npos);
+  EXPECT_EQ(Lancelet({"search", ds_, "--vector", "[1, 0, 0]", "-k", "2", "--distance", "cosine", "--nprobes", "2",
+                      "--format", "csv"}),
+            "id,name,_distance\n1,a,0\n2,b,1\n");
+  ExpectError(RunLancelet({"index", "create", ds_, "emb", "--type", "ivf_pq", "--partitions", "2", "--sub-vectors",
+                           "2"}),
+              "index on 'emb': 2 sub-vectors do not divide the dimension 3");
+  ExpectError(RunLancelet({"index", "create", ds_, "emb", "--type", "ivf_pq", "--partitions", "2"}),
+              "index on 'emb': IVF_PQ trains 256 codes per sub-vector and needs at least 256 vectors, not 3");
+  ExpectError(RunLancelet({"index", "create", ds_, "emb", "--type", "ivf_hnsw"}),
+              "--type 'ivf_hnsw': expected btree, bitmap, ivf_flat or ivf_pq");
+}
+
 TEST_F(SearchCliTest, BadInputIsOneLine) {
   ExpectError(RunLancelet({"search", ds_, "--vector", "[1, x, 0]"}),
               "--vector: 'x' is not a number (expected a JSON array of numbers)");

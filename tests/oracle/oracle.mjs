@@ -1703,6 +1703,24 @@ async function cmdExplain(argv) {
   writeLines([await t.query().where(opts.where).explainPlan(true)]);
 }
 
+// explain-search <dir> --vector '[..]' [--column c] [--k K] [--distance d] [--nprobes N]
+// [--refine F]: the reference's physical plan for a nearest-neighbour query that may use
+// its vector index (an ANN node when it does).
+async function cmdExplainSearch(argv) {
+  const { pos, opts } = parseArgs(argv, {
+    vector: "string", column: "string", k: "string", distance: "string", nprobes: "string", refine: "string",
+  });
+  need(pos, 1, "explain-search <dataset_dir> --vector '[..]' [--column c] [--k K] [--distance d] [--nprobes N] [--refine F]");
+  const t = await openTable(pos[0]);
+  const vq = t.query().nearestTo(Float32Array.from(JSON.parse(opts.vector)));
+  if (opts.column !== undefined) vq.column(opts.column);
+  if (opts.distance !== undefined) vq.distanceType(opts.distance);
+  vq.limit(parseInt(opts.k ?? "10", 10));
+  if (opts.nprobes !== undefined) vq.nprobes(parseInt(opts.nprobes, 10));
+  if (opts.refine !== undefined) vq.refineFactor(parseInt(opts.refine, 10));
+  writeLines([await vq.explainPlan(true)]);
+}
+
 async function dumpRows(dir, { version, columns, where, withRowId, withRowAddr } = {}) {
   const t = await openNative(dir);
   if (version !== undefined) await t.checkout(version);
@@ -2378,6 +2396,7 @@ const COMMANDS = {
   "create-index": cmdCreateIndex,
   indices: cmdIndices,
   explain: cmdExplain,
+  "explain-search": cmdExplainSearch,
   clone: cmdClone,
   "add-columns": cmdAddColumns,
   "drop-columns": cmdDropColumns,

@@ -1,0 +1,394 @@
+// Building IVF_FLAT and IVF_PQ indexes (Dataset::CreateIndex with a vector type): the
+// files have the reference's structure (schema, metadata, global buffers, columns), the
+// IndexMetadata its VectorIndexDetails, lancelet's reader opens them with every row once,
+// search through them finds the exact top-k on well-separated data, NULL vectors are
+// skipped, spilling changes no byte, and bad requests are refused leaving the dataset as
+// it was.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "format/lance_file.h"
+#include "index.pb.h"
+#include "index/ivf_index.h"
+#include "index/ivf_writer.h"
+#include "interop/ivf_data.h"
+#include "io/object_store.h"
+#include "lancelet/builder.h"
+#include "lancelet/dataset.h"
+#include "lancelet/error.h"
+#include "lancelet/vector_search.h"
+#include "support/test_env.h"
+#include "table/dataset_state.h"
+#include "table/index_section.h"
+
+namespace lancelet::testing {
+namespace {
+
+constexpr int kDim = 16;
+constexpr int64_t kRows = 2000;
+
+// ids 0.. and 8 well-separated clusters in fragments of 700 rows; every 10th vector
+// (from 3) NULL when `nulls`.
+DatasetPtr WriteClustered(const std::string& uri, const std::string& version, bool nulls,
+                          const std::vector<float>& data) {
+  FixedWidthBuilder<int64_t> id(DataType::Int64());
+  const TypePtr type = DataType::FixedSizeList(DataType::Float32(), kDim);
+  ListBuilder emb(type);
+  auto& items = static_cast<FixedWidthBuilder<float>&>(emb.item_builder());
+  for (int64_t i = 0; i < kRows; ++i) {
+    id.Append(i);
+    if (nulls && i % 10 == 3) {
+      emb.AppendNull();
+      continue;
+    }
+    for (int d = 0; d < kDim; ++d) items.Append(data[size_t(i) * kDim + d]);
+    emb.Append();
+  }
+  auto schema = std::make_shared<Schema>(
+      std::vector<FieldPtr>{Field::Make("id", DataType::Int64()), Field::Make("emb", type)});
+  WriteOptions options;
+  options.file_version = version;
+  options.max_rows_per_file = 700;
+  return Dataset::Write(uri, std::vector<RecordBatchPtr>{RecordBatch::Make(schema, {id.Finish(), emb.Finish()})},
+                        options);
+}
+
+class IvfBuildTest : public ::testing::Test {
+ protected:
+  void SetUp() override { data_ = ClusteredVectors(kRows, kDim, 8, 5); }
+
+  static const lance::table::IndexMetadata& Meta(const DatasetPtr& ds, const std::string& name) {
+    for (const auto& meta : table::StateOf(ds).indices.indices())
+      if (meta.name() == name) return meta;
+    throw std::runtime_error("no index " + name);
+  }
+  static std::unique_ptr<format::LanceFileReader> File(const DatasetPtr& ds, const lance::table::IndexMetadata& meta,
+                                                       const char* file) {
+    const auto& s = table::StateOf(ds);
+    return format::LanceFileReader::OpenAlone(
+        *s.store, s.uri + "/_indices/" + table::UuidText(meta.uuid().uuid()) + "/" + file);
+  }
+  static lance::index::pb::IVF Ivf(const format::LanceFileReader& file) {
+    lance::index::pb::IVF ivf;
+    EXPECT_TRUE(ivf.ParseFromString(file.ReadGlobalBuffer(1)));
+    return ivf;
+  }
+
+  TempDir tmp_;
+  std::vector<float> data_;
+};
+
+// index.idx as the reference writes it: no rows, `__flat_marker`, the three metadata
+// keys, and in global buffer 1 the centroids with one zero offset and length per partition.
+void ExpectCentroidFile(const format::LanceFileReader& file, const std::string& type, const std::string& distance,
+                        size_t partitions) {
+  EXPECT_EQ(file.num_rows(), 0u);
+  ASSERT_EQ(file.schema().fields().size(), 1u);
+  EXPECT_EQ(file.schema().fields()[0].name, "__flat_marker");
+  EXPECT_EQ(file.schema().fields()[0].type->id(), TypeId::kUInt64);
+  EXPECT_FALSE(file.schema().fields()[0].nullable);
+  std::string flat = "[";
+  for (size_t p = 0; p < partitions; ++p) flat += p ? ",\"\"" : "\"\"";
+  const Metadata want{{"lance:index", "{\"type\":\"" + type + "\",\"distance_type\":\"" + distance + "\"}"},
+                      {"lance:ivf", "1"},
+                      {"lance:flat", flat + "]"}};
+  EXPECT_EQ(file.schema().metadata(), want);
+  ASSERT_EQ(file.num_global_buffers(), 2u);
+  lance::index::pb::IVF ivf;
+  ASSERT_TRUE(ivf.ParseFromString(file.ReadGlobalBuffer(1)));
+  EXPECT_EQ(ivf.offsets_size(), int(partitions));
+  EXPECT_EQ(ivf.lengths_size(), int(partitions));
+  for (int p = 0; p < int(partitions); ++p) EXPECT_EQ(ivf.offsets(p) + ivf.lengths(p), 0u);
+  EXPECT_EQ(ivf.centroids_tensor().data_type(), lance::index::pb::Tensor::FLOAT32);
+  EXPECT_EQ(std::vector<uint32_t>(ivf.centroids_tensor().shape().begin(), ivf.centroids_tensor().shape().end()),
+            (std::vector<uint32_t>{uint32_t(partitions), kDim}));
+  EXPECT_TRUE(ivf.has_loss());
+}
+
+TEST_F(IvfBuildTest, IvfFlatFilesHaveTheReferencesLayout) {
+  for (const std::string version : {"2.0", "2.2"}) {
+    SCOPED_TRACE(version);
+    auto ds = WriteClustered(tmp_.Uri("flat" + version), version, false, data_);
+    VectorIndexOptions options;
+    options.num_partitions = 4;
+    options.distance = "cosine";
+    auto indexed = ds->CreateIndex("emb", IndexType::kIvfFlat, options, "flat");
+    EXPECT_EQ(indexed->version(), ds->version() + 1);
+    const auto& meta = Meta(indexed, "flat");
+    EXPECT_EQ(meta.index_details().type_url(), "/lance.index.pb.VectorIndexDetails");
+    lance::index::pb::VectorIndexDetails details;
+    ASSERT_TRUE(details.ParseFromString(meta.index_details().value()));
+    EXPECT_EQ(details.metric_type(), lance::index::pb::Cosine);
+    EXPECT_TRUE(details.has_flat());
+    EXPECT_EQ(details.runtime_hints().at("lance.ivf.max_iters"), "50");
+    EXPECT_EQ(details.runtime_hints().at("lance.ivf.sample_rate"), "256");
+    EXPECT_EQ(details.runtime_hints().size(), 5u);
+    EXPECT_EQ(meta.index_version(), 1);
+    EXPECT_EQ(meta.dataset_version(), ds->version());
+    EXPECT_EQ(std::vector<int32_t>(meta.fields().begin(), meta.fields().end()), std::vector<int32_t>{1});
+    ASSERT_EQ(meta.files_size(), 2);
+    EXPECT_EQ(meta.files(0).path(), "auxiliary.idx");
+    EXPECT_EQ(meta.files(1).path(), "index.idx");
+    EXPECT_EQ(table::IndexFragments(meta)->Cardinality(), 3u);
+
+    auto centroids = File(indexed, meta, "index.idx");
+    EXPECT_EQ(centroids->version().ToString(), version);
+    ExpectCentroidFile(*centroids, "IVF_FLAT", "cosine", 4);
+    auto storage = File(indexed, meta, "auxiliary.idx");
+    EXPECT_EQ(storage->version().ToString(), version);
+    EXPECT_EQ(storage->num_rows(), uint64_t(kRows));
+    const Metadata want{{"lance:ivf", "1"}, {"distance_type", "cosine"}, {"storage_metadata", "[\"{\\\"dim\\\":16}\"]"}};
+    EXPECT_EQ(storage->schema().metadata(), want);
+    ASSERT_EQ(storage->schema().fields().size(), 2u);
+    EXPECT_EQ(storage->schema().fields()[0].name, "_rowid");
+    EXPECT_EQ(storage->schema().fields()[0].type->ToString(), "uint64");
+    EXPECT_EQ(storage->schema().fields()[1].name, "flat");
+    EXPECT_EQ(storage->schema().fields()[1].type->ToString(), "fixed_size_list<float32,16>");
+    EXPECT_EQ(storage->num_global_buffers(), 2u);
+
+    auto ivf = table::StateOf(indexed).OpenVectorIndex(meta);
+    EXPECT_EQ(ivf->kind(), index::IvfKind::kFlat);
+    ASSERT_EQ(ivf->num_rows(), uint64_t(kRows));
+    for (uint64_t i = 0; i < ivf->num_rows(); ++i) {
+      const uint64_t row = ivf->row_ids()[i];  // row addresses: fragment << 32 | offset
+      const uint64_t id = (row >> 32) * 700 + (row & 0xffffffffu);
+      double norm2 = 0;
+      for (int d = 0; d < kDim; ++d) norm2 += double(data_[id * kDim + d]) * data_[id * kDim + d];
+      for (int d = 0; d < kDim; ++d)
+        ASSERT_NEAR(ivf->flat_vectors()[i * kDim + d], data_[id * kDim + d] / std::sqrt(norm2), 1e-6);
+    }
+  }
+}
+
+TEST_F(IvfBuildTest, IvfPqFilesHaveTheReferencesLayout) {
+  auto ds = WriteClustered(tmp_.Uri("pq"), "2.2", false, data_);
+  VectorIndexOptions options;
+  options.num_partitions = 4;
+  options.num_sub_vectors = 4;
+  auto indexed = ds->CreateIndex("emb", IndexType::kIvfPq, options);
+  const auto& meta = Meta(indexed, "emb_idx");
+  lance::index::pb::VectorIndexDetails details;
+  ASSERT_TRUE(details.ParseFromString(meta.index_details().value()));
+  EXPECT_EQ(details.metric_type(), lance::index::pb::L2);
+  EXPECT_EQ(details.pq().num_bits(), 8u);
+  EXPECT_EQ(details.pq().num_sub_vectors(), 4u);
+  EXPECT_EQ(details.runtime_hints().size(), 8u);
+  ExpectCentroidFile(*File(indexed, meta, "index.idx"), "IVF_PQ", "l2", 4);
+  auto storage = File(indexed, meta, "auxiliary.idx");
+  EXPECT_EQ(storage->schema().metadata().at("storage_metadata"),
+            "[\"{\\\"codebook_position\\\":2,\\\"nbits\\\":8,\\\"num_sub_vectors\\\":4,\\\"dimension\\\":16,"
+            "\\\"codebook_tensor\\\":[],\\\"transposed\\\":true}\"]");
+  EXPECT_EQ(storage->schema().fields()[1].name, "__pq_code");
+  EXPECT_EQ(storage->schema().fields()[1].type->ToString(), "fixed_size_list<uint8,4>");
+  ASSERT_EQ(storage->num_global_buffers(), 3u);
+  lance::index::pb::Tensor codebook;
+  ASSERT_TRUE(codebook.ParseFromString(storage->ReadGlobalBuffer(2)));
+  EXPECT_EQ(std::vector<uint32_t>(codebook.shape().begin(), codebook.shape().end()),
+            (std::vector<uint32_t>{256, kDim}));
+  const auto ivf = Ivf(*storage);
+  uint64_t next = 0;
+  for (int p = 0; p < 4; ++p) {
+    EXPECT_EQ(ivf.offsets(p), next);
+    next += ivf.lengths(p);
+  }
+  EXPECT_EQ(next, uint64_t(kRows));
+  const auto& s = table::StateOf(indexed);
+  for (const auto& f : meta.files())
+    EXPECT_EQ(f.size_bytes(),
+              s.store->Head(s.uri + "/_indices/" + table::UuidText(meta.uuid().uuid()) + "/" + f.path())->size);
+
+  // The codes (read transposed) rebuild each row's residual far better than the centroid alone.
+  auto index = table::StateOf(indexed).OpenVectorIndex(meta);
+  double pq = 0, coarse = 0;
+  for (size_t p = 0; p < index->num_partitions(); ++p) {
+    const size_t n = index->partition_length(p), offset = index->partition_offset(p);
+    for (size_t r = 0; r < n; ++r) {
+      const uint64_t row = index->row_ids()[offset + r];
+      const float* x = data_.data() + ((row >> 32) * 700 + (row & 0xffffffffu)) * kDim;
+      for (size_t s = 0; s < 4; ++s) {
+        const uint8_t code = index->pq_codes()[offset * 4 + s * n + r];
+        for (size_t j = 0; j < 4; ++j) {
+          const size_t d = s * 4 + j;
+          const double rebuilt = index->centroid(p)[d] + index->codebook()[(s * 256 + code) * 4 + j];
+          pq += (x[d] - rebuilt) * (x[d] - rebuilt);
+          coarse += double(x[d] - index->centroid(p)[d]) * (x[d] - index->centroid(p)[d]);
+        }
+      }
+    }
+  }
+  EXPECT_LT(pq, 0.1 * coarse) << pq << " vs " << coarse;
+}
+
+std::vector<int64_t> TopIds(const DatasetPtr& ds, const float* q, bool exact, int64_t nprobes, int64_t refine) {
+  VectorQuery query;
+  query.column = "emb";
+  query.vector.assign(q, q + kDim);
+  query.k = 10;
+  query.exact = exact;
+  query.nprobes = nprobes;
+  if (refine) query.refine_factor = refine;
+  query.columns = std::vector<std::string>{"id"};
+  std::vector<int64_t> ids;
+  auto reader = ds->Search(query);
+  while (auto batch = reader->Next())
+    for (int64_t i = 0; i < batch->num_rows(); ++i) ids.push_back(batch->column(0)->values<int64_t>()[i]);
+  return ids;
+}
+
+TEST_F(IvfBuildTest, SearchThroughOurIndexFindsTheExactTopK) {
+  auto ds = WriteClustered(tmp_.Uri("search"), "2.2", false, data_);
+  VectorIndexOptions options;
+  options.num_partitions = 8;
+  options.num_sub_vectors = 8;
+  auto flat = ds->CreateIndex("emb", IndexType::kIvfFlat, options, "flat");
+  auto pq = ds->CreateIndex("emb", IndexType::kIvfPq, options, "pq");
+  for (int64_t qi : {0, 17, 401, 1999}) {
+    const float* q = data_.data() + qi * kDim;
+    const auto exact = TopIds(ds, q, true, 0, 0);
+    ASSERT_EQ(exact.size(), 10u);
+    EXPECT_EQ(exact[0], qi);
+    EXPECT_EQ(TopIds(flat, q, false, 8, 0), exact) << qi;
+    EXPECT_EQ(TopIds(pq, q, false, 8, 40), exact) << qi;
+  }
+}
+
+TEST_F(IvfBuildTest, NullVectorsAreNotIndexed) {
+  auto ds = WriteClustered(tmp_.Uri("nulls"), "2.2", true, data_);
+  VectorIndexOptions options;
+  options.num_partitions = 4;
+  auto indexed = ds->CreateIndex("emb", IndexType::kIvfFlat, options, "flat");
+  const auto ivf = table::StateOf(indexed).OpenVectorIndex(Meta(indexed, "flat"));
+  EXPECT_EQ(ivf->num_rows(), uint64_t(kRows - kRows / 10));
+  for (uint64_t row : ivf->row_ids()) EXPECT_NE(((row >> 32) * 700 + (row & 0xffffffffu)) % 10, 3u);
+}
+
+TEST_F(IvfBuildTest, ListIndicesShowsTheTypeAndParameters) {
+  auto ds = WriteClustered(tmp_.Uri("list"), "2.2", false, data_);
+  VectorIndexOptions options;
+  options.num_partitions = 4;
+  options.num_sub_vectors = 2;
+  options.distance = "dot";
+  ds = ds->CreateIndex("emb", IndexType::kIvfPq, options, "pq");
+  const auto list = ds->ListIndices();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].type, "IVF_PQ");
+  EXPECT_EQ(list[0].partitions, 4u);
+  EXPECT_EQ(list[0].sub_vectors, 2u);
+  EXPECT_EQ(list[0].bits, 8u);
+  EXPECT_EQ(list[0].distance, "dot");
+  EXPECT_EQ(ds->IndexStats("pq")[0].rows, uint64_t(kRows));
+}
+
+TEST_F(IvfBuildTest, BadRequestsAreRefusedAndLeaveTheDatasetAsItWas) {
+  auto ds = WriteClustered(tmp_.Uri("bad"), "2.2", false, data_);
+  VectorIndexOptions too_many;
+  too_many.num_partitions = 5000;
+  VectorIndexOptions uneven;
+  uneven.num_partitions = 2;
+  uneven.num_sub_vectors = 5;
+  struct Case {
+    std::string column;
+    IndexType type;
+    VectorIndexOptions options;
+    std::string message;
+  } cases[] = {
+      {"id", IndexType::kIvfFlat, {}, "column 'id' is int64: an IVF index holds vectors, a fixed_size_list<float32, dim>"},
+      {"emb", IndexType::kIvfFlat, too_many,
+       "index on 'emb': 5000 partitions but only 2000 vectors to index (use at most 2000 partitions)"},
+      {"emb", IndexType::kIvfPq, uneven, "index on 'emb': 5 sub-vectors do not divide the dimension 16"},
+  };
+  for (const auto& c : cases) {
+    try {
+      ds->CreateIndex(c.column, c.type, c.options);
+      ADD_FAILURE() << "accepted: " << c.message;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), c.message);
+    }
+  }
+  auto now = Dataset::Open(ds->uri());
+  EXPECT_EQ(now->version(), ds->version());
+  EXPECT_TRUE(now->ListIndices().empty());
+  const auto& s = table::StateOf(now);
+  const std::string indices = s.uri + "/_indices";
+  EXPECT_TRUE(!s.store->Exists(indices) || s.store->List(indices).empty());
+}
+
+// Rows appended after the index get a delta segment from OptimizeIndices, with the first
+// segment's centroids and codebook, and are found through it.
+TEST_F(IvfBuildTest, OptimizeAddsADeltaSegmentWithTheSameModel) {
+  auto ds = WriteClustered(tmp_.Uri("delta"), "2.2", false, data_);
+  VectorIndexOptions options;
+  options.num_partitions = 4;
+  options.num_sub_vectors = 4;
+  ds = ds->CreateIndex("emb", IndexType::kIvfPq, options, "pq");
+  // 300 more rows: copies of rows 0..299 shifted by 0.25 in every dimension.
+  std::vector<float> more(data_.begin(), data_.begin() + 300 * kDim);
+  for (float& v : more) v += 0.25f;
+  FixedWidthBuilder<int64_t> id(DataType::Int64());
+  const TypePtr type = DataType::FixedSizeList(DataType::Float32(), kDim);
+  ListBuilder emb(type);
+  for (int64_t i = 0; i < 300; ++i) {
+    id.Append(kRows + i);
+    for (int d = 0; d < kDim; ++d) static_cast<FixedWidthBuilder<float>&>(emb.item_builder()).Append(more[i * kDim + d]);
+    emb.Append();
+  }
+  auto schema = std::make_shared<Schema>(
+      std::vector<FieldPtr>{Field::Make("id", DataType::Int64()), Field::Make("emb", type)});
+  ds = ds->Append(std::vector<RecordBatchPtr>{RecordBatch::Make(schema, {id.Finish(), emb.Finish()})});
+  auto optimized = ds->OptimizeIndices();
+  ASSERT_EQ(optimized->version(), ds->version() + 1);
+  const auto segments = optimized->IndexStats("pq");
+  ASSERT_EQ(segments.size(), 2u);
+  EXPECT_EQ(segments[0].rows, uint64_t(kRows));
+  EXPECT_EQ(segments[1].rows, 300u);
+  EXPECT_EQ(segments[1].fragments, std::vector<uint64_t>{3});
+  const auto& indices = table::StateOf(optimized).indices.indices();
+  auto first = table::StateOf(optimized).OpenVectorIndex(indices[0]);
+  auto delta = table::StateOf(optimized).OpenVectorIndex(indices[1]);
+  EXPECT_EQ(std::vector<float>(delta->centroid(0), delta->centroid(0) + 4 * kDim),
+            std::vector<float>(first->centroid(0), first->centroid(0) + 4 * kDim));
+  EXPECT_EQ(std::vector<float>(delta->codebook(), delta->codebook() + 256 * kDim),
+            std::vector<float>(first->codebook(), first->codebook() + 256 * kDim));
+  EXPECT_EQ(indices[1].index_details().value(), indices[0].index_details().value());
+  const float* q = more.data() + 42 * kDim;
+  EXPECT_EQ(TopIds(optimized, q, false, 4, 40), TopIds(optimized, q, true, 0, 0));
+  EXPECT_EQ(TopIds(optimized, q, false, 4, 40)[0], kRows + 42);
+  EXPECT_EQ(optimized->OptimizeIndices()->version(), optimized->version());
+}
+
+// The rows spilled in runs and read back partition by partition give the same bytes as
+// rows kept in memory.
+TEST_F(IvfBuildTest, SpillingRunsChangesNoByte) {
+  index::KMeansParams params;
+  params.k = 4;
+  const auto model = index::TrainKMeans(data_.data(), size_t(kRows), kDim, params);
+  index::PqParams pq_params;
+  pq_params.num_sub_vectors = 4;
+  const auto pq = index::TrainPq(data_.data(), size_t(kRows), kDim, &model, pq_params);
+  std::vector<uint64_t> ids(kRows);
+  std::iota(ids.begin(), ids.end(), 100);
+  auto [store, root] = io::OpenStore(tmp_.RootUri());
+  std::string bytes[2];
+  for (int spill = 0; spill < 2; ++spill) {
+    const std::string dir = root + fmt::format("/w{}", spill);
+    store->CreateDir(dir);
+    index::IvfWriter writer(*store, dir, format::FileVersion{2, 2}, index::IvfKind::kPq, model, pq,
+                            spill ? 1024 : index::IvfWriter::kDefaultMemoryBudget);
+    for (int64_t at = 0; at < kRows; at += 300) {
+      const size_t n = size_t(std::min<int64_t>(300, kRows - at));
+      writer.Add(data_.data() + at * kDim, n, ids.data() + at);
+    }
+    const auto files = writer.Finish();
+    EXPECT_EQ(writer.rows(), uint64_t(kRows));
+    bytes[spill] = store->OpenRead(dir + "/auxiliary.idx")->ReadAll();
+    EXPECT_EQ(files[0].size, bytes[spill].size());
+    EXPECT_EQ(store->List(dir).size(), 2u) << "runs left behind";
+  }
+  EXPECT_EQ(bytes[0], bytes[1]);
+}
+
+}  // namespace
+}  // namespace lancelet::testing
