@@ -624,6 +624,7 @@ void AddIndex(CLI::App& app, Context& context, std::vector<Command>& commands) {
   create->add_option("--distance", o->vector.distance, "IVF distance: l2 (default), cosine or dot");
   create->add_option("--sample-rate", o->vector.sample_rate, "k-means trains on at most this x k rows (256)");
   create->add_option("--max-iterations", o->vector.max_iterations, "k-means iterations at most (50)");
+  create->add_option("--seed", o->vector.seed, "Of the training sample and the initial centroids (42)");
   commands.push_back({create, IndexCreateRunner(dataset, o, context.progress)});
   auto* list = AddDatasetCommand(*index, "list", "List indexes: name, type, columns, coverage, stale rows", *dataset);
   commands.push_back({list, [dataset] { return RunIndexList(*dataset); }});

@@ -9,6 +9,16 @@
 #include <vector>
 
 namespace lancelet::index {
+
+const char* MetricName(Metric metric) {
+  switch (metric) {
+    case Metric::kL2: return "l2";
+    case Metric::kCosine: return "cosine";
+    case Metric::kDot: return "dot";
+    case Metric::kHamming: return "hamming";
+  }
+  return "?";
+}
 namespace {
 
 // The portable loops, for float (the AVX2 path's tail and fallback) and double vectors.
@@ -103,13 +113,14 @@ __attribute__((target("avx2,fma"))) float L2Avx2(const float* a, const float* b,
   return HorizontalSum(_mm256_add_ps(acc0, acc1)) + L2Portable(a + i, b + i, dim - i);
 }
 
-// One tile of R rows by 16 columns: 2R accumulators of 8 lanes stay in registers (R = 6
-// uses 12 of the 16, plus two column loads and a broadcast), each step over d is two
-// loads of the transposed columns and R broadcasts for 2R fused multiply-adds.
+// The products of R rows with 16 transposed columns, over every dimension: 2R
+// accumulators of 8 lanes stay in registers (R = 6 uses 12 of the 16, plus two column
+// loads and a broadcast), each step over d two loads of the columns and R broadcasts for
+// 2R fused multiply-adds.
 template <int R>
-__attribute__((target("avx2,fma"))) void ProductsTileAvx2(const float* rows, size_t dim, const float* columns_t,
-                                                          size_t stride, float* out) {
-  __m256 acc[R][2];
+__attribute__((target("avx2,fma"), always_inline)) inline void TileProductsAvx2(const float* rows, size_t dim,
+                                                                               const float* columns_t, size_t stride,
+                                                                               __m256 (&acc)[R][2]) {
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   for (size_t d = 0; d < dim; ++d) {
@@ -122,6 +133,14 @@ __attribute__((target("avx2,fma"))) void ProductsTileAvx2(const float* rows, siz
       acc[r][1] = _mm256_fmadd_ps(x, c1, acc[r][1]);
     }
   }
+}
+
+// One tile of R rows by 16 columns, stored.
+template <int R>
+__attribute__((target("avx2,fma"))) void ProductsTileAvx2(const float* rows, size_t dim, const float* columns_t,
+                                                          size_t stride, float* out) {
+  __m256 acc[R][2];
+  TileProductsAvx2<R>(rows, dim, columns_t, stride, acc);
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) {
     _mm256_storeu_ps(out + r * stride, acc[r][0]);
@@ -137,18 +156,7 @@ __attribute__((target("avx2,fma"))) void NearestTileAvx2(const float* rows, size
                                                          size_t stride, const float* bias, __m256 scale,
                                                          __m256i first, float* low, int32_t* low_id) {
   __m256 acc[R][2];
-#pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  for (size_t d = 0; d < dim; ++d) {
-    const __m256 c0 = _mm256_loadu_ps(columns_t + d * stride);
-    const __m256 c1 = _mm256_loadu_ps(columns_t + d * stride + 8);
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r) {
-      const __m256 x = _mm256_broadcast_ss(rows + r * dim + d);
-      acc[r][0] = _mm256_fmadd_ps(x, c0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(x, c1, acc[r][1]);
-    }
-  }
+  TileProductsAvx2<R>(rows, dim, columns_t, stride, acc);
   const __m256 b0 = _mm256_loadu_ps(bias), b1 = _mm256_loadu_ps(bias + 8);
   const __m256 i0 = _mm256_castsi256_ps(first);
   const __m256 i1 = _mm256_castsi256_ps(_mm256_add_epi32(first, _mm256_set1_epi32(8)));

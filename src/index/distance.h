@@ -13,6 +13,8 @@
 namespace lancelet::index {
 
 enum class Metric { kL2, kCosine, kDot, kHamming };
+// As the reference names them (its distance_type): "l2", "cosine", "dot", "hamming".
+const char* MetricName(Metric metric);
 
 // Columns of a transposed matrix are padded to a multiple of this (see `products`).
 inline constexpr size_t kProductColumns = 16;

@@ -17,16 +17,6 @@ namespace {
 
 constexpr size_t kPqCodes = 256;  // codes per sub-vector at 8 bits, the only width read
 
-const char* MetricText(Metric metric) {
-  switch (metric) {
-    case Metric::kL2: return "l2";
-    case Metric::kCosine: return "cosine";
-    case Metric::kDot: return "dot";
-    case Metric::kHamming: return "hamming";
-  }
-  return "?";
-}
-
 Metric ParseMetric(const std::string& path, const std::string& text) {
   const std::string lower = AsciiLower(text);
   if (lower == "l2" || lower == "euclidean") return Metric::kL2;
@@ -180,7 +170,7 @@ void IvfIndex::ReadStorage(const io::ObjectStore& store, const std::string& path
   if (file->num_global_buffers() == 0) ThrowCorrupt("{}: a legacy Lance file, not an IVF index", path);
   const std::string& metric = MetadataValue(*file, "distance_type");
   if (ParseMetric(path, metric) != metric_)
-    ThrowCorrupt("{}: distance_type '{}' differs from index.idx's '{}'", path, metric, MetricText(metric_));
+    ThrowCorrupt("{}: distance_type '{}' differs from index.idx's '{}'", path, metric, MetricName(metric_));
   const uint64_t rows = file->num_rows();
   const lance::index::pb::IVF ivf = ReadIvf(*file);
   CheckPartitions(path, ivf, lengths_.size(), rows);

@@ -12,16 +12,6 @@
 namespace lancelet::index {
 namespace {
 
-const char* MetricName(Metric metric) {
-  switch (metric) {
-    case Metric::kL2: return "l2";
-    case Metric::kCosine: return "cosine";
-    case Metric::kDot: return "dot";
-    case Metric::kHamming: return "hamming";
-  }
-  return "?";
-}
-
 lance::index::pb::VectorMetricType MetricType(Metric metric) {
   switch (metric) {
     case Metric::kL2: return lance::index::pb::L2;

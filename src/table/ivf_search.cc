@@ -190,10 +190,10 @@ std::optional<std::vector<Candidate>> IndexedTopK(const Dataset& dataset, const 
     return std::nullopt;
   }
   const index::Metric metric = CheckedMetric(state, segments, q);
-  t.metric = MetricName(metric);
+  t.metric = index::MetricName(metric);
   if (q.asked && q.metric != metric) {  // the index cannot rank by the metric asked for
     t.exact_reason = fmt::format("index '{}' ranks by {}, and the query asks for {}", t.index_name,
-                                 MetricName(metric), MetricName(q.metric));
+                                 index::MetricName(metric), index::MetricName(q.metric));
     return std::nullopt;
   }
   const int64_t nprobes = query.nprobes.value_or(kDefaultNprobes);

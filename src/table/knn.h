@@ -85,8 +85,6 @@ struct SearchTrace {
   size_t flat_fragments = 0;  // not covered by any segment: searched exactly
 };
 
-const char* MetricName(index::Metric metric);  // "l2", "cosine", "dot", "hamming"
-
 // `q` with its metric replaced (the query values stay; the norm is kept for cosine).
 PreparedQuery WithMetric(PreparedQuery q, index::Metric metric);
 

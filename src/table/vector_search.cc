@@ -217,16 +217,6 @@ std::vector<Candidate> ExactTopK(const Dataset& dataset, const PreparedQuery& q,
   return top.Sorted();
 }
 
-const char* MetricName(index::Metric metric) {
-  switch (metric) {
-    case index::Metric::kL2: return "l2";
-    case index::Metric::kCosine: return "cosine";
-    case index::Metric::kDot: return "dot";
-    case index::Metric::kHamming: return "hamming";
-  }
-  return "?";
-}
-
 void ScoreRowsExactly(const Dataset& dataset, const PreparedQuery& q, ExprPtr prefilter,
                       std::shared_ptr<const std::map<uint64_t, std::vector<uint64_t>>> rows, TopK& top) {
   if (rows->empty()) return;
@@ -259,7 +249,7 @@ std::vector<Candidate> Nearest(const Dataset& dataset, const PreparedQuery& q, c
   if (query.exact) trace.exact_reason = "the query asks for exact search";
   else indexed = table::IndexedTopK(dataset, q, query, prefilter, &trace);
   if (indexed) return std::move(*indexed);
-  trace.metric = table::MetricName(q.metric);
+  trace.metric = index::MetricName(q.metric);
   return table::ExactTopK(dataset, q, prefilter, size_t(query.k));
 }
 

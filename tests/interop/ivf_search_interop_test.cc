@@ -211,7 +211,15 @@ TEST_F(IvfSearchInterop, OverlaysDeletionsAndAppendsAfterTheIndex) {
       ASSERT_FALSE(near_far.empty());
       EXPECT_EQ(near_far[0].id, 5);
       EXPECT_EQ(near_far[0].distance, 0.0);
-      EXPECT_FALSE(Holds(Search(ds, old9.data(), extra), 9));
+      // Row 9 is not found at its old place. It may still be among the 10 nearest at its
+      // new distance, when fewer than 10 indexed rows of the probed partition pass the
+      // filter (the reference's k-means is unseeded, so the partitions vary).
+      double moved = 0;
+      for (int d = 0; d < kDim; ++d) moved += (double(old9[d]) + 40) * (double(old9[d]) + 40);
+      for (const auto& h : Search(ds, old9.data(), extra))
+        if (h.id == 9) {
+          EXPECT_NEAR(h.distance, moved, moved * 1e-5);
+        }
     }
     // A deleted row is never returned; an appended fragment is searched exactly.
     const std::vector<float> old20(Row(20), Row(20) + kDim);

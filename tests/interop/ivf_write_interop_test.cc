@@ -20,7 +20,7 @@ namespace {
 
 constexpr int kDim = 32;
 constexpr int64_t kRows = 3000;
-constexpr int kQueries = 12;
+constexpr int kQueries = 400;
 
 // Query -> ids, from {"_query":Q,"id":I,...} lines.
 std::map<int64_t, std::vector<int64_t>> ParseIds(const std::string& jsonl) {
@@ -55,7 +55,7 @@ class IvfWriteInterop : public ::testing::Test {
     std::string queries;
     uint64_t state = 3;
     for (int q = 0; q < kQueries; ++q) {
-      std::vector<float> v(data_->data() + q * 239 * kDim, data_->data() + (q * 239 + 1) * kDim);
+      std::vector<float> v(data_->data() + q * 7 * kDim, data_->data() + (q * 7 + 1) * kDim);
       for (float& x : v) x += 0.5f * IvfNoise(state);
       queries += VectorText(v.data(), kDim) + "\n";
     }
@@ -105,29 +105,46 @@ TEST_F(IvfWriteInterop, TheReferenceSearchesOurIndexes) {
     SCOPED_TRACE(label);
     std::vector<std::string> params{"--type", c.type, "--partitions", "8", "--distance", c.metric};
     if (std::string(c.type) == "ivf_pq") params.insert(params.end(), {"--sub-vectors", "8"});
-    const std::string ours = Copy("ours_" + label, c.version), theirs = Copy("theirs_" + label, c.version);
-    std::vector<std::string> create{"index", "create", ours, "emb", "--name", "vec"};
-    create.insert(create.end(), params.begin(), params.end());
-    Lancelet(create);
-    std::vector<std::string> oracle_create{"create-index", theirs, "emb", "--name", "vec"};
-    oracle_create.insert(oracle_create.end(), params.begin(), params.end());
-    Oracle(oracle_create);
+    // Recall varies from build to build with k-means' start (the reference's is unseeded):
+    // over 100 queries, IVF_PQ without refine gave 0.61 to 0.65 for six seeds of ours.
+    // Over 400 queries, PQ indexes are compared as the mean of three builds on each side.
+    const int builds = std::string(c.type) == "ivf_pq" ? 3 : 1;
+    std::vector<std::string> ours;
+    for (int build = 0; build < builds; ++build) {
+      ours.push_back(Copy(fmt::format("ours{}_{}", build, label), c.version));
+      std::vector<std::string> create{"index", "create", ours.back(), "emb", "--name", "vec", "--seed",
+                                      std::to_string(42 + build)};
+      create.insert(create.end(), params.begin(), params.end());
+      Lancelet(create);
+    }
+    std::vector<std::string> theirs;
+    for (int build = 0; build < builds; ++build) {
+      theirs.push_back(Copy(fmt::format("theirs{}_{}", build, label), c.version));
+      std::vector<std::string> oracle_create{"create-index", theirs.back(), "emb", "--name", "vec"};
+      oracle_create.insert(oracle_create.end(), params.begin(), params.end());
+      Oracle(oracle_create);
+    }
 
     const std::string type = std::string(c.type) == "ivf_pq" ? "IvfPq" : "IvfFlat";
-    EXPECT_EQ(Oracle({"indices", ours}),
+    EXPECT_EQ(Oracle({"indices", ours[0]}),
               fmt::format("{{\"name\":\"vec\",\"type\":\"{}\",\"columns\":[\"emb\"],\"indexed\":{},\"unindexed\":0}}\n",
                           type, kRows));
-    const std::string plan = Oracle({"explain-search", ours, "--column", "emb", "--vector",
+    const std::string plan = Oracle({"explain-search", ours[0], "--column", "emb", "--vector",
                                      VectorText(data_->data(), kDim), "--distance", c.metric, "--nprobes", "2"});
     EXPECT_NE(plan.find("ANNSubIndex: name=vec"), std::string::npos) << plan;
     EXPECT_NE(plan.find("ANNIvfPartition"), std::string::npos) << plan;
 
-    const auto exact = Theirs(ours, {"--distance", c.metric});
+    const auto exact = Theirs(ours[0], {"--distance", c.metric});
     std::vector<std::string> indexed{"--indexed", "--distance", c.metric};
     indexed.insert(indexed.end(), c.knobs.begin(), c.knobs.end());
-    const double on_ours = Recall(Theirs(ours, indexed), exact), on_theirs = Recall(Theirs(theirs, indexed), exact);
-    std::printf("[figures] %s %s: the reference's recall@10 through lancelet's index %.3f, through its own %.3f\n",
-                label.c_str(), fmt::format("{}", fmt::join(c.knobs, " ")).c_str(), on_ours, on_theirs);
+    double on_ours = 0, on_theirs = 0;
+    for (int build = 0; build < builds; ++build) {
+      on_ours += Recall(Theirs(ours[build], indexed), exact) / builds;
+      on_theirs += Recall(Theirs(theirs[build], indexed), exact) / builds;
+    }
+    std::printf("[figures] %s %s: the reference's recall@10 through lancelet's index %.3f, through its own %.3f "
+                "(mean of %d builds each)\n",
+                label.c_str(), fmt::format("{}", fmt::join(c.knobs, " ")).c_str(), on_ours, on_theirs, builds);
     EXPECT_GE(on_ours, on_theirs - 0.02);
     EXPECT_GT(on_ours, 0.3);
   }
