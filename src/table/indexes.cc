@@ -181,17 +181,19 @@ bool AddMissingSegments(const StatePtr& state, lance::table::Transaction& t, tab
         it = covered->Contains(uint32_t(*it)) ? uncovered.erase(it) : std::next(it);
     }
     if (uncovered.empty()) continue;
-    // A vector index's new segment reuses the model of a segment still covering a live
-    // fragment; with none (its fragments were all rewritten) it is left to CreateIndex.
+    // A vector index's new segment reuses the model (centroids, codebook) of a segment
+    // still covering a live fragment, else of any of its segments: a compaction that
+    // rewrote every fragment changed no vector, so the old model partitions the rewritten
+    // rows as it did the originals, and the index keeps serving.
     const lance::table::IndexMetadata* model = nullptr;
     for (const auto& segment : s.indices.indices()) {
+      if (!vector || segment.name() != meta.name()) continue;
       const auto covered = table::IndexFragments(segment);
-      if (vector && segment.name() == meta.name() && covered &&
-          std::any_of(s.manifest.fragments().begin(), s.manifest.fragments().end(),
-                      [&](const auto& f) { return covered->Contains(uint32_t(f.id())); }))
+      if (!model) model = &segment;
+      if (covered && std::any_of(s.manifest.fragments().begin(), s.manifest.fragments().end(),
+                                 [&](const auto& f) { return covered->Contains(uint32_t(f.id())); }))
         model = &segment;
     }
-    if (vector && !model) continue;
     // Segments left covering no live fragment (their fragments were rewritten or their
     // columns folded) go in the same commit, as the reference's optimize does.
     for (const auto& segment : s.indices.indices()) {

@@ -361,6 +361,40 @@ TEST_F(IvfBuildTest, OptimizeAddsADeltaSegmentWithTheSameModel) {
 
 // The rows spilled in runs and read back partition by partition give the same bytes as
 // rows kept in memory.
+// A compaction that rewrites every indexed fragment: the index's segment covers no live
+// fragment, and Optimize's index step gives it a segment over the rewritten rows with the
+// same model, so searches stay indexed and exact as before.
+TEST_F(IvfBuildTest, CompactionKeepsTheIndexServingWithItsModel) {
+  auto ds = WriteClustered(tmp_.Uri("compacted"), "2.2", false, data_);
+  VectorIndexOptions options;
+  options.num_partitions = 8;
+  ds = ds->CreateIndex("emb", IndexType::kIvfFlat, options, "flat")->Delete("id % 3 = 0");
+  const auto before = table::StateOf(ds).OpenVectorIndex(Meta(ds, "flat"));
+  OptimizeStats stats;
+  ds = ds->Optimize({}, &stats);
+  ASSERT_EQ(ds->CountFragments(), 1u);
+  const auto list = ds->ListIndices();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].segments, 1u);
+  EXPECT_EQ(list[0].indexed_fragments, 1u);
+  EXPECT_EQ(list[0].unindexed_fragments, 0u);
+  const auto after = table::StateOf(ds).OpenVectorIndex(Meta(ds, "flat"));
+  EXPECT_EQ(after->num_rows(), uint64_t(kRows - (kRows + 2) / 3));
+  ASSERT_EQ(after->num_partitions(), before->num_partitions());
+  for (size_t p = 0; p < after->num_partitions(); ++p)
+    EXPECT_EQ(std::vector<float>(after->centroid(p), after->centroid(p) + kDim),
+              std::vector<float>(before->centroid(p), before->centroid(p) + kDim));
+  for (int64_t qi : {1, 17, 401, 1999}) {
+    const float* q = data_.data() + qi * kDim;
+    EXPECT_EQ(TopIds(ds, q, false, 8, 0), TopIds(ds, q, true, 0, 0)) << qi;
+  }
+  VectorQuery query;
+  query.column = "emb";
+  query.vector.assign(data_.begin() + kDim, data_.begin() + 2 * kDim);
+  query.nprobes = 8;
+  EXPECT_NE(ds->ExplainSearch(query).find("searched flat: 0 fragments"), std::string::npos) << ds->ExplainSearch(query);
+}
+
 TEST_F(IvfBuildTest, SpillingRunsChangesNoByte) {
   index::KMeansParams params;
   params.k = 4;
