@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 
 #include "format/lance_file.h"
 #include "index.pb.h"
@@ -30,30 +31,36 @@ namespace {
 constexpr int kDim = 16;
 constexpr int64_t kRows = 2000;
 
-// ids 0.. and 8 well-separated clusters in fragments of 700 rows; every 10th vector
-// (from 3) NULL when `nulls`.
-DatasetPtr WriteClustered(const std::string& uri, const std::string& version, bool nulls,
-                          const std::vector<float>& data) {
+// Rows `first`.. of `data` (ids their row numbers, vectors wrapping around `data`); every
+// 10th vector (from 3) NULL when `nulls`.
+RecordBatchPtr ClusteredBatch(int64_t first, int64_t rows, bool nulls, const std::vector<float>& data) {
   FixedWidthBuilder<int64_t> id(DataType::Int64());
   const TypePtr type = DataType::FixedSizeList(DataType::Float32(), kDim);
   ListBuilder emb(type);
   auto& items = static_cast<FixedWidthBuilder<float>&>(emb.item_builder());
-  for (int64_t i = 0; i < kRows; ++i) {
+  for (int64_t i = first; i < first + rows; ++i) {
     id.Append(i);
     if (nulls && i % 10 == 3) {
       emb.AppendNull();
       continue;
     }
-    for (int d = 0; d < kDim; ++d) items.Append(data[size_t(i) * kDim + d]);
+    const size_t at = size_t(i % kRows) * kDim;
+    for (int d = 0; d < kDim; ++d) items.Append(data[at + d]);
     emb.Append();
   }
   auto schema = std::make_shared<Schema>(
       std::vector<FieldPtr>{Field::Make("id", DataType::Int64()), Field::Make("emb", type)});
+  return RecordBatch::Make(schema, {id.Finish(), emb.Finish()});
+}
+
+// ids 0.. and 8 well-separated clusters in fragments of 700 rows; every 10th vector
+// (from 3) NULL when `nulls`.
+DatasetPtr WriteClustered(const std::string& uri, const std::string& version, bool nulls,
+                          const std::vector<float>& data) {
   WriteOptions options;
   options.file_version = version;
   options.max_rows_per_file = 700;
-  return Dataset::Write(uri, std::vector<RecordBatchPtr>{RecordBatch::Make(schema, {id.Finish(), emb.Finish()})},
-                        options);
+  return Dataset::Write(uri, std::vector<RecordBatchPtr>{ClusteredBatch(0, kRows, nulls, data)}, options);
 }
 
 class IvfBuildTest : public ::testing::Test {
@@ -393,6 +400,52 @@ TEST_F(IvfBuildTest, CompactionKeepsTheIndexServingWithItsModel) {
   query.vector.assign(data_.begin() + kDim, data_.begin() + 2 * kDim);
   query.nprobes = 8;
   EXPECT_NE(ds->ExplainSearch(query).find("searched flat: 0 fragments"), std::string::npos) << ds->ExplainSearch(query);
+}
+
+// Random overlay updates, deletions, appends, index optimizes and compactions after the
+// index was built: with every partition probed, IVF_FLAT search through the index (stale
+// rows re-scored, uncovered fragments searched flat) returns exactly what exact search does.
+TEST_F(IvfBuildTest, ChangesAfterTheIndexNeverChangeWhatAFullProbeFinds) {
+  auto ds = WriteClustered(tmp_.Uri("differential"), "2.2", false, data_);
+  VectorIndexOptions options;
+  options.num_partitions = 8;
+  ds = ds->CreateIndex("emb", IndexType::kIvfFlat, options, "flat");
+  std::mt19937_64 random(7);
+  int64_t next_id = kRows;
+  // Where moved rows went and came from: queries there find them if anywhere.
+  std::vector<int64_t> watched;
+  for (int step = 0; step < 16; ++step) {
+    std::string did;
+    switch (random() % 5) {
+      case 0:
+      case 1: {  // a vector moved onto another row's, through an overlay
+        const int64_t row = int64_t(random() % uint64_t(next_id)), from = int64_t(random() % kRows);
+        ds = ds->Update({{"emb", VectorText(data_.data() + from * kDim, kDim)}}, fmt::format("id = {}", row), nullptr,
+                        UpdateMode::kOverlay);
+        did = fmt::format("row {} moved onto row {}'s vector", row, from);
+        watched.insert(watched.end(), {from, row % kRows});
+        break;
+      }
+      case 2:
+        ds = ds->Delete(fmt::format("id % 17 = {}", random() % 17));
+        did = "a deletion";
+        break;
+      case 3:
+        ds = ds->Append(std::vector<RecordBatchPtr>{ClusteredBatch(next_id, 150, false, data_)});
+        next_id += 150;
+        did = "an append";
+        break;
+      default:
+        ds = random() % 2 ? ds->OptimizeIndices() : ds->Optimize();
+        did = "an optimize";
+    }
+    std::vector<int64_t> queries(watched.end() - std::min<ptrdiff_t>(6, ptrdiff_t(watched.size())), watched.end());
+    queries.push_back(int64_t(random() % kRows));
+    for (int64_t qi : queries) {
+      const float* q = data_.data() + qi * kDim;
+      ASSERT_EQ(TopIds(ds, q, false, 8, 0), TopIds(ds, q, true, 0, 0)) << "step " << step << ", after " << did;
+    }
+  }
 }
 
 TEST_F(IvfBuildTest, SpillingRunsChangesNoByte) {
