@@ -10,6 +10,7 @@
 
 #include "index/kmeans.h"
 #include "lancelet/error.h"
+#include "support/test_env.h"
 
 namespace lancelet::index {
 namespace {
@@ -22,15 +23,6 @@ Rows Centroids(const KMeansModel& model) {
     out.emplace_back(model.centroids.begin() + c * model.dim, model.centroids.begin() + (c + 1) * model.dim);
   std::sort(out.begin(), out.end());
   return out;
-}
-
-std::string MessageOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // Four clusters of four points, 100 apart: each point is its cluster's corner plus one
@@ -204,16 +196,16 @@ TEST(KMeans, RefusesBadParametersInOneLine) {
   const std::vector<float> data = {1, 2, 3, 4, 5, 6};
   KMeansParams params;
   params.k = 5;
-  EXPECT_EQ(MessageOf([&] { TrainKMeans(data.data(), 3, 2, params); }),
+  EXPECT_EQ(testing::ThrownMessage([&] { TrainKMeans(data.data(), 3, 2, params); }),
             "k-means: 5 partitions need at least 5 vectors, got 3");
   params.k = 0;
-  EXPECT_EQ(MessageOf([&] { TrainKMeans(data.data(), 3, 2, params); }), "k-means: k must be at least 1, got 0");
+  EXPECT_EQ(testing::ThrownMessage([&] { TrainKMeans(data.data(), 3, 2, params); }), "k-means: k must be at least 1, got 0");
   params.k = 2;
   params.metric = Metric::kHamming;
-  EXPECT_EQ(MessageOf([&] { TrainKMeans(data.data(), 3, 2, params); }), "k-means: metric must be l2, cosine or dot");
+  EXPECT_EQ(testing::ThrownMessage([&] { TrainKMeans(data.data(), 3, 2, params); }), "k-means: metric must be l2, cosine or dot");
   params.metric = Metric::kCosine;
   const std::vector<float> zeros = {0, 0, 0, 0, 1, 0};
-  EXPECT_EQ(MessageOf([&] { TrainKMeans(zeros.data(), 3, 2, params); }),
+  EXPECT_EQ(testing::ThrownMessage([&] { TrainKMeans(zeros.data(), 3, 2, params); }),
             "k-means: 2 partitions need at least 2 usable vectors, got 1 (of 3; NaN, infinite and zero vectors are "
             "left out)");
 }

@@ -10,18 +10,10 @@
 
 #include "index/pq_train.h"
 #include "lancelet/error.h"
+#include "support/test_env.h"
 
 namespace lancelet::index {
 namespace {
-
-std::string MessageOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 KMeansModel OneCentroid(std::vector<float> centroid, Metric metric = Metric::kL2) {
   KMeansModel ivf;
@@ -144,19 +136,19 @@ TEST(PqTrain, RefusesBadParametersInOneLine) {
   PqParams params;
   params.num_sub_vectors = 4;
   params.metric = Metric::kDot;
-  EXPECT_EQ(MessageOf([&] { TrainPq(data.data(), 300, 10, nullptr, params); }),
+  EXPECT_EQ(testing::ThrownMessage([&] { TrainPq(data.data(), 300, 10, nullptr, params); }),
             "PQ: dimension 10 is not divisible by num_sub_vectors 4");
   params.num_sub_vectors = 5;
   params.nbits = 6;
-  EXPECT_EQ(MessageOf([&] { TrainPq(data.data(), 300, 10, nullptr, params); }), "PQ: nbits must be 4 or 8, got 6");
+  EXPECT_EQ(testing::ThrownMessage([&] { TrainPq(data.data(), 300, 10, nullptr, params); }), "PQ: nbits must be 4 or 8, got 6");
   params.nbits = 8;
-  EXPECT_EQ(MessageOf([&] { TrainPq(data.data(), 100, 10, nullptr, params); }),
+  EXPECT_EQ(testing::ThrownMessage([&] { TrainPq(data.data(), 100, 10, nullptr, params); }),
             "PQ: 256 codes need at least 256 vectors, got 100");
   params.metric = Metric::kL2;
-  EXPECT_EQ(MessageOf([&] { TrainPq(data.data(), 300, 10, nullptr, params); }),
+  EXPECT_EQ(testing::ThrownMessage([&] { TrainPq(data.data(), 300, 10, nullptr, params); }),
             "PQ: l2 and cosine quantize residuals, so they need the IVF centroids");
   const KMeansModel ivf = OneCentroid({0, 0});
-  EXPECT_EQ(MessageOf([&] { TrainPq(data.data(), 300, 10, &ivf, params); }),
+  EXPECT_EQ(testing::ThrownMessage([&] { TrainPq(data.data(), 300, 10, &ivf, params); }),
             "PQ: the IVF centroids have dimension 2, the vectors 10");
 }
 

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lancelet/error.h"
@@ -80,6 +81,12 @@ std::optional<Error> ThrownError(Fn&& fn) {
     return e;
   }
   return std::nullopt;
+}
+// Its message, or "(no error)".
+template <typename Fn>
+std::string ThrownMessage(Fn&& fn) {
+  const std::optional<Error> error = ThrownError(std::forward<Fn>(fn));
+  return error ? error->what() : "(no error)";
 }
 
 std::string ReadFileToString(const std::string& path);
