@@ -12,6 +12,7 @@
 #include "table/commit.h"
 #include "table/feature_flags.h"
 #include "table/index_section.h"
+#include "table/knn.h"
 #include "table/manifest_store.h"
 #include "table/scan_plan.h"
 #include "table/scan_planner.h"
@@ -28,13 +29,10 @@ struct BuildPlan {
 };
 
 index::Metric IndexMetric(const std::string& text) {
-  switch (ParseDistanceType(text)) {
-    case DistanceType::kL2: return index::Metric::kL2;
-    case DistanceType::kCosine: return index::Metric::kCosine;
-    case DistanceType::kDot: return index::Metric::kDot;
-    case DistanceType::kHamming: break;
-  }
-  ThrowNotSupported("an IVF index with distance '{}': lancelet builds them for l2, cosine and dot", text);
+  const index::Metric metric = MetricOf(ParseDistanceType(text));
+  if (metric == index::Metric::kHamming)
+    ThrowNotSupported("an IVF index with distance '{}': lancelet builds them for l2, cosine and dot", text);
+  return metric;
 }
 
 // The rows of `fragments` not deleted: an upper bound of the vectors to index (NULLs
@@ -279,12 +277,7 @@ void DescribeVectorIndex(const DatasetState& s, const lance::table::IndexMetadat
   info.partitions = uint32_t(ivf->num_partitions());
   info.sub_vectors = uint32_t(ivf->num_sub_vectors());
   info.bits = ivf->kind() == index::IvfKind::kPq ? 8 : 0;
-  switch (ivf->metric()) {
-    case index::Metric::kL2: info.distance = "l2"; break;
-    case index::Metric::kCosine: info.distance = "cosine"; break;
-    case index::Metric::kDot: info.distance = "dot"; break;
-    case index::Metric::kHamming: info.distance = "hamming"; break;
-  }
+  info.distance = index::MetricName(ivf->metric());
 }
 
 }  // namespace lancelet::table

@@ -85,6 +85,9 @@ struct SearchTrace {
   size_t flat_fragments = 0;  // not covered by any segment: searched exactly
 };
 
+// The index layer's metric of a public DistanceType.
+index::Metric MetricOf(DistanceType type);
+
 // `q` with its metric replaced (the query values stay; the norm is kept for cosine).
 PreparedQuery WithMetric(PreparedQuery q, index::Metric metric);
 

@@ -53,16 +53,6 @@ bool IsVectorType(const DataType& type) {
          element == TypeId::kUInt8;
 }
 
-index::Metric MetricOf(DistanceType type) {
-  switch (type) {
-    case DistanceType::kL2: return index::Metric::kL2;
-    case DistanceType::kCosine: return index::Metric::kCosine;
-    case DistanceType::kDot: return index::Metric::kDot;
-    case DistanceType::kHamming: return index::Metric::kHamming;
-  }
-  return index::Metric::kL2;
-}
-
 void CheckQueryValues(const VectorQuery& query, const PreparedQuery& prepared, const std::string& type_text) {
   if (query.vector.size() != prepared.dim)
     ThrowInvalid("the query vector has {} values but column '{}' ({}) holds {}-dimensional vectors",
@@ -97,7 +87,7 @@ PreparedQuery Prepare(const Schema& schema, const VectorQuery& query) {
   if (!bytes && distance == DistanceType::kHamming)
     ThrowInvalid("distance hamming needs a column of uint8 vectors; column '{}' is {}", p.column, type_text);
   p.asked = query.distance;
-  p.metric = MetricOf(distance);
+  p.metric = table::MetricOf(distance);
   CheckQueryValues(query, p, type_text);
   for (double v : query.vector) {
     p.as_double.push_back(v);
@@ -215,6 +205,16 @@ std::vector<Candidate> ExactTopK(const Dataset& dataset, const PreparedQuery& q,
     if (e) std::rethrow_exception(e);
   for (const auto& t : tops) top.Merge(t);
   return top.Sorted();
+}
+
+index::Metric MetricOf(DistanceType type) {
+  switch (type) {
+    case DistanceType::kL2: return index::Metric::kL2;
+    case DistanceType::kCosine: return index::Metric::kCosine;
+    case DistanceType::kDot: return index::Metric::kDot;
+    case DistanceType::kHamming: return index::Metric::kHamming;
+  }
+  return index::Metric::kL2;
 }
 
 void ScoreRowsExactly(const Dataset& dataset, const PreparedQuery& q, ExprPtr prefilter,
