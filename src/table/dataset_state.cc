@@ -335,7 +335,8 @@ std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> s
       if (manifest.version() != loc->version)
         ThrowCorrupt("manifest '{}' is named for version {} but records version {}", loc->path, loc->version,
                      manifest.version());
-      return MakeState(store, session, uri, loc->path, std::move(manifest));
+      auto indices = ParseIndexSection(loc->path, bytes, manifest);  // from the bytes read, not read again
+      return MakeState(store, session, uri, loc->path, std::move(manifest), std::move(indices));
     });
   } catch (const Error& e) {
     // The newest version listed was removed while it was read (its manifest, index section

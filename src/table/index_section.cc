@@ -112,21 +112,40 @@ std::map<int32_t, uint64_t> OverlayVersions(const lance::table::Manifest& base, 
 
 }  // namespace
 
-lance::table::IndexSection ReadIndexSection(const io::ObjectStore& store, const std::string& manifest_path,
-                                            const lance::table::Manifest& manifest) {
+namespace {
+
+// The section of a manifest file of `size` bytes, whose ranges read(offset, length) gives.
+template <typename Read>
+lance::table::IndexSection DecodeIndexSection(const std::string& manifest_path, const lance::table::Manifest& manifest,
+                                              uint64_t size, const Read& read) {
   lance::table::IndexSection section;
   if (!manifest.has_index_section()) return section;
-  auto file = store.OpenRead(manifest_path);
-  const uint64_t offset = manifest.index_section(), size = file->size();
+  const uint64_t offset = manifest.index_section();
   if (offset > size || size - offset < 4)
     ThrowCorrupt("manifest '{}': index section offset {} is outside the file ({} bytes)", manifest_path, offset, size);
-  const uint32_t length = format::LoadLE<uint32_t>(file->Read(offset, 4).data());
+  const uint32_t length = format::LoadLE<uint32_t>(std::string(read(offset, 4)).data());
   if (length > size - offset - 4)
     ThrowCorrupt("manifest '{}': the index section at offset {} claims {} bytes but the file has {} after it",
                  manifest_path, offset, length, size - offset - 4);
-  if (!section.ParseFromString(file->Read(offset + 4, length)))
+  if (!section.ParseFromString(std::string(read(offset + 4, length))))
     ThrowCorrupt("manifest '{}': the index section at offset {} does not parse", manifest_path, offset);
   return section;
+}
+
+}  // namespace
+
+lance::table::IndexSection ReadIndexSection(const io::ObjectStore& store, const std::string& manifest_path,
+                                            const lance::table::Manifest& manifest) {
+  if (!manifest.has_index_section()) return {};
+  auto file = store.OpenRead(manifest_path);
+  return DecodeIndexSection(manifest_path, manifest, file->size(),
+                            [&](uint64_t offset, uint64_t length) { return file->Read(offset, length); });
+}
+
+lance::table::IndexSection ParseIndexSection(const std::string& manifest_path, std::string_view file,
+                                             const lance::table::Manifest& manifest) {
+  return DecodeIndexSection(manifest_path, manifest, file.size(),
+                            [&](uint64_t offset, uint64_t length) { return file.substr(offset, length); });
 }
 
 lance::table::IndexSection CarryIndexes(const lance::table::IndexSection& before, const lance::table::Manifest* base,

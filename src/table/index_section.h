@@ -25,6 +25,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "format/roaring_bitmap.h"
 
@@ -38,6 +39,9 @@ namespace lancelet::table {
 // has none. Throws Corrupt when the section lies outside the file or does not parse.
 lance::table::IndexSection ReadIndexSection(const io::ObjectStore& store, const std::string& manifest_path,
                                             const lance::table::Manifest& manifest);
+// The same from the manifest file's bytes, read already.
+lance::table::IndexSection ParseIndexSection(const std::string& manifest_path, std::string_view file,
+                                             const lance::table::Manifest& manifest);
 
 // The indexes of `next`, the manifest `transaction` builds from `base` (null: none),
 // whose indexes were `before`.

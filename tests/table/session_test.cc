@@ -110,8 +110,11 @@ TEST(SessionTest, AVersionOpenedAgainIsTheOneKeptWithTheIndexesItOpened) {
   EXPECT_EQ(&table::StateOf(*first), &table::StateOf(*second));
   EXPECT_EQ(session->Stats().versions, 1u);
 
-  // Another session keeps its own.
+  // Another session keeps its own, and decodes it, index section included, from one read
+  // of the manifest.
+  const uint64_t before_other = store->stats().read_calls.load();
   auto other = Dataset::Open(uri, std::nullopt, Through(std::make_shared<Session>()));
+  EXPECT_EQ(store->stats().read_calls.load() - before_other, 1u);
   EXPECT_NE(&table::StateOf(*first), &table::StateOf(*other));
 }
 
