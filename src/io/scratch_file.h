@@ -19,6 +19,7 @@ class ScratchFile {
   ScratchFile(const ScratchFile&) = delete;
   ScratchFile& operator=(const ScratchFile&) = delete;
 
+  const std::string& what() const { return what_; }
   // Appends; a failed write throws Io naming `what`.
   std::ostream& out() { return *out_; }
   // Everything written so far, mapped (see MappedBytes). Empty bytes and no owner when

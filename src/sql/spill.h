@@ -32,7 +32,6 @@ class SpillFile {
   std::unique_ptr<RecordBatchReader> Read();
 
  private:
-  std::string what_;
   io::ScratchFile file_;
   std::unique_ptr<IpcStreamWriter> writer_;
 };
