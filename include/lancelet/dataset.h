@@ -96,6 +96,13 @@ struct IndexInfo {
   std::string distance;
 };
 
+// The vector index Dataset::Search goes through for a column (Dataset::VectorIndexOn).
+struct VectorIndexUse {
+  std::string name;
+  std::string type;      // "IVF_FLAT", "IVF_PQ"
+  std::string distance;  // the metric it ranks by: "l2", "cosine", "dot"
+};
+
 // One segment of an index, for Dataset::IndexStats.
 struct IndexSegmentInfo {
   std::string uuid;                 // its directory under _indices/
@@ -447,6 +454,10 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // re-ranked, the stale rows re-scored exactly and the fragments searched flat; or why
   // every row was scored.
   std::string ExplainSearch(const VectorQuery& query) const;
+  // The vector index a Search of `column` goes through when the query asks neither for
+  // exact search nor for another metric than the index's; nullopt when the column has
+  // none lancelet can search through (none, or its vectors are not float32).
+  std::optional<VectorIndexUse> VectorIndexOn(const std::string& column) const;
 
 
  private:

@@ -213,14 +213,25 @@ ArrayPtr ListElement(const Datum& list, const Datum& index, int64_t n, const Typ
   return out;
 }
 
-// The vector functions, by the name they are called: the Euclidean distance, the inner
-// product and the cosine similarity of two lists of numbers, as float64.
-enum class VectorMeasure { kDistance, kInnerProduct, kCosineSimilarity };
+// The vector functions, by the name they are called, of two lists of numbers, as float64:
+// DuckDB's Euclidean distance, inner product (and its negation) and cosine similarity,
+// and the metrics of Lance's vector search under the names `ORDER BY ... LIMIT` is
+// served by an index through (sql/nearest.cc): l2_distance is the squared Euclidean
+// distance (Lance's l2), cosine_distance 1 - the cosine similarity.
+enum class VectorMeasure {
+  kDistance, kL2Squared, kInnerProduct, kNegativeInnerProduct, kCosineSimilarity, kCosineDistance
+};
 std::optional<VectorMeasure> VectorMeasureOf(const std::string& name) {
   if (name == "list_distance" || name == "array_distance") return VectorMeasure::kDistance;
-  if (name == "list_inner_product" || name == "array_inner_product" || name == "list_dot_product")
+  if (name == "l2_distance") return VectorMeasure::kL2Squared;
+  if (name == "list_inner_product" || name == "array_inner_product" || name == "list_dot_product" ||
+      name == "inner_product")
     return VectorMeasure::kInnerProduct;
+  if (name == "list_negative_inner_product" || name == "array_negative_inner_product")
+    return VectorMeasure::kNegativeInnerProduct;
   if (name == "list_cosine_similarity" || name == "array_cosine_similarity") return VectorMeasure::kCosineSimilarity;
+  if (name == "cosine_distance" || name == "list_cosine_distance" || name == "array_cosine_distance")
+    return VectorMeasure::kCosineDistance;
   return std::nullopt;
 }
 
@@ -266,18 +277,21 @@ class VectorSide {
 
 // The measure of two vectors of n items. Four running sums, not one: a single chain of
 // dependent additions ran at a quarter of the speed.
-template <VectorMeasure M>
-double MeasureOf(const double* p, const double* q, int64_t n) {
+// The sums of two vectors of n items: the squared difference, or the inner product and,
+// for the cosine, the two squared norms. Four running sums each, not one: a single chain
+// of dependent additions ran at a quarter of the speed.
+template <bool kDifference, bool kNorms>
+void SumsOf(const double* p, const double* q, int64_t n, double& sum, double& pp_sum, double& qq_sum) {
   constexpr int kLanes = 4;
-  double sums[kLanes] = {}, pp[kLanes] = {}, qq[kLanes] = {};  // pp, qq: cosine only
+  double sums[kLanes] = {}, pp[kLanes] = {}, qq[kLanes] = {};
   auto step = [&](int lane, int64_t k) {
-    if constexpr (M == VectorMeasure::kDistance) {
+    if constexpr (kDifference) {
       const double d = p[k] - q[k];
       sums[lane] += d * d;
     } else {
       sums[lane] += p[k] * q[k];
     }
-    if constexpr (M == VectorMeasure::kCosineSimilarity) {
+    if constexpr (kNorms) {
       pp[lane] += p[k] * p[k];
       qq[lane] += q[k] * q[k];
     }
@@ -287,17 +301,28 @@ double MeasureOf(const double* p, const double* q, int64_t n) {
     for (int lane = 0; lane < kLanes; ++lane) step(lane, k + lane);
   for (int lane = 0; k < n; ++k, ++lane) step(lane, k);
   auto total = [](const double* lanes) { return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]); };
-  if constexpr (M == VectorMeasure::kDistance) return std::sqrt(total(sums));
-  if constexpr (M == VectorMeasure::kCosineSimilarity)
-    return total(sums) / (std::sqrt(total(pp)) * std::sqrt(total(qq)));
-  return total(sums);
+  sum = total(sums);
+  pp_sum = total(pp);
+  qq_sum = total(qq);
 }
 
 double Measure(VectorMeasure measure, const double* p, const double* q, int64_t n) {
+  double sum = 0, pp = 0, qq = 0;
   switch (measure) {
-    case VectorMeasure::kDistance: return MeasureOf<VectorMeasure::kDistance>(p, q, n);
-    case VectorMeasure::kInnerProduct: return MeasureOf<VectorMeasure::kInnerProduct>(p, q, n);
-    case VectorMeasure::kCosineSimilarity: return MeasureOf<VectorMeasure::kCosineSimilarity>(p, q, n);
+    case VectorMeasure::kDistance:
+    case VectorMeasure::kL2Squared:
+      SumsOf<true, false>(p, q, n, sum, pp, qq);
+      return measure == VectorMeasure::kDistance ? std::sqrt(sum) : sum;
+    case VectorMeasure::kInnerProduct:
+    case VectorMeasure::kNegativeInnerProduct:
+      SumsOf<false, false>(p, q, n, sum, pp, qq);
+      return measure == VectorMeasure::kInnerProduct ? sum : -sum;
+    case VectorMeasure::kCosineSimilarity:
+    case VectorMeasure::kCosineDistance: {
+      SumsOf<false, true>(p, q, n, sum, pp, qq);
+      const double cosine = sum / (std::sqrt(pp) * std::sqrt(qq));
+      return measure == VectorMeasure::kCosineSimilarity ? cosine : 1.0 - cosine;
+    }
   }
   return 0;
 }

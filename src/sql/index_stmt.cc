@@ -8,6 +8,7 @@
 #include "sql/correlated.h"
 #include "sql/exec.h"
 #include "sql/join.h"
+#include "sql/nearest.h"
 #include "table/dataset_state.h"
 
 namespace lancelet::sql {
@@ -133,13 +134,15 @@ std::string RunExplain(const Context& ctx, const SelectStmt& stmt) {
     if (HasSubquery(term)) after.push_back(ToString(*term));
     else AndOnto(scanned, term);
   }
-  std::string plan = ds->Explain(scanned);
-  if (!plan.empty() && plan.back() == '\n') plan.pop_back();
-  if (!after.empty()) plan += fmt::format("\nfilter after the scan: {}", fmt::join(after, " AND "));
   SelectStmt marked;
   const std::string correlated = CorrelatedLines(ctx, stmt, &marked);
-  const auto columns = ColumnsRead(marked, *ds->schema());
+  std::optional<NearestPlan> nearest;
+  if (after.empty() && correlated.empty()) nearest = PlanNearest(stmt, scanned, *ds);
+  const auto columns = nearest ? nearest->columns : ColumnsRead(marked, *ds->schema());
   const std::string read = !columns ? "all" : columns->empty() ? "none" : fmt::format("{}", fmt::join(*columns, ", "));
+  std::string plan = nearest ? ExplainNearest(*nearest, stmt, *ds) : ds->Explain(scanned);
+  if (!plan.empty() && plan.back() == '\n') plan.pop_back();
+  if (!after.empty()) plan += fmt::format("\nfilter after the scan: {}", fmt::join(after, " AND "));
   return plan + "\ncolumns: " + read + correlated;
 }
 

@@ -22,6 +22,7 @@
 #include "sql/correlated.h"
 #include "sql/exec.h"
 #include "sql/join.h"
+#include "sql/nearest.h"
 #include "sql/sort.h"
 #include "sql/window.h"
 
@@ -393,9 +394,11 @@ QueryParts StripQualifiers(const SelectStmt& stmt, const JoinedSource* joined, b
   return parts;
 }
 
-// The rows of a single source, with `where` pushed into a table's scan, else filtered.
+// The rows of a single source, with `where` pushed into a table's scan, else filtered;
+// a table's nearest rows through its vector index when PlanNearest serves the statement
+// (not with correlated subqueries, whose WHERE terms apply after the source).
 std::unique_ptr<RecordBatchReader> OpenSingleSource(const Context& ctx, const SelectStmt& stmt, const ExprPtr& where,
-                                                    const SchemaPtr& column_types) {
+                                                    const SchemaPtr& column_types, bool correlated) {
   const std::set<std::string> used = NamedColumns(stmt);
   bool row_id = used.count(kRowId) > 0, row_addr = used.count(kRowAddr) > 0;
   auto ds = stmt.from->kind == TableRef::Kind::kTable ? OpenTable(ctx, *stmt.from) : nullptr;
@@ -410,6 +413,9 @@ std::unique_ptr<RecordBatchReader> OpenSingleSource(const Context& ctx, const Se
     Bind(*where, Schema(fields));
     pushed = where;
   }
+  if (ds && !correlated)
+    if (const std::optional<NearestPlan> nearest = PlanNearest(stmt, pushed, *ds))
+      return OpenNearest(*nearest, *ds, row_id, row_addr);
   auto input = OpenSource(ctx, *stmt.from, row_id, row_addr, pushed, column_types, projection, ds);
   if (where && !pushed) {
     auto predicate = Bind(*where, *input->schema());
@@ -427,7 +433,7 @@ std::unique_ptr<RecordBatchReader> OpenInput(const Context& ctx, const SelectStm
   if (joined) {
     input = joined->TakeRows();
   } else if (stmt.from) {
-    input = OpenSingleSource(ctx, stmt, parts.where, column_types);
+    input = OpenSingleSource(ctx, stmt, parts.where, column_types, !correlated.empty());
   } else {
     if (parts.where) ctx.Fail(parts.where->position, "WHERE needs a FROM clause");
     input = BatchesReader(std::make_shared<Schema>(), std::vector<RecordBatchPtr>{EmptyRowsBatch(1)});

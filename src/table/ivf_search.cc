@@ -34,6 +34,10 @@ struct Segment {
   bool Covers(uint64_t fragment) const { return !fragments || fragments->Contains(uint32_t(fragment)); }
 };
 
+const char* TypeNameOf(const index::IvfIndex& index) {
+  return index.kind() == index::IvfKind::kPq ? "IVF_PQ" : "IVF_FLAT";
+}
+
 // The segments of the first-listed vector index on the top-level field `column`.
 std::vector<Segment> SegmentsOn(const DatasetState& state, const std::string& column) {
   auto path = state.schema.StructPathNamed(column);
@@ -184,7 +188,7 @@ std::optional<std::vector<Candidate>> IndexedTopK(const Dataset& dataset, const 
     return std::nullopt;
   }
   t.index_name = segments.front().meta->name();
-  t.index_type = segments.front().index->kind() == index::IvfKind::kPq ? "IVF_PQ" : "IVF_FLAT";
+  t.index_type = TypeNameOf(*segments.front().index);
   if (q.element != TypeId::kFloat32) {
     t.exact_reason = fmt::format("index '{}' holds float32 vectors and column '{}' does not", t.index_name, q.column);
     return std::nullopt;
@@ -234,3 +238,25 @@ std::optional<std::vector<Candidate>> IndexedTopK(const Dataset& dataset, const 
 }
 
 }  // namespace lancelet::table
+
+namespace lancelet {
+
+std::optional<VectorIndexUse> Dataset::VectorIndexOn(const std::string& column) const {
+  const SchemaPtr table_schema = schema();
+  const int field = table_schema->FieldIndex(column);
+  if (field < 0) return std::nullopt;
+  const DataType& type = *table_schema->field(field)->type;
+  if (type.id() != TypeId::kFixedSizeList || type.child(0)->type->id() != TypeId::kFloat32) return std::nullopt;
+  const table::DatasetState& state = table::StateOf(*this);
+  const std::vector<table::Segment> segments = table::SegmentsOn(state, column);
+  if (segments.empty()) return std::nullopt;
+  table::PreparedQuery q;
+  q.column = column;
+  q.dim = size_t(type.fixed_size());
+  const index::Metric metric = table::CheckedMetric(state, segments, q);
+  return VectorIndexUse{segments.front().meta->name(),
+                        table::TypeNameOf(*segments.front().index),
+                        index::MetricName(metric)};
+}
+
+}  // namespace lancelet
