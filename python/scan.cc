@@ -5,6 +5,26 @@
 #include "lancelet/vector_search.h"
 
 namespace lancelet::python {
+namespace {
+
+VectorQuery QueryOf(const std::vector<double>& vector, const std::optional<std::string>& column, int64_t k,
+                    const std::optional<std::string>& where, const std::optional<std::string>& distance,
+                    bool postfilter, std::optional<int64_t> nprobes, std::optional<int64_t> refine_factor,
+                    bool exact) {
+  VectorQuery query;
+  query.vector = vector;
+  query.column = column.value_or("");
+  query.k = k;
+  query.filter = where.value_or("");
+  if (distance) query.distance = ParseDistanceType(*distance);
+  query.postfilter = postfilter;
+  query.nprobes = nprobes;
+  query.refine_factor = refine_factor;
+  query.exact = exact;
+  return query;
+}
+
+}  // namespace
 
 void DefineDatasetScans(py::class_<PyDataset>& dataset) {
   dataset
@@ -36,16 +56,7 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
                         int64_t k, const std::optional<std::string>& where, const std::optional<std::string>& distance,
                         bool postfilter, const std::optional<std::vector<std::string>>& columns,
                         std::optional<int64_t> nprobes, std::optional<int64_t> refine_factor, bool exact) {
-        VectorQuery query;
-        query.nprobes = nprobes;
-        query.refine_factor = refine_factor;
-        query.exact = exact;
-        query.vector = vector;
-        query.column = column.value_or("");
-        query.k = k;
-        query.filter = where.value_or("");
-        if (distance) query.distance = ParseDistanceType(*distance);
-        query.postfilter = postfilter;
+        VectorQuery query = QueryOf(vector, column, k, where, distance, postfilter, nprobes, refine_factor, exact);
         query.columns = columns;
         py::gil_scoped_release release;
         auto reader = d.ds->Search(query);
@@ -61,6 +72,20 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
          "`where` filters first unless postfilter=True. Through the column's IVF_FLAT / IVF_PQ index when it "
          "has one (nprobes partitions probed, default 20; refine_factor re-ranks k * refine_factor candidates "
          "with their own vectors), unless exact=True.")
+      .def("explain_search", [](const PyDataset& d, const std::vector<double>& vector,
+                                const std::optional<std::string>& column, int64_t k,
+                                const std::optional<std::string>& where, const std::optional<std::string>& distance,
+                                bool postfilter, std::optional<int64_t> nprobes, std::optional<int64_t> refine_factor,
+                                bool exact) {
+        const VectorQuery query = QueryOf(vector, column, k, where, distance, postfilter, nprobes, refine_factor, exact);
+        py::gil_scoped_release release;
+        return d.ds->ExplainSearch(query);
+      }, py::arg("vector"), py::arg("column") = py::none(), py::arg("k") = 10, py::arg("where") = py::none(),
+         py::arg("distance") = py::none(), py::arg("postfilter") = false, py::arg("nprobes") = py::none(),
+         py::arg("refine_factor") = py::none(), py::arg("exact") = false,
+         "How search() answers the same arguments, as text, found by running it: the index, nprobes and "
+         "partitions, the candidates, the rows re-ranked, the stale rows re-scored and the fragments "
+         "searched flat; or why every row was scored.")
       .def("take", [](const PyDataset& d, const std::vector<uint64_t>& indices,
                       const std::optional<std::vector<std::string>>& columns) {
         py::gil_scoped_release release;

@@ -311,6 +311,13 @@ def test_search_through_the_references_ivf_index(tmp_path, oracle):
     assert ds.search(query, k=5, columns=["id"], nprobes=1).to_pydict()["id"][0] == 17
     with pytest.raises(lancelet.InvalidArgumentError, match="nprobes must be at least 1"):
         ds.search(query, nprobes=0)
+    plan = ds.explain_search(query, k=5, nprobes=2, where="id < 300")
+    assert plan.splitlines()[:3] == [
+        f"VectorSearch: column emb, k 5, metric l2, version {ds.version}",
+        "  prefilter: id < 300",
+        "  ANN: index emb_idx (IVF_PQ), 1 segment, nprobes 2 of 4 partitions",
+    ]
+    assert "exact: every live row scored (the query asks for exact search)" in ds.explain_search(query, exact=True)
 
 
 def test_create_index_ivf_pq_with_pylances_names(tmp_path, oracle):
