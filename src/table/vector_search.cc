@@ -21,15 +21,7 @@
 
 namespace lancelet {
 
-const char* DistanceTypeName(DistanceType type) {
-  switch (type) {
-    case DistanceType::kL2: return "l2";
-    case DistanceType::kCosine: return "cosine";
-    case DistanceType::kDot: return "dot";
-    case DistanceType::kHamming: return "hamming";
-  }
-  return "?";
-}
+const char* DistanceTypeName(DistanceType type) { return index::MetricName(table::MetricOf(type)); }
 
 DistanceType ParseDistanceType(const std::string& text) {
   const std::string lower = AsciiLower(text);
