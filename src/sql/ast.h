@@ -12,6 +12,7 @@
 
 #include "lancelet/dataset.h"
 #include "lancelet/expr.h"
+#include "lancelet/vector_search.h"
 
 namespace lancelet::sql {
 
@@ -20,7 +21,7 @@ namespace lancelet::sql {
 struct SelectStmt;
 
 struct TableRef {
-  enum class Kind { kTable, kCsv, kJson, kSubquery } kind = Kind::kTable;
+  enum class Kind { kTable, kCsv, kJson, kSubquery, kVectorSearch } kind = Kind::kTable;
   std::string name;   // table name, or the file path of read_csv / read_json
   std::string alias;  // empty: the table name (or "read_csv" / "read_json")
   std::optional<uint64_t> version;  // VERSION AS OF n
@@ -32,6 +33,10 @@ struct TableRef {
   SchemaPtr columns;
   // kSubquery: FROM (SELECT ...), or a WITH name (the query it names).
   std::shared_ptr<const SelectStmt> subquery;
+  // kVectorSearch: vector_search('table', 'column', [..], k [, nprobes [, refine_factor]]),
+  // the table's k rows nearest the vector with their _distance (Dataset::Search); `name`
+  // is the table's.
+  std::shared_ptr<const VectorQuery> search;
 
   const std::string& qualifier() const { return alias.empty() ? name : alias; }
 };

@@ -108,6 +108,18 @@ std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef
                                               const std::optional<std::vector<std::string>>& columns,
                                               DatasetPtr opened) {
   if (ref.kind == TableRef::Kind::kSubquery) return OpenSelect(ctx, *ref.subquery);
+  if (ref.kind == TableRef::Kind::kVectorSearch) {
+    DatasetPtr ds = opened ? std::move(opened) : OpenTable(ctx, ref);
+    VectorQuery query = *ref.search;
+    if (with_row_id || with_row_address) {
+      query.columns.emplace();
+      for (const auto& f : ds->schema()->fields())
+        if (f->name != query.column) query.columns->push_back(f->name);
+      if (with_row_id) query.columns->push_back("_rowid");
+      if (with_row_address) query.columns->push_back("_rowaddr");
+    }
+    return ds->Search(query);
+  }
   if (ref.kind == TableRef::Kind::kTable) {
     DatasetPtr ds = opened ? std::move(opened) : OpenTable(ctx, ref);
     auto scan = ds->NewScan();

@@ -125,6 +125,12 @@ std::string RunExplain(const Context& ctx, const SelectStmt& stmt) {
     if (stmt.where) plan += "\nfilter over the joined rows: " + ToString(*stmt.where);
     return plan + CorrelatedLines(ctx, stmt);
   }
+  if (stmt.from && stmt.from->kind == TableRef::Kind::kVectorSearch) {
+    std::string plan = OpenTable(ctx, *stmt.from)->ExplainSearch(*stmt.from->search);
+    if (!plan.empty() && plan.back() == '\n') plan.pop_back();
+    if (stmt.where) plan += "\nfilter after the search: " + ToString(*stmt.where);
+    return plan + CorrelatedLines(ctx, stmt);
+  }
   if (!stmt.from || stmt.from->kind != TableRef::Kind::kTable) ctx.Fail(1, "EXPLAIN needs a SELECT from a table");
   auto ds = OpenTable(ctx, *stmt.from);
   // Terms with subqueries are evaluated after the scan; the others go into it.

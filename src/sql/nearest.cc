@@ -62,27 +62,6 @@ ExprPtr KeyExpression(const SelectStmt& stmt, const ExprPtr& key) {
   return key;
 }
 
-// The values of an expression that reads no column and holds a list of finite numbers.
-std::optional<std::vector<double>> ConstantVector(const Expr& e) {
-  if (!ReferencedColumns(e).empty() || AnyNode(std::make_shared<const Expr>(e), IsWindowOrSubquery))
-    return std::nullopt;
-  try {
-    const Scalar value = EvaluateConstant(e);
-    if (value.is_null() || !value.type || !(value.type->is_list() || value.type->id() == TypeId::kFixedSizeList))
-      return std::nullopt;
-    std::vector<double> out;
-    for (const Scalar& item : value.as_list()) {
-      if (item.is_null()) return std::nullopt;
-      const double v = item.as_double();
-      if (!std::isfinite(v)) return std::nullopt;
-      out.push_back(v);
-    }
-    return out;
-  } catch (const Error&) {
-    return std::nullopt;  // the statement reports it when it evaluates the key
-  }
-}
-
 // Drops the search's `_distance`: the statement computes its own key.
 class WithoutDistance final : public RecordBatchReader {
  public:
@@ -106,6 +85,26 @@ class WithoutDistance final : public RecordBatchReader {
 };
 
 }  // namespace
+
+std::optional<std::vector<double>> ConstantVector(const Expr& e) {
+  if (!ReferencedColumns(e).empty() || AnyNode(std::make_shared<const Expr>(e), IsWindowOrSubquery))
+    return std::nullopt;
+  try {
+    const Scalar value = EvaluateConstant(e);
+    if (value.is_null() || !value.type || !(value.type->is_list() || value.type->id() == TypeId::kFixedSizeList))
+      return std::nullopt;
+    std::vector<double> out;
+    for (const Scalar& item : value.as_list()) {
+      if (item.is_null()) return std::nullopt;
+      const double v = item.as_double();
+      if (!std::isfinite(v)) return std::nullopt;
+      out.push_back(v);
+    }
+    return out;
+  } catch (const Error&) {
+    return std::nullopt;  // the statement reports it when it evaluates the key
+  }
+}
 
 std::optional<NearestPlan> PlanNearest(const SelectStmt& stmt, const ExprPtr& where, const Dataset& ds) {
   if (!stmt.from || stmt.from->kind != TableRef::Kind::kTable || !stmt.joins.empty() || !stmt.union_parts.empty() ||

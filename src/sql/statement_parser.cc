@@ -8,6 +8,7 @@
 #include "array/ascii_case.h"
 #include "expr/parser.h"
 #include "sql/ast.h"
+#include "sql/nearest.h"
 
 namespace lancelet::sql {
 
@@ -133,7 +134,8 @@ class StatementParser {
     return true;
   }
 
-  // name [VERSION AS OF n] [[AS] alias], or read_csv('path') / read_json('path') [[AS] alias].
+  // name [VERSION AS OF n] [[AS] alias], or read_csv('path') / read_json('path') /
+  // vector_search(...) [[AS] alias].
   TableRef ParseTableRef(bool allow_functions, bool allow_version) {
     TableRef ref;
     ref.position = p_.Peek().position;
@@ -148,6 +150,10 @@ class StatementParser {
       while (p_.ConsumeSymbol(",")) ParseFileOption(ref);
       p_.ExpectSymbol(")");
       ref.alias = AsciiLower(fn.text);
+    } else if (allow_functions && t.kind == TokenKind::kIdentifier && p_.Peek(1).IsSymbol("(") &&
+               t.IsKeyword("VECTOR_SEARCH")) {
+      p_.Next();
+      ParseVectorSearch(ref);
     } else if (allow_functions && t.IsSymbol("(") && p_.Peek(1).IsKeyword("SELECT")) {
       p_.Next();
       ref.kind = TableRef::Kind::kSubquery;
@@ -174,6 +180,28 @@ class StatementParser {
       ref.alias = p_.ExpectIdentifier("an alias");
     }
     return ref;
+  }
+
+  // vector_search('table', 'column', [..], k [, nprobes [, refine_factor]]), after its name.
+  void ParseVectorSearch(TableRef& ref) {
+    p_.ExpectSymbol("(");
+    ref.kind = TableRef::Kind::kVectorSearch;
+    ref.name = ExpectString("a table name in quotes");
+    ref.alias = "vector_search";
+    auto query = std::make_shared<VectorQuery>();
+    p_.ExpectSymbol(",");
+    query->column = ExpectString("a vector column name in quotes");
+    p_.ExpectSymbol(",");
+    const Token at = p_.Peek();
+    const std::optional<std::vector<double>> vector = ConstantVector(*p_.ParseExpression());
+    if (!vector) p_.FailAt(at, "vector_search() expects a constant vector of numbers, such as [0.1, 0.2]");
+    query->vector = *vector;
+    p_.ExpectSymbol(",");
+    query->k = ParseCount("k");
+    if (p_.ConsumeSymbol(",")) query->nprobes = ParseCount("nprobes");
+    if (p_.ConsumeSymbol(",")) query->refine_factor = ParseCount("refine_factor");
+    p_.ExpectSymbol(")");
+    ref.search = std::move(query);
   }
 
   std::string ExpectString(const char* what) {
