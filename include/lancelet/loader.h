@@ -1,6 +1,8 @@
-// A training-data view of one Lance dataset version: one fragment is one shard, samples
-// are the fragment's surviving rows in order, and the version is pinned when the dataset
-// is discovered (../shared/spec/lance_shards_for_training.md).
+// A training-data view of one Lance dataset version: shards are ranges of a fragment's
+// surviving rows (by default one shard per fragment, as Zephon lays them out; or cut to
+// a number of rows, so a one-fragment table still feeds many ranks and workers), samples
+// are a shard's rows in order, and the version is pinned when the dataset is discovered
+// (../shared/spec/lance_shards_for_training.md).
 //
 // Unlike a loader that reads only base data files, every sample is read as the dataset
 // reads it: overlays resolved, multi-file fragments and dropped columns handled, shallow
@@ -22,6 +24,13 @@ namespace lancelet {
 
 struct LoaderOptions {
   std::vector<std::string> columns;  // empty: every column
+  // How fragments become shards: each fragment's surviving rows, in order, cut into
+  // shards of `shard_rows` (a fragment's last shard holds the rest). 0: from num_shards.
+  uint64_t shard_rows = 0;
+  // With shard_rows 0: shards of ceil(total rows / num_shards) rows, so at least
+  // num_shards when the dataset has as many rows (fragment ends add up to one shard per
+  // fragment). 0 too: one shard per fragment.
+  uint64_t num_shards = 0;
   // Opened fragments (a reader with its deletions and overlay coverage decoded) kept per
   // process, least recently used evicted first; 0 keeps none. Also capped at a quarter
   // of the open-file limit (RLIMIT_NOFILE), since each holds open files.

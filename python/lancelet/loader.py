@@ -1,4 +1,6 @@
-"""Training-data shards over a Lance dataset: one fragment is one shard.
+"""Training-data shards over a Lance dataset: ranges of a fragment's rows (one shard per
+fragment by default, as Zephon lays them out; shard_rows= or num_shards= cut fragments
+into more, so that a one-fragment table feeds every rank and worker).
 
     from lancelet.loader import ShardedDataset, TorchIterableDataset, collate
     shards = ShardedDataset.from_path("data/train.lance", columns=["text", "embedding"])
@@ -46,24 +48,37 @@ class ShardedDataset:
     """Shards of one pinned version of a Lance dataset. Picklable; each process (a
     DataLoader worker after fork, or a spawned one) opens its own readers."""
 
-    def __init__(self, path, columns=None, metadata_cache_entries=256, storage_options=None):
+    def __init__(self, path, columns=None, metadata_cache_entries=256, storage_options=None, shard_rows=None,
+                 num_shards=None):
+        if shard_rows == "fragment":
+            shard_rows = None
+        for name, value, other in (("shard_rows", shard_rows, ", 'fragment'"), ("num_shards", num_shards, "")):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive integer{other} or None, not {value!r}")
         self._args = (str(path), None if columns is None else list(columns), metadata_cache_entries,
-                      dict(storage_options or {}))
+                      dict(storage_options or {}), shard_rows or 0, num_shards or 0)
         self._open(self._args[0])
 
     @classmethod
-    def from_path(cls, path, columns=None, metadata_cache_entries=256, storage_options=None):
+    def from_path(cls, path, columns=None, metadata_cache_entries=256, storage_options=None, shard_rows=None,
+                  num_shards=None):
         """`path`: a dataset directory (its newest manifest becomes .path) or a manifest
         file under its _versions/ (that version). `metadata_cache_entries`: opened fragments
         kept per process (0: none), also capped by the open-file limit. `storage_options`:
-        {key: value} for the dataset's store, keyed as pylance's."""
-        return cls(path, columns, metadata_cache_entries, storage_options)
+        {key: value} for the dataset's store, keyed as pylance's. `shard_rows`: each
+        fragment's surviving rows cut into shards of that many (its last shard holds the
+        rest); or `num_shards`: shards of ceil(total / num_shards) rows, so at least that
+        many when there are as many rows. Neither (or shard_rows="fragment"): one shard
+        per fragment."""
+        return cls(path, columns, metadata_cache_entries, storage_options, shard_rows, num_shards)
 
     def _open(self, path):
-        _, columns, entries, storage_options = self._args
-        self._core = _lancelet.ShardedDataset.from_path(path, columns, entries, storage_options)
+        _, columns, entries, storage_options, shard_rows, num_shards = self._args
+        self._core = _lancelet.ShardedDataset.from_path(path, columns, entries, storage_options, shard_rows,
+                                                        num_shards)
         self._pid = os.getpid()
-        self._args = (self._core.path, columns, entries, storage_options)  # pinned from now on
+        # pinned from now on
+        self._args = (self._core.path, columns, entries, storage_options, shard_rows, num_shards)
         sizes = self._core.shard_sizes()
         self._starts = [0]
         for size in sizes:

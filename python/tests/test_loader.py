@@ -47,6 +47,27 @@ def test_samples_are_the_surviving_rows_with_overlays_resolved(tmp_path):
     assert [s["text"] for s in flat] == everything["text"]
 
 
+def test_a_one_fragment_table_cut_into_shards_feeds_every_rank(tmp_path):
+    ds = make(tmp_path, rows=1000, per_file=1000)
+    ds, _ = ds.delete("id % 10 = 0")
+    assert ShardedDataset.from_path(ds.uri).shard_sizes() == [900]
+    assert ShardedDataset.from_path(ds.uri, shard_rows="fragment").shard_count() == 1
+    shards = ShardedDataset.from_path(ds.uri, shard_rows=250)
+    assert shards.shard_sizes() == [250, 250, 250, 150]
+    assert shards.read(1, 0)["id"] == 278  # the 251st surviving row: 250 + 250 // 9 + 1
+    assert pickle.loads(pickle.dumps(shards)).shard_sizes() == [250, 250, 250, 150]
+    by_count = ShardedDataset.from_path(ds.uri, num_shards=6)
+    assert by_count.shard_sizes() == [150] * 6
+    parts = [[s["id"] for s in TorchIterableDataset(by_count, shuffle=True, seed=3, rank=r, world_size=3)]
+             for r in range(3)]
+    assert [len(p) for p in parts] == [300, 300, 300]
+    assert sorted(i for p in parts for i in p) == [i for i in range(1000) if i % 10]
+    with pytest.raises(ValueError, match="shard_rows must be a positive integer, 'fragment' or None, not 0"):
+        ShardedDataset.from_path(ds.uri, shard_rows=0)
+    with pytest.raises(ValueError, match="num_shards must be a positive integer or None, not -1"):
+        ShardedDataset.from_path(ds.uri, num_shards=-1)
+
+
 def test_columns_and_refusals(tmp_path):
     ds = make(tmp_path)
     shards = ShardedDataset.from_path(ds.uri, columns=["text"])

@@ -51,6 +51,13 @@ struct ShardedDataset::Impl {
   std::shared_ptr<const table::DatasetState> state;
   std::vector<size_t> fields;  // schema indices
   SchemaPtr schema;
+  // Shard s is sizes[s] surviving rows of fragment (manifest position) shards[s].fragment
+  // from its surviving row shards[s].first on.
+  struct Shard {
+    size_t fragment = 0;
+    uint64_t first = 0;
+  };
+  std::vector<Shard> shards;
   std::vector<uint64_t> sizes;
   uint64_t total = 0;
   size_t capacity = 0;
@@ -65,9 +72,9 @@ struct ShardedDataset::Impl {
   using OpenedCache = table::LruCache<size_t, std::shared_ptr<Opened>>;
   std::unique_ptr<OpenedCache> opened;
 
-  std::shared_ptr<Opened> Open(size_t shard) const {
-    return opened->GetOrLoad(shard, [&] {
-      auto made = std::make_shared<Opened>(*state, state->manifest.fragments(int(shard)));
+  std::shared_ptr<Opened> Open(size_t fragment) const {
+    return opened->GetOrLoad(fragment, [&] {
+      auto made = std::make_shared<Opened>(*state, state->manifest.fragments(int(fragment)));
       return std::make_pair(made, uint64_t{1});
     });
   }
@@ -148,6 +155,7 @@ std::shared_ptr<ShardedDataset> loader::OpenShardedDataset(std::shared_ptr<io::O
     }
   }
   impl->schema = std::make_shared<Schema>(out_fields);
+  std::vector<uint64_t> live;  // per fragment
   for (const auto& fragment : state->manifest.fragments()) {
     uint64_t deleted = 0;
     if (fragment.has_deletion_file()) {
@@ -155,8 +163,22 @@ std::shared_ptr<ShardedDataset> loader::OpenShardedDataset(std::shared_ptr<io::O
       // Old writers left the count out: then the deletion file says (one small read).
       if (deleted == 0) deleted = table::FragmentReader(*state, fragment).num_deleted();
     }
-    impl->sizes.push_back(fragment.physical_rows() - deleted);
-    impl->total += impl->sizes.back();
+    live.push_back(fragment.physical_rows() - deleted);
+    impl->total += live.back();
+  }
+  uint64_t shard_rows = options.shard_rows;
+  if (shard_rows == 0 && options.num_shards > 0)
+    shard_rows = std::max<uint64_t>(1, (impl->total + options.num_shards - 1) / options.num_shards);
+  for (size_t f = 0; f < live.size(); ++f) {
+    if (shard_rows == 0 || live[f] == 0) {  // an empty fragment stays one (empty) shard
+      impl->shards.push_back({f, 0});
+      impl->sizes.push_back(live[f]);
+      continue;
+    }
+    for (uint64_t first = 0; first < live[f]; first += shard_rows) {
+      impl->shards.push_back({f, first});
+      impl->sizes.push_back(std::min(shard_rows, live[f] - first));
+    }
   }
   impl->capacity = std::min(options.metadata_cache_entries, OpenFileCap());
   impl->opened = std::make_unique<ShardedDataset::Impl::OpenedCache>(impl->capacity);
@@ -179,10 +201,12 @@ RecordBatchPtr ShardedDataset::ReadBatch(size_t shard, std::span<const uint64_t>
   for (uint64_t k : sample_indices)
     if (k >= impl_->sizes[shard])
       ThrowInvalid("sample {} does not exist: shard {} of '{}' has {} samples", k, shard, path(), impl_->sizes[shard]);
-  auto opened = impl_->Open(shard);
+  const Impl::Shard& where = impl_->shards[shard];
+  auto opened = impl_->Open(where.fragment);
   std::lock_guard busy(opened->busy);
   const auto& reader = opened->reader;
   std::vector<uint64_t> offsets(sample_indices.begin(), sample_indices.end());
+  for (auto& o : offsets) o += where.first;
   if (reader.num_deleted() > 0)
     for (auto& o : offsets) o = LiveOffset(reader.deletions(), o);
   std::vector<ArrayPtr> columns = reader.Take(impl_->fields, offsets);

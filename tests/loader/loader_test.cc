@@ -31,8 +31,9 @@ RecordBatchPtr ReadEverySample(const ShardedDataset& shards) {
   return RecordBatch::Concatenate(shards.schema(), parts);
 }
 
-void ExpectSamplesEqualTheScan(const std::string& dir, const std::vector<std::string>& columns = {}) {
-  auto shards = ShardedDataset::FromPath(dir, {columns});
+void ExpectSamplesEqualTheScan(const std::string& dir, const LoaderOptions& options) {
+  auto shards = ShardedDataset::FromPath(dir, options);
+  const std::vector<std::string>& columns = options.columns;
   auto scan = Dataset::Open(dir)->NewScan();
   if (!columns.empty()) scan.Columns(columns);
   auto expected = scan.ToBatch();
@@ -40,6 +41,12 @@ void ExpectSamplesEqualTheScan(const std::string& dir, const std::vector<std::st
   EXPECT_EQ(shards->total(), uint64_t(expected->num_rows()));
   EXPECT_TRUE(got->Equals(*expected)) << "loader:\n" << got->schema()->ToString() << "\nscan:\n"
                                       << expected->schema()->ToString();
+}
+
+void ExpectSamplesEqualTheScan(const std::string& dir, const std::vector<std::string>& columns = {}) {
+  LoaderOptions options;
+  options.columns = columns;
+  ExpectSamplesEqualTheScan(dir, options);
 }
 
 // A dataset of `fragments` fragments of `rows` rows each (id, name), by lancelet.
@@ -81,6 +88,40 @@ TEST(Loader, OneShardPerFragmentWithSurvivingRowsAndDeletionsSkipped) {
   ASSERT_TRUE(err);
   EXPECT_NE(std::string(err->what()).find("shard 2 of"), std::string::npos) << err->what();
   EXPECT_TRUE(testing::ThrownError([&] { shards->ReadBatch(3, std::vector<uint64_t>{0}); }));
+}
+
+TEST(Loader, FragmentsCutIntoShardsGiveEverySampleOnce) {
+  TempDir tmp;
+  auto ds = Fragments(tmp.Uri("t.lance"), 3, 100);
+  ds = ds->Delete("id % 10 = 4 OR id = 150 OR id >= 290");  // 90, 89 and 81 rows survive
+  LoaderOptions by_rows;
+  by_rows.shard_rows = 40;
+  auto shards = ShardedDataset::FromPath(ds->uri(), by_rows);
+  EXPECT_EQ(shards->shard_sizes(), (std::vector<uint64_t>{40, 40, 10, 40, 40, 9, 40, 40, 1}));
+  EXPECT_EQ(shards->total(), 260u);
+  // Shard 4 is fragment 1's surviving rows 40..79: ids 100..199 less 104, 114, .., 194 and 150.
+  std::vector<int64_t> live;
+  for (int64_t id = 100; id < 200; ++id)
+    if (id % 10 != 4 && id != 150) live.push_back(id);
+  auto batch = shards->ReadBatch(4, std::vector<uint64_t>{39, 0, 12});
+  const int64_t* ids = batch->column(0)->values<int64_t>();
+  EXPECT_EQ((std::vector<int64_t>{ids[0], ids[1], ids[2]}), (std::vector<int64_t>{live[79], live[40], live[52]}));
+  EXPECT_TRUE(testing::ThrownError([&] { shards->ReadBatch(5, std::vector<uint64_t>{9}); }));
+  ExpectSamplesEqualTheScan(ds->uri(), by_rows);
+  // Shards of one fragment share its opened reader.
+  auto cached = ShardedDataset::FromPath(ds->uri(), by_rows);
+  for (size_t s = 0; s < 3; ++s) cached->ReadBatch(s, std::vector<uint64_t>{0});
+  EXPECT_EQ(cached->cached_shards(), 1u);
+
+  LoaderOptions by_count;
+  by_count.num_shards = 7;  // ceil(260 / 7) = 38 rows a shard
+  EXPECT_EQ(ShardedDataset::FromPath(ds->uri(), by_count)->shard_sizes(),
+            (std::vector<uint64_t>{38, 38, 14, 38, 38, 13, 38, 38, 5}));
+  ExpectSamplesEqualTheScan(ds->uri(), by_count);
+  // A one-fragment table feeds four ranks.
+  auto one = Fragments(tmp.Uri("one.lance"), 1, 100);
+  by_count.num_shards = 4;
+  EXPECT_EQ(ShardedDataset::FromPath(one->uri(), by_count)->shard_sizes(), (std::vector<uint64_t>{25, 25, 25, 25}));
 }
 
 TEST(Loader, OverlaysAreResolved) {
