@@ -154,8 +154,54 @@ def collate(samples):
     return out
 
 
+def _read_ids(sharded, shards, samples, as_rows=True):
+    """The samples (shard id, sample index) pairs name, in that order: one read_batch per
+    shard among them. Sample dicts, or with as_rows=False {column: numpy array or list}."""
+    import numpy as np
+
+    shards = np.asarray(shards)
+    samples = np.asarray(samples)
+    order = np.argsort(shards, kind="stable")
+    parts, starts = [], [0]
+    for shard in np.unique(shards):
+        picked = order[shards[order] == shard]
+        parts.append(sharded._here().read_batch(int(shard), samples[picked].tolist()))
+        starts.append(starts[-1] + len(picked))
+    back = np.empty(len(order), dtype=np.int64)
+    back[order] = np.arange(len(order))  # position in the reads of each asked pair
+    if as_rows:
+        rows = [row for part in parts for row in _rows(part)]
+        return [rows[i] for i in back]
+    return _columns(parts, back)
+
+
+def _columns(parts, back):
+    """{column: values} of the parts' rows in the order `back` gives: numbers and vectors
+    without NULLs as numpy arrays, other values as lists."""
+    import numpy as np
+
+    out = {}
+    for name in parts[0].schema.names:
+        try:
+            out[name] = np.concatenate([part.to_numpy(name) for part in parts])[back]
+        except ValueError:  # NULLs, or values that are not numbers
+            values = [v for part in parts for v in part.to_pydict([name])[name]]
+            out[name] = [values[i] for i in back]
+    return out
+
+
+def _tensors(columns):
+    """A batch of columns as collate makes it: numpy numbers become tensors."""
+    import numpy as np
+    import torch
+
+    return {name: torch.from_numpy(np.ascontiguousarray(values)) if isinstance(values, np.ndarray) else values
+            for name, values in columns.items()}
+
+
 class _TorchMapDataset:
-    """A map-style torch Dataset over global sample indices (shard by shard, in order)."""
+    """A map-style torch Dataset over global sample indices (shard by shard, in order). A
+    DataLoader with a batch sampler fetches each batch with one read per shard in it."""
 
     def __init__(self, sharded):
         self.sharded = sharded
@@ -168,21 +214,44 @@ class _TorchMapDataset:
             index += len(self)
         return self.sharded.read(*self.sharded.locate(index))
 
+    def __getitems__(self, indices):
+        located = [self.sharded.locate(i + len(self) if i < 0 else i) for i in indices]
+        return _read_ids(self.sharded, [s for s, _ in located], [k for _, k in located])
+
 
 class _TorchIterableDataset:
-    """An iterable torch Dataset of sample dicts. Shards are split across ranks
-    (`rank` of `world_size`, default torch.distributed's or 0 of 1) and then across
-    DataLoader workers, so each sample comes once per epoch. With `shuffle`, the shard
-    order and the samples within each shard are shuffled by `seed` and the epoch
-    (set_epoch), the same way in every process."""
+    """An iterable torch Dataset of sample dicts (or, with batch_size, of collated batches:
+    use DataLoader(batch_size=None)).
 
-    def __init__(self, sharded, shuffle=False, seed=0, rank=None, world_size=None, read_size=256):
+    Each epoch is one sequence of every sample, the same in every process for (seed, epoch):
+    the shards in order (shuffled by seed and epoch with shuffle=True), each shard's
+    samples in order (shuffled too). Every rank (`rank` of `world_size`, default
+    torch.distributed's or 0 of 1) takes an equal contiguous part of it, as
+    DistributedSampler does: the sequence is padded by repeating its first samples
+    (drop_last=False) or its tail dropped (drop_last=True) to a multiple of world_size,
+    and fewer samples than ranks is an error. A rank's DataLoader workers split its part
+    in contiguous pieces, so every sample comes once. With shuffle, each piece is mixed
+    across shards: blocks of read_size samples are taken in random turns from
+    `open_shards` shards at a time, then shuffled in windows of `buffer_size` samples.
+    The order depends only on (seed, epoch, rank, world_size, worker, workers), so
+    resume() and load_state_dict() continue an epoch without repeating a sample."""
+
+    def __init__(self, sharded, shuffle=False, seed=0, rank=None, world_size=None, read_size=256,
+                 drop_last=False, buffer_size=8192, open_shards=8, batch_size=None):
+        for name, value in (("read_size", read_size), ("buffer_size", buffer_size), ("open_shards", open_shards),
+                            ("batch_size", batch_size)):
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
         self.sharded = sharded
         self.shuffle = shuffle
         self.seed = seed
         self.rank = rank
         self.world_size = world_size
         self.read_size = read_size
+        self.drop_last = drop_last
+        self.buffer_size = buffer_size
+        self.open_shards = open_shards
+        self.batch_size = batch_size
         self.epoch = 0
         self._skip_batches = 0
         self._batch_size = 1
@@ -193,16 +262,30 @@ class _TorchIterableDataset:
 
     def resume(self, epoch, step, batch_size=1):
         """Continues epoch `epoch` after the first `step` batches of `batch_size` samples
-        this rank's DataLoader yielded (batch_size=1: samples, or no DataLoader). A
-        DataLoader takes batches from its workers in turn, so worker w of W skips the
-        batches it made among the first `step`: the rest of the epoch is the batches not yet
-        seen (exact while no worker ran out of shards before `step`; a new DataLoader starts
-        again at worker 0, so with several workers their interleaving may differ)."""
+        this rank's DataLoader yielded (batch_size=1: samples, or no DataLoader; with the
+        dataset's own batch_size, its batches). A DataLoader takes batches from its workers
+        in turn, so worker w of W skips the batches it made among the first `step`: the rest
+        of the epoch is the batches not yet seen (exact while no worker ran out before
+        `step`; a new DataLoader starts again at worker 0, so with several workers their
+        interleaving may differ)."""
         self.epoch = epoch
         self._skip_batches = step
-        self._batch_size = batch_size
+        self._batch_size = 1 if self.batch_size else batch_size
 
-    def _placement(self, with_workers=False):
+    def state_dict(self, step, batch_size=1):
+        """What load_state_dict needs to continue this epoch after `step` batches of
+        `batch_size` samples (as resume())."""
+        return {"epoch": self.epoch, "step": step, "batch_size": batch_size, "seed": self.seed,
+                "shuffle": self.shuffle, "path": self.sharded.path}
+
+    def load_state_dict(self, state):
+        if (state["seed"], state["shuffle"], state["path"]) != (self.seed, self.shuffle, self.sharded.path):
+            raise ValueError("the state is of another dataset, seed or shuffle: "
+                             f"{(state['seed'], state['shuffle'], state['path'])} is not "
+                             f"{(self.seed, self.shuffle, self.sharded.path)}")
+        self.resume(state["epoch"], state["step"], state["batch_size"])
+
+    def _placement(self):
         import torch.distributed as dist
         import torch.utils.data as data
 
@@ -213,35 +296,86 @@ class _TorchIterableDataset:
             world = world if world is not None else (dist.get_world_size() if initialized else 1)
         info = data.get_worker_info()
         workers, worker = (info.num_workers, info.id) if info else (1, 0)
-        if with_workers:
-            return rank * workers + worker, world * workers, worker, workers
-        return rank * workers + worker, world * workers
+        return rank, world, worker, workers
 
-    def shards_for(self, slot, slots):
-        """The shards stream `slot` of `slots` reads this epoch, in order."""
-        order = list(range(self.sharded.shard_count()))
-        if self.shuffle:
-            random.Random(hash((self.seed, self.epoch))).shuffle(order)
-        return order[slot::slots]
+    def samples_per_rank(self, world_size=None):
+        """How many samples each rank gets an epoch (padding included)."""
+        world = world_size or self._placement()[1]
+        total = self.sharded.total()
+        if total < world:
+            raise ValueError(f"{self.sharded.path} has {total} samples, fewer than the {world} ranks: "
+                             "every rank needs at least one")
+        return total // world if self.drop_last else -(-total // world)
 
-    def __iter__(self):
-        slot, slots, worker, workers = self._placement(with_workers=True)
-        skip_batches = max(0, (self._skip_batches - worker + workers - 1) // workers)
-        skip = skip_batches * self._batch_size
+    def _sequence(self, world):
+        """The epoch's (shard ids, sample indices), padded or cut to world x per rank."""
         import numpy as np
 
-        for shard in self.shards_for(slot, slots):
-            size = self.sharded.shard_sizes()[shard]
-            if skip >= size:
-                skip -= size
-                continue
-            if self.shuffle:
-                samples = np.random.default_rng([self.seed % 2**64, self.epoch, shard]).permutation(size)
+        sizes = np.asarray(self.sharded.shard_sizes(), dtype=np.int64)
+        per_rank = self.samples_per_rank(world)
+        order = np.arange(len(sizes))
+        if self.shuffle:
+            order = np.random.default_rng([self.seed % 2**64, self.epoch]).permutation(len(sizes))
+        shards = np.repeat(order, sizes[order])
+        within = [np.random.default_rng([self.seed % 2**64, self.epoch, int(s)]).permutation(sizes[s])
+                  if self.shuffle else np.arange(sizes[s]) for s in order]
+        within = np.concatenate(within) if within else np.zeros(0, dtype=np.int64)
+        wanted = per_rank * world
+        take = np.arange(wanted) % len(shards)  # padding repeats the first samples
+        return shards[take], within[take]
+
+    def _mixed(self, count, shards, rng):
+        """Positions 0..count-1 of a piece whose samples are of `shards`, mixed across shards:
+        blocks from open_shards runs at a time in random turns, then windows shuffled."""
+        import numpy as np
+
+        cuts = np.flatnonzero(np.diff(shards)) + 1
+        runs = list(zip(np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [count]]).tolist()))
+        active, pending = runs[:self.open_shards], runs[self.open_shards:]
+        blocks = []
+        while active:
+            j = int(rng.integers(len(active)))
+            start, end = active[j]
+            stop = min(start + self.read_size, end)
+            blocks.append(np.arange(start, stop))
+            if stop < end:
+                active[j] = (stop, end)
+            elif pending:
+                active[j] = pending.pop(0)
             else:
-                samples = np.arange(size)
-            samples, skip = samples[skip:], 0
-            for at in range(0, len(samples), self.read_size):
-                yield from self.sharded.read_batch(shard, samples[at:at + self.read_size].tolist())
+                active.pop(j)
+        positions = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)
+        for at in range(0, count, self.buffer_size):
+            positions[at:at + self.buffer_size] = rng.permutation(positions[at:at + self.buffer_size])
+        return positions
+
+    def plan(self):
+        """This process's samples this epoch, in the order it yields them: (shard ids,
+        sample indices), numpy arrays."""
+        rank, world, worker, workers = self._placement()
+        shards, within = self._sequence(world)
+        per_rank = len(shards) // world
+        lo = rank * per_rank + per_rank * worker // workers
+        hi = rank * per_rank + per_rank * (worker + 1) // workers
+        shards, within = shards[lo:hi], within[lo:hi]
+        if self.shuffle and len(shards):
+            import numpy as np
+
+            rng = np.random.default_rng([self.seed % 2**64, self.epoch, rank, world, worker, workers])
+            mixed = self._mixed(len(shards), shards, rng)
+            shards, within = shards[mixed], within[mixed]
+        skip_batches = max(0, (self._skip_batches - worker + workers - 1) // workers)
+        skip = skip_batches * self._batch_size * (self.batch_size or 1)
+        return shards[skip:], within[skip:]
+
+    def __iter__(self):
+        shards, within = self.plan()
+        step = self.batch_size or self.read_size
+        for at in range(0, len(shards), step):
+            if self.batch_size:
+                yield _tensors(_read_ids(self.sharded, shards[at:at + step], within[at:at + step], as_rows=False))
+            else:
+                yield from _read_ids(self.sharded, shards[at:at + step], within[at:at + step])
 
 
 def __getattr__(name):

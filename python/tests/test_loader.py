@@ -1,14 +1,18 @@
 """lancelet.loader: shards, samples, pinning, and the torch datasets (DataLoader workers,
 ranks, shuffling)."""
+import collections
+import json
 import os
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import lancelet
 from lancelet.loader import ShardedDataset, TorchIterableDataset, TorchMapDataset, collate
-from conftest import skip_if_workers_spawn
+from conftest import ANOTHER_PROCESS, IN_MEMORY, SOURCE_DIR, skip_if_workers_spawn
 
 torch = pytest.importorskip("torch")
 
@@ -119,14 +123,93 @@ def test_ranks_and_epochs_split_and_shuffle_every_sample_once(tmp_path):
     for rank in range(3):
         part = [s["id"] for s in TorchIterableDataset(shards, shuffle=True, seed=9, rank=rank, world_size=3)]
         seen.append(part)
-    assert sorted(i for part in seen for i in part) == list(range(1000))
-    assert all(part for part in seen)
+    # 1000 samples over 3 ranks: 334 each, the sequence's first 2 samples repeated as padding.
+    assert [len(part) for part in seen] == [334, 334, 334]
+    flat = [i for part in seen for i in part]
+    assert sorted(set(flat)) == list(range(1000))
+    assert sorted(collections.Counter(flat).values())[-3:] == [1, 2, 2]
     again = [s["id"] for s in TorchIterableDataset(shards, shuffle=True, seed=9, rank=0, world_size=3)]
     assert again == seen[0]  # the same seed and epoch: the same order
     later = TorchIterableDataset(shards, shuffle=True, seed=9, rank=0, world_size=3)
     later.set_epoch(1)
     assert [s["id"] for s in later] != seen[0]
     assert [s["id"] for s in TorchIterableDataset(shards)] == list(range(1000))  # no shuffle: dataset order
+    dropped = [[s["id"] for s in TorchIterableDataset(shards, seed=9, rank=r, world_size=3, drop_last=True)]
+               for r in range(3)]
+    assert [len(p) for p in dropped] == [333, 333, 333]
+    assert sorted(i for p in dropped for i in p) == list(range(999))  # no shuffle: the tail is dropped
+
+
+class _Worker:
+    def __init__(self, id, num_workers):
+        self.id, self.num_workers = id, num_workers
+
+
+def _epoch_ids(dataset, ranks, workers, monkeypatch):
+    """{(rank, worker): ids} of one epoch, each DataLoader worker played in this process."""
+    out = {}
+    for rank in range(ranks):
+        dataset.rank, dataset.world_size = rank, ranks
+        for worker in range(max(1, workers)):
+            info = _Worker(worker, workers) if workers else None
+            monkeypatch.setattr(torch.utils.data, "get_worker_info", lambda: info)
+            out[rank, worker] = [s["id"] for s in dataset]
+    return out
+
+
+@pytest.mark.parametrize("fragments", [1, 8])
+def test_every_rank_and_worker_gets_its_share_once(tmp_path, monkeypatch, fragments):
+    ds = make(tmp_path, rows=800, per_file=800 // fragments)
+    ds, _ = ds.delete("id % 9 = 4")
+    ds, _ = ds.update({"text": "upper(text)"}, where="id % 5 = 1", mode="overlay")
+    live = [i for i in range(800) if i % 9 != 4]  # 711
+    shards = ShardedDataset.from_path(ds.uri, num_shards=12)
+    for ranks in (1, 2, 3):
+        for workers in (0, 1, 2):
+            dataset = TorchIterableDataset(shards, shuffle=True, seed=5)
+            ids = _epoch_ids(dataset, ranks, workers, monkeypatch)
+            per_rank = [sum(len(ids[r, w]) for w in range(max(1, workers))) for r in range(ranks)]
+            assert per_rank == [-(-711 // ranks)] * ranks, (ranks, workers)
+            flat = [i for part in ids.values() for i in part]
+            assert sorted(set(flat)) == live
+            assert len(flat) - len(live) == per_rank[0] * ranks - 711  # the padding, repeats only
+            dataset.set_epoch(1)
+            assert _epoch_ids(dataset, ranks, workers, monkeypatch) != ids
+            dataset.set_epoch(0)
+            assert _epoch_ids(dataset, ranks, workers, monkeypatch) == ids
+    # A rank resumed mid-epoch gives the rest of its samples exactly once.
+    whole = _epoch_ids(TorchIterableDataset(shards, shuffle=True, seed=5), 2, 0, monkeypatch)
+    resumed = TorchIterableDataset(shards, shuffle=True, seed=5)
+    resumed.load_state_dict(resumed.state_dict(step=100))
+    assert _epoch_ids(resumed, 2, 0, monkeypatch)[1, 0] == whole[1, 0][100:]
+    with pytest.raises(ValueError, match="fewer than the 712 ranks"):
+        iter(TorchIterableDataset(shards, rank=0, world_size=712)).__next__()
+
+
+def test_a_shuffle_mixes_samples_across_fragments(tmp_path):
+    shards = ShardedDataset.from_path(make(tmp_path, rows=8000, per_file=1000).uri)
+    ids = [s["id"] for s in TorchIterableDataset(shards, shuffle=True, seed=2)]
+    assert sorted(ids) == list(range(8000))
+    same = sum(a // 1000 == b // 1000 for a, b in zip(ids, ids[1:])) / (len(ids) - 1)
+    assert same < 0.2  # a uniform shuffle over 8 fragments: 1/8; shard by shard: nearly 1
+    plain = [s["id"] for s in TorchIterableDataset(shards)]
+    assert sum(a // 1000 == b // 1000 for a, b in zip(plain, plain[1:])) / (len(plain) - 1) > 0.99
+
+
+def test_batches_and_map_batches_read_once_per_shard(tmp_path):
+    shards = ShardedDataset.from_path(make(tmp_path).uri)
+    batched = list(TorchIterableDataset(shards, shuffle=True, seed=1, batch_size=64))
+    assert [len(b["id"]) for b in batched] == [64] * 15 + [40]
+    assert batched[0]["emb"].shape == (64, 4) and batched[0]["emb"].dtype == torch.float32
+    ids = torch.cat([b["id"] for b in batched]).tolist()
+    assert sorted(ids) == list(range(1000))
+    first = batched[0]
+    assert first["text"] == [f"t{i}" for i in first["id"].tolist()]
+    assert torch.equal(first["emb"][:, 0], first["id"].float() * 4)
+    mapped = TorchMapDataset(shards)
+    assert [s["id"] for s in mapped.__getitems__([901, 5, 450, 5, -1])] == [901, 5, 450, 5, 999]
+    loader = torch.utils.data.DataLoader(mapped, batch_size=100, shuffle=True, collate_fn=collate)
+    assert sorted(i for b in loader for i in b["id"].tolist()) == list(range(1000))
 
 
 def test_a_dataloader_with_two_workers_reads_every_sample_once(tmp_path):
@@ -171,3 +254,19 @@ def test_resume_continues_where_the_epoch_stopped(tmp_path):
     # The same remaining batches; the DataLoader starts again at worker 0, so with several
     # workers their interleaving may differ.
     assert sorted(map(tuple, epoch(resumed))) == sorted(map(tuple, first[7:]))
+
+
+def test_the_training_loop_example_feeds_two_ranks_of_two_workers(tmp_path):
+    if IN_MEMORY:
+        pytest.skip(ANOTHER_PROCESS.format("the example"))
+    ds = make(tmp_path, rows=1001, per_file=1001)  # one fragment: shards cut from it
+    ds, _ = ds.delete("id % 100 = 0")  # 990 live
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, os.path.join(SOURCE_DIR, "examples", "train_loop.py"), ds.uri,
+                           "--ranks", "2", "--workers", "2", "--batch", "32",
+                           "--workers-start", WORKERS_START or "fork"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary == {"samples_per_rank": [495, 495], "steps_per_rank": [16, 16], "distinct": 990, "total": 990,
+                       "repeats": 0}
