@@ -108,3 +108,56 @@ print(f"DataLoader, 2 workers, LANCELET_MMAP={os.environ['LANCELET_MMAP']}, {see
       f"({seen / elapsed:.0f}/s): peak RSS {parent:.0f} MB (main), {child:.0f} MB (largest worker)")
 PY
 done
+
+# Samples per second through a DataLoader, shuffled, with 0, 1 and 2 workers: the
+# iterable dataset per sample (collate), in whole batches (batch_size=, DataLoader
+# batch_size=None) and the map dataset with a batch sampler, against one process calling
+# read_batch for the same 256-sample batches (the in-process rate).
+"$PYTHON" - "$DIR/train.lance" <<'PY'
+import sys, time
+import numpy as np
+import torch
+from lancelet.loader import ShardedDataset, TorchIterableDataset, TorchMapDataset, collate
+shards = ShardedDataset.from_path(sys.argv[1], num_shards=64)
+take = min(300_000, shards.total() - 512)
+
+
+def rate(make_batches):
+    """Steady state: the clock starts at the first batch, after the workers started."""
+    batches = iter(make_batches())
+    next(batches)
+    start, seen = time.perf_counter(), 0
+    for batch in batches:
+        seen += len(batch["id"])
+        if seen >= take:
+            break
+    elapsed = time.perf_counter() - start
+    del batches
+    return seen / elapsed
+
+
+def in_process():
+    dataset = TorchIterableDataset(shards, shuffle=True, seed=1)
+    sampled, within = dataset.plan()
+    for at in range(0, take, 256):
+        for shard in np.unique(sampled[at:at + 256]):
+            shards._here().read_batch(int(shard), within[at:at + 256][sampled[at:at + 256] == shard].tolist())
+        yield {"id": range(256)}
+
+
+base = rate(in_process)
+print(f"in process, read_batch per shard of each 256-sample batch: {base:.0f} samples/s")
+for workers in (0, 1, 2):
+    loaders = {
+        "iterable, per sample": lambda: torch.utils.data.DataLoader(
+            TorchIterableDataset(shards, shuffle=True, seed=1), batch_size=256, num_workers=workers,
+            collate_fn=collate),
+        "iterable, batch_size=256": lambda: torch.utils.data.DataLoader(
+            TorchIterableDataset(shards, shuffle=True, seed=1, batch_size=256), batch_size=None, num_workers=workers),
+        "map, batch sampler": lambda: torch.utils.data.DataLoader(
+            TorchMapDataset(shards), batch_size=256, shuffle=True, num_workers=workers, collate_fn=collate),
+    }
+    for label, make in loaders.items():
+        r = rate(make)
+        print(f"DataLoader, {workers} workers, {label}: {r:.0f} samples/s ({100 * r / base:.0f}% of in process)")
+PY

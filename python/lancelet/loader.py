@@ -215,8 +215,17 @@ class _TorchMapDataset:
         return self.sharded.read(*self.sharded.locate(index))
 
     def __getitems__(self, indices):
-        located = [self.sharded.locate(i + len(self) if i < 0 else i) for i in indices]
-        return _read_ids(self.sharded, [s for s, _ in located], [k for _, k in located])
+        import numpy as np
+
+        total = len(self)
+        wanted = np.asarray(indices, dtype=np.int64)
+        wanted = np.where(wanted < 0, wanted + total, wanted)
+        bad = (wanted < 0) | (wanted >= total)
+        if bad.any():
+            self.sharded.locate(int(wanted[bad][0]))  # raises the IndexError naming it
+        starts = np.asarray(self.sharded._starts, dtype=np.int64)
+        shards = np.searchsorted(starts, wanted, side="right") - 1
+        return _read_ids(self.sharded, shards, wanted - starts[shards])
 
 
 class _TorchIterableDataset:
