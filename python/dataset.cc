@@ -84,6 +84,31 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
         py::gil_scoped_release release;
         return PyDataset{d.ds->Optimize()};
       }, "Folds overlays, merges small fragments and refreshes indexes (lancelet optimize).")
+      .def("drop_columns", [](const PyDataset& d, const std::vector<std::string>& columns) {
+        py::gil_scoped_release release;
+        return PyDataset{d.ds->DropColumns(columns)};
+      }, py::arg("columns"),
+         "The dataset without these columns (\"s.a\" for a nested one): a schema change, no data rewritten; "
+         "indexes on them are dropped.")
+      .def("alter_columns", [](const PyDataset& d, py::args alterations) {
+        std::vector<Dataset::ColumnAlteration> changes;
+        for (const auto& a : alterations) {
+          const py::dict change = a.cast<py::dict>();
+          Dataset::ColumnAlteration c;
+          for (const auto& [key, value] : change) {
+            const std::string k = key.cast<std::string>();
+            if (k == "path") c.column = value.cast<std::string>();
+            else if (k == "name") c.rename = value.cast<std::string>();
+            else if (k == "nullable") c.nullable = value.cast<bool>();
+            else ThrowInvalid("alter_columns: unknown key '{}' (path, name, nullable)", k);
+          }
+          if (c.column.empty()) ThrowInvalid("alter_columns: each alteration needs a \"path\"");
+          changes.push_back(std::move(c));
+        }
+        py::gil_scoped_release release;
+        return PyDataset{d.ds->AlterColumns(changes)};
+      }, "alter_columns({\"path\": \"a\", \"name\": \"b\", \"nullable\": True}, ...), as pylance: "
+         "renames and nullability, no data rewritten.")
       .def("inspect", [](const PyDataset& d) {
         py::gil_scoped_release release;
         return d.ds->Inspect();

@@ -419,6 +419,20 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // positive number or "none").
   DatasetPtr UpdateConfig(const std::map<std::string, std::optional<std::string>>& changes) const;
 
+  // Schema changes that rewrite no data, committed as the reference's Project: columns
+  // dropped (top-level or nested "s.a", with their children; data files left holding
+  // only dropped columns leave the fragments, their bytes stay until cleanup; indexes on
+  // them are dropped), renamed, or their nullability changed (to NOT NULL only when the
+  // column holds no NULL). Unknown columns, name clashes and dropping every column are
+  // refused in one line naming the column.
+  DatasetPtr DropColumns(const std::vector<std::string>& columns) const;
+  struct ColumnAlteration {
+    std::string column;                  // its name, "s.a" for a nested one
+    std::optional<std::string> rename;   // the new name (of the last part)
+    std::optional<bool> nullable;
+  };
+  DatasetPtr AlterColumns(const std::vector<ColumnAlteration>& alterations) const;
+
   const std::string& uri() const;
   uint64_t version() const;
   SchemaPtr schema() const;

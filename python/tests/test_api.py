@@ -336,3 +336,16 @@ def test_create_index_ivf_pq_with_pylances_names(tmp_path, oracle):
     assert '"type":"IvfPq"' in oracle("indices", tmp_path / "w.lance")
     with pytest.raises(lancelet.InvalidArgumentError, match="3 sub-vectors do not divide the dimension 8"):
         ds.create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=3)
+
+
+def test_drop_and_alter_columns(tmp_path):
+    ds = lancelet.write_dataset({"id": [1, 2, 3], "name": ["a", None, "c"], "score": [1.5, 2.5, None]},
+                                tmp_path / "s.lance")
+    ds = ds.drop_columns(["name"]).alter_columns({"path": "score", "name": "points"}, {"path": "id", "nullable": False})
+    assert repr(ds.schema) == "lancelet.Schema(id:int64 not null, points:float64)"
+    assert ds.to_pydict() == {"id": [1, 2, 3], "points": [1.5, 2.5, None]}
+    with pytest.raises(lancelet.InvalidArgumentError, match="cannot make column 'points' NOT NULL: 1 row holds NULL"):
+        ds.alter_columns({"path": "points", "nullable": False})
+    with pytest.raises(lancelet.InvalidArgumentError, match="unknown key 'type'"):
+        ds.alter_columns({"path": "points", "type": "int32"})
+

@@ -762,6 +762,51 @@ void AddConfig(CLI::App& app, Context&, std::vector<Command>& commands) {
   commands.push_back({cmd, [o] { return RunConfig(o->dataset, o->set, o->unset); }});
 }
 
+// drop-columns and alter-columns: schema changes that rewrite no data.
+void PrintSchemaChange(const std::string& dataset, const DatasetPtr& ds) {
+  std::cout << fmt::format("{} now at version {}: {}\n", dataset, ds->version(), ds->schema()->ToString());
+}
+
+void AddDropColumns(CLI::App& app, Context&, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset;
+    std::vector<std::string> columns;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "drop-columns", "Drop columns (the data files stay until cleanup)", o->dataset);
+  cmd->add_option("columns", o->columns, "Columns to drop (s.a for a nested one)")->required();
+  commands.push_back({cmd, [o] {
+                        PrintSchemaChange(o->dataset, OpenDataset(o->dataset)->DropColumns(o->columns));
+                        return 0;
+                      }});
+}
+
+void AddAlterColumns(CLI::App& app, Context&, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset;
+    std::vector<std::string> rename, nullable, not_null;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "alter-columns", "Rename columns or change their nullability", o->dataset);
+  cmd->add_option("--rename", o->rename, "old=new (repeatable; s.a=b renames a nested column)");
+  cmd->add_option("--nullable", o->nullable, "Column that may hold NULL (repeatable)");
+  cmd->add_option("--not-null", o->not_null, "Column that may not hold NULL; refused if it does (repeatable)");
+  commands.push_back({cmd, [o] {
+                        std::vector<Dataset::ColumnAlteration> changes;
+                        for (const auto& r : o->rename) {
+                          const size_t eq = r.find('=');
+                          if (eq == std::string::npos || eq == 0 || eq + 1 == r.size())
+                            ThrowInvalid("--rename '{}': expected old=new", r);
+                          changes.push_back({r.substr(0, eq), r.substr(eq + 1), std::nullopt});
+                        }
+                        for (const auto& c : o->nullable) changes.push_back({c, std::nullopt, true});
+                        for (const auto& c : o->not_null) changes.push_back({c, std::nullopt, false});
+                        if (changes.empty()) ThrowInvalid("alter-columns: nothing to change (--rename, --nullable, --not-null)");
+                        PrintSchemaChange(o->dataset, OpenDataset(o->dataset)->AlterColumns(changes));
+                        return 0;
+                      }});
+}
+
 // search: exact nearest neighbours (Dataset::Search, lancelet/vector_search.h).
 
 // A JSON array of numbers ("[0.1, -2, 3e-1]") as doubles; `where` names it in errors.
@@ -938,7 +983,7 @@ void AddSql(CLI::App& app, Context& context, std::vector<Command>& commands) {
 // The subcommands in the order `--help` lists them.
 constexpr CommandAdder kCommands[] = {AddCreate, AddAppend,  AddDelete,   AddUpdate,  AddScan,  AddSearch,
                                       AddTake,   AddCount,   AddVersions, AddInspect, AddIndex,
-                                      AddExplain, AddOptimize, AddCleanup, AddConfig, AddSql};
+                                      AddExplain, AddOptimize, AddCleanup, AddConfig, AddDropColumns, AddAlterColumns, AddSql};
 
 }  // namespace
 

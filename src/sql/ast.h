@@ -174,11 +174,20 @@ struct ShowIndexesStmt {
 struct OptimizeStmt {
   TableRef table;
 };
+// ALTER TABLE t DROP COLUMN c | RENAME COLUMN c TO d | ALTER COLUMN c {SET | DROP} NOT NULL
+// (c may be s.a, a nested column).
+struct AlterTableStmt {
+  enum class Action { kDropColumn, kRenameColumn, kSetNotNull, kDropNotNull } action = Action::kDropColumn;
+  TableRef table;
+  std::string column;
+  std::string new_name;  // kRenameColumn
+};
 struct Statement {
   enum class Kind {
     kSelect, kInsert, kUpdate, kDelete, kCreateTable, kDropTable, kMerge,
     kCreateIndex, kDropIndex, kShowIndexes, kExplain,  // kExplain: EXPLAIN SELECT (in `select`)
     kOptimize, kDescribe, kShowTables,  // kDescribe: DESCRIBE t (in show_indexes->table)
+    kAlterTable,
   } kind = Kind::kSelect;
   std::shared_ptr<SelectStmt> select;
   std::shared_ptr<InsertStmt> insert;
@@ -191,6 +200,7 @@ struct Statement {
   std::shared_ptr<DropIndexStmt> drop_index;
   std::shared_ptr<ShowIndexesStmt> show_indexes;
   std::shared_ptr<OptimizeStmt> optimize;
+  std::shared_ptr<AlterTableStmt> alter;
 };
 
 // Parses one statement (an optional trailing ';' is allowed). Throws ParseError whose

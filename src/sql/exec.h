@@ -133,6 +133,7 @@ std::string RunMerge(const Context& ctx, const MergeStmt& stmt);
 std::string RunCreateIndex(const Context& ctx, const CreateIndexStmt& stmt);
 std::string RunDropIndex(const Context& ctx, const DropIndexStmt& stmt);
 std::string RunOptimize(const Context& ctx, const OptimizeStmt& stmt);
+std::string RunAlterTable(const Context& ctx, const AlterTableStmt& stmt);
 RecordBatchPtr RunShowIndexes(const Context& ctx, const ShowIndexesStmt& stmt);
 // DESCRIBE t: a row per column (column_name, column_type, null = YES / NO).
 RecordBatchPtr RunDescribe(const Context& ctx, const TableRef& table);

@@ -1,5 +1,6 @@
-// CREATE INDEX, DROP INDEX, SHOW INDEXES, EXPLAIN SELECT and OPTIMIZE (the SQL faces of
-// Dataset::CreateIndex, DropIndex, ListIndices, Explain and Optimize), DESCRIBE and SHOW TABLES.
+// CREATE INDEX, DROP INDEX, SHOW INDEXES, EXPLAIN SELECT, OPTIMIZE and ALTER TABLE (the SQL
+// faces of Dataset::CreateIndex, DropIndex, ListIndices, Explain, Optimize, DropColumns and
+// AlterColumns), DESCRIBE and SHOW TABLES.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -52,6 +53,19 @@ std::string RunOptimize(const Context& ctx, const OptimizeStmt& stmt) {
   std::string text = FormatOptimizeStats(stats, stmt.table.name, next->version());
   while (!text.empty() && text.back() == '\n') text.pop_back();
   return "OPTIMIZE: " + text;
+}
+
+std::string RunAlterTable(const Context& ctx, const AlterTableStmt& stmt) {
+  using Action = AlterTableStmt::Action;
+  auto ds = OpenTable(ctx, stmt.table);
+  DatasetPtr next;
+  switch (stmt.action) {
+    case Action::kDropColumn: next = ds->DropColumns({stmt.column}); break;
+    case Action::kRenameColumn: next = ds->AlterColumns({{stmt.column, stmt.new_name, std::nullopt}}); break;
+    case Action::kSetNotNull: next = ds->AlterColumns({{stmt.column, std::nullopt, false}}); break;
+    case Action::kDropNotNull: next = ds->AlterColumns({{stmt.column, std::nullopt, true}}); break;
+  }
+  return fmt::format("ALTER TABLE {} ({}: version {})", stmt.table.name, stmt.table.name, next->version());
 }
 
 RecordBatchPtr RunDescribe(const Context& ctx, const TableRef& table) {

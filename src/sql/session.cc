@@ -136,6 +136,7 @@ SqlResult Run(const sql::Context& ctx, const sql::Statement& s) {
     case sql::Statement::Kind::kExplain: result.message = sql::RunExplain(ctx, *s.select); break;
     case sql::Statement::Kind::kDescribe: result.rows = sql::RunDescribe(ctx, s.show_indexes->table); break;
     case sql::Statement::Kind::kShowTables: result.rows = sql::RunShowTables(ctx); break;
+    case sql::Statement::Kind::kAlterTable: result.message = sql::RunAlterTable(ctx, *s.alter); break;
   }
   return result;
 }

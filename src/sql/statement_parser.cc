@@ -99,12 +99,15 @@ class StatementParser {
       s.kind = Statement::Kind::kOptimize;
       s.optimize = std::make_shared<OptimizeStmt>();
       s.optimize->table = ParseTableRef(false, false);
+    } else if (first.IsKeyword("ALTER")) {
+      s.kind = Statement::Kind::kAlterTable;
+      s.alter = ParseAlterTable();
     } else if (first.IsKeyword("MERGE")) {
       s.kind = Statement::Kind::kMerge;
       s.merge = ParseMerge();
     } else {
       p_.Fail("a statement (SELECT, WITH, INSERT, UPDATE, DELETE, MERGE, CREATE TABLE, DROP TABLE, CREATE INDEX, "
-              "DROP INDEX, SHOW INDEXES, SHOW TABLES, DESCRIBE, EXPLAIN or OPTIMIZE)");
+              "DROP INDEX, SHOW INDEXES, SHOW TABLES, DESCRIBE, EXPLAIN, OPTIMIZE or ALTER TABLE)");
     }
     p_.ConsumeSymbol(";");
     if (!p_.AtEnd()) p_.Fail("end of statement");
@@ -552,6 +555,45 @@ class StatementParser {
       else p_.FailAt(at, "an index option: partitions, sub_vectors, bits, distance, sample_rate or max_iterations");
     } while (p_.ConsumeSymbol(","));
     p_.ExpectSymbol(")");
+  }
+
+  std::shared_ptr<AlterTableStmt> ParseAlterTable() {
+    using Action = AlterTableStmt::Action;
+    p_.ExpectKeyword("ALTER");
+    p_.ExpectKeyword("TABLE");
+    auto s = std::make_shared<AlterTableStmt>();
+    s->table.position = p_.Peek().position;
+    s->table.name = ParseTableName();
+    auto column = [&] {
+      std::string path = p_.ExpectIdentifier("a column name");
+      while (p_.ConsumeSymbol(".")) path += "." + p_.ExpectIdentifier("a nested column name");
+      return path;
+    };
+    if (p_.ConsumeKeyword("DROP")) {
+      p_.ConsumeKeyword("COLUMN");
+      s->action = Action::kDropColumn;
+      s->column = column();
+    } else if (p_.ConsumeKeyword("RENAME")) {
+      p_.ConsumeKeyword("COLUMN");
+      s->action = Action::kRenameColumn;
+      s->column = column();
+      p_.ExpectKeyword("TO");
+      s->new_name = p_.ExpectIdentifier("the new column name");
+    } else if (p_.ConsumeKeyword("ALTER")) {
+      p_.ConsumeKeyword("COLUMN");
+      s->column = column();
+      if (p_.ConsumeKeyword("SET")) {
+        s->action = Action::kSetNotNull;
+      } else {
+        p_.ExpectKeyword("DROP");
+        s->action = Action::kDropNotNull;
+      }
+      p_.ExpectKeyword("NOT");
+      p_.ExpectKeyword("NULL");
+    } else {
+      p_.Fail("DROP COLUMN, RENAME COLUMN or ALTER COLUMN");
+    }
+    return s;
   }
 
   std::shared_ptr<DropIndexStmt> ParseDropIndex() {

@@ -238,6 +238,20 @@ ConflictResult CreateIndexAgainst(const Transaction& ours, const Transaction& th
   }
 }
 
+// A Project: a new schema over the same fragments. Only another schema change must be
+// recomputed (as the reference rules); changes to rows and files keep their meaning.
+ConflictResult ProjectAgainst(const Transaction& theirs) {
+  using R = ConflictResult;
+  switch (theirs.operation_case()) {
+    case Transaction::kOverwrite: case Transaction::kRestore: case Transaction::kUpdateMemWalState:
+      return R::kIncompatible;
+    case Transaction::kMerge: case Transaction::kProject:
+      return R::kRetry;
+    default:
+      return R::kCompatible;
+  }
+}
+
 }  // namespace
 
 ConflictResult CheckConflict(const Transaction& ours, const Transaction& theirs) {
@@ -258,6 +272,7 @@ ConflictResult CheckConflict(const Transaction& ours, const Transaction& theirs)
     case Transaction::kRewrite: return RowsAgainst(ours, theirs);
     case Transaction::kUpdateConfig: return UpdateConfigAgainst(ours, theirs);
     case Transaction::kCreateIndex: return CreateIndexAgainst(ours, theirs);
+    case Transaction::kProject: return ProjectAgainst(theirs);
     default:
       return R::kIncompatible;
   }

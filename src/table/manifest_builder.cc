@@ -244,6 +244,23 @@ void ApplyUpdateConfig(Next& n, const Transaction::UpdateConfig& u) {
   for (const auto& k : u.delete_keys()) config.erase(k);
 }
 
+// A schema change that rewrites no data: the new fields (ids kept; renames, drops and
+// nullability changes), and each fragment's data files of dropped fields only removed,
+// as the reference does (their bytes stay until compaction or cleanup).
+void ApplyProject(Next& n, const Transaction::Project& p) {
+  *n.m.mutable_fields() = p.schema();
+  std::set<int32_t> kept;
+  for (const auto& f : p.schema()) kept.insert(f.id());
+  for (auto& fragment : *n.m.mutable_fragments()) {
+    auto* files = fragment.mutable_files();
+    for (int i = files->size(); i-- > 0;) {
+      const auto& fields = (*files)[i].fields();
+      if (std::none_of(fields.begin(), fields.end(), [&](int32_t id) { return kept.count(id) > 0; }))
+        files->DeleteSubrange(i, 1);
+    }
+  }
+}
+
 // Every operation but Overwrite changes a dataset that exists.
 void RequireBase(const Manifest* base, const char* cannot) {
   if (!base) ThrowInvalid("cannot {}: the dataset does not exist yet", cannot);
@@ -286,6 +303,10 @@ Manifest BuildManifest(const Manifest* base, const Transaction& t, const CommitO
       break;
     case Transaction::kCreateIndex:
       RequireBase(base, "create an index");  // only the index section changes (CarryIndexes)
+      break;
+    case Transaction::kProject:
+      RequireBase(base, "change the schema");
+      ApplyProject(next, t.project());
       break;
     default:
       ThrowNotSupported("committing a {} transaction", OperationName(t));

@@ -1,0 +1,91 @@
+// Dataset::DropColumns and AlterColumns: schema changes committed as the reference's
+// Project, no data rewritten; what they refuse; and how they meet concurrent commits.
+#include <gtest/gtest.h>
+
+#include "lancelet/dataset.h"
+#include "lancelet/scalar.h"
+#include "support/sample_batches.h"
+#include "support/test_env.h"
+#include "table/dataset_state.h"
+
+namespace lancelet::testing {
+namespace {
+
+// ids 0..29 (id, name) in 3 fragments, a score column rewritten into a file of its own,
+// and a BTree index on id and on name.
+DatasetPtr Evolving(const TempDir& dir) {
+  WriteOptions options;
+  options.max_rows_per_file = 10;
+  auto ds = Dataset::Write(dir.Uri("t.lance"), {IdNameBatch(0, 30)}, options);
+  ds = ds->Update({{"name", "upper(name)"}}, "id < 5", nullptr, UpdateMode::kColumns);
+  ds = ds->CreateIndex("id", IndexType::kBTree);
+  return ds->CreateIndex("name", IndexType::kBTree);
+}
+
+std::vector<std::string> IndexColumns(const Dataset& ds) {
+  std::vector<std::string> out;
+  for (const auto& i : ds.ListIndices()) out.push_back(i.name + ":" + i.columns.at(0));
+  return out;
+}
+
+TEST(SchemaChange, ADroppedColumnLeavesTheSchemaItsOwnFilesAndItsIndexes) {
+  TempDir dir;
+  auto before = Evolving(dir);
+  ASSERT_EQ(table::StateOf(before).manifest.fragments(0).files_size(), 2);  // the rewritten name
+  auto after = before->DropColumns({"name"});
+  EXPECT_EQ(after->version(), before->version() + 1);
+  EXPECT_EQ(after->schema()->ToString(), "id:int64");
+  for (const auto& f : table::StateOf(after).manifest.fragments()) EXPECT_EQ(f.files_size(), 1) << f.id();
+  EXPECT_EQ(IndexColumns(*after), (std::vector<std::string>{"id_idx:id"}));
+  EXPECT_EQ(after->CountRows("id >= 20"), 10u);
+  // The older version keeps its column.
+  EXPECT_EQ(GetScalar(*after->Checkout(before->version())->NewScan().Filter("id = 1").ToBatch()->column(1), 0)
+                .as_string(),
+            "N1");
+}
+
+TEST(SchemaChange, ARenamedColumnKeepsItsValuesAndItsIndex) {
+  TempDir dir;
+  auto ds = Evolving(dir)->AlterColumns({{"id", "key", std::nullopt}, {"name", std::nullopt, true}});
+  EXPECT_EQ(ds->schema()->ToString(), "key:int64, name:utf8");
+  EXPECT_EQ(IndexColumns(*ds), (std::vector<std::string>{"id_idx:key", "name_idx:name"}));
+  EXPECT_NE(ds->Explain("key = 12").find("id_idx"), std::string::npos) << ds->Explain("key = 12");
+  EXPECT_EQ(GetScalar(*ds->NewScan().Filter("key = 12").ToBatch()->column(1), 0).as_string(), "n12");
+  ds = ds->AlterColumns({{"key", std::nullopt, false}});
+  EXPECT_FALSE(ds->schema()->field(0)->nullable);
+}
+
+TEST(SchemaChange, RefusalsNameTheColumnAndLeaveTheDatasetAsItWas) {
+  TempDir dir;
+  auto ds = Evolving(dir);
+  const uint64_t version = ds->version();
+  auto message = [&](const std::function<void()>& f) { return ThrownMessage(f); };
+  EXPECT_EQ(message([&] { ds->DropColumns({"nope"}); }),
+            "no column 'nope' in dataset '" + ds->uri() + "' (columns: id:int64, name:utf8)");
+  EXPECT_EQ(message([&] { ds->DropColumns({"id", "name"}); }),
+            "cannot drop every column of '" + ds->uri() + "' (drop the dataset instead)");
+  EXPECT_EQ(message([&] { ds->AlterColumns({{"id", "name", std::nullopt}}); }),
+            "cannot rename column 'id' to 'name': a column of that name exists");
+  EXPECT_EQ(message([&] { ds->AlterColumns({{"id", "a.b", std::nullopt}}); }),
+            "cannot rename column 'id' to 'a.b': a name must be non-empty and hold no '.'");
+  EXPECT_EQ(message([&] { ds->AlterColumns({{"name", std::nullopt, false}}); }),
+            "cannot make column 'name' NOT NULL: 4 rows hold NULL");  // ids 3, 10, 17, 24
+  EXPECT_EQ(ds->Latest()->version(), version);
+}
+
+TEST(SchemaChange, ConcurrentChangesBothLand) {
+  TempDir dir;
+  auto stale = Evolving(dir);
+  stale->DropColumns({"name"});
+  // Another schema change from the same version is recomputed on the latest schema.
+  auto renamed = stale->AlterColumns({{"id", "key", std::nullopt}});
+  EXPECT_EQ(renamed->schema()->ToString(), "key:int64");
+  // An append from before the drop lands; its rows read in the latest schema.
+  auto appended = stale->Append({IdNameBatch(100, 5)});
+  EXPECT_EQ(appended->schema()->ToString(), "key:int64");
+  EXPECT_EQ(appended->CountRows("key >= 100"), 5u);
+  EXPECT_EQ(appended->CountRows(), 35u);
+}
+
+}  // namespace
+}  // namespace lancelet::testing
