@@ -84,6 +84,14 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
         py::gil_scoped_release release;
         return PyDataset{d.ds->Optimize()};
       }, "Folds overlays, merges small fragments and refreshes indexes (lancelet optimize).")
+      .def("add_columns", [](const PyDataset& d, const std::map<std::string, std::string>& transforms) {
+        std::vector<Dataset::NewColumn> columns;
+        for (const auto& [name, expression] : transforms) columns.push_back({name, expression});
+        py::gil_scoped_release release;
+        return PyDataset{d.ds->AddColumns(columns)};
+      }, py::arg("transforms"),
+         "add_columns({\"c\": \"a * 2\"}), as pylance: new columns from SQL expressions over the others, in a "
+         "new data file per fragment (no existing file rewritten).")
       .def("drop_columns", [](const PyDataset& d, const std::vector<std::string>& columns) {
         py::gil_scoped_release release;
         return PyDataset{d.ds->DropColumns(columns)};

@@ -432,6 +432,16 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
     std::optional<bool> nullable;
   };
   DatasetPtr AlterColumns(const std::vector<ColumnAlteration>& alterations) const;
+  // New columns computed from SQL expressions over the existing ones (`c = a * 2`), as the
+  // reference's add_columns: each fragment gets a data file holding the new columns for
+  // all its physical rows (deleted ones included), committed as a Merge; no existing file
+  // is rewritten. A name that exists, or an expression that does not bind, is refused.
+  struct NewColumn {
+    std::string name;
+    std::string expression;
+    ExprPtr expr = nullptr;  // the same, parsed; wins over `expression` when set
+  };
+  DatasetPtr AddColumns(const std::vector<NewColumn>& columns) const;
 
   const std::string& uri() const;
   uint64_t version() const;

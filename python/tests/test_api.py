@@ -348,4 +348,6 @@ def test_drop_and_alter_columns(tmp_path):
         ds.alter_columns({"path": "points", "nullable": False})
     with pytest.raises(lancelet.InvalidArgumentError, match="unknown key 'type'"):
         ds.alter_columns({"path": "points", "type": "int32"})
+    ds = ds.add_columns({"half": "points / 2", "label": "'#' || CAST(id AS VARCHAR)"})
+    assert ds.to_pydict(columns=["half", "label"]) == {"half": [0.75, 1.25, None], "label": ["#1", "#2", "#3"]}
 

@@ -762,9 +762,36 @@ void AddConfig(CLI::App& app, Context&, std::vector<Command>& commands) {
   commands.push_back({cmd, [o] { return RunConfig(o->dataset, o->set, o->unset); }});
 }
 
-// drop-columns and alter-columns: schema changes that rewrite no data.
+// add-columns, drop-columns and alter-columns: schema changes that rewrite no existing file.
 void PrintSchemaChange(const std::string& dataset, const DatasetPtr& ds) {
   std::cout << fmt::format("{} now at version {}: {}\n", dataset, ds->version(), ds->schema()->ToString());
+}
+
+void AddAddColumns(CLI::App& app, Context&, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset;
+    std::vector<std::string> exprs;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "add-columns", "Add columns computed from SQL expressions (a new data file per "
+                                                    "fragment; no existing file rewritten)", o->dataset);
+  cmd->add_option("--expr", o->exprs, "name = SQL expression over the columns (repeatable)")->required();
+  commands.push_back({cmd, [o] {
+                        std::vector<Dataset::NewColumn> columns;
+                        for (const auto& e : o->exprs) {
+                          const size_t eq = e.find('=');
+                          const auto trim = [](std::string t) {
+                            t.erase(0, t.find_first_not_of(" \t"));
+                            t.erase(t.find_last_not_of(" \t") + 1);
+                            return t;
+                          };
+                          if (eq == std::string::npos || trim(e.substr(0, eq)).empty() || trim(e.substr(eq + 1)).empty())
+                            ThrowInvalid("--expr '{}': expected name = expression", e);
+                          columns.push_back({trim(e.substr(0, eq)), trim(e.substr(eq + 1))});
+                        }
+                        PrintSchemaChange(o->dataset, OpenDataset(o->dataset)->AddColumns(columns));
+                        return 0;
+                      }});
 }
 
 void AddDropColumns(CLI::App& app, Context&, std::vector<Command>& commands) {
@@ -983,7 +1010,7 @@ void AddSql(CLI::App& app, Context& context, std::vector<Command>& commands) {
 // The subcommands in the order `--help` lists them.
 constexpr CommandAdder kCommands[] = {AddCreate, AddAppend,  AddDelete,   AddUpdate,  AddScan,  AddSearch,
                                       AddTake,   AddCount,   AddVersions, AddInspect, AddIndex,
-                                      AddExplain, AddOptimize, AddCleanup, AddConfig, AddDropColumns, AddAlterColumns, AddSql};
+                                      AddExplain, AddOptimize, AddCleanup, AddConfig, AddAddColumns, AddDropColumns, AddAlterColumns, AddSql};
 
 }  // namespace
 

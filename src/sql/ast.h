@@ -175,12 +175,13 @@ struct OptimizeStmt {
   TableRef table;
 };
 // ALTER TABLE t DROP COLUMN c | RENAME COLUMN c TO d | ALTER COLUMN c {SET | DROP} NOT NULL
-// (c may be s.a, a nested column).
+// | ADD [COLUMN] c type [DEFAULT expr] (c may be s.a, a nested column, but for ADD).
 struct AlterTableStmt {
-  enum class Action { kDropColumn, kRenameColumn, kSetNotNull, kDropNotNull } action = Action::kDropColumn;
+  enum class Action { kDropColumn, kRenameColumn, kSetNotNull, kDropNotNull, kAddColumn } action = Action::kDropColumn;
   TableRef table;
   std::string column;
   std::string new_name;  // kRenameColumn
+  ExprPtr value;         // kAddColumn: CAST(DEFAULT expression, or NULL, AS type)
 };
 struct Statement {
   enum class Kind {

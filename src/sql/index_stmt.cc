@@ -64,6 +64,7 @@ std::string RunAlterTable(const Context& ctx, const AlterTableStmt& stmt) {
     case Action::kRenameColumn: next = ds->AlterColumns({{stmt.column, stmt.new_name, std::nullopt}}); break;
     case Action::kSetNotNull: next = ds->AlterColumns({{stmt.column, std::nullopt, false}}); break;
     case Action::kDropNotNull: next = ds->AlterColumns({{stmt.column, std::nullopt, true}}); break;
+    case Action::kAddColumn: next = ds->AddColumns({{stmt.column, "", stmt.value}}); break;
   }
   return fmt::format("ALTER TABLE {} ({}: version {})", stmt.table.name, stmt.table.name, next->version());
 }

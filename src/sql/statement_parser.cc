@@ -569,7 +569,18 @@ class StatementParser {
       while (p_.ConsumeSymbol(".")) path += "." + p_.ExpectIdentifier("a nested column name");
       return path;
     };
-    if (p_.ConsumeKeyword("DROP")) {
+    if (p_.ConsumeKeyword("ADD")) {
+      p_.ConsumeKeyword("COLUMN");
+      s->action = Action::kAddColumn;
+      s->column = p_.ExpectIdentifier("the new column's name");
+      const Token at = p_.Peek();
+      const TypePtr type = p_.ParseTypeName();
+      ExprPtr value = Expr::Literal(Scalar::Null(nullptr));
+      if (p_.ConsumeKeyword("DEFAULT")) value = p_.ParseExpression();
+      auto cast = std::make_shared<Expr>(*Expr::Cast(value, type));
+      cast->position = at.position;
+      s->value = cast;
+    } else if (p_.ConsumeKeyword("DROP")) {
       p_.ConsumeKeyword("COLUMN");
       s->action = Action::kDropColumn;
       s->column = column();
@@ -591,7 +602,7 @@ class StatementParser {
       p_.ExpectKeyword("NOT");
       p_.ExpectKeyword("NULL");
     } else {
-      p_.Fail("DROP COLUMN, RENAME COLUMN or ALTER COLUMN");
+      p_.Fail("ADD COLUMN, DROP COLUMN, RENAME COLUMN or ALTER COLUMN");
     }
     return s;
   }

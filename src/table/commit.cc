@@ -252,6 +252,20 @@ ConflictResult ProjectAgainst(const Transaction& theirs) {
   }
 }
 
+// A Merge: every fragment's message replaced, with a new data file each. Anything that
+// changed a fragment or added one must be recomputed; so must another schema change.
+ConflictResult MergeAgainst(const Transaction& theirs) {
+  using R = ConflictResult;
+  switch (theirs.operation_case()) {
+    case Transaction::kOverwrite: case Transaction::kRestore: case Transaction::kUpdateMemWalState:
+      return R::kIncompatible;
+    case Transaction::kCreateIndex: case Transaction::kReserveFragments: case Transaction::kUpdateConfig:
+      return R::kCompatible;
+    default:
+      return R::kRetry;
+  }
+}
+
 }  // namespace
 
 ConflictResult CheckConflict(const Transaction& ours, const Transaction& theirs) {
@@ -273,6 +287,7 @@ ConflictResult CheckConflict(const Transaction& ours, const Transaction& theirs)
     case Transaction::kUpdateConfig: return UpdateConfigAgainst(ours, theirs);
     case Transaction::kCreateIndex: return CreateIndexAgainst(ours, theirs);
     case Transaction::kProject: return ProjectAgainst(theirs);
+    case Transaction::kMerge: return MergeAgainst(theirs);
     default:
       return R::kIncompatible;
   }

@@ -261,6 +261,16 @@ void ApplyProject(Next& n, const Transaction::Project& p) {
   }
 }
 
+// New columns: the whole schema, and every fragment with its new data file.
+void ApplyMerge(Next& n, const Transaction::Merge& merge) {
+  *n.m.mutable_fields() = merge.schema();
+  if (!merge.schema_metadata().empty()) {
+    n.m.clear_schema_metadata();
+    for (const auto& [k, v] : merge.schema_metadata()) (*n.m.mutable_schema_metadata())[k] = v;
+  }
+  *n.m.mutable_fragments() = merge.fragments();
+}
+
 // Every operation but Overwrite changes a dataset that exists.
 void RequireBase(const Manifest* base, const char* cannot) {
   if (!base) ThrowInvalid("cannot {}: the dataset does not exist yet", cannot);
@@ -307,6 +317,10 @@ Manifest BuildManifest(const Manifest* base, const Transaction& t, const CommitO
     case Transaction::kProject:
       RequireBase(base, "change the schema");
       ApplyProject(next, t.project());
+      break;
+    case Transaction::kMerge:
+      RequireBase(base, "add columns");
+      ApplyMerge(next, t.merge());
       break;
     default:
       ThrowNotSupported("committing a {} transaction", OperationName(t));

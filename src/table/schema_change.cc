@@ -1,14 +1,20 @@
 // Dataset::DropColumns and AlterColumns: a new list of fields over the same fragments,
-// committed as a Project (table/manifest_builder.cc applies it). Names resolve against the
+// committed as a Project (table/manifest_builder.cc applies it); Dataset::AddColumns: a
+// data file of new columns per fragment, committed as a Merge. Names resolve against the
 // version each attempt reads, so a retry after a concurrent schema change sees its result.
+#include <algorithm>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
+#include "array/ascii_case.h"
 #include "table/commit.h"
 #include "table/dataset_state.h"
+#include "table/fragment_reader.h"
+#include "table/fragment_writer.h"
 
 namespace lancelet {
 namespace {
@@ -50,7 +56,99 @@ DatasetPtr CommitFields(std::shared_ptr<const DatasetState> state, const char* o
   }));
 }
 
+// Rows of a fragment evaluated at once while columns are added.
+constexpr uint64_t kAddChunkRows = 65536;
+
+// The highest field id the version uses anywhere: its schema, and the files of its
+// fragments and overlays (a dropped column's id stays in its files, so it is never reused).
+int32_t MaxFieldId(const DatasetState& s) {
+  int32_t out = s.schema.MaxId();
+  auto each = [&](const auto& ids) {
+    for (int32_t id : ids) out = std::max(out, id);
+  };
+  for (const auto& fragment : s.manifest.fragments()) {
+    for (const auto& file : fragment.files()) each(file.fields());
+    for (const auto& overlay : fragment.overlays()) each(overlay.data_file().fields());
+  }
+  return out;
+}
+
+// The new columns' expressions bound to the top-level columns they read.
+struct AddPlan {
+  std::vector<size_t> read;  // schema indices
+  SchemaPtr read_schema;
+  std::vector<BoundExprPtr> values;
+  SchemaPtr added;
+};
+
+AddPlan PlanAdd(const DatasetState& s, const std::vector<Dataset::NewColumn>& columns) {
+  const Schema& table = *s.arrow_schema;
+  std::vector<ExprPtr> exprs;
+  std::set<std::string> wanted, names;
+  for (const auto& c : columns) {
+    if (c.name.empty() || c.name.find('.') != std::string::npos)
+      ThrowInvalid("cannot add column '{}': a name must be non-empty and hold no '.'", c.name);
+    if (table.FieldIndex(c.name) >= 0 || !names.insert(c.name).second)
+      ThrowInvalid("cannot add column '{}': a column of that name exists", c.name);
+    exprs.push_back(c.expr ? c.expr : ParseExpression(c.expression));
+    Bind(*exprs.back(), table);  // errors name the expression's columns against the table
+    for (const auto& name : ReferencedColumns(*exprs.back())) wanted.insert(AsciiLower(name.substr(0, name.find('.'))));
+  }
+  AddPlan plan;
+  std::vector<FieldPtr> read_fields, added;
+  for (size_t i = 0; i < table.fields().size(); ++i)
+    if (wanted.count(AsciiLower(table.field(int(i))->name))) {
+      plan.read.push_back(i);
+      read_fields.push_back(table.field(int(i)));
+    }
+  plan.read_schema = std::make_shared<Schema>(read_fields);
+  for (size_t k = 0; k < exprs.size(); ++k) {
+    plan.values.push_back(Bind(*exprs[k], *plan.read_schema, table));
+    added.push_back(Field::Make(columns[k].name, plan.values.back()->type, true));
+  }
+  plan.added = std::make_shared<Schema>(added);
+  return plan;
+}
+
+// `fragment` with a data file of the new columns over all its physical rows.
+lance::table::DataFragment WithAddedColumns(const DatasetState& s, const lance::table::DataFragment& fragment,
+                                            const AddPlan& plan, const format::LanceSchema& added,
+                                            table::AttemptFiles& attempt) {
+  table::FragmentReader reader(s, fragment);
+  table::FragmentWriter writer(*s.store, attempt, s.uri, added, s.WriteVersion(), int64_t(kMaxRowsPerFile));
+  for (uint64_t start = 0; start < fragment.physical_rows(); start += kAddChunkRows) {
+    const uint64_t count = std::min(kAddChunkRows, fragment.physical_rows() - start);
+    const RecordBatch rows(plan.read_schema, reader.ReadRange(plan.read, start, count), int64_t(count));
+    std::vector<ArrayPtr> values;
+    for (const auto& v : plan.values) values.push_back(Evaluate(*v, rows));
+    writer.Write(RecordBatch(plan.added, std::move(values), int64_t(count)));
+  }
+  lance::table::DataFragment out = fragment;
+  for (const auto& written : writer.Finish())
+    for (const auto& file : written.files()) *out.add_files() = file;
+  return out;
+}
+
 }  // namespace
+
+DatasetPtr Dataset::AddColumns(const std::vector<NewColumn>& columns) const {
+  if (columns.empty()) return shared_from_this();
+  std::shared_ptr<const DatasetState> state = state_;
+  return table::MakeDataset(table::UntilCommitted(state, "add columns", [&](const std::shared_ptr<const DatasetState>& s) {
+    return table::BuildAndCommit(s, table::CommitOptions{}, [&](lance::table::Transaction& t,
+                                                                 table::AttemptFiles& attempt) {
+      const AddPlan plan = PlanAdd(*s, columns);
+      const format::LanceSchema added = format::LanceSchema::FromArrow(*plan.added, MaxFieldId(*s) + 1);
+      auto* merge = t.mutable_merge();
+      *merge->mutable_schema() = s->manifest.fields();
+      added.ToProto(merge->mutable_schema());
+      for (const auto& [k, v] : s->manifest.schema_metadata()) (*merge->mutable_schema_metadata())[k] = v;
+      for (const auto& fragment : s->manifest.fragments())
+        *merge->add_fragments() = WithAddedColumns(*s, fragment, plan, added, attempt);
+      return true;
+    });
+  }));
+}
 
 DatasetPtr Dataset::DropColumns(const std::vector<std::string>& columns) const {
   if (columns.empty()) return shared_from_this();

@@ -1,5 +1,5 @@
 // lancelet's schema changes (Dataset::DropColumns / AlterColumns, the reference's
-// Project) on a table the reference wrote with multi-file fragments and an index: the
+// Project; AddColumns, its Merge) on a table the reference wrote with multi-file fragments and an index: the
 // reference reads the result as lancelet does, lists the index under its new column
 // name and drops the index of a dropped column, at file versions 2.0 and 2.2.
 #include <gtest/gtest.h>
@@ -28,8 +28,10 @@ TEST_P(SchemaChangeInterop, TheReferenceReadsWhatLanceletChanged) {
 
   auto changed = Dataset::Open(ds)
                      ->DropColumns({"extra", "c_struct_a_int32_b_utf8.b"})
-                     ->AlterColumns({{"c_int32", "n", std::nullopt}, {"c_utf8", "text", std::nullopt}});
-  EXPECT_EQ(changed->schema()->ToString(), "c_int64:int64, n:int32, text:utf8, c_struct_a_int32_b_utf8:struct<a:int32>");
+                     ->AlterColumns({{"c_int32", "n", std::nullopt}, {"c_utf8", "text", std::nullopt}})
+                     ->AddColumns({{"twice", "n * 2"}, {"shout", "upper(text)"}});
+  EXPECT_EQ(changed->schema()->ToString(),
+            "c_int64:int64, n:int32, text:utf8, c_struct_a_int32_b_utf8:struct<a:int32>, twice:int64, shout:utf8");
   const std::string expected = Oracle({"dump", ds, "--with-rowid"});
   EXPECT_EQ(DiffJsonLines(expected, Lancelet({"scan", ds, "--with-rowid", "--format", "jsonl"})), "");
   EXPECT_EQ(SplitLines(expected).size(), 900u);

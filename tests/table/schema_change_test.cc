@@ -87,5 +87,42 @@ TEST(SchemaChange, ConcurrentChangesBothLand) {
   EXPECT_EQ(appended->CountRows(), 35u);
 }
 
+TEST(SchemaChange, AddedColumnsAreComputedForEveryRowInAFileOfTheirOwn) {
+  TempDir dir;
+  WriteOptions options;
+  options.max_rows_per_file = 10;
+  auto ds = Dataset::Write(dir.Uri("t.lance"), {IdNameBatch(0, 30)}, options);
+  ds = ds->Delete("id % 10 = 9")->Update({{"name", "'x' || name"}}, "id = 12", nullptr, UpdateMode::kOverlay);
+  ds = ds->DropColumns({"name"})->AddColumns({{"twice", "id * 2"}, {"big", "id > 20"}});
+  EXPECT_EQ(ds->schema()->ToString(), "id:int64, twice:int64, big:bool");
+  const auto& state = table::StateOf(ds);
+  for (const auto& f : state.manifest.fragments()) {
+    ASSERT_EQ(f.files_size(), 2) << f.id();
+    // Ids past the dropped name's (1): a dropped column's values never read as a new one.
+    EXPECT_EQ(std::vector<int32_t>(f.files(1).fields().begin(), f.files(1).fields().end()),
+              (std::vector<int32_t>{2, 3}));
+  }
+  auto rows = ds->NewScan().Filter("id IN (12, 21)").ToBatch();
+  ASSERT_EQ(rows->num_rows(), 2);
+  EXPECT_EQ(GetScalar(*rows->column(1), 0).as_int(), 24);
+  EXPECT_EQ(GetScalar(*rows->column(2), 1).as_bool(), true);
+  EXPECT_EQ(ds->CountRows("twice = id * 2"), 27u);
+
+  // Names that exist and expressions that do not bind are refused; nothing is committed.
+  const uint64_t version = ds->version();
+  EXPECT_EQ(ThrownMessage([&] { ds->AddColumns({{"id", "1"}}); }), "cannot add column 'id': a column of that name exists");
+  EXPECT_NE(ThrownMessage([&] { ds->AddColumns({{"x", "nope + 1"}}); }).find("unknown column 'nope'"), std::string::npos);
+  EXPECT_EQ(ds->Latest()->version(), version);
+}
+
+TEST(SchemaChange, AnAppendDuringAnAddIsRecomputed) {
+  TempDir dir;
+  auto stale = Dataset::Write(dir.Uri("t.lance"), {IdNameBatch(0, 10)});
+  stale->Append({IdNameBatch(10, 5)});
+  auto added = stale->AddColumns({{"next", "id + 1"}});  // retries on the version with the append
+  EXPECT_EQ(added->CountRows(), 15u);
+  EXPECT_EQ(added->CountRows("next = id + 1"), 15u);
+}
+
 }  // namespace
 }  // namespace lancelet::testing
