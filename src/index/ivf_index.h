@@ -10,6 +10,9 @@
 // s its code for sub-vector s; with 4-bit codes (m even) it has m/2 bytes, byte j holding
 // sub-vector 2j's code in its low nibble and sub-vector 2j+1's in its high nibble.
 //
+// The older layout, one index.idx holding the IVF and PQ stages in an Index message and
+// the codes row-major by partition, is read too (ivf_legacy.cc: l2, 8-bit codes).
+//
 // Every structural fact the search relies on is checked when the files are opened
 // (shapes, offsets against lengths and row counts, metric and dimension agreeing between
 // the two files, row ids unique and possible in the dataset version); any mismatch is one
@@ -30,6 +33,9 @@
 
 namespace lancelet::format {
 class LanceFileReader;
+}
+namespace lance::index::pb {
+class IVF;
 }
 
 namespace lancelet::index {
@@ -89,6 +95,10 @@ class IvfIndex {
   void ReadStorage(const io::ObjectStore& store, const std::string& path, const IdBounds& bounds);
   void ReadPqStorage(const format::LanceFileReader& file, const std::string& storage_text, uint64_t rows);
   void PqTable(const IvfQuery& query, size_t p, std::vector<float>& table) const;
+  // The older one-file layout (ivf_legacy.cc), read when there is no auxiliary.idx.
+  void ReadLegacy(const io::ObjectStore& store, const std::string& path);
+  void ReadLegacyPartitions(const std::string& path, const std::string& bytes, const lance::index::pb::IVF& ivf,
+                            uint64_t end);
 
   IvfKind kind_ = IvfKind::kFlat;
   Metric metric_ = Metric::kL2;
