@@ -72,7 +72,7 @@ enum class IndexType { kBTree, kBitmap, kIvfFlat, kIvfPq };
 struct VectorIndexOptions {
   uint32_t num_partitions = 0;   // num_partitions; 0: the square root of the rows, at least 1
   uint32_t num_sub_vectors = 0;  // num_sub_vectors (IVF_PQ; must divide the dimension); 0: dim / 16, or 1
-  uint32_t num_bits = 8;         // num_bits (IVF_PQ): 8 only
+  uint32_t num_bits = 8;         // num_bits (IVF_PQ): 8, or 4 (16 codes a sub-vector; sub-vectors even)
   std::string distance = "l2";   // metric: l2, cosine or dot
   uint32_t sample_rate = 256;    // k-means trains on at most sample_rate x k sampled rows
   uint32_t max_iterations = 50;

@@ -336,6 +336,13 @@ def test_create_index_ivf_pq_with_pylances_names(tmp_path, oracle):
     assert '"type":"IvfPq"' in oracle("indices", tmp_path / "w.lance")
     with pytest.raises(lancelet.InvalidArgumentError, match="3 sub-vectors do not divide the dimension 8"):
         ds.create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=3)
+    # num_bits=4: 16 codes per sub-vector, two a byte.
+    fresh = lancelet.write_dataset({"id": list(range(400)), "emb": emb.tolist()}, tmp_path / "w4.lance", schema=schema)
+    four = fresh.create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=4, num_bits=4)
+    assert four.list_indices()[0]["num_bits"] == 4
+    assert four.search(query, k=5, columns=["id"], nprobes=4, refine_factor=10).to_pydict() == exact
+    with pytest.raises(lancelet.InvalidArgumentError, match="bits must be 4 or 8"):
+        ds.create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=4, num_bits=6)
 
 
 def test_drop_and_alter_columns(tmp_path):

@@ -620,7 +620,7 @@ void AddIndex(CLI::App& app, Context& context, std::vector<Command>& commands) {
   create->add_option("--partitions", o->vector.num_partitions, "IVF partitions (default: sqrt of the rows)");
   create->add_option("--sub-vectors", o->vector.num_sub_vectors, "IVF_PQ sub-vectors, dividing the dimension "
                                                                    "(default: dim / 16)");
-  create->add_option("--bits", o->vector.num_bits, "IVF_PQ bits per code (8)");
+  create->add_option("--bits", o->vector.num_bits, "IVF_PQ bits per code: 8, or 4 (16 codes a sub-vector; sub-vectors even)");
   create->add_option("--distance", o->vector.distance, "IVF distance: l2 (default), cosine or dot");
   create->add_option("--sample-rate", o->vector.sample_rate, "k-means trains on at most this x k rows (256)");
   create->add_option("--max-iterations", o->vector.max_iterations, "k-means iterations at most (50)");

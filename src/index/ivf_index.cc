@@ -15,8 +15,6 @@
 namespace lancelet::index {
 namespace {
 
-constexpr size_t kPqCodes = 256;  // codes per sub-vector at 8 bits, the only width read
-
 Metric ParseMetric(const std::string& path, const std::string& text) {
   const std::string lower = AsciiLower(text);
   if (lower == "l2" || lower == "euclidean") return Metric::kL2;
@@ -136,6 +134,11 @@ const char* IvfKindName(IvfKind kind) {
 std::unique_ptr<IvfIndex> IvfIndex::Open(const io::ObjectStore& store, const std::string& dir,
                                          const IdBounds& bounds) {
   std::unique_ptr<IvfIndex> index(new IvfIndex());
+  if (!store.Exists(dir + "/auxiliary.idx")) {
+    index->ReadLegacy(store, dir + "/index.idx");
+    CheckRowIds(dir + "/index.idx", index->row_ids_, bounds);
+    return index;
+  }
   index->ReadCentroids(store, dir + "/index.idx");
   index->ReadStorage(store, dir + "/auxiliary.idx", bounds);
   return index;
@@ -210,32 +213,36 @@ void IvfIndex::ReadPqStorage(const format::LanceFileReader& file, const std::str
   };
   const uint64_t nbits = number("nbits"), m = number("num_sub_vectors"), dimension = number("dimension");
   const uint64_t codebook_position = number("codebook_position");
-  if (nbits != 8)
-    ThrowNotSupported("{}: PQ codes of {} bits are not supported (8 are); search exactly instead (--exact)", path,
-                      nbits);
+  if (nbits != 4 && nbits != 8)
+    ThrowNotSupported("{}: PQ codes of {} bits are not supported (4 and 8 are); search exactly instead (--exact)",
+                      path, nbits);
   if (dimension != dim_)
     ThrowCorrupt("{}: the PQ dimension {} differs from the centroids' {} in index.idx", path, dimension, dim_);
   if (m == 0 || dim_ % m != 0)
     ThrowCorrupt("{}: {} sub-vectors do not divide the dimension {}", path, m, dim_);
+  if (nbits == 4 && m % 2 != 0)
+    ThrowCorrupt("{}: 4-bit PQ codes pair sub-vectors in bytes, but num_sub_vectors is {}", path, m);
   sub_vectors_ = size_t(m);
+  nbits_ = size_t(nbits);
   const bool transposed = pq.contains("transposed") && pq["transposed"].is_boolean() && pq["transposed"].get<bool>();
 
   lance::index::pb::Tensor tensor;
   if (codebook_position == 0 || !tensor.ParseFromString(file.ReadGlobalBuffer(codebook_position)))
     ThrowCorrupt("{}: global buffer {} (codebook_position) is not a lance.index.pb.Tensor", path, codebook_position);
-  codebook_ = FloatTensor(path, "codebook", tensor, kPqCodes, dim_);
+  codebook_ = FloatTensor(path, "codebook", tensor, size_t(1) << nbits_, dim_);
 
   const int field = FieldIndex(file, "__pq_code");
   if (field < 0) ThrowCorrupt("{}: an IVF_PQ index without the column '__pq_code'", path);
-  vectors_ = ReadListColumn(file, field, TypeId::kUInt8, sub_vectors_, rows);
+  const size_t width = code_bytes();
+  vectors_ = ReadListColumn(file, field, TypeId::kUInt8, width, rows);
   codes_ = vectors_->child(0)->values<uint8_t>();
   if (transposed) return;
   // Row-major codes (an older writer): transposed here, so scoring has one layout.
-  transposed_.resize(rows * m);
+  transposed_.resize(rows * width);
   for (size_t p = 0; p < lengths_.size(); ++p) {
-    const size_t n = lengths_[p], base = offsets_[p] * m;
+    const size_t n = lengths_[p], base = offsets_[p] * width;
     for (size_t r = 0; r < n; ++r)
-      for (size_t s = 0; s < m; ++s) transposed_[base + s * n + r] = codes_[base + r * m + s];
+      for (size_t j = 0; j < width; ++j) transposed_[base + j * n + r] = codes_[base + r * width + j];
   }
   codes_ = transposed_.data();
 }
@@ -275,23 +282,36 @@ std::vector<uint32_t> IvfIndex::NearestPartitions(const IvfQuery& query, size_t 
   return order;
 }
 
-// The PQ distance table of one partition: table[s * 256 + c] is the distance between
-// the query's sub-vector s and code c of sub-vector s's codebook. L2 and cosine tables
+// The PQ distance table of one partition, one row of 256 entries per code byte:
+// table[j * 256 + b] is the distance the byte value b of byte j stands for. At 8 bits
+// that is the distance between the query's sub-vector j and code b of its codebook; at
+// 4 bits the sum of the distances of sub-vector 2j to code b & 15 and of sub-vector 2j+1
+// to code b >> 4, so both widths score a row as one lookup per byte. L2 and cosine tables
 // are over the residual (query - centroid, as the codes encode residuals); dot over the
 // raw query, its entries being partial inner products.
 void IvfIndex::PqTable(const IvfQuery& query, size_t p, std::vector<float>& table) const {
-  const size_t m = sub_vectors_, sub = dim_ / m;
+  const size_t m = sub_vectors_, sub = dim_ / m, codes = size_t(1) << nbits_;
   std::vector<float> target(query.vector);
   if (metric_ != Metric::kDot)
     for (size_t d = 0; d < dim_; ++d) target[d] -= centroid(p)[d];
-  table.resize(m * kPqCodes);
+  std::vector<float> per_code(m * codes);  // [s][c]: sub-vector s against code c
   const FloatKernels& kernels = KernelsFor();
   for (size_t s = 0; s < m; ++s) {
     const float* q = target.data() + s * sub;
-    const float* codes = codebook_.data() + s * kPqCodes * sub;
-    for (size_t c = 0; c < kPqCodes; ++c)
-      table[s * kPqCodes + c] = metric_ == Metric::kDot ? kernels.dot(q, codes + c * sub, sub)
-                                                        : kernels.l2(q, codes + c * sub, sub);
+    const float* book = codebook_.data() + s * codes * sub;
+    for (size_t c = 0; c < codes; ++c)
+      per_code[s * codes + c] = metric_ == Metric::kDot ? kernels.dot(q, book + c * sub, sub)
+                                                        : kernels.l2(q, book + c * sub, sub);
+  }
+  if (nbits_ == 8) {
+    table = std::move(per_code);
+    return;
+  }
+  table.resize(code_bytes() * 256);
+  for (size_t j = 0; j < code_bytes(); ++j) {
+    const float* low = per_code.data() + 2 * j * 16;
+    const float* high = low + 16;
+    for (size_t b = 0; b < 256; ++b) table[j * 256 + b] = low[b & 15] + high[b >> 4];
   }
 }
 
@@ -305,11 +325,11 @@ void IvfIndex::ScorePartition(const IvfQuery& query, size_t p, std::vector<float
   }
   std::vector<float> table;
   PqTable(query, p, table);
-  const size_t m = sub_vectors_;
-  const uint8_t* codes = codes_ + offset * m;
-  for (size_t s = 0; s < m; ++s) {
-    const float* row = table.data() + s * kPqCodes;
-    const uint8_t* column = codes + s * n;
+  const size_t width = code_bytes();
+  const uint8_t* codes = codes_ + offset * width;
+  for (size_t j = 0; j < width; ++j) {
+    const float* row = table.data() + j * 256;
+    const uint8_t* column = codes + j * n;
     for (size_t r = 0; r < n; ++r) out[r] += row[column[r]];
   }
   // Dot distance is 1 - the inner product, as exact search scores it.

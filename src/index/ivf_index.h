@@ -4,9 +4,14 @@
 // index type and metric (`lance:index`); `auxiliary.idx` holds every indexed row grouped
 // by partition (an IVF message with the partitions' offsets and lengths), its `_rowid`
 // and either its vector (`flat`, normalised for cosine) or its PQ code (`__pq_code`,
-// transposed within each partition: byte s*n + r is row r's code for sub-vector s), and
-// for PQ the codebook tensor [m][256][dim/m] in the global buffer `storage_metadata`'s
-// codebook_position names.
+// transposed within each partition: byte j*n + r is row r's byte j), and for PQ the
+// codebook tensor [m][2^nbits][dim/m] (shape [2^nbits, dim]) in the global buffer
+// `storage_metadata`'s codebook_position names. With 8-bit codes a row has m bytes, byte
+// s its code for sub-vector s; with 4-bit codes (m even) it has m/2 bytes, byte j holding
+// sub-vector 2j's code in its low nibble and sub-vector 2j+1's in its high nibble.
+//
+// The older layout, one index.idx holding the IVF and PQ stages in an Index message and
+// the codes row-major by partition, is read too (ivf_legacy.cc: l2, 8-bit codes).
 //
 // Every structural fact the search relies on is checked when the files are opened
 // (shapes, offsets against lengths and row counts, metric and dimension agreeing between
@@ -28,6 +33,9 @@
 
 namespace lancelet::format {
 class LanceFileReader;
+}
+namespace lance::index::pb {
+class IVF;
 }
 
 namespace lancelet::index {
@@ -65,8 +73,11 @@ class IvfIndex {
   std::span<const uint64_t> row_ids() const { return row_ids_; }
   const float* flat_vectors() const { return flat_; }  // IVF_FLAT: [num_rows][dim]
   size_t num_sub_vectors() const { return sub_vectors_; }  // IVF_PQ
-  const uint8_t* pq_codes() const { return codes_; }  // partition p's [m][length] at offset * m
-  const float* codebook() const { return codebook_.data(); }  // [m][256][dim / m]
+  size_t nbits() const { return nbits_; }                    // IVF_PQ: 4 or 8
+  size_t code_bytes() const { return sub_vectors_ * nbits_ / 8; }  // IVF_PQ: bytes of a row's code
+  // Partition p's codes, [code_bytes()][length] at offset * code_bytes().
+  const uint8_t* pq_codes() const { return codes_; }
+  const float* codebook() const { return codebook_.data(); }  // [m][2^nbits][dim / m]
 
   // `query` (dim() values) as the index scores it: normalised for cosine (InvalidArgument
   // for a zero vector, whose cosine is undefined).
@@ -84,6 +95,10 @@ class IvfIndex {
   void ReadStorage(const io::ObjectStore& store, const std::string& path, const IdBounds& bounds);
   void ReadPqStorage(const format::LanceFileReader& file, const std::string& storage_text, uint64_t rows);
   void PqTable(const IvfQuery& query, size_t p, std::vector<float>& table) const;
+  // The older one-file layout (ivf_legacy.cc), read when there is no auxiliary.idx.
+  void ReadLegacy(const io::ObjectStore& store, const std::string& path);
+  void ReadLegacyPartitions(const std::string& path, const std::string& bytes, const lance::index::pb::IVF& ivf,
+                            uint64_t end);
 
   IvfKind kind_ = IvfKind::kFlat;
   Metric metric_ = Metric::kL2;
@@ -97,6 +112,7 @@ class IvfIndex {
   const uint8_t* codes_ = nullptr;
   std::vector<uint8_t> transposed_;  // codes transposed here when the file kept them row-major
   size_t sub_vectors_ = 0;
+  size_t nbits_ = 0;
   std::vector<float> codebook_;
 };
 

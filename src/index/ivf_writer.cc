@@ -60,8 +60,9 @@ IvfWriter::IvfWriter(io::ObjectStore& store, std::string dir, format::FileVersio
     : store_(store), dir_(std::move(dir)), version_(version), kind_(kind), ivf_(std::move(ivf)), pq_(std::move(pq)),
       budget_(memory_budget) {
   if (kind_ == IvfKind::kPq && !pq_) ThrowInvalid("an IVF_PQ index needs a PQ codebook");
-  if (kind_ == IvfKind::kPq && pq_->nbits != 8)
-    ThrowNotSupported("lancelet writes PQ codes of 8 bits, not {}", pq_->nbits);
+  if (kind_ == IvfKind::kPq && pq_->nbits != 8 && !(pq_->nbits == 4 && pq_->num_sub_vectors % 2 == 0))
+    ThrowInvalid("IVF_PQ codes are of 8 bits, or of 4 bits over an even number of sub-vectors; not {} bits over {}",
+                 pq_->nbits, pq_->num_sub_vectors);
   ids_.resize(ivf_.k);
   payload_.resize(ivf_.k);
   lengths_.assign(ivf_.k, 0);
@@ -77,7 +78,7 @@ IvfWriter::~IvfWriter() {
   io::RemoveQuietly(store_, paths);
 }
 
-size_t IvfWriter::row_bytes() const { return kind_ == IvfKind::kPq ? pq_->num_sub_vectors : ivf_.dim * sizeof(float); }
+size_t IvfWriter::row_bytes() const { return kind_ == IvfKind::kPq ? pq_->code_bytes() : ivf_.dim * sizeof(float); }
 
 void IvfWriter::Add(const float* rows, size_t n, const uint64_t* ids) {
   const size_t dim = ivf_.dim;
@@ -99,6 +100,7 @@ void IvfWriter::Add(const float* rows, size_t n, const uint64_t* ids) {
   if (kind_ == IvfKind::kPq) {
     codes.resize(n * pq_->num_sub_vectors);
     EncodePq(*pq_, inputs.data(), n, codes.data());
+    codes = PackCodes(*pq_, codes.data(), n);
   }
   const size_t bytes = row_bytes();
   for (size_t r = 0; r < n; ++r) {
@@ -187,7 +189,7 @@ uint64_t IvfWriter::WriteStorageFile() {
   const bool pq = kind_ == IvfKind::kPq;
   std::string storage;
   if (pq) {
-    storage = nlohmann::ordered_json{{"codebook_position", 2},  {"nbits", 8},
+    storage = nlohmann::ordered_json{{"codebook_position", 2},  {"nbits", pq_->nbits},
                              {"num_sub_vectors", pq_->num_sub_vectors}, {"dimension", dim},
                              {"codebook_tensor", nlohmann::json::array()}, {"transposed", true}}
                   .dump();
@@ -197,7 +199,7 @@ uint64_t IvfWriter::WriteStorageFile() {
   Metadata metadata{{"lance:ivf", "1"},
                     {"distance_type", MetricName(ivf_.metric)},
                     {"storage_metadata", nlohmann::json::array({storage}).dump()}};
-  const TypePtr payload_type = pq ? DataType::FixedSizeList(DataType::UInt8(), int32_t(pq_->num_sub_vectors))
+  const TypePtr payload_type = pq ? DataType::FixedSizeList(DataType::UInt8(), int32_t(pq_->code_bytes()))
                                   : DataType::FixedSizeList(DataType::Float32(), int32_t(dim));
   auto schema = std::make_shared<Schema>(
       std::vector<FieldPtr>{Field::Make("_rowid", DataType::UInt64(), true),
@@ -220,8 +222,8 @@ uint64_t IvfWriter::WriteStorageFile() {
     GatherPartition(p, ids, payload);
     if (ids.empty()) continue;
     const size_t n = ids.size();
-    ArrayPtr values = pq ? FixedSizeListArray(DataType::UInt8(), int32_t(pq_->num_sub_vectors),
-                                              TransposeCodes(payload.data(), n, pq_->num_sub_vectors).data(), n, 1)
+    ArrayPtr values = pq ? FixedSizeListArray(DataType::UInt8(), int32_t(pq_->code_bytes()),
+                                              TransposeCodes(payload.data(), n, pq_->code_bytes()).data(), n, 1)
                          : FixedSizeListArray(DataType::Float32(), int32_t(dim), payload.data(), n, sizeof(float));
     writer.Write(RecordBatch(schema, {UInt64Array(std::move(ids)), values}, int64_t(n)));
     ids = {};

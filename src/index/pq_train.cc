@@ -60,6 +60,9 @@ void CheckPqParams(size_t dim, const PqParams& params) {
   if (dim == 0 || dim % params.num_sub_vectors != 0)
     ThrowInvalid("PQ: dimension {} is not divisible by num_sub_vectors {}", dim, params.num_sub_vectors);
   if (params.nbits != 4 && params.nbits != 8) ThrowInvalid("PQ: nbits must be 4 or 8, got {}", params.nbits);
+  if (params.nbits == 4 && params.num_sub_vectors % 2 != 0)
+    ThrowInvalid("PQ: 4-bit codes are stored two a byte, so num_sub_vectors must be even, got {}",
+                 params.num_sub_vectors);
   if (params.metric != Metric::kL2 && params.metric != Metric::kCosine && params.metric != Metric::kDot)
     ThrowInvalid("PQ: metric must be l2, cosine or dot");
 }
@@ -126,10 +129,21 @@ void EncodePq(const PqCodebook& pq, const float* inputs, size_t n, uint8_t* code
   });
 }
 
-std::vector<uint8_t> TransposeCodes(const uint8_t* codes, size_t n, size_t num_sub_vectors) {
-  std::vector<uint8_t> out(n * num_sub_vectors);
+std::vector<uint8_t> PackCodes(const PqCodebook& pq, const uint8_t* codes, size_t n) {
+  const size_t m = pq.num_sub_vectors;
+  if (pq.nbits == 8) return std::vector<uint8_t>(codes, codes + n * m);
+  const size_t width = pq.code_bytes();
+  std::vector<uint8_t> out(n * width);
   for (size_t r = 0; r < n; ++r)
-    for (size_t s = 0; s < num_sub_vectors; ++s) out[s * n + r] = codes[r * num_sub_vectors + s];
+    for (size_t j = 0; j < width; ++j)
+      out[r * width + j] = uint8_t((codes[r * m + 2 * j] & 15) | (codes[r * m + 2 * j + 1] << 4));
+  return out;
+}
+
+std::vector<uint8_t> TransposeCodes(const uint8_t* codes, size_t n, size_t width) {
+  std::vector<uint8_t> out(n * width);
+  for (size_t r = 0; r < n; ++r)
+    for (size_t j = 0; j < width; ++j) out[j * n + r] = codes[r * width + j];
   return out;
 }
 
@@ -143,7 +157,7 @@ std::vector<uint8_t> EncodePartition(const PqCodebook& pq, const KMeansModel* iv
   }
   std::vector<uint8_t> codes(n * pq.num_sub_vectors);
   EncodePq(pq, inputs.data(), n, codes.data(), threads, allow_simd);
-  return TransposeCodes(codes.data(), n, pq.num_sub_vectors);
+  return TransposeCodes(PackCodes(pq, codes.data(), n).data(), n, pq.code_bytes());
 }
 
 double ReconstructionError(const PqCodebook& pq, const float* inputs, const uint8_t* codes, size_t n) {

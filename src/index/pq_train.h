@@ -20,7 +20,7 @@ namespace lancelet::index {
 
 struct PqParams {
   size_t num_sub_vectors = 16;  // m; must divide dim
-  size_t nbits = 8;             // 8, or 4 (one code per byte either way here)
+  size_t nbits = 8;             // 8, or 4 (then num_sub_vectors must be even)
   Metric metric = Metric::kL2;  // the index's metric: kL2, kCosine or kDot
   size_t max_iterations = 50;
   double tolerance = 1e-4;
@@ -40,13 +40,15 @@ struct PqCodebook {
   std::vector<float> codebook;  // [num_sub_vectors][2^nbits][sub_dim()]
   size_t sub_dim() const { return dim / num_sub_vectors; }
   size_t codes() const { return size_t(1) << nbits; }
+  // Bytes of one row's stored code: m at 8 bits, m / 2 at 4 bits (two codes a byte).
+  size_t code_bytes() const { return num_sub_vectors * nbits / 8; }
   const float* code(size_t sub_vector, size_t code) const {
     return codebook.data() + (sub_vector * codes() + code) * sub_dim();
   }
 };
 
-// Refuses (one line) m = 0, dim not divisible by m, nbits other than 4 or 8, a metric
-// other than L2/cosine/dot, an IVF model of another dimension or metric.
+// Refuses (one line) m = 0, dim not divisible by m, nbits other than 4 or 8, an odd m at
+// 4 bits, a metric other than L2/cosine/dot, an IVF model of another dimension or metric.
 void CheckPqParams(size_t dim, const PqParams& params);
 
 // Trains the codebook on `n` rows of `ivf.dim` floats. For L2 and cosine `ivf` supplies the
@@ -63,11 +65,16 @@ bool PqInput(const PqCodebook& pq, const KMeansModel* ivf, const float* row, uin
 void EncodePq(const PqCodebook& pq, const float* inputs, size_t n, uint8_t* codes, size_t threads = 0,
               bool allow_simd = true);
 
-// Codes of one partition as the reference stores them (`transposed: true`): for n rows,
-// byte s * n + r is row r's code for sub-vector s.
-std::vector<uint8_t> TransposeCodes(const uint8_t* codes, size_t n, size_t num_sub_vectors);
+// The n rows of EncodePq's codes (m a row, one a byte) as the reference stores a row:
+// code_bytes() bytes, the codes themselves at 8 bits; at 4 bits byte j holds sub-vector
+// 2j's code in its low nibble and sub-vector 2j+1's in its high nibble.
+std::vector<uint8_t> PackCodes(const PqCodebook& pq, const uint8_t* codes, size_t n);
 
-// The n rows of one partition (raw vectors) encoded and transposed.
+// Stored codes of one partition as the reference keeps them (`transposed: true`): for n
+// rows of `width` bytes, byte j * n + r is row r's byte j.
+std::vector<uint8_t> TransposeCodes(const uint8_t* codes, size_t n, size_t width);
+
+// The n rows of one partition (raw vectors) encoded, packed and transposed.
 std::vector<uint8_t> EncodePartition(const PqCodebook& pq, const KMeansModel* ivf, const float* rows, size_t n,
                                      uint32_t partition, size_t threads = 0, bool allow_simd = true);
 

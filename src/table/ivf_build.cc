@@ -25,7 +25,7 @@ using StatePtr = std::shared_ptr<const DatasetState>;
 struct BuildPlan {
   index::IvfKind kind = index::IvfKind::kFlat;
   index::Metric metric = index::Metric::kL2;
-  size_t dim = 0, partitions = 0, sub_vectors = 0, sample_capacity = 0;
+  size_t dim = 0, partitions = 0, sub_vectors = 0, bits = 0, sample_capacity = 0;
 };
 
 index::Metric IndexMetric(const std::string& text) {
@@ -58,12 +58,18 @@ BuildPlan PlanBuild(const std::string& column, size_t dim, IndexType type, const
   if (o.sample_rate == 0) ThrowInvalid("index on '{}': the sample rate must be at least 1", column);
   if (o.max_iterations == 0) ThrowInvalid("index on '{}': max iterations must be at least 1", column);
   if (plan.kind == index::IvfKind::kPq) {
-    if (o.num_bits != 8) ThrowNotSupported("index on '{}': PQ codes of {} bits (lancelet writes 8)", column, o.num_bits);
+    if (o.num_bits != 4 && o.num_bits != 8)
+      ThrowInvalid("index on '{}': PQ codes of {} bits (bits must be 4 or 8)", column, o.num_bits);
+    plan.bits = o.num_bits;
     plan.sub_vectors = o.num_sub_vectors ? o.num_sub_vectors : dim % 16 == 0 ? dim / 16 : dim % 8 == 0 ? dim / 8 : 1;
     if (dim % plan.sub_vectors != 0)
       ThrowInvalid("index on '{}': {} sub-vectors do not divide the dimension {}", column, plan.sub_vectors, dim);
+    if (plan.bits == 4 && plan.sub_vectors % 2 != 0)
+      ThrowInvalid("index on '{}': 4-bit PQ codes are stored two a byte, so the sub-vectors must be even, not {}",
+                   column, plan.sub_vectors);
   }
-  const size_t trained = std::max<size_t>(plan.partitions, plan.kind == index::IvfKind::kPq ? 256 : 0);
+  const size_t codes = plan.kind == index::IvfKind::kPq ? size_t(1) << plan.bits : 0;
+  const size_t trained = std::max<size_t>(plan.partitions, codes);
   plan.sample_capacity = size_t(o.sample_rate) * trained;
   return plan;
 }
@@ -204,9 +210,10 @@ lance::table::IndexMetadata BuildIvfSegment(const StatePtr& state, const format:
   if (plan.partitions > vectors)
     ThrowInvalid("index on '{}': {} partitions but only {} vectors to index (use at most {} partitions)", path.name,
                  plan.partitions, vectors, vectors);
-  if (plan.kind == index::IvfKind::kPq && vectors < 256)
-    ThrowInvalid("index on '{}': IVF_PQ trains 256 codes per sub-vector and needs at least 256 vectors, not {}",
-                 path.name, vectors);
+  const size_t codes = size_t(1) << plan.bits;
+  if (plan.kind == index::IvfKind::kPq && vectors < codes)
+    ThrowInvalid("index on '{}': IVF_PQ trains {} codes per sub-vector and needs at least {} vectors, not {}",
+                 path.name, codes, codes, vectors);
   index::KMeansParams kmeans;
   kmeans.k = plan.partitions;
   kmeans.metric = plan.metric;
@@ -219,7 +226,7 @@ lance::table::IndexMetadata BuildIvfSegment(const StatePtr& state, const format:
   if (plan.kind == index::IvfKind::kPq) {
     index::PqParams params;
     params.num_sub_vectors = plan.sub_vectors;
-    params.nbits = 8;
+    params.nbits = plan.bits;
     params.metric = plan.metric;
     params.max_iterations = options.max_iterations;
     params.sample_rate = options.sample_rate;
@@ -230,7 +237,7 @@ lance::table::IndexMetadata BuildIvfSegment(const StatePtr& state, const format:
 
   google::protobuf::Any details;
   details.set_type_url(index::kVectorIndexDetailsUrl);
-  details.set_value(index::VectorIndexDetailsBytes(plan.kind, plan.metric, plan.partitions, plan.sub_vectors, 8,
+  details.set_value(index::VectorIndexDetailsBytes(plan.kind, plan.metric, plan.partitions, plan.sub_vectors, plan.bits,
                                                    options.max_iterations, options.sample_rate));
   return WriteSegment(state, path, name, details, fragments, plan.kind, std::move(ivf), std::move(pq),
                       options.progress, attempt);
@@ -260,9 +267,9 @@ std::optional<lance::table::IndexMetadata> BuildIvfDeltaSegment(const StatePtr& 
     pq.emplace();
     pq->dim = dim;
     pq->num_sub_vectors = existing->num_sub_vectors();
-    pq->nbits = 8;
+    pq->nbits = existing->nbits();
     pq->metric = existing->metric();
-    pq->codebook.assign(existing->codebook(), existing->codebook() + 256 * dim);
+    pq->codebook.assign(existing->codebook(), existing->codebook() + pq->codes() * dim);
   }
   if (size_t(path.field->type->fixed_size()) != dim)
     ThrowCorrupt("index '{}': its centroids have {} dimensions but column '{}' holds {}", model_of.name(), dim,
@@ -276,7 +283,7 @@ void DescribeVectorIndex(const DatasetState& s, const lance::table::IndexMetadat
   info.type = index::IvfKindName(ivf->kind());
   info.partitions = uint32_t(ivf->num_partitions());
   info.sub_vectors = uint32_t(ivf->num_sub_vectors());
-  info.bits = ivf->kind() == index::IvfKind::kPq ? 8 : 0;
+  info.bits = uint32_t(ivf->kind() == index::IvfKind::kPq ? ivf->nbits() : 0);
   info.distance = index::MetricName(ivf->metric());
 }
 

@@ -1,7 +1,7 @@
 // Product quantization training and encoding (index/pq_train.h): a codebook of known
 // points found exactly in the reference's [sub-vector][code][sub-dimension] layout,
-// residuals for L2 and cosine and raw vectors for dot, the transposed code layout of a
-// partition, determinism, refusals.
+// residuals for L2 and cosine and raw vectors for dot, 4-bit codes packed two a byte,
+// the transposed code layout of a partition, determinism, refusals.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -88,15 +88,36 @@ TEST(PqTrain, EncodesAndTransposesAsTheReferenceStoresCodes) {
   uint8_t codes[6];
   EncodePq(pq, inputs, 3, codes);
   EXPECT_EQ(std::vector<uint8_t>(codes, codes + 6), (std::vector<uint8_t>{2, 5, 0, 15, 7, 3}));
-  // Byte s * n + r is row r's code for sub-vector s.
+  // Byte s * n + r is row r's byte s.
   EXPECT_EQ(TransposeCodes(codes, 3, 2), (std::vector<uint8_t>{2, 0, 7, 5, 15, 3}));
-  // One partition's raw rows: the residual from that partition's centroid is encoded.
+  // 4-bit codes are stored two a byte: sub-vector 2j in byte j's low nibble, 2j+1 in its
+  // high one.
+  EXPECT_EQ(pq.code_bytes(), 1u);
+  EXPECT_EQ(PackCodes(pq, codes, 3), (std::vector<uint8_t>{0x52, 0xF0, 0x37}));
+  // One partition's raw rows: the residual from that partition's centroid is encoded,
+  // packed and transposed.
   KMeansModel ivf;
   ivf.k = 2;
   ivf.dim = 2;
   ivf.centroids = {500, 500, 1, 2};
   const float rows[6] = {20, 54, 1, 151, 74, 35};
-  EXPECT_EQ(EncodePartition(pq, &ivf, rows, 3, 1), (std::vector<uint8_t>{2, 0, 7, 5, 15, 3}));
+  EXPECT_EQ(EncodePartition(pq, &ivf, rows, 3, 1), (std::vector<uint8_t>{0x52, 0xF0, 0x37}));
+}
+
+// Four sub-vectors at 4 bits: two bytes a row, transposed per byte; at 8 bits the codes
+// are kept as they are.
+TEST(PqTrain, PacksFourBitCodesTwoAByte) {
+  PqCodebook pq;
+  pq.dim = 4;
+  pq.num_sub_vectors = 4;
+  pq.nbits = 4;
+  const uint8_t codes[8] = {1, 2, 3, 4, 15, 0, 9, 10};
+  const std::vector<uint8_t> packed = PackCodes(pq, codes, 2);
+  EXPECT_EQ(packed, (std::vector<uint8_t>{0x21, 0x43, 0x0F, 0xA9}));
+  EXPECT_EQ(TransposeCodes(packed.data(), 2, pq.code_bytes()), (std::vector<uint8_t>{0x21, 0x0F, 0x43, 0xA9}));
+  pq.nbits = 8;
+  EXPECT_EQ(pq.code_bytes(), 4u);
+  EXPECT_EQ(PackCodes(pq, codes, 2), std::vector<uint8_t>(codes, codes + 8));
 }
 
 TEST(PqTrain, DotQuantizesRawVectorsCosineUnitResiduals) {
@@ -141,6 +162,9 @@ TEST(PqTrain, RefusesBadParametersInOneLine) {
   params.num_sub_vectors = 5;
   params.nbits = 6;
   EXPECT_EQ(testing::ThrownMessage([&] { TrainPq(data.data(), 300, 10, nullptr, params); }), "PQ: nbits must be 4 or 8, got 6");
+  params.nbits = 4;
+  EXPECT_EQ(testing::ThrownMessage([&] { TrainPq(data.data(), 300, 10, nullptr, params); }),
+            "PQ: 4-bit codes are stored two a byte, so num_sub_vectors must be even, got 5");
   params.nbits = 8;
   EXPECT_EQ(testing::ThrownMessage([&] { TrainPq(data.data(), 100, 10, nullptr, params); }),
             "PQ: 256 codes need at least 256 vectors, got 100");

@@ -1,8 +1,9 @@
 // lancelet's reader of the reference's IVF_FLAT and IVF_PQ index files (index.idx and
 // auxiliary.idx), for l2, cosine and dot, in datasets of file versions 2.0 and 2.2: the
 // partitions cover every row once, IVF_FLAT holds each row's own vector (normalised for
-// cosine), and IVF_PQ codes, read transposed per partition, rebuild the vectors (their
-// residuals for l2 and cosine) far better than the centroids alone do.
+// cosine), and IVF_PQ codes (8-bit, and 4-bit two a byte), read transposed per partition,
+// rebuild the vectors (their residuals for l2 and cosine) far better than the centroids
+// alone do, and score each row as the distance to the vector its code rebuilds.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -41,11 +42,14 @@ class IvfIndexReaderTest : public ::testing::Test {
   static std::string Dataset(const std::string& version) { return tmp_->Join(fmt::format("v{}.lance", version)); }
   // The reference builds index `type`_`metric` ("flat_l2", "pq_dot", ...) on the dataset
   // of `version`.
+  // "pq4" is IVF_PQ with 4-bit codes.
   static void Build(const std::string& version, const std::string& type, const std::string& metric) {
     if (!built_->insert(version + type + metric).second) return;
-    std::vector<std::string> args{"create-index", Dataset(version), "emb", "--type", "ivf_" + type, "--partitions",
+    const std::string kind = type == "flat" ? "ivf_flat" : "ivf_pq";
+    std::vector<std::string> args{"create-index", Dataset(version), "emb", "--type", kind, "--partitions",
                                   "4", "--distance", metric, "--name", type + "_" + metric};
-    if (type == "pq") args.insert(args.end(), {"--sub-vectors", "4"});
+    if (type != "flat") args.insert(args.end(), {"--sub-vectors", "4"});
+    if (type == "pq4") args.insert(args.end(), {"--bits", "4"});
     Oracle(args);
   }
   static void TearDownTestSuite() {
@@ -122,25 +126,46 @@ TEST_F(IvfIndexReaderTest, IvfFlatHoldsEachRowsVector) {
   }
 }
 
+// Row r of partition p's code for sub-vector s: byte s (8 bits), or the low (s even) or
+// high (s odd) nibble of byte s / 2 (4 bits); `swap` reads the other nibble.
+uint8_t CodeOf(const index::IvfIndex& ivf, size_t p, size_t r, size_t s, bool swap = false) {
+  const size_t n = ivf.partition_length(p), width = ivf.code_bytes();
+  const uint8_t* codes = ivf.pq_codes() + ivf.partition_offset(p) * width;
+  if (ivf.nbits() == 8) return codes[s * n + r];
+  const uint8_t byte = codes[(s / 2) * n + r];
+  return (s % 2 == 1) != swap ? uint8_t(byte >> 4) : uint8_t(byte & 15);
+}
+
+// Row r of partition p as its code rebuilds it: the centroid (not for dot) plus the code
+// of each sub-vector.
+std::vector<float> Rebuilt(const index::IvfIndex& ivf, size_t p, size_t r, const std::string& metric,
+                           bool swap = false) {
+  const size_t m = ivf.num_sub_vectors(), sub = kDim / m, codes = size_t(1) << ivf.nbits();
+  std::vector<float> out(kDim);
+  for (size_t s = 0; s < m; ++s) {
+    const size_t code = CodeOf(ivf, p, r, s, swap);
+    for (size_t j = 0; j < sub; ++j) {
+      const size_t d = s * sub + j;
+      out[d] = (metric == "dot" ? 0.f : ivf.centroid(p)[d]) + ivf.codebook()[(s * codes + code) * sub + j];
+    }
+  }
+  return out;
+}
+
 // Mean squared error of the vectors the PQ codes rebuild (centroid + codes for l2 and
 // cosine, codes alone for dot), and of the centroids alone (the zero vector for dot).
 std::pair<double, double> PqErrors(const index::IvfIndex& ivf, const std::vector<float>& data,
-                                   const std::string& metric) {
-  const size_t m = ivf.num_sub_vectors(), sub = kDim / m;
+                                   const std::string& metric, bool swap = false) {
   double pq = 0, coarse = 0;
   for (size_t p = 0; p < ivf.num_partitions(); ++p) {
     const size_t n = ivf.partition_length(p), offset = ivf.partition_offset(p);
     for (size_t r = 0; r < n; ++r) {
       const std::vector<float> x = AsIndexed(data.data() + ivf.row_ids()[offset + r] * kDim, metric);
-      for (size_t s = 0; s < m; ++s) {
-        const uint8_t code = ivf.pq_codes()[offset * m + s * n + r];
-        for (size_t j = 0; j < sub; ++j) {
-          const size_t d = s * sub + j;
-          const float base = metric == "dot" ? 0.f : ivf.centroid(p)[d];
-          const float rebuilt = base + ivf.codebook()[(s * 256 + code) * sub + j];
-          pq += double(x[d] - rebuilt) * (x[d] - rebuilt);
-          coarse += double(x[d] - base) * (x[d] - base);
-        }
+      const std::vector<float> rebuilt = Rebuilt(ivf, p, r, metric, swap);
+      for (size_t d = 0; d < size_t(kDim); ++d) {
+        const float base = metric == "dot" ? 0.f : ivf.centroid(p)[d];
+        pq += double(x[d] - rebuilt[d]) * (x[d] - rebuilt[d]);
+        coarse += double(x[d] - base) * (x[d] - base);
       }
     }
   }
@@ -157,9 +182,66 @@ TEST_F(IvfIndexReaderTest, IvfPqCodesRebuildTheVectors) {
       ASSERT_TRUE(ivf);
       EXPECT_EQ(ivf->kind(), index::IvfKind::kPq);
       EXPECT_EQ(ivf->num_sub_vectors(), size_t(kSubVectors));
+      EXPECT_EQ(ivf->nbits(), 8u);
+      EXPECT_EQ(ivf->code_bytes(), size_t(kSubVectors));
       ExpectPartitionsCoverEveryRow(*ivf);
       const auto [pq, coarse] = PqErrors(*ivf, *data_, metric);
       EXPECT_LT(pq, 0.25 * coarse) << "pq " << pq << " coarse " << coarse;
+    }
+  }
+}
+
+// 4-bit codes: two a byte (sub-vector 2j in byte j's low nibble), 16 per sub-vector. Read
+// that way they rebuild the vectors; the nibbles read the other way round do not.
+TEST_F(IvfIndexReaderTest, FourBitPqCodesRebuildTheVectors) {
+  REQUIRE_ORACLE();
+  for (const char* version : kVersions) {
+    for (const std::string metric : kMetrics) {
+      SCOPED_TRACE(fmt::format("{} {}", version, metric));
+      Build(version, "pq4", metric);
+      auto ivf = Open(lancelet::Dataset::Open(Dataset(version)), "pq4_" + metric);
+      ASSERT_TRUE(ivf);
+      EXPECT_EQ(ivf->kind(), index::IvfKind::kPq);
+      EXPECT_EQ(ivf->num_sub_vectors(), size_t(kSubVectors));
+      EXPECT_EQ(ivf->nbits(), 4u);
+      EXPECT_EQ(ivf->code_bytes(), size_t(kSubVectors / 2));
+      ExpectPartitionsCoverEveryRow(*ivf);
+      const auto [pq, coarse] = PqErrors(*ivf, *data_, metric);
+      const auto [swapped, unused] = PqErrors(*ivf, *data_, metric, /*swap=*/true);
+      std::printf("[figures] 4-bit PQ %s %s: mean squared error %.4f, centroids alone %.4f, nibbles swapped %.4f\n",
+                  version, metric.c_str(), pq, coarse, swapped);
+      EXPECT_LT(pq, 0.5 * coarse) << "pq " << pq << " coarse " << coarse;
+      EXPECT_LT(2 * pq, swapped) << "pq " << pq << " swapped " << swapped;
+    }
+  }
+}
+
+// ScorePartition's PQ estimate of every row is the distance between the query (as the
+// index scores it) and the row its code rebuilds, at 8 and 4 bits.
+TEST_F(IvfIndexReaderTest, PqEstimatesAreDistancesToTheRebuiltRows) {
+  REQUIRE_ORACLE();
+  for (const char* type : {"pq", "pq4"}) {
+    for (const std::string metric : {"l2", "dot"}) {
+      SCOPED_TRACE(fmt::format("{} {}", type, metric));
+      Build("2.2", type, metric);
+      auto ivf = Open(lancelet::Dataset::Open(Dataset("2.2")), std::string(type) + "_" + metric);
+      ASSERT_TRUE(ivf);
+      const index::IvfQuery q = ivf->Prepare(std::span<const float>(Row(11), kDim));
+      std::vector<float> scores;
+      double worst = 0;
+      for (size_t p = 0; p < ivf->num_partitions(); ++p) {
+        ivf->ScorePartition(q, p, scores);
+        ASSERT_EQ(scores.size(), ivf->partition_length(p));
+        for (size_t r = 0; r < scores.size(); ++r) {
+          const std::vector<float> x = Rebuilt(*ivf, p, r, metric);
+          double want = metric == "dot" ? 1 : 0;
+          for (int d = 0; d < kDim; ++d)
+            want += metric == "dot" ? -double(Row(11)[d]) * x[size_t(d)]
+                                    : (double(Row(11)[d]) - x[size_t(d)]) * (double(Row(11)[d]) - x[size_t(d)]);
+          worst = std::max(worst, std::fabs(scores[r] - want) / std::max(1.0, std::fabs(want)));
+        }
+      }
+      EXPECT_LT(worst, 1e-5);
     }
   }
 }

@@ -1,7 +1,8 @@
 // Building IVF_FLAT and IVF_PQ indexes (Dataset::CreateIndex with a vector type): the
 // files have the reference's structure (schema, metadata, global buffers, columns), the
 // IndexMetadata its VectorIndexDetails, lancelet's reader opens them with every row once,
-// search through them finds the exact top-k on well-separated data, NULL vectors are
+// search through them finds the exact top-k on well-separated data (8- and 4-bit PQ
+// codes alike), NULL vectors are
 // skipped, spilling changes no byte, and bad requests are refused leaving the dataset as
 // it was.
 #include <gtest/gtest.h>
@@ -245,6 +246,84 @@ std::vector<int64_t> TopIds(const DatasetPtr& ds, const float* q, bool exact, in
   return ids;
 }
 
+// Rows appended to `ds`: copies of rows 0..n-1 of `data` shifted by 0.25 in every
+// dimension, ids kRows...
+DatasetPtr AppendShifted(const DatasetPtr& ds, const std::vector<float>& data, int64_t n) {
+  FixedWidthBuilder<int64_t> id(DataType::Int64());
+  const TypePtr type = DataType::FixedSizeList(DataType::Float32(), kDim);
+  ListBuilder emb(type);
+  for (int64_t i = 0; i < n; ++i) {
+    id.Append(kRows + i);
+    for (int d = 0; d < kDim; ++d)
+      static_cast<FixedWidthBuilder<float>&>(emb.item_builder()).Append(data[size_t(i * kDim + d)] + 0.25f);
+    emb.Append();
+  }
+  auto schema = std::make_shared<Schema>(
+      std::vector<FieldPtr>{Field::Make("id", DataType::Int64()), Field::Make("emb", type)});
+  return ds->Append(std::vector<RecordBatchPtr>{RecordBatch::Make(schema, {id.Finish(), emb.Finish()})});
+}
+
+// num_bits = 4: 16 codes per sub-vector, two codes a byte, in the reference's layout;
+// the codes rebuild the rows, the index serves searches and lists as 4-bit, and a delta
+// segment keeps its codebook.
+TEST_F(IvfBuildTest, FourBitPqFilesHaveTheReferencesLayoutAndServe) {
+  auto ds = WriteClustered(tmp_.Uri("pq4"), "2.2", false, data_);
+  VectorIndexOptions options;
+  options.num_partitions = 4;
+  options.num_sub_vectors = 8;
+  options.num_bits = 4;
+  auto indexed = ds->CreateIndex("emb", IndexType::kIvfPq, options);
+  const auto& meta = Meta(indexed, "emb_idx");
+  lance::index::pb::VectorIndexDetails details;
+  ASSERT_TRUE(details.ParseFromString(meta.index_details().value()));
+  EXPECT_EQ(details.pq().num_bits(), 4u);
+  EXPECT_EQ(details.pq().num_sub_vectors(), 8u);
+  auto storage = File(indexed, meta, "auxiliary.idx");
+  EXPECT_EQ(storage->schema().metadata().at("storage_metadata"),
+            "[\"{\\\"codebook_position\\\":2,\\\"nbits\\\":4,\\\"num_sub_vectors\\\":8,\\\"dimension\\\":16,"
+            "\\\"codebook_tensor\\\":[],\\\"transposed\\\":true}\"]");
+  EXPECT_EQ(storage->schema().fields()[1].type->ToString(), "fixed_size_list<uint8,4>");
+  lance::index::pb::Tensor codebook;
+  ASSERT_TRUE(codebook.ParseFromString(storage->ReadGlobalBuffer(2)));
+  EXPECT_EQ(std::vector<uint32_t>(codebook.shape().begin(), codebook.shape().end()),
+            (std::vector<uint32_t>{16, kDim}));
+
+  auto index = table::StateOf(indexed).OpenVectorIndex(meta);
+  ASSERT_EQ(index->nbits(), 4u);
+  double pq = 0, coarse = 0;
+  for (size_t p = 0; p < index->num_partitions(); ++p) {
+    const size_t n = index->partition_length(p), offset = index->partition_offset(p);
+    for (size_t r = 0; r < n; ++r) {
+      const uint64_t row = index->row_ids()[offset + r];
+      const float* x = data_.data() + ((row >> 32) * 700 + (row & 0xffffffffu)) * kDim;
+      for (size_t s = 0; s < 8; ++s) {
+        const uint8_t byte = index->pq_codes()[offset * 4 + (s / 2) * n + r];
+        const uint8_t code = s % 2 ? byte >> 4 : byte & 15;
+        for (size_t j = 0; j < 2; ++j) {
+          const size_t d = s * 2 + j;
+          const double rebuilt = index->centroid(p)[d] + index->codebook()[(s * 16 + code) * 2 + j];
+          pq += (x[d] - rebuilt) * (x[d] - rebuilt);
+          coarse += double(x[d] - index->centroid(p)[d]) * (x[d] - index->centroid(p)[d]);
+        }
+      }
+    }
+  }
+  EXPECT_LT(pq, 0.2 * coarse) << pq << " vs " << coarse;
+  for (int64_t qi : {0, 17, 401, 1999})
+    EXPECT_EQ(TopIds(indexed, data_.data() + qi * kDim, false, 4, 40), TopIds(indexed, data_.data() + qi * kDim, true, 0, 0))
+        << qi;
+  EXPECT_EQ(indexed->ListIndices().at(0).bits, 4u);
+
+  auto optimized = AppendShifted(indexed, data_, 300)->OptimizeIndices();
+  const auto& indices = table::StateOf(optimized).indices.indices();
+  ASSERT_EQ(indices.size(), 2);
+  auto delta = table::StateOf(optimized).OpenVectorIndex(indices[1]);
+  EXPECT_EQ(delta->nbits(), 4u);
+  EXPECT_EQ(std::vector<float>(delta->codebook(), delta->codebook() + 16 * kDim),
+            std::vector<float>(index->codebook(), index->codebook() + 16 * kDim));
+  EXPECT_EQ(TopIds(optimized, data_.data() + 42 * kDim, false, 4, 40)[0], 42);
+}
+
 TEST_F(IvfBuildTest, SearchThroughOurIndexFindsTheExactTopK) {
   auto ds = WriteClustered(tmp_.Uri("search"), "2.2", false, data_);
   VectorIndexOptions options;
@@ -296,6 +375,12 @@ TEST_F(IvfBuildTest, BadRequestsAreRefusedAndLeaveTheDatasetAsItWas) {
   VectorIndexOptions uneven;
   uneven.num_partitions = 2;
   uneven.num_sub_vectors = 5;
+  VectorIndexOptions odd_at_four;
+  odd_at_four.num_partitions = 2;
+  odd_at_four.num_sub_vectors = 1;
+  odd_at_four.num_bits = 4;
+  VectorIndexOptions six_bits = odd_at_four;
+  six_bits.num_bits = 6;
   struct Case {
     std::string column;
     IndexType type;
@@ -306,6 +391,9 @@ TEST_F(IvfBuildTest, BadRequestsAreRefusedAndLeaveTheDatasetAsItWas) {
       {"emb", IndexType::kIvfFlat, too_many,
        "index on 'emb': 5000 partitions but only 2000 vectors to index (use at most 2000 partitions)"},
       {"emb", IndexType::kIvfPq, uneven, "index on 'emb': 5 sub-vectors do not divide the dimension 16"},
+      {"emb", IndexType::kIvfPq, odd_at_four,
+       "index on 'emb': 4-bit PQ codes are stored two a byte, so the sub-vectors must be even, not 1"},
+      {"emb", IndexType::kIvfPq, six_bits, "index on 'emb': PQ codes of 6 bits (bits must be 4 or 8)"},
   };
   for (const auto& c : cases) {
     try {
