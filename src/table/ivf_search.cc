@@ -39,7 +39,7 @@ const char* TypeNameOf(const index::IvfIndex& index) {
 }
 
 // The segments of the first-listed vector index on the top-level field `column`. None,
-// with `unreadable` saying why, when that index is a kind lancelet cannot search (a
+// with `unreadable` saying why, when that index is of a kind lancelet does not search (a
 // reference's IVF_HNSW_SQ, IVF_SQ, IVF_RQ, ...): the column is then searched exactly.
 std::vector<Segment> SegmentsOn(const DatasetState& state, const std::string& column, std::string& unreadable) {
   auto path = state.schema.StructPathNamed(column);
@@ -56,7 +56,11 @@ std::vector<Segment> SegmentsOn(const DatasetState& state, const std::string& co
     try {
       opened = state.OpenVectorIndex(meta);
     } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kNotSupported) throw;
+      // Only another kind is passed over; an IVF_FLAT / IVF_PQ lancelet cannot read (4-bit
+      // codes, hamming) stays an error that tells the user to search exactly.
+      if (e.kind() != ErrorKind::kNotSupported ||
+          index::IsReadableVectorIndexType(index::VectorIndexTypeOf(*state.store, state.IndexDirectory(meta))))
+        throw;
       unreadable = fmt::format("index '{}' is not one lancelet searches: {}", meta.name(), e.what());
       return {};
     }
