@@ -474,19 +474,30 @@ class MiniBlockWriter {
 
 }  // namespace
 
-// A dictionary as one block: Flat values, or Variable (u32 32, u32 start of the bytes,
-// u32 offsets from 0 into the bytes, the bytes).
-std::string DictionaryBlock(const ValueBlock& dictionary, pb::CompressiveEncoding* encoding) {
+// A dictionary as one block: Flat values, or Variable (a header of the offset width in
+// bits and the start of the bytes, then offsets from 0 into the bytes, then the bytes).
+// The offsets are as wide as the column's own: readers build the column's array from the
+// dictionary's offsets and refuse 32-bit ones for large_utf8 / large_binary (the
+// reference writes u64 64 + u64 start + u64 offsets for those).
+std::string DictionaryBlock(const ValueBlock& dictionary, bool large_offsets, pb::CompressiveEncoding* encoding) {
   if (!dictionary.variable) {
     encoding->mutable_flat()->set_bits_per_value(dictionary.bits);
     return dictionary.data;
   }
-  if (dictionary.data.size() > UINT32_MAX) ThrowInvalid("mini-block dictionary of more than 4 GiB");
-  encoding->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(32);
+  const uint64_t width = large_offsets ? 8 : 4;
+  if (!large_offsets && dictionary.data.size() > UINT32_MAX) ThrowInvalid("mini-block dictionary of more than 4 GiB");
+  encoding->mutable_variable()->mutable_offsets()->mutable_flat()->set_bits_per_value(uint32_t(width * 8));
   std::string out;
-  AppendLE<uint32_t>(out, 32);
-  AppendLE<uint32_t>(out, uint32_t(8 + 4 * (dictionary.count + 1)));
-  for (uint64_t k = 0; k <= dictionary.count; ++k) AppendLE<uint32_t>(out, uint32_t(dictionary.offsets[k]));
+  auto append = [&](uint64_t v) {
+    if (large_offsets) {
+      AppendLE<uint64_t>(out, v);
+    } else {
+      AppendLE<uint32_t>(out, uint32_t(v));
+    }
+  };
+  append(width * 8);
+  append(width * (2 + dictionary.count + 1));
+  for (uint64_t k = 0; k <= dictionary.count; ++k) append(dictionary.offsets[k]);
   return out + dictionary.data;
 }
 
@@ -508,7 +519,8 @@ std::optional<EncodedPage> EncodeMiniBlock(const ShreddedLeaf& leaf, const Value
   std::string dictionary_bytes;
   if (dictionary) {
     dictionary_bytes =
-        DictionaryBlock(*dictionary, DescribeGeneral(options.dictionary_general, mb->mutable_dictionary()));
+        DictionaryBlock(*dictionary, leaf.leaf && leaf.leaf->type->has_large_offsets(),
+                        DescribeGeneral(options.dictionary_general, mb->mutable_dictionary()));
     if (options.dictionary_general) dictionary_bytes = CompressBuffer(*options.dictionary_general, dictionary_bytes);
     mb->set_num_dictionary_items(dictionary->count);
   }

@@ -38,6 +38,16 @@ nlohmann::json ParseJson(const format::LanceFileReader& file, const std::string&
   return json;
 }
 
+// index.idx's `lance:index` metadata: an object with a string `type` and `distance_type`.
+nlohmann::json IndexDescription(const format::LanceFileReader& file) {
+  if (file.num_global_buffers() == 0) ThrowCorrupt("{}: a legacy Lance file, not an IVF index", file.path());
+  const nlohmann::json meta = ParseJson(file, "lance:index", MetadataValue(file, "lance:index"));
+  if (!meta.is_object() || !meta.contains("type") || !meta["type"].is_string() || !meta.contains("distance_type") ||
+      !meta["distance_type"].is_string())
+    ThrowCorrupt("{}: schema metadata 'lance:index' has no string 'type' and 'distance_type'", file.path());
+  return meta;
+}
+
 // The IVF message in the global buffer the metadata key `lance:ivf` names.
 lance::index::pb::IVF ReadIvf(const format::LanceFileReader& file) {
   const std::string& text = MetadataValue(file, "lance:ivf");
@@ -123,6 +133,12 @@ bool IsVectorIndexTypeUrl(const std::string& type_url) {
   return url.size() >= kSuffix.size() && url.compare(url.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
 }
 
+std::string VectorIndexTypeOf(const io::ObjectStore& store, const std::string& dir) {
+  return IndexDescription(*format::LanceFileReader::OpenAlone(store, dir + "/index.idx"))["type"].get<std::string>();
+}
+
+bool IsReadableVectorIndexType(const std::string& type) { return type == "IVF_FLAT" || type == "IVF_PQ"; }
+
 const char* IvfKindName(IvfKind kind) {
   switch (kind) {
     case IvfKind::kFlat: return "IVF_FLAT";
@@ -147,11 +163,7 @@ std::unique_ptr<IvfIndex> IvfIndex::Open(const io::ObjectStore& store, const std
 // index.idx: the type and metric, and the centroids.
 void IvfIndex::ReadCentroids(const io::ObjectStore& store, const std::string& path) {
   auto file = format::LanceFileReader::OpenAlone(store, path);
-  if (file->num_global_buffers() == 0) ThrowCorrupt("{}: a legacy Lance file, not an IVF index", path);
-  const nlohmann::json meta = ParseJson(*file, "lance:index", MetadataValue(*file, "lance:index"));
-  if (!meta.is_object() || !meta.contains("type") || !meta["type"].is_string() || !meta.contains("distance_type") ||
-      !meta["distance_type"].is_string())
-    ThrowCorrupt("{}: schema metadata 'lance:index' has no string 'type' and 'distance_type'", path);
+  const nlohmann::json meta = IndexDescription(*file);
   const std::string type = meta["type"].get<std::string>();
   if (type == "IVF_FLAT") kind_ = IvfKind::kFlat;
   else if (type == "IVF_PQ") kind_ = IvfKind::kPq;

@@ -45,6 +45,13 @@ namespace lancelet::index {
 // (newer writers use /lance.index.pb.VectorIndexDetails, older /lance.table.…).
 bool IsVectorIndexTypeUrl(const std::string& type_url);
 
+// The `type` of `dir`/index.idx's `lance:index` schema metadata ("IVF_PQ", "IVF_HNSW_SQ",
+// ...), read without the rest of the index, so that a kind lancelet cannot search is
+// still named (listing) and passed over (search scores every row instead).
+std::string VectorIndexTypeOf(const io::ObjectStore& store, const std::string& dir);
+// Whether IvfIndex::Open reads an index of that type: IVF_FLAT and IVF_PQ.
+bool IsReadableVectorIndexType(const std::string& type);
+
 enum class IvfKind { kFlat, kPq };
 const char* IvfKindName(IvfKind kind);  // "IVF_FLAT", "IVF_PQ"
 

@@ -316,7 +316,8 @@ std::vector<IndexSegmentInfo> Dataset::IndexStats(const std::string& name) const
     for (const auto& file : meta.files()) info.bytes += file.size_bytes();
     if (auto kind = index::KindOfTypeUrl(meta.index_details().type_url()))
       info.rows = s.OpenIndex(meta, *kind)->num_rows();
-    else if (index::IsVectorIndexTypeUrl(meta.index_details().type_url()))
+    else if (index::IsVectorIndexTypeUrl(meta.index_details().type_url()) &&
+             index::IsReadableVectorIndexType(index::VectorIndexTypeOf(*s.store, s.IndexDirectory(meta))))
       info.rows = s.OpenVectorIndex(meta)->num_rows();
     for (const auto& f : s.manifest.fragments())
       if (!fragments || fragments->Contains(uint32_t(f.id()))) info.stale_rows += StaleRows(s, f, meta);

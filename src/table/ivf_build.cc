@@ -279,6 +279,11 @@ std::optional<lance::table::IndexMetadata> BuildIvfDeltaSegment(const StatePtr& 
 }
 
 void DescribeVectorIndex(const DatasetState& s, const lance::table::IndexMetadata& meta, IndexInfo& info) {
+  const std::string type = index::VectorIndexTypeOf(*s.store, s.IndexDirectory(meta));
+  if (!index::IsReadableVectorIndexType(type)) {  // named by its type, never opened
+    info.type = type;
+    return;
+  }
   const auto ivf = s.OpenVectorIndex(meta);
   info.type = index::IvfKindName(ivf->kind());
   info.partitions = uint32_t(ivf->num_partitions());

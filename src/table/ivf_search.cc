@@ -38,8 +38,10 @@ const char* TypeNameOf(const index::IvfIndex& index) {
   return index.kind() == index::IvfKind::kPq ? "IVF_PQ" : "IVF_FLAT";
 }
 
-// The segments of the first-listed vector index on the top-level field `column`.
-std::vector<Segment> SegmentsOn(const DatasetState& state, const std::string& column) {
+// The segments of the first-listed vector index on the top-level field `column`. None,
+// with `unreadable` saying why, when that index is of a kind lancelet does not search (a
+// reference's IVF_HNSW_SQ, IVF_SQ, IVF_RQ, ...): the column is then searched exactly.
+std::vector<Segment> SegmentsOn(const DatasetState& state, const std::string& column, std::string& unreadable) {
   auto path = state.schema.StructPathNamed(column);
   if (!path || path->ids.size() != 1) return {};
   std::vector<Segment> out;
@@ -50,7 +52,19 @@ std::vector<Segment> SegmentsOn(const DatasetState& state, const std::string& co
       continue;
     if (name.empty()) name = meta.name();
     if (meta.name() != name) continue;
-    out.push_back(Segment{&meta, state.OpenVectorIndex(meta), IndexFragments(meta)});
+    std::shared_ptr<const index::IvfIndex> opened;
+    try {
+      opened = state.OpenVectorIndex(meta);
+    } catch (const Error& e) {
+      // Only another kind is passed over; an IVF_FLAT / IVF_PQ lancelet cannot read (4-bit
+      // codes, hamming) stays an error that tells the user to search exactly.
+      if (e.kind() != ErrorKind::kNotSupported ||
+          index::IsReadableVectorIndexType(index::VectorIndexTypeOf(*state.store, state.IndexDirectory(meta))))
+        throw;
+      unreadable = fmt::format("index '{}' is not one lancelet searches: {}", meta.name(), e.what());
+      return {};
+    }
+    out.push_back(Segment{&meta, std::move(opened), IndexFragments(meta)});
   }
   return out;
 }
@@ -182,9 +196,10 @@ std::optional<std::vector<Candidate>> IndexedTopK(const Dataset& dataset, const 
   SearchTrace unused;
   SearchTrace& t = trace ? *trace : unused;
   const DatasetState& state = StateOf(dataset);
-  const std::vector<Segment> segments = SegmentsOn(state, q.column);
+  std::string unreadable;
+  const std::vector<Segment> segments = SegmentsOn(state, q.column, unreadable);
   if (segments.empty()) {
-    t.exact_reason = fmt::format("column '{}' has no vector index", q.column);
+    t.exact_reason = unreadable.empty() ? fmt::format("column '{}' has no vector index", q.column) : unreadable;
     return std::nullopt;
   }
   t.index_name = segments.front().meta->name();
@@ -248,7 +263,8 @@ std::optional<VectorIndexUse> Dataset::VectorIndexOn(const std::string& column) 
   const DataType& type = *table_schema->field(field)->type;
   if (type.id() != TypeId::kFixedSizeList || type.child(0)->type->id() != TypeId::kFloat32) return std::nullopt;
   const table::DatasetState& state = table::StateOf(*this);
-  const std::vector<table::Segment> segments = table::SegmentsOn(state, column);
+  std::string unreadable;  // such an index serves no query: the column is searched exactly
+  const std::vector<table::Segment> segments = table::SegmentsOn(state, column, unreadable);
   if (segments.empty()) return std::nullopt;
   table::PreparedQuery q;
   q.column = column;

@@ -86,9 +86,14 @@ void StampLastUpdated(DataFragment& fragment, const lance::table::DataOverlayFil
   fragment.set_inline_last_updated_at_versions(format::VersionSequence::FromVersions(versions).Encode());
 }
 
-// What every operation's builder starts from: `base` (its transaction, index section and
-// tag cleared) or, when creating, an empty manifest of the options' storage version;
-// numbered, stamped with the writer and the time.
+// What every operation's builder starts from: `base` (its transaction, index section,
+// tag and top-level fields lancelet does not know cleared) or, when creating, an empty
+// manifest of the options' storage version; numbered, stamped with the writer and the time.
+// Unknown top-level fields are dropped, not carried: newer writers keep file positions
+// there (pylance 14.0.2 writes the transaction section's offset in field 23, not 21), and
+// a position copied into another manifest file points at other bytes (pylance 14 panicked
+// opening such a manifest). Features a reader must understand are guarded by feature
+// flags, which lancelet refuses when it does not know them.
 Manifest NextManifest(const Manifest* base, const CommitOptions& options) {
   Manifest m;
   if (base) {
@@ -97,6 +102,7 @@ Manifest NextManifest(const Manifest* base, const CommitOptions& options) {
     m.clear_transaction_section();
     m.clear_index_section();
     m.clear_tag();
+    m.GetReflection()->MutableUnknownFields(&m)->Clear();
   } else {
     m.mutable_data_format()->set_file_format("lance");
     m.mutable_data_format()->set_version(options.file_version);

@@ -256,6 +256,37 @@ TEST(V21Layout, LowCardinalityStringsGetADictionary) {
   }
 }
 
+// A large_utf8 dictionary has 64-bit offsets, as the column's own values would: u64 64,
+// u64 start of the bytes (16 + 8 * 11), 11 offsets, the 10 values. Readers build the
+// column from the dictionary's offsets, and the reference (12.0.0 and 14.0.2) refuses
+// 32-bit ones for a large type ("expected 64-bit offsets but got 32-bit offsets").
+TEST(V21Layout, LargeStringDictionariesHave64BitOffsets) {
+  std::vector<Scalar> s;
+  for (int k = 0; k < 1000; ++k) s.push_back({DataType::LargeUtf8(), fmt::format("category-{:03}", k % 10)});
+  const LanceField field = MakeLanceField("s", DataType::LargeUtf8());
+  for (FileVersion version : {kV21, kV22}) {
+    auto file = WriteArray(field, MakeArray(DataType::LargeUtf8(), s), version);
+    const auto mb = PageLayoutOf(file->column(0).pages(0)).mini_block_layout();
+    ASSERT_TRUE(mb.has_dictionary());
+    EXPECT_EQ(mb.num_dictionary_items(), 10u);
+    std::string dictionary = PageBuffer(*file, 0, 0, 2);
+    const pb::CompressiveEncoding* encoding = &mb.dictionary();
+    if (version == kV22) {
+      encoding = &mb.dictionary().general().values();
+      dictionary = v21::DecompressBuffer(mb.dictionary().general().compression(), dictionary, "test");
+    }
+    EXPECT_EQ(encoding->variable().offsets().flat().bits_per_value(), 64u);
+    ASSERT_EQ(dictionary.size(), 16u + 88u + 120u);
+    EXPECT_EQ(LoadLE(dictionary.data(), 8), 64u);
+    EXPECT_EQ(LoadLE(dictionary.data() + 8, 8), 104u);
+    EXPECT_EQ(LoadLE(dictionary.data() + 16 + 8 * 10, 8), 120u);
+    EXPECT_EQ(dictionary.substr(104, 24), "category-000category-001");
+    auto read = MakeFieldDecoder(version, field, file->Columns(), *file)->Read(0, 1000);
+    ASSERT_EQ(read->length, 1000);
+    EXPECT_EQ(read->GetView(997), "category-007");
+  }
+}
+
 TEST(V21Layout, NullableChunkHasDefinitionLevels) {
   const LanceField field = MakeLanceField("x", DataType::Int32(), kUncompressed);
   auto file = WriteArray(field, Int32s({1, std::nullopt, 3}), kV21);

@@ -368,6 +368,44 @@ TEST_F(IvfBuildTest, ListIndicesShowsTheTypeAndParameters) {
   EXPECT_EQ(ds->IndexStats("pq")[0].rows, uint64_t(kRows));
 }
 
+// A vector index of a kind lancelet does not search (pylance 14.0.2 also builds IVF_SQ,
+// IVF_RQ and IVF_HNSW_{FLAT,SQ,PQ}) is listed by its `lance:index` type, and a search on
+// its column scores every row instead, saying why; before, listing and searching failed.
+TEST_F(IvfBuildTest, AnIndexKindLanceletDoesNotSearchIsListedAndPassedOver) {
+  auto built = WriteClustered(tmp_.Uri("hnsw"), "2.2", false, data_);
+  VectorIndexOptions options;
+  options.num_partitions = 4;
+  built = built->CreateIndex("emb", IndexType::kIvfFlat, options, "hnsw");
+  {  // its index.idx replaced by one that names IVF_HNSW_SQ
+    const auto& s = table::StateOf(built);
+    const std::string path = s.uri + "/_indices/" + table::UuidText(Meta(built, "hnsw").uuid().uuid()) + "/index.idx";
+    s.store->Delete(path);
+    const Metadata metadata{{"lance:index", R"({"type":"IVF_HNSW_SQ","distance_type":"l2"})"}, {"lance:ivf", "1"}};
+    const Schema schema({Field::Make("__flat_marker", DataType::UInt64(), false)}, metadata);
+    format::LanceFileWriter writer(*s.store, path, format::LanceSchema::FromArrow(schema), format::FileWriterOptions{});
+    writer.AddGlobalBuffer(lance::index::pb::IVF().SerializeAsString());
+    writer.Finish();
+  }
+  const auto ds = Dataset::Open(built->uri());
+  const auto list = ds->ListIndices();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].type, "IVF_HNSW_SQ");
+  EXPECT_EQ(list[0].partitions, 0u);
+  EXPECT_EQ(list[0].distance, "");
+  EXPECT_EQ(ds->IndexStats("hnsw")[0].rows, 0u);
+  EXPECT_FALSE(ds->VectorIndexOn("emb").has_value());
+  const float* q = data_.data() + 17 * kDim;
+  EXPECT_EQ(TopIds(ds, q, false, 2, 0), TopIds(ds, q, true, 0, 0));
+  VectorQuery query;
+  query.column = "emb";
+  query.vector.assign(q, q + kDim);
+  const std::string explain = ds->ExplainSearch(query);
+  EXPECT_NE(explain.find("exact: every live row scored (index 'hnsw' is not one lancelet searches: "),
+            std::string::npos) << explain;
+  EXPECT_NE(explain.find("vector index type 'IVF_HNSW_SQ' is not supported (IVF_FLAT and IVF_PQ are))"),
+            std::string::npos) << explain;
+}
+
 TEST_F(IvfBuildTest, BadRequestsAreRefusedAndLeaveTheDatasetAsItWas) {
   auto ds = WriteClustered(tmp_.Uri("bad"), "2.2", false, data_);
   VectorIndexOptions too_many;
