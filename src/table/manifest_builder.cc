@@ -92,8 +92,10 @@ void StampLastUpdated(DataFragment& fragment, const lance::table::DataOverlayFil
 // Unknown top-level fields are dropped, not carried: newer writers keep file positions
 // there (pylance 14.0.2 writes the transaction section's offset in field 23, not 21), and
 // a position copied into another manifest file points at other bytes (pylance 14 panicked
-// opening such a manifest). Features a reader must understand are guarded by feature
-// flags, which lancelet refuses when it does not know them.
+// opening such a manifest). The reference does the same: its protobuf code (prost) keeps
+// no unknown fields, so lance 12.0.0 committing on a newer writer's dataset drops them,
+// and newer readers must do without them. Features a reader must understand are guarded
+// by feature flags, which lancelet refuses when it does not know them.
 Manifest NextManifest(const Manifest* base, const CommitOptions& options) {
   Manifest m;
   if (base) {
