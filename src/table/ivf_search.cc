@@ -193,19 +193,39 @@ struct ProbeSink {
   uint64_t count = 0;
   void Add(float distance, uint64_t address) {
     ++count;
-    if (top) top->Offer(distance, address);
-    else kept.push_back({distance, address});
+    if (!top) kept.push_back({distance, address});
+    else if (distance <= top->Bound()) top->Offer(distance, address);
   }
 };
 
-// The fragments whose rows a segment may answer for: live and covered by it, ascending.
-std::vector<uint64_t> Answerable(const DatasetState& state, const Segment& segment) {
-  std::vector<uint64_t> out;
-  for (const auto& f : state.manifest.fragments())
-    if (segment.Covers(f.id())) out.push_back(f.id());
-  std::sort(out.begin(), out.end());
-  return out;
-}
+// Per fragment id, whether a segment may answer for its rows (live and covered by it)
+// and its stale offsets' bitmap: a table indexed by id, as rows of one partition come
+// from every fragment in turn (the reference's indexes interleave them) and a search
+// per row was a third of the probe.
+class FragmentVerdicts {
+ public:
+  FragmentVerdicts(const DatasetState& state, const Segment& segment, const DatasetState::StaleVectors& stale) {
+    for (const auto& f : state.manifest.fragments()) {
+      if (!segment.Covers(f.id())) continue;
+      if (f.id() >= verdicts_.size()) verdicts_.resize(f.id() + 1);
+      const auto it = stale.bits.find(f.id());
+      verdicts_[f.id()] = {true, it == stale.bits.end() ? nullptr : &it->second};
+    }
+  }
+  // Whether row `offset` of `fragment` may be a candidate: answerable and not stale.
+  bool Candidate(uint64_t fragment, uint64_t offset) const {
+    if (fragment >= verdicts_.size() || !verdicts_[fragment].ok) return false;
+    const std::vector<uint64_t>* stale = verdicts_[fragment].stale;
+    return !stale || offset / 64 >= stale->size() || !((*stale)[offset / 64] >> (offset % 64) & 1);
+  }
+
+ private:
+  struct Verdict {
+    bool ok = false;
+    const std::vector<uint64_t>* stale = nullptr;
+  };
+  std::vector<Verdict> verdicts_;  // fragment ids are dense: at most one per fragment ever written
+};
 
 // Every row of the probed partitions of every segment that may be an answer, into
 // `sink`: in a live fragment the segment covers, not stale; with its index distance.
@@ -214,16 +234,11 @@ std::vector<uint64_t> Answerable(const DatasetState& state, const Segment& segme
 void ProbeSegments(const DatasetState& state, const std::vector<Segment>& segments, const PreparedQuery& exact,
                    size_t nprobes, const DatasetState::StaleVectors& stale_vectors,
                    std::vector<Candidate>* stale_found, uint64_t& probed_rows, ProbeSink& sink) {
-  const auto& stale = stale_vectors.bits;
   const IdMapper mapper(state);
   std::vector<float> distances;
   for (size_t s = 0; s < segments.size(); ++s) {
     const index::IvfIndex& ivf = *segments[s].index;
-    const std::vector<uint64_t> answerable = Answerable(state, segments[s]);
-    // Rows of a partition come from few fragments: the last one's verdict is reused.
-    uint64_t last_fragment = ~uint64_t(0);
-    bool last_ok = false;
-    const std::vector<uint64_t>* last_stale = nullptr;
+    const FragmentVerdicts verdicts(state, segments[s], stale_vectors);
     const index::IvfQuery prepared = ivf.Prepare(exact.as_float);
     for (uint32_t p : ivf.NearestPartitions(prepared, nprobes)) {
       if (stale_found) ScoreStale(exact, stale_vectors.segments[s], p, *stale_found);
@@ -233,17 +248,7 @@ void ProbeSegments(const DatasetState& state, const std::vector<Segment>& segmen
       for (size_t i = 0; i < distances.size(); ++i) {
         const auto address = mapper.Address(ids[i]);
         if (!address || std::isnan(distances[i])) continue;
-        const uint64_t fragment = *address >> 32, offset = *address & 0xffffffffu;
-        if (fragment != last_fragment) {
-          last_fragment = fragment;
-          last_ok = std::binary_search(answerable.begin(), answerable.end(), fragment);
-          const auto it = stale.find(fragment);
-          last_stale = it == stale.end() ? nullptr : &it->second;
-        }
-        if (!last_ok || (last_stale && offset / 64 < last_stale->size() &&
-                         ((*last_stale)[offset / 64] >> (offset % 64) & 1)))
-          continue;
-        sink.Add(distances[i], *address);
+        if (verdicts.Candidate(*address >> 32, *address & 0xffffffffu)) sink.Add(distances[i], *address);
       }
     }
   }

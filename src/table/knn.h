@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -40,6 +41,9 @@ class TopK {
       std::push_heap(heap_.begin(), heap_.end());
     }
   }
+  // No candidate farther than this can enter (infinity until k are held): a cheap test
+  // before Offer for callers offering many.
+  float Bound() const { return heap_.size() < k_ ? std::numeric_limits<float>::infinity() : heap_.front().distance; }
   void Merge(const TopK& other) {
     for (const auto& c : other.heap_) Offer(c.distance, c.address);
   }
