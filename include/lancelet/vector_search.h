@@ -3,10 +3,12 @@
 // IVF_PQ index when it has one (float32 vectors, the index's metric) and the query does
 // not ask for `exact`; otherwise exact (flat), every live row scored. An indexed search
 // probes the `nprobes` partitions nearest the query; rows of fragments the index does
-// not cover, and rows whose vectors overlays changed after the index was built, are
-// scored exactly and merged. Metrics as the reference defines them: L2 is the squared Euclidean distance,
-// cosine 1 - cos, dot 1 - the inner product (lance-linalg's dot_distance, which ranks as
-// the negative inner product), hamming the bit count of a ^ b.
+// not cover are scored exactly and merged, and so are rows whose vectors overlays
+// changed after the index was built when their current vectors lie in a probed
+// partition (the one nearest each, as a build now would place it). Metrics as the
+// reference defines them: L2 is the squared Euclidean distance, cosine 1 - cos, dot 1 -
+// the inner product (lance-linalg's dot_distance, which ranks as the negative inner
+// product), hamming the bit count of a ^ b.
 //
 //   lancelet::VectorQuery q;
 //   q.column = "emb"; q.vector = {0.1, 0.2, ...}; q.k = 10; q.filter = "category = 'a'";

@@ -99,6 +99,14 @@ std::shared_ptr<const DatasetState::StaleCells> DatasetState::CachedStaleCells(
   });
 }
 
+std::shared_ptr<const DatasetState::StaleVectors> DatasetState::CachedStaleVectors(
+    const std::string& key, const std::function<std::shared_ptr<const StaleVectors>()>& build) const {
+  return stale_vectors_.GetOrLoad(key, [&] {
+    auto stale = build();
+    return std::make_pair(stale, stale->bytes + kCacheEntryBytes);
+  });
+}
+
 std::shared_ptr<const DatasetState::RowIdAddresses> DatasetState::CachedRowIdAddresses(
     const std::function<std::shared_ptr<const RowIdAddresses>()>& build) const {
   std::lock_guard lock(row_id_addresses_mutex_);

@@ -126,6 +126,29 @@ struct DatasetState {
   // Made by build() on first use per segment (by uuid) and kept.
   std::shared_ptr<const StaleCells> CachedStaleCells(const std::string& segment_uuid,
                                                      const std::function<std::shared_ptr<const StaleCells>()>& build) const;
+  // What a vector index has not seen (table/ivf_search.cc): the rows overlays changed
+  // after its segments were built, and their current vectors grouped by the partition of
+  // their segment nearest each, so that a query re-scores the stale rows of the
+  // partitions it probes, as the index would hold them had it been built now.
+  struct StaleVectors {
+    std::map<uint64_t, std::vector<uint64_t>> rows;  // fragment id -> ascending stale offsets
+    // The same as one bit per offset (bit o % 64 of word o / 64): a probe tests every
+    // candidate, and a binary search per candidate cost more than scoring it.
+    std::map<uint64_t, std::vector<uint64_t>> bits;
+    struct Partitioned {
+      std::vector<uint64_t> starts;     // partition p's rows: [starts[p], starts[p + 1])
+      std::vector<uint64_t> addresses;  // row addresses, grouped by partition
+      std::vector<float> vectors;       // their current vectors, [row][dim]; NULL ones left out
+    };
+    // Per segment of the index, in manifest order; empty when the vectors would pass
+    // kStaleVectorsCacheBytes: every stale row is then scored through a scan per query.
+    std::vector<Partitioned> segments;
+    uint64_t bytes = 0;  // held in memory
+  };
+  // Made by build() on first use per index (by name and column) and kept.
+  std::shared_ptr<const StaleVectors> CachedStaleVectors(
+      const std::string& key, const std::function<std::shared_ptr<const StaleVectors>()>& build) const;
+  static constexpr uint64_t kStaleVectorsCacheBytes = 256 << 20;
   // Legacy files kept open by OpenDataFile (the session keeps the others).
   size_t OpenLegacyFiles() const { return files_.size(); }
   // The overlay caches together stay under this many bytes per dataset version.
@@ -148,6 +171,7 @@ struct DatasetState {
   mutable LruCache<std::string, std::shared_ptr<const index::IvfIndex>> vector_indexes_{8};
   static constexpr uint64_t kStaleCellsCacheBytes = 64 << 20;
   mutable LruCache<std::string, std::shared_ptr<const StaleCells>> stale_cells_{kStaleCellsCacheBytes};
+  mutable LruCache<std::string, std::shared_ptr<const StaleVectors>> stale_vectors_{kStaleVectorsCacheBytes};
   mutable std::mutex row_id_addresses_mutex_;
   mutable std::shared_ptr<const RowIdAddresses> row_id_addresses_;
   // A field of a fragment, and for a value column, which overlay (-1: none).

@@ -3,10 +3,13 @@
 // codes through a distance table); their rows that are deleted, fail the prefilter, or
 // whose vectors overlays changed after the index was built are dropped; the k (or
 // k * refine_factor, then re-ranked with the rows' own vectors) nearest are merged with
-// the exact scores of the rows no segment covers and of the stale rows.
+// the exact scores of the rows no segment covers and of the stale rows whose current
+// vectors lie in the probed partitions (each routed to the partition nearest it, as a
+// build now would; all stale rows when there are too many to keep their vectors).
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -69,23 +72,105 @@ std::vector<Segment> SegmentsOn(const DatasetState& state, const std::string& co
   return out;
 }
 
-// Per covered fragment, the rows overlays changed after the segment was built.
-RowMap StaleRows(const DatasetState& state, const std::vector<Segment>& segments) {
-  std::map<uint64_t, format::RoaringBitmap> stale;
+// Per segment, the rows of the fragments it covers that overlays changed after it was
+// built; a row under the first segment covering it only, so that none is scored twice.
+std::vector<RowMap> StaleRowsPerSegment(const DatasetState& state, const std::vector<Segment>& segments) {
+  std::vector<RowMap> out(segments.size());
   for (const auto& fragment : state.manifest.fragments()) {
     if (fragment.overlays_size() == 0) continue;
-    for (const auto& segment : segments) {
-      if (!segment.Covers(fragment.id())) continue;
-      format::RoaringBitmap rows = IndexStaleness::Of(state.schema, *segment.meta).RowsOf(*state.OverlaysOf(fragment));
-      if (!rows.IsEmpty()) stale[fragment.id()] |= rows;
+    std::set<uint64_t> taken;
+    for (size_t s = 0; s < segments.size(); ++s) {
+      if (!segments[s].Covers(fragment.id())) continue;
+      const format::RoaringBitmap rows =
+          IndexStaleness::Of(state.schema, *segments[s].meta).RowsOf(*state.OverlaysOf(fragment));
+      rows.ForEach([&](uint32_t offset) {
+        if (taken.insert(offset).second) out[s][fragment.id()].push_back(offset);
+      });
     }
   }
-  RowMap out;
-  for (const auto& [fragment, rows] : stale) {
-    auto& offsets = out[fragment];
-    rows.ForEach([&](uint32_t offset) { offsets.push_back(offset); });
+  return out;
+}
+
+// The current vectors of `rows`, read through a scan (deleted rows and NULL vectors left
+// out), grouped by the partition of `ivf` each is nearest, as a query would be routed.
+DatasetState::StaleVectors::Partitioned PartitionStale(const Dataset& dataset, const std::string& column,
+                                                       const index::IvfIndex& ivf, const RowMap& rows) {
+  const size_t dim = ivf.dim();
+  std::vector<uint32_t> partition_of;
+  std::vector<uint64_t> addresses;
+  std::vector<float> vectors;
+  ScanSpec spec;
+  spec.columns = std::vector<std::string>{column, "_rowaddr"};
+  spec.rows = std::make_shared<RowMap>(rows);
+  auto reader = dataset.Scan(spec);
+  while (RecordBatchPtr batch = reader->Next()) {
+    const ArrayData& list = *batch->column(0);
+    const ArrayData& items = *list.child(0);
+    const float* values = items.values<float>();
+    const uint64_t* address = batch->column(1)->values<uint64_t>();
+    for (int64_t r = 0; r < batch->num_rows(); ++r) {
+      if (!VectorPresent(list, items, r, dim)) continue;
+      const std::span<const float> v(values + size_t(r) * dim, dim);
+      std::optional<index::IvfQuery> routed;
+      try {
+        routed = ivf.Prepare(v);
+      } catch (const Error&) {  // a zero vector under cosine: no distance to any query
+        continue;
+      }
+      partition_of.push_back(ivf.NearestPartitions(*routed, 1).front());
+      addresses.push_back(address[r]);
+      vectors.insert(vectors.end(), v.begin(), v.end());
+    }
+  }
+  DatasetState::StaleVectors::Partitioned out;  // a counting sort by partition
+  out.starts.assign(ivf.num_partitions() + 1, 0);
+  for (uint32_t p : partition_of) ++out.starts[p + 1];
+  for (size_t p = 0; p < ivf.num_partitions(); ++p) out.starts[p + 1] += out.starts[p];
+  out.addresses.resize(addresses.size());
+  out.vectors.resize(vectors.size());
+  std::vector<uint64_t> next(out.starts.begin(), out.starts.end() - 1);
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    const uint64_t at = next[partition_of[i]]++;
+    out.addresses[at] = addresses[i];
+    std::copy_n(vectors.begin() + ptrdiff_t(i * dim), dim, out.vectors.begin() + ptrdiff_t(at * dim));
   }
   return out;
+}
+
+// The index's stale rows, and unless there are too many to hold, their current vectors
+// by partition: made once per dataset version, not per query (each query would
+// otherwise decode every stale row's vector and score them all).
+std::shared_ptr<const DatasetState::StaleVectors> StaleVectorsOf(const Dataset& dataset, const std::string& column,
+                                                                 const std::vector<Segment>& segments) {
+  const DatasetState& state = StateOf(dataset);
+  using Stale = std::shared_ptr<const DatasetState::StaleVectors>;
+  return state.CachedStaleVectors(segments.front().meta->name() + "\n" + column, [&]() -> Stale {
+    auto out = std::make_shared<DatasetState::StaleVectors>();
+    const std::vector<RowMap> per_segment = StaleRowsPerSegment(state, segments);
+    uint64_t count = 0;
+    for (const auto& rows : per_segment)
+      for (const auto& [fragment, offsets] : rows) {
+        auto& all = out->rows[fragment];
+        all.insert(all.end(), offsets.begin(), offsets.end());
+        count += offsets.size();
+      }
+    for (auto& [fragment, offsets] : out->rows) {
+      std::sort(offsets.begin(), offsets.end());
+      auto& words = out->bits[fragment];
+      words.assign(offsets.back() / 64 + 1, 0);
+      for (uint64_t o : offsets) words[o / 64] |= uint64_t(1) << (o % 64);
+      out->bytes += words.size() * sizeof(uint64_t);
+    }
+    const uint64_t row_bytes = segments.front().index->dim() * sizeof(float) + 2 * sizeof(uint64_t);
+    out->bytes += count * (sizeof(uint64_t) + sizeof(uint64_t));
+    if (count == 0 || count * row_bytes > DatasetState::kStaleVectorsCacheBytes) return out;
+    for (size_t s = 0; s < segments.size(); ++s) {
+      out->segments.push_back(PartitionStale(dataset, column, *segments[s].index, per_segment[s]));
+      out->bytes += out->segments.back().vectors.size() * sizeof(float) +
+                    out->segments.back().addresses.size() * sizeof(uint64_t);
+    }
+    return out;
+  });
 }
 
 // Maps an index's ids to row addresses: the ids themselves, or under stable row ids the
@@ -105,40 +190,92 @@ class IdMapper {
   std::shared_ptr<const DatasetState::RowIdAddresses> located_;
 };
 
-// Every row of the probed partitions of every segment that may be an answer: in a live
-// fragment the segment covers, not stale; with its index distance, each address once.
-std::vector<Candidate> ProbeSegments(const DatasetState& state, const std::vector<Segment>& segments,
-                                     const std::vector<float>& query, size_t nprobes, const RowMap& stale,
-                                     uint64_t& probed_rows) {
-  std::set<uint64_t> live;
-  for (const auto& f : state.manifest.fragments()) live.insert(f.id());
+// Offers the stale rows of partition p, scored exactly, to `out` (NULL-free by
+// construction; NaN only for a cosine against a zero vector, which is skipped).
+void ScoreStale(const PreparedQuery& exact, const DatasetState::StaleVectors::Partitioned& stale, uint32_t p,
+                std::vector<Candidate>& out) {
+  const uint64_t begin = stale.starts[p], n = stale.starts[p + 1] - begin;
+  if (n == 0) return;
+  std::vector<float> distances(n);
+  index::ScoreFloat(exact.metric, index::KernelsFor(), exact.as_float.data(), exact.norm2,
+                    stale.vectors.data() + begin * exact.dim, n, exact.dim, distances.data());
+  for (uint64_t i = 0; i < n; ++i)
+    if (!std::isnan(distances[i])) out.push_back({distances[i], stale.addresses[begin + i]});
+}
+
+// Where the probed rows go: straight into `top` when nothing could drop one later (no
+// prefilter, no deletions, one segment so no address twice), else kept for Surviving.
+struct ProbeSink {
+  TopK* top = nullptr;
+  std::vector<Candidate> kept;
+  uint64_t count = 0;
+  void Add(float distance, uint64_t address) {
+    ++count;
+    if (!top) kept.push_back({distance, address});
+    else if (distance <= top->Bound()) top->Offer(distance, address);
+  }
+};
+
+// Per fragment id, whether a segment may answer for its rows (live and covered by it)
+// and its stale offsets' bitmap: a table indexed by id, as rows of one partition come
+// from every fragment in turn (the reference's indexes interleave them) and a search
+// per row was a third of the probe.
+class FragmentVerdicts {
+ public:
+  FragmentVerdicts(const DatasetState& state, const Segment& segment, const DatasetState::StaleVectors& stale) {
+    for (const auto& f : state.manifest.fragments()) {
+      if (!segment.Covers(f.id())) continue;
+      if (f.id() >= verdicts_.size()) verdicts_.resize(f.id() + 1);
+      const auto it = stale.bits.find(f.id());
+      verdicts_[f.id()] = {true, it == stale.bits.end() ? nullptr : &it->second};
+    }
+  }
+  // Whether row `offset` of `fragment` may be a candidate: answerable and not stale.
+  bool Candidate(uint64_t fragment, uint64_t offset) const {
+    if (fragment >= verdicts_.size() || !verdicts_[fragment].ok) return false;
+    const std::vector<uint64_t>* stale = verdicts_[fragment].stale;
+    return !stale || offset / 64 >= stale->size() || !((*stale)[offset / 64] >> (offset % 64) & 1);
+  }
+
+ private:
+  struct Verdict {
+    bool ok = false;
+    const std::vector<uint64_t>* stale = nullptr;
+  };
+  std::vector<Verdict> verdicts_;  // fragment ids are dense: at most one per fragment ever written
+};
+
+// Every row of the probed partitions of every segment that may be an answer, into
+// `sink`: in a live fragment the segment covers, not stale; with its index distance.
+// With `stale_found`, the stale rows of the probed partitions (stale.segments), scored
+// exactly by `exact`, are added to it.
+void ProbeSegments(const DatasetState& state, const std::vector<Segment>& segments, const PreparedQuery& exact,
+                   size_t nprobes, const DatasetState::StaleVectors& stale_vectors,
+                   std::vector<Candidate>* stale_found, uint64_t& probed_rows, ProbeSink& sink) {
   const IdMapper mapper(state);
-  std::vector<Candidate> out;
   std::vector<float> distances;
-  for (const auto& segment : segments) {
-    const index::IvfIndex& ivf = *segment.index;
-    const index::IvfQuery prepared = ivf.Prepare(query);
+  for (size_t s = 0; s < segments.size(); ++s) {
+    const index::IvfIndex& ivf = *segments[s].index;
+    const FragmentVerdicts verdicts(state, segments[s], stale_vectors);
+    const index::IvfQuery prepared = ivf.Prepare(exact.as_float);
     for (uint32_t p : ivf.NearestPartitions(prepared, nprobes)) {
+      if (stale_found) ScoreStale(exact, stale_vectors.segments[s], p, *stale_found);
       ivf.ScorePartition(prepared, p, distances);
       probed_rows += distances.size();
       const uint64_t* ids = ivf.row_ids().data() + ivf.partition_offset(p);
       for (size_t i = 0; i < distances.size(); ++i) {
         const auto address = mapper.Address(ids[i]);
         if (!address || std::isnan(distances[i])) continue;
-        const uint64_t fragment = *address >> 32, offset = *address & 0xffffffffu;
-        if (!live.count(fragment) || !segment.Covers(fragment)) continue;
-        if (auto it = stale.find(fragment);
-            it != stale.end() && std::binary_search(it->second.begin(), it->second.end(), offset))
-          continue;
-        out.push_back({distances[i], *address});
+        if (verdicts.Candidate(*address >> 32, *address & 0xffffffffu)) sink.Add(distances[i], *address);
       }
     }
   }
+  if (sink.top || segments.size() == 1) return;
+  auto& out = sink.kept;
   std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.address < b.address; });
   out.erase(std::unique(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
               return a.address == b.address;
             }), out.end());
-  return out;
 }
 
 std::shared_ptr<RowMap> RowsOf(const std::vector<Candidate>& candidates) {
@@ -222,11 +359,22 @@ std::optional<std::vector<Candidate>> IndexedTopK(const Dataset& dataset, const 
   const PreparedQuery exact = WithMetric(q, metric);
   const size_t k = size_t(query.k);
 
-  const RowMap stale = StaleRows(state, segments);
-  std::vector<Candidate> candidates = Surviving(
-      dataset, ProbeSegments(state, segments, q.as_float, size_t(nprobes), stale, t.probed_rows), prefilter);
+  const auto stale = StaleVectorsOf(dataset, q.column, segments);
+  const bool partitioned = !stale->segments.empty();
+  std::vector<Candidate> stale_found;
   TopK from_index(query.refine_factor ? k * size_t(*query.refine_factor) : k);
-  for (const auto& c : candidates) from_index.Offer(c.distance, c.address);
+  ProbeSink sink;
+  const bool deletions = std::any_of(state.manifest.fragments().begin(), state.manifest.fragments().end(),
+                                     [](const auto& f) { return f.has_deletion_file(); });
+  if (!prefilter && !deletions && segments.size() == 1) sink.top = &from_index;
+  ProbeSegments(state, segments, exact, size_t(nprobes), *stale, partitioned ? &stale_found : nullptr, t.probed_rows,
+                sink);
+  t.candidates = sink.count;
+  if (!sink.top) {
+    const std::vector<Candidate> candidates = Surviving(dataset, std::move(sink.kept), prefilter);
+    for (const auto& c : candidates) from_index.Offer(c.distance, c.address);
+    t.candidates = candidates.size();
+  }
 
   TopK top(k);
   if (query.refine_factor) {
@@ -243,12 +391,15 @@ std::optional<std::vector<Candidate>> IndexedTopK(const Dataset& dataset, const 
   t.segments = segments.size();
   for (const auto& s : segments) t.partitions = std::max(t.partitions, s.index->num_partitions());
   t.nprobes = std::min(size_t(nprobes), t.partitions);
-  t.candidates = candidates.size();
-  for (const auto& [fragment, offsets] : stale) t.stale_rows += offsets.size();
+  for (const auto& [fragment, offsets] : stale->rows) t.stale_rows += offsets.size();
   t.flat_fragments = uncovered.size();
   if (!uncovered.empty())
     for (const auto& c : ExactTopK(dataset, exact, prefilter, k, uncovered)) top.Offer(c.distance, c.address);
-  ScoreRowsExactly(dataset, exact, prefilter, std::make_shared<RowMap>(stale), top);
+  if (partitioned) {
+    for (const auto& c : Surviving(dataset, std::move(stale_found), prefilter)) top.Offer(c.distance, c.address);
+  } else {  // too many to hold: every stale row, wherever its vector lies
+    ScoreRowsExactly(dataset, exact, prefilter, std::make_shared<RowMap>(stale->rows), top);
+  }
   return top.Sorted();
 }
 

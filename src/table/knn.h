@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -40,6 +41,9 @@ class TopK {
       std::push_heap(heap_.begin(), heap_.end());
     }
   }
+  // No candidate farther than this can enter (infinity until k are held): a cheap test
+  // before Offer for callers offering many.
+  float Bound() const { return heap_.size() < k_ ? std::numeric_limits<float>::infinity() : heap_.front().distance; }
   void Merge(const TopK& other) {
     for (const auto& c : other.heap_) Offer(c.distance, c.address);
   }
@@ -81,12 +85,16 @@ struct SearchTrace {
   uint64_t probed_rows = 0;  // rows of the probed partitions
   uint64_t candidates = 0;   // of those, live, covered, not stale and passing the prefilter
   uint64_t refined = 0;      // re-ranked with the rows' own vectors
-  uint64_t stale_rows = 0;   // overlaid after the index was built: scored exactly
+  uint64_t stale_rows = 0;   // overlaid after the index was built: scored exactly when probed
   size_t flat_fragments = 0;  // not covered by any segment: searched exactly
 };
 
 // The index layer's metric of a public DistanceType.
 index::Metric MetricOf(DistanceType type);
+
+// Whether row r of a fixed_size_list column (its `items` child, `dim` wide) holds a
+// vector: the list slot valid and, when the items hold NULLs, every item of it valid.
+bool VectorPresent(const ArrayData& list, const ArrayData& items, int64_t r, size_t dim);
 
 // `q` with its metric replaced (the query values stay; the norm is kept for cosine).
 PreparedQuery WithMetric(PreparedQuery q, index::Metric metric);

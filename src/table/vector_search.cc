@@ -96,16 +96,6 @@ PreparedQuery Prepare(const Schema& schema, const VectorQuery& query) {
   return p;
 }
 
-// Whether row r's vector is present: the list slot valid and, when the items hold NULLs,
-// every item of it valid.
-bool VectorPresent(const ArrayData& list, const ArrayData& items, int64_t r, size_t dim) {
-  if (!list.IsValid(r)) return false;
-  if (items.null_count == 0) return true;
-  for (size_t j = 0; j < dim; ++j)
-    if (!items.IsValid(int64_t(r * dim + j))) return false;
-  return true;
-}
-
 // Distances of every row of `list` (NaN for a row to skip) into `out`.
 void ScoreRows(const PreparedQuery& q, const ArrayData& list, std::vector<float>& out, std::vector<float>& scratch) {
   const ArrayData& items = *list.child(0);
@@ -133,7 +123,7 @@ void ScoreRows(const PreparedQuery& q, const ArrayData& list, std::vector<float>
     }
   }
   for (size_t r = 0; r < n; ++r)
-    if (!VectorPresent(list, items, int64_t(r), dim)) out[r] = std::nanf("");
+    if (!table::VectorPresent(list, items, int64_t(r), dim)) out[r] = std::nanf("");
 }
 
 void ScoreReader(const PreparedQuery& q, RecordBatchReader& reader, TopK& top) {
@@ -150,6 +140,14 @@ void ScoreReader(const PreparedQuery& q, RecordBatchReader& reader, TopK& top) {
 }  // namespace
 
 namespace table {
+
+bool VectorPresent(const ArrayData& list, const ArrayData& items, int64_t r, size_t dim) {
+  if (!list.IsValid(r)) return false;
+  if (items.null_count == 0) return true;
+  for (size_t j = 0; j < dim; ++j)
+    if (!items.IsValid(int64_t(r * dim + j))) return false;
+  return true;
+}
 
 PreparedQuery WithMetric(PreparedQuery q, index::Metric metric) {
   q.metric = metric;
