@@ -64,6 +64,32 @@ DatasetPtr WriteClustered(const std::string& uri, const std::string& version, bo
   return Dataset::Write(uri, std::vector<RecordBatchPtr>{ClusteredBatch(0, kRows, nulls, data)}, options);
 }
 
+// The squared error of each indexed row rebuilt from its partition's centroid plus its PQ
+// codewords (codes read transposed, 4-bit ones two a byte), and of the centroid alone,
+// summed over every row. Rows are fragment-major, 700 a fragment.
+std::pair<double, double> PqErrors(const index::IvfIndex& index, const std::vector<float>& data, size_t sub_vectors) {
+  const size_t codes = size_t(1) << index.nbits(), bytes = sub_vectors * index.nbits() / 8, width = kDim / sub_vectors;
+  double pq = 0, coarse = 0;
+  for (size_t p = 0; p < index.num_partitions(); ++p) {
+    const size_t n = index.partition_length(p), offset = index.partition_offset(p);
+    for (size_t r = 0; r < n; ++r) {
+      const uint64_t row = index.row_ids()[offset + r];
+      const float* x = data.data() + ((row >> 32) * 700 + (row & 0xffffffffu)) * kDim;
+      for (size_t s = 0; s < sub_vectors; ++s) {
+        const uint8_t byte = index.pq_codes()[offset * bytes + (index.nbits() == 4 ? s / 2 : s) * n + r];
+        const uint8_t code = index.nbits() == 4 ? (s % 2 ? byte >> 4 : byte & 15) : byte;
+        for (size_t j = 0; j < width; ++j) {
+          const size_t d = s * width + j;
+          const double rebuilt = index.centroid(p)[d] + index.codebook()[(s * codes + code) * width + j];
+          pq += (x[d] - rebuilt) * (x[d] - rebuilt);
+          coarse += double(x[d] - index.centroid(p)[d]) * (x[d] - index.centroid(p)[d]);
+        }
+      }
+    }
+  }
+  return {pq, coarse};
+}
+
 class IvfBuildTest : public ::testing::Test {
  protected:
   void SetUp() override { data_ = ClusteredVectors(kRows, kDim, 8, 5); }
@@ -210,23 +236,7 @@ TEST_F(IvfBuildTest, IvfPqFilesHaveTheReferencesLayout) {
 
   // The codes (read transposed) rebuild each row's residual far better than the centroid alone.
   auto index = table::StateOf(indexed).OpenVectorIndex(meta);
-  double pq = 0, coarse = 0;
-  for (size_t p = 0; p < index->num_partitions(); ++p) {
-    const size_t n = index->partition_length(p), offset = index->partition_offset(p);
-    for (size_t r = 0; r < n; ++r) {
-      const uint64_t row = index->row_ids()[offset + r];
-      const float* x = data_.data() + ((row >> 32) * 700 + (row & 0xffffffffu)) * kDim;
-      for (size_t s = 0; s < 4; ++s) {
-        const uint8_t code = index->pq_codes()[offset * 4 + s * n + r];
-        for (size_t j = 0; j < 4; ++j) {
-          const size_t d = s * 4 + j;
-          const double rebuilt = index->centroid(p)[d] + index->codebook()[(s * 256 + code) * 4 + j];
-          pq += (x[d] - rebuilt) * (x[d] - rebuilt);
-          coarse += double(x[d] - index->centroid(p)[d]) * (x[d] - index->centroid(p)[d]);
-        }
-      }
-    }
-  }
+  const auto [pq, coarse] = PqErrors(*index, data_, 4);
   EXPECT_LT(pq, 0.1 * coarse) << pq << " vs " << coarse;
 }
 
@@ -290,24 +300,7 @@ TEST_F(IvfBuildTest, FourBitPqFilesHaveTheReferencesLayoutAndServe) {
 
   auto index = table::StateOf(indexed).OpenVectorIndex(meta);
   ASSERT_EQ(index->nbits(), 4u);
-  double pq = 0, coarse = 0;
-  for (size_t p = 0; p < index->num_partitions(); ++p) {
-    const size_t n = index->partition_length(p), offset = index->partition_offset(p);
-    for (size_t r = 0; r < n; ++r) {
-      const uint64_t row = index->row_ids()[offset + r];
-      const float* x = data_.data() + ((row >> 32) * 700 + (row & 0xffffffffu)) * kDim;
-      for (size_t s = 0; s < 8; ++s) {
-        const uint8_t byte = index->pq_codes()[offset * 4 + (s / 2) * n + r];
-        const uint8_t code = s % 2 ? byte >> 4 : byte & 15;
-        for (size_t j = 0; j < 2; ++j) {
-          const size_t d = s * 2 + j;
-          const double rebuilt = index->centroid(p)[d] + index->codebook()[(s * 16 + code) * 2 + j];
-          pq += (x[d] - rebuilt) * (x[d] - rebuilt);
-          coarse += double(x[d] - index->centroid(p)[d]) * (x[d] - index->centroid(p)[d]);
-        }
-      }
-    }
-  }
+  const auto [pq, coarse] = PqErrors(*index, data_, 8);
   EXPECT_LT(pq, 0.2 * coarse) << pq << " vs " << coarse;
   for (int64_t qi : {0, 17, 401, 1999})
     EXPECT_EQ(TopIds(indexed, data_.data() + qi * kDim, false, 4, 40), TopIds(indexed, data_.data() + qi * kDim, true, 0, 0))
