@@ -10,8 +10,6 @@ namespace {
 
 bool UsesResidual(Metric metric) { return metric == Metric::kL2 || metric == Metric::kCosine; }
 
-Metric CodeMetric(Metric metric) { return metric == Metric::kDot ? Metric::kDot : Metric::kL2; }
-
 void CheckIvf(size_t dim, const KMeansModel* ivf, const PqParams& params) {
   if (!UsesResidual(params.metric)) return;
   if (ivf == nullptr) ThrowInvalid("PQ: l2 and cosine quantize residuals, so they need the IVF centroids");
@@ -82,7 +80,7 @@ PqCodebook TrainPq(const float* data, size_t n, size_t dim, const KMeansModel* i
   for (size_t s = 0; s < pq.num_sub_vectors; ++s) {
     KMeansParams kp;
     kp.k = pq.codes();
-    kp.metric = CodeMetric(params.metric);
+    kp.metric = Metric::kL2;  // for dot too: see pq_train.h
     kp.max_iterations = params.max_iterations;
     kp.tolerance = params.tolerance;
     kp.sample_rate = 0;  // the rows are a sample already
@@ -90,7 +88,6 @@ PqCodebook TrainPq(const float* data, size_t n, size_t dim, const KMeansModel* i
     kp.seed = params.seed + 0x9E3779B97F4A7C15ull * (s + 1);  // a draw of its own per sub-vector
     kp.threads = params.threads;
     kp.allow_simd = params.allow_simd;
-    kp.unit_dot_centroids = params.unit_dot_centroids;
     const std::vector<float> sub = SubVectors(inputs, dim, sub_dim, s);
     const KMeansModel model = TrainKMeans(sub.data(), sub.size() / sub_dim, sub_dim, kp);
     std::copy(model.centroids.begin(), model.centroids.end(), pq.codebook.begin() + s * pq.codes() * sub_dim);
@@ -111,7 +108,7 @@ void EncodePq(const PqCodebook& pq, const float* inputs, size_t n, uint8_t* code
   const size_t m = pq.num_sub_vectors, sub_dim = pq.sub_dim(), dim = pq.dim;
   std::vector<CentroidSet> sets;
   sets.reserve(m);
-  for (size_t s = 0; s < m; ++s) sets.emplace_back(pq.code(s, 0), pq.codes(), sub_dim, CodeMetric(pq.metric), allow_simd);
+  for (size_t s = 0; s < m; ++s) sets.emplace_back(pq.code(s, 0), pq.codes(), sub_dim, Metric::kL2, allow_simd);
   ParallelFor(n, threads, 256, [&](size_t begin, size_t end) {
     constexpr size_t kBlock = 256;
     std::vector<float> sub(kBlock * sub_dim);

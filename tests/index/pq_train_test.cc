@@ -1,6 +1,7 @@
 // Product quantization training and encoding (index/pq_train.h): a codebook of known
 // points found exactly in the reference's [sub-vector][code][sub-dimension] layout,
-// residuals for L2 and cosine and raw vectors for dot, 4-bit codes packed two a byte,
+// residuals for L2 and cosine and raw vectors for dot (trained and encoded by L2 for
+// every metric), 4-bit codes packed two a byte,
 // the transposed code layout of a partition, determinism, refusals.
 #include <gtest/gtest.h>
 
@@ -118,6 +119,40 @@ TEST(PqTrain, PacksFourBitCodesTwoAByte) {
   pq.nbits = 8;
   EXPECT_EQ(pq.code_bytes(), 4u);
   EXPECT_EQ(PackCodes(pq, codes, 2), std::vector<uint8_t>(codes, codes + 8));
+}
+
+// Dot quantizes the raw rows, and like the reference it trains and encodes them by L2:
+// the codes are the grid points themselves (raw, shift included), every row is decoded
+// exactly, and a row takes its L2-nearest code, not the code of largest inner product
+// (which for positive values is always the largest code).
+TEST(PqTrain, DotTrainsAndEncodesRawRowsByL2) {
+  const std::vector<float> data = GridRows();
+  PqParams params;
+  params.num_sub_vectors = 2;
+  params.nbits = 4;
+  params.metric = Metric::kDot;
+  params.init = KMeansInit::kPlusPlus;
+  const PqCodebook pq = TrainPq(data.data(), 64, 4, nullptr, params);
+  std::vector<std::vector<float>> grid;
+  for (int i = 0; i < 16; ++i) grid.push_back({1 + 10.f * float(i % 4), 1 + 10.f * float(i / 4)});
+  std::sort(grid.begin(), grid.end());
+  for (size_t s = 0; s < 2; ++s) {
+    std::vector<std::vector<float>> codes;
+    for (size_t c = 0; c < 16; ++c) codes.push_back({pq.code(s, c)[0], pq.code(s, c)[1]});
+    std::sort(codes.begin(), codes.end());
+    EXPECT_EQ(codes, grid) << s;
+  }
+  std::vector<uint8_t> codes(64 * 2);
+  EncodePq(pq, data.data(), 64, codes.data());
+  EXPECT_EQ(ReconstructionError(pq, data.data(), codes.data(), 64), 0.0);
+
+  const PqCodebook hand = HandCodebook(Metric::kDot);
+  const float inputs[6] = {19, 52, 0, 149, 73, 33};
+  uint8_t hand_codes[6];
+  EncodePq(hand, inputs, 3, hand_codes);
+  EXPECT_EQ(std::vector<uint8_t>(hand_codes, hand_codes + 6), (std::vector<uint8_t>{2, 5, 0, 15, 7, 3}));
+  // A partition's raw rows (dot has no residual, so the partition and model are unused).
+  EXPECT_EQ(EncodePartition(hand, nullptr, inputs, 3, 1), (std::vector<uint8_t>{0x52, 0xF0, 0x37}));
 }
 
 TEST(PqTrain, DotQuantizesRawVectorsCosineUnitResiduals) {
