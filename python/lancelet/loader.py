@@ -294,15 +294,30 @@ class _TorchIterableDataset:
                              f"{(self.seed, self.shuffle, self.sharded.path)}")
         self.resume(state["epoch"], state["step"], state["batch_size"])
 
-    def _placement(self):
+    def _distributed(self):
+        """(rank, world_size): as given, else torch.distributed's, else 0 of 1."""
         import torch.distributed as dist
-        import torch.utils.data as data
 
         rank, world = self.rank, self.world_size
         if rank is None or world is None:
             initialized = dist.is_available() and dist.is_initialized()
             rank = rank if rank is not None else (dist.get_rank() if initialized else 0)
             world = world if world is not None else (dist.get_world_size() if initialized else 1)
+        return rank, world
+
+    def __getstate__(self):
+        # A spawned DataLoader worker has no process group: it gets the rank resolved here.
+        state = dict(self.__dict__)
+        state["rank"], state["world_size"] = self._distributed()
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def _placement(self):
+        import torch.utils.data as data
+
+        rank, world = self._distributed()
         info = data.get_worker_info()
         workers, worker = (info.num_workers, info.id) if info else (1, 0)
         return rank, world, worker, workers

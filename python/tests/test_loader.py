@@ -186,6 +186,17 @@ def test_every_rank_and_worker_gets_its_share_once(tmp_path, monkeypatch, fragme
         iter(TorchIterableDataset(shards, rank=0, world_size=712)).__next__()
 
 
+def test_a_pickled_dataset_keeps_its_rank(tmp_path):
+    # A spawned DataLoader worker unpickles the dataset and has no process group: the rank
+    # is resolved when it is pickled.
+    shards = ShardedDataset.from_path(make(tmp_path).uri)
+    given = pickle.loads(pickle.dumps(TorchIterableDataset(shards, shuffle=True, seed=2, rank=1, world_size=3)))
+    assert (given.rank, given.world_size) == (1, 3)
+    assert given.plan()[1].tolist() == TorchIterableDataset(shards, shuffle=True, seed=2, rank=1, world_size=3).plan()[1].tolist()
+    alone = pickle.loads(pickle.dumps(TorchIterableDataset(shards)))
+    assert (alone.rank, alone.world_size) == (0, 1)
+
+
 def test_a_shuffle_mixes_samples_across_fragments(tmp_path):
     shards = ShardedDataset.from_path(make(tmp_path, rows=8000, per_file=1000).uri)
     ids = [s["id"] for s in TorchIterableDataset(shards, shuffle=True, seed=2)]
