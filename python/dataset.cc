@@ -84,6 +84,18 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
         py::gil_scoped_release release;
         return PyDataset{d.ds->Optimize()};
       }, "Folds overlays, merges small fragments and refreshes indexes (lancelet optimize).")
+      .def("inspect", [](const PyDataset& d) {
+        py::gil_scoped_release release;
+        return d.ds->Inspect();
+      }, "What `lancelet inspect` prints: fragments, files, overlays, deletions, indexes.")
+      .def("__repr__", [](const PyDataset& d) {
+        return "lancelet.Dataset('" + d.ds->uri() + "', version " + std::to_string(d.ds->version()) + ")";
+      });
+}
+
+// Schema changes: columns added, dropped, renamed or re-nulled (pylance's names).
+void DefineSchemaChanges(py::class_<PyDataset>& dataset) {
+  dataset
       .def("add_columns", [](const PyDataset& d, const std::map<std::string, std::string>& transforms) {
         std::vector<Dataset::NewColumn> columns;
         for (const auto& [name, expression] : transforms) columns.push_back({name, expression});
@@ -116,14 +128,7 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
         py::gil_scoped_release release;
         return PyDataset{d.ds->AlterColumns(changes)};
       }, "alter_columns({\"path\": \"a\", \"name\": \"b\", \"nullable\": True}, ...), as pylance: "
-         "renames and nullability, no data rewritten.")
-      .def("inspect", [](const PyDataset& d) {
-        py::gil_scoped_release release;
-        return d.ds->Inspect();
-      }, "What `lancelet inspect` prints: fragments, files, overlays, deletions, indexes.")
-      .def("__repr__", [](const PyDataset& d) {
-        return "lancelet.Dataset('" + d.ds->uri() + "', version " + std::to_string(d.ds->version()) + ")";
-      });
+         "renames and nullability, no data rewritten.");
 }
 
 void DefineOpenAndWrite(py::module_& m) {
@@ -190,6 +195,7 @@ void RegisterDataset(py::module_& m) {
       });
   DefineDatasetScans(dataset);
   DefineDatasetChanges(dataset);
+  DefineSchemaChanges(dataset);
   DefineOpenAndWrite(m);
 }
 
