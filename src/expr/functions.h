@@ -2,6 +2,7 @@
 // character_length), octet_length, coalesce, round.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,16 @@ ArrayPtr RowWise(const TypePtr& type, int64_t n, RowFn&& row) {
 bool IsListLike(const DataType& t);
 // Row r's items in a list-like array's child: the first and how many (r not NULL).
 std::pair<int64_t, int64_t> ListSpan(const ArrayData& lists, int64_t r);
+
+// The vector functions, by the name they are called, of two lists of numbers, as float64:
+// DuckDB's Euclidean distance, inner product (and its negation), cosine similarity and
+// distance, and Lance's l2 (l2_distance: the squared Euclidean distance). sql/nearest.cc
+// maps each to the metric an index ranks by.
+enum class VectorMeasure {
+  kDistance, kL2Squared, kInnerProduct, kNegativeInnerProduct, kCosineSimilarity, kCosineDistance
+};
+// The measure a function name computes, or nullopt when it is none of them.
+std::optional<VectorMeasure> VectorMeasureOf(const std::string& name);
 
 // The functions of more_functions.cc (dates and times, lists, patterns): as above, or
 // null when `name` is none of them.

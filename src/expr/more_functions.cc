@@ -213,28 +213,6 @@ ArrayPtr ListElement(const Datum& list, const Datum& index, int64_t n, const Typ
   return out;
 }
 
-// The vector functions, by the name they are called, of two lists of numbers, as float64:
-// DuckDB's Euclidean distance, inner product (and its negation) and cosine similarity,
-// and the metrics of Lance's vector search under the names `ORDER BY ... LIMIT` is
-// served by an index through (sql/nearest.cc): l2_distance is the squared Euclidean
-// distance (Lance's l2), cosine_distance 1 - the cosine similarity.
-enum class VectorMeasure {
-  kDistance, kL2Squared, kInnerProduct, kNegativeInnerProduct, kCosineSimilarity, kCosineDistance
-};
-std::optional<VectorMeasure> VectorMeasureOf(const std::string& name) {
-  if (name == "list_distance" || name == "array_distance") return VectorMeasure::kDistance;
-  if (name == "l2_distance") return VectorMeasure::kL2Squared;
-  if (name == "list_inner_product" || name == "array_inner_product" || name == "list_dot_product" ||
-      name == "inner_product")
-    return VectorMeasure::kInnerProduct;
-  if (name == "list_negative_inner_product" || name == "array_negative_inner_product")
-    return VectorMeasure::kNegativeInnerProduct;
-  if (name == "list_cosine_similarity" || name == "array_cosine_similarity") return VectorMeasure::kCosineSimilarity;
-  if (name == "cosine_distance" || name == "list_cosine_distance" || name == "array_cosine_distance")
-    return VectorMeasure::kCosineDistance;
-  return std::nullopt;
-}
-
 // One side of a vector measure: every row's list, or one list for all rows (a literal
 // such as [0.1, 0.2], read once rather than copied per row).
 class VectorSide {
@@ -374,6 +352,20 @@ class Pattern {
 };
 
 }  // namespace
+
+std::optional<VectorMeasure> VectorMeasureOf(const std::string& name) {
+  if (name == "list_distance" || name == "array_distance") return VectorMeasure::kDistance;
+  if (name == "l2_distance") return VectorMeasure::kL2Squared;
+  if (name == "list_inner_product" || name == "array_inner_product" || name == "list_dot_product" ||
+      name == "inner_product")
+    return VectorMeasure::kInnerProduct;
+  if (name == "list_negative_inner_product" || name == "array_negative_inner_product")
+    return VectorMeasure::kNegativeInnerProduct;
+  if (name == "list_cosine_similarity" || name == "array_cosine_similarity") return VectorMeasure::kCosineSimilarity;
+  if (name == "cosine_distance" || name == "list_cosine_distance" || name == "array_cosine_distance")
+    return VectorMeasure::kCosineDistance;
+  return std::nullopt;
+}
 
 bool IsListLike(const DataType& t) { return t.id() == TypeId::kList || t.id() == TypeId::kLargeList || t.id() == TypeId::kFixedSizeList; }
 

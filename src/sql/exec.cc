@@ -212,6 +212,12 @@ bool HasSubquery(const ExprPtr& e) {
   return e->kind == ExprKind::kSubquery || std::any_of(e->args.begin(), e->args.end(), HasSubquery);
 }
 
+bool ContainsWindow(const ExprPtr& e) {
+  if (!e) return false;
+  if (e->kind == ExprKind::kCall && e->window) return true;
+  return std::any_of(e->args.begin(), e->args.end(), ContainsWindow);
+}
+
 void AndOnto(ExprPtr& to, const ExprPtr& term) { to = to ? Expr::Binary(BinaryOp::kAnd, to, term) : term; }
 
 std::vector<ExprPtr> Conjuncts(const ExprPtr& e) {

@@ -77,6 +77,8 @@ ExprPtr StripQualifier(const ExprPtr& expr, const std::vector<std::string>& qual
 std::vector<ExprPtr> Conjuncts(const ExprPtr& e);
 // Whether `e` holds a subquery (SELECT ...), EXISTS or IN (SELECT ...).
 bool HasSubquery(const ExprPtr& e);
+// Whether `e` holds a window function call (f(...) OVER (...)).
+bool ContainsWindow(const ExprPtr& e);
 // `to` AND `term` into `to` (`term` alone when `to` is null).
 void AndOnto(ExprPtr& to, const ExprPtr& term);
 // A literal node holding `value`, placed where `at` is in the statement.

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "lancelet/error.h"
+#include "expr/functions.h"
 #include "sql/aggregate.h"
 #include "sql/exec.h"
 
@@ -22,31 +23,21 @@ struct Ranking {
 };
 
 std::optional<Ranking> RankingOf(const std::string& function) {
-  if (function == "l2_distance" || function == "list_distance" || function == "array_distance")
-    return Ranking{DistanceType::kL2, false};
-  if (function == "cosine_distance" || function == "list_cosine_distance" || function == "array_cosine_distance")
-    return Ranking{DistanceType::kCosine, false};
-  if (function == "list_cosine_similarity" || function == "array_cosine_similarity")
-    return Ranking{DistanceType::kCosine, true};
-  if (function == "list_negative_inner_product" || function == "array_negative_inner_product")
-    return Ranking{DistanceType::kDot, false};
-  if (function == "inner_product" || function == "list_inner_product" || function == "array_inner_product" ||
-      function == "list_dot_product")
-    return Ranking{DistanceType::kDot, true};
+  const std::optional<VectorMeasure> measure = VectorMeasureOf(function);
+  if (!measure) return std::nullopt;
+  switch (*measure) {
+    case VectorMeasure::kDistance:
+    case VectorMeasure::kL2Squared: return Ranking{DistanceType::kL2, false};
+    case VectorMeasure::kCosineDistance: return Ranking{DistanceType::kCosine, false};
+    case VectorMeasure::kCosineSimilarity: return Ranking{DistanceType::kCosine, true};
+    case VectorMeasure::kNegativeInnerProduct: return Ranking{DistanceType::kDot, false};
+    case VectorMeasure::kInnerProduct: return Ranking{DistanceType::kDot, true};
+  }
   return std::nullopt;
 }
 
-bool AnyNode(const ExprPtr& e, bool (*holds)(const Expr&)) {
-  if (!e) return false;
-  if (holds(*e)) return true;
-  for (const auto& a : e->args)
-    if (AnyNode(a, holds)) return true;
-  return false;
-}
-
-bool IsWindowOrSubquery(const Expr& e) {
-  return (e.kind == ExprKind::kCall && e.window) || e.kind == ExprKind::kSubquery;
-}
+// Window calls and subqueries keep a statement from being served.
+bool HasWindowOrSubquery(const ExprPtr& e) { return ContainsWindow(e) || HasSubquery(e); }
 
 // The ORDER BY key's expression: a select item's when the key is its position or alias.
 ExprPtr KeyExpression(const SelectStmt& stmt, const ExprPtr& key) {
@@ -86,11 +77,11 @@ class WithoutDistance final : public RecordBatchReader {
 
 }  // namespace
 
-std::optional<std::vector<double>> ConstantVector(const Expr& e) {
-  if (!ReferencedColumns(e).empty() || AnyNode(std::make_shared<const Expr>(e), IsWindowOrSubquery))
+std::optional<std::vector<double>> ConstantVector(const ExprPtr& e) {
+  if (!ReferencedColumns(*e).empty() || HasWindowOrSubquery(e))
     return std::nullopt;
   try {
-    const Scalar value = EvaluateConstant(e);
+    const Scalar value = EvaluateConstant(*e);
     if (value.is_null() || !value.type || !(value.type->is_list() || value.type->id() == TypeId::kFixedSizeList))
       return std::nullopt;
     std::vector<double> out;
@@ -111,9 +102,9 @@ std::optional<NearestPlan> PlanNearest(const SelectStmt& stmt, const ExprPtr& wh
       stmt.distinct || !stmt.group_by.empty() || stmt.having || !stmt.limit || stmt.order_by.size() != 1)
     return std::nullopt;
   const int64_t k = stmt.offset + *stmt.limit;
-  if (k < 1 || AnyNode(where, IsWindowOrSubquery)) return std::nullopt;
+  if (k < 1 || HasWindowOrSubquery(where)) return std::nullopt;
   for (const auto& item : stmt.items)
-    if (ContainsAggregate(item.expr) || AnyNode(item.expr, IsWindowOrSubquery)) return std::nullopt;
+    if (ContainsAggregate(item.expr) || HasWindowOrSubquery(item.expr)) return std::nullopt;
   const OrderItem& order = stmt.order_by[0];
   const std::vector<std::string> qualifiers = {stmt.from->name, stmt.from->qualifier()};
   const ExprPtr key = KeyExpression(stmt, StripQualifier(order.expr, qualifiers));
@@ -127,7 +118,7 @@ std::optional<NearestPlan> PlanNearest(const SelectStmt& stmt, const ExprPtr& wh
   const bool column_first = column->kind == ExprKind::kColumn;
   const Expr& column_ref = column_first ? *column : *other;
   if (column_ref.kind != ExprKind::kColumn || column_ref.path.size() != 1) return std::nullopt;
-  const std::optional<std::vector<double>> vector = ConstantVector(column_first ? *other : *column);
+  const std::optional<std::vector<double>> vector = ConstantVector(column_first ? other : column);
   const SchemaPtr schema = ds.schema();
   const int field = schema->FieldIndex(column_ref.path[0]);
   if (!vector || field < 0 || schema->field(field)->type->id() != TypeId::kFixedSizeList ||

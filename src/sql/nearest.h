@@ -17,7 +17,7 @@ namespace lancelet::sql {
 
 // The values of an expression that reads no column and holds a list of finite numbers
 // (a constant vector such as [0.1, 0.2]); nullopt for any other expression.
-std::optional<std::vector<double>> ConstantVector(const Expr& e);
+std::optional<std::vector<double>> ConstantVector(const ExprPtr& e);
 
 struct NearestPlan {
   VectorQuery query;  // column, vector, metric, k = OFFSET + LIMIT, the WHERE as prefilter

@@ -33,12 +33,6 @@ namespace {
 constexpr const char* kRowId = "_rowid";
 constexpr const char* kRowAddr = "_rowaddr";
 
-bool ContainsWindow(const ExprPtr& e) {
-  if (!e) return false;
-  if (e->kind == ExprKind::kCall && e->window) return true;
-  return std::any_of(e->args.begin(), e->args.end(), ContainsWindow);
-}
-
 void CollectColumns(const ExprPtr& e, std::set<std::string>& out) {
   if (!e) return;
   for (const auto& c : ReferencedColumns(*e)) out.insert(c);

@@ -196,7 +196,7 @@ class StatementParser {
     query->column = ExpectString("a vector column name in quotes");
     p_.ExpectSymbol(",");
     const Token at = p_.Peek();
-    const std::optional<std::vector<double>> vector = ConstantVector(*p_.ParseExpression());
+    const std::optional<std::vector<double>> vector = ConstantVector(p_.ParseExpression());
     if (!vector) p_.FailAt(at, "vector_search() expects a constant vector of numbers, such as [0.1, 0.2]");
     query->vector = *vector;
     p_.ExpectSymbol(",");
