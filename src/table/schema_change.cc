@@ -3,7 +3,6 @@
 // data file of new columns per fragment, committed as a Merge. Names resolve against the
 // version each attempt reads, so a retry after a concurrent schema change sees its result.
 #include <algorithm>
-#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -22,21 +21,29 @@ namespace {
 using Fields = google::protobuf::RepeatedPtrField<lance::file::Field>;
 using table::DatasetState;
 
-int32_t IdOf(const DatasetState& s, const std::string& column) {
-  const auto path = s.schema.StructPathNamed(column);
+format::StructPath PathOf(const DatasetState& s, const std::string& column) {
+  auto path = s.schema.StructPathNamed(column);
   if (!path) ThrowNotFound("no column '{}' in dataset '{}' (columns: {})", column, s.uri, s.arrow_schema->ToString());
-  return path->ids.back();
+  return *path;
 }
 
-// "a"."b" for a.b: a column reference whatever characters the names hold.
-std::string QuotedPath(const std::string& dotted) {
-  std::string out = "\"";
-  for (char c : dotted) {
-    if (c == '.') out += "\".\"";
-    else if (c == '"') out += "\"\"";
-    else out += c;
+int32_t IdOf(const DatasetState& s, const std::string& column) { return PathOf(s, column).ids.back(); }
+
+// A reference to the node at `path`, each name quoted, so that any characters (a top-level
+// name holding a '.', a quote) read back as that node.
+std::string QuotedPath(const DatasetState& s, const format::StructPath& path) {
+  auto quoted = [](const std::string& name) {
+    std::string out = "\"";
+    for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+  };
+  const format::LanceField* node = &s.schema.fields()[path.top];
+  std::string out = quoted(node->name);
+  for (int child : path.children) {
+    node = &node->children[size_t(child)];
+    out += "." + quoted(node->name);
   }
-  return out + "\"";
+  return out;
 }
 
 // `id` and every field below it (the list holds parents before their children).
@@ -173,7 +180,8 @@ DatasetPtr Dataset::AlterColumns(const std::vector<ColumnAlteration>& alteration
   return CommitFields(state_, "alter columns", [&](const std::shared_ptr<const DatasetState>& s) {
     Fields fields = s->manifest.fields();
     for (const auto& a : alterations) {
-      const int32_t id = IdOf(*s, a.column);
+      const format::StructPath path = PathOf(*s, a.column);
+      const int32_t id = path.ids.back();
       auto* field = &*std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.id() == id; });
       if (a.rename) {
         if (a.rename->empty() || a.rename->find('.') != std::string::npos)
@@ -186,7 +194,7 @@ DatasetPtr Dataset::AlterColumns(const std::vector<ColumnAlteration>& alteration
       }
       if (a.nullable) {
         if (!*a.nullable && field->nullable()) {
-          const uint64_t nulls = table::MakeDataset(s)->CountRows(QuotedPath(a.column) + " IS NULL");
+          const uint64_t nulls = table::MakeDataset(s)->CountRows(QuotedPath(*s, path) + " IS NULL");
           if (nulls > 0)
             ThrowInvalid("cannot make column '{}' NOT NULL: {} row{} hold{} NULL", a.column, nulls,
                          nulls == 1 ? "" : "s", nulls == 1 ? "s" : "");

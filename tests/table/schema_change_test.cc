@@ -73,6 +73,17 @@ TEST(SchemaChange, RefusalsNameTheColumnAndLeaveTheDatasetAsItWas) {
   EXPECT_EQ(ds->Latest()->version(), version);
 }
 
+TEST(SchemaChange, NotNullChecksAColumnWhateverItsNameHolds) {
+  TempDir dir;
+  auto schema = std::make_shared<Schema>(
+      std::vector<FieldPtr>{Field::Make("p.q", DataType::Int64()), Field::Make("say \"hi\"", DataType::Int64())});
+  auto ds = Dataset::Write(dir.Uri("t.lance"), {RecordBatch::Make(schema, {Int64s({1, 2}), Int64s({1, std::nullopt})})});
+  ds = ds->AlterColumns({{"p.q", std::nullopt, false}});
+  EXPECT_FALSE(ds->schema()->field(0)->nullable);
+  EXPECT_EQ(ThrownMessage([&] { ds->AlterColumns({{"say \"hi\"", std::nullopt, false}}); }),
+            "cannot make column 'say \"hi\"' NOT NULL: 1 row holds NULL");
+}
+
 TEST(SchemaChange, ConcurrentChangesBothLand) {
   TempDir dir;
   auto stale = Evolving(dir);
