@@ -161,12 +161,12 @@ def _read_ids(sharded, shards, samples, as_rows=True):
 
     shards = np.asarray(shards)
     samples = np.asarray(samples)
+    if len(shards) == 0:
+        return [] if as_rows else {}
     order = np.argsort(shards, kind="stable")
-    parts, starts = [], [0]
-    for shard in np.unique(shards):
-        picked = order[shards[order] == shard]
-        parts.append(sharded._here().read_batch(int(shard), samples[picked].tolist()))
-        starts.append(starts[-1] + len(picked))
+    cuts = np.flatnonzero(np.diff(shards[order])) + 1  # where the next shard's pairs begin
+    parts = [sharded._here().read_batch(int(shards[picked[0]]), samples[picked].tolist())
+             for picked in np.split(order, cuts)]
     back = np.empty(len(order), dtype=np.int64)
     back[order] = np.arange(len(order))  # position in the reads of each asked pair
     if as_rows:
