@@ -342,13 +342,15 @@ void AddDelete(CLI::App& app, Context&, std::vector<Command>& commands) {
                       }});
 }
 
-// "column = expression" clauses of `update --set`; a double-quoted column loses its quotes.
-std::vector<Dataset::SetClause> ParseSetClauses(const std::vector<std::string>& clauses) {
+// "column = expression" clauses of `update --set` and `add-columns --expr` (`option`); a
+// double-quoted column loses its quotes.
+std::vector<Dataset::SetClause> ParseSetClauses(const std::vector<std::string>& clauses, const char* option) {
   std::vector<Dataset::SetClause> set;
   for (const auto& clause : clauses) {
     size_t eq = clause.find('=');
-    if (eq == std::string::npos || clause.substr(0, eq).find_first_not_of(" \t") == std::string::npos)
-      ThrowInvalid("--set '{}': expected 'column = expression'", clause);
+    if (eq == std::string::npos || clause.substr(0, eq).find_first_not_of(" \t") == std::string::npos ||
+        clause.find_first_not_of(" \t", eq + 1) == std::string::npos)
+      ThrowInvalid("{} '{}': expected 'column = expression'", option, clause);
     std::string column = clause.substr(0, eq);
     column.erase(0, column.find_first_not_of(" \t"));
     column.erase(column.find_last_not_of(" \t") + 1);
@@ -360,7 +362,7 @@ std::vector<Dataset::SetClause> ParseSetClauses(const std::vector<std::string>& 
 
 int RunUpdate(const std::string& dataset, const std::vector<std::string>& set_clauses, const std::string& where,
               const std::string& update_mode) {
-  std::vector<Dataset::SetClause> set = ParseSetClauses(set_clauses);
+  std::vector<Dataset::SetClause> set = ParseSetClauses(set_clauses, "--set");
   UpdateMode mode = ParseUpdateMode(update_mode, "--mode"), chosen = UpdateMode::kOverlay;
   auto ds = OpenDataset(dataset);
   uint64_t updated = 0;
@@ -778,17 +780,8 @@ void AddAddColumns(CLI::App& app, Context&, std::vector<Command>& commands) {
   cmd->add_option("--expr", o->exprs, "name = SQL expression over the columns (repeatable)")->required();
   commands.push_back({cmd, [o] {
                         std::vector<Dataset::NewColumn> columns;
-                        for (const auto& e : o->exprs) {
-                          const size_t eq = e.find('=');
-                          const auto trim = [](std::string t) {
-                            t.erase(0, t.find_first_not_of(" \t"));
-                            t.erase(t.find_last_not_of(" \t") + 1);
-                            return t;
-                          };
-                          if (eq == std::string::npos || trim(e.substr(0, eq)).empty() || trim(e.substr(eq + 1)).empty())
-                            ThrowInvalid("--expr '{}': expected name = expression", e);
-                          columns.push_back({trim(e.substr(0, eq)), trim(e.substr(eq + 1))});
-                        }
+                        for (auto& [name, expression] : ParseSetClauses(o->exprs, "--expr"))
+                          columns.push_back({std::move(name), std::move(expression)});
                         PrintSchemaChange(o->dataset, OpenDataset(o->dataset)->AddColumns(columns));
                         return 0;
                       }});

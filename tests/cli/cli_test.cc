@@ -70,6 +70,22 @@ TEST_F(CliTest, StorageOptionsAreCheckedAndGoToEveryStoreACommandOpens) {
   EXPECT_FALSE(fs::exists(dir_.Join("new.lance")));
 }
 
+TEST_F(CliTest, SchemaChangesAddDropAndAlterColumns) {
+  auto r = RunLancelet({"add-columns", ds_, "--expr", " older = age + 1 ", "--expr", "\"shout\" = upper(name)"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunLancelet({"drop-columns", ds_, "score"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunLancelet({"alter-columns", ds_, "--rename", "older=next_age", "--not-null", "id"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, ds_ + " now at version 4: id:int64 not null, name:utf8, age:int64, next_age:int64, shout:utf8\n");
+  EXPECT_EQ(RunLancelet({"scan", ds_, "--columns", "next_age,shout", "--where", "id = 2", "--format", "csv"}).out,
+            "next_age,shout\n26,BOB\n");
+  ExpectError(RunLancelet({"add-columns", ds_, "--expr", "x ="}), "--expr 'x =': expected 'column = expression'");
+  ExpectError(RunLancelet({"update", ds_, "--set", "age="}), "--set 'age=': expected 'column = expression'");
+  ExpectError(RunLancelet({"alter-columns", ds_, "--rename", "id"}), "--rename 'id': expected old=new");
+  ExpectError(RunLancelet({"drop-columns", ds_, "nope"}), "no column 'nope'");
+}
+
 TEST_F(CliTest, ScanFormats) {
   auto jsonl = RunLancelet({"scan", ds_, "--format", "jsonl"});
   ASSERT_EQ(jsonl.exit_code, 0) << jsonl.err;
