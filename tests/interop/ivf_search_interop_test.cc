@@ -26,7 +26,7 @@ namespace {
 
 constexpr int kDim = 32;
 constexpr int64_t kRows = 3000;
-constexpr int kQueries = 12;
+constexpr int kQueries = 48;
 
 struct Hit {
   int64_t query = 0;
@@ -57,7 +57,7 @@ class IvfSearchInterop : public ::testing::Test {
     uint64_t state = 99;
     queries_ = new std::vector<std::vector<float>>();
     for (int q = 0; q < kQueries; ++q) {
-      std::vector<float> v(Row(q * 211), Row(q * 211) + kDim);
+      std::vector<float> v(Row(q * 211 % kRows), Row(q * 211 % kRows) + kDim);
       for (float& x : v) x += 0.5f * IvfNoise(state);
       queries += VectorText(v.data(), kDim) + "\n";
       queries_->push_back(v);
