@@ -157,6 +157,9 @@ for workers in (0, 1, 2):
         "map, batch sampler": lambda: torch.utils.data.DataLoader(
             TorchMapDataset(shards), batch_size=256, shuffle=True, num_workers=workers, collate_fn=collate),
     }
+    if workers == 0:  # reads ahead in threads of the main process instead of worker processes
+        loaders["iterable, batch_size=256, threads=2"] = lambda: torch.utils.data.DataLoader(
+            TorchIterableDataset(shards, shuffle=True, seed=1, batch_size=256, threads=2), batch_size=None)
     for label, make in loaders.items():
         r = rate(make)
         print(f"DataLoader, {workers} workers, {label}: {r:.0f} samples/s ({100 * r / base:.0f}% of in process)")

@@ -180,10 +180,24 @@ def _columns(parts, back):
     without NULLs as numpy arrays, other values as lists."""
     import numpy as np
 
+    # Each part's rows are scattered straight to their places: one copy, where
+    # concatenating first and reordering after made two.
+    ends = np.cumsum([len(part) for part in parts])
     out = {}
     for name in parts[0].schema.names:
         try:
-            out[name] = np.concatenate([part.to_numpy(name) for part in parts])[back]
+            views = [part.to_numpy(name) for part in parts]
+            if len({(view.dtype, view.shape[1:]) for view in views}) != 1:
+                raise ValueError("parts of different shapes")
+            if len(views) == 1:
+                out[name] = views[0][back]
+                continue
+            values = np.empty((len(back),) + views[0].shape[1:], dtype=views[0].dtype)
+            place = np.empty(len(back), dtype=np.int64)
+            place[back] = np.arange(len(back))  # where each read row goes
+            for view, end in zip(views, ends):
+                values[place[end - len(view):end]] = view
+            out[name] = values
         except ValueError:  # NULLs, or values that are not numbers
             values = [v for part in parts for v in part.to_pydict([name])[name]]
             out[name] = [values[i] for i in back]
@@ -243,14 +257,22 @@ class _TorchIterableDataset:
     across shards: blocks of read_size samples are taken in random turns from
     `open_shards` shards at a time, then shuffled in windows of `buffer_size` samples.
     The order depends only on (seed, epoch, rank, world_size, worker, workers), so
-    resume() and load_state_dict() continue an epoch without repeating a sample."""
+    resume() and load_state_dict() continue an epoch without repeating a sample.
+
+    threads=N reads the next N reads (batches, or blocks of read_size samples) ahead in N
+    threads of the iterating process; the reads release the GIL. In one process
+    (DataLoader num_workers=0) this takes the place of worker processes, which must send
+    every batch to the main process through shared memory (bench/loader_ipc_ceiling.py)."""
 
     def __init__(self, sharded, shuffle=False, seed=0, rank=None, world_size=None, read_size=256,
-                 drop_last=False, buffer_size=8192, open_shards=8, batch_size=None):
+                 drop_last=False, buffer_size=8192, open_shards=8, batch_size=None, threads=0):
         for name, value in (("read_size", read_size), ("buffer_size", buffer_size), ("open_shards", open_shards),
                             ("batch_size", batch_size)):
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        if not isinstance(threads, int) or threads < 0:
+            raise ValueError(f"threads must be a non-negative integer, not {threads!r}")
+        self.threads = threads
         self.sharded = sharded
         self.shuffle = shuffle
         self.seed = seed
@@ -395,11 +417,37 @@ class _TorchIterableDataset:
     def __iter__(self):
         shards, within = self.plan()
         step = self.batch_size or self.read_size
-        for at in range(0, len(shards), step):
+
+        def read(at):
             if self.batch_size:
-                yield _tensors(_read_ids(self.sharded, shards[at:at + step], within[at:at + step], as_rows=False))
-            else:
-                yield from _read_ids(self.sharded, shards[at:at + step], within[at:at + step])
+                return [_tensors(_read_ids(self.sharded, shards[at:at + step], within[at:at + step], as_rows=False))]
+            return _read_ids(self.sharded, shards[at:at + step], within[at:at + step])
+
+        for items in _in_order(read, range(0, len(shards), step), self.threads):
+            yield from items
+
+
+def _in_order(function, arguments, threads):
+    """function(a) for each a of arguments, in order; with threads > 0 up to `threads`
+    calls run ahead in a pool of that many threads."""
+    if threads == 0:
+        yield from map(function, arguments)
+        return
+    import collections
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="lancelet-loader") as pool:
+        pending = collections.deque()
+        try:
+            for argument in arguments:
+                pending.append(pool.submit(function, argument))
+                if len(pending) > threads:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:  # a consumer that stops early leaves nothing running behind it
+            for future in pending:
+                future.cancel()
 
 
 def __getattr__(name):

@@ -223,6 +223,25 @@ def test_batches_and_map_batches_read_once_per_shard(tmp_path):
     assert sorted(i for b in loader for i in b["id"].tolist()) == list(range(1000))
 
 
+def test_threads_read_ahead_and_yield_the_same_sequence(tmp_path):
+    shards = ShardedDataset.from_path(make(tmp_path).uri)
+    for batch_size in (None, 64):
+        plain = list(TorchIterableDataset(shards, shuffle=True, seed=3, batch_size=batch_size, read_size=50))
+        ahead = list(TorchIterableDataset(shards, shuffle=True, seed=3, batch_size=batch_size, read_size=50,
+                                          threads=3))
+        if batch_size:
+            assert [b["id"].tolist() for b in ahead] == [b["id"].tolist() for b in plain]
+            assert all(torch.equal(a["emb"], b["emb"]) for a, b in zip(ahead, plain))
+        else:
+            assert [s["id"] for s in ahead] == [s["id"] for s in plain] and len(ahead) == 1000
+            assert all(np.array_equal(a["emb"], b["emb"]) for a, b in zip(ahead, plain))
+    stopped = iter(TorchIterableDataset(shards, batch_size=10, threads=2))
+    assert next(stopped)["id"].tolist() == list(range(10))
+    stopped.close()  # leaves no pool behind: the generator's with-block shut it down
+    with pytest.raises(ValueError, match="threads must be a non-negative integer, not -1"):
+        TorchIterableDataset(shards, threads=-1)
+
+
 def test_a_dataloader_with_two_workers_reads_every_sample_once(tmp_path):
     skip_if_workers_spawn()
     rows = 100_000
