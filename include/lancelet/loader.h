@@ -31,6 +31,9 @@ struct LoaderOptions {
   // num_shards when the dataset has as many rows (fragment ends add up to one shard per
   // fragment). 0 too: one shard per fragment.
   uint64_t num_shards = 0;
+  // With num_shards: shards of at least this many rows (a fragment's last shard may hold
+  // fewer), so that a small table is not cut into reads too small to pay their way.
+  uint64_t min_shard_rows = 1;
   // Opened fragments (a reader with its deletions and overlay coverage decoded) kept per
   // process, least recently used evicted first; 0 keeps none. Also capped at a quarter
   // of the open-file limit (RLIMIT_NOFILE), since each holds open files.

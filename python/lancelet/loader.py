@@ -1,6 +1,9 @@
-"""Training-data shards over a Lance dataset: ranges of a fragment's rows (one shard per
-fragment by default, as Zephon lays them out; shard_rows= or num_shards= cut fragments
-into more, so that a one-fragment table feeds every rank and worker).
+"""Training-data shards over a Lance dataset: ranges of a fragment's rows. By default
+about 256 shards of at least 4,096 rows, cut within fragments, so that a one-fragment
+table still gives every rank and DataLoader worker shards to mix; shard_rows= or
+num_shards= choose otherwise, and shard_rows="fragment" gives one shard per fragment, as
+Zephon lays them out. Nothing depends on how many fragments there are: compaction
+changes the shards' boundaries, never what an epoch holds.
 
     from lancelet.loader import ShardedDataset, TorchIterableDataset, collate
     shards = ShardedDataset.from_path("data/train.lance", columns=["text", "embedding"])
@@ -44,19 +47,31 @@ def _rows(batch):
     return [dict(zip(names, row)) for row in zip(*columns.values())]
 
 
+# The default cut: enough shards for 8 ranks x 8 workers x 4, none so small that its
+# reads stop paying their way.
+DEFAULT_SHARDS = 256
+DEFAULT_MIN_SHARD_ROWS = 4096
+
+
 class ShardedDataset:
     """Shards of one pinned version of a Lance dataset. Picklable; each process (a
     DataLoader worker after fork, or a spawned one) opens its own readers."""
 
     def __init__(self, path, columns=None, metadata_cache_entries=256, storage_options=None, shard_rows=None,
                  num_shards=None):
+        for name, value, words in (("shard_rows", shard_rows, ("fragment",)), ("num_shards", num_shards, ())):
+            if value is None or value in words:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                named = "".join(f", {word!r}" for word in words)
+                raise ValueError(f"{name} must be a positive integer{named} or None, not {value!r}")
+        min_shard_rows = 1
+        if shard_rows is None and num_shards is None:
+            num_shards, min_shard_rows = DEFAULT_SHARDS, DEFAULT_MIN_SHARD_ROWS
         if shard_rows == "fragment":
             shard_rows = None
-        for name, value, other in (("shard_rows", shard_rows, ", 'fragment'"), ("num_shards", num_shards, "")):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name} must be a positive integer{other} or None, not {value!r}")
         self._args = (str(path), None if columns is None else list(columns), metadata_cache_entries,
-                      dict(storage_options or {}), shard_rows or 0, num_shards or 0)
+                      dict(storage_options or {}), shard_rows or 0, num_shards or 0, min_shard_rows)
         self._open(self._args[0])
 
     @classmethod
@@ -68,17 +83,14 @@ class ShardedDataset:
         {key: value} for the dataset's store, keyed as pylance's. `shard_rows`: each
         fragment's surviving rows cut into shards of that many (its last shard holds the
         rest); or `num_shards`: shards of ceil(total / num_shards) rows, so at least that
-        many when there are as many rows. Neither (or shard_rows="fragment"): one shard
-        per fragment."""
+        many when there are as many rows. Neither: num_shards=256 with shards of at
+        least 4,096 rows. shard_rows="fragment": one shard per fragment."""
         return cls(path, columns, metadata_cache_entries, storage_options, shard_rows, num_shards)
 
     def _open(self, path):
-        _, columns, entries, storage_options, shard_rows, num_shards = self._args
-        self._core = _lancelet.ShardedDataset.from_path(path, columns, entries, storage_options, shard_rows,
-                                                        num_shards)
+        self._core = _lancelet.ShardedDataset.from_path(path, *self._args[1:])
         self._pid = os.getpid()
-        # pinned from now on
-        self._args = (self._core.path, columns, entries, storage_options, shard_rows, num_shards)
+        self._args = (self._core.path,) + self._args[1:]  # pinned from now on
         sizes = self._core.shard_sizes()
         self._starts = [0]
         for size in sizes:

@@ -54,7 +54,7 @@ def test_samples_are_the_surviving_rows_with_overlays_resolved(tmp_path):
 def test_a_one_fragment_table_cut_into_shards_feeds_every_rank(tmp_path):
     ds = make(tmp_path, rows=1000, per_file=1000)
     ds, _ = ds.delete("id % 10 = 0")
-    assert ShardedDataset.from_path(ds.uri).shard_sizes() == [900]
+    assert ShardedDataset.from_path(ds.uri).shard_sizes() == [900]  # below the default's 4,096-row floor
     assert ShardedDataset.from_path(ds.uri, shard_rows="fragment").shard_count() == 1
     shards = ShardedDataset.from_path(ds.uri, shard_rows=250)
     assert shards.shard_sizes() == [250, 250, 250, 150]
@@ -70,6 +70,18 @@ def test_a_one_fragment_table_cut_into_shards_feeds_every_rank(tmp_path):
         ShardedDataset.from_path(ds.uri, shard_rows=0)
     with pytest.raises(ValueError, match="num_shards must be a positive integer or None, not -1"):
         ShardedDataset.from_path(ds.uri, num_shards=-1)
+
+
+def test_the_default_cuts_a_large_fragment_into_256_shards(tmp_path):
+    rows = 2_000_000
+    ds = lancelet.write_dataset({"id": np.arange(rows, dtype=np.int64)}, tmp_path / "one.lance",
+                                max_rows_per_file=rows)
+    shards = ShardedDataset.from_path(ds.uri)
+    assert shards.shard_sizes() == [7813] * 255 + [rows - 255 * 7813]  # ceil(rows / 256) each
+    assert pickle.loads(pickle.dumps(shards)).shard_count() == 256
+    assert ShardedDataset.from_path(ds.uri, shard_rows="fragment").shard_sizes() == [rows]
+    small = ShardedDataset.from_path(make(tmp_path, rows=20_000, per_file=10_000).uri)
+    assert small.shard_sizes() == [4096, 4096, 1808] * 2  # at least 4,096 rows a shard
 
 
 def test_columns_and_refusals(tmp_path):

@@ -168,7 +168,8 @@ std::shared_ptr<ShardedDataset> loader::OpenShardedDataset(std::shared_ptr<io::O
   }
   uint64_t shard_rows = options.shard_rows;
   if (shard_rows == 0 && options.num_shards > 0)
-    shard_rows = std::max<uint64_t>(1, (impl->total + options.num_shards - 1) / options.num_shards);
+    shard_rows = std::max<uint64_t>({1, options.min_shard_rows,
+                                     (impl->total + options.num_shards - 1) / options.num_shards});
   for (size_t f = 0; f < live.size(); ++f) {
     if (shard_rows == 0 || live[f] == 0) {  // an empty fragment stays one (empty) shard
       impl->shards.push_back({f, 0});

@@ -122,6 +122,8 @@ TEST(Loader, FragmentsCutIntoShardsGiveEverySampleOnce) {
   auto one = Fragments(tmp.Uri("one.lance"), 1, 100);
   by_count.num_shards = 4;
   EXPECT_EQ(ShardedDataset::FromPath(one->uri(), by_count)->shard_sizes(), (std::vector<uint64_t>{25, 25, 25, 25}));
+  by_count.min_shard_rows = 30;  // ceil(100 / 4) = 25 is below the floor
+  EXPECT_EQ(ShardedDataset::FromPath(one->uri(), by_count)->shard_sizes(), (std::vector<uint64_t>{30, 30, 30, 10}));
 }
 
 TEST(Loader, OverlaysAreResolved) {
