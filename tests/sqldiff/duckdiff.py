@@ -399,7 +399,7 @@ def run_lancelet(cli, db, sql):
 
 def run_duckdb(con, sql):
     try:
-        return con.execute(sql).to_arrow_table(), None
+        return con.sql(sql).to_arrow_table(), None
     except duckdb.Error as e:
         return None, str(e).splitlines()[0]
 
