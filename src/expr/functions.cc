@@ -1,7 +1,9 @@
 #include "expr/functions.h"
 
 #include <algorithm>
+#include <clocale>
 #include <cmath>
+#include <cwctype>
 #include <type_traits>
 
 #include "expr/cast.h"
@@ -423,18 +425,68 @@ ArrayPtr Abs(const Call& c) {
   });
 }
 
-// ASCII letters only, as before: other characters are left as they are.
+// The C.UTF-8 locale's one-to-one case mapping of a code point, as DuckDB's lower/upper
+// (no change of length). Over U+0080..U+1FFFF the two differ only in upper('ß'), which
+// DuckDB maps to 'ẞ' (U+1E9E). Without that locale, ASCII letters only.
+char32_t MapCase(char32_t cp, bool up) {
+  static const locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", locale_t(0));
+  if (up && cp == 0xDF) return 0x1E9E;
+  if (cp < 0x80 || !utf8) {
+    if (up && cp >= 'a' && cp <= 'z') return cp - 'a' + 'A';
+    if (!up && cp >= 'A' && cp <= 'Z') return cp - 'A' + 'a';
+    return cp;
+  }
+  return char32_t(up ? towupper_l(wint_t(cp), utf8) : towlower_l(wint_t(cp), utf8));
+}
+
+void AppendUtf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += char(cp);
+  } else if (cp < 0x800) {
+    out += char(0xC0 | (cp >> 6));
+    out += char(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += char(0xE0 | (cp >> 12));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  } else {
+    out += char(0xF0 | (cp >> 18));
+    out += char(0x80 | ((cp >> 12) & 0x3F));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  }
+}
+
+// Each code point of valid UTF-8 case-mapped; a byte that starts no valid sequence is
+// copied as it is.
+std::string ChangeCase(std::string_view s, bool up) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const auto lead = uint8_t(s[i]);
+    const size_t len = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+    bool valid = len > 0 && i + len <= s.size();
+    char32_t cp = len == 1 ? lead : len == 2 ? lead & 0x1F : len == 3 ? lead & 0x0F : lead & 0x07;
+    for (size_t k = 1; valid && k < len; ++k) {
+      valid = (uint8_t(s[i + k]) & 0xC0) == 0x80;
+      cp = (cp << 6) | (uint8_t(s[i + k]) & 0x3F);
+    }
+    if (!valid) {
+      out += s[i++];
+      continue;
+    }
+    AppendUtf8(out, MapCase(cp, up));
+    i += len;
+  }
+  return out;
+}
+
 ArrayPtr LowerUpper(const Call& c) {
   const bool up = c.name == "upper";
   return RowWise(c.type, c.n, [&](int64_t i) -> Scalar {
     Scalar v = RowValue(c.args[0], i);
     if (v.is_null()) return v;
-    std::string s = v.as_string();
-    for (auto& ch : s) {
-      if (up && ch >= 'a' && ch <= 'z') ch = char(ch - 'a' + 'A');
-      if (!up && ch >= 'A' && ch <= 'Z') ch = char(ch - 'A' + 'a');
-    }
-    return {c.type, std::move(s)};
+    return {c.type, ChangeCase(v.as_string(), up)};
   });
 }
 

@@ -89,8 +89,11 @@ def make_tables(rng):
     t3 = {"k": [0, 1, 2, 3, 4, 5, 6, 8, 9, None], "label": ["zero", "one", "two", "three", "four", "five",
                                                            "six", "eight", None, "none"]}
     t3_schema = pa.schema([("k", pa.int32()), ("label", pa.utf8())])
+    # Every code point past ASCII up to U+1FFFF (surrogates aside), for lower and upper.
+    points = [c for c in range(0x80, 0x20000) if not 0xD800 <= c < 0xE000]
+    cp = pa.table({"id": list(range(len(points))), "c": [chr(c) for c in points]})
     return {"t1": pa.table(t1, schema=t1_schema), "t2": pa.table(t2, schema=t2_schema),
-            "t3": pa.table(t3, schema=t3_schema)}
+            "t3": pa.table(t3, schema=t3_schema), "cp": cp}
 
 
 def write_lancelet(cli, db, tables):
@@ -381,9 +384,13 @@ GENERATORS = [(q_filter, 6), (q_project, 4), (q_strings, 3), (q_dates, 3), (q_ca
               (q_join, 3), (q_join_agg, 1), (q_order, 4), (q_window, 3), (q_nulls, 2), (q_subquery, 1)]
 
 
+# Fixed queries, run at every seed besides the generated ones.
+FIXED = [("case_mapping", "SELECT id AS c0, lower(c) AS c1, upper(c) AS c2, length(upper(c)) AS c3 FROM cp", False)]
+
+
 def generate(rng, count):
     funcs = [f for f, w in GENERATORS for _ in range(w)]
-    return [rng.choice(funcs)(rng) for _ in range(count)]
+    return FIXED + [rng.choice(funcs)(rng) for _ in range(count)]
 
 
 # ---------------------------------------------------------------------------------------
