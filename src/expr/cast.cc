@@ -59,7 +59,7 @@ Scalar ToInteger(const Scalar& v, const TypePtr& to) {
   if (auto* u = std::get_if<uint64_t>(&v.value)) return IntegerWithin(*u, v, to);
   if (auto* d = std::get_if<double>(&v.value)) {
     if (std::isnan(*d)) CannotCast(v, to);
-    return IntegerWithin(std::round(*d), v, to);  // half away from zero, as DuckDB / PostgreSQL
+    return IntegerWithin(std::nearbyint(*d), v, to);  // half to even, as DuckDB / PostgreSQL for a DOUBLE
   }
   if (auto* s = std::get_if<std::string>(&v.value)) {
     std::string_view t = Trim(*s);
@@ -220,7 +220,7 @@ ArrayPtr CastNumbers(const ArrayData& a, const TypePtr& to) {
         } else {
           bool fits;
           if constexpr (std::is_floating_point_v<D>) {
-            x = std::round(x);  // half away from zero, like ToInteger
+            x = std::nearbyint(x);  // half to even, like ToInteger
             fits = !std::isnan(x) && Cmp3(x, int64_t(std::numeric_limits<T>::min())) >= 0 &&
                    Cmp3(x, uint64_t(std::numeric_limits<T>::max())) <= 0;
           } else {

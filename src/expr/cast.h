@@ -1,7 +1,8 @@
 // Conversions between types (CAST and the binder's implicit conversions).
 //
-//   numbers <-> numbers   integers range-checked; float -> integer rounds half away from
-//                         zero (CAST(2.5 AS int32) = 3, CAST(-2.5 AS int32) = -3)
+//   numbers <-> numbers   integers range-checked; float -> integer rounds half to even
+//                         (CAST(2.5 AS int32) = 2, CAST(-3.5 AS int32) = -4), as DuckDB
+//                         and PostgreSQL round a DOUBLE
 //   strings  -> anything  parsed (integers strictly, floats also NaN/Infinity, bools as
 //                         true/false/t/f/yes/no/1/0, dates, timestamps)
 //   anything -> utf8      printed (timestamps as 2024-01-02T03:04:05.123456)

@@ -127,7 +127,7 @@ TEST(ExprCast, Conversions) {
   auto batch = Numbers();
   EXPECT_EQ(Eval("CAST(f AS INT)", *MakeBatch({Col("f", DataType::Float64(),
                                                    Values(DataType::Float64(), std::vector<OD>{1.9, -1.9, 0.5}))})),
-            "int32: 2, -2, 1");
+            "int32: 2, -2, 0");
   EXPECT_EQ(Eval("CAST(a AS VARCHAR)", *batch), "utf8: '7', '-7', '0', NULL");
   EXPECT_EQ(Eval("CAST(g AS STRING)", *batch), "utf8: '0.5', '1', '2', '4'");
   EXPECT_EQ(Eval("CAST(f AS TEXT)", *batch), "utf8: '1.5', '-2.5', '0', 'NaN'");
@@ -146,16 +146,16 @@ TEST(ExprCast, Conversions) {
   EXPECT_EQ(Eval("CAST(TIMESTAMP '1969-12-31 23:59:59' AS DATE)", *batch), "date32: -1, -1, -1, -1");
 }
 
-// CAST rounds half away from zero, as DuckDB and PostgreSQL do, for literals (folded by
-// the binder) and columns (the array path) alike.
-TEST(ExprCast, FloatToIntegerRoundsHalfAwayFromZero) {
+// CAST of a float rounds half to even, as DuckDB and PostgreSQL round a DOUBLE, for
+// literals (folded by the binder) and columns (the array path) alike.
+TEST(ExprCast, FloatToIntegerRoundsHalfToEven) {
   auto batch = Numbers();
-  EXPECT_EQ(Eval("CAST(2.5 AS INT)", *batch), "int32: 3, 3, 3, 3");
-  EXPECT_EQ(Eval("CAST(-2.5 AS INT)", *batch), "int32: -3, -3, -3, -3");
+  EXPECT_EQ(Eval("CAST(2.5 AS INT)", *batch), "int32: 2, 2, 2, 2");
+  EXPECT_EQ(Eval("CAST(-3.5 AS INT)", *batch), "int32: -4, -4, -4, -4");
   EXPECT_EQ(Eval("CAST(2.4999 AS BIGINT)", *batch), "int64: 2, 2, 2, 2");
   auto f = MakeBatch({Col("f", DataType::Float64(),
                           Values(DataType::Float64(), std::vector<OD>{2.5, -2.5, 0.49, -0.5, 127.5}))});
-  EXPECT_EQ(Eval("CAST(f AS INT)", *f), "int32: 3, -3, 0, -1, 128");
+  EXPECT_EQ(Eval("CAST(f AS INT)", *f), "int32: 2, -2, 0, 0, 128");
   EXPECT_EQ(ErrorOf([&] { Eval("CAST(f AS TINYINT)", *f); }),
             "cannot cast 127.5 to int8 (out of range) at position 1 in \"CAST(f AS TINYINT)\"");
   EXPECT_EQ(ErrorOf([&] { Eval("CAST(2147483647.5 AS INT)", *batch); }),
