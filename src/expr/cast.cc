@@ -36,6 +36,34 @@ std::string FormatDouble(double d, bool as_float32) {
   return as_float32 ? fmt::format("{}", float(d)) : fmt::format("{}", d);
 }
 
+// A float as CAST(x AS VARCHAR) spells it, as DuckDB: the shortest digits that read back
+// as the same value, in positional notation for decimal exponents -5 < e < 16 (with ".0"
+// when there is no fraction: 848.0), otherwise as 1.5e-07 or 1e+16; nan, inf, -inf.
+std::string CastFloatText(double d, bool as_float32) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  char buf[64];
+  const auto r = as_float32 ? std::to_chars(buf, buf + sizeof buf, float(d), std::chars_format::scientific)
+                            : std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  const std::string sci(buf, r.ptr);  // [-]d[.ddd]e[+-]XX
+  const size_t e_at = sci.find('e');
+  const int exponent = std::stoi(sci.substr(e_at + 1));
+  const bool negative = sci[0] == '-';
+  std::string digits;
+  for (size_t i = negative ? 1 : 0; i < e_at; ++i)
+    if (sci[i] != '.') digits += sci[i];
+  std::string out = negative ? "-" : "";
+  if (exponent < -4 || exponent >= 16) {
+    out += digits.substr(0, 1);
+    if (digits.size() > 1) out += "." + digits.substr(1);
+    return out + fmt::format("e{}{:02d}", exponent < 0 ? '-' : '+', std::abs(exponent));
+  }
+  if (exponent < 0) return out + "0." + std::string(size_t(-exponent - 1), '0') + digits;
+  const size_t whole = size_t(exponent) + 1;
+  if (digits.size() <= whole) return out + digits + std::string(whole - digits.size(), '0') + ".0";
+  return out + digits.substr(0, whole) + "." + digits.substr(whole);
+}
+
 // The integer in the range of integer type `to`, as that type's payload.
 template <typename V>
 Scalar IntegerWithin(V v, const Scalar& original, const TypePtr& to) {
@@ -287,7 +315,9 @@ Scalar CastScalar(const Scalar& v, const TypePtr& to) {
       if (v.type && v.type->is_temporal()) CannotCast(v, to);
       return ToInteger(v, to);
     case TypeId::kFloat16: case TypeId::kFloat32: case TypeId::kFloat64: return ToFloat(v, to);
-    case TypeId::kUtf8: case TypeId::kLargeUtf8: return {to, ToText(v)};
+    case TypeId::kUtf8: case TypeId::kLargeUtf8:
+      if (auto* d = std::get_if<double>(&v.value)) return {to, CastFloatText(*d, v.type && v.type->id() != TypeId::kFloat64)};
+      return {to, ToText(v)};
     case TypeId::kBinary: case TypeId::kLargeBinary:
       if (!std::holds_alternative<std::string>(v.value)) CannotCast(v, to);
       return {to, v.as_string()};

@@ -129,8 +129,8 @@ TEST(ExprCast, Conversions) {
                                                    Values(DataType::Float64(), std::vector<OD>{1.9, -1.9, 0.5}))})),
             "int32: 2, -2, 0");
   EXPECT_EQ(Eval("CAST(a AS VARCHAR)", *batch), "utf8: '7', '-7', '0', NULL");
-  EXPECT_EQ(Eval("CAST(g AS STRING)", *batch), "utf8: '0.5', '1', '2', '4'");
-  EXPECT_EQ(Eval("CAST(f AS TEXT)", *batch), "utf8: '1.5', '-2.5', '0', 'NaN'");
+  EXPECT_EQ(Eval("CAST(g AS STRING)", *batch), "utf8: '0.5', '1.0', '2.0', '4.0'");
+  EXPECT_EQ(Eval("CAST(f AS TEXT)", *batch), "utf8: '1.5', '-2.5', '0.0', 'nan'");
   EXPECT_EQ(Eval("CAST(a AS BOOLEAN)", *batch), "bool: true, true, false, NULL");
   EXPECT_EQ(Eval("CAST(a AS TINYINT)", *batch), "int8: 7, -7, 0, NULL");
   EXPECT_EQ(Eval("CAST(u AS float32)", *batch), "float32: 250, 0, 1, 2");
