@@ -211,6 +211,18 @@ TypePtr ConcatRule(const std::string& name, std::vector<TypePtr>* arg_types, con
   return types[0];
 }
 
+// concat(a, ...): every argument as text (CAST's spelling), as DuckDB; lists are refused.
+TypePtr ConcatFunctionRule(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  auto& types = *arg_types;
+  if (types.empty()) ThrowAt(origin, "concat() takes at least 1 argument, got 0");
+  const bool large = AnyLargeUtf8(types);
+  for (auto& t : types) {
+    if (t && (IsListLike(*t) || t->id() == TypeId::kStruct)) BadArgument(name, "scalar values", t, origin);
+    t = large ? DataType::LargeUtf8() : DataType::Utf8();
+  }
+  return types[0];
+}
+
 // --- kernels: evaluate a call whose arguments have the types its rule set ---
 
 struct Call {
@@ -410,6 +422,18 @@ ArrayPtr Concat(const Call& c) {
   });
 }
 
+// concat: NULL arguments are skipped (an empty string), so the result is never NULL.
+ArrayPtr ConcatFunction(const Call& c) {
+  return RowWise(c.type, c.n, [&](int64_t i) -> Scalar {
+    std::string out;
+    for (const Datum& arg : c.args) {
+      Scalar v = RowValue(arg, i);
+      if (!v.is_null()) out += v.as_string();
+    }
+    return {c.type, std::move(out)};
+  });
+}
+
 ArrayPtr Abs(const Call& c) {
   const TypePtr& type = c.type;
   return RowWise(type, c.n, [&](int64_t i) -> Scalar {
@@ -559,6 +583,7 @@ constexpr FunctionDef kFunctions[] = {
     {"rtrim", 1, 2, StringsRule, Trim},
     {"case", kAnyCount, kAnyCount, CaseRule, nullptr},
     {"||", kAnyCount, kAnyCount, ConcatRule, Concat},
+    {"concat", kAnyCount, kAnyCount, ConcatFunctionRule, ConcatFunction},
     {"coalesce", kAnyCount, kAnyCount, CoalesceRule, Coalesce},
     {"round", 1, 2, RoundRule, Round},
 };
@@ -595,7 +620,7 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
                               "array_has, array_indexof, array_inner_product, array_length, "
                               "array_negative_inner_product, array_position, array_reverse, array_reverse_sort, "
                               "array_slice, array_sort, array_to_string, array_unique, ceil, char_length, coalesce, "
-                              "contains, cosine_distance, date_part, date_trunc, exp, extract, floor, greatest, "
+                              "concat, contains, cosine_distance, date_part, date_trunc, exp, extract, floor, greatest, "
                               "inner_product, l2_distance, least, len, length, list_avg, list_cat, list_concat, "
                               "list_contains, list_cosine_distance, list_cosine_similarity, list_distance, "
                               "list_distinct, list_element, list_has, list_indexof, list_inner_product, list_max, "

@@ -47,9 +47,9 @@ Civil ToCivil(const Scalar& value, const DataType& type, const Expr* origin) {
 }
 
 const std::vector<std::string>& DateParts() {
-  static const std::vector<std::string> kParts = {"year",  "quarter", "month",  "week",        "day",
-                                                  "dow",   "doy",     "hour",   "minute",      "second",
-                                                  "epoch", "millisecond", "microsecond"};
+  static const std::vector<std::string> kParts = {"year", "quarter", "month",  "week",  "day",         "dow",
+                                                  "isodow", "doy",   "hour",   "minute", "second",     "epoch",
+                                                  "millisecond", "microsecond"};
   return kParts;
 }
 
@@ -75,6 +75,7 @@ int64_t DatePart(const std::string& part, const Civil& c) {
   if (part == "month") return month;
   if (part == "day") return unsigned(c.date.day());
   if (part == "dow") return weekday(sys_days(c.date)).c_encoding();  // Sunday 0
+  if (part == "isodow") return weekday(sys_days(c.date)).iso_encoding();  // Monday 1 .. Sunday 7
   if (part == "doy") return (sys_days(c.date) - sys_days(c.date.year() / January / 1)).count() + 1;
   if (part == "week") {  // ISO 8601: weeks start on Monday; week 1 holds the year's first Thursday
     const sys_days d = sys_days(c.date);

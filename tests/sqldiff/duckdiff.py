@@ -61,13 +61,26 @@ def random_timestamp(rng):
                              rng.randrange(60), rng.choice([0, 0, 500000, rng.randrange(1000000)]))
 
 
+def random_double(rng):
+    # NaN (above every number and equal to itself, in both engines), infinities and -0.0
+    # among ordinary values.
+    special = rng.random()
+    if special < 0.02:
+        return math.nan
+    if special < 0.03:
+        return rng.choice([math.inf, -math.inf])
+    if special < 0.05:
+        return rng.choice([0.0, -0.0])
+    return round(rng.uniform(-1000, 1000), 2)
+
+
 def make_tables(rng):
     n1, n2 = 240, 90
     t1 = {
         "id": list(range(1, n1 + 1)),
         "a": [maybe(rng, 0.15, rng.randint(-50, 50)) for _ in range(n1)],
         "b": [maybe(rng, 0.1, rng.randint(-10**12, 10**12)) for _ in range(n1)],
-        "x": [maybe(rng, 0.1, round(rng.uniform(-1000, 1000), 2)) for _ in range(n1)],
+        "x": [maybe(rng, 0.1, random_double(rng)) for _ in range(n1)],
         "s": [maybe(rng, 0.12, rng.choice(STRINGS)) for _ in range(n1)],
         "d": [maybe(rng, 0.1, random_date(rng)) for _ in range(n1)],
         "ts": [maybe(rng, 0.1, random_timestamp(rng)) for _ in range(n1)],
@@ -484,6 +497,7 @@ def main():
     parser.add_argument("--workdir", help="where the datasets go (default: a temporary directory, removed)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--show", type=int, default=40, help="differences printed in full")
+    parser.add_argument("--verbose", action="store_true", help="also print the queries both refuse")
     args = parser.parse_args()
 
     rng = random.Random(args.seed)
@@ -502,9 +516,12 @@ def main():
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         ours = list(pool.map(lambda q: run_lancelet(args.cli, db, q[1]), queries))
-    differences, per_category = [], {}
+    differences, per_category, refused = [], {}, []
     for (category, sql, ordered), mine in zip(queries, ours):
-        diff = compare(sql, ordered, mine, run_duckdb(con, sql))
+        theirs = run_duckdb(con, sql)
+        if mine[1] and theirs[1]:
+            refused.append((sql, mine[1], theirs[1]))
+        diff = compare(sql, ordered, mine, theirs)
         agree, total = per_category.get(category, (0, 0))
         per_category[category] = (agree + (diff is None), total + 1)
         if diff:
@@ -515,7 +532,11 @@ def main():
     for i, (category, sql, diff) in enumerate(differences[:args.show]):
         print(f"--- difference {i + 1} ({category})\n  {sql}\n  {diff}")
     agree = sum(a for a, _ in per_category.values())
-    print(f"seed {args.seed}: {len(queries)} queries, {agree} agree, {len(differences)} differ")
+    if args.verbose:
+        for sql, ours_error, theirs_error in refused:
+            print(f"--- both refuse\n  {sql}\n  lancelet: {ours_error}\n  duckdb: {theirs_error}")
+    print(f"seed {args.seed}: {len(queries)} queries, {agree} agree ({len(refused)} of them refused by both), "
+          f"{len(differences)} differ")
     for category, (a, t) in sorted(per_category.items()):
         print(f"  {category:12} {a:4} / {t}")
     return 1 if differences else 0
