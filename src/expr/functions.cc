@@ -28,11 +28,15 @@ int64_t Utf8Length(std::string_view s) {
   return n;
 }
 
+// Rounds the double's exact binary value half away from zero, as DuckDB: 877.65 is
+// 877.6499999999999772... and rounds to 877.6 at one digit. The product with 10^digits is
+// formed in long double (a 64-bit mantissa holds it exactly up to four digits), where a
+// double product would round 8776.4999... up to 8776.5 first.
 double RoundHalfAway(double x, int64_t digits) {
   if (!std::isfinite(x)) return x;
-  double scale = std::pow(10.0, double(digits));
+  const long double scale = std::pow(10.0L, (long double)digits);
   if (!std::isfinite(scale) || scale == 0) return digits > 0 ? x : 0.0;
-  return std::round(x * scale) / scale;
+  return double(std::round((long double)x * scale) / scale);
 }
 
 Scalar RoundInteger(const Scalar& v, int64_t digits, const TypePtr& type, const Expr* origin) {
