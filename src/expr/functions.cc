@@ -485,9 +485,9 @@ void AppendUtf8(std::string& out, char32_t cp) {
   }
 }
 
-// Each code point of valid UTF-8 case-mapped; a byte that starts no valid sequence is
-// copied as it is.
-std::string ChangeCase(std::string_view s, bool up) {
+}  // namespace
+
+std::string ChangeCase(std::string_view s, bool up, bool ascii) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
@@ -499,7 +499,7 @@ std::string ChangeCase(std::string_view s, bool up) {
       valid = (uint8_t(s[i + k]) & 0xC0) == 0x80;
       cp = (cp << 6) | (uint8_t(s[i + k]) & 0x3F);
     }
-    if (!valid) {
+    if (!valid || (!ascii && len == 1)) {
       out += s[i++];
       continue;
     }
@@ -509,12 +509,14 @@ std::string ChangeCase(std::string_view s, bool up) {
   return out;
 }
 
+namespace {
+
 ArrayPtr LowerUpper(const Call& c) {
   const bool up = c.name == "upper";
   return RowWise(c.type, c.n, [&](int64_t i) -> Scalar {
     Scalar v = RowValue(c.args[0], i);
     if (v.is_null()) return v;
-    return {c.type, ChangeCase(v.as_string(), up)};
+    return {c.type, ChangeCase(v.as_string(), up, true)};
   });
 }
 
