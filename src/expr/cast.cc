@@ -64,6 +64,17 @@ std::string CastFloatText(double d, bool as_float32) {
   return out + digits.substr(0, whole) + "." + digits.substr(whole);
 }
 
+// A timestamp as CAST(x AS VARCHAR) spells it, as DuckDB: a space between date and time,
+// the fraction of a second without trailing zeros (none when whole), +00 when zoned.
+std::string CastTimestampText(const Scalar& v) {
+  std::string out = FormatTimestamp(std::get<int64_t>(v.value), v.type->unit(), ' ');
+  if (out.find('.') != std::string::npos) {
+    out.erase(out.find_last_not_of('0') + 1);
+    if (out.back() == '.') out.pop_back();
+  }
+  return v.type->timezone().empty() ? out : out + "+00";
+}
+
 // The integer in the range of integer type `to`, as that type's payload.
 template <typename V>
 Scalar IntegerWithin(V v, const Scalar& original, const TypePtr& to) {
@@ -317,6 +328,7 @@ Scalar CastScalar(const Scalar& v, const TypePtr& to) {
     case TypeId::kFloat16: case TypeId::kFloat32: case TypeId::kFloat64: return ToFloat(v, to);
     case TypeId::kUtf8: case TypeId::kLargeUtf8:
       if (auto* d = std::get_if<double>(&v.value)) return {to, CastFloatText(*d, v.type && v.type->id() != TypeId::kFloat64)};
+      if (v.type && v.type->id() == TypeId::kTimestamp) return {to, CastTimestampText(v)};
       return {to, ToText(v)};
     case TypeId::kBinary: case TypeId::kLargeBinary:
       if (!std::holds_alternative<std::string>(v.value)) CannotCast(v, to);

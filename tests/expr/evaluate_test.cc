@@ -140,8 +140,12 @@ TEST(ExprCast, Conversions) {
   EXPECT_EQ(Eval("CAST('yes' AS BOOLEAN)", *batch), "bool: true, true, true, true");
   EXPECT_EQ(Eval("CAST(NULL AS INT)", *batch), "int32: NULL, NULL, NULL, NULL");
   EXPECT_EQ(Eval("CAST(DATE '2024-01-02' AS TIMESTAMP)", *batch).substr(0, 31), "timestamp<us>: 1704153600000000");
-  EXPECT_EQ(Eval("CAST(TIMESTAMP '2024-01-02 03:04:05.5' AS VARCHAR)", *batch).substr(0, 34),
-            "utf8: '2024-01-02T03:04:05.500000'");
+  EXPECT_EQ(Eval("CAST(TIMESTAMP '2024-01-02 03:04:05.5' AS VARCHAR)", *batch).substr(0, 29),
+            "utf8: '2024-01-02 03:04:05.5'");
+  EXPECT_EQ(Eval("CAST(TIMESTAMP '2024-01-02 03:04:05' AS VARCHAR)", *batch).substr(0, 27),
+            "utf8: '2024-01-02 03:04:05'");
+  EXPECT_EQ(Eval("CAST(TIMESTAMP '1960-01-02 03:04:05.00012' AS VARCHAR)", *batch).substr(0, 33),
+            "utf8: '1960-01-02 03:04:05.00012'");
   EXPECT_EQ(Eval("CAST('2024-01-02' AS DATE)", *batch), "date32: 19724, 19724, 19724, 19724");
   EXPECT_EQ(Eval("CAST(TIMESTAMP '1969-12-31 23:59:59' AS DATE)", *batch), "date32: -1, -1, -1, -1");
 }

@@ -397,8 +397,90 @@ def q_subquery(rng):
     ]), False
 
 
+def q_more_strings(rng):
+    exprs = [
+        f"concat(s, {rng.choice(['a', 'g', 'x', 'd', 'f', repr('-')])}, {rng.choice(['s', repr('é'), 'NULL', 'id'])})",
+        f"substr(s, {rng.randint(-6, 0)}, {rng.randint(0, 4)})",
+        f"strftime(d, '{rng.choice(['%Y-%m-%d', '%d/%m/%Y', '%Y', '%j', '%b %d'])}')",
+        f"starts_with(s, '{rng.choice(['a', 'h', 'H', ''])}')",
+        f"contains(s, '{rng.choice(['a', 'll', 'é', ' '])}')",
+        f"s ILIKE '{rng.choice(['h%', '%É%', 'APPLE%', '%MEGA'])}'",
+        f"greatest(s, {str_literal(rng)})",
+        f"least(s, {str_literal(rng)})",
+        f"regexp_matches(s, '{rng.choice(['^a', 'l+', '[0-9]', '^$', 'e.*e'])}')",
+        f"trim(s, '{rng.choice(['a', ' ', 'xa'])}')",
+        f"s || CAST({rng.choice(['a', 'x', 'd', 'ts', 'f'])} AS VARCHAR)",
+    ]
+    return "strings", f"SELECT {items(['id'] + rng.sample(exprs, 3))} FROM t1", False
+
+
+def q_more_dates(rng):
+    exprs = [
+        f"date_part('{rng.choice(['quarter', 'week', 'isodow', 'dow', 'doy', 'millisecond', 'microsecond', 'second'])}', {rng.choice(['d', 'ts'])})",
+        f"extract({rng.choice(['year', 'month', 'day', 'hour', 'minute'])} FROM ts)",
+        f"date_trunc('{rng.choice(['year', 'quarter', 'month', 'week', 'day', 'hour', 'minute'])}', ts)",
+        f"d < ts",
+        f"CAST(ts AS DATE) = d",
+        f"ts + INTERVAL '{rng.randint(1, 30)} {rng.choice(['seconds', 'minutes', 'weeks', 'quarters', 'years'])}'",
+        f"d - INTERVAL '{rng.randint(1, 30)} months'",
+        f"strftime(ts, '%Y-%m-%d %H:%M:%S')",
+    ]
+    return "dates", f"SELECT {items(['id'] + rng.sample(exprs, 3))} FROM t1", False
+
+
+def q_set_ops(rng):
+    op = rng.choice(["UNION", "UNION ALL"])
+    left = f"SELECT g AS c0, s AS c1 FROM t1 WHERE {bool_expr(rng)}"
+    right = f"SELECT k AS c0, name AS c1 FROM t2 WHERE {rng.choice(['v > 0', 'n IS NULL', 'k < 3'])}"
+    if rng.random() < 0.3:
+        return "set_ops", f"SELECT DISTINCT {rng.choice(['g', 's', 'f', 'g, f'])} FROM t1", False
+    return "set_ops", f"{left} {op} {right}", False
+
+
+def q_outer_join(rng):
+    kind = rng.choice(["RIGHT JOIN", "FULL JOIN", "FULL OUTER JOIN", "LEFT OUTER JOIN"])
+    if rng.random() < 0.3:
+        return "joins", f"SELECT t2.id AS c0, k AS c1, label AS c2 FROM t2 {kind} t3 USING (k)", False
+    if rng.random() < 0.2:
+        return "joins", (f"SELECT t3.k AS c0, t2.id AS c1 FROM t3 CROSS JOIN t2 WHERE t2.n = t3.k "
+                         f"AND t2.v > {rng.randint(-50, 50)}"), False
+    return "joins", f"SELECT t2.id AS c0, t3.k AS c1, t3.label AS c2, t2.v AS c3 FROM t2 {kind} t3 ON t2.k = t3.k", False
+
+
+def q_more_windows(rng):
+    part = rng.choice(["", "PARTITION BY g ", "PARTITION BY f "])
+    key = rng.choice(["id", "x, id", "a, id", "s, id"])
+    frames = [
+        f"ntile({rng.randint(2, 5)}) OVER ({part}ORDER BY {key})",
+        f"percent_rank() OVER ({part}ORDER BY {rng.choice(['a', 'g', 's'])})",
+        f"cume_dist() OVER ({part}ORDER BY {rng.choice(['a', 'g', 's'])})",
+        f"last_value(a) OVER ({part}ORDER BY {key} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)",
+        f"nth_value(s, 2) OVER ({part}ORDER BY {key} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)",
+        f"sum(x) OVER ({part}ORDER BY {key} ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING)",
+        f"count(a) OVER ({part}ORDER BY a RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)",
+        f"max(a) OVER ({part}ORDER BY {key} ROWS BETWEEN CURRENT ROW AND 3 FOLLOWING)",
+        f"lead(d, 1, DATE '2000-01-01') OVER ({part}ORDER BY {key})",
+    ]
+    return "windows", f"SELECT {items(['id'] + rng.sample(frames, rng.randint(1, 3)))} FROM t1", False
+
+
+def q_more_aggregates(rng):
+    aggs = rng.sample(["median(x)", "stddev(a)", "variance(a)", "stddev_pop(x)", "var_pop(a)", "median(a)",
+                       "avg(b)", "sum(b)", "count(DISTINCT f)", "max(b) - min(b)",
+                       "sum(CASE WHEN f THEN 1 ELSE 0 END)", "avg(length(s))"], 3)
+    key = rng.choice(["g", "f", "a % 4"])
+    order = rng.choice(["", f" ORDER BY c0 DESC, k LIMIT {rng.randint(1, 4)}"])
+    ordered = bool(order)
+    if order:
+        aggs[0] = "count(*)"
+        order = f" ORDER BY c0 DESC, k NULLS FIRST LIMIT {rng.randint(1, 4)}"
+    return "aggregates", f"SELECT {key} AS k, {items(aggs)} FROM t1 GROUP BY {key}{order}", ordered
+
+
 GENERATORS = [(q_filter, 6), (q_project, 4), (q_strings, 3), (q_dates, 3), (q_casts, 2), (q_aggregate, 5),
-              (q_join, 3), (q_join_agg, 1), (q_order, 4), (q_window, 3), (q_nulls, 2), (q_subquery, 1)]
+              (q_join, 3), (q_join_agg, 1), (q_order, 4), (q_window, 3), (q_nulls, 2), (q_subquery, 1),
+              (q_more_strings, 3), (q_more_dates, 2), (q_set_ops, 1), (q_outer_join, 2), (q_more_windows, 2),
+              (q_more_aggregates, 2)]
 
 
 # Fixed queries, run at every seed besides the generated ones.
