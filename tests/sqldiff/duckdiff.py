@@ -302,7 +302,11 @@ def q_casts(rng):
         "CAST(ts AS DATE)", "CAST(a AS SMALLINT)", "CAST(x AS VARCHAR)", "CAST(id AS VARCHAR) || s",
         "a::BIGINT + 1", "x::INTEGER", "CAST('12' AS INTEGER) + a", "CAST(a > 0 AS INTEGER)",
     ]
-    return "casts", f"SELECT {items(['id'] + rng.sample(casts, 3))} FROM t1", False
+    chosen = rng.sample(casts, 3)
+    # NaN and the infinities have no integer: both engines refuse them, so most queries
+    # keep the finite values to have rows to compare.
+    where = " WHERE x BETWEEN -1e6 AND 1e6" if any("x" in c for c in chosen) and rng.random() < 0.8 else ""
+    return "casts", f"SELECT {items(['id'] + chosen)} FROM t1{where}", False
 
 
 AGGS = ["count(*)", "count(a)", "count(s)", "sum(a)", "sum(b)", "sum(x)", "avg(a)", "avg(x)", "min(a)", "max(a)",
