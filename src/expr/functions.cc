@@ -328,16 +328,20 @@ ArrayPtr FloorCeil(const Call& c) {
 }
 
 // Characters [start, start + count) of `text`, counted from 1 (0 and negatives count as
-// DuckDB's: start before the string shortens the count).
+// DuckDB's: start before the string shortens the count, a negative count takes the
+// characters before the start: substr('hello', 3, -1) is 'e').
 std::string Substring(const std::string& text, int64_t first, int64_t length) {
   std::vector<size_t> starts;  // byte offset of each character
   for (size_t b = 0; b < text.size(); ++b)
     if ((static_cast<unsigned char>(text[b]) & 0xC0) != 0x80) starts.push_back(b);
   const int64_t chars = int64_t(starts.size());
   if (first < 0) first = chars + first + 1;  // from the end
-  if (length < 0) return std::string();
   int64_t from = first - 1;  // 0-based; negative when the start is before the string
   int64_t to = from > 0 && length > INT64_MAX - from ? INT64_MAX : from + length;
+  if (length < 0) {
+    to = from;
+    from = from < INT64_MIN - length ? INT64_MIN : from + length;
+  }
   from = std::clamp<int64_t>(from, 0, chars);
   to = std::clamp<int64_t>(to, from, chars);
   const size_t begin = from < chars ? starts[size_t(from)] : text.size();

@@ -404,7 +404,7 @@ def q_subquery(rng):
 def q_more_strings(rng):
     exprs = [
         f"concat(s, {rng.choice(['a', 'g', 'x', 'd', 'f', repr('-')])}, {rng.choice(['s', repr('é'), 'NULL', 'id'])})",
-        f"substr(s, {rng.randint(-6, 0)}, {rng.randint(0, 4)})",
+        f"substr(s, {rng.randint(-6, 8)}, {rng.randint(-4, 4)})",
         f"strftime(d, '{rng.choice(['%Y-%m-%d', '%d/%m/%Y', '%Y', '%j', '%b %d'])}')",
         f"starts_with(s, '{rng.choice(['a', 'h', 'H', ''])}')",
         f"contains(s, '{rng.choice(['a', 'll', 'é', ' '])}')",
