@@ -205,11 +205,13 @@ TypePtr ConcatRule(const std::string& name, std::vector<TypePtr>* arg_types, con
   auto& types = *arg_types;
   if (std::any_of(types.begin(), types.end(), [](const TypePtr& t) { return t && IsListLike(*t); }))
     return ResolveListFunction(name, arg_types, origin);
+  // Other values join as text, CAST's spelling (DuckDB's 'a' || 1 = 'a1'); a NULL side
+  // still makes the result NULL.
   const bool large = AnyLargeUtf8(types);
   for (auto& t : types) {
-    if (t && !t->is_string())
-      ThrowAt(origin, fmt::format("|| concatenates two strings or two lists, got {} and {}", TypeName(types[0]),
-                                  TypeName(types[1])));
+    if (t && (t->id() == TypeId::kStruct || t->id() == TypeId::kMap))
+      ThrowAt(origin, fmt::format("|| concatenates strings, lists or values with a text form, got {} and {}",
+                                  TypeName(types[0]), TypeName(types[1])));
     t = large ? DataType::LargeUtf8() : DataType::Utf8();
   }
   return types[0];

@@ -414,6 +414,8 @@ def q_more_strings(rng):
         f"regexp_matches(s, '{rng.choice(['^a', 'l+', '[0-9]', '^$', 'e.*e'])}')",
         f"trim(s, '{rng.choice(['a', ' ', 'xa'])}')",
         f"s || CAST({rng.choice(['a', 'x', 'd', 'ts', 'f'])} AS VARCHAR)",
+        f"s || {rng.choice(['a', 'x', 'd', 'ts', 'f', 'g'])}",
+        f"{rng.choice(['a', 'x', 'd'])} || '|' || {rng.choice(['id', 'b', 'f'])}",
     ]
     return "strings", f"SELECT {items(['id'] + rng.sample(exprs, 3))} FROM t1", False
 
