@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "array/ascii_case.h"
+#include "expr/cast.h"
 #include "expr/errors.h"
 #include "expr/functions.h"
 #include "expr/numeric.h"
@@ -392,6 +393,10 @@ TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_t
   }
   if (name == "interval")
     ThrowAt(origin, "an INTERVAL can only be added to, or subtracted from, a date or timestamp");
+  if (name == "date_add_days" || name == "date_diff_days") {  // date ± n, date - date (the binder's forms)
+    types[1] = name == "date_add_days" ? DataType::Int64() : DataType::Date32();
+    return name == "date_add_days" ? DataType::Date32() : DataType::Int64();
+  }
   if (name == "add_interval") {  // x + INTERVAL (the binder's form of it)
     ExpectArgCount(name, types, 3, 3, origin);
     if (!types[0] || !IsTemporal(*types[0]))
@@ -451,6 +456,18 @@ ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& arg
       const Civil c = ToCivil(value, input, origin);
       if (name == "date_part") return Scalar{type, DatePart(p, c)};
       return FromMicros(TruncatedMicros(p, c, origin), type);
+    });
+  }
+  if (name == "date_add_days" || name == "date_diff_days") {
+    const bool add = name == "date_add_days";
+    return RowWise(type, n, [&](int64_t i) -> Scalar {
+      Scalar a = RowValue(args[0], i), b = RowValue(args[1], i);
+      if (a.is_null() || b.is_null()) return Scalar::Null(type);
+      if (!add) return Scalar{type, a.as_int() - b.as_int()};  // days of two int32 counts: no overflow
+      int64_t days = 0;
+      if (__builtin_add_overflow(a.as_int(), b.as_int(), &days) || days < INT32_MIN || days > INT32_MAX)
+        ThrowAt(origin, fmt::format("date out of range: {} days after {}", b.as_int(), DescribeValue(a)));
+      return Scalar{type, days};
     });
   }
   if (name == "add_interval") {

@@ -430,6 +430,9 @@ def q_more_dates(rng):
         f"ts + INTERVAL '{rng.randint(1, 30)} {rng.choice(['seconds', 'minutes', 'weeks', 'quarters', 'years'])}'",
         f"d - INTERVAL '{rng.randint(1, 30)} months'",
         f"strftime(ts, '%Y-%m-%d %H:%M:%S')",
+        f"d - {rng.choice(['DATE ' + repr(random_date(rng).isoformat()), 'CAST(ts AS DATE)', 'coalesce(d, DATE ' + repr('2000-01-01') + ')'])}",
+        f"d {rng.choice(['+', '-'])} {rng.choice(['a', 'g', str(rng.randint(-400, 400))])}",
+        f"{rng.choice(['g', '7'])} + d",
     ]
     return "dates", f"SELECT {items(['id'] + rng.sample(exprs, 3))} FROM t1", False
 
