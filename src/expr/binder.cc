@@ -420,10 +420,24 @@ class Binder {
     return BindCall(shift);
   }
 
+  // date_part('epoch', x) is DuckDB's epoch(x): seconds with their fraction, a double,
+  // where every other part is a whole number.
+  static bool IsEpochPart(const ExprPtr& e) {
+    if (e->function != "date_part" || e->args.size() != 2 || e->args[0]->kind != ExprKind::kLiteral) return false;
+    const Scalar& part = e->args[0]->literal;
+    return !part.is_null() && part.type && part.type->is_string() && AsciiLower(part.as_string()) == "epoch";
+  }
+
   BoundExprPtr BindCall(const ExprPtr& e) {
     if (e->star_argument || e->distinct)
       ThrowAt(e.get(), fmt::format("{}({}...) is an aggregate, which is not allowed here", e->function,
                                    e->star_argument ? "*" : "DISTINCT "));
+    if (IsEpochPart(e)) {
+      auto epoch = std::make_shared<Expr>(*e);
+      epoch->function = "epoch";
+      epoch->args = {e->args[1]};
+      return BindCall(epoch);
+    }
     std::vector<BoundExprPtr> args;
     std::vector<TypePtr> types;
     for (const auto& a : e->args) {

@@ -393,6 +393,12 @@ TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_t
   }
   if (name == "interval")
     ThrowAt(origin, "an INTERVAL can only be added to, or subtracted from, a date or timestamp");
+  if (name == "epoch") {  // also date_part('epoch', x)
+    ExpectArgCount(name, types, 1, 1, origin);
+    if (!types[0] || !IsTemporal(*types[0]))
+      ThrowAt(origin, fmt::format("epoch() expects a date or timestamp, got {}", TypeName(types[0])));
+    return DataType::Float64();
+  }
   if (name == "date_add_days" || name == "date_diff_days") {  // date ± n, date - date (the binder's forms)
     types[1] = name == "date_add_days" ? DataType::Int64() : DataType::Date32();
     return name == "date_add_days" ? DataType::Date32() : DataType::Int64();
@@ -456,6 +462,15 @@ ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& arg
       const Civil c = ToCivil(value, input, origin);
       if (name == "date_part") return Scalar{type, DatePart(p, c)};
       return FromMicros(TruncatedMicros(p, c, origin), type);
+    });
+  }
+  if (name == "epoch") {
+    const DataType& input = *args[0].type();
+    return RowWise(type, n, [&](int64_t i) -> Scalar {
+      Scalar value = RowValue(args[0], i);
+      if (value.is_null()) return Scalar::Null(type);
+      const Civil c = ToCivil(value, input, origin);
+      return Scalar{type, double(c.days * kMicrosPerDay + c.micros_of_day) / 1e6};  // as DuckDB divides
     });
   }
   if (name == "date_add_days" || name == "date_diff_days") {

@@ -422,7 +422,8 @@ def q_more_strings(rng):
 
 def q_more_dates(rng):
     exprs = [
-        f"date_part('{rng.choice(['quarter', 'week', 'isodow', 'dow', 'doy', 'millisecond', 'microsecond', 'second'])}', {rng.choice(['d', 'ts'])})",
+        f"date_part('{rng.choice(['quarter', 'week', 'isodow', 'dow', 'doy', 'millisecond', 'microsecond', 'second', 'epoch'])}', {rng.choice(['d', 'ts'])})",
+        f"{rng.choice(['epoch(ts)', 'epoch(d)', 'extract(epoch FROM ts)'])}",
         f"extract({rng.choice(['year', 'month', 'day', 'hour', 'minute'])} FROM ts)",
         f"date_trunc('{rng.choice(['year', 'quarter', 'month', 'week', 'day', 'hour', 'minute'])}', ts)",
         f"d < ts",
