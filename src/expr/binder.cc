@@ -327,7 +327,39 @@ class Binder {
     return b;
   }
 
+  // DuckDB's date arithmetic: date - date is the days between (int64); date + n,
+  // n + date and date - n move by n days and stay dates. Null for other operands.
+  BoundExprPtr BindDateArithmetic(BinaryOp op, const BoundExprPtr& l, const BoundExprPtr& r, const ExprPtr& at) {
+    auto is_date = [](const BoundExprPtr& b) { return b->type && b->type->id() == TypeId::kDate32; };
+    // An untyped NULL counts as a number of days: date ± NULL is a NULL date.
+    auto is_integer = [](const BoundExprPtr& b) { return !b->type || b->type->is_integer(); };
+    if (op != BinaryOp::kAdd && op != BinaryOp::kSub) return nullptr;
+    auto call = [&](const char* function, TypePtr type, BoundExprPtr a, BoundExprPtr b) {
+      auto node = Node(BoundKind::kCall, std::move(type), at);
+      node->function = function;
+      node->args = {std::move(a), std::move(b)};
+      return node;
+    };
+    if (op == BinaryOp::kSub && is_date(l) && is_date(r)) return call("date_diff_days", DataType::Int64(), l, r);
+    if (is_date(l) && is_integer(r)) {
+      BoundExprPtr days = Coerce(r, DataType::Int64(), at);
+      if (op == BinaryOp::kSub) {
+        auto zero = Node(BoundKind::kLiteral, DataType::Int64(), at);
+        zero->literal = Scalar{DataType::Int64(), int64_t(0)};
+        auto negated = Node(BoundKind::kArithmetic, DataType::Int64(), at);
+        negated->op = BinaryOp::kSub;
+        negated->args = {zero, days};
+        days = negated;
+      }
+      return call("date_add_days", DataType::Date32(), l, days);
+    }
+    if (op == BinaryOp::kAdd && is_integer(l) && is_date(r))
+      return call("date_add_days", DataType::Date32(), r, Coerce(l, DataType::Int64(), at));
+    return nullptr;
+  }
+
   BoundExprPtr BindArithmetic(BinaryOp op, BoundExprPtr l, BoundExprPtr r, const ExprPtr& at) {
+    if (BoundExprPtr dated = BindDateArithmetic(op, l, r, at)) return dated;
     if (!l->type && !r->type) {
       l = Coerce(l, DataType::Int64(), at);
       r = Coerce(r, DataType::Int64(), at);
@@ -388,10 +420,24 @@ class Binder {
     return BindCall(shift);
   }
 
+  // date_part('epoch', x) is DuckDB's epoch(x): seconds with their fraction, a double,
+  // where every other part is a whole number.
+  static bool IsEpochPart(const ExprPtr& e) {
+    if (e->function != "date_part" || e->args.size() != 2 || e->args[0]->kind != ExprKind::kLiteral) return false;
+    const Scalar& part = e->args[0]->literal;
+    return !part.is_null() && part.type && part.type->is_string() && AsciiLower(part.as_string()) == "epoch";
+  }
+
   BoundExprPtr BindCall(const ExprPtr& e) {
     if (e->star_argument || e->distinct)
       ThrowAt(e.get(), fmt::format("{}({}...) is an aggregate, which is not allowed here", e->function,
                                    e->star_argument ? "*" : "DISTINCT "));
+    if (IsEpochPart(e)) {
+      auto epoch = std::make_shared<Expr>(*e);
+      epoch->function = "epoch";
+      epoch->args = {e->args[1]};
+      return BindCall(epoch);
+    }
     std::vector<BoundExprPtr> args;
     std::vector<TypePtr> types;
     for (const auto& a : e->args) {

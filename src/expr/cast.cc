@@ -36,6 +36,45 @@ std::string FormatDouble(double d, bool as_float32) {
   return as_float32 ? fmt::format("{}", float(d)) : fmt::format("{}", d);
 }
 
+// A float as CAST(x AS VARCHAR) spells it, as DuckDB: the shortest digits that read back
+// as the same value, in positional notation for decimal exponents -5 < e < 16 (with ".0"
+// when there is no fraction: 848.0), otherwise as 1.5e-07 or 1e+16; nan, inf, -inf.
+std::string CastFloatText(double d, bool as_float32) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  char buf[64];
+  const auto r = as_float32 ? std::to_chars(buf, buf + sizeof buf, float(d), std::chars_format::scientific)
+                            : std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  const std::string sci(buf, r.ptr);  // [-]d[.ddd]e[+-]XX
+  const size_t e_at = sci.find('e');
+  const int exponent = std::stoi(sci.substr(e_at + 1));
+  const bool negative = sci[0] == '-';
+  std::string digits;
+  for (size_t i = negative ? 1 : 0; i < e_at; ++i)
+    if (sci[i] != '.') digits += sci[i];
+  std::string out = negative ? "-" : "";
+  if (exponent < -4 || exponent >= 16) {
+    out += digits.substr(0, 1);
+    if (digits.size() > 1) out += "." + digits.substr(1);
+    return out + fmt::format("e{}{:02d}", exponent < 0 ? '-' : '+', std::abs(exponent));
+  }
+  if (exponent < 0) return out + "0." + std::string(size_t(-exponent - 1), '0') + digits;
+  const size_t whole = size_t(exponent) + 1;
+  if (digits.size() <= whole) return out + digits + std::string(whole - digits.size(), '0') + ".0";
+  return out + digits.substr(0, whole) + "." + digits.substr(whole);
+}
+
+// A timestamp as CAST(x AS VARCHAR) spells it, as DuckDB: a space between date and time,
+// the fraction of a second without trailing zeros (none when whole), +00 when zoned.
+std::string CastTimestampText(const Scalar& v) {
+  std::string out = FormatTimestamp(std::get<int64_t>(v.value), v.type->unit(), ' ');
+  if (out.find('.') != std::string::npos) {
+    out.erase(out.find_last_not_of('0') + 1);
+    if (out.back() == '.') out.pop_back();
+  }
+  return v.type->timezone().empty() ? out : out + "+00";
+}
+
 // The integer in the range of integer type `to`, as that type's payload.
 template <typename V>
 Scalar IntegerWithin(V v, const Scalar& original, const TypePtr& to) {
@@ -59,7 +98,7 @@ Scalar ToInteger(const Scalar& v, const TypePtr& to) {
   if (auto* u = std::get_if<uint64_t>(&v.value)) return IntegerWithin(*u, v, to);
   if (auto* d = std::get_if<double>(&v.value)) {
     if (std::isnan(*d)) CannotCast(v, to);
-    return IntegerWithin(std::round(*d), v, to);  // half away from zero, as DuckDB / PostgreSQL
+    return IntegerWithin(std::nearbyint(*d), v, to);  // half to even, as DuckDB / PostgreSQL for a DOUBLE
   }
   if (auto* s = std::get_if<std::string>(&v.value)) {
     std::string_view t = Trim(*s);
@@ -220,7 +259,7 @@ ArrayPtr CastNumbers(const ArrayData& a, const TypePtr& to) {
         } else {
           bool fits;
           if constexpr (std::is_floating_point_v<D>) {
-            x = std::round(x);  // half away from zero, like ToInteger
+            x = std::nearbyint(x);  // half to even, like ToInteger
             fits = !std::isnan(x) && Cmp3(x, int64_t(std::numeric_limits<T>::min())) >= 0 &&
                    Cmp3(x, uint64_t(std::numeric_limits<T>::max())) <= 0;
           } else {
@@ -287,7 +326,10 @@ Scalar CastScalar(const Scalar& v, const TypePtr& to) {
       if (v.type && v.type->is_temporal()) CannotCast(v, to);
       return ToInteger(v, to);
     case TypeId::kFloat16: case TypeId::kFloat32: case TypeId::kFloat64: return ToFloat(v, to);
-    case TypeId::kUtf8: case TypeId::kLargeUtf8: return {to, ToText(v)};
+    case TypeId::kUtf8: case TypeId::kLargeUtf8:
+      if (auto* d = std::get_if<double>(&v.value)) return {to, CastFloatText(*d, v.type && v.type->id() != TypeId::kFloat64)};
+      if (v.type && v.type->id() == TypeId::kTimestamp) return {to, CastTimestampText(v)};
+      return {to, ToText(v)};
     case TypeId::kBinary: case TypeId::kLargeBinary:
       if (!std::holds_alternative<std::string>(v.value)) CannotCast(v, to);
       return {to, v.as_string()};

@@ -1,10 +1,12 @@
 // Conversions between types (CAST and the binder's implicit conversions).
 //
-//   numbers <-> numbers   integers range-checked; float -> integer rounds half away from
-//                         zero (CAST(2.5 AS int32) = 3, CAST(-2.5 AS int32) = -3)
+//   numbers <-> numbers   integers range-checked; float -> integer rounds half to even
+//                         (CAST(2.5 AS int32) = 2, CAST(-3.5 AS int32) = -4), as DuckDB
+//                         and PostgreSQL round a DOUBLE
 //   strings  -> anything  parsed (integers strictly, floats also NaN/Infinity, bools as
 //                         true/false/t/f/yes/no/1/0, dates, timestamps)
-//   anything -> utf8      printed (timestamps as 2024-01-02T03:04:05.123456)
+//   anything -> utf8      printed as DuckDB prints (floats 848.0 / 1e+16, timestamps
+//                         2024-01-02 03:04:05.12)
 //   utf8 <-> binary, bool <-> numbers, date <-> timestamp (flooring), timestamp units,
 //   integers -> timestamp (raw count), lists -> lists item by item (fixed sizes must agree)
 #pragma once

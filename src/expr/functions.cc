@@ -1,7 +1,9 @@
 #include "expr/functions.h"
 
 #include <algorithm>
+#include <clocale>
 #include <cmath>
+#include <cwctype>
 #include <type_traits>
 
 #include "expr/cast.h"
@@ -26,11 +28,15 @@ int64_t Utf8Length(std::string_view s) {
   return n;
 }
 
+// Rounds the double's exact binary value half away from zero, as DuckDB: 877.65 is
+// 877.6499999999999772... and rounds to 877.6 at one digit. The product with 10^digits is
+// formed in long double (a 64-bit mantissa holds it exactly up to four digits), where a
+// double product would round 8776.4999... up to 8776.5 first.
 double RoundHalfAway(double x, int64_t digits) {
   if (!std::isfinite(x)) return x;
-  double scale = std::pow(10.0, double(digits));
+  const long double scale = std::pow(10.0L, (long double)digits);
   if (!std::isfinite(scale) || scale == 0) return digits > 0 ? x : 0.0;
-  return std::round(x * scale) / scale;
+  return double(std::round((long double)x * scale) / scale);
 }
 
 Scalar RoundInteger(const Scalar& v, int64_t digits, const TypePtr& type, const Expr* origin) {
@@ -199,11 +205,25 @@ TypePtr ConcatRule(const std::string& name, std::vector<TypePtr>* arg_types, con
   auto& types = *arg_types;
   if (std::any_of(types.begin(), types.end(), [](const TypePtr& t) { return t && IsListLike(*t); }))
     return ResolveListFunction(name, arg_types, origin);
+  // Other values join as text, CAST's spelling (DuckDB's 'a' || 1 = 'a1'); a NULL side
+  // still makes the result NULL.
   const bool large = AnyLargeUtf8(types);
   for (auto& t : types) {
-    if (t && !t->is_string())
-      ThrowAt(origin, fmt::format("|| concatenates two strings or two lists, got {} and {}", TypeName(types[0]),
-                                  TypeName(types[1])));
+    if (t && (t->id() == TypeId::kStruct || t->id() == TypeId::kMap))
+      ThrowAt(origin, fmt::format("|| concatenates strings, lists or values with a text form, got {} and {}",
+                                  TypeName(types[0]), TypeName(types[1])));
+    t = large ? DataType::LargeUtf8() : DataType::Utf8();
+  }
+  return types[0];
+}
+
+// concat(a, ...): every argument as text (CAST's spelling), as DuckDB; lists are refused.
+TypePtr ConcatFunctionRule(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  auto& types = *arg_types;
+  if (types.empty()) ThrowAt(origin, "concat() takes at least 1 argument, got 0");
+  const bool large = AnyLargeUtf8(types);
+  for (auto& t : types) {
+    if (t && (IsListLike(*t) || t->id() == TypeId::kStruct)) BadArgument(name, "scalar values", t, origin);
     t = large ? DataType::LargeUtf8() : DataType::Utf8();
   }
   return types[0];
@@ -310,16 +330,20 @@ ArrayPtr FloorCeil(const Call& c) {
 }
 
 // Characters [start, start + count) of `text`, counted from 1 (0 and negatives count as
-// DuckDB's: start before the string shortens the count).
+// DuckDB's: start before the string shortens the count, a negative count takes the
+// characters before the start: substr('hello', 3, -1) is 'e').
 std::string Substring(const std::string& text, int64_t first, int64_t length) {
   std::vector<size_t> starts;  // byte offset of each character
   for (size_t b = 0; b < text.size(); ++b)
     if ((static_cast<unsigned char>(text[b]) & 0xC0) != 0x80) starts.push_back(b);
   const int64_t chars = int64_t(starts.size());
   if (first < 0) first = chars + first + 1;  // from the end
-  if (length < 0) return std::string();
   int64_t from = first - 1;  // 0-based; negative when the start is before the string
   int64_t to = from > 0 && length > INT64_MAX - from ? INT64_MAX : from + length;
+  if (length < 0) {
+    to = from;
+    from = from < INT64_MIN - length ? INT64_MIN : from + length;
+  }
   from = std::clamp<int64_t>(from, 0, chars);
   to = std::clamp<int64_t>(to, from, chars);
   const size_t begin = from < chars ? starts[size_t(from)] : text.size();
@@ -408,6 +432,18 @@ ArrayPtr Concat(const Call& c) {
   });
 }
 
+// concat: NULL arguments are skipped (an empty string), so the result is never NULL.
+ArrayPtr ConcatFunction(const Call& c) {
+  return RowWise(c.type, c.n, [&](int64_t i) -> Scalar {
+    std::string out;
+    for (const Datum& arg : c.args) {
+      Scalar v = RowValue(arg, i);
+      if (!v.is_null()) out += v.as_string();
+    }
+    return {c.type, std::move(out)};
+  });
+}
+
 ArrayPtr Abs(const Call& c) {
   const TypePtr& type = c.type;
   return RowWise(type, c.n, [&](int64_t i) -> Scalar {
@@ -423,18 +459,70 @@ ArrayPtr Abs(const Call& c) {
   });
 }
 
-// ASCII letters only, as before: other characters are left as they are.
+// The C.UTF-8 locale's one-to-one case mapping of a code point, as DuckDB's lower/upper
+// (no change of length). Over U+0080..U+1FFFF the two differ only in upper('ß'), which
+// DuckDB maps to 'ẞ' (U+1E9E). Without that locale, ASCII letters only.
+char32_t MapCase(char32_t cp, bool up) {
+  static const locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", locale_t(0));
+  if (up && cp == 0xDF) return 0x1E9E;
+  if (cp < 0x80 || !utf8) {
+    if (up && cp >= 'a' && cp <= 'z') return cp - 'a' + 'A';
+    if (!up && cp >= 'A' && cp <= 'Z') return cp - 'A' + 'a';
+    return cp;
+  }
+  return char32_t(up ? towupper_l(wint_t(cp), utf8) : towlower_l(wint_t(cp), utf8));
+}
+
+void AppendUtf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += char(cp);
+  } else if (cp < 0x800) {
+    out += char(0xC0 | (cp >> 6));
+    out += char(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += char(0xE0 | (cp >> 12));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  } else {
+    out += char(0xF0 | (cp >> 18));
+    out += char(0x80 | ((cp >> 12) & 0x3F));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  }
+}
+
+}  // namespace
+
+std::string ChangeCase(std::string_view s, bool up, bool ascii) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const auto lead = uint8_t(s[i]);
+    const size_t len = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+    bool valid = len > 0 && i + len <= s.size();
+    char32_t cp = len == 1 ? lead : len == 2 ? lead & 0x1F : len == 3 ? lead & 0x0F : lead & 0x07;
+    for (size_t k = 1; valid && k < len; ++k) {
+      valid = (uint8_t(s[i + k]) & 0xC0) == 0x80;
+      cp = (cp << 6) | (uint8_t(s[i + k]) & 0x3F);
+    }
+    if (!valid || (!ascii && len == 1)) {
+      out += s[i++];
+      continue;
+    }
+    AppendUtf8(out, MapCase(cp, up));
+    i += len;
+  }
+  return out;
+}
+
+namespace {
+
 ArrayPtr LowerUpper(const Call& c) {
   const bool up = c.name == "upper";
   return RowWise(c.type, c.n, [&](int64_t i) -> Scalar {
     Scalar v = RowValue(c.args[0], i);
     if (v.is_null()) return v;
-    std::string s = v.as_string();
-    for (auto& ch : s) {
-      if (up && ch >= 'a' && ch <= 'z') ch = char(ch - 'a' + 'A');
-      if (!up && ch >= 'A' && ch <= 'Z') ch = char(ch - 'A' + 'a');
-    }
-    return {c.type, std::move(s)};
+    return {c.type, ChangeCase(v.as_string(), up, true)};
   });
 }
 
@@ -507,6 +595,7 @@ constexpr FunctionDef kFunctions[] = {
     {"rtrim", 1, 2, StringsRule, Trim},
     {"case", kAnyCount, kAnyCount, CaseRule, nullptr},
     {"||", kAnyCount, kAnyCount, ConcatRule, Concat},
+    {"concat", kAnyCount, kAnyCount, ConcatFunctionRule, ConcatFunction},
     {"coalesce", kAnyCount, kAnyCount, CoalesceRule, Coalesce},
     {"round", 1, 2, RoundRule, Round},
 };
@@ -543,7 +632,7 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
                               "array_has, array_indexof, array_inner_product, array_length, "
                               "array_negative_inner_product, array_position, array_reverse, array_reverse_sort, "
                               "array_slice, array_sort, array_to_string, array_unique, ceil, char_length, coalesce, "
-                              "contains, cosine_distance, date_part, date_trunc, exp, extract, floor, greatest, "
+                              "concat, contains, cosine_distance, date_part, date_trunc, exp, extract, floor, greatest, "
                               "inner_product, l2_distance, least, len, length, list_avg, list_cat, list_concat, "
                               "list_contains, list_cosine_distance, list_cosine_similarity, list_distance, "
                               "list_distinct, list_element, list_has, list_indexof, list_inner_product, list_max, "

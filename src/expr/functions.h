@@ -23,6 +23,10 @@ ArrayPtr CallFunction(const std::string& name, const std::vector<Datum>& args, i
                       const TypePtr& type, const Expr* origin);
 
 // What the function files share.
+// Each code point of valid UTF-8 in upper or lower case, as DuckDB's upper / lower (one
+// code point for one: ß upper is ẞ); `ascii` false leaves ASCII bytes as they are. A
+// byte that starts no valid sequence is copied.
+std::string ChangeCase(std::string_view s, bool up, bool ascii);
 std::string TypeName(const TypePtr& t);  // "NULL" for an untyped NULL
 // Throws "<name>() takes N argument(s), got M" unless min <= arguments <= max.
 void ExpectArgCount(const std::string& name, const std::vector<TypePtr>& types, size_t min, size_t max,

@@ -1,8 +1,10 @@
 #include "expr/like.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "expr/errors.h"
+#include "expr/functions.h"
 
 namespace lancelet {
 
@@ -12,8 +14,12 @@ inline char FoldAscii(char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + '
 
 }  // namespace
 
-LikePattern::LikePattern(std::string_view pattern, char escape, bool case_insensitive, bool utf8)
+LikePattern::LikePattern(std::string_view original, char escape, bool case_insensitive, bool utf8)
     : case_insensitive_(case_insensitive), utf8_(utf8) {
+  // ILIKE on text folds letters past ASCII as lower() does (ASCII ones fold below, so
+  // that an ASCII escape character keeps its case).
+  const std::string folded = case_insensitive && utf8 ? ChangeCase(original, false, false) : std::string();
+  const std::string_view pattern = case_insensitive && utf8 ? std::string_view(folded) : original;
   for (size_t i = 0; i < pattern.size(); ++i) {
     char c = pattern[i];
     if (escape != '\0' && c == escape) {
@@ -39,7 +45,14 @@ size_t LikePattern::CharLength(std::string_view text, size_t i) const {
 
 // Greedy matching that remembers the last % and retries it one character further on a
 // mismatch; O(text * pattern) at worst.
-bool LikePattern::Matches(std::string_view text) const {
+bool LikePattern::Matches(std::string_view original) const {
+  std::string folded;
+  std::string_view text = original;
+  if (case_insensitive_ && utf8_ &&
+      std::any_of(original.begin(), original.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+    folded = ChangeCase(original, false, false);
+    text = folded;
+  }
   size_t p = 0, i = 0;
   size_t star_p = SIZE_MAX, star_i = 0;
   const size_t np = elements_.size();

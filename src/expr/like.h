@@ -13,7 +13,8 @@ namespace lancelet {
 class LikePattern {
  public:
   // `escape` == '\0' means no escape character. `utf8`: _ matches one UTF-8 code point
-  // (else one byte). `case_insensitive` folds ASCII letters. Throws InvalidArgument when
+  // (else one byte). `case_insensitive` folds letters: every letter of UTF-8 text, as
+  // lower() maps it, ASCII letters of binary values. Throws InvalidArgument when
   // the pattern ends with the escape character.
   LikePattern(std::string_view pattern, char escape, bool case_insensitive, bool utf8);
   bool Matches(std::string_view text) const;

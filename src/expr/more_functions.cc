@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "array/ascii_case.h"
+#include "expr/cast.h"
 #include "expr/errors.h"
 #include "expr/functions.h"
 #include "expr/numeric.h"
@@ -47,9 +48,9 @@ Civil ToCivil(const Scalar& value, const DataType& type, const Expr* origin) {
 }
 
 const std::vector<std::string>& DateParts() {
-  static const std::vector<std::string> kParts = {"year",  "quarter", "month",  "week",        "day",
-                                                  "dow",   "doy",     "hour",   "minute",      "second",
-                                                  "epoch", "millisecond", "microsecond"};
+  static const std::vector<std::string> kParts = {"year", "quarter", "month",  "week",  "day",         "dow",
+                                                  "isodow", "doy",   "hour",   "minute", "second",     "epoch",
+                                                  "millisecond", "microsecond"};
   return kParts;
 }
 
@@ -75,6 +76,7 @@ int64_t DatePart(const std::string& part, const Civil& c) {
   if (part == "month") return month;
   if (part == "day") return unsigned(c.date.day());
   if (part == "dow") return weekday(sys_days(c.date)).c_encoding();  // Sunday 0
+  if (part == "isodow") return weekday(sys_days(c.date)).iso_encoding();  // Monday 1 .. Sunday 7
   if (part == "doy") return (sys_days(c.date) - sys_days(c.date.year() / January / 1)).count() + 1;
   if (part == "week") {  // ISO 8601: weeks start on Monday; week 1 holds the year's first Thursday
     const sys_days d = sys_days(c.date);
@@ -391,6 +393,16 @@ TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_t
   }
   if (name == "interval")
     ThrowAt(origin, "an INTERVAL can only be added to, or subtracted from, a date or timestamp");
+  if (name == "epoch") {  // also date_part('epoch', x)
+    ExpectArgCount(name, types, 1, 1, origin);
+    if (!types[0] || !IsTemporal(*types[0]))
+      ThrowAt(origin, fmt::format("epoch() expects a date or timestamp, got {}", TypeName(types[0])));
+    return DataType::Float64();
+  }
+  if (name == "date_add_days" || name == "date_diff_days") {  // date ± n, date - date (the binder's forms)
+    types[1] = name == "date_add_days" ? DataType::Int64() : DataType::Date32();
+    return name == "date_add_days" ? DataType::Date32() : DataType::Int64();
+  }
   if (name == "add_interval") {  // x + INTERVAL (the binder's form of it)
     ExpectArgCount(name, types, 3, 3, origin);
     if (!types[0] || !IsTemporal(*types[0]))
@@ -450,6 +462,27 @@ ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& arg
       const Civil c = ToCivil(value, input, origin);
       if (name == "date_part") return Scalar{type, DatePart(p, c)};
       return FromMicros(TruncatedMicros(p, c, origin), type);
+    });
+  }
+  if (name == "epoch") {
+    const DataType& input = *args[0].type();
+    return RowWise(type, n, [&](int64_t i) -> Scalar {
+      Scalar value = RowValue(args[0], i);
+      if (value.is_null()) return Scalar::Null(type);
+      const Civil c = ToCivil(value, input, origin);
+      return Scalar{type, double(c.days * kMicrosPerDay + c.micros_of_day) / 1e6};  // as DuckDB divides
+    });
+  }
+  if (name == "date_add_days" || name == "date_diff_days") {
+    const bool add = name == "date_add_days";
+    return RowWise(type, n, [&](int64_t i) -> Scalar {
+      Scalar a = RowValue(args[0], i), b = RowValue(args[1], i);
+      if (a.is_null() || b.is_null()) return Scalar::Null(type);
+      if (!add) return Scalar{type, a.as_int() - b.as_int()};  // days of two int32 counts: no overflow
+      int64_t days = 0;
+      if (__builtin_add_overflow(a.as_int(), b.as_int(), &days) || days < INT32_MIN || days > INT32_MAX)
+        ThrowAt(origin, fmt::format("date out of range: {} days after {}", b.as_int(), DescribeValue(a)));
+      return Scalar{type, days};
     });
   }
   if (name == "add_interval") {

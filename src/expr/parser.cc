@@ -134,12 +134,38 @@ ExprPtr Parser::ParseNot() {
   return ParseIs();
 }
 
+// x IS [NOT] NULL, and x IS [NOT] DISTINCT FROM y: equality that takes NULL for a value
+// (never NULL itself), written as coalesce(x = y, x IS NULL AND y IS NULL) so that every
+// type the comparison takes is covered, NaN equal to NaN included.
 ExprPtr Parser::ParseIs() {
   ExprPtr operand = ParseComparison();
   while (Peek().IsKeyword("IS")) {
     Token is = Next();
+    const bool negated = ConsumeKeyword("NOT");
+    if (ConsumeKeyword("DISTINCT")) {
+      ExpectKeyword("FROM");
+      ExprPtr other = ParseComparison();
+      auto is_null = [&](const ExprPtr& e) {
+        auto node = NewNode(ExprKind::kIsNull, is);
+        node->args = {e};
+        return node;
+      };
+      auto same = NewNode(ExprKind::kCall, is);
+      same->function = "coalesce";
+      same->args = {MakeBinary(BinaryOp::kEq, is, operand, other),
+                    MakeBinary(BinaryOp::kAnd, is, is_null(operand), is_null(other))};
+      if (negated) {
+        operand = same;
+        continue;
+      }
+      auto distinct = NewNode(ExprKind::kUnary, is);
+      distinct->unary_op = UnaryOp::kNot;
+      distinct->args = {same};
+      operand = distinct;
+      continue;
+    }
     auto node = NewNode(ExprKind::kIsNull, is);
-    node->negated = ConsumeKeyword("NOT");
+    node->negated = negated;
     ExpectKeyword("NULL");
     node->args = {operand};
     operand = node;

@@ -355,10 +355,13 @@ class MedianAccumulator final : public Accumulator {
         out.AppendNull();
         continue;
       }
+      // NaN above every number, as ORDER BY and DuckDB order it (a bare < is no strict
+      // weak order with NaN, and nth_element then picks an arbitrary value).
+      auto less = [](double p, double q) { return std::isnan(q) ? !std::isnan(p) : p < q; };
       const size_t m = x.size() / 2;
-      std::nth_element(x.begin(), x.begin() + ptrdiff_t(m), x.end());
+      std::nth_element(x.begin(), x.begin() + ptrdiff_t(m), x.end(), less);
       double middle = x[m];
-      if (x.size() % 2 == 0) middle = (*std::max_element(x.begin(), x.begin() + ptrdiff_t(m)) + middle) / 2;
+      if (x.size() % 2 == 0) middle = (*std::max_element(x.begin(), x.begin() + ptrdiff_t(m), less) + middle) / 2;
       out.Append(middle);
     }
     return out.Finish();

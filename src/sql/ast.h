@@ -53,7 +53,7 @@ struct SelectItem {
 struct OrderItem {
   ExprPtr expr;
   bool descending = false;
-  std::optional<bool> nulls_first;  // default: NULLS LAST for ASC, NULLS FIRST for DESC
+  std::optional<bool> nulls_first;  // default: NULLS LAST for ASC and DESC, as DuckDB
 };
 
 // `JOIN table ON cond`, `JOIN table USING (a, b)`, or `CROSS JOIN table` (also

@@ -111,7 +111,7 @@ std::optional<NearestPlan> PlanNearest(const SelectStmt& stmt, const ExprPtr& wh
   if (!key || key->kind != ExprKind::kCall || key->window || key->args.size() != 2) return std::nullopt;
   const std::optional<Ranking> ranking = RankingOf(key->function);
   // NULL keys (rows without a vector) must sort after the nearest: the index has none.
-  const bool nulls_last = !order.nulls_first.value_or(order.descending);
+  const bool nulls_last = !order.nulls_first.value_or(false);
   if (!ranking || ranking->descending != order.descending || !nulls_last) return std::nullopt;
 
   const ExprPtr column = StripQualifier(key->args[0], qualifiers), other = StripQualifier(key->args[1], qualifiers);

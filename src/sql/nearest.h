@@ -31,8 +31,8 @@ struct NearestPlan {
 // The plan when `stmt` (`where`: its WHERE, table qualifiers stripped) selects from one
 // table, without GROUP BY, aggregates, windows, DISTINCT or correlated subqueries, under
 // a LIMIT, ordered by one key nearest first: l2_distance / list_distance / array_distance
-// ascending (l2), cosine_distance ascending or cosine_similarity descending NULLS LAST
-// (cosine), negative_inner_product ascending or inner_product descending NULLS LAST (dot),
+// ascending (l2), cosine_distance ascending or cosine_similarity descending (cosine),
+// negative_inner_product ascending or inner_product descending (dot), NULLs last (the default),
 // of a vector column and a constant vector of its dimension; and the column has a vector
 // index ranking by that metric. Nullopt otherwise: the query then runs exactly. The index
 // holds no NULL vector, so a served query returns only rows with one; its rows are then

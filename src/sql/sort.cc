@@ -190,7 +190,7 @@ RowOrder::RowOrder(const std::vector<ArrayPtr>& x, const std::vector<ArrayPtr>& 
 bool RowOrder::Before(int64_t a, int64_t b) const {
   for (size_t k = 0; k < x_.size(); ++k) {
     const bool x_null = x_[k]->IsNull(a), y_null = y_[k]->IsNull(b);
-    const bool nulls_first = items_[k].nulls_first.value_or(items_[k].descending);
+    const bool nulls_first = items_[k].nulls_first.value_or(false);
     if (x_null || y_null) {
       if (x_null && y_null) continue;
       return x_null == nulls_first;
@@ -262,7 +262,7 @@ bool Sorter::BeforeBound(const ArrayData& key, std::vector<bool>& keep) const {
   const ArrayData& bound = *last_kept_[0];
   if (items_.size() != 1 || type.id() == TypeId::kFloat16 || !type.is_numeric() || bound.IsNull(0)) return false;
   const bool descending = items_[0].descending;
-  const bool nulls_first = items_[0].nulls_first.value_or(descending);
+  const bool nulls_first = items_[0].nulls_first.value_or(false);
   VisitStorage(type.id(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_arithmetic_v<T>) {

@@ -17,8 +17,8 @@
 namespace lancelet::sql {
 
 // Whether row a of keys `x` comes before row b of keys `y` under ORDER BY `items` (the
-// keys in item order, of the same types on both sides). NULLs go last for ASC and first
-// for DESC unless NULLS FIRST / LAST says otherwise; NaN sorts above every number.
+// keys in item order, of the same types on both sides). NULLs go last, for ASC and DESC
+// alike (DuckDB's default), unless NULLS FIRST says otherwise; NaN sorts above every number.
 class RowOrder {
  public:
   RowOrder(const std::vector<ArrayPtr>& x, const std::vector<ArrayPtr>& y, const std::vector<OrderItem>& items);

@@ -113,7 +113,7 @@ TEST(ExprBinder, Functions) {
             "array_cosine_distance, array_cosine_similarity, array_distance, array_distinct, array_has, "
             "array_indexof, array_inner_product, array_length, array_negative_inner_product, array_position, "
             "array_reverse, array_reverse_sort, array_slice, array_sort, array_to_string, array_unique, ceil, "
-            "char_length, coalesce, contains, cosine_distance, date_part, date_trunc, exp, extract, floor, "
+            "char_length, coalesce, concat, contains, cosine_distance, date_part, date_trunc, exp, extract, floor, "
             "greatest, inner_product, l2_distance, least, len, length, list_avg, list_cat, list_concat, "
             "list_contains, list_cosine_distance, list_cosine_similarity, list_distance, list_distinct, "
             "list_element, list_has, list_indexof, list_inner_product, list_max, list_min, "
