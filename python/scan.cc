@@ -32,7 +32,7 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
         py::gil_scoped_release release;
         return d.ds->CountRows(filter.value_or(""));
       }, py::arg("filter") = py::none())
-      .def("scanner", [](const PyDataset& d, const std::optional<std::vector<std::string>>& columns,
+      .def("_scanner", [](const PyDataset& d, const std::optional<std::vector<std::string>>& columns,
                          const std::optional<std::string>& filter, std::optional<int64_t> limit,
                          std::optional<int64_t> offset, std::optional<int64_t> batch_size, bool with_row_id) {
         ScanBuilder scan = d.ds->NewScan();
@@ -86,7 +86,7 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
          "How search() answers the same arguments, as text, found by running it: the index, nprobes and "
          "partitions, the candidates, the rows re-ranked, the stale rows re-scored and the fragments "
          "searched flat; or why every row was scored.")
-      .def("take", [](const PyDataset& d, const std::vector<uint64_t>& indices,
+      .def("_take", [](const PyDataset& d, const std::vector<uint64_t>& indices,
                       const std::optional<std::vector<std::string>>& columns) {
         py::gil_scoped_release release;
         return PyBatch{d.ds->Take(indices, OptionalColumns(columns))};
