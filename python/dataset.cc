@@ -55,12 +55,13 @@ void DefineMaintenance(py::class_<PyDataset>& dataset) {
         MoveTo(self, [&](const DatasetPtr& ds) { return ds->DropIndex(name); });
       }, py::arg("name"), "Drops the index `name` and moves this handle to the version without it (pylance's drop_index).")
       .def("_cleanup", [](const PyDataset& d, std::optional<int64_t> older_than_seconds,
-                          std::optional<uint64_t> keep_versions, bool delete_unverified, bool dry_run) {
+                          std::optional<uint64_t> keep_versions, bool delete_unverified, bool dry_run, bool force) {
         CleanupOptions options;
         options.older_than_seconds = older_than_seconds;
         options.keep_versions = keep_versions;
         options.delete_unverified = delete_unverified;
         options.dry_run = dry_run;
+        options.force = force;
         CleanupStats stats;
         {
           py::gil_scoped_release release;
@@ -72,7 +73,11 @@ void DefineMaintenance(py::class_<PyDataset>& dataset) {
         out["files_removed"] = stats.files_removed;
         out["bytes_removed"] = stats.bytes_freed;
         return out;
-      }, py::arg("older_than_seconds"), py::arg("keep_versions"), py::arg("delete_unverified"), py::arg("dry_run"))
+      }, py::arg("older_than_seconds"), py::arg("keep_versions"), py::arg("delete_unverified"), py::arg("dry_run"),
+         py::arg("force"))
+      .def("_move_to_latest", [](py::object self) {
+        MoveTo(self, [](const DatasetPtr& ds) { return ds->Latest(); });
+      })
       .def("_config", [](const PyDataset& d) { return d.ds->Config(); })
       .def("_num_fragments", [](const PyDataset& d) { return d.ds->CountFragments(); });
 }

@@ -182,17 +182,19 @@ def _checkout_version(self, version):
     return self.checkout(int(version))
 
 
-def _cleanup_old_versions(self, older_than=None, retain_versions=None, *, delete_unverified=False, dry_run=False):
+def _cleanup_old_versions(self, older_than=None, retain_versions=None, *, delete_unverified=False, dry_run=False,
+                          force=False):
     """Removes versions committed more than `older_than` (a datetime.timedelta; default
     two weeks, as pylance) ago, or all but the newest `retain_versions`, and the files only
-    they use; the latest version and those superseded within the last hour stay.
+    they use. The latest version stays, and, unlike pylance, so do versions superseded
+    within the last hour (a scan or writer may still read them) unless force=True.
     delete_unverified also removes files no version names, whatever their age (only safe
     with no writer running). Returns {"old_versions", "files_removed", "bytes_removed",
     "versions_kept_recent"}."""
     if older_than is None and retain_versions is None:
         older_than = datetime.timedelta(days=14)
     seconds = None if older_than is None else int(older_than.total_seconds())
-    return self._cleanup(seconds, retain_versions, delete_unverified, dry_run)
+    return self._cleanup(seconds, retain_versions, delete_unverified, dry_run, force)
 
 
 class DatasetOptimizer:
@@ -247,3 +249,131 @@ Dataset.data_storage_version = property(lambda self: self._data_storage_version(
                                         doc="The Lance file version of the dataset's data files (\"2.0\", ...).")
 RecordBatchReader.to_batches = lambda self: iter(self)
 RecordBatchReader.to_table = lambda self: table_out(self)
+
+
+def _sql_name(name):
+    return '"' + name.replace('"', '""') + '"'
+
+
+class MergeInsertBuilder:
+    """ds.merge_insert(on): pylance's builder. Rows of the source whose `on` columns equal
+    a target row's are matched; execute(data) applies the clauses chosen and moves the
+    dataset to the version written.
+
+    Runs lancelet's SQL MERGE INTO (matched rows updated as overlays, new rows appended in
+    one commit); the source is written as a hidden table beside the dataset for the
+    statement and dropped afterwards, so the dataset's directory must be NAME.lance.
+    when_not_matched_by_source_delete is a DELETE committed after the MERGE, with one key
+    column."""
+
+    def __init__(self, dataset, on):
+        self._dataset = dataset
+        self._on = [on] if isinstance(on, str) else list(on)
+        if not self._on:
+            raise ValueError("merge_insert: `on` names no column")
+        self._matched = None  # (condition or None) when matched rows are updated
+        self._insert = False
+        self._by_source = None  # (condition or None) when unmatched target rows are deleted
+
+    def when_matched_update_all(self, condition=None):
+        """Matched target rows take the source row's values (where `condition`, SQL over
+        target.col and source.col, holds)."""
+        self._matched = (condition,)
+        return self
+
+    def when_not_matched_insert_all(self):
+        """Source rows no target row matches are inserted."""
+        self._insert = True
+        return self
+
+    def when_not_matched_by_source_delete(self, expr=None):
+        """Target rows no source row matches are deleted (those where `expr` holds)."""
+        self._by_source = (expr,)
+        return self
+
+    def _statements(self, target, source, columns):
+        on = " AND ".join(f"t.{_sql_name(k)} = s.{_sql_name(k)}" for k in self._on)
+        merge = [f"MERGE INTO {_sql_name(target)} AS t USING {_sql_name(source)} AS s ON {on}"]
+        if self._matched:
+            condition = self._matched[0]
+            sets = ", ".join(f"{_sql_name(c)} = s.{_sql_name(c)}" for c in columns if c not in self._on)
+            if sets:
+                merge.append("WHEN MATCHED" + (f" AND ({condition})" if condition else "") + f" THEN UPDATE SET {sets}")
+        if self._insert:
+            names = ", ".join(_sql_name(c) for c in columns)
+            merge.append(f"WHEN NOT MATCHED THEN INSERT ({names}) VALUES ({', '.join('s.' + _sql_name(c) for c in columns)})")
+        statements = [" ".join(merge)] if len(merge) > 1 else []
+        if self._by_source:
+            if len(self._on) != 1:
+                raise lancelet_errors().NotSupportedError(
+                    "merge_insert: when_not_matched_by_source_delete takes one `on` column here")
+            key = _sql_name(self._on[0])
+            keep = f"{key} IS NULL OR {key} NOT IN (SELECT {key} FROM {_sql_name(source)} WHERE {key} IS NOT NULL)"
+            expr = self._by_source[0]
+            statements.append(f"DELETE FROM {_sql_name(target)} WHERE ({keep})" + (f" AND ({expr})" if expr else ""))
+        return statements
+
+    def execute(self, data, *, schema=None):
+        """Applies the clauses with `data` (anything write_dataset takes) as the source and
+        returns {"num_inserted_rows", "num_updated_rows", "num_deleted_rows"}, as pylance."""
+        import re
+        import uuid
+        from . import sql, write_dataset
+        ds = self._dataset
+        uri = ds.uri.rstrip("/")
+        slash = uri.rfind("/")
+        db, name = uri[:slash], uri[slash + 1:]
+        if not name.endswith(".lance") or slash < 0:
+            raise lancelet_errors().NotSupportedError(
+                f"merge_insert: the dataset's directory must be named NAME.lance (got {uri!r})")
+        target = name[:-len(".lance")]
+        source = f"_lancelet_merge_{uuid.uuid4().hex}"
+        written = write_dataset(data, f"{db}/{source}.lance", schema=schema)
+        stats = {"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0}
+        try:
+            for statement in self._statements(target, source, written.lance_schema.names):
+                message = sql(db, statement)
+                merged = re.match(r"MERGE (\d+) rows? updated, (\d+) deleted, (\d+) inserted", message)
+                if merged:
+                    stats["num_updated_rows"] += int(merged.group(1))
+                    stats["num_deleted_rows"] += int(merged.group(2))
+                    stats["num_inserted_rows"] += int(merged.group(3))
+                deleted = re.match(r"DELETE (\d+) rows?", message)
+                if deleted:
+                    stats["num_deleted_rows"] += int(deleted.group(1))
+        finally:
+            sql(db, f"DROP TABLE IF EXISTS {_sql_name(source)}")
+        ds._move_to_latest()
+        return stats
+
+
+def lancelet_errors():
+    from . import _lancelet as errors
+    return errors
+
+
+def _merge_insert(self, on):
+    """pylance's merge_insert builder (MergeInsertBuilder) keyed on the `on` column(s)."""
+    return MergeInsertBuilder(self, on)
+
+
+def _create_scalar_index(self, column, index_type="BTREE", name=None, *, replace=True, **kwargs):
+    """A BTREE or BITMAP index on `column`, as pylance's create_scalar_index (replacing one
+    of the same name by default); moves this handle to the version holding it."""
+    if str(index_type).upper() not in ("BTREE", "BITMAP"):
+        raise lancelet_errors().NotSupportedError(
+            f"create_scalar_index: index_type {index_type!r}: lancelet builds BTREE and BITMAP")
+    self.create_index(column, index_type, name=name or "", replace=replace)
+
+
+def _data_storage_version(self):
+    for line in self.inspect().splitlines():
+        if line.startswith("data storage: "):
+            words = line[len("data storage: "):].split()
+            return words[-1].strip("()") if len(words) > 2 else words[1]
+    return None
+
+
+Dataset.merge_insert = _merge_insert
+Dataset.create_scalar_index = _create_scalar_index
+Dataset._data_storage_version = _data_storage_version
