@@ -96,6 +96,35 @@ void RegisterBatchInputs(py::module_& m) {
     return PyBatch{ImportRecordBatch(CapsulePointer<ArrowArray>(array, "arrow_array"), s)};
   }, py::arg("schema"), py::arg("array"));
 
+  // A reader pulling lancelet RecordBatches from a Python iterator as the writer asks for
+  // them (the GIL taken for each), so that a large input is converted a slice at a time.
+  m.def("reader_of_iterator", [](const PySchema& schema, py::iterator batches) {
+    struct Reader : RecordBatchReader {
+      SchemaPtr schema_;
+      py::object batches;  // released with the GIL held (the destructor takes it)
+      ~Reader() override {
+        py::gil_scoped_acquire hold;
+        batches = py::object();
+      }
+      SchemaPtr schema() const override { return schema_; }
+      RecordBatchPtr Next() override {
+        py::gil_scoped_acquire hold;
+        if (!batches) return nullptr;
+        PyObject* next = PyIter_Next(batches.ptr());
+        if (!next) {
+          if (PyErr_Occurred()) throw py::error_already_set();
+          batches = py::object();
+          return nullptr;
+        }
+        return py::reinterpret_steal<py::object>(next).cast<PyBatch&>().batch;
+      }
+    };
+    auto reader = std::make_shared<Reader>();
+    reader->schema_ = schema.schema;
+    reader->batches = batches;
+    return PyReader{reader, schema.schema};
+  }, py::arg("schema"), py::arg("batches"));
+
   m.def("reader_of_batches", [](const std::vector<PyBatch*>& batches) {
     if (batches.empty()) ThrowValue("no batches to write");
     struct Reader : RecordBatchReader {

@@ -75,6 +75,30 @@ def _foreign_stream(data, target=None):
     return reader.__arrow_c_stream__()
 
 
+# Rows converted at a time from a dict of numpy arrays: the writer takes each slice as it
+# goes, so only one slice's copy is held beside the caller's arrays.
+SLICE_ROWS = 65536
+
+
+def _dict_stream(data, schema):
+    """A dict of columns as a stream: numpy columns slice by slice (numpy slices are views),
+    anything else (lists, which must be typed whole) in one batch."""
+    import numpy
+    arrays = all(isinstance(v, numpy.ndarray) for v in data.values())
+    rows = len(next(iter(data.values()))) if data else 0
+    if not arrays or rows <= SLICE_ROWS or len({len(v) for v in data.values()}) != 1:
+        return _lancelet.reader_of_batches([_lancelet.batch_from_pydict(data, schema)]).__arrow_c_stream__()
+    first = _lancelet.batch_from_pydict({k: v[:SLICE_ROWS] for k, v in data.items()}, schema)
+    fixed = first.schema if schema is None else schema
+
+    def slices():
+        yield first
+        for start in range(SLICE_ROWS, rows, SLICE_ROWS):
+            yield _lancelet.batch_from_pydict({k: v[start:start + SLICE_ROWS] for k, v in data.items()}, fixed)
+
+    return _lancelet.reader_of_iterator(fixed, slices()).__arrow_c_stream__()
+
+
 def to_stream(data, schema, target=None):
     """`data` as an "arrow_array_stream" PyCapsule (see write_dataset for what it takes);
     `target`: when appending, the dataset's pyarrow schema."""
@@ -91,7 +115,7 @@ def to_stream(data, schema, target=None):
         batch = _lancelet.batch_from_capsules(*data.__arrow_c_array__())
         return _lancelet.reader_of_batches([batch]).__arrow_c_stream__()
     if isinstance(data, dict):
-        return _lancelet.reader_of_batches([_lancelet.batch_from_pydict(data, schema)]).__arrow_c_stream__()
+        return _dict_stream(data, schema)
     if hasattr(data, "fetch_arrow_reader"):  # a DuckDB relation of a version without __arrow_c_stream__
         return data.fetch_arrow_reader().__arrow_c_stream__()
     raise TypeError(f"write_dataset takes a dict of columns, a list of row dicts, or an object with "
