@@ -23,7 +23,7 @@ PySchema ParseSchema(const std::vector<std::pair<std::string, std::string>>& col
 
 void DefineSchema(py::module_& m) {
   py::class_<PySchema>(m, "Schema", "The columns of a dataset or batch: names, types and nullability.")
-      .def_property_readonly("names", [](const PySchema& s) { return Names(*s.schema); })
+      .def_property_readonly("names", [](const PySchema& s) { return Names(*s.schema); }, "The column names, in order.")
       .def_property_readonly("types", [](const PySchema& s) {
         std::vector<std::string> out;
         for (const auto& f : s.schema->fields()) out.push_back(f->type->ToString());
@@ -42,10 +42,12 @@ void DefineSchema(py::module_& m) {
 void DefineRecordBatch(py::module_& m) {
   py::class_<PyBatch>(m, "RecordBatch", "Rows in columns (Arrow layout); hand it to pyarrow, polars or DuckDB "
                                         "through the Arrow PyCapsule interface.")
-      .def_property_readonly("num_rows", [](const PyBatch& b) { return b.batch->num_rows(); })
-      .def_property_readonly("num_columns", [](const PyBatch& b) { return b.batch->num_columns(); })
-      .def_property_readonly("schema", [](const PyBatch& b) { return PySchema{b.batch->schema()}; })
-      .def_property_readonly("column_names", [](const PyBatch& b) { return Names(*b.batch->schema()); })
+      .def_property_readonly("num_rows", [](const PyBatch& b) { return b.batch->num_rows(); }, "How many rows.")
+      .def_property_readonly("num_columns", [](const PyBatch& b) { return b.batch->num_columns(); }, "How many columns.")
+      .def_property_readonly("schema", [](const PyBatch& b) { return PySchema{b.batch->schema()}; },
+                             "The columns, a lancelet.Schema.")
+      .def_property_readonly("column_names", [](const PyBatch& b) { return Names(*b.batch->schema()); },
+                             "The column names, in order.")
       .def("to_pydict", [](const PyBatch& b, const std::optional<std::vector<std::string>>& columns) {
         return BatchToDict(*b.batch, OptionalColumns(columns));
       }, py::arg("columns") = py::none(),

@@ -163,7 +163,8 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
           out.append(row);
         }
         return out;
-      })
+      }, "[{name, type, fields, version, ...}] of the indexes, as pylance's list_indices; vector indexes add "
+         "num_partitions, metric and the PQ parameters.")
       .def("inspect", [](const PyDataset& d) {
         py::gil_scoped_release release;
         return d.ds->Inspect();
@@ -247,8 +248,9 @@ void DefineOpenAndWrite(py::module_& m) {
 void RegisterDataset(py::module_& m) {
   py::class_<PyDataset> dataset(m, "Dataset", "A handle on a Lance dataset at one version. As pylance's, a write moves the handle it is called on to the version it committed.");
   dataset
-      .def_property_readonly("uri", [](const PyDataset& d) { return d.ds->uri(); })
-      .def_property_readonly("version", [](const PyDataset& d) { return d.ds->version(); })
+      .def_property_readonly("uri", [](const PyDataset& d) { return d.ds->uri(); }, "Where the dataset lives.")
+      .def_property_readonly("version", [](const PyDataset& d) { return d.ds->version(); },
+                             "The version this handle reads (writes move it to the version they commit).")
       .def_property_readonly("lance_schema", [](const PyDataset& d) { return PySchema{d.ds->schema()}; },
                              "The columns as a lancelet.Schema (types as lancelet writes them), with or without pyarrow.")
       .def("versions", [](const PyDataset& d) {
@@ -270,11 +272,11 @@ void RegisterDataset(py::module_& m) {
       .def("checkout", [](const PyDataset& d, uint64_t version) {
         py::gil_scoped_release release;
         return PyDataset{d.ds->Checkout(version)};
-      }, py::arg("version"))
+      }, py::arg("version"), "A new handle on `version` (checkout_version is pylance's name).")
       .def("latest", [](const PyDataset& d) {
         py::gil_scoped_release release;
         return PyDataset{d.ds->Latest()};
-      });
+      }, "A new handle on the newest version.");
   DefineDatasetScans(dataset);
   DefineDatasetChanges(dataset);
   DefineSchemaChanges(dataset);

@@ -31,7 +31,7 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
       .def("count_rows", [](const PyDataset& d, const std::optional<std::string>& filter) {
         py::gil_scoped_release release;
         return d.ds->CountRows(filter.value_or(""));
-      }, py::arg("filter") = py::none())
+      }, py::arg("filter") = py::none(), "How many live rows pass `filter` (SQL; None: every row).")
       .def("_scanner", [](const PyDataset& d, const std::optional<std::vector<std::string>>& columns,
                          const std::optional<std::string>& filter, std::optional<int64_t> limit,
                          std::optional<int64_t> offset, std::optional<int64_t> batch_size, bool with_row_id) {
@@ -97,7 +97,8 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
 void RegisterRecordBatchReader(py::module_& m) {
   py::class_<PyReader>(m, "RecordBatchReader", "A stream of record batches; iterate it, or hand it on through "
                                                "__arrow_c_stream__ (once).")
-      .def_property_readonly("schema", [](const PyReader& r) { return PySchema{r.schema}; })
+      .def_property_readonly("schema", [](const PyReader& r) { return PySchema{r.schema}; },
+                             "The columns of the batches, a lancelet.Schema.")
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", [](PyReader& r) {
         if (!r.reader) throw py::stop_iteration();

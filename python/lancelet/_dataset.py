@@ -247,8 +247,20 @@ Dataset.latest_version = property(lambda self: self.latest().version,
 Dataset.optimize = property(DatasetOptimizer, doc="compact_files() and optimize_indices(), as pylance's.")
 Dataset.data_storage_version = property(lambda self: self._data_storage_version(),
                                         doc="The Lance file version of the dataset's data files (\"2.0\", ...).")
-RecordBatchReader.to_batches = lambda self: iter(self)
-RecordBatchReader.to_table = lambda self: table_out(self)
+
+
+def _reader_to_batches(self):
+    """The remaining batches, one by one (lancelet.RecordBatch)."""
+    return iter(self)
+
+
+def _reader_to_table(self):
+    """The remaining batches as a pyarrow.Table (one lancelet.RecordBatch without pyarrow)."""
+    return table_out(self)
+
+
+RecordBatchReader.to_batches = _reader_to_batches
+RecordBatchReader.to_table = _reader_to_table
 
 
 def _sql_name(name):

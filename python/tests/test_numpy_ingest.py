@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import lancelet
+from conftest import need
 from lancelet import _ingest
 
 
@@ -49,7 +50,7 @@ def test_numpy_kinds_get_the_matching_types(tmp_path):
 
 
 def test_numpy_kinds_read_by_pyarrow_as_pyarrow_types_them(tmp_path):
-    pa = pytest.importorskip("pyarrow")
+    pa = need("pyarrow")
     data = {"b": np.array([True, False]), "t": np.array(["2024-01-01", "NaT"], dtype="datetime64[us]"),
             "td": np.array([1, 2], dtype="timedelta64[ns]"), "u": np.array(["a", "bc"])}
     ds = lancelet.write_dataset(data, tmp_path / "pa.lance")
