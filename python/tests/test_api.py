@@ -364,3 +364,32 @@ def test_drop_and_alter_columns(tmp_path):
     ds = ds.add_columns({"half": "points / 2", "label": "'#' || CAST(id AS VARCHAR)"})
     assert ds.to_pydict(columns=["half", "label"]) == {"half": [0.75, 1.25, None], "label": ["#1", "#2", "#3"]}
 
+
+
+def test_merge_insert_clauses_and_conditions(tmp_path):
+    ds = lancelet.write_dataset({"id": [1, 2, 3, 4], "v": ["a", "b", "c", "d"], "n": [10, 20, 30, 40]},
+                                tmp_path / "m.lance")
+    source = {"id": [2, 3, 5], "v": ["B", "C", "E"], "n": [21, 29, 50]}
+    # Only matched rows whose source n is larger are updated; target rows the source lacks
+    # are deleted where n > 15 (so id 1 stays).
+    stats = (ds.merge_insert("id").when_matched_update_all("s.n > t.n").when_not_matched_insert_all()
+             .when_not_matched_by_source_delete("n > 15").execute(source))
+    assert stats == {"num_inserted_rows": 1, "num_updated_rows": 1, "num_deleted_rows": 1}
+    assert ds.version == 3  # the MERGE, then the by-source DELETE
+    got = ds.to_pydict()
+    assert sorted(zip(got["id"], got["v"], got["n"])) == [(1, "a", 10), (2, "B", 21), (3, "c", 30), (5, "E", 50)]
+    assert ds.merge_insert(["id"]).when_not_matched_insert_all().execute([{"id": 6, "v": "f", "n": 60}]) == {
+        "num_inserted_rows": 1, "num_updated_rows": 0, "num_deleted_rows": 0}
+    assert ds.count_rows() == 5
+    with pytest.raises(lancelet.NotSupportedError, match="one `on` column"):
+        ds.merge_insert(["id", "v"]).when_not_matched_by_source_delete().execute(source)
+
+
+def test_earlier_spellings_still_work_for_one_release(tmp_path):
+    ds = lancelet.write_dataset({"id": [1, 2]}, tmp_path / "old.lance")
+    lancelet.write_dataset({"id": [3]}, ds.uri, "append")  # mode in schema's place
+    ds.delete("id = 1")  # a write on an older handle commits on the newest version
+    assert ds.version == 3 and ds.to_pydict() == {"id": [2, 3]}
+    assert ds.optimize() is ds and ds.version == 4  # compacted, the handle moved
+    assert ds.latest().version == 4 and ds.to_pydict() == {"id": [2, 3]}
+    assert ds.checkout(2).count_rows() == 3
