@@ -11,12 +11,19 @@ namespace lancelet::python {
 namespace {
 
 // Runs a write on `self`'s version without the GIL and moves `self` to the version it
-// committed: pylance's handles follow their own writes.
+// committed: pylance's handles follow their own writes. The handle's pointer is read and
+// replaced only with the GIL held, so that a thread reading through the same handle
+// (which copies the pointer before releasing the GIL) never sees it change under it.
 template <typename Write>
 void MoveTo(py::handle self, Write write) {
   PyDataset& d = self.cast<PyDataset&>();
-  py::gil_scoped_release release;
-  d.ds = write(d.ds);
+  const DatasetPtr current = d.ds;
+  DatasetPtr next;
+  {
+    py::gil_scoped_release release;
+    next = write(current);
+  }
+  d.ds = std::move(next);
 }
 
 py::dict OptimizeStatsDict(const OptimizeStats& stats) {
@@ -64,8 +71,9 @@ void DefineMaintenance(py::class_<PyDataset>& dataset) {
         options.force = force;
         CleanupStats stats;
         {
+          const DatasetPtr ds = d.ds;
           py::gil_scoped_release release;
-          stats = d.ds->Cleanup(options);
+          stats = ds->Cleanup(options);
         }
         py::dict out;
         out["old_versions"] = stats.versions_removed;
@@ -78,8 +86,25 @@ void DefineMaintenance(py::class_<PyDataset>& dataset) {
       .def("_move_to_latest", [](py::object self) {
         MoveTo(self, [](const DatasetPtr& ds) { return ds->Latest(); });
       })
-      .def("_config", [](const PyDataset& d) { return d.ds->Config(); })
-      .def("_num_fragments", [](const PyDataset& d) { return d.ds->CountFragments(); });
+      .def("_fragments", [](const PyDataset& d) {
+        std::vector<FragmentOptimization> plan;
+        {
+          const DatasetPtr ds = d.ds;
+          py::gil_scoped_release release;
+          plan = ds->PlanOptimize();
+        }
+        py::list out;
+        for (const auto& f : plan) {
+          py::dict row;
+          row["fragment_id"] = f.fragment_id;
+          row["physical_rows"] = f.physical_rows;
+          row["num_deletions"] = f.deleted_rows;
+          row["overlays"] = f.overlays;
+          out.append(row);
+        }
+        return out;
+      })
+      .def("_config", [](const PyDataset& d) { return d.ds->Config(); });
 }
 
 // The dataset's writes, its indexes, and what `lancelet inspect` shows.
@@ -91,20 +116,26 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
         for (const auto& [column, expression] : values) set.push_back({column, expression});
         const UpdateMode parsed = ParseUpdateMode(mode, "mode");
         uint64_t rows = 0;
+        const DatasetPtr current = d.ds;
+        DatasetPtr next;
         {
           py::gil_scoped_release release;
-          d.ds = d.ds->Update(set, where.value_or(""), &rows, parsed);
+          next = current->Update(set, where.value_or(""), &rows, parsed);
         }
+        d.ds = std::move(next);
         py::dict out;
         out["num_rows_updated"] = rows;
         return out;
       }, py::arg("values"), py::arg("where") = py::none(), py::arg("mode") = "auto")
       .def("delete", [](PyDataset& d, const std::string& where) {
         uint64_t rows = 0;
+        const DatasetPtr current = d.ds;
+        DatasetPtr next;
         {
           py::gil_scoped_release release;
-          d.ds = d.ds->Delete(where, &rows);
+          next = current->Delete(where, &rows);
         }
+        d.ds = std::move(next);
         py::dict out;
         out["num_deleted_rows"] = rows;
         return out;
@@ -132,10 +163,13 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
         options.sample_rate = sample_rate;
         options.max_iterations = max_iterations;
         PyDataset& d = self.cast<PyDataset&>();
+        const DatasetPtr current = d.ds;
+        DatasetPtr next;
         {
           py::gil_scoped_release release;
-          d.ds = d.ds->CreateIndex(column, type, options, name, replace);
+          next = current->CreateIndex(column, type, options, name, replace);
         }
+        d.ds = std::move(next);
         return self;
       }, py::arg("column"), py::arg("index_type") = "BTREE", py::arg("name") = "", py::arg("replace") = false,
          py::arg("num_partitions") = 0, py::arg("num_sub_vectors") = 0, py::arg("num_bits") = 8,
@@ -166,8 +200,9 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
       }, "[{name, type, fields, version, ...}] of the indexes, as pylance's list_indices; vector indexes add "
          "num_partitions, metric and the PQ parameters.")
       .def("inspect", [](const PyDataset& d) {
+        const DatasetPtr ds = d.ds;
         py::gil_scoped_release release;
-        return d.ds->Inspect();
+        return ds->Inspect();
       }, "What `lancelet inspect` prints: fragments, files, overlays, deletions, indexes.")
       .def("__repr__", [](const PyDataset& d) {
         return "lancelet.Dataset('" + d.ds->uri() + "', version " + std::to_string(d.ds->version()) + ")";
@@ -256,8 +291,9 @@ void RegisterDataset(py::module_& m) {
       .def("versions", [](const PyDataset& d) {
         std::vector<VersionInfo> versions;
         {
+          const DatasetPtr ds = d.ds;
           py::gil_scoped_release release;
-          versions = d.ds->ListVersions();
+          versions = ds->ListVersions();
         }
         py::list out;
         for (const auto& v : versions) {
@@ -270,12 +306,14 @@ void RegisterDataset(py::module_& m) {
         return out;
       }, "[{version, timestamp, operation}] for every version on disk.")
       .def("checkout", [](const PyDataset& d, uint64_t version) {
+        const DatasetPtr ds = d.ds;
         py::gil_scoped_release release;
-        return PyDataset{d.ds->Checkout(version)};
+        return PyDataset{ds->Checkout(version)};
       }, py::arg("version"), "A new handle on `version` (checkout_version is pylance's name).")
       .def("latest", [](const PyDataset& d) {
+        const DatasetPtr ds = d.ds;
         py::gil_scoped_release release;
-        return PyDataset{d.ds->Latest()};
+        return PyDataset{ds->Latest()};
       }, "A new handle on the newest version.");
   DefineDatasetScans(dataset);
   DefineDatasetChanges(dataset);

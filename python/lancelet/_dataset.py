@@ -389,3 +389,44 @@ def _data_storage_version(self):
 Dataset.merge_insert = _merge_insert
 Dataset.create_scalar_index = _create_scalar_index
 Dataset._data_storage_version = _data_storage_version
+
+
+class Fragment:
+    """One fragment of a dataset version (Dataset.get_fragments): its id, rows and
+    deletions, as pylance's LanceFragment reports them."""
+
+    def __init__(self, info):
+        self.fragment_id = info["fragment_id"]
+        self.physical_rows = info["physical_rows"]
+        self.num_deletions = info["num_deletions"]
+        self.overlays = info["overlays"]
+
+    def count_rows(self):
+        """Its live rows."""
+        return self.physical_rows - self.num_deletions
+
+    def __repr__(self):
+        return f"lancelet.Fragment(id={self.fragment_id}, rows={self.count_rows()})"
+
+
+def _get_fragments(self):
+    """The fragments of this version, in manifest order (Fragment objects)."""
+    return [Fragment(info) for info in self._fragments()]
+
+
+class DatasetStats:
+    """ds.stats: dataset_stats() under pylance's name."""
+
+    def __init__(self, dataset):
+        self._dataset = dataset
+
+    def dataset_stats(self):
+        """{"num_deleted_rows", "num_fragments", "num_small_files"}: a small file is a
+        fragment of fewer rows than compaction's target (1,048,576), as pylance counts."""
+        fragments = self._dataset._fragments()
+        return {"num_deleted_rows": sum(f["num_deletions"] for f in fragments), "num_fragments": len(fragments),
+                "num_small_files": sum(1 for f in fragments if f["physical_rows"] < 1024 * 1024)}
+
+
+Dataset.get_fragments = _get_fragments
+Dataset.stats = property(DatasetStats, doc="dataset_stats(), as pylance's ds.stats.")

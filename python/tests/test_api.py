@@ -393,3 +393,26 @@ def test_earlier_spellings_still_work_for_one_release(tmp_path):
     assert ds.optimize() is ds and ds.version == 4  # compacted, the handle moved
     assert ds.latest().version == 4 and ds.to_pydict() == {"id": [2, 3]}
     assert ds.checkout(2).count_rows() == 3
+
+
+def test_a_handle_shared_by_threads_moves_under_its_readers(tmp_path):
+    ds = lancelet.write_dataset({"id": np.arange(20_000, dtype=np.int64), "v": np.zeros(20_000)}, tmp_path / "th.lance")
+    seen, errors, done = [], [], threading.Event()
+
+    def read():
+        try:
+            while not done.is_set():
+                seen.append((ds.count_rows(), ds.version))
+                assert len(ds.take([0, 19_999])) == 2
+        except Exception as e:  # noqa: BLE001  (reported below)
+            errors.append(e)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    for _ in range(10):
+        ds.update({"v": "v + 1"})
+    done.set()
+    reader.join()
+    assert not errors and ds.version == 11
+    assert all(rows == 20_000 for rows, _ in seen)
+    assert set(ds.to_pydict(columns=["v"])["v"]) == {10.0}

@@ -165,3 +165,16 @@ def test_write_dataset_arguments_as_pylance(tmp_path):
         ds = mod.write_dataset(table.slice(1, 2), uri, mode="overwrite")
         assert ds.version == 3 and ds.to_table() == table.slice(1, 2)
         assert mod.dataset(uri, version=2).count_rows() == 6
+
+
+def test_fragments_and_stats_as_pylance(pair):
+    ours, theirs, pa = pair
+    ours.delete("id = 3")
+    theirs.delete("id = 3")
+    mine, their = ours.get_fragments(), theirs.get_fragments()
+    assert [(f.fragment_id, f.count_rows()) for f in mine] == [(f.fragment_id, f.count_rows()) for f in their] == \
+        [(0, 2), (1, 1), (2, 1)]
+    assert [(f.num_deletions, f.physical_rows) for f in mine] == [(f.num_deletions, f.physical_rows) for f in their] == \
+        [(0, 2), (1, 2), (0, 1)]
+    assert ours.stats.dataset_stats() == theirs.stats.dataset_stats() == {
+        "num_deleted_rows": 1, "num_fragments": 3, "num_small_files": 3}
