@@ -30,7 +30,7 @@ from ._lancelet import (ConflictError, CorruptError, Dataset, InvalidArgumentErr
 from ._arrow import pyarrow_or_none as _pyarrow
 from ._ingest import to_stream as _to_stream
 
-__all__ = ["dataset", "write_dataset", "sql", "Dataset", "Scanner", "Schema", "RecordBatch",
+__all__ = ["dataset", "write_dataset", "sql", "Dataset", "Scanner", "MergeInsertBuilder", "Fragment", "Schema", "RecordBatch",
            "RecordBatchReader", "LanceletError", "InvalidArgumentError", "NotFoundError", "CorruptError",
            "NotSupportedError", "ConflictError", "IOError"]
 
@@ -84,4 +84,4 @@ def sql(db_dir, statement, storage_options=None):
     return _lancelet.sql(str(db_dir), statement, dict(storage_options or {}))
 
 
-from ._dataset import Scanner  # noqa: E402  (defines Dataset's Python methods)
+from ._dataset import Fragment, MergeInsertBuilder, Scanner  # noqa: E402  (defines Dataset's Python methods)
