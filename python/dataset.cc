@@ -104,7 +104,9 @@ void DefineMaintenance(py::class_<PyDataset>& dataset) {
         }
         return out;
       })
-      .def("_config", [](const PyDataset& d) { return d.ds->Config(); });
+      .def("_config", [](const PyDataset& d) { return d.ds->Config(); })
+      .def("_pinned", [](const PyDataset& d) { return PyDataset{d.ds}; },
+           "A second handle on this handle's version (no I/O), which this handle's writes do not move.");
 }
 
 // The dataset's writes, its indexes, and what `lancelet inspect` shows.

@@ -17,7 +17,9 @@ class Scanner:
 
     def __init__(self, dataset, columns=None, filter=None, limit=None, offset=None, batch_size=None,
                  with_row_id=False):
-        self._dataset = dataset
+        # Pinned to the handle's version now: a later write that moves the handle does not
+        # move the scanner (as pylance's).
+        self._dataset = dataset._pinned()
         self._args = (None if columns is None else list(columns), filter, limit, offset, batch_size,
                       bool(with_row_id))
 
@@ -64,7 +66,8 @@ class Scanner:
 
     def to_pandas(self, **kwargs):
         """The rows as a pandas DataFrame (needs pyarrow; kwargs go to pyarrow's to_pandas)."""
-        return _needs_pyarrow("to_pandas") and self.to_table().to_pandas(**kwargs)
+        _needs_pyarrow("to_pandas")
+        return self.to_table().to_pandas(**kwargs)
 
     def __iter__(self):
         return self.to_batches()
@@ -82,7 +85,6 @@ class Scanner:
 def _needs_pyarrow(what):
     if pyarrow_or_none() is None:
         raise ImportError(f"{what} needs pyarrow (pip install pyarrow)")
-    return True
 
 
 def _sql_literal(value):

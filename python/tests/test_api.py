@@ -416,3 +416,11 @@ def test_a_handle_shared_by_threads_moves_under_its_readers(tmp_path):
     assert not errors and ds.version == 11
     assert all(rows == 20_000 for rows, _ in seen)
     assert set(ds.to_pydict(columns=["v"])["v"]) == {10.0}
+
+
+def test_a_scanner_keeps_the_version_it_was_made_on(tmp_path):
+    ds = lancelet.write_dataset({"id": [1, 2, 3]}, tmp_path / "pin.lance")
+    scanner = ds.scanner(columns=["id"])
+    ds.delete("id = 2")
+    assert ds.count_rows() == 2 and scanner.count_rows() == 3
+    assert scanner.read_all().to_pydict() == {"id": [1, 2, 3]}
