@@ -54,7 +54,8 @@ def write_dataset(data, uri, schema=None, mode="create", max_rows_per_file=None,
         matching Arrow types); or a list of {column: value} rows.
     schema: a lancelet.Schema, or a pyarrow.Schema, giving the column types of a dict or
         list of rows (else they are inferred).
-    mode: "create" (the dataset must not exist), "append" or "overwrite".
+    mode: "create" (the dataset must not exist), "append" (creates it when missing) or
+        "overwrite".
     max_rows_per_file: rows per fragment (default 1,048,576).
     data_storage_version: Lance file version of new files, "2.0", "2.1" or "2.2" (the
         default); "stable" is 2.0 and "legacy" is refused, as lancelet writes no 0.1 files.
@@ -68,11 +69,13 @@ def write_dataset(data, uri, schema=None, mode="create", max_rows_per_file=None,
     if isinstance(schema, str) and schema in ("create", "append", "overwrite"):
         schema, mode = None, schema  # lancelet's earlier order: write_dataset(data, uri, mode)
     target = None
-    if mode == "append" and _pyarrow() is not None:
+    if mode == "append":
         try:
             target = dataset(uri, storage_options=storage_options).schema
         except NotFoundError:
-            pass  # appending creates it
+            mode = "create"  # appending to no dataset creates it, as pylance does
+        if _pyarrow() is None:
+            target = None
     stream = _to_stream(data, schema, target)
     return _lancelet.write_stream(stream, str(uri), mode, max_rows_per_file, data_storage_version,
                                   enable_stable_row_ids, dict(storage_options or {}))

@@ -172,6 +172,12 @@ def test_append_takes_the_other_packages_too(tmp_path):
     ds = lancelet.write_dataset(pd.DataFrame({"id": [3], "s": ["c"]}), uri, mode="append")
     assert ds.to_table().to_pydict() == {"id": [1, 2, 3], "s": ["a", "b", "c"]}
     assert ds.version == 3
+    fresh = lancelet.write_dataset(pa.table({"id": [7]}), tmp_path / "new.lance", mode="append")
+    assert fresh.version == 1 and fresh.to_table().to_pydict() == {"id": [7]}  # appending creates, as pylance
+    typed = lancelet.write_dataset({"a": [1, None], "b": ["x", None]}, tmp_path / "typed.lance",
+                                   schema=pa.schema([("a", pa.int32()), ("b", pa.large_string())]))
+    assert typed.schema == pa.schema([("a", pa.int32()), ("b", pa.large_string())])
+    assert typed.to_table().to_pydict() == {"a": [1, None], "b": ["x", None]}
 
 
 NO_PYARROW = """
