@@ -23,7 +23,7 @@ PySchema ParseSchema(const std::vector<std::pair<std::string, std::string>>& col
 
 void DefineSchema(py::module_& m) {
   py::class_<PySchema>(m, "Schema", "The columns of a dataset or batch: names, types and nullability.")
-      .def_property_readonly("names", [](const PySchema& s) { return Names(*s.schema); })
+      .def_property_readonly("names", [](const PySchema& s) { return Names(*s.schema); }, "The column names, in order.")
       .def_property_readonly("types", [](const PySchema& s) {
         std::vector<std::string> out;
         for (const auto& f : s.schema->fields()) out.push_back(f->type->ToString());
@@ -42,10 +42,12 @@ void DefineSchema(py::module_& m) {
 void DefineRecordBatch(py::module_& m) {
   py::class_<PyBatch>(m, "RecordBatch", "Rows in columns (Arrow layout); hand it to pyarrow, polars or DuckDB "
                                         "through the Arrow PyCapsule interface.")
-      .def_property_readonly("num_rows", [](const PyBatch& b) { return b.batch->num_rows(); })
-      .def_property_readonly("num_columns", [](const PyBatch& b) { return b.batch->num_columns(); })
-      .def_property_readonly("schema", [](const PyBatch& b) { return PySchema{b.batch->schema()}; })
-      .def_property_readonly("column_names", [](const PyBatch& b) { return Names(*b.batch->schema()); })
+      .def_property_readonly("num_rows", [](const PyBatch& b) { return b.batch->num_rows(); }, "How many rows.")
+      .def_property_readonly("num_columns", [](const PyBatch& b) { return b.batch->num_columns(); }, "How many columns.")
+      .def_property_readonly("schema", [](const PyBatch& b) { return PySchema{b.batch->schema()}; },
+                             "The columns, a lancelet.Schema.")
+      .def_property_readonly("column_names", [](const PyBatch& b) { return Names(*b.batch->schema()); },
+                             "The column names, in order.")
       .def("to_pydict", [](const PyBatch& b, const std::optional<std::vector<std::string>>& columns) {
         return BatchToDict(*b.batch, OptionalColumns(columns));
       }, py::arg("columns") = py::none(),
@@ -95,6 +97,35 @@ void RegisterBatchInputs(py::module_& m) {
     SchemaPtr s = ImportSchema(CapsulePointer<ArrowSchema>(schema, "arrow_schema"));
     return PyBatch{ImportRecordBatch(CapsulePointer<ArrowArray>(array, "arrow_array"), s)};
   }, py::arg("schema"), py::arg("array"));
+
+  // A reader pulling lancelet RecordBatches from a Python iterator as the writer asks for
+  // them (the GIL taken for each), so that a large input is converted a slice at a time.
+  m.def("reader_of_iterator", [](const PySchema& schema, py::iterator batches) {
+    struct Reader : RecordBatchReader {
+      SchemaPtr schema_;
+      py::object batches;  // released with the GIL held (the destructor takes it)
+      ~Reader() override {
+        py::gil_scoped_acquire hold;
+        batches = py::object();
+      }
+      SchemaPtr schema() const override { return schema_; }
+      RecordBatchPtr Next() override {
+        py::gil_scoped_acquire hold;
+        if (!batches) return nullptr;
+        PyObject* next = PyIter_Next(batches.ptr());
+        if (!next) {
+          if (PyErr_Occurred()) throw py::error_already_set();
+          batches = py::object();
+          return nullptr;
+        }
+        return py::reinterpret_steal<py::object>(next).cast<PyBatch&>().batch;
+      }
+    };
+    auto reader = std::make_shared<Reader>();
+    reader->schema_ = schema.schema;
+    reader->batches = batches;
+    return PyReader{reader, schema.schema};
+  }, py::arg("schema"), py::arg("batches"));
 
   m.def("reader_of_batches", [](const std::vector<PyBatch*>& batches) {
     if (batches.empty()) ThrowValue("no batches to write");

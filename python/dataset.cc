@@ -10,34 +10,143 @@ namespace lancelet::python {
 
 namespace {
 
+// Runs a write on `self`'s version without the GIL and moves `self` to the version it
+// committed: pylance's handles follow their own writes. The handle's pointer is read and
+// replaced only with the GIL held, so that a thread reading through the same handle
+// (which copies the pointer before releasing the GIL) never sees it change under it.
+template <typename Write>
+void MoveTo(py::handle self, Write write) {
+  PyDataset& d = self.cast<PyDataset&>();
+  const DatasetPtr current = d.ds;
+  DatasetPtr next;
+  {
+    py::gil_scoped_release release;
+    next = write(current);
+  }
+  d.ds = std::move(next);
+}
+
+py::dict OptimizeStatsDict(const OptimizeStats& stats) {
+  py::dict out;
+  out["fragments_removed"] = stats.fragments_removed;
+  out["fragments_added"] = stats.fragments_added;
+  out["fragments_folded"] = stats.fragments_folded;
+  out["fragments_merged"] = stats.fragments_merged;
+  out["overlays_removed"] = stats.overlays_removed;
+  out["rows_deleted_materialized"] = stats.rows_deleted_materialized;
+  out["bytes_written"] = stats.bytes_written;
+  out["indexes_optimized"] = stats.indexes_optimized;
+  return out;
+}
+
+// Compaction, index upkeep and cleanup; lancelet/__init__.py gives them pylance's names
+// (optimize.compact_files, optimize.optimize_indices, cleanup_old_versions).
+void DefineMaintenance(py::class_<PyDataset>& dataset) {
+  dataset
+      .def("_optimize", [](py::object self, std::optional<uint64_t> target_rows_per_fragment,
+                           bool materialize_deletions, double materialize_deletions_threshold, bool optimize_indices) {
+        OptimizeOptions options;
+        if (target_rows_per_fragment) options.target_rows_per_fragment = *target_rows_per_fragment;
+        options.materialize_deletions = materialize_deletions;
+        options.materialize_deletions_threshold = materialize_deletions_threshold;
+        options.optimize_indices = optimize_indices;
+        OptimizeStats stats;
+        MoveTo(self, [&](const DatasetPtr& ds) { return ds->Optimize(options, &stats); });
+        return OptimizeStatsDict(stats);
+      }, py::arg("target_rows_per_fragment") = py::none(), py::arg("materialize_deletions") = true,
+         py::arg("materialize_deletions_threshold") = 0.1, py::arg("optimize_indices") = true)
+      .def("_optimize_indices", [](py::object self) {
+        MoveTo(self, [](const DatasetPtr& ds) { return ds->OptimizeIndices(); });
+      })
+      .def("drop_index", [](py::object self, const std::string& name) {
+        MoveTo(self, [&](const DatasetPtr& ds) { return ds->DropIndex(name); });
+      }, py::arg("name"), "Drops the index `name` and moves this handle to the version without it (pylance's drop_index).")
+      .def("_cleanup", [](const PyDataset& d, std::optional<int64_t> older_than_seconds,
+                          std::optional<uint64_t> keep_versions, bool delete_unverified, bool dry_run, bool force) {
+        CleanupOptions options;
+        options.older_than_seconds = older_than_seconds;
+        options.keep_versions = keep_versions;
+        options.delete_unverified = delete_unverified;
+        options.dry_run = dry_run;
+        options.force = force;
+        CleanupStats stats;
+        {
+          const DatasetPtr ds = d.ds;
+          py::gil_scoped_release release;
+          stats = ds->Cleanup(options);
+        }
+        py::dict out;
+        out["old_versions"] = stats.versions_removed;
+        out["versions_kept_recent"] = stats.versions_kept_recent;
+        out["files_removed"] = stats.files_removed;
+        out["bytes_removed"] = stats.bytes_freed;
+        return out;
+      }, py::arg("older_than_seconds"), py::arg("keep_versions"), py::arg("delete_unverified"), py::arg("dry_run"),
+         py::arg("force"))
+      .def("_move_to_latest", [](py::object self) {
+        MoveTo(self, [](const DatasetPtr& ds) { return ds->Latest(); });
+      })
+      .def("_fragments", [](const PyDataset& d) {
+        std::vector<FragmentOptimization> plan;
+        {
+          const DatasetPtr ds = d.ds;
+          py::gil_scoped_release release;
+          plan = ds->PlanOptimize();
+        }
+        py::list out;
+        for (const auto& f : plan) {
+          py::dict row;
+          row["fragment_id"] = f.fragment_id;
+          row["physical_rows"] = f.physical_rows;
+          row["num_deletions"] = f.deleted_rows;
+          row["overlays"] = f.overlays;
+          out.append(row);
+        }
+        return out;
+      })
+      .def("_config", [](const PyDataset& d) { return d.ds->Config(); })
+      .def("_pinned", [](const PyDataset& d) { return PyDataset{d.ds}; },
+           "A second handle on this handle's version (no I/O), which this handle's writes do not move.");
+}
+
 // The dataset's writes, its indexes, and what `lancelet inspect` shows.
 void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
   dataset
-      .def("update", [](const PyDataset& d, const std::map<std::string, std::string>& values,
-                        const std::optional<std::string>& where, const std::string& mode) {
+      .def("_update", [](PyDataset& d, const std::map<std::string, std::string>& values,
+                         const std::optional<std::string>& where, const std::string& mode) {
         std::vector<Dataset::SetClause> set;
         for (const auto& [column, expression] : values) set.push_back({column, expression});
         const UpdateMode parsed = ParseUpdateMode(mode, "mode");
         uint64_t rows = 0;
+        const DatasetPtr current = d.ds;
         DatasetPtr next;
         {
           py::gil_scoped_release release;
-          next = d.ds->Update(set, where.value_or(""), &rows, parsed);
+          next = current->Update(set, where.value_or(""), &rows, parsed);
         }
-        return py::make_tuple(PyDataset{next}, rows);
+        d.ds = std::move(next);
+        py::dict out;
+        out["num_rows_updated"] = rows;
+        return out;
       }, py::arg("values"), py::arg("where") = py::none(), py::arg("mode") = "auto")
-      .def("delete", [](const PyDataset& d, const std::string& where) {
+      .def("delete", [](PyDataset& d, const std::string& where) {
         uint64_t rows = 0;
+        const DatasetPtr current = d.ds;
         DatasetPtr next;
         {
           py::gil_scoped_release release;
-          next = d.ds->Delete(where, &rows);
+          next = current->Delete(where, &rows);
         }
-        return py::make_tuple(PyDataset{next}, rows);
-      }, py::arg("where"))
+        d.ds = std::move(next);
+        py::dict out;
+        out["num_deleted_rows"] = rows;
+        return out;
+      }, py::arg("predicate"),
+         "Deletes the rows where `predicate` (SQL) holds and moves this handle to the version written; "
+         "returns {\"num_deleted_rows\": n}, as pylance 14.")
       // pylance's create_index: index_type BTREE, BITMAP, IVF_FLAT or IVF_PQ; the vector
       // parameters under pylance's names (metric is its distance type).
-      .def("create_index", [](const PyDataset& d, const std::string& column, const std::string& index_type,
+      .def("create_index", [](py::object self, const std::string& column, const std::string& index_type,
                               const std::string& name, bool replace, uint32_t num_partitions,
                               uint32_t num_sub_vectors, uint32_t num_bits, const std::string& metric,
                               uint32_t sample_rate, uint32_t max_iterations) {
@@ -55,11 +164,20 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
         options.distance = metric;
         options.sample_rate = sample_rate;
         options.max_iterations = max_iterations;
-        py::gil_scoped_release release;
-        return PyDataset{d.ds->CreateIndex(column, type, options, name, replace)};
+        PyDataset& d = self.cast<PyDataset&>();
+        const DatasetPtr current = d.ds;
+        DatasetPtr next;
+        {
+          py::gil_scoped_release release;
+          next = current->CreateIndex(column, type, options, name, replace);
+        }
+        d.ds = std::move(next);
+        return self;
       }, py::arg("column"), py::arg("index_type") = "BTREE", py::arg("name") = "", py::arg("replace") = false,
          py::arg("num_partitions") = 0, py::arg("num_sub_vectors") = 0, py::arg("num_bits") = 8,
-         py::arg("metric") = "l2", py::arg("sample_rate") = 256, py::arg("max_iterations") = 50)
+         py::arg("metric") = "l2", py::arg("sample_rate") = 256, py::arg("max_iterations") = 50,
+         "Builds an index on `column` (BTREE, BITMAP, IVF_FLAT or IVF_PQ; the vector parameters under "
+         "pylance's names), moves this handle to the version holding it and returns this dataset, as pylance.")
       .def("list_indices", [](const PyDataset& d) {
         py::list out;
         for (const auto& i : d.ds->ListIndices()) {
@@ -67,7 +185,9 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
           row["name"] = i.name;
           row["type"] = i.type;
           row["columns"] = i.columns;
+          row["fields"] = i.columns;  // pylance's name
           row["dataset_version"] = i.dataset_version;
+          row["version"] = i.dataset_version;  // pylance's name
           if (!i.distance.empty()) {
             row["num_partitions"] = i.partitions;
             row["metric"] = i.distance;
@@ -79,14 +199,12 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
           out.append(row);
         }
         return out;
-      })
-      .def("optimize", [](const PyDataset& d) {
-        py::gil_scoped_release release;
-        return PyDataset{d.ds->Optimize()};
-      }, "Folds overlays, merges small fragments and refreshes indexes (lancelet optimize).")
+      }, "[{name, type, fields, version, ...}] of the indexes, as pylance's list_indices; vector indexes add "
+         "num_partitions, metric and the PQ parameters.")
       .def("inspect", [](const PyDataset& d) {
+        const DatasetPtr ds = d.ds;
         py::gil_scoped_release release;
-        return d.ds->Inspect();
+        return ds->Inspect();
       }, "What `lancelet inspect` prints: fragments, files, overlays, deletions, indexes.")
       .def("__repr__", [](const PyDataset& d) {
         return "lancelet.Dataset('" + d.ds->uri() + "', version " + std::to_string(d.ds->version()) + ")";
@@ -96,21 +214,22 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
 // Schema changes: columns added, dropped, renamed or re-nulled (pylance's names).
 void DefineSchemaChanges(py::class_<PyDataset>& dataset) {
   dataset
-      .def("add_columns", [](const PyDataset& d, const std::map<std::string, std::string>& transforms) {
+      .def("add_columns", [](py::object self, const std::map<std::string, std::string>& transforms) {
         std::vector<Dataset::NewColumn> columns;
         for (const auto& [name, expression] : transforms) columns.push_back({name, expression});
-        py::gil_scoped_release release;
-        return PyDataset{d.ds->AddColumns(columns)};
+        MoveTo(self, [&](const DatasetPtr& ds) { return ds->AddColumns(columns); });
+        return self;
       }, py::arg("transforms"),
          "add_columns({\"c\": \"a * 2\"}), as pylance: new columns from SQL expressions over the others, in a "
-         "new data file per fragment (no existing file rewritten).")
-      .def("drop_columns", [](const PyDataset& d, const std::vector<std::string>& columns) {
-        py::gil_scoped_release release;
-        return PyDataset{d.ds->DropColumns(columns)};
+         "new data file per fragment (no existing file rewritten). Moves this handle to the new version and "
+         "returns it.")
+      .def("drop_columns", [](py::object self, const std::vector<std::string>& columns) {
+        MoveTo(self, [&](const DatasetPtr& ds) { return ds->DropColumns(columns); });
+        return self;
       }, py::arg("columns"),
          "The dataset without these columns (\"s.a\" for a nested one): a schema change, no data rewritten; "
-         "indexes on them are dropped.")
-      .def("alter_columns", [](const PyDataset& d, py::args alterations) {
+         "indexes on them are dropped. Moves this handle to the new version and returns it.")
+      .def("alter_columns", [](py::object self, py::args alterations) {
         std::vector<Dataset::ColumnAlteration> changes;
         for (const auto& a : alterations) {
           const py::dict change = a.cast<py::dict>();
@@ -125,10 +244,10 @@ void DefineSchemaChanges(py::class_<PyDataset>& dataset) {
           if (c.column.empty()) ThrowInvalid("alter_columns: each alteration needs a \"path\"");
           changes.push_back(std::move(c));
         }
-        py::gil_scoped_release release;
-        return PyDataset{d.ds->AlterColumns(changes)};
+        MoveTo(self, [&](const DatasetPtr& ds) { return ds->AlterColumns(changes); });
+        return self;
       }, "alter_columns({\"path\": \"a\", \"name\": \"b\", \"nullable\": True}, ...), as pylance: "
-         "renames and nullability, no data rewritten.");
+         "renames and nullability, no data rewritten. Moves this handle to the new version and returns it.");
 }
 
 void DefineOpenAndWrite(py::module_& m) {
@@ -164,16 +283,19 @@ void DefineOpenAndWrite(py::module_& m) {
 }  // namespace
 
 void RegisterDataset(py::module_& m) {
-  py::class_<PyDataset> dataset(m, "Dataset", "One version of a Lance dataset. Writes return the new version as a new Dataset.");
+  py::class_<PyDataset> dataset(m, "Dataset", "A handle on a Lance dataset at one version. As pylance's, a write moves the handle it is called on to the version it committed.");
   dataset
-      .def_property_readonly("uri", [](const PyDataset& d) { return d.ds->uri(); })
-      .def_property_readonly("version", [](const PyDataset& d) { return d.ds->version(); })
-      .def_property_readonly("schema", [](const PyDataset& d) { return PySchema{d.ds->schema()}; })
+      .def_property_readonly("uri", [](const PyDataset& d) { return d.ds->uri(); }, "Where the dataset lives.")
+      .def_property_readonly("version", [](const PyDataset& d) { return d.ds->version(); },
+                             "The version this handle reads (writes move it to the version they commit).")
+      .def_property_readonly("lance_schema", [](const PyDataset& d) { return PySchema{d.ds->schema()}; },
+                             "The columns as a lancelet.Schema (types as lancelet writes them), with or without pyarrow.")
       .def("versions", [](const PyDataset& d) {
         std::vector<VersionInfo> versions;
         {
+          const DatasetPtr ds = d.ds;
           py::gil_scoped_release release;
-          versions = d.ds->ListVersions();
+          versions = ds->ListVersions();
         }
         py::list out;
         for (const auto& v : versions) {
@@ -186,16 +308,19 @@ void RegisterDataset(py::module_& m) {
         return out;
       }, "[{version, timestamp, operation}] for every version on disk.")
       .def("checkout", [](const PyDataset& d, uint64_t version) {
+        const DatasetPtr ds = d.ds;
         py::gil_scoped_release release;
-        return PyDataset{d.ds->Checkout(version)};
-      }, py::arg("version"))
+        return PyDataset{ds->Checkout(version)};
+      }, py::arg("version"), "A new handle on `version` (checkout_version is pylance's name).")
       .def("latest", [](const PyDataset& d) {
+        const DatasetPtr ds = d.ds;
         py::gil_scoped_release release;
-        return PyDataset{d.ds->Latest()};
-      });
+        return PyDataset{ds->Latest()};
+      }, "A new handle on the newest version.");
   DefineDatasetScans(dataset);
   DefineDatasetChanges(dataset);
   DefineSchemaChanges(dataset);
+  DefineMaintenance(dataset);
   DefineOpenAndWrite(m);
 }
 

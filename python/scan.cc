@@ -29,10 +29,11 @@ VectorQuery QueryOf(const std::vector<double>& vector, const std::optional<std::
 void DefineDatasetScans(py::class_<PyDataset>& dataset) {
   dataset
       .def("count_rows", [](const PyDataset& d, const std::optional<std::string>& filter) {
+        const DatasetPtr ds = d.ds;
         py::gil_scoped_release release;
-        return d.ds->CountRows(filter.value_or(""));
-      }, py::arg("filter") = py::none())
-      .def("scanner", [](const PyDataset& d, const std::optional<std::vector<std::string>>& columns,
+        return ds->CountRows(filter.value_or(""));
+      }, py::arg("filter") = py::none(), "How many live rows pass `filter` (SQL; None: every row).")
+      .def("_scanner", [](const PyDataset& d, const std::optional<std::vector<std::string>>& columns,
                          const std::optional<std::string>& filter, std::optional<int64_t> limit,
                          std::optional<int64_t> offset, std::optional<int64_t> batch_size, bool with_row_id) {
         ScanBuilder scan = d.ds->NewScan();
@@ -58,8 +59,9 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
                         std::optional<int64_t> nprobes, std::optional<int64_t> refine_factor, bool exact) {
         VectorQuery query = QueryOf(vector, column, k, where, distance, postfilter, nprobes, refine_factor, exact);
         query.columns = columns;
+        const DatasetPtr ds = d.ds;
         py::gil_scoped_release release;
-        auto reader = d.ds->Search(query);
+        auto reader = ds->Search(query);
         std::vector<RecordBatchPtr> batches;
         while (auto batch = reader->Next()) batches.push_back(batch);
         return PyBatch{RecordBatch::Concatenate(reader->schema(), batches)};
@@ -78,18 +80,20 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
                                 bool postfilter, std::optional<int64_t> nprobes, std::optional<int64_t> refine_factor,
                                 bool exact) {
         const VectorQuery query = QueryOf(vector, column, k, where, distance, postfilter, nprobes, refine_factor, exact);
+        const DatasetPtr ds = d.ds;
         py::gil_scoped_release release;
-        return d.ds->ExplainSearch(query);
+        return ds->ExplainSearch(query);
       }, py::arg("vector"), py::arg("column") = py::none(), py::arg("k") = 10, py::arg("where") = py::none(),
          py::arg("distance") = py::none(), py::arg("postfilter") = false, py::arg("nprobes") = py::none(),
          py::arg("refine_factor") = py::none(), py::arg("exact") = false,
          "How search() answers the same arguments, as text, found by running it: the index, nprobes and "
          "partitions, the candidates, the rows re-ranked, the stale rows re-scored and the fragments "
          "searched flat; or why every row was scored.")
-      .def("take", [](const PyDataset& d, const std::vector<uint64_t>& indices,
+      .def("_take", [](const PyDataset& d, const std::vector<uint64_t>& indices,
                       const std::optional<std::vector<std::string>>& columns) {
+        const DatasetPtr ds = d.ds;
         py::gil_scoped_release release;
-        return PyBatch{d.ds->Take(indices, OptionalColumns(columns))};
+        return PyBatch{ds->Take(indices, OptionalColumns(columns))};
       }, py::arg("indices"), py::arg("columns") = py::none(),
          "Rows by position among the live rows, in the order asked (repeats allowed).");
 }
@@ -97,7 +101,8 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
 void RegisterRecordBatchReader(py::module_& m) {
   py::class_<PyReader>(m, "RecordBatchReader", "A stream of record batches; iterate it, or hand it on through "
                                                "__arrow_c_stream__ (once).")
-      .def_property_readonly("schema", [](const PyReader& r) { return PySchema{r.schema}; })
+      .def_property_readonly("schema", [](const PyReader& r) { return PySchema{r.schema}; },
+                             "The columns of the batches, a lancelet.Schema.")
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", [](PyReader& r) {
         if (!r.reader) throw py::stop_iteration();

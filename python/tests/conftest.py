@@ -1,3 +1,4 @@
+import importlib
 import json
 import os
 import subprocess
@@ -14,6 +15,19 @@ ANOTHER_PROCESS = "a memory:// dataset lives in one process, and {} runs in anot
 SOURCE_DIR = os.environ.get("LANCELET_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 CLI = os.environ.get("LANCELET_CLI", os.path.join(SOURCE_DIR, "build", "release", "lancelet"))
 ORACLE = os.path.join(SOURCE_DIR, "tests", "oracle", "oracle.mjs")
+
+
+# Set in CI and by ./run test: a test needing pyarrow, polars, DuckDB, pandas or pylance
+# fails when the package is missing instead of being skipped.
+REQUIRE_PACKAGES = os.environ.get("LANCELET_TEST_REQUIRE_PACKAGES") == "1"
+
+
+def need(name):
+    """The module `name` (e.g. "pyarrow"); the test is skipped without it, or fails when
+    LANCELET_TEST_REQUIRE_PACKAGES=1."""
+    if REQUIRE_PACKAGES:
+        return importlib.import_module(name)
+    return pytest.importorskip(name)
 
 
 def run_cli(*args):

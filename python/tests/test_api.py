@@ -34,7 +34,7 @@ def test_round_trip_of_every_python_kind(tmp_path):
     ds = lancelet.write_dataset(data, tmp_path / "kinds.lance", data_storage_version="2.1")
     assert ds.version == 1
     assert ds.schema.names == list(data)
-    assert ds.schema.types == ["int64", "float64", "utf8", "binary", "bool", "list<int64>",
+    assert ds.lance_schema.types == ["int64", "float64", "utf8", "binary", "bool", "list<int64>",
                                "struct<x:int64,y:utf8>", "date32", "timestamp<us>"]
     out = ds.to_pydict()
     expected = dict(data, f=[1.0, 2.0, None],
@@ -46,7 +46,7 @@ def test_round_trip_of_every_python_kind(tmp_path):
 def test_schema_given_for_a_dict(tmp_path):
     schema = lancelet.Schema.from_pairs([("id", "int32"), ("v", "fixed_size_list<float32,2>")])
     ds = lancelet.write_dataset({"id": [7, 8], "v": [[1, 2], [3, 4]]}, tmp_path / "s.lance", schema=schema)
-    assert ds.schema == schema
+    assert ds.lance_schema == schema
     assert ds.to_pydict() == {"id": [7, 8], "v": [[1.0, 2.0], [3.0, 4.0]]}
     with pytest.raises(ValueError, match="expected an int"):
         lancelet.write_dataset({"id": ["x"], "v": [[1, 2]]}, tmp_path / "bad.lance", schema=schema)
@@ -94,15 +94,17 @@ def test_scan_filter_limit_offset_take_and_count(tmp_path):
 
 def test_update_writes_an_overlay_and_old_versions_stay_readable(tmp_path):
     ds = people(tmp_path)
-    ds2, changed = ds.update({"score": "score * 10", "name": "upper(name)"}, where="id % 2 = 0", mode="overlay")
-    assert changed == 2
+    ds2 = lancelet.dataset(ds.uri)
+    assert ds2.update({"score": "score * 10", "name": "upper(name)"}, where="id % 2 = 0",
+                      mode="overlay") == {"num_rows_updated": 2}
     assert ds2.version == 2
     assert ds2.to_pydict(columns=["name", "score"]) == {"name": ["ann", "BOB", None, "DEE"],
                                                         "score": [0.5, 15.0, 2.5, None]}
     assert "overlay" in ds2.inspect()
     assert lancelet.dataset(ds.uri, version=1).to_pydict(columns=["score"]) == {"score": [0.5, 1.5, 2.5, None]}
-    ds3, deleted = ds2.delete("id = 1")
-    assert deleted == 1
+    ds3 = ds2.checkout(2)
+    assert ds3.delete("id = 1") == {"num_deleted_rows": 1}
+    assert ds3.version == 3 and ds2.version == 2
     assert ds3.count_rows() == 3
     assert [v["version"] for v in ds3.versions()] == [1, 2, 3]
     assert ds3.versions()[1]["operation"] == "DataOverlay"
@@ -125,8 +127,8 @@ def test_append_and_overwrite(tmp_path):
 def test_numpy_views_are_zero_copy_and_read_only(tmp_path):
     emb = np.arange(24, dtype=np.float32).reshape(6, 4)
     ds = lancelet.write_dataset({"k": np.arange(6, dtype=np.int64), "emb": emb}, tmp_path / "e.lance")
-    assert ds.schema.types == ["int64", "fixed_size_list<float32,4>"]
-    batch = ds.take([5, 1], columns=["k", "emb"])
+    assert ds.lance_schema.types == ["int64", "fixed_size_list<float32,4>"]
+    batch = ds._take([5, 1], columns=["k", "emb"])
     view = batch.to_numpy("emb")
     assert view.shape == (2, 4) and view.dtype == np.float32
     np.testing.assert_array_equal(view, emb[[5, 1]])
@@ -155,7 +157,10 @@ def test_arrow_pycapsule_interface(tmp_path):
 
     streamed = lancelet.write_dataset(StreamOnly(), tmp_path / "from_stream.lance")
     assert streamed.to_pydict() == ds.to_pydict()
-    reader = ds.scanner()
+    # A Scanner runs afresh for each stream (DuckDB opens several); a RecordBatchReader once.
+    scanner = ds.scanner(columns=["id"])
+    assert [lancelet.write_dataset(scanner, tmp_path / f"twice{i}.lance").count_rows() for i in range(2)] == [4, 4]
+    reader = ds._scanner()
     reader.__arrow_c_stream__()
     with pytest.raises(ValueError, match="already read"):
         reader.__arrow_c_stream__()
@@ -229,8 +234,8 @@ def test_the_gil_is_released_while_scanning(tmp_path):
 
 def test_the_cli_reads_what_python_wrote_and_python_reads_the_clis(tmp_path, cli):
     ds = people(tmp_path)
-    updated, _ = ds.update({"name": "'zed'"}, where="id = 3")
-    assert updated.inspect() == cli("inspect", ds.uri)
+    ds.update({"name": "'zed'"}, where="id = 3")
+    assert ds.inspect() == cli("inspect", ds.uri)
     rows = jsonl(cli("scan", ds.uri, "--format", "jsonl"))
     assert [r["name"] for r in rows] == ["ann", "bob", "zed", "dee"]
     made = tmp_path / "cli.lance"
@@ -246,7 +251,7 @@ def test_the_reference_reads_what_python_wrote(tmp_path, oracle, version):
     emb = np.arange(8, dtype=np.float32).reshape(4, 2)
     ds = lancelet.write_dataset({"id": [1, 2, 3, 4], "name": ["a", None, "c", "d"], "emb": emb},
                                 tmp_path / "py.lance", data_storage_version=version, max_rows_per_file=3)
-    ds, _ = ds.update({"name": "'B'"}, where="id = 2", mode="overlay")
+    ds.update({"name": "'B'"}, where="id = 2", mode="overlay")
     rows = jsonl(oracle("dump", ds.uri))
     assert [r["name"] for r in rows] == ["a", "B", "c", "d"]
     assert [r["emb"] for r in rows] == emb.tolist()
@@ -327,29 +332,30 @@ def test_create_index_ivf_pq_with_pylances_names(tmp_path, oracle):
     schema = lancelet.Schema.from_pairs([("id", "int64"), ("emb", "fixed_size_list<float32,8>")])
     ds = lancelet.write_dataset({"id": list(range(400)), "emb": emb.tolist()}, tmp_path / "w.lance", schema=schema)
     indexed = ds.create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=2)
-    assert indexed.list_indices() == [{"name": "emb_idx", "type": "IVF_PQ", "columns": ["emb"],
-                                       "dataset_version": 1, "num_partitions": 4, "metric": "l2",
+    assert indexed.list_indices() == [{"name": "emb_idx", "type": "IVF_PQ", "columns": ["emb"], "fields": ["emb"],
+                                       "dataset_version": 1, "version": 1, "num_partitions": 4, "metric": "l2",
                                        "num_sub_vectors": 2, "num_bits": 8}]
     query = emb[17] + 0.01
     exact = indexed.search(query, k=5, columns=["id"], exact=True).to_pydict()
     assert indexed.search(query, k=5, columns=["id"], nprobes=4, refine_factor=10).to_pydict() == exact
     assert '"type":"IvfPq"' in oracle("indices", tmp_path / "w.lance")
+    assert indexed is ds and ds.version == 2  # the handle moved to the version holding the index
     with pytest.raises(lancelet.InvalidArgumentError, match="3 sub-vectors do not divide the dimension 8"):
-        ds.create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=3)
+        ds.create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=3, replace=True)
     # num_bits=4: 16 codes per sub-vector, two a byte.
     fresh = lancelet.write_dataset({"id": list(range(400)), "emb": emb.tolist()}, tmp_path / "w4.lance", schema=schema)
     four = fresh.create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=4, num_bits=4)
     assert four.list_indices()[0]["num_bits"] == 4
     assert four.search(query, k=5, columns=["id"], nprobes=4, refine_factor=10).to_pydict() == exact
     with pytest.raises(lancelet.InvalidArgumentError, match="bits must be 4 or 8"):
-        ds.create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=4, num_bits=6)
+        ds.create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=4, num_bits=6, replace=True)
 
 
 def test_drop_and_alter_columns(tmp_path):
     ds = lancelet.write_dataset({"id": [1, 2, 3], "name": ["a", None, "c"], "score": [1.5, 2.5, None]},
                                 tmp_path / "s.lance")
     ds = ds.drop_columns(["name"]).alter_columns({"path": "score", "name": "points"}, {"path": "id", "nullable": False})
-    assert repr(ds.schema) == "lancelet.Schema(id:int64 not null, points:float64)"
+    assert repr(ds.lance_schema) == "lancelet.Schema(id:int64 not null, points:float64)"
     assert ds.to_pydict() == {"id": [1, 2, 3], "points": [1.5, 2.5, None]}
     with pytest.raises(lancelet.InvalidArgumentError, match="cannot make column 'points' NOT NULL: 1 row holds NULL"):
         ds.alter_columns({"path": "points", "nullable": False})
@@ -358,3 +364,63 @@ def test_drop_and_alter_columns(tmp_path):
     ds = ds.add_columns({"half": "points / 2", "label": "'#' || CAST(id AS VARCHAR)"})
     assert ds.to_pydict(columns=["half", "label"]) == {"half": [0.75, 1.25, None], "label": ["#1", "#2", "#3"]}
 
+
+
+def test_merge_insert_clauses_and_conditions(tmp_path):
+    ds = lancelet.write_dataset({"id": [1, 2, 3, 4], "v": ["a", "b", "c", "d"], "n": [10, 20, 30, 40]},
+                                tmp_path / "m.lance")
+    source = {"id": [2, 3, 5], "v": ["B", "C", "E"], "n": [21, 29, 50]}
+    # Only matched rows whose source n is larger are updated; target rows the source lacks
+    # are deleted where n > 15 (so id 1 stays).
+    stats = (ds.merge_insert("id").when_matched_update_all("s.n > t.n").when_not_matched_insert_all()
+             .when_not_matched_by_source_delete("n > 15").execute(source))
+    assert stats == {"num_inserted_rows": 1, "num_updated_rows": 1, "num_deleted_rows": 1}
+    assert ds.version == 3  # the MERGE, then the by-source DELETE
+    got = ds.to_pydict()
+    assert sorted(zip(got["id"], got["v"], got["n"])) == [(1, "a", 10), (2, "B", 21), (3, "c", 30), (5, "E", 50)]
+    assert ds.merge_insert(["id"]).when_not_matched_insert_all().execute([{"id": 6, "v": "f", "n": 60}]) == {
+        "num_inserted_rows": 1, "num_updated_rows": 0, "num_deleted_rows": 0}
+    assert ds.count_rows() == 5
+    with pytest.raises(lancelet.NotSupportedError, match="one `on` column"):
+        ds.merge_insert(["id", "v"]).when_not_matched_by_source_delete().execute(source)
+
+
+def test_earlier_spellings_still_work_for_one_release(tmp_path):
+    ds = lancelet.write_dataset({"id": [1, 2]}, tmp_path / "old.lance")
+    lancelet.write_dataset({"id": [3]}, ds.uri, "append")  # mode in schema's place
+    ds.delete("id = 1")  # a write on an older handle commits on the newest version
+    assert ds.version == 3 and ds.to_pydict() == {"id": [2, 3]}
+    assert ds.optimize() is ds and ds.version == 4  # compacted, the handle moved
+    assert ds.latest().version == 4 and ds.to_pydict() == {"id": [2, 3]}
+    assert ds.checkout(2).count_rows() == 3
+
+
+def test_a_handle_shared_by_threads_moves_under_its_readers(tmp_path):
+    ds = lancelet.write_dataset({"id": np.arange(20_000, dtype=np.int64), "v": np.zeros(20_000)}, tmp_path / "th.lance")
+    seen, errors, done = [], [], threading.Event()
+
+    def read():
+        try:
+            while not done.is_set():
+                seen.append((ds.count_rows(), ds.version))
+                assert len(ds.take([0, 19_999])) == 2
+        except Exception as e:  # noqa: BLE001  (reported below)
+            errors.append(e)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    for _ in range(10):
+        ds.update({"v": "v + 1"})
+    done.set()
+    reader.join()
+    assert not errors and ds.version == 11
+    assert all(rows == 20_000 for rows, _ in seen)
+    assert set(ds.to_pydict(columns=["v"])["v"]) == {10.0}
+
+
+def test_a_scanner_keeps_the_version_it_was_made_on(tmp_path):
+    ds = lancelet.write_dataset({"id": [1, 2, 3]}, tmp_path / "pin.lance")
+    scanner = ds.scanner(columns=["id"])
+    ds.delete("id = 2")
+    assert ds.count_rows() == 2 and scanner.count_rows() == 3
+    assert scanner.read_all().to_pydict() == {"id": [1, 2, 3]}

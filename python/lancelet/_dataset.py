@@ -1,0 +1,434 @@
+"""Dataset's pylance-named methods (attached to the compiled class), Scanner, and the
+optimize namespace."""
+import datetime
+import decimal
+import math
+
+from . import _lancelet
+from ._arrow import batch_out, pyarrow_or_none, schema_out, table_out
+from ._lancelet import Dataset, RecordBatchReader
+
+
+class Scanner:
+    """A scan of one dataset version (Dataset.scanner): columns, filter, limit, offset.
+    Like pylance's LanceScanner it can be run any number of times; each run
+    (to_table, to_batches, to_reader, __arrow_c_stream__, iteration) reads afresh, so
+    DuckDB, which opens a stream more than once, can scan it."""
+
+    def __init__(self, dataset, columns=None, filter=None, limit=None, offset=None, batch_size=None,
+                 with_row_id=False):
+        # Pinned to the handle's version now: a later write that moves the handle does not
+        # move the scanner (as pylance's).
+        self._dataset = dataset._pinned()
+        self._args = (None if columns is None else list(columns), filter, limit, offset, batch_size,
+                      bool(with_row_id))
+
+    def _open(self):
+        return self._dataset._scanner(*self._args)
+
+    @property
+    def dataset_schema(self):
+        """The scanned dataset's schema (pyarrow.Schema, or lancelet.Schema without pyarrow)."""
+        return self._dataset.schema
+
+    @property
+    def projected_schema(self):
+        """The schema of the rows the scan returns."""
+        return schema_out(self._open().schema)
+
+    schema = projected_schema
+
+    def to_table(self):
+        """Every row of the scan: a pyarrow.Table over lancelet's buffers (no copy), or a
+        lancelet.RecordBatch without pyarrow."""
+        return table_out(self._open())
+
+    def to_reader(self):
+        """The rows as a pyarrow.RecordBatchReader (a lancelet.RecordBatchReader without
+        pyarrow), read once."""
+        pa = pyarrow_or_none()
+        reader = self._open()
+        return pa.RecordBatchReader.from_stream(reader) if pa is not None else reader
+
+    def to_batches(self):
+        """The rows batch by batch (pyarrow.RecordBatch, or lancelet.RecordBatch without pyarrow)."""
+        return iter(self.to_reader())
+
+    def read_all(self):
+        """Every row as one lancelet.RecordBatch (which gives numpy views: to_numpy)."""
+        return self._open().read_all()
+
+    def count_rows(self):
+        """How many rows the scan returns."""
+        columns, filter, limit, offset, _, _ = self._args
+        n = max(self._dataset.count_rows(filter) - (offset or 0), 0)
+        return n if limit is None else min(n, limit)
+
+    def to_pandas(self, **kwargs):
+        """The rows as a pandas DataFrame (needs pyarrow; kwargs go to pyarrow's to_pandas)."""
+        _needs_pyarrow("to_pandas")
+        return self.to_table().to_pandas(**kwargs)
+
+    def __iter__(self):
+        return self.to_batches()
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self._open().__arrow_c_stream__(requested_schema)
+
+    def __arrow_c_schema__(self):
+        return self._open().__arrow_c_schema__()
+
+    def __repr__(self):
+        return f"lancelet.Scanner({self._dataset!r})"
+
+
+def _needs_pyarrow(what):
+    if pyarrow_or_none() is None:
+        raise ImportError(f"{what} needs pyarrow (pip install pyarrow)")
+
+
+def _sql_literal(value):
+    """A Python value as the SQL literal update() writes for it."""
+    if value is None:
+        return "NULL"
+    if hasattr(value, "item") and not isinstance(value, (bytes, str)):  # a numpy scalar
+        value = value.item()
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "CAST('NaN' AS DOUBLE)"
+        if math.isinf(value):
+            return "CAST('Infinity' AS DOUBLE)" if value > 0 else "CAST('-Infinity' AS DOUBLE)"
+        return repr(value)
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, datetime.datetime):
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+    if isinstance(value, datetime.date):
+        return f"DATE '{value.isoformat()}'"
+    if isinstance(value, (bytes, bytearray)):
+        return f"X'{bytes(value).hex()}'"
+    raise TypeError(f"update: a value must be a str (an SQL expression) or a literal (None, bool, int, float, "
+                    f"Decimal, date, datetime, bytes); got {type(value).__name__}")
+
+
+def _update(self, updates, where=None, mode="auto"):
+    """Sets columns of the rows where `where` (SQL; None: every row) holds, as pylance:
+    updates is {column: value}, a str value an SQL expression over the row ("qty + 1",
+    "'text'"), any other value a literal (7, 2.5, None, True, a date). Moves this handle
+    to the version written and returns {"num_rows_updated": n}.
+
+    mode: how the changes are written: "overlay" (only the changed cells, in an overlay
+    file), "columns" (the SET columns of touched fragments rewritten), "rows" (changed
+    rows moved to a new fragment) or "auto" (the table config's lancelet.update.mode,
+    else the cost model)."""
+    values = {str(column): value if isinstance(value, str) else _sql_literal(value)
+              for column, value in updates.items()}
+    return self._update(values, where, mode)
+
+
+def _scanner(self, columns=None, filter=None, limit=None, offset=None, batch_size=None, with_row_id=False):
+    """A Scanner over the rows where `filter` (SQL) holds, with `columns` (default all),
+    after skipping `offset` and at most `limit` of them."""
+    return Scanner(self, columns, filter, limit, offset, batch_size, with_row_id)
+
+
+def _to_table(self, columns=None, filter=None, limit=None, offset=None, with_row_id=False, batch_size=None):
+    """The rows as a pyarrow.Table (lancelet.RecordBatch without pyarrow); the arguments
+    are scanner()'s. The table's buffers are lancelet's (no copy)."""
+    return _scanner(self, columns, filter, limit, offset, batch_size, with_row_id).to_table()
+
+
+def _to_batches(self, columns=None, filter=None, limit=None, offset=None, with_row_id=False, batch_size=None):
+    """The rows batch by batch; the arguments are scanner()'s."""
+    return _scanner(self, columns, filter, limit, offset, batch_size, with_row_id).to_batches()
+
+
+def _to_pydict(self, columns=None, filter=None):
+    """{column: [values]} of the rows where `filter` holds (no pyarrow needed)."""
+    return _scanner(self, columns, filter).read_all().to_pydict()
+
+
+def _to_pandas(self, columns=None, filter=None, limit=None, offset=None, **kwargs):
+    """The rows as a pandas DataFrame (needs pyarrow; kwargs go to pyarrow's to_pandas)."""
+    _needs_pyarrow("to_pandas")
+    return _to_table(self, columns, filter, limit, offset).to_pandas(**kwargs)
+
+
+def _take(self, indices, columns=None):
+    """Rows by position among the live rows, in the order asked (repeats allowed): a
+    pyarrow.Table (lancelet.RecordBatch without pyarrow), as pylance's take."""
+    if hasattr(indices, "to_pylist"):
+        indices = indices.to_pylist()
+    return batch_out(self._take([int(i) for i in indices], None if columns is None else list(columns)))
+
+
+def _head(self, num_rows, **kwargs):
+    """The first `num_rows` rows, as to_table(limit=num_rows, **kwargs)."""
+    return _to_table(self, limit=num_rows, **kwargs)
+
+
+def _arrow_c_stream(self, requested_schema=None):
+    return self._scanner(None, None, None, None, None, False).__arrow_c_stream__(requested_schema)
+
+
+def _arrow_c_schema(self):
+    return self.lance_schema.__arrow_c_schema__()
+
+
+def _checkout_version(self, version):
+    """A new handle on `version` of this dataset (this one stays where it is)."""
+    return self.checkout(int(version))
+
+
+def _cleanup_old_versions(self, older_than=None, retain_versions=None, *, delete_unverified=False, dry_run=False,
+                          force=False):
+    """Removes versions committed more than `older_than` (a datetime.timedelta; default
+    two weeks, as pylance) ago, or all but the newest `retain_versions`, and the files only
+    they use. The latest version stays, and, unlike pylance, so do versions superseded
+    within the last hour (a scan or writer may still read them) unless force=True.
+    delete_unverified also removes files no version names, whatever their age (only safe
+    with no writer running). Returns {"old_versions", "files_removed", "bytes_removed",
+    "versions_kept_recent"}."""
+    if older_than is None and retain_versions is None:
+        older_than = datetime.timedelta(days=14)
+    seconds = None if older_than is None else int(older_than.total_seconds())
+    return self._cleanup(seconds, retain_versions, delete_unverified, dry_run, force)
+
+
+class DatasetOptimizer:
+    """ds.optimize: compact_files() and optimize_indices() under pylance's names; calling it
+    (ds.optimize(), lancelet's earlier spelling) does both."""
+
+    def __init__(self, dataset):
+        self._dataset = dataset
+
+    def compact_files(self, *, target_rows_per_fragment=1024 * 1024, materialize_deletions=True,
+                      materialize_deletions_threshold=0.1, **kwargs):
+        """Folds overlays, merges fragments smaller than target_rows_per_fragment and drops
+        deleted rows past the threshold; moves the dataset to the version written and returns
+        {"fragments_removed", "fragments_added", ...}."""
+        return self._dataset._optimize(target_rows_per_fragment, materialize_deletions,
+                                       materialize_deletions_threshold, False)
+
+    def optimize_indices(self, **kwargs):
+        """Adds to each index a segment covering the fragments it does not; moves the dataset
+        to the version written."""
+        self._dataset._optimize_indices()
+
+    def __call__(self):
+        """compact_files() then optimize_indices(); returns the dataset (moved)."""
+        self._dataset._optimize(None, True, 0.1, True)
+        return self._dataset
+
+
+def _len(self):
+    return self.count_rows()
+
+
+Dataset.update = _update
+Dataset.scanner = _scanner
+Dataset.to_table = _to_table
+Dataset.to_batches = _to_batches
+Dataset.to_pydict = _to_pydict
+Dataset.to_pandas = _to_pandas
+Dataset.take = _take
+Dataset.head = _head
+Dataset.checkout_version = _checkout_version
+Dataset.cleanup_old_versions = _cleanup_old_versions
+Dataset.__arrow_c_stream__ = _arrow_c_stream
+Dataset.__arrow_c_schema__ = _arrow_c_schema
+Dataset.__len__ = _len
+Dataset.schema = property(lambda self: schema_out(self.lance_schema),
+                          doc="The columns: a pyarrow.Schema, or a lancelet.Schema without pyarrow.")
+Dataset.latest_version = property(lambda self: self.latest().version,
+                                  doc="The newest version on disk (this handle may be on an older one).")
+Dataset.optimize = property(DatasetOptimizer, doc="compact_files() and optimize_indices(), as pylance's.")
+Dataset.data_storage_version = property(lambda self: self._data_storage_version(),
+                                        doc="The Lance file version of the dataset's data files (\"2.0\", ...).")
+
+
+def _reader_to_batches(self):
+    """The remaining batches, one by one (lancelet.RecordBatch)."""
+    return iter(self)
+
+
+def _reader_to_table(self):
+    """The remaining batches as a pyarrow.Table (one lancelet.RecordBatch without pyarrow)."""
+    return table_out(self)
+
+
+RecordBatchReader.to_batches = _reader_to_batches
+RecordBatchReader.to_table = _reader_to_table
+
+
+def _sql_name(name):
+    return '"' + name.replace('"', '""') + '"'
+
+
+class MergeInsertBuilder:
+    """ds.merge_insert(on): pylance's builder. Rows of the source whose `on` columns equal
+    a target row's are matched; execute(data) applies the clauses chosen and moves the
+    dataset to the version written.
+
+    Runs lancelet's SQL MERGE INTO (matched rows updated as overlays, new rows appended in
+    one commit); the source is written as a hidden table beside the dataset for the
+    statement and dropped afterwards, so the dataset's directory must be NAME.lance.
+    when_not_matched_by_source_delete is a DELETE committed after the MERGE, with one key
+    column."""
+
+    def __init__(self, dataset, on):
+        self._dataset = dataset
+        self._on = [on] if isinstance(on, str) else list(on)
+        if not self._on:
+            raise ValueError("merge_insert: `on` names no column")
+        self._matched = None  # (condition or None) when matched rows are updated
+        self._insert = False
+        self._by_source = None  # (condition or None) when unmatched target rows are deleted
+
+    def when_matched_update_all(self, condition=None):
+        """Matched target rows take the source row's values (where `condition`, SQL over
+        target.col and source.col, holds)."""
+        self._matched = (condition,)
+        return self
+
+    def when_not_matched_insert_all(self):
+        """Source rows no target row matches are inserted."""
+        self._insert = True
+        return self
+
+    def when_not_matched_by_source_delete(self, expr=None):
+        """Target rows no source row matches are deleted (those where `expr` holds)."""
+        self._by_source = (expr,)
+        return self
+
+    def _statements(self, target, source, columns):
+        on = " AND ".join(f"t.{_sql_name(k)} = s.{_sql_name(k)}" for k in self._on)
+        merge = [f"MERGE INTO {_sql_name(target)} AS t USING {_sql_name(source)} AS s ON {on}"]
+        if self._matched:
+            condition = self._matched[0]
+            sets = ", ".join(f"{_sql_name(c)} = s.{_sql_name(c)}" for c in columns if c not in self._on)
+            if sets:
+                merge.append("WHEN MATCHED" + (f" AND ({condition})" if condition else "") + f" THEN UPDATE SET {sets}")
+        if self._insert:
+            names = ", ".join(_sql_name(c) for c in columns)
+            merge.append(f"WHEN NOT MATCHED THEN INSERT ({names}) VALUES ({', '.join('s.' + _sql_name(c) for c in columns)})")
+        statements = [" ".join(merge)] if len(merge) > 1 else []
+        if self._by_source:
+            if len(self._on) != 1:
+                raise lancelet_errors().NotSupportedError(
+                    "merge_insert: when_not_matched_by_source_delete takes one `on` column here")
+            key = _sql_name(self._on[0])
+            keep = f"{key} IS NULL OR {key} NOT IN (SELECT {key} FROM {_sql_name(source)} WHERE {key} IS NOT NULL)"
+            expr = self._by_source[0]
+            statements.append(f"DELETE FROM {_sql_name(target)} WHERE ({keep})" + (f" AND ({expr})" if expr else ""))
+        return statements
+
+    def execute(self, data, *, schema=None):
+        """Applies the clauses with `data` (anything write_dataset takes) as the source and
+        returns {"num_inserted_rows", "num_updated_rows", "num_deleted_rows"}, as pylance."""
+        import re
+        import uuid
+        from . import sql, write_dataset
+        ds = self._dataset
+        uri = ds.uri.rstrip("/")
+        slash = uri.rfind("/")
+        db, name = uri[:slash], uri[slash + 1:]
+        if not name.endswith(".lance") or slash < 0:
+            raise lancelet_errors().NotSupportedError(
+                f"merge_insert: the dataset's directory must be named NAME.lance (got {uri!r})")
+        target = name[:-len(".lance")]
+        source = f"_lancelet_merge_{uuid.uuid4().hex}"
+        written = write_dataset(data, f"{db}/{source}.lance", schema=schema)
+        stats = {"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0}
+        try:
+            for statement in self._statements(target, source, written.lance_schema.names):
+                message = sql(db, statement)
+                merged = re.match(r"MERGE (\d+) rows? updated, (\d+) deleted, (\d+) inserted", message)
+                if merged:
+                    stats["num_updated_rows"] += int(merged.group(1))
+                    stats["num_deleted_rows"] += int(merged.group(2))
+                    stats["num_inserted_rows"] += int(merged.group(3))
+                deleted = re.match(r"DELETE (\d+) rows?", message)
+                if deleted:
+                    stats["num_deleted_rows"] += int(deleted.group(1))
+        finally:
+            sql(db, f"DROP TABLE IF EXISTS {_sql_name(source)}")
+        ds._move_to_latest()
+        return stats
+
+
+def lancelet_errors():
+    from . import _lancelet as errors
+    return errors
+
+
+def _merge_insert(self, on):
+    """pylance's merge_insert builder (MergeInsertBuilder) keyed on the `on` column(s)."""
+    return MergeInsertBuilder(self, on)
+
+
+def _create_scalar_index(self, column, index_type="BTREE", name=None, *, replace=True, **kwargs):
+    """A BTREE or BITMAP index on `column`, as pylance's create_scalar_index (replacing one
+    of the same name by default); moves this handle to the version holding it."""
+    if str(index_type).upper() not in ("BTREE", "BITMAP"):
+        raise lancelet_errors().NotSupportedError(
+            f"create_scalar_index: index_type {index_type!r}: lancelet builds BTREE and BITMAP")
+    self.create_index(column, index_type, name=name or "", replace=replace)
+
+
+def _data_storage_version(self):
+    for line in self.inspect().splitlines():
+        if line.startswith("data storage: "):
+            words = line[len("data storage: "):].split()
+            return words[-1].strip("()") if len(words) > 2 else words[1]
+    return None
+
+
+Dataset.merge_insert = _merge_insert
+Dataset.create_scalar_index = _create_scalar_index
+Dataset._data_storage_version = _data_storage_version
+
+
+class Fragment:
+    """One fragment of a dataset version (Dataset.get_fragments): its id, rows and
+    deletions, as pylance's LanceFragment reports them."""
+
+    def __init__(self, info):
+        self.fragment_id = info["fragment_id"]
+        self.physical_rows = info["physical_rows"]
+        self.num_deletions = info["num_deletions"]
+        self.overlays = info["overlays"]
+
+    def count_rows(self):
+        """Its live rows."""
+        return self.physical_rows - self.num_deletions
+
+    def __repr__(self):
+        return f"lancelet.Fragment(id={self.fragment_id}, rows={self.count_rows()})"
+
+
+def _get_fragments(self):
+    """The fragments of this version, in manifest order (Fragment objects)."""
+    return [Fragment(info) for info in self._fragments()]
+
+
+class DatasetStats:
+    """ds.stats: dataset_stats() under pylance's name."""
+
+    def __init__(self, dataset):
+        self._dataset = dataset
+
+    def dataset_stats(self):
+        """{"num_deleted_rows", "num_fragments", "num_small_files"}: a small file is a
+        fragment of fewer rows than compaction's target (1,048,576), as pylance counts."""
+        fragments = self._dataset._fragments()
+        return {"num_deleted_rows": sum(f["num_deletions"] for f in fragments), "num_fragments": len(fragments),
+                "num_small_files": sum(1 for f in fragments if f["physical_rows"] < 1024 * 1024)}
+
+
+Dataset.get_fragments = _get_fragments
+Dataset.stats = property(DatasetStats, doc="dataset_stats(), as pylance's ds.stats.")
