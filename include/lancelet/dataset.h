@@ -238,6 +238,11 @@ struct VectorQuery;  // lancelet/vector_search.h
 // without overlay support refuse): one line saying so, how to read it with the
 // reference, and that optimize folds it away. Empty otherwise.
 std::string FirstOverlayNotice(const Dataset& before, const Dataset& after, const std::string& name);
+// When an UPDATE left to the cost model (`asked` kAuto, no lancelet.update.mode key)
+// wrote no overlay on `before` because its overlays are not enabled (table config
+// lance.overlays.enabled, which datasets other writers made lack): one line saying so
+// and how to enable them. Empty otherwise.
+std::string OverlaysOffNotice(const Dataset& before, UpdateMode asked, UpdateMode chosen, const std::string& name);
 // For the line reporting a write's version: " (version V holds the change; version W
 // merged ...)" when a layer merge followed it, " (merging ... failed: ...)" when one
 // failed, else empty.

@@ -377,8 +377,8 @@ int RunUpdate(const std::string& dataset, const std::vector<std::string>& set_cl
                                                    : "";
   std::cout << fmt::format("updated {} rows of {}{}; now version {}{}\n", updated, dataset, how, next->version(),
                            LayerMergeNote(outcome));
-  std::string notice = FirstOverlayNotice(*ds, *next, dataset);
-  if (!notice.empty()) std::cerr << notice << "\n";
+  for (const std::string& notice : {FirstOverlayNotice(*ds, *next, dataset), OverlaysOffNotice(*ds, mode, chosen, dataset)})
+    if (!notice.empty()) std::cerr << notice << "\n";
   return 0;
 }
 

@@ -193,10 +193,14 @@ std::string RunUpdate(const Context& ctx, const UpdateStmt& stmt) {
   }
   uint64_t matched = 0;
   WriteOutcome outcome;
-  auto next = ds->Update(set, predicate, &matched, UpdateMode::kAuto, nullptr, &outcome);
-  std::string notice = FirstOverlayNotice(*ds, *next, stmt.table.name);
+  UpdateMode chosen = UpdateMode::kOverlay;
+  auto next = ds->Update(set, predicate, &matched, UpdateMode::kAuto, &chosen, &outcome);
+  std::string notices;
+  for (const std::string& notice : {FirstOverlayNotice(*ds, *next, stmt.table.name),
+                                    matched ? OverlaysOffNotice(*ds, UpdateMode::kAuto, chosen, stmt.table.name) : ""})
+    if (!notice.empty()) notices += "\n" + notice;
   return fmt::format("UPDATE {}; {}{}{}", RowCount(matched), VersionNote(stmt.table.name, ds, next),
-                     LayerMergeNote(outcome), notice.empty() ? "" : "\n" + notice);
+                     LayerMergeNote(outcome), notices);
 }
 
 std::string RunDelete(const Context& ctx, const DeleteStmt& stmt) {

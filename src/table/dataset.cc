@@ -86,6 +86,8 @@ DatasetPtr Dataset::Write(const std::string& raw_uri, RecordBatchReader& data, c
   schema.ToProto(overwrite->mutable_schema());
   for (const auto& [k, v] : schema.metadata()) (*overwrite->mutable_schema_metadata())[k] = v;
   for (auto& f : fragments) *overwrite->add_fragments() = std::move(f);
+  // A dataset lancelet makes permits overlays; one it overwrites keeps its owner's choice.
+  if (!latest) (*overwrite->mutable_config_upsert_values())[table::kOverlaysEnabledKey] = "true";
   table::CommitOptions commit;
   commit.max_retries = options.max_commit_retries;
   commit.enable_stable_row_ids = options.enable_stable_row_ids;
@@ -241,6 +243,7 @@ DatasetPtr Dataset::UpdateConfig(const std::map<std::string, std::optional<std::
   }
   // Keys lancelet reads are checked before they are committed.
   table::MaxOverlaysPerFragment(check);
+  table::OverlaysEnabled(check);
   auto mode = check.config().find(table::kUpdateModeKey);
   if (mode != check.config().end()) ParseUpdateMode(mode->second, fmt::format("table config {}", table::kUpdateModeKey));
   // Keys are independent, so the change recomputes trivially when its read version cannot

@@ -32,6 +32,17 @@ UpdateMode ParseUpdateMode(const std::string& text, const std::string& what) {
   ThrowInvalid("{} is '{}': expected overlay, columns, rows or auto", what, text);
 }
 
+std::string OverlaysOffNotice(const Dataset& before, UpdateMode asked, UpdateMode chosen, const std::string& name) {
+  const auto& manifest = table::StateOf(before).manifest;
+  if (asked != UpdateMode::kAuto || chosen == UpdateMode::kOverlay || manifest.config().count(table::kUpdateModeKey) ||
+      table::OverlaysEnabled(manifest))
+    return "";
+  return fmt::format("note: {} was {} without data overlay files, which {} is not true for (so that readers without "
+                     "overlay support still read it); `lancelet config {} --set {}=true` lets UPDATE write them",
+                     name, chosen == UpdateMode::kRows ? "updated by moving rows" : "updated by rewriting columns",
+                     table::kOverlaysEnabledKey, name, table::kOverlaysEnabledKey);
+}
+
 namespace table {
 
 namespace {
@@ -49,6 +60,16 @@ size_t FieldOf(const DatasetState& state, const std::string& column) {
 }
 
 }  // namespace
+
+bool OverlaysEnabled(const lance::table::Manifest& manifest) {
+  auto set = manifest.config().find(kOverlaysEnabledKey);
+  if (set != manifest.config().end()) {
+    if (set->second == "true") return true;
+    if (set->second == "false") return false;
+    ThrowInvalid("table config {} is '{}': expected true or false", kOverlaysEnabledKey, set->second);
+  }
+  return (manifest.reader_feature_flags() & kFlagDataOverlays) != 0;
+}
 
 UpdateMode ChooseUpdateMode(const DatasetState& state, const std::vector<size_t>& set_fields,
                             const std::map<uint64_t, std::vector<uint32_t>>& offsets, std::string* why) {
@@ -102,6 +123,12 @@ UpdateMode ChooseUpdateMode(const DatasetState& state, const std::vector<size_t>
                     indexed ? ", an index on a SET column" : "",
                     layers ? fmt::format(", {} overlay layers", layers) : ""));
     return UpdateMode::kColumns;
+  }
+  if (!OverlaysEnabled(state.manifest)) {
+    // Moving the changed rows writes fraction x a row's bytes; rewriting the SET columns
+    // writes all their bytes: the smaller wins (moved rows cannot carry blobs).
+    say(fmt::format("{} is not true on this dataset", kOverlaysEnabledKey));
+    return !blobs && fraction * double(row_bytes) < double(set_bytes) ? UpdateMode::kRows : UpdateMode::kColumns;
   }
   say(fmt::format("{:.1f}% of the touched fragments' rows change", 100 * fraction));
   return UpdateMode::kOverlay;

@@ -18,6 +18,14 @@ namespace lancelet::table {
 // Table config key: overlay, columns, rows or auto (the cost model).
 inline constexpr const char* kUpdateModeKey = "lancelet.update.mode";
 
+// Table config key of upstream lance (lance-format/lance PR #8018): whether a writer
+// may create data overlay files on its own accord. "true" or "false" when set; unset, a
+// dataset already carrying overlays counts as enabled and any other as not, so that a
+// table another writer made stays readable by it after an UPDATE. lancelet sets it to
+// true on the datasets it creates.
+inline constexpr const char* kOverlaysEnabledKey = "lance.overlays.enabled";
+bool OverlaysEnabled(const lance::table::Manifest& manifest);
+
 // The cost model's constants (docs/compaction.md measures them, bench/update_modes.sh).
 // A column rewrite writes every row of the SET columns of a touched fragment: past this
 // fraction of its rows changed it costs about what an overlay does, and later reads
@@ -40,8 +48,9 @@ inline constexpr double kRowsMinFraction = 0.1;
 inline constexpr double kRowsMaxFraction = 0.9;
 
 // The mode for an UPDATE of `set_fields` (schema field indices) at `offsets` (per
-// fragment id): the table config key when set, else the cost model. `why` (optional)
-// receives the reason in a few words.
+// fragment id): the table config key when set, else the cost model, which writes no
+// overlay on a dataset whose overlays are not enabled (OverlaysEnabled). `why`
+// (optional) receives the reason in a few words.
 UpdateMode ChooseUpdateMode(const DatasetState& state, const std::vector<size_t>& set_fields,
                             const std::map<uint64_t, std::vector<uint32_t>>& offsets, std::string* why = nullptr);
 
