@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "bindings.h"
+#include "lancelet/merge_insert.h"
 
 namespace lancelet::python {
 
@@ -129,6 +130,33 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
         out["num_rows_updated"] = rows;
         return out;
       }, py::arg("values"), py::arg("where") = py::none(), py::arg("mode") = "auto")
+      // MergeInsertBuilder.execute: the source stream read against this version's schema,
+      // one commit, this handle moved to the version written.
+      .def("_merge_insert", [](PyDataset& d, py::capsule stream, const std::vector<std::string>& on,
+                               bool update_all, const std::optional<std::string>& matched_condition, bool insert_all,
+                               bool by_source_delete, const std::optional<std::string>& by_source_condition) {
+        MergeInsertOptions options;
+        options.on = on;
+        options.when_matched_update_all = update_all;
+        options.matched_condition = matched_condition.value_or("");
+        options.when_not_matched_insert_all = insert_all;
+        options.when_not_matched_by_source_delete = by_source_delete;
+        options.by_source_condition = by_source_condition.value_or("");
+        auto reader = ImportArrayStream(CapsulePointer<ArrowArrayStream>(stream, "arrow_array_stream"));
+        const DatasetPtr current = d.ds;
+        MergeInsertResult result;
+        {
+          py::gil_scoped_release release;
+          result = MergeInsert(current, *reader, options);
+        }
+        d.ds = result.dataset;
+        py::dict out;
+        out["num_inserted_rows"] = result.inserted;
+        out["num_updated_rows"] = result.updated;
+        out["num_deleted_rows"] = result.deleted;
+        return out;
+      }, py::arg("stream"), py::arg("on"), py::arg("update_all"), py::arg("matched_condition"), py::arg("insert_all"),
+         py::arg("by_source_delete"), py::arg("by_source_condition"))
       .def("delete", [](PyDataset& d, const std::string& where) {
         uint64_t rows = 0;
         const DatasetPtr current = d.ds;

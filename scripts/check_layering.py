@@ -21,7 +21,7 @@ PUBLIC_HEADERS = {
     "ipc": "array", "record_batch": "array", "scalar": "array", "type": "array", "decimal": "array",
     "storage_options": "io", "expr": "expr", "text": "text", "progress": "text", "dataset": "table", "overlay_writer": "table",
     "session": "table", "vector_search": "table",
-    "sql": "sql", "loader": "loader",
+    "sql": "sql", "merge_insert": "sql", "loader": "loader",
     "version": None,  # generated, no code: any layer may include it
 }
 # Folders built on the public library alone (they link lancelet_library, liblancelet.a, in CMakeLists.txt), with the

@@ -265,20 +265,14 @@ RecordBatchReader.to_batches = _reader_to_batches
 RecordBatchReader.to_table = _reader_to_table
 
 
-def _sql_name(name):
-    return '"' + name.replace('"', '""') + '"'
-
-
 class MergeInsertBuilder:
     """ds.merge_insert(on): pylance's builder. Rows of the source whose `on` columns equal
-    a target row's are matched; execute(data) applies the clauses chosen and moves the
-    dataset to the version written.
+    a target row's are matched (a NULL key matches nothing); execute(data) applies the
+    clauses chosen in one commit and moves the dataset to the version written.
 
-    Runs lancelet's SQL MERGE INTO (matched rows updated as overlays, new rows appended in
-    one commit); the source is written as a hidden table beside the dataset for the
-    statement and dropped afterwards, so the dataset's directory must be NAME.lance.
-    when_not_matched_by_source_delete is a DELETE committed after the MERGE, with one key
-    column."""
+    Runs lancelet's MergeInsert (C++, lancelet/merge_insert.h) over the source as rows in
+    memory: matched rows updated as overlays, unmatched source rows appended, unmatched
+    target rows deleted, all in one version; a failure commits nothing and leaves no file."""
 
     def __init__(self, dataset, on):
         self._dataset = dataset
@@ -301,64 +295,20 @@ class MergeInsertBuilder:
         return self
 
     def when_not_matched_by_source_delete(self, expr=None):
-        """Target rows no source row matches are deleted (those where `expr` holds)."""
+        """Target rows no source row matches are deleted (those where `expr`, SQL over the
+        target's columns, holds)."""
         self._by_source = (expr,)
         return self
 
-    def _statements(self, target, source, columns):
-        on = " AND ".join(f"t.{_sql_name(k)} = s.{_sql_name(k)}" for k in self._on)
-        merge = [f"MERGE INTO {_sql_name(target)} AS t USING {_sql_name(source)} AS s ON {on}"]
-        if self._matched:
-            condition = self._matched[0]
-            sets = ", ".join(f"{_sql_name(c)} = s.{_sql_name(c)}" for c in columns if c not in self._on)
-            if sets:
-                merge.append("WHEN MATCHED" + (f" AND ({condition})" if condition else "") + f" THEN UPDATE SET {sets}")
-        if self._insert:
-            names = ", ".join(_sql_name(c) for c in columns)
-            merge.append(f"WHEN NOT MATCHED THEN INSERT ({names}) VALUES ({', '.join('s.' + _sql_name(c) for c in columns)})")
-        statements = [" ".join(merge)] if len(merge) > 1 else []
-        if self._by_source:
-            if len(self._on) != 1:
-                raise lancelet_errors().NotSupportedError(
-                    "merge_insert: when_not_matched_by_source_delete takes one `on` column here")
-            key = _sql_name(self._on[0])
-            keep = f"{key} IS NULL OR {key} NOT IN (SELECT {key} FROM {_sql_name(source)} WHERE {key} IS NOT NULL)"
-            expr = self._by_source[0]
-            statements.append(f"DELETE FROM {_sql_name(target)} WHERE ({keep})" + (f" AND ({expr})" if expr else ""))
-        return statements
-
     def execute(self, data, *, schema=None):
-        """Applies the clauses with `data` (anything write_dataset takes) as the source and
+        """Applies the clauses with `data` (anything write_dataset takes; its columns a
+        subset of the dataset's, read as their types) as the source, in one commit, and
         returns {"num_inserted_rows", "num_updated_rows", "num_deleted_rows"}, as pylance."""
-        import re
-        import uuid
-        from . import sql, write_dataset
-        ds = self._dataset
-        uri = ds.uri.rstrip("/")
-        slash = uri.rfind("/")
-        db, name = uri[:slash], uri[slash + 1:]
-        if not name.endswith(".lance") or slash < 0:
-            raise lancelet_errors().NotSupportedError(
-                f"merge_insert: the dataset's directory must be named NAME.lance (got {uri!r})")
-        target = name[:-len(".lance")]
-        source = f"_lancelet_merge_{uuid.uuid4().hex}"
-        written = write_dataset(data, f"{db}/{source}.lance", schema=schema)
-        stats = {"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0}
-        try:
-            for statement in self._statements(target, source, written.lance_schema.names):
-                message = sql(db, statement)
-                merged = re.match(r"MERGE (\d+) rows? updated, (\d+) deleted, (\d+) inserted", message)
-                if merged:
-                    stats["num_updated_rows"] += int(merged.group(1))
-                    stats["num_deleted_rows"] += int(merged.group(2))
-                    stats["num_inserted_rows"] += int(merged.group(3))
-                deleted = re.match(r"DELETE (\d+) rows?", message)
-                if deleted:
-                    stats["num_deleted_rows"] += int(deleted.group(1))
-        finally:
-            sql(db, f"DROP TABLE IF EXISTS {_sql_name(source)}")
-        ds._move_to_latest()
-        return stats
+        from ._ingest import to_stream
+        stream = to_stream(data, schema)
+        return self._dataset._merge_insert(
+            stream, self._on, self._matched is not None, self._matched[0] if self._matched else None, self._insert,
+            self._by_source is not None, self._by_source[0] if self._by_source else None)
 
 
 def lancelet_errors():

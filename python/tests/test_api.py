@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import lancelet
-from conftest import jsonl
+from conftest import IN_MEMORY, jsonl
 
 
 def people(tmp_path, **kwargs):
@@ -371,18 +371,58 @@ def test_merge_insert_clauses_and_conditions(tmp_path):
                                 tmp_path / "m.lance")
     source = {"id": [2, 3, 5], "v": ["B", "C", "E"], "n": [21, 29, 50]}
     # Only matched rows whose source n is larger are updated; target rows the source lacks
-    # are deleted where n > 15 (so id 1 stays).
-    stats = (ds.merge_insert("id").when_matched_update_all("s.n > t.n").when_not_matched_insert_all()
+    # are deleted where n > 15 (so id 1 stays). Conditions name target.col and source.col,
+    # as pylance's.
+    stats = (ds.merge_insert("id").when_matched_update_all("source.n > target.n").when_not_matched_insert_all()
              .when_not_matched_by_source_delete("n > 15").execute(source))
     assert stats == {"num_inserted_rows": 1, "num_updated_rows": 1, "num_deleted_rows": 1}
-    assert ds.version == 3  # the MERGE, then the by-source DELETE
+    assert ds.version == 2  # one commit for the three clauses
     got = ds.to_pydict()
     assert sorted(zip(got["id"], got["v"], got["n"])) == [(1, "a", 10), (2, "B", 21), (3, "c", 30), (5, "E", 50)]
     assert ds.merge_insert(["id"]).when_not_matched_insert_all().execute([{"id": 6, "v": "f", "n": 60}]) == {
         "num_inserted_rows": 1, "num_updated_rows": 0, "num_deleted_rows": 0}
-    assert ds.count_rows() == 5
-    with pytest.raises(lancelet.NotSupportedError, match="one `on` column"):
-        ds.merge_insert(["id", "v"]).when_not_matched_by_source_delete().execute(source)
+    assert ds.count_rows() == 5 and ds.version == 3
+
+
+def test_merge_insert_by_source_delete_on_composite_keys(tmp_path):
+    ds = lancelet.write_dataset({"a": [1, 1, 2, None], "b": ["x", "y", "x", "x"], "n": [1, 2, 3, 4]},
+                                tmp_path / "composite")  # a directory not named NAME.lance
+    source = {"a": [1, 2, None], "b": ["x", "y", "x"], "n": [10, 20, 40]}
+    stats = (ds.merge_insert(["a", "b"]).when_matched_update_all().when_not_matched_by_source_delete()
+             .execute(source))
+    # (1, x) matches; (1, y), (2, x) and the NULL-keyed row match no source row.
+    assert stats == {"num_inserted_rows": 0, "num_updated_rows": 1, "num_deleted_rows": 3}
+    assert ds.version == 2 and ds.to_pydict() == {"a": [1], "b": ["x"], "n": [10]}
+
+
+def test_merge_insert_in_memory_and_nothing_left_on_failure(tmp_path):
+    ds = lancelet.write_dataset({"id": [1, 2], "n": [10, 20]}, "memory://merge-insert-test")
+    assert ds.merge_insert("id").when_not_matched_insert_all().execute({"id": [3], "n": [30]}) == {
+        "num_inserted_rows": 1, "num_updated_rows": 0, "num_deleted_rows": 0}
+    assert ds.version == 2 and sorted(ds.to_pydict()["id"]) == [1, 2, 3]
+
+    on_disk = lancelet.write_dataset({"id": [1, 2], "n": [10, 20]}, tmp_path / "fails")
+
+    def listing():  # the memory run lists nothing (its tmp_path fixture checks the disk stays empty)
+        return [] if IN_MEMORY else sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+
+    files = listing()
+    with pytest.raises(lancelet.InvalidArgumentError, match="matches more than one source row"):
+        on_disk.merge_insert("id").when_matched_update_all().when_not_matched_insert_all() \
+            .when_not_matched_by_source_delete().execute({"id": [1, 1, 5], "n": [0, 1, 50]})
+    with pytest.raises(lancelet.InvalidArgumentError, match="the source's column 'zz' is not a column of the dataset"):
+        on_disk.merge_insert("id").when_not_matched_insert_all().execute({"id": [9], "zz": [1]})
+    assert on_disk.version == 1 and on_disk.latest_version == 1
+    assert listing() == files
+
+
+def test_merge_insert_moves_the_handle_to_the_version_it_wrote(tmp_path):
+    ds = lancelet.write_dataset({"id": [1, 2], "n": [10, 20]}, tmp_path / "moves.lance")
+    other = lancelet.dataset(ds.uri)
+    ds.merge_insert("id").when_matched_update_all().execute({"id": [2], "n": [21]})
+    assert ds.version == 2
+    other.delete("id = 1")  # version 3, by another handle
+    assert ds.version == 2 and ds.to_pydict() == {"id": [1, 2], "n": [10, 21]}
 
 
 def test_earlier_spellings_still_work_for_one_release(tmp_path):

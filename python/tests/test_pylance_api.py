@@ -100,14 +100,30 @@ def test_merge_insert_three_clauses_as_pylance(pair):
                 .when_not_matched_by_source_delete().execute(source))
 
     assert merge(ours) == merge(theirs) == {"num_inserted_rows": 1, "num_updated_rows": 2, "num_deleted_rows": 3}
-    assert ours.version == ours.latest_version
+    assert ours.version == theirs.version == 2  # one version for the three clauses
     same(ours, theirs)
-    # Each clause alone; the hidden source table is gone afterwards.
+    # Each clause alone; nothing is written beside the dataset.
     assert ours.merge_insert("id").when_not_matched_insert_all().execute(pa.table(
         {"id": pa.array([9, 10], pa.int64()), "qty": pa.array([1, 2], pa.int64()), "name": ["x", "y"],
          "price": [0.0, 0.0]})) == {"num_inserted_rows": 1, "num_updated_rows": 0, "num_deleted_rows": 0}
     assert sorted(p.name for p in (ours.uri and __import__("pathlib").Path(ours.uri).parent).iterdir()) == \
         ["ours.lance", "theirs.lance"]
+
+
+def test_merge_insert_conditions_and_composite_keys_as_pylance(pair):
+    ours, theirs, pa = pair
+    # Keys (id, name): (1, a) and (2, b) match; (3, x) and (4, NULL) do not; the target's
+    # (3, c), (4, NULL) and (5, e) match no source row, and those with qty >= 40 go.
+    source = pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()), "qty": pa.array([11, 1, 33, 44], pa.int64()),
+                       "name": ["a", "b", "x", None], "price": [9.0, 9.0, 9.0, 9.0]})
+
+    def merge(ds):
+        return (ds.merge_insert(["id", "name"]).when_matched_update_all("source.qty > target.qty")
+                .when_not_matched_insert_all().when_not_matched_by_source_delete("qty >= 40").execute(source))
+
+    assert merge(ours) == merge(theirs) == {"num_inserted_rows": 2, "num_updated_rows": 1, "num_deleted_rows": 2}
+    assert ours.version == theirs.version == 2
+    same(ours, theirs)
 
 
 def test_schema_changes_as_pylance(pair):

@@ -24,6 +24,7 @@
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
 #include "lancelet/ipc.h"
+#include "lancelet/merge_insert.h"
 #include "lancelet/sql.h"
 #include "lancelet/text.h"
 #include "lancelet/vector_search.h"
@@ -827,6 +828,36 @@ void AddAlterColumns(CLI::App& app, Context&, std::vector<Command>& commands) {
                       }});
 }
 
+// merge-insert: pylance's merge_insert from a file (lancelet/merge_insert.h), one commit.
+void AddMergeInsert(CLI::App& app, Context&, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset, schema_text;
+    InputOptions input;
+    MergeInsertOptions merge;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "merge-insert", "Update, insert and delete rows by key from a file, in one commit",
+                                o->dataset);
+  AddInputOptions(cmd, o->input);
+  cmd->add_option("--schema", o->schema_text, "Schema of the input (default: inferred; read as the dataset's types)");
+  cmd->add_option("--on", o->merge.on, "Key column (repeatable)")->required();
+  cmd->add_flag("--when-matched-update-all", o->merge.when_matched_update_all, "Rows whose keys match take the file's values");
+  cmd->add_option("--matched-condition", o->merge.matched_condition, "... only where this holds (target.c, source.c)");
+  cmd->add_flag("--when-not-matched-insert-all", o->merge.when_not_matched_insert_all, "Rows of the file no row matches are inserted");
+  cmd->add_flag("--when-not-matched-by-source-delete", o->merge.when_not_matched_by_source_delete,
+                "Rows the file has no key of are deleted");
+  cmd->add_option("--by-source-condition", o->merge.by_source_condition, "... only where this holds");
+  commands.push_back({cmd, [o] {
+                        auto ds = OpenDataset(o->dataset);
+                        auto input = OpenInput(o->input.from, o->schema_text, o->input.format);
+                        auto r = MergeInsert(ds, *input, o->merge);
+                        std::cout << fmt::format("merge-insert: {} updated, {} deleted, {} inserted; {} {} version {}\n",
+                                                 r.updated, r.deleted, r.inserted, o->dataset,
+                                                 r.dataset == ds ? "unchanged at" : "now at", r.dataset->version());
+                        return 0;
+                      }});
+}
+
 // search: exact nearest neighbours (Dataset::Search, lancelet/vector_search.h).
 
 // A JSON array of numbers ("[0.1, -2, 3e-1]") as doubles; `where` names it in errors.
@@ -1003,7 +1034,7 @@ void AddSql(CLI::App& app, Context& context, std::vector<Command>& commands) {
 // The subcommands in the order `--help` lists them.
 constexpr CommandAdder kCommands[] = {AddCreate, AddAppend,  AddDelete,   AddUpdate,  AddScan,  AddSearch,
                                       AddTake,   AddCount,   AddVersions, AddInspect, AddIndex,
-                                      AddExplain, AddOptimize, AddCleanup, AddConfig, AddAddColumns, AddDropColumns, AddAlterColumns, AddSql};
+                                      AddExplain, AddOptimize, AddCleanup, AddConfig, AddAddColumns, AddDropColumns, AddAlterColumns, AddMergeInsert, AddSql};
 
 }  // namespace
 

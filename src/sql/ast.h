@@ -132,7 +132,10 @@ struct DropTableStmt {
 
 struct MergeClause {
   enum class Action { kUpdate, kDelete, kInsert } action = Action::kUpdate;
-  bool matched = true;  // WHEN MATCHED / WHEN NOT MATCHED
+  bool matched = true;  // WHEN MATCHED / WHEN NOT MATCHED [BY TARGET]
+  // WHEN NOT MATCHED BY SOURCE: a target row no source row matches (matched is false);
+  // its condition and SET read only target columns.
+  bool by_source = false;
   ExprPtr condition;    // AND cond (null: always)
   std::vector<SetItem> set;           // UPDATE SET
   std::vector<std::string> columns;   // INSERT (cols)

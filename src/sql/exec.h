@@ -132,6 +132,21 @@ std::string RunDelete(const Context& ctx, const DeleteStmt& stmt);
 std::string RunCreateTable(const Context& ctx, const CreateTableStmt& stmt);
 std::string RunDropTable(const Context& ctx, const DropTableStmt& stmt);
 std::string RunMerge(const Context& ctx, const MergeStmt& stmt);
+
+struct MergeCounts {
+  uint64_t updated = 0, deleted = 0, inserted = 0;
+};
+struct MergeOutcome {
+  DatasetPtr dataset;      // the version written (after any overlay-layer merge), else the target
+  bool committed = false;  // false: the MERGE changed nothing
+  MergeCounts counts;
+  WriteOutcome layers;     // what bounding the overlay layers did
+};
+// A MERGE on `target` in one commit, planned again on the latest version after a
+// RetryableConflict. `source`: the source rows already read (the statement's source is
+// then only its qualifier), or null to read stmt.source.
+MergeOutcome MergeInto(const Context& ctx, const MergeStmt& stmt, const DatasetPtr& target,
+                       const RecordBatchPtr& source);
 std::string RunCreateIndex(const Context& ctx, const CreateIndexStmt& stmt);
 std::string RunDropIndex(const Context& ctx, const DropIndexStmt& stmt);
 std::string RunOptimize(const Context& ctx, const OptimizeStmt& stmt);

@@ -2,7 +2,8 @@
 // live rows with the source, a per-row choice of the first clause whose condition holds,
 // then one combined commit (table/merge_commit.h): matched updates as one overlay per
 // fragment (sparse when different rows set different columns), matched deletes as
-// deletion files, not-matched inserts as an appended fragment.
+// deletion files, not-matched inserts as an appended fragment; target rows no source row
+// matches (WHEN NOT MATCHED BY SOURCE) are deleted or updated in the same commit.
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -60,6 +61,25 @@ struct Scope {
       if (in_source) return Renamed(c, source_q, 0);
       return nullptr;  // the binder reports the unknown column
     });
+  }
+
+  // A WHEN NOT MATCHED BY SOURCE expression: there is no source row, so a bare name is a
+  // target column and a source-qualified one is refused.
+  ExprPtr ResolveBySource(const ExprPtr& expr) const {
+    Scope target_only = *this;
+    target_only.source_columns.clear();
+    MapColumns(expr, [&](const Expr& c) -> ExprPtr {
+      if (c.path.size() >= 2 && c.path[0] == source_q)
+        ctx->Fail(c.position, fmt::format("WHEN NOT MATCHED BY SOURCE has no source row: '{}.{}' cannot be read there",
+                                          c.path[0], c.path[1]));
+      return nullptr;
+    });
+    return target_only.Resolve(expr);
+  }
+
+  // Resolve or ResolveBySource, as the clause needs.
+  ExprPtr ResolveIn(const MergeClause& clause, const ExprPtr& expr) const {
+    return clause.by_source ? ResolveBySource(expr) : Resolve(expr);
   }
 
   static ExprPtr Renamed(const Expr& c, const std::string& q, size_t skip) {
@@ -166,10 +186,6 @@ SchemaPtr SourceColumnTypes(const MergeStmt& stmt, const Schema& target) {
   return std::make_shared<Schema>(std::move(fields));
 }
 
-struct MergeCounts {
-  uint64_t updated = 0, deleted = 0, inserted = 0;
-};
-
 // The target's top-level columns that `e` (resolved) reads.
 void TargetColumnsRead(const ExprPtr& e, const Scope& scope, std::set<std::string>& out) {
   if (!e) return;
@@ -200,9 +216,9 @@ std::vector<std::string> TargetColumnsToRead(const MergeStmt& stmt, const Scope&
   std::set<std::string> read;
   TargetColumnsRead(on, scope, read);
   for (const auto& clause : stmt.clauses) {
-    if (!clause.matched) continue;
-    TargetColumnsRead(scope.Resolve(clause.condition), scope, read);
-    for (const auto& s : clause.set) TargetColumnsRead(scope.Resolve(s.expr), scope, read);
+    if (!clause.matched && !clause.by_source) continue;
+    TargetColumnsRead(scope.ResolveIn(clause, clause.condition), scope, read);
+    for (const auto& s : clause.set) TargetColumnsRead(scope.ResolveIn(clause, s.expr), scope, read);
   }
   std::vector<std::string> read_columns;
   for (const auto& name : scope.target_columns)
@@ -254,7 +270,14 @@ struct Matches {
   RecordBatchPtr target;
   std::vector<int64_t> match_t, match_s;
   std::vector<bool> source_matched;  // per source row
+  // The target rows no source row matches (a NULL key matches nothing), kept only when a
+  // WHEN NOT MATCHED BY SOURCE clause wants them.
+  RecordBatchPtr unmatched_target;
 };
+
+bool HasBySourceClause(const MergeStmt& stmt) {
+  return std::any_of(stmt.clauses.begin(), stmt.clauses.end(), [](const auto& c) { return c.by_source; });
+}
 
 // Matches, batch by batch: candidate pairs by hash on the ON clause's equalities (else
 // every pair), then the ON clause over them. A target row matching twice is refused.
@@ -267,10 +290,13 @@ Matches FindMatches(const Context& ctx, const MergeStmt& stmt, const Scope& scop
     if (keys.KeyOf(source, false, s, key)) by_key.emplace(key, s);
   BoundExprPtr on_bound;
   std::vector<RecordBatchPtr> matched_parts;  // the matched target rows, a row per match
+  std::vector<RecordBatchPtr> unmatched_parts;
+  const bool keep_unmatched = HasBySourceClause(stmt);
   int64_t matched_rows = 0;
   Matches m;
   m.source_matched.assign(size_t(source.num_rows()), false);
   while (auto batch = reader.Next()) {
+    std::vector<bool> t_matched(size_t(batch->num_rows()), false);
     std::vector<int64_t> cand_t, cand_s;
     for (int64_t t = 0; t < batch->num_rows(); ++t) {
       if (keys.empty()) {
@@ -284,7 +310,10 @@ Matches FindMatches(const Context& ctx, const MergeStmt& stmt, const Scope& scop
       std::sort(hits.begin(), hits.end());
       for (int64_t s : hits) cand_t.push_back(t), cand_s.push_back(s);
     }
-    if (cand_t.empty()) continue;
+    if (cand_t.empty()) {
+      if (keep_unmatched) unmatched_parts.push_back(batch);
+      continue;
+    }
     auto candidates = JoinRows(scope, *batch, source, &cand_t, &cand_s);
     if (!on_bound) on_bound = Bind(*on, *candidates->schema());
     auto on_true = EvaluatePredicate(*on_bound, *candidates);
@@ -295,11 +324,16 @@ Matches FindMatches(const Context& ctx, const MergeStmt& stmt, const Scope& scop
         ctx.Fail(stmt.on->position, fmt::format("a row of {} matches more than one source row; MERGE needs at most one",
                                                 stmt.target.name));
       rows.push_back(cand_t[i]);
+      t_matched[size_t(cand_t[i])] = true;
       m.match_t.push_back(matched_rows++);
       m.match_s.push_back(cand_s[i]);
       m.source_matched[size_t(cand_s[i])] = true;
     }
     if (!rows.empty()) matched_parts.push_back(batch->Take(rows));
+    if (keep_unmatched) {
+      t_matched.flip();
+      unmatched_parts.push_back(batch->Filter(t_matched));
+    }
   }
   if (!on_bound) {  // no candidate pair: bound anyway, so that mistakes are reported
     std::vector<int64_t> none;
@@ -307,6 +341,7 @@ Matches FindMatches(const Context& ctx, const MergeStmt& stmt, const Scope& scop
     Bind(*on, *empty->schema());
   }
   m.target = RecordBatch::Concatenate(reader.schema(), matched_parts);
+  if (keep_unmatched) m.unmatched_target = RecordBatch::Concatenate(reader.schema(), unmatched_parts);
   return m;
 }
 
@@ -318,19 +353,13 @@ struct UpdatedCells {
   std::map<uint64_t, std::map<std::string, std::vector<std::pair<uint32_t, int64_t>>>> cells;
 };
 
-// One WHEN MATCHED ... UPDATE SET clause over the matches `rows` it won: its values
-// evaluated (bound even when there are none, so that mistakes are reported).
+// One UPDATE SET clause over the rows it won: `subset` holds them joined (a row each),
+// `addresses` their row addresses; its values evaluated (bound even when there are none,
+// so that mistakes are reported).
 void CollectUpdate(const Context& ctx, const MergeStmt& stmt, const MergeClause& clause, const Scope& scope,
-                   const RecordBatch& source, const Matches& m, const std::vector<int64_t>& rows,
-                   UpdatedCells& updated) {
+                   const RecordBatch& subset_batch, const std::vector<uint64_t>& addresses, UpdatedCells& updated) {
   const Schema& target_schema = *scope.target_schema;
-  std::vector<int64_t> t_rows, s_rows;
-  for (int64_t i : rows) {
-    t_rows.push_back(m.match_t[size_t(i)]);
-    s_rows.push_back(m.match_s[size_t(i)]);
-  }
-  auto subset = JoinRows(scope, *m.target, source, &t_rows, &s_rows);
-  const auto& addresses = m.target->column(kRowAddr);
+  const RecordBatch* subset = &subset_batch;
   std::vector<std::string> seen;
   for (const auto& s : clause.set) {
     int f = target_schema.FieldIndex(s.column);
@@ -338,14 +367,14 @@ void CollectUpdate(const Context& ctx, const MergeStmt& stmt, const MergeClause&
     if (Has(seen, s.column)) ctx.Fail(s.position, fmt::format("column '{}' is set twice", s.column));
     seen.push_back(s.column);
     const Field& field = *target_schema.field(size_t(f));
-    auto bound = Bind(*Expr::Assign(scope.Resolve(s.expr), field.type, field.name), *subset->schema());
-    if (rows.empty()) continue;
+    auto bound = Bind(*Expr::Assign(scope.ResolveIn(clause, s.expr), field.type, field.name), *subset->schema());
+    if (addresses.empty()) continue;
     ArrayPtr values = Evaluate(*bound, *subset);
     int64_t base = updated.piece_rows[s.column];
     updated.pieces[s.column].push_back(values);
     updated.piece_rows[s.column] += values->length;
-    for (size_t r = 0; r < rows.size(); ++r) {
-      uint64_t a = addresses->values<uint64_t>()[t_rows[r]];
+    for (size_t r = 0; r < addresses.size(); ++r) {
+      uint64_t a = addresses[r];
       updated.cells[a >> 32][s.column].push_back({uint32_t(a & 0xFFFFFFFFu), base + int64_t(r)});
     }
   }
@@ -373,6 +402,41 @@ void AddUpdates(UpdatedCells& updated, const Schema& target_schema, table::Merge
     std::sort(columns.begin(), columns.end(), [&](const auto& a, const auto& b) {
       return target_schema.FieldIndex(a.column) < target_schema.FieldIndex(b.column);
     });
+  }
+}
+
+// Target rows no source row matched: the first WHEN NOT MATCHED BY SOURCE clause whose
+// condition holds deletes or updates the row. Updates join `updated`, so that a fragment
+// gets one overlay whichever clauses set its cells.
+void ApplyBySourceClauses(const Context& ctx, const MergeStmt& stmt, const Scope& scope, const RecordBatch& source,
+                          const Matches& m, table::MergeChanges& changes, MergeCounts& counts,
+                          UpdatedCells& updated) {
+  if (!m.unmatched_target) return;
+  const RecordBatch& lonely_target = *m.unmatched_target;
+  const auto& addresses = lonely_target.column(kRowAddr);
+  std::vector<int64_t> all(size_t(lonely_target.num_rows()));
+  for (size_t i = 0; i < all.size(); ++i) all[i] = int64_t(i);
+  auto joined = JoinRows(scope, lonely_target, source, &all, nullptr);
+  std::vector<bool> taken(all.size(), false);
+  for (const auto& clause : stmt.clauses) {
+    if (!clause.by_source) continue;
+    std::vector<bool> holds(all.size(), true);
+    if (clause.condition)
+      holds = EvaluatePredicate(*Bind(*scope.ResolveBySource(clause.condition), *joined->schema()), *joined);
+    std::vector<bool> keep(all.size(), false);
+    std::vector<uint64_t> row_addresses;
+    for (size_t i = 0; i < all.size(); ++i)
+      if (!taken[i] && holds[i]) {
+        taken[i] = keep[i] = true;
+        row_addresses.push_back(addresses->values<uint64_t>()[i]);
+      }
+    if (clause.action == MergeClause::Action::kDelete) {
+      for (uint64_t a : row_addresses) changes.deletes[a >> 32].push_back(uint32_t(a & 0xFFFFFFFFu));
+      counts.deleted += row_addresses.size();
+      continue;
+    }
+    CollectUpdate(ctx, stmt, clause, scope, *joined->Filter(keep), row_addresses, updated);
+    counts.updated += row_addresses.size();
   }
 }
 
@@ -404,9 +468,18 @@ void ApplyMatchedClauses(const Context& ctx, const MergeStmt& stmt, const Scope&
       counts.deleted += rows.size();
       continue;
     }
-    CollectUpdate(ctx, stmt, clause, scope, source, m, rows, updated);
+    std::vector<int64_t> t_rows, s_rows;
+    std::vector<uint64_t> row_addresses;
+    for (int64_t i : rows) {
+      t_rows.push_back(m.match_t[size_t(i)]);
+      s_rows.push_back(m.match_s[size_t(i)]);
+      row_addresses.push_back(addresses->values<uint64_t>()[t_rows.back()]);
+    }
+    CollectUpdate(ctx, stmt, clause, scope, *JoinRows(scope, *m.target, source, &t_rows, &s_rows), row_addresses,
+                  updated);
     counts.updated += rows.size();
   }
+  ApplyBySourceClauses(ctx, stmt, scope, source, m, changes, counts, updated);
   AddUpdates(updated, *scope.target_schema, changes);
 }
 
@@ -441,7 +514,7 @@ void ApplyNotMatchedClauses(const Context& ctx, const MergeStmt& stmt, const Sco
   std::vector<int> taken(unmatched.size(), -1);
   for (size_t k = 0; k < stmt.clauses.size(); ++k) {
     const auto& clause = stmt.clauses[k];
-    if (clause.matched) continue;
+    if (clause.matched || clause.by_source) continue;
     std::vector<bool> holds(unmatched.size(), true);
     if (clause.condition)
       holds = EvaluatePredicate(*Bind(*scope.Resolve(clause.condition), *lonely->schema()), *lonely);
@@ -468,8 +541,10 @@ void ApplyNotMatchedClauses(const Context& ctx, const MergeStmt& stmt, const Sco
 // Computes the changes of one MERGE against `ds`. The source is held; the target is
 // streamed, reading only the columns the statement names, and only its matched rows are
 // kept.
-table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const DatasetPtr& ds, MergeCounts& counts) {
-  auto source = ReadSource(ctx, stmt.source, false, false, nullptr, SourceColumnTypes(stmt, *ds->schema()));
+table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const DatasetPtr& ds,
+                              const RecordBatchPtr& given_source, MergeCounts& counts) {
+  auto source = given_source ? given_source
+                             : ReadSource(ctx, stmt.source, false, false, nullptr, SourceColumnTypes(stmt, *ds->schema()));
   Scope scope = MergeScope(ctx, stmt, ds->schema(), *source->schema());
   ExprPtr on = scope.Resolve(stmt.on);
   std::vector<std::string> read_columns = TargetColumnsToRead(stmt, scope, on);
@@ -485,24 +560,37 @@ table::MergeChanges PlanMerge(const Context& ctx, const MergeStmt& stmt, const D
 
 }  // namespace
 
-std::string RunMerge(const Context& ctx, const MergeStmt& stmt) {
-  auto state = table::StatePtrOf(OpenTable(ctx, stmt.target));
-  MergeCounts counts;
+MergeOutcome MergeInto(const Context& ctx, const MergeStmt& stmt, const DatasetPtr& target,
+                       const RecordBatchPtr& source) {
+  auto state = table::StatePtrOf(target);
+  MergeOutcome out;
   // Someone changed what we read or a fragment we touch: plan again on the latest version.
   auto committed = table::UntilCommitted(state, "MERGE", [&](const std::shared_ptr<const table::DatasetState>& s) {
     auto ds = table::MakeDataset(s);
-    counts = MergeCounts{};
-    auto next = table::CommitMerge(ds, PlanMerge(ctx, stmt, ds, counts));
+    out.counts = MergeCounts{};
+    auto next = table::CommitMerge(ds, PlanMerge(ctx, stmt, ds, source, out.counts));
     return next->version() == s->version() ? nullptr : table::StatePtrOf(next);
   });
-  if (!committed)
+  if (!committed) {
+    out.dataset = target;
+    return out;
+  }
+  out.committed = true;
+  out.dataset = table::BoundOverlayLayers(table::MakeDataset(committed), &out.layers);
+  return out;
+}
+
+std::string RunMerge(const Context& ctx, const MergeStmt& stmt) {
+  auto target = OpenTable(ctx, stmt.target);
+  const MergeOutcome out = MergeInto(ctx, stmt, target, nullptr);
+  const MergeCounts& counts = out.counts;
+  if (!out.committed)
     return fmt::format("MERGE {} updated, {} deleted, {} inserted; {} unchanged at version {}",
-                       RowCount(counts.updated), counts.deleted, counts.inserted, stmt.target.name, state->version());
-  WriteOutcome outcome;
-  auto next = table::BoundOverlayLayers(table::MakeDataset(committed), &outcome);
-  std::string notice = FirstOverlayNotice(*table::MakeDataset(state), *next, stmt.target.name);
+                       RowCount(counts.updated), counts.deleted, counts.inserted, stmt.target.name, target->version());
+  const auto& next = out.dataset;
+  std::string notice = FirstOverlayNotice(*target, *next, stmt.target.name);
   return fmt::format("MERGE {} updated, {} deleted, {} inserted; {} is now at version {}{}{}", RowCount(counts.updated),
-                     counts.deleted, counts.inserted, stmt.target.name, next->version(), LayerMergeNote(outcome),
+                     counts.deleted, counts.inserted, stmt.target.name, next->version(), LayerMergeNote(out.layers),
                      notice.empty() ? "" : "\n" + notice);
 }
 

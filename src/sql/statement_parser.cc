@@ -644,21 +644,28 @@ class StatementParser {
       c.position = p_.Next().position;
       c.matched = !p_.ConsumeKeyword("NOT");
       p_.ExpectKeyword("MATCHED");
+      if (!c.matched && p_.ConsumeKeyword("BY")) {
+        if (p_.ConsumeKeyword("SOURCE"))
+          c.by_source = true;
+        else if (!p_.ConsumeKeyword("TARGET"))
+          p_.Fail("SOURCE or TARGET");
+      }
       if (p_.ConsumeKeyword("AND")) c.condition = p_.ParseExpression();
       p_.ExpectKeyword("THEN");
-      if (c.matched && p_.ConsumeKeyword("UPDATE")) {
+      const bool target_row = c.matched || c.by_source;  // the clause acts on a target row
+      if (target_row && p_.ConsumeKeyword("UPDATE")) {
         c.action = MergeClause::Action::kUpdate;
         p_.ExpectKeyword("SET");
         c.set = ParseSetList();
-      } else if (c.matched && p_.ConsumeKeyword("DELETE")) {
+      } else if (target_row && p_.ConsumeKeyword("DELETE")) {
         c.action = MergeClause::Action::kDelete;
-      } else if (!c.matched && p_.ConsumeKeyword("INSERT")) {
+      } else if (!target_row && p_.ConsumeKeyword("INSERT")) {
         c.action = MergeClause::Action::kInsert;
         if (p_.Peek().IsSymbol("(")) c.columns = ParseColumnList();
         p_.ExpectKeyword("VALUES");
         c.values = ParseValueRow();
       } else {
-        p_.Fail(c.matched ? "UPDATE or DELETE" : "INSERT");
+        p_.Fail(target_row ? "UPDATE or DELETE" : "INSERT");
       }
       s->clauses.push_back(std::move(c));
     }

@@ -86,6 +86,24 @@ TEST_F(CliTest, SchemaChangesAddDropAndAlterColumns) {
   ExpectError(RunLancelet({"drop-columns", ds_, "nope"}), "no column 'nope'");
 }
 
+TEST_F(CliTest, MergeInsertUpdatesInsertsAndDeletesInOneVersion) {
+  WriteStringToFile(dir_.Join("changes.csv"), "id,age\n2,26\n3,41\n7,70\n");
+  auto r = RunLancelet({"merge-insert", ds_, "--from", dir_.Join("changes.csv"), "--on", "id",
+                        "--when-matched-update-all", "--when-not-matched-insert-all",
+                        "--when-not-matched-by-source-delete", "--by-source-condition", "age < 30"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "merge-insert: 2 updated, 1 deleted, 1 inserted; " + ds_ + " now at version 2\n");
+  EXPECT_EQ(RunLancelet({"scan", ds_, "--columns", "id,name,age", "--format", "csv"}).out,
+            "id,name,age\n1,Alice,30\n2,Bob,26\n3,\"Carol, Jr.\",41\n7,,70\n");
+  ExpectError(RunLancelet({"merge-insert", ds_, "--from", dir_.Join("changes.csv"), "--on", "id"}),
+              "merge_insert: no clause");
+  WriteStringToFile(dir_.Join("bad.csv"), "id,agee\n2,1\n");
+  ExpectError(RunLancelet({"merge-insert", ds_, "--from", dir_.Join("bad.csv"), "--on", "id",
+                           "--when-matched-update-all"}),
+              "merge_insert: the source's column 'agee' is not a column of the dataset");
+  EXPECT_EQ(RunLancelet({"count", ds_}).out, "4\n");
+}
+
 TEST_F(CliTest, ScanFormats) {
   auto jsonl = RunLancelet({"scan", ds_, "--format", "jsonl"});
   ASSERT_EQ(jsonl.exit_code, 0) << jsonl.err;

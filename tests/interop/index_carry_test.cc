@@ -97,6 +97,24 @@ TEST_P(IndexCarryTest, SqlUpdateAndMergeKeepTheIndexes) {
   ExpectIndexesKept("cat = 'm'", 3, "merge");
 }
 
+// WHEN NOT MATCHED BY SOURCE deletes in the MERGE's own commit: the reference reads the
+// deletions beside the overlays and the inserted fragment, through its indexes.
+TEST_P(IndexCarryTest, MergeWithABySourceDeleteKeepsTheIndexes) {
+  REQUIRE_ORACLE();
+  Create();
+  WriteStringToFile(dir_.Join("staged.csv"), "id,val,cat\n5,-5,m\n9000,-9000,m\n");
+  const std::string out = Lancelet({"sql", "--db", db_,
+            "MERGE INTO t USING read_csv('" + dir_.Join("staged.csv") +
+                "') AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET val = s.val, cat = s.cat "
+                "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.val, s.cat) "
+                "WHEN NOT MATCHED BY SOURCE AND t.id >= 2000 THEN DELETE"});
+  EXPECT_NE(out.find("MERGE 1 row updated, 1000 deleted, 1 inserted; t is now at version 4"), std::string::npos) << out;
+  ExpectIndexesKept("val < 0", 2, "merge: the updated and the inserted row");
+  ExpectIndexesKept("val >= 19000", 100, "merge: ids 1900 to 1999 left");
+  ExpectIndexesKept("val >= 0", 1999, "merge: ids 0 to 1999 but 5");
+  ExpectIndexesKept("cat = 'c2'", 400, "merge");
+}
+
 // Compactions narrow the reference's indexes where they must (a fold of an indexed
 // column, rows moved to new fragments) and optimize indexes those fragments again, in
 // segments of the same names the reference queries; cleanup keeps every segment in use.
