@@ -190,23 +190,51 @@ class IdMapper {
   std::shared_ptr<const DatasetState::RowIdAddresses> located_;
 };
 
-// Offers the stale rows of partition p, scored exactly, to `out` (NULL-free by
-// construction; NaN only for a cosine against a zero vector, which is skipped).
-void ScoreStale(const PreparedQuery& exact, const DatasetState::StaleVectors::Partitioned& stale, uint32_t p,
-                std::vector<Candidate>& out) {
-  const uint64_t begin = stale.starts[p], n = stale.starts[p + 1] - begin;
-  if (n == 0) return;
-  std::vector<float> distances(n);
-  index::ScoreFloat(exact.metric, index::KernelsFor(), exact.as_float.data(), exact.norm2,
-                    stale.vectors.data() + begin * exact.dim, n, exact.dim, distances.data());
-  for (uint64_t i = 0; i < n; ++i)
-    if (!std::isnan(distances[i])) out.push_back({distances[i], stale.addresses[begin + i]});
-}
+// The stale rows of the probed partitions (StaleVectors::segments), each partition's
+// scored exactly in one pass over its vectors. With `direct` (nothing can drop a row
+// later: no prefilter, no deletions) only the k nearest are kept, since a stale row
+// with k stale rows nearer cannot be among the k nearest of all; else every one is kept
+// for the prefilter's scan.
+class StaleProbe {
+ public:
+  StaleProbe(bool direct, size_t k) : direct_(direct), top_(direct ? k : 0) {}
+
+  void Probe(const PreparedQuery& exact, const DatasetState::StaleVectors::Partitioned& stale, uint32_t p) {
+    const uint64_t begin = stale.starts[p], n = stale.starts[p + 1] - begin;
+    if (n == 0) return;
+    distances_.resize(n);
+    index::ScoreFloat(exact.metric, index::KernelsFor(), exact.as_float.data(), exact.norm2,
+                      stale.vectors.data() + begin * exact.dim, n, exact.dim, distances_.data());
+    // NaN (a cosine against a zero vector) fails both tests and is skipped.
+    float bound = direct_ ? top_.Bound() : 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      const float d = distances_[i];
+      if (direct_ && d <= bound) {
+        top_.Offer(d, stale.addresses[begin + i]);
+        bound = top_.Bound();
+      } else if (!direct_ && !std::isnan(d)) {
+        found_.push_back({d, stale.addresses[begin + i]});
+      }
+    }
+  }
+  // The rows kept, nearest first when `direct`.
+  std::vector<Candidate> Found() { return direct_ ? top_.Sorted() : std::move(found_); }
+
+ private:
+  bool direct_;
+  TopK top_;
+  std::vector<Candidate> found_;
+  std::vector<float> distances_;
+};
 
 // Where the probed rows go: straight into `top` when nothing could drop one later (no
 // prefilter, no deletions, one segment so no address twice), else kept for Surviving.
+// `count` (the candidates, for explain) is kept only when `counting`: into `top`, a row
+// is first tested against the top-k's bound and only the few that pass it are mapped to
+// an address and checked, which is most of a probe's per-row work saved.
 struct ProbeSink {
   TopK* top = nullptr;
+  bool counting = true;
   std::vector<Candidate> kept;
   uint64_t count = 0;
   void Add(float distance, uint64_t address) {
@@ -247,11 +275,10 @@ class FragmentVerdicts {
 
 // Every row of the probed partitions of every segment that may be an answer, into
 // `sink`: in a live fragment the segment covers, not stale; with its index distance.
-// With `stale_found`, the stale rows of the probed partitions (stale.segments), scored
-// exactly by `exact`, are added to it.
+// With `stale`, the stale rows of the probed partitions (stale_vectors.segments) too.
 void ProbeSegments(const DatasetState& state, const std::vector<Segment>& segments, const PreparedQuery& exact,
-                   size_t nprobes, const DatasetState::StaleVectors& stale_vectors,
-                   std::vector<Candidate>* stale_found, uint64_t& probed_rows, ProbeSink& sink) {
+                   size_t nprobes, const DatasetState::StaleVectors& stale_vectors, StaleProbe* stale,
+                   uint64_t& probed_rows, ProbeSink& sink) {
   const IdMapper mapper(state);
   std::vector<float> distances;
   for (size_t s = 0; s < segments.size(); ++s) {
@@ -259,10 +286,22 @@ void ProbeSegments(const DatasetState& state, const std::vector<Segment>& segmen
     const FragmentVerdicts verdicts(state, segments[s], stale_vectors);
     const index::IvfQuery prepared = ivf.Prepare(exact.as_float);
     for (uint32_t p : ivf.NearestPartitions(prepared, nprobes)) {
-      if (stale_found) ScoreStale(exact, stale_vectors.segments[s], p, *stale_found);
+      if (stale) stale->Probe(exact, stale_vectors.segments[s], p);
       ivf.ScorePartition(prepared, p, distances);
       probed_rows += distances.size();
       const uint64_t* ids = ivf.row_ids().data() + ivf.partition_offset(p);
+      if (sink.top && !sink.counting) {
+        // NaN fails the test, as it is skipped below; the bound only falls as rows enter.
+        float bound = sink.top->Bound();
+        for (size_t i = 0; i < distances.size(); ++i) {
+          if (!(distances[i] <= bound)) continue;
+          const auto address = mapper.Address(ids[i]);
+          if (!address || !verdicts.Candidate(*address >> 32, *address & 0xffffffffu)) continue;
+          sink.top->Offer(distances[i], *address);
+          bound = sink.top->Bound();
+        }
+        continue;
+      }
       for (size_t i = 0; i < distances.size(); ++i) {
         const auto address = mapper.Address(ids[i]);
         if (!address || std::isnan(distances[i])) continue;
@@ -361,14 +400,15 @@ std::optional<std::vector<Candidate>> IndexedTopK(const Dataset& dataset, const 
 
   const auto stale = StaleVectorsOf(dataset, q.column, segments);
   const bool partitioned = !stale->segments.empty();
-  std::vector<Candidate> stale_found;
   TopK from_index(query.refine_factor ? k * size_t(*query.refine_factor) : k);
   ProbeSink sink;
   const bool deletions = std::any_of(state.manifest.fragments().begin(), state.manifest.fragments().end(),
                                      [](const auto& f) { return f.has_deletion_file(); });
+  StaleProbe stale_probe(!prefilter && !deletions, k);
   if (!prefilter && !deletions && segments.size() == 1) sink.top = &from_index;
-  ProbeSegments(state, segments, exact, size_t(nprobes), *stale, partitioned ? &stale_found : nullptr, t.probed_rows,
-                sink);
+  sink.counting = t.count_candidates;
+  ProbeSegments(state, segments, exact, size_t(nprobes), *stale, partitioned ? &stale_probe : nullptr,
+                t.probed_rows, sink);
   t.candidates = sink.count;
   if (!sink.top) {
     const std::vector<Candidate> candidates = Surviving(dataset, std::move(sink.kept), prefilter);
@@ -396,7 +436,7 @@ std::optional<std::vector<Candidate>> IndexedTopK(const Dataset& dataset, const 
   if (!uncovered.empty())
     for (const auto& c : ExactTopK(dataset, exact, prefilter, k, uncovered)) top.Offer(c.distance, c.address);
   if (partitioned) {
-    for (const auto& c : Surviving(dataset, std::move(stale_found), prefilter)) top.Offer(c.distance, c.address);
+    for (const auto& c : Surviving(dataset, stale_probe.Found(), prefilter)) top.Offer(c.distance, c.address);
   } else {  // too many to hold: every stale row, wherever its vector lies
     ScoreRowsExactly(dataset, exact, prefilter, std::make_shared<RowMap>(stale->rows), top);
   }
