@@ -916,12 +916,20 @@ class QueriesReader final : public RecordBatchReader {
         }
       }
     };
+    if (start == 0) {
+      // The first query alone: it opens the index and fills the version's caches, which
+      // threads starting together would each do in full.
+      answers_.resize(1);
+      work();
+      if (answers_[0].error) std::rethrow_exception(answers_[0].error);
+      answers_.resize(std::min(kWindow, vectors_.size()));
+      next = 1;
+    }
     std::vector<std::thread> pool;
     const size_t threads = std::min(answers_.size(), size_t(std::max(1, ReadAheadThreads())));
     for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
     work();
     for (auto& t : pool) t.join();
-    if (start == 0 && answers_[0].error) std::rethrow_exception(answers_[0].error);
   }
 
   DatasetPtr dataset_;
