@@ -641,7 +641,7 @@ TEST_F(IvfBuildTest, StaleRowsAreScoredWhereTheirNewVectorsLie) {
 
 // The k nearest of a search: id and distance, nearest first.
 std::vector<std::pair<int64_t, float>> Nearest(const DatasetPtr& ds, const float* q, int64_t k, bool exact,
-                                               const std::string& where = "") {
+                                               const std::string& where = "", int64_t refine = 0) {
   VectorQuery query;
   query.column = "emb";
   query.vector.assign(q, q + kDim);
@@ -649,6 +649,7 @@ std::vector<std::pair<int64_t, float>> Nearest(const DatasetPtr& ds, const float
   query.nprobes = 8;
   query.exact = exact;
   query.filter = where;
+  if (!exact && refine) query.refine_factor = refine;
   query.columns = std::vector<std::string>{"id"};
   std::vector<std::pair<int64_t, float>> out;
   auto reader = ds->Search(query);
@@ -681,6 +682,32 @@ TEST_F(IvfBuildTest, ManyStaleRowsGiveExactSearchsNearest) {
       EXPECT_EQ(Nearest(ds, q, k, false), want) << qi << " " << k;
       EXPECT_EQ(Nearest(ds, q, k, false, "id >= 0"), want) << qi << " " << k;
     }
+}
+
+// IVF_PQ with a third of the rows stale: a probe scores the index's rows less the stale
+// ones (a copy made once per version) and the stale rows exactly. Probing every
+// partition, the candidates are the 1333 rows not stale, and with a refine factor that
+// re-ranks every candidate the answer is exact search's, with and without a filter.
+TEST_F(IvfBuildTest, PqProbesScoreTheRowsLessTheStaleOnes) {
+  auto ds = WriteClustered(tmp_.Uri("pq_stale"), "2.2", false, data_);
+  VectorIndexOptions options;
+  options.num_partitions = 8;
+  options.num_sub_vectors = 4;
+  ds = ds->CreateIndex("emb", IndexType::kIvfPq, options, "pq");
+  ds = ds->Update({{"emb", "emb"}}, "id % 3 = 1", nullptr, UpdateMode::kOverlay);
+  VectorQuery explain;
+  explain.vector.assign(data_.begin(), data_.begin() + kDim);
+  explain.nprobes = 8;
+  const std::string plan = ds->ExplainSearch(explain);
+  EXPECT_NE(plan.find("rows in the probed partitions: 2000; candidates live, current and passing the prefilter: 1333"),
+            std::string::npos) << plan;
+  EXPECT_NE(plan.find("re-scored exactly: 667 stale rows "), std::string::npos) << plan;
+  for (int64_t qi : {1, 5, 999}) {
+    const float* q = data_.data() + qi * kDim;
+    const auto want = Nearest(ds, q, 10, true);
+    EXPECT_EQ(Nearest(ds, q, 10, false, "", 200), want) << qi;
+    EXPECT_EQ(Nearest(ds, q, 10, false, "id >= 0", 200), want) << qi;
+  }
 }
 
 // Candidates offered straight to the top-k (no prefilter, no deletions) and those kept
