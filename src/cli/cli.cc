@@ -16,6 +16,8 @@
 #include <map>
 #include <iostream>
 #include <sstream>
+#include <thread>
+#include <atomic>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -883,47 +885,92 @@ std::vector<double> ParseVectorText(const std::string& text, const std::string& 
   return values;
 }
 
-// Every query's rows in turn, each batch led by `_query` (the query's 0-based line).
+// Every query's rows in turn, each batch led by `_query` (the query's 0-based line). The
+// queries are answered kWindow at a time on ReadAheadThreads() threads (a search is one
+// core's work, so one at a time left the other cores idle), their rows held until
+// emitted in line order; an error is raised when its query's turn comes, after the
+// rows of the lines before it, as answering them one by one would.
 class QueriesReader final : public RecordBatchReader {
  public:
   QueriesReader(DatasetPtr dataset, VectorQuery query, std::vector<std::vector<double>> vectors)
       : dataset_(std::move(dataset)), query_(std::move(query)), vectors_(std::move(vectors)) {
-    Open(0);
+    AnswerFrom(0);
     std::vector<FieldPtr> fields{Field::Make("_query", DataType::Int64(), false)};
-    for (const auto& f : current_->schema()->fields()) fields.push_back(f);
+    for (const auto& f : first_schema_->fields()) fields.push_back(f);
     schema_ = std::make_shared<Schema>(fields);
   }
   SchemaPtr schema() const override { return schema_; }
   RecordBatchPtr Next() override {
-    while (current_) {
-      if (auto batch = current_->Next()) {
+    while (index_ < vectors_.size()) {
+      if (index_ >= window_start_ + answers_.size()) AnswerFrom(index_);
+      Answer& answer = answers_[index_ - window_start_];
+      if (answer.error) std::rethrow_exception(answer.error);
+      if (next_batch_ < answer.batches.size()) {
+        const RecordBatchPtr batch = std::move(answer.batches[next_batch_++]);
         FixedWidthBuilder<int64_t> line(DataType::Int64());
         for (int64_t r = 0; r < batch->num_rows(); ++r) line.Append(int64_t(index_));
         std::vector<ArrayPtr> columns{line.Finish()};
         for (size_t c = 0; c < size_t(batch->num_columns()); ++c) columns.push_back(batch->column(c));
         return RecordBatch::Make(schema_, columns);
       }
-      current_.reset();
-      if (index_ + 1 < vectors_.size()) Open(index_ + 1);
+      ++index_;
+      next_batch_ = 0;
     }
     return nullptr;
   }
 
  private:
-  void Open(size_t index) {
-    index_ = index;
-    query_.vector = vectors_[index];
-    try {
-      current_ = dataset_->Search(query_);
-    } catch (const Error& e) {
-      throw Error(e.kind(), fmt::format("query on line {}: {}", index + 1, e.what()));
+  static constexpr size_t kWindow = 256;
+  struct Answer {
+    std::vector<RecordBatchPtr> batches;
+    std::exception_ptr error;
+  };
+
+  // Queries start.. (kWindow of them at most) answered into answers_.
+  void AnswerFrom(size_t start) {
+    window_start_ = start;
+    answers_.assign(std::min(kWindow, vectors_.size() - start), Answer{});
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i; (i = next++) < answers_.size();) {
+        VectorQuery query = query_;
+        query.vector = vectors_[start + i];
+        try {
+          auto reader = dataset_->Search(query);
+          if (start + i == 0) first_schema_ = reader->schema();
+          while (auto batch = reader->Next()) answers_[i].batches.push_back(std::move(batch));
+        } catch (const Error& e) {
+          answers_[i].error =
+              std::make_exception_ptr(Error(e.kind(), fmt::format("query on line {}: {}", start + i + 1, e.what())));
+        } catch (...) {
+          answers_[i].error = std::current_exception();
+        }
+      }
+    };
+    if (start == 0) {
+      // The first query alone: it opens the index and fills the version's caches, which
+      // threads starting together would each do in full.
+      answers_.resize(1);
+      work();
+      if (answers_[0].error) std::rethrow_exception(answers_[0].error);
+      answers_.resize(std::min(kWindow, vectors_.size()));
+      next = 1;
     }
+    std::vector<std::thread> pool;
+    const size_t threads = std::min(answers_.size(), size_t(std::max(1, ReadAheadThreads())));
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
   }
+
   DatasetPtr dataset_;
   VectorQuery query_;
   std::vector<std::vector<double>> vectors_;
-  size_t index_ = 0;
-  std::unique_ptr<RecordBatchReader> current_;
+  SchemaPtr first_schema_;
+  size_t window_start_ = 0;
+  std::vector<Answer> answers_;
+  size_t index_ = 0;       // the query being emitted
+  size_t next_batch_ = 0;  // its next batch
   SchemaPtr schema_;
 };
 

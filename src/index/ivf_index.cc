@@ -329,16 +329,19 @@ void IvfIndex::PqTable(const IvfQuery& query, size_t p, std::vector<float>& tabl
 
 void IvfIndex::ScorePartition(const IvfQuery& query, size_t p, std::vector<float>& out) const {
   const size_t n = lengths_[p], offset = offsets_[p];
+  if (kind_ == IvfKind::kPq) return ScoreCodes(query, p, codes_ + offset * code_bytes(), n, out);
   out.assign(n, 0.f);
   if (n == 0) return;
-  if (kind_ == IvfKind::kFlat) {
-    ScoreFloat(metric_, KernelsFor(), query.vector.data(), query.norm2, flat_ + offset * dim_, n, dim_, out.data());
-    return;
-  }
+  ScoreFloat(metric_, KernelsFor(), query.vector.data(), query.norm2, flat_ + offset * dim_, n, dim_, out.data());
+}
+
+void IvfIndex::ScoreCodes(const IvfQuery& query, size_t p, const uint8_t* codes, size_t n,
+                          std::vector<float>& out) const {
+  out.assign(n, 0.f);
+  if (n == 0) return;
   std::vector<float> table;
   PqTable(query, p, table);
   const size_t width = code_bytes();
-  const uint8_t* codes = codes_ + offset * width;
   for (size_t j = 0; j < width; ++j) {
     const float* row = table.data() + j * 256;
     const uint8_t* column = codes + j * n;

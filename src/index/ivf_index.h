@@ -95,6 +95,9 @@ class IvfIndex {
   // Partition p's rows scored against the query: out[i] is the distance of row
   // partition_offset(p) + i (exact for IVF_FLAT, the PQ estimate for IVF_PQ).
   void ScorePartition(const IvfQuery& query, size_t p, std::vector<float>& out) const;
+  // IVF_PQ: `n` codes laid out as a partition's (transposed: byte j * n + r is code r's
+  // byte j) scored with partition p's distance table, as ScorePartition scores its own.
+  void ScoreCodes(const IvfQuery& query, size_t p, const uint8_t* codes, size_t n, std::vector<float>& out) const;
 
  private:
   IvfIndex() = default;

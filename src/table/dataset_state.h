@@ -139,6 +139,13 @@ struct DatasetState {
       std::vector<uint64_t> starts;     // partition p's rows: [starts[p], starts[p + 1])
       std::vector<uint64_t> addresses;  // row addresses, grouped by partition
       std::vector<float> vectors;       // their current vectors, [row][dim]; NULL ones left out
+      // IVF_PQ: the segment's own rows less the stale ones, partition p's at
+      // [kept_starts[p], kept_starts[p + 1]) with their ids and codes (transposed within the
+      // partition as the index holds them): a probe scores these, where the index's
+      // partition would have it score the stale rows' old codes only to drop them.
+      std::vector<uint64_t> kept_starts;
+      std::vector<uint64_t> kept_ids;
+      std::vector<uint8_t> kept_codes;
     };
     // Per segment of the index, in manifest order; empty when the vectors would pass
     // kStaleVectorsCacheBytes: every stale row is then scored through a scan per query.

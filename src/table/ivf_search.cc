@@ -91,6 +91,23 @@ std::vector<RowMap> StaleRowsPerSegment(const DatasetState& state, const std::ve
   return out;
 }
 
+// Maps an index's ids to row addresses: the ids themselves, or under stable row ids the
+// live row holding each (nullopt for a row id no live row has).
+class IdMapper {
+ public:
+  explicit IdMapper(const DatasetState& state)
+      : located_((state.manifest.reader_feature_flags() & kFlagStableRowIds) ? RowIdAddresses(state) : nullptr) {}
+  std::optional<uint64_t> Address(uint64_t id) const {
+    if (!located_) return id;
+    auto it = std::lower_bound(located_->begin(), located_->end(), std::make_pair(id, uint64_t(0)));
+    if (it == located_->end() || it->first != id) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::shared_ptr<const DatasetState::RowIdAddresses> located_;
+};
+
 // The current vectors of `rows`, read through a scan (deleted rows and NULL vectors left
 // out), grouped by the partition of `ivf` each is nearest, as a query would be routed.
 DatasetState::StaleVectors::Partitioned PartitionStale(const Dataset& dataset, const std::string& column,
@@ -137,6 +154,37 @@ DatasetState::StaleVectors::Partitioned PartitionStale(const Dataset& dataset, c
   return out;
 }
 
+// IVF_PQ: `ivf`'s rows less those `bits` (fragment id -> stale offsets) marks, into
+// out.kept_*, partition by partition, codes transposed within each as the index's are.
+void KeepFresh(const DatasetState& state, const index::IvfIndex& ivf,
+               const std::map<uint64_t, std::vector<uint64_t>>& bits, DatasetState::StaleVectors::Partitioned& out) {
+  const IdMapper mapper(state);
+  const size_t width = ivf.code_bytes();
+  out.kept_starts.assign(1, 0);
+  std::vector<uint32_t> kept;  // rows kept of the partition at hand
+  for (size_t p = 0; p < ivf.num_partitions(); ++p) {
+    const uint64_t offset = ivf.partition_offset(p), n = ivf.partition_length(p);
+    kept.clear();
+    for (uint64_t r = 0; r < n; ++r) {
+      const auto address = mapper.Address(ivf.row_ids()[offset + r]);
+      bool stale = false;
+      if (address) {
+        const auto it = bits.find(*address >> 32);
+        const uint64_t o = *address & 0xffffffffu;
+        stale = it != bits.end() && o / 64 < it->second.size() && (it->second[o / 64] >> (o % 64) & 1);
+      }
+      if (!stale) kept.push_back(uint32_t(r));
+    }
+    const size_t base = out.kept_codes.size();
+    out.kept_codes.resize(base + kept.size() * width);
+    const uint8_t* codes = ivf.pq_codes() + offset * width;
+    for (size_t j = 0; j < width; ++j)
+      for (size_t i = 0; i < kept.size(); ++i) out.kept_codes[base + j * kept.size() + i] = codes[j * n + kept[i]];
+    for (uint32_t r : kept) out.kept_ids.push_back(ivf.row_ids()[offset + r]);
+    out.kept_starts.push_back(out.kept_ids.size());
+  }
+}
+
 // The index's stale rows, and unless there are too many to hold, their current vectors
 // by partition: made once per dataset version, not per query (each query would
 // otherwise decode every stale row's vector and score them all).
@@ -166,47 +214,67 @@ std::shared_ptr<const DatasetState::StaleVectors> StaleVectorsOf(const Dataset& 
     if (count == 0 || count * row_bytes > DatasetState::kStaleVectorsCacheBytes) return out;
     for (size_t s = 0; s < segments.size(); ++s) {
       out->segments.push_back(PartitionStale(dataset, column, *segments[s].index, per_segment[s]));
-      out->bytes += out->segments.back().vectors.size() * sizeof(float) +
-                    out->segments.back().addresses.size() * sizeof(uint64_t);
+      auto& added = out->segments.back();
+      const index::IvfIndex& ivf = *segments[s].index;
+      // The copy only while the whole entry stays within the cache's budget (an index of
+      // 1M rows of 16-byte codes needs 24 MB), else probes score the index's partitions.
+      const uint64_t copy = ivf.num_rows() * (ivf.code_bytes() + sizeof(uint64_t));
+      const uint64_t budget = DatasetState::kStaleVectorsCacheBytes;
+      if (ivf.kind() == index::IvfKind::kPq && out->bytes + count * row_bytes + copy <= budget)
+        KeepFresh(state, ivf, out->bits, added);
+      out->bytes += added.vectors.size() * sizeof(float) + added.addresses.size() * sizeof(uint64_t) +
+                    added.kept_ids.size() * sizeof(uint64_t) + added.kept_codes.size();
     }
     return out;
   });
 }
 
-// Maps an index's ids to row addresses: the ids themselves, or under stable row ids the
-// live row holding each (nullopt for a row id no live row has).
-class IdMapper {
+
+// The stale rows of the probed partitions (StaleVectors::segments), each partition's
+// scored exactly in one pass over its vectors. With `direct` (nothing can drop a row
+// later: no prefilter, no deletions) only the k nearest are kept, since a stale row
+// with k stale rows nearer cannot be among the k nearest of all; else every one is kept
+// for the prefilter's scan.
+class StaleProbe {
  public:
-  explicit IdMapper(const DatasetState& state)
-      : located_((state.manifest.reader_feature_flags() & kFlagStableRowIds) ? RowIdAddresses(state) : nullptr) {}
-  std::optional<uint64_t> Address(uint64_t id) const {
-    if (!located_) return id;
-    auto it = std::lower_bound(located_->begin(), located_->end(), std::make_pair(id, uint64_t(0)));
-    if (it == located_->end() || it->first != id) return std::nullopt;
-    return it->second;
+  StaleProbe(bool direct, size_t k) : direct_(direct), top_(direct ? k : 0) {}
+
+  void Probe(const PreparedQuery& exact, const DatasetState::StaleVectors::Partitioned& stale, uint32_t p) {
+    const uint64_t begin = stale.starts[p], n = stale.starts[p + 1] - begin;
+    if (n == 0) return;
+    distances_.resize(n);
+    index::ScoreFloat(exact.metric, index::KernelsFor(), exact.as_float.data(), exact.norm2,
+                      stale.vectors.data() + begin * exact.dim, n, exact.dim, distances_.data());
+    // NaN (a cosine against a zero vector) fails both tests and is skipped.
+    float bound = direct_ ? top_.Bound() : 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      const float d = distances_[i];
+      if (direct_ && d <= bound) {
+        top_.Offer(d, stale.addresses[begin + i]);
+        bound = top_.Bound();
+      } else if (!direct_ && !std::isnan(d)) {
+        found_.push_back({d, stale.addresses[begin + i]});
+      }
+    }
   }
+  // The rows kept, nearest first when `direct`.
+  std::vector<Candidate> Found() { return direct_ ? top_.Sorted() : std::move(found_); }
 
  private:
-  std::shared_ptr<const DatasetState::RowIdAddresses> located_;
+  bool direct_;
+  TopK top_;
+  std::vector<Candidate> found_;
+  std::vector<float> distances_;
 };
-
-// Offers the stale rows of partition p, scored exactly, to `out` (NULL-free by
-// construction; NaN only for a cosine against a zero vector, which is skipped).
-void ScoreStale(const PreparedQuery& exact, const DatasetState::StaleVectors::Partitioned& stale, uint32_t p,
-                std::vector<Candidate>& out) {
-  const uint64_t begin = stale.starts[p], n = stale.starts[p + 1] - begin;
-  if (n == 0) return;
-  std::vector<float> distances(n);
-  index::ScoreFloat(exact.metric, index::KernelsFor(), exact.as_float.data(), exact.norm2,
-                    stale.vectors.data() + begin * exact.dim, n, exact.dim, distances.data());
-  for (uint64_t i = 0; i < n; ++i)
-    if (!std::isnan(distances[i])) out.push_back({distances[i], stale.addresses[begin + i]});
-}
 
 // Where the probed rows go: straight into `top` when nothing could drop one later (no
 // prefilter, no deletions, one segment so no address twice), else kept for Surviving.
+// `count` (the candidates, for explain) is kept only when `counting`: into `top`, a row
+// is first tested against the top-k's bound and only the few that pass it are mapped to
+// an address and checked, which is most of a probe's per-row work saved.
 struct ProbeSink {
   TopK* top = nullptr;
+  bool counting = true;
   std::vector<Candidate> kept;
   uint64_t count = 0;
   void Add(float distance, uint64_t address) {
@@ -247,11 +315,10 @@ class FragmentVerdicts {
 
 // Every row of the probed partitions of every segment that may be an answer, into
 // `sink`: in a live fragment the segment covers, not stale; with its index distance.
-// With `stale_found`, the stale rows of the probed partitions (stale.segments), scored
-// exactly by `exact`, are added to it.
+// With `stale`, the stale rows of the probed partitions (stale_vectors.segments) too.
 void ProbeSegments(const DatasetState& state, const std::vector<Segment>& segments, const PreparedQuery& exact,
-                   size_t nprobes, const DatasetState::StaleVectors& stale_vectors,
-                   std::vector<Candidate>* stale_found, uint64_t& probed_rows, ProbeSink& sink) {
+                   size_t nprobes, const DatasetState::StaleVectors& stale_vectors, StaleProbe* stale,
+                   uint64_t& probed_rows, ProbeSink& sink) {
   const IdMapper mapper(state);
   std::vector<float> distances;
   for (size_t s = 0; s < segments.size(); ++s) {
@@ -259,10 +326,33 @@ void ProbeSegments(const DatasetState& state, const std::vector<Segment>& segmen
     const FragmentVerdicts verdicts(state, segments[s], stale_vectors);
     const index::IvfQuery prepared = ivf.Prepare(exact.as_float);
     for (uint32_t p : ivf.NearestPartitions(prepared, nprobes)) {
-      if (stale_found) ScoreStale(exact, stale_vectors.segments[s], p, *stale_found);
-      ivf.ScorePartition(prepared, p, distances);
-      probed_rows += distances.size();
       const uint64_t* ids = ivf.row_ids().data() + ivf.partition_offset(p);
+      probed_rows += ivf.partition_length(p);
+      if (stale) {
+        const auto& in = stale_vectors.segments[s];
+        stale->Probe(exact, in, p);
+        if (!in.kept_starts.empty()) {  // IVF_PQ: the partition's rows less the stale ones
+          ivf.ScoreCodes(prepared, p, in.kept_codes.data() + in.kept_starts[p] * ivf.code_bytes(),
+                         in.kept_starts[p + 1] - in.kept_starts[p], distances);
+          ids = in.kept_ids.data() + in.kept_starts[p];
+        } else {
+          ivf.ScorePartition(prepared, p, distances);
+        }
+      } else {
+        ivf.ScorePartition(prepared, p, distances);
+      }
+      if (sink.top && !sink.counting) {
+        // NaN fails the test, as it is skipped below; the bound only falls as rows enter.
+        float bound = sink.top->Bound();
+        for (size_t i = 0; i < distances.size(); ++i) {
+          if (!(distances[i] <= bound)) continue;
+          const auto address = mapper.Address(ids[i]);
+          if (!address || !verdicts.Candidate(*address >> 32, *address & 0xffffffffu)) continue;
+          sink.top->Offer(distances[i], *address);
+          bound = sink.top->Bound();
+        }
+        continue;
+      }
       for (size_t i = 0; i < distances.size(); ++i) {
         const auto address = mapper.Address(ids[i]);
         if (!address || std::isnan(distances[i])) continue;
@@ -361,14 +451,15 @@ std::optional<std::vector<Candidate>> IndexedTopK(const Dataset& dataset, const 
 
   const auto stale = StaleVectorsOf(dataset, q.column, segments);
   const bool partitioned = !stale->segments.empty();
-  std::vector<Candidate> stale_found;
   TopK from_index(query.refine_factor ? k * size_t(*query.refine_factor) : k);
   ProbeSink sink;
   const bool deletions = std::any_of(state.manifest.fragments().begin(), state.manifest.fragments().end(),
                                      [](const auto& f) { return f.has_deletion_file(); });
+  StaleProbe stale_probe(!prefilter && !deletions, k);
   if (!prefilter && !deletions && segments.size() == 1) sink.top = &from_index;
-  ProbeSegments(state, segments, exact, size_t(nprobes), *stale, partitioned ? &stale_found : nullptr, t.probed_rows,
-                sink);
+  sink.counting = t.count_candidates;
+  ProbeSegments(state, segments, exact, size_t(nprobes), *stale, partitioned ? &stale_probe : nullptr,
+                t.probed_rows, sink);
   t.candidates = sink.count;
   if (!sink.top) {
     const std::vector<Candidate> candidates = Surviving(dataset, std::move(sink.kept), prefilter);
@@ -396,7 +487,7 @@ std::optional<std::vector<Candidate>> IndexedTopK(const Dataset& dataset, const 
   if (!uncovered.empty())
     for (const auto& c : ExactTopK(dataset, exact, prefilter, k, uncovered)) top.Offer(c.distance, c.address);
   if (partitioned) {
-    for (const auto& c : Surviving(dataset, std::move(stale_found), prefilter)) top.Offer(c.distance, c.address);
+    for (const auto& c : Surviving(dataset, stale_probe.Found(), prefilter)) top.Offer(c.distance, c.address);
   } else {  // too many to hold: every stale row, wherever its vector lies
     ScoreRowsExactly(dataset, exact, prefilter, std::make_shared<RowMap>(stale->rows), top);
   }

@@ -83,7 +83,10 @@ struct SearchTrace {
   size_t partitions = 0;  // per segment, the most
   size_t nprobes = 0;
   uint64_t probed_rows = 0;  // rows of the probed partitions
-  uint64_t candidates = 0;   // of those, live, covered, not stale and passing the prefilter
+  // Of those, live, covered, not stale and passing the prefilter: counted only when
+  // count_candidates (explain) is set beforehand, as counting makes every row be checked.
+  uint64_t candidates = 0;
+  bool count_candidates = false;
   uint64_t refined = 0;      // re-ranked with the rows' own vectors
   uint64_t stale_rows = 0;   // overlaid after the index was built: scored exactly when probed
   size_t flat_fragments = 0;  // not covered by any segment: searched exactly

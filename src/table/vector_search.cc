@@ -279,6 +279,7 @@ std::string Dataset::ExplainSearch(const VectorQuery& query) const {
   const PreparedQuery q = Prepare(*schema(), query);
   const ExprPtr filter = FilterOf(query);
   table::SearchTrace t;
+  t.count_candidates = true;
   const std::vector<Candidate> nearest = Nearest(*this, q, query, query.postfilter ? nullptr : filter, t);
   std::string out = fmt::format("VectorSearch: column {}, k {}, metric {}, version {}\n", q.column, query.k, t.metric,
                                 version());

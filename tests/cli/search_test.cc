@@ -49,6 +49,20 @@ TEST_F(SearchCliTest, QueriesFromAFileLeadEachRowWithTheirLine) {
             "{\"_query\":1,\"id\":1,\"name\":\"a\",\"_distance\":1}\n");
 }
 
+// More queries than the CLI answers at a time (256, on several threads): rows still
+// come out in line order, each query's own.
+TEST_F(SearchCliTest, ManyQueriesComeOutInLineOrder) {
+  std::string queries, want = "_query,id,_distance\n";
+  for (int i = 0; i < 600; ++i) {
+    queries += i % 3 == 2 ? "[0, 0, 1]\n" : i % 3 == 1 ? "[0, 1, 0]\n" : "[1, 0, 0]\n";
+    want += std::to_string(i) + (i % 3 == 2 ? ",3,1\n" : i % 3 == 1 ? ",2,0\n" : ",1,0\n");
+  }
+  WriteStringToFile(dir_.Join("many.txt"), queries);
+  EXPECT_EQ(Lancelet({"search", ds_, "--queries", dir_.Join("many.txt"), "-k", "1", "--columns", "id", "--format",
+                      "csv"}),
+            want);
+}
+
 // `index create --type ivf_flat|ivf_pq` with its parameters, shown by `index list`; the
 // NULL vector is not indexed, and search through the index answers as exact search.
 TEST_F(SearchCliTest, VectorIndexesAreCreatedListedAndSearched) {

@@ -639,6 +639,77 @@ TEST_F(IvfBuildTest, StaleRowsAreScoredWhereTheirNewVectorsLie) {
       << ds->ExplainSearch(query);
 }
 
+// The k nearest of a search: id and distance, nearest first.
+std::vector<std::pair<int64_t, float>> Nearest(const DatasetPtr& ds, const float* q, int64_t k, bool exact,
+                                               const std::string& where = "", int64_t refine = 0) {
+  VectorQuery query;
+  query.column = "emb";
+  query.vector.assign(q, q + kDim);
+  query.k = k;
+  query.nprobes = 8;
+  query.exact = exact;
+  query.filter = where;
+  if (!exact && refine) query.refine_factor = refine;
+  query.columns = std::vector<std::string>{"id"};
+  std::vector<std::pair<int64_t, float>> out;
+  auto reader = ds->Search(query);
+  while (auto batch = reader->Next())
+    for (int64_t i = 0; i < batch->num_rows(); ++i)
+      out.emplace_back(batch->column(0)->values<int64_t>()[i], batch->column(1)->values<float>()[i]);
+  return out;
+}
+
+// A third of the rows overlaid (with their own vectors) after an IVF_FLAT build: far
+// more stale rows in each probed partition than k. Without a filter a search keeps only
+// the k nearest stale rows as it probes; with one (every row passes) it keeps them all
+// for the filter's scan. Probing every partition, both give exact search's k nearest,
+// ids and distances, at k 1, 10 and 50.
+TEST_F(IvfBuildTest, ManyStaleRowsGiveExactSearchsNearest) {
+  auto ds = WriteClustered(tmp_.Uri("many_stale"), "2.2", false, data_);
+  VectorIndexOptions options;
+  options.num_partitions = 8;
+  ds = ds->CreateIndex("emb", IndexType::kIvfFlat, options, "flat");
+  ds = ds->Update({{"emb", "emb"}}, "id % 3 = 1", nullptr, UpdateMode::kOverlay);
+  VectorQuery explain;
+  explain.vector.assign(data_.begin(), data_.begin() + kDim);
+  EXPECT_NE(ds->ExplainSearch(explain).find("re-scored exactly: 667 stale rows "), std::string::npos)
+      << ds->ExplainSearch(explain);
+  for (int64_t qi : {1, 4, 700, 1998})
+    for (int64_t k : {1, 10, 50}) {
+      const float* q = data_.data() + qi * kDim;
+      const auto want = Nearest(ds, q, k, true);
+      ASSERT_EQ(want.size(), size_t(k));
+      EXPECT_EQ(Nearest(ds, q, k, false), want) << qi << " " << k;
+      EXPECT_EQ(Nearest(ds, q, k, false, "id >= 0"), want) << qi << " " << k;
+    }
+}
+
+// IVF_PQ with a third of the rows stale: a probe scores the index's rows less the stale
+// ones (a copy made once per version) and the stale rows exactly. Probing every
+// partition, the candidates are the 1333 rows not stale, and with a refine factor that
+// re-ranks every candidate the answer is exact search's, with and without a filter.
+TEST_F(IvfBuildTest, PqProbesScoreTheRowsLessTheStaleOnes) {
+  auto ds = WriteClustered(tmp_.Uri("pq_stale"), "2.2", false, data_);
+  VectorIndexOptions options;
+  options.num_partitions = 8;
+  options.num_sub_vectors = 4;
+  ds = ds->CreateIndex("emb", IndexType::kIvfPq, options, "pq");
+  ds = ds->Update({{"emb", "emb"}}, "id % 3 = 1", nullptr, UpdateMode::kOverlay);
+  VectorQuery explain;
+  explain.vector.assign(data_.begin(), data_.begin() + kDim);
+  explain.nprobes = 8;
+  const std::string plan = ds->ExplainSearch(explain);
+  EXPECT_NE(plan.find("rows in the probed partitions: 2000; candidates live, current and passing the prefilter: 1333"),
+            std::string::npos) << plan;
+  EXPECT_NE(plan.find("re-scored exactly: 667 stale rows "), std::string::npos) << plan;
+  for (int64_t qi : {1, 5, 999}) {
+    const float* q = data_.data() + qi * kDim;
+    const auto want = Nearest(ds, q, 10, true);
+    EXPECT_EQ(Nearest(ds, q, 10, false, "", 200), want) << qi;
+    EXPECT_EQ(Nearest(ds, q, 10, false, "id >= 0", 200), want) << qi;
+  }
+}
+
 // Candidates offered straight to the top-k (no prefilter, no deletions) and those kept
 // for the prefilter's scan give the same answer: a filter every row passes changes none.
 TEST_F(IvfBuildTest, AFilterEveryRowPassesChangesNoAnswer) {
