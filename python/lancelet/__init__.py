@@ -85,3 +85,6 @@ Dataset.to_batches = _to_batches
 # A scanner (Dataset.scanner) is a RecordBatchReader; pylance users call these on it.
 RecordBatchReader.to_batches = lambda self: iter(self)
 RecordBatchReader.to_table = RecordBatchReader.read_all
+
+
+from ._version import __version__  # noqa: E402  (written by CMake from project(VERSION))
