@@ -88,3 +88,4 @@ def sql(db_dir, statement, storage_options=None):
 
 
 from ._dataset import Fragment, MergeInsertBuilder, Scanner  # noqa: E402  (defines Dataset's Python methods)
+from ._version import __version__  # noqa: E402  (written by CMake from project(VERSION))

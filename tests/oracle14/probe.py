@@ -3,7 +3,7 @@
 
 Run it with an interpreter that has pylance 14.0.2 and pyarrow (README.md here):
 
-    /work/venv-py14/bin/python tests/oracle14/probe.py <command> [args]
+    .venv/bin/python tests/oracle14/probe.py <command> [args]   # .venv: ./run setup
 
 Single commands drive pylance on one dataset, shaped like tests/oracle/oracle.mjs:
 output on stdout (JSON lines for rows), one line `probe: <message>` on stderr and exit
