@@ -38,6 +38,8 @@ try:
     import pyarrow as pa
     import pyarrow.ipc as ipc
 except ImportError as missing:  # ctest reads 77 as skipped (SKIP_RETURN_CODE)
+    if os.environ.get("LANCELET_TEST_REQUIRE_PACKAGES") == "1":
+        sys.exit(f"{missing}: the test environment (.venv from python/requirements-test.txt) must have it")
     print(f"skipped: {missing} (the test environment of python/requirements-test.txt has it)")
     sys.exit(77)
 
