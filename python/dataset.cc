@@ -278,6 +278,52 @@ void DefineSchemaChanges(py::class_<PyDataset>& dataset) {
          "renames and nullability, no data rewritten. Moves this handle to the new version and returns it.");
 }
 
+// restore() and the tag calls behind ds.tags (python/lancelet/_dataset.py: Tags).
+void DefineVersionNames(py::class_<PyDataset>& dataset) {
+  dataset
+      .def("restore", [](py::object self) { MoveTo(self, [](const DatasetPtr& ds) { return ds->Restore(); }); },
+           "Makes this handle's version the latest again (a new version holding its content) and moves the "
+           "handle there, as pylance's restore().")
+      .def("_tags", [](const PyDataset& d) {
+        std::vector<TagInfo> tags;
+        {
+          const DatasetPtr ds = d.ds;
+          py::gil_scoped_release release;
+          tags = ds->ListTags();
+        }
+        py::dict out;
+        for (const auto& t : tags) {
+          py::dict tag;
+          tag["branch"] = py::none();
+          tag["version"] = t.version;
+          tag["manifest_size"] = t.manifest_size;
+          tag["metadata"] = py::dict();
+          out[py::str(t.name)] = tag;
+        }
+        return out;
+      })
+      .def("_tag_version", [](const PyDataset& d, const std::string& name) {
+        const DatasetPtr ds = d.ds;
+        py::gil_scoped_release release;
+        return ds->CheckoutTag(name)->version();
+      })
+      .def("_create_tag", [](const PyDataset& d, const std::string& name, uint64_t version) {
+        const DatasetPtr ds = d.ds;
+        py::gil_scoped_release release;
+        ds->CreateTag(name, version);
+      })
+      .def("_update_tag", [](const PyDataset& d, const std::string& name, uint64_t version) {
+        const DatasetPtr ds = d.ds;
+        py::gil_scoped_release release;
+        ds->UpdateTag(name, version);
+      })
+      .def("_delete_tag", [](const PyDataset& d, const std::string& name) {
+        const DatasetPtr ds = d.ds;
+        py::gil_scoped_release release;
+        ds->DeleteTag(name);
+      });
+}
+
 void DefineOpenAndWrite(py::module_& m) {
   m.def("open_dataset", [](const std::string& uri, std::optional<uint64_t> version, StorageOptions storage_options) {
     OpenOptions options;
@@ -285,6 +331,12 @@ void DefineOpenAndWrite(py::module_& m) {
     py::gil_scoped_release release;
     return PyDataset{Dataset::Open(uri, version, options)};
   }, py::arg("uri"), py::arg("version") = py::none(), py::arg("storage_options") = StorageOptions());
+  m.def("open_dataset_tag", [](const std::string& uri, const std::string& tag, StorageOptions storage_options) {
+    OpenOptions options;
+    options.storage_options = std::move(storage_options);
+    py::gil_scoped_release release;
+    return PyDataset{Dataset::OpenTag(uri, tag, options)};
+  }, py::arg("uri"), py::arg("tag"), py::arg("storage_options") = StorageOptions());
 
   m.def("write_stream", [](py::capsule stream, const std::string& uri, const std::string& mode,
                            std::optional<int64_t> max_rows_per_file, const std::optional<std::string>& file_version,
@@ -349,6 +401,7 @@ void RegisterDataset(py::module_& m) {
   DefineDatasetChanges(dataset);
   DefineSchemaChanges(dataset);
   DefineMaintenance(dataset);
+  DefineVersionNames(dataset);
   DefineOpenAndWrite(m);
 }
 

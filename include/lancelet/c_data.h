@@ -98,7 +98,9 @@ RecordBatchPtr ImportRecordBatch(ArrowArray* array, const SchemaPtr& schema);
 // message available from get_last_error.
 void ExportRecordBatchReader(std::shared_ptr<RecordBatchReader> reader, ArrowArrayStream* out);
 // Takes over the stream (out->release is left null). Errors of the producer are thrown
-// as Io errors carrying get_last_error's text.
+// as Io errors carrying get_last_error's text. Top-level string_view / binary_view
+// columns (formats "vu" / "vz", as polars exports strings) are taken as large_utf8 /
+// large_binary, their values copied out of the views; elsewhere views are NotSupported.
 std::unique_ptr<RecordBatchReader> ImportArrayStream(ArrowArrayStream* stream);
 
 }  // namespace lancelet

@@ -61,6 +61,13 @@ struct VersionInfo {
   std::string operation;        // "Append", "Delete", ... (from the transaction file)
 };
 
+// A tag: a name for a version, stored as the reference stores it (table/tags.h).
+struct TagInfo {
+  std::string name;
+  uint64_t version = 0;
+  uint64_t manifest_size = 0;  // bytes of that version's manifest file
+};
+
 // Indexes in the reference's formats. Scalar (table/index_plan.h tells where they are
 // used): BTree (sorted values in pages, any selectivity) and Bitmap (one row set per
 // distinct value, for columns with few of them). Vector (on a fixed_size_list<float32>
@@ -455,6 +462,25 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   std::vector<VersionInfo> ListVersions() const;
   DatasetPtr Checkout(uint64_t version) const;
   DatasetPtr Latest() const;
+  // Makes this (usually older) version the latest again, as the reference's restore: a
+  // Restore commit whose version holds this version's schema, fragments (deletions and
+  // overlays as they were), config and indexes. Versions in between stay readable. A
+  // concurrent commit after the latest version read here is overridden, as by an
+  // Overwrite; writers that read before the restore fail with a conflict.
+  DatasetPtr Restore() const;
+
+  // Tags (the reference's names for versions). Names follow the reference's rule
+  // (letters, digits, '.', '-', '_'; no leading/trailing '.', no "..", no ".lock" end).
+  // Creating an existing tag is refused; updating, deleting or checking out a missing one
+  // is NotFound; so is tagging a version that does not exist. Cleanup never removes a
+  // tagged version.
+  std::vector<TagInfo> ListTags() const;  // by name
+  void CreateTag(const std::string& name, uint64_t version) const;
+  void UpdateTag(const std::string& name, uint64_t version) const;
+  void DeleteTag(const std::string& name) const;
+  DatasetPtr CheckoutTag(const std::string& name) const;
+  // Opens the version a tag names.
+  static DatasetPtr OpenTag(const std::string& uri, const std::string& tag, const OpenOptions& options = {});
 
   uint64_t CountRows(const std::string& predicate = "") const;
   uint64_t CountFragments() const;

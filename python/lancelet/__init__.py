@@ -37,8 +37,10 @@ __all__ = ["dataset", "write_dataset", "sql", "Dataset", "Scanner", "MergeInsert
 
 def dataset(uri, version=None, storage_options=None):
     """The dataset at `uri` (a directory, file:// or memory:// URI), at its newest version
-    or at `version`, as pylance's lance.dataset. storage_options: {key: value} for its
-    store, keyed as pylance's."""
+    or at `version` (a number, or a tag's name), as pylance's lance.dataset.
+    storage_options: {key: value} for its store, keyed as pylance's."""
+    if isinstance(version, str):
+        return _lancelet.open_dataset_tag(str(uri), version, dict(storage_options or {}))
     return _lancelet.open_dataset(str(uri), version, dict(storage_options or {}))
 
 

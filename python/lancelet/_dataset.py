@@ -180,8 +180,48 @@ def _arrow_c_schema(self):
 
 
 def _checkout_version(self, version):
-    """A new handle on `version` of this dataset (this one stays where it is)."""
+    """A new handle on `version` (a number, or a tag's name) of this dataset (this one
+    stays where it is)."""
+    if isinstance(version, str):
+        return self.checkout(self._tag_version(version))
     return self.checkout(int(version))
+
+
+class Tags:
+    """ds.tags: names for versions, stored as pylance stores them (`_refs/tags/<name>.json`).
+    Cleanup never removes a tagged version."""
+
+    def __init__(self, dataset):
+        self._dataset = dataset
+
+    def _version_of(self, reference):
+        if reference is None:
+            return self._dataset.latest_version
+        if isinstance(reference, str):
+            return self._dataset._tag_version(reference)
+        return int(reference)
+
+    def list(self):
+        """{name: {"branch": None, "version", "manifest_size", "metadata": {}}} as pylance's;
+        lancelet keeps no creation times."""
+        return self._dataset._tags()
+
+    def get_version(self, tag):
+        """The version `tag` names (NotFoundError when there is no such tag)."""
+        return self._dataset._tag_version(tag)
+
+    def create(self, tag, reference=None):
+        """Tags a version: `reference` a number, another tag's name, or None for the latest.
+        A tag that exists is refused (update it instead)."""
+        self._dataset._create_tag(tag, self._version_of(reference))
+
+    def update(self, tag, reference=None):
+        """Points an existing tag at another version (a number, a tag's name, None: latest)."""
+        self._dataset._update_tag(tag, self._version_of(reference))
+
+    def delete(self, tag):
+        """Deletes a tag (its version stays until a cleanup removes it)."""
+        self._dataset._delete_tag(tag)
 
 
 def _cleanup_old_versions(self, older_than=None, retain_versions=None, *, delete_unverified=False, dry_run=False,
@@ -247,6 +287,7 @@ Dataset.schema = property(lambda self: schema_out(self.lance_schema),
 Dataset.latest_version = property(lambda self: self.latest().version,
                                   doc="The newest version on disk (this handle may be on an older one).")
 Dataset.optimize = property(DatasetOptimizer, doc="compact_files() and optimize_indices(), as pylance's.")
+Dataset.tags = property(Tags, doc="create / update / delete / list tags (names of versions), as pylance's.")
 Dataset.data_storage_version = property(lambda self: self._data_storage_version(),
                                         doc="The Lance file version of the dataset's data files (\"2.0\", ...).")
 

@@ -255,10 +255,23 @@ struct ReleaseGuard {
   }
 };
 
-FieldPtr FieldFromSchema(const ArrowSchema& schema, int depth) {
+// Arrow's view layouts (string_view "vu", binary_view "vz": polars' strings). lancelet
+// holds them as large_utf8 / large_binary; only a stream's top-level columns are taken
+// (ImportedStreamReader converts their arrays), so anywhere else they are refused.
+bool IsViewFormat(std::string_view format) { return format == "vu" || format == "vz"; }
+
+FieldPtr FieldFromSchema(const ArrowSchema& schema, int depth, bool views_allowed = false) {
   std::string name = schema.name ? schema.name : "";
   if (!schema.release) ThrowInvalid("Arrow C data: field '{}' was already released", name);
   if (!schema.format) ThrowInvalid("Arrow C data: field '{}' has no format", name);
+  if (IsViewFormat(schema.format)) {
+    if (!views_allowed || schema.dictionary)
+      ThrowNotSupported("Arrow C data: field '{}' has format '{}' (a {} view), which lancelet imports only as a "
+                        "top-level column of an Arrow C stream",
+                        name, schema.format, schema.format[1] == 'u' ? "string" : "binary");
+    return Field::Make(name, schema.format[1] == 'u' ? DataType::LargeUtf8() : DataType::LargeBinary(),
+                       (schema.flags & ARROW_FLAG_NULLABLE) != 0, DecodeMetadata(schema.metadata, name));
+  }
   if (depth > 64) ThrowInvalid("Arrow C data: field '{}' is nested deeper than 64 levels", name);
   if (schema.dictionary) {
     // The format is the keys'; the dictionary's schema gives the values' type.
@@ -401,6 +414,67 @@ class Importer {
     ThrowInvalid("Arrow C data: {} array {}", type.ToString(), what);
   }
 
+ public:
+  // Slots [start, start + length) of a string or binary view array as `type` (large_utf8
+  // or large_binary): each 16-byte view is a little-endian i32 length, then the value
+  // itself when it is at most 12 bytes, else a 4-byte prefix, the i32 index of a variadic
+  // data buffer (buffers 2 .. n-2) and the i32 offset in it; buffer n-1 holds the
+  // variadic buffers' i64 sizes, against which every out-of-line value is checked.
+  ArrayPtr ImportView(const ArrowArray& array, const TypePtr& type, int64_t start, int64_t length) {
+    const DataType& t = *type;
+    if (array.dictionary) Fail(t, "(a view) has a dictionary");
+    if (start < 0 || length < 0) Fail(t, fmt::format("(a view) has a bad window [{}, +{})", start, length));
+    if (array.n_buffers < 3 || !array.buffers)
+      Fail(t, fmt::format("(a view) has {} buffers, expected at least 3", array.n_buffers));
+    const int64_t n_data = array.n_buffers - 3;
+    const auto* sizes = static_cast<const int64_t*>(array.buffers[array.n_buffers - 1]);
+    if (n_data > 0 && !sizes) Fail(t, "(a view) has no variadic buffer sizes");
+    const auto* views = static_cast<const uint8_t*>(array.buffers[1]);
+    if (!views && length > 0) Fail(t, "(a view) has no views buffer");
+    auto out = std::make_shared<ArrayData>();
+    out->type = type;
+    out->length = length;
+    const auto* validity = static_cast<const uint8_t*>(array.buffers[0]);
+    BufferPtr bits;
+    if (validity && array.null_count != 0 && length > 0) {
+      bits = CopyBits(validity, start, length);
+      out->null_count = CountNulls(bits->data(), length);
+    } else if (array.null_count > 0) {
+      Fail(t, "(a view) has nulls but no validity buffer");
+    }
+    out->buffers.push_back(out->null_count > 0 ? bits : nullptr);
+    auto offsets = Buffer::Allocate(size_t(length + 1) * sizeof(int64_t));
+    int64_t* off = offsets->mutable_as<int64_t>();
+    std::string data;
+    off[0] = 0;
+    for (int64_t i = 0; i < length; ++i) {
+      if (!(out->null_count > 0 && !GetBit(bits->data(), i))) {
+        const uint8_t* view = views + (start + i) * 16;
+        int32_t size, index, offset;
+        std::memcpy(&size, view, 4);
+        if (size < 0) Fail(t, fmt::format("(a view) slot {} has length {}", start + i, size));
+        if (size <= 12) {
+          data.append(reinterpret_cast<const char*>(view + 4), size_t(size));
+        } else {
+          std::memcpy(&index, view + 8, 4);
+          std::memcpy(&offset, view + 12, 4);
+          if (index < 0 || index >= n_data || offset < 0 || int64_t(offset) + size > sizes[index] ||
+              !array.buffers[2 + index])
+            Fail(t, fmt::format("(a view) slot {} points at bytes [{}, +{}) of variadic buffer {}, which {}",
+                                start + i, offset, size, index,
+                                index >= 0 && index < n_data ? fmt::format("holds {} bytes", sizes[index])
+                                                             : fmt::format("is not one of {}", n_data)));
+          data.append(static_cast<const char*>(array.buffers[2 + index]) + offset, size_t(size));
+        }
+      }
+      off[i + 1] = int64_t(data.size());
+    }
+    out->buffers.push_back(offsets);
+    out->buffers.push_back(data.empty() ? Buffer::Allocate(0) : Buffer::Copy(data.data(), data.size()));
+    return out;
+  }
+
+ private:
   ArrayPtr ImportKeyed(const ArrowArray& array, const TypePtr& type, const TypePtr& keys, int64_t start,
                        int64_t length, int depth) {
     if (!array.dictionary) Fail(*type, "is dictionary-encoded but has no dictionary");
@@ -512,7 +586,7 @@ class ImportedStreamReader final : public RecordBatchReader {
       ArrowSchema schema;
       std::memset(&schema, 0, sizeof(schema));
       Check(stream_.get_schema(&stream_, &schema), "get_schema");
-      schema_ = ImportSchema(&schema);
+      schema_ = ImportStreamSchema(&schema);
     } catch (...) {
       stream_.release(&stream_);
       throw;
@@ -533,10 +607,54 @@ class ImportedStreamReader final : public RecordBatchReader {
       done_ = true;
       return nullptr;
     }
-    return ImportRecordBatch(&array, schema_);
+    if (views_.empty()) return ImportRecordBatch(&array, schema_);
+    return ImportWithViews(&array);
   }
 
  private:
+  // The stream's schema, its top-level view columns (IsViewFormat) taken as large_utf8 /
+  // large_binary and remembered in views_.
+  SchemaPtr ImportStreamSchema(ArrowSchema* schema) {
+    ReleaseGuard<ArrowSchema> guard{schema};
+    if (!schema->release) ThrowInvalid("Arrow C stream: the schema was already released");
+    if (!schema->format || std::string_view(schema->format) != "+s")
+      ThrowInvalid("Arrow C data: a schema must have format '+s', found '{}'", schema->format ? schema->format : "");
+    std::vector<FieldPtr> fields;
+    for (int64_t i = 0; i < schema->n_children; ++i) {
+      fields.push_back(FieldFromSchema(*schema->children[i], 1, /*views_allowed=*/true));
+      if (IsViewFormat(schema->children[i]->format)) views_.push_back(size_t(i));
+    }
+    std::string name = schema->name ? schema->name : "";
+    return std::make_shared<Schema>(fields, DecodeMetadata(schema->metadata, name));
+  }
+
+  // A batch whose view columns are converted (Importer::ImportView) and the others
+  // imported as ImportRecordBatch would.
+  RecordBatchPtr ImportWithViews(ArrowArray* array) {
+    ReleaseGuard<ArrowArray> guard{array};
+    const auto& fields = schema_->fields();
+    if (array->n_children != int64_t(fields.size()) || (array->n_children > 0 && !array->children))
+      ThrowInvalid("Arrow C stream: a batch has {} columns, expected {}", array->n_children, fields.size());
+    if (array->null_count > 0) ThrowInvalid("Arrow C data: a record batch's struct array has null rows");
+    Importer importer;
+    std::vector<ArrayPtr> columns;
+    for (size_t i = 0, v = 0; i < fields.size(); ++i) {
+      const ArrowArray& child = *array->children[i];
+      // A struct's offset applies to its children as well: slot k is child slot k.
+      if (child.length < array->offset + array->length)
+        ThrowInvalid("Arrow C stream: column '{}' has {} slots, {} needed", fields[i]->name, child.length,
+                     array->offset + array->length);
+      const int64_t start = child.offset + array->offset;
+      const bool view = v < views_.size() && views_[v] == i;
+      v += view;
+      columns.push_back(view ? importer.ImportView(child, fields[i]->type, start, array->length)
+                             : importer.Import(child, fields[i]->type, start, array->length, 1,
+                                               fields[i]->dictionary_index));
+      ValidateArray(*columns.back(), "Arrow C data import");
+    }
+    return std::make_shared<RecordBatch>(schema_, std::move(columns), array->length);
+  }
+
   void Check(int code, const char* call) {
     if (code == 0) return;
     const char* message = stream_.get_last_error ? stream_.get_last_error(&stream_) : nullptr;
@@ -546,6 +664,7 @@ class ImportedStreamReader final : public RecordBatchReader {
 
   ArrowArrayStream stream_;
   SchemaPtr schema_;
+  std::vector<size_t> views_;  // indexes of the columns that arrive as views, ascending
   bool done_ = false;
 };
 

@@ -203,9 +203,17 @@ StorageOptions& CommandLineStorageOptions() {
   return options;
 }
 
+// The tag a reading command was given (--tag NAME, in place of --version): one subcommand
+// runs per process, so the one option is shared by all.
+std::string& CommandLineTag() {
+  static std::string tag;
+  return tag;
+}
+
 DatasetPtr OpenDataset(const std::string& uri, std::optional<uint64_t> version = std::nullopt) {
   OpenOptions options;
   options.storage_options = CommandLineStorageOptions();
+  if (!CommandLineTag().empty()) return Dataset::OpenTag(uri, CommandLineTag(), options);
   return Dataset::Open(uri, version, options);
 }
 
@@ -240,6 +248,7 @@ CLI::App* AddDatasetCommand(CLI::App& parent, const std::string& name, const std
 void AddVersionOption(CLI::App* cmd, Context& context, std::optional<uint64_t>& version,
                       const std::string& help = "Read this version") {
   context.numbers.Whole(cmd, "--version", version, uint64_t{1}, std::numeric_limits<uint64_t>::max(), help);
+  cmd->add_option("--tag", CommandLineTag(), "Read the version this tag names")->excludes("--version");
 }
 
 void AddMaxRowsPerFileOption(CLI::App* cmd, Context& context, int64_t& max_rows_per_file) {
@@ -645,6 +654,70 @@ void AddIndex(CLI::App& app, Context& context, std::vector<Command>& commands) {
                         auto next = OpenDataset(*dataset)->DropIndex(*name);
                         std::cout << fmt::format("dropped index {} of {}; now version {}\n", *name, *dataset,
                                                  next->version());
+                        return 0;
+                      }});
+}
+
+void AddRestore(CLI::App& app, Context& context, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset;
+    std::optional<uint64_t> version;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "restore", "Make an old version the latest again (a new version)", o->dataset);
+  AddVersionOption(cmd, context, o->version, "The version to restore");
+  commands.push_back({cmd, [o] {
+                        if (!o->version && CommandLineTag().empty())
+                          ThrowInvalid("restore: name the version to restore with --version N or --tag NAME");
+                        auto old = OpenDataset(o->dataset, o->version);
+                        auto next = old->Restore();
+                        std::cout << fmt::format("restored version {} of {}; now version {}\n", old->version(),
+                                                 o->dataset, next->version());
+                        return 0;
+                      }});
+}
+
+// `tag` and its subcommands create, update, delete and list (one dataset, one name).
+void AddTag(CLI::App& app, Context& context, std::vector<Command>& commands) {
+  auto dataset = std::make_shared<std::string>(), name = std::make_shared<std::string>();
+  auto version = std::make_shared<std::optional<uint64_t>>();
+  auto* tag = app.add_subcommand("tag", "Name versions: create, update, delete and list tags");
+  tag->require_subcommand(1);
+  auto latest_or = [dataset, version] {
+    auto ds = OpenDataset(*dataset);
+    return version->value_or(ds->version());
+  };
+  auto* create = AddDatasetCommand(*tag, "create", "Tag a version (default: the latest)", *dataset);
+  create->add_option("name", *name, "Tag name")->required();
+  context.numbers.Whole(create, "--version", *version, uint64_t{1}, std::numeric_limits<uint64_t>::max(),
+                        "The version to tag");
+  commands.push_back({create, [=] {
+                        uint64_t v = latest_or();
+                        OpenDataset(*dataset)->CreateTag(*name, v);
+                        std::cout << fmt::format("tagged version {} of {} as {}\n", v, *dataset, *name);
+                        return 0;
+                      }});
+  auto* update = AddDatasetCommand(*tag, "update", "Point a tag at another version (default: the latest)", *dataset);
+  update->add_option("name", *name, "Tag name")->required();
+  context.numbers.Whole(update, "--version", *version, uint64_t{1}, std::numeric_limits<uint64_t>::max(),
+                        "The version to tag");
+  commands.push_back({update, [=] {
+                        uint64_t v = latest_or();
+                        OpenDataset(*dataset)->UpdateTag(*name, v);
+                        std::cout << fmt::format("tag {} of {} now names version {}\n", *name, *dataset, v);
+                        return 0;
+                      }});
+  auto* remove = AddDatasetCommand(*tag, "delete", "Delete a tag (the version stays)", *dataset);
+  remove->add_option("name", *name, "Tag name")->required();
+  commands.push_back({remove, [=] {
+                        OpenDataset(*dataset)->DeleteTag(*name);
+                        std::cout << fmt::format("deleted tag {} of {}\n", *name, *dataset);
+                        return 0;
+                      }});
+  auto* list = AddDatasetCommand(*tag, "list", "List tags: name, version, manifest bytes", *dataset);
+  commands.push_back({list, [=] {
+                        for (const auto& t : OpenDataset(*dataset)->ListTags())
+                          std::cout << fmt::format("{}\t{}\t{}\n", t.name, t.version, t.manifest_size);
                         return 0;
                       }});
 }
@@ -1080,8 +1153,9 @@ void AddSql(CLI::App& app, Context& context, std::vector<Command>& commands) {
 
 // The subcommands in the order `--help` lists them.
 constexpr CommandAdder kCommands[] = {AddCreate, AddAppend,  AddDelete,   AddUpdate,  AddScan,  AddSearch,
-                                      AddTake,   AddCount,   AddVersions, AddInspect, AddIndex,
-                                      AddExplain, AddOptimize, AddCleanup, AddConfig, AddAddColumns, AddDropColumns, AddAlterColumns, AddMergeInsert, AddSql};
+                                      AddTake,   AddCount,   AddVersions, AddRestore, AddTag, AddInspect, AddIndex,
+                                      AddExplain, AddOptimize, AddCleanup, AddConfig, AddAddColumns, AddDropColumns,
+                                      AddAlterColumns, AddMergeInsert, AddSql};
 
 }  // namespace
 

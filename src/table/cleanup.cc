@@ -30,6 +30,7 @@
 #include "table/deletions.h"
 #include "table/index_section.h"
 #include "table/manifest_store.h"
+#include "table/tags.h"
 
 namespace lancelet {
 
@@ -65,23 +66,6 @@ std::set<std::string> ReferencedPaths(const io::ObjectStore& store, const table:
   const auto indices = table::ReadIndexSection(store, location.path, manifest);
   for (const auto& index : indices.indices())
     if (!index.has_base_id()) out.insert(io::JoinPath(kIndicesDir, table::UuidText(index.uuid().uuid())));
-  return out;
-}
-
-// Versions named by tags (_refs/tags/<name>.json holds {"version": N, ...}).
-std::set<uint64_t> TaggedVersions(const io::ObjectStore& store, const std::string& uri) {
-  std::set<uint64_t> out;
-  std::string dir = io::JoinPath(io::JoinPath(uri, "_refs"), "tags");
-  for (const auto& name : store.List(dir)) {
-    std::string path = io::JoinPath(dir, name);
-    std::string text = store.OpenRead(path)->ReadAll();
-    size_t at = text.find("\"version\"");
-    if (at != std::string::npos) at = text.find_first_not_of(" \t\r\n", at + 9);
-    if (at != std::string::npos && text[at] == ':') at = text.find_first_not_of(" \t\r\n", at + 1);
-    if (at == std::string::npos || !std::isdigit(static_cast<unsigned char>(text[at])))
-      ThrowCorrupt("tag file '{}' names no version (expected {{\"version\": N, ...}})", path);
-    out.insert(std::stoull(text.substr(at)));
-  }
   return out;
 }
 
@@ -241,7 +225,7 @@ CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
   const std::string& uri = state_->uri;
   const std::vector<ListedVersion> versions = ReadVersions(store, uri);
   if (versions.empty()) ThrowNotFound("cleanup: no dataset at '{}'", uri);
-  const std::set<uint64_t> tagged = TaggedVersions(store, uri);
+  const std::set<uint64_t> tagged = table::TaggedVersions(store, uri);
   const int64_t now =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 

@@ -288,6 +288,10 @@ ConflictResult CheckConflict(const Transaction& ours, const Transaction& theirs)
     case Transaction::kCreateIndex: return CreateIndexAgainst(ours, theirs);
     case Transaction::kProject: return ProjectAgainst(theirs);
     case Transaction::kMerge: return MergeAgainst(theirs);
+    case Transaction::kRestore:
+      // Like an Overwrite, it replaces whatever came after its read version (the
+      // reference's rule); only a MemWAL state it cannot carry stops it.
+      return their_op == Transaction::kUpdateMemWalState ? R::kIncompatible : R::kCompatible;
     default:
       return R::kIncompatible;
   }
@@ -498,11 +502,18 @@ std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::Objec
                     "now {}); nothing was committed",
                     OperationName(transaction), uri, from, listed.empty() ? "none" : std::to_string(listed.back().version));
     }
-    Manifest next = BuildManifest(base ? &base->manifest : nullptr, transaction, options);
+    const bool restore = transaction.operation_case() == Transaction::kRestore;
+    if (restore && (!base || !options.restore_from))
+      ThrowInvalid("cannot restore '{}': no version to restore was given", uri);
+    Manifest next = restore ? RestoredManifest(base->manifest, options.restore_from->manifest, options)
+                            : BuildManifest(base ? &base->manifest : nullptr, transaction, options);
     next.set_transaction_file(txn_name);
-    lance::table::IndexSection indices = CarryIndexes(base ? base->indices : lance::table::IndexSection(),
-                                                      base ? &base->manifest : nullptr, next,
-                                                      transaction);
+    lance::table::IndexSection indices =
+        restore ? options.restore_from->indices
+                : CarryIndexes(base ? base->indices : lance::table::IndexSection(), base ? &base->manifest : nullptr,
+                               next, transaction);
+    // The schema (and a legacy dataset's dictionaries) of the new version's content.
+    const DatasetState* content = restore ? options.restore_from.get() : base.get();
     const ManifestNaming naming = base ? NamingOf(base->manifest_path) : ManifestNaming::kV2;
     // The state of the new version is made before the version is visible: once it is, a
     // failure would make the caller remove files that the version refers to. Only the
@@ -512,8 +523,8 @@ std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::Objec
     const format::LanceSchema no_dictionaries;
     auto state = MakeState(store, base ? base->session : options.session, uri,
                            io::JoinPath(io::JoinPath(uri, kVersionsDir), ManifestFileName(next.version(), naming)),
-                           std::move(as_written), indices, base ? &base->schema : &no_dictionaries);
-    if (PublishManifest(*store, uri, next, indices, &transaction, naming, base ? &base->schema : nullptr)) {
+                           std::move(as_written), indices, content ? &content->schema : &no_dictionaries);
+    if (PublishManifest(*store, uri, next, indices, &transaction, naming, content ? &content->schema : nullptr)) {
       WriteVersionHint(*store, uri, next.version());
       return state;
     }

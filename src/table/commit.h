@@ -47,6 +47,9 @@ struct CommitOptions {
   // Where the new version keeps what it opens when there is no version read (a dataset
   // being created); otherwise the read version's session.
   std::shared_ptr<SessionCaches> session = Session::Default()->caches();
+  // For a Restore transaction: the old version whose manifest and indexes the new
+  // version takes (table/manifest_builder.h: RestoredManifest).
+  std::shared_ptr<const DatasetState> restore_from;
 };
 
 // Commits `transaction` on top of `read` (null when creating a dataset). Returns the

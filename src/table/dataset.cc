@@ -15,6 +15,7 @@
 #include "table/fragment_writer.h"
 #include "table/manifest_store.h"
 #include "table/scan_plan.h"
+#include "table/tags.h"
 
 namespace lancelet {
 
@@ -260,6 +261,38 @@ DatasetPtr Dataset::Checkout(uint64_t version) const {
 
 DatasetPtr Dataset::Latest() const {
   return table::MakeDataset(table::LoadState(state_->store, state_->session, state_->uri, std::nullopt));
+}
+
+DatasetPtr Dataset::Restore() const {
+  lance::table::Transaction t;
+  t.mutable_restore()->set_version(state_->version());
+  table::CommitOptions options;
+  options.restore_from = state_;
+  auto latest = table::LoadState(state_->store, state_->session, state_->uri, std::nullopt);
+  return table::MakeDataset(table::Commit(latest->store, latest->uri, latest, std::move(t), options));
+}
+
+std::vector<TagInfo> Dataset::ListTags() const { return table::ListTags(*state_->store, state_->uri); }
+
+void Dataset::CreateTag(const std::string& name, uint64_t version) const {
+  table::CreateTag(*state_->store, state_->uri, name, version);
+}
+
+void Dataset::UpdateTag(const std::string& name, uint64_t version) const {
+  table::UpdateTag(*state_->store, state_->uri, name, version);
+}
+
+void Dataset::DeleteTag(const std::string& name) const { table::DeleteTag(*state_->store, state_->uri, name); }
+
+DatasetPtr Dataset::CheckoutTag(const std::string& name) const {
+  return Checkout(table::GetTag(*state_->store, state_->uri, name).version);
+}
+
+DatasetPtr Dataset::OpenTag(const std::string& uri, const std::string& tag, const OpenOptions& options) {
+  auto [store, path] = io::OpenStore(uri, options.storage_options);
+  uint64_t version = table::GetTag(*store, path, tag).version;
+  return table::MakeDataset(
+      table::LoadState(std::move(store), (options.session ? options.session : Session::Default())->caches(), path, version));
 }
 
 uint64_t Dataset::CountFragments() const { return uint64_t(state_->manifest.fragments_size()); }

@@ -337,4 +337,14 @@ Manifest BuildManifest(const Manifest* base, const Transaction& t, const CommitO
   return m;
 }
 
+Manifest RestoredManifest(const Manifest& latest, const Manifest& old, const CommitOptions& options) {
+  Manifest m = NextManifest(&old, options);
+  m.set_version(latest.version() + 1);
+  const uint64_t next_fragment = std::max(NextFragmentId(latest), NextFragmentId(old));
+  if (next_fragment > 0) m.set_max_fragment_id(uint32_t(next_fragment - 1));
+  m.set_next_row_id(std::max(latest.next_row_id(), old.next_row_id()));
+  ApplyFeatureFlags(m);
+  return m;
+}
+
 }  // namespace lancelet::table

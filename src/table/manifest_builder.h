@@ -20,4 +20,12 @@ uint64_t NextFragmentId(const lance::table::Manifest& base);
 lance::table::Manifest BuildManifest(const lance::table::Manifest* base, const lance::table::Transaction& transaction,
                                      const CommitOptions& options);
 
+// The manifest a Restore commits on top of `latest`: `old`'s content (schema, fragments,
+// config, feature flags; its index section is carried by the caller) as the next version,
+// as the reference restores. Ids stay unused once given: max_fragment_id and next_row_id
+// are the larger of the two manifests', so a later append reuses neither a fragment id
+// nor a row id that a version after `old` gave out.
+lance::table::Manifest RestoredManifest(const lance::table::Manifest& latest, const lance::table::Manifest& old,
+                                        const CommitOptions& options);
+
 }  // namespace lancelet::table

@@ -138,6 +138,29 @@ TEST_F(CliTest, CountTakeDeleteVersionsInspect) {
   EXPECT_NE(inspect.out.find("fragment 0: 4 physical rows, 2 deleted, 2 live"), std::string::npos) << inspect.out;
 }
 
+TEST_F(CliTest, RestoreAndTags) {
+  ASSERT_EQ(RunLancelet({"delete", ds_, "--where", "id < 3"}).exit_code, 0);
+  EXPECT_EQ(RunLancelet({"tag", "create", ds_, "start", "--version", "1"}).out,
+            "tagged version 1 of " + ds_ + " as start\n");
+  EXPECT_EQ(RunLancelet({"tag", "create", ds_, "now"}).out, "tagged version 2 of " + ds_ + " as now\n");
+  ExpectError(RunLancelet({"tag", "create", ds_, "now", "--version", "1"}), "tag 'now' already exists");
+  ExpectError(RunLancelet({"tag", "create", ds_, "bad/name"}), "tag name 'bad/name' may hold only");
+  ExpectError(RunLancelet({"tag", "delete", ds_, "missing"}), "tag 'missing' does not exist");
+  ExpectError(RunLancelet({"count", ds_, "--tag", "missing"}), "tag 'missing' does not exist");
+  auto both = RunLancelet({"count", ds_, "--tag", "now", "--version", "1"});  // CLI11's own usage error
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_NE(both.err.find("--version excludes --tag"), std::string::npos) << both.err;
+  ExpectError(RunLancelet({"restore", ds_}), "restore: name the version to restore with --version N or --tag NAME");
+  EXPECT_EQ(RunLancelet({"count", ds_, "--tag", "start"}).out, "4\n");
+  EXPECT_EQ(RunLancelet({"restore", ds_, "--tag", "start"}).out, "restored version 1 of " + ds_ + "; now version 3\n");
+  EXPECT_EQ(RunLancelet({"count", ds_}).out, "4\n");
+  EXPECT_EQ(RunLancelet({"tag", "update", ds_, "now"}).out, "tag now of " + ds_ + " now names version 3\n");
+  EXPECT_EQ(RunLancelet({"tag", "delete", ds_, "start"}).out, "deleted tag start of " + ds_ + "\n");
+  const auto listed = SplitLines(RunLancelet({"tag", "list", ds_}).out);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].rfind("now\t3\t", 0), 0u) << listed[0];
+}
+
 TEST_F(CliTest, ArrowOutputIsReadByApacheArrow) {
   if (!OracleAvailable()) GTEST_SKIP() << "apache-arrow (tests/oracle/node_modules) is not installed";
   auto r = RunCommand(ShellQuote(LanceletBinary()) + " scan " + ShellQuote(ds_) + " --format arrow > " +

@@ -1821,6 +1821,51 @@ async function cmdVersions(argv) {
   writeLines(vs.map((v) => JSON.stringify({ version: Number(v.version) })));
 }
 
+// The reference's restore(): VERSION checked out, then made the latest again.
+async function cmdRestore(argv) {
+  const { pos, opts } = parseArgs(argv, { version: "string", tag: "string" });
+  need(pos, 1, "restore <dataset_dir> (--version V | --tag NAME)");
+  const t = await openNative(pos[0]);
+  if (opts.tag !== undefined) await t.checkoutTag(opts.tag);
+  else if (opts.version !== undefined) await t.checkout(parseInt(opts.version, 10));
+  else throw new UsageError("restore: --version V or --tag NAME is required");
+  await t.restore();
+  process.stdout.write(JSON.stringify({ version: Number(await t.version()) }) + "\n");
+}
+
+// The reference's tags: `tags <dir> list` prints {name: {version, manifestSize}} as JSON
+// (names sorted); create/update NAME VERSION, delete NAME; `dump-tag <dir> NAME` prints
+// the rows of the version the tag names (dump's format).
+async function cmdTags(argv) {
+  const { pos } = parseArgs(argv, {});
+  const usage = "tags <dataset_dir> list | create NAME VERSION | update NAME VERSION | delete NAME";
+  if (pos.length !== { list: 2, delete: 3, create: 4, update: 4 }[pos[1]]) throw new UsageError(`usage: ${usage}`);
+  const t = await openNative(pos[0]);
+  const tags = await t.tags();
+  const [op, name, version] = pos.slice(1);
+  if (op === "list") {
+    const all = await tags.list();
+    const out = {};
+    for (const k of Object.keys(all).sort())
+      out[k] = { version: Number(all[k].version), manifestSize: Number(all[k].manifestSize) };
+    process.stdout.write(JSON.stringify(out) + "\n");
+  } else if (op === "create") await tags.create(name, parseInt(version, 10));
+  else if (op === "update") await tags.update(name, parseInt(version, 10));
+  else if (op === "delete") await tags.delete(name);
+  else throw new UsageError(`tags: unknown operation '${op}'`);
+}
+
+async function cmdDumpTag(argv) {
+  const { pos } = parseArgs(argv, {});
+  need(pos, 2, "dump-tag <dataset_dir> NAME");
+  const t = await openNative(pos[0]);
+  await t.checkoutTag(pos[1]);
+  const batches = await readAllBatches(t.query());
+  const lines = [];
+  for (const { schema, columns } of batches) lines.push(...renderRows(schema.fields, columns));
+  writeLines(lines);
+}
+
 // The reference's optimize(): compaction, index optimization, then cleanup of versions
 // older than 7 days, or (--cleanup-now) of every version before this call, with
 // --delete-unverified also removing unreferenced files younger than 7 days. Prints the
@@ -2392,6 +2437,9 @@ const COMMANDS = {
   count: cmdCount,
   search: cmdSearch,
   versions: cmdVersions,
+  restore: cmdRestore,
+  tags: cmdTags,
+  "dump-tag": cmdDumpTag,
   optimize: cmdOptimize,
   "create-index": cmdCreateIndex,
   indices: cmdIndices,
