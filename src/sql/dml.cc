@@ -197,7 +197,7 @@ std::string RunUpdate(const Context& ctx, const UpdateStmt& stmt) {
   auto next = ds->Update(set, predicate, &matched, UpdateMode::kAuto, &chosen, &outcome);
   std::string notices;
   for (const std::string& notice : {FirstOverlayNotice(*ds, *next, stmt.table.name),
-                                    matched ? OverlaysOffNotice(*ds, UpdateMode::kAuto, chosen, stmt.table.name) : ""})
+                                    matched ? OverlaysOffNotice(*ds, UpdateMode::kAuto, chosen, ds->uri()) : ""})
     if (!notice.empty()) notices += "\n" + notice;
   return fmt::format("UPDATE {}; {}{}{}", RowCount(matched), VersionNote(stmt.table.name, ds, next),
                      LayerMergeNote(outcome), notices);

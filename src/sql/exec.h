@@ -141,6 +141,7 @@ struct MergeOutcome {
   bool committed = false;  // false: the MERGE changed nothing
   MergeCounts counts;
   WriteOutcome layers;     // what bounding the overlay layers did
+  bool overlays_off = false;  // matched rows were moved: the target does not enable overlays
 };
 // A MERGE on `target` in one commit, planned again on the latest version after a
 // RetryableConflict. `source`: the source rows already read (the statement's source is

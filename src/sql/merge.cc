@@ -17,6 +17,7 @@
 #include "table/commit.h"
 #include "table/compaction.h"
 #include "table/merge_commit.h"
+#include "table/update_modes.h"
 
 namespace lancelet::sql {
 
@@ -568,7 +569,10 @@ MergeOutcome MergeInto(const Context& ctx, const MergeStmt& stmt, const DatasetP
   auto committed = table::UntilCommitted(state, "MERGE", [&](const std::shared_ptr<const table::DatasetState>& s) {
     auto ds = table::MakeDataset(s);
     out.counts = MergeCounts{};
-    auto next = table::CommitMerge(ds, PlanMerge(ctx, stmt, ds, source, out.counts));
+    table::MergeChanges changes = PlanMerge(ctx, stmt, ds, source, out.counts);
+    // A table whose overlays are not enabled (one another writer made) gets moved rows.
+    out.overlays_off = !changes.updates.empty() && !table::OverlaysEnabled(s->manifest);
+    auto next = table::CommitMerge(ds, out.overlays_off ? table::WithoutOverlays(*s, changes) : changes);
     return next->version() == s->version() ? nullptr : table::StatePtrOf(next);
   });
   if (!committed) {
@@ -589,6 +593,8 @@ std::string RunMerge(const Context& ctx, const MergeStmt& stmt) {
                        RowCount(counts.updated), counts.deleted, counts.inserted, stmt.target.name, target->version());
   const auto& next = out.dataset;
   std::string notice = FirstOverlayNotice(*target, *next, stmt.target.name);
+  if (out.overlays_off)
+    notice = OverlaysOffNotice(*target, UpdateMode::kAuto, UpdateMode::kRows, target->uri());
   return fmt::format("MERGE {} updated, {} deleted, {} inserted; {} is now at version {}{}{}", RowCount(counts.updated),
                      counts.deleted, counts.inserted, stmt.target.name, next->version(), LayerMergeNote(out.layers),
                      notice.empty() ? "" : "\n" + notice);

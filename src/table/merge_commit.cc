@@ -88,24 +88,29 @@ void BuildMerge(const DatasetState& state, const MergeChanges& changes, lance::t
     }
     *update->add_updated_fragments() = std::move(next);
   }
-  if (!changes.inserts.empty()) {
-    FragmentWriter writer(*state.store, attempt, state.uri, state.schema, state.WriteVersion(), 1024 * 1024);
-    for (const auto& batch : changes.inserts)
-      if (batch->num_rows() > 0) writer.Write(*batch);
-    uint64_t first = 0;
-    for (auto& f : writer.Finish()) {
-      if (!changes.insert_row_ids.empty()) {
-        const uint64_t n = f.physical_rows();
-        if (first + n > changes.insert_row_ids.size())
-          ThrowInvalid("merge into '{}': {} row ids for more inserted rows", state.uri, changes.insert_row_ids.size());
-        f.set_inline_row_ids(format::RowIdSequence::FromValues({changes.insert_row_ids.begin() + long(first),
-                                                                changes.insert_row_ids.begin() + long(first + n)})
-                                 .Encode());
-        first += n;
-      }
-      *update->add_new_fragments() = std::move(f);
-    }
+  // The first insert_row_ids.size() inserted rows keep those ids (fragments of their own,
+  // with inline ids); the rest get new ids when the manifest is built.
+  FragmentWriter kept(*state.store, attempt, state.uri, state.schema, state.WriteVersion(), 1024 * 1024);
+  FragmentWriter fresh(*state.store, attempt, state.uri, state.schema, state.WriteVersion(), 1024 * 1024);
+  int64_t with_ids = int64_t(changes.insert_row_ids.size());
+  for (const auto& batch : changes.inserts) {
+    const int64_t head = std::min(with_ids, batch->num_rows());
+    if (head > 0) kept.Write(head == batch->num_rows() ? *batch : *batch->Slice(0, head));
+    if (head < batch->num_rows()) fresh.Write(head == 0 ? *batch : *batch->Slice(head, batch->num_rows() - head));
+    with_ids -= head;
   }
+  if (with_ids > 0)
+    ThrowInvalid("merge into '{}': {} row ids for fewer inserted rows", state.uri, changes.insert_row_ids.size());
+  uint64_t first = 0;
+  for (auto& f : kept.Finish()) {
+    const uint64_t n = f.physical_rows();
+    f.set_inline_row_ids(format::RowIdSequence::FromValues({changes.insert_row_ids.begin() + long(first),
+                                                            changes.insert_row_ids.begin() + long(first + n)})
+                             .Encode());
+    first += n;
+    *update->add_new_fragments() = std::move(f);
+  }
+  for (auto& f : fresh.Finish()) *update->add_new_fragments() = std::move(f);
   for (uint32_t f : modified_fields) update->add_fields_modified(f);
 }
 

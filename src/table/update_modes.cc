@@ -12,6 +12,7 @@
 #include "table/feature_flags.h"
 #include "table/fragment_reader.h"
 #include "table/index_section.h"
+#include "overlay/patch.h"
 #include "table/overlay_file.h"
 
 namespace lancelet {
@@ -38,7 +39,7 @@ std::string OverlaysOffNotice(const Dataset& before, UpdateMode asked, UpdateMod
       table::OverlaysEnabled(manifest))
     return "";
   return fmt::format("note: {} was {} without data overlay files, which {} is not true for (so that readers without "
-                     "overlay support still read it); `lancelet config {} --set {}=true` lets UPDATE write them",
+                     "overlay support still read it); `lancelet config {} --set {}=true` lets UPDATE and MERGE write them",
                      name, chosen == UpdateMode::kRows ? "updated by moving rows" : "updated by rewriting columns",
                      table::kOverlaysEnabledKey, name, table::kOverlaysEnabledKey);
 }
@@ -152,38 +153,51 @@ DatasetPtr CommitColumnRewrite(const DatasetPtr& dataset, const MergeChanges& ch
       }));
 }
 
-DatasetPtr CommitRowMove(const DatasetPtr& dataset, const MergeChanges& changes,
-                         std::shared_ptr<const ReadSet> read_set) {
-  const DatasetState& state = table::StateOf(dataset);
-  // Moving rows reads every column of the changed rows.
-  auto read = std::make_shared<ReadSet>(*read_set);
-  for (const auto& field : state.schema.fields())
-    field.ForEach([&](const format::LanceField& node) { read->changed_rows_fields.insert(node.id); });
+MergeChanges WithoutOverlays(const DatasetState& state, const MergeChanges& changes) {
   std::vector<size_t> all(state.schema.fields().size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-  MergeChanges moved;
+  MergeChanges out;
+  out.deletes = changes.deletes;
   for (const auto& [id, cells] : changes.updates) {
-    if (cells.empty()) continue;
-    const auto& offsets = cells[0].offsets;  // an UPDATE changes the same rows in every SET column
+    std::vector<uint32_t> offsets;  // every row a column of the fragment changes
+    for (const auto& c : cells) offsets.insert(offsets.end(), c.offsets.begin(), c.offsets.end());
+    std::sort(offsets.begin(), offsets.end());
+    offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+    if (offsets.empty()) continue;
     FragmentReader reader(state, Find(state, id));
     std::vector<uint64_t> wide(offsets.begin(), offsets.end());
     std::vector<ArrayPtr> columns = reader.ReadRows(all, wide);
-    for (const auto& c : cells) {
-      if (c.offsets != offsets)
-        ThrowInvalid("update of '{}' fragment {}: moving rows needs every SET column on the same rows", state.uri, id);
-      columns[FieldOf(state, c.column)] = c.values;
+    for (const auto& c : cells) {  // each column's values replace its rows among `offsets`
+      std::vector<uint32_t> at;
+      for (uint32_t o : c.offsets) at.push_back(uint32_t(std::lower_bound(offsets.begin(), offsets.end(), o) - offsets.begin()));
+      overlay::Replacement r;
+      r.cells = at;
+      r.values = c.values;
+      ArrayPtr& column = columns[FieldOf(state, c.column)];
+      column = overlay::ApplyReplacements(std::move(column), {r});
     }
-    moved.deletes[id] = offsets;
-    moved.inserts.push_back(std::make_shared<RecordBatch>(state.arrow_schema, std::move(columns), int64_t(offsets.size())));
+    auto& deleted = out.deletes[id];
+    deleted.insert(deleted.end(), offsets.begin(), offsets.end());
+    out.inserts.push_back(std::make_shared<RecordBatch>(state.arrow_schema, std::move(columns), int64_t(offsets.size())));
     if (state.manifest.reader_feature_flags() & kFlagStableRowIds) {
       // The rows keep their ids, as in the reference's UPDATE: an id names the row, not
       // where it is stored.
       auto ids = reader.RowIds(wide);
-      moved.insert_row_ids.insert(moved.insert_row_ids.end(), ids->values<uint64_t>(),
-                                  ids->values<uint64_t>() + ids->length);
+      out.insert_row_ids.insert(out.insert_row_ids.end(), ids->values<uint64_t>(), ids->values<uint64_t>() + ids->length);
     }
   }
-  return CommitMerge(dataset, moved, std::move(read));
+  // The moved rows come first, so that insert_row_ids names them; new rows get new ids.
+  out.inserts.insert(out.inserts.end(), changes.inserts.begin(), changes.inserts.end());
+  return out;
+}
+
+DatasetPtr CommitRowMove(const DatasetPtr& dataset, const MergeChanges& changes,
+                         std::shared_ptr<const ReadSet> read_set) {
+  // Moving rows reads every column of the changed rows.
+  auto read = std::make_shared<ReadSet>(*read_set);
+  for (const auto& field : table::StateOf(dataset).schema.fields())
+    field.ForEach([&](const format::LanceField& node) { read->changed_rows_fields.insert(node.id); });
+  return CommitMerge(dataset, WithoutOverlays(table::StateOf(dataset), changes), std::move(read));
 }
 
 }  // namespace table

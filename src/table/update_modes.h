@@ -60,8 +60,13 @@ UpdateMode ChooseUpdateMode(const DatasetState& state, const std::vector<size_t>
 DatasetPtr CommitColumnRewrite(const DatasetPtr& dataset, const MergeChanges& changes,
                                std::shared_ptr<const ReadSet> read_set);
 
+// `changes` with its overlay updates turned into moved rows: per fragment, the rows any
+// column changes, every column read and the changed values put in, are deleted and
+// inserted ahead of the changes' own inserts (keeping their row ids with stable row ids).
+MergeChanges WithoutOverlays(const DatasetState& state, const MergeChanges& changes);
+
 // kRows: the changed rows, every column read and the SET columns replaced, are deleted
-// and appended (CommitMerge). The commit's read set is `read_set` plus every field on
+// and appended (CommitMerge of WithoutOverlays). The commit's read set is `read_set` plus every field on
 // the changed rows.
 DatasetPtr CommitRowMove(const DatasetPtr& dataset, const MergeChanges& changes,
                          std::shared_ptr<const ReadSet> read_set);

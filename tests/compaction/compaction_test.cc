@@ -557,6 +557,49 @@ TEST(UpdateCostModel, AWideColumnMovesRowsBetweenTheBounds) {
   EXPECT_EQ(table::StateOf(ds->Update({{"emb", "emb"}}, "id < 30", nullptr)).manifest.fragments_size(), 2);
 }
 
+// lance.overlays.enabled (upstream's key): a dataset lancelet creates says true; one
+// without the key (another writer's) gets no overlay from the cost model until it says
+// true or already carries overlays; "false" wins over overlays already there.
+TEST_P(CompactionTest, TheCostModelWritesOverlaysOnlyWhereTheyAreEnabled) {
+  auto ds = Create(100, 50);
+  EXPECT_EQ(table::StateOf(ds).manifest.config().at("lance.overlays.enabled"), "true");
+  ds = ds->UpdateConfig({{"lance.overlays.enabled", std::nullopt}});  // as another writer leaves it
+  UpdateMode chosen = UpdateMode::kAuto;
+  std::string why;
+  auto plan = [&](const char* where) {
+    std::map<uint64_t, std::vector<uint32_t>> offsets;
+    auto rows = ds->NewScan().Columns({"_rowaddr"}).Filter(where).ToBatch();
+    for (int64_t r = 0; r < rows->num_rows(); ++r) {
+      const uint64_t address = rows->column(0)->values<uint64_t>()[r];
+      offsets[address >> 32].push_back(uint32_t(address));
+    }
+    return table::ChooseUpdateMode(table::StateOf(ds), {1}, offsets, &why);
+  };
+  EXPECT_EQ(plan("id < 2"), UpdateMode::kRows);  // 4% of the rows x a row is less than column a
+  EXPECT_EQ(why, "lance.overlays.enabled is not true on this dataset");
+  EXPECT_EQ(plan("id < 20"), UpdateMode::kColumns);  // 40% x a row is more than column a
+  auto moved = ds->Update({{"a", "a + 1000"}}, "id < 2", nullptr, UpdateMode::kAuto, &chosen);
+  EXPECT_EQ(chosen, UpdateMode::kRows);
+  EXPECT_EQ(table::StateOf(moved).manifest.reader_feature_flags() & table::kFlagDataOverlays, 0u);
+  EXPECT_EQ(OverlaysOffNotice(*ds, UpdateMode::kAuto, chosen, "t.lance"),
+            "note: t.lance was updated by moving rows without data overlay files, which lance.overlays.enabled is "
+            "not true for (so that readers without overlay support still read it); `lancelet config t.lance --set "
+            "lance.overlays.enabled=true` lets UPDATE and MERGE write them");
+  EXPECT_EQ(OverlaysOffNotice(*ds, UpdateMode::kRows, chosen, "t.lance"), "");  // the user chose
+  EXPECT_EQ(Values(*moved, "id = 1"), "{\"id\":1,\"a\":1001,\"b\":1,\"s\":\"s1\"}\n");
+  // The user asking for overlays gets them; then the dataset carries overlays and counts as enabled.
+  ds = ds->Update({{"a", "a + 1"}}, "id = 3", nullptr, UpdateMode::kOverlay);
+  // (ids 0 and 1 moved to a fragment of their own above; 10 and 11 are 4% of theirs)
+  EXPECT_EQ(plan("id IN (10, 11)"), UpdateMode::kOverlay) << why;
+  ds = ds->UpdateConfig({{"lance.overlays.enabled", "false"}});
+  EXPECT_EQ(plan("id IN (10, 11)"), UpdateMode::kRows) << why;
+  ds = ds->UpdateConfig({{"lance.overlays.enabled", "true"}});
+  EXPECT_EQ(plan("id IN (10, 11)"), UpdateMode::kOverlay) << why;
+  auto bad = ThrownError([&] { ds->UpdateConfig({{"lance.overlays.enabled", "yes"}}); });
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_STREQ(bad->what(), "table config lance.overlays.enabled is 'yes': expected true or false");
+}
+
 INSTANTIATE_TEST_SUITE_P(FileVersions, CompactionTest, ::testing::Values("2.0", "2.1", "2.2"));
 
 }  // namespace

@@ -161,6 +161,46 @@ TEST_P(CompactionInteropTest, LanceletCompactsTheReferencesDataset) {
   EXPECT_EQ(DiffJsonLines(rows, after), "");
 }
 
+// A table the reference made has no lance.overlays.enabled: lancelet's default UPDATE
+// (CLI and SQL) writes no overlay on it, says so in one line, and the reference reads the
+// result without the variable. Once the user enables overlays, UPDATE writes them.
+TEST_P(CompactionInteropTest, TheDefaultUpdateKeepsTheReferencesTableReadableByIt) {
+  REQUIRE_ORACLE();
+  std::string a = dir_.Join("a.arrow"), ds = dir_.Join("theirs.lance");
+  Gen(a, "82", 160);
+  Oracle({"create", ds, "--data", a, "--file-version", version()});
+  auto r = RunLancelet({"update", ds, "--set", "c_int32 = 1", "--where", "c_int64 % 40 = 3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // 4 of 160 rows x every column of these wide rows outweighs column c_int32: a rewrite.
+  EXPECT_EQ(r.err, "note: " + ds + " was updated by rewriting columns without data overlay files, which "
+                   "lance.overlays.enabled is not true for (so that readers without overlay support still read it); "
+                   "`lancelet config " + ds + " --set lance.overlays.enabled=true` lets UPDATE and MERGE write them\n");
+  EXPECT_FALSE(HasOverlayFlag(ds));
+  EXPECT_EQ(DiffJsonLines(Ours(ds), Oracle({"dump", ds})), "");
+  const std::string db = dir_.path();
+  auto sql = Lancelet({"sql", "--db", db, "UPDATE theirs SET c_int32 = 2 WHERE c_int64 % 40 = 5"});
+  EXPECT_NE(sql.find("\nnote: " + ds + " was updated by "), std::string::npos) << sql;
+  EXPECT_NE(sql.find("`lancelet config " + ds + " --set lance.overlays.enabled=true`"), std::string::npos) << sql;
+  EXPECT_FALSE(HasOverlayFlag(ds));
+  EXPECT_EQ(DiffJsonLines(Ours(ds), Oracle({"dump", ds})), "");
+  // MERGE too: matched rows move, with the inserts, in one version.
+  WriteStringToFile(dir_.Join("staged.csv"),  // the first row's c_int64, under its header
+                    Lancelet({"scan", ds, "--columns", "c_int64", "--limit", "1", "--format", "csv"}));
+  const std::string merged = Lancelet(
+      {"sql", "--db", db, "MERGE INTO theirs USING read_csv('" + dir_.Join("staged.csv") +
+                              "') AS s ON theirs.c_int64 = s.c_int64 WHEN MATCHED THEN UPDATE SET c_int32 = 77"});
+  EXPECT_NE(merged.find("MERGE 1 row updated, 0 deleted, 0 inserted"), std::string::npos) << merged;
+  EXPECT_NE(merged.find("\nnote: " + ds + " was updated by moving rows"), std::string::npos) << merged;
+  EXPECT_FALSE(HasOverlayFlag(ds));
+  EXPECT_EQ(DiffJsonLines(Ours(ds), Oracle({"dump", ds})), "");
+  EXPECT_EQ(Oracle({"count", ds, "--where", "c_int32 = 77"}), "1\n");
+  Lancelet({"config", ds, "--set", "lance.overlays.enabled=true"});
+  r = RunLancelet({"update", ds, "--set", "c_int32 = 3", "--where", "c_int64 % 40 = 7"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(HasOverlayFlag(ds));
+  ExpectReferenceReads(ds, "after enabling overlays");
+}
+
 // UPDATE as a column rewrite or as a row move writes no overlay: the reference reads the
 // result without the variable, with the same rows.
 TEST_P(CompactionInteropTest, UpdatesThatRewriteColumnsOrMoveRowsNeedNoOverlaySupport) {
