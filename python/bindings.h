@@ -42,6 +42,16 @@ struct PyDataset {
   DatasetPtr ds;
 };
 
+// f(dataset) with the GIL released. The handle's pointer is copied first, with the GIL
+// held: a write on another thread may move the handle meanwhile (writes replace it only
+// with the GIL held).
+template <typename F>
+decltype(auto) WithoutGil(const PyDataset& d, F&& f) {
+  const DatasetPtr ds = d.ds;
+  py::gil_scoped_release release;
+  return f(ds);
+}
+
 // --- errors (errors.cc) ---
 
 // Bad input from Python: InvalidArgumentError, which is also a ValueError.

@@ -71,11 +71,7 @@ void DefineMaintenance(py::class_<PyDataset>& dataset) {
         options.dry_run = dry_run;
         options.force = force;
         CleanupStats stats;
-        {
-          const DatasetPtr ds = d.ds;
-          py::gil_scoped_release release;
-          stats = ds->Cleanup(options);
-        }
+        stats = WithoutGil(d, [&](const DatasetPtr& ds) { return ds->Cleanup(options); });
         py::dict out;
         out["old_versions"] = stats.versions_removed;
         out["versions_kept_recent"] = stats.versions_kept_recent;
@@ -89,11 +85,7 @@ void DefineMaintenance(py::class_<PyDataset>& dataset) {
       })
       .def("_fragments", [](const PyDataset& d) {
         std::vector<FragmentOptimization> plan;
-        {
-          const DatasetPtr ds = d.ds;
-          py::gil_scoped_release release;
-          plan = ds->PlanOptimize();
-        }
+        plan = WithoutGil(d, [&](const DatasetPtr& ds) { return ds->PlanOptimize(); });
         py::list out;
         for (const auto& f : plan) {
           py::dict row;
@@ -230,9 +222,7 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
       }, "[{name, type, fields, version, ...}] of the indexes, as pylance's list_indices; vector indexes add "
          "num_partitions, metric and the PQ parameters.")
       .def("inspect", [](const PyDataset& d) {
-        const DatasetPtr ds = d.ds;
-        py::gil_scoped_release release;
-        return ds->Inspect();
+        return WithoutGil(d, [&](const DatasetPtr& ds) { return ds->Inspect(); });
       }, "What `lancelet inspect` prints: fragments, files, overlays, deletions, indexes.")
       .def("__repr__", [](const PyDataset& d) {
         return "lancelet.Dataset('" + d.ds->uri() + "', version " + std::to_string(d.ds->version()) + ")";
@@ -286,11 +276,7 @@ void DefineVersionNames(py::class_<PyDataset>& dataset) {
            "handle there, as pylance's restore().")
       .def("_tags", [](const PyDataset& d) {
         std::vector<TagInfo> tags;
-        {
-          const DatasetPtr ds = d.ds;
-          py::gil_scoped_release release;
-          tags = ds->ListTags();
-        }
+        tags = WithoutGil(d, [&](const DatasetPtr& ds) { return ds->ListTags(); });
         py::dict out;
         for (const auto& t : tags) {
           py::dict tag;
@@ -303,24 +289,16 @@ void DefineVersionNames(py::class_<PyDataset>& dataset) {
         return out;
       })
       .def("_tag_version", [](const PyDataset& d, const std::string& name) {
-        const DatasetPtr ds = d.ds;
-        py::gil_scoped_release release;
-        return ds->CheckoutTag(name)->version();
+        return WithoutGil(d, [&](const DatasetPtr& ds) { return ds->CheckoutTag(name)->version(); });
       })
       .def("_create_tag", [](const PyDataset& d, const std::string& name, uint64_t version) {
-        const DatasetPtr ds = d.ds;
-        py::gil_scoped_release release;
-        ds->CreateTag(name, version);
+        WithoutGil(d, [&](const DatasetPtr& ds) { ds->CreateTag(name, version); });
       })
       .def("_update_tag", [](const PyDataset& d, const std::string& name, uint64_t version) {
-        const DatasetPtr ds = d.ds;
-        py::gil_scoped_release release;
-        ds->UpdateTag(name, version);
+        WithoutGil(d, [&](const DatasetPtr& ds) { ds->UpdateTag(name, version); });
       })
       .def("_delete_tag", [](const PyDataset& d, const std::string& name) {
-        const DatasetPtr ds = d.ds;
-        py::gil_scoped_release release;
-        ds->DeleteTag(name);
+        WithoutGil(d, [&](const DatasetPtr& ds) { ds->DeleteTag(name); });
       });
 }
 
@@ -372,11 +350,7 @@ void RegisterDataset(py::module_& m) {
                              "The columns as a lancelet.Schema (types as lancelet writes them), with or without pyarrow.")
       .def("versions", [](const PyDataset& d) {
         std::vector<VersionInfo> versions;
-        {
-          const DatasetPtr ds = d.ds;
-          py::gil_scoped_release release;
-          versions = ds->ListVersions();
-        }
+        versions = WithoutGil(d, [&](const DatasetPtr& ds) { return ds->ListVersions(); });
         py::list out;
         for (const auto& v : versions) {
           py::dict row;
@@ -388,14 +362,10 @@ void RegisterDataset(py::module_& m) {
         return out;
       }, "[{version, timestamp, operation}] for every version on disk.")
       .def("checkout", [](const PyDataset& d, uint64_t version) {
-        const DatasetPtr ds = d.ds;
-        py::gil_scoped_release release;
-        return PyDataset{ds->Checkout(version)};
+        return WithoutGil(d, [&](const DatasetPtr& ds) { return PyDataset{ds->Checkout(version)}; });
       }, py::arg("version"), "A new handle on `version` (checkout_version is pylance's name).")
       .def("latest", [](const PyDataset& d) {
-        const DatasetPtr ds = d.ds;
-        py::gil_scoped_release release;
-        return PyDataset{ds->Latest()};
+        return WithoutGil(d, [&](const DatasetPtr& ds) { return PyDataset{ds->Latest()}; });
       }, "A new handle on the newest version.");
   DefineDatasetScans(dataset);
   DefineDatasetChanges(dataset);

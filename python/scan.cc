@@ -29,9 +29,7 @@ VectorQuery QueryOf(const std::vector<double>& vector, const std::optional<std::
 void DefineDatasetScans(py::class_<PyDataset>& dataset) {
   dataset
       .def("count_rows", [](const PyDataset& d, const std::optional<std::string>& filter) {
-        const DatasetPtr ds = d.ds;
-        py::gil_scoped_release release;
-        return ds->CountRows(filter.value_or(""));
+        return WithoutGil(d, [&](const DatasetPtr& ds) { return ds->CountRows(filter.value_or("")); });
       }, py::arg("filter") = py::none(), "How many live rows pass `filter` (SQL; None: every row).")
       .def("_scanner", [](const PyDataset& d, const std::optional<std::vector<std::string>>& columns,
                          const std::optional<std::string>& filter, std::optional<int64_t> limit,
@@ -80,9 +78,7 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
                                 bool postfilter, std::optional<int64_t> nprobes, std::optional<int64_t> refine_factor,
                                 bool exact) {
         const VectorQuery query = QueryOf(vector, column, k, where, distance, postfilter, nprobes, refine_factor, exact);
-        const DatasetPtr ds = d.ds;
-        py::gil_scoped_release release;
-        return ds->ExplainSearch(query);
+        return WithoutGil(d, [&](const DatasetPtr& ds) { return ds->ExplainSearch(query); });
       }, py::arg("vector"), py::arg("column") = py::none(), py::arg("k") = 10, py::arg("where") = py::none(),
          py::arg("distance") = py::none(), py::arg("postfilter") = false, py::arg("nprobes") = py::none(),
          py::arg("refine_factor") = py::none(), py::arg("exact") = false,
@@ -91,9 +87,7 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
          "searched flat; or why every row was scored.")
       .def("_take", [](const PyDataset& d, const std::vector<uint64_t>& indices,
                       const std::optional<std::vector<std::string>>& columns) {
-        const DatasetPtr ds = d.ds;
-        py::gil_scoped_release release;
-        return PyBatch{ds->Take(indices, OptionalColumns(columns))};
+        return WithoutGil(d, [&](const DatasetPtr& ds) { return PyBatch{ds->Take(indices, OptionalColumns(columns))}; });
       }, py::arg("indices"), py::arg("columns") = py::none(),
          "Rows by position among the live rows, in the order asked (repeats allowed).");
 }
