@@ -8,9 +8,12 @@
 #include <vector>
 
 #include "lancelet/error.h"
+#include "support/test_env.h"
 
 namespace lancelet::format {
 namespace {
+
+using lancelet::testing::ThrownKind;
 
 std::string Hex(const std::string& bytes) {
   static const char* digits = "0123456789abcdef";
@@ -28,16 +31,6 @@ std::string Unhex(const std::string& hex) {
     out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
   }
   return out;
-}
-
-ErrorKind KindOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "no lancelet::Error thrown";
-  return ErrorKind::kIo;
 }
 
 TEST(RoaringBitmapTest, KnownVectorOneThree) {
@@ -90,9 +83,9 @@ TEST(RoaringBitmapTest, MembershipCardinalityAndRank) {
   EXPECT_EQ(bitmap.Max(), 70000u);
   bitmap.Remove(20);
   EXPECT_EQ(bitmap.ToVector(), (std::vector<uint32_t>{5, 6, 7, 8, 9, 70000}));
-  EXPECT_EQ(KindOf([] { RoaringBitmap().Min(); }), ErrorKind::kInvalidArgument);
-  EXPECT_EQ(KindOf([] { RoaringBitmap().AddRange(3, 2); }), ErrorKind::kInvalidArgument);
-  EXPECT_EQ(KindOf([] { RoaringBitmap().AddRange(0, (uint64_t{1} << 32) + 1); }),
+  EXPECT_EQ(ThrownKind([] { RoaringBitmap().Min(); }), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(ThrownKind([] { RoaringBitmap().AddRange(3, 2); }), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(ThrownKind([] { RoaringBitmap().AddRange(0, (uint64_t{1} << 32) + 1); }),
             ErrorKind::kInvalidArgument);
 }
 

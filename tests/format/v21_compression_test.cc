@@ -13,9 +13,12 @@
 #include "format/v21_compression.h"
 #include "format/v21_test_util.h"
 #include "lancelet/error.h"
+#include "support/test_env.h"
 
 namespace lancelet::format::v21 {
 namespace {
+
+using lancelet::testing::ThrownKind;
 
 using lancelet::testing::OracleAvailable;
 using lancelet::testing::RunLancelet;
@@ -67,15 +70,6 @@ std::vector<uint64_t> RandomValues(uint32_t width, size_t n, uint32_t seed) {
   const uint64_t mask = width == 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
   for (auto& v : out) v = rng() & mask;
   return out;
-}
-
-ErrorKind KindOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  return ErrorKind(-1);
 }
 
 // ------------------------------------------------------------------- FastLanes unpacking
@@ -144,12 +138,12 @@ TEST(InlineBitpacking, RejectsBadBlocks) {
   std::string data;
   PutLE(data, 33, 4);  // wider than the 32-bit values
   data += std::string(33 * 128, '\0');
-  EXPECT_EQ(KindOf([&] { DecodeInlineBitpacking(32, data, 10, "t"); }), ErrorKind::kCorrupt);
+  EXPECT_EQ(ThrownKind([&] { DecodeInlineBitpacking(32, data, 10, "t"); }), ErrorKind::kCorrupt);
   std::string short_data;
   PutLE(short_data, 3, 4);
   short_data += std::string(100, '\0');  // needs 384
-  EXPECT_EQ(KindOf([&] { DecodeInlineBitpacking(32, short_data, 10, "t"); }), ErrorKind::kCorrupt);
-  EXPECT_EQ(KindOf([&] { DecodeInlineBitpacking(24, data, 10, "t"); }), ErrorKind::kCorrupt);
+  EXPECT_EQ(ThrownKind([&] { DecodeInlineBitpacking(32, short_data, 10, "t"); }), ErrorKind::kCorrupt);
+  EXPECT_EQ(ThrownKind([&] { DecodeInlineBitpacking(24, data, 10, "t"); }), ErrorKind::kCorrupt);
 }
 
 // The blocks are the whole buffer: a width lowered by a flipped bit (3 to 2 here) reads
@@ -240,7 +234,7 @@ TEST(OutOfLineBitpacking, PackedAndRawTails) {
   bits_padded.resize(1024, 0);
   EXPECT_EQ(DecodeOutOfLineBitpacking(16, 1, ReferencePack(16, 1, bits_padded), 10, "t"), Words(bits, 2));
   // Any other size is corrupt.
-  EXPECT_EQ(KindOf([&] { DecodeOutOfLineBitpacking(16, 3, packed_tail + "xx", 1100, "t"); }), ErrorKind::kCorrupt);
+  EXPECT_EQ(ThrownKind([&] { DecodeOutOfLineBitpacking(16, 3, packed_tail + "xx", 1100, "t"); }), ErrorKind::kCorrupt);
 }
 
 // InlineBitpacking written block by block: each block's width word, then the block packed
@@ -346,12 +340,12 @@ TEST(Rle, RunsExpand) {
 }
 
 TEST(Rle, RejectsBadRuns) {
-  EXPECT_EQ(KindOf([] { DecodeRle(32, 8, Words({1, 2}, 4), Words({3, 0}, 1), 3, "t"); }), ErrorKind::kCorrupt);
-  EXPECT_EQ(KindOf([] { DecodeRle(32, 8, Words({1, 2}, 4), Words({3}, 1), 3, "t"); }), ErrorKind::kCorrupt);
-  EXPECT_EQ(KindOf([] { DecodeRle(32, 8, Words({1}, 4), Words({3}, 1), 5, "t"); }), ErrorKind::kCorrupt);
+  EXPECT_EQ(ThrownKind([] { DecodeRle(32, 8, Words({1, 2}, 4), Words({3, 0}, 1), 3, "t"); }), ErrorKind::kCorrupt);
+  EXPECT_EQ(ThrownKind([] { DecodeRle(32, 8, Words({1, 2}, 4), Words({3}, 1), 3, "t"); }), ErrorKind::kCorrupt);
+  EXPECT_EQ(ThrownKind([] { DecodeRle(32, 8, Words({1}, 4), Words({3}, 1), 5, "t"); }), ErrorKind::kCorrupt);
   std::string block;
   PutLE(block, 100, 8);
-  EXPECT_EQ(KindOf([&] { DecodeRleBlock(32, 8, block, 1, "t"); }), ErrorKind::kCorrupt);
+  EXPECT_EQ(ThrownKind([&] { DecodeRleBlock(32, 8, block, 1, "t"); }), ErrorKind::kCorrupt);
 }
 
 // ------------------------------------------------------------------------ ByteStreamSplit
@@ -360,7 +354,7 @@ TEST(ByteStreamSplit, StreamsInterleave) {
   // Two u32 values 0x04030201 and 0x08070605: streams {01 05} {02 06} {03 07} {04 08}.
   const std::string split("\x01\x05\x02\x06\x03\x07\x04\x08", 8);
   EXPECT_EQ(DecodeByteStreamSplit(32, split, 2, "t"), Words({0x04030201, 0x08070605}, 4));
-  EXPECT_EQ(KindOf([&] { DecodeByteStreamSplit(32, split, 3, "t"); }), ErrorKind::kCorrupt);
+  EXPECT_EQ(ThrownKind([&] { DecodeByteStreamSplit(32, split, 3, "t"); }), ErrorKind::kCorrupt);
 }
 
 // -------------------------------------------------------------------------------- General
@@ -390,7 +384,7 @@ TEST(General, ZstdAndLz4Framing) {
   std::string wrong_size;
   PutLE(wrong_size, plain.size() + 1, 8);
   wrong_size += Zstd(plain);
-  EXPECT_EQ(KindOf([&] { DecompressBuffer(zstd, wrong_size, "t"); }), ErrorKind::kCorrupt);
+  EXPECT_EQ(ThrownKind([&] { DecompressBuffer(zstd, wrong_size, "t"); }), ErrorKind::kCorrupt);
 
   pb::BufferCompression lz4;
   lz4.set_scheme(pb::COMPRESSION_ALGORITHM_LZ4);
@@ -398,10 +392,10 @@ TEST(General, ZstdAndLz4Framing) {
   PutLE(framed, plain.size(), 4);
   framed += Lz4(plain);
   EXPECT_EQ(DecompressBuffer(lz4, framed, "t"), plain);
-  EXPECT_EQ(KindOf([&] { DecompressBuffer(lz4, framed.substr(0, framed.size() - 3), "t"); }), ErrorKind::kCorrupt);
+  EXPECT_EQ(ThrownKind([&] { DecompressBuffer(lz4, framed.substr(0, framed.size() - 3), "t"); }), ErrorKind::kCorrupt);
 
   pb::BufferCompression none;
-  EXPECT_EQ(KindOf([&] { DecompressBuffer(none, framed, "t"); }), ErrorKind::kNotSupported);
+  EXPECT_EQ(ThrownKind([&] { DecompressBuffer(none, framed, "t"); }), ErrorKind::kNotSupported);
 }
 
 // A size prefix larger than the codec can expand its bytes to is refused before the
@@ -464,18 +458,18 @@ TEST(CompressionTree, ChunkValuesThroughGeneralAndRle) {
   ASSERT_TRUE(block.variable);
   EXPECT_EQ(block.offsets, (std::vector<uint64_t>{0, 2, 5}));
   EXPECT_EQ(block.data, "abcde");
-  EXPECT_EQ(KindOf([&] { DecodeChunkValues(variable, {Words({12, 20, 14}, 4) + "ab"}, 2, "t"); }),
+  EXPECT_EQ(ThrownKind([&] { DecodeChunkValues(variable, {Words({12, 20, 14}, 4) + "ab"}, 2, "t"); }),
             ErrorKind::kCorrupt);
 
   // Not decoded: Delta, FixedSizeList under General.
   pb::CompressiveEncoding delta;
   delta.mutable_delta()->set_uncompressed_bits_per_value(32);
-  EXPECT_EQ(KindOf([&] { ParseValueCodec(delta, "t"); }), ErrorKind::kNotSupported);
+  EXPECT_EQ(ThrownKind([&] { ParseValueCodec(delta, "t"); }), ErrorKind::kNotSupported);
   pb::CompressiveEncoding fsl_general;
   fsl_general.mutable_general()->mutable_compression()->set_scheme(pb::COMPRESSION_ALGORITHM_ZSTD);
   fsl_general.mutable_general()->mutable_values()->mutable_fixed_size_list()->set_items_per_value(4);
   *fsl_general.mutable_general()->mutable_values()->mutable_fixed_size_list()->mutable_values() = Flat(32);
-  EXPECT_EQ(KindOf([&] { ParseValueCodec(fsl_general, "t"); }), ErrorKind::kNotSupported);
+  EXPECT_EQ(ThrownKind([&] { ParseValueCodec(fsl_general, "t"); }), ErrorKind::kNotSupported);
 }
 
 TEST(CompressionTree, LevelBlocks) {
@@ -509,11 +503,11 @@ TEST(CompressionTree, LevelBlocks) {
   EXPECT_NO_THROW(CheckLevelCodec(ib, "definition", "t"));
   EXPECT_NO_THROW(CheckLevelCodec(oolbp, "definition", "t"));
   EXPECT_NO_THROW(CheckLevelCodec(rle, "definition", "t"));
-  EXPECT_EQ(KindOf([] { CheckLevelCodec(Flat(8), "definition", "t"); }), ErrorKind::kNotSupported);
+  EXPECT_EQ(ThrownKind([] { CheckLevelCodec(Flat(8), "definition", "t"); }), ErrorKind::kNotSupported);
   pb::CompressiveEncoding ib32;
   ib32.mutable_inline_bitpacking()->set_uncompressed_bits_per_value(32);
-  EXPECT_EQ(KindOf([&] { CheckLevelCodec(ib32, "repetition", "t"); }), ErrorKind::kNotSupported);
-  EXPECT_EQ(KindOf([&] { DecodeLevels(ib32, std::string(4, '\0'), 3, "t"); }), ErrorKind::kCorrupt);
+  EXPECT_EQ(ThrownKind([&] { CheckLevelCodec(ib32, "repetition", "t"); }), ErrorKind::kNotSupported);
+  EXPECT_EQ(ThrownKind([&] { DecodeLevels(ib32, std::string(4, '\0'), 3, "t"); }), ErrorKind::kCorrupt);
 }
 
 TEST(Dictionary, BlocksAndLookUp) {
@@ -535,7 +529,7 @@ TEST(Dictionary, BlocksAndLookUp) {
   EXPECT_EQ(values.offsets, (std::vector<uint64_t>{0, 2, 5, 5, 8}));
   EXPECT_EQ(values.data, "goredred");
   indices.data = Words({2, 0, 3, 0}, 4);
-  EXPECT_EQ(KindOf([&] { LookUpDictionary(dict, indices, "t"); }), ErrorKind::kCorrupt);
+  EXPECT_EQ(ThrownKind([&] { LookUpDictionary(dict, indices, "t"); }), ErrorKind::kCorrupt);
 
   // General(LZ4, Flat64) dictionary of 2.2.
   pb::CompressiveEncoding general;

@@ -82,6 +82,12 @@ std::optional<Error> ThrownError(Fn&& fn) {
   }
   return std::nullopt;
 }
+// Its kind, or nothing when `fn` returns normally.
+template <typename Fn>
+std::optional<ErrorKind> ThrownKind(Fn&& fn) {
+  const std::optional<Error> error = ThrownError(std::forward<Fn>(fn));
+  return error ? std::optional<ErrorKind>(error->kind()) : std::nullopt;
+}
 // Its message, or "(no error)".
 template <typename Fn>
 std::string ThrownMessage(Fn&& fn) {

@@ -15,6 +15,8 @@
 namespace lancelet {
 namespace {
 
+using lancelet::testing::ThrownKind;
+
 using testing::IdNameBatch;
 using testing::TempDir;
 
@@ -38,15 +40,6 @@ class TagsTest : public ::testing::Test {
   std::string uri_ = dir_.Uri("ds.lance");
   DatasetPtr ds_;
 };
-
-ErrorKind KindOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  return ErrorKind(-1);
-}
 
 TEST_F(TagsTest, CreateListCheckoutUpdateDelete) {
   ds_->CreateTag("v1.0", 1);
@@ -78,16 +71,16 @@ TEST_F(TagsTest, CreateListCheckoutUpdateDelete) {
 
 TEST_F(TagsTest, RefusalsFollowTheReference) {
   ds_->CreateTag("a", 1);
-  EXPECT_EQ(KindOf([&] { ds_->CreateTag("a", 2); }), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(ThrownKind([&] { ds_->CreateTag("a", 2); }), ErrorKind::kInvalidArgument);
   EXPECT_EQ(ds_->CheckoutTag("a")->version(), 1u);  // the existing tag is untouched
-  EXPECT_EQ(KindOf([&] { ds_->DeleteTag("missing"); }), ErrorKind::kNotFound);
-  EXPECT_EQ(KindOf([&] { ds_->UpdateTag("missing", 1); }), ErrorKind::kNotFound);
-  EXPECT_EQ(KindOf([&] { ds_->CheckoutTag("missing"); }), ErrorKind::kNotFound);
-  EXPECT_EQ(KindOf([&] { Dataset::OpenTag(uri_, "missing"); }), ErrorKind::kNotFound);
-  EXPECT_EQ(KindOf([&] { ds_->CreateTag("b", 9); }), ErrorKind::kNotFound);
-  EXPECT_EQ(KindOf([&] { ds_->UpdateTag("a", 9); }), ErrorKind::kNotFound);
+  EXPECT_EQ(ThrownKind([&] { ds_->DeleteTag("missing"); }), ErrorKind::kNotFound);
+  EXPECT_EQ(ThrownKind([&] { ds_->UpdateTag("missing", 1); }), ErrorKind::kNotFound);
+  EXPECT_EQ(ThrownKind([&] { ds_->CheckoutTag("missing"); }), ErrorKind::kNotFound);
+  EXPECT_EQ(ThrownKind([&] { Dataset::OpenTag(uri_, "missing"); }), ErrorKind::kNotFound);
+  EXPECT_EQ(ThrownKind([&] { ds_->CreateTag("b", 9); }), ErrorKind::kNotFound);
+  EXPECT_EQ(ThrownKind([&] { ds_->UpdateTag("a", 9); }), ErrorKind::kNotFound);
   for (const char* bad : {"", ".a", "a.", "a..b", "a.lock", "a/b", "../x", "a b", "t@1", "ref*"})
-    EXPECT_EQ(KindOf([&] { ds_->CreateTag(bad, 1); }), ErrorKind::kInvalidArgument) << bad;
+    EXPECT_EQ(ThrownKind([&] { ds_->CreateTag(bad, 1); }), ErrorKind::kInvalidArgument) << bad;
   for (const char* good : {"ref", "ref-with-dashes", "ref.extension", "ref_with_underscores", "v1.2.3-rc4"})
     ds_->CreateTag(good, 2);
   EXPECT_EQ(ds_->ListTags().size(), 6u);
