@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <regex>
+#include <cctype>
 
 #include "io/object_store.h"
 #include "lancelet/dataset.h"
@@ -53,10 +53,14 @@ TEST_F(TagsTest, CreateListCheckoutUpdateDelete) {
   EXPECT_EQ(tags[1].manifest_size, ManifestSize(1));
   // The reference's keys in its order (its serde struct's), times in RFC 3339 UTC.
   const std::string file = TagFile("v1.0");
-  const std::regex expected("\\{\n  \"branch\": null,\n  \"version\": 1,\n  \"createdAt\": \"(20\\d\\d-\\d\\d-\\d\\dT\\d\\d:"
-                            "\\d\\d:\\d\\d\\.\\d{9}Z)\",\n  \"updatedAt\": \"\\1\",\n  \"manifestSize\": " +
-                            std::to_string(ManifestSize(1)) + ",\n  \"metadata\": \\{\\}\n\\}");
-  EXPECT_TRUE(std::regex_match(file, expected)) << file;
+  // (std::regex is avoided: gcc 12 warns inside it under the sanitizers, and warnings fail the build.)
+  const std::string when = file.substr(file.find("\"createdAt\": \"") + 14, 30);
+  EXPECT_EQ(file, "{\n  \"branch\": null,\n  \"version\": 1,\n  \"createdAt\": \"" + when + "\",\n  \"updatedAt\": \"" +
+                      when + "\",\n  \"manifestSize\": " + std::to_string(ManifestSize(1)) + ",\n  \"metadata\": {}\n}");
+  const std::string shape = "dddd-dd-ddTdd:dd:dd.dddddddddZ";  // d: a digit
+  ASSERT_EQ(when.size(), shape.size()) << file;
+  for (size_t i = 0; i < shape.size(); ++i)
+    EXPECT_TRUE(shape[i] == 'd' ? std::isdigit(static_cast<unsigned char>(when[i])) != 0 : when[i] == shape[i]) << when;
   EXPECT_EQ(ds_->CheckoutTag("v1.0")->CountRows(), 10u);
   EXPECT_EQ(Dataset::OpenTag(uri_, "latest-ish")->version(), 2u);
   EXPECT_EQ(Dataset::OpenTag(uri_, "latest-ish")->CountRows(), 15u);
