@@ -294,6 +294,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--nprobes", default="1,2,4,8,16,32,64")
     parser.add_argument("--steps", default="build,query,faiss,stale")
+    parser.add_argument("--kinds", default="ivf_pq,ivf_flat", help="the index kinds the query step sweeps")
     args = parser.parse_args()
     args.nprobes = [int(n) for n in args.nprobes.split(",")]
     steps = args.steps.split(",")
@@ -306,12 +307,15 @@ def main():
              "reference": ("reference", "{kind}_ref.lance")}
     results = {}
     if "query" in steps:
-        results = sweep(args, data, sides, [("ivf_pq", 0), ("ivf_pq", 5), ("ivf_flat", 0)], "query")
+        kinds = args.kinds.split(",")
+        results = sweep(args, data, sides, [c for c in [("ivf_pq", 0), ("ivf_pq", 5), ("ivf_flat", 0)] if c[0] in kinds],
+                        "query")
     if "faiss" in steps:
         results.update(faiss_anchor(args, data))
         sides["faiss"] = None
     if results:
-        summarise(results, sides, ["ivf_pq", "ivf_flat"], "reference", "summary")
+        summarise(results, sides, [k for k in ["ivf_pq", "ivf_flat"] if k in args.kinds.split(",")], "reference",
+                  "summary")
         if "faiss" in sides:
             summarise(results, sides, ["ivf_pq", "ivf_flat"], "faiss", "summary vs faiss")
     if "stale" in steps:

@@ -24,4 +24,4 @@ if [[ ",$STEPS," == *,stale_ab,* ]]; then
 fi
 PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" exec /usr/bin/python3 "$(dirname "$0")/ann_compare.py" \
   --rows "$ROWS" --dim "${DIM:-128}" --queries "${QUERIES:-1000}" --work "$WORK" --build "$BUILD" \
-  --rounds "${ROUNDS:-2}" --nprobes "${NPROBES:-1,2,4,8,16,32,64}" --steps "$STEPS"
+  --rounds "${ROUNDS:-2}" --nprobes "${NPROBES:-1,2,4,8,16,32,64}" --steps "$STEPS" --kinds "${KINDS:-ivf_pq,ivf_flat}"
