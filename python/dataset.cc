@@ -16,15 +16,12 @@ namespace {
 // replaced only with the GIL held, so that a thread reading through the same handle
 // (which copies the pointer before releasing the GIL) never sees it change under it.
 template <typename Write>
+void MoveTo(PyDataset& d, Write write) {
+  d.ds = WithoutGil(d, write);
+}
+template <typename Write>
 void MoveTo(py::handle self, Write write) {
-  PyDataset& d = self.cast<PyDataset&>();
-  const DatasetPtr current = d.ds;
-  DatasetPtr next;
-  {
-    py::gil_scoped_release release;
-    next = write(current);
-  }
-  d.ds = std::move(next);
+  MoveTo(self.cast<PyDataset&>(), write);
 }
 
 py::dict OptimizeStatsDict(const OptimizeStats& stats) {
@@ -70,8 +67,7 @@ void DefineMaintenance(py::class_<PyDataset>& dataset) {
         options.delete_unverified = delete_unverified;
         options.dry_run = dry_run;
         options.force = force;
-        CleanupStats stats;
-        stats = WithoutGil(d, [&](const DatasetPtr& ds) { return ds->Cleanup(options); });
+        const auto stats = WithoutGil(d, [&](const DatasetPtr& ds) { return ds->Cleanup(options); });
         py::dict out;
         out["old_versions"] = stats.versions_removed;
         out["versions_kept_recent"] = stats.versions_kept_recent;
@@ -84,8 +80,7 @@ void DefineMaintenance(py::class_<PyDataset>& dataset) {
         MoveTo(self, [](const DatasetPtr& ds) { return ds->Latest(); });
       })
       .def("_fragments", [](const PyDataset& d) {
-        std::vector<FragmentOptimization> plan;
-        plan = WithoutGil(d, [&](const DatasetPtr& ds) { return ds->PlanOptimize(); });
+        const auto plan = WithoutGil(d, [&](const DatasetPtr& ds) { return ds->PlanOptimize(); });
         py::list out;
         for (const auto& f : plan) {
           py::dict row;
@@ -102,68 +97,9 @@ void DefineMaintenance(py::class_<PyDataset>& dataset) {
            "A second handle on this handle's version (no I/O), which this handle's writes do not move.");
 }
 
-// The dataset's writes, its indexes, and what `lancelet inspect` shows.
-void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
+// Building and listing indexes (pylance's names).
+void DefineIndexes(py::class_<PyDataset>& dataset) {
   dataset
-      .def("_update", [](PyDataset& d, const std::map<std::string, std::string>& values,
-                         const std::optional<std::string>& where, const std::string& mode) {
-        std::vector<Dataset::SetClause> set;
-        for (const auto& [column, expression] : values) set.push_back({column, expression});
-        const UpdateMode parsed = ParseUpdateMode(mode, "mode");
-        uint64_t rows = 0;
-        const DatasetPtr current = d.ds;
-        DatasetPtr next;
-        {
-          py::gil_scoped_release release;
-          next = current->Update(set, where.value_or(""), &rows, parsed);
-        }
-        d.ds = std::move(next);
-        py::dict out;
-        out["num_rows_updated"] = rows;
-        return out;
-      }, py::arg("values"), py::arg("where") = py::none(), py::arg("mode") = "auto")
-      // MergeInsertBuilder.execute: the source stream read against this version's schema,
-      // one commit, this handle moved to the version written.
-      .def("_merge_insert", [](PyDataset& d, py::capsule stream, const std::vector<std::string>& on,
-                               bool update_all, const std::optional<std::string>& matched_condition, bool insert_all,
-                               bool by_source_delete, const std::optional<std::string>& by_source_condition) {
-        MergeInsertOptions options;
-        options.on = on;
-        options.when_matched_update_all = update_all;
-        options.matched_condition = matched_condition.value_or("");
-        options.when_not_matched_insert_all = insert_all;
-        options.when_not_matched_by_source_delete = by_source_delete;
-        options.by_source_condition = by_source_condition.value_or("");
-        auto reader = ImportArrayStream(CapsulePointer<ArrowArrayStream>(stream, "arrow_array_stream"));
-        const DatasetPtr current = d.ds;
-        MergeInsertResult result;
-        {
-          py::gil_scoped_release release;
-          result = MergeInsert(current, *reader, options);
-        }
-        d.ds = result.dataset;
-        py::dict out;
-        out["num_inserted_rows"] = result.inserted;
-        out["num_updated_rows"] = result.updated;
-        out["num_deleted_rows"] = result.deleted;
-        return out;
-      }, py::arg("stream"), py::arg("on"), py::arg("update_all"), py::arg("matched_condition"), py::arg("insert_all"),
-         py::arg("by_source_delete"), py::arg("by_source_condition"))
-      .def("delete", [](PyDataset& d, const std::string& where) {
-        uint64_t rows = 0;
-        const DatasetPtr current = d.ds;
-        DatasetPtr next;
-        {
-          py::gil_scoped_release release;
-          next = current->Delete(where, &rows);
-        }
-        d.ds = std::move(next);
-        py::dict out;
-        out["num_deleted_rows"] = rows;
-        return out;
-      }, py::arg("predicate"),
-         "Deletes the rows where `predicate` (SQL) holds and moves this handle to the version written; "
-         "returns {\"num_deleted_rows\": n}, as pylance 14.")
       // pylance's create_index: index_type BTREE, BITMAP, IVF_FLAT or IVF_PQ; the vector
       // parameters under pylance's names (metric is its distance type).
       .def("create_index", [](py::object self, const std::string& column, const std::string& index_type,
@@ -184,14 +120,7 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
         options.distance = metric;
         options.sample_rate = sample_rate;
         options.max_iterations = max_iterations;
-        PyDataset& d = self.cast<PyDataset&>();
-        const DatasetPtr current = d.ds;
-        DatasetPtr next;
-        {
-          py::gil_scoped_release release;
-          next = current->CreateIndex(column, type, options, name, replace);
-        }
-        d.ds = std::move(next);
+        MoveTo(self, [&](const DatasetPtr& ds) { return ds->CreateIndex(column, type, options, name, replace); });
         return self;
       }, py::arg("column"), py::arg("index_type") = "BTREE", py::arg("name") = "", py::arg("replace") = false,
          py::arg("num_partitions") = 0, py::arg("num_sub_vectors") = 0, py::arg("num_bits") = 8,
@@ -220,7 +149,57 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
         }
         return out;
       }, "[{name, type, fields, version, ...}] of the indexes, as pylance's list_indices; vector indexes add "
-         "num_partitions, metric and the PQ parameters.")
+         "num_partitions, metric and the PQ parameters.");
+}
+
+// The dataset's row writes, and what `lancelet inspect` shows.
+void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
+  dataset
+      .def("_update", [](PyDataset& d, const std::map<std::string, std::string>& values,
+                         const std::optional<std::string>& where, const std::string& mode) {
+        std::vector<Dataset::SetClause> set;
+        for (const auto& [column, expression] : values) set.push_back({column, expression});
+        const UpdateMode parsed = ParseUpdateMode(mode, "mode");
+        uint64_t rows = 0;
+        MoveTo(d, [&](const DatasetPtr& ds) { return ds->Update(set, where.value_or(""), &rows, parsed); });
+        py::dict out;
+        out["num_rows_updated"] = rows;
+        return out;
+      }, py::arg("values"), py::arg("where") = py::none(), py::arg("mode") = "auto")
+      // MergeInsertBuilder.execute: the source stream read against this version's schema,
+      // one commit, this handle moved to the version written.
+      .def("_merge_insert", [](PyDataset& d, py::capsule stream, const std::vector<std::string>& on,
+                               bool update_all, const std::optional<std::string>& matched_condition, bool insert_all,
+                               bool by_source_delete, const std::optional<std::string>& by_source_condition) {
+        MergeInsertOptions options;
+        options.on = on;
+        options.when_matched_update_all = update_all;
+        options.matched_condition = matched_condition.value_or("");
+        options.when_not_matched_insert_all = insert_all;
+        options.when_not_matched_by_source_delete = by_source_delete;
+        options.by_source_condition = by_source_condition.value_or("");
+        auto reader = ImportArrayStream(CapsulePointer<ArrowArrayStream>(stream, "arrow_array_stream"));
+        MergeInsertResult result;
+        MoveTo(d, [&](const DatasetPtr& ds) {
+          result = MergeInsert(ds, *reader, options);
+          return result.dataset;
+        });
+        py::dict out;
+        out["num_inserted_rows"] = result.inserted;
+        out["num_updated_rows"] = result.updated;
+        out["num_deleted_rows"] = result.deleted;
+        return out;
+      }, py::arg("stream"), py::arg("on"), py::arg("update_all"), py::arg("matched_condition"), py::arg("insert_all"),
+         py::arg("by_source_delete"), py::arg("by_source_condition"))
+      .def("delete", [](PyDataset& d, const std::string& where) {
+        uint64_t rows = 0;
+        MoveTo(d, [&](const DatasetPtr& ds) { return ds->Delete(where, &rows); });
+        py::dict out;
+        out["num_deleted_rows"] = rows;
+        return out;
+      }, py::arg("predicate"),
+         "Deletes the rows where `predicate` (SQL) holds and moves this handle to the version written; "
+         "returns {\"num_deleted_rows\": n}, as pylance 14.")
       .def("inspect", [](const PyDataset& d) {
         return WithoutGil(d, [&](const DatasetPtr& ds) { return ds->Inspect(); });
       }, "What `lancelet inspect` prints: fragments, files, overlays, deletions, indexes.")
@@ -275,8 +254,7 @@ void DefineVersionNames(py::class_<PyDataset>& dataset) {
            "Makes this handle's version the latest again (a new version holding its content) and moves the "
            "handle there, as pylance's restore().")
       .def("_tags", [](const PyDataset& d) {
-        std::vector<TagInfo> tags;
-        tags = WithoutGil(d, [&](const DatasetPtr& ds) { return ds->ListTags(); });
+        const auto tags = WithoutGil(d, [&](const DatasetPtr& ds) { return ds->ListTags(); });
         py::dict out;
         for (const auto& t : tags) {
           py::dict tag;
@@ -349,8 +327,7 @@ void RegisterDataset(py::module_& m) {
       .def_property_readonly("lance_schema", [](const PyDataset& d) { return PySchema{d.ds->schema()}; },
                              "The columns as a lancelet.Schema (types as lancelet writes them), with or without pyarrow.")
       .def("versions", [](const PyDataset& d) {
-        std::vector<VersionInfo> versions;
-        versions = WithoutGil(d, [&](const DatasetPtr& ds) { return ds->ListVersions(); });
+        const auto versions = WithoutGil(d, [&](const DatasetPtr& ds) { return ds->ListVersions(); });
         py::list out;
         for (const auto& v : versions) {
           py::dict row;
@@ -369,6 +346,7 @@ void RegisterDataset(py::module_& m) {
       }, "A new handle on the newest version.");
   DefineDatasetScans(dataset);
   DefineDatasetChanges(dataset);
+  DefineIndexes(dataset);
   DefineSchemaChanges(dataset);
   DefineMaintenance(dataset);
   DefineVersionNames(dataset);
