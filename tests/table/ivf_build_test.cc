@@ -587,6 +587,16 @@ TEST_F(IvfBuildTest, CompactionKeepsTheIndexServingWithItsModel) {
   EXPECT_NE(ds->ExplainSearch(query).find("searched flat: 0 fragments"), std::string::npos) << ds->ExplainSearch(query);
 }
 
+// (id, _distance) of each row a search returns, in order (the query's columns: id).
+std::vector<std::pair<int64_t, float>> IdsAndDistances(const DatasetPtr& ds, const VectorQuery& query) {
+  std::vector<std::pair<int64_t, float>> out;
+  auto reader = ds->Search(query);
+  while (auto batch = reader->Next())
+    for (int64_t i = 0; i < batch->num_rows(); ++i)
+      out.emplace_back(batch->column(0)->values<int64_t>()[i], batch->column(1)->values<float>()[i]);
+  return out;
+}
+
 // Every row a search through the index finds (k = all rows): id and distance, nearest first.
 std::vector<std::pair<int64_t, float>> Found(const DatasetPtr& ds, const float* q, int64_t nprobes,
                                              const std::string& where = "") {
@@ -597,12 +607,7 @@ std::vector<std::pair<int64_t, float>> Found(const DatasetPtr& ds, const float* 
   query.nprobes = nprobes;
   query.filter = where;
   query.columns = std::vector<std::string>{"id"};
-  std::vector<std::pair<int64_t, float>> out;
-  auto reader = ds->Search(query);
-  while (auto batch = reader->Next())
-    for (int64_t i = 0; i < batch->num_rows(); ++i)
-      out.emplace_back(batch->column(0)->values<int64_t>()[i], batch->column(1)->values<float>()[i]);
-  return out;
+  return IdsAndDistances(ds, query);
 }
 
 bool HasId(const std::vector<std::pair<int64_t, float>>& found, int64_t id) {
@@ -651,12 +656,7 @@ std::vector<std::pair<int64_t, float>> Nearest(const DatasetPtr& ds, const float
   query.filter = where;
   if (!exact && refine) query.refine_factor = refine;
   query.columns = std::vector<std::string>{"id"};
-  std::vector<std::pair<int64_t, float>> out;
-  auto reader = ds->Search(query);
-  while (auto batch = reader->Next())
-    for (int64_t i = 0; i < batch->num_rows(); ++i)
-      out.emplace_back(batch->column(0)->values<int64_t>()[i], batch->column(1)->values<float>()[i]);
-  return out;
+  return IdsAndDistances(ds, query);
 }
 
 // A third of the rows overlaid (with their own vectors) after an IVF_FLAT build: far
