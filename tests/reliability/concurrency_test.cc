@@ -83,9 +83,9 @@ TEST(LostUpdates, ConcurrentSqlIncrementsAllLand) {
 
 // One commit of the mixed workload: the command and what it does to the model.
 struct Op {
-  enum Kind { kIncrement, kAssign, kDelete, kSqlScale, kAppend, kMerge } kind;
+  enum Kind { kIncrement, kAssign, kDelete, kSqlScale, kAppend, kMerge, kMergeInsert } kind;
   int64_t m = 1, r = 0, c = 0;
-  std::vector<std::pair<int64_t, int64_t>> rows;  // appended (kAppend) or merged (kMerge)
+  std::vector<std::pair<int64_t, int64_t>> rows;  // appended (kAppend) or merged (kMerge, kMergeInsert)
 
   bool Selects(int64_t id) const { return ((id % m) + m) % m == r; }
   void Apply(std::map<int64_t, int64_t>& model) const {
@@ -116,6 +116,15 @@ struct Op {
           else model[id] = val;
         }
         break;
+      case kMergeInsert:
+        // Rows the file lacks that are selected with val > c go; matched rows take the
+        // staged val; unmatched staged rows are inserted.
+        for (auto it = model.begin(); it != model.end();) {
+          const bool staged = std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return r.first == it->first; });
+          it = !staged && Selects(it->first) && it->second > c ? model.erase(it) : std::next(it);
+        }
+        for (const auto& [id, val] : rows) model[id] = val;
+        break;
     }
   }
   std::vector<std::string> Args(const std::string& db, const std::string& csv) const {
@@ -131,6 +140,10 @@ struct Op {
         return {"sql", "--db", db,
                 "MERGE INTO t USING read_csv('" + csv + "') AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET val = "
                 "t.val + s.val WHEN NOT MATCHED THEN INSERT (id, val) VALUES (s.id, s.val)"};
+      case kMergeInsert:
+        return {"merge-insert", ds, "--from", csv, "--on", "id", "--when-matched-update-all",
+                "--when-not-matched-insert-all", "--when-not-matched-by-source-delete", "--by-source-condition",
+                sel + " AND val > " + std::to_string(c)};
     }
     return {};
   }
@@ -139,15 +152,15 @@ struct Op {
 // Process p's k-th op, from a seeded generator; appended and merged ids are unique.
 Op MakeOp(std::mt19937_64& rng, int p, int k, int64_t base_rows) {
   Op op;
-  op.kind = Op::Kind(rng() % 6);
+  op.kind = Op::Kind(rng() % 7);
   op.m = 3 + int64_t(rng() % 9);
   op.r = int64_t(rng() % uint64_t(op.m));
   op.c = 1 + int64_t(rng() % 20);
-  if (op.kind == Op::kDelete) op.m *= 10;  // deletes take few rows
+  if (op.kind == Op::kDelete || op.kind == Op::kMergeInsert) op.m *= 10;  // deletes take few rows
   int64_t fresh = 1000000 + int64_t(p) * 100000 + int64_t(k) * 100;
   if (op.kind == Op::kAppend)
     for (int64_t j = 0; j < 5; ++j) op.rows.push_back({fresh + j, j});
-  if (op.kind == Op::kMerge) {
+  if (op.kind == Op::kMerge || op.kind == Op::kMergeInsert) {
     for (int64_t j = 0; j < 3; ++j) op.rows.push_back({int64_t(rng() % uint64_t(base_rows)), 1 + j});
     op.rows.push_back({fresh, 7});
     std::sort(op.rows.begin(), op.rows.end());

@@ -100,6 +100,9 @@ TEST(CrashInjection, KilledWritersLeaveACommittedVersionWithTheModelsRows) {
     for (int64_t j = 0; j < 20; ++j) rows.push_back({100000 + n * 100 + j, j});
     return rows;
   };
+  // The rows of every version committed so far, for restores.
+  std::map<uint64_t, std::map<int64_t, int64_t>> models = {{LatestVersion(ds), model}};
+  auto restored = [&](int64_t n) { return std::next(models.begin(), n % int64_t(models.size()))->first; };
   std::vector<Writer> writers = {
       {"append", [&](int64_t n) { return std::vector<std::string>{"append", ds, "--from", staged(n, false)}; },
        [&](int64_t n, auto& m) {
@@ -139,6 +142,30 @@ TEST(CrashInjection, KilledWritersLeaveACommittedVersionWithTheModelsRows) {
        [&](int64_t n, auto& m) {
          for (auto [id, val] : staged_rows(n, true)) m[id] = val;
        }},
+      {"merge-insert",
+       [&](int64_t n) {
+         return std::vector<std::string>{"merge-insert", ds, "--from", staged(n, true), "--on", "id",
+                                         "--when-matched-update-all", "--when-not-matched-insert-all",
+                                         "--when-not-matched-by-source-delete", "--by-source-condition",
+                                         "id % 101 = " + std::to_string(n % 101)};
+       },
+       [&](int64_t n, auto& m) {
+         const auto rows = staged_rows(n, true);
+         std::erase_if(m, [&](const auto& kv) {
+           return kv.first % 101 == n % 101 &&
+                  std::none_of(rows.begin(), rows.end(), [&](const auto& r) { return r.first == kv.first; });
+         });
+         for (auto [id, val] : rows) m[id] = val;
+       }},
+      // A version committed earlier, chosen by the parameter, made the latest again.
+      {"restore", [&](int64_t n) { return std::vector<std::string>{"restore", ds, "--version", std::to_string(restored(n))}; },
+       [&](int64_t n, auto& m) { m = models.at(restored(n)); }},
+      // A computed column: the rows' ids and values stay.
+      {"add-columns",
+       [&](int64_t n) {
+         return std::vector<std::string>{"add-columns", ds, "--expr", fmt::format("c{} = val * {}", n, n)};
+       },
+       [](int64_t, auto&) {}},
   };
 
   auto stage = [&](int64_t n) {
@@ -155,6 +182,7 @@ TEST(CrashInjection, KilledWritersLeaveACommittedVersionWithTheModelsRows) {
     auto [seconds, ok] = RunTimed(w.args(n));
     ASSERT_TRUE(ok) << w.name;
     w.apply(n, model);
+    models[LatestVersion(ds)] = model;
     for (int k = 0; k < kKillsEach; ++k) {
       n = next_param++;
       stage(n);
@@ -168,6 +196,7 @@ TEST(CrashInjection, KilledWritersLeaveACommittedVersionWithTheModelsRows) {
           << w.name << " kill " << k << ": version " << before << " became " << after;
       if (after > before) {
         w.apply(n, model);
+        models[after] = model;
         ++committed;
       }
       std::string error;

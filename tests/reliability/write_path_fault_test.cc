@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "lancelet/dataset.h"
+#include "lancelet/merge_insert.h"
 #include "support/faulty_store.h"
 #include "support/sample_batches.h"
 #include "support/test_env.h"
@@ -81,6 +82,23 @@ std::vector<Operation> Operations() {
       {"index build", [](const DatasetPtr& d) { return d->CreateIndex("b", IndexType::kBitmap); }},
       {"index optimize", [](const DatasetPtr& d) { return d->OptimizeIndices(); },
        [](const DatasetPtr& d) { return d->Append({IdABBatch(10)}); }},
+      {"merge insert",
+       [](const DatasetPtr& d) {
+         // ids 50..99 matched (updated), 100..104 inserted, 9, 19, ..., 49 deleted by source.
+         MergeInsertOptions options;
+         options.on = {"id"};
+         options.when_matched_update_all = true;
+         options.when_not_matched_insert_all = true;
+         options.when_not_matched_by_source_delete = true;
+         options.by_source_condition = "id % 10 = 9";
+         return MergeInsert(d, {IdABBatch(105)->Slice(50, 55)}, options).dataset;
+       }},
+      {"restore", [](const DatasetPtr& d) { return d->Checkout(2)->Restore(); }},
+      {"add columns", [](const DatasetPtr& d) { return d->AddColumns({{"c", "a * 2"}}); }},
+      {"drop columns", [](const DatasetPtr& d) { return d->DropColumns({"b"}); }},
+      {"alter columns",
+       [](const DatasetPtr& d) { return d->AlterColumns({{"b", std::string("b2"), std::nullopt}}); }},
+      {"config", [](const DatasetPtr& d) { return d->UpdateConfig({{"lancelet.test", std::string("1")}}); }},
   };
 }
 
@@ -133,6 +151,38 @@ TEST(WritePathFaultTest, AFailureAtAnyWriteLeavesTheLastCommittedVersionAndNoFil
   EXPECT_GT(failures, 30);
   EXPECT_EQ(Dataset::Open(base_uri)->version(), base_version);
   EXPECT_EQ(Dataset::Open(base_uri)->CountRows(), base_rows);
+}
+
+// A tag is one file beside the versions: a create or an update that fails to write it
+// leaves the tags as they were.
+TEST(WritePathFaultTest, AFailedTagWriteLeavesTheTagsAsTheyWere) {
+  TempDir dir;
+  const std::string uri = dir.Join("tags.lance");
+  MakeBase(uri)->CreateTag("kept", 2);
+  auto faulty = std::make_shared<FaultyStore>();
+  auto through = table::MakeDataset(table::LoadState(faulty, Session::Default()->caches(), uri, std::nullopt));
+  const auto before = FilesUnder(uri);
+  faulty->FailWritesUnder(uri, 0);
+  auto error = ThrownError([&] { through->CreateTag("new", 3); });
+  ASSERT_TRUE(error);
+  EXPECT_NE(std::string(error->what()).find("No space left on device"), std::string::npos) << error->what();
+  error = ThrownError([&] { through->UpdateTag("kept", 3); });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(FilesUnder(uri), before);
+  auto tags = Dataset::Open(uri)->ListTags();
+  ASSERT_EQ(tags.size(), 1u);
+  EXPECT_EQ(tags[0].name, "kept");
+  EXPECT_EQ(tags[0].version, 2u);
+
+  faulty->FailWritesUnder(uri, 2);  // enough for both
+  through->CreateTag("new", 3);
+  through->UpdateTag("kept", 4);
+  tags = Dataset::Open(uri)->ListTags();
+  ASSERT_EQ(tags.size(), 2u);
+  EXPECT_EQ(tags[0].name, "kept");
+  EXPECT_EQ(tags[0].version, 4u);
+  EXPECT_EQ(tags[1].name, "new");
+  EXPECT_EQ(tags[1].version, 3u);
 }
 
 }  // namespace
