@@ -39,10 +39,12 @@ FsstTable FsstTable::Parse(const std::string& bytes, const std::string& where) {
 }
 
 // Decoding writes each symbol as a whole 8-byte word and then advances by its length, so
-// the output needs kSlack writable bytes past the expansion's end. The codes are checked
-// in a first pass that also sizes the output.
+// the output needs kSlack writable bytes past the expansion's end.
 namespace {
 constexpr size_t kSlack = 8;
+// A block expands into a reused per-thread buffer up to this size, then is copied out at
+// its real size; a larger one gets a buffer of its own, so that no thread keeps one.
+constexpr size_t kReusedExpansionBytes = 1 << 20;
 }  // namespace
 
 uint64_t FsstTable::ExpandedSize(std::string_view in, const std::string& where) const {
@@ -61,12 +63,24 @@ uint64_t FsstTable::ExpandedSize(std::string_view in, const std::string& where) 
 }
 
 char* FsstTable::ExpandChecked(std::string_view in, char* out) const {
-  for (size_t k = 0; k < in.size(); ++k) {
+  bool bad = false;
+  return ExpandUnchecked(in, out, bad);
+}
+
+char* FsstTable::ExpandUnchecked(std::string_view in, char* out, bool& bad) const {
+  const size_t n = in.size();
+  for (size_t k = 0; k < n; ++k) {
     const uint8_t code = uint8_t(in[k]);
     if (code == kEscape) {
+      if (k + 1 == n) {
+        bad = true;
+        break;
+      }
       *out++ = in[++k];
       continue;
     }
+    // A code past the table reads a zero symbol of length 0 (the arrays hold 256).
+    bad |= code >= num_symbols_;
     std::memcpy(out, &symbols_[code], 8);  // little-endian: the symbol's bytes in order
     out += lengths_[code];
   }
@@ -91,18 +105,28 @@ void FsstTable::ExpandBlock(ValueBlock& block, const std::string& where) const {
   if (block.offsets.size() != block.count + 1)
     ThrowCorrupt("{}: {} offsets for {} FSST values", where, block.offsets.size(), block.count);
   const std::string_view compressed(block.data);
-  std::vector<uint64_t> offsets(block.count + 1, 0);
-  for (uint64_t k = 0; k < block.count; ++k) {
-    const uint64_t begin = block.offsets[k], end = block.offsets[k + 1];
-    if (end < begin || end > block.data.size()) ThrowCorrupt("{}: FSST value {} is outside its buffer", where, k);
-    offsets[k + 1] = offsets[k] + ExpandedSize(compressed.substr(begin, end - begin), where);
-  }
-  std::string data(offsets[block.count] + kSlack, '\0');
-  char* out = data.data();
   for (uint64_t k = 0; k < block.count; ++k)
-    out = ExpandChecked(compressed.substr(block.offsets[k], block.offsets[k + 1] - block.offsets[k]), out);
-  data.resize(offsets[block.count]);
-  block.data = std::move(data);
+    if (block.offsets[k + 1] < block.offsets[k] || block.offsets[k + 1] > block.data.size())
+      ThrowCorrupt("{}: FSST value {} is outside its buffer", where, k);
+  // One pass over the codes: a code writes at most 8 bytes, so 8 per compressed byte is
+  // room enough. A bad code or cut escape is only noted here; ExpandedSize then names it.
+  const size_t bound = compressed.size() * 8 + kSlack;
+  thread_local std::string reused;
+  std::string own;
+  std::string& room = bound <= kReusedExpansionBytes ? reused : own;
+  if (room.size() < bound) room.resize(bound);
+  std::vector<uint64_t> offsets(block.count + 1, 0);
+  char* const begin = room.data();
+  char* out = begin;
+  bool bad = false;
+  for (uint64_t k = 0; k < block.count; ++k) {
+    out = ExpandUnchecked(compressed.substr(block.offsets[k], block.offsets[k + 1] - block.offsets[k]), out, bad);
+    offsets[k + 1] = uint64_t(out - begin);
+  }
+  if (bad)
+    for (uint64_t k = 0; k < block.count; ++k)
+      ExpandedSize(compressed.substr(block.offsets[k], block.offsets[k + 1] - block.offsets[k]), where);
+  block.data.assign(begin, size_t(out - begin));
   block.offsets = std::move(offsets);
 }
 

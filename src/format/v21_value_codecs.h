@@ -43,6 +43,9 @@ class FsstTable {
   // Expands codes ExpandedSize accepted to `out`, which has room for the expansion plus 8
   // bytes; returns the end of the expansion.
   char* ExpandChecked(std::string_view compressed, char* out) const;
+  // The same for codes not yet checked: sets `bad` on a code past the table or an escape
+  // that ends the value (whose output is then not the value's).
+  char* ExpandUnchecked(std::string_view compressed, char* out, bool& bad) const;
 
   bool active_ = false;
   uint32_t num_symbols_ = 0;

@@ -4,6 +4,7 @@
 // - 2.0 Fsst(Binary), which the reference writes when a field asks for it with
 //   "lance-encoding:compression" = "fsst".
 // lancelet's reading of each column must print the rows the reference dumps.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "format/reference_file_util.h"
@@ -48,6 +49,37 @@ TEST(FsstTable, ExpandsCodesAndEscapes) {
   EXPECT_THROW(table.Expand(std::string("\x00\xff", 2), out, "test"), Error);
   EXPECT_THROW(v21::FsstTable::Parse(std::string(100, '\0'), "test"), Error);
   EXPECT_THROW(v21::FsstTable::Parse(SymbolTable(3, {"a", "b", "c"}), "test"), Error);
+}
+
+// A block expands in one pass over its codes; a bad code or an escape that ends its value
+// still throws, naming the fault, whichever value holds it.
+TEST(FsstTable, ExpandsABlockAndRefusesItsBadCodes) {
+  const uint64_t header = (uint64_t(0x46535354) << 32) | (1u << 24) | 3;
+  const auto table = v21::FsstTable::Parse(SymbolTable(header, {"ab", "cdefghij", "x"}), "test");
+  auto block_of = [](std::string data, std::vector<uint64_t> offsets) {
+    v21::ValueBlock block;
+    block.variable = true;
+    block.count = offsets.size() - 1;
+    block.data = std::move(data);
+    block.offsets = std::move(offsets);
+    return block;
+  };
+  // Three values: "abxZ", "" and "cdefghijcdefghij" (each code may write 8 bytes).
+  auto block = block_of(std::string("\x00\x02\xff" "Z" "\x01\x01", 6), {0, 4, 4, 6});
+  table.ExpandBlock(block, "test");
+  EXPECT_EQ(block.data, "abxZcdefghijcdefghij");
+  EXPECT_EQ(block.offsets, (std::vector<uint64_t>{0, 4, 4, 20}));
+
+  auto bad_code = block_of(std::string("\x00\x03\x01", 3), {0, 1, 3});
+  EXPECT_THAT([&] { table.ExpandBlock(bad_code, "page 7"); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("page 7: FSST code 3 but the table has 3 symbols")));
+  // The escape ends the first value: its literal byte would be the second value's.
+  auto cut_escape = block_of(std::string("\x00\xff\x01", 3), {0, 2, 3});
+  EXPECT_THAT([&] { table.ExpandBlock(cut_escape, "page 7"); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("page 7: FSST value ends inside an escape")));
+  auto outside = block_of(std::string("\x00", 1), {0, 2});
+  EXPECT_THAT([&] { table.ExpandBlock(outside, "page 7"); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("page 7: FSST value 0 is outside its buffer")));
 }
 
 TEST(FsstTable, InactiveTableKeepsBytes) {
