@@ -262,6 +262,87 @@ def _a_versions(c):
     c.expect_equal(table.slice(0, 200), c.ll_table("t.lance", "--version", "1"), "tagged v1 after lancelet cleanup")
 
 
+def _a_base(c, rows=400, per_file=150):
+    table = simple_table(rows)
+    c.write_arrow("in.arrow", table)
+    c.ll("create", "t.lance", "--from", "in.arrow", "--max-rows-per-file", str(per_file))
+    return table
+
+
+def _a_same(c, *extra, env=None):
+    c.expect_equal(c.ll_table("t.lance", *extra), c.py_table("t.lance", *extra, env=env), "pylance reads lancelet's",
+                   sort_key="id")
+
+
+@case("A", "merge-insert")
+def _a_merge(c):
+    """lancelet's merge-insert (matched rows updated, new ones inserted, rows the source
+    lacks deleted) is read by pylance 14, and equals pylance's merge_insert of the same
+    source on a copy."""
+    table = _a_base(c)
+    shutil.copytree(c.path("t.lance"), c.path("p.lance"))
+    src = simple_table(100, seed=44).to_pydict()
+    src["id"] = list(range(350, 450))
+    c.write_arrow("src.arrow", pa.table(src, schema=table.schema))
+    c.ll("merge-insert", "t.lance", "--from", "src.arrow", "--on", "id", "--when-matched-update-all",
+         "--when-not-matched-insert-all", "--when-not-matched-by-source-delete")
+    env = {probe.OVERLAY_ENV: "1"}
+    _a_same(c, env=env)
+    c.py("merge-insert", "p.lance", "--on", "id", "--data", "src.arrow", "--delete-not-matched-by-source")
+    c.expect_equal(c.py_table("p.lance"), c.py_table("t.lance", env=env), "pylance's own merge_insert",
+                   sort_key="id")
+
+
+@case("A", "add-drop-alter-columns")
+def _a_columns(c):
+    """lancelet's add, drop and rename of columns are read by pylance 14 after each step,
+    and give the rows pylance's own schema changes give on a copy."""
+    _a_base(c)
+    shutil.copytree(c.path("t.lance"), c.path("p.lance"))
+    c.ll("add-columns", "t.lance", "--expr", "q2 = qty * 2", "--expr", "label = concat(cat, '!')")
+    _a_same(c)
+    c.ll("drop-columns", "t.lance", "text")
+    _a_same(c)
+    c.ll("alter-columns", "t.lance", "--rename", "cat=colour", "--nullable", "id")
+    _a_same(c)
+    c.py("add-columns", "p.lance", "--expr", "q2 = qty * 2", "--expr", "label = concat(cat, '!')")
+    c.py("drop-columns", "p.lance", "--columns", "text")
+    c.py("alter-columns", "p.lance", "--rename", "cat=colour", "--nullable", "id")
+    # q2's type is each engine's for int32 * 2 (compared by value).
+    c.expect_equal(c.py_table("p.lance"), c.py_table("t.lance"), "pylance's own schema changes", sort_key="id",
+                   check_types=False)
+    ours = json.loads(c.py("schema", "t.lance"))
+    theirs = json.loads(c.py("schema", "p.lance"))
+    if [f["name"] for f in ours["fields"]] != [f["name"] for f in theirs["fields"]]:
+        raise CaseFailure(f"columns differ: {ours['fields']} against pylance's {theirs['fields']}")
+
+
+@case("A", "restore-tags-cleanup")
+def _a_restore(c):
+    """lancelet's restore, tags and cleanup as pylance 14 sees them: the latest version
+    holds the restored rows, the tag names its version, cleanup kept the tagged one."""
+    table = _a_base(c)
+    c.write_arrow("more.arrow", simple_table(50, seed=9).set_column(0, "id", pa.array(range(1000, 1050),
+                                                                                          pa.int64())))
+    c.ll("append", "t.lance", "--from", "more.arrow")                       # version 2
+    c.ll("delete", "t.lance", "--where", "id < 300")                        # version 3
+    c.ll("tag", "create", "t.lance", "appended", "--version", "2")
+    c.ll("restore", "t.lance", "--version", "2")                            # version 4
+    c.ll("cleanup", "t.lance", "--keep", "1", "--force")
+    appended = c.ll_table("t.lance", "--version", "2")
+    if appended.num_rows != table.num_rows + 50:
+        raise CaseFailure(f"version 2 holds {appended.num_rows} rows")
+    c.expect_equal(appended, c.py_table("t.lance"), "pylance's latest after the restore", sort_key="id")
+    c.expect_equal(appended, c.py_table("t.lance", "--version", "appended"), "pylance's read of the tag",
+                   sort_key="id")
+    tags = [json.loads(x) for x in c.py("tag", "t.lance", "list").splitlines()]
+    if tags != [{"tag": "appended", "version": 2}]:
+        raise CaseFailure(f"pylance lists the tags {tags}")
+    versions = [json.loads(x)["version"] for x in c.py("versions", "t.lance").splitlines()]
+    if versions != [2, 4]:
+        raise CaseFailure(f"pylance lists versions {versions} after cleanup (expected the tagged 2 and the latest 4)")
+
+
 def _scalar_index_case(c, column, kind, where):
     table = simple_table()
     c.write_arrow("in.arrow", table)
