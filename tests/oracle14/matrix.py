@@ -308,7 +308,7 @@ def _a_columns(c):
     c.py("add-columns", "p.lance", "--expr", "q2 = qty * 2", "--expr", "label = concat(cat, '!')")
     c.py("drop-columns", "p.lance", "--columns", "text")
     c.py("alter-columns", "p.lance", "--rename", "cat=colour", "--nullable", "id")
-    # q2's type is each engine's for int32 * 2 (compared by value).
+    # q2 = qty * 2 is int64 in lancelet (integer literals are int64), int32 in pylance: compared by value.
     c.expect_equal(c.py_table("p.lance"), c.py_table("t.lance"), "pylance's own schema changes", sort_key="id",
                    check_types=False)
     ours = json.loads(c.py("schema", "t.lance"))
