@@ -39,6 +39,9 @@ class ObjectStream final : public std::istream {
  public:
   explicit ObjectStream(std::unique_ptr<ReadableFile> file) : std::istream(nullptr), buffer_(std::move(file)) {
     rdbuf(&buffer_);
+    // A failed read throws the store's own error (the object, the server's answer)
+    // instead of leaving a bad stream that the reader can only call "read failed".
+    exceptions(std::ios::badbit);
   }
 
  private:

@@ -1,11 +1,11 @@
 // Store by URI: the one place that maps a dataset's URI to the store that holds it.
 #include "io/object_store.h"
+#include "io/s3_store.h"
 #include "lancelet/error.h"
 
 namespace lancelet::io {
 
 StoreAndPath OpenStore(const std::string& given, const StorageOptions& options) {
-  // The local file system and memory:// use none of the options (lancelet/storage_options.h).
   CheckStorageOptions(options);
   std::string uri = given;
   // Trailing slashes go, but not into a scheme's "://".
@@ -20,8 +20,14 @@ StoreAndPath OpenStore(const std::string& given, const StorageOptions& options) 
     if (uri.size() == kMemory.size()) ThrowInvalid("'{}': a memory:// URI needs a name after the scheme", given);
     return {DefaultMemoryStore(), uri};
   }
+  constexpr std::string_view kS3 = "s3://";
+  if (uri.starts_with(kS3)) {
+    const std::string bucket = uri.substr(kS3.size(), uri.find('/', kS3.size()) - kS3.size());
+    if (bucket.empty()) ThrowInvalid("'{}': an s3:// URI needs a bucket after the scheme", given);
+    return {S3StoreFor(bucket, S3Config::From(CheckStorageOptions(options))), uri};
+  }
   if (const size_t scheme = uri.find("://"); scheme != std::string::npos)
-    ThrowNotSupported("'{}': the {}:// scheme is not supported yet (lancelet reads local paths, file:// and memory://)",
+    ThrowNotSupported("'{}': the {}:// scheme is not supported yet (lancelet reads local paths, file://, memory:// and s3://)",
                       given, uri.substr(0, scheme));
   if (uri.empty()) ThrowInvalid("an empty path names no dataset");
   return {DefaultLocalStore(), uri};

@@ -32,7 +32,14 @@ class TempDir {
   // that nothing under test touches the file system behind the store's back.
   std::string RootUri() const;
   std::string Uri(const std::string& name) const { return RootUri() + "/" + name; }
+  // Under LANCELET_TEST_STORE=s3 (the S3 run) the same name under s3://BUCKET (env
+  // LANCELET_TEST_S3_BUCKET, default lancelet-test) on the test server the AWS_*
+  // variables name.
   static bool InMemory();
+  // True in the memory and S3 runs: the datasets are not on the local file system.
+  static bool InObjectStore();
+  // True in the S3 run: a store without directories (a prefix exists while it holds objects).
+  static bool InS3();
 
  private:
   std::string path_;

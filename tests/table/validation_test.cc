@@ -201,7 +201,8 @@ TEST_F(ValidationTest, FailedCreateLeavesNothingBehind) {
   EXPECT_FALSE(store->Exists(uri_));
   EXPECT_EQ(testing::ObjectsUnder(dir_.RootUri()), std::vector<std::string>{});
 
-  // A directory that was there before stays, emptied of what we wrote.
+  // A directory that was there before stays, emptied of what we wrote (S3 has none).
+  if (testing::TempDir::InS3()) return;
   store->CreateDir(uri_);
   FailingReader again(2);
   EXPECT_TRUE(ThrownError([&] { Dataset::Write(uri_, again, o); }).has_value());

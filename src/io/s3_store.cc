@@ -1,0 +1,497 @@
+#include "io/s3_store.h"
+
+#include <curl/curl.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <initializer_list>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+#include <pugixml.hpp>
+
+#include "lancelet/error.h"
+
+namespace lancelet::io {
+
+namespace {
+
+// ------------------------------------------------------------------ libcurl, loaded late
+
+struct CurlApi {
+  CURLcode (*global_init)(long);
+  CURL* (*easy_init)();
+  CURLcode (*easy_setopt)(CURL*, CURLoption, ...);
+  CURLcode (*easy_perform)(CURL*);
+  CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...);
+  void (*easy_reset)(CURL*);
+  void (*easy_cleanup)(CURL*);
+  const char* (*easy_strerror)(CURLcode);
+  curl_slist* (*slist_append)(curl_slist*, const char*);
+  void (*slist_free_all)(curl_slist*);
+};
+
+const CurlApi& Curl() {
+  static const CurlApi api = [] {
+    void* lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+      ThrowNotSupported("s3:// needs libcurl (libcurl.so.4, Debian package libcurl4), which cannot be loaded: {}",
+                        dlerror());
+    auto get = [&](const char* name) {
+      void* symbol = dlsym(lib, name);
+      if (!symbol) ThrowNotSupported("s3://: libcurl.so.4 lacks {}", name);
+      return symbol;
+    };
+    CurlApi a;
+    a.global_init = reinterpret_cast<decltype(a.global_init)>(get("curl_global_init"));
+    a.easy_init = reinterpret_cast<decltype(a.easy_init)>(get("curl_easy_init"));
+    a.easy_setopt = reinterpret_cast<decltype(a.easy_setopt)>(get("curl_easy_setopt"));
+    a.easy_perform = reinterpret_cast<decltype(a.easy_perform)>(get("curl_easy_perform"));
+    a.easy_getinfo = reinterpret_cast<decltype(a.easy_getinfo)>(get("curl_easy_getinfo"));
+    a.easy_reset = reinterpret_cast<decltype(a.easy_reset)>(get("curl_easy_reset"));
+    a.easy_cleanup = reinterpret_cast<decltype(a.easy_cleanup)>(get("curl_easy_cleanup"));
+    a.easy_strerror = reinterpret_cast<decltype(a.easy_strerror)>(get("curl_easy_strerror"));
+    a.slist_append = reinterpret_cast<decltype(a.slist_append)>(get("curl_slist_append"));
+    a.slist_free_all = reinterpret_cast<decltype(a.slist_free_all)>(get("curl_slist_free_all"));
+    if (a.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) ThrowIo("s3://: libcurl failed to initialise");
+    return a;
+  }();
+  return api;
+}
+
+// ------------------------------------------------------------------ configuration
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool Truthy(const std::string& value) {
+  const std::string v = Lower(value);
+  return v == "true" || v == "1" || v == "yes";
+}
+
+// Seconds as the reference writes durations ("30s", "500ms", "2min") or a bare number.
+long Millis(const std::string& key, const std::string& value) {
+  char* end = nullptr;
+  const double number = std::strtod(value.c_str(), &end);
+  const std::string unit = Lower(std::string(end ? end : ""));
+  double ms = -1;
+  if (unit.empty() || unit == "s") ms = number * 1000;
+  else if (unit == "ms") ms = number;
+  else if (unit == "min" || unit == "m") ms = number * 60000;
+  if (end == value.c_str() || ms < 0) ThrowInvalid("storage option '{}' = '{}' is not a duration (e.g. 30s, 500ms)", key, value);
+  return long(ms);
+}
+
+// The first of `keys` set in `options` (lower-case), else the first environment
+// variable of `env` set, else "".
+std::string Pick(const StorageOptions& options, std::initializer_list<const char*> keys,
+                 std::initializer_list<const char*> env) {
+  for (const char* k : keys)
+    if (auto it = options.find(k); it != options.end()) return it->second;
+  for (const char* e : env)
+    if (const char* v = std::getenv(e); v && *v) return v;
+  return "";
+}
+
+// AWS's URI encoding: every byte but A-Z a-z 0-9 - _ . ~ as %XX, and '/' kept in keys.
+std::string UriEncode(std::string_view s, bool keep_slash) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) out += char(c);
+    else out += fmt::format("%{:02X}", c);
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ requests
+
+struct Response {
+  long status = 0;
+  std::string body;
+  uint64_t content_length = 0;  // HEAD
+  int64_t modified_seconds = 0;  // HEAD
+};
+
+size_t AppendBody(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+// Transport failures worth another try: the server may be back, or the connection was
+// dropped under us.
+bool Transient(CURLcode code) {
+  switch (code) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_COULDNT_RESOLVE_HOST:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// S3's error document: "Code: Message", or the start of the body when it is not one.
+std::string ErrorText(const Response& r) {
+  pugi::xml_document doc;
+  if (doc.load_buffer(r.body.data(), r.body.size())) {
+    auto error = doc.child("Error");
+    if (error) return fmt::format("{}: {}", error.child_value("Code"), error.child_value("Message"));
+  }
+  return r.body.substr(0, 200);
+}
+
+class S3Store;
+
+class S3ReadableFile final : public ReadableFile {
+ public:
+  S3ReadableFile(std::shared_ptr<const S3Store> store, std::string path, uint64_t size)
+      : store_(std::move(store)), path_(std::move(path)), size_(size) {}
+  const std::string& path() const override { return path_; }
+  uint64_t size() const override { return size_; }
+  void ReadAt(uint64_t offset, uint64_t length, void* out) const override;
+
+ private:
+  std::shared_ptr<const S3Store> store_;  // kept alive: a file may outlive every other user of its store
+  std::string path_;
+  uint64_t size_;
+};
+
+class S3WritableFile final : public WritableFile {
+ public:
+  S3WritableFile(std::shared_ptr<S3Store> store, std::string path, bool no_overwrite)
+      : store_(std::move(store)), path_(std::move(path)), no_overwrite_(no_overwrite) {}
+  void Write(const void* data, uint64_t length) override { bytes_.append(static_cast<const char*>(data), length); }
+  uint64_t position() const override { return bytes_.size(); }
+  void Finish() override;
+
+ private:
+  std::shared_ptr<S3Store> store_;
+  std::string path_;
+  bool no_overwrite_;
+  std::string bytes_;  // published whole by Finish: nothing is visible before
+};
+
+class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3Store> {
+ public:
+  S3Store(std::string bucket, S3Config config) : bucket_(std::move(bucket)), config_(std::move(config)) {
+    Curl();  // fails here, naming libcurl, when it is missing
+    std::string endpoint = config_.endpoint;
+    if (endpoint.empty()) endpoint = fmt::format("https://s3.{}.amazonaws.com", config_.region);
+    while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
+    if (endpoint.starts_with("http://") && !config_.allow_http)
+      ThrowInvalid("s3://{}: the endpoint '{}' is plain HTTP; set allow_http=true (or AWS_ALLOW_HTTP=true) to use it",
+                   bucket_, endpoint);
+    if (config_.virtual_hosted_style) {
+      const size_t host = endpoint.find("://") + 3;
+      base_url_ = endpoint.substr(0, host) + bucket_ + "." + endpoint.substr(host) + "/";
+    } else {
+      base_url_ = endpoint + "/" + bucket_ + "/";
+    }
+    prefix_ = "s3://" + bucket_ + "/";
+  }
+
+  ~S3Store() override {
+    for (CURL* h : idle_) Curl().easy_cleanup(h);
+  }
+
+  std::unique_ptr<ReadableFile> OpenRead(const std::string& path) const override {
+    auto info = Head(path);
+    if (!info) ThrowNotFound("open '{}': no such object", path);
+    stats_.opens.fetch_add(1, std::memory_order_relaxed);
+    return std::make_unique<S3ReadableFile>(shared_from_this(), path, info->size);
+  }
+  std::unique_ptr<ReadableFile> OpenRead(const std::string& path, uint64_t known_size) const override {
+    if (known_size == 0) return OpenRead(path);
+    stats_.opens.fetch_add(1, std::memory_order_relaxed);
+    return std::make_unique<S3ReadableFile>(shared_from_this(), path, known_size);
+  }
+  std::unique_ptr<WritableFile> OpenWrite(const std::string& path, bool no_overwrite) override {
+    Key(path);  // refuses a path outside the bucket now, not at Finish
+    return std::make_unique<S3WritableFile>(shared_from_this(), path, no_overwrite);
+  }
+
+  bool PutIfAbsent(const std::string& path, std::string_view bytes) override {
+    return PutObject(path, bytes, /*if_absent=*/true);
+  }
+
+  // Returns false when `if_absent` and the object exists (412).
+  bool PutObject(const std::string& path, std::string_view bytes, bool if_absent) {
+    std::vector<std::string> headers = {"Content-Type: application/octet-stream"};
+    if (if_absent) headers.push_back("If-None-Match: *");
+    // A conditional PUT is idempotent too: a retry after a lost answer to our own success
+    // sees 412, which reads as "someone else won". The commit then re-checks the manifest
+    // it meant to publish, which is ours, through its usual conflict path.
+    Response r = Send("PUT", path, "", headers, bytes, true);
+    stats_.bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
+    if (if_absent && r.status == 412) return false;
+    if (r.status != 200) Fail("PUT", path, r);
+    return true;
+  }
+
+  // An object, or a "directory": a prefix with objects below it (the dataset's own
+  // URI is one), as the local and memory stores answer for directories.
+  bool Exists(const std::string& path) const override {
+    if (Head(path)) return true;
+    std::string prefix = Key(path);
+    if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+    Response r = Send("GET", prefix_, "list-type=2&max-keys=1&prefix=" + UriEncode(prefix, false), {}, {}, true);
+    if (r.status == 404) return false;
+    if (r.status != 200) Fail("LIST", path, r);
+    return r.body.find("<Contents>") != std::string::npos;
+  }
+
+  std::optional<ObjectInfo> Head(const std::string& path) const override {
+    Response r = Send("HEAD", path, "", {}, {}, true);
+    if (r.status == 404) return std::nullopt;
+    if (r.status != 200) Fail("HEAD", path, r);
+    return ObjectInfo{r.content_length, r.modified_seconds};
+  }
+
+  std::vector<std::string> List(const std::string& dir) const override {
+    std::string prefix = Key(dir);
+    if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+    std::vector<std::string> names;
+    ListKeys(prefix, "/", [&](const std::string& key) { names.push_back(key.substr(prefix.size())); },
+             [&](const std::string& common) {
+               std::string name = common.substr(prefix.size());
+               if (!name.empty() && name.back() == '/') name.pop_back();
+               names.push_back(name);
+             });
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+  }
+
+  void Delete(const std::string& path) override {
+    Response r = Send("DELETE", path, "", {}, {}, true);
+    if (r.status != 204 && r.status != 200 && r.status != 404) Fail("DELETE", path, r);
+  }
+
+  void DeleteTree(const std::string& dir) override {
+    std::string prefix = Key(dir);
+    if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+    std::vector<std::string> keys;
+    ListKeys(prefix, "", [&](const std::string& key) { keys.push_back(key); }, [](const std::string&) {});
+    for (const auto& key : keys) Delete(prefix_ + key);
+  }
+
+  void CreateDir(const std::string&) override {}  // prefixes need no creating
+  void Sync(const std::string&) override {}       // a PUT that returned is durable
+
+  // ---- used by the files
+  Response Send(const std::string& method, const std::string& path, const std::string& query,
+              const std::vector<std::string>& headers, std::string_view body, bool idempotent) const {
+    const std::string url = base_url_ + UriEncode(Key(path), true) + (query.empty() ? "" : "?" + query);
+    std::mt19937_64 jitter(std::random_device{}());
+    for (int attempt = 0;; ++attempt) {
+      CURLcode code = CURLE_OK;
+      Response r = Perform(method, url, headers, body, code);
+      const bool retry = code != CURLE_OK ? Transient(code) : (r.status >= 500 || r.status == 429);
+      if (!retry || !idempotent || attempt >= config_.max_retries) {
+        if (code != CURLE_OK)
+          ThrowIo("{} '{}': {} (after {} attempts)", method, path, Curl().easy_strerror(code), attempt + 1);
+        return r;
+      }
+      // Exponential backoff with full jitter: 100 ms, 200 ms, ... capped at 5 s.
+      const uint64_t cap = std::min<uint64_t>(5000, uint64_t(100) << attempt);
+      std::this_thread::sleep_for(std::chrono::milliseconds(jitter() % (cap + 1)));
+    }
+  }
+
+  [[noreturn]] void Fail(const char* method, const std::string& path, const Response& r) const {
+    if (r.status == 404) ThrowNotFound("{} '{}': no such object", method, path);
+    ThrowIo("{} '{}': HTTP {} {}", method, path, r.status, ErrorText(r));
+  }
+
+  // The key of a path: its URI without "s3://BUCKET/".
+  std::string Key(const std::string& path) const {
+    if (path.starts_with(prefix_)) return path.substr(prefix_.size());
+    if (path == prefix_.substr(0, prefix_.size() - 1)) return "";
+    ThrowInvalid("'{}' is not in the store of s3://{}", path, bucket_);
+  }
+
+ private:
+  // ListObjectsV2 over every page: on_key for each object, on_prefix for each common
+  // prefix (with a delimiter).
+  template <typename OnKey, typename OnPrefix>
+  void ListKeys(const std::string& prefix, const std::string& delimiter, OnKey on_key, OnPrefix on_prefix) const {
+    std::string token;
+    do {
+      std::string query = "list-type=2&prefix=" + UriEncode(prefix, false);
+      if (!delimiter.empty()) query += "&delimiter=" + UriEncode(delimiter, false);
+      if (!token.empty()) query += "&continuation-token=" + UriEncode(token, false);
+      Response r = Send("GET", prefix_, query, {}, {}, true);
+      if (r.status == 404) return;  // no bucket: nothing below
+      if (r.status != 200) Fail("LIST", prefix_ + prefix, r);
+      pugi::xml_document doc;
+      if (!doc.load_buffer(r.body.data(), r.body.size()))
+        ThrowIo("LIST '{}{}': the answer is not XML: {}", prefix_, prefix, r.body.substr(0, 200));
+      auto result = doc.child("ListBucketResult");
+      for (auto c : result.children("Contents")) on_key(std::string(c.child_value("Key")));
+      for (auto c : result.children("CommonPrefixes")) on_prefix(std::string(c.child_value("Prefix")));
+      token = std::string(result.child_value("IsTruncated")) == "true" ? result.child_value("NextContinuationToken") : "";
+    } while (!token.empty());
+  }
+
+  Response Perform(const std::string& method, const std::string& url, const std::vector<std::string>& headers,
+                 std::string_view body, CURLcode& code) const {
+    const CurlApi& c = Curl();
+    CURL* h = Borrow();
+    struct Return {
+      const S3Store& store;
+      CURL* h;
+      curl_slist* list = nullptr;
+      ~Return() {
+        Curl().slist_free_all(list);
+        store.GiveBack(h);
+      }
+    } back{*this, h};
+    for (const auto& header : headers) back.list = c.slist_append(back.list, header.c_str());
+    if (!config_.session_token.empty())
+      back.list = c.slist_append(back.list, ("x-amz-security-token: " + config_.session_token).c_str());
+    back.list = c.slist_append(back.list, "Expect:");  // no 100-continue round trip before a body
+    Response r;
+    c.easy_setopt(h, CURLOPT_URL, url.c_str());
+    c.easy_setopt(h, CURLOPT_HTTPHEADER, back.list);
+    c.easy_setopt(h, CURLOPT_WRITEFUNCTION, &AppendBody);
+    c.easy_setopt(h, CURLOPT_WRITEDATA, &r.body);
+    c.easy_setopt(h, CURLOPT_TIMEOUT_MS, config_.timeout_ms);
+    c.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, config_.connect_timeout_ms);
+    c.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    if (!config_.access_key_id.empty()) {
+      const std::string sigv4 = "aws:amz:" + config_.region + ":s3";
+      const std::string user = config_.access_key_id + ":" + config_.secret_access_key;
+      c.easy_setopt(h, CURLOPT_AWS_SIGV4, sigv4.c_str());  // copied by libcurl
+      c.easy_setopt(h, CURLOPT_USERPWD, user.c_str());
+    }
+    if (method == "HEAD") {
+      c.easy_setopt(h, CURLOPT_NOBODY, 1L);
+      c.easy_setopt(h, CURLOPT_FILETIME, 1L);
+    } else if (method != "GET") {
+      c.easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
+      if (method == "PUT" || method == "POST") {
+        // The body through POSTFIELDS, so that libcurl hashes it into the signature.
+        c.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.size()));
+        c.easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
+      }
+    }
+    code = c.easy_perform(h);
+    if (code != CURLE_OK) return r;
+    c.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
+    if (method == "HEAD") {
+      curl_off_t length = -1, modified = -1;
+      c.easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+      c.easy_getinfo(h, CURLINFO_FILETIME_T, &modified);
+      r.content_length = length < 0 ? 0 : uint64_t(length);
+      r.modified_seconds = modified < 0 ? 0 : int64_t(modified);
+    }
+    return r;
+  }
+
+  // Handles are kept between requests, so that their connections are reused.
+  CURL* Borrow() const {
+    {
+      std::lock_guard lock(mutex_);
+      if (!idle_.empty()) {
+        CURL* h = idle_.back();
+        idle_.pop_back();
+        return h;
+      }
+    }
+    CURL* h = Curl().easy_init();
+    if (!h) ThrowIo("s3://{}: libcurl could not make a handle", bucket_);
+    return h;
+  }
+  void GiveBack(CURL* h) const {
+    Curl().easy_reset(h);  // options go; the connection cache stays
+    std::lock_guard lock(mutex_);
+    idle_.push_back(h);
+  }
+
+  const std::string bucket_;
+  const S3Config config_;
+  std::string base_url_, prefix_;
+  mutable std::mutex mutex_;
+  mutable std::vector<CURL*> idle_;
+};
+
+void S3ReadableFile::ReadAt(uint64_t offset, uint64_t length, void* out) const {
+  if (length == 0) return;
+  if (offset > size_ || length > size_ - offset)
+    ThrowCorrupt("'{}': read of {} bytes at offset {} is past the end of the object ({} bytes)", path_, length, offset,
+                 size_);
+  const std::string range = fmt::format("Range: bytes={}-{}", offset, offset + length - 1);
+  auto r = store_->Send("GET", path_, "", {range}, {}, true);
+  if (r.status != 206 && r.status != 200) store_->Fail("GET", path_, r);
+  // A server that ignores ranges answers 200 with the whole object.
+  const std::string_view got = r.status == 200 && r.body.size() == size_
+                                   ? std::string_view(r.body).substr(size_t(offset), size_t(length))
+                                   : std::string_view(r.body);
+  if (got.size() != length)
+    ThrowCorrupt("'{}': {} bytes at offset {} were asked for, the server sent {}", path_, length, offset, got.size());
+  std::memcpy(out, got.data(), length);
+  store_->stats().read_calls.fetch_add(1, std::memory_order_relaxed);
+  store_->stats().bytes_read.fetch_add(length, std::memory_order_relaxed);
+}
+
+void S3WritableFile::Finish() {
+  if (!store_->PutObject(path_, bytes_, no_overwrite_)) ThrowConflict("'{}' exists already", path_);
+}
+
+}  // namespace
+
+S3Config S3Config::From(const StorageOptions& options) {
+  S3Config c;
+  c.endpoint = Pick(options, {"aws_endpoint", "aws_endpoint_url", "endpoint", "aws_endpoint_url_s3"},
+                    {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"});
+  if (std::string region = Pick(options, {"aws_region", "region", "aws_default_region"},
+                                {"AWS_REGION", "AWS_DEFAULT_REGION"});
+      !region.empty())
+    c.region = region;
+  c.access_key_id = Pick(options, {"aws_access_key_id", "access_key_id"}, {"AWS_ACCESS_KEY_ID"});
+  c.secret_access_key = Pick(options, {"aws_secret_access_key", "secret_access_key"}, {"AWS_SECRET_ACCESS_KEY"});
+  c.session_token = Pick(options, {"aws_session_token", "session_token", "token", "aws_token"}, {"AWS_SESSION_TOKEN"});
+  if (Truthy(Pick(options, {"aws_skip_signature", "skip_signature"}, {"AWS_SKIP_SIGNATURE"}))) c.access_key_id.clear();
+  c.allow_http = Truthy(Pick(options, {"allow_http", "aws_allow_http"}, {"AWS_ALLOW_HTTP"}));
+  c.virtual_hosted_style =
+      Truthy(Pick(options, {"aws_virtual_hosted_style_request", "virtual_hosted_style_request"},
+                  {"AWS_VIRTUAL_HOSTED_STYLE_REQUEST"}));
+  if (std::string t = Pick(options, {"timeout", "request_timeout"}, {}); !t.empty()) c.timeout_ms = Millis("timeout", t);
+  if (std::string t = Pick(options, {"connect_timeout"}, {}); !t.empty())
+    c.connect_timeout_ms = Millis("connect_timeout", t);
+  if (std::string n = Pick(options, {"client_max_retries"}, {}); !n.empty()) c.max_retries = std::atoi(n.c_str());
+  return c;
+}
+
+std::string S3Config::Fingerprint() const {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", endpoint, region, access_key_id, secret_access_key,
+                     session_token, allow_http, virtual_hosted_style, timeout_ms, connect_timeout_ms, max_retries);
+}
+
+std::shared_ptr<ObjectStore> S3StoreFor(const std::string& bucket, const S3Config& config) {
+  // Kept for the process, as the local store is: the session's caches are keyed by store,
+  // and a store's handles keep their connections open for the next request.
+  static std::mutex mutex;
+  static auto* stores = new std::map<std::string, std::shared_ptr<ObjectStore>>;  // never destroyed
+  const std::string key = bucket + "\n" + config.Fingerprint();
+  std::lock_guard lock(mutex);
+  auto& store = (*stores)[key];
+  if (!store) store = std::make_shared<S3Store>(bucket, config);
+  return store;
+}
+
+}  // namespace lancelet::io

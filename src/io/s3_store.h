@@ -1,0 +1,42 @@
+// An ObjectStore on S3 or an S3-compatible server (s3://BUCKET/KEY URIs), through libcurl:
+// ranged GETs for reads, whole-object PUTs for writes (If-None-Match: * where the
+// object must not exist, which is how a commit publishes its manifest atomically),
+// ListObjectsV2 for listings, HEAD and DELETE. Requests are signed with AWS Signature
+// V4 by libcurl itself (CURLOPT_AWS_SIGV4); idempotent ones are retried with
+// exponential backoff and jitter on 5xx, 429 and dropped connections.
+//
+// libcurl is loaded when the first s3:// URI is opened, not at start-up: the loader
+// would otherwise map it and its dozen dependencies into every command.
+//
+// Paths handed to the store are whole URIs (s3://BUCKET/KEY), so that every error and
+// listing names the object as the user does; the store strips its bucket's prefix.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "io/object_store.h"
+
+namespace lancelet::io {
+
+// Where and how to reach the server, from storage options (the reference's keys) over
+// the AWS_* environment variables.
+struct S3Config {
+  std::string endpoint;  // scheme://host[:port]; empty: https://s3.REGION.amazonaws.com
+  std::string region = "us-east-1";
+  std::string access_key_id, secret_access_key, session_token;  // empty key: unsigned requests
+  bool allow_http = false;
+  bool virtual_hosted_style = false;  // bucket in the host name rather than the path
+  long timeout_ms = 30000, connect_timeout_ms = 5000;
+  int max_retries = 6;
+
+  static S3Config From(const StorageOptions& options);
+  // Equal configurations reach the same store (and share the session's caches).
+  std::string Fingerprint() const;
+};
+
+// The store of BUCKET under `config`: one per bucket and configuration per process.
+std::shared_ptr<ObjectStore> S3StoreFor(const std::string& bucket, const S3Config& config);
+
+}  // namespace lancelet::io
