@@ -103,14 +103,20 @@ TEST(OpenStore, MapsEachUriToItsStoreAndPath) {
   auto memory = OpenStore("memory://tables/t.lance/");
   EXPECT_EQ(memory.store, DefaultMemoryStore());
   EXPECT_EQ(memory.path, "memory://tables/t.lance");
+  // s3:// keeps the whole URI as the path (the store strips its bucket), one store per
+  // bucket and configuration; opening it sends no request.
+  auto s3 = OpenStore("s3://bucket/t.lance/", {{"aws_region", "eu-west-1"}});
+  EXPECT_EQ(s3.path, "s3://bucket/t.lance");
+  EXPECT_EQ(OpenStore("s3://bucket/other.lance", {{"aws_region", "eu-west-1"}}).store, s3.store);
+  EXPECT_NE(OpenStore("s3://another/t.lance", {{"aws_region", "eu-west-1"}}).store, s3.store);
   try {
-    OpenStore("s3://bucket/t.lance");
+    OpenStore("gs://bucket/t.lance");
     ADD_FAILURE();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kNotSupported);
     EXPECT_STREQ(e.what(),
-                 "'s3://bucket/t.lance': the s3:// scheme is not supported yet (lancelet reads local paths, file:// "
-                 "and memory://)");
+                 "'gs://bucket/t.lance': the gs:// scheme is not supported yet (lancelet reads local paths, file://, "
+                 "memory:// and s3://)");
   }
   EXPECT_THROW(OpenStore("memory://"), Error);
   EXPECT_THROW(OpenStore(""), Error);
