@@ -150,7 +150,7 @@ const char* IvfKindName(IvfKind kind) {
 std::unique_ptr<IvfIndex> IvfIndex::Open(const io::ObjectStore& store, const std::string& dir,
                                          const IdBounds& bounds) {
   std::unique_ptr<IvfIndex> index(new IvfIndex());
-  if (!store.Exists(dir + "/auxiliary.idx")) {
+  if (!store.Head(dir + "/auxiliary.idx")) {
     index->ReadLegacy(store, dir + "/index.idx");
     CheckRowIds(dir + "/index.idx", index->row_ids_, bounds);
     return index;

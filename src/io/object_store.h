@@ -74,6 +74,8 @@ class ObjectStore {
   void Put(const std::string& path, std::string_view bytes);
   // Atomically creates `path` with `bytes` unless it exists. Returns false if it existed.
   virtual bool PutIfAbsent(const std::string& path, std::string_view bytes) = 0;
+  // An object or a directory at `path`. For an object alone ask Head: on S3 a miss here
+  // also lists the prefix, to answer for a directory.
   virtual bool Exists(const std::string& path) const = 0;
   // Names (not paths) of the entries directly below `dir`; empty if `dir` is missing.
   virtual std::vector<std::string> List(const std::string& dir) const = 0;

@@ -6,7 +6,8 @@
 namespace lancelet::io {
 
 StoreAndPath OpenStore(const std::string& given, const StorageOptions& options) {
-  CheckStorageOptions(options);
+  // Checked for every scheme, so that a misspelt key fails wherever the dataset lives.
+  const StorageOptions checked = CheckStorageOptions(options);
   std::string uri = given;
   // Trailing slashes go, but not into a scheme's "://".
   const size_t scheme_end = uri.find("://") == std::string::npos ? 1 : uri.find("://") + 3;
@@ -24,7 +25,7 @@ StoreAndPath OpenStore(const std::string& given, const StorageOptions& options) 
   if (uri.starts_with(kS3)) {
     const std::string bucket = uri.substr(kS3.size(), uri.find('/', kS3.size()) - kS3.size());
     if (bucket.empty()) ThrowInvalid("'{}': an s3:// URI needs a bucket after the scheme", given);
-    return {S3StoreFor(bucket, S3Config::From(CheckStorageOptions(options))), uri};
+    return {S3StoreFor(bucket, S3Config::From(checked)), uri};
   }
   if (const size_t scheme = uri.find("://"); scheme != std::string::npos)
     ThrowNotSupported("'{}': the {}:// scheme is not supported yet (lancelet reads local paths, file://, memory:// and s3://)",

@@ -12,12 +12,14 @@
 #include <initializer_list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
 #include <fmt/format.h>
 #include <pugixml.hpp>
 
+#include "array/ascii_case.h"
 #include "lancelet/error.h"
 
 namespace lancelet::io {
@@ -69,13 +71,8 @@ const CurlApi& Curl() {
 
 // ------------------------------------------------------------------ configuration
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 bool Truthy(const std::string& value) {
-  const std::string v = Lower(value);
+  const std::string v = AsciiLower(value);
   return v == "true" || v == "1" || v == "yes";
 }
 
@@ -83,7 +80,7 @@ bool Truthy(const std::string& value) {
 long Millis(const std::string& key, const std::string& value) {
   char* end = nullptr;
   const double number = std::strtod(value.c_str(), &end);
-  const std::string unit = Lower(std::string(end ? end : ""));
+  const std::string unit = AsciiLower(std::string(end ? end : ""));
   double ms = -1;
   if (unit.empty() || unit == "s") ms = number * 1000;
   else if (unit == "ms") ms = number;
@@ -246,12 +243,8 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
   // URI is one), as the local and memory stores answer for directories.
   bool Exists(const std::string& path) const override {
     if (Head(path)) return true;
-    std::string prefix = Key(path);
-    if (!prefix.empty() && prefix.back() != '/') prefix += '/';
-    Response r = Send("GET", prefix_, "list-type=2&max-keys=1&prefix=" + UriEncode(prefix, false), {}, {}, true);
-    if (r.status == 404) return false;
-    if (r.status != 200) Fail("LIST", path, r);
-    return r.body.find("<Contents>") != std::string::npos;
+    pugi::xml_document page;
+    return ListPage(DirKey(path), "", "", 1, page) && page.child("ListBucketResult").child("Contents");
   }
 
   std::optional<ObjectInfo> Head(const std::string& path) const override {
@@ -262,8 +255,7 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
   }
 
   std::vector<std::string> List(const std::string& dir) const override {
-    std::string prefix = Key(dir);
-    if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+    const std::string prefix = DirKey(dir);
     std::vector<std::string> names;
     ListKeys(prefix, "/", [&](const std::string& key) { names.push_back(key.substr(prefix.size())); },
              [&](const std::string& common) {
@@ -282,8 +274,7 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
   }
 
   void DeleteTree(const std::string& dir) override {
-    std::string prefix = Key(dir);
-    if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+    const std::string prefix = DirKey(dir);
     std::vector<std::string> keys;
     ListKeys(prefix, "", [&](const std::string& key) { keys.push_back(key); }, [](const std::string&) {});
     for (const auto& key : keys) Delete(prefix_ + key);
@@ -296,7 +287,7 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
   Response Send(const std::string& method, const std::string& path, const std::string& query,
               const std::vector<std::string>& headers, std::string_view body, bool idempotent) const {
     const std::string url = base_url_ + UriEncode(Key(path), true) + (query.empty() ? "" : "?" + query);
-    std::mt19937_64 jitter(std::random_device{}());
+    std::optional<std::mt19937_64> jitter;  // seeded at the first retry: most requests make none
     for (int attempt = 0;; ++attempt) {
       CURLcode code = CURLE_OK;
       Response r = Perform(method, url, headers, body, code);
@@ -307,8 +298,9 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
         return r;
       }
       // Exponential backoff with full jitter: 100 ms, 200 ms, ... capped at 5 s.
-      const uint64_t cap = std::min<uint64_t>(5000, uint64_t(100) << attempt);
-      std::this_thread::sleep_for(std::chrono::milliseconds(jitter() % (cap + 1)));
+      const uint64_t cap = std::min<uint64_t>(5000, uint64_t(100) << std::min(attempt, 6));
+      if (!jitter) jitter.emplace(std::random_device{}());
+      std::this_thread::sleep_for(std::chrono::milliseconds((*jitter)() % (cap + 1)));
     }
   }
 
@@ -323,6 +315,13 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
     if (path == prefix_.substr(0, prefix_.size() - 1)) return "";
     ThrowInvalid("'{}' is not in the store of s3://{}", path, bucket_);
   }
+  // The key prefix of the objects below a "directory" path: its key with a '/' after it
+  // (none for the bucket's root).
+  std::string DirKey(const std::string& path) const {
+    std::string prefix = Key(path);
+    if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+    return prefix;
+  }
 
  private:
   // ListObjectsV2 over every page: on_key for each object, on_prefix for each common
@@ -331,20 +330,29 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
   void ListKeys(const std::string& prefix, const std::string& delimiter, OnKey on_key, OnPrefix on_prefix) const {
     std::string token;
     do {
-      std::string query = "list-type=2&prefix=" + UriEncode(prefix, false);
-      if (!delimiter.empty()) query += "&delimiter=" + UriEncode(delimiter, false);
-      if (!token.empty()) query += "&continuation-token=" + UriEncode(token, false);
-      Response r = Send("GET", prefix_, query, {}, {}, true);
-      if (r.status == 404) return;  // no bucket: nothing below
-      if (r.status != 200) Fail("LIST", prefix_ + prefix, r);
-      pugi::xml_document doc;
-      if (!doc.load_buffer(r.body.data(), r.body.size()))
-        ThrowIo("LIST '{}{}': the answer is not XML: {}", prefix_, prefix, r.body.substr(0, 200));
-      auto result = doc.child("ListBucketResult");
+      pugi::xml_document page;
+      if (!ListPage(prefix, delimiter, token, 0, page)) return;
+      auto result = page.child("ListBucketResult");
       for (auto c : result.children("Contents")) on_key(std::string(c.child_value("Key")));
       for (auto c : result.children("CommonPrefixes")) on_prefix(std::string(c.child_value("Prefix")));
       token = std::string(result.child_value("IsTruncated")) == "true" ? result.child_value("NextContinuationToken") : "";
     } while (!token.empty());
+  }
+
+  // One ListObjectsV2 page (at most `max_keys` keys when not 0) into `page`; false when
+  // the bucket does not exist (nothing below).
+  bool ListPage(const std::string& prefix, const std::string& delimiter, const std::string& token, int max_keys,
+                pugi::xml_document& page) const {
+    std::string query = "list-type=2&prefix=" + UriEncode(prefix, false);
+    if (!delimiter.empty()) query += "&delimiter=" + UriEncode(delimiter, false);
+    if (!token.empty()) query += "&continuation-token=" + UriEncode(token, false);
+    if (max_keys > 0) query += fmt::format("&max-keys={}", max_keys);
+    Response r = Send("GET", prefix_, query, {}, {}, true);
+    if (r.status == 404) return false;
+    if (r.status != 200) Fail("LIST", prefix_ + prefix, r);
+    if (!page.load_buffer(r.body.data(), r.body.size()))
+      ThrowIo("LIST '{}{}': the answer is not XML: {}", prefix_, prefix, r.body.substr(0, 200));
+    return true;
   }
 
   Response Perform(const std::string& method, const std::string& url, const std::vector<std::string>& headers,

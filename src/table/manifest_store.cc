@@ -83,7 +83,7 @@ std::optional<ManifestLocation> FindManifest(const io::ObjectStore& store, const
   std::string dir = io::JoinPath(uri, kVersionsDir);
   for (const auto& name : {ManifestFileNameV2(version), ManifestFileNameV1(version)}) {
     std::string path = io::JoinPath(dir, name);
-    if (store.Exists(path)) return ManifestLocation{version, path};
+    if (store.Head(path)) return ManifestLocation{version, path};
   }
   return std::nullopt;
 }
@@ -142,7 +142,7 @@ std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::tab
 }
 
 bool RemovedMeanwhile(const Error& e, const io::ObjectStore& store, const std::string& manifest_path) {
-  return e.kind() == ErrorKind::kNotFound && !store.Exists(manifest_path);
+  return e.kind() == ErrorKind::kNotFound && !store.Head(manifest_path);
 }
 
 bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance::table::Manifest& manifest,

@@ -73,7 +73,7 @@ std::string TagText(const io::ObjectStore& store, const std::string& uri, const 
 
 void RequireTag(const io::ObjectStore& store, const std::string& uri, const std::string& name) {
   CheckTagName(name);
-  if (!store.Exists(TagPath(uri, name))) ThrowNotFound("tag '{}' does not exist in '{}'", name, uri);
+  if (!store.Head(TagPath(uri, name))) ThrowNotFound("tag '{}' does not exist in '{}'", name, uri);
 }
 
 }  // namespace
