@@ -1,9 +1,12 @@
 """Datasets on S3 (moto's server mode on 127.0.0.1, started here): lancelet writes, pylance
 14 reads, and the other way round, through the same storage_options."""
+import json
 import os
 import socket
 import subprocess
 import sys
+import time
+import urllib.request
 
 import pytest
 
@@ -13,14 +16,19 @@ import lancelet
 
 pytestmark = pytest.mark.skipif(IN_MEMORY, reason="an S3 dataset is not a memory:// one")
 SERVER = os.path.join(SOURCE_DIR, "tests", "support", "s3_test_server.py")
+PROXY = os.path.join(SOURCE_DIR, "tests", "support", "s3_proxy.py")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
     need("moto")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     state = str(tmp_path_factory.mktemp("s3-server"))
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)  # the sanitizer runtime is for our module, not for the server
@@ -81,3 +89,128 @@ def test_storage_options_are_checked_and_credentials_stay_out_of_errors(s3):
         lancelet.dataset("s3://bkt/missing.lance", storage_options={**s3, "aws_secret_access_key": "S3CR3T"})
     assert "s3://bkt/missing.lance" in str(missing.value)
     assert "S3CR3T" not in str(missing.value)
+
+
+class Proxy:
+    """tests/support/s3_proxy.py in front of the server: counts requests, injects faults."""
+
+    def __init__(self, upstream):
+        self.port = free_port()
+        env = dict(os.environ)
+        env.pop("LD_PRELOAD", None)
+        self.process = subprocess.Popen([sys.executable, PROXY, str(self.port), upstream], env=env,
+                                        stdout=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                self.stats()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("s3_proxy did not start")
+
+    def call(self, path, post=False):
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/__proxy/{path}", data=b"" if post else None,
+                                     method="POST" if post else "GET")
+        return urllib.request.urlopen(req, timeout=10).read()
+
+    def stats(self):
+        return json.loads(self.call("stats"))
+
+    def set(self, **faults):
+        self.call("reset", post=True)
+        if faults:
+            self.call("set?" + "&".join(f"{k}={v}" for k, v in faults.items()), post=True)
+
+    def log(self):
+        return self.call("log").decode()
+
+
+@pytest.fixture(scope="module")
+def proxied(s3):
+    proxy = Proxy(s3["aws_endpoint"])
+    yield proxy, {**s3, "aws_endpoint": f"http://127.0.0.1:{proxy.port}"}
+    proxy.process.kill()
+
+
+def test_retries_ride_out_503s_and_bodies_cut_short(proxied):
+    """Every third request answered 503 SlowDown and every fourth GET's body cut halfway:
+    each operation retries what failed and gives the right answer."""
+    pa = need("pyarrow")
+    proxy, options = proxied
+    proxy.set(fail_every=3, fail_status=503, drop_every=4)
+    uri = "s3://bkt/faults.lance"
+    ds = lancelet.write_dataset(pa.table({"id": pa.array(range(1000), pa.int64()),
+                                          "qty": pa.array([i % 10 for i in range(1000)], pa.int64())}),
+                                uri, max_rows_per_file=250, storage_options=options)
+    ds.update({"qty": "qty + 100"}, where="id % 7 = 0")
+    ds.delete("id >= 990")
+    again = lancelet.dataset(uri, storage_options=options)
+    assert again.version == 3
+    assert again.count_rows() == 990
+    assert again.count_rows("qty >= 100") == 142  # ids 0, 7, ..., 987
+    assert sorted(again.to_table().column("id").to_pylist()) == list(range(990))
+    log = proxy.log()
+    assert "503(injected)" in log and "(cut)" in log  # the faults did happen
+    proxy.set()
+
+
+def test_a_commit_that_cannot_land_fails_in_one_line_and_changes_nothing(proxied):
+    """Every PUT refused with 500 until the retries run out: the update fails naming the
+    request and the object, and the dataset reads as before, at the same version."""
+    pa = need("pyarrow")
+    proxy, options = proxied
+    uri = "s3://bkt/refused.lance"
+    lancelet.write_dataset(pa.table({"id": pa.array(range(100), pa.int64()), "qty": pa.array([1] * 100, pa.int64())}),
+                           uri, storage_options=options)
+    impatient = {**options, "client_max_retries": "1"}
+    ds = lancelet.dataset(uri, storage_options=impatient)
+    proxy.set(fail_every=1, fail_status=500, fail_method="PUT")
+    with pytest.raises(Exception) as failed:
+        ds.update({"qty": "qty + 1"}, where="id < 10")
+    message = str(failed.value)
+    assert "\n" not in message
+    assert "PUT 's3://bkt/refused.lance/" in message and "HTTP 500" in message, message
+    proxy.set()
+    after = lancelet.dataset(uri, storage_options=options)
+    assert after.version == 1
+    assert after.count_rows("qty = 1") == 100
+
+
+def test_reads_are_merged_into_as_few_requests_as_the_reference_makes(proxied):
+    """A take of scattered rows fetches the chunks that hold them in a few merged requests,
+    not one per row (it was 527 GETs per file for 500 rows of 128-byte vectors)."""
+    pa = need("pyarrow")
+    np = need("numpy")
+    proxy, options = proxied
+    uri = "s3://bkt/vectors.lance"
+    rows = 20_000
+    emb = pa.FixedSizeListArray.from_arrays(pa.array(np.arange(rows * 32, dtype=np.float32)), 32)
+    lancelet.write_dataset(pa.table({"id": pa.array(range(rows), pa.int64()), "emb": emb}), uri,
+                           storage_options=options)
+    ds = lancelet.dataset(uri, storage_options=options)
+    wanted = list(range(0, rows, 40))  # 500 rows, 5 KiB apart
+    proxy.set()
+    got = ds.take(wanted, columns=["emb"]).column("emb").to_pylist()
+    assert got[3] == [float(x) for x in range(120 * 32, 121 * 32)]
+    assert len(got) == 500
+    gets = proxy.stats()["by_method"].get("GET", 0)
+    assert gets <= 6, proxy.log()
+
+
+def test_a_server_that_ignores_conditional_writes_is_refused_unless_one_writer_is_promised(proxied):
+    """Behind a server that ignores If-None-Match two writers could both publish a version:
+    the first commit probes for it and refuses, naming the option that promises a single
+    writer; with conditional_put=disabled the commit lands."""
+    pa = need("pyarrow")
+    proxy, options = proxied
+    table = pa.table({"id": pa.array(range(10), pa.int64())})
+    # Options unlike any other test's, so that this store has not probed yet.
+    ignoring = {**options, "client_max_retries": "2"}
+    proxy.set(strip_conditional=1)
+    with pytest.raises(Exception, match="ignores conditional writes .* set the storage option conditional_put=disabled"):
+        lancelet.write_dataset(table, "s3://bkt/unguarded.lance", storage_options=ignoring)
+    ds = lancelet.write_dataset(table, "s3://bkt/unguarded.lance", storage_options={**options, "conditional_put": "disabled"})
+    assert ds.count_rows() == 10
+    listing = urllib.request.urlopen(f"{options['aws_endpoint']}/bkt?list-type=2&prefix=unguarded.lance/").read()
+    assert b"<Key>unguarded.lance/_versions/" in listing and b"conditional-put-probe" not in listing
+    proxy.set()

@@ -104,7 +104,7 @@ DeletionVector DeletionVector::Decode(std::string bytes, DeletionFileType type, 
 
 DeletionVector DeletionVector::Read(const io::ObjectStore& store, const std::string& path,
                                     DeletionFileType type, uint64_t fragment_id, uint64_t physical_rows) {
-  std::string bytes = store.OpenRead(path)->ReadAll();
+  std::string bytes = store.ReadObject(path);
   return Decode(std::move(bytes), type, physical_rows,
                 fmt::format("deletion file '{}' of fragment {}", path, fragment_id));
 }

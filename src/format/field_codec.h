@@ -76,6 +76,14 @@ class ByteSource {
       ThrowCorrupt("{}: read {} bytes at offset {}, expected {}", path(), bytes.size(), offset, length);
     if (length > 0) std::memcpy(out, bytes.data(), length);
   }
+  // Every range, as ReadInto would; a source over a store with costly requests hands
+  // them to it together (io::ReadableFile::ReadRanges), so that it can merge them and
+  // fetch them concurrently.
+  virtual void ReadRangesInto(std::span<const io::ByteRange> ranges) const {
+    for (const io::ByteRange& r : ranges) ReadInto(r.offset, r.length, r.out);
+  }
+  // A hint that these ranges will be read soon (io::ReadableFile::Prefetch).
+  virtual bool Prefetch(std::span<const io::ByteRange> /*ranges*/) const { return false; }
   virtual const std::string& path() const = 0;
   // The bytes [offset, offset + length) where they already sit in memory for the source's
   // lifetime (a small file read whole), so that a decoder can read them in place; null

@@ -286,6 +286,17 @@ class FileByteSource final : public ByteSource {
     if (resident_.size() == size_) std::memcpy(out, resident_.data() + offset, length);
     else file_->ReadAt(offset, length, out);
   }
+  void ReadRangesInto(std::span<const io::ByteRange> ranges) const override {
+    for (const io::ByteRange& r : ranges)
+      if (r.offset > size_ || r.length > size_ - r.offset)
+        ThrowCorrupt("{}: reading bytes [{}, {}) beyond the end of the {}-byte file", path(), r.offset,
+                     r.offset + r.length, size_);
+    if (resident_.size() != size_) return file_->ReadRanges(ranges);
+    for (const io::ByteRange& r : ranges) std::memcpy(r.out, resident_.data() + r.offset, r.length);
+  }
+  bool Prefetch(std::span<const io::ByteRange> ranges) const override {
+    return resident_.size() != size_ && file_->Prefetch(ranges);
+  }
   const std::string& path() const override { return path_; }
   uint64_t size() const { return size_; }
   const uint8_t* Resident(uint64_t offset, uint64_t length) const override {

@@ -161,6 +161,22 @@ void PageSource::ReadRangeInto(size_t index, uint64_t offset, uint64_t length, v
   source->ReadInto(buffers[index].first + offset, length, out);
 }
 
+void PageSource::ReadRangesInto(size_t index, std::vector<io::ByteRange> ranges) const {
+  for (auto& r : ranges) {
+    CheckRange(*this, index, r.offset, r.length);
+    r.offset += buffers[index].first;
+  }
+  source->ReadRangesInto(ranges);
+}
+
+bool PageSource::Prefetch(size_t index, std::vector<io::ByteRange> ranges) const {
+  for (auto& r : ranges) {
+    CheckRange(*this, index, r.offset, r.length);
+    r.offset += buffers[index].first;
+  }
+  return source->Prefetch(ranges);
+}
+
 const uint8_t* PageSource::ResidentRange(size_t index, uint64_t offset, uint64_t length) const {
   CheckRange(*this, index, offset, length);
   return source->Resident(buffers[index].first + offset, length);

@@ -438,6 +438,7 @@ class FieldDecoderImpl final : public FieldDecoder {
     ArrayPtr sorted = TakePlain(unique);
     if (!sorted) {
       std::vector<DecodedPath> decoded(paths_.size());
+      for (size_t c = 0; c < paths_.size(); ++c) PrefetchColumn(c, unique);
       for (size_t c = 0; c < paths_.size(); ++c) decoded[c] = TakeColumn(c, unique);
       sorted = Assemble(field_, paths_, decoded);
     }
@@ -536,6 +537,37 @@ class FieldDecoderImpl final : public FieldDecoder {
                                 columns_[c].index, start);
     if (out.layers.empty() && out.leaves.empty()) out.layers.resize(paths_[c].size() - 1);
     return out;
+  }
+
+  // Tells each page of column c which runs of `sorted` TakeColumn will read from it
+  // (PageReader::PrefetchRows).
+  void PrefetchColumn(size_t c, const std::vector<uint64_t>& sorted) const {
+    const auto& pages = pages_[c];
+    std::vector<std::pair<uint64_t, uint64_t>> runs;
+    size_t p = 0, runs_page = pages.size();
+    auto flush = [&] {
+      if (runs_page < pages.size()) Reader(c, runs_page).PrefetchRows(runs);
+      runs.clear();
+    };
+    for (size_t k = 0; k < sorted.size();) {
+      size_t j = k + 1;
+      while (j < sorted.size() && sorted[j] == sorted[j - 1] + 1) ++j;
+      uint64_t row = sorted[k], count = sorted[j - 1] - sorted[k] + 1;
+      while (count > 0) {
+        while (p < pages.size() && row >= pages[p].first_row + pages[p].num_rows) ++p;
+        if (p == pages.size()) return;  // TakeColumn reports the short column
+        if (p != runs_page) {
+          flush();
+          runs_page = p;
+        }
+        const uint64_t begin = row - pages[p].first_row, n = std::min(count, pages[p].num_rows - begin);
+        runs.emplace_back(begin, n);
+        row += n;
+        count -= n;
+      }
+      k = j;
+    }
+    flush();
   }
 
   // Rows `sorted` (ascending, distinct, all < num_rows_) of leaf column c. The items of all

@@ -223,6 +223,50 @@ class FullZipReader final : public PageReader {
     page_.ReadRangeInto(0, start * row_bytes, count * row_bytes, out);
   }
 
+  // Each run of consecutive rows is one range, all read together: a take of scattered
+  // rows from a remote file then costs a few merged requests, not one per row.
+  void TakePlainRows(std::span<const uint64_t> rows, uint64_t first_row, uint8_t* out) const override {
+    const uint64_t row_bytes = PlainRowBytes();
+    if (row_bytes == 0) return PageReader::TakePlainRows(rows, first_row, out);
+    std::vector<io::ByteRange> ranges;
+    for (size_t k = 0; k < rows.size();) {
+      size_t j = k + 1;
+      while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
+      const uint64_t start = rows[k] - first_row;
+      if (rows[k] < first_row || start + (j - k) > page_.num_rows)
+        ThrowInvalid("{}: rows {}+{} are outside the page of {} rows", page_.where, start, j - k, page_.num_rows);
+      ranges.push_back({start * row_bytes, (j - k) * row_bytes, out + k * row_bytes});
+      k = j;
+    }
+    page_.ReadRangesInto(0, std::move(ranges));
+  }
+
+  // Fixed-width rows lie at a stride; otherwise the repetition index says where each run
+  // starts and ends, and its entries are fetched first (one more round trip).
+  void PrefetchRows(std::span<const std::pair<uint64_t, uint64_t>> runs) const override {
+    std::vector<io::ByteRange> ranges;
+    for (const auto& [start, count] : runs)
+      if (count == 0 || start + count > page_.num_rows) return;  // ReadRows reports it
+    if (index_width_) {
+      for (const auto& [start, count] : runs) {
+        ranges.push_back({start * index_width_, index_width_, nullptr});
+        ranges.push_back({(start + count) * index_width_, index_width_, nullptr});
+      }
+      if (!page_.Prefetch(1, ranges)) return;  // the store reads as fast without the hint
+      ranges.clear();
+      for (const auto& [start, count] : runs) {
+        const uint64_t begin = LoadLE(page_.ReadRange(1, start * index_width_, index_width_).data(), index_width_);
+        const uint64_t end = LoadLE(page_.ReadRange(1, (start + count) * index_width_, index_width_).data(), index_width_);
+        if (end < begin || end > page_.buffers[0].second) return;
+        ranges.push_back({begin, end - begin, nullptr});
+      }
+    } else {
+      const uint64_t stride = word_bytes_ + codec_.bits / 8;
+      for (const auto& [start, count] : runs) ranges.push_back({start * stride, count * stride, nullptr});
+    }
+    page_.Prefetch(0, std::move(ranges));
+  }
+
   PageItems ReadRows(uint64_t start, uint64_t count) const override {
     const std::string& where = page_.where;
     PageItems out;

@@ -156,6 +156,10 @@ struct PageSource {
   std::string ReadRange(size_t index, uint64_t offset, uint64_t length) const;
   // ReadRange straight into `out` (length bytes).
   void ReadRangeInto(size_t index, uint64_t offset, uint64_t length, void* out) const;
+  // Ranges of buffer `index` (offsets within it) read together (ByteSource::ReadRangesInto).
+  void ReadRangesInto(size_t index, std::vector<io::ByteRange> ranges) const;
+  // Ranges of buffer `index` about to be read (ByteSource::Prefetch).
+  bool Prefetch(size_t index, std::vector<io::ByteRange> ranges) const;
   // The range in place when the source holds it in memory (ByteSource::Resident), else null.
   const uint8_t* ResidentRange(size_t index, uint64_t offset, uint64_t length) const;
 };
@@ -177,6 +181,11 @@ class PageReader {
   // `rows` in any order and all within the page. Only for pages with PlainRowBytes() > 0.
   // This default reads each run of consecutive rows with ReadPlainRows.
   virtual void TakePlainRows(std::span<const uint64_t> rows, uint64_t first_row, uint8_t* out) const;
+  // Runs of rows (start, count within the page) about to be read by ReadRows: a reader
+  // that can tell which bytes they lie in asks the source for them together, so that a
+  // remote file fetches them in a few concurrent requests rather than one per run. This
+  // default does nothing.
+  virtual void PrefetchRows(std::span<const std::pair<uint64_t, uint64_t>> /*runs*/) const {}
 };
 
 std::unique_ptr<PageReader> MakePageReader(PageSource page, const pb::PageLayout& layout);

@@ -643,6 +643,10 @@ class MiniBlockReader final : public PageReader {
   void TakePlainRows(std::span<const uint64_t> rows, uint64_t first_row, uint8_t* out) const override {
     const uint64_t row_bytes = PlainRowBytes();
     if (row_bytes == 0) return PageReader::TakePlainRows(rows, first_row, out);
+    std::vector<std::pair<uint64_t, uint64_t>> runs;
+    for (uint64_t row : rows)
+      if (row >= first_row) runs.emplace_back(row - first_row, 1);
+    PrefetchRows(runs);
     for (size_t k = 0; k < rows.size();) {
       const uint64_t value = rows[k] - first_row;
       if (rows[k] < first_row || value >= page_.num_rows)
@@ -669,6 +673,23 @@ class MiniBlockReader final : public PageReader {
       }
       k = j;
     }
+  }
+
+  // The chunks holding the runs (without repetition a row is a value), fetched together;
+  // reading them then costs no request, so the read-ahead window stays shut meanwhile
+  // (widening it would fetch past what was prefetched).
+  void PrefetchRows(std::span<const std::pair<uint64_t, uint64_t>> runs) const override {
+    if (has_rep_ || chunks_.empty() || page_.ResidentRange(1, 0, 0)) return;
+    std::vector<io::ByteRange> ranges;
+    for (const auto& [start, count] : runs) {
+      if (count == 0 || start + count > page_.num_rows) return;  // ReadRows reports it
+      for (size_t c = ChunkOfValue(start); c < chunks_.size() && chunks_[c].first_value < start + count; ++c)
+        if (ranges.empty() || ranges.back().offset != chunks_[c].offset)
+          ranges.push_back({chunks_[c].offset, chunks_[c].size, nullptr});
+    }
+    if (ranges.size() < 2 || !page_.Prefetch(1, std::move(ranges))) return;
+    std::lock_guard<std::mutex> lock(window_mutex_);
+    prefetched_ = true;
   }
 
   PageItems ReadRows(uint64_t start, uint64_t count) const override {
@@ -841,7 +862,7 @@ class MiniBlockReader final : public PageReader {
     last_chunk_ = c;
     if (meta.offset >= window_offset_ && meta.offset + meta.size <= window_offset_ + window_size_)
       return window_.get() + (meta.offset - window_offset_);
-    window_bytes_ = sequential ? std::min<uint64_t>(std::max<uint64_t>(window_bytes_ * 2, 16 << 10), kMaxWindowBytes) : 0;
+    window_bytes_ = sequential && !prefetched_ ? std::min<uint64_t>(std::max<uint64_t>(window_bytes_ * 2, 16 << 10), kMaxWindowBytes) : 0;
     const uint64_t buffer_size = page_.buffers.size() > 1 ? page_.buffers[1].second : 0;
     const uint64_t rest = buffer_size - std::min(buffer_size, meta.offset);
     const uint64_t want = std::max<uint64_t>(meta.size, std::min(window_bytes_, rest));
@@ -867,6 +888,7 @@ class MiniBlockReader final : public PageReader {
     if (c + 1 < chunks_.size()) return;
     window_.reset();
     window_offset_ = window_size_ = window_capacity_ = 0;
+    prefetched_ = false;
   }
 
   // For an uncompressed plain page (PlainRowBytes without a codec): values [begin, +n) of
@@ -1059,6 +1081,9 @@ class MiniBlockReader final : public PageReader {
   mutable uint64_t window_offset_ = 0, window_size_ = 0, window_capacity_ = 0;
   mutable uint64_t window_bytes_ = 0;   // the next window's size when reads stay sequential
   mutable size_t last_chunk_ = SIZE_MAX;
+  // PrefetchRows fetched chunks: they are read one by one (until the window is released
+  // after the page's last chunk).
+  mutable bool prefetched_ = false;
 };
 
 }  // namespace

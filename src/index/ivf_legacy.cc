@@ -67,7 +67,7 @@ std::vector<float> LegacyFloats(const std::string& path, const char* what, bool 
 }  // namespace
 
 void IvfIndex::ReadLegacy(const io::ObjectStore& store, const std::string& path) {
-  const std::string bytes = store.OpenRead(path)->ReadAll();
+  const std::string bytes = store.ReadObject(path);
   uint64_t position = 0;
   const lance::index::pb::Index message = ReadIndexMessage(path, bytes, position);
   if (!message.has_vector_index()) ThrowNotSupported("{}: a legacy index that is not a vector index", path);

@@ -9,6 +9,7 @@
 #include <istream>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,13 @@
 #include "lancelet/storage_options.h"
 
 namespace lancelet::io {
+
+// One piece of a batched read: `length` bytes at `offset`, to `out`.
+struct ByteRange {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  void* out = nullptr;
+};
 
 // Random access to an immutable object.
 class ReadableFile {
@@ -26,6 +34,15 @@ class ReadableFile {
   // Reads exactly `length` bytes at `offset`; throws Corrupt (naming the path) if the
   // object is shorter, Io on an OS error.
   virtual void ReadAt(uint64_t offset, uint64_t length, void* out) const = 0;
+  // Every range, in any order, as ReadAt would. A store with costly requests merges
+  // nearby ranges and fetches them concurrently; this default reads them one by one.
+  virtual void ReadRanges(std::span<const ByteRange> ranges) const {
+    for (const ByteRange& r : ranges) ReadAt(r.offset, r.length, r.out);
+  }
+  // A hint: these ranges (their `out` unused) will be read soon. A store with costly
+  // requests fetches them now, merged and concurrently, keeps them for the reads and
+  // returns true; this default does nothing and returns false.
+  virtual bool Prefetch(std::span<const ByteRange> /*ranges*/) const { return false; }
   std::string Read(uint64_t offset, uint64_t length) const;
   std::string ReadAll() const { return Read(0, size()); }
 };
@@ -66,6 +83,9 @@ class ObjectStore {
     (void)known_size;
     return OpenRead(path);
   }
+  // A whole object's bytes (a manifest, a deletion file, a tag): NotFound as OpenRead
+  // when it is missing. A store with costly requests reads it in one.
+  virtual std::string ReadObject(const std::string& path) const { return OpenRead(path)->ReadAll(); }
   virtual std::unique_ptr<WritableFile> OpenWrite(const std::string& path, bool no_overwrite) = 0;
   // An object read front to back (text inputs): through OpenRead, in large reads, unless
   // the store has a better way. NotFound "PATH: no such file" when it is missing.

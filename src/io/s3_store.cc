@@ -4,6 +4,9 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <functional>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -20,6 +23,7 @@
 #include <pugixml.hpp>
 
 #include "array/ascii_case.h"
+#include "io/range_cache.h"
 #include "lancelet/error.h"
 
 namespace lancelet::io {
@@ -89,6 +93,18 @@ long Millis(const std::string& key, const std::string& value) {
   return long(ms);
 }
 
+// A byte count: a bare number, or one with KiB / MiB / GiB after it.
+uint64_t Bytes(const std::string& key, const std::string& value) {
+  char* end = nullptr;
+  const unsigned long long number = std::strtoull(value.c_str(), &end, 10);
+  const std::string unit = AsciiLower(std::string(end ? end : ""));
+  const uint64_t scale = unit.empty() || unit == "b" ? 1 : unit == "kib" ? 1 << 10 : unit == "mib" ? 1 << 20
+                         : unit == "gib" ? 1 << 30 : 0;
+  if (end == value.c_str() || scale == 0 || value[0] == '-')
+    ThrowInvalid("storage option '{}' = '{}' is not a byte count (e.g. 65536, 64KiB, 16MiB)", key, value);
+  return uint64_t(number) * scale;
+}
+
 // The first of `keys` set in `options` (lower-case), else the first environment
 // variable of `env` set, else "".
 std::string Pick(const StorageOptions& options, std::initializer_list<const char*> keys,
@@ -156,15 +172,25 @@ class S3Store;
 class S3ReadableFile final : public ReadableFile {
  public:
   S3ReadableFile(std::shared_ptr<const S3Store> store, std::string path, uint64_t size)
-      : store_(std::move(store)), path_(std::move(path)), size_(size) {}
+      : store_(std::move(store)), path_(std::move(path)), size_(size), cache_key_(CacheKey(path_, size_)) {}
+  // Cached ranges are keyed by the object's name and size, and dropped when this process
+  // replaces or deletes it (Lance replaces only small objects read whole, which are not
+  // cached; a file another process replaced with one of the same size would be served
+  // stale until it leaves the cache).
+  static std::string CacheKey(const std::string& path, uint64_t size) { return path + '\n' + std::to_string(size); }
   const std::string& path() const override { return path_; }
   uint64_t size() const override { return size_; }
   void ReadAt(uint64_t offset, uint64_t length, void* out) const override;
+  void ReadRanges(std::span<const ByteRange> ranges) const override;
+  bool Prefetch(std::span<const ByteRange> ranges) const override;
 
  private:
+  void Fetch(uint64_t offset, uint64_t length, void* out) const;  // one ranged GET
+
   std::shared_ptr<const S3Store> store_;  // kept alive: a file may outlive every other user of its store
   std::string path_;
   uint64_t size_;
+  std::string cache_key_;
 };
 
 class S3WritableFile final : public WritableFile {
@@ -184,7 +210,8 @@ class S3WritableFile final : public WritableFile {
 
 class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3Store> {
  public:
-  S3Store(std::string bucket, S3Config config) : bucket_(std::move(bucket)), config_(std::move(config)) {
+  S3Store(std::string bucket, S3Config config)
+      : bucket_(std::move(bucket)), config_(std::move(config)), read_cache_(config_.read_cache_bytes) {
     Curl();  // fails here, naming libcurl, when it is missing
     std::string endpoint = config_.endpoint;
     if (endpoint.empty()) endpoint = fmt::format("https://s3.{}.amazonaws.com", config_.region);
@@ -216,6 +243,17 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
     stats_.opens.fetch_add(1, std::memory_order_relaxed);
     return std::make_unique<S3ReadableFile>(shared_from_this(), path, known_size);
   }
+  // One GET, where OpenRead would HEAD for the size first.
+  std::string ReadObject(const std::string& path) const override {
+    Response r = Send("GET", path, "", {}, {}, true);
+    if (r.status == 404) ThrowNotFound("open '{}': no such object", path);
+    if (r.status != 200) Fail("GET", path, r);
+    stats_.opens.fetch_add(1, std::memory_order_relaxed);
+    stats_.read_calls.fetch_add(1, std::memory_order_relaxed);
+    stats_.bytes_read.fetch_add(r.body.size(), std::memory_order_relaxed);
+    return std::move(r.body);
+  }
+
   std::unique_ptr<WritableFile> OpenWrite(const std::string& path, bool no_overwrite) override {
     Key(path);  // refuses a path outside the bucket now, not at Finish
     return std::make_unique<S3WritableFile>(shared_from_this(), path, no_overwrite);
@@ -227,16 +265,51 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
 
   // Returns false when `if_absent` and the object exists (412).
   bool PutObject(const std::string& path, std::string_view bytes, bool if_absent) {
+    if (if_absent && !config_.conditional_put) {
+      if (Head(path)) return false;
+      if_absent = false;
+    } else if (if_absent) {
+      CheckConditionalPut(path);
+    }
     std::vector<std::string> headers = {"Content-Type: application/octet-stream"};
     if (if_absent) headers.push_back("If-None-Match: *");
     // A conditional PUT is idempotent too: a retry after a lost answer to our own success
     // sees 412, which reads as "someone else won". The commit then re-checks the manifest
     // it meant to publish, which is ours, through its usual conflict path.
     Response r = Send("PUT", path, "", headers, bytes, true);
+    if (r.status == 200) read_cache_.Forget(path + '\n');
     stats_.bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
     if (if_absent && r.status == 412) return false;
     if (r.status != 200) Fail("PUT", path, r);
     return true;
+  }
+
+  // A server that ignores If-None-Match would let two writers publish the same version,
+  // each overwriting the other's manifest: before the first put-if-absent, a probe object
+  // beside `path` is put twice, and the second put must be refused.
+  void CheckConditionalPut(const std::string& path) {
+    std::lock_guard lock(probe_mutex_);
+    if (probe_ == Probe::kHonoured) return;
+    if (probe_ == Probe::kIgnored) ThrowConditionalPutIgnored(path);
+    const std::string dir = path.substr(0, path.rfind('/'));
+    std::random_device random;
+    const std::string probe =
+        fmt::format("{}/.lancelet-conditional-put-probe-{:08x}{:08x}", dir, uint32_t(random()), uint32_t(random()));
+    auto put = [&] {
+      Response r = Send("PUT", probe, "", {"If-None-Match: *"}, {}, true);
+      if (r.status != 200 && r.status != 412) Fail("PUT", probe, r);
+      return r.status == 200;
+    };
+    const bool first = put(), second = put();
+    Delete(probe);
+    if (!first) ThrowIo("PUT '{}': a fresh probe object was refused as existing (HTTP 412)", probe);
+    probe_ = second ? Probe::kIgnored : Probe::kHonoured;
+    if (second) ThrowConditionalPutIgnored(path);
+  }
+  [[noreturn]] void ThrowConditionalPutIgnored(const std::string& path) const {
+    ThrowNotSupported("cannot publish '{}': the server at {} ignores conditional writes (If-None-Match: *), so two "
+                      "writers could both publish one version and lose a commit; if only one process ever writes "
+                      "here, set the storage option conditional_put=disabled", path, base_url_);
   }
 
   // An object, or a "directory": a prefix with objects below it (the dataset's own
@@ -269,6 +342,7 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
   }
 
   void Delete(const std::string& path) override {
+    read_cache_.Forget(path + '\n');
     Response r = Send("DELETE", path, "", {}, {}, true);
     if (r.status != 204 && r.status != 200 && r.status != 404) Fail("DELETE", path, r);
   }
@@ -284,6 +358,9 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
   void Sync(const std::string&) override {}       // a PUT that returned is durable
 
   // ---- used by the files
+  const S3Config& config() const { return config_; }
+  RangeCache& read_cache() const { return read_cache_; }
+
   Response Send(const std::string& method, const std::string& path, const std::string& query,
               const std::vector<std::string>& headers, std::string_view body, bool idempotent) const {
     const std::string url = base_url_ + UriEncode(Key(path), true) + (query.empty() ? "" : "?" + query);
@@ -435,6 +512,10 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
   std::string base_url_, prefix_;
   mutable std::mutex mutex_;
   mutable std::vector<CURL*> idle_;
+  mutable RangeCache read_cache_;
+  enum class Probe { kUnknown, kHonoured, kIgnored };
+  std::mutex probe_mutex_;
+  Probe probe_ = Probe::kUnknown;
 };
 
 void S3ReadableFile::ReadAt(uint64_t offset, uint64_t length, void* out) const {
@@ -442,6 +523,116 @@ void S3ReadableFile::ReadAt(uint64_t offset, uint64_t length, void* out) const {
   if (offset > size_ || length > size_ - offset)
     ThrowCorrupt("'{}': read of {} bytes at offset {} is past the end of the object ({} bytes)", path_, length, offset,
                  size_);
+  RangeCache& cache = store_->read_cache();
+  if (cache.Lookup(cache_key_, offset, length, out)) return;
+  const uint64_t block = store_->config().read_block_bytes;
+  if (length >= block) return Fetch(offset, length, out);
+  // A small read fetches the block around it: from it onwards, or the object's last block
+  // when it lies that near the end (a footer read brings the metadata before it).
+  const uint64_t end = std::min(size_, offset + block);
+  const uint64_t start = std::min(offset, end > block ? end - block : 0);
+  std::string bytes(end - start, '\0');
+  Fetch(start, end - start, bytes.data());
+  std::memcpy(out, bytes.data() + (offset - start), length);
+  cache.Insert(cache_key_, start, std::move(bytes));
+}
+
+namespace {
+
+// Ranges merged into one request: [start, end) and the ranges it serves.
+struct MergedRange {
+  uint64_t start, end;
+  std::vector<const ByteRange*> parts;
+};
+
+// `ranges` sorted and merged where they lie at most `gap` apart, no merged range growing
+// past `max_bytes` (unless one range alone does).
+std::vector<MergedRange> MergeRanges(std::span<const ByteRange> ranges, uint64_t gap, uint64_t max_bytes) {
+  std::vector<const ByteRange*> sorted;
+  for (const ByteRange& r : ranges)
+    if (r.length > 0) sorted.push_back(&r);
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+  std::vector<MergedRange> merged;
+  for (const ByteRange* r : sorted) {
+    const uint64_t end = r->offset + r->length;
+    if (!merged.empty() && r->offset <= merged.back().end + gap &&
+        std::max(merged.back().end, end) - merged.back().start <= max_bytes) {
+      merged.back().end = std::max(merged.back().end, end);
+    } else {
+      merged.push_back({r->offset, end, {}});
+    }
+    merged.back().parts.push_back(r);
+  }
+  return merged;
+}
+
+// fn(i) for i in [0, n) on up to `threads` threads (this one included); the first error
+// is rethrown once all have stopped.
+void RunConcurrently(size_t n, int threads, const std::function<void(size_t)>& fn) {
+  const size_t count = std::min<size_t>(n, size_t(std::max(1, threads)));
+  if (count <= 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::mutex failed_mutex;
+  std::exception_ptr failed;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) {
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard lock(failed_mutex);
+        if (!failed) failed = std::current_exception();
+        next = n;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < count; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (failed) std::rethrow_exception(failed);
+}
+
+}  // namespace
+
+// Ranges less than a gap apart are one request (the bytes between cost less than another
+// round trip); the merged requests run concurrently.
+void S3ReadableFile::ReadRanges(std::span<const ByteRange> ranges) const {
+  if (ranges.size() == 1) return ReadAt(ranges[0].offset, ranges[0].length, ranges[0].out);
+  const S3Config& config = store_->config();
+  const auto merged = MergeRanges(ranges, config.read_coalesce_gap_bytes, UINT64_MAX);
+  RunConcurrently(merged.size(), config.max_concurrent_reads, [&](size_t i) {
+    const MergedRange& m = merged[i];
+    if (m.parts.size() == 1) return ReadAt(m.start, m.end - m.start, m.parts[0]->out);
+    std::string bytes(m.end - m.start, '\0');
+    ReadAt(m.start, m.end - m.start, bytes.data());
+    for (const ByteRange* r : m.parts) std::memcpy(r->out, bytes.data() + (r->offset - m.start), r->length);
+  });
+}
+
+// The same merged requests, kept in the store's cache for the reads to come: each at
+// least a block (as ReadAt would fetch), and none past half the cache, which would push
+// out the others before they are read.
+bool S3ReadableFile::Prefetch(std::span<const ByteRange> ranges) const {
+  const S3Config& config = store_->config();
+  RangeCache& cache = store_->read_cache();
+  std::vector<ByteRange> missing;
+  for (const ByteRange& r : ranges)
+    if (r.offset <= size_ && r.length <= size_ - r.offset && !cache.Covers(cache_key_, r.offset, r.length))
+      missing.push_back(r);
+  const auto merged = MergeRanges(missing, config.read_coalesce_gap_bytes, config.read_cache_bytes / 2);
+  RunConcurrently(merged.size(), config.max_concurrent_reads, [&](size_t i) {
+    const uint64_t end = std::min(size_, std::max(merged[i].end, merged[i].start + config.read_block_bytes));
+    std::string bytes(end - merged[i].start, '\0');
+    Fetch(merged[i].start, bytes.size(), bytes.data());
+    cache.Insert(cache_key_, merged[i].start, std::move(bytes));
+  });
+  return true;
+}
+
+void S3ReadableFile::Fetch(uint64_t offset, uint64_t length, void* out) const {
   const std::string range = fmt::format("Range: bytes={}-{}", offset, offset + length - 1);
   auto r = store_->Send("GET", path_, "", {range}, {}, true);
   if (r.status != 206 && r.status != 200) store_->Fail("GET", path_, r);
@@ -482,12 +673,24 @@ S3Config S3Config::From(const StorageOptions& options) {
   if (std::string t = Pick(options, {"connect_timeout"}, {}); !t.empty())
     c.connect_timeout_ms = Millis("connect_timeout", t);
   if (std::string n = Pick(options, {"client_max_retries"}, {}); !n.empty()) c.max_retries = std::atoi(n.c_str());
+  c.conditional_put = AsciiLower(Pick(options, {"aws_conditional_put", "conditional_put"}, {"AWS_CONDITIONAL_PUT"})) !=
+                      "disabled";
+  if (std::string n = Pick(options, {"lancelet_read_block_size"}, {}); !n.empty())
+    c.read_block_bytes = Bytes("lancelet_read_block_size", n);
+  if (std::string n = Pick(options, {"lancelet_read_cache_size"}, {}); !n.empty())
+    c.read_cache_bytes = Bytes("lancelet_read_cache_size", n);
+  if (std::string n = Pick(options, {"lancelet_coalesce_gap"}, {}); !n.empty())
+    c.read_coalesce_gap_bytes = Bytes("lancelet_coalesce_gap", n);
+  if (std::string n = Pick(options, {"lancelet_max_concurrent_reads"}, {}); !n.empty())
+    c.max_concurrent_reads = int(std::max<uint64_t>(1, Bytes("lancelet_max_concurrent_reads", n)));
   return c;
 }
 
 std::string S3Config::Fingerprint() const {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", endpoint, region, access_key_id, secret_access_key,
-                     session_token, allow_http, virtual_hosted_style, timeout_ms, connect_timeout_ms, max_retries);
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", endpoint, region, access_key_id,
+                     secret_access_key, session_token, allow_http, virtual_hosted_style, timeout_ms,
+                     connect_timeout_ms, max_retries, conditional_put, read_block_bytes, read_cache_bytes,
+                     read_coalesce_gap_bytes, max_concurrent_reads);
 }
 
 std::shared_ptr<ObjectStore> S3StoreFor(const std::string& bucket, const S3Config& config) {

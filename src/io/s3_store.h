@@ -30,6 +30,20 @@ struct S3Config {
   bool virtual_hosted_style = false;  // bucket in the host name rather than the path
   long timeout_ms = 30000, connect_timeout_ms = 5000;
   int max_retries = 6;
+  // Whether the server honours If-None-Match: * (checked once per store, at its first
+  // put-if-absent). The reference's conditional_put=disabled says it does not and that
+  // one writer at a time is guaranteed: a put-if-absent is then a HEAD and a PUT.
+  bool conditional_put = true;
+  // A read smaller than a block fetches the whole block around it and keeps it in the
+  // store's cache of read_cache_bytes, so that the small reads after it cost no request
+  // (lancelet's own options lancelet_read_block_size and lancelet_read_cache_size).
+  uint64_t read_block_bytes = 64 << 10;
+  uint64_t read_cache_bytes = 16 << 20;
+  // Ranges read together (ReadableFile::ReadRanges) that lie less than this apart are
+  // one request; at most this many requests of one batch are in flight
+  // (lancelet_coalesce_gap, lancelet_max_concurrent_reads).
+  uint64_t read_coalesce_gap_bytes = 1 << 20;
+  int max_concurrent_reads = 16;
 
   static S3Config From(const StorageOptions& options);
   // Equal configurations reach the same store (and share the session's caches).

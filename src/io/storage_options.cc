@@ -22,8 +22,9 @@ constexpr std::array<std::string_view, 40> kKnownKeys = {
     "skip_signature", "imdsv1_fallback", "virtual_hosted_style_request", "unsigned_payload", "checksum_algorithm",
     "conditional_put", "service_account", "service_account_key", "application_credentials", "account_name",
     "account_key", "use_emulator"};
-// Each cloud's own keys; which of them a store honours is that store's business.
-constexpr std::array<std::string_view, 5> kKnownPrefixes = {"aws_", "s3_", "google_", "gcs_", "azure_"};
+// Each cloud's own keys, and lancelet's own; which of them a store honours is that
+// store's business.
+constexpr std::array<std::string_view, 6> kKnownPrefixes = {"aws_", "s3_", "google_", "gcs_", "azure_", "lancelet_"};
 
 bool Known(std::string_view key) {
   return std::find(kKnownKeys.begin(), kKnownKeys.end(), key) != kKnownKeys.end() ||

@@ -143,7 +143,7 @@ std::vector<std::string> UnfinishedJournals(const io::ObjectStore& store, const 
     const std::string path = io::JoinPath(versions_dir, name);
     std::string text;
     try {
-      text = store.OpenRead(path)->ReadAll();
+      text = store.ReadObject(path);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kNotFound) continue;  // its cleanup just finished
       throw;

@@ -306,7 +306,7 @@ Transaction ReadCommittedTransaction(const io::ObjectStore& store, const std::st
   Transaction t;
   if (!m.transaction_file().empty()) {
     std::string path = io::JoinPath(io::JoinPath(uri, kTransactionsDir), m.transaction_file());
-    std::string bytes = store.OpenRead(path)->ReadAll();
+    std::string bytes = store.ReadObject(path);
     if (!t.ParseFromString(bytes)) ThrowCorrupt("transaction file '{}' does not parse", path);
     return t;
   }

@@ -337,7 +337,7 @@ std::shared_ptr<const DatasetState> LoadState(std::shared_ptr<io::ObjectStore> s
     ThrowNotFound("'{}' is not a Lance dataset: it has no {}/*.manifest", uri, kVersionsDir);
   }
   try {
-    const std::string bytes = store->OpenRead(loc->path)->ReadAll();
+    const std::string bytes = store->ReadObject(loc->path);
     return session->Version(store, loc->path, bytes, [&] {
       auto manifest = ParseManifestFile(loc->path, bytes);
       if (manifest.version() != loc->version)

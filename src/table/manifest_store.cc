@@ -89,7 +89,7 @@ std::optional<ManifestLocation> FindManifest(const io::ObjectStore& store, const
 }
 
 lance::table::Manifest ReadManifest(const io::ObjectStore& store, const std::string& path) {
-  return ParseManifestFile(path, store.OpenRead(path)->ReadAll());
+  return ParseManifestFile(path, store.ReadObject(path));
 }
 
 lance::table::Manifest ParseManifestFile(const std::string& path, std::string_view file) {
@@ -169,7 +169,7 @@ constexpr const char* kVersionHintFile = "latest_version_hint.json";
 
 std::optional<uint64_t> ReadVersionHint(const io::ObjectStore& store, const std::string& path) {
   try {
-    std::string text = store.OpenRead(path)->ReadAll();
+    std::string text = store.ReadObject(path);
     size_t at = text.find_first_of("0123456789");
     if (at == std::string::npos) return std::nullopt;
     return std::strtoull(text.c_str() + at, nullptr, 10);

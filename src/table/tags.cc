@@ -94,7 +94,7 @@ std::vector<TagInfo> ListTags(const io::ObjectStore& store, const std::string& u
   for (const auto& file : store.List(dir)) {
     if (!file.ends_with(".json")) continue;
     std::string path = io::JoinPath(dir, file);
-    out.push_back(ParseTag(path, file.substr(0, file.size() - 5), store.OpenRead(path)->ReadAll()));
+    out.push_back(ParseTag(path, file.substr(0, file.size() - 5), store.ReadObject(path)));
   }
   std::sort(out.begin(), out.end(), [](const TagInfo& a, const TagInfo& b) { return a.name < b.name; });
   return out;
@@ -103,7 +103,7 @@ std::vector<TagInfo> ListTags(const io::ObjectStore& store, const std::string& u
 TagInfo GetTag(const io::ObjectStore& store, const std::string& uri, const std::string& name) {
   RequireTag(store, uri, name);
   std::string path = TagPath(uri, name);
-  return ParseTag(path, name, store.OpenRead(path)->ReadAll());
+  return ParseTag(path, name, store.ReadObject(path));
 }
 
 std::set<uint64_t> TaggedVersions(const io::ObjectStore& store, const std::string& uri) {
@@ -123,7 +123,7 @@ void CreateTag(io::ObjectStore& store, const std::string& uri, const std::string
 void UpdateTag(io::ObjectStore& store, const std::string& uri, const std::string& name, uint64_t version) {
   RequireTag(store, uri, name);
   const std::string path = TagPath(uri, name);
-  auto before = nlohmann::ordered_json::parse(store.OpenRead(path)->ReadAll(), nullptr, false);
+  auto before = nlohmann::ordered_json::parse(store.ReadObject(path), nullptr, false);
   if (!before.is_object()) before = nlohmann::ordered_json::object();
   store.Put(path, TagText(store, uri, name, version, &before));
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "io/object_store.h"
+#include "io/s3_store.h"
 #include "lancelet/error.h"
 #include "support/test_env.h"
 
@@ -85,6 +86,60 @@ TEST_F(S3Store, ListingsNameObjectsAndPrefixesOverEveryPage) {
   store_->Delete(At("many/100000"));
   store_->Delete(At("many/100000"));  // deleting what is gone is no error
   EXPECT_EQ(store_->List(At("many")).size(), 1004u);
+}
+
+// Small reads fetch the block around them (a footer read brings what lies before it);
+// batched ranges near each other are one request; prefetched ranges cost no request when
+// read; a whole object is one GET.
+TEST_F(S3Store, ReadsAreMergedIntoFewRequests) {
+  std::string bytes(3 << 20, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = char(i * 7 % 251);
+  store_->Put(At("big.bin"), bytes);
+  auto file = store_->OpenRead(At("big.bin"), bytes.size());
+  IoStats& stats = store_->stats();
+  auto requests = [&, before = stats.read_calls.load()]() mutable {
+    const uint64_t now = stats.read_calls.load(), n = now - before;
+    before = now;
+    return n;
+  };
+  const uint64_t end = bytes.size();
+  EXPECT_EQ(file->Read(end - 40, 40), bytes.substr(end - 40));  // a footer
+  EXPECT_EQ(file->Read(end - 9000, 100), bytes.substr(end - 9000, 100));  // metadata before it
+  EXPECT_EQ(requests(), 1u);
+
+  std::string a(10, '\0'), b(10, '\0'), c(10, '\0'), d(10, '\0');
+  std::vector<ByteRange> ranges = {{500000, 10, b.data()}, {100, 10, a.data()}, {200000, 10, c.data()},
+                                   {2900000, 10, d.data()}};
+  file->ReadRanges(ranges);  // 100 .. 500000 within the 1 MiB gap; 2900000 apart
+  EXPECT_EQ(a, bytes.substr(100, 10));
+  EXPECT_EQ(b, bytes.substr(500000, 10));
+  EXPECT_EQ(c, bytes.substr(200000, 10));
+  EXPECT_EQ(d, bytes.substr(2900000, 10));
+  EXPECT_EQ(requests(), 2u);
+
+  std::vector<ByteRange> soon = {{1200000, 300, nullptr}, {1300000, 300, nullptr}, {2000000, 300, nullptr}};
+  EXPECT_TRUE(file->Prefetch(soon));
+  EXPECT_EQ(requests(), 1u);
+  EXPECT_EQ(file->Read(1300100, 200), bytes.substr(1300100, 200));
+  EXPECT_EQ(file->Read(1200000, 800001), bytes.substr(1200000, 800001));
+  EXPECT_EQ(requests(), 0u);
+
+  EXPECT_EQ(store_->ReadObject(At("big.bin")), bytes);
+  EXPECT_EQ(requests(), 1u);
+  EXPECT_THROW(store_->ReadObject(At("absent.bin")), Error);
+}
+
+// lancelet's own read options are read from the storage options and checked.
+TEST_F(S3Store, ReadOptionsAreByteCounts) {
+  StorageOptions options = {{"lancelet_read_block_size", "16KiB"},  {"lancelet_read_cache_size", "1MiB"},
+                            {"lancelet_coalesce_gap", "0"},         {"lancelet_max_concurrent_reads", "4"}};
+  const S3Config config = S3Config::From(options);
+  EXPECT_EQ(config.read_block_bytes, 16384u);
+  EXPECT_EQ(config.read_cache_bytes, 1u << 20);
+  EXPECT_EQ(config.read_coalesce_gap_bytes, 0u);
+  EXPECT_EQ(config.max_concurrent_reads, 4);
+  EXPECT_THAT([] { S3Config::From({{"lancelet_read_block_size", "lots"}}); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("'lancelet_read_block_size' = 'lots' is not a byte count")));
 }
 
 TEST_F(S3Store, ErrorsNameTheObjectAndNeverTheCredentials) {

@@ -1,0 +1,68 @@
+#include "io/range_cache.h"
+
+#include <cstring>
+
+namespace lancelet::io {
+
+RangeCache::Index::const_iterator RangeCache::Find(const std::string& path, uint64_t offset, uint64_t length) const {
+  // A covering range further back is missed, which costs a request, not a wrong answer.
+  constexpr int kLookBack = 8;
+  auto it = by_start_.upper_bound({path, offset});
+  for (int k = 0; k < kLookBack && it != by_start_.begin(); ++k) {
+    --it;
+    const Entry& e = *it->second;
+    if (e.path != path) break;
+    if (offset + length <= e.offset + e.bytes.size()) return it;
+  }
+  return by_start_.end();
+}
+
+bool RangeCache::Lookup(const std::string& path, uint64_t offset, uint64_t length, void* out) {
+  std::lock_guard lock(mutex_);
+  auto it = Find(path, offset, length);
+  if (it == by_start_.end()) return false;
+  const Entry& e = *it->second;
+  std::memcpy(out, e.bytes.data() + (offset - e.offset), length);
+  recent_.splice(recent_.begin(), recent_, it->second);
+  return true;
+}
+
+bool RangeCache::Covers(const std::string& path, uint64_t offset, uint64_t length) const {
+  std::lock_guard lock(mutex_);
+  return Find(path, offset, length) != by_start_.end();
+}
+
+void RangeCache::Insert(const std::string& path, uint64_t offset, std::string bytes) {
+  if (bytes.size() > capacity_) return;
+  std::lock_guard lock(mutex_);
+  if (auto it = by_start_.find({path, offset}); it != by_start_.end()) {
+    bytes_ -= it->second->bytes.size();
+    recent_.erase(it->second);
+    by_start_.erase(it);
+  }
+  bytes_ += bytes.size();
+  recent_.push_front(Entry{path, offset, std::move(bytes)});
+  by_start_[{path, offset}] = recent_.begin();
+  while (bytes_ > capacity_) {
+    const Entry& last = recent_.back();
+    bytes_ -= last.bytes.size();
+    by_start_.erase({last.path, last.offset});
+    recent_.pop_back();
+  }
+}
+
+void RangeCache::Forget(const std::string& prefix) {
+  std::lock_guard lock(mutex_);
+  for (auto it = by_start_.lower_bound({prefix, 0}); it != by_start_.end() && it->first.first.starts_with(prefix);) {
+    bytes_ -= it->second->bytes.size();
+    recent_.erase(it->second);
+    it = by_start_.erase(it);
+  }
+}
+
+uint64_t RangeCache::bytes() const {
+  std::lock_guard lock(mutex_);
+  return bytes_;
+}
+
+}  // namespace lancelet::io

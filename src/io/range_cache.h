@@ -1,0 +1,53 @@
+// Byte ranges of immutable objects recently fetched from a high-latency store, bounded in
+// bytes, the least recently used dropped first. A store that fetches a whole block for a
+// small read keeps the block here, so that the reads after it (a page's metadata, then
+// its values; a footer, then the column metadata before it) cost no request.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+namespace lancelet::io {
+
+class RangeCache {
+ public:
+  explicit RangeCache(uint64_t capacity_bytes) : capacity_(capacity_bytes) {}
+  RangeCache(const RangeCache&) = delete;
+  RangeCache& operator=(const RangeCache&) = delete;
+
+  // Copies [offset, offset + length) of `path` to `out` when one cached range holds all of
+  // it; false otherwise.
+  bool Lookup(const std::string& path, uint64_t offset, uint64_t length, void* out);
+  // Whether Lookup would find the range (without counting as a use).
+  bool Covers(const std::string& path, uint64_t offset, uint64_t length) const;
+  // Keeps `bytes`, the object's bytes from `offset` on (nothing when they exceed the
+  // capacity).
+  void Insert(const std::string& path, uint64_t offset, std::string bytes);
+  // Drops every range of the objects whose names start with `prefix`.
+  void Forget(const std::string& prefix);
+  uint64_t bytes() const;
+
+ private:
+  struct Entry {
+    std::string path;
+    uint64_t offset;
+    std::string bytes;
+  };
+  using Key = std::pair<std::string, uint64_t>;
+  using Index = std::map<Key, std::list<struct Entry>::iterator>;
+  // The entry holding the range, among the few that start last at or before it (ranges
+  // may overlap: a block, then a larger prefetched range around it); end() if none.
+  Index::const_iterator Find(const std::string& path, uint64_t offset, uint64_t length) const;
+  mutable std::mutex mutex_;
+  std::list<Entry> recent_;  // most recently used first
+  Index by_start_;
+  uint64_t bytes_ = 0;
+  const uint64_t capacity_;
+};
+
+}  // namespace lancelet::io

@@ -1,0 +1,70 @@
+// The range cache serves a read from one cached range that holds all of it, keeps the
+// most recently used ranges within its byte capacity, and finds a covering range among
+// overlapping ones.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "io/range_cache.h"
+
+namespace lancelet::io {
+namespace {
+
+std::string Get(RangeCache& cache, const std::string& path, uint64_t offset, uint64_t length) {
+  std::string out(length, '?');
+  return cache.Lookup(path, offset, length, out.data()) ? out : "<miss>";
+}
+
+TEST(RangeCache, ServesReadsInsideOneRangeOfTheSameObject) {
+  RangeCache cache(1000);
+  cache.Insert("a", 100, "0123456789");
+  EXPECT_EQ(Get(cache, "a", 100, 10), "0123456789");
+  EXPECT_EQ(Get(cache, "a", 103, 4), "3456");
+  EXPECT_EQ(Get(cache, "a", 109, 1), "9");
+  EXPECT_EQ(Get(cache, "a", 105, 6), "<miss>");  // runs past the range
+  EXPECT_EQ(Get(cache, "a", 99, 2), "<miss>");   // starts before it
+  EXPECT_EQ(Get(cache, "b", 103, 4), "<miss>");  // another object
+  EXPECT_TRUE(cache.Covers("a", 100, 10));
+  EXPECT_FALSE(cache.Covers("a", 100, 11));
+}
+
+TEST(RangeCache, FindsACoveringRangeBehindOverlappingOnes) {
+  RangeCache cache(1000);
+  cache.Insert("a", 0, std::string(100, 'x'));  // a large prefetched range
+  cache.Insert("a", 40, "small");                // a block inside it, starting later
+  EXPECT_EQ(Get(cache, "a", 60, 20), std::string(20, 'x'));
+  EXPECT_EQ(Get(cache, "a", 41, 3), "mal");
+}
+
+TEST(RangeCache, DropsTheLeastRecentlyUsedPastItsCapacity) {
+  RangeCache cache(25);
+  cache.Insert("a", 0, "aaaaaaaaaa");
+  cache.Insert("b", 0, "bbbbbbbbbb");
+  EXPECT_EQ(Get(cache, "a", 0, 1), "a");  // a is now the most recent
+  cache.Insert("c", 0, "cccccccccc");     // 30 bytes: b goes
+  EXPECT_EQ(cache.bytes(), 20u);
+  EXPECT_EQ(Get(cache, "b", 0, 1), "<miss>");
+  EXPECT_EQ(Get(cache, "a", 0, 1), "a");
+  EXPECT_EQ(Get(cache, "c", 0, 1), "c");
+  cache.Insert("d", 0, std::string(26, 'd'));  // larger than the whole cache: not kept
+  EXPECT_EQ(Get(cache, "d", 0, 1), "<miss>");
+  EXPECT_EQ(cache.bytes(), 20u);
+  cache.Insert("a", 0, "AAAAA");  // the same start again replaces the range
+  EXPECT_EQ(Get(cache, "a", 0, 5), "AAAAA");
+  EXPECT_EQ(cache.bytes(), 15u);
+}
+
+TEST(RangeCache, ForgetsTheObjectsNamedByAPrefix) {
+  RangeCache cache(1000);
+  cache.Insert("s3://b/x\n10", 0, "0123456789");
+  cache.Insert("s3://b/x\n10", 20, "abc");
+  cache.Insert("s3://b/xy\n5", 0, "hello");
+  cache.Forget("s3://b/x\n");
+  EXPECT_EQ(Get(cache, "s3://b/x\n10", 0, 3), "<miss>");
+  EXPECT_EQ(Get(cache, "s3://b/x\n10", 20, 3), "<miss>");
+  EXPECT_EQ(Get(cache, "s3://b/xy\n5", 0, 5), "hello");
+  EXPECT_EQ(cache.bytes(), 5u);
+}
+
+}  // namespace
+}  // namespace lancelet::io
