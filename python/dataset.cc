@@ -73,6 +73,7 @@ void DefineMaintenance(py::class_<PyDataset>& dataset) {
         out["versions_kept_recent"] = stats.versions_kept_recent;
         out["files_removed"] = stats.files_removed;
         out["bytes_removed"] = stats.bytes_freed;
+        out["uploads_aborted"] = stats.uploads_aborted;
         return out;
       }, py::arg("older_than_seconds"), py::arg("keep_versions"), py::arg("delete_unverified"), py::arg("dry_run"),
          py::arg("force"))

@@ -214,6 +214,9 @@ struct CleanupStats {
   uint64_t versions_kept_recent = 0;  // selected, but kept by the safety window
   uint64_t files_removed = 0;
   uint64_t bytes_freed = 0;
+  // Unfinished multipart uploads aborted (on an object store: a writer killed mid-file
+  // leaves one), by the age rule of unreferenced files.
+  uint64_t uploads_aborted = 0;
   std::vector<std::string> removed;  // paths relative to the dataset, manifests first
 };
 

@@ -214,3 +214,51 @@ def test_a_server_that_ignores_conditional_writes_is_refused_unless_one_writer_i
     listing = urllib.request.urlopen(f"{options['aws_endpoint']}/bkt?list-type=2&prefix=unguarded.lance/").read()
     assert b"<Key>unguarded.lance/_versions/" in listing and b"conditional-put-probe" not in listing
     proxy.set()
+
+
+KILLED_WRITER = """
+import sys, lancelet, pyarrow as pa, numpy as np
+options = dict(arg.split("=", 1) for arg in sys.argv[2:])
+rows = 400_000  # 400k rows of 14 random floats: 22 MB, several 5 MiB parts
+emb = np.random.default_rng(1).random(rows * 14, dtype=np.float32)
+table = pa.table({"id": pa.array(np.arange(rows, dtype=np.int64)),
+                  "emb": pa.FixedSizeListArray.from_arrays(pa.array(emb), 14)})
+lancelet.write_dataset(table, sys.argv[1], mode="append", storage_options=options)
+"""
+
+
+def test_a_writer_killed_mid_upload_changes_nothing_and_cleanup_aborts_its_upload(proxied, tmp_path):
+    """SIGKILL while a data file's parts are going out: the dataset stays at its version,
+    the unfinished upload holds the parts, and cleanup aborts it."""
+    pa = need("pyarrow")
+    need("numpy")
+    proxy, options = proxied
+    uri = "s3://bkt/killed.lance"
+    small = pa.table({"id": pa.array(range(5), pa.int64()),
+                      "emb": pa.FixedSizeListArray.from_arrays(pa.array([0.0] * 70, pa.float32()), 14)})
+    lancelet.write_dataset(small, uri, storage_options=options)
+    script = tmp_path / "writer.py"
+    script.write_text(KILLED_WRITER)
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)  # the sanitizer runtime is for the test process's module
+    proxy.set(latency_ms=200)  # parts slow enough to be caught in flight
+    writer = subprocess.Popen([sys.executable, str(script), uri, "lancelet_upload_part_size=5MiB",
+                               *(f"{k}={v}" for k, v in options.items())], env=env)
+    try:
+        for _ in range(600):
+            if "partNumber=2" in proxy.log() or writer.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert writer.poll() is None, "the writer ended before its second part"
+        writer.kill()
+        writer.wait()
+    finally:
+        proxy.set()
+    uploads = urllib.request.urlopen(f"{options['aws_endpoint']}/bkt?uploads&prefix=killed.lance/").read()
+    assert uploads.count(b"<Upload>") == 1, uploads
+    ds = lancelet.dataset(uri, storage_options=options)
+    assert ds.version == 1 and ds.count_rows() == 5
+    stats = ds.cleanup_old_versions(retain_versions=1, delete_unverified=True, force=True)
+    assert stats["uploads_aborted"] == 1
+    uploads = urllib.request.urlopen(f"{options['aws_endpoint']}/bkt?uploads&prefix=killed.lance/").read()
+    assert b"<Upload>" not in uploads

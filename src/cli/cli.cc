@@ -778,6 +778,7 @@ int RunCleanup(const std::string& dataset, const CleanupOptions& options) {
   for (const auto& path : stats.removed) std::cout << (options.dry_run ? "would remove " : "removed ") << path << "\n";
   std::cout << fmt::format("{} {} versions, {} files, {} bytes\n", options.dry_run ? "would free" : "freed",
                            stats.versions_removed, stats.files_removed, stats.bytes_freed);
+  if (stats.uploads_aborted > 0) std::cout << fmt::format("aborted {} unfinished uploads\n", stats.uploads_aborted);
   if (stats.versions_kept_recent > 0)
     std::cout << fmt::format("kept {} versions superseded within the last hour: a scan may still read them and a "
                              "writer may have read them; --force removes them (such a scan then fails, such a "

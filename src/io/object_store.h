@@ -107,6 +107,10 @@ class ObjectStore {
     int64_t modified_seconds = 0;
   };
   virtual std::optional<ObjectInfo> Head(const std::string& path) const = 0;
+  // Aborts the unfinished uploads below `dir` begun before `started_before` (seconds since
+  // the epoch), which a writer killed mid-file leaves on an object store; returns how many.
+  // Stores whose writes are not uploads have none (the default).
+  virtual size_t AbortUploads(const std::string& /*dir*/, int64_t /*started_before*/) { return 0; }
   virtual void CreateDir(const std::string& dir) = 0;
   // Removes `dir` if it is an empty directory and returns true; false when it is missing
   // or not empty. Stores without directories keep the default.

@@ -93,6 +93,13 @@ long Millis(const std::string& key, const std::string& value) {
   return long(ms);
 }
 
+// "2026-12-06T02:50:00.000Z" as seconds since the epoch (0 when it is not one).
+int64_t ParseIsoSeconds(const std::string& text) {
+  std::tm tm{};
+  if (!strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return 0;
+  return int64_t(timegm(&tm));
+}
+
 // A byte count: a bare number, or one with KiB / MiB / GiB after it.
 uint64_t Bytes(const std::string& key, const std::string& value) {
   char* end = nullptr;
@@ -133,7 +140,19 @@ struct Response {
   std::string body;
   uint64_t content_length = 0;  // HEAD
   int64_t modified_seconds = 0;  // HEAD
+  std::string etag;              // an uploaded part's
 };
+
+size_t KeepETag(char* data, size_t size, size_t n, void* out) {
+  const std::string_view line(data, size * n);
+  if (line.size() > 5 && AsciiLower(std::string(line.substr(0, 5))) == "etag:") {
+    std::string_view value = line.substr(5);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
+    *static_cast<std::string*>(out) = std::string(value);
+  }
+  return size * n;
+}
 
 size_t AppendBody(char* data, size_t size, size_t n, void* out) {
   static_cast<std::string*>(out)->append(data, size * n);
@@ -193,19 +212,31 @@ class S3ReadableFile final : public ReadableFile {
   std::string cache_key_;
 };
 
+// Nothing is visible before Finish. A file that outgrows a part (the store's
+// upload_part_bytes) becomes a multipart upload whose parts go out as they fill, so a
+// data file of any size holds one part in memory; Finish completes the upload, and a
+// writer destroyed unfinished aborts it. A file that must not overwrite (a manifest) is
+// small and always one conditional PUT.
 class S3WritableFile final : public WritableFile {
  public:
   S3WritableFile(std::shared_ptr<S3Store> store, std::string path, bool no_overwrite)
       : store_(std::move(store)), path_(std::move(path)), no_overwrite_(no_overwrite) {}
-  void Write(const void* data, uint64_t length) override { bytes_.append(static_cast<const char*>(data), length); }
-  uint64_t position() const override { return bytes_.size(); }
+  ~S3WritableFile() override;
+  void Write(const void* data, uint64_t length) override;
+  uint64_t position() const override { return written_; }
   void Finish() override;
 
  private:
+  void SendPart();
+
   std::shared_ptr<S3Store> store_;
   std::string path_;
   bool no_overwrite_;
-  std::string bytes_;  // published whole by Finish: nothing is visible before
+  std::string bytes_;  // not yet sent
+  uint64_t written_ = 0;
+  std::string upload_id_;            // of the multipart upload, once begun
+  std::vector<std::string> etags_;   // of the parts sent, in order
+  bool finished_ = false;
 };
 
 class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3Store> {
@@ -282,6 +313,67 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
     if (if_absent && r.status == 412) return false;
     if (r.status != 200) Fail("PUT", path, r);
     return true;
+  }
+
+  // ---- multipart uploads (S3WritableFile)
+  std::string BeginUpload(const std::string& path) {
+    Response r = Send("POST", path, "uploads=", {"Content-Type: application/octet-stream"}, {}, true);
+    if (r.status != 200) Fail("POST (begin upload)", path, r);
+    pugi::xml_document doc;
+    doc.load_buffer(r.body.data(), r.body.size());
+    std::string id = doc.child("InitiateMultipartUploadResult").child_value("UploadId");
+    if (id.empty()) ThrowIo("POST (begin upload) '{}': no UploadId in the answer: {}", path, r.body.substr(0, 200));
+    return id;
+  }
+  std::string UploadPart(const std::string& path, const std::string& id, int number, std::string_view bytes) {
+    Response r = Send("PUT", path, fmt::format("partNumber={}&uploadId={}", number, UriEncode(id, false)),
+                      {"Content-Type: application/octet-stream"}, bytes, true);
+    if (r.status != 200 || r.etag.empty()) Fail("PUT (part)", path, r);
+    stats_.bytes_written.fetch_add(bytes.size(), std::memory_order_relaxed);
+    return r.etag;
+  }
+  void CompleteUpload(const std::string& path, const std::string& id, const std::vector<std::string>& etags) {
+    std::string xml = "<CompleteMultipartUpload>";
+    for (size_t i = 0; i < etags.size(); ++i)
+      xml += fmt::format("<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>", i + 1, etags[i]);
+    xml += "</CompleteMultipartUpload>";
+    Response r = Send("POST", path, "uploadId=" + UriEncode(id, false), {"Content-Type: application/xml"}, xml, true);
+    // S3 may answer 200 and put the failure in the body.
+    if (r.status != 200 || r.body.find("<Error>") != std::string::npos) Fail("POST (complete upload)", path, r);
+    read_cache_.Forget(path + '\n');
+  }
+  void AbortUpload(const std::string& path, const std::string& id) const {
+    Response r = Send("DELETE", path, "uploadId=" + UriEncode(id, false), {}, {}, true);
+    if (r.status != 204 && r.status != 200 && r.status != 404) Fail("DELETE (abort upload)", path, r);
+  }
+
+  // Uploads begun below `dir` before `started_before` (seconds since the epoch) and never
+  // completed: a writer killed mid-file leaves one, holding its parts' bytes.
+  size_t AbortUploads(const std::string& dir, int64_t started_before) override {
+    const std::string prefix = DirKey(dir);
+    std::vector<std::pair<std::string, std::string>> stale;  // key, upload id
+    std::string key_marker, id_marker;
+    for (;;) {
+      std::string query = "prefix=" + UriEncode(prefix, false) + "&uploads=";
+      if (!key_marker.empty())
+        query += "&key-marker=" + UriEncode(key_marker, false) + "&upload-id-marker=" + UriEncode(id_marker, false);
+      Response r = Send("GET", prefix_, query, {}, {}, true);
+      if (r.status == 404) return 0;
+      if (r.status != 200) Fail("LIST (uploads)", prefix_ + prefix, r);
+      pugi::xml_document doc;
+      if (!doc.load_buffer(r.body.data(), r.body.size()))
+        ThrowIo("LIST (uploads) '{}{}': the answer is not XML: {}", prefix_, prefix, r.body.substr(0, 200));
+      auto result = doc.child("ListMultipartUploadsResult");
+      for (auto u : result.children("Upload"))
+        if (ParseIsoSeconds(u.child_value("Initiated")) < started_before)
+          stale.emplace_back(u.child_value("Key"), u.child_value("UploadId"));
+      if (std::string(result.child_value("IsTruncated")) != "true") break;
+      key_marker = result.child_value("NextKeyMarker");
+      id_marker = result.child_value("NextUploadIdMarker");
+      if (key_marker.empty()) break;
+    }
+    for (const auto& [key, id] : stale) AbortUpload(prefix_ + key, id);
+    return stale.size();
   }
 
   // A server that ignores If-None-Match would let two writers publish the same version,
@@ -454,6 +546,8 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
     c.easy_setopt(h, CURLOPT_HTTPHEADER, back.list);
     c.easy_setopt(h, CURLOPT_WRITEFUNCTION, &AppendBody);
     c.easy_setopt(h, CURLOPT_WRITEDATA, &r.body);
+    c.easy_setopt(h, CURLOPT_HEADERFUNCTION, &KeepETag);
+    c.easy_setopt(h, CURLOPT_HEADERDATA, &r.etag);
     c.easy_setopt(h, CURLOPT_TIMEOUT_MS, config_.timeout_ms);
     c.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, config_.connect_timeout_ms);
     c.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -647,8 +741,36 @@ void S3ReadableFile::Fetch(uint64_t offset, uint64_t length, void* out) const {
   store_->stats().bytes_read.fetch_add(length, std::memory_order_relaxed);
 }
 
+void S3WritableFile::Write(const void* data, uint64_t length) {
+  bytes_.append(static_cast<const char*>(data), length);
+  written_ += length;
+  if (!no_overwrite_ && bytes_.size() >= store_->config().upload_part_bytes) SendPart();
+}
+
+void S3WritableFile::SendPart() {
+  if (upload_id_.empty()) upload_id_ = store_->BeginUpload(path_);
+  etags_.push_back(store_->UploadPart(path_, upload_id_, int(etags_.size()) + 1, bytes_));
+  bytes_.clear();
+}
+
 void S3WritableFile::Finish() {
-  if (!store_->PutObject(path_, bytes_, no_overwrite_)) ThrowConflict("'{}' exists already", path_);
+  if (upload_id_.empty()) {
+    if (!store_->PutObject(path_, bytes_, no_overwrite_)) ThrowConflict("'{}' exists already", path_);
+  } else {
+    if (!bytes_.empty()) SendPart();
+    store_->CompleteUpload(path_, upload_id_, etags_);
+  }
+  finished_ = true;
+  bytes_.clear();
+}
+
+S3WritableFile::~S3WritableFile() {
+  if (finished_ || upload_id_.empty()) return;
+  try {
+    store_->AbortUpload(path_, upload_id_);
+  } catch (...) {
+    // The failure being unwound is the one to report; cleanup aborts what is left.
+  }
 }
 
 }  // namespace
@@ -675,6 +797,11 @@ S3Config S3Config::From(const StorageOptions& options) {
   if (std::string n = Pick(options, {"client_max_retries"}, {}); !n.empty()) c.max_retries = std::atoi(n.c_str());
   c.conditional_put = AsciiLower(Pick(options, {"aws_conditional_put", "conditional_put"}, {"AWS_CONDITIONAL_PUT"})) !=
                       "disabled";
+  if (std::string n = Pick(options, {"lancelet_upload_part_size"}, {}); !n.empty()) {
+    c.upload_part_bytes = Bytes("lancelet_upload_part_size", n);
+    if (c.upload_part_bytes < (5 << 20))
+      ThrowInvalid("storage option 'lancelet_upload_part_size' = '{}' is below S3's 5 MiB minimum part", n);
+  }
   if (std::string n = Pick(options, {"lancelet_read_block_size"}, {}); !n.empty())
     c.read_block_bytes = Bytes("lancelet_read_block_size", n);
   if (std::string n = Pick(options, {"lancelet_read_cache_size"}, {}); !n.empty())
@@ -687,10 +814,10 @@ S3Config S3Config::From(const StorageOptions& options) {
 }
 
 std::string S3Config::Fingerprint() const {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", endpoint, region, access_key_id,
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", endpoint, region, access_key_id,
                      secret_access_key, session_token, allow_http, virtual_hosted_style, timeout_ms,
-                     connect_timeout_ms, max_retries, conditional_put, read_block_bytes, read_cache_bytes,
-                     read_coalesce_gap_bytes, max_concurrent_reads);
+                     connect_timeout_ms, max_retries, conditional_put, upload_part_bytes, read_block_bytes,
+                     read_cache_bytes, read_coalesce_gap_bytes, max_concurrent_reads);
 }
 
 std::shared_ptr<ObjectStore> S3StoreFor(const std::string& bucket, const S3Config& config) {

@@ -34,6 +34,9 @@ struct S3Config {
   // put-if-absent). The reference's conditional_put=disabled says it does not and that
   // one writer at a time is guaranteed: a put-if-absent is then a HEAD and a PUT.
   bool conditional_put = true;
+  // A file written past this many bytes goes out as a multipart upload, one part of this
+  // size at a time (lancelet_upload_part_size; S3 wants at least 5 MiB).
+  uint64_t upload_part_bytes = 8 << 20;
   // A read smaller than a block fetches the whole block around it and keeps it in the
   // store's cache of read_cache_bytes, so that the small reads after it cost no request
   // (lancelet's own options lancelet_read_block_size and lancelet_read_cache_size).

@@ -287,6 +287,8 @@ CleanupStats Dataset::Cleanup(const CleanupOptions& options) const {
   doomed.erase(std::unique(doomed.begin(), doomed.end()), doomed.end());
 
   RemoveInOrder(store, uri, options.dry_run, removed_manifests, doomed, journals, stats);
+  if (!options.dry_run)
+    stats.uploads_aborted = store.AbortUploads(uri, options.delete_unverified ? now + 1 : now - kUnverifiedAgeSeconds);
   return stats;
 }
 

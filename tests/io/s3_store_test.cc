@@ -129,6 +129,32 @@ TEST_F(S3Store, ReadsAreMergedIntoFewRequests) {
   EXPECT_THROW(store_->ReadObject(At("absent.bin")), Error);
 }
 
+// A file larger than a part goes out as a multipart upload, invisible until Finish; a
+// writer dropped unfinished aborts its upload, so nothing is left to clean up.
+TEST_F(S3Store, LargeFilesAreMultipartUploadsPublishedByFinish) {
+  const std::string uri = root_ + "/parts";
+  auto store = OpenStore(uri, {{"lancelet_upload_part_size", "5MiB"}}).store;
+  std::string bytes(11 << 20, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = char(i * 13 % 253);
+  {
+    auto writer = store->OpenWrite(uri + "/big.lance", /*no_overwrite=*/false);
+    for (size_t at = 0; at < bytes.size(); at += 1 << 20) writer->Write(bytes.data() + at, 1 << 20);
+    EXPECT_EQ(writer->position(), bytes.size());
+    EXPECT_FALSE(store->Head(uri + "/big.lance"));  // two parts sent, nothing visible
+    writer->Finish();
+  }
+  EXPECT_EQ(store->Head(uri + "/big.lance")->size, bytes.size());
+  EXPECT_EQ(store->ReadObject(uri + "/big.lance"), bytes);
+  {
+    auto dropped = store->OpenWrite(uri + "/dropped.lance", /*no_overwrite=*/false);
+    dropped->Write(bytes.data(), 6 << 20);  // one part sent
+  }
+  EXPECT_FALSE(store->Head(uri + "/dropped.lance"));
+  EXPECT_EQ(store->AbortUploads(uri, INT64_MAX), 0u);  // the writer aborted its own
+  EXPECT_THAT([] { S3Config::From({{"lancelet_upload_part_size", "1MiB"}}); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("below S3's 5 MiB minimum part")));
+}
+
 // lancelet's own read options are read from the storage options and checked.
 TEST_F(S3Store, ReadOptionsAreByteCounts) {
   StorageOptions options = {{"lancelet_read_block_size", "16KiB"},  {"lancelet_read_cache_size", "1MiB"},
