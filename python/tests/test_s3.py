@@ -262,3 +262,23 @@ def test_a_writer_killed_mid_upload_changes_nothing_and_cleanup_aborts_its_uploa
     assert stats["uploads_aborted"] == 1
     uploads = urllib.request.urlopen(f"{options['aws_endpoint']}/bkt?uploads&prefix=killed.lance/").read()
     assert b"<Upload>" not in uploads
+
+
+def test_scans_and_takes_read_fragments_side_by_side(proxied):
+    """On S3 a scan opens the next fragments' files together and a take reads its
+    fragments together: with 50 ms per request, several requests are in flight at once."""
+    pa = need("pyarrow")
+    proxy, options = proxied
+    uri = "s3://bkt/eight.lance"
+    lancelet.write_dataset(pa.table({"id": pa.array(range(800), pa.int64())}), uri, max_rows_per_file=100,
+                           storage_options=options)
+    ds = lancelet.dataset(uri, storage_options={**options, "lancelet_read_cache_size": "0"})  # a store of its own
+    proxy.set(latency_ms=50)
+    assert ds.to_table().column("id").to_pylist() == list(range(800))
+    assert proxy.stats()["max_in_flight"] >= 4, proxy.log()
+    ds = lancelet.dataset(uri, storage_options={**options, "lancelet_read_cache_size": "1"})
+    proxy.set(latency_ms=50)
+    assert ds.take([5, 105, 205, 305, 405, 505, 605, 705]).column("id").to_pylist() == [5, 105, 205, 305, 405, 505,
+                                                                                        605, 705]
+    assert proxy.stats()["max_in_flight"] >= 4, proxy.log()
+    proxy.set()

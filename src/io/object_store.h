@@ -131,6 +131,10 @@ class ObjectStore {
     return nullptr;
   }
 
+  // Whether a request costs a round trip worth hiding (an object store over the network):
+  // readers then issue independent reads concurrently (RunConcurrently).
+  virtual bool costly_requests() const { return false; }
+
   IoStats& stats() const { return stats_; }
 
  protected:

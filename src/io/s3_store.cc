@@ -24,6 +24,7 @@
 
 #include "array/ascii_case.h"
 #include "io/range_cache.h"
+#include "io/run_concurrently.h"
 #include "lancelet/error.h"
 
 namespace lancelet::io {
@@ -446,6 +447,7 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
     for (const auto& key : keys) Delete(prefix_ + key);
   }
 
+  bool costly_requests() const override { return true; }
   void CreateDir(const std::string&) override {}  // prefixes need no creating
   void Sync(const std::string&) override {}       // a PUT that returned is durable
 
@@ -658,35 +660,6 @@ std::vector<MergedRange> MergeRanges(std::span<const ByteRange> ranges, uint64_t
     merged.back().parts.push_back(r);
   }
   return merged;
-}
-
-// fn(i) for i in [0, n) on up to `threads` threads (this one included); the first error
-// is rethrown once all have stopped.
-void RunConcurrently(size_t n, int threads, const std::function<void(size_t)>& fn) {
-  const size_t count = std::min<size_t>(n, size_t(std::max(1, threads)));
-  if (count <= 1) {
-    for (size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  std::mutex failed_mutex;
-  std::exception_ptr failed;
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < n;) {
-      try {
-        fn(i);
-      } catch (...) {
-        std::lock_guard lock(failed_mutex);
-        if (!failed) failed = std::current_exception();
-        next = n;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < count; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (failed) std::rethrow_exception(failed);
 }
 
 }  // namespace

@@ -51,6 +51,11 @@ uint64_t FragmentReader::num_deleted() const {
   return fragment_.has_deletion_file() ? deletions().Cardinality() : 0;
 }
 
+void FragmentReader::OpenAll() const {
+  for (int f = 0; f < fragment_.files_size(); ++f) OpenFile(size_t(f));
+  deletions();
+}
+
 const format::RoaringBitmap& FragmentReader::deletions() const {
   if (!deletions_) {
     if (fragment_.has_deletion_file()) {

@@ -38,6 +38,8 @@ class FragmentReader {
   // Says that ReadRange will be asked for the rows that follow each range, in order, to
   // the fragment's end (a scan without a limit): overlaid fields may then be read ahead.
   void ReadAhead() { read_ahead_ = true; }
+  // Opens every data file and reads the deletion file now rather than at first use.
+  void OpenAll() const;
   // The same at arbitrary physical offsets (any order), reading only the overlay values
   // these offsets need.
   std::vector<ArrayPtr> Take(const std::vector<size_t>& fields, std::span<const uint64_t> offsets) const;

@@ -8,6 +8,7 @@
 
 #include "lancelet/builder.h"
 #include "lancelet/error.h"
+#include "io/run_concurrently.h"
 #include "table/hit_check.h"
 
 namespace lancelet::table {
@@ -109,6 +110,26 @@ bool ScanPlan::Cursor::Next(FragmentBatch& out) {
   return true;
 }
 
+std::unique_ptr<FragmentReader> ScanPlan::Cursor::OpenTaskReader() {
+  const PlannedScan& p = *plan_.planned_;
+  if (auto it = opened_ahead_.find(task_); it != opened_ahead_.end()) {
+    auto reader = std::move(it->second);
+    opened_ahead_.erase(it);
+    return reader;
+  }
+  const size_t end = std::min(p.tasks.size(), task_ + kOpenAhead);
+  if (!p.state->store->costly_requests() || end - task_ < 2)
+    return std::make_unique<FragmentReader>(*p.state, *p.tasks[task_].fragment);
+  std::vector<std::unique_ptr<FragmentReader>> readers(end - task_);
+  io::RunConcurrently(readers.size(), int(readers.size()), [&](size_t i) {
+    const ScanTask& task = p.tasks[task_ + i];
+    readers[i] = std::make_unique<FragmentReader>(*p.state, *task.fragment);
+    if (!task.candidates || !task.candidates->empty()) readers[i]->OpenAll();  // else nothing is read
+  });
+  for (size_t i = 1; i < readers.size(); ++i) opened_ahead_[task_ + i] = std::move(readers[i]);
+  return std::move(readers[0]);
+}
+
 bool ScanPlan::Cursor::NextInDatasetOrder(FragmentBatch& out) {
   const PlannedScan& p = *plan_.planned_;
   while (task_ < p.tasks.size()) {
@@ -116,7 +137,7 @@ bool ScanPlan::Cursor::NextInDatasetOrder(FragmentBatch& out) {
     const auto& fragment = *task.fragment;
     const std::vector<uint64_t>* candidates = task.candidates;
     if (!reader_) {
-      reader_ = std::make_unique<FragmentReader>(*p.state, fragment);
+      reader_ = OpenTaskReader();
       if (p.read_ahead) reader_->ReadAhead();
       start_ = 0;
     }

@@ -91,6 +91,11 @@ class ScanPlan {
     // Reads the next window of ranked candidates into ready_.
     void ReadRankedWindow();
     const FragmentReader& ReaderOf(uint32_t task);
+    // The reader of task_: made now, or taken from those opened ahead. Where a request
+    // costs a round trip, the next kOpenAhead tasks' readers are opened together first
+    // (FragmentReader::OpenAll), so their footers and deletion files cost one round.
+    std::unique_ptr<FragmentReader> OpenTaskReader();
+    static constexpr size_t kOpenAhead = 16;
 
     const ScanPlan& plan_;
     int64_t passed_ = 0;  // rows returned, against the plan's limit
@@ -98,6 +103,7 @@ class ScanPlan {
     size_t task_ = 0;
     uint64_t start_ = 0;  // next offset, or next index into the task's candidates
     std::unique_ptr<FragmentReader> reader_;
+    std::map<size_t, std::unique_ptr<FragmentReader>> opened_ahead_;  // by task
     // Score order:
     size_t rank_ = 0;  // next index into the plan's ranked candidates
     std::deque<FragmentBatch> ready_;

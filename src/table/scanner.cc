@@ -4,6 +4,7 @@
 
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
+#include "io/run_concurrently.h"
 #include "table/scan_plan.h"
 
 namespace lancelet {
@@ -88,6 +89,9 @@ RecordBatchPtr ScanBuilder::ToBatch() const {
 
 namespace {
 
+// Fragments a take reads at once from a store with costly requests.
+constexpr int kConcurrentFragmentReads = 16;
+
 // Rows of one fragment, gathered for a take, in the order they were asked for.
 RecordBatchPtr TakeFromFragments(const DatasetPtr& dataset, const std::vector<std::string>& columns,
                                  const std::vector<std::pair<const lance::table::DataFragment*, uint64_t>>& rows) {
@@ -104,18 +108,23 @@ RecordBatchPtr TakeFromFragments(const DatasetPtr& dataset, const std::vector<st
     table::FragmentReader reader(table::StateOf(dataset), *rows.front().first);
     return plan.Project(*plan.TakeRows(reader, offsets));
   }
-  std::vector<RecordBatchPtr> parts;
+  std::vector<std::pair<const lance::table::DataFragment*, std::vector<size_t>>> work(groups.begin(), groups.end());
+  std::vector<RecordBatchPtr> parts(work.size());
   std::vector<int64_t> position(rows.size());
   int64_t base = 0;
-  for (auto& [fragment, idx] : groups) {
+  for (auto& [fragment, idx] : work) {
     std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return rows[a].second < rows[b].second; });
-    std::vector<uint64_t> offsets;
-    for (size_t i : idx) offsets.push_back(rows[i].second);
-    table::FragmentReader reader(table::StateOf(dataset), *fragment);
-    parts.push_back(plan.Project(*plan.TakeRows(reader, offsets)));
     for (size_t k = 0; k < idx.size(); ++k) position[idx[k]] = base + int64_t(k);
     base += int64_t(idx.size());
   }
+  // Fragments are read side by side where a request costs a round trip.
+  const table::DatasetState& state = table::StateOf(dataset);
+  io::RunConcurrently(work.size(), state.store->costly_requests() ? kConcurrentFragmentReads : 1, [&](size_t g) {
+    std::vector<uint64_t> offsets;
+    for (size_t i : work[g].second) offsets.push_back(rows[i].second);
+    table::FragmentReader reader(state, *work[g].first);
+    parts[g] = plan.Project(*plan.TakeRows(reader, offsets));
+  });
   RecordBatchPtr all = RecordBatch::Concatenate(plan.output_schema(), parts);
   std::vector<ArrayPtr> cols;
   for (const auto& c : all->columns()) cols.push_back(Take(*c, position));

@@ -7,7 +7,8 @@ request is forwarded to UPSTREAM_URL unchanged, Host header included, so signatu
 for the proxy's address are the ones the server sees (moto does not check them).
 
 The proxy answers its own paths under /__proxy/:
-    GET /__proxy/stats        {"requests": N, "bytes_in": B, "bytes_out": B, "by_method": {...}}
+    GET /__proxy/stats        {"requests": N, "bytes_in": B, "bytes_out": B, "by_method": {...},
+                               "max_in_flight": most requests being answered at once}
     GET /__proxy/log          one line per request: METHOD PATH?QUERY RANGE STATUS BYTES_OUT
     POST /__proxy/reset       zeroes the counters and the log, removes every fault
     POST /__proxy/set?latency_ms=20&fail_every=3&fail_status=503&drop_every=0&fail_method=PUT
@@ -36,6 +37,8 @@ class State:
         self.bytes_in = 0
         self.bytes_out = 0
         self.by_method = {}
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.log = []
         self.latency_ms = 0
         self.fail_every = 0
@@ -82,7 +85,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with STATE.lock:
             if url.path == "/__proxy/stats":
                 body = json.dumps({"requests": STATE.requests, "bytes_in": STATE.bytes_in,
-                                   "bytes_out": STATE.bytes_out, "by_method": STATE.by_method}).encode()
+                                   "bytes_out": STATE.bytes_out, "by_method": STATE.by_method,
+                                   "max_in_flight": STATE.max_in_flight}).encode()
             elif url.path == "/__proxy/log":
                 body = ("\n".join(STATE.log) + "\n").encode()
             elif url.path == "/__proxy/reset":
@@ -100,6 +104,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def forward(self):
         if self.path.startswith("/__proxy/"):
             return self.control()
+        with STATE.lock:
+            STATE.in_flight += 1
+            STATE.max_in_flight = max(STATE.max_in_flight, STATE.in_flight)
+        try:
+            self.relay()
+        finally:
+            with STATE.lock:
+                STATE.in_flight -= 1
+
+    def relay(self):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         rng = self.headers.get("Range", "-")
