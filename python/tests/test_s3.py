@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from conftest import IN_MEMORY, SOURCE_DIR, need
+from conftest import IN_MEMORY, SOURCE_DIR, jsonl, need
 
 import lancelet
 
@@ -326,3 +326,29 @@ def test_four_processes_racing_on_s3_lose_no_commit(proxied, tmp_path):
     # An appended row (val -1) gains 1 from each update that landed after it: at most the
     # 11 after its writer's first.
     assert all(-1 <= vals[1000 + 10 * who + k] <= 10 for who in range(4) for k in range(3))
+
+
+def test_the_lance_12_reference_and_lancelet_read_each_others_s3_datasets(s3, oracle, tmp_path, monkeypatch):
+    """The npm reference (lance 12.0.0) on the same server: it reads what lancelet wrote,
+    overlay included, and lancelet reads what it wrote and updated."""
+    pa = need("pyarrow")
+    monkeypatch.setenv("LANCELET_ORACLE_STORAGE_OPTIONS", json.dumps(s3))
+    ours = "s3://bkt/for12.lance"
+    ds = lancelet.write_dataset(pa.table({"id": pa.array(range(300), pa.int64()),
+                                          "name": [f"n{i}" for i in range(300)]}),
+                                ours, max_rows_per_file=100, storage_options=s3)
+    ds.update({"name": "'changed'"}, where="id % 50 = 0")  # an overlay
+    ds.delete("id >= 290")
+    assert oracle("count", ours).strip() == "290"
+    assert sorted((r["id"], r["name"]) for r in jsonl(oracle("dump", ours))) == rows(ds.to_table())
+
+    data = tmp_path / "gen.arrow"
+    oracle("gen", data, "--rows", 300, "--seed", 3, "--types", "int64,utf8")
+    theirs = "s3://bkt/by12.lance"
+    oracle("create", theirs, "--data", data, "--max-rows-per-file", 100)
+    oracle("update", theirs, "--where", "c_int64 % 3 = 0", "--set", "c_utf8='three'")
+    expected = jsonl(oracle("dump", theirs))
+    got = lancelet.dataset(theirs, storage_options=s3).to_table()
+    assert got.num_rows == 300
+    assert sorted(zip(got.column("c_int64").to_pylist(), got.column("c_utf8").to_pylist()), key=repr) == \
+        sorted(((r["c_int64"], r["c_utf8"]) for r in expected), key=repr)

@@ -1489,27 +1489,38 @@ function genTable(typeStrs, rows, seed, opts) {
 // ---------------------------------------------------------------------------
 // Dataset helpers
 // ---------------------------------------------------------------------------
+// A dataset URI of an object store (s3://BUCKET/PREFIX/name.lance) rather than a local
+// path; its storage options are the JSON object in LANCELET_ORACLE_STORAGE_OPTIONS, keyed
+// as the reference's storageOptions.
+function isRemote(dir) {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(dir);
+}
+function remoteOptions() {
+  const text = process.env.LANCELET_ORACLE_STORAGE_OPTIONS;
+  return text ? JSON.parse(text) : {};
+}
+
 function splitDatasetPath(dir) {
-  const abs = path.resolve(dir.replace(/\/+$/, ""));
-  const base = path.basename(abs);
+  const abs = isRemote(dir) ? dir.replace(/\/+$/, "") : path.resolve(dir.replace(/\/+$/, ""));
+  const base = abs.slice(abs.lastIndexOf("/") + 1);
   if (!base.endsWith(".lance") || base.length <= ".lance".length)
     throw new UsageError(`dataset path must end with '<name>.lance' (got '${dir}')`);
   const name = base.slice(0, -".lance".length);
   if (!/^[A-Za-z0-9_.-]+$/.test(name))
     throw new UsageError(`dataset name '${name}' must match [A-Za-z0-9_.-]+ (lancedb table-name rule)`);
-  return { parent: path.dirname(abs), name };
+  return { parent: abs.slice(0, abs.lastIndexOf("/")), name };
 }
 
 async function connectFor(dir) {
   const { parent, name } = splitDatasetPath(dir);
   const ldb = await lancedb();
-  const conn = await ldb.connect(parent);
+  const conn = await ldb.connect(parent, isRemote(dir) ? { storageOptions: remoteOptions() } : undefined);
   return { conn, name };
 }
 
 async function openNative(dir) {
   const { conn, name } = await connectFor(dir);
-  if (!fs.existsSync(path.join(path.resolve(dir)))) throw new Error(`dataset not found: ${dir}`);
+  if (!isRemote(dir) && !fs.existsSync(path.join(path.resolve(dir)))) throw new Error(`dataset not found: ${dir}`);
   return conn.inner.openTable(name, [], undefined, undefined);
 }
 
@@ -1585,7 +1596,7 @@ async function cmdCreate(argv) {
 
 async function createDataset(dir, ipcBytes, { fileVersion, maxRowsPerFile = 0, stableRowIds = false, overwrite = false, manifestPaths }) {
   const { conn, name } = await connectFor(dir);
-  const storageOptions = {};
+  const storageOptions = isRemote(dir) ? remoteOptions() : {};
   if (fileVersion !== undefined) {
     if (!FILE_VERSIONS.includes(fileVersion) && !["stable", "legacy", "next"].includes(fileVersion))
       throw new UsageError(`unsupported --file-version ${fileVersion}`);
@@ -1646,7 +1657,7 @@ async function cmdUpdate(argv) {
 // The high-level LanceDB table (index and plan calls live there).
 async function openTable(dir) {
   const { conn, name } = await connectFor(dir);
-  if (!fs.existsSync(path.resolve(dir))) throw new Error(`dataset not found: ${dir}`);
+  if (!isRemote(dir) && !fs.existsSync(path.resolve(dir))) throw new Error(`dataset not found: ${dir}`);
   return conn.openTable(name);
 }
 
