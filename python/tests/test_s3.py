@@ -219,7 +219,7 @@ def test_a_server_that_ignores_conditional_writes_is_refused_unless_one_writer_i
 KILLED_WRITER = """
 import sys, lancelet, pyarrow as pa, numpy as np
 options = dict(arg.split("=", 1) for arg in sys.argv[2:])
-rows = 400_000  # 400k rows of 14 random floats: 22 MB, several 5 MiB parts
+rows = 1_200_000  # 1.2M rows of 14 random floats: 67 MB, 13 parts of 5 MiB
 emb = np.random.default_rng(1).random(rows * 14, dtype=np.float32)
 table = pa.table({"id": pa.array(np.arange(rows, dtype=np.int64)),
                   "emb": pa.FixedSizeListArray.from_arrays(pa.array(emb), 14)})
@@ -241,7 +241,9 @@ def test_a_writer_killed_mid_upload_changes_nothing_and_cleanup_aborts_its_uploa
     script.write_text(KILLED_WRITER)
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)  # the sanitizer runtime is for the test process's module
-    proxy.set(latency_ms=200)  # parts slow enough to be caught in flight
+    # Parts slow enough to be caught in flight: the kill lands seconds before the last part
+    # (a request already with the proxy is still forwarded after it).
+    proxy.set(latency_ms=200)
     writer = subprocess.Popen([sys.executable, str(script), uri, "lancelet_upload_part_size=5MiB",
                                *(f"{k}={v}" for k, v in options.items())], env=env)
     try:
@@ -258,8 +260,9 @@ def test_a_writer_killed_mid_upload_changes_nothing_and_cleanup_aborts_its_uploa
     assert uploads.count(b"<Upload>") == 1, uploads
     ds = lancelet.dataset(uri, storage_options=options)
     assert ds.version == 1 and ds.count_rows() == 5
+    proxy.set()
     stats = ds.cleanup_old_versions(retain_versions=1, delete_unverified=True, force=True)
-    assert stats["uploads_aborted"] == 1
+    assert stats["uploads_aborted"] == 1, proxy.log()
     uploads = urllib.request.urlopen(f"{options['aws_endpoint']}/bkt?uploads&prefix=killed.lance/").read()
     assert b"<Upload>" not in uploads
 

@@ -142,16 +142,21 @@ struct Response {
   uint64_t content_length = 0;  // HEAD
   int64_t modified_seconds = 0;  // HEAD
   std::string etag;              // an uploaded part's
+  std::string content_range;     // a ranged GET's: "bytes FIRST-LAST/SIZE"
 };
 
-size_t KeepETag(char* data, size_t size, size_t n, void* out) {
+// Keeps the answer's ETag and Content-Range headers.
+size_t KeepHeaders(char* data, size_t size, size_t n, void* out) {
   const std::string_view line(data, size * n);
-  if (line.size() > 5 && AsciiLower(std::string(line.substr(0, 5))) == "etag:") {
-    std::string_view value = line.substr(5);
-    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
-    *static_cast<std::string*>(out) = std::string(value);
-  }
+  const size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return size * n;
+  const std::string name = AsciiLower(std::string(line.substr(0, colon)));
+  std::string_view value = line.substr(colon + 1);
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
+  auto* r = static_cast<Response*>(out);
+  if (name == "etag") r->etag = value;
+  else if (name == "content-range") r->content_range = value;
   return size * n;
 }
 
@@ -264,11 +269,33 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
     for (CURL* h : idle_) Curl().easy_cleanup(h);
   }
 
+  // A file of unknown size is opened by reading its last block (a suffix range), which a
+  // reader of a Lance file asks for first anyway: the answer's Content-Range gives the
+  // size, so no HEAD is needed.
   std::unique_ptr<ReadableFile> OpenRead(const std::string& path) const override {
-    auto info = Head(path);
-    if (!info) ThrowNotFound("open '{}': no such object", path);
+    const uint64_t block = std::max<uint64_t>(1, config_.read_block_bytes);
+    Response r = Send("GET", path, "", {fmt::format("Range: bytes=-{}", block)}, {}, true);
+    if (r.status == 404) ThrowNotFound("open '{}': no such object", path);
+    uint64_t size = 0;
+    if (r.status == 200) {
+      size = r.body.size();  // the whole object: a server that ignores ranges, or an empty one
+    } else if (r.status == 206) {
+      const size_t slash = r.content_range.rfind('/');
+      if (slash == std::string::npos) ThrowIo("GET '{}': a partial answer without its size ('{}')", path, r.content_range);
+      size = std::strtoull(r.content_range.c_str() + slash + 1, nullptr, 10);
+    } else if (r.status == 416) {
+      size = 0;  // an empty object has no last bytes
+      r.body.clear();
+    } else {
+      Fail("GET", path, r);
+    }
+    if (r.body.size() > size) ThrowIo("GET '{}': {} bytes of a {}-byte object", path, r.body.size(), size);
     stats_.opens.fetch_add(1, std::memory_order_relaxed);
-    return std::make_unique<S3ReadableFile>(shared_from_this(), path, info->size);
+    stats_.read_calls.fetch_add(1, std::memory_order_relaxed);
+    stats_.bytes_read.fetch_add(r.body.size(), std::memory_order_relaxed);
+    if (!r.body.empty())
+      read_cache_.Insert(S3ReadableFile::CacheKey(path, size), size - r.body.size(), std::move(r.body));
+    return std::make_unique<S3ReadableFile>(shared_from_this(), path, size);
   }
   std::unique_ptr<ReadableFile> OpenRead(const std::string& path, uint64_t known_size) const override {
     if (known_size == 0) return OpenRead(path);
@@ -548,8 +575,8 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
     c.easy_setopt(h, CURLOPT_HTTPHEADER, back.list);
     c.easy_setopt(h, CURLOPT_WRITEFUNCTION, &AppendBody);
     c.easy_setopt(h, CURLOPT_WRITEDATA, &r.body);
-    c.easy_setopt(h, CURLOPT_HEADERFUNCTION, &KeepETag);
-    c.easy_setopt(h, CURLOPT_HEADERDATA, &r.etag);
+    c.easy_setopt(h, CURLOPT_HEADERFUNCTION, &KeepHeaders);
+    c.easy_setopt(h, CURLOPT_HEADERDATA, &r);
     c.easy_setopt(h, CURLOPT_TIMEOUT_MS, config_.timeout_ms);
     c.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, config_.connect_timeout_ms);
     c.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -715,9 +742,20 @@ void S3ReadableFile::Fetch(uint64_t offset, uint64_t length, void* out) const {
 }
 
 void S3WritableFile::Write(const void* data, uint64_t length) {
-  bytes_.append(static_cast<const char*>(data), length);
   written_ += length;
-  if (!no_overwrite_ && bytes_.size() >= store_->config().upload_part_bytes) SendPart();
+  if (no_overwrite_) {
+    bytes_.append(static_cast<const char*>(data), length);
+    return;
+  }
+  // Parts of exactly the part size, however large the write: memory stays at one part.
+  const uint64_t part = store_->config().upload_part_bytes;
+  for (auto* p = static_cast<const char*>(data); length > 0;) {
+    const uint64_t take = std::min<uint64_t>(length, part - std::min<uint64_t>(part, bytes_.size()));
+    bytes_.append(p, take);
+    p += take;
+    length -= take;
+    if (bytes_.size() >= part) SendPart();
+  }
 }
 
 void S3WritableFile::SendPart() {
