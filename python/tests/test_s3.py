@@ -240,7 +240,7 @@ def test_a_writer_killed_mid_upload_changes_nothing_and_cleanup_aborts_its_uploa
     script = tmp_path / "writer.py"
     script.write_text(KILLED_WRITER)
     env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)  # the sanitizer runtime is for the test process's module
+    # LD_PRELOAD stays: the writer loads lancelet's module (the sanitizer runtime must come first)
     # Parts slow enough to be caught in flight: the kill lands seconds before the last part
     # (a request already with the proxy is still forwarded after it).
     proxy.set(latency_ms=200)
@@ -310,7 +310,7 @@ def test_four_processes_racing_on_s3_lose_no_commit(proxied, tmp_path):
     script = tmp_path / "racer.py"
     script.write_text(RACING_WRITER)
     env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)
+    # LD_PRELOAD stays: the racers load lancelet's module
     proxy.set(latency_ms=5)  # widens the window between a commit's read and its put
     racers = [subprocess.Popen([sys.executable, str(script), uri, str(who), *(f"{k}={v}" for k, v in options.items())],
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for who in range(4)]
