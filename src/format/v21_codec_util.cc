@@ -161,20 +161,23 @@ void PageSource::ReadRangeInto(size_t index, uint64_t offset, uint64_t length, v
   source->ReadInto(buffers[index].first + offset, length, out);
 }
 
-void PageSource::ReadRangesInto(size_t index, std::vector<io::ByteRange> ranges) const {
+namespace {
+// Ranges within buffer `index`, checked and moved to file offsets.
+std::vector<io::ByteRange> InFile(const PageSource& page, size_t index, std::vector<io::ByteRange> ranges) {
   for (auto& r : ranges) {
-    CheckRange(*this, index, r.offset, r.length);
-    r.offset += buffers[index].first;
+    CheckRange(page, index, r.offset, r.length);
+    r.offset += page.buffers[index].first;
   }
-  source->ReadRangesInto(ranges);
+  return ranges;
+}
+}  // namespace
+
+void PageSource::ReadRangesInto(size_t index, std::vector<io::ByteRange> ranges) const {
+  source->ReadRangesInto(InFile(*this, index, std::move(ranges)));
 }
 
 bool PageSource::Prefetch(size_t index, std::vector<io::ByteRange> ranges) const {
-  for (auto& r : ranges) {
-    CheckRange(*this, index, r.offset, r.length);
-    r.offset += buffers[index].first;
-  }
-  return source->Prefetch(ranges);
+  return source->Prefetch(InFile(*this, index, std::move(ranges)));
 }
 
 const uint8_t* PageSource::ResidentRange(size_t index, uint64_t offset, uint64_t length) const {

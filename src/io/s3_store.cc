@@ -291,8 +291,7 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
     }
     if (r.body.size() > size) ThrowIo("GET '{}': {} bytes of a {}-byte object", path, r.body.size(), size);
     stats_.opens.fetch_add(1, std::memory_order_relaxed);
-    stats_.read_calls.fetch_add(1, std::memory_order_relaxed);
-    stats_.bytes_read.fetch_add(r.body.size(), std::memory_order_relaxed);
+    CountRead(r.body.size());
     if (!r.body.empty())
       read_cache_.Insert(S3ReadableFile::CacheKey(path, size), size - r.body.size(), std::move(r.body));
     return std::make_unique<S3ReadableFile>(shared_from_this(), path, size);
@@ -308,8 +307,7 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
     if (r.status == 404) ThrowNotFound("open '{}': no such object", path);
     if (r.status != 200) Fail("GET", path, r);
     stats_.opens.fetch_add(1, std::memory_order_relaxed);
-    stats_.read_calls.fetch_add(1, std::memory_order_relaxed);
-    stats_.bytes_read.fetch_add(r.body.size(), std::memory_order_relaxed);
+    CountRead(r.body.size());
     return std::move(r.body);
   }
 
@@ -480,6 +478,11 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
 
   // ---- used by the files
   const S3Config& config() const { return config_; }
+  // One GET answered with `bytes` bytes, in the store's IoStats.
+  void CountRead(uint64_t bytes) const {
+    stats_.read_calls.fetch_add(1, std::memory_order_relaxed);
+    stats_.bytes_read.fetch_add(bytes, std::memory_order_relaxed);
+  }
   RangeCache& read_cache() const { return read_cache_; }
 
   Response Send(const std::string& method, const std::string& path, const std::string& query,
@@ -737,8 +740,7 @@ void S3ReadableFile::Fetch(uint64_t offset, uint64_t length, void* out) const {
   if (got.size() != length)
     ThrowCorrupt("'{}': {} bytes at offset {} were asked for, the server sent {}", path_, length, offset, got.size());
   std::memcpy(out, got.data(), length);
-  store_->stats().read_calls.fetch_add(1, std::memory_order_relaxed);
-  store_->stats().bytes_read.fetch_add(length, std::memory_order_relaxed);
+  store_->CountRead(length);
 }
 
 void S3WritableFile::Write(const void* data, uint64_t length) {
