@@ -287,6 +287,51 @@ def test_scans_and_takes_read_fragments_side_by_side(proxied):
     proxy.set()
 
 
+def test_a_scan_fetches_each_files_pages_in_one_request_beside_the_others(proxied):
+    """A scan opens the files of the fragments ahead together and asks, in the same round,
+    for the pages their first batch lies in: both columns' pages in one merged request per
+    file: 4 footers and 4 page reads once the dataset is open, where the reference adds a
+    round of page metadata."""
+    pa = need("pyarrow")
+    np = need("numpy")
+    proxy, options = proxied
+    uri = "s3://bkt/wide.lance"
+    rng = np.random.default_rng(3)
+    rows = 80_000
+    table = pa.table({"id": pa.array(np.arange(rows, dtype=np.int64)),
+                      "qty": pa.array(rng.integers(0, 1 << 60, rows, dtype=np.int64))})
+    lancelet.write_dataset(table, uri, max_rows_per_file=20_000, storage_options=options)
+    ds = lancelet.dataset(uri, storage_options={**options, "lancelet_read_cache_size": "16000001"})  # a fresh store
+    proxy.set()
+    got = ds.to_table()
+    assert got.column("qty").to_pylist() == table.column("qty").to_pylist()
+    assert proxy.stats()["by_method"].get("GET", 0) == 8, proxy.log()
+    proxy.set()
+
+
+def test_small_files_of_a_commit_are_put_together(proxied):
+    """A delete touching 4 fragments puts their deletion files side by side (each starts
+    before the first one is answered, with 300 ms added to every request), and keeps no
+    version hint on S3, as the reference."""
+    pa = need("pyarrow")
+    proxy, options = proxied
+    uri = "s3://bkt/deletes.lance"
+    lancelet.write_dataset(pa.table({"id": pa.array(range(400), pa.int64())}), uri, max_rows_per_file=100,
+                           storage_options=options)
+    ds = lancelet.dataset(uri, storage_options=options)
+    proxy.set(latency_ms=300)
+    ds.delete("id % 10 = 0")
+    log = proxy.log()
+    proxy.set()
+    puts = [line for line in log.splitlines() if line.startswith("PUT ") and "/_deletions/" in line]
+    assert len(puts) == 4, puts
+    spans = [tuple(int(x) for x in line.rsplit("@", 1)[1].rstrip("ms").split("+")) for line in puts]
+    first_answered = min(start + took for start, took in spans)
+    assert all(start < first_answered for start, _ in spans), puts
+    assert "latest_version_hint" not in log
+    assert lancelet.dataset(uri, storage_options=options).count_rows() == 360
+
+
 RACING_WRITER = """
 import sys, lancelet, pyarrow as pa
 uri, who = sys.argv[1], int(sys.argv[2])

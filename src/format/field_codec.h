@@ -102,6 +102,10 @@ class FieldDecoder {
   virtual uint64_t num_rows() const = 0;
   virtual ArrayPtr Read(uint64_t start, uint64_t count) const = 0;
   virtual ArrayPtr Take(std::span<const uint64_t> rows) const = 0;
+  // Appends the byte ranges (in the file) of every buffer of the pages that hold rows
+  // [start, start + count): what a read of those rows will fetch, for a prefetch. A
+  // decoder that cannot tell appends nothing (the default).
+  virtual void PageRanges(uint64_t /*start*/, uint64_t /*count*/, std::vector<io::ByteRange>& /*out*/) const {}
 };
 
 // The distinct rows of a Take, ascending: what a decoder reads. With `ascending` (rows

@@ -580,6 +580,20 @@ ArrayPtr LanceFileReader::ReadField(size_t field_index, uint64_t start, uint64_t
   return decoder.Read(start, count);
 }
 
+uint64_t LanceFileReader::PrefetchFields(std::span<const size_t> field_indices, uint64_t start, uint64_t count,
+                                        uint64_t max_bytes) const {
+  std::vector<io::ByteRange> buffers, ranges;
+  for (size_t field_index : field_indices) impl_->Decoder(field_index).PageRanges(start, count, buffers);
+  uint64_t total = 0;
+  for (const io::ByteRange& r : buffers)
+    if (r.length <= max_bytes - total) {
+      total += r.length;
+      ranges.push_back(r);
+    }
+  if (ranges.empty() || !impl_->source->Prefetch(ranges)) return 0;
+  return total;
+}
+
 ArrayPtr LanceFileReader::TakeField(size_t field_index, std::span<const uint64_t> rows) const {
   const auto& decoder = impl_->Decoder(field_index);
   const uint64_t n = decoder.num_rows();

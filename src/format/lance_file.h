@@ -107,6 +107,13 @@ class LanceFileReader {
   // Rows at the given indices (any order, duplicates allowed) of one top-level field.
   // Decodes only the pages (and, where the encoding allows, the chunks) that hold them.
   ArrayPtr TakeField(size_t field_index, std::span<const uint64_t> rows) const;
+  // A hint that rows [start, start + count) of these fields will be read soon: the
+  // buffers of their pages are fetched together now (io::ReadableFile::Prefetch, which
+  // only a remote store acts on), skipping a buffer that would take the total past
+  // `max_bytes`: a page too large to prefetch still has its small buffers (a mini-block
+  // page's chunk sizes) fetched. Returns the bytes asked for.
+  uint64_t PrefetchFields(std::span<const size_t> field_indices, uint64_t start, uint64_t count,
+                          uint64_t max_bytes) const;
 
   const std::string& path() const;
   uint64_t file_size() const;  // bytes, as the file was opened

@@ -424,6 +424,16 @@ class FieldDecoderImpl final : public FieldDecoder {
     return Assemble(field_, paths_, decoded);
   }
 
+  void PageRanges(uint64_t start, uint64_t count, std::vector<io::ByteRange>& out) const override {
+    for (const auto& pages : pages_)
+      for (const PageEntry& page : pages) {
+        if (page.first_row >= start + count || page.first_row + page.num_rows <= start) continue;
+        const auto& meta = *page.meta;
+        for (int b = 0; b < std::min(meta.buffer_offsets_size(), meta.buffer_sizes_size()); ++b)
+          if (meta.buffer_sizes(b) > 0) out.push_back({meta.buffer_offsets(b), meta.buffer_sizes(b), nullptr});
+      }
+  }
+
   ArrayPtr Take(std::span<const uint64_t> rows) const override {
     const bool ascending = std::is_sorted(rows.begin(), rows.end());
     const std::vector<uint64_t> unique = SortedUniqueRows(rows, ascending);

@@ -10,6 +10,7 @@
 #include "index/btree_pages.h"
 #include "index/index_builder.h"
 #include "index/value_order.h"
+#include "io/run_concurrently.h"
 #include "lancelet/builder.h"
 #include "lancelet/record_batch.h"
 
@@ -99,8 +100,11 @@ class BTreeIndex final : public ScalarIndex {
   static std::unique_ptr<BTreeIndex> Open(const io::ObjectStore& store, const std::string& dir,
                                           const IndexSource& source) {
     const std::string label = Label(source, dir);
-    auto data = OpenFile(store, dir, kBTreeDataFile, source, label);
-    auto lookup = OpenFile(store, dir, kBTreeLookupFile, source, label);
+    std::shared_ptr<const format::LanceFileReader> data, lookup;
+    const bool remote = store.costly_requests();
+    io::RunConcurrently(2, remote ? 2 : 1, [&](size_t k) {
+      (k == 0 ? data : lookup) = OpenFile(store, dir, k == 0 ? kBTreeDataFile : kBTreeLookupFile, source, label);
+    });
     return NamingIndex(label, [&] {
       const TypePtr& type = ExpectField(*data, 0, "values").type;
       // Lance before 0.21 named the ids 'row_ids' (the reference reads them by position).
@@ -140,6 +144,7 @@ class BTreeIndex final : public ScalarIndex {
       index->checked_rows_ = pages;
       index->bounds_ = source.ids;
       index->label_ = label;
+      index->read_ids_ahead_ = remote;
       return index;
     });
   }
@@ -183,6 +188,7 @@ class BTreeIndex final : public ScalarIndex {
     both->checked_rows_ = checked_rows_;
     both->bounds_ = bounds_;
     both->label_ = label_;
+    both->read_ids_ahead_ = read_ids_ahead_;
     return both;
   }
 
@@ -233,11 +239,15 @@ class BTreeIndex final : public ScalarIndex {
     const auto select = leaf.Selector(type_);
     for (size_t k = 0; k < pages.size(); ++k) {
       const int64_t p = pages[k];
-      ArrayPtr values = read_(0, PageOf(p));
+      ArrayPtr values, ids;
+      if (read_ids_ahead_)
+        io::RunConcurrently(2, 2, [&](size_t c) { (c == 0 ? values : ids) = read_(int(c), PageOf(p)); });
+      else
+        values = read_(0, PageOf(p));
       std::vector<int64_t> hits = select(*values);
       if (check && p < checked_rows_) CheckBoundariesBeside(leaf, pages, k, hits, values->length);
       if (hits.empty()) continue;
-      ArrayPtr ids = read_(1, PageOf(p));
+      if (!ids) ids = read_(1, PageOf(p));
       const uint64_t* id = ids->values<uint64_t>();
       for (int64_t h : hits) fn(p, h, id[h]);
     }
@@ -327,6 +337,9 @@ class BTreeIndex final : public ScalarIndex {
   int64_t checked_rows_ = 0;
   IdBounds bounds_;
   std::string label_;
+  // A remote segment reads a page's ids beside its values, before knowing whether any
+  // value matches: one round trip instead of two, for bytes mostly needed anyway.
+  bool read_ids_ahead_ = false;
 };
 
 // Two indexes searched as one (when their pages cannot share a lookup).

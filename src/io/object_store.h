@@ -131,6 +131,11 @@ class ObjectStore {
     return nullptr;
   }
 
+  // A commit is about to publish into `dir` with PutIfAbsent: a store that must first check
+  // the server (S3's probe of conditional writes) may do it now, while the commit writes
+  // its other files. Never throws: a failed check is reported by PutIfAbsent.
+  virtual void PrepareConditionalPut(const std::string& /*dir*/) {}
+
   // Whether a request costs a round trip worth hiding (an object store over the network):
   // readers then issue independent reads concurrently (RunConcurrently).
   virtual bool costly_requests() const { return false; }

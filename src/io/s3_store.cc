@@ -292,8 +292,10 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
     if (r.body.size() > size) ThrowIo("GET '{}': {} bytes of a {}-byte object", path, r.body.size(), size);
     stats_.opens.fetch_add(1, std::memory_order_relaxed);
     CountRead(r.body.size());
-    if (!r.body.empty())
-      read_cache_.Insert(S3ReadableFile::CacheKey(path, size), size - r.body.size(), std::move(r.body));
+    if (!r.body.empty()) {
+      const uint64_t first = size - r.body.size();  // before the body is moved away
+      read_cache_.Insert(S3ReadableFile::CacheKey(path, size), first, std::move(r.body));
+    }
     return std::make_unique<S3ReadableFile>(shared_from_this(), path, size);
   }
   std::unique_ptr<ReadableFile> OpenRead(const std::string& path, uint64_t known_size) const override {
@@ -405,6 +407,13 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
   // A server that ignores If-None-Match would let two writers publish the same version,
   // each overwriting the other's manifest: before the first put-if-absent, a probe object
   // beside `path` is put twice, and the second put must be refused.
+  void PrepareConditionalPut(const std::string& dir) override {
+    if (!config_.conditional_put) return;
+    try {
+      CheckConditionalPut(dir + "/");
+    } catch (const Error&) {
+    }
+  }
   void CheckConditionalPut(const std::string& path) {
     std::lock_guard lock(probe_mutex_);
     if (probe_ == Probe::kHonoured) return;

@@ -8,6 +8,7 @@
 // attempt's own error is the one to report.
 #pragma once
 
+#include <future>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,15 @@ class AttemptFiles {
   // A file the attempt is about to write (recorded first: a half-written file goes too;
   // one never created costs a failed delete).
   void Add(std::string path) { files_.push_back(std::move(path)); }
+  // Add(path), then puts `bytes` there. On a store whose requests are costly (an object
+  // store) the put runs in the background, at most kPutsInFlight at once, so that an
+  // attempt's small files (deletion files, its transaction) cost one round trip together:
+  // Wait() joins them. Commit waits before it publishes; so does the destructor before it
+  // removes anything.
+  void Put(std::string path, std::string bytes);
+  // Waits for the background puts; throws the first one's error.
+  void Wait();
+  static constexpr size_t kPutsInFlight = 16;
   // A directory the attempt made: removed after the files when it is empty again, so
   // files another writer put there meanwhile keep it. Directories go in the reverse
   // order of their recording (a child recorded after its parent goes first).
@@ -45,6 +55,7 @@ class AttemptFiles {
 
   io::ObjectStore& store_;
   std::vector<std::string> files_;
+  std::vector<std::future<void>> puts_;  // in the order they began
   std::vector<Directory> directories_;
   bool published_ = false;
 };

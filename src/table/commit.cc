@@ -1,6 +1,7 @@
 #include "table/commit.h"
 
 #include <chrono>
+#include <future>
 #include <map>
 #include <cstdio>
 #include <cstdlib>
@@ -334,6 +335,18 @@ std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::Objec
                                                        const CommitOptions& options);
 }  // namespace
 
+namespace {
+// ObjectStore::PrepareConditionalPut in the background, on a store whose requests are
+// costly; no future otherwise. A change starts it as early as it can (UntilCommitted,
+// BuildAndCommit, Commit), so that it overlaps the change's reads and writes; once done,
+// the store answers at once.
+std::future<void> StartConditionalPutCheck(io::ObjectStore& store, const std::string& uri) {
+  if (!store.costly_requests()) return {};
+  return std::async(std::launch::async,
+                    [&store, dir = io::JoinPath(uri, kVersionsDir)] { store.PrepareConditionalPut(dir); });
+}
+}  // namespace
+
 std::shared_ptr<const DatasetState> Commit(std::shared_ptr<io::ObjectStore> store, const std::string& uri,
                                            std::shared_ptr<const DatasetState> read, Transaction transaction,
                                            const CommitOptions& options) {
@@ -344,18 +357,24 @@ std::shared_ptr<const DatasetState> Commit(std::shared_ptr<io::ObjectStore> stor
   std::string txn_dir = io::JoinPath(uri, kTransactionsDir);
   store->CreateDir(txn_dir);
   const std::string txn_path = io::JoinPath(txn_dir, txn_name);
-  AttemptFiles attempt(*store);
-  attempt.Add(txn_path);
-  store->Put(txn_path, transaction.SerializeAsString());
+  // An object store checks that it honours conditional puts before the first publication;
+  // the check runs beside the writes below rather than after them.
+  auto probe = StartConditionalPutCheck(*store, uri);
+  AttemptFiles own(*store);
+  AttemptFiles& attempt = options.attempt ? *options.attempt : own;
+  attempt.Put(txn_path, transaction.SerializeAsString());
+  attempt.Wait();
   // Everything the new manifest will refer to must be durable before it is visible.
   store->Sync(uri);
+  if (probe.valid()) probe.get();
   auto committed = PublishWithRetries(store, uri, std::move(read), transaction, txn_name, options);
-  attempt.Published();
+  own.Published();
   return committed;
 }
 
 std::shared_ptr<const DatasetState> UntilCommitted(std::shared_ptr<const DatasetState>& state, const char* operation,
                                                    const CommitStep& step) {
+  auto probe = StartConditionalPutCheck(*state->store, state->uri);  // beside the reads
   for (int attempt = 0;; ++attempt) {
     try {
       try {
@@ -374,10 +393,13 @@ std::shared_ptr<const DatasetState> UntilCommitted(std::shared_ptr<const Dataset
 
 std::shared_ptr<const DatasetState> BuildAndCommit(const std::shared_ptr<const DatasetState>& state,
                                                    const CommitOptions& options, const BuildStep& build) {
+  auto probe = StartConditionalPutCheck(*state->store, state->uri);
   AttemptFiles attempt(*state->store);
   Transaction t;
   if (!build(t, attempt)) return nullptr;
-  auto committed = Commit(state->store, state->uri, state, std::move(t), options);
+  CommitOptions with_files = options;
+  with_files.attempt = &attempt;
+  auto committed = Commit(state->store, state->uri, state, std::move(t), with_files);
   attempt.Published();
   return committed;
 }
@@ -524,7 +546,9 @@ std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::Objec
     auto state = MakeState(store, base ? base->session : options.session, uri,
                            io::JoinPath(io::JoinPath(uri, kVersionsDir), ManifestFileName(next.version(), naming)),
                            std::move(as_written), indices, content ? &content->schema : &no_dictionaries);
-    if (PublishManifest(*store, uri, next, indices, &transaction, naming, content ? &content->schema : nullptr)) {
+    const uint64_t newest = listed.empty() ? 0 : listed.back().version;
+    if (PublishManifest(*store, uri, next, indices, &transaction, naming, content ? &content->schema : nullptr,
+                        newest)) {
       WriteVersionHint(*store, uri, next.version());
       return state;
     }

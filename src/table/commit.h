@@ -41,6 +41,9 @@ struct CommitOptions {
   bool enable_stable_row_ids = false;  // for creating datasets
   std::string file_version = "2.0";    // data_format.version when creating
   bool create_only = false;            // fail if the dataset appears concurrently
+  // The files the caller's attempt wrote: the transaction file joins them, and their
+  // background puts (AttemptFiles::Put) are waited for before the manifest is published.
+  AttemptFiles* attempt = nullptr;
   // Set by read-modify-writes: a concurrent version that changed what they read makes
   // the commit a RetryableConflict instead of a rebase (table/read_set.h).
   std::shared_ptr<const ReadSet> read_set;

@@ -49,8 +49,7 @@ lance::table::DeletionFile WriteDeletionFile(io::ObjectStore& store, AttemptFile
   file.set_num_deleted_rows(vector.size());
   store.CreateDir(io::JoinPath(uri, kDeletionsDir));
   const std::string path = DeletionFilePath(uri, fragment_id, file);
-  attempt.Add(path);
-  store.Put(path, encoded.bytes);
+  attempt.Put(path, std::move(encoded.bytes));
   return file;
 }
 

@@ -4,6 +4,7 @@
 
 #include "table/deletions.h"
 #include "format/row_id_sequence.h"
+#include "io/run_concurrently.h"
 #include "lancelet/builder.h"
 #include "lancelet/error.h"
 #include "overlay/patch.h"
@@ -51,9 +52,42 @@ uint64_t FragmentReader::num_deleted() const {
   return fragment_.has_deletion_file() ? deletions().Cardinality() : 0;
 }
 
-void FragmentReader::OpenAll() const {
+void FragmentReader::OpenAll(const std::vector<size_t>& fields, uint64_t start, uint64_t count) const {
   for (int f = 0; f < fragment_.files_size(); ++f) OpenFile(size_t(f));
   deletions();
+  // One prefetch per data file, for all the fields it holds.
+  std::map<const format::LanceFileReader*, std::vector<size_t>> by_file;
+  for (size_t field : fields)
+    if (FieldSource source = Locate(field); source.file && !CoverageOf(field))
+      by_file[source.file].push_back(source.field_index);
+  for (const auto& [file, indices] : by_file)
+    file->PrefetchFields(indices, start, count, kPrefetchBytes);
+}
+
+ArrayPtr FragmentReader::BaseValues(const FieldSource& src, size_t field, uint64_t rows,
+                                    const ReadFileField& read) const {
+  if (!src.file) return MakeNullArray(state_.schema.fields()[field].type, int64_t(rows));
+  return ProjectToSchema(read(*src.file, src.field_index), src.file->schema().fields()[src.field_index],
+                         state_.schema.fields()[field]);
+}
+
+std::vector<size_t> FragmentReader::ReadPlainFields(const std::vector<size_t>& fields, uint64_t rows,
+                                                    const ReadFileField& read, std::vector<ArrayPtr>& out) const {
+  out.assign(fields.size(), nullptr);
+  std::vector<size_t> plain, rest;
+  std::vector<FieldSource> sources;
+  for (size_t k = 0; k < fields.size(); ++k) {
+    if (CoverageOf(fields[k])) {
+      rest.push_back(k);
+      continue;
+    }
+    plain.push_back(k);
+    sources.push_back(Locate(fields[k]));  // opens the files here, not in the threads
+  }
+  const int threads = state_.store->costly_requests() ? int(plain.size()) : 1;
+  io::RunConcurrently(plain.size(), threads,
+                      [&](size_t i) { out[plain[i]] = BaseValues(sources[i], fields[plain[i]], rows, read); });
+  return rest;
 }
 
 const format::RoaringBitmap& FragmentReader::deletions() const {
@@ -381,10 +415,9 @@ ArrayPtr FragmentReader::Overlaid(size_t field, overlay::Resolution resolution, 
 
 ArrayPtr FragmentReader::ReadFieldRange(size_t field, uint64_t start, uint64_t count) const {
   auto read_base = [&] {
-    FieldSource src = Locate(field);
-    if (!src.file) return MakeNullArray(state_.schema.fields()[field].type, int64_t(count));
-    return ProjectToSchema(src.file->ReadField(src.field_index, start, count),
-                           src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
+    return BaseValues(Locate(field), field, count, [&](const format::LanceFileReader& file, size_t index) {
+      return file.ReadField(index, start, count);
+    });
   };
   const overlay::CoverageLayers* coverage = CoverageOf(field);
   if (!coverage) return read_base();
@@ -400,10 +433,15 @@ std::vector<ArrayPtr> FragmentReader::ReadRange(const std::vector<size_t>& field
   if (start + count > physical_rows())
     ThrowInvalid("fragment {}: rows [{}, {}) are past its {} rows", fragment_.id(), start, start + count,
                  physical_rows());
+  const ReadFileField read = [&](const format::LanceFileReader& file, size_t index) {
+    return file.ReadField(index, start, count);
+  };
   std::vector<ArrayPtr> out;
-  for (size_t field : fields) {
+  const std::vector<size_t> rest = ReadPlainFields(fields, count, read, out);
+  for (size_t k : rest) {
+    const size_t field = fields[k];
     const uint64_t chunk_rows = read_ahead_ ? ChunkRows(field) : 0;
-    out.push_back(count < chunk_rows ? FromChunk(field, start, count, chunk_rows) : ReadFieldRange(field, start, count));
+    out[k] = count < chunk_rows ? FromChunk(field, start, count, chunk_rows) : ReadFieldRange(field, start, count);
   }
   return out;
 }
@@ -442,24 +480,17 @@ std::vector<ArrayPtr> FragmentReader::ReadOffsets(const std::vector<size_t>& fie
   for (uint64_t o : offsets)
     if (o >= physical_rows())
       ThrowInvalid("fragment {}: offset {} is past its {} rows", fragment_.id(), o, physical_rows());
+  const ReadFileField read = [&](const format::LanceFileReader& file, size_t index) {
+    return file.TakeField(index, offsets);
+  };
   std::vector<ArrayPtr> out;
-  for (size_t field : fields) {
-    auto read_base = [&] {
-      FieldSource src = Locate(field);
-      if (!src.file) return MakeNullArray(state_.schema.fields()[field].type, int64_t(offsets.size()));
-      return ProjectToSchema(src.file->TakeField(src.field_index, offsets),
-                             src.file->schema().fields()[src.field_index], state_.schema.fields()[field]);
-    };
+  for (size_t k : ReadPlainFields(fields, offsets.size(), read, out)) {
     // Offsets are looked up in the coverage bitmaps, so that a take lists no cells.
-    const overlay::CoverageLayers* coverage = CoverageOf(field);
-    if (!coverage) {
-      out.push_back(read_base());
-      continue;
-    }
+    const size_t field = fields[k];
     const overlay::FieldLayers* merged = MergedLayersOf(field);
-    out.push_back(Overlaid(field,
-                           merged ? overlay::ResolveOffsets(*merged, offsets) : overlay::ResolveOffsets(*coverage, offsets),
-                           in_scan, read_base));
+    const overlay::CoverageLayers& coverage = *CoverageOf(field);
+    out[k] = Overlaid(field, merged ? overlay::ResolveOffsets(*merged, offsets) : overlay::ResolveOffsets(coverage, offsets),
+                      in_scan, [&] { return BaseValues(Locate(field), field, offsets.size(), read); });
   }
   return out;
 }

@@ -20,6 +20,10 @@
 
 namespace lancelet::table {
 
+// Fragments read at once from a store whose requests are costly (a take, an UPDATE's
+// moved rows): each has its own FragmentReader, so their requests overlap.
+inline constexpr int kConcurrentFragmentReads = 16;
+
 class FragmentReader {
  public:
   FragmentReader(const DatasetState& state, const lance::table::DataFragment& fragment);
@@ -38,8 +42,15 @@ class FragmentReader {
   // Says that ReadRange will be asked for the rows that follow each range, in order, to
   // the fragment's end (a scan without a limit): overlaid fields may then be read ahead.
   void ReadAhead() { read_ahead_ = true; }
-  // Opens every data file and reads the deletion file now rather than at first use.
-  void OpenAll() const;
+  // Opens every data file and reads the deletion file now rather than at first use, and
+  // prefetches the pages that hold rows [start, start + count) of `fields` (dataset field
+  // indices) that no overlay covers, up to kPrefetchBytes per data file
+  // (LanceFileReader::PrefetchFields): a scan opening fragments ahead on an object store
+  // then fetches their first pages in the same round trips.
+  void OpenAll(const std::vector<size_t>& fields, uint64_t start, uint64_t count) const;
+  // The 16 fragments a scan opens ahead (ScanPlan::Cursor::kOpenAhead) then fill at most
+  // half of an S3 store's read cache (16 MiB).
+  static constexpr uint64_t kPrefetchBytes = 512 << 10;
   // The same at arbitrary physical offsets (any order), reading only the overlay values
   // these offsets need.
   std::vector<ArrayPtr> Take(const std::vector<size_t>& fields, std::span<const uint64_t> offsets) const;
@@ -74,6 +85,17 @@ class FragmentReader {
     size_t field_index = 0;                          // within the file's schema
   };
   FieldSource Locate(size_t field) const;
+  // Reads one field of a data file: ReadField or TakeField over the rows wanted.
+  using ReadFileField = std::function<ArrayPtr(const format::LanceFileReader&, size_t field_index)>;
+  // The field's values in its data file as the dataset's schema has them (NULLs, `rows`
+  // of them, when no file holds it), before any overlay.
+  ArrayPtr BaseValues(const FieldSource& src, size_t field, uint64_t rows, const ReadFileField& read) const;
+  // Fills `out` (one entry per field) with the base values of the fields no overlay
+  // covers, those being final; returns the positions of the others, left null. On a store
+  // whose requests are costly the fields are read concurrently, so that their pages cost
+  // one round trip rather than one each.
+  std::vector<size_t> ReadPlainFields(const std::vector<size_t>& fields, uint64_t rows, const ReadFileField& read,
+                                      std::vector<ArrayPtr>& out) const;
   const format::LanceFileReader& OpenFile(size_t data_file) const;
   // `whole_if_small`: read a file of at most kReadWholeOverlayFileBytes whole (a scan
   // reads all of it); else just its tail (a take reads a few pages).

@@ -147,7 +147,8 @@ bool RemovedMeanwhile(const Error& e, const io::ObjectStore& store, const std::s
 
 bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance::table::Manifest& manifest,
                      const lance::table::IndexSection& indices, const lance::table::Transaction* transaction,
-                     ManifestNaming naming, const format::LanceSchema* dictionaries) {
+                     ManifestNaming naming, const format::LanceSchema* dictionaries,
+                     std::optional<uint64_t> newest_listed) {
   std::string dir = io::JoinPath(uri, kVersionsDir);
   store.CreateDir(dir);
   const std::string bytes = EncodeManifestFile(manifest, transaction, &indices, dictionaries);
@@ -158,8 +159,13 @@ bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance
   // away, so a freed N always leaves a newer one behind).
   const auto lock = store.LockDirectory(dir, io::ObjectStore::LockMode::kShared);
   const uint64_t n = manifest.version();
-  const auto listed = ListManifests(store, uri);
-  const uint64_t newest = listed.empty() ? 0 : listed.back().version;
+  uint64_t newest;
+  if (newest_listed && !lock) {
+    newest = *newest_listed;
+  } else {
+    const auto listed = ListManifests(store, uri);
+    newest = listed.empty() ? 0 : listed.back().version;
+  }
   if (newest != n - 1) return false;
   return store.PutIfAbsent(io::JoinPath(dir, ManifestFileName(n, naming)), bytes);
 }
@@ -184,6 +190,9 @@ void WriteVersionHint(io::ObjectStore& store, const std::string& uri, uint64_t v
   // newer version may still put its hint between our read and our put; it published
   // before it did, so finding that version afterwards, we put the newest listed one.
   const std::string path = io::JoinPath(io::JoinPath(uri, kVersionsDir), kVersionHintFile);
+  // On an object store, where one listing finds the newest version, the reference keeps
+  // no hint, and neither does lancelet: it would cost a commit two to four requests.
+  if (store.costly_requests()) return;
   try {
     // (A hint naming a version that does not exist is wrong, not newer.)
     if (auto current = ReadVersionHint(store, path);

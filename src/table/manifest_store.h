@@ -73,9 +73,14 @@ std::string EncodeManifestFile(lance::table::Manifest manifest, const lance::tab
 // in `naming`. Returns false if that version already exists under either name (a
 // concurrent commit won), or if, just before, the version below was gone or a newer one
 // already there (the caller lists the versions again). Cleanups' removals wait for it.
+// `newest_listed`: the newest version a listing the caller made just before found, which
+// a store without directory locks (an object store) takes instead of listing again:
+// there no lock holds cleanups off between a check and the put anyway, and a cleanup
+// removes only versions superseded long before (docs/compaction.md).
 bool PublishManifest(io::ObjectStore& store, const std::string& uri, const lance::table::Manifest& manifest,
                      const lance::table::IndexSection& indices, const lance::table::Transaction* transaction,
-                     ManifestNaming naming, const format::LanceSchema* dictionaries = nullptr);
+                     ManifestNaming naming, const format::LanceSchema* dictionaries = nullptr,
+                     std::optional<uint64_t> newest_listed = std::nullopt);
 
 void WriteVersionHint(io::ObjectStore& store, const std::string& uri, uint64_t version);
 

@@ -124,7 +124,13 @@ std::unique_ptr<FragmentReader> ScanPlan::Cursor::OpenTaskReader() {
   io::RunConcurrently(readers.size(), int(readers.size()), [&](size_t i) {
     const ScanTask& task = p.tasks[task_ + i];
     readers[i] = std::make_unique<FragmentReader>(*p.state, *task.fragment);
-    if (!task.candidates || !task.candidates->empty()) readers[i]->OpenAll();  // else nothing is read
+    const uint64_t batch = uint64_t(p.batch_size);
+    if (!task.candidates) {
+      readers[i]->OpenAll(p.read_fields, 0, batch);
+    } else if (!task.candidates->empty()) {  // else nothing is read
+      const auto& rows = *task.candidates;  // ascending: the first batch's lie within these
+      readers[i]->OpenAll(p.read_fields, rows.front(), rows[std::min<size_t>(rows.size(), batch) - 1] + 1 - rows.front());
+    }
   });
   for (size_t i = 1; i < readers.size(); ++i) opened_ahead_[task_ + i] = std::move(readers[i]);
   return std::move(readers[0]);

@@ -89,9 +89,6 @@ RecordBatchPtr ScanBuilder::ToBatch() const {
 
 namespace {
 
-// Fragments a take reads at once from a store with costly requests.
-constexpr int kConcurrentFragmentReads = 16;
-
 // Rows of one fragment, gathered for a take, in the order they were asked for.
 RecordBatchPtr TakeFromFragments(const DatasetPtr& dataset, const std::vector<std::string>& columns,
                                  const std::vector<std::pair<const lance::table::DataFragment*, uint64_t>>& rows) {
@@ -119,7 +116,7 @@ RecordBatchPtr TakeFromFragments(const DatasetPtr& dataset, const std::vector<st
   }
   // Fragments are read side by side where a request costs a round trip.
   const table::DatasetState& state = table::StateOf(dataset);
-  io::RunConcurrently(work.size(), state.store->costly_requests() ? kConcurrentFragmentReads : 1, [&](size_t g) {
+  io::RunConcurrently(work.size(), state.store->costly_requests() ? table::kConcurrentFragmentReads : 1, [&](size_t g) {
     std::vector<uint64_t> offsets;
     for (size_t i : work[g].second) offsets.push_back(rows[i].second);
     table::FragmentReader reader(state, *work[g].first);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "format/value_bytes.h"
+#include "io/run_concurrently.h"
 #include "lancelet/error.h"
 #include "table/commit.h"
 #include "table/compaction.h"
@@ -158,15 +159,35 @@ MergeChanges WithoutOverlays(const DatasetState& state, const MergeChanges& chan
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   MergeChanges out;
   out.deletes = changes.deletes;
-  for (const auto& [id, cells] : changes.updates) {
+  // Each changed fragment's rows, read whole: on an object store the fragments are read
+  // concurrently, their requests overlapping.
+  struct Moved {
     std::vector<uint32_t> offsets;  // every row a column of the fragment changes
-    for (const auto& c : cells) offsets.insert(offsets.end(), c.offsets.begin(), c.offsets.end());
-    std::sort(offsets.begin(), offsets.end());
-    offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+    std::vector<ArrayPtr> columns;
+    ArrayPtr row_ids;  // with stable row ids
+  };
+  std::vector<std::pair<uint64_t, const std::vector<MergeChanges::ColumnCells>*>> fragments;
+  for (const auto& [id, cells] : changes.updates) fragments.emplace_back(id, &cells);
+  std::vector<Moved> moved(fragments.size());
+  const bool stable_ids = state.manifest.reader_feature_flags() & kFlagStableRowIds;
+  io::RunConcurrently(fragments.size(), state.store->costly_requests() ? kConcurrentFragmentReads : 1, [&](size_t i) {
+    Moved& m = moved[i];
+    for (const auto& c : *fragments[i].second) m.offsets.insert(m.offsets.end(), c.offsets.begin(), c.offsets.end());
+    std::sort(m.offsets.begin(), m.offsets.end());
+    m.offsets.erase(std::unique(m.offsets.begin(), m.offsets.end()), m.offsets.end());
+    if (m.offsets.empty()) return;
+    FragmentReader reader(state, Find(state, fragments[i].first));
+    std::vector<uint64_t> wide(m.offsets.begin(), m.offsets.end());
+    m.columns = reader.ReadRows(all, wide);
+    // The rows keep their ids, as in the reference's UPDATE: an id names the row, not
+    // where it is stored.
+    if (stable_ids) m.row_ids = reader.RowIds(wide);
+  });
+  for (size_t i = 0; i < fragments.size(); ++i) {
+    const uint64_t id = fragments[i].first;
+    const auto& cells = *fragments[i].second;
+    auto& [offsets, columns, row_ids] = moved[i];
     if (offsets.empty()) continue;
-    FragmentReader reader(state, Find(state, id));
-    std::vector<uint64_t> wide(offsets.begin(), offsets.end());
-    std::vector<ArrayPtr> columns = reader.ReadRows(all, wide);
     for (const auto& c : cells) {  // each column's values replace its rows among `offsets`
       std::vector<uint32_t> at;
       for (uint32_t o : c.offsets) at.push_back(uint32_t(std::lower_bound(offsets.begin(), offsets.end(), o) - offsets.begin()));
@@ -179,12 +200,9 @@ MergeChanges WithoutOverlays(const DatasetState& state, const MergeChanges& chan
     auto& deleted = out.deletes[id];
     deleted.insert(deleted.end(), offsets.begin(), offsets.end());
     out.inserts.push_back(std::make_shared<RecordBatch>(state.arrow_schema, std::move(columns), int64_t(offsets.size())));
-    if (state.manifest.reader_feature_flags() & kFlagStableRowIds) {
-      // The rows keep their ids, as in the reference's UPDATE: an id names the row, not
-      // where it is stored.
-      auto ids = reader.RowIds(wide);
-      out.insert_row_ids.insert(out.insert_row_ids.end(), ids->values<uint64_t>(), ids->values<uint64_t>() + ids->length);
-    }
+    if (row_ids)
+      out.insert_row_ids.insert(out.insert_row_ids.end(), row_ids->values<uint64_t>(),
+                                row_ids->values<uint64_t>() + row_ids->length);
   }
   // The moved rows come first, so that insert_row_ids names them; new rows get new ids.
   out.inserts.insert(out.inserts.end(), changes.inserts.begin(), changes.inserts.end());

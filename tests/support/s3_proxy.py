@@ -10,6 +10,7 @@ The proxy answers its own paths under /__proxy/:
     GET /__proxy/stats        {"requests": N, "bytes_in": B, "bytes_out": B, "by_method": {...},
                                "max_in_flight": most requests being answered at once}
     GET /__proxy/log          one line per request: METHOD PATH?QUERY RANGE STATUS BYTES_OUT
+                              @START+TOOKms (milliseconds since the reset, latency included)
     POST /__proxy/reset       zeroes the counters and the log, removes every fault
     POST /__proxy/set?latency_ms=20&fail_every=3&fail_status=503&drop_every=0&fail_method=PUT
                               latency before each answer; answer every Nth request (of
@@ -48,6 +49,7 @@ class State:
         self.strip_conditional = 0
         self.seen = 0
         self.seen_gets = 0
+        self.t0 = time.monotonic()
 
 
 STATE = State()
@@ -60,6 +62,11 @@ def upstream():
     if conn is None:
         conn = LOCAL.conn = http.client.HTTPConnection(UPSTREAM.hostname, UPSTREAM.port, timeout=60)
     return conn
+
+
+def timing(began):
+    now = time.monotonic()
+    return f" @{(began - STATE.t0) * 1000:.0f}+{(now - began) * 1000:.0f}ms"
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -117,6 +124,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         rng = self.headers.get("Range", "-")
+        began = time.monotonic()
         with STATE.lock:
             latency = STATE.latency_ms
             counts = not STATE.fail_method or STATE.fail_method == self.command
@@ -131,7 +139,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(latency / 1000)
         if fail:
             with STATE.lock:
-                STATE.log.append(f"{self.command} {self.path} {rng} {status}(injected) 0")
+                STATE.log.append(f"{self.command} {self.path} {rng} {status}(injected) 0{timing(began)}")
             return self.answer(status, b"<Error><Code>SlowDown</Code><Message>injected</Message></Error>",
                                [("Content-Type", "application/xml")])
         dropped = ("connection", "expect") + (("if-none-match",) if STATE.strip_conditional else ())
@@ -152,7 +160,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             STATE.bytes_in += len(body)
             STATE.bytes_out += len(data)
             STATE.by_method[self.command] = STATE.by_method.get(self.command, 0) + 1
-            STATE.log.append(f"{self.command} {self.path} {rng} {resp.status}{'(cut)' if drop else ''} {len(data)}")
+            STATE.log.append(f"{self.command} {self.path} {rng} {resp.status}{'(cut)' if drop else ''} {len(data)}"
+                             f"{timing(began)}")
         self.send_response(resp.status)
         for k, v in resp.getheaders():
             if k.lower() not in ("content-length", "transfer-encoding", "connection", "server", "date"):

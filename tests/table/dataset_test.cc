@@ -183,8 +183,13 @@ TEST_P(DatasetTest, OpenErrorsNameThePath) {
 
 TEST_P(DatasetTest, WritesTheVersionHintAndV2ManifestNames) {
   auto v2 = Dataset::Write(uri_, {IdNameBatch(0, 3)}, Options())->Append({IdNameBatch(3, 1)});
-  auto hint = io::OpenStore(uri_).store->OpenRead(uri_ + "/_versions/latest_version_hint.json");
-  EXPECT_EQ(hint->Read(0, hint->size()), "{\"version\":2}");
+  auto store = io::OpenStore(uri_).store;
+  const std::string hint = uri_ + "/_versions/latest_version_hint.json";
+  if (store->costly_requests()) {
+    EXPECT_FALSE(store->Exists(hint));  // as the reference: an object store lists instead
+  } else {
+    EXPECT_EQ(store->ReadObject(hint), "{\"version\":2}");
+  }
   EXPECT_TRUE(io::OpenStore(uri_).store->Exists(uri_ + "/_versions/18446744073709551613.manifest"));
   // The state a commit returns names the manifest it wrote (not version 0's).
   EXPECT_EQ(table::StateOf(v2).manifest_path, uri_ + "/_versions/18446744073709551613.manifest");
