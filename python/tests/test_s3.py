@@ -39,6 +39,12 @@ def s3(tmp_path_factory):
     subprocess.run([sys.executable, SERVER, "stop", state], env=env)
 
 
+def vectors(rows, dim):
+    """Rows 0.. of `dim` float32s each, counting up: row r holds r*dim .. r*dim + dim - 1."""
+    pa, np = need("pyarrow"), need("numpy")
+    return pa.FixedSizeListArray.from_arrays(pa.array(np.arange(rows * dim, dtype=np.float32)), dim)
+
+
 def rows(table):
     return sorted(zip(*(table.column(name).to_pylist() for name in table.column_names)))
 
@@ -180,12 +186,10 @@ def test_reads_are_merged_into_as_few_requests_as_the_reference_makes(proxied):
     """A take of scattered rows fetches the chunks that hold them in a few merged requests,
     not one per row (it was 527 GETs per file for 500 rows of 128-byte vectors)."""
     pa = need("pyarrow")
-    np = need("numpy")
     proxy, options = proxied
     uri = "s3://bkt/vectors.lance"
     rows = 20_000
-    emb = pa.FixedSizeListArray.from_arrays(pa.array(np.arange(rows * 32, dtype=np.float32)), 32)
-    lancelet.write_dataset(pa.table({"id": pa.array(range(rows), pa.int64()), "emb": emb}), uri,
+    lancelet.write_dataset(pa.table({"id": pa.array(range(rows), pa.int64()), "emb": vectors(rows, 32)}), uri,
                            storage_options=options)
     ds = lancelet.dataset(uri, storage_options=options)
     wanted = list(range(0, rows, 40))  # 500 rows, 5 KiB apart
@@ -306,6 +310,22 @@ def test_a_scan_fetches_each_files_pages_in_one_request_beside_the_others(proxie
     got = ds.to_table()
     assert got.column("qty").to_pylist() == table.column("qty").to_pylist()
     assert proxy.stats()["by_method"].get("GET", 0) == 8, proxy.log()
+    proxy.set()
+
+
+def test_a_scan_reads_a_large_column_a_window_at_a_time(proxied):
+    """A scan reads 16 MiB of rows at a time, not a request per batch: 100k rows of 64
+    floats (25.6 MB) in 2 windows, the second fetched while the first is read."""
+    pa = need("pyarrow")
+    proxy, options = proxied
+    uri = "s3://bkt/windows.lance"
+    lancelet.write_dataset(pa.table({"emb": vectors(100_000, 64)}), uri, storage_options=options)
+    ds = lancelet.dataset(uri, storage_options={**options, "lancelet_read_cache_size": "64000001"})  # a fresh store
+    proxy.set()
+    got = ds.to_table().column("emb")
+    assert got[99_999].as_py() == [float(x) for x in range(99_999 * 64, 100_000 * 64)]
+    gets = [line for line in proxy.log().splitlines() if line.startswith("GET ")]
+    assert len(gets) == 3, gets  # the footer, then 65536 rows (16 MiB) and the 34464 after them
     proxy.set()
 
 

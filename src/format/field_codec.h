@@ -106,6 +106,10 @@ class FieldDecoder {
   // [start, start + count): what a read of those rows will fetch, for a prefetch. A
   // decoder that cannot tell appends nothing (the default).
   virtual void PageRanges(uint64_t /*start*/, uint64_t /*count*/, std::vector<io::ByteRange>& /*out*/) const {}
+  // A hint that rows [start, start + count) will be read soon: a decoder that can tell
+  // which bytes hold them asks the source for those now (PageReader::PrefetchRows). The
+  // default does nothing.
+  virtual void PrefetchRows(uint64_t /*start*/, uint64_t /*count*/) const {}
 };
 
 // The distinct rows of a Take, ascending: what a decoder reads. With `ascending` (rows

@@ -9,6 +9,8 @@
 // Version 2.0 is stored as 0.3; 0.1 and 0.2 are the legacy (v1) format.
 #include "format/lance_file.h"
 
+#include "io/run_concurrently.h"
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -592,6 +594,24 @@ uint64_t LanceFileReader::PrefetchFields(std::span<const size_t> field_indices, 
     }
   if (ranges.empty() || !impl_->source->Prefetch(ranges)) return 0;
   return total;
+}
+
+uint64_t LanceFileReader::StoredBytes(std::span<const size_t> field_indices) const {
+  std::vector<io::ByteRange> buffers;
+  for (size_t field_index : field_indices) {
+    const FieldDecoder& decoder = impl_->Decoder(field_index);
+    decoder.PageRanges(0, decoder.num_rows(), buffers);
+  }
+  uint64_t bytes = 0;
+  for (const io::ByteRange& r : buffers) bytes += r.length;
+  return bytes;
+}
+
+void LanceFileReader::PrefetchRows(std::span<const size_t> field_indices, uint64_t start, uint64_t count) const {
+  std::vector<const FieldDecoder*> decoders;
+  for (size_t field_index : field_indices) decoders.push_back(&impl_->Decoder(field_index));
+  io::RunConcurrently(decoders.size(), int(decoders.size()),
+                      [&](size_t i) { decoders[i]->PrefetchRows(start, count); });
 }
 
 ArrayPtr LanceFileReader::TakeField(size_t field_index, std::span<const uint64_t> rows) const {

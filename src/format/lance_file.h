@@ -114,6 +114,13 @@ class LanceFileReader {
   // page's chunk sizes) fetched. Returns the bytes asked for.
   uint64_t PrefetchFields(std::span<const size_t> field_indices, uint64_t start, uint64_t count,
                           uint64_t max_bytes) const;
+  // A hint that rows [start, start + count) of these fields will be read in order soon:
+  // the bytes that hold them (not whole pages) are fetched now, the fields side by side
+  // (FieldDecoder::PrefetchRows; only a remote store acts on it).
+  void PrefetchRows(std::span<const size_t> field_indices, uint64_t start, uint64_t count) const;
+  // The bytes the pages of these fields hold (FieldDecoder::PageRanges over every row; 0
+  // for a decoder that cannot tell).
+  uint64_t StoredBytes(std::span<const size_t> field_indices) const;
 
   const std::string& path() const;
   uint64_t file_size() const;  // bytes, as the file was opened

@@ -424,6 +424,17 @@ class FieldDecoderImpl final : public FieldDecoder {
     return Assemble(field_, paths_, decoded);
   }
 
+  void PrefetchRows(uint64_t start, uint64_t count) const override {
+    for (size_t c = 0; c < pages_.size(); ++c)
+      for (size_t p = 0; p < pages_[c].size(); ++p) {
+        const PageEntry& page = pages_[c][p];
+        const uint64_t begin = std::max(start, page.first_row), end = std::min(start + count, page.first_row + page.num_rows);
+        if (begin >= end) continue;
+        const std::pair<uint64_t, uint64_t> run{begin - page.first_row, end - begin};
+        Reader(c, p).PrefetchRows(std::span(&run, 1));
+      }
+  }
+
   void PageRanges(uint64_t start, uint64_t count, std::vector<io::ByteRange>& out) const override {
     for (const auto& pages : pages_)
       for (const PageEntry& page : pages) {

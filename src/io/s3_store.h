@@ -41,7 +41,7 @@ struct S3Config {
   // store's cache of read_cache_bytes, so that the small reads after it cost no request
   // (lancelet's own options lancelet_read_block_size and lancelet_read_cache_size).
   uint64_t read_block_bytes = 64 << 10;
-  uint64_t read_cache_bytes = 16 << 20;
+  uint64_t read_cache_bytes = 64 << 20;
   // Ranges read together (ReadableFile::ReadRanges) that lie less than this apart are
   // one request; at most this many requests of one batch are in flight
   // (lancelet_coalesce_gap, lancelet_max_concurrent_reads).

@@ -55,13 +55,30 @@ uint64_t FragmentReader::num_deleted() const {
 void FragmentReader::OpenAll(const std::vector<size_t>& fields, uint64_t start, uint64_t count) const {
   for (int f = 0; f < fragment_.files_size(); ++f) OpenFile(size_t(f));
   deletions();
-  // One prefetch per data file, for all the fields it holds.
+  for (const auto& [file, indices] : PlainFieldsByFile(fields))
+    file->PrefetchFields(indices, start, count, kPrefetchBytes);  // one request per file
+}
+
+std::function<void()> FragmentReader::RowsFetch(const std::vector<size_t>& fields, uint64_t start,
+                                                uint64_t count) const {
+  return [by_file = PlainFieldsByFile(fields), start, count] {
+    for (const auto& [file, indices] : by_file) file->PrefetchRows(indices, start, count);
+  };
+}
+
+uint64_t FragmentReader::StoredRowBytes(const std::vector<size_t>& fields) const {
+  uint64_t bytes = 0;
+  for (const auto& [file, indices] : PlainFieldsByFile(fields)) bytes += file->StoredBytes(indices);
+  return physical_rows() == 0 ? 0 : bytes / physical_rows();
+}
+
+std::map<const format::LanceFileReader*, std::vector<size_t>> FragmentReader::PlainFieldsByFile(
+    const std::vector<size_t>& fields) const {
   std::map<const format::LanceFileReader*, std::vector<size_t>> by_file;
   for (size_t field : fields)
     if (FieldSource source = Locate(field); source.file && !CoverageOf(field))
       by_file[source.file].push_back(source.field_index);
-  for (const auto& [file, indices] : by_file)
-    file->PrefetchFields(indices, start, count, kPrefetchBytes);
+  return by_file;
 }
 
 ArrayPtr FragmentReader::BaseValues(const FieldSource& src, size_t field, uint64_t rows,

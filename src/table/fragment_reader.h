@@ -49,8 +49,16 @@ class FragmentReader {
   // then fetches their first pages in the same round trips.
   void OpenAll(const std::vector<size_t>& fields, uint64_t start, uint64_t count) const;
   // The 16 fragments a scan opens ahead (ScanPlan::Cursor::kOpenAhead) then fill at most
-  // half of an S3 store's read cache (16 MiB).
+  // an eighth of an S3 store's read cache (64 MiB).
   static constexpr uint64_t kPrefetchBytes = 512 << 10;
+  // The fetch of the bytes that hold rows [start, start + count) of `fields` that no
+  // overlay covers (LanceFileReader::PrefetchRows; only a store with costly requests acts
+  // on it), to call now or on another thread while this reader reads on: the call
+  // touches only the data files, which serve threads concurrently.
+  std::function<void()> RowsFetch(const std::vector<size_t>& fields, uint64_t start, uint64_t count) const;
+  // Bytes per physical row that the pages of `fields` no overlay covers hold, on average
+  // (LanceFileReader::StoredBytes); 0 when the files cannot tell.
+  uint64_t StoredRowBytes(const std::vector<size_t>& fields) const;
   // The same at arbitrary physical offsets (any order), reading only the overlay values
   // these offsets need.
   std::vector<ArrayPtr> Take(const std::vector<size_t>& fields, std::span<const uint64_t> offsets) const;
@@ -85,6 +93,9 @@ class FragmentReader {
     size_t field_index = 0;                          // within the file's schema
   };
   FieldSource Locate(size_t field) const;
+  // The fields no overlay covers, as field indices of the data files holding them.
+  std::map<const format::LanceFileReader*, std::vector<size_t>> PlainFieldsByFile(
+      const std::vector<size_t>& fields) const;
   // Reads one field of a data file: ReadField or TakeField over the rows wanted.
   using ReadFileField = std::function<ArrayPtr(const format::LanceFileReader&, size_t field_index)>;
   // The field's values in its data file as the dataset's schema has them (NULLs, `rows`

@@ -146,15 +146,19 @@ bool ScanPlan::Cursor::NextInDatasetOrder(FragmentBatch& out) {
       reader_ = OpenTaskReader();
       if (p.read_ahead) reader_->ReadAhead();
       start_ = 0;
+      ready_until_ = ahead_until_ = window_rows_ = 0;
     }
     uint64_t rows = candidates ? candidates->size() : reader_->physical_rows();
     if (start_ >= rows) {
+      if (ahead_.valid()) ahead_.get();
       reader_.reset();
       ++task_;
       continue;
     }
     uint64_t start = start_, end = std::min(rows, start_ + uint64_t(p.batch_size));
     start_ = end;
+    if (p.read_ahead && !candidates && end > ready_until_ && p.state->store->costly_requests())
+      FetchAhead(start, end, rows);
     const auto& deleted = reader_->deletions();
     out.fragment = &fragment;
     if (candidates) {
@@ -183,6 +187,30 @@ bool ScanPlan::Cursor::NextInDatasetOrder(FragmentBatch& out) {
     if (plan_.ReadPassing(*reader_, task, out)) return true;
   }
   return false;
+}
+
+void ScanPlan::Cursor::FetchAhead(uint64_t start, uint64_t end, uint64_t rows) {
+  const PlannedScan& p = *plan_.planned_;
+  if (window_rows_ == 0) {
+    const uint64_t batch = uint64_t(p.batch_size), row_bytes = reader_->StoredRowBytes(p.read_fields);
+    // Whole batches: a batch that straddled two windows would be read past the cache.
+    const uint64_t batches = row_bytes ? kWindowBytes / (row_bytes * batch) : 1;
+    window_rows_ = std::clamp<uint64_t>(batches, 1, kMaxWindowBatches) * batch;
+  }
+  const uint64_t window = window_rows_;
+  if (ahead_.valid()) {
+    ahead_.get();
+    ready_until_ = ahead_until_;
+  }
+  if (end > ready_until_) {  // the first window of the fragment, or one skipped past: fetched now
+    ready_until_ = ahead_until_ = std::min(rows, start + window);
+    reader_->RowsFetch(p.read_fields, start, ready_until_ - start)();
+  }
+  if (ahead_until_ < rows) {
+    const uint64_t next = ahead_until_;
+    ahead_until_ = std::min(rows, next + window);
+    ahead_ = std::async(std::launch::async, reader_->RowsFetch(p.read_fields, next, ahead_until_ - next));
+  }
 }
 
 bool ScanPlan::Cursor::NextInScoreOrder(FragmentBatch& out) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <deque>
+#include <future>
 #include <functional>
 #include <map>
 #include <memory>
@@ -96,6 +97,17 @@ class ScanPlan {
     // (FragmentReader::OpenAll), so their footers and deletion files cost one round.
     std::unique_ptr<FragmentReader> OpenTaskReader();
     static constexpr size_t kOpenAhead = 16;
+    // A scan reading fragments to their end on such a store fetches rows a window of
+    // about kWindowBytes at a time (from one to kMaxWindowBatches batches), the fields
+    // side by side (FragmentReader::RowsFetch): a few large requests instead of one per
+    // batch and field. While a window is read, the next one is fetched in the background
+    // (ahead_). The store's cache holds both (S3: 64 MiB by default).
+    void FetchAhead(uint64_t start, uint64_t end, uint64_t rows);
+    static constexpr uint64_t kWindowBytes = 16 << 20;
+    static constexpr uint64_t kMaxWindowBatches = 64;
+    uint64_t window_rows_ = 0;  // of task_
+    uint64_t ready_until_ = 0;  // rows of task_ below this were fetched
+    uint64_t ahead_until_ = 0;  // ... or are being fetched by ahead_
 
     const ScanPlan& plan_;
     int64_t passed_ = 0;  // rows returned, against the plan's limit
@@ -104,6 +116,7 @@ class ScanPlan {
     uint64_t start_ = 0;  // next offset, or next index into the task's candidates
     std::unique_ptr<FragmentReader> reader_;
     std::map<size_t, std::unique_ptr<FragmentReader>> opened_ahead_;  // by task
+    std::future<void> ahead_;  // after reader_: joined before the reader goes
     // Score order:
     size_t rank_ = 0;  // next index into the plan's ranked candidates
     std::deque<FragmentBatch> ready_;
