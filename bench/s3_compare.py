@@ -11,6 +11,7 @@ every run). Printed: requests and bytes read per operation, with the ratio
 lancelet/reference, then the median wall time of REPEATS runs behind a proxy adding
 LATENCY_MS to every request."""
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -83,11 +84,38 @@ def write_table(uri, port, rows):
     ds.create_scalar_index("id", "BTREE")
 
 
-def run(tool, op, uri, port):
-    done = subprocess.run([sys.executable, __file__, "child", tool, op, uri, str(port)], capture_output=True, text=True)
+@contextlib.contextmanager
+def moto_behind_proxy(state):
+    """moto with a bucket 'bench' (its state in STATE) behind tests/support/s3_proxy.py;
+    yields the proxy's port, and stops both after."""
+    moto, port = free_port(), free_port()
+    server = os.path.join(SUPPORT, "s3_test_server.py")
+    subprocess.run([sys.executable, server, "start", str(moto), state, "bench"], check=True, capture_output=True)
+    px = subprocess.Popen([sys.executable, os.path.join(SUPPORT, "s3_proxy.py"), str(port), f"http://127.0.0.1:{moto}"],
+                          stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                proxy(port, "stats")
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield port
+    finally:
+        px.kill()
+        subprocess.run([sys.executable, server, "stop", state])
+
+
+def run_child(script, *args):
+    """Runs `script child ARGS...` in a fresh process; returns the JSON it printed last."""
+    done = subprocess.run([sys.executable, script, "child", *map(str, args)], capture_output=True, text=True)
     if done.returncode != 0:
-        sys.exit(f"{tool} {op} failed:\n{done.stderr}")
+        sys.exit(f"{' '.join(map(str, args))} failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run(tool, op, uri, port):
+    return run_child(__file__, tool, op, uri, port)
 
 
 def main():
@@ -99,18 +127,7 @@ def main():
     args = ap.parse_args()
 
     work = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"s3_compare.{os.getpid()}")
-    moto, port = free_port(), free_port()
-    server = os.path.join(SUPPORT, "s3_test_server.py")
-    subprocess.run([sys.executable, server, "start", str(moto), work, "bench"], check=True, capture_output=True)
-    px = subprocess.Popen([sys.executable, os.path.join(SUPPORT, "s3_proxy.py"), str(port), f"http://127.0.0.1:{moto}"],
-                          stdout=subprocess.DEVNULL)
-    try:
-        for _ in range(100):
-            try:
-                proxy(port, "stats")
-                break
-            except OSError:
-                time.sleep(0.1)
+    with moto_behind_proxy(work) as port:
         table = "s3://bench/table.lance"
         write_table(table, port, args.rows)
         logs = []
@@ -147,9 +164,6 @@ def main():
             print(f"{op:<14}{ours:>10.3f}{theirs:>10.3f}{theirs / ours:>7.2f}x")
         if args.log:
             open(args.log, "w").write("\n".join(logs))
-    finally:
-        px.kill()
-        subprocess.run([sys.executable, server, "stop", work])
 
 
 if __name__ == "__main__":

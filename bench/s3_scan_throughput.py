@@ -12,27 +12,13 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SUPPORT = os.path.join(HERE, "..", "tests", "support")
+from s3_compare import moto_behind_proxy, options, proxy, run_child
+
 ROW_BYTES = 8 + 64 * 4
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def options(port):
-    return {"aws_endpoint": f"http://127.0.0.1:{port}", "allow_http": "true", "aws_region": "us-east-1",
-            "aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
 
 def child(tool, uri, port):
@@ -68,10 +54,7 @@ def write(uri, port, rows):
 
 
 def run(tool, uri, port):
-    done = subprocess.run([sys.executable, __file__, "child", tool, uri, str(port)], capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"{tool} {uri} failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_child(__file__, tool, uri, port)
 
 
 def main():
@@ -82,40 +65,26 @@ def main():
     args = ap.parse_args()
     rows = int(args.gib * (1 << 30) / ROW_BYTES)
     work = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"s3_scan.{os.getpid()}")
-    moto, port = free_port(), free_port()
-    server = os.path.join(SUPPORT, "s3_test_server.py")
-    subprocess.run([sys.executable, server, "start", str(moto), os.path.join(work, "moto"), "bench"], check=True,
-                   capture_output=True)
-    px = subprocess.Popen([sys.executable, os.path.join(SUPPORT, "s3_proxy.py"), str(port), f"http://127.0.0.1:{moto}"],
-                          stdout=subprocess.DEVNULL)
     try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/__proxy/stats")
-                break
-            except OSError:
-                time.sleep(0.1)
-        local, remote = os.path.join(work, "table.lance"), "s3://bench/table.lance"
-        write(local, port, rows)
-        write(remote, port, rows)
-        mb = rows * ROW_BYTES / 1e6
-        print(f"{rows} rows, {mb:.0f} MB of values; median of {args.repeats} fresh-process scans of every column")
-        urllib.request.urlopen(urllib.request.Request(
-            f"http://127.0.0.1:{port}/__proxy/set?latency_ms={args.latency_ms}", data=b"", method="POST"))
-        medians = {}
-        for place, uri in (("local", local), ("s3", remote)):
+        with moto_behind_proxy(os.path.join(work, "moto")) as port:
+            local, remote = os.path.join(work, "table.lance"), "s3://bench/table.lance"
+            write(local, port, rows)
+            write(remote, port, rows)
+            mb = rows * ROW_BYTES / 1e6
+            print(f"{rows} rows, {mb:.0f} MB of values; median of {args.repeats} fresh-process scans of every column")
+            proxy(port, f"set?latency_ms={args.latency_ms}", b"")
+            medians = {}
+            for place, uri in (("local", local), ("s3", remote)):
+                for tool in ("lancelet", "pylance"):
+                    runs = [run(tool, uri, port) for _ in range(args.repeats)]
+                    assert all(r["rows"] == rows for r in runs), runs
+                    medians[place, tool] = statistics.median(r["seconds"] for r in runs)
+                    print(f"{place:<6}{tool:<10}{medians[place, tool]:>8.2f} s{mb / medians[place, tool]:>9.0f} MB/s")
+            for place in ("local", "s3"):
+                print(f"{place}: reference/lancelet {medians[place, 'pylance'] / medians[place, 'lancelet']:.2f}x")
             for tool in ("lancelet", "pylance"):
-                runs = [run(tool, uri, port) for _ in range(args.repeats)]
-                assert all(r["rows"] == rows for r in runs), runs
-                medians[place, tool] = statistics.median(r["seconds"] for r in runs)
-                print(f"{place:<6}{tool:<10}{medians[place, tool]:>8.2f} s{mb / medians[place, tool]:>9.0f} MB/s")
-        for place in ("local", "s3"):
-            print(f"{place}: reference/lancelet {medians[place, 'pylance'] / medians[place, 'lancelet']:.2f}x")
-        for tool in ("lancelet", "pylance"):
-            print(f"{tool}: s3 takes {medians['s3', tool] / medians['local', tool]:.2f}x the local time")
+                print(f"{tool}: s3 takes {medians['s3', tool] / medians['local', tool]:.2f}x the local time")
     finally:
-        px.kill()
-        subprocess.run([sys.executable, server, "stop", os.path.join(work, "moto")])
         shutil.rmtree(work, ignore_errors=True)
 
 

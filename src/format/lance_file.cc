@@ -341,6 +341,15 @@ struct LanceFileReader::Impl {
   mutable std::mutex mutex;
   mutable std::vector<std::unique_ptr<FieldDecoder>> decoders;
 
+  // The buffers of the pages that hold rows [start, start + count) of these fields
+  // (FieldDecoder::PageRanges), field by field.
+  std::vector<io::ByteRange> PageBuffers(std::span<const size_t> field_indices, uint64_t start,
+                                         uint64_t count) const {
+    std::vector<io::ByteRange> buffers;
+    for (size_t field_index : field_indices) Decoder(field_index).PageRanges(start, count, buffers);
+    return buffers;
+  }
+
   // Opens the file behind `file_path` as the source; returns its size.
   uint64_t OpenSource(const io::ObjectStore& store, const std::string& file_path, uint64_t known_size) {
     auto file = store.OpenRead(file_path, known_size);
@@ -584,10 +593,9 @@ ArrayPtr LanceFileReader::ReadField(size_t field_index, uint64_t start, uint64_t
 
 uint64_t LanceFileReader::PrefetchFields(std::span<const size_t> field_indices, uint64_t start, uint64_t count,
                                         uint64_t max_bytes) const {
-  std::vector<io::ByteRange> buffers, ranges;
-  for (size_t field_index : field_indices) impl_->Decoder(field_index).PageRanges(start, count, buffers);
+  std::vector<io::ByteRange> ranges;
   uint64_t total = 0;
-  for (const io::ByteRange& r : buffers)
+  for (const io::ByteRange& r : impl_->PageBuffers(field_indices, start, count))
     if (r.length <= max_bytes - total) {
       total += r.length;
       ranges.push_back(r);
@@ -597,13 +605,8 @@ uint64_t LanceFileReader::PrefetchFields(std::span<const size_t> field_indices, 
 }
 
 uint64_t LanceFileReader::StoredBytes(std::span<const size_t> field_indices) const {
-  std::vector<io::ByteRange> buffers;
-  for (size_t field_index : field_indices) {
-    const FieldDecoder& decoder = impl_->Decoder(field_index);
-    decoder.PageRanges(0, decoder.num_rows(), buffers);
-  }
-  uint64_t bytes = 0;
-  for (const io::ByteRange& r : buffers) bytes += r.length;
+  uint64_t bytes = 0;  // every page: rows [0, all)
+  for (const io::ByteRange& r : impl_->PageBuffers(field_indices, 0, UINT64_MAX)) bytes += r.length;
   return bytes;
 }
 
