@@ -82,7 +82,8 @@ class ByteSource {
   virtual void ReadRangesInto(std::span<const io::ByteRange> ranges) const {
     for (const io::ByteRange& r : ranges) ReadInto(r.offset, r.length, r.out);
   }
-  // A hint that these ranges will be read soon (io::ReadableFile::Prefetch).
+  // A hint that these ranges will be read soon (io::ReadableFile::Prefetch; with none,
+  // whether the source acts on hints).
   virtual bool Prefetch(std::span<const io::ByteRange> /*ranges*/) const { return false; }
   virtual const std::string& path() const = 0;
   // The bytes [offset, offset + length) where they already sit in memory for the source's

@@ -643,10 +643,12 @@ class MiniBlockReader final : public PageReader {
   void TakePlainRows(std::span<const uint64_t> rows, uint64_t first_row, uint8_t* out) const override {
     const uint64_t row_bytes = PlainRowBytes();
     if (row_bytes == 0) return PageReader::TakePlainRows(rows, first_row, out);
-    std::vector<std::pair<uint64_t, uint64_t>> runs;
-    for (uint64_t row : rows)
-      if (row >= first_row) runs.emplace_back(row - first_row, 1);
-    PrefetchRows(runs);
+    if (MayPrefetch()) {
+      std::vector<std::pair<uint64_t, uint64_t>> runs;
+      for (uint64_t row : rows)
+        if (row >= first_row) runs.emplace_back(row - first_row, 1);
+      PrefetchRows(runs);
+    }
     for (size_t k = 0; k < rows.size();) {
       const uint64_t value = rows[k] - first_row;
       if (rows[k] < first_row || value >= page_.num_rows)
@@ -678,8 +680,12 @@ class MiniBlockReader final : public PageReader {
   // The chunks holding the runs (without repetition a row is a value), fetched together;
   // reading them then costs no request, so the read-ahead window stays shut meanwhile
   // (widening it would fetch past what was prefetched).
+  // Whether PrefetchRows can fetch anything. A local file ignores hints: there, building
+  // the runs of a large take would be all its cost.
+  bool MayPrefetch() const { return !has_rep_ && !chunks_.empty() && page_.Prefetch(1, {}); }
+
   void PrefetchRows(std::span<const std::pair<uint64_t, uint64_t>> runs) const override {
-    if (has_rep_ || chunks_.empty() || page_.ResidentRange(1, 0, 0)) return;
+    if (!MayPrefetch()) return;
     std::vector<io::ByteRange> ranges;
     for (const auto& [start, count] : runs) {
       if (count == 0 || start + count > page_.num_rows) return;  // ReadRows reports it

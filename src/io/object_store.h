@@ -41,7 +41,8 @@ class ReadableFile {
   }
   // A hint: these ranges (their `out` unused) will be read soon. A store with costly
   // requests fetches them now, merged and concurrently, keeps them for the reads and
-  // returns true; this default does nothing and returns false.
+  // returns true; this default does nothing and returns false. With no ranges it only
+  // answers whether the store acts on hints.
   virtual bool Prefetch(std::span<const ByteRange> /*ranges*/) const { return false; }
   std::string Read(uint64_t offset, uint64_t length) const;
   std::string ReadAll() const { return Read(0, size()); }

@@ -154,6 +154,9 @@ class FragmentReader {
   std::vector<ArrayPtr> ReadOffsets(const std::vector<size_t>& fields, std::span<const uint64_t> offsets,
                                     bool in_scan) const;
   static constexpr uint64_t kWholeOverlayBytes = 4 << 20;
+  // A take decodes a small overlay column whole when it wants at least 1 in this many of
+  // its values (OverlayValues).
+  static constexpr uint64_t kWholeForTakeShare = 8;
   static constexpr size_t kMergeFromLayers = 3;
   // One field over a range, resolved and patched.
   ArrayPtr ReadFieldRange(size_t field, uint64_t start, uint64_t count) const;
@@ -163,10 +166,20 @@ class FragmentReader {
   static constexpr uint64_t kChunkBytes = 256 << 10;
   uint64_t ChunkRows(size_t field) const;  // 0: read batch by batch
   ArrayPtr FromChunk(size_t field, uint64_t start, uint64_t count, uint64_t chunk_rows) const;
+  // A scan's passing rows of a chunked field, taken from the resolved chunk: each layer
+  // then costs a patch per chunk, not a coverage lookup per row. From the chunk held, or
+  // from a new one when there are kDenseTakeMinRows or more and they are at least 1 in
+  // kDenseTakeSpan of the rows they span. Null when the rows are too sparse or few or not
+  // ascending, or span more than a chunk.
+  static constexpr uint64_t kDenseTakeSpan = 16, kDenseTakeMinRows = 64;
+  ArrayPtr TakeFromChunk(size_t field, std::span<const uint64_t> offsets) const;
   struct Chunk {
     uint64_t start = 0;
     ArrayPtr values;
   };
+  // The field's chunk holding rows [start, start + count), read from `start` when the
+  // one kept does not.
+  const Chunk& ChunkHolding(size_t field, uint64_t start, uint64_t count, uint64_t chunk_rows) const;
   bool read_ahead_ = false;
   mutable std::map<size_t, Chunk> chunks_;  // by field
   static constexpr uint64_t kMergedValueBytes = DatasetState::kOverlayCacheBytes / 8;

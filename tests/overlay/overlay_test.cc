@@ -832,13 +832,24 @@ TEST(OverlayCost, ResolutionVisitsEachCoveredCellOnceAndRanksNone) {
     // A take that a fresh reader starts with lists no cell and ranks none: each layer's
     // bitmap is searched for the offsets in one pass.
     const uint64_t listed = counters.cells_listed, looked_up = counters.offsets_looked_up;
-    const uint64_t ranks = format::RoaringBitmap::RankCalls();
+    const uint64_t ranks = format::RoaringBitmap::RankCalls(), decoded = counters.values_decoded_whole;
     auto taken = Dataset::Open(ds->uri())->Take(rows, {"age"});
     for (size_t k = 0; k < rows.size(); ++k)
       EXPECT_EQ(taken->column(0)->values<int32_t>()[k], expected_age(int(rows[k]))) << rows[k];
     EXPECT_EQ(counters.cells_listed, listed);
     EXPECT_EQ(counters.offsets_looked_up - looked_up, 17 * rows.size());
     EXPECT_EQ(format::RoaringBitmap::RankCalls(), ranks);
+    // It wants a value or two of each small layer: it decodes those, not the layers whole.
+    EXPECT_EQ(counters.values_decoded_whole, decoded);
+    // A take wanting every cell of the small layers decodes each whole, once.
+    std::vector<uint64_t> small_cells;
+    for (uint64_t o = 0; o < kRows; ++o)
+      if (o % 1000 < 16) small_cells.push_back(o);
+    Session::Default()->Clear();  // a version read again would merge its layers instead
+    auto many = Dataset::Open(ds->uri())->Take(small_cells, {"age"});
+    for (size_t k = 0; k < small_cells.size(); ++k)
+      ASSERT_EQ(many->column(0)->values<int32_t>()[k], expected_age(int(small_cells[k]))) << small_cells[k];
+    EXPECT_EQ(counters.values_decoded_whole - decoded, 16u * 200u);
   }
   Session::Default()->Clear();
   ds = Dataset::Open(ds->uri());  // a fresh reader, as a new process has
@@ -935,6 +946,28 @@ TEST(OverlayReadAhead, ChunkedReadsGiveTheResolvedValues) {
     negative += expected->column(1)->IsValid(i) && expected->column(1)->values<int32_t>()[i] < 0;
   EXPECT_EQ(filtered->num_rows(), negative);
   EXPECT_GT(negative, 10000);
+  // Rows kept by a filter on another column: at least 1 in 16 of the rows they span are
+  // taken from the resolved chunk, with no coverage lookup per row; sparser ones are
+  // looked up. Both give the rows the takes gave.
+  for (int every : {3, 16, 17, 50}) {
+    Session::Default()->Clear();  // a version read again would merge its layers instead
+    const uint64_t looked_up = overlay::Counters().offsets_looked_up;
+    auto kept = Dataset::Open(ds->uri())
+                    ->NewScan()
+                    .Columns({"id", "age"})
+                    .Filter(fmt::format("id % {} = 1", every))
+                    .BatchSize(4096)
+                    .ToBatch();
+    std::vector<int64_t> rows;
+    for (int64_t i = 0; i < expected->num_rows(); ++i)
+      if (expected->column(0)->values<int32_t>()[i] % every == 1) rows.push_back(i);
+    ASSERT_EQ(kept->num_rows(), int64_t(rows.size())) << "every " << every;
+    EXPECT_TRUE(ArraysEqual(*kept->column(1), *Take(*expected->column(1), rows))) << "every " << every;
+    if (every <= 16)  // FragmentReader::kDenseTakeSpan
+      EXPECT_EQ(overlay::Counters().offsets_looked_up, looked_up) << "every " << every;
+    else
+      EXPECT_GT(overlay::Counters().offsets_looked_up, looked_up) << "every " << every;
+  }
 }
 
 // A store that counts, per path, the times a file is opened and the bytes read from it.
