@@ -166,9 +166,10 @@ def collate(samples):
     return out
 
 
-def _read_ids(sharded, shards, samples, as_rows=True):
+def _read_ids(sharded, shards, samples, as_rows=True, place=None):
     """The samples (shard id, sample index) pairs name, in that order: one read_batch per
-    shard among them. Sample dicts, or with as_rows=False {column: numpy array or list}."""
+    shard among them. Sample dicts, or with as_rows=False {column: numpy array or list}
+    (the arrays where place(names, [(shape, dtype)]) puts them, if given)."""
     import numpy as np
 
     shards = np.asarray(shards)
@@ -184,36 +185,42 @@ def _read_ids(sharded, shards, samples, as_rows=True):
     if as_rows:
         rows = [row for part in parts for row in _rows(part)]
         return [rows[i] for i in back]
-    return _columns(parts, back)
+    return _columns(parts, back, place)
 
 
-def _columns(parts, back):
+def _columns(parts, back, place=None):
     """{column: values} of the parts' rows in the order `back` gives: numbers and vectors
-    without NULLs as numpy arrays, other values as lists."""
+    without NULLs as numpy arrays (made by place(names, [(shape, dtype)]) if given, else
+    new), other values as lists."""
     import numpy as np
 
-    # Each part's rows are scattered straight to their places: one copy, where
-    # concatenating first and reordering after made two.
-    ends = np.cumsum([len(part) for part in parts])
-    out = {}
-    for name in parts[0].schema.names:
+    names = parts[0].schema.names
+    numeric, listed = {}, {}
+    for name in names:
         try:
             views = [part.to_numpy(name) for part in parts]
             if len({(view.dtype, view.shape[1:]) for view in views}) != 1:
                 raise ValueError("parts of different shapes")
-            if len(views) == 1:
-                out[name] = views[0][back]
-                continue
-            values = np.empty((len(back),) + views[0].shape[1:], dtype=views[0].dtype)
-            place = np.empty(len(back), dtype=np.int64)
-            place[back] = np.arange(len(back))  # where each read row goes
-            for view, end in zip(views, ends):
-                values[place[end - len(view):end]] = view
-            out[name] = values
+            numeric[name] = views
         except ValueError:  # NULLs, or values that are not numbers
             values = [v for part in parts for v in part.to_pydict([name])[name]]
-            out[name] = [values[i] for i in back]
-    return out
+            listed[name] = [values[i] for i in back]
+    specs = [((len(back),) + views[0].shape[1:], views[0].dtype) for views in numeric.values()]
+    arrays = (place or (lambda _, specs: [np.empty(shape, dtype) for shape, dtype in specs]))(list(numeric), specs)
+    if len(parts) > 1:
+        # Each part's rows are scattered straight to their places: one copy, where
+        # concatenating first and reordering after made two.
+        ends = np.cumsum([len(part) for part in parts])
+        place_of = np.empty(len(back), dtype=np.int64)
+        place_of[back] = np.arange(len(back))  # where each read row goes
+    for views, values in zip(numeric.values(), arrays):
+        if len(views) == 1:
+            np.take(views[0], back, axis=0, out=values)
+            continue
+        for view, end in zip(views, ends):
+            values[place_of[end - len(view):end]] = view
+    placed = dict(zip(numeric, arrays))
+    return {name: placed[name] if name in placed else listed[name] for name in names}
 
 
 def _tensors(columns):
@@ -273,11 +280,18 @@ class _TorchIterableDataset:
 
     threads=N reads the next N reads (batches, or blocks of read_size samples) ahead in N
     threads of the iterating process; the reads release the GIL. In one process
-    (DataLoader num_workers=0) this takes the place of worker processes, which must send
-    every batch to the main process through shared memory (bench/loader_ipc_ceiling.py)."""
+    (DataLoader num_workers=0) this takes the place of worker processes.
+
+    With batch_size, a DataLoader worker process writes each batch's arrays into
+    shared-memory slots it reuses and sends only their place: in the main process the
+    batch's tensors view the slot until the last of them is dropped (lancelet/_batch_slots.py).
+    torch's own transport makes a new shared-memory tensor per batch and costs more than
+    the read (bench/loader_ipc_ceiling.py). A DataLoader collate_fn would see those batches
+    in the worker as they travel, not as dicts: leave it unset, or pass slots=False for
+    batches of tensors sent torch's way."""
 
     def __init__(self, sharded, shuffle=False, seed=0, rank=None, world_size=None, read_size=256,
-                 drop_last=False, buffer_size=8192, open_shards=8, batch_size=None, threads=0):
+                 drop_last=False, buffer_size=8192, open_shards=8, batch_size=None, threads=0, slots=True):
         for name, value in (("read_size", read_size), ("buffer_size", buffer_size), ("open_shards", open_shards),
                             ("batch_size", batch_size)):
             if value is not None and (not isinstance(value, int) or value < 1):
@@ -285,6 +299,7 @@ class _TorchIterableDataset:
         if not isinstance(threads, int) or threads < 0:
             raise ValueError(f"threads must be a non-negative integer, not {threads!r}")
         self.threads = threads
+        self.slots = slots
         self.sharded = sharded
         self.shuffle = shuffle
         self.seed = seed
@@ -430,13 +445,57 @@ class _TorchIterableDataset:
         shards, within = self.plan()
         step = self.batch_size or self.read_size
 
+        ring = _worker_ring() if self.slots and self.batch_size else None
+
         def read(at):
+            if ring:
+                return [_slot_batch(ring, self.sharded, shards[at:at + step], within[at:at + step])]
             if self.batch_size:
                 return [_tensors(_read_ids(self.sharded, shards[at:at + step], within[at:at + step], as_rows=False))]
             return _read_ids(self.sharded, shards[at:at + step], within[at:at + step])
 
         for items in _in_order(read, range(0, len(shards), step), self.threads):
             yield from items
+
+
+_ring = (None, None)  # (pid, SlotRing): a forked process makes its own
+
+
+def _worker_ring():
+    """This DataLoader worker process's shared-memory slots (made on first use); None in a
+    process that is not a worker, whose batches go nowhere."""
+    global _ring
+    import torch.utils.data as data
+
+    if data.get_worker_info() is None:
+        return None
+    if _ring[0] != os.getpid():
+        from ._batch_slots import SlotRing
+
+        _ring = (os.getpid(), SlotRing())
+    return _ring[1]
+
+
+def _slot_batch(ring, sharded, shards, samples):
+    """A batch read straight into a free slot of `ring`, sent as the slot's name (tensors
+    viewing it once in the main process); as tensors when no slot is free."""
+    taken = {}
+
+    def place(names, specs):
+        offsets, nbytes = ring.layout(specs)
+        index = ring.acquire(nbytes)
+        if index is None:
+            import numpy as np
+
+            return [np.empty(shape, dtype) for shape, dtype in specs]
+        taken.update(index=index, names=names, specs=specs, offsets=offsets)
+        return ring.arrays(index, specs, offsets)
+
+    columns = _read_ids(sharded, shards, samples, as_rows=False, place=place)
+    if not taken:
+        return _tensors(columns)
+    others = {name: values for name, values in columns.items() if name not in taken["names"]}
+    return ring.batch(taken["index"], taken["names"], taken["specs"], taken["offsets"], others)
 
 
 def _in_order(function, arguments, threads):

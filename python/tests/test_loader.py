@@ -271,6 +271,53 @@ def test_a_dataloader_with_two_workers_reads_every_sample_once(tmp_path):
     assert ids != sorted(ids)
 
 
+def shm_segments():
+    return {name for name in os.listdir("/dev/shm") if name.startswith("lancelet-")}
+
+
+def test_workers_send_batches_through_slots_they_reuse(tmp_path):
+    from lancelet import _batch_slots
+
+    skip_if_workers_spawn()
+    before = shm_segments()
+    shards = ShardedDataset.from_path(make(tmp_path, rows=5000, per_file=1000).uri)
+    dataset = TorchIterableDataset(shards, shuffle=True, seed=3, batch_size=50)
+    assert all(not b["emb"].is_shared() for b in dataset)  # in one process: tensors, no slots
+    loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=2,
+                                         multiprocessing_context=WORKERS_START)
+    got, kept = [], []
+    for batch in loader:
+        if len(kept) < 10:
+            kept.append(batch["id"][:5])  # a view of the slot: it stays as it was
+        # Views of the worker's slot, not tensors torch moved to shared memory.
+        assert not batch["emb"].is_shared()
+        assert torch.equal(batch["emb"][:, 0], batch["id"].float() * 4)
+        assert batch["text"] == [f"t{i}" for i in batch["id"].tolist()]
+        got.append(batch["id"].tolist())
+    assert len(got) == 100 and sorted(i for ids in got for i in ids) == list(range(5000))
+    assert [k.tolist() for k in kept] == [ids[:5] for ids in got[:10]]
+    del kept
+    # The workers reused a few slots for their 100 batches; no name is left behind.
+    assert 2 <= sum(len(ring.slots) for ring in _batch_slots._rings.values()) <= 24
+    assert shm_segments() <= before
+
+    # Batches held beyond the slots there are: the rest come as tensors, every one right.
+    held = list(torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=1,
+                                            multiprocessing_context=WORKERS_START))
+    assert sorted(i for b in held for i in b["id"].tolist()) == list(range(5000))
+    assert sum(not b["emb"].is_shared() for b in held) == _batch_slots.MAX_SLOTS
+    for b in held:
+        assert torch.equal(b["emb"][:, 0], b["id"].float() * 4)
+    del held
+    assert shm_segments() <= before
+    # slots=False: tensors sent torch's way.
+    plain = TorchIterableDataset(shards, shuffle=True, seed=3, batch_size=50, slots=False)
+    sent = list(torch.utils.data.DataLoader(plain, batch_size=None, num_workers=1,
+                                            multiprocessing_context=WORKERS_START))
+    assert all(b["emb"].is_shared() for b in sent)
+    assert sorted(i for b in sent for i in b["id"].tolist()) == list(range(5000))
+
+
 def test_resume_continues_where_the_epoch_stopped(tmp_path):
     skip_if_workers_spawn()
     shards = ShardedDataset.from_path(make(tmp_path).uri)
