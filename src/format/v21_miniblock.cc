@@ -677,13 +677,13 @@ class MiniBlockReader final : public PageReader {
     }
   }
 
-  // The chunks holding the runs (without repetition a row is a value), fetched together;
-  // reading them then costs no request, so the read-ahead window stays shut meanwhile
-  // (widening it would fetch past what was prefetched).
   // Whether PrefetchRows can fetch anything. A local file ignores hints: there, building
   // the runs of a large take would be all its cost.
   bool MayPrefetch() const { return !has_rep_ && !chunks_.empty() && page_.Prefetch(1, {}); }
 
+  // The chunks holding the runs (without repetition a row is a value), fetched together;
+  // reading them then costs no request, so the read-ahead window stays shut meanwhile
+  // (widening it would fetch past what was prefetched).
   void PrefetchRows(std::span<const std::pair<uint64_t, uint64_t>> runs) const override {
     if (!MayPrefetch()) return;
     std::vector<io::ByteRange> ranges;

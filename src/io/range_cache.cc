@@ -27,6 +27,52 @@ bool RangeCache::Lookup(const std::string& path, uint64_t offset, uint64_t lengt
   return true;
 }
 
+bool RangeCache::LookupOrClaim(const std::string& path, uint64_t offset, uint64_t length, void* out, uint64_t start,
+                               uint64_t end, std::unique_ptr<Fetch>* claim) {
+  std::shared_future<void> wait;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = Find(path, offset, length);
+    if (it != by_start_.end()) {
+      const Entry& e = *it->second;
+      std::memcpy(out, e.bytes.data() + (offset - e.offset), length);
+      recent_.splice(recent_.begin(), recent_, it->second);
+      return true;
+    }
+    for (const InFlight& f : in_flight_)
+      if (f.path == path && f.start <= offset && offset + length <= f.end) {
+        wait = f.done;
+        break;
+      }
+    if (!wait.valid()) {
+      std::promise<void> done;
+      in_flight_.push_back({path, start, end, done.get_future().share()});
+      claim->reset(new Fetch(*this, &in_flight_.back(), std::move(done)));
+      return false;
+    }
+  }
+  wait.wait();
+  return Lookup(path, offset, length, out);
+}
+
+void RangeCache::Finish(const InFlight* fetch) {
+  std::lock_guard lock(mutex_);
+  in_flight_.remove_if([&](const InFlight& f) { return &f == fetch; });
+}
+
+RangeCache::Fetch::~Fetch() {
+  if (finished_) return;
+  cache_.Finish(entry_);
+  done_.set_value();
+}
+
+void RangeCache::Fetch::Done(std::string bytes) {
+  cache_.Insert(entry_->path, entry_->start, std::move(bytes));
+  cache_.Finish(entry_);
+  finished_ = true;
+  done_.set_value();
+}
+
 bool RangeCache::Covers(const std::string& path, uint64_t offset, uint64_t length) const {
   std::lock_guard lock(mutex_);
   return Find(path, offset, length) != by_start_.end();

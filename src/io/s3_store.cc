@@ -659,17 +659,22 @@ void S3ReadableFile::ReadAt(uint64_t offset, uint64_t length, void* out) const {
     ThrowCorrupt("'{}': read of {} bytes at offset {} is past the end of the object ({} bytes)", path_, length, offset,
                  size_);
   RangeCache& cache = store_->read_cache();
-  if (cache.Lookup(cache_key_, offset, length, out)) return;
   const uint64_t block = store_->config().read_block_bytes;
-  if (length >= block) return Fetch(offset, length, out);
+  if (length >= block) {
+    if (!cache.Lookup(cache_key_, offset, length, out)) Fetch(offset, length, out);
+    return;
+  }
   // A small read fetches the block around it: from it onwards, or the object's last block
   // when it lies that near the end (a footer read brings the metadata before it).
   const uint64_t end = std::min(size_, offset + block);
   const uint64_t start = std::min(offset, end > block ? end - block : 0);
+  std::unique_ptr<RangeCache::Fetch> claim;
+  if (cache.LookupOrClaim(cache_key_, offset, length, out, start, end, &claim)) return;
   std::string bytes(end - start, '\0');
   Fetch(start, end - start, bytes.data());
   std::memcpy(out, bytes.data() + (offset - start), length);
-  cache.Insert(cache_key_, start, std::move(bytes));
+  if (claim) claim->Done(std::move(bytes));
+  else cache.Insert(cache_key_, start, std::move(bytes));
 }
 
 namespace {

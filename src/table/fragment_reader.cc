@@ -396,7 +396,8 @@ std::pair<ArrayPtr, int64_t> FragmentReader::OverlayValues(int32_t field_id, siz
     const overlay::Overlay& o = overlays().overlays()[overlay];
     const uint64_t file_bytes = o.proto->data_file().file_size_bytes();
     const int f = o.FieldIndex(field_id);
-    const bool few = !in_scan && !ranks.empty() && f >= 0 && ranks.size() * kWholeForTakeShare < o.Coverage(size_t(f))->Cardinality();
+    const bool few =
+        !in_scan && !ranks.empty() && f >= 0 && ranks.size() * kWholeForTakeShare < o.Coverage(size_t(f))->Cardinality();
     if (file_bytes > 0 && file_bytes <= format::LanceFileReader::kTailBytes && !few)
       column = WholeOverlayColumn(overlay, field_id);
   }

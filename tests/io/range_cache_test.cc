@@ -3,7 +3,9 @@
 // overlapping ones.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "io/range_cache.h"
 
@@ -64,6 +66,44 @@ TEST(RangeCache, ForgetsTheObjectsNamedByAPrefix) {
   EXPECT_EQ(Get(cache, "s3://b/x\n10", 20, 3), "<miss>");
   EXPECT_EQ(Get(cache, "s3://b/xy\n5", 0, 5), "hello");
   EXPECT_EQ(cache.bytes(), 5u);
+}
+
+// A read of a range another thread is fetching waits for that fetch and copies from it;
+// one outside it claims its own. A claim dropped without bytes (a failed fetch) wakes the
+// waiter, who then owes a fetch of its own.
+TEST(RangeCache, AReadWaitsForTheFetchInFlightThatHoldsIt) {
+  RangeCache cache(1000);
+  std::unique_ptr<RangeCache::Fetch> first, outside;
+  char out[4] = {};
+  ASSERT_FALSE(cache.LookupOrClaim("a", 10, 2, out, 10, 20, &first));
+  ASSERT_TRUE(first);
+  ASSERT_FALSE(cache.LookupOrClaim("a", 18, 4, out, 18, 28, &outside));  // past the fetch in flight
+  ASSERT_TRUE(outside);
+  std::unique_ptr<RangeCache::Fetch> none;
+  std::string waited;
+  std::thread reader([&] {
+    char got[3] = {};
+    if (cache.LookupOrClaim("a", 14, 3, got, 14, 24, &none)) waited.assign(got, 3);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(waited.empty());  // still waiting
+  first->Done("0123456789");
+  reader.join();
+  EXPECT_EQ(waited, "456");
+  EXPECT_FALSE(none);
+  EXPECT_EQ(Get(cache, "a", 10, 10), "0123456789");
+
+  std::unique_ptr<RangeCache::Fetch> failed, retry;
+  ASSERT_FALSE(cache.LookupOrClaim("b", 0, 2, out, 0, 10, &failed));
+  std::thread after_failure([&] { EXPECT_FALSE(cache.LookupOrClaim("b", 4, 2, out, 4, 14, &retry)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  failed.reset();  // the fetch failed: nothing kept
+  after_failure.join();
+  EXPECT_FALSE(retry);  // it fetches without a claim
+  EXPECT_EQ(Get(cache, "b", 0, 2), "<miss>");
+  std::unique_ptr<RangeCache::Fetch> again;
+  EXPECT_FALSE(cache.LookupOrClaim("b", 0, 2, out, 0, 10, &again));
+  EXPECT_TRUE(again);  // nothing in flight any more
 }
 
 }  // namespace

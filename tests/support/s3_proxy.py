@@ -183,6 +183,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 def main():
     global UPSTREAM
     port, UPSTREAM = int(sys.argv[1]), urllib.parse.urlsplit(sys.argv[2])
+    # socketserver's listen backlog of 5 drops the SYNs of a client opening more
+    # connections at once, which then wait a second to retry: a stall no S3 endpoint has.
+    http.server.ThreadingHTTPServer.request_queue_size = 128
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True
     print(f"s3_proxy: 127.0.0.1:{port} -> {sys.argv[2]}", flush=True)
