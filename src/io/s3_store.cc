@@ -709,23 +709,23 @@ std::vector<MergedRange> MergeRanges(std::span<const ByteRange> ranges, uint64_t
 }  // namespace
 
 // Ranges less than a gap apart are one request (the bytes between cost less than another
-// round trip); the merged requests run concurrently.
+// round trip); the merged requests run concurrently. A caller that names its ranges (a
+// page's buffers) knows what it needs: they are fetched as they are, not widened to
+// blocks, which only a read of unknown reach (ReadAt's) is.
 void S3ReadableFile::ReadRanges(std::span<const ByteRange> ranges) const {
-  if (ranges.size() == 1) return ReadAt(ranges[0].offset, ranges[0].length, ranges[0].out);
   const S3Config& config = store_->config();
   const auto merged = MergeRanges(ranges, config.read_coalesce_gap_bytes, UINT64_MAX);
   RunConcurrently(merged.size(), config.max_concurrent_reads, [&](size_t i) {
     const MergedRange& m = merged[i];
-    if (m.parts.size() == 1) return ReadAt(m.start, m.end - m.start, m.parts[0]->out);
     std::string bytes(m.end - m.start, '\0');
-    ReadAt(m.start, m.end - m.start, bytes.data());
+    if (!store_->read_cache().Lookup(cache_key_, m.start, bytes.size(), bytes.data()))
+      Fetch(m.start, bytes.size(), bytes.data());
     for (const ByteRange* r : m.parts) std::memcpy(r->out, bytes.data() + (r->offset - m.start), r->length);
   });
 }
 
-// The same merged requests, kept in the store's cache for the reads to come: each at
-// least a block (as ReadAt would fetch), and none past half the cache, which would push
-// out the others before they are read.
+// The same merged requests, kept in the store's cache for the reads to come, none past
+// half the cache, which would push out the others before they are read.
 bool S3ReadableFile::Prefetch(std::span<const ByteRange> ranges) const {
   const S3Config& config = store_->config();
   RangeCache& cache = store_->read_cache();
@@ -735,7 +735,7 @@ bool S3ReadableFile::Prefetch(std::span<const ByteRange> ranges) const {
       missing.push_back(r);
   const auto merged = MergeRanges(missing, config.read_coalesce_gap_bytes, config.read_cache_bytes / 2);
   RunConcurrently(merged.size(), config.max_concurrent_reads, [&](size_t i) {
-    const uint64_t end = std::min(size_, std::max(merged[i].end, merged[i].start + config.read_block_bytes));
+    const uint64_t end = std::min(size_, merged[i].end);
     std::string bytes(end - merged[i].start, '\0');
     Fetch(merged[i].start, bytes.size(), bytes.data());
     cache.Insert(cache_key_, merged[i].start, std::move(bytes));

@@ -110,12 +110,15 @@ TEST_F(S3Store, ReadsAreMergedIntoFewRequests) {
   std::string a(10, '\0'), b(10, '\0'), c(10, '\0'), d(10, '\0');
   std::vector<ByteRange> ranges = {{500000, 10, b.data()}, {100, 10, a.data()}, {200000, 10, c.data()},
                                    {2900000, 10, d.data()}};
+  const uint64_t bytes_before = stats.bytes_read.load();
   file->ReadRanges(ranges);  // 100 .. 500000 within the 1 MiB gap; 2900000 apart
   EXPECT_EQ(a, bytes.substr(100, 10));
   EXPECT_EQ(b, bytes.substr(500000, 10));
   EXPECT_EQ(c, bytes.substr(200000, 10));
   EXPECT_EQ(d, bytes.substr(2900000, 10));
   EXPECT_EQ(requests(), 2u);
+  // Named ranges are fetched as they are, not widened to blocks.
+  EXPECT_EQ(stats.bytes_read.load() - bytes_before, (500010u - 100u) + 10u);
 
   std::vector<ByteRange> soon = {{1200000, 300, nullptr}, {1300000, 300, nullptr}, {2000000, 300, nullptr}};
   EXPECT_TRUE(file->Prefetch(soon));
