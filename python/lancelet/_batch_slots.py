@@ -13,8 +13,9 @@ then one byte each: the main process mapped the control segment; the worker exit
 
 Names (/dev/shm/lancelet-*): the main process removes a segment's name as soon as it has
 mapped it. A segment the main process never mapped (its batch was never taken) is
-removed by the worker when it exits. The main process unmaps an exited worker's segments
-once none of its batches is held."""
+removed by the worker when it exits (one killed outright cannot: those names stay in
+/dev/shm). The main process unmaps an exited worker's segments once none of
+its batches is held."""
 import ctypes
 import mmap
 import os
