@@ -42,7 +42,7 @@ def timed(label, run):
 
 
 for columns in (None, ["emb"]):
-    shards = ShardedDataset.from_path(args.dataset, columns=columns)
+    shards = ShardedDataset.from_path(args.dataset, columns=columns, shard_rows="fragment")  # a batch: one fragment
     located = [[shards.locate(i) for i in batch] for batch in batches]
     assert all(len({shard for shard, _ in batch}) == 1 for batch in located), "a batch spans shards"
     requests = [(batch[0][0], [k for _, k in batch]) for batch in located]
