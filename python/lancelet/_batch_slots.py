@@ -17,6 +17,7 @@ removed by the worker when it exits (one killed outright cannot: those names sta
 /dev/shm). The main process unmaps an exited worker's segments once none of
 its batches is held."""
 import ctypes
+import math
 import mmap
 import os
 import secrets
@@ -86,10 +87,7 @@ class SlotRing:
         offsets, end = [], 0
         for shape, dtype in specs:
             offsets.append(end)
-            count = 1
-            for n in shape:
-                count *= n
-            end += -(-count * dtype.itemsize // _ALIGN) * _ALIGN
+            end += -(-math.prod(shape) * dtype.itemsize // _ALIGN) * _ALIGN
         return offsets, end
 
     def acquire(self, nbytes):
@@ -199,9 +197,6 @@ def _attach_batch(control_name, slot_name, index, layout, others):
     out = {}
     for name, offset, dtype, shape in layout:
         dtype = np.dtype(dtype)
-        count = 1
-        for n in shape:
-            count *= n
-        out[name] = torch.from_numpy(whole[offset:offset + count * dtype.itemsize].view(dtype).reshape(shape))
+        out[name] = torch.from_numpy(whole[offset:offset + math.prod(shape) * dtype.itemsize].view(dtype).reshape(shape))
     out.update(others)
     return out

@@ -188,6 +188,13 @@ def _read_ids(sharded, shards, samples, as_rows=True, place=None):
     return _columns(parts, back, place)
 
 
+def _new_arrays(names, specs):
+    """The default `place` of _columns: new arrays of these (shape, dtype)."""
+    import numpy as np
+
+    return [np.empty(shape, dtype) for shape, dtype in specs]
+
+
 def _columns(parts, back, place=None):
     """{column: values} of the parts' rows in the order `back` gives: numbers and vectors
     without NULLs as numpy arrays (made by place(names, [(shape, dtype)]) if given, else
@@ -206,7 +213,7 @@ def _columns(parts, back, place=None):
             values = [v for part in parts for v in part.to_pydict([name])[name]]
             listed[name] = [values[i] for i in back]
     specs = [((len(back),) + views[0].shape[1:], views[0].dtype) for views in numeric.values()]
-    arrays = (place or (lambda _, specs: [np.empty(shape, dtype) for shape, dtype in specs]))(list(numeric), specs)
+    arrays = (place or _new_arrays)(list(numeric), specs)
     if len(parts) > 1:
         # Each part's rows are scattered straight to their places: one copy, where
         # concatenating first and reordering after made two.
@@ -485,9 +492,7 @@ def _slot_batch(ring, sharded, shards, samples):
         offsets, nbytes = ring.layout(specs)
         index = ring.acquire(nbytes)
         if index is None:
-            import numpy as np
-
-            return [np.empty(shape, dtype) for shape, dtype in specs]
+            return _new_arrays(names, specs)
         taken.update(index=index, names=names, specs=specs, offsets=offsets)
         return ring.arrays(index, specs, offsets)
 

@@ -17,8 +17,7 @@ RangeCache::Index::const_iterator RangeCache::Find(const std::string& path, uint
   return by_start_.end();
 }
 
-bool RangeCache::Lookup(const std::string& path, uint64_t offset, uint64_t length, void* out) {
-  std::lock_guard lock(mutex_);
+bool RangeCache::CopyLocked(const std::string& path, uint64_t offset, uint64_t length, void* out) {
   auto it = Find(path, offset, length);
   if (it == by_start_.end()) return false;
   const Entry& e = *it->second;
@@ -27,18 +26,17 @@ bool RangeCache::Lookup(const std::string& path, uint64_t offset, uint64_t lengt
   return true;
 }
 
+bool RangeCache::Lookup(const std::string& path, uint64_t offset, uint64_t length, void* out) {
+  std::lock_guard lock(mutex_);
+  return CopyLocked(path, offset, length, out);
+}
+
 bool RangeCache::LookupOrClaim(const std::string& path, uint64_t offset, uint64_t length, void* out, uint64_t start,
                                uint64_t end, std::unique_ptr<Fetch>* claim) {
   std::shared_future<void> wait;
   {
     std::lock_guard lock(mutex_);
-    auto it = Find(path, offset, length);
-    if (it != by_start_.end()) {
-      const Entry& e = *it->second;
-      std::memcpy(out, e.bytes.data() + (offset - e.offset), length);
-      recent_.splice(recent_.begin(), recent_, it->second);
-      return true;
-    }
+    if (CopyLocked(path, offset, length, out)) return true;
     for (const InFlight& f : in_flight_)
       if (f.path == path && f.start <= offset && offset + length <= f.end) {
         wait = f.done;

@@ -54,6 +54,8 @@ class RangeCache {
   // The entry holding the range, among the few that start last at or before it (ranges
   // may overlap: a block, then a larger prefetched range around it); end() if none.
   Index::const_iterator Find(const std::string& path, uint64_t offset, uint64_t length) const;
+  // Lookup with mutex_ held.
+  bool CopyLocked(const std::string& path, uint64_t offset, uint64_t length, void* out);
   struct InFlight {
     std::string path;
     uint64_t start, end;

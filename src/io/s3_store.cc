@@ -211,6 +211,8 @@ class S3ReadableFile final : public ReadableFile {
 
  private:
   void Fetch(uint64_t offset, uint64_t length, void* out) const;  // one ranged GET
+  // The range from the cache when one cached range holds it, else fetched as it is.
+  void CachedOrFetch(uint64_t offset, uint64_t length, void* out) const;
 
   std::shared_ptr<const S3Store> store_;  // kept alive: a file may outlive every other user of its store
   std::string path_;
@@ -653,6 +655,10 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
   Probe probe_ = Probe::kUnknown;
 };
 
+void S3ReadableFile::CachedOrFetch(uint64_t offset, uint64_t length, void* out) const {
+  if (!store_->read_cache().Lookup(cache_key_, offset, length, out)) Fetch(offset, length, out);
+}
+
 void S3ReadableFile::ReadAt(uint64_t offset, uint64_t length, void* out) const {
   if (length == 0) return;
   if (offset > size_ || length > size_ - offset)
@@ -660,10 +666,7 @@ void S3ReadableFile::ReadAt(uint64_t offset, uint64_t length, void* out) const {
                  size_);
   RangeCache& cache = store_->read_cache();
   const uint64_t block = store_->config().read_block_bytes;
-  if (length >= block) {
-    if (!cache.Lookup(cache_key_, offset, length, out)) Fetch(offset, length, out);
-    return;
-  }
+  if (length >= block) return CachedOrFetch(offset, length, out);
   // A small read fetches the block around it: from it onwards, or the object's last block
   // when it lies that near the end (a footer read brings the metadata before it).
   const uint64_t end = std::min(size_, offset + block);
@@ -717,9 +720,9 @@ void S3ReadableFile::ReadRanges(std::span<const ByteRange> ranges) const {
   const auto merged = MergeRanges(ranges, config.read_coalesce_gap_bytes, UINT64_MAX);
   RunConcurrently(merged.size(), config.max_concurrent_reads, [&](size_t i) {
     const MergedRange& m = merged[i];
+    if (m.parts.size() == 1) return CachedOrFetch(m.start, m.end - m.start, m.parts[0]->out);  // in place
     std::string bytes(m.end - m.start, '\0');
-    if (!store_->read_cache().Lookup(cache_key_, m.start, bytes.size(), bytes.data()))
-      Fetch(m.start, bytes.size(), bytes.data());
+    CachedOrFetch(m.start, bytes.size(), bytes.data());
     for (const ByteRange* r : m.parts) std::memcpy(r->out, bytes.data() + (r->offset - m.start), r->length);
   });
 }

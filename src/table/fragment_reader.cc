@@ -479,7 +479,7 @@ uint64_t FragmentReader::ChunkRows(size_t field) const {
 const FragmentReader::Chunk& FragmentReader::ChunkHolding(size_t field, uint64_t start, uint64_t count,
                                                           uint64_t chunk_rows) const {
   Chunk& chunk = chunks_[field];
-  if (!chunk.values || start < chunk.start || start + count > chunk.start + uint64_t(chunk.values->length)) {
+  if (!chunk.Holds(start, count)) {
     chunk.values = nullptr;  // the last batch may still hold it; this reader no longer does
     chunk.values = ReadFieldRange(field, start, std::min(physical_rows() - start, chunk_rows));
     chunk.start = start;
@@ -499,11 +499,12 @@ ArrayPtr FragmentReader::TakeFromChunk(size_t field, std::span<const uint64_t> o
   const uint64_t chunk_rows = read_ahead_ && !offsets.empty() ? ChunkRows(field) : 0;
   if (chunk_rows == 0) return nullptr;
   const uint64_t first = offsets.front(), span = offsets.back() - first + 1;
-  if (offsets.back() < first || span >= chunk_rows || !std::is_sorted(offsets.begin(), offsets.end())) return nullptr;
-  const Chunk& held = chunks_[field];
-  const bool in_held = held.values && first >= held.start && first + span <= held.start + uint64_t(held.values->length);
+  // (Offsets out of order make `span` wrap past any chunk.)
+  if (span >= chunk_rows || !std::is_sorted(offsets.begin(), offsets.end())) return nullptr;
   // A new chunk is read only for rows dense enough, and not for a few rows alone.
-  if (!in_held && (offsets.size() < kDenseTakeMinRows || offsets.size() * kDenseTakeSpan < span)) return nullptr;
+  if (!chunks_[field].Holds(first, span) &&
+      (offsets.size() < kDenseTakeMinRows || offsets.size() * kDenseTakeSpan < span))
+    return nullptr;
   const Chunk& chunk = ChunkHolding(field, first, span, chunk_rows);
   std::vector<int64_t> indices(offsets.size());
   for (size_t k = 0; k < offsets.size(); ++k) indices[k] = int64_t(offsets[k] - chunk.start);

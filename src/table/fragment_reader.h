@@ -176,6 +176,9 @@ class FragmentReader {
   struct Chunk {
     uint64_t start = 0;
     ArrayPtr values;
+    bool Holds(uint64_t first, uint64_t count) const {
+      return values && first >= start && first + count <= start + uint64_t(values->length);
+    }
   };
   // The field's chunk holding rows [start, start + count), read from `start` when the
   // one kept does not.
