@@ -39,11 +39,31 @@
 
 namespace lancelet::io {
 
+namespace {
+
+// Appends `part` after a '/' unless `out` is empty or already ends in one.
+void AppendPathPart(std::string& out, std::string_view part) {
+  if (!out.empty() && out.back() != '/') out += '/';
+  out += part;
+}
+
+}  // namespace
+
+// One allocation each: a scan builds a path for every overlay file it opens.
 std::string JoinPath(std::string_view a, std::string_view b) {
-  if (a.empty()) return std::string(b);
-  std::string out(a);
-  if (out.back() != '/') out += '/';
-  out += b;
+  std::string out;
+  out.reserve(a.size() + b.size() + 1);
+  out += a;
+  AppendPathPart(out, b);
+  return out;
+}
+
+std::string JoinPath(std::string_view a, std::string_view b, std::string_view c) {
+  std::string out;
+  out.reserve(a.size() + b.size() + c.size() + 2);
+  out += a;
+  AppendPathPart(out, b);
+  AppendPathPart(out, c);
   return out;
 }
 

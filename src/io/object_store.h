@@ -175,7 +175,9 @@ StorageOptions CheckStorageOptions(const StorageOptions& options);
 // the operation's own error is the one to report.
 void RemoveQuietly(ObjectStore& store, const std::vector<std::string>& paths);
 
-// "a/b" + "c" -> "a/b/c".
+// "a/b" + "c" -> "a/b/c" (an empty `a` gives "c"); the three-part form joins the
+// first two, then the third.
 std::string JoinPath(std::string_view a, std::string_view b);
+std::string JoinPath(std::string_view a, std::string_view b, std::string_view c);
 
 }  // namespace lancelet::io

@@ -40,6 +40,7 @@ std::string DatasetState::Directory(std::optional<uint32_t> base_id, const char*
 }
 
 std::string DatasetState::DataPath(const std::string& file, std::optional<uint32_t> base_id) const {
+  if (!base_id) return io::JoinPath(uri, kDataDir, file);
   return io::JoinPath(Directory(base_id, kDataDir, file), file);
 }
 
@@ -159,8 +160,8 @@ std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFile(const 
 }
 
 std::shared_ptr<const format::LanceFileReader> DatasetState::OpenDataFileOnce(const lance::table::DataFile& file,
+                                                                              const std::string& path,
                                                                               uint64_t whole_up_to) const {
-  const std::string path = DataPath(file);
   if (IsLegacyDataFile(file)) return OpenLegacyDataFile(file, path);
   return format::LanceFileReader::Open(*store, path, file.file_size_bytes(), whole_up_to);
 }
@@ -195,11 +196,6 @@ std::shared_ptr<const overlay::FieldLayers> DatasetState::CachedMergedLayers(
     uint64_t fragment_id, int32_t field_id,
     const std::function<std::shared_ptr<const overlay::FieldLayers>()>& build) const {
   return CachedLayers(merged_layers_, fragment_id, field_id, build);
-}
-
-ArrayPtr DatasetState::CachedOverlayColumn(const lance::table::DataFile& file, int32_t field_id,
-                                           const std::function<ArrayPtr()>& build) const {
-  return session->OverlayColumn(store, DataPath(file), field_id, build);
 }
 
 std::shared_ptr<const overlay::FragmentOverlays> DatasetState::OverlaysOf(

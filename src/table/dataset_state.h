@@ -66,9 +66,11 @@ struct DatasetState {
   // file saves one read per page by taking it whole).
   std::shared_ptr<const format::LanceFileReader> OpenDataFile(
       const lance::table::DataFile& file, uint64_t whole_up_to = format::LanceFileReader::kTailBytes) const;
-  // The same file opened for one use and not kept: a caller that decodes all it needs at
-  // once would otherwise leave the file's bytes cached beside what it decoded.
+  // The same file (at `path`, its DataPath) opened for one use and not kept: a caller
+  // that decodes all it needs at once would otherwise leave the file's bytes cached beside
+  // what it decoded.
   std::shared_ptr<const format::LanceFileReader> OpenDataFileOnce(const lance::table::DataFile& file,
+                                                                  const std::string& path,
                                                                   uint64_t whole_up_to) const;
   // A field's overlays in a fragment as coverage bitmaps (overlay::CoverageLayers), made
   // by build() on first use and kept: its read count decides merges across readers.
@@ -87,11 +89,6 @@ struct DatasetState {
   std::shared_ptr<const overlay::FieldLayers> CachedMergedLayers(
       uint64_t fragment_id, int32_t field_id,
       const std::function<std::shared_ptr<const overlay::FieldLayers>()>& build) const;
-  // One overlay file's whole value column for a field, made by build() on first use and
-  // kept by the session: a scan needs every value a small overlay holds, and later scans
-  // (of any version naming the file) then read none.
-  ArrayPtr CachedOverlayColumn(const lance::table::DataFile& file, int32_t field_id,
-                               const std::function<ArrayPtr()>& build) const;
   // The directory of an index segment: _indices/<uuid>/ under the dataset (or under the
   // base path its base_id names).
   std::string IndexDirectory(const lance::table::IndexMetadata& index) const;

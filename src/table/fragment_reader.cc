@@ -361,16 +361,17 @@ ArrayPtr FragmentReader::WholeOverlayColumn(size_t overlay, int32_t field_id) co
     // The column is kept, so the file's bytes are not (unless a reader has it open anyway):
     // a scan of many small overlays would otherwise hold each value twice.
     std::shared_ptr<const format::LanceFileReader> file = overlay_files_[overlay];
+    const std::string path = state_.DataPath(data_file);
     auto open = [&]() -> const format::LanceFileReader& {
-      if (!file) file = state_.OpenDataFileOnce(data_file, kReadWholeOverlayFileBytes);
+      if (!file) file = state_.OpenDataFileOnce(data_file, path, kReadWholeOverlayFileBytes);
       return *file;
     };
     // Checked against this version's coverage on every version: what the session keeps
     // was read for another one.
-    CheckOverlayFile(overlay, *state_.session->OverlayFieldRows(state_.store, state_.DataPath(data_file), [&] {
+    CheckOverlayFile(overlay, *state_.session->OverlayFieldRows(state_.store, path, [&] {
       return std::make_shared<const SessionCaches::FieldRows>(FieldRowsOf(open()));
     }));
-    column = state_.CachedOverlayColumn(data_file, field_id, [&] {
+    column = state_.session->OverlayColumn(state_.store, path, field_id, [&] {
       const size_t index = OverlayColumn(open(), overlay, field_id);
       overlay::Counters().values_decoded_whole.fetch_add(file->num_rows(index), std::memory_order_relaxed);
       return file->ReadField(index, 0, file->num_rows(index));

@@ -31,10 +31,16 @@ class LruCache {
     }
     auto [value, cost] = load();
     std::lock_guard lock(mutex_);
-    if (auto it = index_.find(key); it != index_.end()) return it->second->value;
-    if (cost > capacity_) return value;
+    if (cost > capacity_) {
+      if (auto it = index_.find(key); it != index_.end()) return it->second->value;
+      return value;
+    }
     recent_.push_front(Entry{key, value, cost});
-    index_[key] = recent_.begin();
+    auto [slot, added] = index_.try_emplace(key, recent_.begin());  // one hash for the check and the insert
+    if (!added) {  // another thread loaded it meanwhile: theirs is kept
+      recent_.pop_front();
+      return slot->second->value;
+    }
     used_ += cost;
     while (used_ > capacity_) {
       used_ -= recent_.back().cost;
