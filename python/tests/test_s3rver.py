@@ -1,0 +1,92 @@
+"""Datasets on a second S3 implementation, s3rver (npm, installed beside the reference by
+./run setup), on 127.0.0.1. It checks what moto lets pass: every Signature V4 request must
+carry x-amz-content-sha256, as AWS S3 requires. It ignores If-None-Match and cannot list
+multipart uploads, so commits need conditional_put=disabled there and cleanup has no
+uploads to abort."""
+import os
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from conftest import IN_MEMORY, REQUIRE_PACKAGES, SOURCE_DIR, need
+from test_s3 import free_port, rows
+
+import lancelet
+
+pytestmark = pytest.mark.skipif(IN_MEMORY, reason="an S3 dataset is not a memory:// one")
+S3RVER = os.path.join(SOURCE_DIR, "tests", "oracle", "node_modules", ".bin", "s3rver")
+
+
+@pytest.fixture(scope="module")
+def s3rver(tmp_path_factory):
+    if not os.path.exists(S3RVER):
+        message = f"s3rver is not installed ({S3RVER}; ./run setup installs it)"
+        if REQUIRE_PACKAGES:
+            pytest.fail(message)
+        pytest.skip(message)
+    port = free_port()
+    data = tmp_path_factory.mktemp("s3rver")
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)  # the sanitizer runtime is for our module, not for node
+    server = subprocess.Popen([S3RVER, "-d", str(data), "-a", "127.0.0.1", "-p", str(port), "--configure-bucket",
+                               "bkt", "--silent"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1)
+            break
+        except urllib.error.HTTPError:
+            break  # it answers
+        except OSError:
+            assert server.poll() is None, "s3rver exited"
+            time.sleep(0.1)
+    yield {"aws_endpoint": f"http://127.0.0.1:{port}", "allow_http": "true", "aws_region": "us-east-1",
+           "aws_access_key_id": "S3RVER", "aws_secret_access_key": "S3RVER"}
+    server.terminate()
+    server.wait(timeout=10)
+
+
+def test_a_commit_on_s3rver_is_refused_until_one_writer_is_promised(s3rver):
+    pa = need("pyarrow")
+    table = pa.table({"id": pa.array(range(10), pa.int64())})
+    with pytest.raises(Exception, match="ignores conditional writes .* set the storage option conditional_put=disabled"):
+        lancelet.write_dataset(table, "s3://bkt/refused.lance", storage_options=s3rver)
+    with pytest.raises(Exception, match="not found|does not exist|no such"):
+        lancelet.dataset("s3://bkt/refused.lance", storage_options=s3rver)
+
+
+def test_lancelet_and_pylance_share_datasets_on_s3rver(s3rver, monkeypatch):
+    """Every command's requests pass s3rver's checks (signed payload hash included), and
+    pylance 14 reads what lancelet wrote there, overlay and index included, and the other
+    way round."""
+    pa = need("pyarrow")
+    lance = need("lance")
+    options = {**s3rver, "conditional_put": "disabled"}
+    uri = "s3://bkt/ours.lance"
+    ds = lancelet.write_dataset(pa.table({"id": pa.array(range(300), pa.int64()),
+                                          "qty": pa.array([i % 7 for i in range(300)], pa.int64())}),
+                                uri, max_rows_per_file=100, storage_options=options)
+    ds.update({"qty": "qty + 100"}, where="id % 10 = 0")  # an overlay
+    ds.delete("id >= 290")
+    ds.create_scalar_index("qty", "BTREE")
+    monkeypatch.setenv("LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES", "1")
+    theirs = lance.dataset(uri, storage_options=s3rver)
+    assert theirs.count_rows() == 290
+    assert rows(theirs.to_table()) == rows(ds.to_table())
+    assert ds.count_rows("qty = 100") == theirs.count_rows("qty = 100") == 5  # ids 0, 70, ..., 280
+    ds.optimize.compact_files()
+    # s3rver lists no multipart uploads: cleanup finds none to abort, and goes on.
+    removed = ds.cleanup_old_versions(retain_versions=1, force=True)
+    assert removed["old_versions"] == ds.version - 1 and removed["files_removed"] > 0
+    again = lancelet.dataset(uri, storage_options=options)
+    assert again.count_rows() == 290 and rows(again.to_table()) == rows(ds.to_table())
+    assert rows(lance.dataset(uri, storage_options=s3rver).to_table()) == rows(ds.to_table())
+
+    by_them = "s3://bkt/theirs.lance"
+    lance.write_dataset(pa.table({"id": pa.array(range(500), pa.int64()), "name": [f"n{i}" for i in range(500)]}),
+                        by_them, max_rows_per_file=200, storage_options=s3rver)
+    lance.dataset(by_them, storage_options=s3rver).delete("id % 3 = 0")
+    ours = lancelet.dataset(by_them, storage_options=options)
+    assert ours.count_rows() == 333
+    assert rows(ours.to_table()) == rows(lance.dataset(by_them, storage_options=s3rver).to_table())
