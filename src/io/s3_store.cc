@@ -8,6 +8,8 @@
 #include <exception>
 #include <functional>
 #include <cctype>
+#include <cinttypes>
+#include <cstdio>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -302,13 +304,16 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
     const uint64_t block = std::max<uint64_t>(1, config_.read_block_bytes);
     Response r = Send("GET", path, "", {fmt::format("Range: bytes=-{}", block)}, {}, true);
     if (r.status == 404) ThrowNotFound("open '{}': no such object", path);
-    uint64_t size = 0;
+    uint64_t size = 0, first = 0;  // the object's size; where the body's bytes start in it
     if (r.status == 200) {
       size = r.body.size();  // the whole object: a server that ignores ranges, or an empty one
     } else if (r.status == 206) {
-      const size_t slash = r.content_range.rfind('/');
-      if (slash == std::string::npos) ThrowIo("GET '{}': a partial answer without its size ('{}')", path, r.content_range);
-      size = std::strtoull(r.content_range.c_str() + slash + 1, nullptr, 10);
+      // "bytes FIRST-LAST/SIZE". The bytes are kept where the answer says they lie: s3rver
+      // answers a suffix range with the object's first bytes.
+      uint64_t last = 0;
+      if (std::sscanf(r.content_range.c_str(), "bytes %" SCNu64 "-%" SCNu64 "/%" SCNu64, &first, &last, &size) != 3 ||
+          last < first || last - first + 1 != r.body.size() || last >= size)
+        ThrowIo("GET '{}': a partial answer of {} bytes with Content-Range '{}'", path, r.body.size(), r.content_range);
     } else if (r.status == 416) {
       size = 0;  // an empty object has no last bytes
       r.body.clear();
@@ -318,10 +323,7 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
     if (r.body.size() > size) ThrowIo("GET '{}': {} bytes of a {}-byte object", path, r.body.size(), size);
     stats_.opens.fetch_add(1, std::memory_order_relaxed);
     CountRead(r.body.size());
-    if (!r.body.empty()) {
-      const uint64_t first = size - r.body.size();  // before the body is moved away
-      read_cache_.Insert(S3ReadableFile::CacheKey(path, size), first, std::move(r.body));
-    }
+    if (!r.body.empty()) read_cache_.Insert(S3ReadableFile::CacheKey(path, size), first, std::move(r.body));
     return std::make_unique<S3ReadableFile>(shared_from_this(), path, size);
   }
   std::unique_ptr<ReadableFile> OpenRead(const std::string& path, uint64_t known_size) const override {
