@@ -49,22 +49,30 @@ def rows(table):
     return sorted(zip(*(table.column(name).to_pylist() for name in table.column_names)))
 
 
-def test_lancelet_writes_and_pylance_reads_on_s3(s3, monkeypatch):
-    pa = need("pyarrow")
-    lance = need("lance")
-    uri = "s3://bkt/ours.lance"
+def write_and_read_with_pylance(uri, ours, theirs, monkeypatch):
+    """lancelet writes 300 rows at `uri` with `ours` storage options, overlays, deletes and
+    indexes them; pylance, with `theirs`, reads the same rows, counts and index. Returns
+    lancelet's dataset."""
+    pa, lance = need("pyarrow"), need("lance")
     ds = lancelet.write_dataset(pa.table({"id": pa.array(range(300), pa.int64()),
                                           "qty": pa.array([i % 7 for i in range(300)], pa.int64())}),
-                                uri, max_rows_per_file=100, storage_options=s3)
+                                uri, max_rows_per_file=100, storage_options=ours)
     ds.update({"qty": "qty + 100"}, where="id % 10 = 0")  # an overlay
     ds.delete("id >= 290")
     ds.create_scalar_index("qty", "BTREE")
     monkeypatch.setenv("LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES", "1")
-    theirs = lance.dataset(uri, storage_options=s3)
-    assert theirs.count_rows() == 290
-    assert rows(theirs.to_table()) == rows(ds.to_table())
-    assert theirs.count_rows("qty = 100") == ds.count_rows("qty = 100") == 5  # ids 0, 70, ..., 280
-    assert [i.name for i in theirs.describe_indices()] == [i["name"] for i in ds.list_indices()]
+    read = lance.dataset(uri, storage_options=theirs)
+    assert read.count_rows() == 290
+    assert rows(read.to_table()) == rows(ds.to_table())
+    assert read.count_rows("qty = 100") == ds.count_rows("qty = 100") == 5  # ids 0, 70, ..., 280
+    assert [i.name for i in read.describe_indices()] == [i["name"] for i in ds.list_indices()]
+    return ds
+
+
+def test_lancelet_writes_and_pylance_reads_on_s3(s3, monkeypatch):
+    lance = need("lance")
+    uri = "s3://bkt/ours.lance"
+    ds = write_and_read_with_pylance(uri, s3, s3, monkeypatch)
     ds.optimize.compact_files()
     assert rows(lance.dataset(uri, storage_options=s3).to_table()) == rows(ds.to_table())
 

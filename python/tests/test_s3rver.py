@@ -14,7 +14,7 @@ import urllib.request
 import pytest
 
 from conftest import IN_MEMORY, REQUIRE_PACKAGES, SOURCE_DIR, need
-from test_s3 import free_port, rows
+from test_s3 import free_port, rows, write_and_read_with_pylance
 
 import lancelet
 
@@ -70,17 +70,7 @@ def test_lancelet_and_pylance_share_datasets_on_s3rver(s3rver, monkeypatch):
     lance = need("lance")
     options = {**s3rver, "conditional_put": "disabled"}
     uri = "s3://bkt/ours.lance"
-    ds = lancelet.write_dataset(pa.table({"id": pa.array(range(300), pa.int64()),
-                                          "qty": pa.array([i % 7 for i in range(300)], pa.int64())}),
-                                uri, max_rows_per_file=100, storage_options=options)
-    ds.update({"qty": "qty + 100"}, where="id % 10 = 0")  # an overlay
-    ds.delete("id >= 290")
-    ds.create_scalar_index("qty", "BTREE")
-    monkeypatch.setenv("LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES", "1")
-    theirs = lance.dataset(uri, storage_options=s3rver)
-    assert theirs.count_rows() == 290
-    assert rows(theirs.to_table()) == rows(ds.to_table())
-    assert ds.count_rows("qty = 100") == theirs.count_rows("qty = 100") == 5  # ids 0, 70, ..., 280
+    ds = write_and_read_with_pylance(uri, options, s3rver, monkeypatch)
     ds.optimize.compact_files()
     # s3rver lists no multipart uploads: cleanup finds none to abort, and goes on.
     removed = ds.cleanup_old_versions(retain_versions=1, force=True)
