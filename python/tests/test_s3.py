@@ -209,6 +209,34 @@ def test_reads_are_merged_into_as_few_requests_as_the_reference_makes(proxied):
     assert gets <= 6, proxy.log()
 
 
+def test_a_take_of_a_few_rows_asks_for_each_files_page_metadata_together(proxied):
+    """A take of a row fetches the file's tail, then, in one merged request, the small
+    buffers of the pages that hold it (chunk sizes, dictionaries) for all four columns,
+    then the one chunk that merged request did not hold: 3 GETs. Each column asking for its
+    own buffers, one after the other, made it 9. The merged request spans the small pages
+    between the buffers (about 237 KB of a 6.6 MB file)."""
+    pa = need("pyarrow")
+    np = need("numpy")
+    proxy, options = proxied
+    uri = "s3://bkt/take_metadata.lance"
+    n = 50_000
+    rng = np.random.default_rng(5)
+    table = pa.table({"id": pa.array(np.arange(n, dtype=np.int64)),
+                      "qty": pa.array(rng.integers(0, 1000, n)),
+                      "label": pa.array([f"label-{i % 997}" for i in range(n)]),
+                      "emb": vectors(n, 32)})
+    lance = need("lance")  # pylance's layout: every column's pages are large
+    lance.write_dataset(table, uri, storage_options=options)
+    ds = lancelet.dataset(uri, storage_options={**options, "lancelet_read_cache_size": "16000003"})  # a fresh store
+    proxy.set()
+    got = ds.take([20_000])
+    assert got.to_pylist() == table.take([20_000]).to_pylist()
+    stats = proxy.stats()
+    assert stats["by_method"].get("GET", 0) == 3, proxy.log()
+    assert stats["bytes_out"] < 400_000, proxy.log()
+    proxy.set()
+
+
 def test_a_server_that_ignores_conditional_writes_is_refused_unless_one_writer_is_promised(proxied):
     """Behind a server that ignores If-None-Match two writers could both publish a version:
     the first commit probes for it and refuses, naming the option that promises a single

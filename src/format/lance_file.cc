@@ -604,6 +604,28 @@ uint64_t LanceFileReader::PrefetchFields(std::span<const size_t> field_indices, 
   return total;
 }
 
+void LanceFileReader::PrefetchPagesOf(std::span<const size_t> field_indices, std::span<const uint64_t> rows,
+                                      uint64_t max_buffer_bytes) const {
+  if (!impl_->source->Prefetch({})) return;  // a store that ignores hints: skip the page lookups
+  std::vector<uint64_t> sorted(rows.begin(), rows.end());
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::vector<io::ByteRange> buffers, small;
+  for (size_t field_index : field_indices) {
+    const FieldDecoder& decoder = impl_->Decoder(field_index);
+    for (uint64_t row : sorted) {
+      buffers.clear();
+      decoder.PageRanges(row, 1, buffers);
+      for (const io::ByteRange& b : buffers)
+        if (b.length <= max_buffer_bytes) small.push_back(b);
+    }
+  }
+  std::sort(small.begin(), small.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
+  small.erase(std::unique(small.begin(), small.end(), [](const auto& a, const auto& b) { return a.offset == b.offset; }),
+              small.end());
+  if (!small.empty()) impl_->source->Prefetch(small);
+}
+
 uint64_t LanceFileReader::StoredBytes(std::span<const size_t> field_indices) const {
   uint64_t bytes = 0;  // every page: rows [0, all)
   for (const io::ByteRange& r : impl_->PageBuffers(field_indices, 0, UINT64_MAX)) bytes += r.length;

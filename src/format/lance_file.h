@@ -118,6 +118,13 @@ class LanceFileReader {
   // the bytes that hold them (not whole pages) are fetched now, the fields side by side
   // (FieldDecoder::PrefetchRows; only a remote store acts on it).
   void PrefetchRows(std::span<const size_t> field_indices, uint64_t start, uint64_t count) const;
+  // A hint that rows `rows` (any order) of these fields will be taken soon: the small
+  // buffers (at most `max_buffer_bytes`) of the pages that hold them, which a page reader
+  // reads before it can find a row (chunk sizes, a dictionary, a repetition index), are
+  // fetched together now; fields taken side by side would otherwise each ask for theirs.
+  // Only a remote store acts on it.
+  void PrefetchPagesOf(std::span<const size_t> field_indices, std::span<const uint64_t> rows,
+                       uint64_t max_buffer_bytes) const;
   // The bytes the pages of these fields hold (FieldDecoder::PageRanges over every row; 0
   // for a decoder that cannot tell).
   uint64_t StoredBytes(std::span<const size_t> field_indices) const;

@@ -137,7 +137,9 @@ void CheckLevelCodec(const pb::CompressiveEncoding& e, const std::string& what, 
 
 std::string PageSource::ReadBuffer(size_t index) const {
   if (index >= buffers.size()) ThrowCorrupt("{}: page has {} buffers, buffer {} is missing", where, buffers.size(), index);
-  return source->Read(buffers[index].first, buffers[index].second);
+  std::string out(buffers[index].second, '\0');
+  ReadExactInto(index, 0, out.size(), out.data());
+  return out;
 }
 
 std::string PageSource::ReadRange(size_t index, uint64_t offset, uint64_t length) const {
@@ -174,6 +176,23 @@ std::vector<io::ByteRange> InFile(const PageSource& page, size_t index, std::vec
 
 void PageSource::ReadRangesInto(size_t index, std::vector<io::ByteRange> ranges) const {
   source->ReadRangesInto(InFile(*this, index, std::move(ranges)));
+}
+
+void PageSource::ReadExactInto(size_t index, uint64_t offset, uint64_t length, void* out) const {
+  ReadRangesInto(index, {io::ByteRange{offset, length, out}});
+}
+
+void PageSource::PrefetchWhole(uint64_t max_span) const {
+  uint64_t start = UINT64_MAX, end = 0;
+  size_t stored = 0;
+  for (const auto& [offset, size] : buffers)
+    if (size > 0) {
+      start = std::min(start, offset);
+      end = std::max(end, offset + size);
+      ++stored;
+    }
+  if (stored < 2 || end - start > max_span) return;  // one buffer is one read anyway
+  source->Prefetch(std::vector<io::ByteRange>{{start, end - start, nullptr}});
 }
 
 bool PageSource::Prefetch(size_t index, std::vector<io::ByteRange> ranges) const {

@@ -267,6 +267,7 @@ class ConstantReader final : public PageReader {
 }  // namespace
 
 std::unique_ptr<PageReader> MakePageReader(PageSource page, const pb::PageLayout& layout) {
+  page.PrefetchWhole(kSmallPageBytes);
   switch (layout.layout_case()) {
     case pb::PageLayout::kMiniBlockLayout:
       return MakeMiniBlockReader(std::move(page), layout.mini_block_layout());

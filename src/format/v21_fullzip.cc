@@ -220,7 +220,7 @@ class FullZipReader final : public PageReader {
     if (row_bytes == 0) PageReader::ReadPlainRows(start, count, out);
     if (start + count > page_.num_rows)
       ThrowInvalid("{}: rows {}+{} are outside the page of {} rows", page_.where, start, count, page_.num_rows);
-    page_.ReadRangeInto(0, start * row_bytes, count * row_bytes, out);
+    page_.ReadExactInto(0, start * row_bytes, count * row_bytes, out);
   }
 
   // Each run of consecutive rows is one range, all read together: a take of scattered
@@ -293,7 +293,8 @@ class FullZipReader final : public PageReader {
       begin = start * stride;
       end = (start + count) * stride;
     }
-    const std::string bytes = page_.ReadRange(0, begin, end - begin);
+    std::string bytes(end - begin, '\0');
+    page_.ReadExactInto(0, begin, end - begin, bytes.data());
     const uint64_t value_bytes = codec_.bits / 8;
     const uint64_t validity_bytes = codec_.has_item_validity ? (codec_.dim + 7) / 8 : 0;
     const uint32_t def_mask = bits_def_ ? (uint32_t(1) << bits_def_) - 1 : 0;

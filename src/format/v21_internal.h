@@ -28,6 +28,9 @@ namespace pb = lance::encodings21;
 
 inline constexpr const char* kPageLayoutUrl = "/lance.encodings21.PageLayout";
 inline constexpr const char* kColumnEncodingUrl = "/lance.encodings.ColumnEncoding";
+// Pages whose buffers span at most this many bytes are read whole (PageSource::PrefetchWhole):
+// as much as a remote store fetches for one small read of unknown reach anyway.
+inline constexpr uint64_t kSmallPageBytes = 64 << 10;
 
 // google.protobuf.Any with the reference's "/package.Message" type URL.
 std::string WrapAny(const std::string& type_url, const google::protobuf::MessageLite& message);
@@ -154,12 +157,20 @@ struct PageSource {
   std::string where;  // "file F, column C, page P" for errors
   std::string ReadBuffer(size_t index) const;
   std::string ReadRange(size_t index, uint64_t offset, uint64_t length) const;
-  // ReadRange straight into `out` (length bytes).
+  // ReadRange straight into `out` (length bytes). A remote store answers a small read by
+  // fetching the block around it, for the reads near it that usually follow.
   void ReadRangeInto(size_t index, uint64_t offset, uint64_t length, void* out) const;
+  // The same for a caller that needs nothing near the range (a chunk, a run of rows): a
+  // remote store fetches exactly these bytes.
+  void ReadExactInto(size_t index, uint64_t offset, uint64_t length, void* out) const;
   // Ranges of buffer `index` (offsets within it) read together (ByteSource::ReadRangesInto).
   void ReadRangesInto(size_t index, std::vector<io::ByteRange> ranges) const;
   // Ranges of buffer `index` about to be read (ByteSource::Prefetch).
   bool Prefetch(size_t index, std::vector<io::ByteRange> ranges) const;
+  // Asks for all of the page's buffers in one range when they lie within `max_span` bytes:
+  // a remote store then fetches a small page in one request, where its buffers read one
+  // after the other (metadata, then dictionary, then chunks) would cost one each.
+  void PrefetchWhole(uint64_t max_span) const;
   // The range in place when the source holds it in memory (ByteSource::Resident), else null.
   const uint8_t* ResidentRange(size_t index, uint64_t offset, uint64_t length) const;
 };

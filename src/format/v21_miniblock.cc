@@ -878,7 +878,7 @@ class MiniBlockReader final : public PageReader {
     }
     window_size_ = want;
     window_offset_ = meta.offset;
-    page_.ReadRangeInto(1, meta.offset, want, window_.get());
+    page_.ReadExactInto(1, meta.offset, want, window_.get());
     return window_.get();
   }
 

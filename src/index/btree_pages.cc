@@ -93,7 +93,10 @@ void BTreePages::CheckLookup() const {
 ArrayPtr BTreePages::Read(int column, uint32_t page) const {
   const uint64_t first = FirstRow(page), count = RowsOf(page);
   if (page >= pages() || count == 0) ThrowDamaged(fmt::format("page {}", page), fmt::format("the file has {} rows", rows_));
-  ArrayPtr out = data_->ReadField(size_t(column), first, count);
+  // The page's chunks in one request from a remote store, not one, then a widening window.
+  const size_t field = size_t(column);
+  data_->PrefetchRows(std::span(&field, 1), first, count);
+  ArrayPtr out = data_->ReadField(field, first, count);
   if (column == 0 && !page_checked_[page].load(std::memory_order_acquire)) {
     CheckPage(page, *out);
     page_checked_[page].store(true, std::memory_order_release);

@@ -1,5 +1,6 @@
 #include "io/range_cache.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace lancelet::io {
@@ -18,11 +19,24 @@ RangeCache::Index::const_iterator RangeCache::Find(const std::string& path, uint
 }
 
 bool RangeCache::CopyLocked(const std::string& path, uint64_t offset, uint64_t length, void* out) {
-  auto it = Find(path, offset, length);
-  if (it == by_start_.end()) return false;
-  const Entry& e = *it->second;
-  std::memcpy(out, e.bytes.data() + (offset - e.offset), length);
-  recent_.splice(recent_.begin(), recent_, it->second);
+  // One range that holds it all, else up to kPieces ranges that meet (a prefetch stopped
+  // where a block fetched earlier begins).
+  constexpr size_t kPieces = 4;
+  Index::const_iterator pieces[kPieces];
+  size_t n = 0;
+  for (uint64_t at = offset, end = offset + length; at < end; ++n) {
+    auto it = Find(path, at, end - at);
+    if (it == by_start_.end()) it = Find(path, at, 1);
+    if (it == by_start_.end() || n == kPieces) return false;
+    pieces[n] = it;
+    at = it->second->offset + it->second->bytes.size();
+  }
+  for (size_t k = 0; k < n; ++k) {
+    const Entry& e = *pieces[k]->second;
+    const uint64_t from = std::max(offset, e.offset), to = std::min(offset + length, e.offset + e.bytes.size());
+    std::memcpy(static_cast<char*>(out) + (from - offset), e.bytes.data() + (from - e.offset), to - from);
+    recent_.splice(recent_.begin(), recent_, pieces[k]->second);
+  }
   return true;
 }
 
@@ -71,9 +85,19 @@ void RangeCache::Fetch::Done(std::string bytes) {
   done_.set_value();
 }
 
-bool RangeCache::Covers(const std::string& path, uint64_t offset, uint64_t length) const {
+std::pair<uint64_t, uint64_t> RangeCache::Uncovered(const std::string& path, uint64_t start, uint64_t end) const {
   std::lock_guard lock(mutex_);
-  return Find(path, offset, length) != by_start_.end();
+  for (int k = 0; k < 4 && start < end; ++k) {  // ranges holding the first byte
+    auto it = Find(path, start, 1);
+    if (it == by_start_.end()) break;
+    start = std::min(end, it->second->offset + it->second->bytes.size());
+  }
+  for (int k = 0; k < 4 && start < end; ++k) {  // ranges holding the last byte
+    auto it = Find(path, end - 1, 1);
+    if (it == by_start_.end()) break;
+    end = std::max(start, it->second->offset);
+  }
+  return {start, end};
 }
 
 void RangeCache::Insert(const std::string& path, uint64_t offset, std::string bytes) {

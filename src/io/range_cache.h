@@ -21,11 +21,12 @@ class RangeCache {
   RangeCache(const RangeCache&) = delete;
   RangeCache& operator=(const RangeCache&) = delete;
 
-  // Copies [offset, offset + length) of `path` to `out` when one cached range holds all of
-  // it; false otherwise.
+  // Copies [offset, offset + length) of `path` to `out` when cached ranges hold all of it
+  // (one, or a few that meet); false otherwise.
   bool Lookup(const std::string& path, uint64_t offset, uint64_t length, void* out);
-  // Whether Lookup would find the range (without counting as a use).
-  bool Covers(const std::string& path, uint64_t offset, uint64_t length) const;
+  // [start, end) of `path` less what cached ranges hold at its start and at its end: the
+  // bytes a fetch of it still needs (start == end when they hold it all).
+  std::pair<uint64_t, uint64_t> Uncovered(const std::string& path, uint64_t start, uint64_t end) const;
   // Keeps `bytes`, the object's bytes from `offset` on (nothing when they exceed the
   // capacity).
   void Insert(const std::string& path, uint64_t offset, std::string bytes);

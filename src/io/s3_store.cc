@@ -764,8 +764,9 @@ bool S3ReadableFile::Prefetch(std::span<const ByteRange> ranges) const {
   RangeCache& cache = store_->read_cache();
   std::vector<ByteRange> missing;
   for (const ByteRange& r : ranges)
-    if (r.offset <= size_ && r.length <= size_ - r.offset && !cache.Covers(cache_key_, r.offset, r.length))
-      missing.push_back(r);
+    if (r.offset <= size_ && r.length <= size_ - r.offset)
+      if (const auto [start, end] = cache.Uncovered(cache_key_, r.offset, r.offset + r.length); start < end)
+        missing.push_back({start, end - start, nullptr});  // not again what the cache holds
   const auto merged = MergeRanges(missing, config.read_coalesce_gap_bytes, config.read_cache_bytes / 2);
   RunConcurrently(merged.size(), config.max_concurrent_reads, [&](size_t i) {
     const uint64_t end = std::min(size_, merged[i].end);

@@ -45,7 +45,7 @@ struct S3Config {
   // Ranges read together (ReadableFile::ReadRanges) that lie less than this apart are
   // one request; at most this many requests of one batch are in flight
   // (lancelet_coalesce_gap, lancelet_max_concurrent_reads).
-  uint64_t read_coalesce_gap_bytes = 1 << 20;
+  uint64_t read_coalesce_gap_bytes = 256 << 10;
   int max_concurrent_reads = 16;
 
   static S3Config From(const StorageOptions& options);

@@ -59,6 +59,22 @@ void FragmentReader::OpenAll(const std::vector<size_t>& fields, uint64_t start, 
     file->PrefetchFields(indices, start, count, kPrefetchBytes);  // one request per file
 }
 
+void FragmentReader::OpenAll(const std::vector<size_t>& fields, std::span<const uint64_t> rows) const {
+  if (rows.empty()) return;
+  const uint64_t span = rows.back() + 1 - rows.front();
+  if (rows.size() >= kDenseTakeMinRows && rows.size() * kDenseTakeSpan >= span)
+    return OpenAll(fields, rows.front(), span);
+  for (int f = 0; f < fragment_.files_size(); ++f) OpenFile(size_t(f));
+  deletions();
+  PrefetchPagesOf(fields, rows);
+}
+
+void FragmentReader::PrefetchPagesOf(const std::vector<size_t>& fields, std::span<const uint64_t> rows) const {
+  if (rows.size() > kPrefetchTakeRows || !state_.store->costly_requests()) return;
+  for (const auto& [file, indices] : PlainFieldsByFile(fields))
+    file->PrefetchPagesOf(indices, rows, kPrefetchPageBufferBytes);
+}
+
 std::function<void()> FragmentReader::RowsFetch(const std::vector<size_t>& fields, uint64_t start,
                                                 uint64_t count) const {
   return [by_file = PlainFieldsByFile(fields), start, count] {
@@ -529,6 +545,7 @@ std::vector<ArrayPtr> FragmentReader::ReadOffsets(const std::vector<size_t>& fie
   const ReadFileField read = [&](const format::LanceFileReader& file, size_t index) {
     return file.TakeField(index, offsets);
   };
+  if (!in_scan) PrefetchPagesOf(fields, offsets);
   std::vector<ArrayPtr> out;
   for (size_t k : ReadPlainFields(fields, offsets.size(), read, out)) {
     // Offsets are looked up in the coverage bitmaps, so that a take lists no cells.

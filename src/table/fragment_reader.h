@@ -48,9 +48,22 @@ class FragmentReader {
   // (LanceFileReader::PrefetchFields): a scan opening fragments ahead on an object store
   // then fetches their first pages in the same round trips.
   void OpenAll(const std::vector<size_t>& fields, uint64_t start, uint64_t count) const;
+  // The same for the first rows `rows` (ascending) of a filtered scan: rows that are few
+  // (under kDenseTakeMinRows) or sparse (under 1 in kDenseTakeSpan) have only their
+  // pages' small buffers prefetched (PrefetchPagesOf), not every buffer of the pages
+  // around them.
+  void OpenAll(const std::vector<size_t>& fields, std::span<const uint64_t> rows) const;
   // The 16 fragments a scan opens ahead (ScanPlan::Cursor::kOpenAhead) then fill at most
   // an eighth of an S3 store's read cache (64 MiB).
   static constexpr uint64_t kPrefetchBytes = 512 << 10;
+  // A take of at most kPrefetchTakeRows rows from an object store first fetches, file by
+  // file and in one go, the page buffers of at most kPrefetchPageBufferBytes that hold its
+  // rows (LanceFileReader::PrefetchPagesOf): the fields' takes then start from them
+  // together instead of each asking for its own. (Larger takes read most pages' buffers
+  // anyway, and find them with PrefetchRows.)
+  static constexpr size_t kPrefetchTakeRows = 1024;
+  static constexpr uint64_t kPrefetchPageBufferBytes = 64 << 10;
+  void PrefetchPagesOf(const std::vector<size_t>& fields, std::span<const uint64_t> rows) const;
   // The fetch of the bytes that hold rows [start, start + count) of `fields` that no
   // overlay covers (LanceFileReader::PrefetchRows; only a store with costly requests acts
   // on it), to call now or on another thread while this reader reads on: the call

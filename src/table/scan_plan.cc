@@ -128,8 +128,8 @@ std::unique_ptr<FragmentReader> ScanPlan::Cursor::OpenTaskReader() {
     if (!task.candidates) {
       readers[i]->OpenAll(p.read_fields, 0, batch);
     } else if (!task.candidates->empty()) {  // else nothing is read
-      const auto& rows = *task.candidates;  // ascending: the first batch's lie within these
-      readers[i]->OpenAll(p.read_fields, rows.front(), rows[std::min<size_t>(rows.size(), batch) - 1] + 1 - rows.front());
+      const auto& rows = *task.candidates;  // ascending
+      readers[i]->OpenAll(p.read_fields, std::span(rows).first(std::min<size_t>(rows.size(), batch)));
     }
   });
   for (size_t i = 1; i < readers.size(); ++i) opened_ahead_[task_ + i] = std::move(readers[i]);

@@ -1,6 +1,6 @@
-// The range cache serves a read from one cached range that holds all of it, keeps the
-// most recently used ranges within its byte capacity, and finds a covering range among
-// overlapping ones.
+// The range cache serves a read from the cached ranges that hold all of it (one, or a few
+// that meet), keeps the most recently used ranges within its byte capacity, finds a
+// covering range among overlapping ones, and tells a fetch which bytes it still needs.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -26,8 +26,31 @@ TEST(RangeCache, ServesReadsInsideOneRangeOfTheSameObject) {
   EXPECT_EQ(Get(cache, "a", 105, 6), "<miss>");  // runs past the range
   EXPECT_EQ(Get(cache, "a", 99, 2), "<miss>");   // starts before it
   EXPECT_EQ(Get(cache, "b", 103, 4), "<miss>");  // another object
-  EXPECT_TRUE(cache.Covers("a", 100, 10));
-  EXPECT_FALSE(cache.Covers("a", 100, 11));
+}
+
+TEST(RangeCache, ServesAReadFromRangesThatMeet) {
+  RangeCache cache(1000);
+  cache.Insert("a", 0, "abcde");
+  cache.Insert("a", 5, "fgh");
+  cache.Insert("a", 8, "ijklm");
+  EXPECT_EQ(Get(cache, "a", 3, 8), "defghijk");
+  EXPECT_EQ(Get(cache, "a", 0, 13), "abcdefghijklm");
+  EXPECT_EQ(Get(cache, "a", 6, 8), "<miss>");  // one byte past the last range
+  cache.Insert("a", 20, "xyz");
+  EXPECT_EQ(Get(cache, "a", 10, 12), "<miss>");  // a hole at [13, 20)
+}
+
+TEST(RangeCache, TellsWhichBytesOfARangeAFetchStillNeeds) {
+  RangeCache cache(1000);
+  using Span = std::pair<uint64_t, uint64_t>;
+  EXPECT_EQ(cache.Uncovered("a", 10, 50), Span(10, 50));  // nothing cached
+  cache.Insert("a", 40, std::string(30, 't'));          // a file's tail, say
+  EXPECT_EQ(cache.Uncovered("a", 10, 50), Span(10, 40));
+  EXPECT_EQ(cache.Uncovered("a", 45, 60), Span(60, 60));  // all cached
+  cache.Insert("a", 0, std::string(15, 'h'));
+  EXPECT_EQ(cache.Uncovered("a", 10, 50), Span(15, 40));
+  EXPECT_EQ(cache.Uncovered("a", 20, 30), Span(20, 30));  // the middle is not trimmed
+  EXPECT_EQ(cache.Uncovered("b", 10, 50), Span(10, 50));  // another object
 }
 
 TEST(RangeCache, FindsACoveringRangeBehindOverlappingOnes) {

@@ -108,23 +108,31 @@ TEST_F(S3Store, ReadsAreMergedIntoFewRequests) {
   EXPECT_EQ(requests(), 1u);
 
   std::string a(10, '\0'), b(10, '\0'), c(10, '\0'), d(10, '\0');
-  std::vector<ByteRange> ranges = {{500000, 10, b.data()}, {100, 10, a.data()}, {200000, 10, c.data()},
+  std::vector<ByteRange> ranges = {{400000, 10, b.data()}, {100, 10, a.data()}, {200000, 10, c.data()},
                                    {2900000, 10, d.data()}};
   const uint64_t bytes_before = stats.bytes_read.load();
-  file->ReadRanges(ranges);  // 100 .. 500000 within the 1 MiB gap; 2900000 apart
+  file->ReadRanges(ranges);  // 100 .. 400000 within the 256 KiB gap; 2900000 apart
   EXPECT_EQ(a, bytes.substr(100, 10));
-  EXPECT_EQ(b, bytes.substr(500000, 10));
+  EXPECT_EQ(b, bytes.substr(400000, 10));
   EXPECT_EQ(c, bytes.substr(200000, 10));
   EXPECT_EQ(d, bytes.substr(2900000, 10));
   EXPECT_EQ(requests(), 2u);
   // Named ranges are fetched as they are, not widened to blocks.
-  EXPECT_EQ(stats.bytes_read.load() - bytes_before, (500010u - 100u) + 10u);
+  EXPECT_EQ(stats.bytes_read.load() - bytes_before, (400010u - 100u) + 10u);
 
-  std::vector<ByteRange> soon = {{1200000, 300, nullptr}, {1300000, 300, nullptr}, {2000000, 300, nullptr}};
+  std::vector<ByteRange> soon = {{1200000, 300, nullptr}, {1300000, 300, nullptr}, {1500000, 300, nullptr}};
   EXPECT_TRUE(file->Prefetch(soon));
   EXPECT_EQ(requests(), 1u);
   EXPECT_EQ(file->Read(1300100, 200), bytes.substr(1300100, 200));
-  EXPECT_EQ(file->Read(1200000, 800001), bytes.substr(1200000, 800001));
+  EXPECT_EQ(file->Read(1200000, 300001), bytes.substr(1200000, 300001));
+  EXPECT_EQ(requests(), 0u);
+  // What the cache holds is not fetched again: a range reaching into the prefetched bytes
+  // fetches only the part before them, and a read across both is served from the two.
+  const uint64_t before_trim = stats.bytes_read.load();
+  EXPECT_TRUE(file->Prefetch(std::vector<ByteRange>{{1100000, 100300, nullptr}}));
+  EXPECT_EQ(requests(), 1u);
+  EXPECT_EQ(stats.bytes_read.load() - before_trim, 100000u);
+  EXPECT_EQ(file->Read(1150000, 100000), bytes.substr(1150000, 100000));
   EXPECT_EQ(requests(), 0u);
 
   EXPECT_EQ(store_->ReadObject(At("big.bin")), bytes);
