@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "bindings.h"
+#include "lancelet/fragments.h"
 #include "lancelet/merge_insert.h"
 
 namespace lancelet::python {
@@ -315,6 +316,45 @@ void DefineOpenAndWrite(py::module_& m) {
     return PyDataset{Dataset::Open(uri, std::nullopt, open)->Append(*reader, options)};
   }, py::arg("stream"), py::arg("uri"), py::arg("mode"), py::arg("max_rows_per_file"), py::arg("data_storage_version"),
      py::arg("enable_stable_row_ids"), py::arg("storage_options") = StorageOptions());
+
+  // lancelet/fragments.h; fragments cross as the reference's JSON (lancelet/_fragments.py).
+  m.def("write_fragments", [](py::capsule stream, const std::string& uri, const std::string& mode,
+                              std::optional<int64_t> max_rows_per_file, const std::optional<std::string>& file_version,
+                              StorageOptions storage_options) {
+    WriteOptions options;
+    options.storage_options = std::move(storage_options);
+    if (mode == "overwrite") options.mode = WriteMode::kOverwrite;
+    else if (mode == "append" || mode == "create") options.mode = WriteMode::kAppend;
+    else ThrowValue("mode '" + mode + "': expected append, create or overwrite");
+    if (max_rows_per_file) options.max_rows_per_file = *max_rows_per_file;
+    if (file_version) options.file_version = *file_version;
+    auto reader = ImportArrayStream(CapsulePointer<ArrowArrayStream>(stream, "arrow_array_stream"));
+    std::vector<std::string> out;
+    {
+      py::gil_scoped_release release;
+      for (const FragmentMetadata& f : WriteFragments(uri, *reader, options)) out.push_back(f.ToJson());
+    }
+    return out;
+  }, py::arg("stream"), py::arg("uri"), py::arg("mode"), py::arg("max_rows_per_file"), py::arg("data_storage_version"),
+     py::arg("storage_options") = StorageOptions());
+  m.def("fragment_json", [](const std::string& json) { return FragmentMetadata::FromJson(json).ToJson(); },
+        py::arg("json"), "The fragment JSON checked and in the reference's shape.");
+  m.def("commit", [](const std::string& uri, const std::string& kind, const std::vector<std::string>& fragments,
+                     std::optional<py::capsule> schema, std::optional<uint64_t> read_version,
+                     StorageOptions storage_options) {
+    std::vector<FragmentMetadata> parsed;
+    for (const std::string& json : fragments) parsed.push_back(FragmentMetadata::FromJson(json));
+    Operation op;
+    if (kind == "append") op = Operation::Append(std::move(parsed));
+    else if (kind == "overwrite" && schema)
+      op = Operation::Overwrite(ImportSchema(CapsulePointer<ArrowSchema>(*schema, "arrow_schema")), std::move(parsed));
+    else ThrowValue("operation '" + kind + "': expected append, or overwrite with a schema");
+    WriteOptions options;
+    options.storage_options = std::move(storage_options);
+    py::gil_scoped_release release;
+    return PyDataset{CommitOperation(uri, op, read_version, options)};
+  }, py::arg("uri"), py::arg("kind"), py::arg("fragments"), py::arg("schema"), py::arg("read_version"),
+     py::arg("storage_options") = StorageOptions());
 }
 
 }  // namespace

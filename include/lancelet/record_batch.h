@@ -48,6 +48,19 @@ class RecordBatchReader {
   virtual RecordBatchPtr Next() = 0;
 };
 
+// A reader over batches the caller holds (and keeps alive while it reads); its schema is
+// the first batch's (InvalidArgument "no input batches" when there is none).
+class BatchListReader final : public RecordBatchReader {
+ public:
+  explicit BatchListReader(const std::vector<RecordBatchPtr>& batches) : batches_(batches) {}
+  SchemaPtr schema() const override;
+  RecordBatchPtr Next() override { return next_ < batches_.size() ? batches_[next_++] : nullptr; }
+
+ private:
+  const std::vector<RecordBatchPtr>& batches_;
+  size_t next_ = 0;
+};
+
 // `source` read on a thread of its own, up to `depth` batches ahead of the caller, so
 // that producing batches (decoding, filtering) overlaps the caller's work on them. The
 // batches, the end and any error arrive in the source's order. The thread starts once

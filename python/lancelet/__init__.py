@@ -19,6 +19,11 @@ copying the data; write_dataset takes anything that has __arrow_c_stream__ (a py
 Table or RecordBatchReader, a polars or pandas DataFrame, a DuckDB relation), dicts of
 numpy arrays or lists, and lists of row dicts. pyarrow is optional: without it, to_table()
 returns a lancelet.RecordBatch and schema a lancelet.Schema.
+
+Distributed writes: workers call write_fragments(data, uri), which writes files without
+committing; one process commits all their FragmentMetadata in one version with
+commit(uri, LanceOperation.Append(fragments), read_version=v). The metadata is pylance's
+JSON, so pylance can commit lancelet's fragments and the other way round.
 """
 import datetime as _datetime
 import decimal as _decimal
@@ -30,7 +35,8 @@ from ._lancelet import (ConflictError, CorruptError, Dataset, InvalidArgumentErr
 from ._arrow import pyarrow_or_none as _pyarrow
 from ._ingest import to_stream as _to_stream
 
-__all__ = ["dataset", "write_dataset", "sql", "Dataset", "Scanner", "MergeInsertBuilder", "Fragment", "Schema", "RecordBatch",
+__all__ = ["dataset", "write_dataset", "sql", "write_fragments", "commit", "FragmentMetadata", "LanceOperation",
+           "Operation", "Dataset", "Scanner", "MergeInsertBuilder", "Fragment", "Schema", "RecordBatch",
            "RecordBatchReader", "LanceletError", "InvalidArgumentError", "NotFoundError", "CorruptError",
            "NotSupportedError", "ConflictError", "IOError"]
 
@@ -90,4 +96,7 @@ def sql(db_dir, statement, storage_options=None):
 
 
 from ._dataset import Fragment, MergeInsertBuilder, Scanner  # noqa: E402  (defines Dataset's Python methods)
+from ._fragments import FragmentMetadata, LanceOperation, Operation, commit, write_fragments  # noqa: E402
+
+Dataset.commit = staticmethod(commit)  # pylance's LanceDataset.commit(base_uri, operation, read_version=...)
 from ._version import __version__  # noqa: E402  (written by CMake from project(VERSION))

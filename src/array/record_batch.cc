@@ -74,6 +74,11 @@ bool RecordBatch::Equals(const RecordBatch& o) const {
   return true;
 }
 
+SchemaPtr BatchListReader::schema() const {
+  if (batches_.empty()) ThrowInvalid("no input batches");
+  return batches_[0]->schema();
+}
+
 uint64_t BufferBytes(const RecordBatch& batch) {
   uint64_t bytes = 0;
   for (const auto& column : batch.columns()) bytes += BufferBytes(*column);

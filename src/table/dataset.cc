@@ -23,21 +23,6 @@ using table::DatasetState;
 
 namespace {
 
-// A reader over a fixed list of batches.
-class VectorReader final : public RecordBatchReader {
- public:
-  explicit VectorReader(const std::vector<RecordBatchPtr>& batches) : batches_(batches) {}
-  SchemaPtr schema() const override {
-    if (batches_.empty()) ThrowInvalid("no input batches");
-    return batches_[0]->schema();
-  }
-  RecordBatchPtr Next() override { return next_ < batches_.size() ? batches_[next_++] : nullptr; }
-
- private:
-  const std::vector<RecordBatchPtr>& batches_;
-  size_t next_ = 0;
-};
-
 // Writes all of `data` into new fragments, each file recorded in `attempt`.
 std::vector<lance::table::DataFragment> WriteFragments(io::ObjectStore& store, table::AttemptFiles& attempt,
                                                        const std::string& uri, const format::LanceSchema& schema,
@@ -102,7 +87,7 @@ DatasetPtr Dataset::Write(const std::string& raw_uri, RecordBatchReader& data, c
 
 DatasetPtr Dataset::Write(const std::string& uri, const std::vector<RecordBatchPtr>& batches,
                           const WriteOptions& options) {
-  VectorReader reader(batches);
+  BatchListReader reader(batches);
   return Write(uri, reader, options);
 }
 
@@ -120,7 +105,7 @@ DatasetPtr Dataset::Append(RecordBatchReader& data, const WriteOptions& options)
 }
 
 DatasetPtr Dataset::Append(const std::vector<RecordBatchPtr>& batches, const WriteOptions& options) const {
-  VectorReader reader(batches);
+  BatchListReader reader(batches);
   return Append(reader, options);
 }
 

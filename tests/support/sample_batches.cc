@@ -13,6 +13,18 @@ SchemaPtr IdNameSchema() {
       std::vector<FieldPtr>{Field::Make("id", DataType::Int64()), Field::Make("name", DataType::Utf8())});
 }
 
+std::vector<int64_t> ScanIds(const DatasetPtr& ds) {
+  auto batch = ds->NewScan().Columns({"id"}).ToBatch();
+  const auto& col = batch->column("id");
+  return std::vector<int64_t>(col->values<int64_t>(), col->values<int64_t>() + col->length);
+}
+
+std::vector<int64_t> IdRange(int64_t a, int64_t b) {
+  std::vector<int64_t> v;
+  for (int64_t i = a; i < b; ++i) v.push_back(i);
+  return v;
+}
+
 RecordBatchPtr IdNameBatch(int64_t start, int64_t n) {
   FixedWidthBuilder<int64_t> ids(DataType::Int64());
   BinaryBuilder names(DataType::Utf8());

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "lancelet/dataset.h"
 #include "lancelet/record_batch.h"
 
 namespace lancelet::testing {
@@ -14,6 +15,11 @@ namespace lancelet::testing {
 SchemaPtr IdNameSchema();
 // Rows id = start..start+n-1, name = "n<id>" (NULL when id % 7 == 3).
 RecordBatchPtr IdNameBatch(int64_t start, int64_t n);
+
+// The int64 column "id" of the dataset's rows, in scan order.
+std::vector<int64_t> ScanIds(const DatasetPtr& ds);
+// a, a + 1, ..., b - 1.
+std::vector<int64_t> IdRange(int64_t a, int64_t b);
 
 // n rows of int64 columns: id = 0..n-1, a = id % 10, b = id.
 RecordBatchPtr IdABBatch(int64_t n);

@@ -12,13 +12,9 @@ namespace lancelet {
 namespace {
 
 using testing::IdNameBatch;
+using testing::IdRange;
+using testing::ScanIds;
 using testing::TempDir;
-
-std::vector<int64_t> Ids(const DatasetPtr& ds) {
-  auto batch = ds->NewScan().Columns({"id"}).ToBatch();
-  const auto& col = batch->column("id");
-  return std::vector<int64_t>(col->values<int64_t>(), col->values<int64_t>() + col->length);
-}
 
 std::string NameOf(const DatasetPtr& ds, int64_t id) {
   auto batch = ds->NewScan().Columns({"name"}).Filter("id = " + std::to_string(id)).ToBatch();
@@ -47,16 +43,10 @@ class RestoreTest : public ::testing::Test {
   DatasetPtr latest_;
 };
 
-std::vector<int64_t> Range(int64_t a, int64_t b) {
-  std::vector<int64_t> v;
-  for (int64_t i = a; i < b; ++i) v.push_back(i);
-  return v;
-}
-
 TEST_F(RestoreTest, TheOldVersionsRowsOverlaysDeletionsAndIndexesComeBack) {
   auto restored = Dataset::Open(uri_, 4)->Restore();
   EXPECT_EQ(restored->version(), 7u);
-  EXPECT_EQ(Ids(restored), Range(3, 20));
+  EXPECT_EQ(ScanIds(restored), IdRange(3, 20));
   EXPECT_EQ(NameOf(restored, 5), "five");
   EXPECT_EQ(NameOf(restored, 6), "n6");
   auto indexes = restored->ListIndices();
@@ -64,11 +54,11 @@ TEST_F(RestoreTest, TheOldVersionsRowsOverlaysDeletionsAndIndexesComeBack) {
   EXPECT_EQ(indexes[0].name, "id_idx");
   EXPECT_EQ(indexes[0].dataset_version, 3u);
   EXPECT_EQ(restored->Explain("id = 12").find("id_idx") != std::string::npos, true);
-  EXPECT_EQ(Ids(Dataset::Open(uri_)), Range(3, 20));
+  EXPECT_EQ(ScanIds(Dataset::Open(uri_)), IdRange(3, 20));
   EXPECT_EQ(restored->ListVersions().back().operation, "Restore");
   // The versions in between stay as they were.
-  EXPECT_EQ(Ids(restored->Checkout(6)), Range(3, 10));
-  EXPECT_EQ(Ids(restored->Checkout(5)).size(), 27u);
+  EXPECT_EQ(ScanIds(restored->Checkout(6)), IdRange(3, 10));
+  EXPECT_EQ(ScanIds(restored->Checkout(5)).size(), 27u);
 }
 
 TEST_F(RestoreTest, IdsGivenOutAfterTheOldVersionAreNotGivenAgain) {
@@ -78,7 +68,7 @@ TEST_F(RestoreTest, IdsGivenOutAfterTheOldVersionAreNotGivenAgain) {
   const auto& fragments = table::StateOf(appended).manifest.fragments();
   ASSERT_EQ(fragments.size(), 3);
   EXPECT_EQ(fragments[2].id(), 3u);
-  auto ids = Ids(appended);
+  auto ids = ScanIds(appended);
   EXPECT_EQ(ids.size(), 20u);
   EXPECT_EQ(ids.back(), 102);
 }
@@ -86,7 +76,7 @@ TEST_F(RestoreTest, IdsGivenOutAfterTheOldVersionAreNotGivenAgain) {
 TEST_F(RestoreTest, RestoringTheLatestVersionCommitsTheSameContent) {
   auto restored = latest_->Restore();
   EXPECT_EQ(restored->version(), 7u);
-  EXPECT_EQ(Ids(restored), Ids(latest_));
+  EXPECT_EQ(ScanIds(restored), ScanIds(latest_));
 }
 
 TEST_F(RestoreTest, AWriterThatReadBeforeTheRestoreFails) {
@@ -99,7 +89,7 @@ TEST_F(RestoreTest, AWriterThatReadBeforeTheRestoreFails) {
     EXPECT_EQ(e.kind(), ErrorKind::kConflict);
     EXPECT_NE(std::string(e.what()).find("conflicting Restore"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(Ids(Dataset::Open(uri_)), Range(0, 20));
+  EXPECT_EQ(ScanIds(Dataset::Open(uri_)), IdRange(0, 20));
 }
 
 TEST_F(RestoreTest, ARestoreAfterNewerCommitsStillRestoresTheOldContent) {
@@ -107,7 +97,7 @@ TEST_F(RestoreTest, ARestoreAfterNewerCommitsStillRestoresTheOldContent) {
   latest_->Append({IdNameBatch(50, 2)});  // version 7
   auto restored = old->Restore();
   EXPECT_EQ(restored->version(), 8u);
-  EXPECT_EQ(Ids(restored), Range(0, 20));
+  EXPECT_EQ(ScanIds(restored), IdRange(0, 20));
 }
 
 }  // namespace

@@ -1,0 +1,120 @@
+"""Distributed writes, named as pylance names them: workers call write_fragments, which
+writes data files without committing and returns FragmentMetadata; one process commits
+them all in one version with commit(uri, LanceOperation.Append(...) or .Overwrite(...),
+read_version=...). FragmentMetadata crosses processes as pylance's JSON (to_json /
+from_json) or by pickling, so pylance can commit lancelet's fragments and the other way
+round."""
+import json
+
+from . import _lancelet
+
+
+class FragmentMetadata:
+    """A fragment written but not committed: its data files and row count. Its id is a
+    placeholder; the commit numbers the fragments it adds."""
+
+    def __init__(self, json_text):
+        self._json = _lancelet.fragment_json(json_text)
+        self._dict = json.loads(self._json)
+
+    @staticmethod
+    def from_json(json_data):
+        """The fragment pylance's or lancelet's to_json() described (a JSON string, or the
+        dict itself). A fragment with a deletion file, overlays or row ids is refused."""
+        return FragmentMetadata(json_data if isinstance(json_data, str) else json.dumps(json_data))
+
+    def to_json(self):
+        """The fragment as pylance's FragmentMetadata.to_json() gives it: a dict."""
+        return json.loads(self._json)
+
+    @property
+    def id(self):
+        return self._dict["id"]
+
+    @property
+    def physical_rows(self):
+        return self._dict["physical_rows"]
+
+    @property
+    def files(self):
+        """The data files, as dicts (path, fields, column_indices, file versions, size)."""
+        return [dict(f) for f in self._dict["files"]]
+
+    def __eq__(self, other):
+        return isinstance(other, FragmentMetadata) and self._dict == other._dict
+
+    def __reduce__(self):
+        return (FragmentMetadata, (self._json,))
+
+    def __repr__(self):
+        paths = ", ".join(f["path"] for f in self._dict["files"])
+        return f"FragmentMetadata(id={self.id}, physical_rows={self.physical_rows}, files=[{paths}])"
+
+
+def _json_of(fragment):
+    if isinstance(fragment, FragmentMetadata):
+        return fragment._json
+    to_json = getattr(fragment, "to_json", None)  # pylance's FragmentMetadata
+    if to_json is None:
+        raise TypeError(f"expected FragmentMetadata, got {type(fragment).__name__}")
+    return json.dumps(to_json())
+
+
+class LanceOperation:
+    """The operations commit() publishes, as pylance's lance.LanceOperation."""
+
+    class Append:
+        """Adds the fragments to the dataset."""
+
+        def __init__(self, fragments):
+            self.fragments = list(fragments)
+
+    class Overwrite:
+        """Replaces the dataset's schema and fragments (creating it when missing)."""
+
+        def __init__(self, new_schema, fragments):
+            self.new_schema = new_schema
+            self.fragments = list(fragments)
+
+
+Operation = LanceOperation
+
+
+def write_fragments(data, dataset_uri, schema=None, *, mode="append", max_rows_per_file=None,
+                    data_storage_version=None, storage_options=None):
+    """Writes `data` into new fragments of the dataset at `dataset_uri` without committing
+    them, as pylance's lance.fragment.write_fragments; returns their FragmentMetadata.
+
+    data: anything write_dataset takes. The columns get the dataset's field ids when it
+        exists and mode is not "overwrite"; else ids numbered from the data's schema.
+    max_rows_per_file: rows per fragment (default 1,048,576).
+    data_storage_version: file version when the dataset does not exist ("2.2" default).
+    The files stay in place until a commit publishes them or cleanup removes them."""
+    from . import _to_stream, dataset, NotFoundError, _pyarrow  # noqa: E402  (lancelet/__init__.py)
+    target = None
+    if mode != "overwrite" and _pyarrow() is not None:
+        try:
+            target = dataset(dataset_uri, storage_options=storage_options).schema
+        except NotFoundError:
+            target = None
+    stream = _to_stream(data, schema, target)
+    found = _lancelet.write_fragments(stream, str(dataset_uri), mode, max_rows_per_file, data_storage_version,
+                                      dict(storage_options or {}))
+    return [FragmentMetadata(text) for text in found]
+
+
+def commit(base_uri, operation, read_version=None, storage_options=None):
+    """Commits `operation` (LanceOperation.Append or .Overwrite, or pylance's) on the
+    dataset at `base_uri` as read at `read_version` (the version the workers planned
+    against; the latest when None), as pylance's LanceDataset.commit; returns the Dataset
+    at the version committed. A concurrent commit is rebased over or refused by the usual
+    conflict rules."""
+    kind = type(operation).__name__
+    fragments = [_json_of(f) for f in operation.fragments]
+    if kind == "Append":
+        return _lancelet.commit(str(base_uri), "append", fragments, None, read_version, dict(storage_options or {}))
+    if kind == "Overwrite":
+        schema = operation.new_schema
+        return _lancelet.commit(str(base_uri), "overwrite", fragments, schema.__arrow_c_schema__(), read_version,
+                                dict(storage_options or {}))
+    raise NotImplementedError(f"lancelet commits Append and Overwrite operations, not {kind}")

@@ -1,0 +1,104 @@
+"""Distributed writes with pylance's names: write_fragments writes files without a commit,
+FragmentMetadata crosses processes as pylance's JSON or by pickling, and one commit
+publishes fragments from many writers, lancelet's and pylance's alike."""
+import json
+import os
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+import lancelet
+from conftest import ANOTHER_PROCESS, IN_MEMORY, need
+
+WORKER = """
+import json, sys
+import lancelet
+first, count = int(sys.argv[2]), int(sys.argv[3])
+data = {"id": list(range(first, first + count)), "name": [f"n{i}" for i in range(first, first + count)]}
+print(json.dumps([f.to_json() for f in lancelet.write_fragments(data, sys.argv[1], max_rows_per_file=300)]))
+"""
+
+
+def test_fragments_written_by_two_processes_are_committed_by_a_third(tmp_path):
+    """Two worker processes write fragments of one dataset and print their JSON; this
+    process commits them all in one version, after a version made meanwhile."""
+    need("pyarrow")
+    if IN_MEMORY:
+        pytest.skip(ANOTHER_PROCESS.format("a worker"))
+    uri = str(tmp_path / "shared.lance")
+    lancelet.write_dataset({"id": [-1], "name": ["first"]}, uri)
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    env = dict(os.environ)
+    workers = [subprocess.Popen([sys.executable, str(script), uri, str(first), "500"], stdout=subprocess.PIPE,
+                                text=True, env=env) for first in (0, 500)]
+    found = []
+    for w in workers:
+        out, _ = w.communicate()
+        assert w.returncode == 0
+        found += [lancelet.FragmentMetadata.from_json(f) for f in json.loads(out)]
+    assert [f.physical_rows for f in found] == [300, 200, 300, 200]
+    assert lancelet.dataset(uri).count_rows() == 1  # nothing is visible before the commit
+    lancelet.dataset(uri).delete("id = -1")  # version 2, made while the workers planned on 1
+    ds = lancelet.commit(uri, lancelet.LanceOperation.Append(found), read_version=1)
+    assert ds.version == 3
+    assert ds.count_rows() == 1000
+    assert sorted(ds.to_table(columns=["id"]).to_pydict()["id"]) == list(range(1000))
+    assert ds.to_table(filter="id = 777").to_pydict()["name"] == ["n777"]
+    assert [f.fragment_id for f in ds.get_fragments()] == [1, 2, 3, 4]  # fragment 0 lost its one row
+
+
+def test_fragment_metadata_pickles_and_reads_back_its_json(tmp_path):
+    uri = str(tmp_path / "meta.lance")
+    (fragment,) = lancelet.write_fragments({"id": [1, 2, 3]}, uri)
+    assert pickle.loads(pickle.dumps(fragment)) == fragment
+    as_dict = fragment.to_json()
+    assert set(as_dict) == {"id", "files", "overlays", "physical_rows", "deletion_file", "row_id_meta",
+                            "created_at_version_meta", "last_updated_at_version_meta"}
+    assert as_dict["physical_rows"] == 3 and as_dict["files"][0]["fields"] == [0]
+    assert lancelet.FragmentMetadata.from_json(json.dumps(as_dict)) == fragment
+    assert lancelet.FragmentMetadata.from_json(as_dict) == fragment
+    with pytest.raises(lancelet.NotSupportedError, match='has a "deletion_file"'):
+        lancelet.FragmentMetadata.from_json({**as_dict, "deletion_file": {"id": 1}})
+    pa = need("pyarrow")
+    ds = lancelet.Dataset.commit(uri, lancelet.LanceOperation.Overwrite(pa.schema([("id", pa.int64())]), [fragment]))
+    assert ds.version == 1 and ds.to_table().column("id").to_pylist() == [1, 2, 3]
+
+
+def test_a_commit_that_cannot_apply_leaves_the_dataset_as_it_was(tmp_path):
+    pa = need("pyarrow")
+    uri = str(tmp_path / "refused.lance")
+    table = pa.table({"id": pa.array([1, 2], pa.int64())})
+    fragments = lancelet.write_fragments(table, uri)
+    with pytest.raises(lancelet.NotFoundError, match="cannot append: dataset .* does not exist"):
+        lancelet.commit(uri, lancelet.LanceOperation.Append(fragments))
+    ds = lancelet.commit(uri, lancelet.LanceOperation.Overwrite(table.schema, fragments))
+    assert ds.version == 1
+    stray = fragments[0].to_json()
+    stray["files"][0]["fields"] = [5]
+    with pytest.raises(lancelet.InvalidArgumentError, match="holds field id 5, which the dataset's schema does not have"):
+        lancelet.commit(uri, lancelet.LanceOperation.Append([lancelet.FragmentMetadata.from_json(stray)]))
+    assert lancelet.dataset(uri).version == 1
+    assert lancelet.dataset(uri).to_table().column("id").to_pylist() == [1, 2]
+
+
+def test_pylance_commits_lancelets_fragments_and_lancelet_commits_pylances(tmp_path):
+    """The fragment JSON is pylance's: pylance 14 commits what lancelet wrote, lancelet
+    commits what pylance wrote, and each reads the other's result."""
+    if IN_MEMORY:
+        pytest.skip("pylance reads the local file system, not lancelet's memory:// store")
+    pa = need("pyarrow")
+    lance = need("lance")
+    uri = str(tmp_path / "both.lance")
+    table = pa.table({"id": pa.array(range(10), pa.int64()), "s": pa.array([f"v{i}" for i in range(10)])})
+    ours = lancelet.write_fragments(table, uri, max_rows_per_file=4)
+    theirs = lance.LanceDataset.commit(uri, lance.LanceOperation.Overwrite(
+        table.schema, [lance.fragment.FragmentMetadata.from_json(json.dumps(f.to_json())) for f in ours]))
+    assert theirs.version == 1 and theirs.to_table() == table
+    written = lance.fragment.write_fragments(table.slice(0, 3), uri)
+    ds = lancelet.commit(uri, lancelet.LanceOperation.Append(written), read_version=1)  # pylance's objects as they are
+    assert ds.version == 2
+    assert ds.to_table().column("id").to_pylist() == list(range(10)) + [0, 1, 2]
+    assert lance.dataset(uri).to_table().column("s").to_pylist() == [f"v{i}" for i in range(10)] + ["v0", "v1", "v2"]

@@ -1,0 +1,248 @@
+// lancelet/fragments.h: fragments written without a commit, and the one commit that
+// publishes them.
+#include "lancelet/fragments.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "io/object_store.h"
+#include "lancelet/error.h"
+#include "lancelet/session.h"
+#include "table/attempt_files.h"
+#include "table/commit.h"
+#include "table/dataset_state.h"
+#include "table/fragment_writer.h"
+#include "table/manifest_store.h"
+#include "table/session.h"
+#include "table/update_modes.h"
+
+namespace lancelet {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// The keys of pylance's fragment JSON that only a committed fragment fills in: a
+// fragment read back must have them null (or, for overlays, empty).
+constexpr const char* kCommittedOnlyKeys[] = {"deletion_file", "row_id_meta", "created_at_version_meta",
+                                              "last_updated_at_version_meta"};
+
+const Json& Key(const Json& object, const char* key, const char* where) {
+  auto it = object.find(key);
+  if (it == object.end()) ThrowInvalid("fragment JSON: {} has no \"{}\"", where, key);
+  return *it;
+}
+
+template <typename T>
+T Number(const Json& object, const char* key, const char* where) {
+  const Json& v = Key(object, key, where);
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+    ThrowInvalid("fragment JSON: \"{}\" of {} is {}, expected a non-negative integer", key, where, v.dump());
+  const uint64_t n = v.get<uint64_t>();
+  if (n > uint64_t(std::numeric_limits<T>::max()))
+    ThrowInvalid("fragment JSON: \"{}\" of {} is {}, which does not fit", key, where, n);
+  return T(n);
+}
+
+std::vector<int32_t> Ids(const Json& object, const char* key, const char* where) {
+  const Json& v = Key(object, key, where);
+  if (!v.is_array()) ThrowInvalid("fragment JSON: \"{}\" of {} is {}, expected a list of integers", key, where, v.dump());
+  std::vector<int32_t> out;
+  for (const Json& id : v) {
+    if (!id.is_number_integer() || id.get<int64_t>() < INT32_MIN || id.get<int64_t>() > INT32_MAX)
+      ThrowInvalid("fragment JSON: \"{}\" of {} holds {}, expected 32-bit integers", key, where, id.dump());
+    out.push_back(id.get<int32_t>());
+  }
+  return out;
+}
+
+lance::table::DataFragment ToProto(const FragmentMetadata& f) {
+  lance::table::DataFragment out;
+  out.set_id(f.id);
+  out.set_physical_rows(f.physical_rows);
+  for (const DataFileMetadata& file : f.files) {
+    auto* p = out.add_files();
+    p->set_path(file.path);
+    for (int32_t id : file.fields) p->add_fields(id);
+    for (int32_t c : file.column_indices) p->add_column_indices(c);
+    p->set_file_major_version(file.file_major_version);
+    p->set_file_minor_version(file.file_minor_version);
+    p->set_file_size_bytes(file.file_size_bytes);
+    if (file.base_id) p->set_base_id(*file.base_id);
+  }
+  return out;
+}
+
+FragmentMetadata FromProto(const lance::table::DataFragment& f) {
+  FragmentMetadata out;
+  out.id = f.id();
+  out.physical_rows = f.physical_rows();
+  for (const auto& p : f.files()) {
+    DataFileMetadata file;
+    file.path = p.path();
+    file.fields.assign(p.fields().begin(), p.fields().end());
+    file.column_indices.assign(p.column_indices().begin(), p.column_indices().end());
+    file.file_major_version = p.file_major_version();
+    file.file_minor_version = p.file_minor_version();
+    file.file_size_bytes = p.file_size_bytes();
+    if (p.has_base_id()) file.base_id = p.base_id();
+    out.files.push_back(std::move(file));
+  }
+  return out;
+}
+
+// Refuses fragments the schema they join cannot read: a file that names a field the schema
+// lacks, or whose lists of fields and columns differ in length.
+void CheckFragments(const std::vector<FragmentMetadata>& fragments, const format::LanceSchema& schema,
+                    const std::string& uri) {
+  std::set<int32_t> ids;
+  for (const auto& top : schema.fields()) top.ForEach([&](const format::LanceField& f) { ids.insert(f.id); });
+  for (size_t k = 0; k < fragments.size(); ++k) {
+    const FragmentMetadata& f = fragments[k];
+    if (f.files.empty()) ThrowInvalid("'{}': fragment {} of the operation has no data files", uri, k);
+    for (const DataFileMetadata& file : f.files) {
+      if (file.path.empty() || file.path.find('/') != std::string::npos)
+        ThrowInvalid("'{}': fragment {} of the operation names the data file '{}', expected a file name under data/",
+                     uri, k, file.path);
+      if (file.column_indices.size() != file.fields.size())
+        ThrowInvalid("'{}': data file '{}' lists {} fields but {} column indices", uri, file.path, file.fields.size(),
+                     file.column_indices.size());
+      for (int32_t id : file.fields)
+        if (!ids.contains(id))
+          ThrowInvalid("'{}': data file '{}' holds field id {}, which the dataset's schema does not have", uri,
+                       file.path, id);
+    }
+  }
+}
+
+}  // namespace
+
+std::string FragmentMetadata::ToJson() const {
+  Json files_json = Json::array();
+  for (const DataFileMetadata& f : files) {
+    files_json.push_back({{"fields", f.fields},
+                          {"column_indices", f.column_indices},
+                          {"file_major_version", f.file_major_version},
+                          {"file_minor_version", f.file_minor_version},
+                          {"file_size_bytes", f.file_size_bytes},
+                          {"base_id", f.base_id ? Json(*f.base_id) : Json(nullptr)},
+                          {"path", f.path}});
+  }
+  Json out = {{"id", id}, {"files", files_json}, {"overlays", Json::array()}, {"physical_rows", physical_rows}};
+  for (const char* key : kCommittedOnlyKeys) out[key] = nullptr;
+  return out.dump();
+}
+
+FragmentMetadata FragmentMetadata::FromJson(std::string_view text) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::exception& e) {
+    ThrowInvalid("fragment JSON does not parse: {}", e.what());
+  }
+  if (!j.is_object()) ThrowInvalid("fragment JSON is {}, expected an object", j.type_name());
+  FragmentMetadata out;
+  out.id = Number<uint64_t>(j, "id", "the fragment");
+  out.physical_rows = Number<uint64_t>(j, "physical_rows", "the fragment");
+  for (const char* key : kCommittedOnlyKeys)
+    if (auto it = j.find(key); it != j.end() && !it->is_null())
+      ThrowNotSupported("fragment JSON: fragment {} has a \"{}\"; only fragments written and not yet committed "
+                        "(write_fragments) can be committed", out.id, key);
+  if (auto it = j.find("overlays"); it != j.end() && !(it->is_null() || (it->is_array() && it->empty())))
+    ThrowNotSupported("fragment JSON: fragment {} has overlays; only fragments written and not yet committed "
+                      "(write_fragments) can be committed", out.id);
+  const Json& files = Key(j, "files", "the fragment");
+  if (!files.is_array()) ThrowInvalid("fragment JSON: \"files\" is {}, expected a list", files.dump());
+  for (const Json& f : files) {
+    if (!f.is_object()) ThrowInvalid("fragment JSON: a data file is {}, expected an object", f.dump());
+    DataFileMetadata file;
+    const Json& path = Key(f, "path", "a data file");
+    if (!path.is_string()) ThrowInvalid("fragment JSON: \"path\" of a data file is {}, expected a string", path.dump());
+    file.path = path.get<std::string>();
+    file.fields = Ids(f, "fields", "a data file");
+    file.column_indices = Ids(f, "column_indices", "a data file");
+    file.file_major_version = Number<uint32_t>(f, "file_major_version", "a data file");
+    file.file_minor_version = Number<uint32_t>(f, "file_minor_version", "a data file");
+    file.file_size_bytes = Number<uint64_t>(f, "file_size_bytes", "a data file");
+    if (auto it = f.find("base_id"); it != f.end() && !it->is_null())
+      file.base_id = Number<uint32_t>(f, "base_id", "a data file");
+    out.files.push_back(std::move(file));
+  }
+  return out;
+}
+
+std::vector<FragmentMetadata> WriteFragments(const std::string& raw_uri, RecordBatchReader& data,
+                                             const WriteOptions& options) {
+  auto [store, uri] = io::OpenStore(raw_uri, options.storage_options);
+  const std::shared_ptr<Session> session = options.session ? options.session : Session::Default();
+  auto latest = table::LatestManifest(*store, uri);
+  std::optional<format::LanceSchema> schema;
+  format::FileVersion version = format::FileVersion::Parse(options.file_version);
+  if (latest && options.mode != WriteMode::kOverwrite) {
+    auto state = table::LoadState(store, session->caches(), uri, latest->version);
+    schema = state->schema;
+    version = state->WriteVersion();
+  } else {
+    schema = format::LanceSchema::FromArrow(*data.schema());
+  }
+  table::AttemptFiles attempt(*store);
+  for (const std::string& dir : {uri, io::JoinPath(uri, table::kDataDir)})
+    if (!store->Exists(dir)) attempt.AddDirectory(dir);
+  table::FragmentWriter writer(*store, attempt, uri, std::move(*schema), version, options.max_rows_per_file);
+  while (auto batch = data.Next()) writer.Write(*batch);
+  std::vector<FragmentMetadata> out;
+  for (const auto& f : writer.Finish()) out.push_back(FromProto(f));
+  attempt.Published();  // the files stay for the commit (or cleanup) to come
+  return out;
+}
+
+Operation Operation::Append(std::vector<FragmentMetadata> fragments) {
+  return Operation{Kind::kAppend, std::move(fragments), nullptr};
+}
+
+Operation Operation::Overwrite(SchemaPtr schema, std::vector<FragmentMetadata> fragments) {
+  if (!schema) ThrowInvalid("an Overwrite operation needs the new schema");
+  return Operation{Kind::kOverwrite, std::move(fragments), std::move(schema)};
+}
+
+DatasetPtr CommitOperation(const std::string& raw_uri, const Operation& operation,
+                           std::optional<uint64_t> read_version, const WriteOptions& options) {
+  auto [store, uri] = io::OpenStore(raw_uri, options.storage_options);
+  const std::shared_ptr<Session> session = options.session ? options.session : Session::Default();
+  auto latest = table::LatestManifest(*store, uri);
+  if (read_version && !latest)
+    ThrowNotFound("cannot commit on version {} of '{}': the dataset does not exist", *read_version, uri);
+  std::shared_ptr<const table::DatasetState> base;
+  if (latest) base = table::LoadState(store, session->caches(), uri, read_version ? *read_version : latest->version);
+  lance::table::Transaction t;
+  table::CommitOptions commit;
+  commit.max_retries = options.max_commit_retries;
+  commit.session = session->caches();
+  if (operation.kind == Operation::Kind::kAppend) {
+    if (!base) ThrowNotFound("cannot append: dataset '{}' does not exist (commit an Overwrite to create it)", uri);
+    CheckFragments(operation.fragments, base->schema, uri);
+    for (const auto& f : operation.fragments) *t.mutable_append()->add_fragments() = ToProto(f);
+  } else {
+    const format::LanceSchema schema = format::LanceSchema::FromArrow(*operation.schema);
+    CheckFragments(operation.fragments, schema, uri);
+    auto* overwrite = t.mutable_overwrite();
+    schema.ToProto(overwrite->mutable_schema());
+    for (const auto& [k, v] : schema.metadata()) (*overwrite->mutable_schema_metadata())[k] = v;
+    for (const auto& f : operation.fragments) *overwrite->add_fragments() = ToProto(f);
+    // A dataset lancelet makes permits overlays; one it overwrites keeps its owner's choice.
+    if (!base) (*overwrite->mutable_config_upsert_values())[table::kOverlaysEnabledKey] = "true";
+    commit.enable_stable_row_ids = options.enable_stable_row_ids;
+    commit.file_version = options.file_version;  // the files' own, when they say
+    if (!operation.fragments.empty() && !operation.fragments[0].files.empty()) {
+      const DataFileMetadata& file = operation.fragments[0].files[0];
+      if (auto v = format::FileVersion::FromDisk(file.file_major_version, file.file_minor_version))
+        commit.file_version = v->ToString();
+    }
+  }
+  return table::MakeDataset(table::Commit(store, uri, base, std::move(t), commit));
+}
+
+}  // namespace lancelet

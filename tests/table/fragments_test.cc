@@ -1,0 +1,134 @@
+// lancelet/fragments.h: fragments written without a commit (WriteFragments), their JSON
+// in the reference's shape, and the one commit that publishes them (CommitOperation).
+
+#include "lancelet/fragments.h"
+
+#include <gtest/gtest.h>
+
+#include "lancelet/error.h"
+#include "support/sample_batches.h"
+#include "support/test_env.h"
+#include "table/dataset_state.h"
+
+namespace lancelet {
+namespace {
+
+using testing::IdNameBatch;
+using testing::IdRange;
+using testing::ScanIds;
+using testing::TempDir;
+
+std::vector<FragmentMetadata> Write(const std::string& uri, int64_t first, int64_t count, int64_t per_file) {
+  WriteOptions o;
+  o.max_rows_per_file = per_file;
+  std::vector<RecordBatchPtr> batches = {IdNameBatch(first, count)};
+  BatchListReader reader(batches);
+  return WriteFragments(uri, reader, o);
+}
+
+class FragmentsTest : public ::testing::Test {
+ protected:
+  TempDir dir_;
+  std::string uri_ = dir_.Uri("ds.lance");
+};
+
+TEST_F(FragmentsTest, WrittenFragmentsAreInvisibleUntilOneCommitPublishesThemAll) {
+  // Two "workers" write; nothing is visible until the overwrite that creates the dataset.
+  auto a = Write(uri_, 0, 25, 10), b = Write(uri_, 25, 5, 10);
+  ASSERT_EQ(a.size(), 3u);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(a[0].physical_rows, 10u);
+  EXPECT_EQ(a[2].physical_rows, 5u);
+  EXPECT_EQ(a[0].files[0].fields, (std::vector<int32_t>{0, 1}));
+  EXPECT_THROW(Dataset::Open(uri_), Error);
+  std::vector<FragmentMetadata> all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  auto ds = CommitOperation(uri_, Operation::Overwrite(IdNameBatch(0, 1)->schema(), all));
+  EXPECT_EQ(ds->version(), 1u);
+  EXPECT_EQ(ScanIds(ds), IdRange(0, 30));
+  EXPECT_EQ(ds->CountFragments(), 4u);
+
+  // Appends planned against version 1 land after a concurrent append: the commit rebases.
+  auto c = Write(uri_, 100, 3, 10);
+  auto d = Write(uri_, 200, 2, 10);
+  EXPECT_EQ(CommitOperation(uri_, Operation::Append(c), 1)->version(), 2u);
+  auto latest = CommitOperation(uri_, Operation::Append(d), 1);
+  EXPECT_EQ(latest->version(), 3u);
+  std::vector<int64_t> want = IdRange(0, 30);
+  for (int64_t id : {100, 101, 102, 200, 201}) want.push_back(id);
+  EXPECT_EQ(ScanIds(latest), want);
+  std::vector<uint64_t> ids;
+  for (const auto& f : table::StateOf(latest).manifest.fragments()) ids.push_back(f.id());
+  EXPECT_EQ(ids, (std::vector<uint64_t>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST_F(FragmentsTest, JsonHasTheReferencesShapeAndReadsBack) {
+  FragmentMetadata f;
+  f.physical_rows = 7;
+  f.files.push_back({"abc.lance", {0, 1}, {0, 1}, 2, 2, 634, std::nullopt});
+  EXPECT_EQ(f.ToJson(),
+            R"({"id":0,"files":[{"fields":[0,1],"column_indices":[0,1],"file_major_version":2,"file_minor_version":2,)"
+            R"("file_size_bytes":634,"base_id":null,"path":"abc.lance"}],"overlays":[],"physical_rows":7,)"
+            R"("deletion_file":null,"row_id_meta":null,"created_at_version_meta":null,"last_updated_at_version_meta":null})");
+  EXPECT_EQ(FragmentMetadata::FromJson(f.ToJson()), f);
+  f.files[0].base_id = 3;
+  EXPECT_EQ(FragmentMetadata::FromJson(f.ToJson()), f);
+}
+
+std::string JsonError(const std::string& json) {
+  try {
+    FragmentMetadata::FromJson(json);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+TEST_F(FragmentsTest, JsonThatIsNotAFreshFragmentIsRefusedByKey) {
+  const std::string file = R"({"path":"a.lance","fields":[0],"column_indices":[0],"file_major_version":2,)"
+                           R"("file_minor_version":2,"file_size_bytes":9})";
+  EXPECT_EQ(JsonError("{"), "fragment JSON does not parse: [json.exception.parse_error.101] parse error at line 1, "
+                            "column 2: syntax error while parsing object key - unexpected end of input; expected "
+                            "string literal");
+  EXPECT_EQ(JsonError(R"({"id":0,"files":[]})"), "fragment JSON: the fragment has no \"physical_rows\"");
+  EXPECT_EQ(JsonError(R"({"id":-1,"physical_rows":1,"files":[]})"),
+            "fragment JSON: \"id\" of the fragment is -1, expected a non-negative integer");
+  EXPECT_EQ(JsonError(R"({"id":4,"physical_rows":1,"files":[],"deletion_file":{"id":1}})"),
+            "fragment JSON: fragment 4 has a \"deletion_file\"; only fragments written and not yet committed "
+            "(write_fragments) can be committed");
+  EXPECT_EQ(JsonError(R"({"id":4,"physical_rows":1,"files":[],"overlays":[{}]})"),
+            "fragment JSON: fragment 4 has overlays; only fragments written and not yet committed (write_fragments) "
+            "can be committed");
+  EXPECT_EQ(JsonError(R"({"id":0,"physical_rows":1,"files":[{"path":"a.lance"}]})"),
+            "fragment JSON: a data file has no \"fields\"");
+  EXPECT_EQ(JsonError(R"({"id":0,"physical_rows":1,"files":[)" + file + "]}"), "<no error>");
+}
+
+TEST_F(FragmentsTest, ACommitThatCannotApplyChangesNothing) {
+  auto a = Write(uri_, 0, 5, 10);
+  EXPECT_EQ(JsonError(a[0].ToJson()), "<no error>");
+  try {
+    CommitOperation(uri_, Operation::Append(a));
+    FAIL() << "appended to no dataset";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_TRUE(message.starts_with("cannot append: dataset '") &&
+                message.ends_with("ds.lance' does not exist (commit an Overwrite to create it)"))
+        << message;
+  }
+  auto ds = CommitOperation(uri_, Operation::Overwrite(IdNameBatch(0, 1)->schema(), a));
+  FragmentMetadata stray = a[0];
+  stray.files[0].fields = {0, 7};
+  stray.files[0].column_indices = {0, 1};
+  EXPECT_THROW(CommitOperation(uri_, Operation::Append({stray})), Error);
+  stray.files[0].fields = {0};
+  EXPECT_THROW(CommitOperation(uri_, Operation::Append({stray})), Error);  // 1 field, 2 columns
+  stray.files[0].path = "../elsewhere.lance";
+  stray.files[0].column_indices = {0};
+  EXPECT_THROW(CommitOperation(uri_, Operation::Append({stray})), Error);
+  EXPECT_EQ(Dataset::Open(uri_)->version(), 1u);
+  EXPECT_EQ(ScanIds(Dataset::Open(uri_)), IdRange(0, 5));
+}
+
+}  // namespace
+}  // namespace lancelet
