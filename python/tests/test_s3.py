@@ -237,6 +237,23 @@ def test_a_take_of_a_few_rows_asks_for_each_files_page_metadata_together(proxied
     proxy.set()
 
 
+def test_a_partial_answer_that_starts_elsewhere_is_an_error_not_other_bytes(proxied):
+    """A server that answers a range with other bytes (its Content-Range names them) makes
+    the read fail in one line naming the object and the offset; the bytes are not used."""
+    pa = need("pyarrow")
+    proxy, options = proxied
+    uri = "s3://bkt/shifted.lance"
+    lancelet.write_dataset(pa.table({"id": pa.array(range(100_000), pa.int64())}), uri, storage_options=options)
+    ds = lancelet.dataset(uri, storage_options={**options, "lancelet_read_cache_size": "16000004"})  # a fresh store
+    proxy.set(shift_ranges=8)
+    with pytest.raises(lancelet.IOError, match=r"GET 's3://bkt/shifted.lance/data/\w+.lance': bytes from offset \d+ "
+                                               r"were asked for, the answer's Content-Range 'bytes \d+-\d+/\d+' "
+                                               r"starts elsewhere"):
+        ds.take([50_000])
+    proxy.set()
+    assert ds.take([50_000]).column("id").to_pylist() == [50_000]
+
+
 def test_a_server_that_ignores_conditional_writes_is_refused_unless_one_writer_is_promised(proxied):
     """Behind a server that ignores If-None-Match two writers could both publish a version:
     the first commit probes for it and refuses, naming the option that promises a single

@@ -20,6 +20,7 @@
 #include <optional>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <pugixml.hpp>
@@ -186,6 +187,17 @@ size_t KeepHeaders(char* data, size_t size, size_t n, void* out) {
   return size * n;
 }
 
+// Where a partial (206) answer's body lies in the object and the object's size, from its
+// Content-Range "bytes FIRST-LAST/SIZE"; throws Io naming the header when it does not
+// agree with the body.
+std::pair<uint64_t, uint64_t> PartialAnswerRange(const Response& r, const std::string& path) {
+  uint64_t first = 0, last = 0, size = 0;
+  if (std::sscanf(r.content_range.c_str(), "bytes %" SCNu64 "-%" SCNu64 "/%" SCNu64, &first, &last, &size) != 3 ||
+      last < first || last - first + 1 != r.body.size() || last >= size)
+    ThrowIo("GET '{}': a partial answer of {} bytes with Content-Range '{}'", path, r.body.size(), r.content_range);
+  return {first, size};
+}
+
 size_t AppendBody(char* data, size_t size, size_t n, void* out) {
   static_cast<std::string*>(out)->append(data, size * n);
   return size * n;
@@ -308,12 +320,9 @@ class S3Store final : public ObjectStore, public std::enable_shared_from_this<S3
     if (r.status == 200) {
       size = r.body.size();  // the whole object: a server that ignores ranges, or an empty one
     } else if (r.status == 206) {
-      // "bytes FIRST-LAST/SIZE". The bytes are kept where the answer says they lie: s3rver
-      // answers a suffix range with the object's first bytes.
-      uint64_t last = 0;
-      if (std::sscanf(r.content_range.c_str(), "bytes %" SCNu64 "-%" SCNu64 "/%" SCNu64, &first, &last, &size) != 3 ||
-          last < first || last - first + 1 != r.body.size() || last >= size)
-        ThrowIo("GET '{}': a partial answer of {} bytes with Content-Range '{}'", path, r.body.size(), r.content_range);
+      // The bytes are kept where the answer says they lie: s3rver answers a suffix range
+      // with the object's first bytes.
+      std::tie(first, size) = PartialAnswerRange(r, path);
     } else if (r.status == 416) {
       size = 0;  // an empty object has no last bytes
       r.body.clear();
@@ -781,6 +790,9 @@ void S3ReadableFile::Fetch(uint64_t offset, uint64_t length, void* out) const {
   const std::string range = fmt::format("Range: bytes={}-{}", offset, offset + length - 1);
   auto r = store_->Send("GET", path_, "", {range}, {}, true);
   if (r.status != 206 && r.status != 200) store_->Fail("GET", path_, r);
+  if (r.status == 206 && !r.content_range.empty() && PartialAnswerRange(r, path_).first != offset)
+    ThrowIo("GET '{}': bytes from offset {} were asked for, the answer's Content-Range '{}' starts elsewhere", path_,
+            offset, r.content_range);
   // A server that ignores ranges answers 200 with the whole object.
   const std::string_view got = r.status == 200 && r.body.size() == size_
                                    ? std::string_view(r.body).substr(size_t(offset), size_t(length))

@@ -17,11 +17,15 @@ The proxy answers its own paths under /__proxy/:
                               fail_method, when given) with fail_status instead of
                               forwarding it; cut every Nth body (GETs) halfway;
                               strip_conditional=1 drops If-None-Match, as a server that
-                              ignores conditional writes would.
+                              ignores conditional writes would; shift_ranges=N asks for
+                              an explicit range N bytes later than the client did, as a
+                              server answering the wrong bytes would (its Content-Range
+                              says which it sent).
 The counters count requests forwarded; refused and cut ones are in the log too."""
 import http.client
 import http.server
 import json
+import re
 import sys
 import threading
 import time
@@ -47,6 +51,7 @@ class State:
         self.fail_method = ""
         self.drop_every = 0
         self.strip_conditional = 0
+        self.shift_ranges = 0
         self.seen = 0
         self.seen_gets = 0
         self.t0 = time.monotonic()
@@ -144,6 +149,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                [("Content-Type", "application/xml")])
         dropped = ("connection", "expect") + (("if-none-match",) if STATE.strip_conditional else ())
         headers = {k: v for k, v in self.headers.items() if k.lower() not in dropped}
+        explicit = re.fullmatch(r"bytes=(\d+)-(\d+)", rng)
+        if self.command == "GET" and STATE.shift_ranges and explicit:
+            first, last = (int(g) + STATE.shift_ranges for g in explicit.groups())
+            headers = {k: (f"bytes={first}-{last}" if k.lower() == "range" else v) for k, v in headers.items()}
         for attempt in range(2):
             try:
                 conn = upstream()
