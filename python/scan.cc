@@ -1,5 +1,7 @@
 // Reading rows: Dataset's count_rows, scanner and take, and the RecordBatchReader a scan
 // returns (iterated from Python, or handed on whole through the Arrow PyCapsule interface).
+#include <set>
+
 #include "bindings.h"
 
 #include "lancelet/vector_search.h"
@@ -33,7 +35,8 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
       }, py::arg("filter") = py::none(), "How many live rows pass `filter` (SQL; None: every row).")
       .def("_scanner", [](const PyDataset& d, const std::optional<std::vector<std::string>>& columns,
                          const std::optional<std::string>& filter, std::optional<int64_t> limit,
-                         std::optional<int64_t> offset, std::optional<int64_t> batch_size, bool with_row_id) {
+                         std::optional<int64_t> offset, std::optional<int64_t> batch_size, bool with_row_id,
+                         const std::optional<std::set<uint64_t>>& fragment_ids) {
         ScanBuilder scan = d.ds->NewScan();
         if (columns) scan.Columns(*columns);
         if (filter) scan.Filter(*filter);
@@ -41,16 +44,20 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
         if (offset) scan.Offset(*offset);
         if (batch_size) scan.BatchSize(*batch_size);
         scan.WithRowId(with_row_id);
+        ScanSpec spec = scan.spec();
+        spec.fragments = fragment_ids;
         std::unique_ptr<RecordBatchReader> reader;
         {
           py::gil_scoped_release release;
-          reader = scan.Open();
+          reader = d.ds->Scan(spec);
         }
         SchemaPtr schema = reader->schema();
         return PyReader{std::move(reader), schema};
       }, py::arg("columns") = py::none(), py::arg("filter") = py::none(), py::arg("limit") = py::none(),
          py::arg("offset") = py::none(), py::arg("batch_size") = py::none(), py::arg("with_row_id") = false,
-         "A RecordBatchReader over the rows that pass `filter` (SQL syntax), with the given columns.")
+         py::arg("fragment_ids") = py::none(),
+         "A RecordBatchReader over the rows that pass `filter` (SQL syntax), with the given columns; with "
+         "fragment_ids, only those fragments' rows.")
       .def("search", [](const PyDataset& d, const std::vector<double>& vector, const std::optional<std::string>& column,
                         int64_t k, const std::optional<std::string>& where, const std::optional<std::string>& distance,
                         bool postfilter, const std::optional<std::vector<std::string>>& columns,

@@ -16,12 +16,13 @@ class Scanner:
     DuckDB, which opens a stream more than once, can scan it."""
 
     def __init__(self, dataset, columns=None, filter=None, limit=None, offset=None, batch_size=None,
-                 with_row_id=False):
+                 with_row_id=False, fragments=None):
         # Pinned to the handle's version now: a later write that moves the handle does not
         # move the scanner (as pylance's).
         self._dataset = dataset._pinned()
+        fragment_ids = None if fragments is None else {getattr(f, "fragment_id", f) for f in fragments}
         self._args = (None if columns is None else list(columns), filter, limit, offset, batch_size,
-                      bool(with_row_id))
+                      bool(with_row_id), fragment_ids)
 
     def _open(self):
         return self._dataset._scanner(*self._args)
@@ -130,10 +131,12 @@ def _update(self, updates, where=None, mode="auto"):
     return self._update(values, where, mode)
 
 
-def _scanner(self, columns=None, filter=None, limit=None, offset=None, batch_size=None, with_row_id=False):
+def _scanner(self, columns=None, filter=None, limit=None, offset=None, batch_size=None, with_row_id=False,
+             fragments=None):
     """A Scanner over the rows where `filter` (SQL) holds, with `columns` (default all),
-    after skipping `offset` and at most `limit` of them."""
-    return Scanner(self, columns, filter, limit, offset, batch_size, with_row_id)
+    after skipping `offset` and at most `limit` of them; `fragments` (Fragment objects or
+    fragment ids) keeps the scan to those fragments."""
+    return Scanner(self, columns, filter, limit, offset, batch_size, with_row_id, fragments)
 
 
 def _to_table(self, columns=None, filter=None, limit=None, offset=None, with_row_id=False, batch_size=None):
@@ -388,15 +391,25 @@ class Fragment:
     """One fragment of a dataset version (Dataset.get_fragments): its id, rows and
     deletions, as pylance's LanceFragment reports them."""
 
-    def __init__(self, info):
+    def __init__(self, info, dataset=None):
         self.fragment_id = info["fragment_id"]
         self.physical_rows = info["physical_rows"]
         self.num_deletions = info["num_deletions"]
         self.overlays = info["overlays"]
+        self._dataset = dataset
 
     def count_rows(self):
         """Its live rows."""
         return self.physical_rows - self.num_deletions
+
+    def scanner(self, columns=None, filter=None, limit=None, offset=None, batch_size=None, with_row_id=False):
+        """A Scanner over this fragment's rows alone (its dataset's version): a unit of work
+        for one task of a distributed read."""
+        return Scanner(self._dataset, columns, filter, limit, offset, batch_size, with_row_id, [self.fragment_id])
+
+    def to_table(self, columns=None, filter=None, limit=None, offset=None, with_row_id=False):
+        """This fragment's rows, as Dataset.to_table gives a dataset's."""
+        return self.scanner(columns, filter, limit, offset, with_row_id=with_row_id).to_table()
 
     def __repr__(self):
         return f"lancelet.Fragment(id={self.fragment_id}, rows={self.count_rows()})"
@@ -404,7 +417,8 @@ class Fragment:
 
 def _get_fragments(self):
     """The fragments of this version, in manifest order (Fragment objects)."""
-    return [Fragment(info) for info in self._fragments()]
+    pinned = self._pinned()  # the fragments read the version they came from
+    return [Fragment(info, pinned) for info in self._fragments()]
 
 
 class DatasetStats:

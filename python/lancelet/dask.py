@@ -1,0 +1,81 @@
+"""lancelet on Dask: each partition of a write is written by a task (write_fragments) and
+the client commits them all as one version; a read is one partition per fragment.
+
+    import lancelet.dask
+    version = lancelet.dask.write_dataset(ddf, "s3://bucket/t.lance", storage_options=opts)
+    ddf = lancelet.dask.read_dataset("s3://bucket/t.lance", columns=["id", "qty"])
+
+Tasks return fragment metadata as pylance's JSON, so a worker's failure or a retried task
+commits nothing it wrote: only the fragments the client gathers are committed, once."""
+import dask
+import dask.dataframe as dd
+import pyarrow as pa
+
+import lancelet
+
+
+def _write_partition(frame, uri, mode, max_rows_per_file, storage_options):
+    """One task: a pandas partition into fragments. Returns (fragment JSON dicts, the
+    partition's Arrow schema serialized); an empty partition writes nothing."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if table.num_rows == 0:
+        return [], table.schema.serialize().to_pybytes()
+    fragments = lancelet.write_fragments(table, uri, mode=mode, max_rows_per_file=max_rows_per_file,
+                                         storage_options=storage_options)
+    return [f.to_json() for f in fragments], table.schema.serialize().to_pybytes()
+
+
+def write_dataset(collection, uri, mode="create", max_rows_per_file=None, storage_options=None):
+    """Writes a dask.dataframe to the dataset at `uri`, one task per partition, and commits
+    every task's fragments as one version; returns that version.
+
+    mode: "create" (the dataset must not exist), "append" (creates it when missing) or
+        "overwrite". Every partition must give the same Arrow schema."""
+    if mode not in ("create", "append", "overwrite"):
+        raise ValueError(f"mode '{mode}': expected create, append or overwrite")
+    try:
+        current = lancelet.dataset(uri, storage_options=storage_options)
+    except lancelet.NotFoundError:
+        current = None
+    if mode == "create" and current is not None:
+        raise lancelet.InvalidArgumentError(f"dataset '{uri}' already exists (version {current.version}); "
+                                            "append to it or overwrite it")
+    appending = mode == "append" and current is not None
+    tasks = [dask.delayed(_write_partition)(part, str(uri), "append" if appending else "overwrite",
+                                            max_rows_per_file, storage_options)
+             for part in collection.to_delayed()]
+    results = dask.compute(*tasks)
+    fragments = [lancelet.FragmentMetadata.from_json(f) for found, _ in results for f in found]
+    if appending:
+        op = lancelet.LanceOperation.Append(fragments)
+        return lancelet.commit(uri, op, read_version=current.version, storage_options=storage_options).version
+    schemas = [pa.ipc.read_schema(pa.py_buffer(s)) for found, s in results if found] or \
+              [pa.ipc.read_schema(pa.py_buffer(results[0][1]))]
+    for s in schemas[1:]:
+        if not s.equals(schemas[0]):
+            raise lancelet.InvalidArgumentError(f"the partitions' schemas differ: {schemas[0]} and {s}")
+    op = lancelet.LanceOperation.Overwrite(schemas[0], fragments)
+    read_version = current.version if current is not None else None
+    return lancelet.commit(uri, op, read_version=read_version, storage_options=storage_options).version
+
+
+def _read_fragment(uri, version, fragment_id, columns, filter, storage_options):
+    ds = lancelet.dataset(uri, version=version, storage_options=storage_options)
+    (fragment,) = [f for f in ds.get_fragments() if f.fragment_id == fragment_id]
+    return fragment.to_table(columns=columns, filter=filter).to_pandas()
+
+
+def read_dataset(uri, columns=None, filter=None, version=None, storage_options=None):
+    """The dataset at `uri` (its latest version, or `version`) as a dask.dataframe with one
+    partition per fragment, each read by a task; `columns` and `filter` (SQL) as in
+    Dataset.to_table."""
+    ds = lancelet.dataset(uri, version=version, storage_options=storage_options)
+    meta = ds.scanner(columns=columns, limit=0).to_table().to_pandas()
+    parts = [dask.delayed(_read_fragment)(str(uri), ds.version, f.fragment_id, columns, filter, storage_options)
+             for f in ds.get_fragments()]
+    if not parts:
+        return dd.from_pandas(meta, npartitions=1)
+    return dd.from_delayed(parts, meta=meta)
+
+
+__all__ = ["write_dataset", "read_dataset"]
