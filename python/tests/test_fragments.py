@@ -102,3 +102,19 @@ def test_pylance_commits_lancelets_fragments_and_lancelet_commits_pylances(tmp_p
     assert ds.version == 2
     assert ds.to_table().column("id").to_pylist() == list(range(10)) + [0, 1, 2]
     assert lance.dataset(uri).to_table().column("s").to_pylist() == [f"v{i}" for i in range(10)] + ["v0", "v1", "v2"]
+
+
+def test_each_fragment_scans_its_own_rows_at_the_version_it_came_from(tmp_path):
+    """get_fragments() hands out units of work: each fragment's scanner reads its rows
+    alone, at the version get_fragments was called on, even after the handle moves."""
+    pa = need("pyarrow")
+    uri = str(tmp_path / "units.lance")
+    ds = lancelet.write_dataset(pa.table({"id": pa.array(range(25), pa.int64())}), uri, max_rows_per_file=10)
+    fragments = ds.get_fragments()
+    assert [f.fragment_id for f in fragments] == [0, 1, 2]
+    ds.delete("id = 12")  # moves the handle to version 2
+    assert fragments[1].to_table().column("id").to_pylist() == list(range(10, 20))
+    assert fragments[2].to_table(filter="id > 21").column("id").to_pylist() == [22, 23, 24]
+    assert ds.get_fragments()[1].to_table(columns=["id"]).num_rows == 9
+    assert ds.scanner(fragments=[0, ds.get_fragments()[2]]).to_table().column("id").to_pylist() == \
+        list(range(10)) + list(range(20, 25))
