@@ -339,22 +339,52 @@ void DefineOpenAndWrite(py::module_& m) {
      py::arg("storage_options") = StorageOptions());
   m.def("fragment_json", [](const std::string& json) { return FragmentMetadata::FromJson(json).ToJson(); },
         py::arg("json"), "The fragment JSON checked and in the reference's shape.");
-  m.def("commit", [](const std::string& uri, const std::string& kind, const std::vector<std::string>& fragments,
+  m.def("overlay_group_json", [](const std::string& json) { return OverlayGroupMetadata::FromJson(json).ToJson(); },
+        py::arg("json"), "The overlay group JSON checked.");
+  m.def("write_update_overlays", [](const PyDataset& d, const std::vector<uint64_t>& fragment_ids,
+                                    const std::vector<std::pair<std::string, std::string>>& set,
+                                    const std::string& where) {
+    std::vector<Dataset::SetClause> clauses;
+    for (const auto& [column, expression] : set) clauses.push_back({column, expression});
+    const DatasetPtr ds = d.ds;
+    std::vector<std::string> out;
+    {
+      py::gil_scoped_release release;
+      for (const OverlayGroupMetadata& g : WriteUpdateOverlays(ds, fragment_ids, clauses, where))
+        out.push_back(g.ToJson());
+    }
+    return out;
+  }, py::arg("dataset"), py::arg("fragment_ids"), py::arg("set"), py::arg("where"));
+  m.def("commit", [](const std::string& uri, const std::string& kind, const std::vector<std::string>& items,
                      std::optional<py::capsule> schema, std::optional<uint64_t> read_version,
-                     StorageOptions storage_options) {
-    std::vector<FragmentMetadata> parsed;
-    for (const std::string& json : fragments) parsed.push_back(FragmentMetadata::FromJson(json));
+                     StorageOptions storage_options,
+                     const std::optional<std::vector<std::pair<std::string, std::string>>>& update_set,
+                     const std::string& update_where) {
     Operation op;
-    if (kind == "append") op = Operation::Append(std::move(parsed));
-    else if (kind == "overwrite" && schema)
-      op = Operation::Overwrite(ImportSchema(CapsulePointer<ArrowSchema>(*schema, "arrow_schema")), std::move(parsed));
-    else ThrowValue("operation '" + kind + "': expected append, or overwrite with a schema");
+    if (kind == "data_overlay") {
+      std::vector<OverlayGroupMetadata> groups;
+      for (const std::string& json : items) groups.push_back(OverlayGroupMetadata::FromJson(json));
+      if (!update_set) {
+        op = Operation::DataOverlay(std::move(groups));
+      } else {
+        std::vector<Dataset::SetClause> clauses;
+        for (const auto& [column, expression] : *update_set) clauses.push_back({column, expression});
+        op = Operation::UpdateOverlays(std::move(groups), std::move(clauses), update_where);
+      }
+    } else {
+      std::vector<FragmentMetadata> parsed;
+      for (const std::string& json : items) parsed.push_back(FragmentMetadata::FromJson(json));
+      if (kind == "append") op = Operation::Append(std::move(parsed));
+      else if (kind == "overwrite" && schema)
+        op = Operation::Overwrite(ImportSchema(CapsulePointer<ArrowSchema>(*schema, "arrow_schema")), std::move(parsed));
+      else ThrowValue("operation '" + kind + "': expected append, overwrite with a schema, or data_overlay");
+    }
     WriteOptions options;
     options.storage_options = std::move(storage_options);
     py::gil_scoped_release release;
     return PyDataset{CommitOperation(uri, op, read_version, options)};
-  }, py::arg("uri"), py::arg("kind"), py::arg("fragments"), py::arg("schema"), py::arg("read_version"),
-     py::arg("storage_options") = StorageOptions());
+  }, py::arg("uri"), py::arg("kind"), py::arg("items"), py::arg("schema"), py::arg("read_version"),
+     py::arg("storage_options") = StorageOptions(), py::arg("update_set") = py::none(), py::arg("update_where") = "");
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Distributed writes, as the reference's lance.fragment.write_fragments,
-// LanceOperation and LanceDataset.commit: workers write fragments without committing and
-// hand their metadata (as JSON, in the reference's shape) to one process, which commits
-// them all as one version through the usual commit path and its conflict rules.
+// LanceOperation and LanceDataset.commit: workers write fragments (or an UPDATE's
+// overlays for their fragments) without committing and hand their metadata (as JSON) to
+// one process, which commits them all as one version through the usual commit path and
+// its conflict rules.
 #pragma once
 
 #include <cstdint>
@@ -53,15 +54,57 @@ struct FragmentMetadata {
 std::vector<FragmentMetadata> WriteFragments(const std::string& uri, RecordBatchReader& data,
                                              const WriteOptions& options = {});
 
-// What a commit publishes (LanceOperation.Append and .Overwrite).
+// One overlay file written for a fragment (the reference's DataOverlayFile): the data file
+// of its values and the physical offsets it covers: one set for every entry of
+// data_file.fields (a dense overlay) or one set per entry, in that order (sparse).
+struct OverlayFileMetadata {
+  DataFileMetadata data_file;
+  std::vector<std::vector<uint32_t>> offsets;
+  bool operator==(const OverlayFileMetadata&) const = default;
+};
+
+// The overlays written for one fragment and not yet committed (the reference's
+// DataOverlayGroup).
+struct OverlayGroupMetadata {
+  uint64_t fragment_id = 0;
+  std::vector<OverlayFileMetadata> overlays;
+  bool operator==(const OverlayGroupMetadata&) const = default;
+
+  // {"fragment_id", "overlays": [{"data_file": {as in FragmentMetadata's files},
+  // "offsets": [[...], ...]}]}; FromJson reads it back, errors naming the key.
+  std::string ToJson() const;
+  static OverlayGroupMetadata FromJson(std::string_view json);
+};
+
+// An UPDATE's overlays for some fragments of `dataset`, written and not committed: on
+// each fragment in `fragment_ids`, the rows where `predicate` holds (empty: every row)
+// get the SET values, computed at the dataset's version, as one overlay file per
+// fragment (dense when every column covers the same rows). Fragments with no such rows
+// give no group. The files stay for the commit (Operation::DataOverlay) or cleanup.
+std::vector<OverlayGroupMetadata> WriteUpdateOverlays(const DatasetPtr& dataset,
+                                                      const std::vector<uint64_t>& fragment_ids,
+                                                      const std::vector<Dataset::SetClause>& set,
+                                                      const std::string& predicate);
+
+// What a commit publishes (LanceOperation.Append, .Overwrite and .DataOverlay).
 struct Operation {
-  enum class Kind { kAppend, kOverwrite };
+  enum class Kind { kAppend, kOverwrite, kDataOverlay };
   Kind kind = Kind::kAppend;
   std::vector<FragmentMetadata> fragments;
   SchemaPtr schema;  // the new schema (Overwrite only)
+  std::vector<OverlayGroupMetadata> overlay_groups;  // DataOverlay only
+  // For an UPDATE's overlays, the update itself: the commit then refuses with a
+  // retryable Conflict when a commit after read_version changed a cell the update read
+  // (its predicate's columns on any row, its SET expressions' on the rows it changed), so
+  // the caller computes the overlays again. Without it the overlays are blind writes, which
+  // land over concurrent ones (newest wins).
+  std::optional<std::pair<std::vector<Dataset::SetClause>, std::string>> update;
 
   static Operation Append(std::vector<FragmentMetadata> fragments);
   static Operation Overwrite(SchemaPtr schema, std::vector<FragmentMetadata> fragments);
+  static Operation DataOverlay(std::vector<OverlayGroupMetadata> groups);
+  static Operation UpdateOverlays(std::vector<OverlayGroupMetadata> groups, std::vector<Dataset::SetClause> set,
+                                  std::string predicate);
 };
 
 // Commits `operation` on the dataset at `uri` as read at `read_version` (the version the

@@ -35,7 +35,8 @@ from ._lancelet import (ConflictError, CorruptError, Dataset, InvalidArgumentErr
 from ._arrow import pyarrow_or_none as _pyarrow
 from ._ingest import to_stream as _to_stream
 
-__all__ = ["dataset", "write_dataset", "sql", "write_fragments", "commit", "FragmentMetadata", "LanceOperation",
+__all__ = ["dataset", "write_dataset", "sql", "write_fragments", "commit", "FragmentMetadata", "DataOverlayGroup",
+           "LanceOperation",
            "Operation", "Dataset", "Scanner", "MergeInsertBuilder", "Fragment", "Schema", "RecordBatch",
            "RecordBatchReader", "LanceletError", "InvalidArgumentError", "NotFoundError", "CorruptError",
            "NotSupportedError", "ConflictError", "IOError"]
@@ -96,7 +97,8 @@ def sql(db_dir, statement, storage_options=None):
 
 
 from ._dataset import Fragment, MergeInsertBuilder, Scanner  # noqa: E402  (defines Dataset's Python methods)
-from ._fragments import FragmentMetadata, LanceOperation, Operation, commit, write_fragments  # noqa: E402
+from ._fragments import (DataOverlayGroup, FragmentMetadata, LanceOperation, Operation, commit,  # noqa: E402
+                         write_fragments)
 
 Dataset.commit = staticmethod(commit)  # pylance's LanceDataset.commit(base_uri, operation, read_version=...)
 from ._version import __version__  # noqa: E402  (written by CMake from project(VERSION))

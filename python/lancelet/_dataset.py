@@ -411,6 +411,14 @@ class Fragment:
         """This fragment's rows, as Dataset.to_table gives a dataset's."""
         return self.scanner(columns, filter, limit, offset, with_row_id=with_row_id).to_table()
 
+    def write_overlay(self, updates, where=None):
+        """Dataset.update(updates, where) on this fragment alone, written as an overlay file
+        and not committed: a DataOverlayGroup (None when no row matches), for
+        LanceOperation.DataOverlay."""
+        from ._fragments import write_update_overlays  # noqa: E402
+        groups = write_update_overlays(self._dataset, [self.fragment_id], updates, where)
+        return groups[0] if groups else None
+
     def __repr__(self):
         return f"lancelet.Fragment(id={self.fragment_id}, rows={self.count_rows()})"
 

@@ -1,7 +1,7 @@
 """Distributed writes, named as pylance names them: workers call write_fragments, which
-writes data files without committing and returns FragmentMetadata; one process commits
-them all in one version with commit(uri, LanceOperation.Append(...) or .Overwrite(...),
-read_version=...). FragmentMetadata crosses processes as pylance's JSON (to_json /
+writes data files without committing and returns FragmentMetadata (or write an update's
+overlays per fragment, DataOverlayGroup); one process commits them all in one version
+with commit(uri, LanceOperation.Append / .Overwrite / .DataOverlay, read_version=...). FragmentMetadata crosses processes as pylance's JSON (to_json /
 from_json) or by pickling, so pylance can commit lancelet's fragments and the other way
 round."""
 import json
@@ -9,23 +9,38 @@ import json
 from . import _lancelet
 
 
-class FragmentMetadata:
-    """A fragment written but not committed: its data files and row count. Its id is a
-    placeholder; the commit numbers the fragments it adds."""
+class _JsonRecord:
+    """Metadata that crosses processes as JSON: checked (and put in its canonical shape) by
+    the binding `_check` when made, compared by value, pickled as its JSON."""
+
+    _check = None
 
     def __init__(self, json_text):
-        self._json = _lancelet.fragment_json(json_text)
+        self._json = type(self)._check(json_text)
         self._dict = json.loads(self._json)
 
-    @staticmethod
-    def from_json(json_data):
-        """The fragment pylance's or lancelet's to_json() described (a JSON string, or the
-        dict itself). A fragment with a deletion file, overlays or row ids is refused."""
-        return FragmentMetadata(json_data if isinstance(json_data, str) else json.dumps(json_data))
+    @classmethod
+    def from_json(cls, json_data):
+        """The record a to_json() described: a JSON string, or the dict itself."""
+        return cls(json_data if isinstance(json_data, str) else json.dumps(json_data))
 
     def to_json(self):
-        """The fragment as pylance's FragmentMetadata.to_json() gives it: a dict."""
+        """The record as a dict (for a fragment, what pylance's to_json() gives)."""
         return json.loads(self._json)
+
+    def __eq__(self, other):
+        return isinstance(other, type(self)) and self._dict == other._dict
+
+    def __reduce__(self):
+        return (type(self), (self._json,))
+
+
+class FragmentMetadata(_JsonRecord):
+    """A fragment written but not committed: its data files and row count. Its id is a
+    placeholder; the commit numbers the fragments it adds. from_json reads pylance's or
+    lancelet's to_json(); a fragment with a deletion file, overlays or row ids is refused."""
+
+    _check = staticmethod(_lancelet.fragment_json)
 
     @property
     def id(self):
@@ -40,15 +55,43 @@ class FragmentMetadata:
         """The data files, as dicts (path, fields, column_indices, file versions, size)."""
         return [dict(f) for f in self._dict["files"]]
 
-    def __eq__(self, other):
-        return isinstance(other, FragmentMetadata) and self._dict == other._dict
-
-    def __reduce__(self):
-        return (FragmentMetadata, (self._json,))
-
     def __repr__(self):
         paths = ", ".join(f["path"] for f in self._dict["files"])
         return f"FragmentMetadata(id={self.id}, physical_rows={self.physical_rows}, files=[{paths}])"
+
+
+class DataOverlayGroup(_JsonRecord):
+    """The overlay files written for one fragment and not yet committed (pylance's
+    LanceOperation.DataOverlayGroup): {"fragment_id", "overlays": [{"data_file",
+    "offsets"}]} in to_json()."""
+
+    _check = staticmethod(_lancelet.overlay_group_json)
+
+    @property
+    def fragment_id(self):
+        return self._dict["fragment_id"]
+
+    @property
+    def rows(self):
+        """The distinct physical offsets its overlays cover."""
+        return sorted({o for overlay in self._dict["overlays"] for s in overlay["offsets"] for o in s})
+
+    def __repr__(self):
+        return f"DataOverlayGroup(fragment_id={self.fragment_id}, overlays={len(self._dict['overlays'])})"
+
+
+def _set_clauses(updates):
+    from ._dataset import _sql_literal  # noqa: E402
+    return [(str(column), value if isinstance(value, str) else _sql_literal(value)) for column, value in updates.items()]
+
+
+def write_update_overlays(dataset, fragments, updates, where=None):
+    """The overlays of `dataset.update(updates, where)` for `fragments` (Fragment objects
+    or ids) alone, written and not committed: one DataOverlayGroup per fragment with rows
+    to change. Commit them with LanceOperation.DataOverlay(groups, updates=, where=)."""
+    ids = [getattr(f, "fragment_id", f) for f in fragments]
+    found = _lancelet.write_update_overlays(dataset, ids, _set_clauses(updates), where or "")
+    return [DataOverlayGroup(text) for text in found]
 
 
 def _json_of(fragment):
@@ -75,6 +118,17 @@ class LanceOperation:
         def __init__(self, new_schema, fragments):
             self.new_schema = new_schema
             self.fragments = list(fragments)
+
+    class DataOverlay:
+        """Adds the groups' overlay files to their fragments. Given the update that wrote
+        them (`updates`, `where`), the commit refuses with a ConflictError when a commit
+        after read_version changed a cell the update read, so the caller writes them
+        again; without, they are blind writes that land over concurrent ones."""
+
+        def __init__(self, groups, updates=None, where=None):
+            self.groups = list(groups)
+            self.updates = updates
+            self.where = where
 
 
 Operation = LanceOperation
@@ -110,6 +164,11 @@ def commit(base_uri, operation, read_version=None, storage_options=None):
     at the version committed. A concurrent commit is rebased over or refused by the usual
     conflict rules."""
     kind = type(operation).__name__
+    if kind == "DataOverlay":
+        groups = [g._json for g in operation.groups]
+        update_set = None if operation.updates is None else _set_clauses(operation.updates)
+        return _lancelet.commit(str(base_uri), "data_overlay", groups, None, read_version,
+                                dict(storage_options or {}), update_set, operation.where or "")
     fragments = [_json_of(f) for f in operation.fragments]
     if kind == "Append":
         return _lancelet.commit(str(base_uri), "append", fragments, None, read_version, dict(storage_options or {}))

@@ -1,8 +1,10 @@
 """lancelet on Dask: each partition of a write is written by a task (write_fragments) and
-the client commits them all as one version; a read is one partition per fragment.
+the client commits them all as one version; an update writes each fragment's overlay in a
+task and commits them as one version; a read is one partition per fragment.
 
     import lancelet.dask
     version = lancelet.dask.write_dataset(ddf, "s3://bucket/t.lance", storage_options=opts)
+    version = lancelet.dask.update("s3://bucket/t.lance", {"qty": "qty + 1"}, where="id % 100 = 0")
     ddf = lancelet.dask.read_dataset("s3://bucket/t.lance", columns=["id", "qty"])
 
 Tasks return fragment metadata as pylance's JSON, so a worker's failure or a retried task
@@ -59,6 +61,35 @@ def write_dataset(collection, uri, mode="create", max_rows_per_file=None, storag
     return lancelet.commit(uri, op, read_version=read_version, storage_options=storage_options).version
 
 
+def _write_overlays(uri, version, fragment_ids, updates, where, storage_options):
+    """One task: the update's overlays for some fragments, as group JSON dicts."""
+    ds = lancelet.dataset(uri, version=version, storage_options=storage_options)
+    from ._fragments import write_update_overlays
+    return [g.to_json() for g in write_update_overlays(ds, fragment_ids, updates, where)]
+
+
+def update(uri, updates, where=None, storage_options=None, max_attempts=10):
+    """Dataset.update(updates, where) spread over the cluster: one task per fragment
+    writes that fragment's overlay (the base data is not rewritten), and the client
+    commits every overlay as one DataOverlay version, returned. When a concurrent commit
+    changed a cell the update read, the update is computed again at the new version
+    (the files of the lost attempt are left to cleanup); after `max_attempts` the
+    ConflictError is raised."""
+    for attempt in range(max_attempts):
+        ds = lancelet.dataset(uri, storage_options=storage_options)
+        tasks = [dask.delayed(_write_overlays)(str(uri), ds.version, [f.fragment_id], updates, where, storage_options)
+                 for f in ds.get_fragments()]
+        groups = [lancelet.DataOverlayGroup.from_json(g) for found in dask.compute(*tasks) for g in found]
+        if not groups:
+            return ds.version
+        op = lancelet.LanceOperation.DataOverlay(groups, updates=updates, where=where)
+        try:
+            return lancelet.commit(uri, op, read_version=ds.version, storage_options=storage_options).version
+        except lancelet.ConflictError:
+            if attempt + 1 == max_attempts:
+                raise
+
+
 def _read_fragment(uri, version, fragment_id, columns, filter, storage_options):
     ds = lancelet.dataset(uri, version=version, storage_options=storage_options)
     (fragment,) = [f for f in ds.get_fragments() if f.fragment_id == fragment_id]
@@ -78,4 +109,4 @@ def read_dataset(uri, columns=None, filter=None, version=None, storage_options=N
     return dd.from_delayed(parts, meta=meta)
 
 
-__all__ = ["write_dataset", "read_dataset"]
+__all__ = ["write_dataset", "update", "read_dataset"]

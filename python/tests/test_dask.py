@@ -54,3 +54,26 @@ def test_a_dataframe_written_by_two_workers_is_one_version_and_reads_back(client
     with pytest.raises(lancelet.InvalidArgumentError, match="already exists"):
         lancelet.dask.write_dataset(frame(0, 10, 1), uri)
     assert lancelet.dataset(uri).version == 2
+
+
+def test_a_distributed_update_writes_only_overlays_in_one_version(client, tmp_path, monkeypatch):
+    """Each fragment's overlay is written by a task; one DataOverlay commit publishes them.
+    The rows equal those of the same update run in one process on a copy, each fragment
+    gains one overlay (none is rewritten), and pylance 14 reads the same values."""
+    import lancelet.dask
+    uri, copy = str(tmp_path / "upd.lance"), str(tmp_path / "serial.lance")
+    for target in (uri, copy):
+        lancelet.dask.write_dataset(frame(0, 50_000, 5), target, max_rows_per_file=10_000)
+    version = lancelet.dask.update(uri, {"qty": "qty + 1000", "name": "upper(name)"}, where="id % 100 = 7")
+    assert version == 2
+    serial = lancelet.dataset(copy)
+    serial.update({"qty": "qty + 1000", "name": "upper(name)"}, where="id % 100 = 7")
+    ds = lancelet.dataset(uri)
+    assert ds.to_table().to_pydict() == serial.to_table().to_pydict()
+    assert [f.overlays for f in ds.get_fragments()] == [1, 1, 1, 1, 1]
+    assert len(ds.get_fragments()) == 5
+    assert ds.to_table(filter="id = 107").to_pydict() == {"id": [107], "qty": [107 % 97 + 1000], "name": ["N107"]}
+    lance = need("lance")
+    monkeypatch.setenv("LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES", "1")
+    assert lance.dataset(uri).to_table().column("qty").to_pylist() == ds.to_table().column("qty").to_pylist()
+    assert lancelet.dask.update(uri, {"qty": 0}, where="id < 0") == 2  # nothing matches: no version

@@ -118,3 +118,28 @@ def test_each_fragment_scans_its_own_rows_at_the_version_it_came_from(tmp_path):
     assert ds.get_fragments()[1].to_table(columns=["id"]).num_rows == 9
     assert ds.scanner(fragments=[0, ds.get_fragments()[2]]).to_table().column("id").to_pylist() == \
         list(range(10)) + list(range(20, 25))
+
+
+def test_an_updates_overlays_commit_refuses_when_what_it_read_changed(tmp_path):
+    """Fragment.write_overlay writes a fragment's overlay without committing; committed
+    with the update that wrote it, a concurrent change to a cell it read is a
+    ConflictError, while the same group as a blind write lands (newest wins)."""
+    pa = need("pyarrow")
+    uri = str(tmp_path / "overlays.lance")
+    ds = lancelet.write_dataset(pa.table({"id": pa.array(range(20), pa.int64()),
+                                          "qty": pa.array(range(0, 200, 10), pa.int64())}), uri, max_rows_per_file=10)
+    group = ds.get_fragments()[1].write_overlay({"qty": "qty + 1"}, where="id % 2 = 0")
+    assert group.rows == [0, 2, 4, 6, 8]
+    assert pickle.loads(pickle.dumps(group)) == group
+    assert lancelet.DataOverlayGroup.from_json(group.to_json()) == group
+    assert ds.get_fragments()[0].write_overlay({"qty": 5}, where="id = 100") is None
+    op = lancelet.LanceOperation.DataOverlay([group], updates={"qty": "qty + 1"}, where="id % 2 = 0")
+    assert lancelet.commit(uri, op, read_version=1).to_table(filter="id >= 10 AND id < 13").column("qty").to_pylist() \
+        == [101, 110, 121]
+    late = lancelet.dataset(uri).get_fragments()[1].write_overlay({"qty": "qty * 2"}, where="id = 12")
+    lancelet.dataset(uri).update({"qty": 999}, where="id = 12")  # version 3
+    with pytest.raises(lancelet.ConflictError, match="changed field 'qty' of fragment 1"):
+        lancelet.commit(uri, lancelet.LanceOperation.DataOverlay([late], updates={"qty": "qty * 2"}, where="id = 12"),
+                        read_version=2)
+    blind = lancelet.commit(uri, lancelet.LanceOperation.DataOverlay([late]), read_version=2)
+    assert blind.version == 4 and blind.to_table(filter="id = 12").column("qty").to_pylist() == [242]

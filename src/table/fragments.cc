@@ -4,18 +4,25 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "io/object_store.h"
 #include "lancelet/error.h"
 #include "lancelet/session.h"
+#include "format/roaring_bitmap.h"
+#include "lancelet/expr.h"
 #include "table/attempt_files.h"
+#include "table/cell_checks.h"
 #include "table/commit.h"
 #include "table/dataset_state.h"
 #include "table/fragment_writer.h"
 #include "table/manifest_store.h"
+#include "table/overlay_file.h"
+#include "table/read_set.h"
 #include "table/session.h"
 #include "table/update_modes.h"
 
@@ -59,20 +66,35 @@ std::vector<int32_t> Ids(const Json& object, const char* key, const char* where)
   return out;
 }
 
+lance::table::DataFile DataFileProto(const DataFileMetadata& file) {
+  lance::table::DataFile p;
+  p.set_path(file.path);
+  for (int32_t id : file.fields) p.add_fields(id);
+  for (int32_t c : file.column_indices) p.add_column_indices(c);
+  p.set_file_major_version(file.file_major_version);
+  p.set_file_minor_version(file.file_minor_version);
+  p.set_file_size_bytes(file.file_size_bytes);
+  if (file.base_id) p.set_base_id(*file.base_id);
+  return p;
+}
+
+DataFileMetadata DataFileOf(const lance::table::DataFile& p) {
+  DataFileMetadata file;
+  file.path = p.path();
+  file.fields.assign(p.fields().begin(), p.fields().end());
+  file.column_indices.assign(p.column_indices().begin(), p.column_indices().end());
+  file.file_major_version = p.file_major_version();
+  file.file_minor_version = p.file_minor_version();
+  file.file_size_bytes = p.file_size_bytes();
+  if (p.has_base_id()) file.base_id = p.base_id();
+  return file;
+}
+
 lance::table::DataFragment ToProto(const FragmentMetadata& f) {
   lance::table::DataFragment out;
   out.set_id(f.id);
   out.set_physical_rows(f.physical_rows);
-  for (const DataFileMetadata& file : f.files) {
-    auto* p = out.add_files();
-    p->set_path(file.path);
-    for (int32_t id : file.fields) p->add_fields(id);
-    for (int32_t c : file.column_indices) p->add_column_indices(c);
-    p->set_file_major_version(file.file_major_version);
-    p->set_file_minor_version(file.file_minor_version);
-    p->set_file_size_bytes(file.file_size_bytes);
-    if (file.base_id) p->set_base_id(*file.base_id);
-  }
+  for (const DataFileMetadata& file : f.files) *out.add_files() = DataFileProto(file);
   return out;
 }
 
@@ -80,18 +102,44 @@ FragmentMetadata FromProto(const lance::table::DataFragment& f) {
   FragmentMetadata out;
   out.id = f.id();
   out.physical_rows = f.physical_rows();
-  for (const auto& p : f.files()) {
-    DataFileMetadata file;
-    file.path = p.path();
-    file.fields.assign(p.fields().begin(), p.fields().end());
-    file.column_indices.assign(p.column_indices().begin(), p.column_indices().end());
-    file.file_major_version = p.file_major_version();
-    file.file_minor_version = p.file_minor_version();
-    file.file_size_bytes = p.file_size_bytes();
-    if (p.has_base_id()) file.base_id = p.base_id();
-    out.files.push_back(std::move(file));
-  }
+  for (const auto& p : f.files()) out.files.push_back(DataFileOf(p));
   return out;
+}
+
+Json DataFileJson(const DataFileMetadata& f) {
+  return {{"fields", f.fields},
+          {"column_indices", f.column_indices},
+          {"file_major_version", f.file_major_version},
+          {"file_minor_version", f.file_minor_version},
+          {"file_size_bytes", f.file_size_bytes},
+          {"base_id", f.base_id ? Json(*f.base_id) : Json(nullptr)},
+          {"path", f.path}};
+}
+
+DataFileMetadata ParseDataFile(const Json& f) {
+  if (!f.is_object()) ThrowInvalid("fragment JSON: a data file is {}, expected an object", f.dump());
+  DataFileMetadata file;
+  const Json& path = Key(f, "path", "a data file");
+  if (!path.is_string()) ThrowInvalid("fragment JSON: \"path\" of a data file is {}, expected a string", path.dump());
+  file.path = path.get<std::string>();
+  file.fields = Ids(f, "fields", "a data file");
+  file.column_indices = Ids(f, "column_indices", "a data file");
+  file.file_major_version = Number<uint32_t>(f, "file_major_version", "a data file");
+  file.file_minor_version = Number<uint32_t>(f, "file_minor_version", "a data file");
+  file.file_size_bytes = Number<uint64_t>(f, "file_size_bytes", "a data file");
+  if (auto it = f.find("base_id"); it != f.end() && !it->is_null())
+    file.base_id = Number<uint32_t>(f, "base_id", "a data file");
+  return file;
+}
+
+Json ParseJson(std::string_view text, const char* what) {
+  try {
+    Json j = Json::parse(text);
+    if (!j.is_object()) ThrowInvalid("{} JSON is {}, expected an object", what, j.type_name());
+    return j;
+  } catch (const Json::exception& e) {
+    ThrowInvalid("{} JSON does not parse: {}", what, e.what());
+  }
 }
 
 // Refuses fragments the schema they join cannot read: a file that names a field the schema
@@ -118,32 +166,74 @@ void CheckFragments(const std::vector<FragmentMetadata>& fragments, const format
   }
 }
 
+// The DataOverlay transaction of `operation` on `base`, and for an UPDATE's overlays the
+// read set that makes a concurrent change to what it read a retryable conflict.
+void AddOverlayGroups(const table::DatasetState& base, const Operation& operation, lance::table::Transaction& t,
+                      table::CommitOptions& commit) {
+  std::map<uint64_t, std::vector<uint32_t>> changed;
+  for (const OverlayGroupMetadata& g : operation.overlay_groups) {
+    const lance::table::DataFragment* fragment = nullptr;
+    for (const auto& f : base.manifest.fragments())
+      if (f.id() == g.fragment_id) fragment = &f;
+    if (!fragment)
+      ThrowInvalid("'{}': overlays for fragment {}, which version {} does not have", base.uri, g.fragment_id,
+                   base.version());
+    table::CheckTakesOverlays(base, "overlay on", *fragment);
+    auto* group = t.mutable_data_overlay()->add_groups();
+    group->set_fragment_id(g.fragment_id);
+    for (const OverlayFileMetadata& o : g.overlays) {
+      CheckFragments({FragmentMetadata{g.fragment_id, {o.data_file}, 0}}, base.schema, base.uri);
+      const size_t entries = o.data_file.fields.size();
+      if (o.offsets.size() != 1 && o.offsets.size() != entries)
+        ThrowInvalid("'{}': overlay '{}' lists {} offset sets for {} fields (expected 1 or {})", base.uri,
+                     o.data_file.path, o.offsets.size(), entries, entries);
+      for (const auto& set : o.offsets)
+        for (uint32_t offset : set)
+          if (offset >= fragment->physical_rows())
+            ThrowInvalid("'{}': overlay '{}' covers offset {} of fragment {}, which has {} rows", base.uri,
+                         o.data_file.path, offset, g.fragment_id, fragment->physical_rows());
+      auto* file = group->add_overlays();
+      *file->mutable_data_file() = DataFileProto(o.data_file);
+      if (o.offsets.size() == 1) {
+        file->set_shared_offset_bitmap(format::RoaringBitmap::FromValues(o.offsets[0]).SerializePortable());
+      } else {
+        for (const auto& set : o.offsets)
+          file->mutable_field_coverage()->add_offset_bitmaps(format::RoaringBitmap::FromValues(set).SerializePortable());
+      }
+      auto& rows = changed[g.fragment_id];
+      for (const auto& set : o.offsets) rows.insert(rows.end(), set.begin(), set.end());
+    }
+  }
+  if (!operation.update) return;
+  const auto& [set, predicate] = *operation.update;
+  auto read_set = std::make_shared<table::ReadSet>();
+  if (!predicate.empty())
+    table::ReadSet::AddFields(base.schema, ReferencedColumns(*ParseExpression(predicate)), read_set->all_rows_fields);
+  std::vector<std::string> needed;
+  for (const auto& c : set)
+    for (auto& name : ReferencedColumns(*ParseExpression(c.expression))) needed.push_back(name);
+  table::ReadSet::AddFields(base.schema, needed, read_set->changed_rows_fields);
+  for (const auto& f : base.manifest.fragments()) read_set->fragments.insert(f.id());
+  for (auto& [fragment, rows] : changed) {
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    read_set->changed_rows[fragment] = format::RoaringBitmap::FromValues(rows);
+  }
+  commit.read_set = std::move(read_set);
+}
+
 }  // namespace
 
 std::string FragmentMetadata::ToJson() const {
   Json files_json = Json::array();
-  for (const DataFileMetadata& f : files) {
-    files_json.push_back({{"fields", f.fields},
-                          {"column_indices", f.column_indices},
-                          {"file_major_version", f.file_major_version},
-                          {"file_minor_version", f.file_minor_version},
-                          {"file_size_bytes", f.file_size_bytes},
-                          {"base_id", f.base_id ? Json(*f.base_id) : Json(nullptr)},
-                          {"path", f.path}});
-  }
+  for (const DataFileMetadata& f : files) files_json.push_back(DataFileJson(f));
   Json out = {{"id", id}, {"files", files_json}, {"overlays", Json::array()}, {"physical_rows", physical_rows}};
   for (const char* key : kCommittedOnlyKeys) out[key] = nullptr;
   return out.dump();
 }
 
 FragmentMetadata FragmentMetadata::FromJson(std::string_view text) {
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::exception& e) {
-    ThrowInvalid("fragment JSON does not parse: {}", e.what());
-  }
-  if (!j.is_object()) ThrowInvalid("fragment JSON is {}, expected an object", j.type_name());
+  const Json j = ParseJson(text, "fragment");
   FragmentMetadata out;
   out.id = Number<uint64_t>(j, "id", "the fragment");
   out.physical_rows = Number<uint64_t>(j, "physical_rows", "the fragment");
@@ -156,20 +246,40 @@ FragmentMetadata FragmentMetadata::FromJson(std::string_view text) {
                       "(write_fragments) can be committed", out.id);
   const Json& files = Key(j, "files", "the fragment");
   if (!files.is_array()) ThrowInvalid("fragment JSON: \"files\" is {}, expected a list", files.dump());
-  for (const Json& f : files) {
-    if (!f.is_object()) ThrowInvalid("fragment JSON: a data file is {}, expected an object", f.dump());
-    DataFileMetadata file;
-    const Json& path = Key(f, "path", "a data file");
-    if (!path.is_string()) ThrowInvalid("fragment JSON: \"path\" of a data file is {}, expected a string", path.dump());
-    file.path = path.get<std::string>();
-    file.fields = Ids(f, "fields", "a data file");
-    file.column_indices = Ids(f, "column_indices", "a data file");
-    file.file_major_version = Number<uint32_t>(f, "file_major_version", "a data file");
-    file.file_minor_version = Number<uint32_t>(f, "file_minor_version", "a data file");
-    file.file_size_bytes = Number<uint64_t>(f, "file_size_bytes", "a data file");
-    if (auto it = f.find("base_id"); it != f.end() && !it->is_null())
-      file.base_id = Number<uint32_t>(f, "base_id", "a data file");
-    out.files.push_back(std::move(file));
+  for (const Json& f : files) out.files.push_back(ParseDataFile(f));
+  return out;
+}
+
+std::string OverlayGroupMetadata::ToJson() const {
+  Json overlays_json = Json::array();
+  for (const OverlayFileMetadata& o : overlays)
+    overlays_json.push_back({{"data_file", DataFileJson(o.data_file)}, {"offsets", o.offsets}});
+  return Json{{"fragment_id", fragment_id}, {"overlays", overlays_json}}.dump();
+}
+
+OverlayGroupMetadata OverlayGroupMetadata::FromJson(std::string_view text) {
+  const Json j = ParseJson(text, "overlay group");
+  OverlayGroupMetadata out;
+  out.fragment_id = Number<uint64_t>(j, "fragment_id", "the overlay group");
+  const Json& overlays = Key(j, "overlays", "the overlay group");
+  if (!overlays.is_array()) ThrowInvalid("fragment JSON: \"overlays\" is {}, expected a list", overlays.dump());
+  for (const Json& o : overlays) {
+    if (!o.is_object()) ThrowInvalid("fragment JSON: an overlay is {}, expected an object", o.dump());
+    OverlayFileMetadata file;
+    file.data_file = ParseDataFile(Key(o, "data_file", "an overlay"));
+    const Json& offsets = Key(o, "offsets", "an overlay");
+    if (!offsets.is_array()) ThrowInvalid("fragment JSON: \"offsets\" of an overlay is {}, expected lists", offsets.dump());
+    for (const Json& set : offsets) {
+      if (!set.is_array()) ThrowInvalid("fragment JSON: \"offsets\" of an overlay holds {}, expected a list", set.dump());
+      std::vector<uint32_t> values;
+      for (const Json& v : set) {
+        if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX)
+          ThrowInvalid("fragment JSON: an overlay offset is {}, expected a 32-bit row offset", v.dump());
+        values.push_back(v.get<uint32_t>());
+      }
+      file.offsets.push_back(std::move(values));
+    }
+    out.overlays.push_back(std::move(file));
   }
   return out;
 }
@@ -199,13 +309,66 @@ std::vector<FragmentMetadata> WriteFragments(const std::string& raw_uri, RecordB
   return out;
 }
 
+std::vector<OverlayGroupMetadata> WriteUpdateOverlays(const DatasetPtr& dataset,
+                                                      const std::vector<uint64_t>& fragment_ids,
+                                                      const std::vector<Dataset::SetClause>& set,
+                                                      const std::string& predicate) {
+  const auto state = table::StatePtrOf(dataset);
+  const std::set<uint64_t> wanted(fragment_ids.begin(), fragment_ids.end());
+  for (const auto& f : state->manifest.fragments())
+    if (wanted.contains(f.id())) table::CheckTakesOverlays(*state, "overlay on", f);
+  std::vector<Dataset::SetExpression> typed;
+  for (const auto& c : set) typed.push_back({c.column, ParseExpression(c.expression)});
+  const table::UpdateValues found =
+      table::EvaluateUpdate(state, typed, predicate.empty() ? nullptr : ParseExpression(predicate), wanted);
+  table::AttemptFiles attempt(*state->store);
+  std::vector<OverlayGroupMetadata> out;
+  for (const auto& [fragment_id, offsets] : found.offsets) {
+    std::vector<table::OverlayColumn> columns;
+    for (size_t i = 0; i < set.size(); ++i)
+      columns.push_back({found.set_fields[i], &offsets, found.values.at(fragment_id)[i]});
+    const lance::table::DataOverlayFile file = table::WriteOverlay(*state, columns, attempt);
+    OverlayFileMetadata overlay;
+    overlay.data_file = DataFileOf(file.data_file());
+    const std::string where = fmt::format("the overlay of fragment {}", fragment_id);
+    if (file.has_field_coverage())
+      for (const std::string& bitmap : file.field_coverage().offset_bitmaps())
+        overlay.offsets.push_back(format::RoaringBitmap::DeserializePortable(bitmap, where).ToVector());
+    else
+      overlay.offsets.push_back(offsets);
+    out.push_back({fragment_id, {std::move(overlay)}});
+  }
+  attempt.Published();  // the files stay for the commit (or cleanup) to come
+  return out;
+}
+
 Operation Operation::Append(std::vector<FragmentMetadata> fragments) {
-  return Operation{Kind::kAppend, std::move(fragments), nullptr};
+  Operation op;
+  op.fragments = std::move(fragments);
+  return op;
 }
 
 Operation Operation::Overwrite(SchemaPtr schema, std::vector<FragmentMetadata> fragments) {
   if (!schema) ThrowInvalid("an Overwrite operation needs the new schema");
-  return Operation{Kind::kOverwrite, std::move(fragments), std::move(schema)};
+  Operation op;
+  op.kind = Kind::kOverwrite;
+  op.fragments = std::move(fragments);
+  op.schema = std::move(schema);
+  return op;
+}
+
+Operation Operation::DataOverlay(std::vector<OverlayGroupMetadata> groups) {
+  Operation op;
+  op.kind = Kind::kDataOverlay;
+  op.overlay_groups = std::move(groups);
+  return op;
+}
+
+Operation Operation::UpdateOverlays(std::vector<OverlayGroupMetadata> groups, std::vector<Dataset::SetClause> set,
+                                    std::string predicate) {
+  Operation op = DataOverlay(std::move(groups));
+  op.update.emplace(std::move(set), std::move(predicate));
+  return op;
 }
 
 DatasetPtr CommitOperation(const std::string& raw_uri, const Operation& operation,
@@ -221,7 +384,10 @@ DatasetPtr CommitOperation(const std::string& raw_uri, const Operation& operatio
   table::CommitOptions commit;
   commit.max_retries = options.max_commit_retries;
   commit.session = session->caches();
-  if (operation.kind == Operation::Kind::kAppend) {
+  if (operation.kind == Operation::Kind::kDataOverlay) {
+    if (!base) ThrowNotFound("cannot add overlays: dataset '{}' does not exist", uri);
+    AddOverlayGroups(*base, operation, t, commit);
+  } else if (operation.kind == Operation::Kind::kAppend) {
     if (!base) ThrowNotFound("cannot append: dataset '{}' does not exist (commit an Overwrite to create it)", uri);
     CheckFragments(operation.fragments, base->schema, uri);
     for (const auto& f : operation.fragments) *t.mutable_append()->add_fragments() = ToProto(f);

@@ -124,6 +124,60 @@ DatasetPtr LibraryAccess::CommitOverlays(const OverlayWriter& writer, const Over
       }));
 }
 
+namespace table {
+
+uint64_t UpdateValues::rows() const {
+  uint64_t count = 0;
+  for (const auto& [fragment, offs] : offsets) count += offs.size();
+  return count;
+}
+
+UpdateValues EvaluateUpdate(const std::shared_ptr<const DatasetState>& state,
+                            const std::vector<Dataset::SetExpression>& set, const ExprPtr& predicate,
+                            const std::optional<std::set<uint64_t>>& fragments) {
+  UpdateValues out;
+  // Read only what the SET expressions need; the filter adds its own columns.
+  std::vector<ExprPtr> exprs;
+  std::vector<std::string> needed;
+  out.read_set = std::make_shared<ReadSet>();
+  ReadSet& read_set = *out.read_set;
+  if (predicate) ReadSet::AddFields(state->schema, ReferencedColumns(*predicate), read_set.all_rows_fields);
+  for (const auto& f : state->manifest.fragments()) read_set.fragments.insert(f.id());
+  for (const auto& s : set) {
+    const auto* field = state->schema.FindByName(s.column);
+    if (!field) ThrowInvalid("update: no column '{}' in '{}' (columns: {})", s.column, state->uri,
+                             state->arrow_schema->ToString());
+    const ExprPtr& e = s.expression;
+    for (auto& c : ReferencedColumns(*e))
+      if (std::find(needed.begin(), needed.end(), c) == needed.end()) needed.push_back(c);
+    exprs.push_back(Expr::Assign(e, field->type, s.column));  // exact conversions only
+    out.set_fields.push_back(size_t(field - &state->schema.fields()[0]));
+  }
+  ReadSet::AddFields(state->schema, needed, read_set.changed_rows_fields);
+  ScanSpec spec = RowsWhere(needed, predicate);
+  spec.fragments = fragments;
+  ScanPlan plan(state, spec);
+  std::vector<BoundExprPtr> bound;
+  for (auto& e : exprs) bound.push_back(Bind(*e, *plan.output_schema()));
+
+  std::map<uint64_t, std::vector<std::vector<ArrayPtr>>> parts;  // fragment -> set index -> parts
+  plan.ForEachBatch([&](const FragmentBatch& b) {
+    auto projected = plan.Project(*b.batch);
+    auto& offs = out.offsets[b.fragment->id()];
+    b.rows.ForEach([&](uint64_t o) { offs.push_back(uint32_t(o)); });
+    auto& p = parts[b.fragment->id()];
+    p.resize(set.size());
+    for (size_t i = 0; i < set.size(); ++i) p[i].push_back(Evaluate(*bound[i], *projected));
+    return true;
+  });
+  for (auto& [fragment, p] : parts)
+    for (auto& column : p) out.values[fragment].push_back(Concatenate(column));
+  for (auto& [fragment, offs] : out.offsets) read_set.changed_rows[fragment] = format::RoaringBitmap::FromValues(offs);
+  return out;
+}
+
+}  // namespace table
+
 namespace {
 
 template <typename Clause>
@@ -154,57 +208,23 @@ DatasetPtr Dataset::Update(const std::vector<SetExpression>& set, const ExprPtr&
   auto committed = table::UntilCommitted(current, "update", [&](const std::shared_ptr<const table::DatasetState>& state)
                                                                 -> std::shared_ptr<const table::DatasetState> {
     auto snapshot = table::MakeDataset(state);
-    // Read only what the SET expressions need; the filter adds its own columns.
-    std::vector<ExprPtr> exprs;
-    std::vector<std::string> needed;
-    auto read_set = std::make_shared<table::ReadSet>();
-    if (predicate) table::ReadSet::AddFields(state->schema, ReferencedColumns(*predicate), read_set->all_rows_fields);
-    for (const auto& f : state->manifest.fragments()) read_set->fragments.insert(f.id());
-    for (const auto& s : set) {
-      const auto* field = state->schema.FindByName(s.column);
-      if (!field) ThrowInvalid("update: no column '{}' in '{}' (columns: {})", s.column, state->uri,
-                               state->arrow_schema->ToString());
-      const ExprPtr& e = s.expression;
-      for (auto& c : ReferencedColumns(*e))
-        if (std::find(needed.begin(), needed.end(), c) == needed.end()) needed.push_back(c);
-      exprs.push_back(Expr::Assign(e, field->type, s.column));  // exact conversions only
-    }
-    table::ReadSet::AddFields(state->schema, needed, read_set->changed_rows_fields);
-    table::ScanPlan plan(state, table::RowsWhere(needed, predicate));
-    std::vector<BoundExprPtr> bound;
-    for (auto& e : exprs) bound.push_back(Bind(*e, *plan.output_schema()));
-
-    std::map<uint64_t, std::vector<uint32_t>> offsets;
-    std::map<uint64_t, std::vector<std::vector<ArrayPtr>>> values;  // fragment -> set index -> parts
-    plan.ForEachBatch([&](const table::FragmentBatch& b) {
-      auto projected = plan.Project(*b.batch);
-      auto& offs = offsets[b.fragment->id()];
-      b.rows.ForEach([&](uint64_t o) { offs.push_back(uint32_t(o)); });
-      auto& parts = values[b.fragment->id()];
-      parts.resize(set.size());
-      for (size_t i = 0; i < set.size(); ++i) parts[i].push_back(Evaluate(*bound[i], *projected));
-      return true;
-    });
-    uint64_t count = 0;
-    for (const auto& [fragment, offs] : offsets) count += offs.size();
-    if (rows_changed) *rows_changed = count;
-    if (offsets.empty()) return nullptr;
-    for (auto& [fragment, offs] : offsets) read_set->changed_rows[fragment] = format::RoaringBitmap::FromValues(offs);
-    std::vector<size_t> set_fields;
-    for (const auto& s : set) set_fields.push_back(size_t(state->schema.FindByName(s.column) - &state->schema.fields()[0]));
+    table::UpdateValues found = table::EvaluateUpdate(state, set, predicate);
+    if (rows_changed) *rows_changed = found.rows();
+    if (found.offsets.empty()) return nullptr;
+    auto& [offsets, values, set_fields, read_set] = found;
     UpdateMode how = mode == UpdateMode::kAuto ? table::ChooseUpdateMode(*state, set_fields, offsets) : mode;
     if (chosen) *chosen = how;
     if (how == UpdateMode::kOverlay) {
       OverlayWriter writer(snapshot);
       for (auto& [fragment, offs] : offsets)
         for (size_t i = 0; i < set.size(); ++i)
-          writer.Set(fragment, set[i].column, offs, Concatenate(values[fragment][i]));
+          writer.Set(fragment, set[i].column, offs, values[fragment][i]);
       return table::StatePtrOf(LibraryAccess::CommitOverlays(writer, OverlayWriter::Options{}, std::move(read_set)));
     }
     table::MergeChanges changes;
     for (auto& [fragment, offs] : offsets)
       for (size_t i = 0; i < set.size(); ++i)
-        changes.updates[fragment].push_back({set[i].column, offs, Concatenate(values[fragment][i])});
+        changes.updates[fragment].push_back({set[i].column, offs, values[fragment][i]});
     if (how == UpdateMode::kColumns) return table::StatePtrOf(table::CommitColumnRewrite(snapshot, changes, std::move(read_set)));
     return table::StatePtrOf(table::CommitRowMove(snapshot, changes, std::move(read_set)));
   });

@@ -130,5 +130,59 @@ TEST_F(FragmentsTest, ACommitThatCannotApplyChangesNothing) {
   EXPECT_EQ(ScanIds(Dataset::Open(uri_)), IdRange(0, 5));
 }
 
+std::vector<std::string> Strings(const ArrayData& column) {
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < column.length; ++i) out.push_back(column.IsNull(i) ? "NULL" : std::string(column.GetView(i)));
+  return out;
+}
+
+// An UPDATE spread over workers: each writes the overlays of its fragments, one commit
+// publishes them; a concurrent change to a cell the update read refuses that commit
+// (Conflict), while the same overlays as blind writes land over it.
+TEST_F(FragmentsTest, AnUpdatesOverlaysWrittenPerFragmentAreOneCommitThatChecksWhatTheyRead) {
+  WriteOptions o;
+  o.max_rows_per_file = 10;
+  auto ds = Dataset::Write(uri_, {IdNameBatch(0, 30)}, o);
+  const std::vector<Dataset::SetClause> set = {{"name", "'x' || CAST(id AS VARCHAR)"}};
+  std::vector<OverlayGroupMetadata> groups;
+  for (uint64_t fragment : {0, 1, 2})
+    for (auto& g : WriteUpdateOverlays(ds, {fragment}, set, "id % 10 = 4")) groups.push_back(std::move(g));
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[1].fragment_id, 1u);
+  EXPECT_EQ(groups[1].overlays[0].offsets, (std::vector<std::vector<uint32_t>>{{4}}));
+  EXPECT_EQ(OverlayGroupMetadata::FromJson(groups[1].ToJson()), groups[1]);
+  EXPECT_TRUE(WriteUpdateOverlays(ds, {0}, set, "id = 99").empty());  // no row: no group, no file
+
+  auto updated = CommitOperation(uri_, Operation::UpdateOverlays(groups, set, "id % 10 = 4"), 1);
+  EXPECT_EQ(updated->version(), 2u);
+  auto names = updated->NewScan().Columns({"name"}).Filter("id % 10 = 4").ToBatch();
+  EXPECT_EQ(Strings(*names->column(0)), (std::vector<std::string>{"x4", "x14", "x24"}));
+  EXPECT_EQ(table::StateOf(updated).manifest.fragments(1).overlays_size(), 1);
+  EXPECT_EQ(updated->CountFragments(), 3u);  // no row moved, no fragment added
+
+  // Overlays computed from version 2 for id 15, then a concurrent change to that cell.
+  const std::vector<Dataset::SetClause> again = {{"name", "name || '!'"}};
+  auto late = WriteUpdateOverlays(updated, {1}, again, "id = 15");
+  updated->Update({{"name", "'other'"}}, "id = 15", nullptr, UpdateMode::kOverlay);
+  try {
+    CommitOperation(uri_, Operation::UpdateOverlays(late, again, "id = 15"), 2);
+    FAIL() << "the update read a cell version 3 changed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kConflict) << e.what();
+  }
+  EXPECT_EQ(Dataset::Open(uri_)->version(), 3u);
+  auto blind = CommitOperation(uri_, Operation::DataOverlay(late), 2);  // lands: newest wins
+  EXPECT_EQ(blind->version(), 4u);
+  EXPECT_EQ(Strings(*blind->NewScan().Columns({"name"}).Filter("id = 15").ToBatch()->column(0)),
+            (std::vector<std::string>{"n15!"}));
+
+  OverlayGroupMetadata bad = groups[0];
+  bad.overlays[0].offsets = {{10}};
+  EXPECT_THROW(CommitOperation(uri_, Operation::DataOverlay({bad})), Error);  // fragment 0 has 10 rows
+  bad.fragment_id = 9;
+  EXPECT_THROW(CommitOperation(uri_, Operation::DataOverlay({bad})), Error);
+  EXPECT_EQ(Dataset::Open(uri_)->version(), 4u);
+}
+
 }  // namespace
 }  // namespace lancelet
