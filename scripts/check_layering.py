@@ -20,7 +20,7 @@ PUBLIC_HEADERS = {
     "array": "array", "builder": "array", "c_data": "array", "error": "array", "float16": "array",
     "ipc": "array", "record_batch": "array", "scalar": "array", "type": "array", "decimal": "array",
     "storage_options": "io", "expr": "expr", "text": "text", "progress": "text", "dataset": "table", "overlay_writer": "table",
-    "session": "table", "vector_search": "table",
+    "session": "table", "vector_search": "table", "fragments": "table",
     "sql": "sql", "merge_insert": "sql", "loader": "loader",
     "version": None,  # generated, no code: any layer may include it
 }

@@ -61,8 +61,11 @@ class Scanner:
 
     def count_rows(self):
         """How many rows the scan returns."""
-        columns, filter, limit, offset, _, _ = self._args
-        n = max(self._dataset.count_rows(filter) - (offset or 0), 0)
+        columns, filter, limit, offset, _, _, fragment_ids = self._args
+        if fragment_ids is None:
+            n = max(self._dataset.count_rows(filter) - (offset or 0), 0)
+        else:  # some fragments' rows: their addresses, read with the filter's columns
+            n = self._dataset._scanner(["_rowaddr"], filter, None, offset, None, False, fragment_ids).read_all().num_rows
         return n if limit is None else min(n, limit)
 
     def to_pandas(self, **kwargs):

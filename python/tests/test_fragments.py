@@ -118,6 +118,7 @@ def test_each_fragment_scans_its_own_rows_at_the_version_it_came_from(tmp_path):
     assert ds.get_fragments()[1].to_table(columns=["id"]).num_rows == 9
     assert ds.scanner(fragments=[0, ds.get_fragments()[2]]).to_table().column("id").to_pylist() == \
         list(range(10)) + list(range(20, 25))
+    assert fragments[1].scanner(filter="id > 15").count_rows() == 4
 
 
 def test_an_updates_overlays_commit_refuses_when_what_it_read_changed(tmp_path):
