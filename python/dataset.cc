@@ -316,8 +316,10 @@ void DefineOpenAndWrite(py::module_& m) {
     return PyDataset{Dataset::Open(uri, std::nullopt, open)->Append(*reader, options)};
   }, py::arg("stream"), py::arg("uri"), py::arg("mode"), py::arg("max_rows_per_file"), py::arg("data_storage_version"),
      py::arg("enable_stable_row_ids"), py::arg("storage_options") = StorageOptions());
+}
 
-  // lancelet/fragments.h; fragments cross as the reference's JSON (lancelet/_fragments.py).
+// lancelet/fragments.h; fragments and overlay groups cross as JSON (lancelet/_fragments.py).
+void DefineFragments(py::module_& m) {
   m.def("write_fragments", [](py::capsule stream, const std::string& uri, const std::string& mode,
                               std::optional<int64_t> max_rows_per_file, const std::optional<std::string>& file_version,
                               StorageOptions storage_options) {
@@ -422,6 +424,7 @@ void RegisterDataset(py::module_& m) {
   DefineMaintenance(dataset);
   DefineVersionNames(dataset);
   DefineOpenAndWrite(m);
+  DefineFragments(m);
 }
 
 }  // namespace lancelet::python

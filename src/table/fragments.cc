@@ -142,27 +142,37 @@ Json ParseJson(std::string_view text, const char* what) {
   }
 }
 
-// Refuses fragments the schema they join cannot read: a file that names a field the schema
-// lacks, or whose lists of fields and columns differ in length.
-void CheckFragments(const std::vector<FragmentMetadata>& fragments, const format::LanceSchema& schema,
-                    const std::string& uri) {
+// The field ids of `schema`, at every depth.
+std::set<int32_t> FieldIds(const format::LanceSchema& schema) {
   std::set<int32_t> ids;
   for (const auto& top : schema.fields()) top.ForEach([&](const format::LanceField& f) { ids.insert(f.id); });
+  return ids;
+}
+
+// Refuses a data file the schema it joins cannot read: a path outside data/, a field the
+// schema lacks (`ids`), or lists of fields and columns of different lengths. `whose`
+// names what lists the file ("fragment 2 of the operation").
+void CheckDataFile(const DataFileMetadata& file, const std::set<int32_t>& ids, const std::string& uri,
+                   const std::string& whose) {
+  if (file.path.empty() || file.path.find('/') != std::string::npos)
+    ThrowInvalid("'{}': {} names the data file '{}', expected a file name under data/", uri, whose, file.path);
+  if (file.column_indices.size() != file.fields.size())
+    ThrowInvalid("'{}': data file '{}' lists {} fields but {} column indices", uri, file.path, file.fields.size(),
+                 file.column_indices.size());
+  for (int32_t id : file.fields)
+    if (!ids.contains(id))
+      ThrowInvalid("'{}': data file '{}' holds field id {}, which the dataset's schema does not have", uri, file.path,
+                   id);
+}
+
+// Refuses fragments the schema they join cannot read (CheckDataFile), or with no files.
+void CheckFragments(const std::vector<FragmentMetadata>& fragments, const format::LanceSchema& schema,
+                    const std::string& uri) {
+  const std::set<int32_t> ids = FieldIds(schema);
   for (size_t k = 0; k < fragments.size(); ++k) {
-    const FragmentMetadata& f = fragments[k];
-    if (f.files.empty()) ThrowInvalid("'{}': fragment {} of the operation has no data files", uri, k);
-    for (const DataFileMetadata& file : f.files) {
-      if (file.path.empty() || file.path.find('/') != std::string::npos)
-        ThrowInvalid("'{}': fragment {} of the operation names the data file '{}', expected a file name under data/",
-                     uri, k, file.path);
-      if (file.column_indices.size() != file.fields.size())
-        ThrowInvalid("'{}': data file '{}' lists {} fields but {} column indices", uri, file.path, file.fields.size(),
-                     file.column_indices.size());
-      for (int32_t id : file.fields)
-        if (!ids.contains(id))
-          ThrowInvalid("'{}': data file '{}' holds field id {}, which the dataset's schema does not have", uri,
-                       file.path, id);
-    }
+    if (fragments[k].files.empty()) ThrowInvalid("'{}': fragment {} of the operation has no data files", uri, k);
+    for (const DataFileMetadata& file : fragments[k].files)
+      CheckDataFile(file, ids, uri, fmt::format("fragment {} of the operation", k));
   }
 }
 
@@ -171,6 +181,7 @@ void CheckFragments(const std::vector<FragmentMetadata>& fragments, const format
 void AddOverlayGroups(const table::DatasetState& base, const Operation& operation, lance::table::Transaction& t,
                       table::CommitOptions& commit) {
   std::map<uint64_t, std::vector<uint32_t>> changed;
+  const std::set<int32_t> ids = FieldIds(base.schema);
   for (const OverlayGroupMetadata& g : operation.overlay_groups) {
     const lance::table::DataFragment* fragment = nullptr;
     for (const auto& f : base.manifest.fragments())
@@ -182,7 +193,7 @@ void AddOverlayGroups(const table::DatasetState& base, const Operation& operatio
     auto* group = t.mutable_data_overlay()->add_groups();
     group->set_fragment_id(g.fragment_id);
     for (const OverlayFileMetadata& o : g.overlays) {
-      CheckFragments({FragmentMetadata{g.fragment_id, {o.data_file}, 0}}, base.schema, base.uri);
+      CheckDataFile(o.data_file, ids, base.uri, fmt::format("the overlay of fragment {}", g.fragment_id));
       const size_t entries = o.data_file.fields.size();
       if (o.offsets.size() != 1 && o.offsets.size() != entries)
         ThrowInvalid("'{}': overlay '{}' lists {} offset sets for {} fields (expected 1 or {})", base.uri,
