@@ -100,6 +100,17 @@ void DefineMaintenance(py::class_<PyDataset>& dataset) {
 }
 
 // Building and listing indexes (pylance's names).
+// pylance's index_type names, in any case.
+IndexType ParseIndexType(const std::string& index_type) {
+  std::string kind;
+  for (char c : index_type) kind += char(std::tolower(static_cast<unsigned char>(c)));
+  if (kind == "btree") return IndexType::kBTree;
+  if (kind == "bitmap") return IndexType::kBitmap;
+  if (kind == "ivf_flat") return IndexType::kIvfFlat;
+  if (kind == "ivf_pq") return IndexType::kIvfPq;
+  ThrowValue("index_type '" + index_type + "': expected BTREE, BITMAP, IVF_FLAT or IVF_PQ");
+}
+
 void DefineIndexes(py::class_<PyDataset>& dataset) {
   dataset
       // pylance's create_index: index_type BTREE, BITMAP, IVF_FLAT or IVF_PQ; the vector
@@ -108,13 +119,7 @@ void DefineIndexes(py::class_<PyDataset>& dataset) {
                               const std::string& name, bool replace, uint32_t num_partitions,
                               uint32_t num_sub_vectors, uint32_t num_bits, const std::string& metric,
                               uint32_t sample_rate, uint32_t max_iterations) {
-        std::string kind;
-        for (char c : index_type) kind += char(std::tolower(static_cast<unsigned char>(c)));
-        IndexType type = IndexType::kBTree;
-        if (kind == "bitmap") type = IndexType::kBitmap;
-        else if (kind == "ivf_flat") type = IndexType::kIvfFlat;
-        else if (kind == "ivf_pq") type = IndexType::kIvfPq;
-        else if (kind != "btree") ThrowValue("index_type '" + index_type + "': expected BTREE, BITMAP, IVF_FLAT or IVF_PQ");
+        const IndexType type = ParseIndexType(index_type);
         VectorIndexOptions options;
         options.num_partitions = num_partitions;
         options.num_sub_vectors = num_sub_vectors;
@@ -139,6 +144,9 @@ void DefineIndexes(py::class_<PyDataset>& dataset) {
           row["fields"] = i.columns;  // pylance's name
           row["dataset_version"] = i.dataset_version;
           row["version"] = i.dataset_version;  // pylance's name
+          row["segments"] = i.segments;
+          row["indexed_fragments"] = i.indexed_fragments;
+          row["unindexed_fragments"] = i.unindexed_fragments;
           if (!i.distance.empty()) {
             row["num_partitions"] = i.partitions;
             row["metric"] = i.distance;
@@ -150,7 +158,8 @@ void DefineIndexes(py::class_<PyDataset>& dataset) {
           out.append(row);
         }
         return out;
-      }, "[{name, type, fields, version, ...}] of the indexes, as pylance's list_indices; vector indexes add "
+      }, "[{name, type, fields, version, segments, indexed_fragments, unindexed_fragments}] of the indexes, as "
+         "pylance's list_indices; vector indexes add "
          "num_partitions, metric and the PQ parameters.");
 }
 
@@ -319,6 +328,75 @@ void DefineOpenAndWrite(py::module_& m) {
 }
 
 // lancelet/fragments.h; fragments and overlay groups cross as JSON (lancelet/_fragments.py).
+// Compaction and index builds as tasks: plans and tasks cross processes as JSON text,
+// commit parts as bytes (lancelet/optimize.py wraps them in pylance's shapes).
+void DefineDistributedTasks(py::module_& m) {
+  m.def("plan_compaction", [](const PyDataset& d, std::optional<uint64_t> target_rows_per_fragment,
+                              bool materialize_deletions, double materialize_deletions_threshold) {
+    OptimizeOptions options;
+    if (target_rows_per_fragment) options.target_rows_per_fragment = *target_rows_per_fragment;
+    options.materialize_deletions = materialize_deletions;
+    options.materialize_deletions_threshold = materialize_deletions_threshold;
+    std::vector<std::string> out;
+    for (const CompactionTask& t : PlanCompactionTasks(d.ds, options)) out.push_back(t.ToJson());
+    return out;
+  }, py::arg("dataset"), py::arg("target_rows_per_fragment"), py::arg("materialize_deletions"),
+     py::arg("materialize_deletions_threshold"));
+  m.def("execute_compaction_task", [](const PyDataset& d, const std::string& task) {
+    const CompactionTask parsed = CompactionTask::FromJson(task);
+    std::string part;
+    {
+      py::gil_scoped_release release;
+      part = ExecuteCompactionTask(d.ds, parsed);
+    }
+    return py::bytes(part);
+  }, py::arg("dataset"), py::arg("task"));
+  m.def("commit_compaction", [](const std::string& uri, uint64_t read_version, const std::vector<std::string>& parts,
+                                bool optimize_indices, StorageOptions storage_options) {
+    OptimizeOptions options;
+    options.optimize_indices = optimize_indices;
+    WriteOptions write;
+    write.storage_options = std::move(storage_options);
+    OptimizeStats stats;
+    DatasetPtr ds;
+    {
+      py::gil_scoped_release release;
+      ds = CommitCompaction(uri, read_version, parts, options, &stats, write);
+    }
+    return py::make_tuple(PyDataset{ds}, OptimizeStatsDict(stats));
+  }, py::arg("uri"), py::arg("read_version"), py::arg("parts"), py::arg("optimize_indices"),
+     py::arg("storage_options") = StorageOptions());
+  m.def("compaction_task_json", [](const std::string& json) { return CompactionTask::FromJson(json).ToJson(); },
+        py::arg("json"), "The compaction task JSON checked.");
+  m.def("index_task_json", [](const std::string& json) { return IndexTask::FromJson(json).ToJson(); },
+        py::arg("json"), "The index task JSON checked.");
+  m.def("plan_index_tasks", [](const PyDataset& d, const std::string& column, const std::string& index_type,
+                               size_t num_tasks, const std::string& name) {
+    std::vector<std::string> out;
+    for (const IndexTask& t : PlanIndexTasks(d.ds, column, ParseIndexType(index_type), num_tasks, name))
+      out.push_back(t.ToJson());
+    return out;
+  }, py::arg("dataset"), py::arg("column"), py::arg("index_type"), py::arg("num_tasks"), py::arg("name") = "");
+  m.def("build_index_segment", [](const PyDataset& d, const std::string& task) {
+    const IndexTask parsed = IndexTask::FromJson(task);
+    std::string part;
+    {
+      py::gil_scoped_release release;
+      part = BuildIndexSegment(d.ds, parsed);
+    }
+    return py::bytes(part);
+  }, py::arg("dataset"), py::arg("task"));
+  m.def("commit_index_segments", [](const std::string& uri, uint64_t read_version,
+                                    const std::vector<std::string>& parts, bool replace,
+                                    StorageOptions storage_options) {
+    WriteOptions write;
+    write.storage_options = std::move(storage_options);
+    py::gil_scoped_release release;
+    return PyDataset{CommitIndexSegments(uri, read_version, parts, replace, write)};
+  }, py::arg("uri"), py::arg("read_version"), py::arg("parts"), py::arg("replace"),
+     py::arg("storage_options") = StorageOptions());
+}
+
 void DefineFragments(py::module_& m) {
   m.def("write_fragments", [](py::capsule stream, const std::string& uri, const std::string& mode,
                               std::optional<int64_t> max_rows_per_file, const std::optional<std::string>& file_version,
@@ -387,6 +465,7 @@ void DefineFragments(py::module_& m) {
     return PyDataset{CommitOperation(uri, op, read_version, options)};
   }, py::arg("uri"), py::arg("kind"), py::arg("items"), py::arg("schema"), py::arg("read_version"),
      py::arg("storage_options") = StorageOptions(), py::arg("update_set") = py::none(), py::arg("update_where") = "");
+  DefineDistributedTasks(m);
 }
 
 }  // namespace

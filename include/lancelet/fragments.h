@@ -115,4 +115,79 @@ struct Operation {
 DatasetPtr CommitOperation(const std::string& uri, const Operation& operation,
                            std::optional<uint64_t> read_version = std::nullopt, const WriteOptions& options = {});
 
+// ---- Compaction and index builds spread over workers (as the reference's
+// lance.optimize.Compaction.plan / CompactionTask.execute / Compaction.commit): the client
+// plans tasks at one version, workers execute them (writing files, committing nothing)
+// and hand back commit parts, and the client commits the parts. A task that fails leaves
+// no file; parts never committed leave files that `cleanup` removes.
+
+// One unit of compaction: a group of fragments whose live rows become new fragments
+// (kRewriteRows), or one fragment whose overlays are folded (kFoldOverlays) or merged
+// (kMergeOverlays), as Optimize would do it at read_version.
+struct CompactionTask {
+  uint64_t read_version = 0;
+  CompactionAction action = CompactionAction::kNone;
+  std::vector<uint64_t> fragment_ids;
+  uint64_t target_rows_per_fragment = 0;  // kRewriteRows: rows per new fragment
+  bool operator==(const CompactionTask&) const = default;
+
+  // {"read_version", "action": "rewrite"|"fold"|"merge", "fragment_ids", "target_rows_per_fragment"}
+  std::string ToJson() const;
+  static CompactionTask FromJson(std::string_view json);
+};
+
+// What Optimize (options.rewrite_rows, .merge_overlays_instead_of_fold, the thresholds)
+// would do to `dataset`, as independent tasks: one per rewrite group, one per fragment
+// whose overlays are compacted.
+std::vector<CompactionTask> PlanCompactionTasks(const DatasetPtr& dataset, const OptimizeOptions& options = {});
+
+// Runs `task` on `dataset`, which must be at the task's read_version: writes the new
+// files and returns the task's commit part (opaque bytes for CommitCompaction). Throws
+// NotFound when a fragment of the task is not in that version.
+std::string ExecuteCompactionTask(const DatasetPtr& dataset, const CompactionTask& task);
+
+// Commits the parts of tasks planned at `read_version` on the dataset at `uri`: the
+// rewrites as one Rewrite version, then the folds and merges as one Update version (each
+// checked against concurrent commits by the usual rules: a concurrent change to a
+// fragment a part rewrote is a retryable Conflict, and the part's files are removed), then,
+// with options.optimize_indices, a segment of each index over the fragments no segment
+// covers. Returns the dataset at the last version committed; `stats` as Optimize's.
+DatasetPtr CommitCompaction(const std::string& uri, uint64_t read_version, const std::vector<std::string>& parts,
+                            const OptimizeOptions& options = {}, OptimizeStats* stats = nullptr,
+                            const WriteOptions& write_options = {});
+
+// One segment of a scalar index (BTree or Bitmap) over some fragments, built by a worker.
+// Segments of one name over disjoint fragments form one index: every reader (lancelet and
+// the reference) searches them all, as after an OptimizeIndices.
+struct IndexTask {
+  uint64_t read_version = 0;
+  std::string column;  // a top-level column, or a struct field as "a.b"
+  IndexType type = IndexType::kBTree;
+  std::string name;    // the index's name
+  std::vector<uint64_t> fragment_ids;
+  bool operator==(const IndexTask&) const = default;
+
+  // {"read_version", "column", "index_type": "BTREE"|"BITMAP", "name", "fragment_ids"}
+  std::string ToJson() const;
+  static IndexTask FromJson(std::string_view json);
+};
+
+// Splits the fragments of `dataset` into at most `num_tasks` tasks of about equal rows
+// (in manifest order), each building one segment of the index `name` (empty:
+// "<column>_idx") on `column`. Vector indexes are refused (NotSupported): their segments
+// must share one model.
+std::vector<IndexTask> PlanIndexTasks(const DatasetPtr& dataset, const std::string& column, IndexType type,
+                                      size_t num_tasks, const std::string& name = "");
+
+// Builds the task's segment (files under _indices/<uuid>/) on `dataset`, which must be at
+// the task's read_version; returns its commit part. Commits nothing.
+std::string BuildIndexSegment(const DatasetPtr& dataset, const IndexTask& task);
+
+// Commits the segments as one CreateIndex version on the dataset at `uri`; `replace`
+// removes an existing index of that name in the same commit (without it, one is an
+// InvalidArgument). The segments must cover disjoint fragments. A concurrent commit that
+// moved rows under them is a Conflict, and their files are removed.
+DatasetPtr CommitIndexSegments(const std::string& uri, uint64_t read_version, const std::vector<std::string>& parts,
+                               bool replace = false, const WriteOptions& write_options = {});
+
 }  // namespace lancelet

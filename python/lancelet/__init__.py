@@ -101,4 +101,5 @@ from ._fragments import (DataOverlayGroup, FragmentMetadata, LanceOperation, Ope
                          write_fragments)
 
 Dataset.commit = staticmethod(commit)  # pylance's LanceDataset.commit(base_uri, operation, read_version=...)
+from . import optimize  # noqa: E402,F401  (lancelet.optimize.Compaction, IndexBuild)
 from ._version import __version__  # noqa: E402  (written by CMake from project(VERSION))

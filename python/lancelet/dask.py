@@ -5,6 +5,8 @@ task and commits them as one version; a read is one partition per fragment.
     import lancelet.dask
     version = lancelet.dask.write_dataset(ddf, "s3://bucket/t.lance", storage_options=opts)
     version = lancelet.dask.update("s3://bucket/t.lance", {"qty": "qty + 1"}, where="id % 100 = 0")
+    lancelet.dask.optimize("s3://bucket/t.lance")
+    lancelet.dask.create_index("s3://bucket/t.lance", "id", "BTREE")
     ddf = lancelet.dask.read_dataset("s3://bucket/t.lance", columns=["id", "qty"])
 
 Tasks return fragment metadata as pylance's JSON, so a worker's failure or a retried task
@@ -14,6 +16,25 @@ import dask.dataframe as dd
 import pyarrow as pa
 
 import lancelet
+
+
+def _settled(fn, *args):
+    """`fn(*args)` as a task that does not fail: (result, None) or (None, the error)."""
+    try:
+        return fn(*args), None
+    except Exception as e:  # noqa: BLE001  (handed to the client, which raises it)
+        return None, e
+
+
+def _run_all(fn, calls):
+    """One task per argument tuple in `calls`, and waits for all of them: when one fails,
+    its error is raised only once the others have finished, so no task of the job still
+    writes when the caller sees the failure (and may run cleanup)."""
+    settled = dask.compute(*[dask.delayed(_settled)(fn, *args) for args in calls])
+    for _, error in settled:
+        if error is not None:
+            raise error
+    return [result for result, _ in settled]
 
 
 def _write_partition(frame, uri, mode, max_rows_per_file, storage_options):
@@ -43,10 +64,8 @@ def write_dataset(collection, uri, mode="create", max_rows_per_file=None, storag
         raise lancelet.InvalidArgumentError(f"dataset '{uri}' already exists (version {current.version}); "
                                             "append to it or overwrite it")
     appending = mode == "append" and current is not None
-    tasks = [dask.delayed(_write_partition)(part, str(uri), "append" if appending else "overwrite",
-                                            max_rows_per_file, storage_options)
-             for part in collection.to_delayed()]
-    results = dask.compute(*tasks)
+    results = _run_all(_write_partition, [(part, str(uri), "append" if appending else "overwrite", max_rows_per_file,
+                                           storage_options) for part in collection.to_delayed()])
     fragments = [lancelet.FragmentMetadata.from_json(f) for found, _ in results for f in found]
     if appending:
         op = lancelet.LanceOperation.Append(fragments)
@@ -77,9 +96,9 @@ def update(uri, updates, where=None, storage_options=None, max_attempts=10):
     ConflictError is raised."""
     for attempt in range(max_attempts):
         ds = lancelet.dataset(uri, storage_options=storage_options)
-        tasks = [dask.delayed(_write_overlays)(str(uri), ds.version, [f.fragment_id], updates, where, storage_options)
-                 for f in ds.get_fragments()]
-        groups = [lancelet.DataOverlayGroup.from_json(g) for found in dask.compute(*tasks) for g in found]
+        found = _run_all(_write_overlays, [(str(uri), ds.version, [f.fragment_id], updates, where, storage_options)
+                                           for f in ds.get_fragments()])
+        groups = [lancelet.DataOverlayGroup.from_json(g) for written in found for g in written]
         if not groups:
             return ds.version
         op = lancelet.LanceOperation.DataOverlay(groups, updates=updates, where=where)
@@ -88,6 +107,69 @@ def update(uri, updates, where=None, storage_options=None, max_attempts=10):
         except lancelet.ConflictError:
             if attempt + 1 == max_attempts:
                 raise
+
+
+def _execute(uri, task, storage_options):
+    """One task: a compaction or index task run on the version it was planned at; returns
+    its commit part."""
+    ds = lancelet.dataset(uri, version=task.read_version, storage_options=storage_options)
+    return task.execute(ds)
+
+
+def optimize(uri, target_rows_per_fragment=None, materialize_deletions=True, materialize_deletions_threshold=0.1,
+             optimize_indices=True, storage_options=None, max_attempts=10):
+    """ds.optimize.compact_files() spread over the cluster: the client plans at the latest
+    version, one task per rewrite group or per fragment whose overlays are folded writes
+    the new files, and the client commits them (the rewrites as one version, the folds as
+    another), then, with optimize_indices, indexes the fragments indexes stopped covering.
+    A concurrent commit that changed a planned fragment makes the client plan again.
+    Returns the compaction metrics dict with "version"."""
+    from lancelet.optimize import Compaction
+    options = {"target_rows_per_fragment": target_rows_per_fragment, "materialize_deletions": materialize_deletions,
+               "materialize_deletions_threshold": materialize_deletions_threshold}
+    for attempt in range(max_attempts):
+        ds = lancelet.dataset(uri, storage_options=storage_options)
+        plan = Compaction.plan(ds, options)
+        if not plan.tasks:
+            return {"version": ds.version}
+        results = _run_all(_execute, [(str(uri), t, storage_options) for t in plan.tasks])
+        try:
+            return Compaction.commit(str(uri), results, read_version=plan.read_version,
+                                     optimize_indices=optimize_indices, storage_options=storage_options)
+        except lancelet.ConflictError:
+            if attempt + 1 == max_attempts:
+                raise
+
+
+def create_index(uri, column, index_type="BTREE", name=None, replace=False, num_tasks=None, storage_options=None,
+                 max_attempts=10):
+    """ds.create_index(column, index_type) for a scalar index (BTREE, BITMAP) spread over
+    the cluster: each of num_tasks tasks (default: one per worker thread, at most one per
+    fragment) indexes a share of the fragments as one segment, and one commit publishes
+    them as one index. Returns the version committed."""
+    from lancelet.optimize import IndexBuild
+    if num_tasks is None:
+        num_tasks = _worker_slots()
+    for attempt in range(max_attempts):
+        ds = lancelet.dataset(uri, storage_options=storage_options)
+        build = IndexBuild.plan(ds, column, index_type, num_tasks, name)
+        segments = _run_all(_execute, [(str(uri), t, storage_options) for t in build.tasks])
+        try:
+            return IndexBuild.commit(str(uri), segments, read_version=build.read_version, replace=replace,
+                                     storage_options=storage_options).version
+        except lancelet.ConflictError:
+            if attempt + 1 == max_attempts:
+                raise
+
+
+def _worker_slots():
+    """The threads of the distributed client's workers, or the local scheduler's cores."""
+    try:
+        from distributed import get_client
+        return max(1, sum(get_client().nthreads().values()))
+    except (ImportError, ValueError):
+        import os
+        return os.cpu_count() or 1
 
 
 def _read_fragment(uri, version, fragment_id, columns, filter, storage_options):
@@ -109,4 +191,4 @@ def read_dataset(uri, columns=None, filter=None, version=None, storage_options=N
     return dd.from_delayed(parts, meta=meta)
 
 
-__all__ = ["write_dataset", "update", "read_dataset"]
+__all__ = ["write_dataset", "update", "optimize", "create_index", "read_dataset"]

@@ -333,7 +333,8 @@ def test_create_index_ivf_pq_with_pylances_names(tmp_path, oracle):
     ds = lancelet.write_dataset({"id": list(range(400)), "emb": emb.tolist()}, tmp_path / "w.lance", schema=schema)
     indexed = ds.create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=2)
     assert indexed.list_indices() == [{"name": "emb_idx", "type": "IVF_PQ", "columns": ["emb"], "fields": ["emb"],
-                                       "dataset_version": 1, "version": 1, "num_partitions": 4, "metric": "l2",
+                                       "dataset_version": 1, "version": 1, "segments": 1, "indexed_fragments": 1,
+                                       "unindexed_fragments": 0, "num_partitions": 4, "metric": "l2",
                                        "num_sub_vectors": 2, "num_bits": 8}]
     query = emb[17] + 0.01
     exact = indexed.search(query, k=5, columns=["id"], exact=True).to_pydict()

@@ -3,7 +3,8 @@ per partition and committed as one version, read back one partition per fragment
 import pytest
 
 import lancelet
-from conftest import ANOTHER_PROCESS, IN_MEMORY, need
+from conftest import ANOTHER_PROCESS, IN_MEMORY, jsonl, need
+from test_s3 import s3  # noqa: F401  (the S3 test server, a fixture)
 
 pytestmark = pytest.mark.skipif(IN_MEMORY, reason=ANOTHER_PROCESS.format("a Dask worker"))
 
@@ -77,3 +78,194 @@ def test_a_distributed_update_writes_only_overlays_in_one_version(client, tmp_pa
     monkeypatch.setenv("LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES", "1")
     assert lance.dataset(uri).to_table().column("qty").to_pylist() == ds.to_table().column("qty").to_pylist()
     assert lancelet.dask.update(uri, {"qty": 0}, where="id < 0") == 2  # nothing matches: no version
+
+
+def test_distributed_optimize_and_index_equal_the_serial_ones(client, tmp_path, oracle, monkeypatch):
+    """Compaction tasks (a rewrite of the fragment with deletions, folds of the overlaid
+    ones) and index segments built on the workers give what ds.optimize and create_index
+    give in one process; both references read the result equal, through the index."""
+    import lancelet.dask
+    uri, copy = str(tmp_path / "opt.lance"), str(tmp_path / "serial.lance")
+    for target in (uri, copy):
+        lancelet.dask.write_dataset(frame(0, 40_000, 4), target, max_rows_per_file=10_000)
+        ds = lancelet.dataset(target)
+        ds.delete("id < 2000")
+        ds.update({"name": "upper(name)"}, where="id >= 25000 AND id % 10 = 3")
+    metrics = lancelet.dask.optimize(uri, target_rows_per_fragment=10_000)
+    serial = lancelet.dataset(copy)
+    serial_metrics = serial.optimize.compact_files(target_rows_per_fragment=10_000)
+    for key in ("fragments_removed", "fragments_added", "fragments_folded", "overlays_removed",
+                "rows_deleted_materialized"):
+        assert metrics[key] == serial_metrics[key], key
+    assert (metrics["fragments_removed"], metrics["fragments_folded"], metrics["rows_deleted_materialized"]) == (1, 2, 2000)
+    assert metrics["version"] == 5  # write, delete, update, then the rewrite and the folds
+    ds = lancelet.dataset(uri)
+    assert ds.to_table().to_pydict() == serial.to_table().to_pydict()
+    assert [f.overlays for f in ds.get_fragments()] == [0, 0, 0, 0]
+
+    version = lancelet.dask.create_index(uri, "id", "BTREE", num_tasks=2)
+    serial.create_index("id", "BTREE")
+    ds = lancelet.dataset(uri)
+    assert version == ds.version == 6
+    (index,) = ds.list_indices()
+    assert (index["name"], index["segments"], index["indexed_fragments"]) == ("id_idx", 2, 4)
+    assert ds.to_table(filter="id IN (2500, 17777, 39999)").to_pydict() == \
+        serial.to_table(filter="id IN (2500, 17777, 39999)").to_pydict()
+
+    assert sorted(r["id"] for r in jsonl(oracle("dump", uri, "--where", "id IN (2500, 17777, 39999)"))) == \
+        [2500, 17777, 39999]
+    assert [i["name"] for i in jsonl(oracle("indices", uri))] == ["id_idx"]
+    assert oracle("count", uri).strip() == "38000"
+    lance = need("lance")
+    monkeypatch.setenv("LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES", "1")
+    ref = lance.dataset(uri)
+    assert ref.to_table(filter="id = 25003").to_pydict() == {"id": [25003], "qty": [25003 % 97], "name": ["N25003"]}
+    assert "ScalarIndexQuery" in ref.scanner(filter="id = 17777").explain_plan(True)
+    assert lancelet.dask.optimize(uri, target_rows_per_fragment=10_000)["version"] == 6  # nothing left: no version
+
+
+def data_files(uri):
+    import os
+    return sorted(os.listdir(os.path.join(uri, "data")))
+
+
+def in_workers(client, code):
+    """Runs `code` in every worker process (a builtin is what crosses: the test module is
+    not importable there)."""
+    client.run(exec, code, {})
+
+
+PATCH = """
+import os, lancelet.dask as m
+if not hasattr(m, "_original_{name}"):
+    m._original_{name} = m.{name}
+original = m._original_{name}
+def once(*args):
+    '''The first call anywhere (the marker file decides) runs `effect` around the task.'''
+    try:
+        os.close(os.open({marker!r}, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return original(*args)
+    {effect}
+m.{name} = once
+"""
+RESTORE = "import lancelet.dask as m\nif hasattr(m, '_original_{name}'): m.{name} = m._original_{name}"
+
+
+def test_a_task_that_raises_or_a_worker_killed_mid_task_leaves_no_change_and_no_duplicate(client, tmp_path):
+    """A task that raises: the job fails, no version, and the files other tasks wrote are
+    orphans cleanup removes. A worker killed after writing its fragments: the cluster runs
+    the task again, the client commits only the fragments it gathered (each row once), and
+    the killed attempt's files are orphans too."""
+    import lancelet.dask
+    uri = str(tmp_path / "faults.lance")
+    lancelet.dask.write_dataset(frame(0, 50_000, 5), uri, max_rows_per_file=10_000)
+    before = data_files(uri)
+
+    # An UPDATE whose SET fails on one row of fragment 3: that task raises, the others wrote.
+    with pytest.raises(lancelet.InvalidArgumentError):
+        lancelet.dask.update(uri, {"qty": "CASE WHEN id = 35555 THEN CAST(name AS BIGINT) ELSE qty + 1 END"})
+    ds = lancelet.dataset(uri)
+    assert ds.version == 1 and ds.to_table(filter="id = 7").to_pydict()["qty"] == [7]
+    ds.cleanup_old_versions(delete_unverified=True)
+    assert data_files(uri) == before
+
+    marker = str(tmp_path / "killed")
+    in_workers(client, PATCH.format(name="_write_partition", marker=marker,
+                                    effect="original(*args)\n    os._exit(1)"))
+    try:
+        version = lancelet.dask.write_dataset(frame(50_000, 20_000, 4), uri, mode="append", max_rows_per_file=10_000)
+    finally:
+        in_workers(client, RESTORE.format(name="_write_partition"))
+    assert version == 2
+    import os
+    assert os.path.exists(marker)  # a worker did die
+    ds = lancelet.dataset(uri)
+    assert sorted(ds.to_table(columns=["id"]).column("id").to_pylist()) == list(range(70_000))
+    referenced = len(ds.get_fragments())
+    assert len(data_files(uri)) > referenced  # the killed attempt's fragments
+    ds.cleanup_old_versions(delete_unverified=True)
+    assert len(data_files(uri)) == referenced
+    assert lancelet.dataset(uri).count_rows() == 70_000
+
+
+def test_a_client_killed_before_its_commit_changes_nothing(tmp_path):
+    """The client dies after its tasks wrote and before it commits: no version, and
+    cleanup removes what the tasks wrote."""
+    import os
+    import subprocess
+    import sys
+    import lancelet.dask
+    uri = str(tmp_path / "client.lance")
+    lancelet.dask.write_dataset(frame(0, 1_000, 1), uri)
+    before = data_files(uri)
+    code = f"""
+import os, dask, numpy as np, pandas as pd, dask.dataframe as dd
+import lancelet, lancelet.dask
+lancelet.commit = lambda *args, **kwargs: os._exit(3)  # killed at the commit
+ids = np.arange(1000, 3000, dtype=np.int64)
+frame = pd.DataFrame({{"id": ids, "qty": ids % 97, "name": [f"n{{i}}" for i in ids]}})
+with dask.config.set(scheduler="threads"):
+    lancelet.dask.write_dataset(dd.from_pandas(frame, npartitions=2), {uri!r}, mode="append")
+"""
+    done = subprocess.run([sys.executable, "-c", code], env=dict(os.environ), capture_output=True, text=True)
+    assert done.returncode == 3, done.stderr
+    ds = lancelet.dataset(uri)
+    assert (ds.version, ds.count_rows()) == (1, 1_000)
+    assert len(data_files(uri)) == len(before) + 2
+    ds.cleanup_old_versions(delete_unverified=True)
+    assert data_files(uri) == before
+
+
+def test_a_dask_update_racing_another_process_update_loses_neither(client, tmp_path):
+    """Another process updates the same rows after the Dask update planned and before it
+    commits: the Dask update's commit is refused (it read qty, which changed), the client
+    computes its overlays again at the new version, and both increments land."""
+    import lancelet.dask
+    uri = str(tmp_path / "race.lance")
+    lancelet.dask.write_dataset(frame(0, 50_000, 5), uri, max_rows_per_file=10_000)
+    marker = str(tmp_path / "raced")
+    racer = f"lancelet.dataset({uri!r}).update({{'qty': 'qty + 10'}}, mode='overlay')\n    return original(*args)"
+    in_workers(client, "import lancelet\n" + PATCH.format(name="_write_overlays", marker=marker, effect=racer))
+    try:
+        version = lancelet.dask.update(uri, {"qty": "qty + 1"})
+    finally:
+        in_workers(client, RESTORE.format(name="_write_overlays"))
+    assert version == 3  # the other process's update is 2
+    ds = lancelet.dataset(uri)
+    qty = ds.to_table(columns=["id", "qty"]).to_pydict()
+    assert qty["qty"] == [i % 97 + 11 for i in qty["id"]]
+    assert [f.overlays for f in ds.get_fragments()] == [2, 2, 2, 2, 2]
+    ds.cleanup_old_versions(delete_unverified=True)  # the lost attempt's overlays go
+    assert len(data_files(uri)) == 5 + 10
+
+
+def test_the_whole_job_on_s3_equals_the_serial_one(client, s3, tmp_path, oracle, monkeypatch):  # noqa: F811
+    """Write, update, optimize and index on the S3 test server, every step on the workers;
+    the result equals the same steps run serially on a local copy, and both references read
+    it."""
+    import json
+    import lancelet.dask
+    uri, copy = "s3://bkt/dask.lance", str(tmp_path / "serial.lance")
+    assert lancelet.dask.write_dataset(frame(0, 20_000, 4), uri, max_rows_per_file=5_000, storage_options=s3) == 1
+    lancelet.dask.write_dataset(frame(0, 20_000, 4), copy, max_rows_per_file=5_000)
+    serial = lancelet.dataset(copy)
+    for ds in (lancelet.dataset(uri, storage_options=s3), serial):
+        ds.delete("id < 600")
+    assert lancelet.dask.update(uri, {"name": "upper(name)"}, where="id % 10 = 1", storage_options=s3) == 3
+    serial.update({"name": "upper(name)"}, where="id % 10 = 1", mode="overlay")
+    assert lancelet.dask.optimize(uri, target_rows_per_fragment=5_000, storage_options=s3)["version"] == 5
+    serial.optimize.compact_files(target_rows_per_fragment=5_000)
+    assert lancelet.dask.create_index(uri, "qty", "BITMAP", storage_options=s3) == 6
+    serial.create_index("qty", "BITMAP")
+    ds = lancelet.dataset(uri, storage_options=s3)
+    assert ds.to_table().to_pydict() == serial.to_table().to_pydict()
+    assert ds.to_table(filter="qty = 5").to_pydict() == serial.to_table(filter="qty = 5").to_pydict()
+    assert ds.list_indices()[0]["segments"] == 2
+    monkeypatch.setenv("LANCELET_ORACLE_STORAGE_OPTIONS", json.dumps(s3))
+    assert oracle("count", uri).strip() == "19400"
+    assert sorted(r["id"] for r in jsonl(oracle("dump", uri, "--where", "qty = 5"))) == \
+        sorted(serial.to_table(filter="qty = 5").column("id").to_pylist())
+    lance = need("lance")
+    monkeypatch.setenv("LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES", "1")
+    assert lance.dataset(uri, storage_options=s3).to_table(filter="id = 601").to_pydict()["name"] == ["N601"]

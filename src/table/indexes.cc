@@ -15,6 +15,7 @@
 #include "table/attempt_files.h"
 #include "table/commit.h"
 #include "table/feature_flags.h"
+#include "table/index_build.h"
 #include "table/index_plan.h"
 #include "table/index_section.h"
 #include "table/index_staleness.h"
@@ -221,6 +222,15 @@ StatePtr OptimizeIndicesAt(const StatePtr& state) {
 }
 
 }  // namespace
+
+namespace table {
+lance::table::IndexMetadata BuildScalarSegment(const StatePtr& state, const std::string& column, IndexType type,
+                                      const std::string& name, const std::set<uint64_t>& fragments,
+                                      AttemptFiles& attempt) {
+  const index::IndexKind kind = KindOf(type);
+  return BuildSegment(state, IndexableField(*state, column, kind), kind, name, fragments, attempt);
+}
+}  // namespace table
 
 // Index changes are built from one version and recomputed from the latest when that one
 // cannot be checked against what came after it (a concurrent cleanup removed versions).
