@@ -4,6 +4,7 @@ overlays per fragment, DataOverlayGroup); one process commits them all in one ve
 with commit(uri, LanceOperation.Append / .Overwrite / .DataOverlay, read_version=...). FragmentMetadata crosses processes as pylance's JSON (to_json /
 from_json) or by pickling, so pylance can commit lancelet's fragments and the other way
 round."""
+import functools
 import json
 
 from . import _lancelet
@@ -17,7 +18,18 @@ class _JsonRecord:
 
     def __init__(self, json_text):
         self._json = type(self)._check(json_text)
-        self._dict = json.loads(self._json)
+
+    @classmethod
+    def _checked(cls, json_text):
+        """The record of JSON a binding made (or a pickle of one): not checked again, since an
+        update's overlay offsets make it megabytes."""
+        record = cls.__new__(cls)
+        record._json = json_text
+        return record
+
+    @functools.cached_property
+    def _dict(self):
+        return json.loads(self._json)
 
     @classmethod
     def from_json(cls, json_data):
@@ -32,7 +44,7 @@ class _JsonRecord:
         return isinstance(other, type(self)) and self._dict == other._dict
 
     def __reduce__(self):
-        return (type(self), (self._json,))
+        return (type(self)._checked, (self._json,))
 
 
 class FragmentMetadata(_JsonRecord):
@@ -76,8 +88,42 @@ class DataOverlayGroup(_JsonRecord):
         """The distinct physical offsets its overlays cover."""
         return sorted({o for overlay in self._dict["overlays"] for s in overlay["offsets"] for o in s})
 
+    def to_lance(self):
+        """The group as pylance's LanceOperation.DataOverlayGroup, for pylance's
+        LanceDataset.commit(uri, LanceOperation.DataOverlay([...]))."""
+        import lance
+        from lance.fragment import DataFile
+        files = []
+        for overlay in self._dict["overlays"]:
+            f = overlay["data_file"]
+            data_file = DataFile(f["path"], f["fields"], f["column_indices"], f["file_major_version"],
+                                 f["file_minor_version"], f["file_size_bytes"], f["base_id"])
+            offsets = overlay["offsets"]
+            files.append(lance.LanceOperation.DataOverlayFile(data_file, offsets[0] if len(offsets) == 1 else offsets))
+        return lance.LanceOperation.DataOverlayGroup(self.fragment_id, files)
+
     def __repr__(self):
         return f"DataOverlayGroup(fragment_id={self.fragment_id}, overlays={len(self._dict['overlays'])})"
+
+
+def _group_json_of(group):
+    """A DataOverlayGroup's JSON, or that of pylance's (fragment_id, overlays of data_file
+    and offsets: one iterable of ints, dense, or one per field, sparse)."""
+    if isinstance(group, DataOverlayGroup):
+        return group._json
+    overlays = []
+    for overlay in group.overlays:
+        f = overlay.data_file
+        offsets = list(overlay.offsets)
+        dense = not offsets or not hasattr(offsets[0], "__iter__")
+        overlays.append({"data_file": {"fields": list(f.fields), "column_indices": list(f.column_indices),
+                                       "file_major_version": f.file_major_version,
+                                       "file_minor_version": f.file_minor_version,
+                                       "file_size_bytes": f.file_size_bytes or 0, "base_id": f.base_id,
+                                       "path": str(f.path)},
+                         "offsets": [sorted(int(o) for o in offsets)] if dense else
+                                    [sorted(int(o) for o in s) for s in offsets]})
+    return json.dumps({"fragment_id": int(group.fragment_id), "overlays": overlays})
 
 
 def _set_clauses(updates):
@@ -91,7 +137,7 @@ def write_update_overlays(dataset, fragments, updates, where=None):
     to change. Commit them with LanceOperation.DataOverlay(groups, updates=, where=)."""
     ids = [getattr(f, "fragment_id", f) for f in fragments]
     found = _lancelet.write_update_overlays(dataset, ids, _set_clauses(updates), where or "")
-    return [DataOverlayGroup(text) for text in found]
+    return [DataOverlayGroup._checked(text) for text in found]
 
 
 def _json_of(fragment):
@@ -154,21 +200,22 @@ def write_fragments(data, dataset_uri, schema=None, *, mode="append", max_rows_p
     stream = _to_stream(data, schema, target)
     found = _lancelet.write_fragments(stream, str(dataset_uri), mode, max_rows_per_file, data_storage_version,
                                       dict(storage_options or {}))
-    return [FragmentMetadata(text) for text in found]
+    return [FragmentMetadata._checked(text) for text in found]
 
 
 def commit(base_uri, operation, read_version=None, storage_options=None):
-    """Commits `operation` (LanceOperation.Append or .Overwrite, or pylance's) on the
+    """Commits `operation` (LanceOperation.Append, .Overwrite or .DataOverlay, or pylance's) on the
     dataset at `base_uri` as read at `read_version` (the version the workers planned
     against; the latest when None), as pylance's LanceDataset.commit; returns the Dataset
     at the version committed. A concurrent commit is rebased over or refused by the usual
     conflict rules."""
     kind = type(operation).__name__
     if kind == "DataOverlay":
-        groups = [g._json for g in operation.groups]
-        update_set = None if operation.updates is None else _set_clauses(operation.updates)
+        groups = [_group_json_of(g) for g in operation.groups]
+        updates, where = getattr(operation, "updates", None), getattr(operation, "where", None)  # pylance's has none
+        update_set = None if updates is None else _set_clauses(updates)
         return _lancelet.commit(str(base_uri), "data_overlay", groups, None, read_version,
-                                dict(storage_options or {}), update_set, operation.where or "")
+                                dict(storage_options or {}), update_set, where or "")
     fragments = [_json_of(f) for f in operation.fragments]
     if kind == "Append":
         return _lancelet.commit(str(base_uri), "append", fragments, None, read_version, dict(storage_options or {}))

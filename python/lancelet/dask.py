@@ -9,8 +9,10 @@ task and commits them as one version; a read is one partition per fragment.
     lancelet.dask.create_index("s3://bucket/t.lance", "id", "BTREE")
     ddf = lancelet.dask.read_dataset("s3://bucket/t.lance", columns=["id", "qty"])
 
-Tasks return fragment metadata as pylance's JSON, so a worker's failure or a retried task
-commits nothing it wrote: only the fragments the client gathers are committed, once."""
+Tasks return metadata (fragments, overlay groups, commit parts) and the client commits it, so
+a failed or retried task commits nothing it wrote: only what the client gathers is committed,
+once. When a task fails, the client waits for the others before it raises, and what they
+wrote is left for cleanup_old_versions(delete_unverified=True)."""
 import dask
 import dask.dataframe as dd
 import pyarrow as pa
@@ -37,20 +39,35 @@ def _run_all(fn, calls):
     return [result for result, _ in settled]
 
 
-def _write_partition(frame, uri, mode, max_rows_per_file, storage_options):
-    """One task: a pandas partition into fragments. Returns (fragment JSON dicts, the
-    partition's Arrow schema serialized); an empty partition writes nothing."""
-    table = pa.Table.from_pandas(frame, preserve_index=False)
+def _write_partition(part, uri, mode, max_rows_per_file, storage_options):
+    """One task: a partition (a pandas DataFrame, a pyarrow Table or RecordBatch, or a dict
+    of arrays) into fragments. Returns (FragmentMetadata list, the partition's Arrow schema
+    serialized); an empty partition writes nothing."""
+    import pandas as pd
+    if isinstance(part, pd.DataFrame):
+        table = pa.Table.from_pandas(part, preserve_index=False)
+    elif isinstance(part, (pa.Table, pa.RecordBatch)):
+        table = part
+    else:
+        table = pa.table(part)
     if table.num_rows == 0:
         return [], table.schema.serialize().to_pybytes()
     fragments = lancelet.write_fragments(table, uri, mode=mode, max_rows_per_file=max_rows_per_file,
                                          storage_options=storage_options)
-    return [f.to_json() for f in fragments], table.schema.serialize().to_pybytes()
+    return fragments, table.schema.serialize().to_pybytes()
+
+
+def _partitions(collection):
+    if isinstance(collection, (list, tuple)):
+        return list(collection)
+    return collection.to_delayed()
 
 
 def write_dataset(collection, uri, mode="create", max_rows_per_file=None, storage_options=None):
-    """Writes a dask.dataframe to the dataset at `uri`, one task per partition, and commits
-    every task's fragments as one version; returns that version.
+    """Writes a dask.dataframe (or a list of dask.delayed objects, each giving a pyarrow
+    Table, a RecordBatch, a pandas DataFrame or a dict of arrays) to the dataset at `uri`,
+    one task per partition, and commits every task's fragments as one version; returns
+    that version.
 
     mode: "create" (the dataset must not exist), "append" (creates it when missing) or
         "overwrite". Every partition must give the same Arrow schema."""
@@ -65,8 +82,8 @@ def write_dataset(collection, uri, mode="create", max_rows_per_file=None, storag
                                             "append to it or overwrite it")
     appending = mode == "append" and current is not None
     results = _run_all(_write_partition, [(part, str(uri), "append" if appending else "overwrite", max_rows_per_file,
-                                           storage_options) for part in collection.to_delayed()])
-    fragments = [lancelet.FragmentMetadata.from_json(f) for found, _ in results for f in found]
+                                           storage_options) for part in _partitions(collection)])
+    fragments = [f for found, _ in results for f in found]
     if appending:
         op = lancelet.LanceOperation.Append(fragments)
         return lancelet.commit(uri, op, read_version=current.version, storage_options=storage_options).version
@@ -81,10 +98,11 @@ def write_dataset(collection, uri, mode="create", max_rows_per_file=None, storag
 
 
 def _write_overlays(uri, version, fragment_ids, updates, where, storage_options):
-    """One task: the update's overlays for some fragments, as group JSON dicts."""
+    """One task: the update's overlays for some fragments (DataOverlayGroups, which cross
+    processes as their JSON text)."""
     ds = lancelet.dataset(uri, version=version, storage_options=storage_options)
     from ._fragments import write_update_overlays
-    return [g.to_json() for g in write_update_overlays(ds, fragment_ids, updates, where)]
+    return write_update_overlays(ds, fragment_ids, updates, where)
 
 
 def update(uri, updates, where=None, storage_options=None, max_attempts=10):
@@ -98,7 +116,7 @@ def update(uri, updates, where=None, storage_options=None, max_attempts=10):
         ds = lancelet.dataset(uri, storage_options=storage_options)
         found = _run_all(_write_overlays, [(str(uri), ds.version, [f.fragment_id], updates, where, storage_options)
                                            for f in ds.get_fragments()])
-        groups = [lancelet.DataOverlayGroup.from_json(g) for written in found for g in written]
+        groups = [g for written in found for g in written]
         if not groups:
             return ds.version
         op = lancelet.LanceOperation.DataOverlay(groups, updates=updates, where=where)

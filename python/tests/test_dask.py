@@ -57,6 +57,26 @@ def test_a_dataframe_written_by_two_workers_is_one_version_and_reads_back(client
     assert lancelet.dataset(uri).version == 2
 
 
+def test_delayed_arrow_tables_and_dicts_are_partitions_too(client, tmp_path):
+    import dask
+    import lancelet.dask
+    np, pa = need("numpy"), need("pyarrow")
+
+    def part(first):
+        ids = np.arange(first, first + 100, dtype=np.int64)
+        return pa.table({"id": ids, "emb": pa.FixedSizeListArray.from_arrays(pa.array(ids.repeat(4).astype(np.float32)), 4)})
+
+    uri = str(tmp_path / "delayed.lance")
+    assert lancelet.dask.write_dataset([dask.delayed(part)(i * 100) for i in range(3)], uri) == 1
+    assert lancelet.dask.write_dataset([dask.delayed(dict)(id=np.arange(300, 310, dtype=np.int64),
+                                                           emb=part(300).column("emb").combine_chunks()[:10])],
+                                       uri, mode="append") == 2
+    table = lancelet.dataset(uri).to_table()
+    assert sorted(table.column("id").to_pylist()) == list(range(310))
+    assert table.schema.field("emb").type == pa.list_(pa.float32(), 4)
+    assert len(lancelet.dataset(uri).get_fragments()) == 4
+
+
 def test_a_distributed_update_writes_only_overlays_in_one_version(client, tmp_path, monkeypatch):
     """Each fragment's overlay is written by a task; one DataOverlay commit publishes them.
     The rows equal those of the same update run in one process on a copy, each fragment

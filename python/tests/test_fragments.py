@@ -144,3 +144,27 @@ def test_an_updates_overlays_commit_refuses_when_what_it_read_changed(tmp_path):
                         read_version=2)
     blind = lancelet.commit(uri, lancelet.LanceOperation.DataOverlay([late]), read_version=2)
     assert blind.version == 4 and blind.to_table(filter="id = 12").column("qty").to_pylist() == [242]
+
+
+def test_overlay_groups_cross_to_pylance_and_back(tmp_path, monkeypatch):
+    """pylance 14 commits lancelet's overlay groups (to_lance()), and lancelet commits
+    pylance's LanceOperation.DataOverlay as it is; both read the cells the groups set."""
+    if IN_MEMORY:
+        pytest.skip("pylance reads the local file system, not lancelet's memory:// store")
+    pa, lance = need("pyarrow"), need("lance")
+    monkeypatch.setenv("LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES", "1")
+    uri = str(tmp_path / "groups.lance")
+    ds = lancelet.write_dataset(pa.table({"id": pa.array(range(20), pa.int64()),
+                                          "qty": pa.array(range(20), pa.int64())}), uri, max_rows_per_file=10)
+    first = ds.get_fragments()[0].write_overlay({"qty": "qty + 100"}, where="id < 3")
+    theirs = lance.LanceDataset.commit(uri, lance.LanceOperation.DataOverlay([first.to_lance()]), read_version=1)
+    assert theirs.version == 2
+    assert theirs.to_table(columns=["qty"]).column("qty").to_pylist()[:4] == [100, 101, 102, 3]
+
+    second = lancelet.dataset(uri).get_fragments()[1].write_overlay({"qty": 0}, where="id = 15")
+    as_pylance = lance.LanceOperation.DataOverlay([second.to_lance()])
+    ours = lancelet.commit(uri, as_pylance, read_version=2)
+    assert ours.version == 3
+    expected = [100, 101, 102] + list(range(3, 15)) + [0] + list(range(16, 20))
+    assert ours.to_table().column("qty").to_pylist() == expected
+    assert lance.dataset(uri).to_table().column("qty").to_pylist() == expected
