@@ -435,13 +435,31 @@ void DefineFragments(py::module_& m) {
     }
     return out;
   }, py::arg("dataset"), py::arg("fragment_ids"), py::arg("set"), py::arg("where"));
+  m.def("fragment_metadata", [](const PyDataset& d, uint64_t id) { return FragmentMetadataOf(d.ds, id).ToJson(); },
+        py::arg("dataset"), py::arg("fragment_id"));
+  m.def("write_deletions", [](const PyDataset& d, const std::vector<uint64_t>& fragment_ids,
+                              const std::string& predicate) {
+    const DatasetPtr ds = d.ds;
+    Deletions found;
+    {
+      py::gil_scoped_release release;
+      found = WriteDeletions(ds, fragment_ids, predicate);
+    }
+    std::vector<std::string> updated;
+    for (const FragmentMetadata& f : found.updated_fragments) updated.push_back(f.ToJson());
+    return py::make_tuple(updated, found.deleted_fragment_ids, found.rows_deleted);
+  }, py::arg("dataset"), py::arg("fragment_ids"), py::arg("predicate"));
   m.def("commit", [](const std::string& uri, const std::string& kind, const std::vector<std::string>& items,
                      std::optional<py::capsule> schema, std::optional<uint64_t> read_version,
                      StorageOptions storage_options,
                      const std::optional<std::vector<std::pair<std::string, std::string>>>& update_set,
-                     const std::string& update_where) {
+                     const std::string& update_where, const std::vector<uint64_t>& deleted_fragment_ids) {
     Operation op;
-    if (kind == "data_overlay") {
+    if (kind == "delete") {
+      std::vector<FragmentMetadata> parsed;
+      for (const std::string& json : items) parsed.push_back(FragmentMetadata::FromJson(json));
+      op = Operation::Delete(std::move(parsed), deleted_fragment_ids, update_where);
+    } else if (kind == "data_overlay") {
       std::vector<OverlayGroupMetadata> groups;
       for (const std::string& json : items) groups.push_back(OverlayGroupMetadata::FromJson(json));
       if (!update_set) {
@@ -457,14 +475,15 @@ void DefineFragments(py::module_& m) {
       if (kind == "append") op = Operation::Append(std::move(parsed));
       else if (kind == "overwrite" && schema)
         op = Operation::Overwrite(ImportSchema(CapsulePointer<ArrowSchema>(*schema, "arrow_schema")), std::move(parsed));
-      else ThrowValue("operation '" + kind + "': expected append, overwrite with a schema, or data_overlay");
+      else ThrowValue("operation '" + kind + "': expected append, overwrite with a schema, delete or data_overlay");
     }
     WriteOptions options;
     options.storage_options = std::move(storage_options);
     py::gil_scoped_release release;
     return PyDataset{CommitOperation(uri, op, read_version, options)};
   }, py::arg("uri"), py::arg("kind"), py::arg("items"), py::arg("schema"), py::arg("read_version"),
-     py::arg("storage_options") = StorageOptions(), py::arg("update_set") = py::none(), py::arg("update_where") = "");
+     py::arg("storage_options") = StorageOptions(), py::arg("update_set") = py::none(), py::arg("update_where") = "",
+     py::arg("deleted_fragment_ids") = std::vector<uint64_t>());
   DefineDistributedTasks(m);
 }
 

@@ -27,21 +27,47 @@ struct DataFileMetadata {
   bool operator==(const DataFileMetadata&) const = default;
 };
 
-// A fragment written but not yet committed. Its id is a placeholder: the commit gives
-// each fragment it adds the next free id.
+// A fragment's deletion file (the manifest's DeletionFile): file_type "array" or "bitmap".
+struct DeletionFileMetadata {
+  std::string file_type;
+  uint64_t read_version = 0;
+  uint64_t id = 0;
+  uint64_t num_deleted_rows = 0;
+  std::optional<uint32_t> base_id;
+  bool operator==(const DeletionFileMetadata&) const = default;
+};
+
+// One overlay file of a fragment (the reference's DataOverlayFile): the data file of its
+// values and the physical offsets it covers: one set for every entry of data_file.fields
+// (a dense overlay) or one set per entry, in that order (sparse). committed_version is the
+// version that added it (0 while it is not committed).
+struct OverlayFileMetadata {
+  DataFileMetadata data_file;
+  std::vector<std::vector<uint32_t>> offsets;
+  uint64_t committed_version = 0;
+  bool operator==(const OverlayFileMetadata&) const = default;
+};
+
+// A fragment written but not yet committed (its id is a placeholder: the commit gives
+// each fragment it adds the next free id), or, with a deletion file, an existing
+// fragment's new deletions (WriteDeletions).
 struct FragmentMetadata {
   uint64_t id = 0;
   std::vector<DataFileMetadata> files;
   uint64_t physical_rows = 0;
+  std::vector<OverlayFileMetadata> overlays;  // an existing fragment's
+  std::optional<DeletionFileMetadata> deletion_file;
   bool operator==(const FragmentMetadata&) const = default;
 
   // The JSON object pylance's FragmentMetadata.to_json() gives: {"id", "files": [{"fields",
   // "column_indices", "file_major_version", "file_minor_version", "file_size_bytes",
-  // "base_id", "path"}], "overlays": [], "physical_rows", "deletion_file": null,
-  // "row_id_meta": null, "created_at_version_meta": null, "last_updated_at_version_meta": null}.
+  // "base_id", "path"}], "overlays": [{"data_file", "offsets": [...] (dense) or [[...], ...]
+  // (sparse), "committed_version"}], "physical_rows", "deletion_file": null or
+  // {"read_version", "id", "file_type", "num_deleted_rows", "base_id"}, "row_id_meta": null,
+  // "created_at_version_meta": null, "last_updated_at_version_meta": null}.
   std::string ToJson() const;
-  // Reads that shape (pylance's or ToJson's). A fragment with a deletion file, overlays,
-  // row ids or version sequences is refused: only freshly written fragments are committed
+  // Reads that shape (pylance's or ToJson's). A fragment with row ids or version sequences
+  // is refused: only fragments written without a commit, and deletions, are committed
   // this way. Errors name the key and what was expected.
   static FragmentMetadata FromJson(std::string_view json);
 };
@@ -53,15 +79,6 @@ struct FragmentMetadata {
 // else options.file_version. Each fragment holds at most options.max_rows_per_file rows.
 std::vector<FragmentMetadata> WriteFragments(const std::string& uri, RecordBatchReader& data,
                                              const WriteOptions& options = {});
-
-// One overlay file written for a fragment (the reference's DataOverlayFile): the data file
-// of its values and the physical offsets it covers: one set for every entry of
-// data_file.fields (a dense overlay) or one set per entry, in that order (sparse).
-struct OverlayFileMetadata {
-  DataFileMetadata data_file;
-  std::vector<std::vector<uint32_t>> offsets;
-  bool operator==(const OverlayFileMetadata&) const = default;
-};
 
 // The overlays written for one fragment and not yet committed (the reference's
 // DataOverlayGroup).
@@ -86,11 +103,37 @@ std::vector<OverlayGroupMetadata> WriteUpdateOverlays(const DatasetPtr& dataset,
                                                       const std::vector<Dataset::SetClause>& set,
                                                       const std::string& predicate);
 
-// What a commit publishes (LanceOperation.Append, .Overwrite and .DataOverlay).
+// The metadata of fragment `id` of `dataset` (pylance's LanceFragment.metadata): NotFound
+// when the version has no such fragment, NotSupported when it has row ids or version
+// sequences, which the metadata does not carry.
+FragmentMetadata FragmentMetadataOf(const DatasetPtr& dataset, uint64_t id);
+
+// A DELETE's deletion files for some fragments of `dataset`, written and not committed:
+// on each fragment in `fragment_ids`, the rows where `predicate` holds join its deletions.
+// A fragment left with some rows gives its metadata (overlays included) with the new
+// deletion file; one left with none is listed in deleted_fragment_ids; one with no such
+// row gives neither. NotSupported on a dataset with stable row ids, whose fragments' row
+// ids the metadata cannot carry.
+struct Deletions {
+  std::vector<FragmentMetadata> updated_fragments;
+  std::vector<uint64_t> deleted_fragment_ids;
+  uint64_t rows_deleted = 0;
+};
+Deletions WriteDeletions(const DatasetPtr& dataset, const std::vector<uint64_t>& fragment_ids,
+                         const std::string& predicate);
+
+// What a commit publishes (LanceOperation.Append, .Overwrite, .Delete and .DataOverlay).
 struct Operation {
-  enum class Kind { kAppend, kOverwrite, kDataOverlay };
+  enum class Kind { kAppend, kOverwrite, kDelete, kDataOverlay };
   Kind kind = Kind::kAppend;
+  // Append and Overwrite: fragments written by WriteFragments; Delete: the updated
+  // fragments, of which the commit takes the id and the deletion file.
   std::vector<FragmentMetadata> fragments;
+  std::vector<uint64_t> deleted_fragment_ids;  // Delete only
+  // Delete: the predicate that chose the rows. The commit refuses with a retryable
+  // Conflict when a commit after read_version changed a column it reads, or the rows it
+  // deletes.
+  std::string predicate;
   SchemaPtr schema;  // the new schema (Overwrite only)
   std::vector<OverlayGroupMetadata> overlay_groups;  // DataOverlay only
   // For an UPDATE's overlays, the update itself: the commit then refuses with a
@@ -102,6 +145,8 @@ struct Operation {
 
   static Operation Append(std::vector<FragmentMetadata> fragments);
   static Operation Overwrite(SchemaPtr schema, std::vector<FragmentMetadata> fragments);
+  static Operation Delete(std::vector<FragmentMetadata> updated, std::vector<uint64_t> deleted_fragment_ids,
+                          std::string predicate);
   static Operation DataOverlay(std::vector<OverlayGroupMetadata> groups);
   static Operation UpdateOverlays(std::vector<OverlayGroupMetadata> groups, std::vector<Dataset::SetClause> set,
                                   std::string predicate);

@@ -422,6 +422,19 @@ class Fragment:
         groups = write_update_overlays(self._dataset, [self.fragment_id], updates, where)
         return groups[0] if groups else None
 
+    def delete(self, where):
+        """Dataset.delete(where) on this fragment alone, its new deletion file written and not
+        committed, as pylance's LanceFragment.delete: the fragment's FragmentMetadata with
+        it, None when no row is left (list the id in LanceOperation.Delete's
+        deleted_fragment_ids), or the metadata as it is when no row matches."""
+        from ._fragments import FragmentMetadata, write_deletions  # noqa: E402
+        updated, deleted, _ = write_deletions(self._dataset, [self.fragment_id], where)
+        if deleted:
+            return None
+        if updated:
+            return updated[0]
+        return FragmentMetadata._checked(_lancelet.fragment_metadata(self._dataset, self.fragment_id))
+
     def __repr__(self):
         return f"lancelet.Fragment(id={self.fragment_id}, rows={self.count_rows()})"
 

@@ -48,9 +48,10 @@ class _JsonRecord:
 
 
 class FragmentMetadata(_JsonRecord):
-    """A fragment written but not committed: its data files and row count. Its id is a
-    placeholder; the commit numbers the fragments it adds. from_json reads pylance's or
-    lancelet's to_json(); a fragment with a deletion file, overlays or row ids is refused."""
+    """A fragment written but not committed: its data files and row count (its id is a
+    placeholder; the commit numbers the fragments it adds), or an existing fragment with
+    new deletions (Fragment.delete). from_json reads pylance's or lancelet's to_json(); a
+    fragment with row ids is refused."""
 
     _check = staticmethod(_lancelet.fragment_json)
 
@@ -140,6 +141,15 @@ def write_update_overlays(dataset, fragments, updates, where=None):
     return [DataOverlayGroup._checked(text) for text in found]
 
 
+def write_deletions(dataset, fragments, where):
+    """The deletions of `dataset.delete(where)` on `fragments` (Fragment objects or ids)
+    alone, written and not committed: (updated FragmentMetadata, ids of fragments left
+    with no row, rows deleted), for LanceOperation.Delete."""
+    ids = [getattr(f, "fragment_id", f) for f in fragments]
+    updated, deleted, rows = _lancelet.write_deletions(dataset, ids, where)
+    return [FragmentMetadata._checked(text) for text in updated], list(deleted), rows
+
+
 def _json_of(fragment):
     if isinstance(fragment, FragmentMetadata):
         return fragment._json
@@ -164,6 +174,17 @@ class LanceOperation:
         def __init__(self, new_schema, fragments):
             self.new_schema = new_schema
             self.fragments = list(fragments)
+
+    class Delete:
+        """Deletions written per fragment (Fragment.delete): the updated fragments (their new
+        deletion files), the ids of fragments whose rows all went, and the predicate that
+        chose the rows. The commit refuses with a ConflictError when a commit after
+        read_version changed a column the predicate reads, or a row it deletes."""
+
+        def __init__(self, updated_fragments, deleted_fragment_ids, predicate):
+            self.updated_fragments = list(updated_fragments)
+            self.deleted_fragment_ids = list(deleted_fragment_ids)
+            self.predicate = predicate
 
     class DataOverlay:
         """Adds the groups' overlay files to their fragments. Given the update that wrote
@@ -204,7 +225,7 @@ def write_fragments(data, dataset_uri, schema=None, *, mode="append", max_rows_p
 
 
 def commit(base_uri, operation, read_version=None, storage_options=None):
-    """Commits `operation` (LanceOperation.Append, .Overwrite or .DataOverlay, or pylance's) on the
+    """Commits `operation` (LanceOperation.Append, .Overwrite, .Delete or .DataOverlay, or pylance's) on the
     dataset at `base_uri` as read at `read_version` (the version the workers planned
     against; the latest when None), as pylance's LanceDataset.commit; returns the Dataset
     at the version committed. A concurrent commit is rebased over or refused by the usual
@@ -216,6 +237,10 @@ def commit(base_uri, operation, read_version=None, storage_options=None):
         update_set = None if updates is None else _set_clauses(updates)
         return _lancelet.commit(str(base_uri), "data_overlay", groups, None, read_version,
                                 dict(storage_options or {}), update_set, where or "")
+    if kind == "Delete":
+        fragments = [_json_of(f) for f in operation.updated_fragments]
+        return _lancelet.commit(str(base_uri), "delete", fragments, None, read_version, dict(storage_options or {}),
+                                None, operation.predicate or "", [int(i) for i in operation.deleted_fragment_ids])
     fragments = [_json_of(f) for f in operation.fragments]
     if kind == "Append":
         return _lancelet.commit(str(base_uri), "append", fragments, None, read_version, dict(storage_options or {}))
@@ -223,4 +248,4 @@ def commit(base_uri, operation, read_version=None, storage_options=None):
         schema = operation.new_schema
         return _lancelet.commit(str(base_uri), "overwrite", fragments, schema.__arrow_c_schema__(), read_version,
                                 dict(storage_options or {}))
-    raise NotImplementedError(f"lancelet commits Append and Overwrite operations, not {kind}")
+    raise NotImplementedError(f"lancelet commits Append, Overwrite, Delete and DataOverlay operations, not {kind}")

@@ -5,6 +5,7 @@ task and commits them as one version; a read is one partition per fragment.
     import lancelet.dask
     version = lancelet.dask.write_dataset(ddf, "s3://bucket/t.lance", storage_options=opts)
     version = lancelet.dask.update("s3://bucket/t.lance", {"qty": "qty + 1"}, where="id % 100 = 0")
+    version = lancelet.dask.delete("s3://bucket/t.lance", "qty < 0")
     lancelet.dask.optimize("s3://bucket/t.lance")
     lancelet.dask.create_index("s3://bucket/t.lance", "id", "BTREE")
     ddf = lancelet.dask.read_dataset("s3://bucket/t.lance", columns=["id", "qty"])
@@ -127,6 +128,34 @@ def update(uri, updates, where=None, storage_options=None, max_attempts=10):
                 raise
 
 
+def _write_deletions(uri, version, fragment_ids, where, storage_options):
+    """One task: the delete's deletion files for some fragments."""
+    ds = lancelet.dataset(uri, version=version, storage_options=storage_options)
+    from ._fragments import write_deletions
+    return write_deletions(ds, fragment_ids, where)
+
+
+def delete(uri, where, storage_options=None, max_attempts=10):
+    """Dataset.delete(where) spread over the cluster: one task per fragment writes that
+    fragment's deletion file, and the client commits them as one Delete version (returned;
+    the version read when no row matches). When a concurrent commit changed a column the
+    predicate reads or a row it deletes, the delete is computed again at the new version."""
+    for attempt in range(max_attempts):
+        ds = lancelet.dataset(uri, storage_options=storage_options)
+        found = _run_all(_write_deletions, [(str(uri), ds.version, [f.fragment_id], where, storage_options)
+                                            for f in ds.get_fragments()])
+        updated = [f for fragments, _, _ in found for f in fragments]
+        deleted = [i for _, ids, _ in found for i in ids]
+        if not updated and not deleted:
+            return ds.version
+        op = lancelet.LanceOperation.Delete(updated, deleted, where)
+        try:
+            return lancelet.commit(uri, op, read_version=ds.version, storage_options=storage_options).version
+        except lancelet.ConflictError:
+            if attempt + 1 == max_attempts:
+                raise
+
+
 def _execute(uri, task, storage_options):
     """One task: a compaction or index task run on the version it was planned at; returns
     its commit part."""
@@ -209,4 +238,4 @@ def read_dataset(uri, columns=None, filter=None, version=None, storage_options=N
     return dd.from_delayed(parts, meta=meta)
 
 
-__all__ = ["write_dataset", "update", "optimize", "create_index", "read_dataset"]
+__all__ = ["write_dataset", "update", "delete", "optimize", "create_index", "read_dataset"]

@@ -99,6 +99,15 @@ def test_a_distributed_update_writes_only_overlays_in_one_version(client, tmp_pa
     assert lance.dataset(uri).to_table().column("qty").to_pylist() == ds.to_table().column("qty").to_pylist()
     assert lancelet.dask.update(uri, {"qty": 0}, where="id < 0") == 2  # nothing matches: no version
 
+    assert lancelet.dask.delete(uri, "id % 1000 = 7 OR id >= 40000") == 3
+    serial.delete("id % 1000 = 7 OR id >= 40000")
+    ds = lancelet.dataset(uri)
+    assert ds.to_table().to_pydict() == serial.to_table().to_pydict()
+    assert len(ds.get_fragments()) == 4  # the last fragment's rows all went
+    assert ds.count_rows() == 40_000 - 40
+    assert lance.dataset(uri).count_rows() == 40_000 - 40
+    assert lancelet.dask.delete(uri, "id < 0") == 3
+
 
 def test_distributed_optimize_and_index_equal_the_serial_ones(client, tmp_path, oracle, monkeypatch):
     """Compaction tasks (a rewrite of the fragment with deletions, folds of the overlaid

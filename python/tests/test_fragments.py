@@ -60,8 +60,8 @@ def test_fragment_metadata_pickles_and_reads_back_its_json(tmp_path):
     assert as_dict["physical_rows"] == 3 and as_dict["files"][0]["fields"] == [0]
     assert lancelet.FragmentMetadata.from_json(json.dumps(as_dict)) == fragment
     assert lancelet.FragmentMetadata.from_json(as_dict) == fragment
-    with pytest.raises(lancelet.NotSupportedError, match='has a "deletion_file"'):
-        lancelet.FragmentMetadata.from_json({**as_dict, "deletion_file": {"id": 1}})
+    with pytest.raises(lancelet.NotSupportedError, match='has a "row_id_meta"'):
+        lancelet.FragmentMetadata.from_json({**as_dict, "row_id_meta": {"inline": []}})
     pa = need("pyarrow")
     ds = lancelet.Dataset.commit(uri, lancelet.LanceOperation.Overwrite(pa.schema([("id", pa.int64())]), [fragment]))
     assert ds.version == 1 and ds.to_table().column("id").to_pylist() == [1, 2, 3]
@@ -168,3 +168,37 @@ def test_overlay_groups_cross_to_pylance_and_back(tmp_path, monkeypatch):
     expected = [100, 101, 102] + list(range(3, 15)) + [0] + list(range(16, 20))
     assert ours.to_table().column("qty").to_pylist() == expected
     assert lance.dataset(uri).to_table().column("qty").to_pylist() == expected
+
+
+def test_deletions_per_fragment_commit_once_and_cross_to_pylance(tmp_path, monkeypatch):
+    """Fragment.delete writes a fragment's deletion file without committing (None when no
+    row is left, the metadata as it is when no row matches); LanceOperation.Delete commits
+    them in one version, pylance commits lancelet's, and lancelet commits pylance's."""
+    pa = need("pyarrow")
+    uri = str(tmp_path / "deletes.lance")
+    ds = lancelet.write_dataset(pa.table({"id": pa.array(range(30), pa.int64())}), uri, max_rows_per_file=10)
+    frags = ds.get_fragments()
+    first = frags[0].delete("id % 10 = 1 OR id >= 20")
+    assert first.to_json()["deletion_file"]["num_deleted_rows"] == 1
+    assert frags[2].delete("id % 10 = 1 OR id >= 20") is None
+    same = frags[1].delete("id = 100")
+    assert same.to_json()["deletion_file"] is None and same.physical_rows == 10
+    assert pickle.loads(pickle.dumps(first)) == first
+    assert lancelet.dataset(uri).count_rows() == 30  # nothing committed
+    op = lancelet.LanceOperation.Delete([first, same], [2], "id % 10 = 1 OR id >= 20")
+    done = lancelet.commit(uri, op, read_version=1)
+    assert done.version == 2
+    assert done.to_table().column("id").to_pylist() == [0] + list(range(2, 20))
+    if IN_MEMORY:
+        return
+    lance = need("lance")
+    monkeypatch.setenv("LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES", "1")
+    mine = lancelet.dataset(uri).get_fragments()[1].delete("id = 15")
+    theirs = lance.LanceDataset.commit(uri, lance.LanceOperation.Delete(
+        [lance.fragment.FragmentMetadata.from_json(json.dumps(mine.to_json()))], [], "id = 15"), read_version=2)
+    assert theirs.version == 3 and theirs.count_rows() == 18
+    their_fragment = lance.dataset(uri).get_fragments()[0].delete("id = 0")
+    ours = lancelet.commit(uri, lance.LanceOperation.Delete([their_fragment], [], "id = 0"), read_version=3)
+    assert ours.version == 4
+    assert ours.to_table().column("id").to_pylist() == list(range(2, 15)) + list(range(16, 20))
+    assert lance.dataset(uri).to_table().column("id").to_pylist() == ours.to_table().column("id").to_pylist()

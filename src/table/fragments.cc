@@ -19,10 +19,15 @@
 #include "table/cell_checks.h"
 #include "table/commit.h"
 #include "table/dataset_state.h"
+#include "table/deletions.h"
+#include "table/feature_flags.h"
+#include "table/fragment_reader.h"
 #include "table/fragment_writer.h"
 #include "table/manifest_store.h"
 #include "table/overlay_file.h"
 #include "table/read_set.h"
+#include "table/scan_plan.h"
+#include "table/scan_planner.h"
 #include "table/session.h"
 #include "table/update_modes.h"
 
@@ -34,7 +39,7 @@ using Json = nlohmann::ordered_json;
 
 // The keys of pylance's fragment JSON that only a committed fragment fills in: a
 // fragment read back must have them null (or, for overlays, empty).
-constexpr const char* kCommittedOnlyKeys[] = {"deletion_file", "row_id_meta", "created_at_version_meta",
+constexpr const char* kCommittedOnlyKeys[] = {"row_id_meta", "created_at_version_meta",
                                               "last_updated_at_version_meta"};
 
 const Json& Key(const Json& object, const char* key, const char* where) {
@@ -90,11 +95,34 @@ DataFileMetadata DataFileOf(const lance::table::DataFile& p) {
   return file;
 }
 
+lance::table::DeletionFile DeletionFileProto(const DeletionFileMetadata& d) {
+  lance::table::DeletionFile p;
+  p.set_file_type(d.file_type == "bitmap" ? lance::table::DeletionFile::BITMAP
+                                          : lance::table::DeletionFile::ARROW_ARRAY);
+  p.set_read_version(d.read_version);
+  p.set_id(d.id);
+  p.set_num_deleted_rows(d.num_deleted_rows);
+  if (d.base_id) p.set_base_id(*d.base_id);
+  return p;
+}
+
 lance::table::DataFragment ToProto(const FragmentMetadata& f) {
   lance::table::DataFragment out;
   out.set_id(f.id);
   out.set_physical_rows(f.physical_rows);
   for (const DataFileMetadata& file : f.files) *out.add_files() = DataFileProto(file);
+  if (f.deletion_file) *out.mutable_deletion_file() = DeletionFileProto(*f.deletion_file);
+  return out;
+}
+
+// An overlay's offset sets: one (dense) or one per field (sparse).
+std::vector<std::vector<uint32_t>> OffsetSets(const lance::table::DataOverlayFile& file, const std::string& where) {
+  std::vector<std::vector<uint32_t>> out;
+  if (file.has_field_coverage())
+    for (const std::string& bitmap : file.field_coverage().offset_bitmaps())
+      out.push_back(format::RoaringBitmap::DeserializePortable(bitmap, where).ToVector());
+  else
+    out.push_back(format::RoaringBitmap::DeserializePortable(file.shared_offset_bitmap(), where).ToVector());
   return out;
 }
 
@@ -103,6 +131,15 @@ FragmentMetadata FromProto(const lance::table::DataFragment& f) {
   out.id = f.id();
   out.physical_rows = f.physical_rows();
   for (const auto& p : f.files()) out.files.push_back(DataFileOf(p));
+  for (const auto& o : f.overlays())
+    out.overlays.push_back({DataFileOf(o.data_file()), OffsetSets(o, fmt::format("an overlay of fragment {}", f.id())),
+                            o.committed_version()});
+  if (f.has_deletion_file()) {
+    const auto& d = f.deletion_file();
+    out.deletion_file = DeletionFileMetadata{d.file_type() == lance::table::DeletionFile::BITMAP ? "bitmap" : "array",
+                                             d.read_version(), d.id(), d.num_deleted_rows(), std::nullopt};
+    if (d.has_base_id()) out.deletion_file->base_id = d.base_id();
+  }
   return out;
 }
 
@@ -129,6 +166,35 @@ DataFileMetadata ParseDataFile(const Json& f) {
   file.file_size_bytes = Number<uint64_t>(f, "file_size_bytes", "a data file");
   if (auto it = f.find("base_id"); it != f.end() && !it->is_null())
     file.base_id = Number<uint32_t>(f, "base_id", "a data file");
+  return file;
+}
+
+std::vector<uint32_t> ParseOffsets(const Json& set) {
+  std::vector<uint32_t> values;
+  for (const Json& v : set) {
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX)
+      ThrowInvalid("fragment JSON: an overlay offset is {}, expected a 32-bit row offset", v.dump());
+    values.push_back(v.get<uint32_t>());
+  }
+  return values;
+}
+
+// {"data_file", "offsets"}: offsets a list of offsets (dense, pylance's shape) or of lists
+// (one per field; lancelet's groups write a dense one as a single list).
+OverlayFileMetadata ParseOverlay(const Json& o) {
+  if (!o.is_object()) ThrowInvalid("fragment JSON: an overlay is {}, expected an object", o.dump());
+  OverlayFileMetadata file;
+  file.data_file = ParseDataFile(Key(o, "data_file", "an overlay"));
+  const Json& offsets = Key(o, "offsets", "an overlay");
+  if (!offsets.is_array()) ThrowInvalid("fragment JSON: \"offsets\" of an overlay is {}, expected a list", offsets.dump());
+  if (!offsets.empty() && !offsets[0].is_array()) {
+    file.offsets.push_back(ParseOffsets(offsets));
+    return file;
+  }
+  for (const Json& set : offsets) {
+    if (!set.is_array()) ThrowInvalid("fragment JSON: \"offsets\" of an overlay holds {}, expected a list", set.dump());
+    file.offsets.push_back(ParseOffsets(set));
+  }
   return file;
 }
 
@@ -165,12 +231,17 @@ void CheckDataFile(const DataFileMetadata& file, const std::set<int32_t>& ids, c
                    id);
 }
 
-// Refuses fragments the schema they join cannot read (CheckDataFile), or with no files.
+// Refuses fragments the schema they join cannot read (CheckDataFile), with no files, or
+// with deletions (fragments written by WriteFragments have none).
 void CheckFragments(const std::vector<FragmentMetadata>& fragments, const format::LanceSchema& schema,
                     const std::string& uri) {
   const std::set<int32_t> ids = FieldIds(schema);
   for (size_t k = 0; k < fragments.size(); ++k) {
     if (fragments[k].files.empty()) ThrowInvalid("'{}': fragment {} of the operation has no data files", uri, k);
+    if (fragments[k].deletion_file || !fragments[k].overlays.empty())
+      ThrowInvalid("'{}': fragment {} of the operation has {}; only fragments written and not yet committed "
+                   "(write_fragments) are appended", uri, k,
+                   fragments[k].deletion_file ? "a deletion file" : "overlays");
     for (const DataFileMetadata& file : fragments[k].files)
       CheckDataFile(file, ids, uri, fmt::format("fragment {} of the operation", k));
   }
@@ -233,12 +304,78 @@ void AddOverlayGroups(const table::DatasetState& base, const Operation& operatio
   commit.read_set = std::move(read_set);
 }
 
+// The Delete transaction of `operation` on `base`: each updated fragment as `base` has it
+// with the new deletion file, and the read set that makes a concurrent change to what the
+// predicate read, or to the rows it deletes, a retryable conflict.
+void AddDeletions(const table::DatasetState& base, const Operation& operation, lance::table::Transaction& t,
+                  table::CommitOptions& commit) {
+  auto* d = t.mutable_delete_();
+  d->set_predicate(operation.predicate);
+  auto read_set = std::make_shared<table::ReadSet>();
+  if (!operation.predicate.empty())
+    table::ReadSet::AddFields(base.schema, ReferencedColumns(*ParseExpression(operation.predicate)),
+                              read_set->all_rows_fields);
+  for (const auto& f : base.manifest.fragments()) read_set->fragments.insert(f.id());
+  auto fragment_of = [&](uint64_t id) -> const lance::table::DataFragment& {
+    const auto* f = base.FindFragment(id);
+    if (!f) ThrowInvalid("'{}': deletions for fragment {}, which version {} does not have", base.uri, id,
+                         base.version());
+    return *f;
+  };
+  for (const FragmentMetadata& m : operation.fragments) {
+    const auto& fragment = fragment_of(m.id);
+    if (!m.deletion_file) {
+      if (!fragment.has_deletion_file()) continue;  // pylance's "no row matched": the fragment as it is
+      ThrowInvalid("'{}': fragment {} of the Delete has no deletion file, but version {} has one (a fragment "
+                   "whose rows all go is listed in deleted_fragment_ids)", base.uri, m.id, base.version());
+    }
+    lance::table::DataFragment* updated = d->add_updated_fragments();
+    *updated = fragment;
+    *updated->mutable_deletion_file() = DeletionFileProto(*m.deletion_file);
+    // The rows this Delete removes: the new file's, less those already gone.
+    format::RoaringBitmap deleted = table::ReadDeletionFile(
+        *base.store, base.DeletionFilePath(m.id, updated->deletion_file()), m.id, fragment.physical_rows(),
+        updated->deletion_file());
+    const format::RoaringBitmap before = table::FragmentReader(base, fragment).deletions();
+    before.ForEach([&](uint64_t o) {
+      if (!deleted.Contains(uint32_t(o)))
+        ThrowInvalid("'{}': the new deletion file of fragment {} restores row {}, which version {} deleted",
+                     base.uri, m.id, o, base.version());
+    });
+    std::vector<uint32_t> removed;
+    deleted.ForEach([&](uint64_t o) {
+      if (!before.Contains(uint32_t(o))) removed.push_back(uint32_t(o));
+    });
+    read_set->changed_rows[m.id] = format::RoaringBitmap::FromValues(removed);
+  }
+  for (uint64_t id : operation.deleted_fragment_ids) {
+    const auto& fragment = fragment_of(id);
+    d->add_deleted_fragment_ids(id);
+    std::vector<uint32_t> all(fragment.physical_rows());
+    for (uint32_t o = 0; o < all.size(); ++o) all[o] = o;
+    read_set->changed_rows[id] = format::RoaringBitmap::FromValues(all);
+  }
+  commit.read_set = std::move(read_set);
+}
+
 }  // namespace
 
 std::string FragmentMetadata::ToJson() const {
   Json files_json = Json::array();
   for (const DataFileMetadata& f : files) files_json.push_back(DataFileJson(f));
-  Json out = {{"id", id}, {"files", files_json}, {"overlays", Json::array()}, {"physical_rows", physical_rows}};
+  Json overlays_json = Json::array();
+  for (const OverlayFileMetadata& o : overlays)
+    overlays_json.push_back({{"data_file", DataFileJson(o.data_file)},
+                             {"offsets", o.offsets.size() == 1 ? Json(o.offsets[0]) : Json(o.offsets)},
+                             {"committed_version", o.committed_version ? Json(o.committed_version) : Json(nullptr)}});
+  Json out = {{"id", id}, {"files", files_json}, {"overlays", overlays_json}, {"physical_rows", physical_rows}};
+  out["deletion_file"] = nullptr;
+  if (deletion_file)
+    out["deletion_file"] = {{"read_version", deletion_file->read_version},
+                            {"id", deletion_file->id},
+                            {"file_type", deletion_file->file_type},
+                            {"num_deleted_rows", deletion_file->num_deleted_rows},
+                            {"base_id", deletion_file->base_id ? Json(*deletion_file->base_id) : Json(nullptr)}};
   for (const char* key : kCommittedOnlyKeys) out[key] = nullptr;
   return out.dump();
 }
@@ -252,12 +389,34 @@ FragmentMetadata FragmentMetadata::FromJson(std::string_view text) {
     if (auto it = j.find(key); it != j.end() && !it->is_null())
       ThrowNotSupported("fragment JSON: fragment {} has a \"{}\"; only fragments written and not yet committed "
                         "(write_fragments) can be committed", out.id, key);
-  if (auto it = j.find("overlays"); it != j.end() && !(it->is_null() || (it->is_array() && it->empty())))
-    ThrowNotSupported("fragment JSON: fragment {} has overlays; only fragments written and not yet committed "
-                      "(write_fragments) can be committed", out.id);
   const Json& files = Key(j, "files", "the fragment");
   if (!files.is_array()) ThrowInvalid("fragment JSON: \"files\" is {}, expected a list", files.dump());
   for (const Json& f : files) out.files.push_back(ParseDataFile(f));
+  if (auto it = j.find("overlays"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) ThrowInvalid("fragment JSON: \"overlays\" is {}, expected a list", it->dump());
+    for (const Json& o : *it) {
+      OverlayFileMetadata file = ParseOverlay(o);
+      if (auto v = o.find("committed_version"); v != o.end() && !v->is_null())
+        file.committed_version = Number<uint64_t>(o, "committed_version", "an overlay");
+      out.overlays.push_back(std::move(file));
+    }
+  }
+  if (auto it = j.find("deletion_file"); it != j.end() && !it->is_null()) {
+    const Json& d = *it;
+    if (!d.is_object()) ThrowInvalid("fragment JSON: \"deletion_file\" is {}, expected an object", d.dump());
+    DeletionFileMetadata file;
+    const Json& type = Key(d, "file_type", "the deletion file");
+    if (type != "array" && type != "bitmap")
+      ThrowInvalid("fragment JSON: \"file_type\" of the deletion file is {}, expected \"array\" or \"bitmap\"",
+                   type.dump());
+    file.file_type = type.get<std::string>();
+    file.read_version = Number<uint64_t>(d, "read_version", "the deletion file");
+    file.id = Number<uint64_t>(d, "id", "the deletion file");
+    file.num_deleted_rows = Number<uint64_t>(d, "num_deleted_rows", "the deletion file");
+    if (auto b = d.find("base_id"); b != d.end() && !b->is_null())
+      file.base_id = Number<uint32_t>(d, "base_id", "the deletion file");
+    out.deletion_file = std::move(file);
+  }
   return out;
 }
 
@@ -274,24 +433,7 @@ OverlayGroupMetadata OverlayGroupMetadata::FromJson(std::string_view text) {
   out.fragment_id = Number<uint64_t>(j, "fragment_id", "the overlay group");
   const Json& overlays = Key(j, "overlays", "the overlay group");
   if (!overlays.is_array()) ThrowInvalid("fragment JSON: \"overlays\" is {}, expected a list", overlays.dump());
-  for (const Json& o : overlays) {
-    if (!o.is_object()) ThrowInvalid("fragment JSON: an overlay is {}, expected an object", o.dump());
-    OverlayFileMetadata file;
-    file.data_file = ParseDataFile(Key(o, "data_file", "an overlay"));
-    const Json& offsets = Key(o, "offsets", "an overlay");
-    if (!offsets.is_array()) ThrowInvalid("fragment JSON: \"offsets\" of an overlay is {}, expected lists", offsets.dump());
-    for (const Json& set : offsets) {
-      if (!set.is_array()) ThrowInvalid("fragment JSON: \"offsets\" of an overlay holds {}, expected a list", set.dump());
-      std::vector<uint32_t> values;
-      for (const Json& v : set) {
-        if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX)
-          ThrowInvalid("fragment JSON: an overlay offset is {}, expected a 32-bit row offset", v.dump());
-        values.push_back(v.get<uint32_t>());
-      }
-      file.offsets.push_back(std::move(values));
-    }
-    out.overlays.push_back(std::move(file));
-  }
+  for (const Json& o : overlays) out.overlays.push_back(ParseOverlay(o));
   return out;
 }
 
@@ -341,16 +483,74 @@ std::vector<OverlayGroupMetadata> WriteUpdateOverlays(const DatasetPtr& dataset,
     const lance::table::DataOverlayFile file = table::WriteOverlay(*state, columns, attempt);
     OverlayFileMetadata overlay;
     overlay.data_file = DataFileOf(file.data_file());
-    const std::string where = fmt::format("the overlay of fragment {}", fragment_id);
-    if (file.has_field_coverage())
-      for (const std::string& bitmap : file.field_coverage().offset_bitmaps())
-        overlay.offsets.push_back(format::RoaringBitmap::DeserializePortable(bitmap, where).ToVector());
-    else
-      overlay.offsets.push_back(offsets);
+    overlay.offsets = file.has_field_coverage()
+                          ? OffsetSets(file, fmt::format("the overlay of fragment {}", fragment_id))
+                          : std::vector<std::vector<uint32_t>>{offsets};
     out.push_back({fragment_id, {std::move(overlay)}});
   }
   attempt.Published();  // the files stay for the commit (or cleanup) to come
   return out;
+}
+
+FragmentMetadata FragmentMetadataOf(const DatasetPtr& dataset, uint64_t id) {
+  const auto state = table::StatePtrOf(dataset);
+  const auto* f = state->FindFragment(id);
+  if (!f) ThrowNotFound("'{}': no fragment {} in version {}", state->uri, id, state->version());
+  if (f->row_id_sequence_case() || f->last_updated_at_version_sequence_case() || f->created_at_version_sequence_case())
+    ThrowNotSupported("'{}': fragment {} has row ids or row versions, which its metadata does not carry", state->uri,
+                      id);
+  return FromProto(*f);
+}
+
+Deletions WriteDeletions(const DatasetPtr& dataset, const std::vector<uint64_t>& fragment_ids,
+                         const std::string& predicate) {
+  if (predicate.empty()) ThrowInvalid("delete needs a predicate (use 'true' to delete every row)");
+  const auto state = table::StatePtrOf(dataset);
+  if (state->manifest.reader_feature_flags() & table::kFlagStableRowIds)
+    ThrowNotSupported("'{}' has stable row ids, which a fragment's metadata does not carry; delete in one process "
+                      "(Dataset::Delete)", state->uri);
+  for (uint64_t id : fragment_ids)
+    if (!state->FindFragment(id))
+      ThrowNotFound("'{}': no fragment {} in version {} to delete from", state->uri, id, state->version());
+  ScanSpec spec = table::RowsWhere(std::vector<std::string>{}, ParseExpression(predicate));
+  spec.fragments = std::set<uint64_t>(fragment_ids.begin(), fragment_ids.end());
+  table::ScanPlan plan(state, spec);
+  std::map<uint64_t, std::vector<uint32_t>> matched;
+  plan.ForEachBatch([&](const table::FragmentBatch& b) {
+    auto& v = matched[b.fragment->id()];
+    b.rows.ForEach([&](uint64_t o) { v.push_back(uint32_t(o)); });
+    return true;
+  });
+  table::AttemptFiles attempt(*state->store);
+  Deletions out;
+  for (const auto& fragment : state->manifest.fragments()) {
+    auto it = matched.find(fragment.id());
+    if (it == matched.end() || it->second.empty()) continue;
+    out.rows_deleted += it->second.size();
+    format::RoaringBitmap deleted = table::FragmentReader(*state, fragment).deletions();
+    deleted.AddMany(it->second);
+    if (deleted.Cardinality() == fragment.physical_rows()) {
+      out.deleted_fragment_ids.push_back(fragment.id());
+      continue;
+    }
+    lance::table::DataFragment updated = fragment;
+    *updated.mutable_deletion_file() =
+        table::WriteDeletionFile(*state->store, attempt, state->uri, fragment.id(), state->version(), deleted);
+    out.updated_fragments.push_back(FromProto(updated));
+  }
+  attempt.Wait();
+  attempt.Published();  // the files stay for the commit (or cleanup) to come
+  return out;
+}
+
+Operation Operation::Delete(std::vector<FragmentMetadata> updated, std::vector<uint64_t> deleted_fragment_ids,
+                            std::string predicate) {
+  Operation op;
+  op.kind = Kind::kDelete;
+  op.fragments = std::move(updated);
+  op.deleted_fragment_ids = std::move(deleted_fragment_ids);
+  op.predicate = std::move(predicate);
+  return op;
 }
 
 Operation Operation::Append(std::vector<FragmentMetadata> fragments) {
@@ -398,6 +598,9 @@ DatasetPtr CommitOperation(const std::string& raw_uri, const Operation& operatio
   if (operation.kind == Operation::Kind::kDataOverlay) {
     if (!base) ThrowNotFound("cannot add overlays: dataset '{}' does not exist", uri);
     AddOverlayGroups(*base, operation, t, commit);
+  } else if (operation.kind == Operation::Kind::kDelete) {
+    if (!base) ThrowNotFound("cannot delete: dataset '{}' does not exist", uri);
+    AddDeletions(*base, operation, t, commit);
   } else if (operation.kind == Operation::Kind::kAppend) {
     if (!base) ThrowNotFound("cannot append: dataset '{}' does not exist (commit an Overwrite to create it)", uri);
     CheckFragments(operation.fragments, base->schema, uri);

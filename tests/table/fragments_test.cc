@@ -93,12 +93,15 @@ TEST_F(FragmentsTest, JsonThatIsNotAFreshFragmentIsRefusedByKey) {
   EXPECT_EQ(JsonError(R"({"id":0,"files":[]})"), "fragment JSON: the fragment has no \"physical_rows\"");
   EXPECT_EQ(JsonError(R"({"id":-1,"physical_rows":1,"files":[]})"),
             "fragment JSON: \"id\" of the fragment is -1, expected a non-negative integer");
-  EXPECT_EQ(JsonError(R"({"id":4,"physical_rows":1,"files":[],"deletion_file":{"id":1}})"),
-            "fragment JSON: fragment 4 has a \"deletion_file\"; only fragments written and not yet committed "
+  EXPECT_EQ(JsonError(R"({"id":4,"physical_rows":1,"files":[],"row_id_meta":{"inline":[]}})"),
+            "fragment JSON: fragment 4 has a \"row_id_meta\"; only fragments written and not yet committed "
             "(write_fragments) can be committed");
+  EXPECT_EQ(JsonError(R"({"id":4,"physical_rows":1,"files":[],"deletion_file":{"id":1}})"),
+            "fragment JSON: the deletion file has no \"file_type\"");
+  EXPECT_EQ(JsonError(R"({"id":4,"physical_rows":1,"files":[],"deletion_file":{"file_type":"rle"}})"),
+            "fragment JSON: \"file_type\" of the deletion file is \"rle\", expected \"array\" or \"bitmap\"");
   EXPECT_EQ(JsonError(R"({"id":4,"physical_rows":1,"files":[],"overlays":[{}]})"),
-            "fragment JSON: fragment 4 has overlays; only fragments written and not yet committed (write_fragments) "
-            "can be committed");
+            "fragment JSON: an overlay has no \"data_file\"");
   EXPECT_EQ(JsonError(R"({"id":0,"physical_rows":1,"files":[{"path":"a.lance"}]})"),
             "fragment JSON: a data file has no \"fields\"");
   EXPECT_EQ(JsonError(R"({"id":0,"physical_rows":1,"files":[)" + file + "]}"), "<no error>");
@@ -182,6 +185,71 @@ TEST_F(FragmentsTest, AnUpdatesOverlaysWrittenPerFragmentAreOneCommitThatChecksW
   bad.fragment_id = 9;
   EXPECT_THROW(CommitOperation(uri_, Operation::DataOverlay({bad})), Error);
   EXPECT_EQ(Dataset::Open(uri_)->version(), 4u);
+}
+
+// A DELETE spread over workers: each writes the deletion files of its fragments, one
+// Delete commit publishes them; a fragment whose rows all go is dropped; a concurrent
+// change to a column the predicate reads refuses the commit (Conflict).
+TEST_F(FragmentsTest, ADeletesFilesWrittenPerFragmentAreOneCommitThatChecksWhatItRead) {
+  WriteOptions o;
+  o.max_rows_per_file = 10;
+  auto ds = Dataset::Write(uri_, {IdNameBatch(0, 30)}, o);
+  const std::string predicate = "id % 10 = 3 OR id >= 20";
+  Deletions all;
+  for (uint64_t fragment : {0, 1, 2}) {
+    Deletions d = WriteDeletions(ds, {fragment}, predicate);
+    all.rows_deleted += d.rows_deleted;
+    all.updated_fragments.insert(all.updated_fragments.end(), d.updated_fragments.begin(), d.updated_fragments.end());
+    all.deleted_fragment_ids.insert(all.deleted_fragment_ids.end(), d.deleted_fragment_ids.begin(),
+                                    d.deleted_fragment_ids.end());
+  }
+  EXPECT_EQ(all.rows_deleted, 12u);
+  ASSERT_EQ(all.updated_fragments.size(), 2u);
+  EXPECT_EQ(all.deleted_fragment_ids, (std::vector<uint64_t>{2}));
+  const FragmentMetadata& one = all.updated_fragments[1];
+  ASSERT_TRUE(one.deletion_file);
+  EXPECT_EQ(one.id, 1u);
+  EXPECT_EQ(one.deletion_file->file_type, "array");
+  EXPECT_EQ(one.deletion_file->num_deleted_rows, 1u);
+  EXPECT_EQ(one.deletion_file->read_version, 1u);
+  EXPECT_EQ(FragmentMetadata::FromJson(one.ToJson()), one);
+  EXPECT_NE(one.ToJson().find(R"("deletion_file":{"read_version":1,"id":)"), std::string::npos) << one.ToJson();
+  EXPECT_EQ(Dataset::Open(uri_)->version(), 1u);  // nothing visible yet
+  EXPECT_THROW(CommitOperation(uri_, Operation::Append({one})), Error);  // not a fresh fragment
+
+  auto done = CommitOperation(uri_, Operation::Delete(all.updated_fragments, all.deleted_fragment_ids, predicate), 1);
+  EXPECT_EQ(done->version(), 2u);
+  std::vector<int64_t> want;
+  for (int64_t i = 0; i < 20; ++i)
+    if (i % 10 != 3) want.push_back(i);
+  EXPECT_EQ(ScanIds(done), want);
+  EXPECT_EQ(done->CountFragments(), 2u);
+
+  // Deletions planned at version 2, then a concurrent update of the column they read.
+  Deletions late = WriteDeletions(done, {0}, "name = 'n5'");
+  done->Update({{"name", "'moved'"}}, "id = 5", nullptr, UpdateMode::kOverlay);
+  EXPECT_EQ(testing::ThrownKind([&] {
+              CommitOperation(uri_, Operation::Delete(late.updated_fragments, {}, "name = 'n5'"), 2);
+            }),
+            ErrorKind::kConflict);
+  EXPECT_EQ(ScanIds(Dataset::Open(uri_)), want);
+  // A fragment with an overlay keeps it in its metadata, in pylance's shape (dense: one list).
+  auto overlaid = Dataset::Open(uri_);  // version 3: the update's overlay on fragment 0
+  Deletions with_overlay = WriteDeletions(overlaid, {0}, "id = 9");
+  ASSERT_EQ(with_overlay.updated_fragments.size(), 1u);
+  const FragmentMetadata& f = with_overlay.updated_fragments[0];
+  ASSERT_EQ(f.overlays.size(), 1u);
+  EXPECT_EQ(f.overlays[0].offsets, (std::vector<std::vector<uint32_t>>{{5}}));
+  EXPECT_EQ(f.overlays[0].committed_version, 3u);
+  EXPECT_NE(f.ToJson().find(R"("offsets":[5],"committed_version":3)"), std::string::npos) << f.ToJson();
+  EXPECT_EQ(FragmentMetadata::FromJson(f.ToJson()), f);
+  EXPECT_THROW(CommitOperation(uri_, Operation::Append({f})), Error);  // overlays: not a fresh fragment
+  auto after = CommitOperation(uri_, Operation::Delete({f}, {}, "id = 9"), 3);
+  EXPECT_EQ(table::StateOf(after).manifest.fragments(0).overlays_size(), 1);
+  EXPECT_EQ(Strings(*after->NewScan().Columns({"name"}).Filter("id = 5").ToBatch()->column(0)),
+            (std::vector<std::string>{"moved"}));
+  EXPECT_THROW(WriteDeletions(done, {7}, "true"), Error);
+  EXPECT_THROW(WriteDeletions(done, {0}, ""), Error);
 }
 
 }  // namespace
