@@ -276,15 +276,17 @@ def test_the_whole_job_on_s3_equals_the_serial_one(client, s3, tmp_path, oracle,
     import json
     import lancelet.dask
     uri, copy = "s3://bkt/dask.lance", str(tmp_path / "serial.lance")
-    assert lancelet.dask.write_dataset(frame(0, 20_000, 4), uri, max_rows_per_file=5_000, storage_options=s3) == 1
-    lancelet.dask.write_dataset(frame(0, 20_000, 4), copy, max_rows_per_file=5_000)
+    assert lancelet.dask.write_dataset(frame(0, 100_000, 8), uri, max_rows_per_file=12_500, storage_options=s3) == 1
+    lancelet.dask.write_dataset(frame(0, 100_000, 8), copy, max_rows_per_file=12_500)
     serial = lancelet.dataset(copy)
-    for ds in (lancelet.dataset(uri, storage_options=s3), serial):
-        ds.delete("id < 600")
+    assert len(lancelet.dataset(uri, storage_options=s3).get_fragments()) == 8
+    assert lancelet.dask.delete(uri, "id < 2000", storage_options=s3) == 2
+    serial.delete("id < 2000")
     assert lancelet.dask.update(uri, {"name": "upper(name)"}, where="id % 10 = 1", storage_options=s3) == 3
     serial.update({"name": "upper(name)"}, where="id % 10 = 1", mode="overlay")
-    assert lancelet.dask.optimize(uri, target_rows_per_fragment=5_000, storage_options=s3)["version"] == 5
-    serial.optimize.compact_files(target_rows_per_fragment=5_000)
+    assert [f.overlays for f in lancelet.dataset(uri, storage_options=s3).get_fragments()] == [1] * 8
+    assert lancelet.dask.optimize(uri, target_rows_per_fragment=12_500, storage_options=s3)["version"] == 5
+    serial.optimize.compact_files(target_rows_per_fragment=12_500)
     assert lancelet.dask.create_index(uri, "qty", "BITMAP", storage_options=s3) == 6
     serial.create_index("qty", "BITMAP")
     ds = lancelet.dataset(uri, storage_options=s3)
@@ -292,9 +294,11 @@ def test_the_whole_job_on_s3_equals_the_serial_one(client, s3, tmp_path, oracle,
     assert ds.to_table(filter="qty = 5").to_pydict() == serial.to_table(filter="qty = 5").to_pydict()
     assert ds.list_indices()[0]["segments"] == 2
     monkeypatch.setenv("LANCELET_ORACLE_STORAGE_OPTIONS", json.dumps(s3))
-    assert oracle("count", uri).strip() == "19400"
+    assert oracle("count", uri).strip() == "98000"
+    assert sorted((r["id"], r["name"]) for r in jsonl(oracle("dump", uri, "--columns", "id,name"))) == \
+        sorted(zip(*serial.to_table(columns=["id", "name"]).to_pydict().values()))
     assert sorted(r["id"] for r in jsonl(oracle("dump", uri, "--where", "qty = 5"))) == \
         sorted(serial.to_table(filter="qty = 5").column("id").to_pylist())
     lance = need("lance")
     monkeypatch.setenv("LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES", "1")
-    assert lance.dataset(uri, storage_options=s3).to_table(filter="id = 601").to_pydict()["name"] == ["N601"]
+    assert lance.dataset(uri, storage_options=s3).to_table(filter="id = 2001").to_pydict()["name"] == ["N2001"]

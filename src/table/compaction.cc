@@ -605,14 +605,8 @@ DatasetPtr Dataset::Optimize(const OptimizeOptions& options, OptimizeStats* stat
   // 3. Indexes: as the reference's optimize(), index the fragments no segment covers
   // (folded, rewritten or appended ones).
   DatasetPtr result = current == state_ ? shared_from_this() : table::MakeDataset(current);
-  if (options.optimize_indices) {
-    DatasetPtr indexed = AfterCommits(out, current, "indexing", [&] { return result->OptimizeIndices(); });
-    if (indexed->version() != result->version()) {
-      out.versions.push_back(indexed->version());
-      out.indexes_optimized = true;
-    }
-    result = indexed;
-  }
+  if (options.optimize_indices)
+    result = AfterCommits(out, current, "indexing", [&] { return table::IndexUncovered(result, out); });
   return result;
 }
 
@@ -667,6 +661,15 @@ std::optional<uint64_t> MaxOverlaysPerFragment(const lance::table::Manifest& man
     ThrowInvalid("table config {} is '{}': expected a positive number of overlays or 'none'",
                  kMaxOverlaysPerFragmentKey, it->second);
   return n;
+}
+
+DatasetPtr IndexUncovered(const DatasetPtr& dataset, OptimizeStats& stats) {
+  DatasetPtr indexed = dataset->OptimizeIndices();
+  if (indexed->version() != dataset->version()) {
+    stats.versions.push_back(indexed->version());
+    stats.indexes_optimized = true;
+  }
+  return indexed;
 }
 
 DatasetPtr BoundOverlayLayers(const DatasetPtr& dataset, WriteOutcome* outcome) {

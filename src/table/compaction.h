@@ -84,6 +84,11 @@ struct RewrittenGroup {
 RewrittenGroup RewriteFragments(const DatasetState& state, const std::vector<const lance::table::DataFragment*>& fragments,
                                 uint64_t target_rows, AttemptFiles& attempt);
 
+// Optimize's last step, as the reference's optimize(): a segment of each index over the
+// fragments none covers (folded, rewritten or appended ones). Returns the dataset after it
+// and records its version in `stats`.
+DatasetPtr IndexUncovered(const DatasetPtr& dataset, OptimizeStats& stats);
+
 // The overlay-layer bound: table config lance.compaction.max_overlays_per_fragment (the
 // reference's key and default, 10; "none": unbounded). InvalidArgument for other text.
 inline constexpr const char* kMaxOverlaysPerFragmentKey = "lance.compaction.max_overlays_per_fragment";

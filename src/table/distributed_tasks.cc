@@ -267,15 +267,7 @@ DatasetPtr CommitCompaction(const std::string& raw_uri, uint64_t read_version, c
     out.versions.push_back(current->version());
   }
   DatasetPtr result = table::MakeDataset(current);
-  if (options.optimize_indices && current != base) {
-    DatasetPtr indexed = result->OptimizeIndices();
-    if (indexed->version() != result->version()) {
-      out.versions.push_back(indexed->version());
-      out.indexes_optimized = true;
-    }
-    result = indexed;
-  }
-  return result;
+  return options.optimize_indices && current != base ? table::IndexUncovered(result, out) : result;
 }
 
 namespace {
