@@ -453,12 +453,24 @@ void DefineFragments(py::module_& m) {
                      std::optional<py::capsule> schema, std::optional<uint64_t> read_version,
                      StorageOptions storage_options,
                      const std::optional<std::vector<std::pair<std::string, std::string>>>& update_set,
-                     const std::string& update_where, const std::vector<uint64_t>& deleted_fragment_ids) {
+                     const std::string& update_where, const std::vector<uint64_t>& deleted_fragment_ids,
+                     const std::vector<std::string>& new_fragments) {
     Operation op;
-    if (kind == "delete") {
-      std::vector<FragmentMetadata> parsed;
-      for (const std::string& json : items) parsed.push_back(FragmentMetadata::FromJson(json));
-      op = Operation::Delete(std::move(parsed), deleted_fragment_ids, update_where);
+    auto parse = [](const std::vector<std::string>& texts) {
+      std::vector<FragmentMetadata> out;
+      for (const std::string& json : texts) out.push_back(FragmentMetadata::FromJson(json));
+      return out;
+    };
+    if (kind == "update") {
+      std::optional<std::pair<std::vector<Dataset::SetClause>, std::string>> update;
+      if (update_set) {
+        std::vector<Dataset::SetClause> clauses;
+        for (const auto& [column, expression] : *update_set) clauses.push_back({column, expression});
+        update.emplace(std::move(clauses), update_where);
+      }
+      op = Operation::Update(deleted_fragment_ids, parse(items), parse(new_fragments), std::move(update));
+    } else if (kind == "delete") {
+      op = Operation::Delete(parse(items), deleted_fragment_ids, update_where);
     } else if (kind == "data_overlay") {
       std::vector<OverlayGroupMetadata> groups;
       for (const std::string& json : items) groups.push_back(OverlayGroupMetadata::FromJson(json));
@@ -470,12 +482,11 @@ void DefineFragments(py::module_& m) {
         op = Operation::UpdateOverlays(std::move(groups), std::move(clauses), update_where);
       }
     } else {
-      std::vector<FragmentMetadata> parsed;
-      for (const std::string& json : items) parsed.push_back(FragmentMetadata::FromJson(json));
+      std::vector<FragmentMetadata> parsed = parse(items);
       if (kind == "append") op = Operation::Append(std::move(parsed));
       else if (kind == "overwrite" && schema)
         op = Operation::Overwrite(ImportSchema(CapsulePointer<ArrowSchema>(*schema, "arrow_schema")), std::move(parsed));
-      else ThrowValue("operation '" + kind + "': expected append, overwrite with a schema, delete or data_overlay");
+      else ThrowValue("operation '" + kind + "': expected append, overwrite with a schema, delete, update or data_overlay");
     }
     WriteOptions options;
     options.storage_options = std::move(storage_options);
@@ -483,7 +494,7 @@ void DefineFragments(py::module_& m) {
     return PyDataset{CommitOperation(uri, op, read_version, options)};
   }, py::arg("uri"), py::arg("kind"), py::arg("items"), py::arg("schema"), py::arg("read_version"),
      py::arg("storage_options") = StorageOptions(), py::arg("update_set") = py::none(), py::arg("update_where") = "",
-     py::arg("deleted_fragment_ids") = std::vector<uint64_t>());
+     py::arg("deleted_fragment_ids") = std::vector<uint64_t>(), py::arg("new_fragments") = std::vector<std::string>());
   DefineDistributedTasks(m);
 }
 

@@ -122,21 +122,23 @@ struct Deletions {
 Deletions WriteDeletions(const DatasetPtr& dataset, const std::vector<uint64_t>& fragment_ids,
                          const std::string& predicate);
 
-// What a commit publishes (LanceOperation.Append, .Overwrite, .Delete and .DataOverlay).
+// What a commit publishes (LanceOperation.Append, .Overwrite, .Delete, .Update and
+// .DataOverlay).
 struct Operation {
-  enum class Kind { kAppend, kOverwrite, kDelete, kDataOverlay };
+  enum class Kind { kAppend, kOverwrite, kDelete, kUpdate, kDataOverlay };
   Kind kind = Kind::kAppend;
-  // Append and Overwrite: fragments written by WriteFragments; Delete: the updated
-  // fragments, of which the commit takes the id and the deletion file.
+  // Append and Overwrite: fragments written by WriteFragments; Delete and Update: the
+  // updated fragments, of which the commit takes the id and the deletion file.
   std::vector<FragmentMetadata> fragments;
-  std::vector<uint64_t> deleted_fragment_ids;  // Delete only
+  std::vector<uint64_t> deleted_fragment_ids;  // Delete; Update: its removed fragments
+  std::vector<FragmentMetadata> new_fragments;  // Update: the moved rows, written by WriteFragments
   // Delete: the predicate that chose the rows. The commit refuses with a retryable
   // Conflict when a commit after read_version changed a column it reads, or the rows it
   // deletes.
   std::string predicate;
   SchemaPtr schema;  // the new schema (Overwrite only)
   std::vector<OverlayGroupMetadata> overlay_groups;  // DataOverlay only
-  // For an UPDATE's overlays, the update itself: the commit then refuses with a
+  // For an UPDATE's overlays or moved rows, the update itself: the commit then refuses with a
   // retryable Conflict when a commit after read_version changed a cell the update read
   // (its predicate's columns on any row, its SET expressions' on the rows it changed), so
   // the caller computes the overlays again. Without it the overlays are blind writes, which
@@ -147,6 +149,16 @@ struct Operation {
   static Operation Overwrite(SchemaPtr schema, std::vector<FragmentMetadata> fragments);
   static Operation Delete(std::vector<FragmentMetadata> updated, std::vector<uint64_t> deleted_fragment_ids,
                           std::string predicate);
+  // An UPDATE that moved its rows (the reference's REWRITE_ROWS Update): the old rows
+  // deleted in `updated` (deletion files from WriteDeletions) and `removed_fragment_ids`,
+  // their new values in `new_fragments`. A concurrent commit that changed one of its
+  // fragments refuses it (retryable Conflict); with `set` and `predicate` (the update that
+  // computed them) so does one that changed what it read anywhere (its predicate's columns
+  // on every row). NotSupported on a dataset with stable row ids (the moved rows would get
+  // new ids).
+  static Operation Update(std::vector<uint64_t> removed_fragment_ids, std::vector<FragmentMetadata> updated,
+                          std::vector<FragmentMetadata> new_fragments,
+                          std::optional<std::pair<std::vector<Dataset::SetClause>, std::string>> update = {});
   static Operation DataOverlay(std::vector<OverlayGroupMetadata> groups);
   static Operation UpdateOverlays(std::vector<OverlayGroupMetadata> groups, std::vector<Dataset::SetClause> set,
                                   std::string predicate);

@@ -401,6 +401,11 @@ class Fragment:
         self.overlays = info["overlays"]
         self._dataset = dataset
 
+    @property
+    def id(self):
+        """The fragment's id (fragment_id, as pylance also names it)."""
+        return self.fragment_id
+
     def count_rows(self):
         """Its live rows."""
         return self.physical_rows - self.num_deletions

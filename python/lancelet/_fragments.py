@@ -186,6 +186,36 @@ class LanceOperation:
             self.deleted_fragment_ids = list(deleted_fragment_ids)
             self.predicate = predicate
 
+    class Update:
+        """An UPDATE that moved its rows: the old rows deleted (Fragment.delete gives the
+        updated fragments; fragments left with no row go in removed_fragment_ids) and their
+        new values written as new fragments (write_fragments). A concurrent commit that
+        changed one of its fragments refuses it (ConflictError); given the update that
+        computed the rows (`updates`, `where`), so does one that changed what it read."""
+
+        def __init__(self, removed_fragment_ids=(), updated_fragments=(), new_fragments=(), updates=None,
+                     where=None):
+            self.removed_fragment_ids = list(removed_fragment_ids)
+            self.updated_fragments = list(updated_fragments)
+            self.new_fragments = list(new_fragments)
+            self.updates = updates
+            self.where = where
+
+    class Rewrite:
+        """The results of one compaction plan's tasks (lancelet.optimize.CompactionTask.execute),
+        committed as Compaction.commit commits them; read_version is the plan's."""
+
+        def __init__(self, results):
+            self.results = list(results)
+
+    class CreateIndex:
+        """The segments of one index build (lancelet.optimize.IndexTask.execute), committed as
+        one index; replace=True removes an index of that name in the same commit."""
+
+        def __init__(self, segments, replace=False):
+            self.segments = list(segments)
+            self.replace = replace
+
     class DataOverlay:
         """Adds the groups' overlay files to their fragments. Given the update that wrote
         them (`updates`, `where`), the commit refuses with a ConflictError when a commit
@@ -225,11 +255,12 @@ def write_fragments(data, dataset_uri, schema=None, *, mode="append", max_rows_p
 
 
 def commit(base_uri, operation, read_version=None, storage_options=None):
-    """Commits `operation` (LanceOperation.Append, .Overwrite, .Delete or .DataOverlay, or pylance's) on the
-    dataset at `base_uri` as read at `read_version` (the version the workers planned
-    against; the latest when None), as pylance's LanceDataset.commit; returns the Dataset
-    at the version committed. A concurrent commit is rebased over or refused by the usual
-    conflict rules."""
+    """Commits `operation` on the dataset at `base_uri` as read at `read_version` (the
+    version the workers planned against; the latest when None), as pylance's
+    LanceDataset.commit; returns the Dataset at the version committed. A concurrent commit
+    is rebased over or refused by the usual conflict rules. operation: LanceOperation.Append,
+    .Overwrite, .Delete, .Update (of moved rows) or .DataOverlay (lancelet's or pylance's), or lancelet's .Rewrite
+    (compaction results) or .CreateIndex (index segments), which need read_version."""
     kind = type(operation).__name__
     if kind == "DataOverlay":
         groups = [_group_json_of(g) for g in operation.groups]
@@ -237,6 +268,27 @@ def commit(base_uri, operation, read_version=None, storage_options=None):
         update_set = None if updates is None else _set_clauses(updates)
         return _lancelet.commit(str(base_uri), "data_overlay", groups, None, read_version,
                                 dict(storage_options or {}), update_set, where or "")
+    if kind in ("Rewrite", "CreateIndex") and hasattr(operation, "results" if kind == "Rewrite" else "segments"):
+        if read_version is None:
+            raise ValueError(f"a {kind} commit needs the read_version its tasks were planned at")
+        from .optimize import Compaction, IndexBuild  # noqa: E402
+        if kind == "Rewrite":
+            done = Compaction.commit(str(base_uri), operation.results, read_version=read_version,
+                                     storage_options=storage_options)
+            from . import dataset  # noqa: E402
+            return dataset(base_uri, version=done["version"], storage_options=storage_options)
+        return IndexBuild.commit(str(base_uri), operation.segments, read_version=read_version,
+                                 replace=operation.replace, storage_options=storage_options)
+    if kind == "Update":
+        if getattr(operation, "fields_modified", None):  # pylance's column rewrite
+            raise NotImplementedError("lancelet commits an Update that moves rows, not one that rewrites columns "
+                                      "(fields_modified); write the change as overlays (LanceOperation.DataOverlay)")
+        updates, where = getattr(operation, "updates", None), getattr(operation, "where", None)
+        return _lancelet.commit(str(base_uri), "update", [_json_of(f) for f in operation.updated_fragments], None,
+                                read_version, dict(storage_options or {}),
+                                None if updates is None else _set_clauses(updates), where or "",
+                                [int(i) for i in operation.removed_fragment_ids],
+                                [_json_of(f) for f in operation.new_fragments])
     if kind == "Delete":
         fragments = [_json_of(f) for f in operation.updated_fragments]
         return _lancelet.commit(str(base_uri), "delete", fragments, None, read_version, dict(storage_options or {}),
@@ -248,4 +300,5 @@ def commit(base_uri, operation, read_version=None, storage_options=None):
         schema = operation.new_schema
         return _lancelet.commit(str(base_uri), "overwrite", fragments, schema.__arrow_c_schema__(), read_version,
                                 dict(storage_options or {}))
-    raise NotImplementedError(f"lancelet commits Append, Overwrite, Delete and DataOverlay operations, not {kind}")
+    raise NotImplementedError(f"lancelet commits Append, Overwrite, Delete, Update, DataOverlay, and lancelet's Rewrite "
+                              f"and CreateIndex operations, not {kind}")

@@ -202,3 +202,68 @@ def test_deletions_per_fragment_commit_once_and_cross_to_pylance(tmp_path, monke
     assert ours.version == 4
     assert ours.to_table().column("id").to_pylist() == list(range(2, 15)) + list(range(16, 20))
     assert lance.dataset(uri).to_table().column("id").to_pylist() == ours.to_table().column("id").to_pylist()
+
+
+def test_compaction_results_and_index_segments_commit_as_operations(tmp_path):
+    """LanceOperation.Rewrite and .CreateIndex take what lancelet.optimize's tasks return."""
+    pa = need("pyarrow")
+    from lancelet.optimize import Compaction, IndexBuild
+    uri = str(tmp_path / "ops.lance")
+    ds = lancelet.write_dataset(pa.table({"id": pa.array(range(40), pa.int64())}), uri, max_rows_per_file=10)
+    assert [f.id for f in ds.get_fragments()] == [0, 1, 2, 3]
+    plan = Compaction.plan(ds, {"target_rows_per_fragment": 100})
+    assert [(t.action, t.fragments) for t in plan.tasks] == [("rewrite", [0, 1, 2, 3])]
+    results = [pickle.loads(pickle.dumps(t)).execute(ds) for t in plan.tasks]
+    with pytest.raises(ValueError, match="needs the read_version"):
+        lancelet.commit(uri, lancelet.LanceOperation.Rewrite(results))
+    done = lancelet.commit(uri, lancelet.LanceOperation.Rewrite(results), read_version=plan.read_version)
+    assert (done.version, len(done.get_fragments())) == (2, 1)
+    assert done.to_table().column("id").to_pylist() == list(range(40))
+    build = IndexBuild.plan(done, "id", "BTREE", num_tasks=3)
+    assert len(build.tasks) == 1  # one fragment: one task
+    segments = [pickle.loads(pickle.dumps(t.execute(done))) for t in build.tasks]
+    indexed = lancelet.commit(uri, lancelet.LanceOperation.CreateIndex(segments), read_version=2)
+    assert [(i["name"], i["segments"]) for i in indexed.list_indices()] == [("id_idx", 1)]
+    assert indexed.to_table(filter="id = 33").column("id").to_pylist() == [33]
+
+
+def test_an_update_that_moves_rows_commits_once_and_crosses_to_pylance(tmp_path, monkeypatch):
+    """Fragment.delete plus write_fragments per fragment, then LanceOperation.Update: the
+    rows move in one version; pylance commits lancelet's Update and lancelet pylance's."""
+    pa = need("pyarrow")
+    uri = str(tmp_path / "moves.lance")
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    ds = lancelet.write_dataset(pa.table({"id": pa.array(range(20), pa.int64()), "s": [f"v{i}" for i in range(20)]}),
+                                uri, max_rows_per_file=10)
+
+    def move(dataset, fragment, ids, text):
+        updated = fragment.delete(f"id IN ({', '.join(map(str, ids))})")
+        new = lancelet.write_fragments(pa.table({"id": pa.array(ids, pa.int64()), "s": [text] * len(ids)},
+                                                schema=schema), uri)
+        return updated, new
+
+    a, new_a = move(ds, ds.get_fragments()[0], [1, 2], "moved")
+    b, new_b = move(ds, ds.get_fragments()[1], [15], "moved")
+    op = lancelet.LanceOperation.Update([], [a, b], new_a + new_b, updates={"s": "'moved'"}, where="id IN (1, 2, 15)")
+    done = lancelet.commit(uri, op, read_version=1)
+    assert done.version == 2 and done.count_rows() == 20
+    assert done.to_table(filter="s = 'moved'").column("id").to_pylist() == [1, 2, 15]
+    with pytest.raises(NotImplementedError, match="rewrites columns"):
+        lancelet.commit(uri, type("Update", (), {"fields_modified": [1]})())
+    if IN_MEMORY:
+        return
+    lance = need("lance")
+    monkeypatch.setenv("LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES", "1")
+    c, new_c = move(done, done.get_fragments()[0], [3], "theirs")
+    as_lance = [lance.fragment.FragmentMetadata.from_json(json.dumps(f.to_json())) for f in [c] + new_c]
+    theirs = lance.LanceDataset.commit(uri, lance.LanceOperation.Update(updated_fragments=[as_lance[0]],
+                                                                         new_fragments=as_lance[1:]), read_version=2)
+    assert theirs.version == 3 and theirs.to_table(filter="id = 3").column("s").to_pylist() == ["theirs"]
+    fragment = lance.dataset(uri).get_fragments()[1]
+    updated = fragment.delete("id = 12")
+    (new,) = lance.fragment.write_fragments(pa.table({"id": pa.array([12], pa.int64()), "s": ["pylance"]}), uri)
+    ours = lancelet.commit(uri, lance.LanceOperation.Update(updated_fragments=[updated], new_fragments=[new]),
+                           read_version=3)
+    assert ours.version == 4 and ours.count_rows() == 20
+    assert ours.to_table(filter="id = 12").column("s").to_pylist() == ["pylance"]
+    assert lance.dataset(uri).to_table(filter="id = 12").column("s").to_pylist() == ["pylance"]

@@ -247,6 +247,22 @@ void CheckFragments(const std::vector<FragmentMetadata>& fragments, const format
   }
 }
 
+// The read set of an UPDATE given as text: its predicate's columns on every row, its SET
+// expressions' on the rows it changed (filled in by the caller), every fragment of `base`.
+std::shared_ptr<table::ReadSet> UpdateReadSet(const table::DatasetState& base,
+                                              const std::vector<Dataset::SetClause>& set,
+                                              const std::string& predicate) {
+  auto read_set = std::make_shared<table::ReadSet>();
+  if (!predicate.empty())
+    table::ReadSet::AddFields(base.schema, ReferencedColumns(*ParseExpression(predicate)), read_set->all_rows_fields);
+  std::vector<std::string> needed;
+  for (const auto& c : set)
+    for (auto& name : ReferencedColumns(*ParseExpression(c.expression))) needed.push_back(name);
+  table::ReadSet::AddFields(base.schema, needed, read_set->changed_rows_fields);
+  for (const auto& f : base.manifest.fragments()) read_set->fragments.insert(f.id());
+  return read_set;
+}
+
 // The DataOverlay transaction of `operation` on `base`, and for an UPDATE's overlays the
 // read set that makes a concurrent change to what it read a retryable conflict.
 void AddOverlayGroups(const table::DatasetState& base, const Operation& operation, lance::table::Transaction& t,
@@ -287,15 +303,7 @@ void AddOverlayGroups(const table::DatasetState& base, const Operation& operatio
     }
   }
   if (!operation.update) return;
-  const auto& [set, predicate] = *operation.update;
-  auto read_set = std::make_shared<table::ReadSet>();
-  if (!predicate.empty())
-    table::ReadSet::AddFields(base.schema, ReferencedColumns(*ParseExpression(predicate)), read_set->all_rows_fields);
-  std::vector<std::string> needed;
-  for (const auto& c : set)
-    for (auto& name : ReferencedColumns(*ParseExpression(c.expression))) needed.push_back(name);
-  table::ReadSet::AddFields(base.schema, needed, read_set->changed_rows_fields);
-  for (const auto& f : base.manifest.fragments()) read_set->fragments.insert(f.id());
+  auto read_set = UpdateReadSet(base, operation.update->first, operation.update->second);
   for (auto& [fragment, rows] : changed) {
     std::sort(rows.begin(), rows.end());
     rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
@@ -304,38 +312,31 @@ void AddOverlayGroups(const table::DatasetState& base, const Operation& operatio
   commit.read_set = std::move(read_set);
 }
 
-// The Delete transaction of `operation` on `base`: each updated fragment as `base` has it
-// with the new deletion file, and the read set that makes a concurrent change to what the
-// predicate read, or to the rows it deletes, a retryable conflict.
-void AddDeletions(const table::DatasetState& base, const Operation& operation, lance::table::Transaction& t,
-                  table::CommitOptions& commit) {
-  auto* d = t.mutable_delete_();
-  d->set_predicate(operation.predicate);
-  auto read_set = std::make_shared<table::ReadSet>();
-  if (!operation.predicate.empty())
-    table::ReadSet::AddFields(base.schema, ReferencedColumns(*ParseExpression(operation.predicate)),
-                              read_set->all_rows_fields);
-  for (const auto& f : base.manifest.fragments()) read_set->fragments.insert(f.id());
-  auto fragment_of = [&](uint64_t id) -> const lance::table::DataFragment& {
-    const auto* f = base.FindFragment(id);
-    if (!f) ThrowInvalid("'{}': deletions for fragment {}, which version {} does not have", base.uri, id,
-                         base.version());
-    return *f;
-  };
-  for (const FragmentMetadata& m : operation.fragments) {
-    const auto& fragment = fragment_of(m.id);
+const lance::table::DataFragment& FragmentOf(const table::DatasetState& base, uint64_t id, const char* what) {
+  const auto* f = base.FindFragment(id);
+  if (!f) ThrowInvalid("'{}': {} for fragment {}, which version {} does not have", base.uri, what, id, base.version());
+  return *f;
+}
+
+// Each fragment of `updated` as `base` has it, with its new deletion file, into `out`; the
+// rows each newly deletes into `read_set`.changed_rows. A fragment with no deletion file
+// where `base` has none changes nothing (pylance's answer when no row matched).
+void AddDeletionFiles(const table::DatasetState& base, const std::vector<FragmentMetadata>& updated,
+                      google::protobuf::RepeatedPtrField<lance::table::DataFragment>& out, table::ReadSet& read_set) {
+  for (const FragmentMetadata& m : updated) {
+    const auto& fragment = FragmentOf(base, m.id, "deletions");
     if (!m.deletion_file) {
-      if (!fragment.has_deletion_file()) continue;  // pylance's "no row matched": the fragment as it is
-      ThrowInvalid("'{}': fragment {} of the Delete has no deletion file, but version {} has one (a fragment "
-                   "whose rows all go is listed in deleted_fragment_ids)", base.uri, m.id, base.version());
+      if (!fragment.has_deletion_file()) continue;
+      ThrowInvalid("'{}': fragment {} of the operation has no deletion file, but version {} has one (a fragment "
+                   "whose rows all go is listed as deleted or removed)", base.uri, m.id, base.version());
     }
-    lance::table::DataFragment* updated = d->add_updated_fragments();
-    *updated = fragment;
-    *updated->mutable_deletion_file() = DeletionFileProto(*m.deletion_file);
-    // The rows this Delete removes: the new file's, less those already gone.
-    format::RoaringBitmap deleted = table::ReadDeletionFile(
-        *base.store, base.DeletionFilePath(m.id, updated->deletion_file()), m.id, fragment.physical_rows(),
-        updated->deletion_file());
+    lance::table::DataFragment* next = out.Add();
+    *next = fragment;
+    *next->mutable_deletion_file() = DeletionFileProto(*m.deletion_file);
+    // The rows this commit removes: the new file's, less those already gone.
+    const format::RoaringBitmap deleted = table::ReadDeletionFile(
+        *base.store, base.DeletionFilePath(m.id, next->deletion_file()), m.id, fragment.physical_rows(),
+        next->deletion_file());
     const format::RoaringBitmap before = table::FragmentReader(base, fragment).deletions();
     before.ForEach([&](uint64_t o) {
       if (!deleted.Contains(uint32_t(o)))
@@ -346,16 +347,51 @@ void AddDeletions(const table::DatasetState& base, const Operation& operation, l
     deleted.ForEach([&](uint64_t o) {
       if (!before.Contains(uint32_t(o))) removed.push_back(uint32_t(o));
     });
-    read_set->changed_rows[m.id] = format::RoaringBitmap::FromValues(removed);
+    read_set.changed_rows[m.id] = format::RoaringBitmap::FromValues(removed);
   }
-  for (uint64_t id : operation.deleted_fragment_ids) {
-    const auto& fragment = fragment_of(id);
-    d->add_deleted_fragment_ids(id);
-    std::vector<uint32_t> all(fragment.physical_rows());
+}
+
+// Every row of the fragments `ids` of `base` changed (they leave the manifest).
+void AllRowsChanged(const table::DatasetState& base, const std::vector<uint64_t>& ids, table::ReadSet& read_set) {
+  for (uint64_t id : ids) {
+    std::vector<uint32_t> all(FragmentOf(base, id, "removal").physical_rows());
     for (uint32_t o = 0; o < all.size(); ++o) all[o] = o;
-    read_set->changed_rows[id] = format::RoaringBitmap::FromValues(all);
+    read_set.changed_rows[id] = format::RoaringBitmap::FromValues(all);
   }
+}
+
+// The Delete transaction of `operation` on `base`, and the read set that makes a
+// concurrent change to what the predicate read, or to the rows it deletes, a retryable
+// conflict.
+void AddDeletions(const table::DatasetState& base, const Operation& operation, lance::table::Transaction& t,
+                  table::CommitOptions& commit) {
+  auto* d = t.mutable_delete_();
+  d->set_predicate(operation.predicate);
+  auto read_set = UpdateReadSet(base, {}, operation.predicate);
+  AddDeletionFiles(base, operation.fragments, *d->mutable_updated_fragments(), *read_set);
+  AllRowsChanged(base, operation.deleted_fragment_ids, *read_set);
+  for (uint64_t id : operation.deleted_fragment_ids) d->add_deleted_fragment_ids(id);
   commit.read_set = std::move(read_set);
+}
+
+// The REWRITE_ROWS Update of `operation` on `base`: rows deleted where they were, their
+// new values in fresh fragments.
+void AddMovedRows(const table::DatasetState& base, const Operation& operation, lance::table::Transaction& t,
+                  table::CommitOptions& commit) {
+  if (base.manifest.reader_feature_flags() & table::kFlagStableRowIds)
+    ThrowNotSupported("'{}' has stable row ids, which an Update of moved rows would renumber; update in one process "
+                      "(Dataset::Update)", base.uri);
+  CheckFragments(operation.new_fragments, base.schema, base.uri);
+  auto* u = t.mutable_update();
+  u->set_update_mode(lance::table::Transaction::REWRITE_ROWS);
+  const std::vector<Dataset::SetClause> none;
+  auto read_set = operation.update ? UpdateReadSet(base, operation.update->first, operation.update->second)
+                                   : UpdateReadSet(base, none, "");
+  AddDeletionFiles(base, operation.fragments, *u->mutable_updated_fragments(), *read_set);
+  AllRowsChanged(base, operation.deleted_fragment_ids, *read_set);
+  for (uint64_t id : operation.deleted_fragment_ids) u->add_removed_fragment_ids(id);
+  for (const auto& f : operation.new_fragments) *u->add_new_fragments() = ToProto(f);
+  if (operation.update) commit.read_set = std::move(read_set);
 }
 
 }  // namespace
@@ -568,6 +604,18 @@ Operation Operation::Overwrite(SchemaPtr schema, std::vector<FragmentMetadata> f
   return op;
 }
 
+Operation Operation::Update(std::vector<uint64_t> removed_fragment_ids, std::vector<FragmentMetadata> updated,
+                            std::vector<FragmentMetadata> new_fragments,
+                            std::optional<std::pair<std::vector<Dataset::SetClause>, std::string>> update) {
+  Operation op;
+  op.kind = Kind::kUpdate;
+  op.deleted_fragment_ids = std::move(removed_fragment_ids);
+  op.fragments = std::move(updated);
+  op.new_fragments = std::move(new_fragments);
+  op.update = std::move(update);
+  return op;
+}
+
 Operation Operation::DataOverlay(std::vector<OverlayGroupMetadata> groups) {
   Operation op;
   op.kind = Kind::kDataOverlay;
@@ -598,6 +646,9 @@ DatasetPtr CommitOperation(const std::string& raw_uri, const Operation& operatio
   if (operation.kind == Operation::Kind::kDataOverlay) {
     if (!base) ThrowNotFound("cannot add overlays: dataset '{}' does not exist", uri);
     AddOverlayGroups(*base, operation, t, commit);
+  } else if (operation.kind == Operation::Kind::kUpdate) {
+    if (!base) ThrowNotFound("cannot update: dataset '{}' does not exist", uri);
+    AddMovedRows(*base, operation, t, commit);
   } else if (operation.kind == Operation::Kind::kDelete) {
     if (!base) ThrowNotFound("cannot delete: dataset '{}' does not exist", uri);
     AddDeletions(*base, operation, t, commit);

@@ -252,5 +252,68 @@ TEST_F(FragmentsTest, ADeletesFilesWrittenPerFragmentAreOneCommitThatChecksWhatI
   EXPECT_THROW(WriteDeletions(done, {0}, ""), Error);
 }
 
+// An UPDATE that moves its rows, spread over workers: each writes its fragments' new rows
+// (WriteFragments) and deletes the old ones (WriteDeletions); one REWRITE_ROWS Update
+// publishes both. Given the update, a concurrent change to what it read refuses it.
+TEST_F(FragmentsTest, AnUpdateThatMovesRowsIsDeletionsAndNewFragmentsInOneCommit) {
+  WriteOptions o;
+  o.max_rows_per_file = 10;
+  auto ds = Dataset::Write(uri_, {IdNameBatch(0, 30)}, o);
+  const std::vector<Dataset::SetClause> set = {{"name", "'x' || CAST(id AS VARCHAR)"}};
+  const std::string predicate = "id % 10 = 4";
+  // What one worker does for `fragment`: the row with id fragment * 10 + `last` gets the
+  // name prefix + id in a new fragment, and leaves its old place.
+  auto moved = [&](const DatasetPtr& at, uint64_t fragment, int64_t last, const std::string& prefix) {
+    const int64_t id = int64_t(fragment) * 10 + last;
+    auto batch = RecordBatch::Make(IdNameBatch(0, 1)->schema(),
+                                   {testing::Int64s({id}), testing::Strings({prefix + std::to_string(id)})});
+    std::vector<RecordBatchPtr> batches = {batch};
+    BatchListReader reader(batches);
+    auto written = WriteFragments(uri_, reader);
+    Deletions old = WriteDeletions(at, {fragment}, "id = " + std::to_string(id));
+    EXPECT_EQ(old.updated_fragments.size(), 1u);
+    return std::make_pair(std::move(written), std::move(old.updated_fragments));
+  };
+  std::vector<FragmentMetadata> fresh, updated;
+  for (uint64_t fragment : {0, 1, 2}) {
+    auto [w, u] = moved(ds, fragment, 4, "x");
+    fresh.insert(fresh.end(), w.begin(), w.end());
+    updated.insert(updated.end(), u.begin(), u.end());
+  }
+  auto done = CommitOperation(uri_, Operation::Update({}, updated, fresh, std::make_pair(set, predicate)), 1);
+  EXPECT_EQ(done->version(), 2u);
+  EXPECT_EQ(done->CountFragments(), 6u);  // three with deletions, three of moved rows
+  EXPECT_EQ(Strings(*done->NewScan().Columns({"name"}).Filter(predicate).ToBatch()->column(0)),
+            (std::vector<std::string>{"x4", "x14", "x24"}));
+  EXPECT_EQ(done->CountRows(), 30u);
+
+  // id 15 moved as planned at version 2; meanwhile a commit changes its name, which the
+  // update reads.
+  auto [w, u] = moved(done, 1, 5, "y");
+  const std::vector<Dataset::SetClause> again = {{"name", "'y' || name"}};
+  done->Update({{"name", "'other'"}}, "id = 15", nullptr, UpdateMode::kOverlay);
+  EXPECT_EQ(testing::ThrownKind([&] {
+              CommitOperation(uri_, Operation::Update({}, u, w, std::make_pair(again, "id = 15")), 2);
+            }),
+            ErrorKind::kConflict);
+  EXPECT_EQ(Strings(*Dataset::Open(uri_)->NewScan().Columns({"name"}).Filter("id = 15").ToBatch()->column(0)),
+            (std::vector<std::string>{"other"}));
+  // Without the update too: moved rows are never a blind write over a concurrent change
+  // to their fragment.
+  EXPECT_EQ(testing::ThrownKind([&] { CommitOperation(uri_, Operation::Update({}, u, w), 2); }), ErrorKind::kConflict);
+  // A change elsewhere that the predicate reads (id, on every row) refuses it only with the
+  // update given.
+  auto [w2, u2] = moved(Dataset::Open(uri_), 2, 6, "z");
+  Dataset::Open(uri_)->Update({{"name", "'n0'"}}, "id = 0", nullptr, UpdateMode::kOverlay);  // version 4
+  EXPECT_EQ(testing::ThrownKind([&] {
+              CommitOperation(uri_, Operation::Update({}, u2, w2, std::make_pair(again, "name = 'n26'")), 3);
+            }),
+            ErrorKind::kConflict);
+  auto blind = CommitOperation(uri_, Operation::Update({}, u2, w2), 3);
+  EXPECT_EQ(blind->version(), 5u);
+  EXPECT_EQ(Strings(*blind->NewScan().Columns({"name"}).Filter("id = 26").ToBatch()->column(0)),
+            (std::vector<std::string>{"z26"}));
+}
+
 }  // namespace
 }  // namespace lancelet
