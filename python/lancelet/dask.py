@@ -49,6 +49,8 @@ def _write_partition(part, uri, mode, max_rows_per_file, storage_options):
         table = pa.Table.from_pandas(part, preserve_index=False)
     elif isinstance(part, (pa.Table, pa.RecordBatch)):
         table = part
+    elif isinstance(part, list):  # a dask.bag partition: batches, dicts of arrays, or row dicts
+        table = _table_of_items(part)
     else:
         table = pa.table(part)
     if table.num_rows == 0:
@@ -58,6 +60,16 @@ def _write_partition(part, uri, mode, max_rows_per_file, storage_options):
     return fragments, table.schema.serialize().to_pybytes()
 
 
+def _table_of_items(items):
+    def columnar(item):
+        return isinstance(item, (pa.Table, pa.RecordBatch)) or (
+            isinstance(item, dict) and all(hasattr(v, "__len__") and not isinstance(v, (str, bytes))
+                                           for v in item.values()))
+    if items and all(columnar(item) for item in items):
+        return pa.concat_tables([item if isinstance(item, pa.Table) else pa.table(item) for item in items])
+    return pa.Table.from_pylist(items)
+
+
 def _partitions(collection):
     if isinstance(collection, (list, tuple)):
         return list(collection)
@@ -65,10 +77,11 @@ def _partitions(collection):
 
 
 def write_dataset(collection, uri, mode="create", max_rows_per_file=None, storage_options=None):
-    """Writes a dask.dataframe (or a list of dask.delayed objects, each giving a pyarrow
-    Table, a RecordBatch, a pandas DataFrame or a dict of arrays) to the dataset at `uri`,
-    one task per partition, and commits every task's fragments as one version; returns
-    that version.
+    """Writes a dask.dataframe, a dask.bag (each partition a list of pyarrow Tables or
+    RecordBatches, of dicts of arrays, or of row dicts) or a list of dask.delayed objects
+    (each giving a pyarrow Table, a RecordBatch, a pandas DataFrame or a dict of arrays) to
+    the dataset at `uri`, one task per partition, and commits every task's fragments as one
+    version; returns that version.
 
     mode: "create" (the dataset must not exist), "append" (creates it when missing) or
         "overwrite". Every partition must give the same Arrow schema."""

@@ -71,10 +71,19 @@ def test_delayed_arrow_tables_and_dicts_are_partitions_too(client, tmp_path):
     assert lancelet.dask.write_dataset([dask.delayed(dict)(id=np.arange(300, 310, dtype=np.int64),
                                                            emb=part(300).column("emb").combine_chunks()[:10])],
                                        uri, mode="append") == 2
+    bag = need("dask.bag")
+    rows = bag.from_sequence([{"id": 310 + i, "emb": [float(i)] * 4} for i in range(6)], npartitions=2)
+    assert lancelet.dask.write_dataset(rows, uri, mode="append") == 3
+    batches = bag.from_sequence([part(400), part(500)], npartitions=2)
+    assert lancelet.dask.write_dataset(batches, uri, mode="append") == 4
     table = lancelet.dataset(uri).to_table()
+    assert sorted(table.column("id").to_pylist()) == list(range(316)) + list(range(400, 600))
+    pc = need("pyarrow.compute")
+    assert table.filter(pc.equal(table.column("id"), 313)).column("emb").to_pylist() == [[3.0] * 4]
+    table = lancelet.dataset(uri, version=2).to_table()
     assert sorted(table.column("id").to_pylist()) == list(range(310))
     assert table.schema.field("emb").type == pa.list_(pa.float32(), 4)
-    assert len(lancelet.dataset(uri).get_fragments()) == 4
+    assert len(lancelet.dataset(uri, version=2).get_fragments()) == 4
 
 
 def test_a_distributed_update_writes_only_overlays_in_one_version(client, tmp_path, monkeypatch):
