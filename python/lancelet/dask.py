@@ -232,20 +232,33 @@ def _worker_slots():
         return os.cpu_count() or 1
 
 
-def _read_fragment(uri, version, fragment_id, columns, filter, storage_options):
+def _read_fragments(uri, version, fragment_ids, columns, filter, storage_options):
     ds = lancelet.dataset(uri, version=version, storage_options=storage_options)
-    (fragment,) = [f for f in ds.get_fragments() if f.fragment_id == fragment_id]
-    return fragment.to_table(columns=columns, filter=filter).to_pandas()
+    return ds.scanner(columns=columns, filter=filter, fragments=fragment_ids).to_table().to_pandas()
 
 
-def read_dataset(uri, columns=None, filter=None, version=None, storage_options=None):
+def _fragment_groups(fragments, min_rows):
+    """Consecutive fragments grouped until each group holds at least `min_rows` live rows
+    (the last may hold fewer); one group per fragment when min_rows is None."""
+    groups, rows = [], 0
+    for f in fragments:
+        if not groups or min_rows is None or rows >= min_rows:
+            groups.append([])
+            rows = 0
+        groups[-1].append(f.fragment_id)
+        rows += f.count_rows()
+    return groups
+
+
+def read_dataset(uri, columns=None, filter=None, version=None, min_rows_per_partition=None, storage_options=None):
     """The dataset at `uri` (its latest version, or `version`) as a dask.dataframe with one
-    partition per fragment, each read by a task; `columns` and `filter` (SQL) as in
+    partition per fragment, or per run of consecutive small fragments holding at least
+    min_rows_per_partition rows, each read by a task; `columns` and `filter` (SQL) as in
     Dataset.to_table."""
     ds = lancelet.dataset(uri, version=version, storage_options=storage_options)
     meta = ds.scanner(columns=columns, limit=0).to_table().to_pandas()
-    parts = [dask.delayed(_read_fragment)(str(uri), ds.version, f.fragment_id, columns, filter, storage_options)
-             for f in ds.get_fragments()]
+    parts = [dask.delayed(_read_fragments)(str(uri), ds.version, ids, columns, filter, storage_options)
+             for ids in _fragment_groups(ds.get_fragments(), min_rows_per_partition)]
     if not parts:
         return dd.from_pandas(meta, npartitions=1)
     return dd.from_delayed(parts, meta=meta)

@@ -48,6 +48,9 @@ def test_a_dataframe_written_by_two_workers_is_one_version_and_reads_back(client
     want = [i for i in range(101_000) if i % 97 == 5]
     assert got["id"].tolist() == want and set(got["qty"]) == {5}
     assert back.npartitions == len(lancelet.dataset(uri).get_fragments())
+    grouped = lancelet.dask.read_dataset(uri, columns=["id"], min_rows_per_partition=30_000)
+    assert grouped.npartitions == 3  # 12.5k-row fragments in threes; the last run takes the two 500-row ones
+    assert sorted(grouped.compute()["id"].tolist()) == list(range(101_000))
 
     lance = need("lance")
     assert lance.dataset(uri).count_rows() == 101_000  # pylance 14 reads what the cluster wrote
