@@ -1,6 +1,8 @@
-"""lancelet on Dask: each partition of a write is written by a task (write_fragments) and
-the client commits them all as one version; an update writes each fragment's overlay in a
-task and commits them as one version; a read is one partition per fragment.
+"""lancelet on Dask: the client plans, tasks write files without committing, and the client
+commits what they return as one version: a write's partitions (write_fragments), an
+update's overlays and a delete's deletion files (a task per fragment), a compaction's
+rewrites and folds, an index's segments (lancelet.optimize). A read is a partition per
+fragment, or per run of small ones. docs/distributed.md says how it scales.
 
     import lancelet.dask
     version = lancelet.dask.write_dataset(ddf, "s3://bucket/t.lance", storage_options=opts)
