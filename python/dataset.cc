@@ -371,21 +371,32 @@ void DefineDistributedTasks(py::module_& m) {
   m.def("index_task_json", [](const std::string& json) { return IndexTask::FromJson(json).ToJson(); },
         py::arg("json"), "The index task JSON checked.");
   m.def("plan_index_tasks", [](const PyDataset& d, const std::string& column, const std::string& index_type,
-                               size_t num_tasks, const std::string& name) {
+                               size_t num_tasks, const std::string& name, uint32_t num_partitions,
+                               uint32_t num_sub_vectors, uint32_t num_bits, const std::string& metric,
+                               uint32_t sample_rate, uint32_t max_iterations) {
+    VectorIndexOptions options;
+    options.num_partitions = num_partitions;
+    options.num_sub_vectors = num_sub_vectors;
+    options.num_bits = num_bits;
+    options.distance = metric;
+    options.sample_rate = sample_rate;
+    options.max_iterations = max_iterations;
     std::vector<std::string> out;
-    for (const IndexTask& t : PlanIndexTasks(d.ds, column, ParseIndexType(index_type), num_tasks, name))
+    for (const IndexTask& t : PlanIndexTasks(d.ds, column, ParseIndexType(index_type), num_tasks, name, options))
       out.push_back(t.ToJson());
     return out;
-  }, py::arg("dataset"), py::arg("column"), py::arg("index_type"), py::arg("num_tasks"), py::arg("name") = "");
-  m.def("build_index_segment", [](const PyDataset& d, const std::string& task) {
+  }, py::arg("dataset"), py::arg("column"), py::arg("index_type"), py::arg("num_tasks"), py::arg("name") = "",
+     py::arg("num_partitions") = 0, py::arg("num_sub_vectors") = 0, py::arg("num_bits") = 8, py::arg("metric") = "l2",
+     py::arg("sample_rate") = 256, py::arg("max_iterations") = 50);
+  m.def("build_index_segment", [](const PyDataset& d, const std::string& task, const std::string& model) {
     const IndexTask parsed = IndexTask::FromJson(task);
     std::string part;
     {
       py::gil_scoped_release release;
-      part = BuildIndexSegment(d.ds, parsed);
+      part = BuildIndexSegment(d.ds, parsed, model);
     }
     return py::bytes(part);
-  }, py::arg("dataset"), py::arg("task"));
+  }, py::arg("dataset"), py::arg("task"), py::arg("model") = std::string());
   m.def("commit_index_segments", [](const std::string& uri, uint64_t read_version,
                                     const std::vector<std::string>& parts, bool replace,
                                     StorageOptions storage_options) {

@@ -213,32 +213,45 @@ DatasetPtr CommitCompaction(const std::string& uri, uint64_t read_version, const
                             const OptimizeOptions& options = {}, OptimizeStats* stats = nullptr,
                             const WriteOptions& write_options = {});
 
-// One segment of a scalar index (BTree or Bitmap) over some fragments, built by a worker.
-// Segments of one name over disjoint fragments form one index: every reader (lancelet and
-// the reference) searches them all, as after an OptimizeIndices.
+// One segment of an index over some fragments, built by a worker. Segments of one name
+// over disjoint fragments form one index: every reader (lancelet and the reference)
+// searches them all, as after an OptimizeIndices. A vector index's segments share one
+// model (centroids, PQ codebook): the task that trains_model trains it on a sample of its
+// own fragments, and the others assign their rows with it.
 struct IndexTask {
   uint64_t read_version = 0;
   std::string column;  // a top-level column, or a struct field as "a.b"
   IndexType type = IndexType::kBTree;
   std::string name;    // the index's name
   std::vector<uint64_t> fragment_ids;
+  // IVF_FLAT / IVF_PQ only: VectorIndexOptions' parameters, num_partitions resolved from
+  // the rows of the whole version.
+  uint32_t num_partitions = 0, num_sub_vectors = 0, num_bits = 8, sample_rate = 256, max_iterations = 50;
+  std::string distance = "l2";
+  uint64_t seed = 42;
+  bool trains_model = false;
   bool operator==(const IndexTask&) const = default;
 
-  // {"read_version", "column", "index_type": "BTREE"|"BITMAP", "name", "fragment_ids"}
+  // {"read_version", "column", "index_type": "BTREE"|"BITMAP"|"IVF_FLAT"|"IVF_PQ", "name",
+  // "fragment_ids"} and, for a vector index, "vector": {"num_partitions", "num_sub_vectors",
+  // "num_bits", "distance", "sample_rate", "max_iterations", "seed", "trains_model"}.
   std::string ToJson() const;
   static IndexTask FromJson(std::string_view json);
 };
 
 // Splits the fragments of `dataset` into at most `num_tasks` tasks of about equal rows
 // (in manifest order), each building one segment of the index `name` (empty:
-// "<column>_idx") on `column`. Vector indexes are refused (NotSupported): their segments
-// must share one model.
+// "<column>_idx") on `column`; for a vector index with `vector_options` (its progress
+// callback unused), the first task trains the model. A 4-bit IVF_PQ is refused
+// (NotSupported): lancelet does not read its model back to share it.
 std::vector<IndexTask> PlanIndexTasks(const DatasetPtr& dataset, const std::string& column, IndexType type,
-                                      size_t num_tasks, const std::string& name = "");
+                                      size_t num_tasks, const std::string& name = "",
+                                      const VectorIndexOptions& vector_options = {});
 
 // Builds the task's segment (files under _indices/<uuid>/) on `dataset`, which must be at
-// the task's read_version; returns its commit part. Commits nothing.
-std::string BuildIndexSegment(const DatasetPtr& dataset, const IndexTask& task);
+// the task's read_version; returns its commit part. Commits nothing. A vector task that
+// does not train the model needs `model`, the part of the one that did.
+std::string BuildIndexSegment(const DatasetPtr& dataset, const IndexTask& task, const std::string& model = "");
 
 // Commits the segments as one CreateIndex version on the dataset at `uri`; `replace`
 // removes an existing index of that name in the same commit (without it, one is an

@@ -171,11 +171,11 @@ def delete(uri, where, storage_options=None, max_attempts=10):
                 raise
 
 
-def _execute(uri, task, storage_options):
-    """One task: a compaction or index task run on the version it was planned at; returns
-    its commit part."""
+def _execute(uri, task, storage_options, *model):
+    """One task: a compaction or index task run on the version it was planned at (an index
+    task with the model segment it needs); returns its commit part."""
     ds = lancelet.dataset(uri, version=task.read_version, storage_options=storage_options)
-    return task.execute(ds)
+    return task.execute(ds, *model)
 
 
 def optimize(uri, target_rows_per_fragment=None, materialize_deletions=True, materialize_deletions_threshold=0.1,
@@ -204,18 +204,24 @@ def optimize(uri, target_rows_per_fragment=None, materialize_deletions=True, mat
 
 
 def create_index(uri, column, index_type="BTREE", name=None, replace=False, num_tasks=None, storage_options=None,
-                 max_attempts=10):
-    """ds.create_index(column, index_type) for a scalar index (BTREE, BITMAP) spread over
-    the cluster: each of num_tasks tasks (default: one per worker thread, at most one per
-    fragment) indexes a share of the fragments as one segment, and one commit publishes
-    them as one index. Returns the version committed."""
+                 max_attempts=10, **vector):
+    """ds.create_index(column, index_type) spread over the cluster: each of num_tasks tasks
+    (default: one per worker thread, at most one per fragment) indexes a share of the
+    fragments as one segment, and one commit publishes them as one index. A vector index
+    (IVF_FLAT, IVF_PQ; create_index's parameters in `vector`) is built in two steps: the
+    first task trains the model on its fragments, then the others use it. Returns the
+    version committed."""
     from lancelet.optimize import IndexBuild
     if num_tasks is None:
         num_tasks = _worker_slots()
     for attempt in range(max_attempts):
         ds = lancelet.dataset(uri, storage_options=storage_options)
-        build = IndexBuild.plan(ds, column, index_type, num_tasks, name)
-        segments = _run_all(_execute, [(str(uri), t, storage_options) for t in build.tasks])
+        build = IndexBuild.plan(ds, column, index_type, num_tasks, name, **vector)
+        trainer = [t for t in build.tasks if t.trains_model]
+        model = _run_all(_execute, [(str(uri), t, storage_options) for t in trainer])
+        rest = [t for t in build.tasks if not t.trains_model]
+        segments = model + _run_all(_execute, [(str(uri), t, storage_options, model[0] if model else None)
+                                               for t in rest])
         try:
             return IndexBuild.commit(str(uri), segments, read_version=build.read_version, replace=replace,
                                      storage_options=storage_options).version

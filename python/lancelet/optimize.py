@@ -131,13 +131,20 @@ class IndexSegment(_Part):
 
 
 class IndexTask(_Task):
-    """One segment of a scalar index (BTREE or BITMAP) over some fragments."""
+    """One segment of an index over some fragments. For a vector index (IVF_FLAT, IVF_PQ)
+    one task trains_model and the others take its segment as their model."""
 
     _check = staticmethod(_lancelet.index_task_json)
 
-    def execute(self, dataset):
-        """Builds the segment on `dataset` (at the task's read_version); commits nothing."""
-        return IndexSegment(_lancelet.build_index_segment(dataset, self._json))
+    @property
+    def trains_model(self):
+        return bool(self._dict.get("vector", {}).get("trains_model", False))
+
+    def execute(self, dataset, model=None):
+        """Builds the segment on `dataset` (at the task's read_version); commits nothing.
+        model: the IndexSegment of the task that trained the model (vector tasks that do
+        not train it)."""
+        return IndexSegment(_lancelet.build_index_segment(dataset, self._json, model._part if model else b""))
 
     def __repr__(self):
         d = self._dict
@@ -147,16 +154,20 @@ class IndexTask(_Task):
 class IndexBuild:
     """create_index spread over workers: each task indexes a share of the fragments (one
     segment each) and one commit publishes the segments as one index, which every reader
-    searches whole (as after optimize_indices)."""
+    searches whole (as after optimize_indices). A vector index's segments share the model
+    of its first task: run that one first and hand its segment to the others."""
 
     def __init__(self, read_version, tasks):
         self.read_version = read_version
         self.tasks = list(tasks)
 
     @staticmethod
-    def plan(dataset, column, index_type="BTREE", num_tasks=2, name=None):
-        """At most num_tasks tasks over the fragments, about equal in rows."""
-        found = _lancelet.plan_index_tasks(dataset, column, index_type, num_tasks, name or "")
+    def plan(dataset, column, index_type="BTREE", num_tasks=2, name=None, **vector):
+        """At most num_tasks tasks over the fragments, about equal in rows. A vector index
+        takes create_index's parameters (num_partitions, counted on the whole dataset when
+        0; num_sub_vectors, num_bits, metric, sample_rate, max_iterations); its first task
+        trains the model on a sample of its own fragments, so give it enough rows."""
+        found = _lancelet.plan_index_tasks(dataset, column, index_type, num_tasks, name or "", **vector)
         return IndexBuild(dataset.version, [IndexTask(t) for t in found])
 
     @staticmethod

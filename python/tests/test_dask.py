@@ -314,3 +314,36 @@ def test_the_whole_job_on_s3_equals_the_serial_one(client, s3, tmp_path, oracle,
     lance = need("lance")
     monkeypatch.setenv("LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES", "1")
     assert lance.dataset(uri, storage_options=s3).to_table(filter="id = 2001").to_pydict()["name"] == ["N2001"]
+
+
+def test_a_vector_index_built_on_the_cluster_shares_one_model(client, tmp_path, oracle, monkeypatch):
+    """IVF_PQ on the workers: the first task trains the model, the other assigns its rows
+    with it; the index's search equals the exact one, in lancelet and in both references."""
+    import json
+    import lancelet.dask
+    np, pa = need("numpy"), need("pyarrow")
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(8, 16)).astype(np.float32) * 10
+    emb = centres[rng.integers(0, 8, 4000)] + rng.normal(size=(4000, 16)).astype(np.float32)
+    uri = str(tmp_path / "vectors.lance")
+    lancelet.write_dataset(pa.table({"id": pa.array(range(4000), pa.int64()),
+                                     "emb": pa.FixedSizeListArray.from_arrays(pa.array(emb.ravel()), 16)}),
+                           uri, max_rows_per_file=1000)
+    version = lancelet.dask.create_index(uri, "emb", "IVF_PQ", num_partitions=8, num_sub_vectors=4)
+    ds = lancelet.dataset(uri)
+    assert version == ds.version == 2
+    (index,) = ds.list_indices()
+    assert (index["type"], index["segments"], index["num_partitions"], index["indexed_fragments"]) == \
+        ("IVF_PQ", 2, 8, 4)
+    query = emb[1234] + 0.01
+    exact = ds.search(query, column="emb", k=5, columns=["id"], exact=True).to_pydict()["id"]
+    assert exact[0] == 1234
+    assert ds.search(query, column="emb", k=5, columns=["id"], nprobes=8, refine_factor=10).to_pydict()["id"] == exact
+    monkeypatch.setenv("LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES", "1")
+    lance = need("lance")
+    theirs = lance.dataset(uri).to_table(columns=["id"], nearest={"column": "emb", "q": query, "k": 5, "nprobes": 8,
+                                                                   "refine_factor": 10})
+    assert theirs.column("id").to_pylist() == exact
+    got = jsonl(oracle("search", uri, "--vector", json.dumps(query.tolist()), "--column", "emb", "--k", 5,
+                       "--columns", "id", "--indexed", "--nprobes", 8, "--refine", 10))
+    assert [r["id"] for r in got] == exact

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -285,12 +286,17 @@ const char* IndexTypeName(IndexType type) {
 }  // namespace
 
 std::string IndexTask::ToJson() const {
-  return Json{{"read_version", read_version},
-              {"column", column},
-              {"index_type", IndexTypeName(type)},
-              {"name", name},
-              {"fragment_ids", fragment_ids}}
-      .dump();
+  Json out{{"read_version", read_version},
+           {"column", column},
+           {"index_type", IndexTypeName(type)},
+           {"name", name},
+           {"fragment_ids", fragment_ids}};
+  if (table::IsVectorIndexType(type))
+    out["vector"] = {{"num_partitions", num_partitions}, {"num_sub_vectors", num_sub_vectors},
+                     {"num_bits", num_bits},             {"distance", distance},
+                     {"sample_rate", sample_rate},       {"max_iterations", max_iterations},
+                     {"seed", seed},                     {"trains_model", trains_model}};
+  return out.dump();
 }
 
 IndexTask IndexTask::FromJson(std::string_view text) {
@@ -299,34 +305,70 @@ IndexTask IndexTask::FromJson(std::string_view text) {
     task.read_version = j.at("read_version").get<uint64_t>();
     task.column = j.at("column").get<std::string>();
     const std::string type = j.at("index_type").get<std::string>();
-    if (type == "BTREE") task.type = IndexType::kBTree;
-    else if (type == "BITMAP") task.type = IndexType::kBitmap;
-    else ThrowInvalid("index task JSON: index_type '{}', expected BTREE or BITMAP", type);
+    bool known = false;
+    for (IndexType t : {IndexType::kBTree, IndexType::kBitmap, IndexType::kIvfFlat, IndexType::kIvfPq})
+      if (type == IndexTypeName(t)) task.type = t, known = true;
+    if (!known) ThrowInvalid("index task JSON: index_type '{}', expected BTREE, BITMAP, IVF_FLAT or IVF_PQ", type);
     task.name = j.at("name").get<std::string>();
     task.fragment_ids = j.at("fragment_ids").get<std::vector<uint64_t>>();
+    if (table::IsVectorIndexType(task.type)) {
+      const Json& v = j.at("vector");
+      task.num_partitions = v.at("num_partitions").get<uint32_t>();
+      task.num_sub_vectors = v.at("num_sub_vectors").get<uint32_t>();
+      task.num_bits = v.at("num_bits").get<uint32_t>();
+      task.distance = v.at("distance").get<std::string>();
+      task.sample_rate = v.at("sample_rate").get<uint32_t>();
+      task.max_iterations = v.at("max_iterations").get<uint32_t>();
+      task.seed = v.at("seed").get<uint64_t>();
+      task.trains_model = v.at("trains_model").get<bool>();
+    }
     return task;
   });
 }
 
 std::vector<IndexTask> PlanIndexTasks(const DatasetPtr& dataset, const std::string& column, IndexType type,
-                                      size_t num_tasks, const std::string& name) {
-  if (table::IsVectorIndexType(type))
-    ThrowNotSupported("a {} index is built in one process (its segments must share one model); use CreateIndex",
-                      IndexTypeName(type));
+                                      size_t num_tasks, const std::string& name,
+                                      const VectorIndexOptions& vector_options) {
   if (num_tasks == 0) ThrowInvalid("an index build needs at least one task");
   const auto state = table::StatePtrOf(dataset);
+  const bool vector = table::IsVectorIndexType(type);
   // Checks the column and type here, in the client, rather than once per worker.
-  if (!state->schema.StructPathNamed(column))
+  if (vector) {
+    table::VectorIndexField(*state, column);
+    if (type == IndexType::kIvfPq && vector_options.num_bits == 4)
+      ThrowNotSupported("a 4-bit IVF_PQ index is built in one process: lancelet does not read its model back to "
+                        "share it between tasks");
+  } else if (!state->schema.StructPathNamed(column)) {
     ThrowNotFound("no column '{}' in dataset '{}' to index (columns: {}; a struct field is named as a.b)", column,
                   state->uri, state->arrow_schema->ToString());
+  }
   uint64_t total = 0;
-  for (const auto& f : state->manifest.fragments()) total += f.physical_rows();
+  for (const auto& f : state->manifest.fragments())
+    total += f.physical_rows() - (f.has_deletion_file() ? f.deletion_file().num_deleted_rows() : 0);
+  IndexTask first;
+  first.read_version = state->version();
+  first.column = column;
+  first.type = type;
+  first.name = name.empty() ? column + "_idx" : name;
+  if (vector) {
+    const VectorIndexOptions& o = vector_options;
+    // The model serves every segment, so its partitions are counted on every row.
+    first.num_partitions = o.num_partitions ? o.num_partitions
+                                            : uint32_t(std::max<uint64_t>(1, uint64_t(std::sqrt(double(total)))));
+    first.num_sub_vectors = o.num_sub_vectors;
+    first.num_bits = o.num_bits;
+    first.distance = o.distance;
+    first.sample_rate = o.sample_rate;
+    first.max_iterations = o.max_iterations;
+    first.seed = o.seed;
+  }
   std::vector<IndexTask> out;
   const uint64_t per_task = std::max<uint64_t>(1, (total + num_tasks - 1) / num_tasks);
   uint64_t rows = 0;
   for (const auto& f : state->manifest.fragments()) {
     if (out.empty() || (rows >= per_task && out.size() < num_tasks)) {
-      out.push_back({state->version(), column, type, name.empty() ? column + "_idx" : name, {}});
+      out.push_back(first);
+      out.back().trains_model = vector && out.size() == 1;
       rows = 0;
     }
     out.back().fragment_ids.push_back(f.id());
@@ -335,7 +377,7 @@ std::vector<IndexTask> PlanIndexTasks(const DatasetPtr& dataset, const std::stri
   return out;
 }
 
-std::string BuildIndexSegment(const DatasetPtr& dataset, const IndexTask& task) {
+std::string BuildIndexSegment(const DatasetPtr& dataset, const IndexTask& task, const std::string& model) {
   const auto state = StateAt(dataset, task.read_version, "the index task");
   std::set<uint64_t> fragments;
   for (uint64_t id : task.fragment_ids) {
@@ -346,8 +388,34 @@ std::string BuildIndexSegment(const DatasetPtr& dataset, const IndexTask& task) 
   }
   table::AttemptFiles attempt(*state->store);
   lance::table::Transaction t;
-  *t.mutable_create_index()->add_new_indices() =
-      table::BuildScalarSegment(state, task.column, task.type, task.name, fragments, attempt);
+  auto* segment = t.mutable_create_index()->add_new_indices();
+  if (!table::IsVectorIndexType(task.type)) {
+    *segment = table::BuildScalarSegment(state, task.column, task.type, task.name, fragments, attempt);
+  } else {
+    const format::StructPath path = table::VectorIndexField(*state, task.column);
+    if (task.trains_model) {
+      VectorIndexOptions o;
+      o.num_partitions = task.num_partitions;
+      o.num_sub_vectors = task.num_sub_vectors;
+      o.num_bits = task.num_bits;
+      o.distance = task.distance;
+      o.sample_rate = task.sample_rate;
+      o.max_iterations = task.max_iterations;
+      o.seed = task.seed;
+      *segment = table::BuildIvfSegment(state, path, task.type, o, task.name, fragments, attempt);
+    } else {
+      if (model.empty()) ThrowInvalid("the index task on '{}' needs the model: the part of the task that trained it",
+                                      task.column);
+      lance::table::Transaction trained = ParsePart(model, task.read_version, state->uri);
+      if (!trained.has_create_index() || trained.create_index().new_indices_size() != 1 ||
+          trained.create_index().new_indices(0).name() != task.name)
+        ThrowInvalid("'{}': the model given to the index task is not a segment of index '{}'", state->uri, task.name);
+      auto delta = table::BuildIvfDeltaSegment(state, path, trained.create_index().new_indices(0), fragments, attempt);
+      if (!delta) ThrowNotSupported("'{}': the model of index '{}' cannot be read back to share it", state->uri,
+                                    task.name);
+      *segment = std::move(*delta);
+    }
+  }
   attempt.Wait();
   attempt.Published();  // the segment stays for CommitIndexSegments (or cleanup)
   return PartBytes(t, task.read_version);

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "lancelet/error.h"
+#include "lancelet/builder.h"
 #include "lancelet/fragments.h"
+#include "lancelet/vector_search.h"
 #include "support/sample_batches.h"
 #include "support/test_env.h"
 #include "table/dataset_state.h"
@@ -166,10 +168,85 @@ TEST_F(DistributedTasksTest, IndexSegmentsBuiltPerTaskAreOneIndex) {
   EXPECT_EQ(FilesUnder(uri_ + "/_indices"), index_dirs);
   EXPECT_EQ(CommitIndexSegments(uri_, 2, again, true)->ListIndices()[0].segments, 1u);
 
-  EXPECT_EQ(testing::ThrownKind([&] { PlanIndexTasks(ds, "vec", IndexType::kIvfPq, 2); }), ErrorKind::kNotSupported);
   EXPECT_EQ(testing::ThrownKind([&] { PlanIndexTasks(ds, "nope", IndexType::kBTree, 2); }), ErrorKind::kNotFound);
   // Two segments over one fragment are not one index.
   EXPECT_THROW(CommitIndexSegments(uri_, 1, {parts[0], parts[0]}), Error);
+}
+
+// 800 rows of 8-d vectors in 4 clusters (around 0, 10, 20, 30), 200 rows a fragment.
+DatasetPtr WriteVectors(const std::string& uri) {
+  FixedWidthBuilder<int64_t> id(DataType::Int64());
+  const TypePtr type = DataType::FixedSizeList(DataType::Float32(), 8);
+  ListBuilder emb(type);
+  auto& items = static_cast<FixedWidthBuilder<float>&>(emb.item_builder());
+  for (int64_t i = 0; i < 800; ++i) {
+    id.Append(i);
+    for (int d = 0; d < 8; ++d) items.Append(float((i % 4) * 10) + float((i * 7 + d * 3) % 11) / 10.0f);
+    emb.Append();
+  }
+  auto schema = std::make_shared<Schema>(
+      std::vector<FieldPtr>{Field::Make("id", DataType::Int64()), Field::Make("emb", type)});
+  WriteOptions o;
+  o.max_rows_per_file = 200;
+  return Dataset::Write(uri, {RecordBatch::Make(schema, {id.Finish(), emb.Finish()})}, o);
+}
+
+std::vector<int64_t> Nearest(const DatasetPtr& ds, bool exact) {
+  VectorQuery q;
+  q.column = "emb";
+  q.vector = {20.3, 20.1, 20.5, 20.2, 20.0, 20.4, 20.6, 20.2};
+  q.k = 6;
+  q.exact = exact;
+  q.nprobes = 4;
+  q.refine_factor = 10;
+  q.columns = std::vector<std::string>{"id"};
+  std::vector<int64_t> ids;
+  auto reader = ds->Search(q);
+  while (auto batch = reader->Next())
+    for (int64_t i = 0; i < batch->num_rows(); ++i) ids.push_back(batch->column(0)->values<int64_t>()[i]);
+  return ids;
+}
+
+TEST_F(DistributedTasksTest, VectorSegmentsShareTheModelTheFirstTaskTrained) {
+  auto ds = WriteVectors(uri_);
+  VectorIndexOptions o;
+  o.num_sub_vectors = 2;
+  const auto tasks = PlanIndexTasks(ds, "emb", IndexType::kIvfPq, 2, "", o);
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_TRUE(tasks[0].trains_model);
+  EXPECT_FALSE(tasks[1].trains_model);
+  EXPECT_EQ(tasks[0].num_partitions, 28u);  // the square root of all 800 rows, not of a task's 400
+  EXPECT_EQ(tasks[1].fragment_ids, (std::vector<uint64_t>{2, 3}));
+  EXPECT_EQ(IndexTask::FromJson(tasks[1].ToJson()), tasks[1]);
+  EXPECT_NE(tasks[0].ToJson().find(R"("vector":{"num_partitions":28,"num_sub_vectors":2,"num_bits":8,)"),
+            std::string::npos)
+      << tasks[0].ToJson();
+
+  const std::string model = BuildIndexSegment(Dataset::Open(uri_, 1), tasks[0]);
+  EXPECT_EQ(testing::ThrownKind([&] { BuildIndexSegment(ds, tasks[1]); }), ErrorKind::kInvalidArgument);
+  const std::string second = BuildIndexSegment(Dataset::Open(uri_, 1), tasks[1], model);
+  auto indexed = CommitIndexSegments(uri_, 1, {model, second});
+  const auto indexes = indexed->ListIndices();
+  ASSERT_EQ(indexes.size(), 1u);
+  EXPECT_EQ(indexes[0].name, "emb_idx");
+  EXPECT_EQ(indexes[0].segments, 2u);
+  EXPECT_EQ(indexes[0].partitions, 28u);
+  EXPECT_EQ(indexes[0].indexed_fragments, 4u);
+  const auto exact = Nearest(indexed, true);
+  ASSERT_EQ(exact.size(), 6u);
+  EXPECT_EQ(Nearest(indexed, false), exact);
+  EXPECT_NE(indexed->ExplainSearch([] {
+    VectorQuery q;
+    q.column = "emb";
+    q.vector = std::vector<double>(8, 20.0);
+    return q;
+  }()).find("emb_idx"), std::string::npos);
+
+  o.num_bits = 4;
+  EXPECT_EQ(testing::ThrownKind([&] { PlanIndexTasks(ds, "emb", IndexType::kIvfPq, 2, "", o); }),
+            ErrorKind::kNotSupported);
+  EXPECT_EQ(testing::ThrownKind([&] { PlanIndexTasks(ds, "id", IndexType::kIvfFlat, 2); }),
+            ErrorKind::kInvalidArgument);
 }
 
 }  // namespace
