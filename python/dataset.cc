@@ -397,6 +397,14 @@ void DefineDistributedTasks(py::module_& m) {
     }
     return py::bytes(part);
   }, py::arg("dataset"), py::arg("task"), py::arg("model") = std::string());
+  m.def("merge_index_segments", [](const PyDataset& d, const std::vector<std::string>& parts) {
+    std::string part;
+    {
+      py::gil_scoped_release release;
+      part = MergeIndexSegments(d.ds, parts);
+    }
+    return py::bytes(part);
+  }, py::arg("dataset"), py::arg("parts"));
   m.def("commit_index_segments", [](const std::string& uri, uint64_t read_version,
                                     const std::vector<std::string>& parts, bool replace,
                                     StorageOptions storage_options) {

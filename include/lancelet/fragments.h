@@ -253,6 +253,12 @@ std::vector<IndexTask> PlanIndexTasks(const DatasetPtr& dataset, const std::stri
 // does not train the model needs `model`, the part of the one that did.
 std::string BuildIndexSegment(const DatasetPtr& dataset, const IndexTask& task, const std::string& model = "");
 
+// One segment holding every row of the scalar (BTree, Bitmap) segments `parts` (of one
+// index, built by tasks at `dataset`'s version), written by this process, as the
+// reference's distributed build merges its page files: queries then search one segment.
+// Returns its part; the parts' own files are removed. Vector segments are refused.
+std::string MergeIndexSegments(const DatasetPtr& dataset, const std::vector<std::string>& parts);
+
 // Commits the segments as one CreateIndex version on the dataset at `uri`; `replace`
 // removes an existing index of that name in the same commit (without it, one is an
 // InvalidArgument). The segments must cover disjoint fragments. A concurrent commit that

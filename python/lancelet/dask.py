@@ -203,14 +203,22 @@ def optimize(uri, target_rows_per_fragment=None, materialize_deletions=True, mat
                 raise
 
 
-def create_index(uri, column, index_type="BTREE", name=None, replace=False, num_tasks=None, storage_options=None,
-                 max_attempts=10, **vector):
+def _merge(uri, read_version, segments, storage_options):
+    """One task: a scalar index's segments rewritten as one."""
+    from lancelet.optimize import IndexBuild
+    ds = lancelet.dataset(uri, version=read_version, storage_options=storage_options)
+    return IndexBuild.merge(ds, segments)
+
+
+def create_index(uri, column, index_type="BTREE", name=None, replace=False, num_tasks=None, merge=True,
+                 storage_options=None, max_attempts=10, **vector):
     """ds.create_index(column, index_type) spread over the cluster: each of num_tasks tasks
     (default: one per worker thread, at most one per fragment) indexes a share of the
-    fragments as one segment, and one commit publishes them as one index. A vector index
-    (IVF_FLAT, IVF_PQ; create_index's parameters in `vector`) is built in two steps: the
-    first task trains the model on its fragments, then the others use it. Returns the
-    version committed."""
+    fragments as one segment, and one commit publishes them as one index. A scalar index's
+    segments are then merged into one by a last task (merge=False keeps one per task, and
+    queries search each). A vector index (IVF_FLAT, IVF_PQ; create_index's parameters in
+    `vector`) is built in two steps: the first task trains the model on its fragments, then
+    the others use it; its segments stay apart. Returns the version committed."""
     from lancelet.optimize import IndexBuild
     if num_tasks is None:
         num_tasks = _worker_slots()
@@ -222,6 +230,8 @@ def create_index(uri, column, index_type="BTREE", name=None, replace=False, num_
         rest = [t for t in build.tasks if not t.trains_model]
         segments = model + _run_all(_execute, [(str(uri), t, storage_options, model[0] if model else None)
                                                for t in rest])
+        if merge and not trainer and len(segments) > 1:
+            segments = _run_all(_merge, [(str(uri), build.read_version, segments, storage_options)])
         try:
             return IndexBuild.commit(str(uri), segments, read_version=build.read_version, replace=replace,
                                      storage_options=storage_options).version

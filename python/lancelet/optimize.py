@@ -171,6 +171,14 @@ class IndexBuild:
         return IndexBuild(dataset.version, [IndexTask(t) for t in found])
 
     @staticmethod
+    def merge(dataset, segments):
+        """One segment holding every row of the scalar (BTREE, BITMAP) `segments`, written
+        here on `dataset` (at the plan's read_version), as the reference's distributed
+        build merges its page files; the inputs' files are removed. Queries then search
+        one segment instead of one per task."""
+        return IndexSegment(_lancelet.merge_index_segments(dataset, [s._part for s in segments]))
+
+    @staticmethod
     def commit(dataset, segments, read_version=None, replace=False, storage_options=None):
         """Commits the segments of one plan as one CreateIndex version; returns the Dataset.
         An index of that name already there is replaced only with replace=True."""

@@ -144,7 +144,7 @@ def test_distributed_optimize_and_index_equal_the_serial_ones(client, tmp_path, 
     assert ds.to_table().to_pydict() == serial.to_table().to_pydict()
     assert [f.overlays for f in ds.get_fragments()] == [0, 0, 0, 0]
 
-    version = lancelet.dask.create_index(uri, "id", "BTREE", num_tasks=2)
+    version = lancelet.dask.create_index(uri, "id", "BTREE", num_tasks=2, merge=False)
     serial.create_index("id", "BTREE")
     ds = lancelet.dataset(uri)
     assert version == ds.version == 6
@@ -162,7 +162,13 @@ def test_distributed_optimize_and_index_equal_the_serial_ones(client, tmp_path, 
     ref = lance.dataset(uri)
     assert ref.to_table(filter="id = 25003").to_pydict() == {"id": [25003], "qty": [25003 % 97], "name": ["N25003"]}
     assert "ScalarIndexQuery" in ref.scanner(filter="id = 17777").explain_plan(True)
-    assert lancelet.dask.optimize(uri, target_rows_per_fragment=10_000)["version"] == 6  # nothing left: no version
+    assert lancelet.dask.create_index(uri, "qty", "BTREE", num_tasks=2) == 7  # merged into one segment
+    assert [(i["name"], i["segments"]) for i in lancelet.dataset(uri).list_indices()] == [("id_idx", 2), ("qty_idx", 1)]
+    ref = lance.dataset(uri)
+    assert "ScalarIndexQuery" in ref.scanner(filter="qty = 5").explain_plan(True)
+    assert sorted(ref.to_table(filter="qty = 5").column("id").to_pylist()) == \
+        sorted(serial.to_table(filter="qty = 5").column("id").to_pylist())
+    assert lancelet.dask.optimize(uri, target_rows_per_fragment=10_000)["version"] == 7  # nothing left: no version
 
 
 def data_files(uri):
@@ -304,7 +310,7 @@ def test_the_whole_job_on_s3_equals_the_serial_one(client, s3, tmp_path, oracle,
     ds = lancelet.dataset(uri, storage_options=s3)
     assert ds.to_table().to_pydict() == serial.to_table().to_pydict()
     assert ds.to_table(filter="qty = 5").to_pydict() == serial.to_table(filter="qty = 5").to_pydict()
-    assert ds.list_indices()[0]["segments"] == 2
+    assert ds.list_indices()[0]["segments"] == 1  # the tasks' two, merged
     monkeypatch.setenv("LANCELET_ORACLE_STORAGE_OPTIONS", json.dumps(s3))
     assert oracle("count", uri).strip() == "98000"
     assert sorted((r["id"], r["name"]) for r in jsonl(oracle("dump", uri, "--columns", "id,name"))) == \

@@ -567,4 +567,51 @@ std::vector<WrittenFile> WriteIndex(io::ObjectStore& store, const std::string& d
   return builder.Finish();
 }
 
+void ForEachSegmentRow(const io::ObjectStore& store, const std::string& dir, IndexKind kind,
+                       const std::function<uint64_t(uint32_t fragment)>& fragment_rows,
+                       const std::function<void(const ArrayPtr& values, std::span<const uint64_t> ids)>& fn) {
+  constexpr uint64_t kBatch = 64 * 1024;
+  if (kind == IndexKind::kBTree) {
+    auto data = format::LanceFileReader::OpenAlone(store, dir + "/" + kBTreeDataFile);
+    ExpectField(*data, 0, "values");
+    const uint64_t rows = data->num_rows(0);
+    if (data->schema().fields().size() < 2 || data->num_rows(1) != rows)
+      ThrowCorrupt("{}: expected a column of ids beside the {} values", data->path(), rows);
+    for (uint64_t start = 0; start < rows; start += kBatch) {
+      const uint64_t n = std::min(kBatch, rows - start);
+      ArrayPtr ids = data->ReadField(1, start, n);
+      if (ids->type->id() != TypeId::kUInt64) ThrowCorrupt("{}: the ids column is {}, expected uint64", data->path(),
+                                                          ids->type->ToString());
+      fn(data->ReadField(0, start, n), std::span(ids->values<uint64_t>(), size_t(n)));
+    }
+    return;
+  }
+  if (kind != IndexKind::kBitmap) ThrowNotSupported("rows of a {} segment are not read back", KindName(kind));
+  auto file = format::LanceFileReader::OpenAlone(store, dir + "/" + kBitmapLookupFile);
+  ExpectField(*file, 0, "keys");
+  ExpectField(*file, 1, "bitmaps");
+  const ArrayPtr keys = file->ReadField(0, 0, file->num_rows(0));
+  for (uint64_t start = 0; start < uint64_t(keys->length); start += 1024) {
+    const uint64_t n = std::min<uint64_t>(1024, uint64_t(keys->length) - start);
+    const ArrayPtr bitmaps = file->ReadField(1, start, n);
+    std::vector<int64_t> key_rows;
+    std::vector<uint64_t> ids;
+    for (uint64_t k = 0; k < n; ++k) {
+      if (bitmaps->IsNull(int64_t(k))) continue;
+      const RowAddrMap map =
+          RowAddrMap::Deserialize(bitmaps->GetView(int64_t(k)), fmt::format("'{}' key row {}", file->path(), start + k));
+      for (const auto& [fragment, offsets] : map.fragments) {
+        const uint64_t high = uint64_t(fragment) << 32;
+        auto add = [&](uint64_t offset) {
+          key_rows.push_back(int64_t(start + k));
+          ids.push_back(high | offset);
+        };
+        if (offsets) offsets->ForEach(add);
+        else for (uint64_t o = 0, rows = fragment_rows(fragment); o < rows; ++o) add(o);
+      }
+    }
+    if (!ids.empty()) fn(Take(*keys, key_rows), ids);
+  }
+}
+
 }  // namespace lancelet::index

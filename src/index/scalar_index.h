@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -81,6 +82,14 @@ struct WrittenFile {
 std::vector<WrittenFile> WriteIndex(io::ObjectStore& store, const std::string& dir, IndexKind kind,
                                     format::FileVersion version, const ArrayData& values,
                                     const std::vector<uint64_t>& ids, uint64_t memory_budget = 64 << 20);
+
+// Every indexed (value, id) of the segment in `dir` (lancelet's or the reference's files),
+// a batch at a time: a BTree's sorted rows; a Bitmap's keys, each repeated for the ids
+// its bitmap lists (a fragment it lists whole expands to `fragment_rows(fragment)`
+// offsets). For rebuilding segments as one (a distributed build's merge).
+void ForEachSegmentRow(const io::ObjectStore& store, const std::string& dir, IndexKind kind,
+                       const std::function<uint64_t(uint32_t fragment)>& fragment_rows,
+                       const std::function<void(const ArrayPtr& values, std::span<const uint64_t> ids)>& fn);
 
 // A BTree over `values` and their `ids` held in memory, in pages of `page_rows`: searched
 // exactly as a segment's files are.

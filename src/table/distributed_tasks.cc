@@ -22,6 +22,9 @@
 #include "table/commit.h"
 #include "table/compaction.h"
 #include "table/dataset_state.h"
+#include "index/index.h"
+#include "index/index_builder.h"
+#include "index/scalar_index.h"
 #include "table/index_build.h"
 #include "table/index_section.h"
 #include "table/ivf_build.h"
@@ -419,6 +422,71 @@ std::string BuildIndexSegment(const DatasetPtr& dataset, const IndexTask& task, 
   attempt.Wait();
   attempt.Published();  // the segment stays for CommitIndexSegments (or cleanup)
   return PartBytes(t, task.read_version);
+}
+
+std::string MergeIndexSegments(const DatasetPtr& dataset, const std::vector<std::string>& parts) {
+  const auto state = table::StatePtrOf(dataset);
+  const std::string indices_dir = io::JoinPath(state->uri, table::kIndicesDir);
+  std::vector<lance::table::IndexMetadata> segments;
+  for (const std::string& bytes : parts) {
+    lance::table::Transaction part = ParsePart(bytes, state->version(), state->uri);
+    if (!part.has_create_index() || part.create_index().new_indices_size() != 1)
+      ThrowInvalid("'{}': a part to merge is not one index segment", state->uri);
+    segments.push_back(part.create_index().new_indices(0));
+  }
+  if (segments.empty()) ThrowInvalid("'{}': no index segment to merge", state->uri);
+  const lance::table::IndexMetadata& first = segments[0];
+  const auto kind = index::KindOfTypeUrl(first.index_details().type_url());
+  if (!kind || (*kind != index::IndexKind::kBTree && *kind != index::IndexKind::kBitmap))
+    ThrowNotSupported("'{}': segments of index '{}' are not BTree or Bitmap ones, which are merged", state->uri,
+                      first.name());
+  const auto field = first.fields_size() == 1 ? state->schema.StructPathOf(first.fields(0)) : std::nullopt;
+  if (!field) ThrowInvalid("'{}': index '{}' is not on one field of the schema", state->uri, first.name());
+  format::RoaringBitmap covered;
+  for (const auto& segment : segments) {
+    if (segment.name() != first.name() || segment.index_details().type_url() != first.index_details().type_url())
+      ThrowInvalid("'{}': the segments to merge belong to two indexes, '{}' and '{}'", state->uri, first.name(),
+                   segment.name());
+    const auto fragments = table::IndexFragments(segment);
+    if (!fragments) ThrowInvalid("'{}': a segment of '{}' lists no fragments", state->uri, first.name());
+    for (uint32_t f : fragments->ToVector()) {
+      if (covered.Contains(f))
+        ThrowInvalid("'{}': two segments of index '{}' cover fragment {}", state->uri, first.name(), f);
+      covered.Add(f);
+    }
+  }
+  auto fragment_rows = [&](uint32_t id) -> uint64_t {
+    const auto* f = state->FindFragment(id);
+    if (!f) ThrowCorrupt("'{}': a segment of '{}' names fragment {}, which version {} does not have", state->uri,
+                         first.name(), id, state->version());
+    return f->physical_rows();
+  };
+  table::AttemptFiles attempt(*state->store);
+  const std::string uuid = table::NewUuid();
+  const std::string dir = io::JoinPath(indices_dir, uuid);
+  attempt.AddOwnDirectory(dir);
+  state->store->CreateDir(dir);
+  index::IndexBuilder builder(*state->store, dir, *kind, state->WriteVersion(), field->field->type);
+  for (const auto& segment : segments)
+    index::ForEachSegmentRow(*state->store, io::JoinPath(indices_dir, table::UuidText(segment.uuid().uuid())), *kind,
+                             fragment_rows,
+                             [&](const ArrayPtr& values, std::span<const uint64_t> ids) { builder.Add(values, ids); });
+  lance::table::Transaction t;
+  lance::table::IndexMetadata* merged = t.mutable_create_index()->add_new_indices();
+  *merged = first;
+  merged->mutable_uuid()->set_uuid(table::UuidBytes(uuid));
+  merged->set_fragment_bitmap(covered.SerializePortable(format::RoaringBitmap::RunContainers::kNone));
+  merged->clear_files();
+  for (const auto& file : builder.Finish()) {
+    auto* f = merged->add_files();
+    f->set_path(file.name);
+    f->set_size_bytes(file.size);
+  }
+  attempt.Published();
+  table::AttemptFiles merged_away(*state->store);  // never published: the inputs go
+  for (const auto& segment : segments)
+    merged_away.AddOwnDirectory(io::JoinPath(indices_dir, table::UuidText(segment.uuid().uuid())));
+  return PartBytes(t, state->version());
 }
 
 DatasetPtr CommitIndexSegments(const std::string& raw_uri, uint64_t read_version, const std::vector<std::string>& parts,

@@ -27,7 +27,7 @@ std::vector<std::string> Rows(const DatasetPtr& ds, const std::string& filter = 
   std::vector<std::string> out;
   for (int64_t i = 0; i < batch->num_rows(); ++i)
     out.push_back(std::to_string(batch->column(0)->values<int64_t>()[i]) + "=" +
-                  std::string(batch->column(1)->GetView(i)));
+                  (batch->column(1)->IsNull(i) ? "NULL" : std::string(batch->column(1)->GetView(i))));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -171,6 +171,36 @@ TEST_F(DistributedTasksTest, IndexSegmentsBuiltPerTaskAreOneIndex) {
   EXPECT_EQ(testing::ThrownKind([&] { PlanIndexTasks(ds, "nope", IndexType::kBTree, 2); }), ErrorKind::kNotFound);
   // Two segments over one fragment are not one index.
   EXPECT_THROW(CommitIndexSegments(uri_, 1, {parts[0], parts[0]}), Error);
+}
+
+TEST_F(DistributedTasksTest, SegmentsMergeIntoOneThatAnswersTheSame) {
+  WriteOptions o;
+  o.max_rows_per_file = 10;
+  auto ds = Dataset::Write(uri_, {IdNameBatch(0, 50)}, o);
+  ds = ds->Delete("id = 7");  // a deleted row stays out of the merged index too
+  for (IndexType type : {IndexType::kBTree, IndexType::kBitmap}) {
+    const std::string name = type == IndexType::kBTree ? "by_id" : "by_name";
+    const std::string column = type == IndexType::kBTree ? "id" : "name";
+    std::vector<std::string> parts;
+    for (const auto& t : PlanIndexTasks(ds, column, type, 3, name)) parts.push_back(BuildIndexSegment(ds, t));
+    ASSERT_EQ(parts.size(), 3u);
+    const size_t before = FilesUnder(uri_ + "/_indices");
+    const std::string merged = MergeIndexSegments(ds, parts);
+    EXPECT_LT(FilesUnder(uri_ + "/_indices"), before);  // three segments' files became one segment's
+    ds = CommitIndexSegments(uri_, ds->version(), {merged});
+    EXPECT_EQ(testing::ThrownKind([&] { MergeIndexSegments(ds, parts); }), ErrorKind::kInvalidArgument);
+  }
+  const auto indexes = ds->ListIndices();
+  ASSERT_EQ(indexes.size(), 2u);
+  for (const auto& index : indexes) {
+    EXPECT_EQ(index.segments, 1u) << index.name;
+    EXPECT_EQ(index.indexed_fragments, 5u) << index.name;
+  }
+  EXPECT_EQ(Rows(ds, "id IN (3, 7, 44)"), (std::vector<std::string>{"3=NULL", "44=n44"}));  // i % 7 = 3: NULL
+  EXPECT_EQ(Rows(ds, "name IN ('n21', 'n7', 'n49')"), (std::vector<std::string>{"21=n21", "49=n49"}));
+  EXPECT_EQ(Rows(ds, "name IS NULL").size(), 7u);  // the Bitmap's NULL key survived the merge
+  EXPECT_NE(ds->Explain("name = 'n21'").find("by_name"), std::string::npos) << ds->Explain("name = 'n21'");
+  EXPECT_NE(ds->Explain("id = 21").find("by_id"), std::string::npos);
 }
 
 // 800 rows of 8-d vectors in 4 clusters (around 0, 10, 20, 30), 200 rows a fragment.
