@@ -100,6 +100,19 @@ void DefineMaintenance(py::class_<PyDataset>& dataset) {
 }
 
 // Building and listing indexes (pylance's names).
+// create_index's vector parameters under pylance's names (metric is the distance).
+VectorIndexOptions VectorOptions(uint32_t num_partitions, uint32_t num_sub_vectors, uint32_t num_bits,
+                                 const std::string& metric, uint32_t sample_rate, uint32_t max_iterations) {
+  VectorIndexOptions options;
+  options.num_partitions = num_partitions;
+  options.num_sub_vectors = num_sub_vectors;
+  options.num_bits = num_bits;
+  options.distance = metric;
+  options.sample_rate = sample_rate;
+  options.max_iterations = max_iterations;
+  return options;
+}
+
 // pylance's index_type names, in any case.
 IndexType ParseIndexType(const std::string& index_type) {
   std::string kind;
@@ -120,13 +133,8 @@ void DefineIndexes(py::class_<PyDataset>& dataset) {
                               uint32_t num_sub_vectors, uint32_t num_bits, const std::string& metric,
                               uint32_t sample_rate, uint32_t max_iterations) {
         const IndexType type = ParseIndexType(index_type);
-        VectorIndexOptions options;
-        options.num_partitions = num_partitions;
-        options.num_sub_vectors = num_sub_vectors;
-        options.num_bits = num_bits;
-        options.distance = metric;
-        options.sample_rate = sample_rate;
-        options.max_iterations = max_iterations;
+        const VectorIndexOptions options =
+            VectorOptions(num_partitions, num_sub_vectors, num_bits, metric, sample_rate, max_iterations);
         MoveTo(self, [&](const DatasetPtr& ds) { return ds->CreateIndex(column, type, options, name, replace); });
         return self;
       }, py::arg("column"), py::arg("index_type") = "BTREE", py::arg("name") = "", py::arg("replace") = false,
@@ -374,13 +382,8 @@ void DefineDistributedTasks(py::module_& m) {
                                size_t num_tasks, const std::string& name, uint32_t num_partitions,
                                uint32_t num_sub_vectors, uint32_t num_bits, const std::string& metric,
                                uint32_t sample_rate, uint32_t max_iterations) {
-    VectorIndexOptions options;
-    options.num_partitions = num_partitions;
-    options.num_sub_vectors = num_sub_vectors;
-    options.num_bits = num_bits;
-    options.distance = metric;
-    options.sample_rate = sample_rate;
-    options.max_iterations = max_iterations;
+    const VectorIndexOptions options =
+        VectorOptions(num_partitions, num_sub_vectors, num_bits, metric, sample_rate, max_iterations);
     std::vector<std::string> out;
     for (const IndexTask& t : PlanIndexTasks(d.ds, column, ParseIndexType(index_type), num_tasks, name, options))
       out.push_back(t.ToJson());

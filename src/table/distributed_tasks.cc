@@ -276,6 +276,29 @@ DatasetPtr CommitCompaction(const std::string& raw_uri, uint64_t read_version, c
 
 namespace {
 
+// A vector task's parameters are VectorIndexOptions' (its progress callback aside).
+void SetVectorOptions(IndexTask& task, const VectorIndexOptions& o) {
+  task.num_partitions = o.num_partitions;
+  task.num_sub_vectors = o.num_sub_vectors;
+  task.num_bits = o.num_bits;
+  task.distance = o.distance;
+  task.sample_rate = o.sample_rate;
+  task.max_iterations = o.max_iterations;
+  task.seed = o.seed;
+}
+
+VectorIndexOptions VectorOptionsOf(const IndexTask& task) {
+  VectorIndexOptions o;
+  o.num_partitions = task.num_partitions;
+  o.num_sub_vectors = task.num_sub_vectors;
+  o.num_bits = task.num_bits;
+  o.distance = task.distance;
+  o.sample_rate = task.sample_rate;
+  o.max_iterations = task.max_iterations;
+  o.seed = task.seed;
+  return o;
+}
+
 const char* IndexTypeName(IndexType type) {
   switch (type) {
     case IndexType::kBTree: return "BTREE";
@@ -354,16 +377,10 @@ std::vector<IndexTask> PlanIndexTasks(const DatasetPtr& dataset, const std::stri
   first.type = type;
   first.name = name.empty() ? column + "_idx" : name;
   if (vector) {
-    const VectorIndexOptions& o = vector_options;
+    SetVectorOptions(first, vector_options);
     // The model serves every segment, so its partitions are counted on every row.
-    first.num_partitions = o.num_partitions ? o.num_partitions
-                                            : uint32_t(std::max<uint64_t>(1, uint64_t(std::sqrt(double(total)))));
-    first.num_sub_vectors = o.num_sub_vectors;
-    first.num_bits = o.num_bits;
-    first.distance = o.distance;
-    first.sample_rate = o.sample_rate;
-    first.max_iterations = o.max_iterations;
-    first.seed = o.seed;
+    if (first.num_partitions == 0)
+      first.num_partitions = uint32_t(std::max<uint64_t>(1, uint64_t(std::sqrt(double(total)))));
   }
   std::vector<IndexTask> out;
   const uint64_t per_task = std::max<uint64_t>(1, (total + num_tasks - 1) / num_tasks);
@@ -397,15 +414,7 @@ std::string BuildIndexSegment(const DatasetPtr& dataset, const IndexTask& task, 
   } else {
     const format::StructPath path = table::VectorIndexField(*state, task.column);
     if (task.trains_model) {
-      VectorIndexOptions o;
-      o.num_partitions = task.num_partitions;
-      o.num_sub_vectors = task.num_sub_vectors;
-      o.num_bits = task.num_bits;
-      o.distance = task.distance;
-      o.sample_rate = task.sample_rate;
-      o.max_iterations = task.max_iterations;
-      o.seed = task.seed;
-      *segment = table::BuildIvfSegment(state, path, task.type, o, task.name, fragments, attempt);
+      *segment = table::BuildIvfSegment(state, path, task.type, VectorOptionsOf(task), task.name, fragments, attempt);
     } else {
       if (model.empty()) ThrowInvalid("the index task on '{}' needs the model: the part of the task that trained it",
                                       task.column);
