@@ -131,9 +131,7 @@ std::shared_ptr<const DatasetState> DeleteWhere(std::shared_ptr<const DatasetSta
     if (matched.empty()) return nullptr;
     // What the predicate read decides which rows go: a concurrent change to it must
     // make us look again (table/read_set.h).
-    auto read_set = std::make_shared<table::ReadSet>();
-    table::ReadSet::AddFields(state->schema, ReferencedColumns(*predicate), read_set->all_rows_fields);
-    for (const auto& f : state->manifest.fragments()) read_set->fragments.insert(f.id());
+    auto read_set = table::ReadSet::OfStatement(*state, ReferencedColumns(*predicate), {});
     for (const auto& [fragment, offsets] : matched)
       read_set->changed_rows[fragment] = format::RoaringBitmap::FromValues(offsets);
 

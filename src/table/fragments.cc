@@ -247,20 +247,22 @@ void CheckFragments(const std::vector<FragmentMetadata>& fragments, const format
   }
 }
 
+const lance::table::DataFragment& FragmentOf(const table::DatasetState& base, uint64_t id, const char* what) {
+  const auto* f = base.FindFragment(id);
+  if (!f) ThrowInvalid("'{}': {} for fragment {}, which version {} does not have", base.uri, what, id, base.version());
+  return *f;
+}
+
 // The read set of an UPDATE given as text: its predicate's columns on every row, its SET
 // expressions' on the rows it changed (filled in by the caller), every fragment of `base`.
 std::shared_ptr<table::ReadSet> UpdateReadSet(const table::DatasetState& base,
                                               const std::vector<Dataset::SetClause>& set,
                                               const std::string& predicate) {
-  auto read_set = std::make_shared<table::ReadSet>();
-  if (!predicate.empty())
-    table::ReadSet::AddFields(base.schema, ReferencedColumns(*ParseExpression(predicate)), read_set->all_rows_fields);
   std::vector<std::string> needed;
   for (const auto& c : set)
     for (auto& name : ReferencedColumns(*ParseExpression(c.expression))) needed.push_back(name);
-  table::ReadSet::AddFields(base.schema, needed, read_set->changed_rows_fields);
-  for (const auto& f : base.manifest.fragments()) read_set->fragments.insert(f.id());
-  return read_set;
+  return table::ReadSet::OfStatement(
+      base, predicate.empty() ? std::vector<std::string>{} : ReferencedColumns(*ParseExpression(predicate)), needed);
 }
 
 // The DataOverlay transaction of `operation` on `base`, and for an UPDATE's overlays the
@@ -270,13 +272,8 @@ void AddOverlayGroups(const table::DatasetState& base, const Operation& operatio
   std::map<uint64_t, std::vector<uint32_t>> changed;
   const std::set<int32_t> ids = FieldIds(base.schema);
   for (const OverlayGroupMetadata& g : operation.overlay_groups) {
-    const lance::table::DataFragment* fragment = nullptr;
-    for (const auto& f : base.manifest.fragments())
-      if (f.id() == g.fragment_id) fragment = &f;
-    if (!fragment)
-      ThrowInvalid("'{}': overlays for fragment {}, which version {} does not have", base.uri, g.fragment_id,
-                   base.version());
-    table::CheckTakesOverlays(base, "overlay on", *fragment);
+    const lance::table::DataFragment& fragment = FragmentOf(base, g.fragment_id, "overlays");
+    table::CheckTakesOverlays(base, "overlay on", fragment);
     auto* group = t.mutable_data_overlay()->add_groups();
     group->set_fragment_id(g.fragment_id);
     for (const OverlayFileMetadata& o : g.overlays) {
@@ -287,9 +284,9 @@ void AddOverlayGroups(const table::DatasetState& base, const Operation& operatio
                      o.data_file.path, o.offsets.size(), entries, entries);
       for (const auto& set : o.offsets)
         for (uint32_t offset : set)
-          if (offset >= fragment->physical_rows())
+          if (offset >= fragment.physical_rows())
             ThrowInvalid("'{}': overlay '{}' covers offset {} of fragment {}, which has {} rows", base.uri,
-                         o.data_file.path, offset, g.fragment_id, fragment->physical_rows());
+                         o.data_file.path, offset, g.fragment_id, fragment.physical_rows());
       auto* file = group->add_overlays();
       *file->mutable_data_file() = DataFileProto(o.data_file);
       if (o.offsets.size() == 1) {
@@ -310,12 +307,6 @@ void AddOverlayGroups(const table::DatasetState& base, const Operation& operatio
     read_set->changed_rows[fragment] = format::RoaringBitmap::FromValues(rows);
   }
   commit.read_set = std::move(read_set);
-}
-
-const lance::table::DataFragment& FragmentOf(const table::DatasetState& base, uint64_t id, const char* what) {
-  const auto* f = base.FindFragment(id);
-  if (!f) ThrowInvalid("'{}': {} for fragment {}, which version {} does not have", base.uri, what, id, base.version());
-  return *f;
 }
 
 // Each fragment of `updated` as `base` has it, with its new deletion file, into `out`; the

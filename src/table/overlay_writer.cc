@@ -139,10 +139,6 @@ UpdateValues EvaluateUpdate(const std::shared_ptr<const DatasetState>& state,
   // Read only what the SET expressions need; the filter adds its own columns.
   std::vector<ExprPtr> exprs;
   std::vector<std::string> needed;
-  out.read_set = std::make_shared<ReadSet>();
-  ReadSet& read_set = *out.read_set;
-  if (predicate) ReadSet::AddFields(state->schema, ReferencedColumns(*predicate), read_set.all_rows_fields);
-  for (const auto& f : state->manifest.fragments()) read_set.fragments.insert(f.id());
   for (const auto& s : set) {
     const auto* field = state->schema.FindByName(s.column);
     if (!field) ThrowInvalid("update: no column '{}' in '{}' (columns: {})", s.column, state->uri,
@@ -153,7 +149,8 @@ UpdateValues EvaluateUpdate(const std::shared_ptr<const DatasetState>& state,
     exprs.push_back(Expr::Assign(e, field->type, s.column));  // exact conversions only
     out.set_fields.push_back(size_t(field - &state->schema.fields()[0]));
   }
-  ReadSet::AddFields(state->schema, needed, read_set.changed_rows_fields);
+  out.read_set = ReadSet::OfStatement(*state, predicate ? ReferencedColumns(*predicate) : std::vector<std::string>{},
+                                      needed);
   ScanSpec spec = RowsWhere(needed, predicate);
   spec.fragments = fragments;
   ScanPlan plan(state, spec);
@@ -172,7 +169,7 @@ UpdateValues EvaluateUpdate(const std::shared_ptr<const DatasetState>& state,
   });
   for (auto& [fragment, p] : parts)
     for (auto& column : p) out.values[fragment].push_back(Concatenate(column));
-  for (auto& [fragment, offs] : out.offsets) read_set.changed_rows[fragment] = format::RoaringBitmap::FromValues(offs);
+  for (auto& [fragment, offs] : out.offsets) out.read_set->changed_rows[fragment] = format::RoaringBitmap::FromValues(offs);
   return out;
 }
 

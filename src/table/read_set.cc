@@ -15,6 +15,16 @@ void ReadSet::AddFields(const format::LanceSchema& schema, const std::vector<std
       field->ForEach([&](const format::LanceField& node) { into.insert(node.id); });
 }
 
+std::shared_ptr<ReadSet> ReadSet::OfStatement(const DatasetState& state,
+                                              const std::vector<std::string>& predicate_columns,
+                                              const std::vector<std::string>& set_columns) {
+  auto read = std::make_shared<ReadSet>();
+  AddFields(state.schema, predicate_columns, read->all_rows_fields);
+  AddFields(state.schema, set_columns, read->changed_rows_fields);
+  for (const auto& f : state.manifest.fragments()) read->fragments.insert(f.id());
+  return read;
+}
+
 namespace {
 
 std::map<uint64_t, const DataFragment*> ById(const lance::table::Manifest& m) {

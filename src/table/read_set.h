@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -34,6 +35,12 @@ struct ReadSet {
   // such as _rowid name no field and are skipped: row ids never change).
   static void AddFields(const format::LanceSchema& schema, const std::vector<std::string>& columns,
                         std::set<int32_t>& into);
+
+  // What an UPDATE or DELETE on `state`'s version reads: the columns its predicate names
+  // (`predicate_columns`) on every row of every fragment, and those its SET expressions
+  // name (`set_columns`) on the rows it changes, which the caller puts in changed_rows.
+  static std::shared_ptr<ReadSet> OfStatement(const DatasetState& state, const std::vector<std::string>& predicate_columns,
+                                              const std::vector<std::string>& set_columns);
 };
 
 // Compares two consecutive committed versions. Returns what `after` changed that `read`
