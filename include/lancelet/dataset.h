@@ -75,8 +75,9 @@ struct TagInfo {
 // centroid, vectors kept whole) and IVF_PQ (the same, vectors product-quantized).
 enum class IndexType { kBTree, kBitmap, kIvfFlat, kIvfPq };
 
-// How a vector index is built (pylance's names in the comments).
-struct VectorIndexOptions {
+// How a vector index is built (pylance's names in the comments); a distributed build's
+// tasks carry these (lancelet/fragments.h).
+struct VectorIndexParameters {
   uint32_t num_partitions = 0;   // num_partitions; 0: the square root of the rows, at least 1
   uint32_t num_sub_vectors = 0;  // num_sub_vectors (IVF_PQ; must divide the dimension); 0: dim / 16, or 1
   uint32_t num_bits = 8;         // num_bits (IVF_PQ): 8, or 4 (16 codes a sub-vector; sub-vectors even)
@@ -84,6 +85,10 @@ struct VectorIndexOptions {
   uint32_t sample_rate = 256;    // k-means trains on at most sample_rate x k sampled rows
   uint32_t max_iterations = 50;
   uint64_t seed = 42;            // of the training sample and k-means' initial centroids
+  bool operator==(const VectorIndexParameters&) const = default;
+};
+
+struct VectorIndexOptions : VectorIndexParameters {
   // Called with the rows read so far of each pass over the column (2 passes: the sample,
   // then the assignment), e.g. to draw a progress line; null: not called.
   std::function<void(const char* pass, uint64_t rows, uint64_t total)> progress;

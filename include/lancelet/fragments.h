@@ -224,11 +224,8 @@ struct IndexTask {
   IndexType type = IndexType::kBTree;
   std::string name;    // the index's name
   std::vector<uint64_t> fragment_ids;
-  // IVF_FLAT / IVF_PQ only: VectorIndexOptions' parameters, num_partitions resolved from
-  // the rows of the whole version.
-  uint32_t num_partitions = 0, num_sub_vectors = 0, num_bits = 8, sample_rate = 256, max_iterations = 50;
-  std::string distance = "l2";
-  uint64_t seed = 42;
+  // IVF_FLAT / IVF_PQ only: num_partitions resolved from the rows of the whole version.
+  VectorIndexParameters vector;
   bool trains_model = false;
   bool operator==(const IndexTask&) const = default;
 

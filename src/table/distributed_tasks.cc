@@ -68,6 +68,19 @@ std::shared_ptr<const table::DatasetState> StateAt(const DatasetPtr& dataset, ui
   return state;
 }
 
+// The fragments a task names, each in the version it runs on (NotFound otherwise).
+std::vector<const lance::table::DataFragment*> TaskFragments(const table::DatasetState& state,
+                                                             const std::vector<uint64_t>& ids, const char* what) {
+  std::vector<const lance::table::DataFragment*> out;
+  for (uint64_t id : ids) {
+    const auto* f = state.FindFragment(id);
+    if (!f) ThrowNotFound("'{}': {} names fragment {}, which version {} does not have", state.uri, what, id,
+                          state.version());
+    out.push_back(f);
+  }
+  return out;
+}
+
 std::string PartBytes(lance::table::Transaction& t, uint64_t read_version) {
   t.set_read_version(read_version);
   return t.SerializeAsString();
@@ -186,13 +199,7 @@ std::vector<CompactionTask> PlanCompactionTasks(const DatasetPtr& dataset, const
 
 std::string ExecuteCompactionTask(const DatasetPtr& dataset, const CompactionTask& task) {
   const auto state = StateAt(dataset, task.read_version, "the compaction task");
-  std::vector<const lance::table::DataFragment*> fragments;
-  for (uint64_t id : task.fragment_ids) {
-    const auto* f = state->FindFragment(id);
-    if (!f) ThrowNotFound("'{}': the compaction task names fragment {}, which version {} does not have", state->uri,
-                          id, state->version());
-    fragments.push_back(f);
-  }
+  const auto fragments = TaskFragments(*state, task.fragment_ids, "the compaction task");
   table::AttemptFiles attempt(*state->store);
   lance::table::Transaction t;
   if (task.action == CompactionAction::kRewriteRows) {
@@ -276,29 +283,6 @@ DatasetPtr CommitCompaction(const std::string& raw_uri, uint64_t read_version, c
 
 namespace {
 
-// A vector task's parameters are VectorIndexOptions' (its progress callback aside).
-void SetVectorOptions(IndexTask& task, const VectorIndexOptions& o) {
-  task.num_partitions = o.num_partitions;
-  task.num_sub_vectors = o.num_sub_vectors;
-  task.num_bits = o.num_bits;
-  task.distance = o.distance;
-  task.sample_rate = o.sample_rate;
-  task.max_iterations = o.max_iterations;
-  task.seed = o.seed;
-}
-
-VectorIndexOptions VectorOptionsOf(const IndexTask& task) {
-  VectorIndexOptions o;
-  o.num_partitions = task.num_partitions;
-  o.num_sub_vectors = task.num_sub_vectors;
-  o.num_bits = task.num_bits;
-  o.distance = task.distance;
-  o.sample_rate = task.sample_rate;
-  o.max_iterations = task.max_iterations;
-  o.seed = task.seed;
-  return o;
-}
-
 const char* IndexTypeName(IndexType type) {
   switch (type) {
     case IndexType::kBTree: return "BTREE";
@@ -318,10 +302,10 @@ std::string IndexTask::ToJson() const {
            {"name", name},
            {"fragment_ids", fragment_ids}};
   if (table::IsVectorIndexType(type))
-    out["vector"] = {{"num_partitions", num_partitions}, {"num_sub_vectors", num_sub_vectors},
-                     {"num_bits", num_bits},             {"distance", distance},
-                     {"sample_rate", sample_rate},       {"max_iterations", max_iterations},
-                     {"seed", seed},                     {"trains_model", trains_model}};
+    out["vector"] = {{"num_partitions", vector.num_partitions}, {"num_sub_vectors", vector.num_sub_vectors},
+                     {"num_bits", vector.num_bits},             {"distance", vector.distance},
+                     {"sample_rate", vector.sample_rate},       {"max_iterations", vector.max_iterations},
+                     {"seed", vector.seed},                     {"trains_model", trains_model}};
   return out.dump();
 }
 
@@ -339,13 +323,13 @@ IndexTask IndexTask::FromJson(std::string_view text) {
     task.fragment_ids = j.at("fragment_ids").get<std::vector<uint64_t>>();
     if (table::IsVectorIndexType(task.type)) {
       const Json& v = j.at("vector");
-      task.num_partitions = v.at("num_partitions").get<uint32_t>();
-      task.num_sub_vectors = v.at("num_sub_vectors").get<uint32_t>();
-      task.num_bits = v.at("num_bits").get<uint32_t>();
-      task.distance = v.at("distance").get<std::string>();
-      task.sample_rate = v.at("sample_rate").get<uint32_t>();
-      task.max_iterations = v.at("max_iterations").get<uint32_t>();
-      task.seed = v.at("seed").get<uint64_t>();
+      task.vector.num_partitions = v.at("num_partitions").get<uint32_t>();
+      task.vector.num_sub_vectors = v.at("num_sub_vectors").get<uint32_t>();
+      task.vector.num_bits = v.at("num_bits").get<uint32_t>();
+      task.vector.distance = v.at("distance").get<std::string>();
+      task.vector.sample_rate = v.at("sample_rate").get<uint32_t>();
+      task.vector.max_iterations = v.at("max_iterations").get<uint32_t>();
+      task.vector.seed = v.at("seed").get<uint64_t>();
       task.trains_model = v.at("trains_model").get<bool>();
     }
     return task;
@@ -377,10 +361,10 @@ std::vector<IndexTask> PlanIndexTasks(const DatasetPtr& dataset, const std::stri
   first.type = type;
   first.name = name.empty() ? column + "_idx" : name;
   if (vector) {
-    SetVectorOptions(first, vector_options);
+    first.vector = vector_options;
     // The model serves every segment, so its partitions are counted on every row.
-    if (first.num_partitions == 0)
-      first.num_partitions = uint32_t(std::max<uint64_t>(1, uint64_t(std::sqrt(double(total)))));
+    if (first.vector.num_partitions == 0)
+      first.vector.num_partitions = uint32_t(std::max<uint64_t>(1, uint64_t(std::sqrt(double(total)))));
   }
   std::vector<IndexTask> out;
   const uint64_t per_task = std::max<uint64_t>(1, (total + num_tasks - 1) / num_tasks);
@@ -399,13 +383,8 @@ std::vector<IndexTask> PlanIndexTasks(const DatasetPtr& dataset, const std::stri
 
 std::string BuildIndexSegment(const DatasetPtr& dataset, const IndexTask& task, const std::string& model) {
   const auto state = StateAt(dataset, task.read_version, "the index task");
-  std::set<uint64_t> fragments;
-  for (uint64_t id : task.fragment_ids) {
-    if (!state->FindFragment(id))
-      ThrowNotFound("'{}': the index task names fragment {}, which version {} does not have", state->uri, id,
-                    state->version());
-    fragments.insert(id);
-  }
+  TaskFragments(*state, task.fragment_ids, "the index task");
+  const std::set<uint64_t> fragments(task.fragment_ids.begin(), task.fragment_ids.end());
   table::AttemptFiles attempt(*state->store);
   lance::table::Transaction t;
   auto* segment = t.mutable_create_index()->add_new_indices();
@@ -414,7 +393,9 @@ std::string BuildIndexSegment(const DatasetPtr& dataset, const IndexTask& task, 
   } else {
     const format::StructPath path = table::VectorIndexField(*state, task.column);
     if (task.trains_model) {
-      *segment = table::BuildIvfSegment(state, path, task.type, VectorOptionsOf(task), task.name, fragments, attempt);
+      VectorIndexOptions options;
+      static_cast<VectorIndexParameters&>(options) = task.vector;
+      *segment = table::BuildIvfSegment(state, path, task.type, options, task.name, fragments, attempt);
     } else {
       if (model.empty()) ThrowInvalid("the index task on '{}' needs the model: the part of the task that trained it",
                                       task.column);
@@ -433,17 +414,42 @@ std::string BuildIndexSegment(const DatasetPtr& dataset, const IndexTask& task, 
   return PartBytes(t, task.read_version);
 }
 
-std::string MergeIndexSegments(const DatasetPtr& dataset, const std::vector<std::string>& parts) {
-  const auto state = table::StatePtrOf(dataset);
-  const std::string indices_dir = io::JoinPath(state->uri, table::kIndicesDir);
+namespace {
+
+// The segments of an index build's parts, made at `read_version`: of one index (one name,
+// one kind), over disjoint fragments, which `covered` receives. InvalidArgument otherwise,
+// or when there is none.
+std::vector<lance::table::IndexMetadata> SegmentsOf(const std::vector<std::string>& parts, uint64_t read_version,
+                                                    const std::string& uri, format::RoaringBitmap& covered) {
   std::vector<lance::table::IndexMetadata> segments;
   for (const std::string& bytes : parts) {
-    lance::table::Transaction part = ParsePart(bytes, state->version(), state->uri);
-    if (!part.has_create_index() || part.create_index().new_indices_size() != 1)
-      ThrowInvalid("'{}': a part to merge is not one index segment", state->uri);
-    segments.push_back(part.create_index().new_indices(0));
+    lance::table::Transaction part = ParsePart(bytes, read_version, uri);
+    if (!part.has_create_index())
+      ThrowInvalid("'{}': a commit part of an index build holds a {} transaction", uri, table::OperationName(part));
+    for (auto& segment : *part.mutable_create_index()->mutable_new_indices()) {
+      if (!segments.empty() && (segment.name() != segments[0].name() ||
+                                segment.index_details().type_url() != segments[0].index_details().type_url()))
+        ThrowInvalid("'{}': the segments belong to two indexes, '{}' and '{}'", uri, segments[0].name(),
+                     segment.name());
+      if (const auto fragments = table::IndexFragments(segment))
+        for (uint32_t f : fragments->ToVector()) {
+          if (covered.Contains(f))
+            ThrowInvalid("'{}': two segments of index '{}' cover fragment {}", uri, segment.name(), f);
+          covered.Add(f);
+        }
+      segments.push_back(std::move(segment));
+    }
   }
-  if (segments.empty()) ThrowInvalid("'{}': no index segment to merge", state->uri);
+  if (segments.empty()) ThrowInvalid("'{}': an index build gave no segment", uri);
+  return segments;
+}
+
+}  // namespace
+
+std::string MergeIndexSegments(const DatasetPtr& dataset, const std::vector<std::string>& parts) {
+  const auto state = table::StatePtrOf(dataset);
+  format::RoaringBitmap covered;
+  const std::vector<lance::table::IndexMetadata> segments = SegmentsOf(parts, state->version(), state->uri, covered);
   const lance::table::IndexMetadata& first = segments[0];
   const auto kind = index::KindOfTypeUrl(first.index_details().type_url());
   if (!kind || (*kind != index::IndexKind::kBTree && *kind != index::IndexKind::kBitmap))
@@ -451,19 +457,9 @@ std::string MergeIndexSegments(const DatasetPtr& dataset, const std::vector<std:
                       first.name());
   const auto field = first.fields_size() == 1 ? state->schema.StructPathOf(first.fields(0)) : std::nullopt;
   if (!field) ThrowInvalid("'{}': index '{}' is not on one field of the schema", state->uri, first.name());
-  format::RoaringBitmap covered;
-  for (const auto& segment : segments) {
-    if (segment.name() != first.name() || segment.index_details().type_url() != first.index_details().type_url())
-      ThrowInvalid("'{}': the segments to merge belong to two indexes, '{}' and '{}'", state->uri, first.name(),
-                   segment.name());
-    const auto fragments = table::IndexFragments(segment);
-    if (!fragments) ThrowInvalid("'{}': a segment of '{}' lists no fragments", state->uri, first.name());
-    for (uint32_t f : fragments->ToVector()) {
-      if (covered.Contains(f))
-        ThrowInvalid("'{}': two segments of index '{}' cover fragment {}", state->uri, first.name(), f);
-      covered.Add(f);
-    }
-  }
+  for (const auto& segment : segments)
+    if (!table::IndexFragments(segment))
+      ThrowInvalid("'{}': a segment of '{}' lists no fragments", state->uri, first.name());
   auto fragment_rows = [&](uint32_t id) -> uint64_t {
     const auto* f = state->FindFragment(id);
     if (!f) ThrowCorrupt("'{}': a segment of '{}' names fragment {}, which version {} does not have", state->uri,
@@ -472,13 +468,12 @@ std::string MergeIndexSegments(const DatasetPtr& dataset, const std::vector<std:
   };
   table::AttemptFiles attempt(*state->store);
   const std::string uuid = table::NewUuid();
-  const std::string dir = io::JoinPath(indices_dir, uuid);
+  const std::string dir = io::JoinPath(io::JoinPath(state->uri, table::kIndicesDir), uuid);
   attempt.AddOwnDirectory(dir);
   state->store->CreateDir(dir);
   index::IndexBuilder builder(*state->store, dir, *kind, state->WriteVersion(), field->field->type);
   for (const auto& segment : segments)
-    index::ForEachSegmentRow(*state->store, io::JoinPath(indices_dir, table::UuidText(segment.uuid().uuid())), *kind,
-                             fragment_rows,
+    index::ForEachSegmentRow(*state->store, state->IndexDirectory(segment), *kind, fragment_rows,
                              [&](const ArrayPtr& values, std::span<const uint64_t> ids) { builder.Add(values, ids); });
   lance::table::Transaction t;
   lance::table::IndexMetadata* merged = t.mutable_create_index()->add_new_indices();
@@ -493,38 +488,23 @@ std::string MergeIndexSegments(const DatasetPtr& dataset, const std::vector<std:
   }
   attempt.Published();
   table::AttemptFiles merged_away(*state->store);  // never published: the inputs go
-  for (const auto& segment : segments)
-    merged_away.AddOwnDirectory(io::JoinPath(indices_dir, table::UuidText(segment.uuid().uuid())));
+  for (const auto& segment : segments) merged_away.AddOwnDirectory(state->IndexDirectory(segment));
   return PartBytes(t, state->version());
 }
 
 DatasetPtr CommitIndexSegments(const std::string& raw_uri, uint64_t read_version, const std::vector<std::string>& parts,
                                bool replace, const WriteOptions& write_options) {
   const auto base = BaseAt(raw_uri, read_version, write_options);
+  format::RoaringBitmap covered;
+  std::vector<lance::table::IndexMetadata> segments = SegmentsOf(parts, read_version, base->uri, covered);
+  const std::string name = segments[0].name();
   lance::table::Transaction t;
   auto* create = t.mutable_create_index();
   std::vector<std::string> directories;
-  std::set<uint64_t> covered;
-  std::string name;
-  for (const std::string& bytes : parts) {
-    lance::table::Transaction part = ParsePart(bytes, read_version, base->uri);
-    if (!part.has_create_index())
-      ThrowInvalid("'{}': a commit part of an index build holds a {} transaction", base->uri,
-                   table::OperationName(part));
-    for (auto& segment : *part.mutable_create_index()->mutable_new_indices()) {
-      if (!name.empty() && segment.name() != name)
-        ThrowInvalid("'{}': the segments name two indexes, '{}' and '{}'", base->uri, name, segment.name());
-      name = segment.name();
-      if (const auto fragments = table::IndexFragments(segment))
-        for (uint32_t f : fragments->ToVector())
-          if (!covered.insert(f).second)
-            ThrowInvalid("'{}': two segments of index '{}' cover fragment {}", base->uri, name, f);
-      directories.push_back(
-          io::JoinPath(io::JoinPath(base->uri, table::kIndicesDir), table::UuidText(segment.uuid().uuid())));
-      *create->add_new_indices() = std::move(segment);
-    }
+  for (auto& segment : segments) {
+    directories.push_back(base->IndexDirectory(segment));
+    *create->add_new_indices() = std::move(segment);
   }
-  if (create->new_indices_size() == 0) ThrowInvalid("'{}': an index build committed no segment", base->uri);
   for (const auto& existing : base->indices.indices()) {
     if (existing.name() != name) continue;
     if (!replace) {

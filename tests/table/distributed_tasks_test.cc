@@ -245,7 +245,7 @@ TEST_F(DistributedTasksTest, VectorSegmentsShareTheModelTheFirstTaskTrained) {
   ASSERT_EQ(tasks.size(), 2u);
   EXPECT_TRUE(tasks[0].trains_model);
   EXPECT_FALSE(tasks[1].trains_model);
-  EXPECT_EQ(tasks[0].num_partitions, 28u);  // the square root of all 800 rows, not of a task's 400
+  EXPECT_EQ(tasks[0].vector.num_partitions, 28u);  // the square root of all 800 rows, not of a task's 400
   EXPECT_EQ(tasks[1].fragment_ids, (std::vector<uint64_t>{2, 3}));
   EXPECT_EQ(IndexTask::FromJson(tasks[1].ToJson()), tasks[1]);
   EXPECT_NE(tasks[0].ToJson().find(R"("vector":{"num_partitions":28,"num_sub_vectors":2,"num_bits":8,)"),
