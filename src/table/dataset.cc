@@ -118,13 +118,7 @@ std::shared_ptr<const DatasetState> DeleteWhere(std::shared_ptr<const DatasetSta
   return table::UntilCommitted(current, "delete", [&](const std::shared_ptr<const DatasetState>& state)
                                                       -> std::shared_ptr<const DatasetState> {
     // Find the newly deleted offsets of every fragment.
-    table::ScanPlan plan(state, table::RowsWhere(std::vector<std::string>{}, predicate));
-    std::map<uint64_t, std::vector<uint32_t>> matched;
-    plan.ForEachBatch([&](const table::FragmentBatch& b) {
-      auto& v = matched[b.fragment->id()];
-      b.rows.ForEach([&](uint64_t o) { v.push_back(uint32_t(o)); });
-      return true;
-    });
+    const auto matched = table::OffsetsWhere(state, predicate);
     uint64_t count = 0;
     for (const auto& [fragment, offsets] : matched) count += offsets.size();
     if (rows_changed) *rows_changed = count;
@@ -143,17 +137,14 @@ std::shared_ptr<const DatasetState> DeleteWhere(std::shared_ptr<const DatasetSta
       for (const auto& fragment : state->manifest.fragments()) {
         auto it = matched.find(fragment.id());
         if (it == matched.end()) continue;
-        table::FragmentReader reader(*state, fragment);
-        format::RoaringBitmap deleted = reader.deletions();
-        deleted.AddMany(it->second);
-        if (deleted.Cardinality() == fragment.physical_rows()) {
+        auto file = table::DeletionFileWith(*state, fragment, it->second, attempt);
+        if (!file) {
           d->add_deleted_fragment_ids(fragment.id());
           continue;
         }
         auto* updated = d->add_updated_fragments();
         *updated = fragment;
-        *updated->mutable_deletion_file() =
-            table::WriteDeletionFile(*state->store, attempt, state->uri, fragment.id(), state->version(), deleted);
+        *updated->mutable_deletion_file() = std::move(*file);
       }
       return true;
     });

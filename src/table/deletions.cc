@@ -6,7 +6,11 @@
 
 #include "format/deletion_file.h"
 #include "lancelet/error.h"
+#include "table/dataset_state.h"
+#include "table/fragment_reader.h"
 #include "table/manifest_store.h"
+#include "table/scan_plan.h"
+#include "table/scan_planner.h"
 
 namespace lancelet::table {
 
@@ -51,6 +55,30 @@ lance::table::DeletionFile WriteDeletionFile(io::ObjectStore& store, AttemptFile
   const std::string path = DeletionFilePath(uri, fragment_id, file);
   attempt.Put(path, std::move(encoded.bytes));
   return file;
+}
+
+std::map<uint64_t, std::vector<uint32_t>> OffsetsWhere(const std::shared_ptr<const DatasetState>& state,
+                                                       const ExprPtr& predicate,
+                                                       const std::optional<std::set<uint64_t>>& fragments) {
+  ScanSpec spec = RowsWhere(std::vector<std::string>{}, predicate);
+  spec.fragments = fragments;
+  ScanPlan plan(state, spec);
+  std::map<uint64_t, std::vector<uint32_t>> matched;
+  plan.ForEachBatch([&](const FragmentBatch& b) {
+    auto& v = matched[b.fragment->id()];
+    b.rows.ForEach([&](uint64_t o) { v.push_back(uint32_t(o)); });
+    return true;
+  });
+  return matched;
+}
+
+std::optional<lance::table::DeletionFile> DeletionFileWith(const DatasetState& state,
+                                                           const lance::table::DataFragment& fragment,
+                                                           std::span<const uint32_t> offsets, AttemptFiles& attempt) {
+  format::RoaringBitmap deleted = FragmentReader(state, fragment).deletions();
+  deleted.AddMany(offsets);
+  if (deleted.Cardinality() == fragment.physical_rows()) return std::nullopt;
+  return WriteDeletionFile(*state.store, attempt, state.uri, fragment.id(), state.version(), deleted);
 }
 
 }  // namespace lancelet::table

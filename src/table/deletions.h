@@ -2,10 +2,17 @@
 // and the deletion-file codec (format/deletion_file.h).
 #pragma once
 
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "format/roaring_bitmap.h"
 #include "io/object_store.h"
+#include "lancelet/expr.h"
 #include "table/attempt_files.h"
 #include "table.pb.h"
 
@@ -26,5 +33,19 @@ format::RoaringBitmap ReadDeletionFile(const io::ObjectStore& store, const std::
 lance::table::DeletionFile WriteDeletionFile(io::ObjectStore& store, AttemptFiles& attempt, const std::string& uri,
                                              uint64_t fragment_id, uint64_t read_version,
                                              const format::RoaringBitmap& deleted);
+
+struct DatasetState;
+
+// The physical offsets, per fragment, of the rows of `state` where `predicate` is TRUE
+// (on `fragments` alone when given): what a DELETE removes.
+std::map<uint64_t, std::vector<uint32_t>> OffsetsWhere(const std::shared_ptr<const DatasetState>& state,
+                                                       const ExprPtr& predicate,
+                                                       const std::optional<std::set<uint64_t>>& fragments = {});
+
+// `fragment`'s deletions plus `offsets`, written as a new deletion file (recorded in
+// `attempt`, read_version `state`'s); nullopt, writing nothing, when no row is left.
+std::optional<lance::table::DeletionFile> DeletionFileWith(const DatasetState& state,
+                                                           const lance::table::DataFragment& fragment,
+                                                           std::span<const uint32_t> offsets, AttemptFiles& attempt);
 
 }  // namespace lancelet::table

@@ -539,30 +539,21 @@ Deletions WriteDeletions(const DatasetPtr& dataset, const std::vector<uint64_t>&
   for (uint64_t id : fragment_ids)
     if (!state->FindFragment(id))
       ThrowNotFound("'{}': no fragment {} in version {} to delete from", state->uri, id, state->version());
-  ScanSpec spec = table::RowsWhere(std::vector<std::string>{}, ParseExpression(predicate));
-  spec.fragments = std::set<uint64_t>(fragment_ids.begin(), fragment_ids.end());
-  table::ScanPlan plan(state, spec);
-  std::map<uint64_t, std::vector<uint32_t>> matched;
-  plan.ForEachBatch([&](const table::FragmentBatch& b) {
-    auto& v = matched[b.fragment->id()];
-    b.rows.ForEach([&](uint64_t o) { v.push_back(uint32_t(o)); });
-    return true;
-  });
+  const auto matched = table::OffsetsWhere(state, ParseExpression(predicate),
+                                           std::set<uint64_t>(fragment_ids.begin(), fragment_ids.end()));
   table::AttemptFiles attempt(*state->store);
   Deletions out;
   for (const auto& fragment : state->manifest.fragments()) {
     auto it = matched.find(fragment.id());
     if (it == matched.end() || it->second.empty()) continue;
     out.rows_deleted += it->second.size();
-    format::RoaringBitmap deleted = table::FragmentReader(*state, fragment).deletions();
-    deleted.AddMany(it->second);
-    if (deleted.Cardinality() == fragment.physical_rows()) {
+    auto file = table::DeletionFileWith(*state, fragment, it->second, attempt);
+    if (!file) {
       out.deleted_fragment_ids.push_back(fragment.id());
       continue;
     }
     lance::table::DataFragment updated = fragment;
-    *updated.mutable_deletion_file() =
-        table::WriteDeletionFile(*state->store, attempt, state->uri, fragment.id(), state->version(), deleted);
+    *updated.mutable_deletion_file() = std::move(*file);
     out.updated_fragments.push_back(FromProto(updated));
   }
   attempt.Wait();

@@ -49,21 +49,18 @@ void BuildMerge(const DatasetState& state, const MergeChanges& changes, lance::t
     lance::table::DataFragment next = fragment;
     auto deletes = changes.deletes.find(id);
     if (deletes != changes.deletes.end()) {
-      FragmentReader reader(state, fragment);
-      format::RoaringBitmap deleted = reader.deletions();
       for (uint32_t o : deletes->second) {
         if (o >= fragment.physical_rows())
           ThrowInvalid("merge into '{}': delete of offset {} beyond fragment {}'s {} rows", state.uri, o, id,
                        fragment.physical_rows());
       }
-      deleted.AddMany(deletes->second);
-      if (deleted.Cardinality() == fragment.physical_rows()) {
+      auto file = DeletionFileWith(state, fragment, deletes->second, attempt);
+      if (!file) {
         // Every row is gone: the fragment leaves the manifest, overlays and all.
         update->add_removed_fragment_ids(id);
         continue;
       }
-      *next.mutable_deletion_file() =
-          WriteDeletionFile(*state.store, attempt, state.uri, id, state.version(), deleted);
+      *next.mutable_deletion_file() = std::move(*file);
     }
     auto cells = changes.updates.find(id);
     if (cells != changes.updates.end() && !cells->second.empty()) {
