@@ -115,12 +115,7 @@ VectorIndexOptions VectorOptions(uint32_t num_partitions, uint32_t num_sub_vecto
 
 // pylance's index_type names, in any case.
 IndexType ParseIndexType(const std::string& index_type) {
-  std::string kind;
-  for (char c : index_type) kind += char(std::tolower(static_cast<unsigned char>(c)));
-  if (kind == "btree") return IndexType::kBTree;
-  if (kind == "bitmap") return IndexType::kBitmap;
-  if (kind == "ivf_flat") return IndexType::kIvfFlat;
-  if (kind == "ivf_pq") return IndexType::kIvfPq;
+  if (auto type = IndexTypeNamed(index_type)) return *type;
   ThrowValue("index_type '" + index_type + "': expected BTREE, BITMAP, IVF_FLAT or IVF_PQ");
 }
 

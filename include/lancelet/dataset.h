@@ -16,6 +16,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lancelet/expr.h"
@@ -74,6 +75,10 @@ struct TagInfo {
 // column, used by Dataset::Search): IVF_FLAT (rows grouped by their nearest partition
 // centroid, vectors kept whole) and IVF_PQ (the same, vectors product-quantized).
 enum class IndexType { kBTree, kBitmap, kIvfFlat, kIvfPq };
+// An IndexType's name as pylance spells it ("BTREE", "BITMAP", "IVF_FLAT", "IVF_PQ"), and
+// the type a name gives, in any ASCII case (nullopt for another name).
+const char* IndexTypeName(IndexType type);
+std::optional<IndexType> IndexTypeNamed(std::string_view name);
 
 // How a vector index is built (pylance's names in the comments); a distributed build's
 // tasks carry these (lancelet/fragments.h).

@@ -545,12 +545,7 @@ struct IndexCreateOptions {
 };
 
 IndexType ParseIndexType(const std::string& text) {
-  std::string lower;
-  for (char c : text) lower += char(std::tolower(static_cast<unsigned char>(c)));
-  if (lower == "btree") return IndexType::kBTree;
-  if (lower == "bitmap") return IndexType::kBitmap;
-  if (lower == "ivf_flat") return IndexType::kIvfFlat;
-  if (lower == "ivf_pq") return IndexType::kIvfPq;
+  if (auto type = IndexTypeNamed(text)) return *type;
   ThrowInvalid("--type '{}': expected btree, bitmap, ivf_flat or ivf_pq", text);
 }
 

@@ -283,15 +283,6 @@ DatasetPtr CommitCompaction(const std::string& raw_uri, uint64_t read_version, c
 
 namespace {
 
-const char* IndexTypeName(IndexType type) {
-  switch (type) {
-    case IndexType::kBTree: return "BTREE";
-    case IndexType::kBitmap: return "BITMAP";
-    case IndexType::kIvfFlat: return "IVF_FLAT";
-    case IndexType::kIvfPq: return "IVF_PQ";
-  }
-  return "?";
-}
 
 }  // namespace
 
@@ -315,10 +306,10 @@ IndexTask IndexTask::FromJson(std::string_view text) {
     task.read_version = j.at("read_version").get<uint64_t>();
     task.column = j.at("column").get<std::string>();
     const std::string type = j.at("index_type").get<std::string>();
-    bool known = false;
-    for (IndexType t : {IndexType::kBTree, IndexType::kBitmap, IndexType::kIvfFlat, IndexType::kIvfPq})
-      if (type == IndexTypeName(t)) task.type = t, known = true;
-    if (!known) ThrowInvalid("index task JSON: index_type '{}', expected BTREE, BITMAP, IVF_FLAT or IVF_PQ", type);
+    const auto named = IndexTypeNamed(type);
+    if (!named || type != IndexTypeName(*named))
+      ThrowInvalid("index task JSON: index_type '{}', expected BTREE, BITMAP, IVF_FLAT or IVF_PQ", type);
+    task.type = *named;
     task.name = j.at("name").get<std::string>();
     task.fragment_ids = j.at("fragment_ids").get<std::vector<uint64_t>>();
     if (table::IsVectorIndexType(task.type)) {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "array/ascii_case.h"
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
 #include "index/index_builder.h"
@@ -25,6 +26,22 @@
 #include "table/scan_plan.h"
 
 namespace lancelet {
+
+const char* IndexTypeName(IndexType type) {
+  switch (type) {
+    case IndexType::kBTree: return "BTREE";
+    case IndexType::kBitmap: return "BITMAP";
+    case IndexType::kIvfFlat: return "IVF_FLAT";
+    case IndexType::kIvfPq: return "IVF_PQ";
+  }
+  return "?";
+}
+
+std::optional<IndexType> IndexTypeNamed(std::string_view name) {
+  for (IndexType t : {IndexType::kBTree, IndexType::kBitmap, IndexType::kIvfFlat, IndexType::kIvfPq})
+    if (EqualsIgnoringAsciiCase(name, IndexTypeName(t))) return t;
+  return std::nullopt;
+}
 
 namespace {
 
