@@ -436,8 +436,14 @@ void DefineFragments(py::module_& m) {
      py::arg("storage_options") = StorageOptions());
   m.def("fragment_json", [](const std::string& json) { return FragmentMetadata::FromJson(json).ToJson(); },
         py::arg("json"), "The fragment JSON checked and in the reference's shape.");
-  m.def("overlay_group_json", [](const std::string& json) { return OverlayGroupMetadata::FromJson(json).ToJson(); },
-        py::arg("json"), "The overlay group JSON checked.");
+  m.def(
+      "overlay_group_json",
+      [](const std::string& json, bool lists) {
+        return OverlayGroupMetadata::FromJson(json).ToJson(lists ? OverlayGroupMetadata::OffsetForm::kLists
+                                                                 : OverlayGroupMetadata::OffsetForm::kCompact);
+      },
+      py::arg("json"), py::arg("lists") = false,
+      "The overlay group JSON checked, its offsets compact (base64 Roaring bitmaps) or as lists.");
   m.def("write_update_overlays", [](const PyDataset& d, const std::vector<uint64_t>& fragment_ids,
                                     const std::vector<std::pair<std::string, std::string>>& set,
                                     const std::string& where) {

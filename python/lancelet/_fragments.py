@@ -4,6 +4,7 @@ overlays per fragment, DataOverlayGroup); one process commits them all in one ve
 with commit(uri, LanceOperation.Append / .Overwrite / .DataOverlay, read_version=...). FragmentMetadata crosses processes as pylance's JSON (to_json /
 from_json) or by pickling, so pylance can commit lancelet's fragments and the other way
 round."""
+import copy
 import functools
 import json
 
@@ -76,9 +77,18 @@ class FragmentMetadata(_JsonRecord):
 class DataOverlayGroup(_JsonRecord):
     """The overlay files written for one fragment and not yet committed (pylance's
     LanceOperation.DataOverlayGroup): {"fragment_id", "overlays": [{"data_file",
-    "offsets"}]} in to_json()."""
+    "offsets": [[...], ...]}]} in to_json(), one list of offsets per field or one for all.
+    It crosses processes (pickled) with each list as the base64 of its Roaring bitmap,
+    which from_json reads too."""
 
     _check = staticmethod(_lancelet.overlay_group_json)
+
+    @functools.cached_property
+    def _dict(self):
+        return json.loads(_lancelet.overlay_group_json(self._json, lists=True))
+
+    def to_json(self):
+        return copy.deepcopy(self._dict)
 
     @property
     def fragment_id(self):

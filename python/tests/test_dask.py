@@ -121,6 +121,24 @@ def test_a_distributed_update_writes_only_overlays_in_one_version(client, tmp_pa
     assert lancelet.dask.delete(uri, "id < 0") == 3
 
 
+def test_jobs_run_on_dasks_local_schedulers_too(client, tmp_path):
+    """With dask.config's scheduler set to threads or synchronous, the jobs run there (as a
+    graph through dask.compute), not on the distributed client, with the same results."""
+    import dask
+    import lancelet.dask
+    for scheduler in ("threads", "synchronous"):
+        uri = str(tmp_path / f"{scheduler}.lance")
+        with dask.config.set(scheduler=scheduler):
+            assert lancelet.dask._distributed_client() is None
+            lancelet.dask.write_dataset(frame(0, 3_000, 3), uri, max_rows_per_file=1_000)
+            assert lancelet.dask.update(uri, {"qty": "qty + 1000"}, where="id % 10 = 3") == 2
+            assert lancelet.dask.delete(uri, "id >= 2000") == 3
+        ds = lancelet.dataset(uri)
+        assert [f.overlays for f in ds.get_fragments()] == [1, 1]
+        assert ds.to_table(filter="id % 1000 = 3").to_pydict()["qty"] == [3 % 97 + 1000, 1003 % 97 + 1000]
+    assert lancelet.dask._distributed_client() is client
+
+
 def test_distributed_optimize_and_index_equal_the_serial_ones(client, tmp_path, oracle, monkeypatch):
     """Compaction tasks (a rewrite of the fragment with deletions, folds of the overlaid
     ones) and index segments built on the workers give what ds.optimize and create_index

@@ -132,7 +132,11 @@ def test_an_updates_overlays_commit_refuses_when_what_it_read_changed(tmp_path):
     group = ds.get_fragments()[1].write_overlay({"qty": "qty + 1"}, where="id % 2 = 0")
     assert group.rows == [0, 2, 4, 6, 8]
     assert pickle.loads(pickle.dumps(group)) == group
+    assert group.to_json()["overlays"][0]["offsets"] == [[0, 2, 4, 6, 8]]
+    # across processes each set is the base64 of its Roaring bitmap (cookie 12346, values 0..8)
+    assert json.loads(group._json)["overlays"][0]["offsets"] == ["OjAAAAEAAAAAAAQAEAAAAAAAAgAEAAYACAA="]
     assert lancelet.DataOverlayGroup.from_json(group.to_json()) == group
+    assert lancelet.DataOverlayGroup.from_json(group._json) == group
     assert ds.get_fragments()[0].write_overlay({"qty": 5}, where="id = 100") is None
     op = lancelet.LanceOperation.DataOverlay([group], updates={"qty": "qty + 1"}, where="id % 2 = 0")
     assert lancelet.commit(uri, op, read_version=1).to_table(filter="id >= 10 AND id < 13").column("qty").to_pylist() \

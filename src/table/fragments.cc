@@ -30,6 +30,7 @@
 #include "table/scan_planner.h"
 #include "table/session.h"
 #include "table/update_modes.h"
+#include "text/base64.h"
 
 namespace lancelet {
 
@@ -169,8 +170,18 @@ DataFileMetadata ParseDataFile(const Json& f) {
   return file;
 }
 
+// One set of offsets: a list of row offsets, or (the compact form overlay groups write) the
+// base64 of the portable Roaring bitmap holding them, the bytes the manifest stores.
 std::vector<uint32_t> ParseOffsets(const Json& set) {
+  if (set.is_string()) {
+    const std::string& text = set.get_ref<const std::string&>();
+    auto bytes = text::Base64Decode(text);
+    if (!bytes) ThrowInvalid("fragment JSON: overlay offsets \"{:.40}\" are not base64", text);
+    return format::RoaringBitmap::DeserializePortable(*bytes, "fragment JSON: overlay offsets").ToVector();
+  }
+  if (!set.is_array()) ThrowInvalid("fragment JSON: \"offsets\" of an overlay holds {:.80}, expected a list", set.dump());
   std::vector<uint32_t> values;
+  values.reserve(set.size());
   for (const Json& v : set) {
     if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX)
       ThrowInvalid("fragment JSON: an overlay offset is {}, expected a 32-bit row offset", v.dump());
@@ -179,23 +190,26 @@ std::vector<uint32_t> ParseOffsets(const Json& set) {
   return values;
 }
 
-// {"data_file", "offsets"}: offsets a list of offsets (dense, pylance's shape) or of lists
-// (one per field; lancelet's groups write a dense one as a single list).
+// {"data_file", "offsets"}: offsets one set (dense, pylance's shape) or a list of sets (one
+// per field), each set as ParseOffsets reads it.
 OverlayFileMetadata ParseOverlay(const Json& o) {
   if (!o.is_object()) ThrowInvalid("fragment JSON: an overlay is {}, expected an object", o.dump());
   OverlayFileMetadata file;
   file.data_file = ParseDataFile(Key(o, "data_file", "an overlay"));
   const Json& offsets = Key(o, "offsets", "an overlay");
-  if (!offsets.is_array()) ThrowInvalid("fragment JSON: \"offsets\" of an overlay is {}, expected a list", offsets.dump());
-  if (!offsets.empty() && !offsets[0].is_array()) {
+  if (!offsets.is_array() && !offsets.is_string())
+    ThrowInvalid("fragment JSON: \"offsets\" of an overlay is {:.80}, expected a list", offsets.dump());
+  if (offsets.is_string() || (!offsets.empty() && offsets[0].is_number())) {
     file.offsets.push_back(ParseOffsets(offsets));
     return file;
   }
-  for (const Json& set : offsets) {
-    if (!set.is_array()) ThrowInvalid("fragment JSON: \"offsets\" of an overlay holds {}, expected a list", set.dump());
-    file.offsets.push_back(ParseOffsets(set));
-  }
+  for (const Json& set : offsets) file.offsets.push_back(ParseOffsets(set));
   return file;
+}
+
+// A set of offsets in the compact form ParseOffsets reads.
+Json CompactOffsets(const std::vector<uint32_t>& set) {
+  return text::Base64Encode(format::RoaringBitmap::FromValues(set).SerializePortable());
 }
 
 Json ParseJson(std::string_view text, const char* what) {
@@ -302,7 +316,7 @@ void AddOverlayGroups(const table::DatasetState& base, const Operation& operatio
   if (!operation.update) return;
   auto read_set = UpdateReadSet(base, operation.update->first, operation.update->second);
   for (auto& [fragment, rows] : changed) {
-    std::sort(rows.begin(), rows.end());
+    if (!std::is_sorted(rows.begin(), rows.end())) std::sort(rows.begin(), rows.end());  // one set is sorted
     rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
     read_set->changed_rows[fragment] = format::RoaringBitmap::FromValues(rows);
   }
@@ -447,10 +461,14 @@ FragmentMetadata FragmentMetadata::FromJson(std::string_view text) {
   return out;
 }
 
-std::string OverlayGroupMetadata::ToJson() const {
+std::string OverlayGroupMetadata::ToJson(OffsetForm form) const {
+  const bool lists = form == OffsetForm::kLists;
   Json overlays_json = Json::array();
-  for (const OverlayFileMetadata& o : overlays)
-    overlays_json.push_back({{"data_file", DataFileJson(o.data_file)}, {"offsets", o.offsets}});
+  for (const OverlayFileMetadata& o : overlays) {
+    Json offsets = Json::array();
+    for (const auto& set : o.offsets) offsets.push_back(lists ? Json(set) : CompactOffsets(set));
+    overlays_json.push_back({{"data_file", DataFileJson(o.data_file)}, {"offsets", std::move(offsets)}});
+  }
   return Json{{"fragment_id", fragment_id}, {"overlays", overlays_json}}.dump();
 }
 
