@@ -270,6 +270,20 @@ std::string LayerMergeNote(const WriteOutcome& outcome);
 
 using DatasetPtr = std::shared_ptr<const Dataset>;
 
+// What Dataset::Changes reads (docs/changes.md).
+struct ChangesOptions {
+  std::optional<uint64_t> to_version = std::nullopt;  // the last version whose changes are read; default latest
+  // Data columns after the feed's own, in this order; nullopt: every column of to_version.
+  std::optional<std::vector<std::string>> columns = std::nullopt;
+  // Kinds of rows kept: "insert", "delete", "update_preimage", "update_postimage", and
+  // "update" for both images; empty: all.
+  std::vector<std::string> change_types = {};
+  // An Overwrite or Restore puts every old row (deleted) and every new one (inserted) in
+  // the feed; past 1M such rows that is refused unless allowed here.
+  bool allow_full = false;
+  int64_t batch_size = 8192;
+};
+
 // What a scan reads, typed: ScanBuilder fills one, SQL hands its own bound filter in
 // without a trip through text, and Dataset::Scan runs one.
 struct ScanSpec {
@@ -510,6 +524,19 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // Rows by address: (fragment id << 32) | physical offset in the fragment.
   RecordBatchPtr TakeRowAddresses(std::span<const uint64_t> addresses,
                                   const std::vector<std::string>& columns = {}) const;
+  // The change feed: the rows the commits after `from_version` up to and including
+  // options.to_version changed, in commit order. Each row is led by _change_type
+  // ("insert", "delete", "update_preimage", "update_postimage"; an update gives its two
+  // images side by side), _commit_version, _commit_timestamp (timestamp[us, UTC]), _rowid
+  // (the stable row id where the dataset has them, else the row's address in that
+  // version) and _changed_columns (list<utf8>: for update rows, the top-level columns
+  // whose cells the commit wrote; NULL otherwise), then the data columns as the row was
+  // (delete, pre-image) or became (insert, post-image). Compaction, index builds and
+  // schema or config changes give no rows. Only the rows a commit names are read: the
+  // manifests and transactions of the range, and the overlays, deletion files and new
+  // fragments the commits added. NotFound for a version that does not exist or was
+  // removed by cleanup (naming the oldest readable one), InvalidArgument for from after to.
+  std::unique_ptr<RecordBatchReader> Changes(uint64_t from_version, const ChangesOptions& options = {}) const;
   // The k rows nearest the query vector (lancelet/vector_search.h), nearest first, ties
   // by row address, with their distance in "_distance" (float32): through the column's
   // vector index when it can answer, else exactly (every live row the prefilter keeps

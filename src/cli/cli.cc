@@ -495,6 +495,39 @@ void AddTake(CLI::App& app, Context& context, std::vector<Command>& commands) {
                       }});
 }
 
+void AddChanges(CLI::App& app, Context& context, std::vector<Command>& commands) {
+  struct Options {
+    std::string dataset, columns, change_types;
+    uint64_t from = 0;
+    std::optional<uint64_t> to;
+    bool allow_full = false;
+    OutputOptions out;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = AddDatasetCommand(app, "changes", "Print the rows the commits after --from changed (the change feed)",
+                                o->dataset);
+  context.numbers.Whole(cmd, "--from", o->from, uint64_t{0}, std::numeric_limits<uint64_t>::max(),
+                        "Changes committed after this version (0: from the start)");
+  cmd->get_option("--from")->required();
+  context.numbers.Whole(cmd, "--to", o->to, uint64_t{1}, std::numeric_limits<uint64_t>::max(),
+                        "Up to and including this version (default: the latest)");
+  cmd->add_option("--columns", o->columns, "Comma-separated data columns (default: all)");
+  cmd->add_option("--change-types", o->change_types,
+                  "Comma-separated kinds kept: insert, delete, update (both images), update_preimage, update_postimage");
+  cmd->add_flag("--allow-full", o->allow_full, "Feed every row of an Overwrite or Restore, however many");
+  AddFormatOption(cmd, o->out);
+  commands.push_back({cmd, [o] {
+                        ChangesOptions options;
+                        options.to_version = o->to;
+                        if (!o->columns.empty()) options.columns = SplitList(o->columns);
+                        if (!o->change_types.empty()) options.change_types = SplitList(o->change_types);
+                        options.allow_full = o->allow_full;
+                        auto reader = OpenDataset(o->dataset, std::nullopt)->Changes(o->from, options);
+                        Emit(*reader, o->out.format);
+                        return 0;
+                      }});
+}
+
 void AddCount(CLI::App& app, Context& context, std::vector<Command>& commands) {
   struct Options {
     std::string dataset, where;
@@ -1149,7 +1182,7 @@ void AddSql(CLI::App& app, Context& context, std::vector<Command>& commands) {
 
 // The subcommands in the order `--help` lists them.
 constexpr CommandAdder kCommands[] = {AddCreate, AddAppend,  AddDelete,   AddUpdate,  AddScan,  AddSearch,
-                                      AddTake,   AddCount,   AddVersions, AddRestore, AddTag, AddInspect, AddIndex,
+                                      AddTake,   AddChanges, AddCount,   AddVersions, AddRestore, AddTag, AddInspect, AddIndex,
                                       AddExplain, AddOptimize, AddCleanup, AddConfig, AddAddColumns, AddDropColumns,
                                       AddAlterColumns, AddMergeInsert, AddSql};
 

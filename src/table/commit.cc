@@ -298,10 +298,6 @@ ConflictResult CheckConflict(const Transaction& ours, const Transaction& theirs)
   }
 }
 
-namespace {
-
-// The transaction that produced a committed version: from its transaction file, or the
-// copy embedded in the manifest.
 Transaction ReadCommittedTransaction(const io::ObjectStore& store, const std::string& uri, const Manifest& m,
                                      const std::string& manifest_path) {
   Transaction t;
@@ -325,8 +321,6 @@ Transaction ReadCommittedTransaction(const io::ObjectStore& store, const std::st
   ThrowConflict("version {} of '{}' records no transaction, so a concurrent commit cannot be checked against it",
                 m.version(), uri);
 }
-
-}  // namespace
 
 namespace {
 std::shared_ptr<const DatasetState> PublishWithRetries(std::shared_ptr<io::ObjectStore> store, const std::string& uri,

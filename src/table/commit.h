@@ -35,6 +35,11 @@ enum class ConflictResult { kCompatible, kRetry, kIncompatible };
 // How `ours` relates to `theirs`, a transaction committed after our read version.
 ConflictResult CheckConflict(const lance::table::Transaction& ours, const lance::table::Transaction& theirs);
 const char* OperationName(const lance::table::Transaction& transaction);
+// The transaction that produced a committed version: from its transaction file, or the
+// copy embedded in the manifest at `manifest_path`. Conflict when the version records
+// none, Corrupt when it does not parse.
+lance::table::Transaction ReadCommittedTransaction(const io::ObjectStore& store, const std::string& uri,
+                                                   const lance::table::Manifest& m, const std::string& manifest_path);
 
 struct CommitOptions {
   int max_retries = 20;

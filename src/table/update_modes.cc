@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "format/roaring_bitmap.h"
 #include "format/value_bytes.h"
 #include "io/run_concurrently.h"
 #include "lancelet/error.h"
@@ -146,8 +147,13 @@ DatasetPtr CommitColumnRewrite(const DatasetPtr& dataset, const MergeChanges& ch
         FoldCommit fold(t);
         for (const auto& [id, cells] : changes.updates) {
           std::vector<OverlayColumn> columns;
-          for (const auto& c : cells) columns.push_back({FieldOf(state, c.column), &c.offsets, c.values});
+          format::RoaringBitmap rows;  // the rows the UPDATE changed, as the reference records them
+          for (const auto& c : cells) {
+            columns.push_back({FieldOf(state, c.column), &c.offsets, c.values});
+            rows.AddMany(c.offsets);
+          }
           fold.AddFolded(FoldOverlays(state, Find(state, id), attempt, columns));
+          (*t.mutable_update()->mutable_updated_fragment_offset_bitmaps())[id] = rows.SerializePortable();
         }
         fold.Finish();
         return true;

@@ -104,6 +104,33 @@ TEST_F(CliTest, MergeInsertUpdatesInsertsAndDeletesInOneVersion) {
   EXPECT_EQ(RunLancelet({"count", ds_}).out, "4\n");
 }
 
+// `changes` prints the feed: an overlay UPDATE's pair naming the column it wrote, a
+// DELETE's row as it was, in the format asked for; its options narrow it.
+TEST_F(CliTest, ChangesPrintsWhatEachCommitChanged) {
+  ASSERT_EQ(RunLancelet({"update", ds_, "--set", "age = age + 1", "--where", "id = 2", "--mode", "overlay"}).exit_code, 0);
+  ASSERT_EQ(RunLancelet({"delete", ds_, "--where", "id = 4"}).exit_code, 0);
+  auto r = RunLancelet({"changes", ds_, "--from", "1", "--columns", "id,age", "--format", "jsonl"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = SplitLines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  // the timestamps differ per run: everything around them is exact
+  auto cut = [](const std::string& line) {
+    const size_t at = line.find("\"_commit_timestamp\":\"");
+    const size_t end = line.find('"', at + 21);
+    return line.substr(0, at) + line.substr(end + 2);
+  };
+  EXPECT_EQ(cut(lines[0]), R"({"_change_type":"update_preimage","_commit_version":2,"_rowid":1,"_changed_columns":["age"],"id":2,"age":25})");
+  EXPECT_EQ(cut(lines[1]), R"({"_change_type":"update_postimage","_commit_version":2,"_rowid":1,"_changed_columns":["age"],"id":2,"age":26})");
+  EXPECT_EQ(cut(lines[2]), R"({"_change_type":"delete","_commit_version":3,"_rowid":3,"_changed_columns":null,"id":4,"age":22})");
+  auto deletes = RunLancelet({"changes", ds_, "--from", "0", "--to", "3", "--change-types", "delete",
+                              "--columns", "name", "--format", "csv"});
+  ASSERT_EQ(deletes.exit_code, 0) << deletes.err;
+  EXPECT_EQ(deletes.out.substr(deletes.out.find('\n') + 1).substr(0, 7), "delete,");
+  EXPECT_EQ(SplitLines(deletes.out).size(), 2u) << deletes.out;
+  ExpectError(RunLancelet({"changes", ds_, "--from", "3", "--to", "2"}), "from version 3 is after to version 2");
+  ExpectError(RunLancelet({"changes", ds_, "--from", "1", "--columns", "nope"}), "no column 'nope' at version 3");
+}
+
 TEST_F(CliTest, ScanFormats) {
   auto jsonl = RunLancelet({"scan", ds_, "--format", "jsonl"});
   ASSERT_EQ(jsonl.exit_code, 0) << jsonl.err;

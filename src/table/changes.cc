@@ -1,0 +1,630 @@
+// Dataset::Changes: the change feed (docs/changes.md). Each version in the range is
+// compared with the one before it, guided by its transaction: what the commit added
+// (fragments, deletion-file bits, overlays, column rewrites with their offsets) names the
+// rows it changed, and only those rows are read, before and after the commit.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "format/roaring_bitmap.h"
+#include "lancelet/builder.h"
+#include "lancelet/dataset.h"
+#include "lancelet/error.h"
+#include "table/commit.h"
+#include "table/dataset_state.h"
+#include "table/feature_flags.h"
+#include "table/fragment_reader.h"
+#include "table/manifest_store.h"
+
+namespace lancelet {
+
+namespace {
+
+using lance::table::DataFragment;
+using lance::table::Transaction;
+using Offsets = std::map<uint64_t, std::vector<uint64_t>>;  // fragment id -> physical offsets, ascending
+
+// An Overwrite or Restore feeds every row of the table twice over (the old ones deleted,
+// the new ones inserted); past this many rows it needs ChangesOptions::allow_full.
+constexpr uint64_t kFullFeedRows = 1'000'000;
+
+constexpr const char* kInsert = "insert";
+constexpr const char* kDelete = "delete";
+constexpr const char* kPreimage = "update_preimage";
+constexpr const char* kPostimage = "update_postimage";
+
+// Rows changed in place (same address before and after): per fragment, the offsets, and
+// per top-level column the offsets whose cell the commit wrote. No column list: the
+// changed columns are found by comparing the two images among `compare`.
+struct InPlace {
+  std::vector<uint64_t> offsets;
+  std::vector<std::pair<size_t, format::RoaringBitmap>> columns;  // column of the version after
+};
+
+// What one commit changed, as rows to read.
+struct CommitRows {
+  uint64_t version = 0;
+  int64_t timestamp_micros = 0;
+  DatasetPtr before;  // null before the first version
+  DatasetPtr after;
+  Offsets deleted;   // live rows of `before`
+  Offsets inserted;  // live rows of `after`
+  std::map<uint64_t, InPlace> updated;
+  std::set<size_t> compare;  // columns of `after` compared when InPlace lists none
+  // How deleted and inserted rows pair up as an update's images: not at all, in order (an
+  // UPDATE that moved its rows), or by stable row id (moved rows keep their ids).
+  enum class Moves { kNone, kInOrder, kByRowId } moves = Moves::kNone;
+};
+
+uint64_t CountRows(const Offsets& rows) {
+  uint64_t n = 0;
+  for (const auto& [id, offsets] : rows) n += offsets.size();
+  return n;
+}
+
+std::map<uint64_t, const DataFragment*> FragmentsById(const table::DatasetState& state) {
+  std::map<uint64_t, const DataFragment*> out;
+  for (const auto& f : state.manifest.fragments()) out[f.id()] = &f;
+  return out;
+}
+
+// The live rows of `fragment` as `state` has it.
+std::vector<uint64_t> LiveOffsets(const table::DatasetState& state, const DataFragment& fragment) {
+  table::FragmentReader reader(state, fragment);
+  const format::RoaringBitmap& deleted = reader.deletions();
+  std::vector<uint64_t> out;
+  out.reserve(fragment.physical_rows() - deleted.Cardinality());
+  for (uint64_t i = 0; i < fragment.physical_rows(); ++i)
+    if (!deleted.Contains(uint32_t(i))) out.push_back(i);
+  return out;
+}
+
+// Every fragment of `before` the commit removed (all its live rows), and the rows its
+// kept fragments newly deleted, into `rows.deleted`; every fragment new in `after` into
+// `rows.inserted`.
+void DiffRows(const table::DatasetState* before, const table::DatasetState& after, CommitRows& rows) {
+  const auto now = FragmentsById(after);
+  std::map<uint64_t, const DataFragment*> then;
+  if (before) then = FragmentsById(*before);
+  for (const auto& [id, fragment] : then) {
+    auto it = now.find(id);
+    if (it == now.end()) {
+      if (auto live = LiveOffsets(*before, *fragment); !live.empty()) rows.deleted[id] = std::move(live);
+      continue;
+    }
+    if (it->second->deletion_file().SerializeAsString() == fragment->deletion_file().SerializeAsString()) continue;
+    table::FragmentReader then_reader(*before, *fragment), now_reader(after, *it->second);
+    const format::RoaringBitmap& was = then_reader.deletions();
+    std::vector<uint64_t> gone;
+    for (uint32_t o : now_reader.deletions().ToVector())
+      if (!was.Contains(o)) gone.push_back(o);
+    if (!gone.empty()) rows.deleted[id] = std::move(gone);
+  }
+  for (const auto& [id, fragment] : now)
+    if (!then.count(id) && fragment->physical_rows() > 0) rows.inserted[id] = LiveOffsets(after, *fragment);
+}
+
+// The top-level column of `after`'s schema each field id lies under.
+std::unordered_map<int32_t, size_t> TopColumns(const table::DatasetState& state) {
+  std::unordered_map<int32_t, size_t> out;
+  const auto& fields = state.schema.fields();
+  for (size_t i = 0; i < fields.size(); ++i)
+    fields[i].ForEach([&](const format::LanceField& f) { out[f.id] = i; });
+  return out;
+}
+
+// The overlays `after` has on each fragment that `before` did not: the cells they cover,
+// per top-level column, as rows changed in place.
+void NewOverlays(const table::DatasetState* before, const table::DatasetState& after, CommitRows& rows) {
+  std::map<uint64_t, const DataFragment*> then;
+  if (before) then = FragmentsById(*before);
+  const auto top = TopColumns(after);
+  for (const auto& fragment : after.manifest.fragments()) {
+    std::set<std::string> old_paths;
+    if (auto it = then.find(fragment.id()); it != then.end())
+      for (const auto& o : it->second->overlays()) old_paths.insert(o.data_file().path());
+    else
+      continue;  // a new fragment's rows are inserts
+    std::map<size_t, format::RoaringBitmap> columns;
+    for (const auto& o : fragment.overlays()) {
+      if (old_paths.count(o.data_file().path())) continue;
+      const auto& fields = o.data_file().fields();
+      for (int i = 0; i < fields.size(); ++i) {
+        auto column = top.find(fields[i]);
+        if (column == top.end()) continue;  // a field the schema dropped since
+        const std::string& bytes = o.has_field_coverage() ? o.field_coverage().offset_bitmaps(i) : o.shared_offset_bitmap();
+        columns[column->second] |= format::RoaringBitmap::DeserializePortable(
+            bytes, fmt::format("'{}' fragment {} overlay '{}'", after.uri, fragment.id(), o.data_file().path()));
+      }
+    }
+    if (columns.empty()) continue;
+    InPlace& in_place = rows.updated[fragment.id()];
+    format::RoaringBitmap all;
+    for (auto& [column, bitmap] : columns) {
+      all |= bitmap;
+      in_place.columns.emplace_back(column, std::move(bitmap));
+    }
+    for (uint32_t o : all.ToVector()) in_place.offsets.push_back(o);
+  }
+}
+
+// A column rewrite that names its rows (an UPDATE in columns mode; a fold names none and
+// changes no value): those rows, changed among the rewritten fields' columns.
+void RewrittenColumns(const table::DatasetState& after, const Transaction::Update& update, CommitRows& rows) {
+  const auto top = TopColumns(after);
+  for (uint32_t field : update.fields_modified())
+    if (auto it = top.find(int32_t(field)); it != top.end()) rows.compare.insert(it->second);
+  for (const auto& [id, bytes] : update.updated_fragment_offset_bitmaps()) {
+    auto bitmap = format::RoaringBitmap::DeserializePortable(bytes, fmt::format("'{}' version {} update of fragment {}",
+                                                                                after.uri, after.version(), id));
+    auto& offsets = rows.updated[id].offsets;
+    for (uint32_t o : bitmap.ToVector()) offsets.push_back(o);
+  }
+}
+
+// What version `after` changed against `before` (null for the first version).
+CommitRows RowsOfCommit(const DatasetPtr& before, const DatasetPtr& after, bool allow_full) {
+  const table::DatasetState& now = table::StateOf(after);
+  const table::DatasetState* then = before ? &table::StateOf(before) : nullptr;
+  CommitRows rows;
+  rows.version = now.version();
+  rows.timestamp_micros = now.manifest.timestamp().seconds() * 1000000 + now.manifest.timestamp().nanos() / 1000;
+  rows.before = before;
+  rows.after = after;
+  const Transaction t = table::ReadCommittedTransaction(*now.store, now.uri, now.manifest, now.manifest_path);
+  switch (t.operation_case()) {
+    case Transaction::kAppend:
+    case Transaction::kDelete:
+      DiffRows(then, now, rows);
+      break;
+    case Transaction::kOverwrite:
+    case Transaction::kRestore:
+    case Transaction::kClone: {
+      // Every row of the version before goes, even where a fragment id comes back.
+      if (then)
+        for (const auto& f : then->manifest.fragments()) rows.deleted[f.id()] = LiveOffsets(*then, f);
+      for (const auto& f : now.manifest.fragments()) rows.inserted[f.id()] = LiveOffsets(now, f);
+      const uint64_t n = CountRows(rows.deleted) + CountRows(rows.inserted);
+      if (n > kFullFeedRows && !allow_full)
+        ThrowInvalid("changes of '{}': version {} replaced the whole table ({}), {} rows in the feed; allow the "
+                     "full feed (--allow-full) or start after version {}",
+                     now.uri, rows.version, table::OperationName(t), n, rows.version);
+      break;
+    }
+    case Transaction::kDataOverlay:
+      NewOverlays(then, now, rows);
+      break;
+    case Transaction::kUpdate: {
+      const auto& u = t.update();
+      if (u.update_mode() == Transaction::REWRITE_COLUMNS) {
+        RewrittenColumns(now, u, rows);
+        break;
+      }
+      // A MERGE or an UPDATE that moved rows: overlays are rows changed in place, deletion
+      // bits and removed fragments the rows that went, new fragments the rows that came.
+      NewOverlays(then, now, rows);
+      DiffRows(then, now, rows);
+      if (then && (then->manifest.reader_feature_flags() & table::kFlagStableRowIds)) {
+        rows.moves = CommitRows::Moves::kByRowId;
+      } else if (rows.updated.empty() && !u.has_inserted_rows() && CountRows(rows.deleted) == CountRows(rows.inserted)) {
+        rows.moves = CommitRows::Moves::kInOrder;  // an UPDATE writes its moved rows in the order it read them
+      }
+      break;
+    }
+    case Transaction::kDataReplacement:
+      ThrowNotSupported("changes of '{}': version {} replaced data files (DataReplacement), which does not say "
+                        "which cells changed", now.uri, rows.version);
+    default:
+      break;  // compaction, index builds, schema and config changes: no value changed
+  }
+  return rows;
+}
+
+// Reads rows of one version, with the output's data columns (those the version has) and
+// the row's id and address.
+class RowSource {
+ public:
+  RowSource(const DatasetPtr& ds, const Offsets& rows, const std::vector<std::string>& columns, int64_t batch_size) {
+    if (rows.empty()) return;
+    ScanSpec spec;
+    std::vector<std::string> read;
+    for (const auto& c : columns)
+      if (ds->schema()->FieldIndex(c) >= 0) read.push_back(c);
+    read.push_back("_rowid");
+    read.push_back("_rowaddr");
+    spec.columns = read;
+    spec.rows = std::make_shared<std::map<uint64_t, std::vector<uint64_t>>>(rows);
+    spec.batch_size = batch_size;
+    spec.use_index = false;
+    reader_ = ds->Scan(spec);
+  }
+  RecordBatchPtr Next() { return reader_ ? reader_->Next() : nullptr; }
+  // Up to `n` rows (fewer at a batch's end); null at the end.
+  RecordBatchPtr Take(int64_t n) {
+    if (!batch_ || next_ == batch_->num_rows()) {
+      batch_ = Next();
+      next_ = 0;
+      if (!batch_) return nullptr;
+    }
+    const int64_t count = std::min(n, batch_->num_rows() - next_);
+    auto out = next_ == 0 && count == batch_->num_rows() ? batch_ : batch_->Slice(next_, count);
+    next_ += count;
+    return out;
+  }
+
+ private:
+  std::unique_ptr<RecordBatchReader> reader_;
+  RecordBatchPtr batch_;
+  int64_t next_ = 0;
+};
+
+const ArrayData& ColumnOf(const RecordBatch& batch, const std::string& name) { return *batch.column(name); }
+
+// The output's rows from rows read at one version: `kinds` and `changed` per row (changed
+// null: a NULL list for every row).
+class ChangeBatchMaker {
+ public:
+  ChangeBatchMaker(SchemaPtr schema, size_t data_columns) : schema_(std::move(schema)), data_columns_(data_columns) {}
+  const SchemaPtr& schema() const { return schema_; }
+
+  RecordBatchPtr Make(const RecordBatch& read, const std::vector<const char*>& kinds, uint64_t version,
+                      int64_t timestamp_micros, const std::vector<std::vector<std::string>>* changed) const {
+    const int64_t n = read.num_rows();
+    std::vector<ArrayPtr> columns;
+    BinaryBuilder kind(DataType::Utf8());
+    FixedWidthBuilder<uint64_t> versions(DataType::UInt64());
+    FixedWidthBuilder<int64_t> times(schema_->field(2)->type);
+    ListBuilder lists(schema_->field(4)->type);
+    auto& names = static_cast<BinaryBuilder&>(lists.item_builder());
+    for (int64_t i = 0; i < n; ++i) {
+      kind.Append(kinds[size_t(i)]);
+      versions.Append(version);
+      times.Append(timestamp_micros);
+      if (!changed) {
+        lists.AppendNull();
+        continue;
+      }
+      for (const auto& name : (*changed)[size_t(i)]) names.Append(name);
+      lists.Append();
+    }
+    columns.push_back(kind.Finish());
+    columns.push_back(versions.Finish());
+    columns.push_back(times.Finish());
+    columns.push_back(read.column("_rowid"));
+    columns.push_back(lists.Finish());
+    for (size_t c = 0; c < data_columns_; ++c) {
+      const FieldPtr& field = schema_->field(kMetaColumns + c);
+      const int at = read.schema()->FieldIndex(field->name);
+      columns.push_back(at >= 0 ? read.column(size_t(at)) : MakeNullArray(field->type, n));
+    }
+    return std::make_shared<RecordBatch>(schema_, std::move(columns), n);
+  }
+
+  static constexpr size_t kMetaColumns = 5;
+
+ private:
+  SchemaPtr schema_;
+  size_t data_columns_;
+};
+
+// The columns among `names` whose values differ between row `i` of `pre` and of `post`
+// (a column one side lacks differs).
+std::vector<std::string> DifferingColumns(const RecordBatch& pre, const RecordBatch& post, int64_t i,
+                                          const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& name : names) {
+    const int a = pre.schema()->FieldIndex(name), b = post.schema()->FieldIndex(name);
+    if (a < 0 && b < 0) continue;
+    if (a < 0 || b < 0) {
+      out.push_back(name);
+      continue;
+    }
+    if (!ArraysEqual(*Slice(*pre.column(size_t(a)), i, 1), *Slice(*post.column(size_t(b)), i, 1))) out.push_back(name);
+  }
+  return out;
+}
+
+class ChangeReader final : public RecordBatchReader {
+ public:
+  ChangeReader(DatasetPtr dataset, DatasetPtr from, std::vector<uint64_t> versions, const ChangesOptions& options,
+               std::vector<std::string> columns, SchemaPtr schema)
+      : dataset_(std::move(dataset)),
+        versions_(std::move(versions)),
+        options_(options),
+        columns_(std::move(columns)),
+        maker_(std::move(schema), columns_.size()),
+        previous_(std::move(from)) {
+    for (const auto& t : options.change_types) {
+      if (t == "update") {
+        wanted_.insert(kPreimage);
+        wanted_.insert(kPostimage);
+      } else if (t == kInsert || t == kDelete || t == kPreimage || t == kPostimage) {
+        wanted_.insert(t);
+      } else {
+        ThrowInvalid("changes: change type '{}': expected insert, delete, update, update_preimage or update_postimage", t);
+      }
+    }
+    if (wanted_.empty()) wanted_ = {kInsert, kDelete, kPreimage, kPostimage};
+  }
+
+  SchemaPtr schema() const override { return maker_.schema(); }
+
+  RecordBatchPtr Next() override {
+    while (true) {
+      if (step_) {
+        if (auto batch = step_()) return batch;
+        step_ = nullptr;
+      }
+      if (!NextStep()) return nullptr;
+    }
+  }
+
+ private:
+  bool Wants(const char* kind) const { return wanted_.count(kind) > 0; }
+
+  // Moves to the next part of the current commit, or to the next commit; false at the end.
+  bool NextStep() {
+    while (true) {
+      if (commit_ && part_ < 4) {
+        const int part = part_++;
+        if (SetStep(part)) return true;
+        continue;
+      }
+      if (next_version_ == versions_.size()) return false;
+      const uint64_t v = versions_[next_version_++];
+      DatasetPtr after = dataset_->Checkout(v);
+      commit_ = std::make_unique<CommitRows>(RowsOfCommit(previous_, after, options_.allow_full));
+      previous_ = after;
+      part_ = 0;
+      pairs_.clear();
+    }
+  }
+
+  // Part 0: rows updated in place; 1: moved rows paired; 2: deletes; 3: inserts.
+  bool SetStep(int part) {
+    CommitRows& c = *commit_;
+    const bool images = Wants(kPreimage) || Wants(kPostimage);
+    if (part == 0 && images && !c.updated.empty()) {
+      Offsets rows;
+      for (const auto& [id, in_place] : c.updated) rows[id] = in_place.offsets;
+      const auto read = WithColumns(CompareNames());
+      auto pre = std::make_shared<RowSource>(c.before, rows, read, options_.batch_size);
+      auto post = std::make_shared<RowSource>(c.after, rows, read, options_.batch_size);
+      step_ = [this, pre, post] { return InPlacePairs(*pre, *post); };
+      return true;
+    }
+    if (part == 1 && c.moves != CommitRows::Moves::kNone && !c.deleted.empty() && !c.inserted.empty()) {
+      if (c.moves == CommitRows::Moves::kByRowId) MatchByRowId();
+      if (c.moves == CommitRows::Moves::kInOrder) {
+        auto pre = std::make_shared<RowSource>(c.before, c.deleted, AllColumns(), options_.batch_size);
+        auto post = std::make_shared<RowSource>(c.after, c.inserted, AllColumns(), options_.batch_size);
+        c.deleted.clear();
+        c.inserted.clear();
+        if (!images) return false;
+        step_ = [this, pre, post] { return MovedPairs(*pre, *post); };
+        return true;
+      }
+      if (!pairs_.empty() && images) {
+        step_ = [this, i = size_t(0)]() mutable { return i < pairs_.size() ? pairs_[i++] : nullptr; };
+        return true;
+      }
+      return false;
+    }
+    if (part == 2 && Wants(kDelete) && !c.deleted.empty()) {
+      auto source = std::make_shared<RowSource>(c.before, c.deleted, columns_, options_.batch_size);
+      step_ = [this, source] { return Plain(*source, kDelete); };
+      return true;
+    }
+    if (part == 3 && Wants(kInsert) && !c.inserted.empty()) {
+      auto source = std::make_shared<RowSource>(c.after, c.inserted, columns_, options_.batch_size);
+      step_ = [this, source] { return Plain(*source, kInsert); };
+      return true;
+    }
+    return false;
+  }
+
+  RecordBatchPtr Plain(RowSource& source, const char* kind) {
+    auto read = source.Next();
+    if (!read) return nullptr;
+    return maker_.Make(*read, std::vector<const char*>(size_t(read->num_rows()), kind), commit_->version,
+                       commit_->timestamp_micros, nullptr);
+  }
+
+  // Pre- and post-images interleaved, each pair's changed columns on both rows; only the
+  // images asked for are kept.
+  RecordBatchPtr Interleave(const RecordBatch& pre, const RecordBatch& post,
+                            const std::vector<std::vector<std::string>>& changed) {
+    const int64_t n = pre.num_rows();
+    auto a = maker_.Make(pre, std::vector<const char*>(size_t(n), kPreimage), commit_->version,
+                         commit_->timestamp_micros, &changed);
+    auto b = maker_.Make(post, std::vector<const char*>(size_t(n), kPostimage), commit_->version,
+                         commit_->timestamp_micros, &changed);
+    auto both = RecordBatch::Concatenate(maker_.schema(), {a, b});
+    std::vector<int64_t> order;
+    for (int64_t i = 0; i < n; ++i) {
+      if (Wants(kPreimage)) order.push_back(i);
+      if (Wants(kPostimage)) order.push_back(n + i);
+    }
+    return both->Take(order);
+  }
+
+  RecordBatchPtr InPlacePairs(RowSource& pre_source, RowSource& post_source) {
+    auto pre = pre_source.Take(options_.batch_size);
+    if (!pre) return nullptr;
+    auto post = post_source.Take(pre->num_rows());
+    const ArrayData& pre_addr = ColumnOf(*pre, "_rowaddr");
+    if (!post || post->num_rows() != pre->num_rows() ||
+        !ArraysEqual(pre_addr, ColumnOf(*post, "_rowaddr")))
+      ThrowCorrupt("changes of '{}': version {} changed rows in place that versions {} and {} do not both hold",
+                   commit_->after->uri(), commit_->version, commit_->version - 1, commit_->version);
+    std::vector<std::vector<std::string>> changed(size_t(pre->num_rows()));
+    for (int64_t i = 0; i < pre->num_rows(); ++i) {
+      const uint64_t address = pre_addr.values<uint64_t>()[i];
+      const InPlace& in_place = commit_->updated.at(address >> 32);
+      if (in_place.columns.empty()) {
+        changed[size_t(i)] = DifferingColumns(*pre, *post, i, CompareNames());
+        continue;
+      }
+      for (const auto& [column, bitmap] : in_place.columns)
+        if (bitmap.Contains(uint32_t(address))) changed[size_t(i)].push_back(AfterColumnName(column));
+    }
+    return Interleave(*pre, *post, changed);
+  }
+
+  RecordBatchPtr MovedPairs(RowSource& pre_source, RowSource& post_source) {
+    auto pre = pre_source.Take(options_.batch_size);
+    if (!pre) return nullptr;
+    auto post = post_source.Take(pre->num_rows());
+    if (!post || post->num_rows() != pre->num_rows())
+      ThrowCorrupt("changes of '{}': version {} moved rows it did not write back one for one", commit_->after->uri(),
+                   commit_->version);
+    std::vector<std::vector<std::string>> changed(size_t(pre->num_rows()));
+    const auto names = AllColumns();
+    for (int64_t i = 0; i < pre->num_rows(); ++i) changed[size_t(i)] = DifferingColumns(*pre, *post, i, names);
+    return Interleave(*pre, *post, changed);
+  }
+
+  // Stable row ids: a deleted row whose id a new row carries moved there. Those pairs go to
+  // pairs_; the rows left stay deletes and inserts.
+  void MatchByRowId() {
+    CommitRows& c = *commit_;
+    c.moves = CommitRows::Moves::kNone;
+    std::vector<RecordBatchPtr> pre_batches, post_batches;
+    const auto names = AllColumns();
+    RowSource pre_source(c.before, c.deleted, names, options_.batch_size);
+    while (auto b = pre_source.Next()) pre_batches.push_back(b);
+    RowSource post_source(c.after, c.inserted, names, options_.batch_size);
+    while (auto b = post_source.Next()) post_batches.push_back(b);
+    if (pre_batches.empty() || post_batches.empty()) return;
+    auto pre = RecordBatch::Concatenate(pre_batches[0]->schema(), pre_batches);
+    auto post = RecordBatch::Concatenate(post_batches[0]->schema(), post_batches);
+    std::unordered_map<uint64_t, int64_t> pre_row;
+    const uint64_t* pre_ids = ColumnOf(*pre, "_rowid").values<uint64_t>();
+    for (int64_t i = 0; i < pre->num_rows(); ++i) pre_row[pre_ids[i]] = i;
+    std::vector<int64_t> from, to;
+    std::vector<bool> pre_paired(size_t(pre->num_rows())), post_paired(size_t(post->num_rows()));
+    const uint64_t* post_ids = ColumnOf(*post, "_rowid").values<uint64_t>();
+    for (int64_t j = 0; j < post->num_rows(); ++j) {
+      auto it = pre_row.find(post_ids[j]);
+      if (it == pre_row.end()) continue;
+      from.push_back(it->second);
+      to.push_back(j);
+      pre_paired[size_t(it->second)] = post_paired[size_t(j)] = true;
+    }
+    if (from.empty()) return;
+    // The paired rows leave the deletes and inserts.
+    auto unpaired = [](const RecordBatch& batch, const std::vector<bool>& paired, Offsets& rows) {
+      const uint64_t* addr = ColumnOf(batch, "_rowaddr").values<uint64_t>();
+      std::set<uint64_t> gone;
+      for (int64_t i = 0; i < batch.num_rows(); ++i)
+        if (paired[size_t(i)]) gone.insert(addr[i]);
+      for (auto it = rows.begin(); it != rows.end();) {
+        auto& offsets = it->second;
+        std::erase_if(offsets, [&](uint64_t o) { return gone.count((it->first << 32) | o) > 0; });
+        it = offsets.empty() ? rows.erase(it) : std::next(it);
+      }
+    };
+    unpaired(*pre, pre_paired, c.deleted);
+    unpaired(*post, post_paired, c.inserted);
+    auto pre_rows = pre->Take(from), post_rows = post->Take(to);
+    for (int64_t start = 0; start < pre_rows->num_rows(); start += options_.batch_size) {
+      const int64_t n = std::min(options_.batch_size, pre_rows->num_rows() - start);
+      auto a = pre_rows->Slice(start, n), b = post_rows->Slice(start, n);
+      auto changed = std::vector<std::vector<std::string>>(size_t(n));
+      for (int64_t i = 0; i < n; ++i) changed[size_t(i)] = DifferingColumns(*a, *b, i, names);
+      pairs_.push_back(Interleave(*a, *b, changed));
+    }
+  }
+
+  std::string AfterColumnName(size_t column) const {
+    return table::StateOf(commit_->after).schema.fields()[column].name;
+  }
+
+  // Every column of the commit's version, which moved rows are compared over.
+  std::vector<std::string> AllColumns() const {
+    std::vector<std::string> out;
+    for (const auto& f : commit_->after->schema()->fields()) out.push_back(f->name);
+    return out;
+  }
+
+  // The output's columns and `more`.
+  std::vector<std::string> WithColumns(const std::vector<std::string>& more) const {
+    std::vector<std::string> out = columns_;
+    for (const auto& name : more)
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    return out;
+  }
+
+  std::vector<std::string> CompareNames() const {
+    std::vector<std::string> out;
+    for (size_t column : commit_->compare) out.push_back(AfterColumnName(column));
+    return out;
+  }
+
+  DatasetPtr dataset_;
+  std::vector<uint64_t> versions_;
+  ChangesOptions options_;
+  std::vector<std::string> columns_;
+  ChangeBatchMaker maker_;
+  DatasetPtr previous_;  // the version before the next one read
+  std::set<std::string> wanted_;
+  size_t next_version_ = 0;
+  std::unique_ptr<CommitRows> commit_;
+  int part_ = 0;
+  std::vector<RecordBatchPtr> pairs_;
+  std::function<RecordBatchPtr()> step_;
+};
+
+}  // namespace
+
+std::unique_ptr<RecordBatchReader> Dataset::Changes(uint64_t from_version, const ChangesOptions& options) const {
+  const auto& state = table::StateOf(*this);
+  if (options.batch_size < 1) ThrowInvalid("changes of '{}': batch size {} is below 1", state.uri, options.batch_size);
+  std::vector<uint64_t> present;
+  for (const auto& loc : table::ListManifests(*state.store, state.uri)) present.push_back(loc.version);
+  if (present.empty()) ThrowNotFound("changes of '{}': the dataset has no version", state.uri);
+  const uint64_t to = options.to_version.value_or(present.back());
+  if (!std::binary_search(present.begin(), present.end(), to))
+    ThrowNotFound("changes of '{}': version {} does not exist (versions {} to {})", state.uri, to, present.front(),
+                  present.back());
+  if (from_version > to)
+    ThrowInvalid("changes of '{}': from version {} is after to version {}", state.uri, from_version, to);
+  // The feed of (from, to] reads every version from `from` on (version 0: before the first).
+  std::vector<uint64_t> versions;
+  for (uint64_t v = std::max<uint64_t>(from_version, 1); v <= to; ++v) {
+    if (!std::binary_search(present.begin(), present.end(), v))
+      ThrowNotFound("changes of '{}': version {} was removed by cleanup; the oldest readable version is {}",
+                    state.uri, v, present.front());
+    if (v > from_version) versions.push_back(v);
+  }
+  DatasetPtr at_to = Checkout(to);
+  DatasetPtr previous = from_version >= 1 ? Checkout(from_version) : nullptr;
+  std::vector<std::string> columns;
+  if (options.columns) {
+    for (const auto& c : *options.columns)
+      if (at_to->schema()->FieldIndex(c) < 0)
+        ThrowInvalid("changes of '{}': no column '{}' at version {} (columns: {})", state.uri, c, to,
+                     at_to->schema()->ToString());
+    columns = *options.columns;
+  } else {
+    for (const auto& f : at_to->schema()->fields()) columns.push_back(f->name);
+  }
+  std::vector<FieldPtr> fields = {
+      Field::Make("_change_type", DataType::Utf8(), false),
+      Field::Make("_commit_version", DataType::UInt64(), false),
+      Field::Make("_commit_timestamp", DataType::Timestamp(TimeUnit::kMicro, "UTC"), false),
+      Field::Make("_rowid", DataType::UInt64(), false),
+      Field::Make("_changed_columns", DataType::List(Field::Make("item", DataType::Utf8()))),
+  };
+  for (const auto& c : columns) {
+    FieldPtr f = at_to->schema()->field(size_t(at_to->schema()->FieldIndex(c)));
+    fields.push_back(Field::Make(f->name, f->type, true, f->metadata));
+  }
+  return std::make_unique<ChangeReader>(shared_from_this(), std::move(previous), std::move(versions), options,
+                                        std::move(columns), std::make_shared<Schema>(std::move(fields)));
+}
+
+}  // namespace lancelet

@@ -1,0 +1,226 @@
+// Dataset::Changes: the change feed of each kind of commit, its range and options, and
+// its errors.
+
+#include <gtest/gtest.h>
+
+#include "lancelet/dataset.h"
+#include "lancelet/error.h"
+#include "lancelet/merge_insert.h"
+#include "support/sample_batches.h"
+#include "support/test_env.h"
+
+namespace lancelet {
+namespace {
+
+using testing::IdABBatch;
+using testing::TempDir;
+
+std::string Cell(const ArrayData& column, int64_t i) {
+  if (column.IsNull(i)) return "NULL";
+  if (column.type->id() == TypeId::kInt64) return std::to_string(column.values<int64_t>()[i]);
+  if (column.type->id() == TypeId::kUInt64) return std::to_string(column.values<uint64_t>()[i]);
+  if (column.type->id() == TypeId::kUtf8) return std::string(column.GetView(i));
+  if (column.type->is_list()) {
+    std::string out = "[";
+    for (int64_t j = column.offset(i); j < column.offset(i + 1); ++j)
+      out += (j > column.offset(i) ? "," : "") + std::string(column.child(0)->GetView(j));
+    return out + "]";
+  }
+  return "?";
+}
+
+// The feed as lines: kind, version, _rowid, _changed_columns, then the data columns (the
+// timestamp checked apart).
+std::vector<std::string> Feed(const DatasetPtr& ds, uint64_t from, const ChangesOptions& options = {}) {
+  auto reader = ds->Changes(from, options);
+  std::vector<std::string> out;
+  while (auto batch = reader->Next()) {
+    for (int64_t i = 0; i < batch->num_rows(); ++i) {
+      std::string line;
+      for (size_t c = 0; c < batch->num_columns(); ++c) {
+        if (c == 2) continue;  // _commit_timestamp
+        line += (line.empty() ? "" : " ") + Cell(*batch->column(c), i);
+      }
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+class ChangesTest : public ::testing::Test {
+ protected:
+  DatasetPtr Create(int64_t rows, int64_t per_file, bool stable_row_ids = false) {
+    WriteOptions o;
+    o.max_rows_per_file = per_file;
+    o.enable_stable_row_ids = stable_row_ids;
+    return Dataset::Write(uri_, {IdABBatch(rows)}, o);
+  }
+
+  TempDir dir_;
+  std::string uri_ = dir_.Uri("ds.lance");
+};
+
+constexpr uint64_t kFragment1 = uint64_t(1) << 32;
+
+// Each kind of commit gives the rows it changed: an overlay UPDATE update pairs naming
+// the columns it wrote, a DELETE deletes read at the version before, an append inserts, an
+// UPDATE that moved rows or rewrote a column update pairs, and compaction or an index
+// build nothing.
+TEST_F(ChangesTest, EachCommitGivesTheRowsItChangedAndNothingElse) {
+  auto ds = Create(10, 5);  // ids 0..9 in fragments 0 and 1; a = id % 10, b = id
+  ds = ds->Update({{"a", "a + 100"}, {"b", "b"}}, "id IN (1, 7)", nullptr, UpdateMode::kOverlay);  // v2
+  ds = ds->Delete("id = 3");                                                                        // v3
+  auto more = IdABBatch(12)->Slice(10, 2);
+  ds = ds->Append({more});                                                                          // v4
+  ds = ds->Update({{"b", "-1"}}, "id = 0", nullptr, UpdateMode::kRows);                             // v5
+  ds = ds->Update({{"a", "7"}}, "id = 9", nullptr, UpdateMode::kColumns);                           // v6
+  OptimizeOptions compact;
+  compact.target_rows_per_fragment = 100;
+  ds = ds->Optimize(compact);                                                                       // v7
+  ds = ds->CreateIndex("id", IndexType::kBTree);                                                   // v8
+  ASSERT_EQ(ds->version(), 8u);
+  const std::string f1 = std::to_string(kFragment1 + 2), f2 = std::to_string(2 * kFragment1);
+  const std::string f3 = std::to_string(3 * kFragment1), f1_4 = std::to_string(kFragment1 + 4);
+  EXPECT_EQ(Feed(ds, 1), (std::vector<std::string>{
+                             "update_preimage 2 1 [a,b] 1 1 1",
+                             "update_postimage 2 1 [a,b] 1 101 1",
+                             "update_preimage 2 " + f1 + " [a,b] 7 7 7",
+                             "update_postimage 2 " + f1 + " [a,b] 7 107 7",
+                             "delete 3 3 NULL 3 3 3",
+                             "insert 4 " + f2 + " NULL 10 0 10",
+                             "insert 4 " + std::to_string(2 * kFragment1 + 1) + " NULL 11 1 11",
+                             "update_preimage 5 0 [b] 0 0 0",
+                             "update_postimage 5 " + f3 + " [b] 0 0 -1",
+                             "update_preimage 6 " + f1_4 + " [a] 9 9 9",
+                             "update_postimage 6 " + f1_4 + " [a] 9 7 9",
+                         }));
+  // The whole history, from before the first version: the creation's rows are inserts.
+  auto all = Feed(ds, 0);
+  ASSERT_EQ(all.size(), 21u);
+  EXPECT_EQ(all[0], "insert 1 0 NULL 0 0 0");
+  EXPECT_EQ(all[9], "insert 1 " + f1_4 + " NULL 9 9 9");
+  EXPECT_EQ(Feed(ds, 6), std::vector<std::string>{});  // compaction and the index: no value changed
+  ChangesOptions ids;  // the columns shown do not change what _changed_columns says
+  ids.columns = std::vector<std::string>{"id"};
+  ids.to_version = 6;
+  EXPECT_EQ(Feed(ds, 4, ids), (std::vector<std::string>{"update_preimage 5 0 [b] 0", "update_postimage 5 " + f3 + " [b] 0",
+                                                        "update_preimage 6 " + f1_4 + " [a] 9",
+                                                        "update_postimage 6 " + f1_4 + " [a] 9"}));
+
+  // The commit's version and time lead each row.
+  auto batch = ds->Changes(4, {})->Next();  // version 5's pair
+  ASSERT_EQ(batch->num_rows(), 2);
+  EXPECT_EQ(batch->schema()->ToString(),
+            "_change_type:utf8 not null, _commit_version:uint64 not null, _commit_timestamp:timestamp<us,UTC> not "
+            "null, _rowid:uint64 not null, _changed_columns:list<utf8>, id:int64, a:int64, b:int64");
+  const auto& v5 = ds->ListVersions()[4];
+  EXPECT_EQ(batch->column(2)->values<int64_t>()[0], v5.timestamp_nanos / 1000);
+}
+
+TEST_F(ChangesTest, ARangeColumnsAndChangeTypesNarrowTheFeed) {
+  auto ds = Create(10, 5);
+  ds = ds->Update({{"a", "a + 100"}}, "id = 1", nullptr, UpdateMode::kOverlay);  // v2
+  ds = ds->Delete("id = 3");                                                     // v3
+  ds = ds->Update({{"b", "0"}}, "id = 8", nullptr, UpdateMode::kOverlay);        // v4
+  ChangesOptions o;
+  o.to_version = 3;
+  EXPECT_EQ(Feed(ds, 1, o), (std::vector<std::string>{"update_preimage 2 1 [a] 1 1 1",
+                                                      "update_postimage 2 1 [a] 1 101 1", "delete 3 3 NULL 3 3 3"}));
+  o.columns = std::vector<std::string>{"b"};
+  o.change_types = {"update_postimage", "delete"};
+  o.to_version = std::nullopt;
+  const std::string f8 = std::to_string(kFragment1 + 3);
+  EXPECT_EQ(Feed(ds, 1, o), (std::vector<std::string>{"update_postimage 2 1 [a] 1", "delete 3 3 NULL 3",
+                                                      "update_postimage 4 " + f8 + " [b] 0"}));
+  o.change_types = {"update"};
+  EXPECT_EQ(Feed(ds, 3, o), (std::vector<std::string>{"update_preimage 4 " + f8 + " [b] 8",
+                                                      "update_postimage 4 " + f8 + " [b] 0"}));
+  EXPECT_EQ(Feed(ds, 4), std::vector<std::string>{});  // nothing after the latest
+
+  auto error = [&](uint64_t from, const ChangesOptions& options) -> std::string {
+    try {
+      ds->Changes(from, options);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "<no error>";
+  };
+  ChangesOptions to9;
+  to9.to_version = 9;
+  EXPECT_EQ(error(1, to9), "changes of '" + uri_ + "': version 9 does not exist (versions 1 to 4)");
+  ChangesOptions to2;
+  to2.to_version = 2;
+  EXPECT_EQ(error(3, to2), "changes of '" + uri_ + "': from version 3 is after to version 2");
+  ChangesOptions bad;
+  bad.columns = std::vector<std::string>{"nope"};
+  EXPECT_EQ(error(1, bad), "changes of '" + uri_ + "': no column 'nope' at version 4 (columns: id:int64, a:int64, b:int64)");
+  bad = {};
+  bad.change_types = {"upsert"};
+  EXPECT_EQ(error(1, bad),
+            "changes: change type 'upsert': expected insert, delete, update, update_preimage or update_postimage");
+
+  CleanupOptions cleanup;
+  cleanup.keep_versions = 1;
+  cleanup.force = true;
+  ds->Cleanup(cleanup);  // versions 1 to 3 go
+  EXPECT_EQ(error(1, {}), "changes of '" + uri_ + "': version 1 was removed by cleanup; the oldest readable version is 4");
+  EXPECT_EQ(Feed(ds, 4), std::vector<std::string>{});
+}
+
+// A MERGE's matched rows are update pairs naming the columns it wrote, its unmatched
+// source rows inserts, its unmatched target rows deletes. With stable row ids, rows an
+// UPDATE moved pair up by their ids.
+TEST_F(ChangesTest, AMergeAndMovedRowsWithStableIdsPairUp) {
+  auto ds = Create(6, 3, /*stable_row_ids=*/true);
+  ds = ds->Update({{"b", "b * 10"}}, "id IN (1, 4)", nullptr, UpdateMode::kRows);  // v2: rows move, ids stay
+  ds = ds->Delete("id = 5");                                                        // v3
+  MergeInsertOptions m;
+  m.on = {"id"};
+  m.when_matched_update_all = true;
+  m.when_not_matched_insert_all = true;
+  m.when_not_matched_by_source_delete = true;
+  m.by_source_condition = "id = 0";
+  auto source = RecordBatch::Make(IdABBatch(1)->schema(), {testing::Int64s({2, 9}), testing::Int64s({-2, -9}),
+                                                           testing::Int64s({2, 90})});
+  ds = MergeInsert(ds, {source}, m).dataset;  // v4: id 2 updated, 9 inserted, 0 deleted
+  ASSERT_EQ(ds->version(), 4u);
+  EXPECT_EQ(Feed(ds, 1), (std::vector<std::string>{
+                             "update_preimage 2 1 [b] 1 1 1", "update_postimage 2 1 [b] 1 1 10",
+                             "update_preimage 2 4 [b] 4 4 4", "update_postimage 2 4 [b] 4 4 40",
+                             "delete 3 5 NULL 5 5 5",
+                             "update_preimage 4 2 [a,b] 2 2 2", "update_postimage 4 2 [a,b] 2 -2 2",
+                             "delete 4 0 NULL 0 0 0",
+                             "insert 4 6 NULL 9 -9 90",
+                         }));
+}
+
+// An overwrite replaces every row: the old ones deleted, the new ones inserted; past 1M
+// rows in the feed that needs allow_full.
+TEST_F(ChangesTest, AnOverwriteFeedsEveryRowAndABigOneIsAskedFor) {
+  auto ds = Create(3, 10);
+  WriteOptions over;
+  over.mode = WriteMode::kOverwrite;
+  ds = Dataset::Write(uri_, {IdABBatch(2)}, over);
+  EXPECT_EQ(Feed(ds, 1), (std::vector<std::string>{"delete 2 0 NULL 0 0 0", "delete 2 1 NULL 1 1 1",
+                                                   "delete 2 2 NULL 2 2 2", "insert 2 0 NULL 0 0 0",
+                                                   "insert 2 1 NULL 1 1 1"}));
+  ds = Dataset::Write(uri_, {IdABBatch(1'000'000)}, over);  // v3: 2 + 1M rows in its feed
+  try {
+    ds->Changes(2, {})->Next();  // the commits are read as the feed reaches them
+    FAIL() << "the whole table in the feed";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "changes of '" + uri_ + "': version 3 replaced the whole table (Overwrite), "
+                                     "1000002 rows in the feed; allow the full feed (--allow-full) or start after "
+                                     "version 3");
+  }
+  ChangesOptions all;
+  all.allow_full = true;
+  all.columns = std::vector<std::string>{"id"};
+  int64_t rows = 0;
+  auto reader = ds->Changes(2, all);
+  while (auto batch = reader->Next()) rows += batch->num_rows();
+  EXPECT_EQ(rows, 1'000'002);
+}
+
+}  // namespace
+}  // namespace lancelet
