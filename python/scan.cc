@@ -92,6 +92,26 @@ void DefineDatasetScans(py::class_<PyDataset>& dataset) {
          "How search() answers the same arguments, as text, found by running it: the index, nprobes and "
          "partitions, the candidates, the rows re-ranked, the stale rows re-scored and the fragments "
          "searched flat; or why every row was scored.")
+      .def("_changes", [](const PyDataset& d, uint64_t from_version, std::optional<uint64_t> to_version,
+                          const std::optional<std::vector<std::string>>& columns,
+                          const std::optional<std::vector<std::string>>& change_types, bool allow_full,
+                          std::optional<int64_t> batch_size) {
+        ChangesOptions options;
+        options.to_version = to_version;
+        options.columns = columns;
+        if (change_types) options.change_types = *change_types;
+        options.allow_full = allow_full;
+        if (batch_size) options.batch_size = *batch_size;
+        std::unique_ptr<RecordBatchReader> reader;
+        {
+          py::gil_scoped_release release;
+          reader = d.ds->Changes(from_version, options);
+        }
+        SchemaPtr schema = reader->schema();
+        return PyReader{std::move(reader), schema};
+      }, py::arg("from_version"), py::arg("to_version") = py::none(), py::arg("columns") = py::none(),
+         py::arg("change_types") = py::none(), py::arg("allow_full") = false, py::arg("batch_size") = py::none(),
+         "A RecordBatchReader over the change feed (Dataset::Changes).")
       .def("_take", [](const PyDataset& d, const std::vector<uint64_t>& indices,
                       const std::optional<std::vector<std::string>>& columns) {
         return WithoutGil(d, [&](const DatasetPtr& ds) { return PyBatch{ds->Take(indices, OptionalColumns(columns))}; });

@@ -37,7 +37,7 @@ from ._ingest import to_stream as _to_stream
 
 __all__ = ["dataset", "write_dataset", "sql", "write_fragments", "commit", "FragmentMetadata", "DataOverlayGroup",
            "LanceOperation",
-           "Operation", "Dataset", "Scanner", "MergeInsertBuilder", "Fragment", "Schema", "RecordBatch",
+           "Operation", "Dataset", "Scanner", "ChangeFeed", "MergeInsertBuilder", "Fragment", "Schema", "RecordBatch",
            "RecordBatchReader", "LanceletError", "InvalidArgumentError", "NotFoundError", "CorruptError",
            "NotSupportedError", "ConflictError", "IOError"]
 
@@ -96,7 +96,7 @@ def sql(db_dir, statement, storage_options=None):
     return _lancelet.sql(str(db_dir), statement, dict(storage_options or {}))
 
 
-from ._dataset import Fragment, MergeInsertBuilder, Scanner  # noqa: E402  (defines Dataset's Python methods)
+from ._dataset import ChangeFeed, Fragment, MergeInsertBuilder, Scanner  # noqa: E402  (defines Dataset's Python methods)
 from ._fragments import (DataOverlayGroup, FragmentMetadata, LanceOperation, Operation, commit,  # noqa: E402
                          write_fragments)
 

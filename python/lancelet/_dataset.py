@@ -86,6 +86,61 @@ class Scanner:
         return f"lancelet.Scanner({self._dataset!r})"
 
 
+class ChangeFeed:
+    """The rows the commits after one version changed (Dataset.changes), read afresh on
+    each run (to_table, to_reader, to_pydict, iteration, __arrow_c_stream__), as a Scanner
+    is: _change_type ("insert", "delete", "update_preimage", "update_postimage"),
+    _commit_version, _commit_timestamp, _rowid, _changed_columns (the columns an update
+    wrote), then the data columns as the row was or became. docs/changes.md."""
+
+    def __init__(self, dataset, from_version, to_version=None, columns=None, change_types=None, allow_full=False,
+                 batch_size=None):
+        self._dataset = dataset._pinned()
+        if isinstance(change_types, str):
+            change_types = [change_types]
+        self._args = (int(from_version), None if to_version is None else int(to_version),
+                      None if columns is None else list(columns),
+                      None if change_types is None else list(change_types), bool(allow_full), batch_size)
+
+    def _open(self):
+        return self._dataset._changes(*self._args)
+
+    @property
+    def schema(self):
+        return schema_out(self._open().schema)
+
+    def to_table(self):
+        """Every row of the feed: a pyarrow.Table (a lancelet.RecordBatch without pyarrow)."""
+        return table_out(self._open())
+
+    def to_reader(self):
+        """The feed as a pyarrow.RecordBatchReader (lancelet's without pyarrow), read once."""
+        pa = pyarrow_or_none()
+        reader = self._open()
+        return pa.RecordBatchReader.from_stream(reader) if pa is not None else reader
+
+    def to_pydict(self):
+        """{column: [values]} (no pyarrow needed)."""
+        return self._open().read_all().to_pydict()
+
+    def to_pandas(self, **kwargs):
+        _needs_pyarrow("to_pandas")
+        return self.to_table().to_pandas(**kwargs)
+
+    def __iter__(self):
+        return iter(self.to_reader())
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self._open().__arrow_c_stream__(requested_schema)
+
+
+def _changes(self, from_version, to_version=None, columns=None, change_types=None, allow_full=False):
+    """The change feed of the commits after `from_version` up to and including `to_version`
+    (default: the latest), as a ChangeFeed; `columns` picks data columns, `change_types`
+    the kinds of rows kept ("insert", "delete", "update" for both images, or one image)."""
+    return ChangeFeed(self, from_version, to_version, columns, change_types, allow_full)
+
+
 def _needs_pyarrow(what):
     if pyarrow_or_none() is None:
         raise ImportError(f"{what} needs pyarrow (pip install pyarrow)")
@@ -277,6 +332,7 @@ def _len(self):
 
 Dataset.update = _update
 Dataset.scanner = _scanner
+Dataset.changes = _changes
 Dataset.to_table = _to_table
 Dataset.to_batches = _to_batches
 Dataset.to_pydict = _to_pydict

@@ -21,7 +21,7 @@ namespace lancelet::sql {
 struct SelectStmt;
 
 struct TableRef {
-  enum class Kind { kTable, kCsv, kJson, kSubquery, kVectorSearch } kind = Kind::kTable;
+  enum class Kind { kTable, kCsv, kJson, kSubquery, kVectorSearch, kChanges } kind = Kind::kTable;
   std::string name;   // table name, or the file path of read_csv / read_json
   std::string alias;  // empty: the table name (or "read_csv" / "read_json")
   std::optional<uint64_t> version;  // VERSION AS OF n
@@ -37,6 +37,10 @@ struct TableRef {
   // the table's k rows nearest the vector with their _distance (Dataset::Search); `name`
   // is the table's.
   std::shared_ptr<const VectorQuery> search;
+  // kChanges: table_changes('table', from [, to]), the table's change feed
+  // (Dataset::Changes) after version `changes_from` up to `changes_to` (default: the latest).
+  uint64_t changes_from = 0;
+  std::optional<uint64_t> changes_to;
 
   const std::string& qualifier() const { return alias.empty() ? name : alias; }
 };

@@ -120,6 +120,12 @@ std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef
     }
     return ds->Search(query);
   }
+  if (ref.kind == TableRef::Kind::kChanges) {
+    DatasetPtr ds = opened ? std::move(opened) : OpenTable(ctx, ref);
+    ChangesOptions options;
+    options.to_version = ref.changes_to;
+    return ds->Changes(ref.changes_from, options);
+  }
   if (ref.kind == TableRef::Kind::kTable) {
     DatasetPtr ds = opened ? std::move(opened) : OpenTable(ctx, ref);
     auto scan = ds->NewScan();

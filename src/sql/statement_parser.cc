@@ -138,7 +138,7 @@ class StatementParser {
   }
 
   // name [VERSION AS OF n] [[AS] alias], or read_csv('path') / read_json('path') /
-  // vector_search(...) [[AS] alias].
+  // vector_search(...) / table_changes(...) [[AS] alias].
   TableRef ParseTableRef(bool allow_functions, bool allow_version) {
     TableRef ref;
     ref.position = p_.Peek().position;
@@ -157,6 +157,17 @@ class StatementParser {
                t.IsKeyword("VECTOR_SEARCH")) {
       p_.Next();
       ParseVectorSearch(ref);
+    } else if (allow_functions && t.kind == TokenKind::kIdentifier && p_.Peek(1).IsSymbol("(") &&
+               t.IsKeyword("TABLE_CHANGES")) {
+      p_.Next();
+      p_.ExpectSymbol("(");
+      ref.kind = TableRef::Kind::kChanges;
+      ref.name = ExpectString("a table name in quotes");
+      ref.alias = "table_changes";
+      p_.ExpectSymbol(",");
+      ref.changes_from = uint64_t(ParseCount("version to read the changes after"));
+      if (p_.ConsumeSymbol(",")) ref.changes_to = uint64_t(ParseCount("version to read the changes up to"));
+      p_.ExpectSymbol(")");
     } else if (allow_functions && t.IsSymbol("(") && p_.Peek(1).IsKeyword("SELECT")) {
       p_.Next();
       ref.kind = TableRef::Kind::kSubquery;
