@@ -4,7 +4,8 @@
 # inspect` runs after each write so that the dense overlay (step 1) and then the sparse
 # one (step 4) appear with their committed versions. The BTree on age is built from
 # version 1, so step 3's query excludes the overlaid rows from its answer and
-# re-evaluates them. Step 6 folds both overlays into a new base file (OPTIMIZE).
+# re-evaluates them. The change feed then shows steps 1 and 4 as update pairs naming the
+# columns each wrote. Step 6 folds both overlays into a new base file (OPTIMIZE).
 #   usage: scripts/demo.sh path/to/lancelet [dir]   (./run demo uses ./demo-data)
 set -euo pipefail
 LANCELET=${1:?usage: scripts/demo.sh path/to/lancelet [dir]}
@@ -56,6 +57,10 @@ inspect
 
 heading "Step 5: read after the second write"
 sql "SELECT name, age, embedding FROM users"
+
+heading "The change feed: what each commit after version 1 changed (the index build, version 2, changed no value)"
+sql "SELECT _change_type, _commit_version, _rowid, _changed_columns, id, name, age, embedding
+  FROM table_changes('users', 1)"
 
 heading "Step 6: compaction (overlay -> base)"
 "$LANCELET" optimize "$DB/users.lance" --plan

@@ -1,5 +1,5 @@
 // The spec's worked example (data_overlay_files.md, steps 1, 2, 4 and 5) as SQL through
-// the CLI, with exact outputs; and a multi-fragment, multi-branch MERGE whose result is
+// the CLI, with exact outputs and the change feed of its writes; and a multi-fragment, multi-branch MERGE whose result is
 // one sparse overlay per fragment plus deletions and an appended fragment in one
 // version. The reference (with overlays enabled) must read both datasets identically.
 #include <gtest/gtest.h>
@@ -105,6 +105,23 @@ TEST(WorkedExampleTest, StepsOneTwoFourFiveAsSql) {
             "David    |  23 | [1.3, 1.4, 1.5, \u2026 4 values]\n"
             "(4 rows)\n");
   ExpectReferenceAgrees(ds);
+
+  // The change feed: steps 1 and 4 as update pairs naming the columns each wrote.
+  EXPECT_EQ(SqlOk(db, "SELECT _commit_version AS v, _change_type AS kind, _rowid, _changed_columns AS cols, name, age "
+                      "FROM table_changes('users', 1)"),
+            "v | kind             | _rowid | cols          | name     | age\n"
+            "--+------------------+--------+---------------+----------+----\n"
+            "2 | update_preimage  |      1 | [\"age\"]       | Bob      |  25\n"
+            "2 | update_postimage |      1 | [\"age\"]       | Bob      |  26\n"
+            "2 | update_preimage  |      3 | [\"age\"]       | Dave     |  22\n"
+            "2 | update_postimage |      3 | [\"age\"]       | Dave     |  23\n"
+            "3 | update_preimage  |      1 | [\"embedding\"] | Bob      |  26\n"
+            "3 | update_postimage |      1 | [\"embedding\"] | Bob      |  26\n"
+            "3 | update_preimage  |      2 | [\"name\"]      | Carol    |  40\n"
+            "3 | update_postimage |      2 | [\"name\"]      | Caroline |  40\n"
+            "3 | update_preimage  |      3 | [\"name\"]      | Dave     |  23\n"
+            "3 | update_postimage |      3 | [\"name\"]      | David    |  23\n"
+            "(10 rows)\n");
 }
 
 TEST(WorkedExampleTest, MultiBranchMergeIsOneSparseOverlayPerFragmentInOneVersion) {
