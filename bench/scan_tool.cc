@@ -3,6 +3,8 @@
 //   scan_tool scan DIR [--repeat R] [--columns a,b]
 //   scan_tool take DIR (--count K | --offsets FILE) [--repeat R] [--columns a,b]
 //   scan_tool update DIR --set "col = expr" --where PRED
+//   scan_tool feed DIR --at V [--repeat R]: the change feed of version V (changes after V-1)
+//     against a full scan of version V: rows, median seconds and bytes read of each
 // Each prints one JSON line: rows, the median seconds over R warm runs, rows/s. take also
 // prints the bytes and read calls of its first (cold: file metadata included) and of a warm
 // run, and the size of the dataset's data files. --offsets FILE (one offset per line) takes
@@ -11,6 +13,8 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <tuple>
 #include <iostream>
 #include <random>
 
@@ -201,6 +205,40 @@ int main(int argc, char** argv) {
           "{{\"rows\":{},\"median_s\":{:.5f},\"rows_per_s\":{:.0f},\"first_bytes_read\":{},\"first_read_calls\":{},"
           "\"bytes_read\":{},\"read_calls\":{},\"data_bytes\":{}}}\n",
           count, median, double(count) / median, first_bytes, first_calls, warm_bytes, warm_calls, bench::DataFileBytes(*ds));
+      return 0;
+    }
+    if (cmd == "feed") {
+      int repeat = std::stoi(Arg(argc, argv, "--repeat", "5"));
+      const uint64_t at = std::stoull(Arg(argc, argv, "--at", "2"));
+      auto ds = Dataset::Open(dir, at);
+      const io::IoStats& io = table::StateOf(ds).store->stats();
+      // One read, warm (the first run of each warms the page cache): rows, seconds, bytes.
+      auto measure = [&](const std::function<std::unique_ptr<RecordBatchReader>()>& open) {
+        std::vector<double> seconds;
+        int64_t rows = 0;
+        uint64_t bytes = 0;
+        for (int r = 0; r < repeat + 1; ++r) {
+          const uint64_t bytes0 = io.bytes_read;
+          auto start = std::chrono::steady_clock::now();
+          auto reader = open();
+          rows = 0;
+          while (auto b = reader->Next()) rows += b->num_rows();
+          double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          bytes = io.bytes_read - bytes0;
+          if (r > 0) seconds.push_back(s);
+        }
+        std::sort(seconds.begin(), seconds.end());
+        return std::make_tuple(rows, seconds[seconds.size() / 2], bytes);
+      };
+      ChangesOptions options;
+      options.to_version = at;
+      auto [feed_rows, feed_s, feed_bytes] = measure([&] { return ds->Changes(at - 1, options); });
+      auto [scan_rows, scan_s, scan_bytes] = measure([&] { return ds->NewScan().BatchSize(65536).Open(); });
+      std::cout << fmt::format(
+          "{{\"feed_rows\":{},\"feed_s\":{:.4f},\"feed_bytes\":{},\"scan_rows\":{},\"scan_s\":{:.4f},"
+          "\"scan_bytes\":{},\"time_ratio\":{:.4f},\"bytes_ratio\":{:.4f}}}\n",
+          feed_rows, feed_s, feed_bytes, scan_rows, scan_s, scan_bytes, feed_s / scan_s,
+          double(feed_bytes) / double(scan_bytes));
       return 0;
     }
     if (cmd == "update") {

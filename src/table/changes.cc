@@ -223,25 +223,45 @@ CommitRows RowsOfCommit(const DatasetPtr& before, const DatasetPtr& after, bool 
   return rows;
 }
 
-// Reads rows of one version, with the output's data columns (those the version has) and
-// the row's id and address.
+// Reads rows of one version: the data columns asked for (by the names the feed gives them,
+// `local` mapping each to its name in this version; a column the version lacks is left
+// out) and the row's id and address. The batches name the columns as the feed does.
 class RowSource {
  public:
-  RowSource(const DatasetPtr& ds, const Offsets& rows, const std::vector<std::string>& columns, int64_t batch_size) {
+  RowSource(const DatasetPtr& ds, const Offsets& rows, const std::vector<std::string>& columns,
+            const std::map<std::string, std::string>& local, int64_t batch_size) {
     if (rows.empty()) return;
     ScanSpec spec;
     std::vector<std::string> read;
-    for (const auto& c : columns)
-      if (ds->schema()->FieldIndex(c) >= 0) read.push_back(c);
+    for (const auto& c : columns) {
+      auto it = local.find(c);
+      if (it == local.end()) continue;
+      read.push_back(it->second);
+      names_.push_back(c);
+    }
     read.push_back("_rowid");
     read.push_back("_rowaddr");
+    names_.push_back("_rowid");
+    names_.push_back("_rowaddr");
     spec.columns = read;
     spec.rows = std::make_shared<std::map<uint64_t, std::vector<uint64_t>>>(rows);
     spec.batch_size = batch_size;
     spec.use_index = false;
     reader_ = ds->Scan(spec);
   }
-  RecordBatchPtr Next() { return reader_ ? reader_->Next() : nullptr; }
+  RecordBatchPtr Next() {
+    auto batch = reader_ ? reader_->Next() : nullptr;
+    if (!batch) return nullptr;
+    if (!schema_) {  // the version's names -> the feed's
+      std::vector<FieldPtr> fields;
+      for (size_t i = 0; i < names_.size(); ++i) {
+        const FieldPtr& f = batch->schema()->field(i);
+        fields.push_back(Field::Make(names_[i], f->type, f->nullable, f->metadata));
+      }
+      schema_ = std::make_shared<Schema>(std::move(fields));
+    }
+    return std::make_shared<RecordBatch>(schema_, batch->columns(), batch->num_rows());
+  }
   // Up to `n` rows (fewer at a batch's end); null at the end.
   RecordBatchPtr Take(int64_t n) {
     if (!batch_ || next_ == batch_->num_rows()) {
@@ -257,6 +277,8 @@ class RowSource {
 
  private:
   std::unique_ptr<RecordBatchReader> reader_;
+  std::vector<std::string> names_;
+  SchemaPtr schema_;
   RecordBatchPtr batch_;
   int64_t next_ = 0;
 };
@@ -329,8 +351,8 @@ std::vector<std::string> DifferingColumns(const RecordBatch& pre, const RecordBa
 
 class ChangeReader final : public RecordBatchReader {
  public:
-  ChangeReader(DatasetPtr dataset, DatasetPtr from, std::vector<uint64_t> versions, const ChangesOptions& options,
-               std::vector<std::string> columns, SchemaPtr schema)
+  ChangeReader(DatasetPtr dataset, DatasetPtr from, const DatasetPtr& last, std::vector<uint64_t> versions,
+               const ChangesOptions& options, std::vector<std::string> columns, SchemaPtr schema)
       : dataset_(std::move(dataset)),
         versions_(std::move(versions)),
         options_(options),
@@ -348,6 +370,7 @@ class ChangeReader final : public RecordBatchReader {
       }
     }
     if (wanted_.empty()) wanted_ = {kInsert, kDelete, kPreimage, kPostimage};
+    for (const auto& f : table::StateOf(last).schema.fields()) final_names_[f.id] = f.name;
   }
 
   SchemaPtr schema() const override { return maker_.schema(); }
@@ -391,16 +414,16 @@ class ChangeReader final : public RecordBatchReader {
       Offsets rows;
       for (const auto& [id, in_place] : c.updated) rows[id] = in_place.offsets;
       const auto read = WithColumns(CompareNames());
-      auto pre = std::make_shared<RowSource>(c.before, rows, read, options_.batch_size);
-      auto post = std::make_shared<RowSource>(c.after, rows, read, options_.batch_size);
+      auto pre = std::make_shared<RowSource>(c.before, rows, read, Local(c.before), options_.batch_size);
+      auto post = std::make_shared<RowSource>(c.after, rows, read, Local(c.after), options_.batch_size);
       step_ = [this, pre, post] { return InPlacePairs(*pre, *post); };
       return true;
     }
     if (part == 1 && c.moves != CommitRows::Moves::kNone && !c.deleted.empty() && !c.inserted.empty()) {
       if (c.moves == CommitRows::Moves::kByRowId) MatchByRowId();
       if (c.moves == CommitRows::Moves::kInOrder) {
-        auto pre = std::make_shared<RowSource>(c.before, c.deleted, AllColumns(), options_.batch_size);
-        auto post = std::make_shared<RowSource>(c.after, c.inserted, AllColumns(), options_.batch_size);
+        auto pre = std::make_shared<RowSource>(c.before, c.deleted, AllColumns(), Local(c.before), options_.batch_size);
+        auto post = std::make_shared<RowSource>(c.after, c.inserted, AllColumns(), Local(c.after), options_.batch_size);
         c.deleted.clear();
         c.inserted.clear();
         if (!images) return false;
@@ -414,12 +437,12 @@ class ChangeReader final : public RecordBatchReader {
       return false;
     }
     if (part == 2 && Wants(kDelete) && !c.deleted.empty()) {
-      auto source = std::make_shared<RowSource>(c.before, c.deleted, columns_, options_.batch_size);
+      auto source = std::make_shared<RowSource>(c.before, c.deleted, columns_, Local(c.before), options_.batch_size);
       step_ = [this, source] { return Plain(*source, kDelete); };
       return true;
     }
     if (part == 3 && Wants(kInsert) && !c.inserted.empty()) {
-      auto source = std::make_shared<RowSource>(c.after, c.inserted, columns_, options_.batch_size);
+      auto source = std::make_shared<RowSource>(c.after, c.inserted, columns_, Local(c.after), options_.batch_size);
       step_ = [this, source] { return Plain(*source, kInsert); };
       return true;
     }
@@ -494,9 +517,9 @@ class ChangeReader final : public RecordBatchReader {
     c.moves = CommitRows::Moves::kNone;
     std::vector<RecordBatchPtr> pre_batches, post_batches;
     const auto names = AllColumns();
-    RowSource pre_source(c.before, c.deleted, names, options_.batch_size);
+    RowSource pre_source(c.before, c.deleted, names, Local(c.before), options_.batch_size);
     while (auto b = pre_source.Next()) pre_batches.push_back(b);
-    RowSource post_source(c.after, c.inserted, names, options_.batch_size);
+    RowSource post_source(c.after, c.inserted, names, Local(c.after), options_.batch_size);
     while (auto b = post_source.Next()) post_batches.push_back(b);
     if (pre_batches.empty() || post_batches.empty()) return;
     auto pre = RecordBatch::Concatenate(pre_batches[0]->schema(), pre_batches);
@@ -539,14 +562,28 @@ class ChangeReader final : public RecordBatchReader {
     }
   }
 
+  // The feed's name of a top-level field: its name in the last version read, or, for a
+  // field that version no longer has, its name in the version at hand.
+  std::string FeedName(const format::LanceField& field) const {
+    auto it = final_names_.find(field.id);
+    return it == final_names_.end() ? field.name : it->second;
+  }
+
+  // The feed's names of the version's columns -> their names there.
+  std::map<std::string, std::string> Local(const DatasetPtr& ds) const {
+    std::map<std::string, std::string> out;
+    for (const auto& f : table::StateOf(ds).schema.fields()) out[FeedName(f)] = f.name;
+    return out;
+  }
+
   std::string AfterColumnName(size_t column) const {
-    return table::StateOf(commit_->after).schema.fields()[column].name;
+    return FeedName(table::StateOf(commit_->after).schema.fields()[column]);
   }
 
   // Every column of the commit's version, which moved rows are compared over.
   std::vector<std::string> AllColumns() const {
     std::vector<std::string> out;
-    for (const auto& f : commit_->after->schema()->fields()) out.push_back(f->name);
+    for (const auto& f : table::StateOf(commit_->after).schema.fields()) out.push_back(FeedName(f));
     return out;
   }
 
@@ -570,6 +607,7 @@ class ChangeReader final : public RecordBatchReader {
   std::vector<std::string> columns_;
   ChangeBatchMaker maker_;
   DatasetPtr previous_;  // the version before the next one read
+  std::map<int32_t, std::string> final_names_;  // top-level field id -> its name in the last version
   std::set<std::string> wanted_;
   size_t next_version_ = 0;
   std::unique_ptr<CommitRows> commit_;
@@ -623,7 +661,7 @@ std::unique_ptr<RecordBatchReader> Dataset::Changes(uint64_t from_version, const
     FieldPtr f = at_to->schema()->field(size_t(at_to->schema()->FieldIndex(c)));
     fields.push_back(Field::Make(f->name, f->type, true, f->metadata));
   }
-  return std::make_unique<ChangeReader>(shared_from_this(), std::move(previous), std::move(versions), options,
+  return std::make_unique<ChangeReader>(shared_from_this(), std::move(previous), at_to, std::move(versions), options,
                                         std::move(columns), std::make_shared<Schema>(std::move(fields)));
 }
 

@@ -194,6 +194,21 @@ TEST_F(ChangesTest, AMergeAndMovedRowsWithStableIdsPairUp) {
                          }));
 }
 
+// A column renamed later keeps its values in the feed of earlier commits (columns are
+// matched by field id and named as the last version names them); a dropped one is gone
+// from the data columns, and named as it was where a commit changed it.
+TEST_F(ChangesTest, ColumnsAreMatchedByFieldIdAcrossRenamesAndDrops) {
+  auto ds = Create(4, 10);
+  ds = ds->Update({{"a", "a + 100"}}, "id = 1", nullptr, UpdateMode::kOverlay);  // v2
+  ds = ds->AlterColumns({{"a", std::string("alpha"), std::nullopt}});            // v3
+  ds = ds->Update({{"b", "b + 100"}}, "id = 2", nullptr, UpdateMode::kRows);      // v4
+  ds = ds->DropColumns({"b"});                                                    // v5
+  EXPECT_EQ(Feed(ds, 1), (std::vector<std::string>{
+                             "update_preimage 2 1 [alpha] 1 1", "update_postimage 2 1 [alpha] 1 101",
+                             "update_preimage 4 2 [b] 2 2", "update_postimage 4 " + std::to_string(kFragment1) + " [b] 2 2",
+                         }));
+}
+
 // An overwrite replaces every row: the old ones deleted, the new ones inserted; past 1M
 // rows in the feed that needs allow_full.
 TEST_F(ChangesTest, AnOverwriteFeedsEveryRowAndABigOneIsAskedFor) {
