@@ -174,6 +174,9 @@ CommitRows RowsOfCommit(const DatasetPtr& before, const DatasetPtr& after, bool 
   rows.timestamp_micros = now.manifest.timestamp().seconds() * 1000000 + now.manifest.timestamp().nanos() / 1000;
   rows.before = before;
   rows.after = after;
+  if (now.manifest.transaction_file().empty() && !now.manifest.has_transaction_section())
+    ThrowNotSupported("changes of '{}': version {} records no transaction (an old writer's), so the feed cannot "
+                      "tell what it changed; start after version {}", now.uri, now.version(), now.version());
   const Transaction t = table::ReadCommittedTransaction(*now.store, now.uri, now.manifest, now.manifest_path);
   switch (t.operation_case()) {
     case Transaction::kAppend:

@@ -8,6 +8,8 @@
 #include "lancelet/merge_insert.h"
 #include "support/sample_batches.h"
 #include "support/test_env.h"
+#include "table/dataset_state.h"
+#include "table/manifest_store.h"
 
 namespace lancelet {
 namespace {
@@ -207,6 +209,28 @@ TEST_F(ChangesTest, ColumnsAreMatchedByFieldIdAcrossRenamesAndDrops) {
                              "update_preimage 2 1 [alpha] 1 1", "update_postimage 2 1 [alpha] 1 101",
                              "update_preimage 4 2 [b] 2 2", "update_postimage 4 " + std::to_string(kFragment1) + " [b] 2 2",
                          }));
+}
+
+// A version that records no transaction (as some old writers left them) cannot say what
+// it changed: the feed refuses it by name, and starts after it.
+TEST_F(ChangesTest, AVersionWithoutATransactionIsRefusedByName) {
+  auto ds = Create(4, 10);
+  ds = ds->Delete("id = 1");  // v2, its transaction then dropped from the manifest
+  ds = ds->Delete("id = 2");  // v3
+  const auto& state = table::StateOf(ds->Checkout(2));
+  lance::table::Manifest m = state.manifest;
+  m.clear_transaction_file();
+  m.clear_transaction_section();
+  state.store->Put(state.manifest_path, table::EncodeManifestFile(m, nullptr));
+  try {
+    ds->Changes(1, {})->Next();
+    FAIL() << "version 2 records no transaction";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotSupported);
+    EXPECT_EQ(std::string(e.what()), "changes of '" + uri_ + "': version 2 records no transaction (an old writer's), "
+                                     "so the feed cannot tell what it changed; start after version 2");
+  }
+  EXPECT_EQ(Feed(ds, 2), std::vector<std::string>{"delete 3 2 NULL 2 2 2"});
 }
 
 // An overwrite replaces every row: the old ones deleted, the new ones inserted; past 1M
