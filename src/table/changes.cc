@@ -18,6 +18,7 @@
 #include "table/feature_flags.h"
 #include "table/fragment_reader.h"
 #include "table/manifest_store.h"
+#include "table/merge_commit.h"
 
 namespace lancelet {
 
@@ -54,15 +55,74 @@ struct CommitRows {
   Offsets inserted;  // live rows of `after`
   std::map<uint64_t, InPlace> updated;
   std::set<size_t> compare;  // columns of `after` compared when InPlace lists none
-  // How deleted and inserted rows pair up as an update's images: not at all, in order (an
-  // UPDATE that moved its rows), or by stable row id (moved rows keep their ids).
+  // How deleted and inserted rows pair up as an update's images: not at all, in order
+  // (moved_before's i-th row was copied to moved_after's i-th), or by stable row id.
   enum class Moves { kNone, kInOrder, kByRowId } moves = Moves::kNone;
+  Offsets moved_before, moved_after;  // kInOrder: rows of `before`, their copies in `after`
 };
 
 uint64_t CountRows(const Offsets& rows) {
   uint64_t n = 0;
   for (const auto& [id, offsets] : rows) n += offsets.size();
   return n;
+}
+
+// Moves the first `n` rows of `from` (fragment by fragment, offsets ascending) to `to`.
+void TakeFirstRows(Offsets& from, uint64_t n, Offsets& to) {
+  for (auto it = from.begin(); it != from.end() && n > 0;) {
+    auto& offsets = it->second;
+    const uint64_t k = std::min<uint64_t>(n, offsets.size());
+    to[it->first].assign(offsets.begin(), offsets.begin() + int64_t(k));
+    offsets.erase(offsets.begin(), offsets.begin() + int64_t(k));
+    n -= k;
+    it = offsets.empty() ? from.erase(it) : std::next(it);
+  }
+}
+
+// A MERGE's or an UPDATE's moved rows: which deleted rows were copied to which new ones.
+// lancelet records the rows it moved (kMovedRowsProperty, their offsets among
+// updated_fragment_offset_bitmaps; their copies lead the new fragments). Otherwise, as
+// the reference's UPDATE, every deleted row moved when nothing else was overlaid or
+// inserted and the counts match.
+void PairMovedRows(const table::DatasetState* before, const Transaction& t, CommitRows& rows) {
+  if (before && (before->manifest.reader_feature_flags() & table::kFlagStableRowIds)) {
+    rows.moves = CommitRows::Moves::kByRowId;
+    return;
+  }
+  const auto& u = t.update();
+  auto recorded = t.transaction_properties().find(table::kMovedRowsProperty);
+  if (recorded == t.transaction_properties().end()) {
+    if (rows.updated.empty() && !u.has_inserted_rows() && CountRows(rows.deleted) == CountRows(rows.inserted)) {
+      rows.moves = CommitRows::Moves::kInOrder;
+      rows.moved_before = std::move(rows.deleted);
+      rows.moved_after = std::move(rows.inserted);
+      rows.deleted.clear();
+      rows.inserted.clear();
+    }
+    return;
+  }
+  uint64_t n = 0;
+  for (auto& [id, offsets] : rows.deleted) {
+    auto bytes = u.updated_fragment_offset_bitmaps().find(id);
+    if (bytes == u.updated_fragment_offset_bitmaps().end()) continue;
+    auto moved = format::RoaringBitmap::DeserializePortable(bytes->second, "the update's offsets");
+    std::vector<uint64_t> kept;
+    for (uint64_t o : offsets) {
+      if (moved.Contains(uint32_t(o))) {
+        rows.moved_before[id].push_back(o);
+        ++n;
+      } else {
+        kept.push_back(o);
+      }
+    }
+    offsets = std::move(kept);
+  }
+  std::erase_if(rows.deleted, [](const auto& entry) { return entry.second.empty(); });
+  if (n != std::stoull(recorded->second) || n > CountRows(rows.inserted))
+    ThrowCorrupt("'{}' version {}: the update records {} moved rows, and {} of its deleted rows are named moved",
+                 table::StateOf(rows.after).uri, rows.version, recorded->second, n);
+  TakeFirstRows(rows.inserted, n, rows.moved_after);
+  if (n > 0) rows.moves = CommitRows::Moves::kInOrder;
 }
 
 std::map<uint64_t, const DataFragment*> FragmentsById(const table::DatasetState& state) {
@@ -210,11 +270,7 @@ CommitRows RowsOfCommit(const DatasetPtr& before, const DatasetPtr& after, bool 
       // bits and removed fragments the rows that went, new fragments the rows that came.
       NewOverlays(then, now, rows);
       DiffRows(then, now, rows);
-      if (then && (then->manifest.reader_feature_flags() & table::kFlagStableRowIds)) {
-        rows.moves = CommitRows::Moves::kByRowId;
-      } else if (rows.updated.empty() && !u.has_inserted_rows() && CountRows(rows.deleted) == CountRows(rows.inserted)) {
-        rows.moves = CommitRows::Moves::kInOrder;  // an UPDATE writes its moved rows in the order it read them
-      }
+      PairMovedRows(then, t, rows);
       break;
     }
     case Transaction::kDataReplacement:
@@ -422,17 +478,15 @@ class ChangeReader final : public RecordBatchReader {
       step_ = [this, pre, post] { return InPlacePairs(*pre, *post); };
       return true;
     }
-    if (part == 1 && c.moves != CommitRows::Moves::kNone && !c.deleted.empty() && !c.inserted.empty()) {
-      if (c.moves == CommitRows::Moves::kByRowId) MatchByRowId();
-      if (c.moves == CommitRows::Moves::kInOrder) {
-        auto pre = std::make_shared<RowSource>(c.before, c.deleted, AllColumns(), Local(c.before), options_.batch_size);
-        auto post = std::make_shared<RowSource>(c.after, c.inserted, AllColumns(), Local(c.after), options_.batch_size);
-        c.deleted.clear();
-        c.inserted.clear();
-        if (!images) return false;
-        step_ = [this, pre, post] { return MovedPairs(*pre, *post); };
-        return true;
-      }
+    if (part == 1 && c.moves == CommitRows::Moves::kInOrder) {
+      if (!images) return false;
+      auto pre = std::make_shared<RowSource>(c.before, c.moved_before, AllColumns(), Local(c.before), options_.batch_size);
+      auto post = std::make_shared<RowSource>(c.after, c.moved_after, AllColumns(), Local(c.after), options_.batch_size);
+      step_ = [this, pre, post] { return MovedPairs(*pre, *post); };
+      return true;
+    }
+    if (part == 1 && c.moves == CommitRows::Moves::kByRowId && !c.deleted.empty() && !c.inserted.empty()) {
+      MatchByRowId();
       if (!pairs_.empty() && images) {
         step_ = [this, i = size_t(0)]() mutable { return i < pairs_.size() ? pairs_[i++] : nullptr; };
         return true;

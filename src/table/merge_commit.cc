@@ -85,6 +85,16 @@ void BuildMerge(const DatasetState& state, const MergeChanges& changes, lance::t
     }
     *update->add_updated_fragments() = std::move(next);
   }
+  uint64_t moved = 0;
+  for (const auto& [id, offsets] : changes.moved) {
+    auto& bytes = (*update->mutable_updated_fragment_offset_bitmaps())[id];
+    auto rows = bytes.empty() ? format::RoaringBitmap()
+                              : format::RoaringBitmap::DeserializePortable(bytes, "the update's offsets");
+    rows.AddMany(offsets);
+    bytes = rows.SerializePortable();
+    moved += offsets.size();
+  }
+  (*t.mutable_transaction_properties())[kMovedRowsProperty] = std::to_string(moved);
   // The first insert_row_ids.size() inserted rows keep those ids (fragments of their own,
   // with inline ids); the rest get new ids when the manifest is built.
   FragmentWriter kept(*state.store, attempt, state.uri, state.schema, state.WriteVersion(), 1024 * 1024);

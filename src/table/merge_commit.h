@@ -31,6 +31,10 @@
 
 namespace lancelet::table {
 
+// The transaction property of lancelet's Update transactions that holds how many rows
+// the update moved (whose copies lead its new fragments).
+inline constexpr const char* kMovedRowsProperty = "lancelet.moved_rows";
+
 struct MergeChanges {
   struct ColumnCells {
     std::string column;
@@ -47,6 +51,11 @@ struct MergeChanges {
   // With stable row ids: the ids the inserted rows keep, in order (rows an UPDATE moves);
   // empty: they get new ids.
   std::vector<uint64_t> insert_row_ids;
+  // Rows an UPDATE moved (WithoutOverlays): fragment id -> offsets, also in `deletes`, whose
+  // copies lead `inserts` in this order (fragment by fragment, offsets ascending). The
+  // transaction records them (updated_fragment_offset_bitmaps, and their count in the
+  // property kMovedRowsProperty) so that the change feed pairs each with its copy.
+  std::map<uint64_t, std::vector<uint32_t>> moved;
 
   bool empty() const { return updates.empty() && deletes.empty() && inserts.empty(); }
 };

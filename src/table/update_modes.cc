@@ -205,6 +205,7 @@ MergeChanges WithoutOverlays(const DatasetState& state, const MergeChanges& chan
     }
     auto& deleted = out.deletes[id];
     deleted.insert(deleted.end(), offsets.begin(), offsets.end());
+    out.moved[id] = offsets;
     out.inserts.push_back(std::make_shared<RecordBatch>(state.arrow_schema, std::move(columns), int64_t(offsets.size())));
     if (row_ids)
       out.insert_row_ids.insert(out.insert_row_ids.end(), row_ids->values<uint64_t>(),

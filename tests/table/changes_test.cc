@@ -196,6 +196,42 @@ TEST_F(ChangesTest, AMergeAndMovedRowsWithStableIdsPairUp) {
                          }));
 }
 
+// lancelet records the rows a MERGE or UPDATE moved, so the feed pairs exactly those with
+// their copies: a MERGE on a table without overlays (rows moved) gives update pairs for
+// its matched rows and inserts and deletes for the rest, and one that deletes as many
+// rows as it inserts gives deletes and inserts, never pairs.
+TEST_F(ChangesTest, TheRowsAMergeMovedPairUpAndNoOthers) {
+  auto ds = Create(6, 3);
+  ds = ds->UpdateConfig({{"lance.overlays.enabled", std::string("false")}});  // v2: no rows
+  MergeInsertOptions m;
+  m.on = {"id"};
+  m.when_matched_update_all = true;
+  m.when_not_matched_insert_all = true;
+  m.when_not_matched_by_source_delete = true;
+  m.by_source_condition = "id = 0";
+  auto source = RecordBatch::Make(IdABBatch(1)->schema(), {testing::Int64s({4, 9}), testing::Int64s({-4, -9}),
+                                                           testing::Int64s({4, 90})});
+  ds = MergeInsert(ds, {source}, m).dataset;  // v3: id 4 moved and updated, 9 inserted, 0 deleted
+  MergeInsertOptions swap;  // v4: id 1 deleted, id 7 inserted: as many deletes as inserts
+  swap.on = {"id"};
+  swap.when_not_matched_insert_all = true;
+  swap.when_not_matched_by_source_delete = true;
+  swap.by_source_condition = "id = 1";
+  ds = MergeInsert(ds, {RecordBatch::Make(IdABBatch(1)->schema(), {testing::Int64s({7}), testing::Int64s({7}),
+                                                                   testing::Int64s({7})})},
+                   swap).dataset;
+  ASSERT_EQ(ds->version(), 4u);
+  const std::string moved = std::to_string(2 * kFragment1), inserted = std::to_string(2 * kFragment1 + 1);
+  EXPECT_EQ(Feed(ds, 1), (std::vector<std::string>{
+                             "update_preimage 3 " + std::to_string(kFragment1 + 1) + " [a] 4 4 4",
+                             "update_postimage 3 " + moved + " [a] 4 -4 4",
+                             "delete 3 0 NULL 0 0 0",
+                             "insert 3 " + inserted + " NULL 9 -9 90",
+                             "delete 4 1 NULL 1 1 1",
+                             "insert 4 " + std::to_string(3 * kFragment1) + " NULL 7 7 7",
+                         }));
+}
+
 // A column renamed later keeps its values in the feed of earlier commits (columns are
 // matched by field id and named as the last version names them); a dropped one is gone
 // from the data columns, and named as it was where a commit changed it.
