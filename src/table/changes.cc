@@ -1,286 +1,33 @@
-// Dataset::Changes: the change feed (docs/changes.md). Each version in the range is
-// compared with the one before it, guided by its transaction: what the commit added
-// (fragments, deletion-file bits, overlays, column rewrites with their offsets) names the
-// rows it changed, and only those rows are read, before and after the commit.
+// Dataset::Changes: the change feed (docs/changes.md). Each commit of the range names the
+// rows it changed (change_rows.h); they are read at the version before it and at its own,
+// by address, and come out led by the feed's columns, one commit at a time.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
 
-#include "format/roaring_bitmap.h"
 #include "lancelet/builder.h"
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
-#include "table/commit.h"
+#include "table/change_rows.h"
 #include "table/dataset_state.h"
-#include "table/feature_flags.h"
-#include "table/fragment_reader.h"
 #include "table/manifest_store.h"
-#include "table/merge_commit.h"
 
 namespace lancelet {
 
 namespace {
 
-using lance::table::DataFragment;
-using lance::table::Transaction;
-using Offsets = std::map<uint64_t, std::vector<uint64_t>>;  // fragment id -> physical offsets, ascending
-
-// An Overwrite or Restore feeds every row of the table twice over (the old ones deleted,
-// the new ones inserted); past this many rows it needs ChangesOptions::allow_full.
-constexpr uint64_t kFullFeedRows = 1'000'000;
+using table::CommitRows;
+using table::InPlace;
+using table::Offsets;
 
 constexpr const char* kInsert = "insert";
 constexpr const char* kDelete = "delete";
 constexpr const char* kPreimage = "update_preimage";
 constexpr const char* kPostimage = "update_postimage";
-
-// Rows changed in place (same address before and after): per fragment, the offsets, and
-// per top-level column the offsets whose cell the commit wrote. No column list: the
-// changed columns are found by comparing the two images among `compare`.
-struct InPlace {
-  std::vector<uint64_t> offsets;
-  std::vector<std::pair<size_t, format::RoaringBitmap>> columns;  // column of the version after
-};
-
-// What one commit changed, as rows to read.
-struct CommitRows {
-  uint64_t version = 0;
-  int64_t timestamp_micros = 0;
-  DatasetPtr before;  // null before the first version
-  DatasetPtr after;
-  Offsets deleted;   // live rows of `before`
-  Offsets inserted;  // live rows of `after`
-  std::map<uint64_t, InPlace> updated;
-  std::set<size_t> compare;  // columns of `after` compared when InPlace lists none
-  // How deleted and inserted rows pair up as an update's images: not at all, in order
-  // (moved_before's i-th row was copied to moved_after's i-th), or by stable row id.
-  enum class Moves { kNone, kInOrder, kByRowId } moves = Moves::kNone;
-  Offsets moved_before, moved_after;  // kInOrder: rows of `before`, their copies in `after`
-};
-
-uint64_t CountRows(const Offsets& rows) {
-  uint64_t n = 0;
-  for (const auto& [id, offsets] : rows) n += offsets.size();
-  return n;
-}
-
-// Moves the first `n` rows of `from` (fragment by fragment, offsets ascending) to `to`.
-void TakeFirstRows(Offsets& from, uint64_t n, Offsets& to) {
-  for (auto it = from.begin(); it != from.end() && n > 0;) {
-    auto& offsets = it->second;
-    const uint64_t k = std::min<uint64_t>(n, offsets.size());
-    to[it->first].assign(offsets.begin(), offsets.begin() + int64_t(k));
-    offsets.erase(offsets.begin(), offsets.begin() + int64_t(k));
-    n -= k;
-    it = offsets.empty() ? from.erase(it) : std::next(it);
-  }
-}
-
-// A MERGE's or an UPDATE's moved rows: which deleted rows were copied to which new ones.
-// lancelet records the rows it moved (kMovedRowsProperty, their offsets among
-// updated_fragment_offset_bitmaps; their copies lead the new fragments). Otherwise, as
-// the reference's UPDATE, every deleted row moved when nothing else was overlaid or
-// inserted and the counts match.
-void PairMovedRows(const table::DatasetState* before, const Transaction& t, CommitRows& rows) {
-  if (before && (before->manifest.reader_feature_flags() & table::kFlagStableRowIds)) {
-    rows.moves = CommitRows::Moves::kByRowId;
-    return;
-  }
-  const auto& u = t.update();
-  auto recorded = t.transaction_properties().find(table::kMovedRowsProperty);
-  if (recorded == t.transaction_properties().end()) {
-    if (rows.updated.empty() && !u.has_inserted_rows() && CountRows(rows.deleted) == CountRows(rows.inserted)) {
-      rows.moves = CommitRows::Moves::kInOrder;
-      rows.moved_before = std::move(rows.deleted);
-      rows.moved_after = std::move(rows.inserted);
-      rows.deleted.clear();
-      rows.inserted.clear();
-    }
-    return;
-  }
-  uint64_t n = 0;
-  for (auto& [id, offsets] : rows.deleted) {
-    auto bytes = u.updated_fragment_offset_bitmaps().find(id);
-    if (bytes == u.updated_fragment_offset_bitmaps().end()) continue;
-    auto moved = format::RoaringBitmap::DeserializePortable(bytes->second, "the update's offsets");
-    std::vector<uint64_t> kept;
-    for (uint64_t o : offsets) {
-      if (moved.Contains(uint32_t(o))) {
-        rows.moved_before[id].push_back(o);
-        ++n;
-      } else {
-        kept.push_back(o);
-      }
-    }
-    offsets = std::move(kept);
-  }
-  std::erase_if(rows.deleted, [](const auto& entry) { return entry.second.empty(); });
-  if (n != std::stoull(recorded->second) || n > CountRows(rows.inserted))
-    ThrowCorrupt("'{}' version {}: the update records {} moved rows, and {} of its deleted rows are named moved",
-                 table::StateOf(rows.after).uri, rows.version, recorded->second, n);
-  TakeFirstRows(rows.inserted, n, rows.moved_after);
-  if (n > 0) rows.moves = CommitRows::Moves::kInOrder;
-}
-
-std::map<uint64_t, const DataFragment*> FragmentsById(const table::DatasetState& state) {
-  std::map<uint64_t, const DataFragment*> out;
-  for (const auto& f : state.manifest.fragments()) out[f.id()] = &f;
-  return out;
-}
-
-// The live rows of `fragment` as `state` has it.
-std::vector<uint64_t> LiveOffsets(const table::DatasetState& state, const DataFragment& fragment) {
-  table::FragmentReader reader(state, fragment);
-  const format::RoaringBitmap& deleted = reader.deletions();
-  std::vector<uint64_t> out;
-  out.reserve(fragment.physical_rows() - deleted.Cardinality());
-  for (uint64_t i = 0; i < fragment.physical_rows(); ++i)
-    if (!deleted.Contains(uint32_t(i))) out.push_back(i);
-  return out;
-}
-
-// Every fragment of `before` the commit removed (all its live rows), and the rows its
-// kept fragments newly deleted, into `rows.deleted`; every fragment new in `after` into
-// `rows.inserted`.
-void DiffRows(const table::DatasetState* before, const table::DatasetState& after, CommitRows& rows) {
-  const auto now = FragmentsById(after);
-  std::map<uint64_t, const DataFragment*> then;
-  if (before) then = FragmentsById(*before);
-  for (const auto& [id, fragment] : then) {
-    auto it = now.find(id);
-    if (it == now.end()) {
-      if (auto live = LiveOffsets(*before, *fragment); !live.empty()) rows.deleted[id] = std::move(live);
-      continue;
-    }
-    if (it->second->deletion_file().SerializeAsString() == fragment->deletion_file().SerializeAsString()) continue;
-    table::FragmentReader then_reader(*before, *fragment), now_reader(after, *it->second);
-    const format::RoaringBitmap& was = then_reader.deletions();
-    std::vector<uint64_t> gone;
-    for (uint32_t o : now_reader.deletions().ToVector())
-      if (!was.Contains(o)) gone.push_back(o);
-    if (!gone.empty()) rows.deleted[id] = std::move(gone);
-  }
-  for (const auto& [id, fragment] : now)
-    if (!then.count(id) && fragment->physical_rows() > 0) rows.inserted[id] = LiveOffsets(after, *fragment);
-}
-
-// The top-level column of `after`'s schema each field id lies under.
-std::unordered_map<int32_t, size_t> TopColumns(const table::DatasetState& state) {
-  std::unordered_map<int32_t, size_t> out;
-  const auto& fields = state.schema.fields();
-  for (size_t i = 0; i < fields.size(); ++i)
-    fields[i].ForEach([&](const format::LanceField& f) { out[f.id] = i; });
-  return out;
-}
-
-// The overlays `after` has on each fragment that `before` did not: the cells they cover,
-// per top-level column, as rows changed in place.
-void NewOverlays(const table::DatasetState* before, const table::DatasetState& after, CommitRows& rows) {
-  std::map<uint64_t, const DataFragment*> then;
-  if (before) then = FragmentsById(*before);
-  const auto top = TopColumns(after);
-  for (const auto& fragment : after.manifest.fragments()) {
-    std::set<std::string> old_paths;
-    if (auto it = then.find(fragment.id()); it != then.end())
-      for (const auto& o : it->second->overlays()) old_paths.insert(o.data_file().path());
-    else
-      continue;  // a new fragment's rows are inserts
-    std::map<size_t, format::RoaringBitmap> columns;
-    for (const auto& o : fragment.overlays()) {
-      if (old_paths.count(o.data_file().path())) continue;
-      const auto& fields = o.data_file().fields();
-      for (int i = 0; i < fields.size(); ++i) {
-        auto column = top.find(fields[i]);
-        if (column == top.end()) continue;  // a field the schema dropped since
-        const std::string& bytes = o.has_field_coverage() ? o.field_coverage().offset_bitmaps(i) : o.shared_offset_bitmap();
-        columns[column->second] |= format::RoaringBitmap::DeserializePortable(
-            bytes, fmt::format("'{}' fragment {} overlay '{}'", after.uri, fragment.id(), o.data_file().path()));
-      }
-    }
-    if (columns.empty()) continue;
-    InPlace& in_place = rows.updated[fragment.id()];
-    format::RoaringBitmap all;
-    for (auto& [column, bitmap] : columns) {
-      all |= bitmap;
-      in_place.columns.emplace_back(column, std::move(bitmap));
-    }
-    for (uint32_t o : all.ToVector()) in_place.offsets.push_back(o);
-  }
-}
-
-// A column rewrite that names its rows (an UPDATE in columns mode; a fold names none and
-// changes no value): those rows, changed among the rewritten fields' columns.
-void RewrittenColumns(const table::DatasetState& after, const Transaction::Update& update, CommitRows& rows) {
-  const auto top = TopColumns(after);
-  for (uint32_t field : update.fields_modified())
-    if (auto it = top.find(int32_t(field)); it != top.end()) rows.compare.insert(it->second);
-  for (const auto& [id, bytes] : update.updated_fragment_offset_bitmaps()) {
-    auto bitmap = format::RoaringBitmap::DeserializePortable(bytes, fmt::format("'{}' version {} update of fragment {}",
-                                                                                after.uri, after.version(), id));
-    auto& offsets = rows.updated[id].offsets;
-    for (uint32_t o : bitmap.ToVector()) offsets.push_back(o);
-  }
-}
-
-// What version `after` changed against `before` (null for the first version).
-CommitRows RowsOfCommit(const DatasetPtr& before, const DatasetPtr& after, bool allow_full) {
-  const table::DatasetState& now = table::StateOf(after);
-  const table::DatasetState* then = before ? &table::StateOf(before) : nullptr;
-  CommitRows rows;
-  rows.version = now.version();
-  rows.timestamp_micros = now.manifest.timestamp().seconds() * 1000000 + now.manifest.timestamp().nanos() / 1000;
-  rows.before = before;
-  rows.after = after;
-  if (now.manifest.transaction_file().empty() && !now.manifest.has_transaction_section())
-    ThrowNotSupported("changes of '{}': version {} records no transaction (an old writer's), so the feed cannot "
-                      "tell what it changed; start after version {}", now.uri, now.version(), now.version());
-  const Transaction t = table::ReadCommittedTransaction(*now.store, now.uri, now.manifest, now.manifest_path);
-  switch (t.operation_case()) {
-    case Transaction::kAppend:
-    case Transaction::kDelete:
-      DiffRows(then, now, rows);
-      break;
-    case Transaction::kOverwrite:
-    case Transaction::kRestore:
-    case Transaction::kClone: {
-      // Every row of the version before goes, even where a fragment id comes back.
-      if (then)
-        for (const auto& f : then->manifest.fragments()) rows.deleted[f.id()] = LiveOffsets(*then, f);
-      for (const auto& f : now.manifest.fragments()) rows.inserted[f.id()] = LiveOffsets(now, f);
-      const uint64_t n = CountRows(rows.deleted) + CountRows(rows.inserted);
-      if (n > kFullFeedRows && !allow_full)
-        ThrowInvalid("changes of '{}': version {} replaced the whole table ({}), {} rows in the feed; allow the "
-                     "full feed (--allow-full) or start after version {}",
-                     now.uri, rows.version, table::OperationName(t), n, rows.version);
-      break;
-    }
-    case Transaction::kDataOverlay:
-      NewOverlays(then, now, rows);
-      break;
-    case Transaction::kUpdate: {
-      const auto& u = t.update();
-      if (u.update_mode() == Transaction::REWRITE_COLUMNS) {
-        RewrittenColumns(now, u, rows);
-        break;
-      }
-      // A MERGE or an UPDATE that moved rows: overlays are rows changed in place, deletion
-      // bits and removed fragments the rows that went, new fragments the rows that came.
-      NewOverlays(then, now, rows);
-      DiffRows(then, now, rows);
-      PairMovedRows(then, t, rows);
-      break;
-    }
-    case Transaction::kDataReplacement:
-      ThrowNotSupported("changes of '{}': version {} replaced data files (DataReplacement), which does not say "
-                        "which cells changed", now.uri, rows.version);
-    default:
-      break;  // compaction, index builds, schema and config changes: no value changed
-  }
-  return rows;
-}
 
 // Reads rows of one version: the data columns asked for (by the names the feed gives them,
 // `local` mapping each to its name in this version; a column the version lacks is left
@@ -458,7 +205,7 @@ class ChangeReader final : public RecordBatchReader {
       if (next_version_ == versions_.size()) return false;
       const uint64_t v = versions_[next_version_++];
       DatasetPtr after = dataset_->Checkout(v);
-      commit_ = std::make_unique<CommitRows>(RowsOfCommit(previous_, after, options_.allow_full));
+      commit_ = std::make_unique<CommitRows>(table::RowsOfCommit(previous_, after, options_.allow_full));
       previous_ = after;
       part_ = 0;
       pairs_.clear();
