@@ -288,11 +288,12 @@ class ChangeReader final : public RecordBatchReader {
       ThrowCorrupt("changes of '{}': version {} changed rows in place that versions {} and {} do not both hold",
                    commit_->after->uri(), commit_->version, commit_->version - 1, commit_->version);
     std::vector<std::vector<std::string>> changed(size_t(pre->num_rows()));
+    const auto compared = CompareNames();
     for (int64_t i = 0; i < pre->num_rows(); ++i) {
       const uint64_t address = pre_addr.values<uint64_t>()[i];
       const InPlace& in_place = commit_->updated.at(address >> 32);
       if (in_place.columns.empty()) {
-        changed[size_t(i)] = DifferingColumns(*pre, *post, i, CompareNames());
+        changed[size_t(i)] = DifferingColumns(*pre, *post, i, compared);
         continue;
       }
       for (const auto& [column, bitmap] : in_place.columns)
