@@ -115,7 +115,7 @@ TEST_F(ChangesTest, EachCommitGivesTheRowsItChangedAndNothingElse) {
   EXPECT_EQ(batch->schema()->ToString(),
             "_change_type:utf8 not null, _commit_version:uint64 not null, _commit_timestamp:timestamp<us,UTC> not "
             "null, _rowid:uint64 not null, _changed_columns:list<utf8>, id:int64, a:int64, b:int64");
-  const auto& v5 = ds->ListVersions()[4];
+  const VersionInfo v5 = ds->ListVersions()[4];
   EXPECT_EQ(batch->column(2)->values<int64_t>()[0], v5.timestamp_nanos / 1000);
 }
 
