@@ -49,6 +49,21 @@ std::vector<std::string> Feed(const DatasetPtr& ds, uint64_t from, const Changes
   return out;
 }
 
+// A MERGE on id: row `matched` takes a = -matched (b kept), id 9 is inserted (a -9, b 90)
+// and id 0 deleted.
+DatasetPtr UpsertDeletingZero(const DatasetPtr& ds, int64_t matched) {
+  MergeInsertOptions m;
+  m.on = {"id"};
+  m.when_matched_update_all = true;
+  m.when_not_matched_insert_all = true;
+  m.when_not_matched_by_source_delete = true;
+  m.by_source_condition = "id = 0";
+  auto source = RecordBatch::Make(IdABBatch(1)->schema(), {testing::Int64s({matched, 9}),
+                                                           testing::Int64s({-matched, -9}),
+                                                           testing::Int64s({matched, 90})});
+  return MergeInsert(ds, {source}, m).dataset;
+}
+
 class ChangesTest : public ::testing::Test {
  protected:
   DatasetPtr Create(int64_t rows, int64_t per_file, bool stable_row_ids = false) {
@@ -176,15 +191,7 @@ TEST_F(ChangesTest, AMergeAndMovedRowsWithStableIdsPairUp) {
   auto ds = Create(6, 3, /*stable_row_ids=*/true);
   ds = ds->Update({{"b", "b * 10"}}, "id IN (1, 4)", nullptr, UpdateMode::kRows);  // v2: rows move, ids stay
   ds = ds->Delete("id = 5");                                                        // v3
-  MergeInsertOptions m;
-  m.on = {"id"};
-  m.when_matched_update_all = true;
-  m.when_not_matched_insert_all = true;
-  m.when_not_matched_by_source_delete = true;
-  m.by_source_condition = "id = 0";
-  auto source = RecordBatch::Make(IdABBatch(1)->schema(), {testing::Int64s({2, 9}), testing::Int64s({-2, -9}),
-                                                           testing::Int64s({2, 90})});
-  ds = MergeInsert(ds, {source}, m).dataset;  // v4: id 2 updated, 9 inserted, 0 deleted
+  ds = UpsertDeletingZero(ds, 2);  // v4: id 2 updated, 9 inserted, 0 deleted
   ASSERT_EQ(ds->version(), 4u);
   EXPECT_EQ(Feed(ds, 1), (std::vector<std::string>{
                              "update_preimage 2 1 [b] 1 1 1", "update_postimage 2 1 [b] 1 1 10",
@@ -203,15 +210,7 @@ TEST_F(ChangesTest, AMergeAndMovedRowsWithStableIdsPairUp) {
 TEST_F(ChangesTest, TheRowsAMergeMovedPairUpAndNoOthers) {
   auto ds = Create(6, 3);
   ds = ds->UpdateConfig({{"lance.overlays.enabled", std::string("false")}});  // v2: no rows
-  MergeInsertOptions m;
-  m.on = {"id"};
-  m.when_matched_update_all = true;
-  m.when_not_matched_insert_all = true;
-  m.when_not_matched_by_source_delete = true;
-  m.by_source_condition = "id = 0";
-  auto source = RecordBatch::Make(IdABBatch(1)->schema(), {testing::Int64s({4, 9}), testing::Int64s({-4, -9}),
-                                                           testing::Int64s({4, 90})});
-  ds = MergeInsert(ds, {source}, m).dataset;  // v3: id 4 moved and updated, 9 inserted, 0 deleted
+  ds = UpsertDeletingZero(ds, 4);  // v3: id 4 moved and updated, 9 inserted, 0 deleted
   MergeInsertOptions swap;  // v4: id 1 deleted, id 7 inserted: as many deletes as inserts
   swap.on = {"id"};
   swap.when_not_matched_insert_all = true;
