@@ -25,6 +25,14 @@ void MoveTo(py::handle self, Write write) {
   MoveTo(self.cast<PyDataset&>(), write);
 }
 
+// Python's (column, SQL expression) pairs, a dict or a list, as an UPDATE's SET clauses.
+template <typename Pairs>
+std::vector<Dataset::SetClause> SetClausesOf(const Pairs& pairs) {
+  std::vector<Dataset::SetClause> out;
+  for (const auto& [column, expression] : pairs) out.push_back({column, expression});
+  return out;
+}
+
 py::dict OptimizeStatsDict(const OptimizeStats& stats) {
   py::dict out;
   out["fragments_removed"] = stats.fragments_removed;
@@ -171,8 +179,7 @@ void DefineDatasetChanges(py::class_<PyDataset>& dataset) {
   dataset
       .def("_update", [](PyDataset& d, const std::map<std::string, std::string>& values,
                          const std::optional<std::string>& where, const std::string& mode) {
-        std::vector<Dataset::SetClause> set;
-        for (const auto& [column, expression] : values) set.push_back({column, expression});
+        const std::vector<Dataset::SetClause> set = SetClausesOf(values);
         const UpdateMode parsed = ParseUpdateMode(mode, "mode");
         uint64_t rows = 0;
         MoveTo(d, [&](const DatasetPtr& ds) { return ds->Update(set, where.value_or(""), &rows, parsed); });
@@ -414,6 +421,48 @@ void DefineDistributedTasks(py::module_& m) {
      py::arg("storage_options") = StorageOptions());
 }
 
+// lancelet.commit: the fragments, deletions or overlay groups of one operation, as JSON,
+// published in one version.
+void DefineCommit(py::module_& m) {
+  m.def("commit", [](const std::string& uri, const std::string& kind, const std::vector<std::string>& items,
+                     std::optional<py::capsule> schema, std::optional<uint64_t> read_version,
+                     StorageOptions storage_options,
+                     const std::optional<std::vector<std::pair<std::string, std::string>>>& update_set,
+                     const std::string& update_where, const std::vector<uint64_t>& deleted_fragment_ids,
+                     const std::vector<std::string>& new_fragments) {
+    Operation op;
+    auto parse = [](const std::vector<std::string>& texts) {
+      std::vector<FragmentMetadata> out;
+      for (const std::string& json : texts) out.push_back(FragmentMetadata::FromJson(json));
+      return out;
+    };
+    if (kind == "update") {
+      std::optional<std::pair<std::vector<Dataset::SetClause>, std::string>> update;
+      if (update_set) update.emplace(SetClausesOf(*update_set), update_where);
+      op = Operation::Update(deleted_fragment_ids, parse(items), parse(new_fragments), std::move(update));
+    } else if (kind == "delete") {
+      op = Operation::Delete(parse(items), deleted_fragment_ids, update_where);
+    } else if (kind == "data_overlay") {
+      std::vector<OverlayGroupMetadata> groups;
+      for (const std::string& json : items) groups.push_back(OverlayGroupMetadata::FromJson(json));
+      op = update_set ? Operation::UpdateOverlays(std::move(groups), SetClausesOf(*update_set), update_where)
+                      : Operation::DataOverlay(std::move(groups));
+    } else {
+      std::vector<FragmentMetadata> parsed = parse(items);
+      if (kind == "append") op = Operation::Append(std::move(parsed));
+      else if (kind == "overwrite" && schema)
+        op = Operation::Overwrite(ImportSchema(CapsulePointer<ArrowSchema>(*schema, "arrow_schema")), std::move(parsed));
+      else ThrowValue("operation '" + kind + "': expected append, overwrite with a schema, delete, update or data_overlay");
+    }
+    WriteOptions options;
+    options.storage_options = std::move(storage_options);
+    py::gil_scoped_release release;
+    return PyDataset{CommitOperation(uri, op, read_version, options)};
+  }, py::arg("uri"), py::arg("kind"), py::arg("items"), py::arg("schema"), py::arg("read_version"),
+     py::arg("storage_options") = StorageOptions(), py::arg("update_set") = py::none(), py::arg("update_where") = "",
+     py::arg("deleted_fragment_ids") = std::vector<uint64_t>(), py::arg("new_fragments") = std::vector<std::string>());
+}
+
 void DefineFragments(py::module_& m) {
   m.def("write_fragments", [](py::capsule stream, const std::string& uri, const std::string& mode,
                               std::optional<int64_t> max_rows_per_file, const std::optional<std::string>& file_version,
@@ -447,8 +496,7 @@ void DefineFragments(py::module_& m) {
   m.def("write_update_overlays", [](const PyDataset& d, const std::vector<uint64_t>& fragment_ids,
                                     const std::vector<std::pair<std::string, std::string>>& set,
                                     const std::string& where) {
-    std::vector<Dataset::SetClause> clauses;
-    for (const auto& [column, expression] : set) clauses.push_back({column, expression});
+    const std::vector<Dataset::SetClause> clauses = SetClausesOf(set);
     const DatasetPtr ds = d.ds;
     std::vector<std::string> out;
     {
@@ -472,54 +520,10 @@ void DefineFragments(py::module_& m) {
     for (const FragmentMetadata& f : found.updated_fragments) updated.push_back(f.ToJson());
     return py::make_tuple(updated, found.deleted_fragment_ids, found.rows_deleted);
   }, py::arg("dataset"), py::arg("fragment_ids"), py::arg("predicate"));
-  m.def("commit", [](const std::string& uri, const std::string& kind, const std::vector<std::string>& items,
-                     std::optional<py::capsule> schema, std::optional<uint64_t> read_version,
-                     StorageOptions storage_options,
-                     const std::optional<std::vector<std::pair<std::string, std::string>>>& update_set,
-                     const std::string& update_where, const std::vector<uint64_t>& deleted_fragment_ids,
-                     const std::vector<std::string>& new_fragments) {
-    Operation op;
-    auto parse = [](const std::vector<std::string>& texts) {
-      std::vector<FragmentMetadata> out;
-      for (const std::string& json : texts) out.push_back(FragmentMetadata::FromJson(json));
-      return out;
-    };
-    if (kind == "update") {
-      std::optional<std::pair<std::vector<Dataset::SetClause>, std::string>> update;
-      if (update_set) {
-        std::vector<Dataset::SetClause> clauses;
-        for (const auto& [column, expression] : *update_set) clauses.push_back({column, expression});
-        update.emplace(std::move(clauses), update_where);
-      }
-      op = Operation::Update(deleted_fragment_ids, parse(items), parse(new_fragments), std::move(update));
-    } else if (kind == "delete") {
-      op = Operation::Delete(parse(items), deleted_fragment_ids, update_where);
-    } else if (kind == "data_overlay") {
-      std::vector<OverlayGroupMetadata> groups;
-      for (const std::string& json : items) groups.push_back(OverlayGroupMetadata::FromJson(json));
-      if (!update_set) {
-        op = Operation::DataOverlay(std::move(groups));
-      } else {
-        std::vector<Dataset::SetClause> clauses;
-        for (const auto& [column, expression] : *update_set) clauses.push_back({column, expression});
-        op = Operation::UpdateOverlays(std::move(groups), std::move(clauses), update_where);
-      }
-    } else {
-      std::vector<FragmentMetadata> parsed = parse(items);
-      if (kind == "append") op = Operation::Append(std::move(parsed));
-      else if (kind == "overwrite" && schema)
-        op = Operation::Overwrite(ImportSchema(CapsulePointer<ArrowSchema>(*schema, "arrow_schema")), std::move(parsed));
-      else ThrowValue("operation '" + kind + "': expected append, overwrite with a schema, delete, update or data_overlay");
-    }
-    WriteOptions options;
-    options.storage_options = std::move(storage_options);
-    py::gil_scoped_release release;
-    return PyDataset{CommitOperation(uri, op, read_version, options)};
-  }, py::arg("uri"), py::arg("kind"), py::arg("items"), py::arg("schema"), py::arg("read_version"),
-     py::arg("storage_options") = StorageOptions(), py::arg("update_set") = py::none(), py::arg("update_where") = "",
-     py::arg("deleted_fragment_ids") = std::vector<uint64_t>(), py::arg("new_fragments") = std::vector<std::string>());
+  DefineCommit(m);
   DefineDistributedTasks(m);
 }
+
 
 }  // namespace
 
