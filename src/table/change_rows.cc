@@ -9,11 +9,18 @@
 #include "lancelet/error.h"
 #include "table/commit.h"
 #include "table/dataset_state.h"
+#include "table/deletions.h"
 #include "table/feature_flags.h"
 #include "table/fragment_reader.h"
 #include "table/merge_commit.h"
 
 namespace lancelet::table {
+
+uint64_t CountRows(const Offsets& rows) {
+  uint64_t n = 0;
+  for (const auto& [id, offsets] : rows) n += offsets.size();
+  return n;
+}
 
 namespace {
 
@@ -23,16 +30,6 @@ using lance::table::Transaction;
 // An Overwrite or Restore feeds every row of the table twice over (the old ones deleted,
 // the new ones inserted); past this many rows it needs ChangesOptions::allow_full.
 constexpr uint64_t kFullFeedRows = 1'000'000;
-
-}  // namespace
-
-uint64_t CountRows(const Offsets& rows) {
-  uint64_t n = 0;
-  for (const auto& [id, offsets] : rows) n += offsets.size();
-  return n;
-}
-
-namespace {
 
 // Moves the first `n` rows of `from` (fragment by fragment, offsets ascending) to `to`.
 void TakeFirstRows(Offsets& from, uint64_t n, Offsets& to) {
@@ -122,13 +119,11 @@ void DiffRows(const DatasetState* before, const DatasetState& after, CommitRows&
       if (auto live = LiveOffsets(*before, *fragment); !live.empty()) rows.deleted[id] = std::move(live);
       continue;
     }
-    if (it->second->deletion_file().SerializeAsString() == fragment->deletion_file().SerializeAsString()) continue;
-    FragmentReader then_reader(*before, *fragment), now_reader(after, *it->second);
-    const format::RoaringBitmap& was = then_reader.deletions();
-    std::vector<uint64_t> gone;
-    for (uint32_t o : now_reader.deletions().ToVector())
-      if (!was.Contains(o)) gone.push_back(o);
-    if (!gone.empty()) rows.deleted[id] = std::move(gone);
+    const format::RoaringBitmap gone = NewlyDeleted(*before, *fragment, after, *it->second);
+    if (!gone.IsEmpty()) {
+      auto& offsets = rows.deleted[id];
+      for (uint32_t o : gone.ToVector()) offsets.push_back(o);
+    }
   }
   for (const auto& [id, fragment] : now)
     if (!then.count(id) && fragment->physical_rows() > 0) rows.inserted[id] = LiveOffsets(after, *fragment);

@@ -91,24 +91,24 @@ class RowSource {
 
 const ArrayData& ColumnOf(const RecordBatch& batch, const std::string& name) { return *batch.column(name); }
 
-// The output's rows from rows read at one version: `kinds` and `changed` per row (changed
-// null: a NULL list for every row).
+// The output's rows from rows read at one version, all of one `kind`, with `changed` per
+// row (null: a NULL list for every row).
 class ChangeBatchMaker {
  public:
   ChangeBatchMaker(SchemaPtr schema, size_t data_columns) : schema_(std::move(schema)), data_columns_(data_columns) {}
   const SchemaPtr& schema() const { return schema_; }
 
-  RecordBatchPtr Make(const RecordBatch& read, const std::vector<const char*>& kinds, uint64_t version,
-                      int64_t timestamp_micros, const std::vector<std::vector<std::string>>* changed) const {
+  RecordBatchPtr Make(const RecordBatch& read, const char* kind, uint64_t version, int64_t timestamp_micros,
+                      const std::vector<std::vector<std::string>>* changed) const {
     const int64_t n = read.num_rows();
     std::vector<ArrayPtr> columns;
-    BinaryBuilder kind(DataType::Utf8());
+    BinaryBuilder kinds(DataType::Utf8());
     FixedWidthBuilder<uint64_t> versions(DataType::UInt64());
     FixedWidthBuilder<int64_t> times(schema_->field(2)->type);
     ListBuilder lists(schema_->field(4)->type);
     auto& names = static_cast<BinaryBuilder&>(lists.item_builder());
     for (int64_t i = 0; i < n; ++i) {
-      kind.Append(kinds[size_t(i)]);
+      kinds.Append(kind);
       versions.Append(version);
       times.Append(timestamp_micros);
       if (!changed) {
@@ -118,7 +118,7 @@ class ChangeBatchMaker {
       for (const auto& name : (*changed)[size_t(i)]) names.Append(name);
       lists.Append();
     }
-    columns.push_back(kind.Finish());
+    columns.push_back(kinds.Finish());
     columns.push_back(versions.Finish());
     columns.push_back(times.Finish());
     columns.push_back(read.column("_rowid"));
@@ -256,8 +256,7 @@ class ChangeReader final : public RecordBatchReader {
   RecordBatchPtr Plain(RowSource& source, const char* kind) {
     auto read = source.Next();
     if (!read) return nullptr;
-    return maker_.Make(*read, std::vector<const char*>(size_t(read->num_rows()), kind), commit_->version,
-                       commit_->timestamp_micros, nullptr);
+    return maker_.Make(*read, kind, commit_->version, commit_->timestamp_micros, nullptr);
   }
 
   // Pre- and post-images interleaved, each pair's changed columns on both rows; only the
@@ -265,10 +264,8 @@ class ChangeReader final : public RecordBatchReader {
   RecordBatchPtr Interleave(const RecordBatch& pre, const RecordBatch& post,
                             const std::vector<std::vector<std::string>>& changed) {
     const int64_t n = pre.num_rows();
-    auto a = maker_.Make(pre, std::vector<const char*>(size_t(n), kPreimage), commit_->version,
-                         commit_->timestamp_micros, &changed);
-    auto b = maker_.Make(post, std::vector<const char*>(size_t(n), kPostimage), commit_->version,
-                         commit_->timestamp_micros, &changed);
+    auto a = maker_.Make(pre, kPreimage, commit_->version, commit_->timestamp_micros, &changed);
+    auto b = maker_.Make(post, kPostimage, commit_->version, commit_->timestamp_micros, &changed);
     auto both = RecordBatch::Concatenate(maker_.schema(), {a, b});
     std::vector<int64_t> order;
     for (int64_t i = 0; i < n; ++i) {
@@ -319,7 +316,6 @@ class ChangeReader final : public RecordBatchReader {
   // pairs_; the rows left stay deletes and inserts.
   void MatchByRowId() {
     CommitRows& c = *commit_;
-    c.moves = CommitRows::Moves::kNone;
     std::vector<RecordBatchPtr> pre_batches, post_batches;
     const auto names = AllColumns();
     RowSource pre_source(c.before, c.deleted, names, Local(c.before), options_.batch_size);

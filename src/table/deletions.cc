@@ -81,4 +81,10 @@ std::optional<lance::table::DeletionFile> DeletionFileWith(const DatasetState& s
   return WriteDeletionFile(*state.store, attempt, state.uri, fragment.id(), state.version(), deleted);
 }
 
+format::RoaringBitmap NewlyDeleted(const DatasetState& before, const lance::table::DataFragment& then,
+                                   const DatasetState& after, const lance::table::DataFragment& now) {
+  if (then.deletion_file().SerializeAsString() == now.deletion_file().SerializeAsString()) return {};
+  return FragmentReader(after, now).deletions().AndNot(FragmentReader(before, then).deletions());
+}
+
 }  // namespace lancelet::table

@@ -48,4 +48,9 @@ std::optional<lance::table::DeletionFile> DeletionFileWith(const DatasetState& s
                                                            const lance::table::DataFragment& fragment,
                                                            std::span<const uint32_t> offsets, AttemptFiles& attempt);
 
+// The rows fragment `now` of `after` has deleted that the same fragment, `then` of
+// `before`, had not; empty, reading nothing, when its deletion file is the same.
+format::RoaringBitmap NewlyDeleted(const DatasetState& before, const lance::table::DataFragment& then,
+                                   const DatasetState& after, const lance::table::DataFragment& now);
+
 }  // namespace lancelet::table

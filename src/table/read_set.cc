@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "table/fragment_reader.h"
+#include "table/deletions.h"
 
 namespace lancelet::table {
 
@@ -93,12 +93,8 @@ std::optional<std::string> FindStaleRead(const ReadSet& read, const DatasetState
     if (auto field = OverlayOverRead(read, after, old_fragment, new_fragment))
       return fmt::format("changed field {} of fragment {} on rows it read", FieldName(after, *field), id);
     auto changed = read.changed_rows.find(id);
-    if (changed == read.changed_rows.end() ||
-        old_fragment.deletion_file().SerializeAsString() == new_fragment.deletion_file().SerializeAsString())
-      continue;
-    format::RoaringBitmap newly_deleted =
-        FragmentReader(after, new_fragment).deletions().AndNot(FragmentReader(before, old_fragment).deletions());
-    if (newly_deleted.Intersects(changed->second))
+    if (changed == read.changed_rows.end()) continue;
+    if (NewlyDeleted(before, old_fragment, after, new_fragment).Intersects(changed->second))
       return fmt::format("deleted rows of fragment {} that it changes", id);
   }
   // Rows appended since: the predicate ranges over every row, so they may match it. In
