@@ -5,8 +5,10 @@
 # (val of 10k keys), a 1% DELETE and a 10k-row append. For each, the feed of that one commit
 # against a full scan of its version:
 #   - whole processes: `lancelet changes --from V-1 --to V --format arrow` against
-#     `lancelet scan --version V --format arrow`, both to /dev/null, REPEATS runs each
-#     alternating, medians;
+#     `lancelet scan --version V --format arrow`, REPEATS runs each alternating, medians;
+#     once with both writing to /dev/null (the scan then hands mapped pages to the kernel
+#     without reading them) and once with both read through a pipe by `wc -c`, as any
+#     consumer of a scan reads it;
 #   - in process: bench/scan_tool feed, warm medians and the bytes each read.
 # Then the feed of 100 versions of 10-row updates, on this table and on one a tenth its size:
 # the feed's time follows the changed cells, not the table.
@@ -39,27 +41,32 @@ awk -v n="$FEED_ROWS" 'BEGIN { print "id,val"; for (i = 0; i < 10000; i++) print
 "$LANCELET" append "$DS" --from "$DIR/more.arrow" >/dev/null                                           # v5
 
 echo "$FEED_ROWS rows x (id, val, ${FEED_DIM}-d float32); medians of $REPEATS"
-printf '%-22s %10s %9s %9s %7s | %9s %9s %7s %12s %12s %7s\n' commit feed_rows feed_s scan_s ratio \
-  feed_s scan_s ratio feed_bytes scan_bytes ratio
+echo "whole processes: to /dev/null, then through a pipe | in process, with bytes read"
+printf '%-22s %10s %9s %9s %7s %9s %9s %7s | %9s %9s %7s %12s %12s %7s\n' commit feed_rows feed_s scan_s ratio \
+  feed_s scan_s ratio feed_s scan_s ratio feed_bytes scan_bytes ratio
 names=("" "" "1% UPDATE (overlay)" "10k-row MERGE" "1% DELETE" "10k-row append")
 for v in 2 3 4 5; do
-  feed=() scan=()
+  feed=() scan=() feed_piped=() scan_piped=()
   for ((r = 0; r < REPEATS + 1; r++)); do  # the first round warms the page cache
     t0=$(now); "$LANCELET" changes "$DS" --from $((v - 1)) --to "$v" --format arrow >/dev/null; t1=$(now)
     "$LANCELET" scan "$DS" --version "$v" --format arrow >/dev/null; t2=$(now)
-    ((r > 0)) && feed+=($((t1 - t0))) && scan+=($((t2 - t1)))
+    "$LANCELET" changes "$DS" --from $((v - 1)) --to "$v" --format arrow | wc -c >/dev/null; t3=$(now)
+    "$LANCELET" scan "$DS" --version "$v" --format arrow | wc -c >/dev/null; t4=$(now)
+    ((r > 0)) && feed+=($((t1 - t0))) && scan+=($((t2 - t1))) && feed_piped+=($((t3 - t2))) &&
+      scan_piped+=($((t4 - t3)))
   done
   fm=$(echo "${feed[*]}" | median) sm=$(echo "${scan[*]}" | median)
+  fp=$(echo "${feed_piped[*]}" | median) sp=$(echo "${scan_piped[*]}" | median)
   inproc=$("$TOOL" feed "$DS" --at "$v" --repeat "$REPEATS")
   node -e '
-    const [name, fm, sm, j] = process.argv.slice(1);
+    const [name, fm, sm, fp, sp, j] = process.argv.slice(1);
     const r = JSON.parse(j);
     const pad = (s, n) => String(s).padStart(n);
     console.log(name.padEnd(22) + " " + pad(r.feed_rows, 10) + " " + pad(fm, 9) + " " + pad(sm, 9) + " " +
-      pad((fm / sm).toFixed(3), 7) + " | " + pad(r.feed_s.toFixed(4), 9) + " " + pad(r.scan_s.toFixed(4), 9) + " " +
+      pad((fm / sm).toFixed(3), 7) + " " + pad(fp, 9) + " " + pad(sp, 9) + " " + pad((fp / sp).toFixed(3), 7) + " | " + pad(r.feed_s.toFixed(4), 9) + " " + pad(r.scan_s.toFixed(4), 9) + " " +
       pad(r.time_ratio.toFixed(4), 7) + " " + pad(r.feed_bytes, 12) + " " + pad(r.scan_bytes, 12) + " " +
       pad(r.bytes_ratio.toFixed(4), 7));
-  ' "${names[$v]}" "$fm" "$sm" "$inproc"
+  ' "${names[$v]}" "$fm" "$sm" "$fp" "$sp" "$inproc"
 done
 
 # 100 versions of 10-row updates, on this table and on one a tenth its size.

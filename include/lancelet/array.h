@@ -116,6 +116,9 @@ ArrayPtr StructChild(const ArrayData& parent, int index);
 
 // Deep equality of type, length, validity and valid values (NaN equals NaN bitwise).
 bool ArraysEqual(const ArrayData& a, const ArrayData& b);
+// Whether slot i of `a` and slot j of `b` (arrays of one type) hold the same value or are
+// both null, comparing in place.
+bool SlotsEqual(const ArrayData& a, int64_t i, const ArrayData& b, int64_t j);
 // Checks the invariants above; throws Corrupt with `context` in the message.
 void ValidateArray(const ArrayData& array, std::string_view context);
 // Recomputes null_count from the validity bitmap.

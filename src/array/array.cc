@@ -596,6 +596,8 @@ bool ArraysEqual(const ArrayData& a, const ArrayData& b) {
   return RangeEqual(a, 0, b, 0, a.length);
 }
 
+bool SlotsEqual(const ArrayData& a, int64_t i, const ArrayData& b, int64_t j) { return RangeEqual(a, i, b, j, 1); }
+
 // ----------------------------------------------------------------------- validation
 
 void ValidateArray(const ArrayData& a, std::string_view context) {

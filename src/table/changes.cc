@@ -150,7 +150,8 @@ std::vector<std::string> DifferingColumns(const RecordBatch& pre, const RecordBa
       out.push_back(name);
       continue;
     }
-    if (!ArraysEqual(*Slice(*pre.column(size_t(a)), i, 1), *Slice(*post.column(size_t(b)), i, 1))) out.push_back(name);
+    const ArrayData &x = *pre.column(size_t(a)), &y = *post.column(size_t(b));
+    if (!x.type->Equals(*y.type) || !SlotsEqual(x, i, y, i)) out.push_back(name);
   }
   return out;
 }
@@ -204,11 +205,22 @@ class ChangeReader final : public RecordBatchReader {
       }
       if (next_version_ == versions_.size()) return false;
       const uint64_t v = versions_[next_version_++];
-      DatasetPtr after = dataset_->Checkout(v);
+      DatasetPtr after = CheckoutInRange(v);
       commit_ = std::make_unique<CommitRows>(table::RowsOfCommit(previous_, after, options_.allow_full));
       previous_ = after;
       part_ = 0;
       pairs_.clear();
+    }
+  }
+
+  // Version `v` of the range, which a forced cleanup may have removed since the feed began.
+  DatasetPtr CheckoutInRange(uint64_t v) const {
+    try {
+      return dataset_->Checkout(v);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kNotFound) throw;
+      ThrowNotFound("changes of '{}': version {} was removed by a forced cleanup while the feed read it ({})",
+                    dataset_->uri(), v, e.what());
     }
   }
 
@@ -220,8 +232,16 @@ class ChangeReader final : public RecordBatchReader {
       Offsets rows;
       for (const auto& [id, in_place] : c.updated) rows[id] = in_place.offsets;
       const auto read = WithColumns(CompareNames());
+      // The version after is read only for the columns the commit may have written.
+      std::set<std::string> written;
+      for (const auto& name : CompareNames()) written.insert(name);
+      for (const auto& [id, in_place] : c.updated)
+        for (const auto& [column, bitmap] : in_place.columns) written.insert(AfterColumnName(column));
+      std::vector<std::string> read_after;
+      for (const auto& name : read)
+        if (written.count(name)) read_after.push_back(name);
       auto pre = std::make_shared<RowSource>(c.before, rows, read, Local(c.before), options_.batch_size);
-      auto post = std::make_shared<RowSource>(c.after, rows, read, Local(c.after), options_.batch_size);
+      auto post = std::make_shared<RowSource>(c.after, rows, read_after, Local(c.after), options_.batch_size);
       step_ = [this, pre, post] { return InPlacePairs(*pre, *post); };
       return true;
     }
@@ -260,19 +280,39 @@ class ChangeReader final : public RecordBatchReader {
   }
 
   // Pre- and post-images interleaved, each pair's changed columns on both rows; only the
-  // images asked for are kept.
+  // images asked for are kept. A column no pair changed is copied once, from `pre`, for
+  // both images: a narrow update of a wide row costs one copy of the row per image.
   RecordBatchPtr Interleave(const RecordBatch& pre, const RecordBatch& post,
                             const std::vector<std::vector<std::string>>& changed) {
     const int64_t n = pre.num_rows();
     auto a = maker_.Make(pre, kPreimage, commit_->version, commit_->timestamp_micros, &changed);
     auto b = maker_.Make(post, kPostimage, commit_->version, commit_->timestamp_micros, &changed);
-    auto both = RecordBatch::Concatenate(maker_.schema(), {a, b});
-    std::vector<int64_t> order;
+    std::vector<int64_t> same, order;  // rows of `a` for each image kept; rows of a then b
     for (int64_t i = 0; i < n; ++i) {
-      if (Wants(kPreimage)) order.push_back(i);
-      if (Wants(kPostimage)) order.push_back(n + i);
+      if (Wants(kPreimage)) same.push_back(i), order.push_back(i);
+      if (Wants(kPostimage)) same.push_back(i), order.push_back(n + i);
     }
-    return both->Take(order);
+    std::set<std::string_view> touched;
+    for (const auto& names : changed) touched.insert(names.begin(), names.end());
+    const Schema& schema = *maker_.schema();
+    std::vector<ArrayPtr> columns;
+    for (size_t k = 0; k < schema.num_fields(); ++k) {
+      const ArrayPtr &x = a->column(k), &y = b->column(k);
+      const bool unchanged = x == y || (k >= ChangeBatchMaker::kMetaColumns && !touched.count(schema.field(k)->name));
+      columns.push_back(unchanged ? Take(*x, same) : Take(*Concatenate({x, y}), order));
+    }
+    return std::make_shared<RecordBatch>(maker_.schema(), std::move(columns), int64_t(order.size()));
+  }
+
+  // `post` (columns the commit may have written) completed by the columns of `pre` it lacks,
+  // in pre's order: the cells the commit did not write are the same in both images.
+  static RecordBatchPtr WithUnwritten(const RecordBatch& post, const RecordBatch& pre) {
+    std::vector<ArrayPtr> columns;
+    for (const auto& field : pre.schema()->fields()) {
+      const int at = post.schema()->FieldIndex(field->name);
+      columns.push_back(at >= 0 ? post.column(size_t(at)) : pre.column(field->name));
+    }
+    return std::make_shared<RecordBatch>(pre.schema(), std::move(columns), pre.num_rows());
   }
 
   RecordBatchPtr InPlacePairs(RowSource& pre_source, RowSource& post_source) {
@@ -284,6 +324,7 @@ class ChangeReader final : public RecordBatchReader {
         !ArraysEqual(pre_addr, ColumnOf(*post, "_rowaddr")))
       ThrowCorrupt("changes of '{}': version {} changed rows in place that versions {} and {} do not both hold",
                    commit_->after->uri(), commit_->version, commit_->version - 1, commit_->version);
+    post = WithUnwritten(*post, *pre);
     std::vector<std::vector<std::string>> changed(size_t(pre->num_rows()));
     const auto compared = CompareNames();
     for (int64_t i = 0; i < pre->num_rows(); ++i) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "lancelet/builder.h"
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
 #include "lancelet/merge_insert.h"
@@ -182,6 +183,75 @@ TEST_F(ChangesTest, ARangeColumnsAndChangeTypesNarrowTheFeed) {
   ds->Cleanup(cleanup);  // versions 1 to 3 go
   EXPECT_EQ(error(1, {}), "changes of '" + uri_ + "': version 1 was removed by cleanup; the oldest readable version is 4");
   EXPECT_EQ(Feed(ds, 4), std::vector<std::string>{});
+}
+
+// An update of a narrow column reads the wide column of its rows once: the post-image
+// takes the cells the commit did not write from the pre-image, not from a second read.
+TEST_F(ChangesTest, ANarrowUpdateReadsTheWideColumnOfItsRowsOnce) {
+  constexpr int64_t kRows = 256, kWide = 4096, kUpdated = 4;
+  BinaryBuilder blobs(DataType::Binary());
+  uint64_t x = 88172645463325252ull;
+  for (int64_t i = 0; i < kRows; ++i) {
+    std::string blob(kWide, ' ');
+    for (auto& byte : blob) x ^= x << 13, x ^= x >> 7, x ^= x << 17, byte = char(x);  // incompressible
+    blobs.Append(blob);
+  }
+  auto batch = RecordBatch::Make(
+      std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("id", DataType::Int64()),
+                                                     Field::Make("a", DataType::Int64()),
+                                                     Field::Make("blob", DataType::Binary())}),
+      {IdABBatch(kRows)->column(0), IdABBatch(kRows)->column(1), blobs.Finish()});
+  auto ds = Dataset::Write(uri_, {batch}, WriteOptions{});
+  ds = ds->Update({{"a", "a + 1"}}, "id < " + std::to_string(kUpdated), nullptr, UpdateMode::kOverlay);  // v2
+  auto bytes_read = [&](std::vector<std::string> columns) {
+    const uint64_t before = table::StateOf(ds).store->stats().bytes_read;
+    ChangesOptions options;
+    options.columns = std::move(columns);
+    auto reader = ds->Changes(1, options);
+    int64_t rows = 0;
+    while (auto b = reader->Next()) rows += b->num_rows();
+    EXPECT_EQ(rows, 2 * kUpdated);
+    return table::StateOf(ds).store->stats().bytes_read - before;
+  };
+  const uint64_t narrow = bytes_read({"id", "a"});
+  const uint64_t wide = bytes_read({"id", "a", "blob"});
+  EXPECT_GE(wide - narrow, uint64_t(kUpdated * kWide * 3 / 4));  // reads coalesce with the narrow columns
+  EXPECT_LT(wide - narrow, uint64_t(kUpdated * kWide * 3 / 2)) << narrow << " " << wide;
+}
+
+// A cleanup while a feed reads keeps the versions it reads (they were superseded within
+// the safety window); a forced one that removes them fails the feed with one line naming
+// the version.
+TEST_F(ChangesTest, ACleanupDuringAFeedKeepsItsVersionsUnlessForced) {
+  auto ds = Create(10, 5);
+  for (int64_t id = 0; id < 4; ++id)
+    ds = ds->Update({{"a", "a + 1"}}, "id = " + std::to_string(id), nullptr, UpdateMode::kOverlay);  // v2-v5
+  ChangesOptions options;
+  options.batch_size = 1;
+  auto reader = ds->Changes(1, options);
+  auto first = reader->Next();  // version 2's pair
+  ASSERT_NE(first, nullptr);
+  CleanupOptions cleanup;
+  cleanup.keep_versions = 1;
+  EXPECT_EQ(ds->Cleanup(cleanup).versions_kept_recent, 4u);
+  int64_t rows = first->num_rows();
+  while (auto batch = reader->Next()) rows += batch->num_rows();
+  EXPECT_EQ(rows, 8);
+
+  reader = ds->Changes(1, options);
+  ASSERT_NE(reader->Next(), nullptr);
+  cleanup.force = true;
+  EXPECT_EQ(ds->Cleanup(cleanup).versions_removed, 4u);
+  try {
+    while (reader->Next()) {
+    }
+    ADD_FAILURE() << "the feed read removed versions";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
+    EXPECT_EQ(std::string(e.what()), "changes of '" + uri_ +
+                                         "': version 3 was removed by a forced cleanup while the feed read it "
+                                         "(dataset '" + uri_ + "' has no version 3 (versions 5 to 5 exist))");
+  }
 }
 
 // A MERGE's matched rows are update pairs naming the columns it wrote, its unmatched
