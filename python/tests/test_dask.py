@@ -371,3 +371,36 @@ def test_a_vector_index_built_on_the_cluster_shares_one_model(client, tmp_path, 
     got = jsonl(oracle("search", uri, "--vector", json.dumps(query.tolist()), "--column", "emb", "--k", 5,
                        "--columns", "id", "--indexed", "--nprobes", 8, "--refine", 10))
     assert [r["id"] for r in got] == exact
+
+
+@pytest.mark.parametrize("setting", ["tuned", "keep"])
+def test_tasks_in_a_process_dask_started_reuse_freed_buffers(tmp_path, setting):
+    """Dask starts workers with MALLOC_TRIM_THRESHOLD_ set, which makes glibc map every
+    large buffer afresh; lancelet's tasks turn that back into reuse (unless told to keep the
+    process as it is), so an overlay task repeated on a 400k-row fragment faults in few pages."""
+    import os
+    import subprocess
+    import sys
+    uri = str(tmp_path / "faults.lance")
+    lancelet.write_dataset({"id": list(range(400_000)), "qty": [i % 97 for i in range(400_000)]}, uri)
+    code = f"""
+import resource, lancelet, lancelet.dask as m
+ds = lancelet.dataset({uri!r})
+faults = []
+for _ in range(3):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    groups, error = m._settled(m._write_overlays, {uri!r}, ds.version, [0], {{"qty": "qty + 1"}}, "id % 10 = 0", None)
+    assert error is None and len(groups) == 1, error
+    faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+print(faults[-1])
+"""
+    env = dict(os.environ, MALLOC_TRIM_THRESHOLD_="65536")
+    if setting == "keep":
+        env["LANCELET_DASK_MALLOC"] = "keep"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    faults = int(done.stdout)
+    if setting == "tuned":
+        assert faults < 200, faults  # 27 here
+    else:
+        assert faults > 400, faults  # 815 here
