@@ -91,7 +91,11 @@ enum class ExprKind : uint8_t {
 };
 
 enum class UnaryOp : uint8_t { kNot, kNegate };
-enum class BinaryOp : uint8_t { kOr, kAnd, kEq, kNe, kLt, kLe, kGt, kGe, kAdd, kSub, kMul, kDiv, kMod };
+// Division: kDiv is `/` in an expression of the API (the reference's filters and SET
+// values, as DataFusion: integers divide as integers). In SQL, as in DuckDB, `/` is
+// kFloatDiv (integers divide as float64: 7 / 2 = 3.5) and `//` is kIntDiv (7 // 2 = 3),
+// both bound to kDiv over the types they imply, so only parsed expressions hold them.
+enum class BinaryOp : uint8_t { kOr, kAnd, kEq, kNe, kLt, kLe, kGt, kGe, kAdd, kSub, kMul, kDiv, kMod, kFloatDiv, kIntDiv };
 
 const char* BinaryOpSymbol(BinaryOp op);  // "OR", "=", "<>", "+" ...
 bool IsComparison(BinaryOp op);

@@ -359,6 +359,15 @@ class Binder {
   }
 
   BoundExprPtr BindArithmetic(BinaryOp op, BoundExprPtr l, BoundExprPtr r, const ExprPtr& at) {
+    if (op == BinaryOp::kFloatDiv) {  // two integers (or untyped NULLs) divide as float64
+      auto integral = [](const BoundExprPtr& x) { return !x->type || x->type->is_integer(); };
+      if (integral(l) && integral(r)) {
+        l = Coerce(l, DataType::Float64(), at);
+        r = Coerce(r, DataType::Float64(), at);
+      }
+      op = BinaryOp::kDiv;
+    }
+    if (op == BinaryOp::kIntDiv) op = BinaryOp::kDiv;
     if (BoundExprPtr dated = BindDateArithmetic(op, l, r, at)) return dated;
     if (!l->type && !r->type) {
       l = Coerce(l, DataType::Int64(), at);

@@ -30,7 +30,8 @@ int BinaryPrecedence(BinaryOp op) {
     case BinaryOp::kOr: return kPrecOr;
     case BinaryOp::kAnd: return kPrecAnd;
     case BinaryOp::kAdd: case BinaryOp::kSub: return kPrecAdd;
-    case BinaryOp::kMul: case BinaryOp::kDiv: case BinaryOp::kMod: return kPrecMul;
+    case BinaryOp::kMul: case BinaryOp::kDiv: case BinaryOp::kMod: case BinaryOp::kFloatDiv: case BinaryOp::kIntDiv:
+      return kPrecMul;
     default: return kPrecCompare;
   }
 }
@@ -353,6 +354,8 @@ const char* BinaryOpSymbol(BinaryOp op) {
     case BinaryOp::kMul: return "*";
     case BinaryOp::kDiv: return "/";
     case BinaryOp::kMod: return "%";
+    case BinaryOp::kFloatDiv: return "/";
+    case BinaryOp::kIntDiv: return "//";
   }
   return "?";
 }

@@ -555,6 +555,52 @@ ArrayPtr Round(const Call& c) {
   });
 }
 
+// DuckDB's name of a type, as its typeof() gives it.
+std::string DuckDbTypeName(const DataType& t) {
+  switch (t.id()) {
+    case TypeId::kBool: return "BOOLEAN";
+    case TypeId::kInt8: return "TINYINT";
+    case TypeId::kInt16: return "SMALLINT";
+    case TypeId::kInt32: return "INTEGER";
+    case TypeId::kInt64: return "BIGINT";
+    case TypeId::kUInt8: return "UTINYINT";
+    case TypeId::kUInt16: return "USMALLINT";
+    case TypeId::kUInt32: return "UINTEGER";
+    case TypeId::kUInt64: return "UBIGINT";
+    case TypeId::kFloat16: return "FLOAT16";  // DuckDB has none
+    case TypeId::kFloat32: return "FLOAT";
+    case TypeId::kFloat64: return "DOUBLE";
+    case TypeId::kUtf8: case TypeId::kLargeUtf8: return "VARCHAR";
+    case TypeId::kBinary: case TypeId::kLargeBinary: case TypeId::kFixedSizeBinary: return "BLOB";
+    case TypeId::kDate32: case TypeId::kDate64: return "DATE";
+    case TypeId::kTimestamp: return t.timezone().empty() ? "TIMESTAMP" : "TIMESTAMP WITH TIME ZONE";
+    case TypeId::kTime32: case TypeId::kTime64: return "TIME";
+    case TypeId::kDuration: return "INTERVAL";
+    case TypeId::kDecimal128: case TypeId::kDecimal256: return fmt::format("DECIMAL({},{})", t.precision(), t.scale());
+    case TypeId::kNull: return "\"NULL\"";
+    case TypeId::kList: case TypeId::kLargeList: return DuckDbTypeName(*t.child(0)->type) + "[]";
+    case TypeId::kFixedSizeList: return fmt::format("{}[{}]", DuckDbTypeName(*t.child(0)->type), t.fixed_size());
+    case TypeId::kStruct: {
+      std::string out = "STRUCT(";
+      for (size_t i = 0; i < t.children().size(); ++i)
+        out += (i ? ", " : "") + t.children()[i]->name + " " + DuckDbTypeName(*t.children()[i]->type);
+      return out + ")";
+    }
+    default: return t.ToString();
+  }
+}
+
+TypePtr TypeofRule(const std::string&, std::vector<TypePtr>* arg_types, const Expr*) {
+  auto& types = *arg_types;
+  if (!types[0]) types[0] = DataType::Null();  // a bare NULL: DuckDB's "NULL"
+  return DataType::Utf8();
+}
+
+ArrayPtr Typeof(const Call& c) {
+  const Scalar name{c.type, DuckDbTypeName(*c.args[0].type())};
+  return RowWise(c.type, c.n, [&](int64_t) { return name; });
+}
+
 // --- the table ---
 
 constexpr size_t kAnyCount = SIZE_MAX;  // the rule checks the argument count itself
@@ -598,6 +644,7 @@ constexpr FunctionDef kFunctions[] = {
     {"concat", kAnyCount, kAnyCount, ConcatFunctionRule, ConcatFunction},
     {"coalesce", kAnyCount, kAnyCount, CoalesceRule, Coalesce},
     {"round", 1, 2, RoundRule, Round},
+    {"typeof", 1, 1, TypeofRule, Typeof},
 };
 
 const FunctionDef* FindFunction(std::string_view name) {
@@ -640,9 +687,9 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
                               "list_reverse, list_reverse_sort, list_slice, list_sort, list_sum, list_to_string, "
                               "list_unique, list_value, ln, lower, ltrim, nullif, octet_length, power, "
                               "regexp_matches, replace, round, rtrim, split, sqrt, starts_with, strftime, "
-                              "substr, trim, upper; aggregates in a "
-                              "SELECT: avg, bool_and, bool_or, count, max, median, min, stddev, stddev_pop, "
-                              "string_agg, sum, var_pop, variance; window functions, with OVER (...): "
+                              "substr, trim, typeof, upper; aggregates in a "
+                              "SELECT: array_agg, avg, bool_and, bool_or, count, list, max, median, min, stddev, "
+                              "stddev_pop, string_agg, sum, var_pop, variance; window functions, with OVER (...): "
                               "cume_dist, dense_rank, first_value, lag, last_value, lead, nth_value, ntile, "
                               "percent_rank, rank, row_number)",
                               name));

@@ -119,7 +119,7 @@ class Scanner {
       if (value.empty()) Fail("empty quoted identifier", start);
       return Make(TokenKind::kQuotedIdentifier, start, std::move(value));
     }
-    static constexpr std::array<std::string_view, 6> kTwoChar = {"<=", ">=", "<>", "!=", "||", "=="};
+    static constexpr std::array<std::string_view, 7> kTwoChar = {"<=", ">=", "<>", "!=", "||", "==", "//"};
     if (i_ + 1 < text_.size()) {
       std::string_view two(text_.data() + i_, 2);
       if (std::find(kTwoChar.begin(), kTwoChar.end(), two) != kTwoChar.end()) {

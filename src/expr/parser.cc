@@ -274,9 +274,12 @@ ExprPtr Parser::ParseAdditive() {
 
 ExprPtr Parser::ParseMultiplicative() {
   ExprPtr left = ParseUnary();
-  while (Peek().IsSymbol("*") || Peek().IsSymbol("/") || Peek().IsSymbol("%")) {
+  while (Peek().IsSymbol("*") || Peek().IsSymbol("/") || Peek().IsSymbol("//") || Peek().IsSymbol("%")) {
     Token op = Next();
-    BinaryOp kind = op.text == "*" ? BinaryOp::kMul : op.text == "/" ? BinaryOp::kDiv : BinaryOp::kMod;
+    BinaryOp kind = op.text == "*"    ? BinaryOp::kMul
+                    : op.text == "/"  ? (sql_division_ ? BinaryOp::kFloatDiv : BinaryOp::kDiv)
+                    : op.text == "//" ? BinaryOp::kIntDiv
+                                      : BinaryOp::kMod;
     left = MakeBinary(kind, op, left, ParseUnary());
   }
   return left;

@@ -33,6 +33,9 @@ class Parser {
   // (SELECT ...), EXISTS (SELECT ...) and x IN (SELECT ...) parse as kSubquery nodes.
   using SubqueryParser = std::function<std::shared_ptr<const void>()>;
   void set_subquery_parser(SubqueryParser parser) { subquery_parser_ = std::move(parser); }
+  // SQL's division (BinaryOp): `/` of integers gives float64, as in DuckDB. Off, `/` is
+  // the reference's (integers divide as integers); `//` is integer division either way.
+  void set_sql_division(bool on) { sql_division_ = on; }
   // A type name: SQL spellings (INT, BIGINT, DOUBLE PRECISION, VARCHAR(n), ...) or
   // lancelet's own (int32, fixed_size_list<float32,4>, timestamp<ms,UTC>).
   TypePtr ParseTypeName();
@@ -90,6 +93,7 @@ class Parser {
 
   std::shared_ptr<const std::string> text_;
   SubqueryParser subquery_parser_;
+  bool sql_division_ = false;
   std::vector<Token> tokens_;
   size_t index_ = 0;
 };

@@ -19,8 +19,8 @@ namespace lancelet::sql {
 
 const std::vector<std::string>& AggregateNames() {
   static const std::vector<std::string> kNames = {
-      "avg",    "bool_and",   "bool_or",     "count",      "max", "median",  "min",     "stddev",
-      "stddev_pop", "stddev_samp", "string_agg", "sum", "var_pop", "var_samp", "variance"};
+      "array_agg", "avg",       "bool_and",    "bool_or",    "count", "list",    "max",     "median", "min",
+      "stddev",    "stddev_pop", "stddev_samp", "string_agg", "sum",   "var_pop", "var_samp", "variance"};
   return kNames;
 }
 
@@ -39,6 +39,8 @@ std::string AggregateSeparator(const Context& ctx, const Expr& call) {
     ctx.Fail(sep.position, "string_agg's separator must be a string literal");
   return sep.literal.as_string();
 }
+
+bool IsListAggregate(const std::string& f) { return f == "list" || f == "array_agg"; }
 
 TypePtr AggregateType(const Context& ctx, const Expr& call, const TypePtr& arg) {
   const std::string& f = call.function;
@@ -65,6 +67,7 @@ TypePtr AggregateType(const Context& ctx, const Expr& call, const TypePtr& arg) 
     if (arg->id() != TypeId::kBool) ctx.Fail(call.position, fmt::format("{} needs a boolean argument, not {}", f, arg->ToString()));
     return arg;
   }
+  if (IsListAggregate(f)) return DataType::List(Field::Make("item", arg));
   return arg;  // min, max
 }
 
@@ -432,6 +435,65 @@ class StringAggAccumulator final : public Accumulator {
   uint64_t held_ = 0;
 };
 
+// list / array_agg: each group's values in row order, NULLs included, as DuckDB's; under
+// DISTINCT each value's first row (NULL among them: DuckDB's order there is its hash
+// table's). A group with no rows is NULL. The
+// input arrays are kept (their buffers shared) and the lists gathered from them at the end.
+class ListAccumulator final : public Accumulator {
+ public:
+  explicit ListAccumulator(const AggregateCall& agg) : agg_(agg) {}
+  void Add(const ArrayData* a, const std::vector<uint32_t>& groups, size_t group_count) override {
+    rows_.resize(group_count);
+    if (agg_.call->distinct) seen_.resize(group_count);
+    bool used = false;
+    for (int64_t r = 0; r < a->length; ++r) {
+      const uint32_t g = groups[size_t(r)];
+      if (agg_.call->distinct) {
+        auto [at, added] = seen_[g].insert(ValueKey(*a, r));
+        if (!added) continue;
+        held_ += 96 + at->size();  // as ValuesAccumulator's set
+      }
+      rows_[g].push_back(kept_rows_ + r);
+      held_ += 2 * sizeof(int64_t);
+      used = true;
+    }
+    if (!used) return;
+    kept_.push_back(std::make_shared<ArrayData>(*a));
+    kept_rows_ += a->length;
+    held_ += BufferBytes(*a);
+  }
+  uint64_t HeldBytes() const override { return held_; }
+  ArrayPtr Finish(size_t group_count) override {
+    rows_.resize(group_count);
+    const TypePtr& item = agg_.type->child(0)->type;
+    const ArrayPtr all = kept_.empty() ? MakeEmptyArray(item) : kept_.size() == 1 ? kept_[0] : Concatenate(kept_);
+    std::vector<int64_t> take;
+    auto offsets = Buffer::Allocate((group_count + 1) * sizeof(int32_t));
+    ValidityBuilder valid;
+    for (size_t g = 0; g < group_count; ++g) {
+      take.insert(take.end(), rows_[g].begin(), rows_[g].end());
+      if (take.size() > size_t(INT32_MAX))
+        ThrowInvalid("{}: more than {} values in one result", agg_.call->function, INT32_MAX);
+      offsets->mutable_as<int32_t>()[g + 1] = int32_t(take.size());
+      valid.Append(!rows_[g].empty());
+    }
+    auto out = std::make_shared<ArrayData>();
+    out->type = agg_.type;
+    out->length = int64_t(group_count);
+    out->null_count = valid.null_count();
+    out->buffers = {valid.Finish(), offsets};
+    out->children = {Take(*all, take)};
+    return out;
+  }
+
+ private:
+  const AggregateCall& agg_;
+  std::vector<std::vector<int64_t>> rows_;  // per group: rows of the kept arrays, concatenated
+  std::vector<std::unordered_set<std::string>> seen_;
+  std::vector<ArrayPtr> kept_;
+  int64_t kept_rows_ = 0;
+  uint64_t held_ = 0;
+};
 
 }  // namespace
 
@@ -439,6 +501,7 @@ std::unique_ptr<Accumulator> MakeAccumulator(const Context& ctx, const Aggregate
   const Expr& call = *agg.call;
   const std::string& f = call.function;
   if (!agg.argument) return std::make_unique<CountAccumulator>();
+  if (IsListAggregate(f)) return std::make_unique<ListAccumulator>(agg);
   if (call.distinct) return std::make_unique<ValuesAccumulator>(ctx, agg);
   if (f == "count") return std::make_unique<CountAccumulator>();
   const DataType& arg = *agg.argument->type;

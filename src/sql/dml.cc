@@ -135,7 +135,19 @@ std::string RunInsert(const Context& ctx, const InsertStmt& stmt) {
   auto targets = TargetColumns(ctx, schema, stmt.columns, stmt.table.position, stmt.table.name);
   RecordBatchPtr batch;
   if (stmt.select) {
-    auto rows = RunSelect(ctx, *stmt.select, InsertSourceTypes(*stmt.select, schema, targets));
+    // A bare NULL in the select list has no type of its own: it takes its column's, as in
+    // DuckDB (INSERT INTO t SELECT id, NULL FROM s), rather than the boolean an untyped
+    // expression gets elsewhere.
+    SelectStmt select = *stmt.select;
+    for (size_t i = 0; i < select.items.size() && i < targets.size(); ++i) {
+      const ExprPtr& e = select.items[i].expr;
+      if (e && e->kind == ExprKind::kLiteral && e->literal.is_null() && !e->literal.type) {
+        auto typed = std::make_shared<Expr>(*e);
+        typed->literal = Scalar::Null(schema.field(size_t(targets[i]))->type);
+        select.items[i].expr = typed;
+      }
+    }
+    auto rows = RunSelect(ctx, select, InsertSourceTypes(select, schema, targets));
     if (rows->num_columns() != targets.size())
       ctx.Fail(stmt.table.position, fmt::format("INSERT into {} column{} but the SELECT returns {}", targets.size(),
                                                 targets.size() == 1 ? "" : "s", rows->num_columns()));

@@ -25,6 +25,7 @@ class StatementParser {
  public:
   explicit StatementParser(const std::string& text) : p_(text) {
     p_.set_subquery_parser([this] { return std::shared_ptr<const void>(ParseSelect()); });
+    p_.set_sql_division(true);
   }
 
  private:

@@ -149,6 +149,7 @@ def int_expr(rng, depth=0):
         lambda: f"greatest(a, g)",
         lambda: f"least(a, {rng.randint(-10, 10)})",
         lambda: f"nullif(g, {rng.randint(0, 5)})",
+        lambda: f"({rng.choice(['a', 'id', 'b'])} // {rng.choice([2, 3, -4, 7])})",
     ]
     if depth > 1:
         choices = choices[:3]
@@ -161,6 +162,7 @@ def dbl_expr(rng, depth=0):
         lambda: "x",
         lambda: f"(x {rng.choice(['+', '-', '*'])} {rng.choice(['a', '2.5', '0.1', 'g'])})",
         lambda: f"(x / {rng.choice(['3.0', '-0.5', '7.25'])})",
+        lambda: f"({rng.choice(['a', 'id', 'b'])} / {rng.choice(['2', '-3', '7', 'g'])})",  # integers: float64; g holds 0
         lambda: f"abs(x)",
         lambda: f"round(x, {rng.randint(0, 2)})",
         lambda: f"floor(x)",
@@ -313,7 +315,9 @@ def q_casts(rng):
 
 AGGS = ["count(*)", "count(a)", "count(s)", "sum(a)", "sum(b)", "sum(x)", "avg(a)", "avg(x)", "min(a)", "max(a)",
         "min(x)", "max(x)", "min(s)", "max(s)", "min(d)", "max(ts)", "count(DISTINCT a)", "count(DISTINCT s)",
-        "count(DISTINCT g)", "bool_and(f)", "bool_or(f)", "sum(a * 2 + 1)", "max(length(s))", "min(coalesce(a, 0))"]
+        "count(DISTINCT g)", "bool_and(f)", "bool_or(f)", "sum(a * 2 + 1)", "max(length(s))", "min(coalesce(a, 0))",
+        # lists sorted, since the order of a group's rows is each engine's own
+        "list_sort(list(coalesce(a, 0)))", "len(array_agg(s))", "list_sort(list(DISTINCT g))", "len(list(DISTINCT s))"]
 
 
 def q_aggregate(rng):
