@@ -62,6 +62,12 @@ TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_t
 ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& args, int64_t length,
                           const TypePtr& type, const Expr* origin);
 
+// The functions of string_functions.cc (left, right, concat_ws, regexp_replace,
+// regexp_extract): as above, or null when `name` is none of them.
+TypePtr ResolveStringFunction(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin);
+ArrayPtr CallStringFunction(const std::string& name, const std::vector<Datum>& args, int64_t length,
+                            const TypePtr& type, const Expr* origin);
+
 // The functions of list_functions.cc (searching, aggregating, slicing, concatenating,
 // sorting, building and printing lists, and || on two lists): as above, or null when
 // `name` is none of them.

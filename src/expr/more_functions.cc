@@ -3,8 +3,6 @@
 // the other list functions are list_functions.cc's), and strings by pattern
 // (regexp_matches in POSIX extended syntax, and split). Semantics follow DuckDB's:
 // positions count from 1, NULL in gives NULL out.
-#include <regex.h>
-
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -20,6 +18,7 @@
 #include "expr/errors.h"
 #include "expr/functions.h"
 #include "expr/numeric.h"
+#include "expr/regex.h"
 #include "expr/temporal.h"
 #include "lancelet/builder.h"
 
@@ -328,31 +327,6 @@ ArrayPtr MeasureVectors(VectorMeasure measure, const std::string& name, const Da
   return out.Finish();
 }
 
-// A POSIX extended regular expression, compiled once while the pattern repeats.
-class Pattern {
- public:
-  // Whether `text` holds a match of `pattern` anywhere.
-  static bool Search(const std::string& text, const std::string& pattern, const Expr* origin) {
-    thread_local std::unique_ptr<Pattern> last;
-    if (!last || last->text_ != pattern) last = std::make_unique<Pattern>(pattern, origin);
-    return regexec(&last->compiled_, text.c_str(), 0, nullptr, 0) == 0;
-  }
-  Pattern(const std::string& text, const Expr* origin) : text_(text) {
-    if (const int error = regcomp(&compiled_, text.c_str(), REG_EXTENDED | REG_NOSUB)) {
-      char message[256];
-      regerror(error, &compiled_, message, sizeof message);
-      ThrowAt(origin, fmt::format("regexp_matches(): invalid pattern '{}': {}", text, message));
-    }
-  }
-  ~Pattern() { regfree(&compiled_); }
-  Pattern(const Pattern&) = delete;
-  Pattern& operator=(const Pattern&) = delete;
-
- private:
-  std::string text_;
-  regex_t compiled_;
-};
-
 }  // namespace
 
 std::optional<VectorMeasure> VectorMeasureOf(const std::string& name) {
@@ -382,6 +356,7 @@ std::pair<int64_t, int64_t> ListSpan(const ArrayData& lists, int64_t r) {
 
 TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
   if (TypePtr type = ResolveListFunction(name, arg_types, origin)) return type;
+  if (TypePtr type = ResolveStringFunction(name, arg_types, origin)) return type;
   auto& types = *arg_types;
   if (name == "date_part" || name == "date_trunc") {
     ExpectArgCount(name, types, 2, 2, origin);
@@ -453,6 +428,7 @@ TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_t
 ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& args, int64_t n, const TypePtr& type,
                           const Expr* origin) {
   if (ArrayPtr out = CallListFunction(name, args, n, type, origin)) return out;
+  if (ArrayPtr out = CallStringFunction(name, args, n, type, origin)) return out;
   if (name == "date_part" || name == "date_trunc") {
     const DataType& input = *args[1].type();
     return RowWise(type, n, [&](int64_t i) -> Scalar {
@@ -517,7 +493,7 @@ ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& arg
     return RowWise(type, n, [&](int64_t i) -> Scalar {
       Scalar s = RowValue(args[0], i), pattern = RowValue(args[1], i);
       if (s.is_null() || pattern.is_null()) return Scalar::Null(type);
-      return Scalar{type, Pattern::Search(s.as_string(), pattern.as_string(), origin)};
+      return Scalar{type, Regex::Of(pattern.as_string(), "", "regexp_matches", origin).Search(s.as_string())};
     });
   }
   if (name == "split" || name == "string_split") {

@@ -446,6 +446,8 @@ ExprPtr Parser::ParsePrimary() {
         ExpectSymbol(")");
         return node;
       }
+      // LEFT and RIGHT are reserved (joins) but also DuckDB's string functions.
+      if ((t.IsKeyword("LEFT") || t.IsKeyword("RIGHT")) && Peek(1).IsSymbol("(")) return ParseCall(Next());
       if (IsReservedWord(t.text)) break;
       if (t.IsKeyword("EXISTS") && subquery_parser_) {
         Token keyword = Next();

@@ -197,6 +197,14 @@ def str_expr(rng, depth=0):
         lambda: f"coalesce(s, {str_literal(rng)})",
         lambda: "CAST(a AS VARCHAR)",
         lambda: f"CASE WHEN {bool_expr(rng, depth + 1)} THEN s ELSE 'other' END",
+        lambda: f"{rng.choice(['left', 'right'])}(s, {rng.randint(-3, 5)})",
+        lambda: f"concat_ws('{rng.choice(['-', ', ', ''])}', s, a, {rng.choice(['NULL', 'g', str_literal(rng)])})",
+        # patterns without '.' or ranges past ASCII: POSIX matches bytes where RE2 matches code points
+        lambda: "regexp_replace(s, '{}', '{}'{})".format(rng.choice(['[aeiou]', 'l+', '^ +', '(a|b)', 'x?']),
+                                                          rng.choice(['_', '', '<\\0>', '[\\1]']),
+                                                          rng.choice(['', ", 'g'", ", 'i'", ", 'gi'"])),
+        lambda: "regexp_extract(s, '{}'{})".format(rng.choice(['[a-z]+', '([A-Z])([a-z]*)', 'l+', '[0-9]']),
+                                                    rng.choice(['', ', 0', ', 1'])),
     ]
     if depth > 1:
         choices = choices[:2]
