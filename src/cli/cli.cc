@@ -13,6 +13,7 @@
 #include <memory>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <iostream>
 #include <sstream>
@@ -1152,13 +1153,13 @@ void AddSearch(CLI::App& app, Context& context, std::vector<Command>& commands) 
 // sql: statements over a directory of datasets (src/sql, include/lancelet/sql.h).
 void AddSql(CLI::App& app, Context& context, std::vector<Command>& commands) {
   struct Options {
-    std::string db_dir, script;
+    std::string db_dir = ".", script;
     bool echo = false;
     OutputOptions out;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("sql", "Run SQL statements on the datasets NAME.lance of a directory");
-  cmd->add_option("--db", o->db_dir, "Directory holding the datasets")->required();
+  cmd->add_option("--db", o->db_dir, "Directory holding the datasets (default: the current directory)");
   cmd->add_option("statements", o->script, "Statements separated by ';' (default: read them from stdin)");
   cmd->add_flag("--echo", o->echo, "Print each statement before its result");
   AddFormatOption(cmd, o->out);
@@ -1176,6 +1177,12 @@ void AddSql(CLI::App& app, Context& context, std::vector<Command>& commands) {
                           if (options.format == "table") options.max_rows = 40;
                         }
                         options.storage_options = CommandLineStorageOptions();
+                        // A local directory that is not there is a mistyped path more often than a
+                        // new database: say so rather than show no tables.
+                        std::error_code error;
+                        if (o->db_dir.find("://") == std::string::npos && !std::filesystem::is_directory(o->db_dir, error))
+                          ThrowNotFound("--db '{}' is not a directory (to start a new database, create it first)",
+                                        o->db_dir);
                         return RunSqlShell(o->db_dir, o->script, std::cin, std::cout, std::cerr, options);
                       }});
 }

@@ -70,6 +70,18 @@ TEST_F(CliTest, StorageOptionsAreCheckedAndGoToEveryStoreACommandOpens) {
   EXPECT_FALSE(fs::exists(dir_.Join("new.lance")));
 }
 
+// `lancelet sql` reads the current directory without --db, and refuses a --db that is
+// not a directory instead of showing no tables.
+TEST_F(CliTest, SqlUsesTheCurrentDirectoryAndRefusesAMissingOne) {
+  auto here = RunCommand("cd " + ShellQuote(dir_.path()) + " && " + ShellQuote(LanceletBinary()) +
+                         " sql 'SELECT count(*) AS n FROM people' --format csv");
+  EXPECT_EQ(here.exit_code, 0) << here.err;
+  EXPECT_EQ(here.out, "n\n4\n");
+  ExpectError(RunLancelet({"sql", "--db", dir_.Join("nope"), "SHOW TABLES"}),
+              "--db '" + dir_.Join("nope") + "' is not a directory (to start a new database, create it first)");
+  EXPECT_FALSE(fs::exists(dir_.Join("nope")));
+}
+
 TEST_F(CliTest, SchemaChangesAddDropAndAlterColumns) {
   auto r = RunLancelet({"add-columns", ds_, "--expr", " older = age + 1 ", "--expr", "\"shout\" = upper(name)"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
