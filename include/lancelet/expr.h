@@ -149,6 +149,9 @@ struct Expr {
   std::string function;            // kCall, lower-cased
   bool star_argument = false;      // kCall: f(*), for the SQL layer's count(*)
   bool distinct = false;           // kCall: f(DISTINCT x), for the SQL layer
+  // kCall: f(x) FILTER (WHERE c), for the SQL layer's aggregates. c is the last of args,
+  // so that whatever walks a tree's arguments (columns read, qualifiers, subqueries) sees it.
+  bool has_filter = false;
   // kSubquery: the SQL layer's parsed SELECT, and what it stands for: "" (its one value),
   // "exists" (whether it has rows) or "in" (its values, as IN's list).
   std::shared_ptr<const void> subquery;

@@ -25,6 +25,11 @@
 
 namespace lancelet {
 
+namespace sql {
+struct Context;
+struct SetStmt;
+}  // namespace sql
+
 struct SqlResult {
   RecordBatchPtr rows;   // the result of a query; null for other statements
   std::string message;   // for other statements, e.g. "UPDATE 2 (users: version 3)"
@@ -86,9 +91,14 @@ class SqlSession {
   const std::string& db_dir() const { return db_dir_; }
 
  private:
+  std::unique_ptr<sql::Context> NewContext(const std::string& statement) const;
+  // SET / RESET of memory_limit (this session's) or threads (the process's).
+  SqlResult Set(const sql::Context& ctx, const sql::SetStmt& set);
+
   std::string db_dir_;
   StorageOptions storage_options_;
   bool progress_ = false;
+  int64_t memory_budget_ = 0;  // SET memory_limit's; 0: LANCELET_SQL_MEMORY_MB or 256 MiB
 };
 
 }  // namespace lancelet

@@ -149,6 +149,33 @@ def test_duckdb_queries_a_dataset_and_a_scanner_and_writes_a_relation(tmp_path):
         assert duckdb.sql("SELECT * FROM out").fetchall() == data.fetchall(), name
 
 
+def test_sql_copy_writes_files_pyarrow_duckdb_and_polars_read(tmp_path, tmp_path_factory):
+    """COPY ... TO's three formats, read by the packages users read them with (local files,
+    in the memory: run too, where the table lives in the memory store)."""
+    pa = need("pyarrow")
+    duckdb = need("duckdb")
+    pl = need("polars")
+    import pyarrow.ipc
+    data = {"id": [1, 2, 3], "s": ["a,b", None, ""], "x": [1.5, None, -2.25],
+            "d": [datetime.date(2024, 2, 29), None, datetime.date(1969, 12, 31)]}
+    lancelet.write_dataset(pa.table(data), tmp_path / "t.lance")
+    out = tmp_path_factory.mktemp("copied")
+    for name, options in [("t.csv", ""), ("t.json", "(FORMAT json)"), ("t.arrow", "(FORMAT arrow)")]:
+        message = lancelet.sql(tmp_path, f"COPY (SELECT * FROM t ORDER BY id) TO '{out / name}' {options}")
+        assert message == "COPY 3 rows", name
+    with pa.OSFile(str(out / "t.arrow")) as f:
+        assert pyarrow.ipc.open_stream(f).read_all().to_pydict() == data
+    # The empty string is written quoted, NULL as nothing; DuckDB reads a quoted empty
+    # field as NULL unless told otherwise.
+    rows = duckdb.sql(f"SELECT id, s, x, d FROM read_csv('{out / 't.csv'}', allow_quoted_nulls=false) "
+                      "ORDER BY id").fetchall()
+    assert rows == [(1, "a,b", 1.5, datetime.date(2024, 2, 29)), (2, None, None, None),
+                    (3, "", -2.25, datetime.date(1969, 12, 31))]
+    frame = pl.read_ndjson(out / "t.json")
+    assert frame["id"].to_list() == [1, 2, 3] and frame["s"].to_list() == ["a,b", None, ""]
+    assert frame["x"].to_list() == [1.5, None, -2.25] and frame["d"].to_list() == ["2024-02-29", None, "1969-12-31"]
+
+
 def test_pandas_reads_and_writes(tmp_path):
     need("pyarrow")
     pd = need("pandas")

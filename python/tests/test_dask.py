@@ -387,20 +387,24 @@ def test_tasks_in_a_process_dask_started_reuse_freed_buffers(tmp_path, setting):
 import resource, lancelet, lancelet.dask as m
 ds = lancelet.dataset({uri!r})
 faults = []
-for _ in range(3):
+for _ in range(5):
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     groups, error = m._settled(m._write_overlays, {uri!r}, ds.version, [0], {{"qty": "qty + 1"}}, "id % 10 = 0", None)
     assert error is None and len(groups) == 1, error
     faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-print(faults[-1])
+print(min(faults[1:]))
 """
-    env = dict(os.environ, MALLOC_TRIM_THRESHOLD_="65536")
+    # The fewest faults of the repeats after the first: one repeat may fault a few hundred
+    # pages as the heap settles (205 once, in a loaded ctest run); tuned, most fault none,
+    # kept, every one faults over a thousand. One thread, so that no read-ahead thread's
+    # fresh buffers count.
+    env = dict(os.environ, MALLOC_TRIM_THRESHOLD_="65536", LANCELET_THREADS="1")
     if setting == "keep":
         env["LANCELET_DASK_MALLOC"] = "keep"
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     faults = int(done.stdout)
     if setting == "tuned":
-        assert faults < 200, faults  # 27 here
+        assert faults < 200, faults  # 0 here
     else:
-        assert faults > 400, faults  # 815 here
+        assert faults > 400, faults  # 1,222 or more here

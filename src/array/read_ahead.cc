@@ -1,7 +1,10 @@
 // A reader whose source runs on a thread of its own. Invariant: only the worker thread
 // calls source_->Next(), and only while the consumer has fewer than depth_ batches
 // waiting; the consumer sees the source's batches, its end and its error in order.
+#include "array/read_ahead.h"
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -109,6 +112,8 @@ class ReadAheadReader final : public RecordBatchReader {
   std::exception_ptr error_;
 };
 
+std::atomic<int> set_threads{0};  // SetReadAheadThreads's, 0 when unset
+
 }  // namespace
 
 int ReadAheadThreads() {
@@ -117,8 +122,11 @@ int ReadAheadThreads() {
     const int asked = text && *text ? std::atoi(text) : 0;
     return asked > 0 ? asked : int(std::max(1u, std::thread::hardware_concurrency()));
   }();
-  return threads;
+  const int set = set_threads.load(std::memory_order_relaxed);
+  return set > 0 ? set : threads;
 }
+
+void SetReadAheadThreads(int threads) { set_threads.store(std::max(threads, 0), std::memory_order_relaxed); }
 
 std::unique_ptr<RecordBatchReader> ReadAhead(std::unique_ptr<RecordBatchReader> source, size_t depth) {
   if (ReadAheadThreads() < 2 || depth == 0) return source;

@@ -441,6 +441,9 @@ class Binder {
     if (e->star_argument || e->distinct)
       ThrowAt(e.get(), fmt::format("{}({}...) is an aggregate, which is not allowed here", e->function,
                                    e->star_argument ? "*" : "DISTINCT "));
+    if (e->has_filter)
+      ThrowAt(e.get(), fmt::format("{}() FILTER (WHERE ...): FILTER is allowed only on an aggregate function in a select list, HAVING or ORDER BY",
+                                   e->function));
     if (IsEpochPart(e)) {
       auto epoch = std::make_shared<Expr>(*e);
       epoch->function = "epoch";

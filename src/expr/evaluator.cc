@@ -108,6 +108,8 @@ class Evaluator {
         std::vector<const Datum*> inputs;
         for (const auto& a : e.args) args.push_back(Eval(*a));
         for (const auto& a : args) inputs.push_back(&a);
+        if (IsVolatileFunction(e.function))
+          return Datum(CallFunction(e.function, args, batch_ ? rows_ : 1, e.type, e.origin.get()));
         return Run(inputs, [&](int64_t n) { return CallFunction(e.function, args, n, e.type, e.origin.get()); });
       }
     }

@@ -243,6 +243,13 @@ void PrintCall(const Expr& e, std::string* out) {
   *out += e.function + "(";
   if (e.star_argument) *out += "*";
   if (e.distinct) *out += "DISTINCT ";
+  if (e.has_filter) {
+    PrintList({e.args.begin(), e.args.end() - 1}, 0, out);
+    *out += ") FILTER (WHERE ";
+    Print(*e.args.back(), out);
+    *out += ")";
+    return;
+  }
   if (!e.window) {
     PrintList(e.args, 0, out);
     *out += ")";

@@ -667,6 +667,8 @@ void ExpectArgCount(const std::string& name, const std::vector<TypePtr>& types, 
   }
 }
 
+bool IsVolatileFunction(const std::string& name) { return name == "random"; }
+
 TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
   if (const FunctionDef* def = FindFunction(name)) {
     if (def->min_args != kAnyCount) ExpectArgCount(name, *arg_types, def->min_args, def->max_args, origin);
@@ -685,10 +687,11 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
                               "list_distinct, list_element, list_has, list_indexof, list_inner_product, list_max, "
                               "list_min, list_negative_inner_product, list_pack, list_position, list_product, "
                               "list_reverse, list_reverse_sort, list_slice, list_sort, list_sum, list_to_string, "
-                              "list_unique, list_value, ln, lower, ltrim, nullif, octet_length, power, "
+                              "list_unique, list_value, ln, lower, ltrim, nullif, octet_length, power, random, "
                               "regexp_extract, regexp_matches, regexp_replace, replace, right, round, rtrim, split, sqrt, starts_with, strftime, "
                               "substr, trim, typeof, upper; aggregates in a "
-                              "SELECT: array_agg, avg, bool_and, bool_or, count, list, max, median, min, stddev, "
+                              "SELECT: approx_count_distinct, array_agg, avg, bool_and, bool_or, count, list, max, median, min, "
+                              "quantile_cont, quantile_disc, stddev, "
                               "stddev_pop, string_agg, sum, var_pop, variance; window functions, with OVER (...): "
                               "cume_dist, dense_rank, first_value, lag, last_value, lead, nth_value, ntile, "
                               "percent_rank, rank, row_number)",

@@ -17,6 +17,9 @@ namespace lancelet {
 // NULL) and is rewritten to the type each argument must be cast to. Returns the result
 // type. Throws ParseError at `origin` for unknown functions and bad arguments.
 TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin);
+// A function whose every call gives new values (random()): evaluated per row even when
+// its arguments are constants.
+bool IsVolatileFunction(const std::string& name);
 
 // Evaluates a call whose arguments already have the types ResolveFunction asked for.
 ArrayPtr CallFunction(const std::string& name, const std::vector<Datum>& args, int64_t length,

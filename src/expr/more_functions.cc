@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <random>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -368,6 +369,10 @@ TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_t
   }
   if (name == "interval")
     ThrowAt(origin, "an INTERVAL can only be added to, or subtracted from, a date or timestamp");
+  if (name == "random") {
+    ExpectArgCount(name, types, 0, 0, origin);
+    return DataType::Float64();
+  }
   if (name == "epoch") {  // also date_part('epoch', x)
     ExpectArgCount(name, types, 1, 1, origin);
     if (!types[0] || !IsTemporal(*types[0]))
@@ -439,6 +444,13 @@ ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& arg
       if (name == "date_part") return Scalar{type, DatePart(p, c)};
       return FromMicros(TruncatedMicros(p, c, origin), type);
     });
+  }
+  if (name == "random") {  // uniform in [0, 1), as DuckDB's; a generator per thread
+    thread_local std::mt19937_64 engine{std::random_device{}()};
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    FixedWidthBuilder<double> out(DataType::Float64());
+    for (int64_t i = 0; i < n; ++i) out.Append(uniform(engine));
+    return out.Finish();
   }
   if (name == "epoch") {
     const DataType& input = *args[0].type();

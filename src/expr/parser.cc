@@ -560,6 +560,15 @@ ExprPtr Parser::ParseCall(const Token& name) {
     while (ConsumeSymbol(","));
   }
   ExpectSymbol(")");
+  if (Peek().IsKeyword("FILTER") && Peek(1).IsSymbol("(")) {
+    Next();
+    Next();
+    ExpectKeyword("WHERE");
+    node->args.push_back(ParseExpression());
+    node->has_filter = true;
+    ExpectSymbol(")");
+    if (Peek().IsKeyword("OVER")) FailAt(Peek(), "FILTER (WHERE ...) on a window function is not supported");
+  }
   if (Peek().IsKeyword("OVER") && Peek(1).IsSymbol("(")) ParseWindow(*node);
   else if (Peek().IsKeyword("OVER") && ((Peek(1).kind == TokenKind::kIdentifier && !IsReservedWord(Peek(1).text)) ||
                                         Peek(1).kind == TokenKind::kQuotedIdentifier))

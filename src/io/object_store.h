@@ -9,6 +9,7 @@
 #include <istream>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,6 +70,20 @@ struct IoStats {
 };
 
 // Held by its owner until destroyed (see ObjectStore::LockDirectory).
+// An ostream over a WritableFile, through a buffer: text and IPC writers write files of
+// any store with it. Finish() publishes the file; left unfinished it is abandoned, as its
+// WritableFile is. A store error is thrown from the write that met it (badbit rethrows).
+class ObjectOutputStream final : public std::ostream {
+ public:
+  explicit ObjectOutputStream(std::unique_ptr<WritableFile> file);
+  ~ObjectOutputStream() override;
+  void Finish();
+
+ private:
+  class Buffer;
+  std::unique_ptr<Buffer> buffer_;
+};
+
 class DirectoryLock {
  public:
   virtual ~DirectoryLock() = default;

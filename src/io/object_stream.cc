@@ -1,6 +1,8 @@
 // The store-generic halves of ObjectStore: an object read as a stream, and a tree removed
-// entry by entry. Stores with a native way (LocalStore) override both.
+// entry by entry (stores with a native way, LocalStore, override both); and an object
+// written as a stream.
 #include <streambuf>
+#include <vector>
 
 #include "io/object_store.h"
 #include "lancelet/error.h"
@@ -49,6 +51,54 @@ class ObjectStream final : public std::istream {
 };
 
 }  // namespace
+
+// Hands the file kChunk bytes at a time.
+class ObjectOutputStream::Buffer final : public std::streambuf {
+ public:
+  explicit Buffer(std::unique_ptr<WritableFile> file) : file_(std::move(file)), bytes_(kChunk) { Reset(); }
+  void Finish() {
+    Drain();
+    file_->Finish();
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    Drain();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override {  // a flush hands the bytes on; only Finish publishes
+    Drain();
+    return 0;
+  }
+
+ private:
+  static constexpr size_t kChunk = 1 << 20;
+  void Reset() { setp(bytes_.data(), bytes_.data() + bytes_.size()); }
+  void Drain() {
+    if (pptr() > pbase()) file_->Write(pbase(), uint64_t(pptr() - pbase()));
+    Reset();
+  }
+
+  std::unique_ptr<WritableFile> file_;
+  std::vector<char> bytes_;
+};
+
+ObjectOutputStream::ObjectOutputStream(std::unique_ptr<WritableFile> file)
+    : std::ostream(nullptr), buffer_(std::make_unique<Buffer>(std::move(file))) {
+  rdbuf(buffer_.get());
+  exceptions(std::ios::badbit);
+}
+
+ObjectOutputStream::~ObjectOutputStream() = default;
+
+void ObjectOutputStream::Finish() {
+  flush();
+  buffer_->Finish();
+}
 
 std::unique_ptr<std::istream> ObjectStore::OpenStream(const std::string& path) const {
   if (!Head(path)) ThrowNotFound("{}: no such file", path);

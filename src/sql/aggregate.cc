@@ -19,8 +19,10 @@ namespace lancelet::sql {
 
 const std::vector<std::string>& AggregateNames() {
   static const std::vector<std::string> kNames = {
-      "array_agg", "avg",       "bool_and",    "bool_or",    "count", "list",    "max",     "median", "min",
-      "stddev",    "stddev_pop", "stddev_samp", "string_agg", "sum",   "var_pop", "var_samp", "variance"};
+      "approx_count_distinct", "array_agg", "avg",          "bool_and", "bool_or",    "count",
+      "list",                  "max",       "median",       "min",      "quantile_cont", "quantile_disc",
+      "stddev",                "stddev_pop", "stddev_samp", "string_agg", "sum",     "var_pop",
+      "var_samp",              "variance"};
   return kNames;
 }
 
@@ -31,9 +33,12 @@ bool IsAggregateName(const std::string& function) {
 
 namespace {
 
+// The call's arguments, without FILTER's condition.
+size_t ArgumentCount(const Expr& call) { return call.args.size() - (call.has_filter ? 1 : 0); }
+
 // The separator of string_agg(x, sep): a string literal, ',' without one.
 std::string AggregateSeparator(const Context& ctx, const Expr& call) {
-  if (call.args.size() < 2) return ",";
+  if (ArgumentCount(call) < 2) return ",";
   const Expr& sep = *call.args[1];
   if (sep.kind != ExprKind::kLiteral || sep.literal.is_null() || !sep.literal.type || !sep.literal.type->is_string())
     ctx.Fail(sep.position, "string_agg's separator must be a string literal");
@@ -41,6 +46,36 @@ std::string AggregateSeparator(const Context& ctx, const Expr& call) {
 }
 
 bool IsListAggregate(const std::string& f) { return f == "list" || f == "array_agg"; }
+bool IsQuantile(const std::string& f) { return f == "quantile_cont" || f == "quantile_disc"; }
+
+// The fraction of quantile_cont(x, q) / quantile_disc(x, q): a number literal in [0, 1].
+double QuantileFraction(const Context& ctx, const Expr& call) {
+  const Expr& q = *call.args[1];
+  const bool number = q.kind == ExprKind::kLiteral && !q.literal.is_null() && q.literal.type && q.literal.type->is_numeric();
+  const double fraction = number ? q.literal.as_double() : -1;
+  if (!(fraction >= 0 && fraction <= 1))
+    ctx.Fail(q.position, fmt::format("{}'s fraction must be a number literal from 0 to 1", call.function));
+  return fraction;
+}
+
+// DuckDB's quantiles of n sorted values: quantile_cont interpolates between the values at
+// floor and ceil of (n - 1) q (weighting both ends, so that -inf and a number give -inf); quantile_disc takes the value at ceil(n q) - 1 (n q
+// taken as exact when within rounding of a whole number, as DuckDB's decimal q is).
+Scalar Quantile(const AggregateCall& agg, double q, std::vector<Scalar> values) {
+  std::sort(values.begin(), values.end(), [](const Scalar& a, const Scalar& b) { return CompareScalars(a, b) < 0; });
+  const double n = double(values.size());
+  if (agg.call->function == "quantile_disc") {
+    double at = n * q;
+    if (std::abs(at - std::round(at)) < 1e-9 * std::max(1.0, n)) at = std::round(at);
+    return values[size_t(std::max(1.0, std::ceil(at)) - 1)];
+  }
+  const double position = (n - 1) * q;
+  const double low = values[size_t(std::floor(position))].as_double();
+  if (position == std::floor(position)) return Scalar{agg.type, low};  // exact, even for ±inf
+  const double high = values[size_t(std::ceil(position))].as_double();
+  const double d = position - std::floor(position);
+  return Scalar{agg.type, low * (1 - d) + high * d};  // an infinite end stays infinite, as in DuckDB
+}
 
 TypePtr AggregateType(const Context& ctx, const Expr& call, const TypePtr& arg) {
   const std::string& f = call.function;
@@ -55,7 +90,8 @@ TypePtr AggregateType(const Context& ctx, const Expr& call, const TypePtr& arg) 
     if (arg->is_floating()) return DataType::Float64();
     ctx.Fail(call.position, fmt::format("sum needs a numeric argument, not {}", arg->ToString()));
   }
-  if (f == "median" || f.starts_with("stddev") || f.starts_with("var")) {
+  if (f == "quantile_disc") return arg;
+  if (f == "median" || f == "quantile_cont" || f.starts_with("stddev") || f.starts_with("var")) {
     if (!arg->is_numeric()) ctx.Fail(call.position, fmt::format("{} needs a numeric argument, not {}", f, arg->ToString()));
     return DataType::Float64();
   }
@@ -119,6 +155,7 @@ Scalar AggregateOfValues(const Context& ctx, const AggregateCall& agg, const std
       if (std::get<bool>(v.value) != all) return Scalar{agg.type, !all};
     return Scalar{agg.type, all};
   }
+  if (IsQuantile(f)) return Quantile(agg, QuantileFraction(ctx, call), values);
   if (f == "median") {  // the middle value, or the mean of the middle two
     std::vector<double> x;
     for (const auto& v : values) x.push_back(v.as_double());
@@ -701,17 +738,38 @@ bool ContainsAggregate(const ExprPtr& e) {
 
 AggregateCall BindAggregate(const Context& ctx, const ExprPtr& call, const Schema& input) {
   const Expr& e = *call;
-  if (e.function == "string_agg" && (e.args.size() == 1 || e.args.size() == 2)) {
+  const size_t arguments = ArgumentCount(e);
+  if (e.function == "string_agg" && (arguments == 1 || arguments == 2)) {
     AggregateSeparator(ctx, e);  // checked before any row is read
-  } else if (!e.star_argument && e.args.size() != 1) {
+  } else if (IsQuantile(e.function) && arguments == 2) {
+    QuantileFraction(ctx, e);
+  } else if (IsQuantile(e.function)) {
+    ctx.Fail(e.position, fmt::format("{} takes two arguments: a value and a fraction from 0 to 1", e.function));
+  } else if (!e.star_argument && arguments != 1) {
     ctx.Fail(e.position, fmt::format("{} takes exactly one argument", e.function));
   }
   AggregateCall agg;
   agg.call = call;
+  if (e.function == "approx_count_distinct") {  // exact here: count(DISTINCT x)
+    auto exact = std::make_shared<Expr>(e);
+    exact->function = "count";
+    exact->distinct = true;
+    agg.call = exact;
+  }
   if (!e.star_argument) agg.argument = Bind(*e.args[0], input);
-  agg.type = AggregateType(ctx, e, agg.argument ? agg.argument->type : nullptr);
+  agg.type = AggregateType(ctx, *agg.call, agg.argument ? agg.argument->type : nullptr);
+  if (e.has_filter) {
+    agg.filter = Bind(*e.args.back(), input);
+    if (!agg.filter->type) agg.filter = Bind(*Expr::Cast(e.args.back(), DataType::Bool()), input);  // a bare NULL
+    if (agg.filter->type->id() != TypeId::kBool)
+      ctx.Fail(e.args.back()->position,
+               fmt::format("FILTER (WHERE ...) needs a boolean condition, not {}", agg.filter->type->ToString()));
+  }
   return agg;
 }
+
+// The group of a row that went to a spill partition, in row_groups_.
+constexpr uint32_t kSpilled = UINT32_MAX;
 
 HashAggregate::HashAggregate(const Context& ctx, std::vector<BoundExprPtr> keys, std::vector<AggregateCall> aggregates,
                              int depth)
@@ -725,12 +783,16 @@ HashAggregate::~HashAggregate() = default;
 
 void HashAggregate::Add(const RecordBatch& batch) {
   const int64_t rows = batch.num_rows();
-  constexpr uint32_t kSpilled = UINT32_MAX;
   row_groups_.assign(size_t(rows), 0);
   std::vector<ArrayPtr> keys, arguments;
   std::vector<int64_t> spilled;
   std::vector<uint64_t> spilled_hashes;
-  for (const auto& a : aggregates_) arguments.push_back(a.argument ? Evaluate(*a.argument, batch) : nullptr);
+  std::vector<std::vector<int64_t>> selected(aggregates_.size());  // [i]: the rows FILTER holds for
+  for (size_t i = 0; i < aggregates_.size(); ++i) {
+    const AggregateCall& a = aggregates_[i];
+    arguments.push_back(a.argument ? Evaluate(*a.argument, batch) : nullptr);
+    if (a.filter) selected[i] = EvaluateSelection(*a.filter, batch);
+  }
   if (!keys_.empty()) {
     std::vector<KeyForm> forms;
     for (const auto& k : keys_) {
@@ -787,24 +849,35 @@ void HashAggregate::Add(const RecordBatch& batch) {
       row_groups_[size_t(r)] = group_of_number_[number];
     }
   }
-  if (spilled.empty()) {
-    for (size_t i = 0; i < aggregates_.size(); ++i) accumulators_[i]->Add(arguments[i].get(), row_groups_, groups_);
-    StopNewGroupsPastBudget();
-    return;
+  if (!spilled.empty()) {
+    std::vector<ArrayPtr> filters;  // the FILTER values, for the rows' second pass
+    for (const auto& a : aggregates_) filters.push_back(a.filter ? Evaluate(*a.filter, batch) : nullptr);
+    Spill(keys, arguments, filters, spilled, spilled_hashes);
   }
-  Spill(keys, arguments, spilled, spilled_hashes);
+  for (size_t i = 0; i < aggregates_.size(); ++i)
+    Accumulate(i, arguments[i], aggregates_[i].filter ? &selected[i] : nullptr, !spilled.empty());
+  StopNewGroupsPastBudget();
+}
+
+// Hands aggregate i the rows of the batch in row_groups_ that it takes: those held (not
+// spilled) and, under FILTER, `selected` (ascending).
+void HashAggregate::Accumulate(size_t i, const ArrayPtr& argument, const std::vector<int64_t>* selected,
+                               bool any_spilled) {
+  if (!selected && !any_spilled) return accumulators_[i]->Add(argument.get(), row_groups_, groups_);
   std::vector<int64_t> kept;
   std::vector<uint32_t> kept_groups;
-  for (int64_t r = 0; r < rows; ++r)
-    if (row_groups_[size_t(r)] != kSpilled) {
-      kept.push_back(r);
-      kept_groups.push_back(row_groups_[size_t(r)]);
-    }
-  for (size_t i = 0; i < aggregates_.size(); ++i) {
-    const ArrayPtr argument = arguments[i] ? Take(*arguments[i], kept) : nullptr;
-    accumulators_[i]->Add(argument.get(), kept_groups, groups_);
+  auto keep = [&](int64_t r) {
+    if (row_groups_[size_t(r)] == kSpilled) return;
+    kept.push_back(r);
+    kept_groups.push_back(row_groups_[size_t(r)]);
+  };
+  if (selected) {
+    for (const int64_t r : *selected) keep(r);
+  } else {
+    for (size_t r = 0; r < row_groups_.size(); ++r) keep(int64_t(r));
   }
-  StopNewGroupsPastBudget();
+  const ArrayPtr taken = argument ? Take(*argument, kept) : nullptr;
+  accumulators_[i]->Add(taken.get(), kept_groups, groups_);
 }
 
 // The values that median, string_agg and DISTINCT keep count against the budget too: past
@@ -817,13 +890,16 @@ void HashAggregate::StopNewGroupsPastBudget() {
 }
 
 void HashAggregate::Spill(const std::vector<ArrayPtr>& keys, const std::vector<ArrayPtr>& arguments,
-                          const std::vector<int64_t>& rows, const std::vector<uint64_t>& hashes) {
+                          const std::vector<ArrayPtr>& filters, const std::vector<int64_t>& rows,
+                          const std::vector<uint64_t>& hashes) {
   if (!spill_schema_) {
     std::vector<FieldPtr> fields;
     for (size_t j = 0; j < keys_.size(); ++j) fields.push_back(Field::Make(fmt::format("__k{}", j), keys_[j]->type));
     for (size_t i = 0; i < aggregates_.size(); ++i)
       if (aggregates_[i].argument)
         fields.push_back(Field::Make(fmt::format("__a{}", i), aggregates_[i].argument->type));
+    for (size_t i = 0; i < aggregates_.size(); ++i)
+      if (aggregates_[i].filter) fields.push_back(Field::Make(fmt::format("__f{}", i), aggregates_[i].filter->type));
     spill_schema_ = std::make_shared<Schema>(std::move(fields));
     partitions_.resize(kSpillPartitions);
   }
@@ -835,6 +911,8 @@ void HashAggregate::Spill(const std::vector<ArrayPtr>& keys, const std::vector<A
     for (const auto& k : keys) columns.push_back(Take(*k, by_partition[p]));
     for (const auto& a : arguments)
       if (a) columns.push_back(Take(*a, by_partition[p]));
+    for (const auto& f : filters)
+      if (f) columns.push_back(Take(*f, by_partition[p]));
     if (!partitions_[p]) partitions_[p] = std::make_unique<SpillFile>(*spill_schema_, "a GROUP BY partition");
     partitions_[p]->Write(RecordBatch(spill_schema_, std::move(columns), int64_t(by_partition[p].size())));
   }
@@ -868,6 +946,7 @@ class HashAggregate::PartitionReader final : public RecordBatchReader {
     for (size_t i = 0; i < aggregates.size(); ++i) {
       AggregateCall call = aggregates[i];
       if (call.argument) call.argument = Bind(*Expr::Column(fmt::format("__a{}", i)), *spill_schema_);
+      if (call.filter) call.filter = Bind(*Expr::Column(fmt::format("__f{}", i)), *spill_schema_);
       aggregates_.push_back(std::move(call));
     }
   }

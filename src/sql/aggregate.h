@@ -60,6 +60,7 @@ struct AggregateCall {
   ExprPtr call;
   BoundExprPtr argument;
   TypePtr type;
+  BoundExprPtr filter;  // FILTER (WHERE c): the rows c does not hold for are left out; or null
 };
 
 // Checks the call's arguments and binds them against `input` (errors point into the
@@ -135,7 +136,9 @@ class HashAggregate {
   RecordBatchPtr HeldGroups();
   void StopNewGroupsPastBudget();
   void Spill(const std::vector<ArrayPtr>& keys, const std::vector<ArrayPtr>& arguments,
-             const std::vector<int64_t>& rows, const std::vector<uint64_t>& hashes);
+             const std::vector<ArrayPtr>& filters, const std::vector<int64_t>& rows,
+             const std::vector<uint64_t>& hashes);
+  void Accumulate(size_t i, const ArrayPtr& argument, const std::vector<int64_t>* selected, bool any_spilled);
 
   const Context& ctx_;
   std::vector<BoundExprPtr> keys_;
@@ -149,7 +152,7 @@ class HashAggregate {
   int depth_;                   // 0, or how many times these rows have been partitioned
   uint64_t held_bytes_ = 0;     // estimated memory of the groups
   bool full_ = false;           // no more groups are made; rows of new ones spill
-  SchemaPtr spill_schema_;      // __k<j> keys, then __a<i> arguments
+  SchemaPtr spill_schema_;      // __k<j> keys, __a<i> arguments, then __f<i> FILTER values
   std::vector<std::unique_ptr<SpillFile>> partitions_;
   std::vector<uint32_t> row_groups_;  // scratch: the group of each row of a batch
   std::string key_;                   // scratch

@@ -21,7 +21,7 @@ namespace lancelet::sql {
 struct SelectStmt;
 
 struct TableRef {
-  enum class Kind { kTable, kCsv, kJson, kSubquery, kVectorSearch, kChanges } kind = Kind::kTable;
+  enum class Kind { kTable, kCsv, kJson, kSubquery, kVectorSearch, kChanges, kSeries } kind = Kind::kTable;
   std::string name;   // table name, or the file path of read_csv / read_json
   std::string alias;  // empty: the table name (or "read_csv" / "read_json")
   std::optional<uint64_t> version;  // VERSION AS OF n
@@ -41,6 +41,9 @@ struct TableRef {
   // (Dataset::Changes) after version `changes_from` up to `changes_to` (default: the latest).
   uint64_t changes_from = 0;
   std::optional<uint64_t> changes_to;
+  // kSeries: range([start,] stop [, step]) (stop excluded) or generate_series(...) (stop
+  // included), DuckDB's: one int64 column named as the function; `name` is its name.
+  std::vector<ExprPtr> series_args;
 
   const std::string& qualifier() const { return alias.empty() ? name : alias; }
 };
@@ -52,6 +55,10 @@ struct SelectItem {
   std::string alias;
   std::string star_qualifier;  // q of q.*
   int star_position = 0;
+  // * EXCLUDE (a, b) and * REPLACE (expr AS a), as DuckDB: columns the star leaves out,
+  // and columns it takes from an expression instead (in their place, under their name).
+  std::vector<std::pair<std::string, int>> exclude;  // name, position
+  std::vector<std::pair<std::string, ExprPtr>> replace;
 };
 
 struct OrderItem {
@@ -77,7 +84,9 @@ struct SelectStmt {
   std::vector<JoinClause> joins;  // FROM from JOIN joins[0] JOIN joins[1] ...
   ExprPtr where;
   std::vector<ExprPtr> group_by;
+  bool group_by_all = false;  // GROUP BY ALL: every select item without an aggregate
   ExprPtr having;
+  ExprPtr qualify;  // QUALIFY: keeps the rows it holds for, after the window functions
   std::vector<OrderItem> order_by;
   std::optional<int64_t> limit;
   int64_t offset = 0;
@@ -190,12 +199,35 @@ struct AlterTableStmt {
   std::string new_name;  // kRenameColumn
   ExprPtr value;         // kAddColumn: CAST(DEFAULT expression, or NULL, AS type)
 };
+// COPY (SELECT ...) TO 'path' or COPY t TO 'path', with options (FORMAT csv | json |
+// arrow, HEADER, DELIMITER). COPY t FROM 'path' parses as INSERT INTO t SELECT * FROM
+// read_csv / read_json('path').
+struct CopyStmt {
+  std::shared_ptr<SelectStmt> query;
+  std::string path;
+  int path_position = 0;
+  std::string format;  // "csv", "json" (JSON lines) or "arrow" (the IPC stream format)
+  bool header = true;
+  char delimiter = ',';
+};
+
+// SET [GLOBAL | SESSION] name {= | TO} value, or RESET name: a setting of the session.
+struct SetStmt {
+  bool reset = false;
+  std::string name;   // lower-case
+  std::string value;  // as written (a string's contents, a number's or a word's text)
+  int name_position = 0;
+  int value_position = 0;
+};
+
 struct Statement {
   enum class Kind {
     kSelect, kInsert, kUpdate, kDelete, kCreateTable, kDropTable, kMerge,
     kCreateIndex, kDropIndex, kShowIndexes, kExplain,  // kExplain: EXPLAIN SELECT (in `select`)
-    kOptimize, kDescribe, kShowTables,  // kDescribe: DESCRIBE t (in show_indexes->table)
-    kAlterTable,
+    kOptimize, kShowTables,
+    kDescribe,   // DESCRIBE t (in show_indexes->table) or DESCRIBE SELECT ... (in select)
+    kSummarize,  // SUMMARIZE t or SUMMARIZE SELECT ... (in show_indexes->table)
+    kAlterTable, kCopy, kSet,
   } kind = Kind::kSelect;
   std::shared_ptr<SelectStmt> select;
   std::shared_ptr<InsertStmt> insert;
@@ -209,6 +241,8 @@ struct Statement {
   std::shared_ptr<ShowIndexesStmt> show_indexes;
   std::shared_ptr<OptimizeStmt> optimize;
   std::shared_ptr<AlterTableStmt> alter;
+  std::shared_ptr<CopyStmt> copy;
+  std::shared_ptr<SetStmt> set;
 };
 
 // Parses one statement (an optional trailing ';' is allowed). Throws ParseError whose

@@ -101,6 +101,7 @@ class OuterNames {
     for (const auto& i : s.items) Collect(i.expr, out);
     for (const auto& g : s.group_by) Collect(g, out);
     Collect(s.having, out);
+    Collect(s.qualify, out);
     for (const auto& o : s.order_by) Collect(o.expr, out);
     for (const auto& j : s.joins) Collect(j.on, out);
   }
@@ -126,6 +127,7 @@ SelectStmt Substituted(const SelectStmt& stmt, const std::map<std::string, Scala
   out.where = put(out.where);
   for (auto& g : out.group_by) g = put(g);
   out.having = put(out.having);
+  out.qualify = put(out.qualify);
   for (auto& o : out.order_by) o.expr = put(o.expr);
   for (auto& j : out.joins) j.on = put(j.on);
   for (auto& part : out.union_parts) part = std::make_shared<const SelectStmt>(Substituted(*part, values));
@@ -709,6 +711,7 @@ SelectStmt MarkCorrelated(const Context& ctx, const SelectStmt& stmt, Correlatio
   };
   for (const auto& g : stmt.group_by) refuse(g, "GROUP BY");
   if (stmt.having) refuse(stmt.having, "HAVING");
+  if (stmt.qualify) refuse(stmt.qualify, "QUALIFY");
   for (const auto& j : stmt.joins)
     if (j.on) refuse(j.on, "JOIN ... ON");
   return marked;

@@ -107,7 +107,15 @@ std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef
                                               const SchemaPtr& column_types,
                                               const std::optional<std::vector<std::string>>& columns,
                                               DatasetPtr opened) {
+  if (ctx.schema_only && ref.kind != TableRef::Kind::kSubquery) {
+    Context reading = ctx;
+    reading.schema_only = false;
+    const SchemaPtr schema = OpenSource(reading, ref, with_row_id, with_row_address, filter, column_types, columns,
+                                        std::move(opened))->schema();
+    return BatchesReader(schema, {});
+  }
   if (ref.kind == TableRef::Kind::kSubquery) return OpenSelect(ctx, *ref.subquery);
+  if (ref.kind == TableRef::Kind::kSeries) return OpenSeries(ctx, ref);
   if (ref.kind == TableRef::Kind::kVectorSearch) {
     DatasetPtr ds = opened ? std::move(opened) : OpenTable(ctx, ref);
     VectorQuery query = *ref.search;

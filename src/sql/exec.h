@@ -25,6 +25,8 @@ struct Context {
   std::shared_ptr<const std::string> text;  // the statement, for error positions
   bool progress = false;
   int64_t memory_budget = DefaultMemoryBudget();
+  // Sources give their schema and no rows (DESCRIBE of a query runs it over nothing).
+  bool schema_only = false;
 
   std::string TablePath(const std::string& table) const;
   // Throws ParseError at `position` (a column of the statement).
@@ -152,9 +154,14 @@ std::string RunCreateIndex(const Context& ctx, const CreateIndexStmt& stmt);
 std::string RunDropIndex(const Context& ctx, const DropIndexStmt& stmt);
 std::string RunOptimize(const Context& ctx, const OptimizeStmt& stmt);
 std::string RunAlterTable(const Context& ctx, const AlterTableStmt& stmt);
+std::string RunCopy(const Context& ctx, const CopyStmt& stmt);
 RecordBatchPtr RunShowIndexes(const Context& ctx, const ShowIndexesStmt& stmt);
 // DESCRIBE t: a row per column (column_name, column_type, null = YES / NO).
 RecordBatchPtr RunDescribe(const Context& ctx, const TableRef& table);
+// range(...) / generate_series(...): their numbers, a batch at a time.
+std::unique_ptr<RecordBatchReader> OpenSeries(const Context& ctx, const TableRef& ref);
+RecordBatchPtr RunDescribeQuery(const Context& ctx, const SelectStmt& query);
+RecordBatchPtr RunSummarize(const Context& ctx, const TableRef& source);
 // SHOW TABLES: a row per table (name).
 RecordBatchPtr RunShowTables(const Context& ctx);
 std::string RunExplain(const Context& ctx, const SelectStmt& stmt);  // the plan's lines

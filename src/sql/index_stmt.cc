@@ -69,21 +69,6 @@ std::string RunAlterTable(const Context& ctx, const AlterTableStmt& stmt) {
   return fmt::format("ALTER TABLE {} ({}: version {})", stmt.table.name, stmt.table.name, next->version());
 }
 
-RecordBatchPtr RunDescribe(const Context& ctx, const TableRef& table) {
-  std::vector<std::string> names, types, nulls;
-  const SchemaPtr schema_of_table = OpenTable(ctx, table)->schema();
-  for (const auto& f : schema_of_table->fields()) {
-    names.push_back(f->name);
-    types.push_back(f->type->ToString());
-    nulls.push_back(f->nullable ? "YES" : "NO");
-  }
-  auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("column_name", DataType::Utf8()),
-                                                               Field::Make("column_type", DataType::Utf8()),
-                                                               Field::Make("null", DataType::Utf8())});
-  return std::make_shared<RecordBatch>(schema, std::vector<ArrayPtr>{Strings(names), Strings(types), Strings(nulls)},
-                                       int64_t(names.size()));
-}
-
 RecordBatchPtr RunShowTables(const Context& ctx) {
   const std::vector<std::string> names = ListTables(ctx.db_dir, ctx.storage_options);
   auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("name", DataType::Utf8())});

@@ -45,6 +45,7 @@ std::vector<std::vector<std::string>> StatementPaths(const SelectStmt& stmt) {
   CollectPaths(stmt.where, paths);
   for (const auto& g : stmt.group_by) CollectPaths(g, paths);
   CollectPaths(stmt.having, paths);
+  CollectPaths(stmt.qualify, paths);
   for (const auto& o : stmt.order_by) CollectPaths(o.expr, paths);
   for (const auto& j : stmt.joins) CollectPaths(j.on, paths);
   return paths;

@@ -99,7 +99,7 @@ std::optional<std::vector<double>> ConstantVector(const ExprPtr& e) {
 
 std::optional<NearestPlan> PlanNearest(const SelectStmt& stmt, const ExprPtr& where, const Dataset& ds) {
   if (!stmt.from || stmt.from->kind != TableRef::Kind::kTable || !stmt.joins.empty() || !stmt.union_parts.empty() ||
-      stmt.distinct || !stmt.group_by.empty() || stmt.having || !stmt.limit || stmt.order_by.size() != 1)
+      stmt.distinct || !stmt.group_by.empty() || stmt.having || stmt.qualify || !stmt.limit || stmt.order_by.size() != 1)
     return std::nullopt;
   const int64_t k = stmt.offset + *stmt.limit;
   if (k < 1 || HasWindowOrSubquery(where)) return std::nullopt;

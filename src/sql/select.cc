@@ -57,6 +57,7 @@ std::set<std::string> NamedColumns(const SelectStmt& stmt) {
   for (const auto& o : stmt.order_by) collect(o.expr);
   collect(stmt.where);
   collect(stmt.having);
+  collect(stmt.qualify);
   return used;
 }
 
@@ -203,10 +204,11 @@ std::unique_ptr<RecordBatchReader> Project(const Context& ctx, const SelectStmt&
                                          stmt.limit);
 }
 
-// The window calls of the select list and ORDER BY become columns __window<k> of the
+// The window calls of the select list, ORDER BY and QUALIFY become columns __window<k> of the
 // rows `input` gives (the source rows, or one row per group), computed by OpenWindows.
 std::unique_ptr<RecordBatchReader> WithWindows(const Context& ctx, std::unique_ptr<RecordBatchReader> input,
-                                               std::vector<SelectItem>& items, std::vector<OrderItem>& order_by) {
+                                               std::vector<SelectItem>& items, std::vector<OrderItem>& order_by,
+                                               ExprPtr& qualify) {
   std::vector<ExprPtr> calls;
   std::vector<std::string> names, texts;
   std::function<ExprPtr(const ExprPtr&)> lift = [&](const ExprPtr& e) -> ExprPtr {
@@ -228,6 +230,7 @@ std::unique_ptr<RecordBatchReader> WithWindows(const Context& ctx, std::unique_p
   };
   for (auto& i : items) i.expr = lift(i.expr);
   for (auto& o : order_by) o.expr = lift(o.expr);
+  qualify = lift(qualify);
   if (calls.empty()) return input;
   return OpenWindows(ctx, std::move(input), calls, names);
 }
@@ -359,6 +362,7 @@ struct QueryParts {
   ExprPtr where;
   ExprPtr late_where;  // WHERE terms holding a correlated subquery, evaluated after it
   ExprPtr having;
+  ExprPtr qualify;
   std::vector<ExprPtr> group_by;
   std::vector<OrderItem> order_by;
   std::vector<OrderItem> output_order;  // ORDER BY as planned before aggregates are rewritten
@@ -376,6 +380,7 @@ QueryParts StripQualifiers(const SelectStmt& stmt, const JoinedSource* joined, b
   for (auto& i : parts.items) i.expr = strip(i.expr);
   parts.where = strip(stmt.where);
   parts.having = strip(stmt.having);
+  parts.qualify = strip(stmt.qualify);
   for (const auto& g : stmt.group_by) parts.group_by.push_back(strip(g));
   parts.order_by = stmt.order_by;
   for (auto& o : parts.order_by) o.expr = strip(o.expr);
@@ -446,7 +451,8 @@ std::unique_ptr<RecordBatchReader> OpenInput(const Context& ctx, const SelectStm
   return input;
 }
 
-// Expands *: every column of the source, without pseudo-columns.
+// Expands *: every column of the source, without pseudo-columns, less those EXCLUDE
+// names and with those REPLACE names computed.
 std::vector<SelectItem> ExpandStars(const Context& ctx, const SelectStmt& stmt, const JoinedSource* joined,
                                     const std::vector<SelectItem>& items, const Schema& in_schema) {
   std::vector<SelectItem> expanded;
@@ -457,20 +463,29 @@ std::vector<SelectItem> ExpandStars(const Context& ctx, const SelectStmt& stmt, 
     }
     if (!stmt.from) ctx.Fail(1, "SELECT * needs a FROM clause");
     const std::string& q = i.star_qualifier;
+    std::vector<std::pair<std::string, std::string>> columns;  // (column to read, output name)
     if (joined) {
-      if (!q.empty()) {
-        for (const auto& [column, name] : joined->star(q, i.star_position))
-          expanded.push_back({Expr::Column(column), name});
-        continue;
-      }
-      for (const auto& [column, name] : joined->star()) expanded.push_back({Expr::Column(column), name});
-      continue;
+      columns = q.empty() ? joined->star() : joined->star(q, i.star_position);
+    } else {
+      if (!q.empty() && q != stmt.from->qualifier() && q != stmt.from->name)
+        ctx.Fail(i.star_position, fmt::format("'{}' is not in the FROM clause ({})", q, stmt.from->qualifier()));
+      for (const auto& f : in_schema.fields())
+        if (f->name != kRowId && f->name != kRowAddr && !IsCorrelatedColumnName(f->name)) columns.emplace_back(f->name, "");
     }
-    if (!q.empty() && q != stmt.from->qualifier() && q != stmt.from->name)
-      ctx.Fail(i.star_position, fmt::format("'{}' is not in the FROM clause ({})", q, stmt.from->qualifier()));
-    for (const auto& f : in_schema.fields()) {
-      if (f->name == kRowId || f->name == kRowAddr || IsCorrelatedColumnName(f->name)) continue;
-      expanded.push_back({Expr::Column(f->name), ""});
+    auto output_name = [](const std::pair<std::string, std::string>& c) { return c.second.empty() ? c.first : c.second; };
+    auto star_has = [&](const std::string& name) {
+      return std::any_of(columns.begin(), columns.end(), [&](const auto& c) { return output_name(c) == name; });
+    };
+    for (const auto& [name, at] : i.exclude)
+      if (!star_has(name)) ctx.Fail(at, fmt::format("EXCLUDE names '{}', which * does not select", name));
+    for (const auto& [name, e] : i.replace)
+      if (!star_has(name)) ctx.Fail(e->position, fmt::format("REPLACE names '{}', which * does not select", name));
+    for (const auto& c : columns) {
+      const std::string name = output_name(c);
+      if (std::any_of(i.exclude.begin(), i.exclude.end(), [&](const auto& x) { return x.first == name; })) continue;
+      auto replaced = std::find_if(i.replace.begin(), i.replace.end(), [&](const auto& r) { return r.first == name; });
+      if (replaced != i.replace.end()) expanded.push_back({replaced->second, name});
+      else expanded.push_back({Expr::Column(c.first), c.second});
     }
   }
   return expanded;
@@ -487,8 +502,25 @@ void ResolveJoined(JoinedSource& joined, QueryParts& parts, std::unique_ptr<Reco
   for (auto& g : parts.group_by) g = joined.Resolve(g);
   for (auto& o : parts.order_by) o.expr = joined.Resolve(o.expr, aliases);
   parts.having = joined.Resolve(parts.having);
+  parts.qualify = joined.Resolve(parts.qualify);
   if (parts.where)
     input = std::make_unique<FilterReader>(std::move(input), Bind(*joined.Resolve(parts.where), in_schema));
+}
+
+// QUALIFY may name a select item's alias (one that names no input column) for its
+// expression, as DuckDB's does; and it needs a window function there or in the select list.
+void ResolveQualifyAliases(const Context& ctx, QueryParts& parts, const Schema& in_schema) {
+  if (!parts.qualify) return;
+  parts.qualify = MapColumns(parts.qualify, [&](const Expr& c) -> ExprPtr {
+    if (c.path.size() != 1 || in_schema.FieldIndex(c.path[0]) >= 0) return nullptr;
+    for (const auto& i : parts.items)
+      if (!i.alias.empty() && i.alias == c.path[0]) return i.expr;
+    return nullptr;
+  });
+  const bool windows = ContainsWindow(parts.qualify) ||
+                       std::any_of(parts.items.begin(), parts.items.end(),
+                                   [](const SelectItem& i) { return ContainsWindow(i.expr); });
+  if (!windows) ctx.Fail(parts.qualify->position, "QUALIFY needs a window function in it or in the select list");
 }
 
 // GROUP BY a select-list position (1-based) or an output alias that names no input
@@ -518,7 +550,7 @@ void ResolveGroupByReferences(const Context& ctx, QueryParts& parts, const Schem
 // then ORDER BY takes only output columns.
 void PlanDistinct(const Context& ctx, const SelectStmt& stmt, QueryParts& parts) {
   if (!stmt.distinct) return;
-  parts.distinct_output = !parts.group_by.empty() || ContainsAggregate(parts.having) ||
+  parts.distinct_output = !parts.group_by.empty() || ContainsAggregate(parts.having) || parts.qualify ||
                           std::any_of(parts.items.begin(), parts.items.end(), [](const SelectItem& i) {
                             return ContainsAggregate(i.expr) || ContainsWindow(i.expr);
                           });
@@ -536,7 +568,7 @@ void PlanDistinct(const Context& ctx, const SelectStmt& stmt, QueryParts& parts)
 }
 
 bool IsAggregateQuery(const QueryParts& parts) {
-  bool aggregate = !parts.group_by.empty() || ContainsAggregate(parts.having);
+  bool aggregate = !parts.group_by.empty() || ContainsAggregate(parts.having) || ContainsAggregate(parts.qualify);
   for (const auto& i : parts.items) aggregate |= ContainsAggregate(i.expr);
   for (const auto& o : parts.order_by) aggregate |= ContainsAggregate(o.expr);
   return aggregate;
@@ -580,6 +612,7 @@ Grouping PlanGrouping(const Context& ctx, QueryParts& parts, const Schema& in_sc
   };
   for (auto& i : parts.items) i.expr = rewrite(i.expr);
   if (parts.having) parts.having = rewrite(parts.having);
+  if (parts.qualify) parts.qualify = rewrite(parts.qualify);
   for (auto& o : parts.order_by) {
     // ORDER BY may name an output column; leave those for the projection step.
     bool alias = o.expr->kind == ExprKind::kColumn && o.expr->path.size() == 1 &&
@@ -590,11 +623,15 @@ Grouping PlanGrouping(const Context& ctx, QueryParts& parts, const Schema& in_sc
   return grouping;
 }
 
-// Windows, then the select list, ORDER BY and OFFSET / LIMIT over `rows` (the source
-// rows, or one row per group), the output deduplicated when planned so.
+// Windows, QUALIFY, then the select list, ORDER BY and OFFSET / LIMIT over `rows` (the
+// source rows, or one row per group), the output deduplicated when planned so.
 std::unique_ptr<RecordBatchReader> ProjectOutput(const Context& ctx, const SelectStmt& stmt,
                                                  std::unique_ptr<RecordBatchReader> rows, QueryParts& parts) {
-  rows = WithWindows(ctx, std::move(rows), parts.items, parts.order_by);
+  rows = WithWindows(ctx, std::move(rows), parts.items, parts.order_by, parts.qualify);
+  if (parts.qualify) {
+    BoundExprPtr holds = Bind(*parts.qualify, *rows->schema());
+    rows = std::make_unique<FilterReader>(std::move(rows), std::move(holds));
+  }
   if (!parts.distinct_output) return Project(ctx, stmt, std::move(rows), parts.items, parts.names, parts.order_by);
   return ProjectDistinct(ctx, stmt, std::move(rows), parts.items, parts.names, parts.output_order);
 }
@@ -613,7 +650,11 @@ std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStm
 
   parts.items = ExpandStars(ctx, stmt, joined.get(), parts.items, *in_schema);
   for (const auto& i : parts.items) parts.names.push_back(OutputName(i));
+  ResolveQualifyAliases(ctx, parts, *in_schema);
   if (joined) ResolveJoined(*joined, parts, input, *in_schema);
+  if (stmt.group_by_all)  // GROUP BY ALL: the items that are not aggregates (nor windows over them)
+    for (const auto& i : parts.items)
+      if (!ContainsAggregate(i.expr) && !ContainsWindow(i.expr)) parts.group_by.push_back(i.expr);
   ResolveGroupByReferences(ctx, parts, *in_schema);
   PlanDistinct(ctx, stmt, parts);
   parts.output_order = parts.order_by;
@@ -639,7 +680,7 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
                                               const SchemaPtr& column_types) {
   if (!stmt.union_parts.empty()) return OpenUnion(ctx, stmt, column_types);
   auto has_subquery = [](const SelectStmt& s) {
-    bool any = HasSubquery(s.where) || HasSubquery(s.having);
+    bool any = HasSubquery(s.where) || HasSubquery(s.having) || HasSubquery(s.qualify);
     for (const auto& i : s.items) any |= HasSubquery(i.expr);
     for (const auto& g : s.group_by) any |= HasSubquery(g);
     for (const auto& o : s.order_by) any |= HasSubquery(o.expr);
@@ -654,6 +695,7 @@ std::unique_ptr<RecordBatchReader> OpenSelect(const Context& ctx, const SelectSt
   auto values = [&](ExprPtr& e) { e = WithSubqueryValues(ctx, e); };
   values(resolved.where);
   values(resolved.having);
+  values(resolved.qualify);
   for (auto& i : resolved.items) values(i.expr);
   for (auto& g : resolved.group_by) values(g);
   for (auto& o : resolved.order_by) values(o.expr);

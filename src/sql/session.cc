@@ -1,7 +1,12 @@
 // SqlSession: splitting scripts, dispatching statements, and turning failures into
 // SqlError with a position in the statement.
+#include <algorithm>
+#include <charconv>
+
 #include <fmt/format.h>
 
+#include "array/ascii_case.h"
+#include "array/read_ahead.h"
 #include "io/object_store.h"
 #include "lancelet/sql.h"
 #include "sql/exec.h"
@@ -119,6 +124,37 @@ class SqlErrorReader final : public RecordBatchReader {
   std::unique_ptr<RecordBatchReader> input_;
 };
 
+// SET memory_limit's value: a size with a unit, DuckDB's: B, KB, MB, GB, TB (powers of
+// 1000) or KiB, MiB, GiB, TiB (of 1024); a bare number is bytes.
+int64_t ParseMemoryLimit(const sql::Context& ctx, const sql::SetStmt& set) {
+  const std::string& text = set.value;
+  size_t digits = 0;
+  double amount = 0;
+  try {
+    amount = std::stod(text, &digits);
+  } catch (const std::exception&) {
+    digits = 0;
+  }
+  std::string unit = AsciiLower(Trim(text.substr(digits)));
+  static const std::vector<std::pair<std::string, double>> kUnits = {
+      {"", 1},       {"b", 1},         {"bytes", 1},     {"kb", 1e3},      {"mb", 1e6},
+      {"gb", 1e9},   {"tb", 1e12},     {"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", double(1 << 30)},
+      {"tib", 1099511627776.0}};
+  const auto it = std::find_if(kUnits.begin(), kUnits.end(), [&](const auto& u) { return u.first == unit; });
+  if (digits == 0 || it == kUnits.end() || !(amount * it->second >= 1 << 20) || amount * it->second > 9e18)
+    ctx.Fail(set.value_position, fmt::format("memory_limit '{}' is not a size of at least 1 MiB, such as '512MB' or "
+                                             "'4GiB'", text));
+  return int64_t(amount * it->second);
+}
+
+int ParseThreads(const sql::Context& ctx, const sql::SetStmt& set) {
+  int threads = 0;
+  const auto [end, error] = std::from_chars(set.value.data(), set.value.data() + set.value.size(), threads);
+  if (error != std::errc() || end != set.value.data() + set.value.size() || threads < 1)
+    ctx.Fail(set.value_position, fmt::format("threads must be a whole number of at least 1, not '{}'", set.value));
+  return threads;
+}
+
 SqlResult Run(const sql::Context& ctx, const sql::Statement& s) {
   SqlResult result;
   switch (s.kind) {
@@ -134,9 +170,14 @@ SqlResult Run(const sql::Context& ctx, const sql::Statement& s) {
     case sql::Statement::Kind::kOptimize: result.message = sql::RunOptimize(ctx, *s.optimize); break;
     case sql::Statement::Kind::kShowIndexes: result.rows = sql::RunShowIndexes(ctx, *s.show_indexes); break;
     case sql::Statement::Kind::kExplain: result.message = sql::RunExplain(ctx, *s.select); break;
-    case sql::Statement::Kind::kDescribe: result.rows = sql::RunDescribe(ctx, s.show_indexes->table); break;
+    case sql::Statement::Kind::kDescribe:
+      result.rows = s.select ? sql::RunDescribeQuery(ctx, *s.select) : sql::RunDescribe(ctx, s.show_indexes->table);
+      break;
+    case sql::Statement::Kind::kSummarize: result.rows = sql::RunSummarize(ctx, s.show_indexes->table); break;
     case sql::Statement::Kind::kShowTables: result.rows = sql::RunShowTables(ctx); break;
     case sql::Statement::Kind::kAlterTable: result.message = sql::RunAlterTable(ctx, *s.alter); break;
+    case sql::Statement::Kind::kCopy: result.message = sql::RunCopy(ctx, *s.copy); break;
+    case sql::Statement::Kind::kSet: break;  // SqlSession::Set, which holds the settings
   }
   return result;
 }
@@ -148,24 +189,44 @@ void SqlSession::Check(const std::string& raw) {
   AsSqlError(statement, [&] { return sql::ParseStatement(statement); });
 }
 
-SqlResult SqlSession::Execute(const std::string& raw) {
-  std::string statement = Trim(raw);
-  sql::Context ctx;
-  ctx.db_dir = db_dir_;
-  ctx.storage_options = storage_options_;
-  ctx.text = std::make_shared<const std::string>(statement);
-  ctx.progress = progress_;
-  return AsSqlError(statement, [&] { return Run(ctx, sql::ParseStatement(statement)); });
-}
-
-SqlResult SqlSession::ExecuteStreaming(const std::string& raw) {
+std::unique_ptr<sql::Context> SqlSession::NewContext(const std::string& statement) const {
   auto ctx = std::make_unique<sql::Context>();
   ctx->db_dir = db_dir_;
   ctx->storage_options = storage_options_;
-  ctx->text = std::make_shared<const std::string>(Trim(raw));
+  ctx->text = std::make_shared<const std::string>(Trim(statement));
   ctx->progress = progress_;
+  if (memory_budget_ > 0) ctx->memory_budget = memory_budget_;
+  return ctx;
+}
+
+SqlResult SqlSession::Set(const sql::Context& ctx, const sql::SetStmt& set) {
+  SqlResult result;
+  if (set.name == "memory_limit" || set.name == "max_memory") {
+    memory_budget_ = set.reset ? 0 : ParseMemoryLimit(ctx, set);
+    result.message = fmt::format("SET memory_limit = {} MiB", (memory_budget_ > 0 ? memory_budget_ : sql::DefaultMemoryBudget()) >> 20);
+  } else if (set.name == "threads" || set.name == "worker_threads") {
+    SetReadAheadThreads(set.reset ? 0 : ParseThreads(ctx, set));
+    result.message = fmt::format("SET threads = {} (for the whole process)", ReadAheadThreads());
+  } else {
+    ctx.Fail(set.name_position, fmt::format("unknown setting '{}' (memory_limit, threads)", set.name));
+  }
+  return result;
+}
+
+SqlResult SqlSession::Execute(const std::string& raw) {
+  const std::unique_ptr<sql::Context> ctx = NewContext(raw);
+  const std::string& statement = *ctx->text;
+  return AsSqlError(statement, [&] {
+    const sql::Statement parsed = sql::ParseStatement(statement);
+    return parsed.kind == sql::Statement::Kind::kSet ? Set(*ctx, *parsed.set) : Run(*ctx, parsed);
+  });
+}
+
+SqlResult SqlSession::ExecuteStreaming(const std::string& raw) {
+  std::unique_ptr<sql::Context> ctx = NewContext(raw);
   const std::string& statement = *ctx->text;
   auto parsed = AsSqlError(statement, [&] { return std::make_shared<const sql::Statement>(sql::ParseStatement(statement)); });
+  if (parsed->kind == sql::Statement::Kind::kSet) return AsSqlError(statement, [&] { return Set(*ctx, *parsed->set); });
   if (parsed->kind != sql::Statement::Kind::kSelect)
     return AsSqlError(statement, [&] { return Run(*ctx, *parsed); });
   SqlResult result;

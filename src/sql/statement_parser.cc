@@ -18,7 +18,21 @@ namespace {
 bool EndsTableRef(const Token& t) {
   if (t.kind != TokenKind::kIdentifier) return t.kind != TokenKind::kQuotedIdentifier;
   return IsReservedWord(t.text) || t.IsKeyword("VERSION") || t.IsKeyword("VALUES") || t.IsKeyword("WITH") ||
-         t.IsKeyword("DEFAULT");
+         t.IsKeyword("DEFAULT") || t.IsKeyword("QUALIFY");
+}
+
+// The reader of a file named by its path alone (FROM 'x.csv'), by its extension.
+std::optional<TableRef::Kind> FileKindOf(const std::string& path) {
+  const std::string lower = AsciiLower(path);
+  if (lower.ends_with(".csv") || lower.ends_with(".tsv")) return TableRef::Kind::kCsv;
+  if (lower.ends_with(".json") || lower.ends_with(".jsonl") || lower.ends_with(".ndjson")) return TableRef::Kind::kJson;
+  return std::nullopt;
+}
+
+// A file's name without its directory and extension: the default alias of FROM 'x.csv'.
+std::string FileStem(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  return name.substr(0, name.find('.'));
 }
 
 class StatementParser {
@@ -77,12 +91,24 @@ class StatementParser {
       p_.Next();
       p_.Next();
       s.kind = Statement::Kind::kShowTables;
-    } else if (first.IsKeyword("DESCRIBE")) {
+    } else if (first.IsKeyword("DESCRIBE") && p_.Peek(1).IsKeyword("SELECT")) {
       p_.Next();
-      p_.ConsumeKeyword("TABLE");
       s.kind = Statement::Kind::kDescribe;
+      s.select = ParseSelect();
+    } else if (first.IsKeyword("DESCRIBE") || first.IsKeyword("SUMMARIZE")) {
+      p_.Next();
+      s.kind = first.IsKeyword("DESCRIBE") ? Statement::Kind::kDescribe : Statement::Kind::kSummarize;
       s.show_indexes = std::make_shared<ShowIndexesStmt>();
-      s.show_indexes->table = ParseTableRef(false, false);
+      if (s.kind == Statement::Kind::kSummarize && p_.Peek().IsKeyword("SELECT")) {
+        TableRef& query = s.show_indexes->table;
+        query.position = p_.Peek().position;
+        query.kind = TableRef::Kind::kSubquery;
+        query.subquery = ParseSelect();
+        query.name = "subquery";
+      } else {
+        p_.ConsumeKeyword("TABLE");
+        s.show_indexes->table = ParseTableRef(false, false);
+      }
     } else if (first.IsKeyword("SHOW")) {
       p_.Next();
       if (!p_.ConsumeKeyword("INDEXES")) p_.ExpectKeyword("INDEX");
@@ -106,9 +132,14 @@ class StatementParser {
     } else if (first.IsKeyword("MERGE")) {
       s.kind = Statement::Kind::kMerge;
       s.merge = ParseMerge();
+    } else if (first.IsKeyword("COPY")) {
+      ParseCopy(s);
+    } else if (first.IsKeyword("SET") || first.IsKeyword("RESET")) {
+      s.kind = Statement::Kind::kSet;
+      s.set = ParseSet();
     } else {
       p_.Fail("a statement (SELECT, WITH, INSERT, UPDATE, DELETE, MERGE, CREATE TABLE, DROP TABLE, CREATE INDEX, "
-              "DROP INDEX, SHOW INDEXES, SHOW TABLES, DESCRIBE, EXPLAIN, OPTIMIZE or ALTER TABLE)");
+              "DROP INDEX, SHOW INDEXES, SHOW TABLES, DESCRIBE, SUMMARIZE, EXPLAIN, OPTIMIZE, ALTER TABLE, COPY or SET)");
     }
     p_.ConsumeSymbol(";");
     if (!p_.AtEnd()) p_.Fail("end of statement");
@@ -138,22 +169,45 @@ class StatementParser {
     return true;
   }
 
-  // name [VERSION AS OF n] [[AS] alias], or read_csv('path') / read_json('path') /
+  // name [VERSION AS OF n] [[AS] alias], or read_csv('path') / read_json('path') (or
+  // their _auto names, or a bare 'path' ending in a format's extension) /
   // vector_search(...) / table_changes(...) [[AS] alias].
   TableRef ParseTableRef(bool allow_functions, bool allow_version) {
     TableRef ref;
     ref.position = p_.Peek().position;
     const Token& t = p_.Peek();
-    if (allow_functions && t.kind == TokenKind::kIdentifier && p_.Peek(1).IsSymbol("(") &&
-        (t.IsKeyword("READ_CSV") || t.IsKeyword("READ_JSON"))) {
+    if (allow_functions && t.kind == TokenKind::kString) {
+      const Token path = p_.Next();
+      ref.name = path.value;
+      const std::optional<TableRef::Kind> kind = FileKindOf(ref.name);
+      if (!kind)
+        p_.FailAt(path, fmt::format("cannot tell the format of '{}' from its name (.csv, .tsv, .json, .jsonl, "
+                                    ".ndjson); use read_csv or read_json",
+                                    ref.name));
+      ref.kind = *kind;
+      if (ref.name.ends_with(".tsv")) ref.delimiter = '\t';
+      ref.alias = FileStem(ref.name);
+    } else if (allow_functions && t.kind == TokenKind::kIdentifier && p_.Peek(1).IsSymbol("(") &&
+        (t.IsKeyword("READ_CSV") || t.IsKeyword("READ_JSON") || t.IsKeyword("READ_CSV_AUTO") ||
+         t.IsKeyword("READ_JSON_AUTO"))) {
       Token fn = p_.Next();
-      ref.kind = fn.IsKeyword("READ_CSV") ? TableRef::Kind::kCsv : TableRef::Kind::kJson;
+      ref.kind = fn.IsKeyword("READ_CSV") || fn.IsKeyword("READ_CSV_AUTO") ? TableRef::Kind::kCsv
+                                                                             : TableRef::Kind::kJson;
       p_.ExpectSymbol("(");
       if (p_.Peek().kind != TokenKind::kString) p_.Fail("a file path in quotes");
       ref.name = p_.Next().value;
       while (p_.ConsumeSymbol(",")) ParseFileOption(ref);
       p_.ExpectSymbol(")");
       ref.alias = AsciiLower(fn.text);
+    } else if (allow_functions && t.kind == TokenKind::kIdentifier && p_.Peek(1).IsSymbol("(") &&
+               (t.IsKeyword("RANGE") || t.IsKeyword("GENERATE_SERIES"))) {
+      ref.kind = TableRef::Kind::kSeries;
+      ref.name = ref.alias = AsciiLower(p_.Next().text);
+      p_.ExpectSymbol("(");
+      do ref.series_args.push_back(p_.ParseExpression());
+      while (p_.ConsumeSymbol(","));
+      p_.ExpectSymbol(")");
+      if (ref.series_args.size() > 3) p_.Fail(fmt::format("at most 3 arguments to {}: [start,] stop [, step]", ref.name));
     } else if (allow_functions && t.kind == TokenKind::kIdentifier && p_.Peek(1).IsSymbol("(") &&
                t.IsKeyword("VECTOR_SEARCH")) {
       p_.Next();
@@ -195,6 +249,109 @@ class StatementParser {
       ref.alias = p_.ExpectIdentifier("an alias");
     }
     return ref;
+  }
+
+  // COPY (SELECT ...) TO 'path' [(options)], COPY t TO 'path' [(options)], or COPY t FROM
+  // 'path' [(options)] as INSERT INTO t SELECT * FROM the file. Options, DuckDB's: FORMAT
+  // csv | json | arrow (default: the path's extension, else csv), HEADER [true|false],
+  // DELIMITER (or DELIM, SEP) 'c'.
+  void ParseCopy(Statement& s) {
+    p_.ExpectKeyword("COPY");
+    std::shared_ptr<SelectStmt> query;
+    TableRef table;
+    if (p_.Peek().IsSymbol("(")) {
+      p_.Next();
+      query = ParseSelect();
+      p_.ExpectSymbol(")");
+    } else {
+      table.position = p_.Peek().position;
+      table.name = ParseTableName();
+    }
+    const bool from = !query && p_.ConsumeKeyword("FROM");
+    if (!from) p_.ExpectKeyword("TO");
+    if (p_.Peek().kind != TokenKind::kString) p_.Fail("a file path in quotes");
+    const Token path = p_.Next();
+    auto copy = std::make_shared<CopyStmt>();
+    copy->path = path.value;
+    copy->path_position = path.position;
+    const std::optional<TableRef::Kind> kind = FileKindOf(copy->path);
+    copy->format = kind == TableRef::Kind::kJson ? "json" : copy->path.ends_with(".arrow") ? "arrow" : "csv";
+    if (copy->path.ends_with(".tsv")) copy->delimiter = '\t';
+    p_.ConsumeKeyword("WITH");
+    if (p_.ConsumeSymbol("(")) {
+      do ParseCopyOption(*copy);
+      while (p_.ConsumeSymbol(","));
+      p_.ExpectSymbol(")");
+    }
+    if (!from) {
+      if (!query) {
+        query = std::make_shared<SelectStmt>();
+        query->items.push_back(SelectItem{});
+        query->items.back().star_position = table.position;
+        query->from = table;
+      }
+      s.kind = Statement::Kind::kCopy;
+      s.copy = copy;
+      copy->query = std::move(query);
+      return;
+    }
+    if (copy->format == "arrow") p_.FailAt(path, "COPY ... FROM reads csv or json; FORMAT arrow is for COPY ... TO");
+    TableRef file;
+    file.kind = copy->format == "json" ? TableRef::Kind::kJson : TableRef::Kind::kCsv;
+    file.name = copy->path;
+    file.position = path.position;
+    file.delimiter = copy->delimiter;
+    file.header = copy->header;
+    auto select = std::make_shared<SelectStmt>();
+    select->items.push_back(SelectItem{});
+    select->items.back().star_position = path.position;
+    select->from = file;
+    s.kind = Statement::Kind::kInsert;
+    s.insert = std::make_shared<InsertStmt>();
+    s.insert->table = table;
+    s.insert->select = std::move(select);
+  }
+
+  std::shared_ptr<SetStmt> ParseSet() {
+    auto set = std::make_shared<SetStmt>();
+    set->reset = p_.Next().IsKeyword("RESET");
+    if (!p_.ConsumeKeyword("GLOBAL")) p_.ConsumeKeyword("SESSION");
+    set->name_position = p_.Peek().position;
+    set->name = AsciiLower(p_.ExpectIdentifier("a setting (memory_limit, threads)"));
+    if (set->reset) return set;
+    if (!p_.ConsumeSymbol("=")) p_.ExpectKeyword("TO");
+    const Token& value = p_.Peek();
+    set->value_position = value.position;
+    if (value.kind == TokenKind::kString) set->value = p_.Next().value;
+    else if (value.kind == TokenKind::kInteger) set->value = p_.Next().text;
+    else set->value = p_.ExpectIdentifier("a value");
+    return set;
+  }
+
+  void ParseCopyOption(CopyStmt& copy) {
+    const Token name = p_.Peek();
+    const std::string option = AsciiLower(p_.ExpectIdentifier("a COPY option (FORMAT, HEADER, DELIMITER)"));
+    if (option == "format") {
+      const Token at = p_.Peek();
+      std::string format = AsciiLower(at.kind == TokenKind::kString ? p_.Next().value : p_.ExpectIdentifier("a format"));
+      if (format == "ndjson" || format == "jsonl" || format == "newline_delimited") format = "json";
+      if (format != "csv" && format != "json" && format != "arrow")
+        p_.FailAt(at, fmt::format("COPY FORMAT {} is not supported (csv, json, arrow)", format));
+      copy.format = format;
+    } else if (option == "header") {
+      if (p_.ConsumeKeyword("FALSE")) copy.header = false;
+      else if (p_.ConsumeKeyword("TRUE")) copy.header = true;
+      else if (p_.Peek().kind == TokenKind::kInteger) copy.header = p_.Next().text != "0";
+      else copy.header = true;  // HEADER alone
+    } else if (option == "delimiter" || option == "delim" || option == "sep") {
+      const Token at = p_.Peek();
+      std::string d = ExpectString("a one-character delimiter in quotes");
+      if (d == "\\t") d = "\t";
+      if (d.size() != 1) p_.FailAt(at, "the delimiter must be one character");
+      copy.delimiter = d[0];
+    } else {
+      p_.FailAt(name, fmt::format("unknown COPY option '{}' (FORMAT, HEADER, DELIMITER)", option));
+    }
   }
 
   // vector_search('table', 'column', [..], k [, nprobes [, refine_factor]]), after its name.
@@ -297,7 +454,9 @@ class StatementParser {
     else p_.ConsumeKeyword("ALL");
     do {
       SelectItem item;
-      if (p_.ConsumeSymbol("*")) {
+      if (p_.Peek().IsSymbol("*")) {
+        item.star_position = p_.Next().position;
+        ParseStarModifiers(item);
         s->items.push_back(item);
         continue;
       }
@@ -309,6 +468,7 @@ class StatementParser {
         item.star_qualifier = p_.ExpectIdentifier("a table name");
         p_.ExpectSymbol(".");
         p_.ExpectSymbol("*");
+        ParseStarModifiers(item);
         s->items.push_back(item);
         continue;
       }
@@ -328,11 +488,37 @@ class StatementParser {
     if (p_.ConsumeKeyword("WHERE")) s->where = p_.ParseExpression();
     if (p_.ConsumeKeyword("GROUP")) {
       p_.ExpectKeyword("BY");
-      do s->group_by.push_back(p_.ParseExpression());
-      while (p_.ConsumeSymbol(","));
+      if (p_.ConsumeKeyword("ALL")) {
+        s->group_by_all = true;
+      } else {
+        do s->group_by.push_back(p_.ParseExpression());
+        while (p_.ConsumeSymbol(","));
+      }
     }
     if (p_.ConsumeKeyword("HAVING")) s->having = p_.ParseExpression();
+    if (p_.ConsumeKeyword("QUALIFY")) s->qualify = p_.ParseExpression();
     return s;
+  }
+
+  // After * or q.*: EXCLUDE (a, ...) or EXCLUDE a, then REPLACE (expr AS a, ...).
+  void ParseStarModifiers(SelectItem& item) {
+    if (p_.ConsumeKeyword("EXCLUDE")) {
+      const bool list = p_.ConsumeSymbol("(");
+      do {
+        const int at = p_.Peek().position;
+        item.exclude.emplace_back(p_.ExpectIdentifier("a column to exclude"), at);
+      } while (list && p_.ConsumeSymbol(","));
+      if (list) p_.ExpectSymbol(")");
+    }
+    if (p_.ConsumeKeyword("REPLACE")) {
+      const bool list = p_.ConsumeSymbol("(");
+      do {
+        ExprPtr e = p_.ParseExpression();
+        p_.ExpectKeyword("AS");
+        item.replace.emplace_back(p_.ExpectIdentifier("the column to replace"), std::move(e));
+      } while (list && p_.ConsumeSymbol(","));
+      if (list) p_.ExpectSymbol(")");
+    }
   }
 
   void ParseOrderAndLimit(SelectStmt& stmt) {

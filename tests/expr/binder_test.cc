@@ -119,10 +119,10 @@ TEST(ExprBinder, Functions) {
             "list_element, list_has, list_indexof, list_inner_product, list_max, list_min, "
             "list_negative_inner_product, list_pack, list_position, list_product, list_reverse, "
             "list_reverse_sort, list_slice, list_sort, list_sum, list_to_string, list_unique, list_value, ln, "
-            "lower, ltrim, nullif, octet_length, power, regexp_extract, regexp_matches, regexp_replace, replace, "
+            "lower, ltrim, nullif, octet_length, power, random, regexp_extract, regexp_matches, regexp_replace, replace, "
             "right, round, rtrim, split, sqrt, "
-            "starts_with, strftime, substr, trim, typeof, upper; aggregates in a SELECT: array_agg, avg, bool_and, "
-            "bool_or, count, list, max, median, min, stddev, stddev_pop, string_agg, sum, var_pop, variance; window "
+            "starts_with, strftime, substr, trim, typeof, upper; aggregates in a SELECT: approx_count_distinct, "
+            "array_agg, avg, bool_and, bool_or, count, list, max, median, min, quantile_cont, quantile_disc, stddev, stddev_pop, string_agg, sum, var_pop, variance; window "
             "functions, with "
             "OVER (...): cume_dist, dense_rank, first_value, lag, last_value, lead, nth_value, "
             "ntile, percent_rank, rank, row_number) at position 1 in \"nosuch(id)\"");

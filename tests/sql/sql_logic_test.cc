@@ -11,6 +11,8 @@
 //                                     statement without rows (EXPLAIN) gives its message's
 //                                     lines instead
 //   file <name>                       the following lines are written to <db>/<name>
+// In statements, __TEST_DIR__ stands for the database directory (as in DuckDB's tests),
+// for files a statement writes.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -109,8 +111,10 @@ TEST_P(SqlLogicTest, Passes) {
       store->Put(file, r.text);
       continue;
     }
+    std::string text = r.text;
+    for (size_t at; (at = text.find("__TEST_DIR__")) != std::string::npos;) text.replace(at, 12, dir.RootUri());
     try {
-      SqlResult result = session.Execute(r.text);
+      SqlResult result = session.Execute(text);
       if (r.kind == "statement error") {
         ADD_FAILURE() << where << ": expected an error containing '" << r.arg << "', but it succeeded";
       } else if (r.kind == "query") {

@@ -325,7 +325,9 @@ AGGS = ["count(*)", "count(a)", "count(s)", "sum(a)", "sum(b)", "sum(x)", "avg(a
         "min(x)", "max(x)", "min(s)", "max(s)", "min(d)", "max(ts)", "count(DISTINCT a)", "count(DISTINCT s)",
         "count(DISTINCT g)", "bool_and(f)", "bool_or(f)", "sum(a * 2 + 1)", "max(length(s))", "min(coalesce(a, 0))",
         # lists sorted, since the order of a group's rows is each engine's own
-        "list_sort(list(coalesce(a, 0)))", "len(array_agg(s))", "list_sort(list(DISTINCT g))", "len(list(DISTINCT s))"]
+        "list_sort(list(coalesce(a, 0)))", "len(array_agg(s))", "list_sort(list(DISTINCT g))", "len(list(DISTINCT s))",
+        "quantile_cont(x, 0.25)", "quantile_cont(a, 0.9)", "quantile_disc(b, 0.5)", "quantile_disc(s, 0.3)",
+        "quantile_disc(d, 1)", "quantile_cont(b, 0)"]
 
 
 def q_aggregate(rng):
@@ -501,10 +503,53 @@ def q_more_aggregates(rng):
     return "aggregates", f"SELECT {key} AS k, {items(aggs)} FROM t1 GROUP BY {key}{order}", ordered
 
 
+# Aggregates that take FILTER (WHERE ...) at {f}.
+FILTERED_AGGS = ["count(*){f}", "count(a){f}", "sum(a){f}", "sum(x){f}", "avg(x){f}", "min(s){f}", "max(d){f}",
+                 "count(DISTINCT g){f}", "bool_or(f){f}", "max(ts){f}", "median(x){f}", "stddev(a){f}",
+                 "list_sort(list(coalesce(a, 0)){f})", "len(list(s){f})"]
+
+
+def q_clauses(rng):
+    """FILTER (WHERE ...), QUALIFY, GROUP BY ALL and * EXCLUDE / REPLACE."""
+    kind = rng.choice(["filter", "filter", "qualify", "qualify", "group_all", "star"])
+    if kind == "filter":
+        aggs = [t.format(f=f" FILTER (WHERE {bool_expr(rng, 1)})" if rng.random() < 0.8 else "")
+                for t in rng.sample(FILTERED_AGGS, rng.randint(1, 3))]
+        if rng.random() < 0.3:
+            return "clauses", f"SELECT {items(aggs)} FROM t1", False
+        key = rng.choice(["g", "f", "a % 3"])
+        return "clauses", f"SELECT {key} AS k, {items(aggs)} FROM t1 GROUP BY {key}", False
+    if kind == "qualify":
+        part = rng.choice(["", "PARTITION BY g ", "PARTITION BY f "])
+        window = rng.choice([f"row_number() OVER ({part}ORDER BY {rng.choice(['a', 'x', 's', 'd DESC'])}, id)",
+                             f"rank() OVER ({part}ORDER BY {rng.choice(['a', 'g', 's'])})",
+                             f"sum(a) OVER ({part.strip()})", f"count(*) OVER ({part.strip()})"])
+        bound = rng.randint(1, 40)
+        if rng.random() < 0.5:
+            cond = f"w <= {bound}" + (f" AND {bool_expr(rng, 2)}" if rng.random() < 0.3 else "")
+            return "clauses", f"SELECT id AS c0, g AS c1, a AS c2, {window} AS w FROM t1 QUALIFY {cond}", False
+        return "clauses", f"SELECT id AS c0, s AS c1 FROM t1 QUALIFY {window} > {bound} OR {bool_expr(rng, 2)}", False
+    if kind == "group_all":
+        key = rng.choice(["g", "f", "a % 3", "s IS NULL"])
+        aggs = rng.sample(AGGS, rng.randint(1, 3))
+        return "clauses", f"SELECT {key} AS k, {items(aggs)} FROM t1 GROUP BY ALL", False
+    columns = ["id", "a", "b", "x", "s", "d", "ts", "f", "g"]
+    excluded = rng.sample(columns[1:], rng.randint(1, 3))
+    kept = [c for c in columns[1:] if c not in excluded]
+    star = f"* EXCLUDE ({', '.join(excluded)})"
+    if kept and rng.random() < 0.6:
+        replaced = rng.choice(kept)
+        value = {"a": "a * 2", "b": "b - 1", "x": "-x", "s": "upper(s)", "d": "d + 1",
+                 "ts": "ts + INTERVAL 1 HOUR", "f": "NOT f", "g": "g + 10"}[replaced]
+        star += f" REPLACE ({value} AS {replaced})"
+    where = f" WHERE {bool_expr(rng)}" if rng.random() < 0.5 else ""
+    return "clauses", f"SELECT {star} FROM t1{where}", False
+
+
 GENERATORS = [(q_filter, 6), (q_project, 4), (q_strings, 3), (q_dates, 3), (q_casts, 2), (q_aggregate, 5),
               (q_join, 3), (q_join_agg, 1), (q_order, 4), (q_window, 3), (q_nulls, 2), (q_subquery, 1),
               (q_more_strings, 3), (q_more_dates, 2), (q_set_ops, 1), (q_outer_join, 2), (q_more_windows, 2),
-              (q_more_aggregates, 2)]
+              (q_more_aggregates, 2), (q_clauses, 3)]
 
 
 # Fixed queries, run at every seed besides the generated ones.
