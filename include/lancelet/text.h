@@ -156,6 +156,12 @@ struct TableWriteOptions {
 std::unique_ptr<BatchWriter> MakeTableWriter(std::ostream& out, SchemaPtr schema,
                                              TableWriteOptions options = {});
 
+// The shell's `.mode markdown`: a pipe table, values as the table writer shows them ('|'
+// escaped). `.mode line`: each row as "name = value" lines, names right aligned, rows
+// separated by a blank line.
+std::unique_ptr<BatchWriter> MakeMarkdownWriter(std::ostream& out, SchemaPtr schema);
+std::unique_ptr<BatchWriter> MakeLineWriter(std::ostream& out, SchemaPtr schema);
+
 enum class OutputFormat { kJsonLines, kCsv, kTable };
 std::unique_ptr<BatchWriter> MakeBatchWriter(OutputFormat format, std::ostream& out,
                                              SchemaPtr schema);

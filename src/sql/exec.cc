@@ -19,6 +19,7 @@
 #include "lancelet/text.h"
 #include "table/manifest_store.h"
 #include "lancelet/progress.h"
+#include "sql/interrupt.h"
 
 namespace lancelet::sql {
 
@@ -102,15 +103,17 @@ std::vector<std::string> ListTables(const std::string& db_dir, const StorageOpti
   return names;
 }
 
-std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef& ref, bool with_row_id,
-                                              bool with_row_address, const ExprPtr& filter,
-                                              const SchemaPtr& column_types,
-                                              const std::optional<std::vector<std::string>>& columns,
-                                              DatasetPtr opened) {
+namespace {
+
+std::unique_ptr<RecordBatchReader> OpenSourceRows(const Context& ctx, const TableRef& ref, bool with_row_id,
+                                                  bool with_row_address, const ExprPtr& filter,
+                                                  const SchemaPtr& column_types,
+                                                  const std::optional<std::vector<std::string>>& columns,
+                                                  DatasetPtr opened) {
   if (ctx.schema_only && ref.kind != TableRef::Kind::kSubquery) {
     Context reading = ctx;
     reading.schema_only = false;
-    const SchemaPtr schema = OpenSource(reading, ref, with_row_id, with_row_address, filter, column_types, columns,
+    const SchemaPtr schema = OpenSourceRows(reading, ref, with_row_id, with_row_address, filter, column_types, columns,
                                         std::move(opened))->schema();
     return BatchesReader(schema, {});
   }
@@ -152,6 +155,18 @@ std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef
   if (!options.schema) options.column_types = column_types;
   options.storage_options = ctx.storage_options;
   return ReadAhead(ref.kind == TableRef::Kind::kCsv ? OpenCsv(path, options) : OpenJsonLines(path, options));
+}
+
+}  // namespace
+
+std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef& ref, bool with_row_id,
+                                              bool with_row_address, const ExprPtr& filter,
+                                              const SchemaPtr& column_types,
+                                              const std::optional<std::vector<std::string>>& columns,
+                                              DatasetPtr opened) {
+  // Every operator pulls its rows from a source, so a statement stops within a batch of Ctrl-C.
+  return Interruptible(
+      OpenSourceRows(ctx, ref, with_row_id, with_row_address, filter, column_types, columns, std::move(opened)));
 }
 
 namespace {

@@ -2,7 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <iostream>
 
 namespace lancelet {
 
@@ -61,6 +63,11 @@ std::optional<std::string> LineEditor::ReadLine(const std::string& prompt) {
   std::string line;
   if (!std::getline(in_, line)) return std::nullopt;
   return line;
+}
+
+void LineEditor::Interrupted() {
+  in_.clear();  // getline failed on the interrupted read
+  if (&in_ == &std::cin) std::clearerr(stdin);
 }
 
 void LineEditor::AddHistory(const std::string& entry) {

@@ -25,6 +25,8 @@ class LineEditor {
   std::optional<std::string> ReadLine(const std::string& prompt);
   // Adds an entry that the up arrow brings back (a whole statement, or a dot command).
   void AddHistory(const std::string& entry);
+  // After a signal cut ReadLine short: the input can be read again.
+  void Interrupted();
 
  private:
   struct Library;

@@ -1,7 +1,11 @@
 // `lancelet sql`: scripts and the line-by-line loop over stdin.
 #include <algorithm>
 #include <charconv>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <fstream>
+#include <functional>
 #include <istream>
 #include <iterator>
 #include <optional>
@@ -16,6 +20,7 @@
 #include "lancelet/sql.h"
 #include "lancelet/text.h"
 #include "sql/exec.h"
+#include "sql/interrupt.h"
 #include "sql/line_editor.h"
 
 namespace lancelet {
@@ -38,6 +43,10 @@ void PrintRows(RecordBatchReader& rows, std::ostream& out, const SqlShellOptions
     TableWriteOptions table;
     table.max_rows = options.max_rows;
     writer = MakeTableWriter(out, rows.schema(), table);
+  } else if (format == "markdown") {
+    writer = MakeMarkdownWriter(out, rows.schema());
+  } else if (format == "line") {
+    writer = MakeLineWriter(out, rows.schema());
   } else {
     writer = MakeBatchWriter(format == "csv" ? OutputFormat::kCsv : OutputFormat::kJsonLines, out, rows.schema());
   }
@@ -54,6 +63,7 @@ bool RunOne(SqlSession& session, const std::string& statement, std::ostream& out
   try {
     SqlResult r = session.ExecuteStreaming(statement);
     if (r.rows) r.stream = sql::BatchesReader(r.rows->schema(), {r.rows});
+    if (r.stream) r.stream = sql::Interruptible(std::move(r.stream));  // printing stops on Ctrl-C too
     if (r.stream) {
       if (printed_rows && options.format == "table" && !options.echo) out << "\n";
       PrintRows(*r.stream, out, options);
@@ -67,6 +77,12 @@ bool RunOne(SqlSession& session, const std::string& statement, std::ostream& out
   } catch (const SqlError& e) {
     out.flush();
     err << "lancelet: " << e.Render() << "\n";
+    err.flush();
+    return false;
+  } catch (const Error& e) {  // Ctrl-C while the rows printed
+    out << "\n";
+    out.flush();
+    err << "lancelet: " << e.what() << "\n";
     err.flush();
     return false;
   }
@@ -105,12 +121,38 @@ constexpr const char* kDotHelp =
     ".help              this list\n"
     ".tables            the tables (NAME.lance datasets of the directory)\n"
     ".schema [TABLE]    each table's columns and types\n"
-    ".mode table|csv|jsonl\n"
+    ".mode table|csv|jsonl|markdown|line\n"
     "                   how rows are printed\n"
+    ".output [FILE]     print results to FILE from now on (none: back to the screen)\n"
+    ".once FILE         print the next result to FILE\n"
+    ".read FILE         run the statements and dot commands in FILE\n"
+    ".import FILE TABLE append a CSV or JSON-lines file's rows to TABLE (made if missing)\n"
     ".maxrows N         table mode: show at most N rows (0: all)\n"
     ".timer on|off      print each statement's wall time\n"
     ".bail on|off       stop at the first failing statement\n"
     ".quit, .exit       leave\n";
+
+// .import FILE TABLE: the file's rows (CSV, or JSON lines by its extension) appended to
+// the table, which is made from them when it does not exist; one statement, one commit.
+bool ImportFile(SqlSession& session, const std::string& file, const std::string& table, std::ostream& out,
+                std::ostream& err) {
+  const bool json = file.ends_with(".json") || file.ends_with(".jsonl") || file.ends_with(".ndjson");
+  std::string quoted = "'";
+  for (char c : file) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+  quoted += "'";
+  const std::string source = fmt::format("{}({})", json ? "read_json" : "read_csv", quoted);
+  const std::vector<std::string> tables = session.Tables();
+  const bool exists = std::find(tables.begin(), tables.end(), table) != tables.end();
+  const std::string statement = exists ? fmt::format("INSERT INTO \"{}\" SELECT * FROM {}", table, source)
+                                       : fmt::format("CREATE TABLE \"{}\" AS SELECT * FROM {}", table, source);
+  try {
+    out << session.Execute(statement).message << "\n";
+    return true;
+  } catch (const SqlError& e) {
+    err << "lancelet: .import: " << e.what() << "\n";
+    return false;
+  }
+}
 
 bool ParseOnOff(const std::string& word, bool& value) {
   if (word == "on") value = true;
@@ -125,20 +167,42 @@ struct ShellState {
   bool timer = false;
   bool bail = false;
   bool quit = false;
+  std::unique_ptr<std::ofstream> output;  // .output / .once: where results go instead
+  bool output_once = false;
+
+  std::ostream& Results(std::ostream& screen) { return output ? *output : screen; }
+  void StatementDone() {
+    if (output_once) output.reset(), output_once = false;
+  }
 };
 
 // Runs a dot command; errors print one line to `err`. Returns false when it failed. The
 // tables are the session's: read through its store with its storage options.
-bool RunDotCommand(const std::string& line, const SqlSession& session, ShellState& state, std::ostream& out,
+bool RunDotCommand(const std::string& line, SqlSession& session, ShellState& state, std::ostream& out,
                    std::ostream& err) {
   std::istringstream words(line);
-  std::string command, arg, extra;
-  words >> command >> arg >> extra;
+  std::string command, arg, extra, more;
+  words >> command >> arg >> extra >> more;
   auto fail = [&](const std::string& message) {
     err << "lancelet: " << message << "\n";
     return false;
   };
+  if (command == ".import") {
+    if (arg.empty() || extra.empty() || !more.empty()) return fail(".import takes a file and a table: .import FILE TABLE");
+    return ImportFile(session, arg, extra, out, err);
+  }
   if (!extra.empty()) return fail(fmt::format("{} takes at most one argument", command));
+  if (command == ".output" || command == ".once") {
+    if (arg.empty() && command == ".once") return fail(".once takes a file");
+    state.output.reset();
+    state.output_once = false;
+    if (arg.empty()) return true;
+    auto file = std::make_unique<std::ofstream>(arg, std::ios::trunc);
+    if (!*file) return fail(fmt::format("cannot write '{}': {}", arg, std::strerror(errno)));
+    state.output = std::move(file);
+    state.output_once = command == ".once";
+    return true;
+  }
   if (command == ".help") {
     out << kDotHelp;
   } else if (command == ".quit" || command == ".exit") {
@@ -160,7 +224,8 @@ bool RunDotCommand(const std::string& line, const SqlSession& session, ShellStat
       }
     }
   } else if (command == ".mode") {
-    if (arg != "table" && arg != "csv" && arg != "jsonl") return fail(".mode takes table, csv or jsonl");
+    if (arg != "table" && arg != "csv" && arg != "jsonl" && arg != "markdown" && arg != "line")
+      return fail(".mode takes table, csv, jsonl, markdown or line");
     state.options.format = arg;
   } else if (command == ".maxrows") {
     int64_t n = -1;
@@ -205,13 +270,15 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
     return 0;
   }
 
-  ShellState state{options};
+  ShellState state;
+  state.options = options;
   int status = 0;
   auto run = [&](const std::string& text) {
     for (const auto& statement : SqlSession::SplitStatements(text)) {
       if (state.quit) return;
       const auto start = std::chrono::steady_clock::now();
-      const bool ok = RunOne(session, statement, out, err, state.options, printed_rows);
+      const bool ok = RunOne(session, statement, state.Results(out), err, state.options, printed_rows);
+      state.StatementDone();
       if (state.timer)
         out << fmt::format("Run Time: {:.3f} s\n",
                            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -219,25 +286,45 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
         status = 1;
         if (state.bail) state.quit = true;
       }
+      if (sql::InterruptRequested()) return;  // Ctrl-C drops the line's other statements too
     }
   };
   auto is_dot_command = [](const std::string& pending, const std::string& line) {
     const size_t first = line.find_first_not_of(" \t");
     return pending.find_first_not_of(" \t\n") == std::string::npos && first != std::string::npos && line[first] == '.';
   };
+  // Piped input, or a file .read names: statements and, on lines of their own between
+  // statements, dot commands (as DuckDB reads them). Every statement is parsed before
+  // anything runs; false (having run nothing) on a syntax error.
+  std::function<bool(std::istream&)> run_input;
   auto dot_command = [&](const std::string& line) {
-    if (!RunDotCommand(line, session, state, out, err)) {
+    std::istringstream words(line);
+    std::string command, file, extra;
+    words >> command >> file >> extra;
+    bool ok = true;
+    if (command == ".read") {
+      std::ifstream input(file);
+      if (file.empty() || !extra.empty()) {
+        err << "lancelet: .read takes a file\n";
+        ok = false;
+      } else if (!input) {
+        err << fmt::format("lancelet: cannot read '{}': {}\n", file, std::strerror(errno));
+        ok = false;
+      } else {
+        ok = run_input(input);
+      }
+    } else {
+      ok = RunDotCommand(line, session, state, out, err);
+    }
+    if (!ok) {
       status = 1;
       if (state.bail) state.quit = true;
     }
   };
-
-  if (!options.prompt) {
-    // Piped input: statements and, on lines of their own between statements, dot commands
-    // (as DuckDB reads them). Every statement is parsed before anything runs.
+  run_input = [&](std::istream& input) {
     std::vector<std::pair<bool, std::string>> parts;  // (dot command, text)
     std::string pending, line;
-    while (std::getline(in, line)) {
+    while (std::getline(input, line)) {
       if (is_dot_command(pending, line)) {
         pending.clear();
         parts.push_back({true, line});
@@ -248,19 +335,31 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
     }
     parts.push_back({false, pending});
     for (const auto& [dot, text] : parts)
-      if (!dot && !check(text)) return 1;
+      if (!dot && !check(text)) return false;
     for (const auto& [dot, text] : parts) {
       if (state.quit) break;
       if (dot) dot_command(text);
       else run(text);
     }
-    return status;
-  }
+    return true;
+  };
 
+  if (!options.prompt) return run_input(in) ? status : 1;
+
+  // Ctrl-C stops the running statement (which commits nothing) or, at the prompt, drops
+  // the statement being typed; it does not end the shell.
+  sql::InterruptHandler on_interrupt;
   LineEditor editor(in, err, options.edit, options.history_path);
   std::string pending;
   while (!state.quit) {
+    sql::ClearInterrupt();
     std::optional<std::string> line = editor.ReadLine(pending.empty() ? "lancelet> " : "     ...> ");
+    if (sql::InterruptRequested()) {
+      editor.Interrupted();
+      pending.clear();
+      err << "^C\n";
+      continue;
+    }
     if (!line) break;
     if (is_dot_command(pending, *line)) {
       editor.AddHistory(*line);

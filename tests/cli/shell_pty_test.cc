@@ -1,5 +1,5 @@
 // `lancelet sql` driven through a pseudo-terminal, as a person types into it: line editing
-// and history (libedit), dot commands, and the row limit of table output.
+// and history (libedit), dot commands, Ctrl-C, and the row limit of table output.
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
@@ -120,6 +120,20 @@ TEST_F(ShellPtyTest, DotCommands) {
   EXPECT_NE(out.find("lancelet: unknown command '.nope'; .help lists the commands"), std::string::npos) << out;
   EXPECT_NE(out.find("lancelet: .maxrows takes a number of rows (0: all)"), std::string::npos) << out;
   EXPECT_EQ(out.find("\n99\r\n"), std::string::npos) << ".quit leaves: " << out;
+}
+
+TEST_F(ShellPtyTest, CtrlCStopsTheRunningStatementOrDropsTheTypedOneAndTheShellGoesOn) {
+  // A statement that would run for many minutes, interrupted once the output is quiet;
+  // then a statement half typed, dropped by Ctrl-C at the prompt.
+  const std::string out = TypeInto(db_, home_,
+                                   {"SELECT count(*) AS n FROM range(100000000000) WHERE random() < 0;\n", "\x03",
+                                    "SELECT 40 + 2 AS after;\n", "SELECT 99 AS dropped", "\x03", "SELECT 7 AS y;\n",
+                                    ".quit\n"});
+  EXPECT_NE(out.find("lancelet: interrupted (Ctrl-C)"), std::string::npos) << out;
+  EXPECT_NE(out.find("after\r\n-----\r\n   42\r\n(1 row)"), std::string::npos) << out;
+  EXPECT_NE(out.find("y\r\n-\r\n7\r\n(1 row)"), std::string::npos) << out;
+  EXPECT_EQ(Count(out, "(1 row)"), 2u) << "the interrupted count and the dropped line print no rows: " << out;
+  EXPECT_EQ(out.find("\n99\r\n"), std::string::npos) << out;
 }
 
 TEST_F(ShellPtyTest, TableOutputShowsTheFirstAndLastRowsOfALongResult) {

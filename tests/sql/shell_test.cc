@@ -28,6 +28,36 @@ TEST(SqlShellTest, TablesAndSchemaGoThroughTheSessionsStoreAndOptions) {
   EXPECT_EQ(err.str(), "lancelet: no table 'nope' in " + db + "\n");
 }
 
+// .import makes a table from a file, then appends to it; .once and .output send results
+// to files; .read runs a file's statements and dot commands; markdown and line modes.
+TEST(SqlShellTest, ImportReadOutputOnceAndTheMarkdownAndLineModes) {
+  TempDir dir;
+  TempDir local(TempDir::Use::kLocalScratch);  // the shell's own files
+  const std::string csv = local.Join("p.csv"), inner = local.Join("inner.sql");
+  WriteStringToFile(csv, "id,name\n1,a\n2,b|c\n");
+  WriteStringToFile(inner, "SELECT 5 AS five;\n.mode line\nSELECT 1 AS a, 'x' AS long_name;\n");
+  std::istringstream in(".import " + csv + " people\n.import " + csv + " people\n.mode markdown\n" +
+                        "SELECT * FROM people ORDER BY id, name;\n.once " + local.Join("once.txt") +
+                        "\nSELECT count(*) AS n FROM people;\nSELECT 3 AS three;\n.output " + local.Join("all.txt") +
+                        "\nSELECT 4 AS four;\nSELECT 6 AS six;\n.output\n.read " + inner + "\n.read " +
+                        local.Join("nope.sql") + "\n.import " + csv + "\n");
+  std::ostringstream out, err;
+  SqlShellOptions options;
+  EXPECT_EQ(RunSqlShell(dir.RootUri(), "", in, out, err, options), 1);
+  EXPECT_EQ(out.str(),
+            "CREATE TABLE people: 2 rows; version 1\n"
+            "INSERT 2 rows; people is now at version 2\n"
+            "| id | name |\n|---|---|\n| 1 | a |\n| 1 | a |\n| 2 | b\\|c |\n| 2 | b\\|c |\n"
+            "| three |\n|---|\n| 3 |\n"
+            "| five |\n|---|\n| 5 |\n"
+            "        a = 1\nlong_name = x\n");
+  EXPECT_EQ(ReadFileToString(local.Join("once.txt")), "| n |\n|---|\n| 4 |\n");
+  EXPECT_EQ(ReadFileToString(local.Join("all.txt")), "| four |\n|---|\n| 4 |\n| six |\n|---|\n| 6 |\n");
+  EXPECT_EQ(err.str(), "lancelet: cannot read '" + local.Join("nope.sql") +
+                           "': No such file or directory\n"
+                           "lancelet: .import takes a file and a table: .import FILE TABLE\n");
+}
+
 TEST(SqlShellTest, TheSessionOpensItsTablesWithItsOptions) {
   TempDir dir;
   SqlSession session(dir.RootUri(), kOptions);
