@@ -369,6 +369,23 @@ class TypeParser {
     if (w == "float" || w == "halffloat") return w == "float" ? DataType::Float32() : DataType::Float16();
     if (w == "double") return DataType::Float64();
     if (w == "boolean") return DataType::Bool();
+    // SQL's names, as CREATE TABLE and DuckDB take them (int8 stays Arrow's 8-bit integer).
+    if (w == "integer" || w == "int") return DataType::Int32();
+    if (w == "bigint") return DataType::Int64();
+    if (w == "smallint") return DataType::Int16();
+    if (w == "tinyint") return DataType::Int8();
+    if (w == "ubigint" || w == "uinteger" || w == "usmallint" || w == "utinyint")
+      return w == "ubigint" ? DataType::UInt64() : w == "uinteger" ? DataType::UInt32()
+                                              : w == "usmallint" ? DataType::UInt16() : DataType::UInt8();
+    if (w == "real") return DataType::Float32();
+    if (w == "varchar" || w == "text" || w == "char") return DataType::Utf8();
+    if (w == "blob" || w == "bytea" || w == "varbinary") return DataType::Binary();
+    if (w == "date") return DataType::Date32();
+    if (w == "time") return DataType::Time64(TimeUnit::kMicro);
+    if (w == "timestamp") {  // bare: microseconds, as SQL's TIMESTAMP
+      SkipSpace();
+      if (pos_ == s_.size() || s_[pos_] != '<') return DataType::Timestamp(TimeUnit::kMicro);
+    }
     if (w == "fixed_size_binary") {
       Expect('<');
       int32_t n = Number();

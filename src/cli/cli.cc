@@ -268,7 +268,15 @@ void AddInputOptions(CLI::App* cmd, InputOptions& input) {
   cmd->add_option("--from", input.from, "Input file (.csv, .jsonl/.json, .arrow/.arrows/.ipc), or - for stdin")
       ->required();
   cmd->add_option("--input-format", input.format, "The input's format when its name does not say it")
-      ->transform(CLI::CheckedTransformer(kInputFormats));
+      ->transform(CLI::Validator(
+          [](std::string& value) -> std::string {
+            const auto it = kInputFormats.find(value);
+            if (it == kInputFormats.end()) return "'" + value + "' is not an input format (csv, jsonl, arrow)";
+            value = std::to_string(int(it->second));
+            return {};
+          },
+          ""))
+      ->option_text("csv|jsonl|arrow");
 }
 
 void AddCreate(CLI::App& app, Context& context, std::vector<Command>& commands) {
@@ -281,7 +289,9 @@ void AddCreate(CLI::App& app, Context& context, std::vector<Command>& commands) 
   auto o = std::make_shared<Options>();
   auto* cmd = AddDatasetCommand(app, "create", "Create a dataset from a CSV, JSON lines or Arrow IPC file", o->dataset);
   AddInputOptions(cmd, o->input);
-  cmd->add_option("--schema", o->schema_text, "Schema, e.g. \"id:int32,name:utf8,v:fixed_size_list<float32,4>\"");
+  cmd->add_option("--schema", o->schema_text,
+                  "Schema, e.g. \"id:int32,name:utf8,v:fixed_size_list<float32,4>\" (SQL's names too: BIGINT, "
+                  "VARCHAR, DOUBLE, TIMESTAMP, ...)");
   AddMaxRowsPerFileOption(cmd, context, o->max_rows_per_file);
   cmd->add_option("--file-version", o->file_version, "Lance file version")
       ->check(CLI::IsMember({"2.0", "2.1", "2.2"}))
@@ -1187,11 +1197,68 @@ void AddSql(CLI::App& app, Context& context, std::vector<Command>& commands) {
                       }});
 }
 
+// The long option names of a command, space separated.
+std::string OptionNames(const CLI::App& cmd) {
+  std::string names;
+  for (const CLI::Option* option : cmd.get_options())
+    for (const std::string& name : option->get_lnames()) names += (names.empty() ? "--" : " --") + name;
+  return names;
+}
+
+// A bash completion function made from the commands and options registered on `app` (two
+// levels: `lancelet index create`), so it stays true; zsh runs it through bashcompinit.
+std::string CompletionScript(const CLI::App& app, const std::string& shell) {
+  std::string commands, cases;
+  for (const CLI::App* cmd : app.get_subcommands({})) {
+    commands += (commands.empty() ? "" : " ") + cmd->get_name();
+    std::string nested;
+    for (const CLI::App* sub : cmd->get_subcommands({})) {
+      nested += (nested.empty() ? "" : " ") + sub->get_name();
+      cases += fmt::format("    \"{} {}\") opts=\"{}\" ;;\n", cmd->get_name(), sub->get_name(), OptionNames(*sub));
+    }
+    cases += fmt::format("    \"{} \"*) opts=\"{}\" ; words=\"{}\" ;;\n", cmd->get_name(), OptionNames(*cmd), nested);
+  }
+  std::string script = shell == "zsh" ? "autoload -U +X bashcompinit && bashcompinit\n" : "";
+  script += fmt::format(
+      "# lancelet completion for {0}: eval \"$(lancelet completion {0})\"\n"
+      "_lancelet() {{\n"
+      "  local cur=\"${{COMP_WORDS[COMP_CWORD]}}\" opts=\"\" words=\"\"\n"
+      "  if [[ $COMP_CWORD -eq 1 ]]; then\n"
+      "    COMPREPLY=($(compgen -W \"{1} --help --version --storage-option\" -- \"$cur\"))\n"
+      "    return\n"
+      "  fi\n"
+      "  case \"${{COMP_WORDS[1]}} ${{COMP_WORDS[2]}}\" in\n"
+      "{2}"
+      "  esac\n"
+      "  if [[ $cur == -* ]]; then\n"
+      "    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
+      "  elif [[ $COMP_CWORD -eq 2 && -n $words ]]; then\n"
+      "    COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
+      "  else\n"
+      "    COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+      "  fi\n"
+      "}}\n"
+      "complete -o filenames -F _lancelet lancelet\n",
+      shell, commands, cases);
+  return script;
+}
+
+// completion: the script above for bash or zsh.
+void AddCompletion(CLI::App& app, Context&, std::vector<Command>& commands) {
+  auto shell = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("completion", "Print a shell completion script: eval \"$(lancelet completion bash)\"");
+  cmd->add_option("shell", *shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
+  commands.push_back({cmd, [shell, &app] {
+                        std::cout << CompletionScript(app, *shell);
+                        return 0;
+                      }});
+}
+
 // The subcommands in the order `--help` lists them.
 constexpr CommandAdder kCommands[] = {AddCreate, AddAppend,  AddDelete,   AddUpdate,  AddScan,  AddSearch,
                                       AddTake,   AddChanges, AddCount,   AddVersions, AddRestore, AddTag, AddInspect, AddIndex,
                                       AddExplain, AddOptimize, AddCleanup, AddConfig, AddAddColumns, AddDropColumns,
-                                      AddAlterColumns, AddMergeInsert, AddSql};
+                                      AddAlterColumns, AddMergeInsert, AddSql, AddCompletion};
 
 }  // namespace
 
@@ -1199,6 +1266,15 @@ int Main(int argc, char** argv) {
   CLI::App app{"lancelet: a native C++ implementation of the Lance table format"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "lancelet " LANCELET_VERSION_STRING);
+  app.footer(
+      "Examples:\n"
+      "  lancelet create people.lance --from people.csv --schema \"id:BIGINT,name:VARCHAR,score:DOUBLE\"\n"
+      "  lancelet scan people.lance --columns id,name --where \"score > 0.5\" --limit 10\n"
+      "  lancelet update people.lance --set \"score = score * 2\" --where \"id < 100\"\n"
+      "  lancelet sql --db . \"SELECT name, avg(score) FROM people GROUP BY ALL ORDER BY 2 DESC\"\n"
+      "  lancelet sql --db .            (an interactive shell, .help lists its commands)\n"
+      "  eval \"$(lancelet completion bash)\"\n"
+      "Each command's --help lists its options.");
   // Subcommands inherit fallthrough when added: their unknown options go to the app.
   app.fallthrough();
   std::vector<std::string> storage_options;

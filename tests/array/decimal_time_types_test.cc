@@ -27,6 +27,16 @@ TEST(NewTypes, SpellingsRoundTripThroughParse) {
   EXPECT_EQ(DataType::Time32(TimeUnit::kMilli)->byte_width(), 4);
 }
 
+// --schema takes SQL's type names as CREATE TABLE does; int8 stays Arrow's 8-bit integer.
+TEST(NewTypes, SqlNamesParseAsTheirArrowTypes) {
+  EXPECT_EQ(Schema::Parse("id:BIGINT, n:INTEGER, s:VARCHAR, x:DOUBLE, at:TIMESTAMP, d:DATE, b:BOOLEAN, t:TINYINT, "
+                          "h:SMALLINT, r:REAL, raw:BLOB, u:UBIGINT, c:TIME, i:int8, ts:timestamp<ns>")
+                ->ToString(),
+            "id:int64, n:int32, s:utf8, x:float64, at:timestamp<us>, d:date32, b:bool, t:int8, h:int16, "
+            "r:float32, raw:binary, u:uint64, c:time64<us>, i:int8, ts:timestamp<ns>");
+  EXPECT_EQ(DataType::Parse("list<varchar>")->ToString(), "list<utf8>");
+}
+
 TEST(NewTypes, BadParametersAreRefusedWithTheRule) {
   auto message = [](const char* spelling) {
     try {

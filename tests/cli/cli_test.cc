@@ -226,6 +226,39 @@ TEST_F(CliTest, CreateWithSchemaAndFileVersion) {
             "{\"id\":3,\"name\":\"Carol, Jr.\",\"age\":40,\"score\":-2.25}\n");
 }
 
+// --schema takes SQL's type names as CREATE TABLE does; --input-format names its values
+// in the help and in its error.
+TEST_F(CliTest, SchemaTakesSqlTypeNamesAndInputFormatSpeaksPlainly) {
+  std::string ds = dir_.Join("sql_typed.lance");
+  auto r = RunLancelet({"create", ds, "--from", dir_.Join("people.csv"), "--schema",
+                        "id:INTEGER,name:VARCHAR,age:SMALLINT,score:DOUBLE"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto inspect = RunLancelet({"inspect", ds});
+  EXPECT_NE(inspect.out.find("id [id 0]: int32"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("name [id 1]: utf8"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("score [id 3]: float64"), std::string::npos) << inspect.out;
+  EXPECT_NE(RunLancelet({"create", "--help"}).out.find("--input-format csv|jsonl|arrow"), std::string::npos);
+  auto bad = RunLancelet({"create", dir_.Join("x.lance"), "--from", "-", "--input-format", "parquet"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--input-format: 'parquet' is not an input format (csv, jsonl, arrow)"), std::string::npos)
+      << bad.err;
+}
+
+// `lancelet completion bash` completes commands, nested commands and each one's options.
+TEST_F(CliTest, CompletionScriptCompletesCommandsAndOptions) {
+  const std::string script = dir_.Join("complete.sh");
+  WriteStringToFile(script,
+                    "eval \"$(" + ShellQuote(LanceletBinary()) + " completion bash)\"\n"
+                    "t() { COMP_WORDS=(\"$@\"); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); COMPREPLY=(); _lancelet; "
+                    "echo \"${COMPREPLY[*]}\"; }\n"
+                    "t lancelet cr\nt lancelet create x.lance --fr\nt lancelet index ''\n"
+                    "t lancelet index create ds --ty\nt lancelet sql --f\n");
+  auto r = RunCommand("bash " + ShellQuote(script));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "create\n--from\ncreate list optimize stats drop\n--type\n--format\n");
+  EXPECT_EQ(RunLancelet({"completion", "zsh"}).out.rfind("autoload -U +X bashcompinit && bashcompinit\n", 0), 0u);
+}
+
 // Without --file-version a new dataset is written at 2.2, the reference's default.
 TEST_F(CliTest, NewDatasetsDefaultToFileVersion22) {
   std::string ds = dir_.Join("default.lance");
