@@ -234,6 +234,11 @@ void PrintCall(const Expr& e, std::string* out) {
     *out += " END";
     return;
   }
+  if ((e.function == "now" || e.function == "current_date") && e.args.size() == 1 &&
+      e.args[0]->kind == ExprKind::kLiteral) {  // the parser's clock calls, as they were written
+    *out += e.function == "now" ? "now()" : "current_date";
+    return;
+  }
   if (e.function == "||") {  // the concatenation operator, printed infix
     PrintAtLeast(*e.args[0], kPrecConcat, out);
     *out += " || ";

@@ -373,6 +373,10 @@ TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_t
     ExpectArgCount(name, types, 0, 0, origin);
     return DataType::Float64();
   }
+  if (name == "now" || name == "current_date") {  // the parser's: the statement's time as the argument
+    ExpectArgCount(name, types, 1, 1, origin);
+    return types[0];
+  }
   if (name == "epoch") {  // also date_part('epoch', x)
     ExpectArgCount(name, types, 1, 1, origin);
     if (!types[0] || !IsTemporal(*types[0]))
@@ -445,6 +449,7 @@ ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& arg
       return FromMicros(TruncatedMicros(p, c, origin), type);
     });
   }
+  if (name == "now" || name == "current_date") return RowWise(type, n, [&](int64_t i) { return RowValue(args[0], i); });
   if (name == "random") {  // uniform in [0, 1), as DuckDB's; a generator per thread
     thread_local std::mt19937_64 engine{std::random_device{}()};
     std::uniform_real_distribution<double> uniform(0.0, 1.0);

@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <charconv>
+#include <chrono>
+#include <ctime>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -454,6 +456,7 @@ ExprPtr Parser::ParsePrimary() {
         if (!AtSubquery()) Fail("(SELECT ...) after EXISTS");
         return ParseSubquery(keyword, "exists");
       }
+      if (AtClock()) return ParseClock(Next());
       Token name = Next();
       if (Peek().IsSymbol("(")) return ParseCall(name);
       return ParseColumn(name);
@@ -526,6 +529,40 @@ ExprPtr Parser::ParseCast(const Token& keyword) {
   node->cast_type = ParseTypeName();
   ExpectSymbol(")");
   node->args = {operand};
+  return node;
+}
+
+bool Parser::AtClock() const {
+  const Token& t = Peek();
+  if (t.IsKeyword("CURRENT_DATE") || t.IsKeyword("CURRENT_TIMESTAMP") || t.IsKeyword("LOCALTIMESTAMP")) return true;
+  return (t.IsKeyword("NOW") || t.IsKeyword("TODAY") || t.IsKeyword("GET_CURRENT_TIMESTAMP")) && Peek(1).IsSymbol("(");
+}
+
+// A call of `now` (a timestamp) or `current_date` (a date) holding the value as its one
+// argument: every use in one statement gives the same time, the local wall clock when
+// the statement was parsed (DuckDB's transaction time, in its local time zone).
+ExprPtr Parser::ParseClock(const Token& name) {
+  if (ConsumeSymbol("(")) {
+    if (!Peek().IsSymbol(")")) FailAt(Peek(), fmt::format("{}() takes no arguments", AsciiLower(name.text)));
+    Next();
+  }
+  if (!clock_micros_) {
+    const auto now = std::chrono::system_clock::now();
+    const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+    std::tm local{};
+    localtime_r(&seconds, &local);
+    const int64_t micros = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
+    clock_micros_ = micros + int64_t(local.tm_gmtoff) * 1'000'000;
+  }
+  const bool date = name.IsKeyword("CURRENT_DATE") || name.IsKeyword("TODAY");
+  auto value = NewNode(ExprKind::kLiteral, name);
+  const int64_t micros = *clock_micros_;
+  const int64_t days = micros / kMicrosPerDay - (micros % kMicrosPerDay < 0 ? 1 : 0);
+  value->literal = date ? Scalar{DataType::Date32(), days}
+                        : Scalar{DataType::Timestamp(TimeUnit::kMicro), *clock_micros_};
+  auto node = NewNode(ExprKind::kCall, name);
+  node->function = date ? "current_date" : "now";
+  node->args = {value};
   return node;
 }
 

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,6 +81,9 @@ class Parser {
   // (condition, value)... [, else]; CASE x WHEN a makes the condition x = a.
   ExprPtr ParseCase(const Token& keyword);
   ExprPtr ParseCall(const Token& name);
+  // now(), current_timestamp, current_date and their synonyms: the statement's time.
+  bool AtClock() const;
+  ExprPtr ParseClock(const Token& name);
   void ParseWindow(Expr& call);
   FrameBound ParseFrameBound();
   ExprPtr ParseColumn(const Token& first);
@@ -96,6 +100,7 @@ class Parser {
   bool sql_division_ = false;
   std::vector<Token> tokens_;
   size_t index_ = 0;
+  std::optional<int64_t> clock_micros_;  // the local wall clock at the first now() of the text
 };
 
 }  // namespace lancelet

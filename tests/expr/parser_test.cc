@@ -202,7 +202,12 @@ TEST(ExprParser, CastAndCalls) {
   EXPECT_EQ(T("abs(-x)"), "(abs() (neg x))");
   EXPECT_EQ(T("COALESCE(a, b, 0)"), "(coalesce() a b 0)");
   EXPECT_EQ(T("round(x, 2)"), "(round() x 2)");
-  EXPECT_EQ(T("now()"), "(now())");
+  EXPECT_EQ(T("pi()"), "(pi())");
+  // now() and current_date hold the statement's time, and print as they were written.
+  EXPECT_EQ(T("now()").rfind("(now() TIMESTAMP '", 0), 0u);
+  EXPECT_EQ(T("CURRENT_DATE").rfind("(current_date() DATE '", 0), 0u);
+  EXPECT_EQ(Norm("current_timestamp > ts"), "now() > ts");
+  EXPECT_EQ(Norm("today()"), "current_date");
   auto count = ParseExpression("count(*)");
   EXPECT_TRUE(count->star_argument);
   EXPECT_TRUE(ParseExpression("count(DISTINCT a)")->distinct);
