@@ -3,7 +3,6 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
-#include <ctime>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -539,21 +538,16 @@ bool Parser::AtClock() const {
 }
 
 // A call of `now` (a timestamp) or `current_date` (a date) holding the value as its one
-// argument: every use in one statement gives the same time, the local wall clock when
-// the statement was parsed (DuckDB's transaction time, in its local time zone).
+// argument: every use in one statement gives the same time, UTC when the statement was
+// parsed (DuckDB's transaction time; lancelet's timestamps, as Lance's commit times, are UTC).
 ExprPtr Parser::ParseClock(const Token& name) {
   if (ConsumeSymbol("(")) {
     if (!Peek().IsSymbol(")")) FailAt(Peek(), fmt::format("{}() takes no arguments", AsciiLower(name.text)));
     Next();
   }
-  if (!clock_micros_) {
-    const auto now = std::chrono::system_clock::now();
-    const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-    std::tm local{};
-    localtime_r(&seconds, &local);
-    const int64_t micros = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
-    clock_micros_ = micros + int64_t(local.tm_gmtoff) * 1'000'000;
-  }
+  if (!clock_micros_)
+    clock_micros_ = std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::system_clock::now().time_since_epoch()).count();
   const bool date = name.IsKeyword("CURRENT_DATE") || name.IsKeyword("TODAY");
   auto value = NewNode(ExprKind::kLiteral, name);
   const int64_t micros = *clock_micros_;

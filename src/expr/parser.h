@@ -100,7 +100,7 @@ class Parser {
   bool sql_division_ = false;
   std::vector<Token> tokens_;
   size_t index_ = 0;
-  std::optional<int64_t> clock_micros_;  // the local wall clock at the first now() of the text
+  std::optional<int64_t> clock_micros_;  // UTC at the first now() of the text, in microseconds
 };
 
 }  // namespace lancelet

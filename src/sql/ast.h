@@ -25,6 +25,7 @@ struct TableRef {
   std::string name;   // table name, or the file path of read_csv / read_json
   std::string alias;  // empty: the table name (or "read_csv" / "read_json")
   std::optional<uint64_t> version;  // VERSION AS OF n
+  ExprPtr as_of;  // TIMESTAMP AS OF t (UTC): the latest version committed at or before t
   int position = 0;
   // read_csv / read_json options: delim (or sep), header, and the file's complete schema
   // as columns={'id': 'int64', ...} or schema='id:int64,...' (null: inferred).

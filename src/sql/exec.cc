@@ -49,11 +49,35 @@ bool TableExists(const Context& ctx, const std::string& name) {
   return TableExistsIn(ctx.db_dir, name, ctx.storage_options);
 }
 
+namespace {
+
+// TIMESTAMP AS OF t: the latest version committed at or before t.
+uint64_t VersionAsOf(const Context& ctx, const TableRef& ref, const OpenOptions& options) {
+  Scalar at;
+  try {
+    at = EvaluateConstant(*ref.as_of, DataType::Timestamp(TimeUnit::kMicro));
+  } catch (const Error&) {
+    ctx.Fail(ref.as_of->position, "TIMESTAMP AS OF takes a timestamp, such as '2024-01-31 12:00:00' (UTC)");
+  }
+  if (at.is_null()) ctx.Fail(ref.as_of->position, "TIMESTAMP AS OF takes a timestamp, not NULL");
+  const int64_t at_micros = at.as_int();
+  std::optional<uint64_t> version;
+  for (const VersionInfo& v : Dataset::Open(ctx.TablePath(ref.name), std::nullopt, options)->ListVersions())
+    if (v.timestamp_nanos / 1000 <= at_micros) version = v.version;
+  if (!version)
+    ctx.Fail(ref.as_of->position, fmt::format("table '{}' has no version committed at or before {} (UTC)", ref.name,
+                                              FormatValue(*MakeArray(at.type, {at}), 0, ValueStyle::kTable)));
+  return *version;
+}
+
+}  // namespace
+
 DatasetPtr OpenTable(const Context& ctx, const TableRef& ref) {
   if (!TableExists(ctx, ref.name)) ctx.Fail(ref.position, fmt::format("table '{}' does not exist", ref.name));
   try {
     OpenOptions options;
     options.storage_options = ctx.storage_options;
+    if (ref.as_of) return Dataset::Open(ctx.TablePath(ref.name), VersionAsOf(ctx, ref, options), options);
     return Dataset::Open(ctx.TablePath(ref.name), ref.version, options);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kNotFound && ref.version)

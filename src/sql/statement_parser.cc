@@ -242,6 +242,12 @@ class StatementParser {
       p_.ExpectKeyword("AS");
       p_.ExpectKeyword("OF");
       ref.version = uint64_t(ParseCount("version"));
+    } else if (p_.Peek().IsKeyword("TIMESTAMP") && p_.Peek(1).IsKeyword("AS")) {
+      if (!allow_version || ref.kind != TableRef::Kind::kTable) p_.Fail("end of the table reference");
+      p_.Next();
+      p_.ExpectKeyword("AS");
+      p_.ExpectKeyword("OF");
+      ref.as_of = p_.ParseExpression();
     }
     if (p_.ConsumeKeyword("AS")) {
       ref.alias = p_.ExpectIdentifier("an alias");
