@@ -1,6 +1,7 @@
 #include "sql/join.h"
 
 #include <algorithm>
+#include <functional>
 #include <climits>
 #include <optional>
 #include <set>
@@ -739,14 +740,62 @@ std::set<size_t> JoinedSource::SidesRead(const ExprPtr& e) const {
 // side s alone and y over earlier sides alone (as EquiKeys finds them, types aside).
 bool JoinedSource::HasSideEquality(const JoinClause& j, size_t s) const {
   if (!j.using_columns.empty()) return true;
-  for (const auto& term : Conjuncts(j.on)) {
-    if (term->kind != ExprKind::kBinary || term->binary_op != BinaryOp::kEq) continue;
-    const auto a = SidesRead(term->args[0]), b = SidesRead(term->args[1]);
-    auto only_new = [&](const std::set<size_t>& x) { return x.size() == 1 && *x.begin() == s; };
-    auto only_old = [&](const std::set<size_t>& x) { return !x.empty() && *x.rbegin() < s; };
-    if ((only_new(a) && only_old(b)) || (only_old(a) && only_new(b))) return true;
+  const auto terms = Conjuncts(j.on);
+  return std::any_of(terms.begin(), terms.end(), [&](const ExprPtr& term) { return JoinsSideToEarlier(term, s); });
+}
+
+bool JoinedSource::JoinsSideToEarlier(const ExprPtr& term, size_t s) const {
+  if (!term || term->kind != ExprKind::kBinary || term->binary_op != BinaryOp::kEq) return false;
+  const auto a = SidesRead(term->args[0]), b = SidesRead(term->args[1]);
+  auto only_new = [&](const std::set<size_t>& x) { return x.size() == 1 && *x.begin() == s; };
+  auto only_old = [&](const std::set<size_t>& x) { return !x.empty() && *x.rbegin() < s; };
+  return (only_new(a) && only_old(b)) || (only_old(a) && only_new(b));
+}
+
+namespace {
+
+// The terms of a WHERE's AND, and the terms every branch of an OR among them has (as
+// text): `(k = j AND a) OR (k = j AND b)` implies k = j, which can key a join.
+std::vector<ExprPtr> ImpliedConjuncts(const ExprPtr& where) {
+  std::vector<ExprPtr> terms = Conjuncts(where);
+  const size_t given = terms.size();
+  for (size_t t = 0; t < given; ++t) {
+    const ExprPtr& e = terms[t];
+    if (e->kind != ExprKind::kBinary || e->binary_op != BinaryOp::kOr) continue;
+    std::vector<ExprPtr> branches;
+    std::function<void(const ExprPtr&)> split = [&](const ExprPtr& b) {
+      if (b->kind == ExprKind::kBinary && b->binary_op == BinaryOp::kOr) {
+        split(b->args[0]);
+        split(b->args[1]);
+      } else {
+        branches.push_back(b);
+      }
+    };
+    split(e);
+    for (const auto& candidate : Conjuncts(branches[0])) {
+      const std::string text = ToString(*candidate);
+      const bool everywhere = std::all_of(branches.begin() + 1, branches.end(), [&](const ExprPtr& b) {
+        const auto others = Conjuncts(b);
+        return std::any_of(others.begin(), others.end(), [&](const ExprPtr& o) { return ToString(*o) == text; });
+      });
+      if (everywhere) terms.push_back(candidate);
+    }
   }
-  return false;
+  return terms;
+}
+
+}  // namespace
+
+// Moving an equality from WHERE to an INNER or CROSS join's ON keeps the rows the same
+// when no later join is outer: the WHERE (still evaluated whole over the joined rows)
+// would drop every pair it fails anyway.
+ExprPtr JoinedSource::WhereKeys(const SelectStmt& stmt, size_t s) const {
+  auto inner = [](const JoinClause& j) { return j.kind == JoinClause::Kind::kInner || j.kind == JoinClause::Kind::kCross; };
+  if (!std::all_of(stmt.joins.begin(), stmt.joins.end(), inner)) return nullptr;
+  ExprPtr keys;
+  for (const auto& term : ImpliedConjuncts(stmt.where))
+    if (!HasCorrelatedMarker(term) && !HasSubquery(term) && JoinsSideToEarlier(term, s)) AndOnto(keys, term);
+  return keys;
 }
 
 // Plans every table's scan, reading the columns the statement names and its pushed terms
@@ -778,6 +827,9 @@ void JoinedSource::OpenScans(const SelectStmt& stmt, Sources& sources, bool plan
     std::string& line = plan_.emplace_back(fmt::format("{}: {}", side.qualifier, sources.refs[s]->name));
     if (sources.refs[s]->kind != TableRef::Kind::kTable) line += " (not a table: read whole)";
     if (s == 0) line += ", streamed";
+    else if (WhereKeys(stmt, s) && !HasSideEquality(stmt.joins[s - 1], s))
+      line += fmt::format(", hashed ({} JOIN on the WHERE's {})", JoinKindName(JoinClause::Kind::kInner),
+                          ToString(*WhereKeys(stmt, s)));
     else line += fmt::format(", {} ({} JOIN)", HasSideEquality(stmt.joins[s - 1], s) ? "hashed" : "nested loop",
                              JoinKindName(stmt.joins[s - 1].kind));
     if (filter) line += "; filter pushed into its scan: " + filter_text;
@@ -822,9 +874,14 @@ void JoinedSource::JoinLeftToRight(const SelectStmt& stmt, Sources& sources) {
                              Expr::Column(sides_[j + 1].qualifier + "." + c));
       AndOnto(on, eq);
     }
+    JoinClause::Kind kind = join.kind;
+    if (const ExprPtr keys = WhereKeys(stmt, j + 1)) {
+      AndOnto(on, Resolve(keys));
+      if (kind == JoinClause::Kind::kCross) kind = JoinClause::Kind::kInner;
+    }
     // Probing runs on a thread of its own when it is worth one, beside the scan's and
     // the statement's.
-    rows_ = ReadAhead(MakeJoin(ctx_, std::move(rows_), std::move(sources.readers[j + 1]), join.kind, on, 0));
+    rows_ = ReadAhead(MakeJoin(ctx_, std::move(rows_), std::move(sources.readers[j + 1]), kind, on, 0));
   }
 }
 

@@ -60,6 +60,12 @@ class JoinedSource {
   // The sides whose columns `e` reads.
   std::set<size_t> SidesRead(const ExprPtr& e) const;
   bool HasSideEquality(const JoinClause& join, size_t s) const;
+  // Whether `term` is `x = y` with x over side s alone and y over earlier sides alone.
+  bool JoinsSideToEarlier(const ExprPtr& term, size_t s) const;
+  // FROM a, b WHERE a.k = b.k: the WHERE's equalities that join side s to earlier sides,
+  // ANDed (null when none), when every join is INNER or CROSS; they become the join's
+  // keys, so that it hashes instead of crossing every pair.
+  ExprPtr WhereKeys(const SelectStmt& stmt, size_t s) const;
 
   const Context& ctx_;
   std::vector<Side> sides_;

@@ -352,7 +352,11 @@ def q_join(rng):
         on, cols = "t2.k = t3.k", ["t2.id", "t3.k", "t3.label", "t2.n"]
         tables = f"t2 {kind} t3 ON {on}"
     where = rng.choice(["", f" WHERE {rng.choice(cols[:2])} % 2 = 0", " WHERE t2.v > 0"])
-    if rng.random() < 0.3:
+    if rng.random() < 0.25:  # a comma join, its key in the WHERE (alone, or in every branch of an OR)
+        key = on.split(" AND ")[0]
+        tables = ", ".join(sorted({c.split(".")[0] for c in cols}))
+        where = rng.choice([f" WHERE {key}", f" WHERE {key}{where.replace(' WHERE', ' AND')}",
+                            f" WHERE ({key} AND {cols[0]} % 2 = 0) OR ({key} AND {cols[1]} > 40)"])
         return "joins", f"SELECT count(*) AS c0, count({cols[1]}) AS c1 FROM {tables}{where}", False
     return "joins", f"SELECT {items(cols)} FROM {tables}{where}", False
 
