@@ -170,12 +170,22 @@ class JoinReader final : public RecordBatchReader {
 
   RecordBatchPtr Next() override {
     while (!left_done_) {
-      auto batch = left_->Next();
-      if (!batch) {
-        left_done_ = true;
-        break;
+      if (!pending_ || pending_offset_ == pending_->num_rows()) {
+        pending_ = left_->Next();
+        pending_offset_ = 0;
+        if (!pending_) {
+          left_done_ = true;
+          break;
+        }
       }
-      auto out = JoinBatch(*batch);
+      // Without keys a left row pairs with every right row: a slice of the left batch at a
+      // time keeps an output batch near kPairsPerRound rows (a whole 64K-row batch against
+      // 150K right rows was 10^10 pairs, and the process was killed for memory).
+      int64_t rows = pending_->num_rows() - pending_offset_;
+      if (keys_.empty()) rows = std::min(rows, std::max<int64_t>(1, kPairsPerRound / std::max<int64_t>(1, right_->num_rows())));
+      const RecordBatchPtr slice = rows == pending_->num_rows() ? pending_ : pending_->Slice(pending_offset_, rows);
+      pending_offset_ += rows;
+      auto out = JoinBatch(*slice);
       if (out->num_rows() > 0) return out;
     }
     if (unmatched_done_ || (kind_ != JoinClause::Kind::kRight && kind_ != JoinClause::Kind::kFull)) return nullptr;
@@ -324,6 +334,8 @@ class JoinReader final : public RecordBatchReader {
   }
 
   std::unique_ptr<RecordBatchReader> left_;
+  RecordBatchPtr pending_;      // the left batch being joined, from row pending_offset_ on
+  int64_t pending_offset_ = 0;
   RecordBatchPtr right_;
   JoinClause::Kind kind_;
   SchemaPtr schema_;

@@ -216,6 +216,19 @@ TEST_F(SqlMemoryTest, JoinWithoutAnEqualityKeySpillsItsRightSide) {
   EXPECT_EQ(Csv(cross, 1), "n,xs,ys,gs\n2000000,1800000,59972000000,992000000\n");
 }
 
+TEST_F(SqlMemoryTest, CrossJoinOutputComesInBoundedBatches) {
+  // 60,000 left rows (one batch) against 250 or 1,000 right rows: 15M or 60M pairs. Joined
+  // a whole left batch at a time they were one output batch, and memory grew with the
+  // right side (some 100 MB and 314 MB); a slice of the left batch at a time, it does not.
+  const std::string cross = "SELECT count(*) AS n, sum(b.k) AS s FROM small a CROSS JOIN "
+                            "(SELECT k FROM small WHERE k < {}) b";
+  EXPECT_EQ(Csv(fmt::format(fmt::runtime(cross), 1000), 256), "n,s\n60000000,29970000000\n");
+  const int64_t fewer = PeakRssKb(fmt::format(fmt::runtime(cross), 250));
+  const int64_t more = PeakRssKb(fmt::format(fmt::runtime(cross), 1000));
+  std::cout << fmt::format("cross join peaks: {} KiB (15M pairs), {} KiB (60M pairs)\n", fewer, more);
+  EXPECT_LT(more, fewer + 48 * 1024);
+}
+
 TEST_F(SqlMemoryTest, SelectStreamsItsRows) {
   EXPECT_LT(ExtraKb("SELECT k, v * 2 AS twice FROM {0} WHERE g <> 7"), kAllowedExtraKb);
   EXPECT_LT(ExtraKb("SELECT k, v FROM {0} ORDER BY v DESC LIMIT 10"), kAllowedExtraKb);
