@@ -13,30 +13,15 @@ namespace lancelet::sql {
 
 namespace {
 
-// Counts the rows its input passes on.
-class CountingReader final : public RecordBatchReader {
- public:
-  explicit CountingReader(RecordBatchReader& input) : input_(input) {}
-  SchemaPtr schema() const override { return input_.schema(); }
-  RecordBatchPtr Next() override {
-    RecordBatchPtr batch = input_.Next();
-    if (batch) rows_ += uint64_t(batch->num_rows());
-    return batch;
-  }
-  uint64_t rows() const { return rows_; }
-
- private:
-  RecordBatchReader& input_;
-  uint64_t rows_ = 0;
-};
-
-void WriteRows(const CopyStmt& stmt, RecordBatchReader& rows, std::ostream& out) {
+// Writes every row in the statement's format; returns how many.
+uint64_t WriteRows(const CopyStmt& stmt, RecordBatchReader& rows, std::ostream& out) {
+  uint64_t count = 0;
   if (stmt.format == "arrow") {
     IpcStreamWriter writer(out);
     writer.WriteSchema(*rows.schema());
-    while (auto batch = rows.Next()) writer.WriteBatch(*batch);
+    for (RecordBatchPtr batch; (batch = rows.Next()); count += uint64_t(batch->num_rows())) writer.WriteBatch(*batch);
     writer.Close();
-    return;
+    return count;
   }
   std::unique_ptr<BatchWriter> writer;
   if (stmt.format == "json") {
@@ -47,7 +32,9 @@ void WriteRows(const CopyStmt& stmt, RecordBatchReader& rows, std::ostream& out)
     csv.header = stmt.header;
     writer = MakeCsvWriter(out, rows.schema(), csv);
   }
-  WriteAll(rows, *writer);
+  for (RecordBatchPtr batch; (batch = rows.Next()); count += uint64_t(batch->num_rows())) writer->Write(*batch);
+  writer->Finish();
+  return count;
 }
 
 }  // namespace
@@ -62,10 +49,9 @@ std::string RunCopy(const Context& ctx, const CopyStmt& stmt) {
     ctx.Fail(stmt.path_position, fmt::format("cannot write '{}': {}", stmt.path, e.what()));
   }
   io::ObjectOutputStream out(std::move(file));
-  CountingReader counted(*rows);
-  WriteRows(stmt, counted, out);
+  const uint64_t count = WriteRows(stmt, *rows, out);
   out.Finish();
-  return fmt::format("COPY {}", RowCount(counted.rows()));
+  return fmt::format("COPY {}", RowCount(count));
 }
 
 }  // namespace lancelet::sql
