@@ -110,7 +110,7 @@ int64_t TruncatedMicros(const std::string& part, const Civil& c, const Expr* ori
   ThrowAt(origin, fmt::format("date_trunc(): cannot truncate to '{}'", part));
 }
 
-// strftime's conversions: %Y %m %d %H %M %S %f (microseconds) %j %y %b %B %a %A %%.
+// strftime's conversions: %Y %m %d %H %I %p %M %S %f (microseconds) %j %y %b %B %a %A %%.
 std::string Strftime(const Civil& c, const std::string& format, const Expr* origin) {
   using namespace std::chrono;
   static const char* kMonths[] = {"January", "February", "March",     "April",   "May",      "June",
@@ -130,6 +130,8 @@ std::string Strftime(const Civil& c, const std::string& format, const Expr* orig
       case 'm': out += fmt::format("{:02}", month); break;
       case 'd': out += fmt::format("{:02}", unsigned(c.date.day())); break;
       case 'H': out += fmt::format("{:02}", c.micros_of_day / 3'600'000'000); break;
+      case 'I': out += fmt::format("{:02}", (c.micros_of_day / 3'600'000'000 + 11) % 12 + 1); break;
+      case 'p': out += c.micros_of_day / 3'600'000'000 < 12 ? "AM" : "PM"; break;
       case 'M': out += fmt::format("{:02}", c.micros_of_day / 60'000'000 % 60); break;
       case 'S': out += fmt::format("{:02}", c.micros_of_day / 1'000'000 % 60); break;
       case 'f': out += fmt::format("{:06}", c.micros_of_day % 1'000'000); break;
@@ -139,10 +141,88 @@ std::string Strftime(const Civil& c, const std::string& format, const Expr* orig
       case 'a': out += std::string(kDays[dow]).substr(0, 3); break;
       case 'A': out += kDays[dow]; break;
       case '%': out += '%'; break;
-      default: ThrowAt(origin, fmt::format("strftime(): unknown conversion '%{}' (known: %Y %y %m %d %H %M %S %f %j %b %B %a %A %%)", f));
+      default: ThrowAt(origin, fmt::format("strftime(): unknown conversion '%{}' (known: %Y %y %m %d %H %I %p %M %S %f %j %b %B %a %A %%)", f));
     }
   }
   return out;
+}
+
+// strptime's reading of `text` by `format` (the conversions strftime writes, and %I %p
+// %h %%), as microseconds since the epoch; nullopt when the text does not match whole or
+// names no real date. Numbers take up to their width of digits (%f: 1 to 6, scaled).
+std::optional<int64_t> Strptime(std::string_view text, std::string_view format, const Expr* origin) {
+  using namespace std::chrono;
+  static const char* kMonths[] = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"};
+  int64_t year = 1900, month = 1, day = 1, hour = 0, minute = 0, second = 0, micros = 0, day_of_year = 0;
+  bool pm = false, twelve_hour = false;
+  size_t at = 0;
+  auto number = [&](size_t width, int64_t& out) {
+    size_t n = 0;
+    out = 0;
+    while (n < width && at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]))) out = out * 10 + (text[at++] - '0'), ++n;
+    return n > 0;
+  };
+  auto word = [&] {
+    std::string w;
+    while (at < text.size() && std::isalpha(static_cast<unsigned char>(text[at]))) w += char(std::tolower(text[at++]));
+    return w;
+  };
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format[i] != '%' || i + 1 == format.size()) {
+      if (at >= text.size() || text[at] != format[i]) return std::nullopt;
+      ++at;
+      continue;
+    }
+    const char f = format[++i];
+    bool ok = true;
+    switch (f) {
+      case 'Y': ok = number(4, year); break;
+      case 'y': ok = number(2, year), year += year < 69 ? 2000 : 1900; break;
+      case 'm': ok = number(2, month); break;
+      case 'd': ok = number(2, day); break;
+      case 'H': ok = number(2, hour); break;
+      case 'I': ok = number(2, hour), twelve_hour = true; break;
+      case 'M': ok = number(2, minute); break;
+      case 'S': ok = number(2, second); break;
+      case 'j': ok = number(3, day_of_year); break;
+      case 'f': {
+        const size_t start = at;
+        ok = number(6, micros);
+        for (size_t digits = at - start; ok && digits < 6; ++digits) micros *= 10;
+        break;
+      }
+      case 'b': case 'B': case 'h': {
+        const std::string w = word();
+        const auto it = std::find_if(std::begin(kMonths), std::end(kMonths), [&](const char* m) {
+          return w.size() >= 3 && std::string_view(m) == std::string_view(w).substr(0, 3);
+        });
+        ok = it != std::end(kMonths);
+        month = it - std::begin(kMonths) + 1;
+        break;
+      }
+      case 'a': case 'A': ok = !word().empty(); break;
+      case 'p': {
+        const std::string w = word();
+        ok = w == "am" || w == "pm";
+        pm = w == "pm";
+        break;
+      }
+      case '%': ok = at < text.size() && text[at++] == '%'; break;
+      default: ThrowAt(origin, fmt::format("strptime(): unknown conversion '%{}' (known: %Y %y %m %d %H %I %M %S %f %j %b %B %h %a %A %p %%)", f));
+    }
+    if (!ok) return std::nullopt;
+  }
+  if (at != text.size()) return std::nullopt;
+  if (twelve_hour) {
+    if (hour < 1 || hour > 12) return std::nullopt;
+    hour = hour % 12 + (pm ? 12 : 0);
+  }
+  if (hour > 23 || minute > 59 || second > 59) return std::nullopt;
+  year_month_day date{std::chrono::year(int(year)), std::chrono::month(unsigned(month)), std::chrono::day(unsigned(day))};
+  if (day_of_year > 0) date = year_month_day(sys_days(std::chrono::year(int(year)) / January / 1) + days(day_of_year - 1));
+  if (!date.ok() || (day_of_year > 0 && int(date.year()) != year)) return std::nullopt;
+  const int64_t epoch_days = sys_days(date).time_since_epoch().count();
+  return epoch_days * kMicrosPerDay + ((hour * 60 + minute) * 60 + second) * 1'000'000 + micros;
 }
 
 // A date or timestamp of `type` from microseconds since the epoch (a date: the day
@@ -396,6 +476,13 @@ TypePtr ResolveMoreFunction(const std::string& name, std::vector<TypePtr>* arg_t
     return types[0]->id() == TypeId::kDate32 || types[0]->id() == TypeId::kDate64 ? DataType::Timestamp(TimeUnit::kMicro)
                                                                                    : types[0];
   }
+  if (name == "strptime" || name == "try_strptime") {
+    ExpectArgCount(name, types, 2, 2, origin);
+    for (const auto& t : types)
+      if (t && !t->is_string()) ThrowAt(origin, fmt::format("{}() expects a string and a format, got {}", name, TypeName(t)));
+    types = {DataType::Utf8(), DataType::Utf8()};
+    return DataType::Timestamp(TimeUnit::kMicro);
+  }
   if (name == "strftime") {
     ExpectArgCount(name, types, 2, 2, origin);
     if (!types[0] || !IsTemporal(*types[0]))
@@ -484,6 +571,16 @@ ArrayPtr CallMoreFunction(const std::string& name, const std::vector<Datum>& arg
       Scalar value = RowValue(args[0], i), count = RowValue(args[1], i), unit = RowValue(args[2], i);
       if (value.is_null() || count.is_null() || unit.is_null()) return Scalar::Null(type);
       return AddInterval(ToCivil(value, input, origin), count.as_int(), unit.as_string(), type, origin);
+    });
+  }
+  if (name == "strptime" || name == "try_strptime") {  // try_: NULL where strptime fails
+    return RowWise(type, n, [&](int64_t i) -> Scalar {
+      Scalar text = RowValue(args[0], i), format = RowValue(args[1], i);
+      if (text.is_null() || format.is_null()) return Scalar::Null(type);
+      if (const auto micros = Strptime(text.as_string(), format.as_string(), origin)) return Scalar{type, *micros};
+      if (name == "try_strptime") return Scalar::Null(type);
+      ThrowAt(origin, fmt::format("strptime(): '{}' does not match the format '{}'", EscapeForMessage(text.as_string()),
+                                  format.as_string()));
     });
   }
   if (name == "strftime") {

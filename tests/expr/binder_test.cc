@@ -121,7 +121,7 @@ TEST(ExprBinder, Functions) {
             "list_reverse_sort, list_slice, list_sort, list_sum, list_to_string, list_unique, list_value, ln, "
             "lower, ltrim, nullif, octet_length, power, random, regexp_extract, regexp_matches, regexp_replace, replace, "
             "right, round, rtrim, split, sqrt, "
-            "starts_with, strftime, substr, trim, typeof, upper; aggregates in a SELECT: approx_count_distinct, "
+            "starts_with, strftime, strptime, substr, trim, try_strptime, typeof, upper; aggregates in a SELECT: approx_count_distinct, "
             "array_agg, avg, bool_and, bool_or, count, list, max, median, min, quantile_cont, quantile_disc, stddev, stddev_pop, string_agg, sum, var_pop, variance; window "
             "functions, with "
             "OVER (...): cume_dist, dense_rank, first_value, lag, last_value, lead, nth_value, "

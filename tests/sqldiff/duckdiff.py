@@ -451,6 +451,8 @@ def q_more_dates(rng):
         f"ts + INTERVAL '{rng.randint(1, 30)} {rng.choice(['seconds', 'minutes', 'weeks', 'quarters', 'years'])}'",
         f"d - INTERVAL '{rng.randint(1, 30)} months'",
         f"strftime(ts, '%Y-%m-%d %H:%M:%S')",
+        f"strptime(strftime(ts, '{(fmt := rng.choice(['%Y-%m-%d %H:%M:%S.%f', '%d/%m/%y %I:%M %p', '%b %d %Y %H', '%Y-%j']))}'), '{fmt}')",
+        f"try_strptime({rng.choice(['s', 'CAST(a AS VARCHAR)', repr('2024-02-30'), repr('1999-12-31')])}, '%Y-%m-%d')",
         f"d - {rng.choice(['DATE ' + repr(random_date(rng).isoformat()), 'CAST(ts AS DATE)', 'coalesce(d, DATE ' + repr('2000-01-01') + ')'])}",
         f"d {rng.choice(['+', '-'])} {rng.choice(['a', 'g', str(rng.randint(-400, 400))])}",
         f"{rng.choice(['g', '7'])} + d",
