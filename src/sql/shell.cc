@@ -1,10 +1,7 @@
 // `lancelet sql`: scripts and the line-by-line loop over stdin.
 #include <algorithm>
 #include <charconv>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <fstream>
 #include <functional>
 #include <istream>
 #include <iterator>
@@ -14,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "io/object_store.h"
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
 #include "lancelet/ipc.h"
@@ -167,12 +165,27 @@ struct ShellState {
   bool timer = false;
   bool bail = false;
   bool quit = false;
-  std::unique_ptr<std::ofstream> output;  // .output / .once: where results go instead
+  // .output / .once: where results go instead, a file of any store, published whole when
+  // it is closed (by the next .output or .once, after a .once statement, at the end).
+  std::unique_ptr<io::ObjectOutputStream> output;
   bool output_once = false;
 
   std::ostream& Results(std::ostream& screen) { return output ? *output : screen; }
-  void StatementDone() {
-    if (output_once) output.reset(), output_once = false;
+  // Publishes the output file, if any; false (having said why on `err`) when the store refused.
+  bool CloseOutput(std::ostream& err) {
+    std::unique_ptr<io::ObjectOutputStream> file = std::move(output);
+    output_once = false;
+    if (!file) return true;
+    try {
+      file->Finish();
+      return true;
+    } catch (const Error& e) {
+      err << "lancelet: " << e.what() << "\n";
+      return false;
+    }
+  }
+  void StatementDone(std::ostream& err) {
+    if (output_once) CloseOutput(err);
   }
 };
 
@@ -194,12 +207,13 @@ bool RunDotCommand(const std::string& line, SqlSession& session, ShellState& sta
   if (!extra.empty()) return fail(fmt::format("{} takes at most one argument", command));
   if (command == ".output" || command == ".once") {
     if (arg.empty() && command == ".once") return fail(".once takes a file");
-    state.output.reset();
-    state.output_once = false;
-    if (arg.empty()) return true;
-    auto file = std::make_unique<std::ofstream>(arg, std::ios::trunc);
-    if (!*file) return fail(fmt::format("cannot write '{}': {}", arg, std::strerror(errno)));
-    state.output = std::move(file);
+    if (!state.CloseOutput(err) || arg.empty()) return arg.empty();
+    try {
+      auto [store, path] = io::OpenStore(arg, state.options.storage_options);
+      state.output = std::make_unique<io::ObjectOutputStream>(store->OpenWrite(path, /*no_overwrite=*/false));
+    } catch (const Error& e) {
+      return fail(fmt::format("cannot write '{}': {}", arg, e.what()));
+    }
     state.output_once = command == ".once";
     return true;
   }
@@ -278,7 +292,7 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
       if (state.quit) return;
       const auto start = std::chrono::steady_clock::now();
       const bool ok = RunOne(session, statement, state.Results(out), err, state.options, printed_rows);
-      state.StatementDone();
+      state.StatementDone(err);
       if (state.timer)
         out << fmt::format("Run Time: {:.3f} s\n",
                            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -303,16 +317,20 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
     words >> command >> file >> extra;
     bool ok = true;
     if (command == ".read") {
-      std::ifstream input(file);
+      std::unique_ptr<std::istream> input;
       if (file.empty() || !extra.empty()) {
         err << "lancelet: .read takes a file\n";
         ok = false;
-      } else if (!input) {
-        err << fmt::format("lancelet: cannot read '{}': {}\n", file, std::strerror(errno));
-        ok = false;
       } else {
-        ok = run_input(input);
+        try {
+          auto [store, path] = io::OpenStore(file, state.options.storage_options);
+          input = store->OpenStream(path);
+        } catch (const Error& e) {
+          err << "lancelet: .read: " << e.what() << "\n";
+          ok = false;
+        }
       }
+      if (input) ok = run_input(*input);
     } else {
       ok = RunDotCommand(line, session, state, out, err);
     }
@@ -344,7 +362,10 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
     return true;
   };
 
-  if (!options.prompt) return run_input(in) ? status : 1;
+  if (!options.prompt) {
+    const bool parsed = run_input(in);
+    return state.CloseOutput(err) && parsed ? status : 1;
+  }
 
   // Ctrl-C stops the running statement (which commits nothing) or, at the prompt, drops
   // the statement being typed; it does not end the shell.
@@ -377,6 +398,7 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
     }
   }
   run(pending);
+  if (!state.CloseOutput(err)) status = 1;
   err << "\n";
   return status;
 }

@@ -53,8 +53,8 @@ TEST(SqlShellTest, ImportReadOutputOnceAndTheMarkdownAndLineModes) {
             "        a = 1\nlong_name = x\n");
   EXPECT_EQ(ReadFileToString(local.Join("once.txt")), "| n |\n|---|\n| 4 |\n");
   EXPECT_EQ(ReadFileToString(local.Join("all.txt")), "| four |\n|---|\n| 4 |\n| six |\n|---|\n| 6 |\n");
-  EXPECT_EQ(err.str(), "lancelet: cannot read '" + local.Join("nope.sql") +
-                           "': No such file or directory\n"
+  EXPECT_EQ(err.str(), "lancelet: .read: " + local.Join("nope.sql") +
+                           ": no such file\n"
                            "lancelet: .import takes a file and a table: .import FILE TABLE\n");
 }
 
