@@ -59,8 +59,9 @@ double QuantileFraction(const Context& ctx, const Expr& call) {
 }
 
 // DuckDB's quantiles of n sorted values: quantile_cont interpolates between the values at
-// floor and ceil of (n - 1) q (weighting both ends, so that -inf and a number give -inf); quantile_disc takes the value at ceil(n q) - 1 (n q
-// taken as exact when within rounding of a whole number, as DuckDB's decimal q is).
+// floor and ceil of (n - 1) q, weighting both ends (so -inf and a number give -inf);
+// quantile_disc takes the value at ceil(n q) - 1, n q taken as exact when within rounding
+// of a whole number, as DuckDB's decimal q is.
 Scalar Quantile(const AggregateCall& agg, double q, std::vector<Scalar> values) {
   std::sort(values.begin(), values.end(), [](const Scalar& a, const Scalar& b) { return CompareScalars(a, b) < 0; });
   const double n = double(values.size());

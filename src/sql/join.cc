@@ -839,9 +839,9 @@ void JoinedSource::OpenScans(const SelectStmt& stmt, Sources& sources, bool plan
     std::string& line = plan_.emplace_back(fmt::format("{}: {}", side.qualifier, sources.refs[s]->name));
     if (sources.refs[s]->kind != TableRef::Kind::kTable) line += " (not a table: read whole)";
     if (s == 0) line += ", streamed";
-    else if (WhereKeys(stmt, s) && !HasSideEquality(stmt.joins[s - 1], s))
+    else if (const ExprPtr keys = WhereKeys(stmt, s); keys && !HasSideEquality(stmt.joins[s - 1], s))
       line += fmt::format(", hashed ({} JOIN on the WHERE's {})", JoinKindName(JoinClause::Kind::kInner),
-                          ToString(*WhereKeys(stmt, s)));
+                          ToString(*keys));
     else line += fmt::format(", {} ({} JOIN)", HasSideEquality(stmt.joins[s - 1], s) ? "hashed" : "nested loop",
                              JoinKindName(stmt.joins[s - 1].kind));
     if (filter) line += "; filter pushed into its scan: " + filter_text;
