@@ -150,6 +150,8 @@ struct TableWriteOptions {
   // > 0: at most this many rows are shown, the first half and the last half with a row
   // of "…" between, the columns sized over them; the last line says "(N rows, M shown)".
   int64_t max_rows = 0;
+  // Framed in box-drawing lines (the shell's `.mode box`), every column padded.
+  bool box = false;
 };
 // Columns separated by " | ", header underlined with "-" joined by "-+-", numbers right
 // aligned, and a last line "(N rows)" ("(1 row)" for one).

@@ -1171,8 +1171,11 @@ void AddSql(CLI::App& app, Context& context, std::vector<Command>& commands) {
   auto* cmd = app.add_subcommand("sql", "Run SQL statements on the datasets NAME.lance of a directory");
   cmd->add_option("--db", o->db_dir, "Directory holding the datasets (default: the current directory)");
   cmd->add_option("statements", o->script, "Statements separated by ';' (default: read them from stdin)");
+  cmd->add_option("-c", o->script, "Statements to run, as the positional (DuckDB's -c)");
   cmd->add_flag("--echo", o->echo, "Print each statement before its result");
-  AddFormatOption(cmd, o->out);
+  cmd->add_option("--format", o->out.format, "Output format")
+      ->check(CLI::IsMember({"table", "box", "csv", "jsonl", "markdown", "line", "arrow"}))
+      ->capture_default_str();
   commands.push_back({cmd, [o, &context] {
                         SqlShellOptions options;
                         options.format = o->out.format;
@@ -1184,7 +1187,7 @@ void AddSql(CLI::App& app, Context& context, std::vector<Command>& commands) {
                           options.edit = true;
                           if (const char* home = std::getenv("HOME"); home && *home)
                             options.history_path = std::string(home) + "/.lancelet_history";
-                          if (options.format == "table") options.max_rows = 40;
+                          if (options.format == "table" || options.format == "box") options.max_rows = 40;
                         }
                         options.storage_options = CommandLineStorageOptions();
                         // A local directory that is not there is a mistyped path more often than a

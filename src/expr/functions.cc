@@ -1,7 +1,10 @@
 #include "expr/functions.h"
 
 #include <algorithm>
+#include <bit>
 #include <clocale>
+#include <limits>
+#include <variant>
 #include <cmath>
 #include <cwctype>
 #include <type_traits>
@@ -9,7 +12,12 @@
 #include "expr/cast.h"
 #include "expr/compare.h"
 #include "expr/errors.h"
+#include "expr/function_catalog.h"
 #include "expr/type_rules.h"
+
+// xxHash from its header alone (libxxhash-dev), for hash().
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 #include "lancelet/builder.h"
 
 namespace lancelet {
@@ -601,6 +609,78 @@ ArrayPtr Typeof(const Call& c) {
   return RowWise(c.type, c.n, [&](int64_t) { return name; });
 }
 
+// __arg_pair(val, arg): the two arguments of arg_min / arg_max as one struct column
+// {val, arg}, so that the aggregation carries a single argument per call. Not a name
+// users call (the catalog does not list it).
+TypePtr ArgPairRule(const std::string&, std::vector<TypePtr>* arg_types, const Expr*) {
+  auto& types = *arg_types;
+  for (auto& t : types)
+    if (!t) t = DataType::Null();
+  return DataType::Struct({Field::Make("val", types[0]), Field::Make("arg", types[1])});
+}
+
+ArrayPtr ArgPair(const Call& c) {
+  auto pair = std::make_shared<ArrayData>();
+  pair->type = c.type;
+  pair->length = c.n;
+  pair->buffers = {nullptr};
+  for (size_t i = 0; i < 2; ++i) {
+    const Datum& d = c.args[i];
+    pair->children.push_back(d.is_array() ? d.array : RowWise(c.type->child(i)->type, c.n, [&](int64_t) {
+      return d.scalar;
+    }));
+  }
+  return pair;
+}
+
+// hash(x, ...): XXH3 of the values' bytes in a canonical form, so that equal values hash
+// alike across integer widths (and -0.0 as 0.0, every NaN alike); NULL hashes too.
+void AppendHashBytes(std::string& out, const Scalar& v) {
+  auto word = [&](char tag, uint64_t bits) {
+    out += tag;
+    for (int i = 0; i < 8; ++i) out += char(bits >> (8 * i));
+  };
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          out += '\0';
+        } else if constexpr (std::is_same_v<T, bool>) {
+          out += x ? '\2' : '\1';
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          word('i', uint64_t(x));
+        } else if constexpr (std::is_same_v<T, uint64_t>) {
+          word(x <= uint64_t(INT64_MAX) ? 'i' : 'u', x);
+        } else if constexpr (std::is_same_v<T, double>) {
+          const double d = std::isnan(x) ? std::numeric_limits<double>::quiet_NaN() : x == 0 ? 0.0 : x;
+          word('d', std::bit_cast<uint64_t>(d));
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          word('s', x.size());
+          out += x;
+        } else {
+          word('l', x.size());
+          for (const Scalar& item : x) AppendHashBytes(out, item);
+        }
+      },
+      v.value);
+}
+
+TypePtr HashRule(const std::string& name, std::vector<TypePtr>* arg_types, const Expr* origin) {
+  if (arg_types->empty()) ThrowAt(origin, fmt::format("{}() takes at least 1 argument, got 0", name));
+  for (auto& t : *arg_types)
+    if (!t) t = DataType::Null();
+  return DataType::UInt64();
+}
+
+ArrayPtr Hash(const Call& c) {
+  std::string bytes;
+  return RowWise(c.type, c.n, [&](int64_t i) {
+    bytes.clear();
+    for (const Datum& d : c.args) AppendHashBytes(bytes, RowValue(d, i));
+    return Scalar{c.type, uint64_t(XXH3_64bits(bytes.data(), bytes.size()))};
+  });
+}
+
 // --- the table ---
 
 constexpr size_t kAnyCount = SIZE_MAX;  // the rule checks the argument count itself
@@ -645,6 +725,8 @@ constexpr FunctionDef kFunctions[] = {
     {"coalesce", kAnyCount, kAnyCount, CoalesceRule, Coalesce},
     {"round", 1, 2, RoundRule, Round},
     {"typeof", 1, 1, TypeofRule, Typeof},
+    {"hash", kAnyCount, kAnyCount, HashRule, Hash},
+    {"__arg_pair", 2, 2, ArgPairRule, ArgPair},
 };
 
 const FunctionDef* FindFunction(std::string_view name) {
@@ -675,27 +757,7 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
     return def->rule(name, arg_types, origin);
   }
   if (TypePtr type = ResolveMoreFunction(name, arg_types, origin)) return type;
-  // The aggregates are the SQL layer's, named here so that one message lists every function.
-  ThrowAt(origin, fmt::format("unknown function '{}' (known: abs, array_cat, array_concat, array_contains, "
-                              "array_cosine_distance, array_cosine_similarity, array_distance, array_distinct, "
-                              "array_has, array_indexof, array_inner_product, array_length, "
-                              "array_negative_inner_product, array_position, array_reverse, array_reverse_sort, "
-                              "array_slice, array_sort, array_to_string, array_unique, ceil, char_length, coalesce, "
-                              "concat, concat_ws, contains, cosine_distance, date_part, date_trunc, exp, extract, floor, greatest, "
-                              "inner_product, l2_distance, least, left, len, length, list_avg, list_cat, list_concat, "
-                              "list_contains, list_cosine_distance, list_cosine_similarity, list_distance, "
-                              "list_distinct, list_element, list_has, list_indexof, list_inner_product, list_max, "
-                              "list_min, list_negative_inner_product, list_pack, list_position, list_product, "
-                              "list_reverse, list_reverse_sort, list_slice, list_sort, list_sum, list_to_string, "
-                              "list_unique, list_value, ln, lower, ltrim, nullif, octet_length, power, random, "
-                              "regexp_extract, regexp_matches, regexp_replace, replace, right, round, rtrim, split, sqrt, starts_with, strftime, strptime, "
-                              "substr, trim, try_strptime, typeof, upper; aggregates in a "
-                              "SELECT: approx_count_distinct, array_agg, avg, bool_and, bool_or, count, list, max, median, min, "
-                              "quantile_cont, quantile_disc, stddev, "
-                              "stddev_pop, string_agg, sum, var_pop, variance; window functions, with OVER (...): "
-                              "cume_dist, dense_rank, first_value, lag, last_value, lead, nth_value, ntile, "
-                              "percent_rank, rank, row_number)",
-                              name));
+  ThrowAt(origin, UnknownFunctionMessage(name));
 }
 
 ArrayPtr CallFunction(const std::string& name, const std::vector<Datum>& args, int64_t n, const TypePtr& type,

@@ -19,7 +19,7 @@ namespace lancelet::sql {
 
 const std::vector<std::string>& AggregateNames() {
   static const std::vector<std::string> kNames = {
-      "approx_count_distinct", "array_agg", "avg",          "bool_and", "bool_or",    "count",
+      "approx_count_distinct", "arg_max", "arg_min", "array_agg", "avg",          "bool_and", "bool_or",    "count",
       "list",                  "max",       "median",       "min",      "quantile_cont", "quantile_disc",
       "stddev",                "stddev_pop", "stddev_samp", "string_agg", "sum",     "var_pop",
       "var_samp",              "variance"};
@@ -46,6 +46,7 @@ std::string AggregateSeparator(const Context& ctx, const Expr& call) {
 }
 
 bool IsListAggregate(const std::string& f) { return f == "list" || f == "array_agg"; }
+bool IsArgExtreme(const std::string& f) { return f == "arg_min" || f == "arg_max"; }
 bool IsQuantile(const std::string& f) { return f == "quantile_cont" || f == "quantile_disc"; }
 
 // The fraction of quantile_cont(x, q) / quantile_disc(x, q): a number literal in [0, 1].
@@ -105,6 +106,7 @@ TypePtr AggregateType(const Context& ctx, const Expr& call, const TypePtr& arg) 
     return arg;
   }
   if (IsListAggregate(f)) return DataType::List(Field::Make("item", arg));
+  if (IsArgExtreme(f)) return arg->child(1)->type;  // the {val, arg} pair's arg
   return arg;  // min, max
 }
 
@@ -345,6 +347,37 @@ class ExtremeAccumulator final : public Accumulator {
   std::vector<std::optional<Scalar>> best_;
 };
 
+// arg_min(arg, val) / arg_max(arg, val), over the {val, arg} pairs BindAggregate makes:
+// arg at the group's first row of least (greatest) val. Rows where either is NULL are
+// left out, as DuckDB's.
+class ArgExtremeAccumulator final : public Accumulator {
+ public:
+  ArgExtremeAccumulator(const AggregateCall& agg) : agg_(agg), min_(agg.call->function == "arg_min") {}
+  void Add(const ArrayData* pair, const std::vector<uint32_t>& groups, size_t group_count) override {
+    best_.resize(group_count);
+    const ArrayData& val = *pair->child(0);
+    const ArrayData& arg = *pair->child(1);
+    for (int64_t r = 0; r < pair->length; ++r) {
+      if (pair->IsNull(r) || val.IsNull(r) || arg.IsNull(r)) continue;
+      auto& best = best_[groups[size_t(r)]];
+      Scalar v = GetScalar(val, r);
+      if (!best || CompareScalars(v, best->first) * (min_ ? 1 : -1) < 0) best.emplace(std::move(v), GetScalar(arg, r));
+    }
+  }
+  ArrayPtr Finish(size_t group_count) override {
+    best_.resize(group_count);
+    return RowWise(agg_.type, int64_t(group_count), [&](int64_t g) {
+      const auto& b = best_[size_t(g)];
+      return b ? b->second : Scalar::Null(agg_.type);
+    });
+  }
+
+ private:
+  const AggregateCall& agg_;
+  bool min_;
+  std::vector<std::optional<std::pair<Scalar, Scalar>>> best_;  // per group: (val, arg)
+};
+
 // stddev and variance: Welford's running mean and sum of squared deviations.
 class StatisticAccumulator final : public Accumulator {
  public:
@@ -552,6 +585,7 @@ std::unique_ptr<Accumulator> MakeAccumulator(const Context& ctx, const Aggregate
     });
   }
   if (f == "min" || f == "max") return std::make_unique<ExtremeAccumulator>(agg);
+  if (IsArgExtreme(f)) return std::make_unique<ArgExtremeAccumulator>(agg);
   if (IsStatistic(f)) return std::make_unique<StatisticAccumulator>(agg);
   if (f == "median") return std::make_unique<MedianAccumulator>();
   if (f == "bool_and" || f == "bool_or") return std::make_unique<BoolAccumulator>(agg);
@@ -746,6 +780,9 @@ AggregateCall BindAggregate(const Context& ctx, const ExprPtr& call, const Schem
     QuantileFraction(ctx, e);
   } else if (IsQuantile(e.function)) {
     ctx.Fail(e.position, fmt::format("{} takes two arguments: a value and a fraction from 0 to 1", e.function));
+  } else if (IsArgExtreme(e.function)) {
+    if (arguments != 2 || e.star_argument)
+      ctx.Fail(e.position, fmt::format("{} takes two arguments: the value to return and the one to compare", e.function));
   } else if (!e.star_argument && arguments != 1) {
     ctx.Fail(e.position, fmt::format("{} takes exactly one argument", e.function));
   }
@@ -757,7 +794,16 @@ AggregateCall BindAggregate(const Context& ctx, const ExprPtr& call, const Schem
     exact->distinct = true;
     agg.call = exact;
   }
-  if (!e.star_argument) agg.argument = Bind(*e.args[0], input);
+  if (IsArgExtreme(e.function)) {  // one argument for the aggregation: the pair {val, arg}
+    auto pair = std::make_shared<Expr>(*e.args[1]);
+    pair->kind = ExprKind::kCall;
+    pair->function = "__arg_pair";
+    pair->args = {e.args[1], e.args[0]};
+    pair->position = e.position;
+    agg.argument = Bind(*pair, input);
+  } else if (!e.star_argument) {
+    agg.argument = Bind(*e.args[0], input);
+  }
   agg.type = AggregateType(ctx, *agg.call, agg.argument ? agg.argument->type : nullptr);
   if (e.has_filter) {
     agg.filter = Bind(*e.args.back(), input);

@@ -19,6 +19,8 @@
 namespace lancelet::sql {
 
 bool IsAggregateName(const std::string& function);
+// Every aggregate's name, sorted.
+const std::vector<std::string>& AggregateNames();
 // Whether `e` calls an aggregate (a window call's own function is no aggregate; its
 // arguments may hold one).
 bool ContainsAggregate(const ExprPtr& e);

@@ -21,7 +21,7 @@ namespace lancelet::sql {
 struct SelectStmt;
 
 struct TableRef {
-  enum class Kind { kTable, kCsv, kJson, kSubquery, kVectorSearch, kChanges, kSeries } kind = Kind::kTable;
+  enum class Kind { kTable, kCsv, kJson, kSubquery, kVectorSearch, kChanges, kSeries, kFunctions } kind = Kind::kTable;
   std::string name;   // table name, or the file path of read_csv / read_json
   std::string alias;  // empty: the table name (or "read_csv" / "read_json")
   std::optional<uint64_t> version;  // VERSION AS OF n
@@ -45,6 +45,7 @@ struct TableRef {
   // kSeries: range([start,] stop [, step]) (stop excluded) or generate_series(...) (stop
   // included), DuckDB's: one int64 column named as the function; `name` is its name.
   std::vector<ExprPtr> series_args;
+  // kFunctions: lancelet_functions() (or duckdb_functions()), the function catalog.
 
   const std::string& qualifier() const { return alias.empty() ? name : alias; }
 };

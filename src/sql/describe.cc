@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "lancelet/builder.h"
+#include "expr/function_catalog.h"
 #include "sql/exec.h"
 
 namespace lancelet::sql {
@@ -136,6 +137,26 @@ RecordBatchPtr RunSummarize(const Context& ctx, const TableRef& source) {
   add("count", counts.Finish());
   add("null_percentage", null_share.Finish());
   return std::make_shared<RecordBatch>(std::make_shared<Schema>(fields), std::move(out), int64_t(names.size()));
+}
+
+std::unique_ptr<RecordBatchReader> OpenFunctionCatalog() {
+  std::vector<std::string> columns[4];
+  for (const FunctionDoc& f : FunctionCatalog()) {
+    columns[0].emplace_back(f.name);
+    columns[1].emplace_back(f.kind);
+    columns[2].emplace_back(f.arguments);
+    columns[3].emplace_back(f.description);
+  }
+  const char* names[4] = {"function_name", "function_type", "arguments", "description"};
+  std::vector<FieldPtr> fields;
+  std::vector<ArrayPtr> arrays;
+  for (int i = 0; i < 4; ++i) {
+    fields.push_back(Field::Make(names[i], DataType::Utf8()));
+    arrays.push_back(Strings(columns[i]));
+  }
+  auto schema = std::make_shared<Schema>(fields);
+  const auto rows = int64_t(columns[0].size());
+  return BatchesReader(schema, {std::make_shared<RecordBatch>(schema, std::move(arrays), rows)});
 }
 
 }  // namespace lancelet::sql

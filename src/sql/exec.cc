@@ -143,6 +143,7 @@ std::unique_ptr<RecordBatchReader> OpenSourceRows(const Context& ctx, const Tabl
   }
   if (ref.kind == TableRef::Kind::kSubquery) return OpenSelect(ctx, *ref.subquery);
   if (ref.kind == TableRef::Kind::kSeries) return OpenSeries(ctx, ref);
+  if (ref.kind == TableRef::Kind::kFunctions) return OpenFunctionCatalog();
   if (ref.kind == TableRef::Kind::kVectorSearch) {
     DatasetPtr ds = opened ? std::move(opened) : OpenTable(ctx, ref);
     VectorQuery query = *ref.search;

@@ -160,6 +160,9 @@ RecordBatchPtr RunShowIndexes(const Context& ctx, const ShowIndexesStmt& stmt);
 RecordBatchPtr RunDescribe(const Context& ctx, const TableRef& table);
 // range(...) / generate_series(...): their numbers, a batch at a time.
 std::unique_ptr<RecordBatchReader> OpenSeries(const Context& ctx, const TableRef& ref);
+// lancelet_functions(): the function catalog, a row per function (function_name,
+// function_type, arguments, description).
+std::unique_ptr<RecordBatchReader> OpenFunctionCatalog();
 RecordBatchPtr RunDescribeQuery(const Context& ctx, const SelectStmt& query);
 RecordBatchPtr RunSummarize(const Context& ctx, const TableRef& source);
 // SHOW TABLES: a row per table (name).

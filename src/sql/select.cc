@@ -319,13 +319,29 @@ class UnionReader final : public RecordBatchReader {
 std::unique_ptr<RecordBatchReader> OpenUnion(const Context& ctx, const SelectStmt& stmt, const SchemaPtr& column_types) {
   std::vector<std::unique_ptr<RecordBatchReader>> parts;
   for (const auto& part : stmt.union_parts) parts.push_back(OpenSelect(ctx, *part, column_types));
+  // A bare NULL item (SELECT NULL) takes the type of the column in the other parts, as
+  // in DuckDB; it is typed only where every part has one.
+  auto bare_null = [&](size_t p, size_t c) {
+    const auto& items = stmt.union_parts[p]->items;
+    if (c >= items.size() || !items[c].expr) return false;
+    const Expr& e = *items[c].expr;
+    return e.kind == ExprKind::kLiteral && e.literal.is_null() && !e.literal.type;
+  };
   std::vector<FieldPtr> fields = parts[0]->schema()->fields();
+  std::vector<bool> typed(fields.size());
+  for (size_t c = 0; c < fields.size(); ++c) typed[c] = !bare_null(0, c);
   for (size_t p = 1; p < parts.size(); ++p) {
     const Schema& schema = *parts[p]->schema();
     if (schema.num_fields() != fields.size())
       ctx.Fail(stmt.union_position, fmt::format("UNION's parts differ in columns: {} in the first, {} in part {}",
                                                 fields.size(), schema.num_fields(), p + 1));
     for (size_t c = 0; c < fields.size(); ++c) {
+      if (bare_null(p, c)) continue;
+      if (!typed[c]) {
+        fields[c] = Field::Make(fields[c]->name, schema.field(c)->type);
+        typed[c] = true;
+        continue;
+      }
       TypePtr common = CommonType(fields[c]->type, schema.field(c)->type);
       if (!common)
         ctx.Fail(stmt.union_position, fmt::format("UNION's column {} ('{}') is {} in one part and {} in part {}", c + 1,

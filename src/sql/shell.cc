@@ -25,6 +25,9 @@ namespace lancelet {
 
 namespace {
 
+// The aligned formats, in which statements' messages go with the rows (to `out`).
+bool IsTable(const std::string& format) { return format == "table" || format == "box"; }
+
 // Prints a query's rows batch by batch, as they are computed.
 void PrintRows(RecordBatchReader& rows, std::ostream& out, const SqlShellOptions& options) {
   const std::string& format = options.format;
@@ -37,9 +40,10 @@ void PrintRows(RecordBatchReader& rows, std::ostream& out, const SqlShellOptions
     return;
   }
   std::unique_ptr<BatchWriter> writer;
-  if (format == "table") {
+  if (format == "table" || format == "box") {
     TableWriteOptions table;
     table.max_rows = options.max_rows;
+    table.box = format == "box";
     writer = MakeTableWriter(out, rows.schema(), table);
   } else if (format == "markdown") {
     writer = MakeMarkdownWriter(out, rows.schema());
@@ -63,13 +67,13 @@ bool RunOne(SqlSession& session, const std::string& statement, std::ostream& out
     if (r.rows) r.stream = sql::BatchesReader(r.rows->schema(), {r.rows});
     if (r.stream) r.stream = sql::Interruptible(std::move(r.stream));  // printing stops on Ctrl-C too
     if (r.stream) {
-      if (printed_rows && options.format == "table" && !options.echo) out << "\n";
+      if (printed_rows && IsTable(options.format) && !options.echo) out << "\n";
       PrintRows(*r.stream, out, options);
       printed_rows = true;
     } else {
-      (options.format == "table" ? out : err) << r.message << "\n";
+      (IsTable(options.format) ? out : err) << r.message << "\n";
     }
-    if (options.echo && options.format == "table") out << "\n";
+    if (options.echo && IsTable(options.format)) out << "\n";
     out.flush();
     return true;
   } catch (const SqlError& e) {
@@ -119,7 +123,7 @@ constexpr const char* kDotHelp =
     ".help              this list\n"
     ".tables            the tables (NAME.lance datasets of the directory)\n"
     ".schema [TABLE]    each table's columns and types\n"
-    ".mode table|csv|jsonl|markdown|line\n"
+    ".mode table|box|csv|jsonl|markdown|line\n"
     "                   how rows are printed\n"
     ".output [FILE]     print results to FILE from now on (none: back to the screen)\n"
     ".once FILE         print the next result to FILE\n"
@@ -238,8 +242,8 @@ bool RunDotCommand(const std::string& line, SqlSession& session, ShellState& sta
       }
     }
   } else if (command == ".mode") {
-    if (arg != "table" && arg != "csv" && arg != "jsonl" && arg != "markdown" && arg != "line")
-      return fail(".mode takes table, csv, jsonl, markdown or line");
+    if (arg != "table" && arg != "box" && arg != "csv" && arg != "jsonl" && arg != "markdown" && arg != "line")
+      return fail(".mode takes table, box, csv, jsonl, markdown or line");
     state.options.format = arg;
   } else if (command == ".maxrows") {
     int64_t n = -1;

@@ -209,6 +209,13 @@ class StatementParser {
       p_.ExpectSymbol(")");
       if (ref.series_args.size() > 3) p_.Fail(fmt::format("at most 3 arguments to {}: [start,] stop [, step]", ref.name));
     } else if (allow_functions && t.kind == TokenKind::kIdentifier && p_.Peek(1).IsSymbol("(") &&
+               (t.IsKeyword("LANCELET_FUNCTIONS") || t.IsKeyword("DUCKDB_FUNCTIONS"))) {
+      ref.kind = TableRef::Kind::kFunctions;
+      ref.name = ref.alias = AsciiLower(p_.Next().text);
+      p_.ExpectSymbol("(");
+      if (!p_.Peek().IsSymbol(")")) p_.Fail(fmt::format("{}() takes no arguments", ref.name));
+      p_.ExpectSymbol(")");
+    } else if (allow_functions && t.kind == TokenKind::kIdentifier && p_.Peek(1).IsSymbol("(") &&
                t.IsKeyword("VECTOR_SEARCH")) {
       p_.Next();
       ParseVectorSearch(ref);

@@ -9,6 +9,7 @@
 
 #include "lancelet/builder.h"
 #include "expr/cast.h"
+#include "expr/function_catalog.h"
 #include "sql/aggregate.h"
 #include "sql/sort.h"
 
@@ -22,10 +23,6 @@ enum class WindowKind {
   kCount, kSum, kAvg, kMin, kMax,  // over any frame
   kWholeAggregate,                 // any other aggregate: whole partitions only
 };
-
-const char* kKnown =
-    "row_number, rank, dense_rank, percent_rank, cume_dist, ntile, lag, lead, first_value, last_value, nth_value, "
-    "and the aggregates";
 
 std::optional<WindowKind> KindOf(const std::string& f) {
   static const std::vector<std::pair<std::string, WindowKind>> kNames = {
@@ -135,7 +132,8 @@ class WindowFunction {
     const WindowSpec& w = *call->window;
     const std::string& f = call->function;
     const auto kind = KindOf(f);
-    if (!kind) ctx.Fail(call->position, fmt::format("unknown window function {}() (known: {})", f, kKnown));
+    if (!kind) ctx.Fail(call->position, fmt::format("unknown window function {}() (known: {}, and the aggregates)", f,
+                                                       FunctionNames("window")));
     kind_ = *kind;
     const size_t n = w.arguments;
     auto expect = [&](size_t lo, size_t hi) {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <deque>
 #include <ostream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -62,6 +63,7 @@ class TableWriter final : public BatchWriter {
       for (auto& cells : tail_) pending_.push_back(std::move(cells));
       tail_.clear();
       PrintPending(head);
+      if (options_.box) PrintRule("└─", "─┴─", "─┘");
       out_ << fmt::format("({} rows, {} shown)\n", rows_, shown);
       out_.flush();
       return;
@@ -69,6 +71,7 @@ class TableWriter final : public BatchWriter {
     for (auto& cells : tail_) pending_.push_back(std::move(cells));
     tail_.clear();
     if (widths_.empty()) PrintPending();
+    if (options_.box) PrintRule("└─", "─┴─", "─┘");
     out_ << fmt::format("({} {})\n", rows_, rows_ == 1 ? "row" : "rows");
     out_.flush();
   }
@@ -88,21 +91,30 @@ class TableWriter final : public BatchWriter {
       auto& dots = pending_[size_t(elision)];
       for (size_t c = 0; c < dots.size(); ++c) dots[c] = std::string((widths_[c] - 1) / 2, ' ') + "…";
     }
+    if (options_.box) PrintRule("┌─", "─┬─", "─┐");
     PrintRow(headers_);
-    std::string rule;
-    for (size_t c = 0; c < widths_.size(); ++c) {
-      if (c > 0) rule += "-+-";
-      rule.append(widths_[c], '-');
-    }
-    out_ << rule << '\n';
+    if (options_.box) PrintRule("├─", "─┼─", "─┤");
+    else PrintRule("", "-+-", "");
     for (const auto& cells : pending_) PrintRow(cells);
     pending_.clear();
   }
 
+  // A horizontal line across the columns: `left`, each column's width of dashes (box
+  // drawing ones in a box) separated by `middle`, then `right`.
+  void PrintRule(std::string_view left, std::string_view middle, std::string_view right) {
+    const std::string_view dash = options_.box ? "─" : "-";
+    std::string rule(left);
+    for (size_t c = 0; c < widths_.size(); ++c) {
+      if (c > 0) rule += middle;
+      for (size_t i = 0; i < widths_[c]; ++i) rule += dash;
+    }
+    out_ << rule << right << '\n';
+  }
+
   void PrintRow(const std::vector<std::string>& cells) {
-    std::string line;
+    std::string line = options_.box ? "│ " : "";
     for (size_t c = 0; c < cells.size(); ++c) {
-      if (c > 0) line += " | ";
+      if (c > 0) line += options_.box ? " │ " : " | ";
       const size_t width = text::CountCodePoints(cells[c]);
       const size_t pad = width < widths_[c] ? widths_[c] - width : 0;
       if (right_align_[c]) {
@@ -110,11 +122,11 @@ class TableWriter final : public BatchWriter {
         line += cells[c];
       } else {
         line += cells[c];
-        // No trailing blanks after the last column.
-        if (c + 1 < cells.size()) line.append(pad, ' ');
+        // No trailing blanks after the last column, unless a frame follows.
+        if (c + 1 < cells.size() || options_.box) line.append(pad, ' ');
       }
     }
-    out_ << line << '\n';
+    out_ << line << (options_.box ? " │\n" : "\n");
   }
 
   std::ostream& out_;

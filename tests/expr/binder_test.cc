@@ -109,23 +109,11 @@ TEST(ExprBinder, Functions) {
   EXPECT_EQ(TypeOf("round(score, 1)"), "float32");
   EXPECT_EQ(TypeOf("ROUND(id)"), "int32");
   EXPECT_EQ(BindError("nosuch(id)"),
-            "unknown function 'nosuch' (known: abs, array_cat, array_concat, array_contains, "
-            "array_cosine_distance, array_cosine_similarity, array_distance, array_distinct, array_has, "
-            "array_indexof, array_inner_product, array_length, array_negative_inner_product, array_position, "
-            "array_reverse, array_reverse_sort, array_slice, array_sort, array_to_string, array_unique, ceil, "
-            "char_length, coalesce, concat, concat_ws, contains, cosine_distance, date_part, date_trunc, exp, extract, floor, "
-            "greatest, inner_product, l2_distance, least, left, len, length, list_avg, list_cat, list_concat, "
-            "list_contains, list_cosine_distance, list_cosine_similarity, list_distance, list_distinct, "
-            "list_element, list_has, list_indexof, list_inner_product, list_max, list_min, "
-            "list_negative_inner_product, list_pack, list_position, list_product, list_reverse, "
-            "list_reverse_sort, list_slice, list_sort, list_sum, list_to_string, list_unique, list_value, ln, "
-            "lower, ltrim, nullif, octet_length, power, random, regexp_extract, regexp_matches, regexp_replace, replace, "
-            "right, round, rtrim, split, sqrt, "
-            "starts_with, strftime, strptime, substr, trim, try_strptime, typeof, upper; aggregates in a SELECT: approx_count_distinct, "
-            "array_agg, avg, bool_and, bool_or, count, list, max, median, min, quantile_cont, quantile_disc, stddev, stddev_pop, string_agg, sum, var_pop, variance; window "
-            "functions, with "
-            "OVER (...): cume_dist, dense_rank, first_value, lag, last_value, lead, nth_value, "
-            "ntile, percent_rank, rank, row_number) at position 1 in \"nosuch(id)\"");
+            "unknown function 'nosuch' (SELECT * FROM lancelet_functions() lists every function) at position 1 in "
+            "\"nosuch(id)\"");
+  EXPECT_EQ(BindError("lenght(name)"),
+            "unknown function 'lenght'; did you mean length? (SELECT * FROM lancelet_functions() lists every "
+            "function) at position 1 in \"lenght(name)\"");
   EXPECT_EQ(BindError("abs(name)"), "abs() expects a number, got utf8 at position 1 in \"abs(name)\"");
   EXPECT_EQ(BindError("lower(id, 1)"), "lower() takes 1 argument, got 2 at position 1 in \"lower(id, 1)\"");
   EXPECT_EQ(BindError("coalesce(id, name)"),
