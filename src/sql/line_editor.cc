@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 namespace lancelet {
@@ -16,6 +17,13 @@ struct LineEditor::Library {
   int (*read_history)(const char*) = nullptr;
   int (*write_history)(const char*) = nullptr;
   void (*using_history)() = nullptr;
+  // Completion, optional: readline's variables (their addresses) and matcher.
+  using AttemptFn = char** (*)(const char*, int, int);
+  using GenerateFn = char* (*)(const char*, int);
+  AttemptFn* attempted_completion_function = nullptr;
+  int* attempted_completion_over = nullptr;
+  char** line_buffer = nullptr;
+  char** (*completion_matches)(const char*, GenerateFn) = nullptr;
 
   static std::unique_ptr<Library> Load() {
     for (const char* name : {"libedit.so.2", "libedit.so"}) {
@@ -28,6 +36,11 @@ struct LineEditor::Library {
       lib->read_history = reinterpret_cast<int (*)(const char*)>(dlsym(handle, "read_history"));
       lib->write_history = reinterpret_cast<int (*)(const char*)>(dlsym(handle, "write_history"));
       lib->using_history = reinterpret_cast<void (*)()>(dlsym(handle, "using_history"));
+      lib->attempted_completion_function = reinterpret_cast<AttemptFn*>(dlsym(handle, "rl_attempted_completion_function"));
+      lib->attempted_completion_over = reinterpret_cast<int*>(dlsym(handle, "rl_attempted_completion_over"));
+      lib->line_buffer = reinterpret_cast<char**>(dlsym(handle, "rl_line_buffer"));
+      lib->completion_matches =
+          reinterpret_cast<char** (*)(const char*, GenerateFn)>(dlsym(handle, "rl_completion_matches"));
       if (lib->readline && lib->add_history && lib->read_history && lib->write_history && lib->using_history)
         return lib;
       dlclose(handle);
@@ -35,6 +48,28 @@ struct LineEditor::Library {
     return nullptr;
   }
 };
+
+namespace {
+
+// The completing editor's state, for libedit's C callbacks.
+struct Completion {
+  LineEditor::Completer completer;
+  std::vector<std::string> candidates;
+  size_t next = 0;
+};
+Completion& ActiveCompletion() {
+  static Completion completion;
+  return completion;
+}
+
+char* NextCandidate(const char*, int state) {
+  Completion& c = ActiveCompletion();
+  if (state == 0) c.next = 0;
+  if (c.next >= c.candidates.size()) return nullptr;
+  return strdup(c.candidates[c.next++].c_str());  // libedit frees it
+}
+
+}  // namespace
 
 LineEditor::LineEditor(std::istream& in, std::ostream& prompt_out, bool edit, std::string history_path)
     : in_(in), prompt_out_(prompt_out), history_path_(std::move(history_path)) {
@@ -47,6 +82,7 @@ LineEditor::LineEditor(std::istream& in, std::ostream& prompt_out, bool edit, st
 
 LineEditor::~LineEditor() {
   if (!lib_) return;
+  if (lib_->attempted_completion_function) *lib_->attempted_completion_function = nullptr;
   if (!history_path_.empty()) lib_->write_history(history_path_.c_str());
   // The library stays loaded: it may keep terminal state until the process ends.
 }
@@ -68,6 +104,24 @@ std::optional<std::string> LineEditor::ReadLine(const std::string& prompt) {
 void LineEditor::Interrupted() {
   in_.clear();  // getline failed on the interrupted read
   if (&in_ == &std::cin) std::clearerr(stdin);
+}
+
+void LineEditor::SetCompleter(Completer completer) {
+  if (!lib_ || !lib_->attempted_completion_function || !lib_->attempted_completion_over || !lib_->line_buffer ||
+      !lib_->completion_matches)
+    return;
+  Completion& c = ActiveCompletion();
+  c.completer = std::move(completer);
+  static const Library* library = nullptr;  // the one the callback reads the line from
+  library = lib_.get();
+  *lib_->attempted_completion_function = [](const char* text, int start, int end) -> char** {
+    *library->attempted_completion_over = 1;  // no file names when there is no candidate
+    Completion& active = ActiveCompletion();
+    const char* line = *library->line_buffer;
+    active.candidates = active.completer(line ? line : "", size_t(start), size_t(end));
+    if (active.candidates.empty()) return nullptr;
+    return library->completion_matches(text, NextCandidate);
+  };
 }
 
 void LineEditor::AddHistory(const std::string& entry) {

@@ -3,11 +3,13 @@
 // when the shell starts (dlopen), so that no other command pays for it at start-up.
 #pragma once
 
+#include <functional>
 #include <istream>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace lancelet {
 
@@ -27,6 +29,11 @@ class LineEditor {
   void AddHistory(const std::string& entry);
   // After a signal cut ReadLine short: the input can be read again.
   void Interrupted();
+
+  // The tab key's candidates for the word at [start, end) of the line being edited (with
+  // libedit only). One editor completes at a time: the last one given a completer.
+  using Completer = std::function<std::vector<std::string>(const std::string& line, size_t start, size_t end)>;
+  void SetCompleter(Completer completer);
 
  private:
   struct Library;

@@ -17,6 +17,7 @@
 #include "lancelet/ipc.h"
 #include "lancelet/sql.h"
 #include "lancelet/text.h"
+#include "sql/completion.h"
 #include "sql/exec.h"
 #include "sql/interrupt.h"
 #include "sql/line_editor.h"
@@ -376,6 +377,24 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
   sql::InterruptHandler on_interrupt;
   LineEditor editor(in, err, options.edit, options.history_path);
   std::string pending;
+  // Tab: the candidates for the word under the cursor, read against the statement typed
+  // so far (earlier lines too) and the database's tables as they are now.
+  editor.SetCompleter([&](const std::string& line, size_t start, size_t end) {
+    sql::CompletionSource source;
+    try {
+      source.tables = session.Tables();
+    } catch (const Error&) {
+    }
+    source.columns = [&](const std::string& table) {
+      std::vector<std::string> names;
+      try {
+        for (const auto& f : session.OpenTable(table)->schema()->fields()) names.push_back(f->name);
+      } catch (const Error&) {
+      }
+      return names;
+    };
+    return sql::CompleteWord(pending + line, pending.size() + start, pending.size() + end, source);
+  });
   while (!state.quit) {
     sql::ClearInterrupt();
     std::optional<std::string> line = editor.ReadLine(pending.empty() ? "lancelet> " : "     ...> ");

@@ -136,6 +136,14 @@ TEST_F(ShellPtyTest, CtrlCStopsTheRunningStatementOrDropsTheTypedOneAndTheShellG
   EXPECT_EQ(out.find("\n99\r\n"), std::string::npos) << out;
 }
 
+TEST_F(ShellPtyTest, TabCompletesKeywordsTablesColumnsAndDotCommands) {
+  // "sel", "na", "peo" and ".sch" are each the start of one candidate only.
+  const std::string out = TypeInto(db_, home_, {"sel\t na\t FROM peo\t WHERE id = 3;\n", ".sch\t peo\t\n", ".quit\n"});
+  EXPECT_NE(out.find("name\r\n----\r\nn3\r\n(1 row)"), std::string::npos) << out;
+  EXPECT_NE(out.find("people(id int64, name utf8)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("lancelet: "), std::string::npos) << out;
+}
+
 TEST_F(ShellPtyTest, TableOutputShowsTheFirstAndLastRowsOfALongResult) {
   const std::string out = TypeInto(db_, home_, {"SELECT id FROM people;\n", ".maxrows 4\n",
                                                 "SELECT id FROM people WHERE id >= 90;\n", ".quit\n"});
