@@ -14,7 +14,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,8 @@ namespace lancelet {
 namespace sql {
 struct Context;
 struct SetStmt;
+struct Statement;
+struct ViewStmt;
 }  // namespace sql
 
 struct SqlResult {
@@ -85,6 +89,9 @@ class SqlSession {
   // session's storage options. A missing table is NotFound "no table 'NAME' in DB".
   std::vector<std::string> Tables() const;
   DatasetPtr OpenTable(const std::string& name) const;
+  // The views a statement can read: the database's (CREATE VIEW) and this session's
+  // (CREATE TEMP VIEW), sorted.
+  std::vector<std::string> Views() const;
 
   // Show a progress bar on stderr for long work (the CLI sets it when stderr is a tty).
   void set_progress(bool on) { progress_ = on; }
@@ -92,6 +99,14 @@ class SqlSession {
 
  private:
   std::unique_ptr<sql::Context> NewContext(const std::string& statement) const;
+  // Parses with the views this session sees: the SELECT of view `name`, or nullopt.
+  sql::Statement Parse(const std::string& statement) const;
+  std::optional<std::string> ViewQuery(const std::string& name) const;
+  // Statements that read or change the session's state (SET, views, SHOW TABLES), and
+  // the others through sql::Run.
+  SqlResult RunHere(const sql::Context& ctx, const sql::Statement& s);
+  // CREATE VIEW: fails when the view would read itself.
+  void CheckNoCycle(const sql::Context& ctx, const sql::ViewStmt& view) const;
   // SET / RESET of memory_limit (this session's) or threads (the process's).
   SqlResult Set(const sql::Context& ctx, const sql::SetStmt& set);
 
@@ -99,6 +114,7 @@ class SqlSession {
   StorageOptions storage_options_;
   bool progress_ = false;
   int64_t memory_budget_ = 0;  // SET memory_limit's; 0: LANCELET_SQL_MEMORY_MB or 256 MiB
+  std::map<std::string, std::string> temp_views_;  // CREATE TEMP VIEW: name -> SELECT
 };
 
 }  // namespace lancelet

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,8 +33,10 @@ struct TableRef {
   char delimiter = ',';
   bool header = true;
   SchemaPtr columns;
-  // kSubquery: FROM (SELECT ...), or a WITH name (the query it names).
+  // kSubquery: FROM (SELECT ...), or a WITH name (the query it names), or a view (its
+  // query; `view` is then its name).
   std::shared_ptr<const SelectStmt> subquery;
+  std::string view;
   // kVectorSearch: vector_search('table', 'column', [..], k [, nprobes [, refine_factor]]),
   // the table's k rows nearest the vector with their _distance (Dataset::Search); `name`
   // is the table's.
@@ -222,6 +225,18 @@ struct SetStmt {
   int value_position = 0;
 };
 
+// CREATE [OR REPLACE] [TEMP | TEMPORARY] VIEW [IF NOT EXISTS] name AS SELECT ..., or
+// DROP VIEW [IF EXISTS] name.
+struct ViewStmt {
+  std::string name;
+  int name_position = 0;
+  bool temporary = false;
+  bool or_replace = false;
+  bool if_exists = false;  // IF NOT EXISTS of CREATE, IF EXISTS of DROP
+  std::string query;       // CREATE: the SELECT as written
+  std::shared_ptr<const SelectStmt> select;  // CREATE: the SELECT parsed
+};
+
 struct Statement {
   enum class Kind {
     kSelect, kInsert, kUpdate, kDelete, kCreateTable, kDropTable, kMerge,
@@ -230,6 +245,7 @@ struct Statement {
     kDescribe,   // DESCRIBE t (in show_indexes->table) or DESCRIBE SELECT ... (in select)
     kSummarize,  // SUMMARIZE t or SUMMARIZE SELECT ... (in show_indexes->table)
     kAlterTable, kCopy, kSet,
+    kCreateView, kDropView,  // in `view`
   } kind = Kind::kSelect;
   std::shared_ptr<SelectStmt> select;
   std::shared_ptr<InsertStmt> insert;
@@ -245,10 +261,16 @@ struct Statement {
   std::shared_ptr<AlterTableStmt> alter;
   std::shared_ptr<CopyStmt> copy;
   std::shared_ptr<SetStmt> set;
+  std::shared_ptr<ViewStmt> view;
 };
 
+// The SELECT a view name stands for (as written when it was created), or nullopt when
+// the name is not a view's.
+using ViewLookup = std::function<std::optional<std::string>(const std::string& name)>;
+
 // Parses one statement (an optional trailing ';' is allowed). Throws ParseError whose
-// position is a column of `text`.
-Statement ParseStatement(const std::string& text);
+// position is a column of `text`. With `views`, a table name in FROM (or DESCRIBE,
+// SUMMARIZE) that names no WITH query but a view reads as the view's query.
+Statement ParseStatement(const std::string& text, const ViewLookup& views = nullptr);
 
 }  // namespace lancelet::sql

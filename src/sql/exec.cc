@@ -141,6 +141,14 @@ std::unique_ptr<RecordBatchReader> OpenSourceRows(const Context& ctx, const Tabl
                                         std::move(opened))->schema();
     return BatchesReader(schema, {});
   }
+  if (ref.kind == TableRef::Kind::kSubquery && !ref.view.empty()) {
+    // Positions in a view's query are its own text's: the error names the view instead.
+    try {
+      return OpenSelect(ctx, *ref.subquery);
+    } catch (const ParseError& e) {
+      ctx.Fail(ref.position, fmt::format("view '{}': {}", ref.view, e.detail()));
+    }
+  }
   if (ref.kind == TableRef::Kind::kSubquery) return OpenSelect(ctx, *ref.subquery);
   if (ref.kind == TableRef::Kind::kSeries) return OpenSeries(ctx, ref);
   if (ref.kind == TableRef::Kind::kFunctions) return OpenFunctionCatalog();

@@ -2,6 +2,7 @@
 // column references, comparing values and casting columns.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -165,8 +166,17 @@ std::unique_ptr<RecordBatchReader> OpenSeries(const Context& ctx, const TableRef
 std::unique_ptr<RecordBatchReader> OpenFunctionCatalog();
 RecordBatchPtr RunDescribeQuery(const Context& ctx, const SelectStmt& query);
 RecordBatchPtr RunSummarize(const Context& ctx, const TableRef& source);
-// SHOW TABLES: a row per table (name).
-RecordBatchPtr RunShowTables(const Context& ctx);
+// SHOW TABLES: a row per table and view (name), sorted.
+RecordBatchPtr RunShowTables(const Context& ctx, const std::vector<std::string>& views);
 std::string RunExplain(const Context& ctx, const SelectStmt& stmt);  // the plan's lines
+
+// Views (views.cc): a database's view's SELECT as written (nullopt: no such view), the
+// names of its views, sorted, and CREATE VIEW / DROP VIEW, of the database's views or,
+// TEMP ones, of `temp_views` (the session's).
+std::optional<std::string> ReadView(const std::string& db_dir, const std::string& name,
+                                    const StorageOptions& options);
+std::vector<std::string> ListViews(const std::string& db_dir, const StorageOptions& options);
+std::string RunCreateView(const Context& ctx, const ViewStmt& stmt, std::map<std::string, std::string>& temp_views);
+std::string RunDropView(const Context& ctx, const ViewStmt& stmt, std::map<std::string, std::string>& temp_views);
 
 }  // namespace lancelet::sql

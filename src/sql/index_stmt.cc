@@ -69,8 +69,10 @@ std::string RunAlterTable(const Context& ctx, const AlterTableStmt& stmt) {
   return fmt::format("ALTER TABLE {} ({}: version {})", stmt.table.name, stmt.table.name, next->version());
 }
 
-RecordBatchPtr RunShowTables(const Context& ctx) {
-  const std::vector<std::string> names = ListTables(ctx.db_dir, ctx.storage_options);
+RecordBatchPtr RunShowTables(const Context& ctx, const std::vector<std::string>& views) {
+  std::vector<std::string> names = ListTables(ctx.db_dir, ctx.storage_options);
+  names.insert(names.end(), views.begin(), views.end());
+  std::sort(names.begin(), names.end());
   auto schema = std::make_shared<Schema>(std::vector<FieldPtr>{Field::Make("name", DataType::Utf8())});
   return std::make_shared<RecordBatch>(schema, std::vector<ArrayPtr>{Strings(names)}, int64_t(names.size()));
 }

@@ -48,6 +48,27 @@ SqlSession::SqlSession(std::string db_dir, StorageOptions storage_options)
 
 std::vector<std::string> SqlSession::Tables() const { return sql::ListTables(db_dir_, storage_options_); }
 
+std::vector<std::string> SqlSession::Views() const {
+  std::vector<std::string> names = sql::ListViews(db_dir_, storage_options_);
+  for (const auto& [name, query] : temp_views_) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+std::optional<std::string> SqlSession::ViewQuery(const std::string& name) const {
+  // A TEMP view first, then the database's; a table of the same name hides the latter
+  // (a view cannot be made under a table's name, but a table can be made after it).
+  if (auto it = temp_views_.find(name); it != temp_views_.end()) return it->second;
+  std::optional<std::string> query = sql::ReadView(db_dir_, name, storage_options_);
+  if (query && sql::TableExistsIn(db_dir_, name, storage_options_)) return std::nullopt;
+  return query;
+}
+
+sql::Statement SqlSession::Parse(const std::string& statement) const {
+  return sql::ParseStatement(statement, [this](const std::string& name) { return ViewQuery(name); });
+}
+
 DatasetPtr SqlSession::OpenTable(const std::string& name) const {
   if (!sql::TableExistsIn(db_dir_, name, storage_options_)) ThrowNotFound("no table '{}' in {}", name, db_dir_);
   OpenOptions options;
@@ -174,7 +195,9 @@ SqlResult Run(const sql::Context& ctx, const sql::Statement& s) {
       result.rows = s.select ? sql::RunDescribeQuery(ctx, *s.select) : sql::RunDescribe(ctx, s.show_indexes->table);
       break;
     case sql::Statement::Kind::kSummarize: result.rows = sql::RunSummarize(ctx, s.show_indexes->table); break;
-    case sql::Statement::Kind::kShowTables: result.rows = sql::RunShowTables(ctx); break;
+    case sql::Statement::Kind::kShowTables:  // SqlSession::RunHere, which knows the session's views
+    case sql::Statement::Kind::kCreateView:
+    case sql::Statement::Kind::kDropView:
     case sql::Statement::Kind::kAlterTable: result.message = sql::RunAlterTable(ctx, *s.alter); break;
     case sql::Statement::Kind::kCopy: result.message = sql::RunCopy(ctx, *s.copy); break;
     case sql::Statement::Kind::kSet: break;  // SqlSession::Set, which holds the settings
@@ -213,22 +236,50 @@ SqlResult SqlSession::Set(const sql::Context& ctx, const sql::SetStmt& set) {
   return result;
 }
 
+void SqlSession::CheckNoCycle(const sql::Context& ctx, const sql::ViewStmt& view) const {
+  // Reading the view as it would be: a view that reads itself, directly or through
+  // others, nests without end.
+  const std::string read = "SELECT * FROM \"" + view.name + "\"";
+  try {
+    sql::ParseStatement(read, [&](const std::string& name) -> std::optional<std::string> {
+      return name == view.name ? view.query : ViewQuery(name);
+    });
+  } catch (const ParseError& e) {
+    if (e.detail().find("views nest more than") != std::string::npos)
+      ctx.Fail(view.name_position, fmt::format("view '{}' would read itself, through the views its query reads", view.name));
+  }
+}
+
+SqlResult SqlSession::RunHere(const sql::Context& ctx, const sql::Statement& s) {
+  SqlResult result;
+  switch (s.kind) {
+    case sql::Statement::Kind::kSet: return Set(ctx, *s.set);
+    case sql::Statement::Kind::kCreateView:
+      CheckNoCycle(ctx, *s.view);
+      result.message = sql::RunCreateView(ctx, *s.view, temp_views_);
+      break;
+    case sql::Statement::Kind::kDropView: result.message = sql::RunDropView(ctx, *s.view, temp_views_); break;
+    case sql::Statement::Kind::kShowTables: result.rows = sql::RunShowTables(ctx, Views()); break;
+    default: return Run(ctx, s);
+  }
+  return result;
+}
+
 SqlResult SqlSession::Execute(const std::string& raw) {
   const std::unique_ptr<sql::Context> ctx = NewContext(raw);
   const std::string& statement = *ctx->text;
   return AsSqlError(statement, [&] {
-    const sql::Statement parsed = sql::ParseStatement(statement);
-    return parsed.kind == sql::Statement::Kind::kSet ? Set(*ctx, *parsed.set) : Run(*ctx, parsed);
+    const sql::Statement parsed = Parse(statement);
+    return RunHere(*ctx, parsed);
   });
 }
 
 SqlResult SqlSession::ExecuteStreaming(const std::string& raw) {
   std::unique_ptr<sql::Context> ctx = NewContext(raw);
   const std::string& statement = *ctx->text;
-  auto parsed = AsSqlError(statement, [&] { return std::make_shared<const sql::Statement>(sql::ParseStatement(statement)); });
-  if (parsed->kind == sql::Statement::Kind::kSet) return AsSqlError(statement, [&] { return Set(*ctx, *parsed->set); });
+  auto parsed = AsSqlError(statement, [&] { return std::make_shared<const sql::Statement>(Parse(statement)); });
   if (parsed->kind != sql::Statement::Kind::kSelect)
-    return AsSqlError(statement, [&] { return Run(*ctx, *parsed); });
+    return AsSqlError(statement, [&] { return RunHere(*ctx, *parsed); });
   SqlResult result;
   result.stream = std::make_unique<SqlErrorReader>(parsed, std::move(ctx));
   return result;

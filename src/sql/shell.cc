@@ -122,8 +122,8 @@ bool EndsStatement(const std::string& text) {
 
 constexpr const char* kDotHelp =
     ".help              this list\n"
-    ".tables            the tables (NAME.lance datasets of the directory)\n"
-    ".schema [TABLE]    each table's columns and types\n"
+    ".tables            the tables (NAME.lance datasets of the directory) and views\n"
+    ".schema [TABLE]    each table's and view's columns and types\n"
     ".mode table|box|csv|jsonl|markdown|line\n"
     "                   how rows are printed\n"
     ".output [FILE]     print results to FILE from now on (none: back to the screen)\n"
@@ -155,6 +155,28 @@ bool ImportFile(SqlSession& session, const std::string& file, const std::string&
     err << "lancelet: .import: " << e.what() << "\n";
     return false;
   }
+}
+
+// The tables and views, sorted: what FROM can name.
+std::vector<std::string> TablesAndViews(const SqlSession& session) {
+  std::vector<std::string> names = session.Tables(), views = session.Views();
+  names.insert(names.end(), views.begin(), views.end());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The columns (name, type) of a table, or of a view: its query's, as DESCRIBE finds them
+// without reading a row.
+std::vector<std::pair<std::string, std::string>> ColumnsOf(SqlSession& session, const std::string& name, bool view) {
+  std::vector<std::pair<std::string, std::string>> columns;
+  if (!view) {
+    for (const auto& f : session.OpenTable(name)->schema()->fields()) columns.push_back({f->name, f->type->ToString()});
+    return columns;
+  }
+  const RecordBatchPtr described = session.Execute("DESCRIBE \"" + name + "\"").rows;
+  for (int64_t r = 0; r < described->num_rows(); ++r)
+    columns.push_back({GetScalar(*described->column(0), r).as_string(), GetScalar(*described->column(1), r).as_string()});
+  return columns;
 }
 
 bool ParseOnOff(const std::string& word, bool& value) {
@@ -227,17 +249,17 @@ bool RunDotCommand(const std::string& line, SqlSession& session, ShellState& sta
   } else if (command == ".quit" || command == ".exit") {
     state.quit = true;
   } else if (command == ".tables") {
-    for (const auto& name : session.Tables()) out << name << "\n";
+    for (const auto& name : TablesAndViews(session)) out << name << "\n";
   } else if (command == ".schema") {
-    const std::vector<std::string> names = arg.empty() ? session.Tables() : std::vector<std::string>{arg};
+    const std::vector<std::string> views = session.Views();
+    const std::vector<std::string> names = arg.empty() ? TablesAndViews(session) : std::vector<std::string>{arg};
     for (const auto& name : names) {
       try {
-        const SchemaPtr schema = session.OpenTable(name)->schema();
+        const bool view = std::find(views.begin(), views.end(), name) != views.end();
+        const auto columns = ColumnsOf(session, name, view);
         out << name << "(";
-        const auto& fields = schema->fields();
-        for (size_t i = 0; i < fields.size(); ++i)
-          out << (i ? ", " : "") << fields[i]->name << " " << fields[i]->type->ToString();
-        out << ")\n";
+        for (size_t i = 0; i < columns.size(); ++i) out << (i ? ", " : "") << columns[i].first << " " << columns[i].second;
+        out << (view ? ") -- view\n" : ")\n");
       } catch (const Error& e) {
         return fail(e.what());
       }
@@ -382,13 +404,15 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
   editor.SetCompleter([&](const std::string& line, size_t start, size_t end) {
     sql::CompletionSource source;
     try {
-      source.tables = session.Tables();
+      source.tables = TablesAndViews(session);
     } catch (const Error&) {
     }
     source.columns = [&](const std::string& table) {
       std::vector<std::string> names;
       try {
-        for (const auto& f : session.OpenTable(table)->schema()->fields()) names.push_back(f->name);
+        const std::vector<std::string> views = session.Views();
+        const bool view = std::find(views.begin(), views.end(), table) != views.end();
+        for (const auto& [column, type] : ColumnsOf(session, table, view)) names.push_back(column);
       } catch (const Error&) {
       }
       return names;

@@ -37,13 +37,37 @@ std::string FileStem(const std::string& path) {
 
 class StatementParser {
  public:
-  explicit StatementParser(const std::string& text) : p_(text) {
+  // `depth`: how many views deep this text is (a view's query parses with depth + 1).
+  StatementParser(const std::string& text, ViewLookup views, int depth = 0)
+      : views_(std::move(views)), depth_(depth), p_(text) {
     p_.set_subquery_parser([this] { return std::shared_ptr<const void>(ParseSelect()); });
     p_.set_sql_division(true);
   }
 
  private:
   std::map<std::string, std::shared_ptr<const SelectStmt>> ctes_;  // WITH names
+  ViewLookup views_;
+  int depth_;
+
+  // The query of view `name` (at `at` in this text), parsed, or null when it is no view.
+  std::shared_ptr<const SelectStmt> ViewQuery(const std::string& name, const Token& at) {
+    if (!views_ || ctes_.count(name)) return nullptr;
+    const std::optional<std::string> query = views_(name);
+    if (!query) return nullptr;
+    constexpr int kMaxDepth = 32;
+    if (depth_ >= kMaxDepth) p_.FailAt(at, fmt::format("views nest more than {} deep at '{}' (does a view read itself?)", kMaxDepth, name));
+    try {
+      return StatementParser(*query, views_, depth_ + 1).ParseViewQuery();
+    } catch (const ParseError& e) {
+      if (depth_ > 0) throw;  // named once, by the outermost view
+      p_.FailAt(at, fmt::format("view '{}': {}", name, e.detail()));
+    }
+  }
+
+  std::shared_ptr<const SelectStmt> ParseViewQuery() {
+    if (!p_.Peek().IsKeyword("SELECT") && !p_.Peek().IsKeyword("WITH")) p_.Fail("SELECT");
+    return Parse().select;
+  }
 
  public:
 
@@ -78,6 +102,17 @@ class StatementParser {
     } else if (first.IsKeyword("CREATE") && p_.Peek(1).IsKeyword("INDEX")) {
       s.kind = Statement::Kind::kCreateIndex;
       s.create_index = ParseCreateIndex();
+    } else if (first.IsKeyword("CREATE") && IsCreateView()) {
+      s.kind = Statement::Kind::kCreateView;
+      s.view = ParseCreateView();
+    } else if (first.IsKeyword("DROP") && p_.Peek(1).IsKeyword("VIEW")) {
+      s.kind = Statement::Kind::kDropView;
+      s.view = std::make_shared<ViewStmt>();
+      p_.Next();
+      p_.Next();
+      s.view->if_exists = ConsumeIfExists(false);
+      s.view->name_position = p_.Peek().position;
+      s.view->name = ParseTableName();
     } else if (first.IsKeyword("CREATE")) {
       s.kind = Statement::Kind::kCreateTable;
       s.create = ParseCreate();
@@ -107,7 +142,20 @@ class StatementParser {
         query.name = "subquery";
       } else {
         p_.ConsumeKeyword("TABLE");
+        const Token at = p_.Peek();
         s.show_indexes->table = ParseTableRef(false, false);
+        if (auto view = ViewQuery(s.show_indexes->table.name, at)) {  // as DESCRIBE / SUMMARIZE SELECT
+          TableRef& query = s.show_indexes->table;
+          query.kind = TableRef::Kind::kSubquery;
+          query.subquery = view;
+          query.view = query.name;
+          if (s.kind == Statement::Kind::kDescribe) {  // DESCRIBE SELECT * FROM view
+            s.select = std::make_shared<SelectStmt>();
+            s.select->items.emplace_back();
+            s.select->items.back().star_position = query.position;
+            s.select->from = query;
+          }
+        }
       }
     } else if (first.IsKeyword("SHOW")) {
       p_.Next();
@@ -237,10 +285,18 @@ class StatementParser {
       p_.ExpectSymbol(")");
       ref.name = "subquery";
     } else {
+      const Token at = p_.Peek();
       ref.name = ParseTableName();
       if (auto cte = ctes_.find(ref.name); cte != ctes_.end() && allow_functions) {
         ref.kind = TableRef::Kind::kSubquery;
         ref.subquery = cte->second;
+      } else if (allow_functions && !p_.Peek().IsKeyword("VERSION") &&
+                 !(p_.Peek().IsKeyword("TIMESTAMP") && p_.Peek(1).IsKeyword("AS"))) {
+        if (auto view = ViewQuery(ref.name, at)) {
+          ref.kind = TableRef::Kind::kSubquery;
+          ref.subquery = std::move(view);
+          ref.view = ref.name;
+        }
       }
     }
     if (p_.Peek().IsKeyword("VERSION")) {
@@ -669,6 +725,44 @@ class StatementParser {
     return s;
   }
 
+  // CREATE [OR REPLACE] [TEMP | TEMPORARY] VIEW ...
+  bool IsCreateView() const {
+    size_t k = 1;
+    if (p_.Peek(k).IsKeyword("OR") && p_.Peek(k + 1).IsKeyword("REPLACE")) k += 2;
+    if (p_.Peek(k).IsKeyword("TEMP") || p_.Peek(k).IsKeyword("TEMPORARY")) ++k;
+    return p_.Peek(k).IsKeyword("VIEW");
+  }
+
+  std::shared_ptr<ViewStmt> ParseCreateView() {
+    auto s = std::make_shared<ViewStmt>();
+    p_.ExpectKeyword("CREATE");
+    if (p_.ConsumeKeyword("OR")) {
+      p_.ExpectKeyword("REPLACE");
+      s->or_replace = true;
+    }
+    s->temporary = p_.ConsumeKeyword("TEMP") || p_.ConsumeKeyword("TEMPORARY");
+    p_.ExpectKeyword("VIEW");
+    s->if_exists = ConsumeIfExists(true);
+    if (s->if_exists && s->or_replace) p_.Fail("IF NOT EXISTS or OR REPLACE, not both");
+    s->name_position = p_.Peek().position;
+    s->name = ParseTableName();
+    p_.ExpectKeyword("AS");
+    const Token& query = p_.Peek();
+    if (!query.IsKeyword("SELECT") && !query.IsKeyword("WITH")) p_.Fail("SELECT");
+    std::string text = p_.text()->substr(size_t(query.position - 1));
+    while (!text.empty() && (text.back() == ';' || text.back() == ' ' || text.back() == '\n' || text.back() == '\t' ||
+                             text.back() == '\r'))
+      text.pop_back();
+    s->query = std::move(text);
+    if (query.IsKeyword("WITH")) {  // the view's WITH names are its own
+      s->select = StatementParser(s->query, views_, depth_ + 1).ParseViewQuery();
+      while (!p_.AtEnd()) p_.Next();
+    } else {
+      s->select = ParseSelect();
+    }
+    return s;
+  }
+
   std::shared_ptr<CreateTableStmt> ParseCreate() {
     auto s = std::make_shared<CreateTableStmt>();
     p_.ExpectKeyword("CREATE");
@@ -889,6 +983,8 @@ class StatementParser {
 
 }  // namespace
 
-Statement ParseStatement(const std::string& text) { return StatementParser(text).Parse(); }
+Statement ParseStatement(const std::string& text, const ViewLookup& views) {
+  return StatementParser(text, views).Parse();
+}
 
 }  // namespace lancelet::sql

@@ -77,10 +77,9 @@ TEST(FunctionCatalogTest, TheDocsListWhatLanceletPrints) {
             Shell("SELECT function_name AS name, function_type AS kind, arguments, description "
                   "FROM lancelet_functions();\n",
                   "markdown"))
-      << "regenerate docs/sql.md's block with: lancelet sql --format markdown \"SELECT function_name AS name, "
-         "function_type AS kind, arguments, description FROM lancelet_functions()\"";
+      << "regenerate docs/sql.md's blocks: python3 scripts/sql_docs.py build/release/lancelet";
   EXPECT_EQ(DocsBlock("dot-commands"), "```\n" + Shell(".help\n", "table") + "```\n")
-      << "regenerate docs/sql.md's block with: echo .help | lancelet sql";
+      << "regenerate docs/sql.md's blocks: python3 scripts/sql_docs.py build/release/lancelet";
 }
 
 TEST(FunctionCatalogTest, DuckDbsNameForTheCatalogAndItsColumns) {
