@@ -262,6 +262,7 @@ struct Statement {
   std::shared_ptr<CopyStmt> copy;
   std::shared_ptr<SetStmt> set;
   std::shared_ptr<ViewStmt> view;
+  bool analyze = false;  // EXPLAIN ANALYZE: run the SELECT and report each operator's rows and time
 };
 
 // The SELECT a view name stands for (as written when it was created), or nullopt when

@@ -20,6 +20,8 @@ namespace lancelet::sql {
 // LANCELET_SQL_MEMORY_MB megabytes, 256 by default.
 int64_t DefaultMemoryBudget();
 
+struct Profile;
+
 struct Context {
   std::string db_dir;
   StorageOptions storage_options;  // of the database's store, for every table it opens
@@ -28,6 +30,8 @@ struct Context {
   int64_t memory_budget = DefaultMemoryBudget();
   // Sources give their schema and no rows (DESCRIBE of a query runs it over nothing).
   bool schema_only = false;
+  // EXPLAIN ANALYZE: the operators count their rows and time here (sql/profile.h).
+  std::shared_ptr<Profile> profile;
 
   std::string TablePath(const std::string& table) const;
   // Throws ParseError at `position` (a column of the statement).
@@ -169,6 +173,10 @@ RecordBatchPtr RunSummarize(const Context& ctx, const TableRef& source);
 // SHOW TABLES: a row per table and view (name), sorted.
 RecordBatchPtr RunShowTables(const Context& ctx, const std::vector<std::string>& views);
 std::string RunExplain(const Context& ctx, const SelectStmt& stmt);  // the plan's lines
+// EXPLAIN ANALYZE (profile.cc): runs the SELECT, its rows read and dropped, and gives a row
+// per operator (operator, rows, seconds), the output end first, after a row for the whole
+// query.
+RecordBatchPtr RunExplainAnalyze(const Context& ctx, const SelectStmt& stmt);
 
 // Views (views.cc): a database's view's SELECT as written (nullopt: no such view), the
 // names of its views, sorted, and CREATE VIEW / DROP VIEW, of the database's views or,

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lancelet/builder.h"
 #include "lancelet/scalar.h"
@@ -23,6 +24,7 @@
 #include "sql/exec.h"
 #include "sql/join.h"
 #include "sql/nearest.h"
+#include "sql/profile.h"
 #include "sql/sort.h"
 #include "sql/window.h"
 
@@ -150,6 +152,20 @@ ExprPtr AsColumn(const Expr& e, std::string name) {
   return column;
 }
 
+// Keeps the rows `predicate` holds for; a profiled operator named `name`.
+std::unique_ptr<RecordBatchReader> Filtered(const Context& ctx, std::unique_ptr<RecordBatchReader> input,
+                                            BoundExprPtr predicate, std::string name) {
+  return Profiled(ctx, std::move(name), std::make_unique<FilterReader>(std::move(input), std::move(predicate)));
+}
+
+// The projection's operator name, with its OFFSET / LIMIT.
+std::string ProjectName(const SelectStmt& stmt) {
+  std::string name = "project";
+  if (stmt.limit) name += fmt::format(" LIMIT {}", *stmt.limit);
+  if (stmt.offset) name += fmt::format(" OFFSET {}", stmt.offset);
+  return name;
+}
+
 // The select list, ORDER BY and OFFSET / LIMIT over `input` (the source rows, or one row
 // per group). `source_order` holds the ORDER BY keys that are expressions over the input
 // (null where a key names an output column, in `output_key`).
@@ -165,8 +181,10 @@ std::unique_ptr<RecordBatchReader> Project(const Context& ctx, const SelectStmt&
     fields.push_back(Field::Make(names[k], bound.back()->type));
   }
   auto schema = std::make_shared<Schema>(fields);
+  const std::string project_name = ProjectName(stmt);
   if (order_by.empty())
-    return std::make_unique<ProjectReader>(std::move(input), std::move(bound), schema, stmt.offset, stmt.limit);
+    return Profiled(ctx, project_name,
+                    std::make_unique<ProjectReader>(std::move(input), std::move(bound), schema, stmt.offset, stmt.limit));
 
   // Each key is an output position (1-based), an output name, or an expression over the
   // input rows, evaluated beside the select list.
@@ -193,15 +211,23 @@ std::unique_ptr<RecordBatchReader> Project(const Context& ctx, const SelectStmt&
   std::optional<int64_t> keep;
   if (stmt.limit) keep = stmt.offset + *stmt.limit;
   Sorter sorter(std::make_shared<Schema>(sort_fields), order_by, keep, ctx.memory_budget);
-  while (auto batch = input->Next()) {
-    std::vector<ArrayPtr> columns;
-    for (const auto& e : sort_exprs) columns.push_back(Evaluate(*e, *batch));
-    sorter.Add(std::make_shared<RecordBatch>(std::make_shared<Schema>(sort_fields), std::move(columns),
-                                             batch->num_rows()));
+  std::shared_ptr<OperatorProfile> sorting;
+  {
+    std::vector<std::string> keys;
+    for (const auto& o : order_by) keys.push_back(ToString(*o.expr) + (o.descending ? " DESC" : ""));
+    ProfileTimer timer(ctx, fmt::format("sort {}{}", fmt::join(keys, ", "), keep ? fmt::format(" (top {})", *keep) : ""));
+    while (auto batch = input->Next()) {
+      std::vector<ArrayPtr> columns;
+      for (const auto& e : sort_exprs) columns.push_back(Evaluate(*e, *batch));
+      sorter.Add(std::make_shared<RecordBatch>(std::make_shared<Schema>(sort_fields), std::move(columns),
+                                               batch->num_rows()));
+    }
+    sorting = timer.op();
   }
   // The sorted rows as they stream, with OFFSET and LIMIT applied as they pass.
-  return std::make_unique<ProjectReader>(sorter.Finish(), std::vector<BoundExprPtr>{}, schema, stmt.offset,
-                                         stmt.limit);
+  return Profiled(ctx, project_name,
+                  std::make_unique<ProjectReader>(Profiled(sorting, sorter.Finish()), std::vector<BoundExprPtr>{},
+                                                  schema, stmt.offset, stmt.limit));
 }
 
 // The window calls of the select list, ORDER BY and QUALIFY become columns __window<k> of the
@@ -232,7 +258,7 @@ std::unique_ptr<RecordBatchReader> WithWindows(const Context& ctx, std::unique_p
   for (auto& o : order_by) o.expr = lift(o.expr);
   qualify = lift(qualify);
   if (calls.empty()) return input;
-  return OpenWindows(ctx, std::move(input), calls, names);
+  return Profiled(ctx, fmt::format("window {}", fmt::join(texts, ", ")), OpenWindows(ctx, std::move(input), calls, names));
 }
 
 // Passes each row once: rows equal to one seen before (NULLs equal) are dropped.
@@ -277,7 +303,7 @@ std::unique_ptr<RecordBatchReader> ProjectDistinct(const Context& ctx, const Sel
                                                    const std::vector<std::string>& names,
                                                    const std::vector<OrderItem>& output_order) {
   auto projected = Project(ctx, SelectStmt{}, std::move(rows), items, names, {});
-  auto distinct = std::make_unique<DistinctReader>(std::move(projected));
+  auto distinct = Profiled(ctx, "distinct", std::make_unique<DistinctReader>(std::move(projected)));
   std::vector<SelectItem> outputs;
   for (const auto& name : names) outputs.push_back({Expr::Column(name), ""});
   return Project(ctx, stmt, std::move(distinct), outputs, names, output_order);
@@ -354,7 +380,8 @@ std::unique_ptr<RecordBatchReader> OpenUnion(const Context& ctx, const SelectStm
   for (size_t i = 0; i < stmt.union_all.size(); ++i)
     if (!stmt.union_all[i]) distinct_parts = i + 2;
   auto schema = std::make_shared<Schema>(fields);
-  std::unique_ptr<RecordBatchReader> rows = std::make_unique<UnionReader>(std::move(parts), schema, distinct_parts);
+  std::unique_ptr<RecordBatchReader> rows =
+      Profiled(ctx, distinct_parts ? "union" : "union all", std::make_unique<UnionReader>(std::move(parts), schema, distinct_parts));
   std::vector<SelectItem> items;
   std::vector<std::string> names;
   for (const auto& f : fields) {
@@ -434,7 +461,7 @@ std::unique_ptr<RecordBatchReader> OpenSingleSource(const Context& ctx, const Se
   auto input = OpenSource(ctx, *stmt.from, row_id, row_addr, pushed, column_types, projection, ds);
   if (where && !pushed) {
     auto predicate = Bind(*where, *input->schema());
-    input = std::make_unique<FilterReader>(std::move(input), std::move(predicate));
+    input = Filtered(ctx, std::move(input), std::move(predicate), "filter " + ToString(*where));
   }
   return input;
 }
@@ -446,7 +473,7 @@ std::unique_ptr<RecordBatchReader> OpenInput(const Context& ctx, const SelectStm
                                              const SchemaPtr& column_types) {
   std::unique_ptr<RecordBatchReader> input;
   if (joined) {
-    input = joined->TakeRows();
+    input = Profiled(ctx, "join", joined->TakeRows());
   } else if (stmt.from) {
     input = OpenSingleSource(ctx, stmt, parts.where, column_types, !correlated.empty());
   } else {
@@ -462,7 +489,7 @@ std::unique_ptr<RecordBatchReader> OpenInput(const Context& ctx, const SelectStm
   input = AppendCorrelated(std::move(input), std::move(correlated), resolve, exprs);
   if (parts.late_where) {
     BoundExprPtr holds = Bind(*parts.late_where, *input->schema());
-    input = std::make_unique<FilterReader>(std::move(input), std::move(holds));
+    input = Filtered(ctx, std::move(input), std::move(holds), "filter " + ToString(*parts.late_where));
   }
   return input;
 }
@@ -509,7 +536,7 @@ std::vector<SelectItem> ExpandStars(const Context& ctx, const SelectStmt& stmt, 
 
 // With joins: column references renamed to the joined columns (ORDER BY may also name an
 // output alias), and the WHERE applied to the joined rows.
-void ResolveJoined(JoinedSource& joined, QueryParts& parts, std::unique_ptr<RecordBatchReader>& input,
+void ResolveJoined(const Context& ctx, JoinedSource& joined, QueryParts& parts, std::unique_ptr<RecordBatchReader>& input,
                    const Schema& in_schema) {
   std::vector<std::string> aliases;
   for (const auto& i : parts.items)
@@ -520,7 +547,8 @@ void ResolveJoined(JoinedSource& joined, QueryParts& parts, std::unique_ptr<Reco
   parts.having = joined.Resolve(parts.having);
   parts.qualify = joined.Resolve(parts.qualify);
   if (parts.where)
-    input = std::make_unique<FilterReader>(std::move(input), Bind(*joined.Resolve(parts.where), in_schema));
+    input = Filtered(ctx, std::move(input), Bind(*joined.Resolve(parts.where), in_schema),
+                     "filter " + ToString(*parts.where));
 }
 
 // QUALIFY may name a select item's alias (one that names no input column) for its
@@ -646,7 +674,7 @@ std::unique_ptr<RecordBatchReader> ProjectOutput(const Context& ctx, const Selec
   rows = WithWindows(ctx, std::move(rows), parts.items, parts.order_by, parts.qualify);
   if (parts.qualify) {
     BoundExprPtr holds = Bind(*parts.qualify, *rows->schema());
-    rows = std::make_unique<FilterReader>(std::move(rows), std::move(holds));
+    rows = Filtered(ctx, std::move(rows), std::move(holds), "filter QUALIFY");
   }
   if (!parts.distinct_output) return Project(ctx, stmt, std::move(rows), parts.items, parts.names, parts.order_by);
   return ProjectDistinct(ctx, stmt, std::move(rows), parts.items, parts.names, parts.output_order);
@@ -667,7 +695,7 @@ std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStm
   parts.items = ExpandStars(ctx, stmt, joined.get(), parts.items, *in_schema);
   for (const auto& i : parts.items) parts.names.push_back(OutputName(i));
   ResolveQualifyAliases(ctx, parts, *in_schema);
-  if (joined) ResolveJoined(*joined, parts, input, *in_schema);
+  if (joined) ResolveJoined(ctx, *joined, parts, input, *in_schema);
   if (stmt.group_by_all)  // GROUP BY ALL: the items that are not aggregates (nor windows over them)
     for (const auto& i : parts.items)
       if (!ContainsAggregate(i.expr) && !ContainsWindow(i.expr)) parts.group_by.push_back(i.expr);
@@ -680,12 +708,20 @@ std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStm
   }
 
   Grouping grouping = PlanGrouping(ctx, parts, *in_schema);
+  std::vector<std::string> keys;
+  for (const auto& g : parts.group_by) keys.push_back(ToString(*g));
+  const std::string aggregate_name = keys.empty() ? "aggregate" : fmt::format("aggregate GROUP BY {}", fmt::join(keys, ", "));
   HashAggregate groups(ctx, std::move(grouping.keys), std::move(grouping.aggregates));
-  while (auto batch = input->Next()) groups.Add(*batch);
-  std::unique_ptr<RecordBatchReader> rows = groups.Finish();
+  std::shared_ptr<OperatorProfile> aggregating;
+  {
+    ProfileTimer timer(ctx, aggregate_name);
+    while (auto batch = input->Next()) groups.Add(*batch);
+    aggregating = timer.op();
+  }
+  std::unique_ptr<RecordBatchReader> rows = Profiled(aggregating, groups.Finish());
   if (parts.having) {
     BoundExprPtr holds = Bind(*parts.having, *rows->schema());
-    rows = std::make_unique<FilterReader>(std::move(rows), std::move(holds));
+    rows = Filtered(ctx, std::move(rows), std::move(holds), "filter HAVING");
   }
   return ProjectOutput(ctx, stmt, std::move(rows), parts);
 }

@@ -190,7 +190,10 @@ SqlResult Run(const sql::Context& ctx, const sql::Statement& s) {
     case sql::Statement::Kind::kDropIndex: result.message = sql::RunDropIndex(ctx, *s.drop_index); break;
     case sql::Statement::Kind::kOptimize: result.message = sql::RunOptimize(ctx, *s.optimize); break;
     case sql::Statement::Kind::kShowIndexes: result.rows = sql::RunShowIndexes(ctx, *s.show_indexes); break;
-    case sql::Statement::Kind::kExplain: result.message = sql::RunExplain(ctx, *s.select); break;
+    case sql::Statement::Kind::kExplain:
+      if (s.analyze) result.rows = sql::RunExplainAnalyze(ctx, *s.select);
+      else result.message = sql::RunExplain(ctx, *s.select);
+      break;
     case sql::Statement::Kind::kDescribe:
       result.rows = s.select ? sql::RunDescribeQuery(ctx, *s.select) : sql::RunDescribe(ctx, s.show_indexes->table);
       break;

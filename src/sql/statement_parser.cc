@@ -167,6 +167,7 @@ class StatementParser {
     } else if (first.IsKeyword("EXPLAIN")) {
       p_.Next();
       s.kind = Statement::Kind::kExplain;
+      s.analyze = p_.ConsumeKeyword("ANALYZE") || p_.ConsumeKeyword("ANALYSE");
       s.select = ParseSelect();
     } else if (first.IsKeyword("OPTIMIZE")) {
       p_.Next();
