@@ -6,8 +6,10 @@
 //     if (r.rows) ...;
 //
 // Every statement is at most one commit, so a failed statement changes nothing; a script
-// is parsed whole before its first statement runs. There are no multi-statement
-// transactions (BEGIN/COMMIT): statements commit one by one. Errors
+// is parsed whole before its first statement runs. BEGIN ... COMMIT groups statements for
+// undo, not isolation: each still commits as it runs (Lance has no commit across tables),
+// and ROLLBACK, a failing statement inside, or a session that ends inside the transaction
+// restores every table and view it wrote to its state at BEGIN (sql/transaction.h). Errors
 // are SqlError: what() is one line; Render() adds the statement with a caret under the
 // failing position.
 #pragma once
@@ -32,6 +34,7 @@ struct Context;
 struct SetStmt;
 struct Statement;
 struct ViewStmt;
+class Transaction;
 }  // namespace sql
 
 struct SqlResult {
@@ -63,6 +66,10 @@ class SqlSession {
   // `db_dir`: a directory, or any URI io's OpenStore takes (memory://NAME), of NAME.lance
   // tables; `storage_options` are its store's (lancelet/storage_options.h).
   explicit SqlSession(std::string db_dir, StorageOptions storage_options = {});
+  // Rolls back a transaction left open (errors ignored: a destructor cannot report them).
+  ~SqlSession();
+  SqlSession(const SqlSession&) = delete;
+  SqlSession& operator=(const SqlSession&) = delete;
 
   // One statement (a trailing ';' is allowed). Throws SqlError.
   SqlResult Execute(const std::string& statement);
@@ -93,6 +100,9 @@ class SqlSession {
   // (CREATE TEMP VIEW), sorted.
   std::vector<std::string> Views() const;
 
+  // Between BEGIN and COMMIT / ROLLBACK.
+  bool InTransaction() const { return transaction_ != nullptr; }
+
   // Show a progress bar on stderr for long work (the CLI sets it when stderr is a tty).
   void set_progress(bool on) { progress_ = on; }
   const std::string& db_dir() const { return db_dir_; }
@@ -105,6 +115,10 @@ class SqlSession {
   // Statements that read or change the session's state (SET, views, SHOW TABLES), and
   // the others through sql::Run.
   SqlResult RunHere(const sql::Context& ctx, const sql::Statement& s);
+  SqlResult RunStatement(const sql::Context& ctx, const sql::Statement& s);
+  // Runs `run` (a statement); inside a transaction, first notes what it writes, and when it
+  // fails rolls the transaction back and says so in its error.
+  SqlResult InTransaction(const sql::Context& ctx, const sql::Statement& s, const std::function<SqlResult()>& run);
   // CREATE VIEW: fails when the view would read itself.
   void CheckNoCycle(const sql::Context& ctx, const sql::ViewStmt& view) const;
   // SET / RESET of memory_limit (this session's) or threads (the process's).
@@ -115,6 +129,7 @@ class SqlSession {
   bool progress_ = false;
   int64_t memory_budget_ = 0;  // SET memory_limit's; 0: LANCELET_SQL_MEMORY_MB or 256 MiB
   std::map<std::string, std::string> temp_views_;  // CREATE TEMP VIEW: name -> SELECT
+  std::unique_ptr<sql::Transaction> transaction_;  // BEGIN's, until COMMIT or ROLLBACK
 };
 
 }  // namespace lancelet

@@ -246,6 +246,7 @@ struct Statement {
     kSummarize,  // SUMMARIZE t or SUMMARIZE SELECT ... (in show_indexes->table)
     kAlterTable, kCopy, kSet,
     kCreateView, kDropView,  // in `view`
+    kBegin, kCommit, kRollback,
   } kind = Kind::kSelect;
   std::shared_ptr<SelectStmt> select;
   std::shared_ptr<InsertStmt> insert;

@@ -10,6 +10,7 @@
 #include "io/object_store.h"
 #include "lancelet/sql.h"
 #include "sql/exec.h"
+#include "sql/transaction.h"
 
 namespace lancelet {
 
@@ -45,6 +46,14 @@ std::string SqlError::Render() const {
 
 SqlSession::SqlSession(std::string db_dir, StorageOptions storage_options)
     : db_dir_(std::move(db_dir)), storage_options_(io::CheckStorageOptions(storage_options)) {}
+
+SqlSession::~SqlSession() {
+  if (!transaction_) return;
+  try {
+    transaction_->Rollback(db_dir_, storage_options_, temp_views_);
+  } catch (const Error&) {
+  }
+}
 
 std::vector<std::string> SqlSession::Tables() const { return sql::ListTables(db_dir_, storage_options_); }
 
@@ -201,6 +210,9 @@ SqlResult Run(const sql::Context& ctx, const sql::Statement& s) {
     case sql::Statement::Kind::kShowTables:  // SqlSession::RunHere, which knows the session's views
     case sql::Statement::Kind::kCreateView:
     case sql::Statement::Kind::kDropView:
+    case sql::Statement::Kind::kBegin:  // and its transaction
+    case sql::Statement::Kind::kCommit:
+    case sql::Statement::Kind::kRollback: break;
     case sql::Statement::Kind::kAlterTable: result.message = sql::RunAlterTable(ctx, *s.alter); break;
     case sql::Statement::Kind::kCopy: result.message = sql::RunCopy(ctx, *s.copy); break;
     case sql::Statement::Kind::kSet: break;  // SqlSession::Set, which holds the settings
@@ -254,6 +266,51 @@ void SqlSession::CheckNoCycle(const sql::Context& ctx, const sql::ViewStmt& view
 }
 
 SqlResult SqlSession::RunHere(const sql::Context& ctx, const sql::Statement& s) {
+  SqlResult result;
+  switch (s.kind) {
+    case sql::Statement::Kind::kBegin:
+      if (transaction_) ctx.Fail(1, "a transaction is open already (COMMIT or ROLLBACK it first)");
+      transaction_ = std::make_unique<sql::Transaction>();
+      result.message = "BEGIN";
+      return result;
+    case sql::Statement::Kind::kCommit:
+      if (!transaction_) ctx.Fail(1, "no transaction is open (BEGIN starts one)");
+      transaction_.reset();
+      result.message = "COMMIT";
+      return result;
+    case sql::Statement::Kind::kRollback: {
+      if (!transaction_) ctx.Fail(1, "no transaction is open (BEGIN starts one)");
+      const std::unique_ptr<sql::Transaction> undone = std::move(transaction_);
+      result.message = undone->Rollback(db_dir_, storage_options_, temp_views_);
+      return result;
+    }
+    default: break;
+  }
+  return InTransaction(ctx, s, [&] { return RunStatement(ctx, s); });
+}
+
+SqlResult SqlSession::InTransaction(const sql::Context& ctx, const sql::Statement& s,
+                                    const std::function<SqlResult()>& run) {
+  using Kind = sql::Statement::Kind;
+  const bool reads = s.kind == Kind::kSelect || s.kind == Kind::kExplain || s.kind == Kind::kDescribe ||
+                     s.kind == Kind::kSummarize || s.kind == Kind::kShowTables || s.kind == Kind::kShowIndexes ||
+                     s.kind == Kind::kSet || s.kind == Kind::kCopy;  // COPY ... TO; COPY t FROM is an INSERT
+  if (!transaction_ || reads) return run();  // a read that fails leaves the transaction open
+  auto roll_back = [&] {
+    const std::unique_ptr<sql::Transaction> undone = std::move(transaction_);
+    return "; the transaction is rolled back (" + undone->Rollback(db_dir_, storage_options_, temp_views_) + ")";
+  };
+  try {
+    transaction_->Before(s, db_dir_, storage_options_, temp_views_);
+    return run();
+  } catch (const ParseError& e) {
+    throw ParseError(e.detail() + roll_back(), e.source() == *ctx.text ? e.position() : 0, *ctx.text);
+  } catch (const Error& e) {
+    throw Error(e.kind(), e.what() + roll_back());
+  }
+}
+
+SqlResult SqlSession::RunStatement(const sql::Context& ctx, const sql::Statement& s) {
   SqlResult result;
   switch (s.kind) {
     case sql::Statement::Kind::kSet: return Set(ctx, *s.set);

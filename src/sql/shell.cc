@@ -179,6 +179,18 @@ std::vector<std::pair<std::string, std::string>> ColumnsOf(SqlSession& session, 
   return columns;
 }
 
+// At the end of the input, a transaction still open is rolled back, as DuckDB's shell
+// does, and the shell says so.
+void EndTransaction(SqlSession& session, std::ostream& err) {
+  if (!session.InTransaction()) return;
+  try {
+    err << "lancelet: the input ended inside a transaction without COMMIT: " << session.Execute("ROLLBACK").message
+        << "\n";
+  } catch (const Error& e) {
+    err << "lancelet: " << e.what() << "\n";
+  }
+}
+
 bool ParseOnOff(const std::string& word, bool& value) {
   if (word == "on") value = true;
   else if (word == "off") value = false;
@@ -306,9 +318,14 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
   };
   if (!script.empty()) {
     if (!check(script)) return 1;
+    int status = 0;
     for (const auto& statement : SqlSession::SplitStatements(script))
-      if (!RunOne(session, statement, out, err, options, printed_rows)) return 1;
-    return 0;
+      if (!RunOne(session, statement, out, err, options, printed_rows)) {
+        status = 1;
+        break;
+      }
+    EndTransaction(session, err);
+    return status;
   }
 
   ShellState state;
@@ -391,6 +408,7 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
 
   if (!options.prompt) {
     const bool parsed = run_input(in);
+    EndTransaction(session, err);
     return state.CloseOutput(err) && parsed ? status : 1;
   }
 
@@ -447,6 +465,7 @@ int RunSqlShell(const std::string& db_dir, const std::string& script, std::istre
   run(pending);
   if (!state.CloseOutput(err)) status = 1;
   err << "\n";
+  EndTransaction(session, err);
   return status;
 }
 

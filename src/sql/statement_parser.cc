@@ -183,12 +183,26 @@ class StatementParser {
       s.merge = ParseMerge();
     } else if (first.IsKeyword("COPY")) {
       ParseCopy(s);
+    } else if (first.IsKeyword("BEGIN") || first.IsKeyword("START")) {
+      // BEGIN [TRANSACTION], START TRANSACTION
+      if (p_.Next().IsKeyword("START")) p_.ExpectKeyword("TRANSACTION");
+      else p_.ConsumeKeyword("TRANSACTION");
+      s.kind = Statement::Kind::kBegin;
+    } else if (first.IsKeyword("COMMIT") || first.IsKeyword("END")) {
+      p_.Next();
+      p_.ConsumeKeyword("TRANSACTION");
+      s.kind = Statement::Kind::kCommit;
+    } else if (first.IsKeyword("ROLLBACK") || first.IsKeyword("ABORT")) {
+      p_.Next();
+      p_.ConsumeKeyword("TRANSACTION");
+      s.kind = Statement::Kind::kRollback;
     } else if (first.IsKeyword("SET") || first.IsKeyword("RESET")) {
       s.kind = Statement::Kind::kSet;
       s.set = ParseSet();
     } else {
-      p_.Fail("a statement (SELECT, WITH, INSERT, UPDATE, DELETE, MERGE, CREATE TABLE, DROP TABLE, CREATE INDEX, "
-              "DROP INDEX, SHOW INDEXES, SHOW TABLES, DESCRIBE, SUMMARIZE, EXPLAIN, OPTIMIZE, ALTER TABLE, COPY or SET)");
+      p_.Fail("a statement (SELECT, WITH, INSERT, UPDATE, DELETE, MERGE, CREATE TABLE, DROP TABLE, CREATE VIEW, "
+              "DROP VIEW, CREATE INDEX, DROP INDEX, SHOW INDEXES, SHOW TABLES, DESCRIBE, SUMMARIZE, EXPLAIN, OPTIMIZE, "
+              "ALTER TABLE, COPY, SET, BEGIN, COMMIT or ROLLBACK)");
     }
     p_.ConsumeSymbol(";");
     if (!p_.AtEnd()) p_.Fail("end of statement");

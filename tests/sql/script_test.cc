@@ -24,7 +24,7 @@ TEST_F(ScriptTest, ASyntaxErrorAnywhereRunsNothing) {
   auto error = ThrownError([&] { session.ExecuteScript("UPDATE t SET val = 1 WHERE id < 5; SELEC 1"); });
   ASSERT_TRUE(error);
   EXPECT_EQ(std::string(error->what()),
-            "expected a statement (SELECT, WITH, INSERT, UPDATE, DELETE, MERGE, CREATE TABLE, DROP TABLE, CREATE INDEX, DROP INDEX, SHOW INDEXES, SHOW TABLES, DESCRIBE, SUMMARIZE, EXPLAIN, OPTIMIZE, ALTER TABLE, COPY or SET) at position 1");
+            "expected a statement (SELECT, WITH, INSERT, UPDATE, DELETE, MERGE, CREATE TABLE, DROP TABLE, CREATE VIEW, DROP VIEW, CREATE INDEX, DROP INDEX, SHOW INDEXES, SHOW TABLES, DESCRIBE, SUMMARIZE, EXPLAIN, OPTIMIZE, ALTER TABLE, COPY, SET, BEGIN, COMMIT or ROLLBACK) at position 1");
   EXPECT_EQ(Version(), 2u);
 }
 
