@@ -327,7 +327,9 @@ AGGS = ["count(*)", "count(a)", "count(s)", "sum(a)", "sum(b)", "sum(x)", "avg(a
         # lists sorted, since the order of a group's rows is each engine's own
         "list_sort(list(coalesce(a, 0)))", "len(array_agg(s))", "list_sort(list(DISTINCT g))", "len(list(DISTINCT s))",
         "quantile_cont(x, 0.25)", "quantile_cont(a, 0.9)", "quantile_disc(b, 0.5)", "quantile_disc(s, 0.3)",
-        "quantile_disc(d, 1)", "quantile_cont(b, 0)"]
+        "quantile_disc(d, 1)", "quantile_cont(b, 0)",
+        # compared by the unique id, so that no tie leaves the row to each engine's order
+        "arg_min(s, id)", "arg_max(a, id)", "arg_min(x, id)", "arg_max(d, id)", "arg_max(ts, -id)", "arg_min(f, id)"]
 
 
 def q_aggregate(rng):
@@ -552,10 +554,33 @@ def q_clauses(rng):
     return "clauses", f"SELECT {star} FROM t1{where}", False
 
 
+# Views made in both engines before the queries run (lancelet keeps them beside the tables).
+VIEWS = {
+    "v1": "SELECT id, a, s, x, g, d FROM t1 WHERE g < 4",
+    "v2": "SELECT k, count(*) AS n, sum(v) AS sv, max(name) AS top FROM t2 GROUP BY k",
+    "v3": "SELECT v1.id, v1.a, v1.s, v2.n, v2.top FROM v1 JOIN v2 ON v2.k = v1.g",
+}
+
+
+def q_views(rng):
+    """Views, views of views and joins of them."""
+    kind = rng.choice(["filter", "join", "aggregate", "nested"])
+    if kind == "filter":
+        cond = rng.choice(["a > 0", "s LIKE '%a%'", "x < 0.5", "g = 2", "a IS NULL", "d > DATE '2000-01-01'"])
+        return "views", f"SELECT {items(['id', 'a', 's', 'x'])} FROM v1 WHERE {cond}", False
+    if kind == "join":
+        return "views", f"SELECT {items(['v1.id', 'v2.n', 'v2.sv', 't3.label'])} FROM v1 JOIN v2 ON v2.k = v1.g " \
+                        f"LEFT JOIN t3 ON t3.k = v1.g", False
+    if kind == "aggregate":
+        aggs = rng.sample(["count(*)", "sum(a)", "arg_max(s, id)", "min(x)", "max(d)", "count(DISTINCT s)"], 2)
+        return "views", f"SELECT g AS k, {items(aggs)} FROM v1 GROUP BY g", False
+    return "views", f"SELECT {items(['id', 'a', 'n', 'top'])} FROM v3 WHERE a > {rng.randint(-50, 50)}", False
+
+
 GENERATORS = [(q_filter, 6), (q_project, 4), (q_strings, 3), (q_dates, 3), (q_casts, 2), (q_aggregate, 5),
               (q_join, 3), (q_join_agg, 1), (q_order, 4), (q_window, 3), (q_nulls, 2), (q_subquery, 1),
               (q_more_strings, 3), (q_more_dates, 2), (q_set_ops, 1), (q_outer_join, 2), (q_more_windows, 2),
-              (q_more_aggregates, 2), (q_clauses, 3)]
+              (q_more_aggregates, 2), (q_clauses, 3), (q_views, 2)]
 
 
 # Fixed queries, run at every seed besides the generated ones.
@@ -674,6 +699,10 @@ def main():
     for name, table in tables.items():
         con.register(name + "_arrow", table)
         con.execute(f"CREATE TABLE {name} AS SELECT * FROM {name}_arrow")
+    for name, query in VIEWS.items():
+        con.execute(f"CREATE VIEW {name} AS {query}")
+        subprocess.run([args.cli, "sql", "--db", db, f"CREATE VIEW {name} AS {query}"], check=True,
+                       stdout=subprocess.DEVNULL)
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         ours = list(pool.map(lambda q: run_lancelet(args.cli, db, q[1]), queries))
