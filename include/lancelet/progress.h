@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -22,6 +23,10 @@ class ProgressLine {
   ProgressLine& operator=(const ProgressLine&) = delete;
 
   void Add(uint64_t n);
+  // How much of the work is done, from 0 to 1, when the count alone cannot say (rows read
+  // from a file whose size is known: the share of its bytes read). The line then shows a
+  // bar, the percentage and the time left, beside the count.
+  void SetFraction(std::function<double()> fraction) { fraction_ = std::move(fraction); }
 
  private:
   bool on_;
@@ -29,6 +34,7 @@ class ProgressLine {
   uint64_t total_, done_ = 0;
   std::chrono::steady_clock::time_point start_, next_draw_;
   bool drawn_ = false;
+  std::function<double()> fraction_;
 };
 
 // `input` with its rows counted on `progress` as they are read; the line is erased when

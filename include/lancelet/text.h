@@ -28,6 +28,7 @@
 #include <memory>
 #include <string>
 
+#include "lancelet/progress.h"
 #include "lancelet/record_batch.h"
 #include "lancelet/storage_options.h"
 
@@ -56,6 +57,9 @@ struct TextReadOptions {
   InputFormat format = InputFormat::kUnknown;
   // For the store the path names (a local path, file:// or memory://), as a dataset's.
   StorageOptions storage_options = {};
+  // CSV and JSON lines: when set, shows the share of the file's bytes read so far (where
+  // the store knows its size); it must outlive the reader.
+  ProgressLine* progress = nullptr;
 };
 
 // Schema inference looks at the non-null values of each column in the first rows; when

@@ -109,12 +109,16 @@ StorageOptions& CommandLineStorageOptions();
 
 // The input read against `schema_text` if given, else against `fallback` (an append's
 // dataset schema), else with an inferred schema.
+// `progress`, when given, shows the share of the input file read, where its size is known
+// (not for standard input, nor for Arrow IPC, read by record batch).
 std::unique_ptr<RecordBatchReader> OpenInput(const std::string& path, const std::string& schema_text,
-                                             InputFormat format, SchemaPtr fallback = nullptr) {
+                                             InputFormat format, SchemaPtr fallback = nullptr,
+                                             ProgressLine* progress = nullptr) {
   TextReadOptions options;
   options.format = format;
   options.schema = schema_text.empty() ? std::move(fallback) : Schema::Parse(schema_text);
   options.storage_options = CommandLineStorageOptions();
+  if (path != "-") options.progress = progress;
   // "-": standard input, a pipe read as it arrives (its format named by --input-format).
   return OpenTextInput(path == "-" ? "/dev/stdin" : path, options);
 }
@@ -304,8 +308,9 @@ void AddCreate(CLI::App& app, Context& context, std::vector<Command>& commands) 
                         options.file_version = o->file_version;
                         options.max_rows_per_file = o->max_rows_per_file;
                         options.enable_stable_row_ids = o->stable_row_ids;
-                        auto input = CountedOn(OpenInput(o->input.from, o->schema_text, o->input.format),
-                                               std::make_unique<ProgressLine>(context.progress, "creating " + o->dataset));
+                        auto line = std::make_unique<ProgressLine>(context.progress, "creating " + o->dataset);
+                        auto input = OpenInput(o->input.from, o->schema_text, o->input.format, nullptr, line.get());
+                        input = CountedOn(std::move(input), std::move(line));
                         options.storage_options = CommandLineStorageOptions();
                         auto ds = Dataset::Write(o->dataset, *input, options);
                         std::cout << fmt::format("created {} at version {}: {} rows in {} fragments\n", o->dataset,
@@ -331,10 +336,12 @@ void AddAppend(CLI::App& app, Context& context, std::vector<Command>& commands) 
                         auto ds = OpenDataset(o->dataset);
                         // Input is read against the dataset's schema (--schema, if given, is the
                         // input's own and is then assigned to the dataset's).
+                        auto line = std::make_unique<ProgressLine>(context.progress, "appending to " + o->dataset);
                         auto input = CountedOn(
-                            ConformInput(OpenInput(o->input.from, o->schema_text, o->input.format, ds->schema()),
+                            ConformInput(OpenInput(o->input.from, o->schema_text, o->input.format, ds->schema(),
+                                                   line.get()),
                                          ds->schema(), o->input.from),
-                            std::make_unique<ProgressLine>(context.progress, "appending to " + o->dataset));
+                            std::move(line));
                         CountingReader counted(*input);
                         auto next = ds->Append(counted, options);
                         std::cout << fmt::format("appended {} rows to {}; now version {}\n", counted.rows(),

@@ -1,6 +1,10 @@
 // Opening text inputs by path and choosing a reader by extension.
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
+#include <istream>
+#include <streambuf>
+#include <vector>
 
 #include "array/ascii_case.h"
 #include "expr/cast.h"
@@ -12,9 +16,45 @@
 namespace lancelet {
 namespace {
 
-std::unique_ptr<std::istream> OpenFile(const std::string& path, const StorageOptions& options) {
-  auto [store, within] = io::OpenStore(path, options);
-  return store->OpenStream(within);
+// A stream over another that counts the bytes it hands on, in reads of 64 KiB.
+class CountingStream final : public std::istream {
+ public:
+  CountingStream(std::unique_ptr<std::istream> inner, std::shared_ptr<std::atomic<uint64_t>> count)
+      : std::istream(nullptr), buffer_(std::move(inner), std::move(count)) {
+    rdbuf(&buffer_);
+  }
+
+ private:
+  class Buffer final : public std::streambuf {
+   public:
+    Buffer(std::unique_ptr<std::istream> inner, std::shared_ptr<std::atomic<uint64_t>> count)
+        : inner_(std::move(inner)), count_(std::move(count)), bytes_(1 << 16) {}
+    int_type underflow() override {
+      if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+      const std::streamsize n = inner_->rdbuf()->sgetn(bytes_.data(), std::streamsize(bytes_.size()));
+      if (n <= 0) return traits_type::eof();
+      *count_ += uint64_t(n);
+      setg(bytes_.data(), bytes_.data(), bytes_.data() + n);
+      return traits_type::to_int_type(*gptr());
+    }
+
+   private:
+    std::unique_ptr<std::istream> inner_;
+    std::shared_ptr<std::atomic<uint64_t>> count_;
+    std::vector<char> bytes_;
+  };
+  Buffer buffer_;
+};
+
+std::unique_ptr<std::istream> OpenFile(const std::string& path, const TextReadOptions& options) {
+  auto [store, within] = io::OpenStore(path, options.storage_options);
+  std::unique_ptr<std::istream> stream = store->OpenStream(within);
+  if (!options.progress) return stream;
+  const auto info = store->Head(within);
+  if (!info || info->size == 0) return stream;  // a pipe, or nothing to measure
+  auto bytes = std::make_shared<std::atomic<uint64_t>>(0);
+  options.progress->SetFraction([bytes, size = info->size] { return double(*bytes) / double(size); });
+  return std::make_unique<CountingStream>(std::move(stream), std::move(bytes));
 }
 
 class ConformingReader final : public RecordBatchReader {
@@ -76,12 +116,12 @@ std::unique_ptr<RecordBatchReader> ConformInput(std::unique_ptr<RecordBatchReade
 }
 
 std::unique_ptr<RecordBatchReader> OpenCsv(const std::string& path, const TextReadOptions& options) {
-  return ReadCsv(OpenFile(path, options.storage_options), path, options);
+  return ReadCsv(OpenFile(path, options), path, options);
 }
 
 std::unique_ptr<RecordBatchReader> OpenJsonLines(const std::string& path,
                                                  const TextReadOptions& options) {
-  return ReadJsonLines(OpenFile(path, options.storage_options), path, options);
+  return ReadJsonLines(OpenFile(path, options), path, options);
 }
 
 InputFormat DetectInputFormat(const std::string& path) {

@@ -1,5 +1,6 @@
 #include "lancelet/progress.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -66,6 +67,12 @@ void ProgressLine::Add(uint64_t n) {
     bar.resize(20, '.');
     line = fmt::format("{} [{}] {}% ({} of {} {}, {:.1f} s)", what_, bar, percent, Grouped(done_), Grouped(total_),
                        unit_, seconds);
+  } else if (const double f = fraction_ ? std::clamp(fraction_(), 0.0, 1.0) : 0; f > 0) {
+    const int percent = int(100 * f);
+    std::string bar(size_t(percent / 5), '#');
+    bar.resize(20, '.');
+    line = fmt::format("{} [{}] {}% ({} {}, {:.1f} s, about {:.0f} s left)", what_, bar, percent, Grouped(done_), unit_,
+                       seconds, seconds * (1 - f) / f);
   } else {
     line = fmt::format("{}: {} {} ({:.1f} s)", what_, Grouped(done_), unit_, seconds);
   }

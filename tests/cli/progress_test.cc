@@ -49,9 +49,19 @@ TEST_F(ProgressTest, CreateAndExportDrawOnATerminal) {
   const std::string ds = dir_.Join("t.lance");
   const std::string lancelet = ShellQuote(LanceletBinary());
   std::string out = OnTerminal(lancelet + " create " + ShellQuote(ds) + " --from " + ShellQuote(rows_));
-  EXPECT_NE(out.find("\r\033[Kcreating " + ds + ": "), std::string::npos) << out;
-  EXPECT_NE(out.find(" rows ("), std::string::npos) << out;
+  // The file's size is known: the share of its bytes read, and the time left.
+  EXPECT_NE(out.find("\r\033[Kcreating " + ds + " ["), std::string::npos) << out;
+  EXPECT_NE(out.find("% ("), std::string::npos) << out;
+  EXPECT_NE(out.find(" rows, "), std::string::npos) << out;
+  EXPECT_NE(out.find(" s left)"), std::string::npos) << out;
   EXPECT_NE(out.find("created " + ds + " at version 1: 200000 rows"), std::string::npos) << out;
+
+  // From standard input, the rows alone.
+  out = OnTerminal("cat " + ShellQuote(rows_) + " | " + lancelet + " create " + ShellQuote(ds + "2") +
+                   " --from - --input-format jsonl");
+  EXPECT_NE(out.find("\r\033[Kcreating " + ds + "2: "), std::string::npos) << out;
+  EXPECT_NE(out.find(" rows ("), std::string::npos) << out;
+  EXPECT_EQ(out.find("left)"), std::string::npos) << out;
 
   // A scan into a file counts toward the table's rows, on the terminal.
   out = OnTerminal(lancelet + " scan " + ShellQuote(ds) + " --format csv > " + ShellQuote(dir_.Join("out.csv")));
