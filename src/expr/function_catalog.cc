@@ -111,6 +111,7 @@ constexpr FunctionDoc kCatalog[] = {
     {"trim", "scalar", "(s [, chars])", "s without leading and trailing spaces (or chars)"},
     {"try_strptime", "scalar", "(s, format)", "as strptime, NULL where it does not match"},
     {"typeof", "scalar", "(x)", "the name of x's type, as DuckDB spells it"},
+    {"unnest", "scalar", "(list)", "a row for each item of the list (a whole select item only)"},
     {"upper", "scalar", "(s)", "s in upper case (every code point)"},
     // aggregate
     {"approx_count_distinct", "aggregate", "(x)", "the number of distinct values (exact here)"},

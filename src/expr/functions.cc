@@ -757,6 +757,8 @@ TypePtr ResolveFunction(const std::string& name, std::vector<TypePtr>* arg_types
     return def->rule(name, arg_types, origin);
   }
   if (TypePtr type = ResolveMoreFunction(name, arg_types, origin)) return type;
+  if (name == "unnest")  // the SQL layer's, which expands the rows
+    ThrowAt(origin, "unnest() is allowed only as a whole item of a SELECT list (SELECT unnest(list) ...)");
   ThrowAt(origin, UnknownFunctionMessage(name));
 }
 

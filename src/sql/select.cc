@@ -17,6 +17,7 @@
 #include "lancelet/builder.h"
 #include "lancelet/scalar.h"
 #include "expr/cast.h"
+#include "expr/functions.h"
 #include "expr/numeric.h"
 #include "expr/type_rules.h"
 #include "sql/aggregate.h"
@@ -259,6 +260,90 @@ std::unique_ptr<RecordBatchReader> WithWindows(const Context& ctx, std::unique_p
   qualify = lift(qualify);
   if (calls.empty()) return input;
   return Profiled(ctx, fmt::format("window {}", fmt::join(texts, ", ")), OpenWindows(ctx, std::move(input), calls, names));
+}
+
+bool IsUnnest(const ExprPtr& e) { return e && e->kind == ExprKind::kCall && e->function == "unnest" && !e->window; }
+
+bool ContainsUnnest(const ExprPtr& e) {
+  return e && (IsUnnest(e) || std::any_of(e->args.begin(), e->args.end(), ContainsUnnest));
+}
+
+// unnest(list) items: each input row once per item of its longest such list (none for
+// NULL or empty lists), the lists' items side by side (NULL past a shorter list's end),
+// the other columns repeated; as DuckDB's.
+class UnnestReader final : public RecordBatchReader {
+ public:
+  UnnestReader(std::unique_ptr<RecordBatchReader> input, std::vector<BoundExprPtr> lists, SchemaPtr schema)
+      : input_(std::move(input)), lists_(std::move(lists)), schema_(std::move(schema)) {}
+  SchemaPtr schema() const override { return schema_; }
+  RecordBatchPtr Next() override {
+    while (auto batch = input_->Next()) {
+      std::vector<ArrayPtr> lists;
+      for (const auto& l : lists_) lists.push_back(Evaluate(*l, *batch));
+      std::vector<int64_t> take;  // the input row of each output row
+      std::vector<int64_t> item;  // and its position in the lists
+      for (int64_t r = 0; r < batch->num_rows(); ++r) {
+        int64_t longest = 0;
+        for (const auto& l : lists)
+          if (l->IsValid(r)) longest = std::max(longest, ListSpan(*l, r).second);
+        for (int64_t i = 0; i < longest; ++i) {
+          take.push_back(r);
+          item.push_back(i);
+        }
+      }
+      if (take.empty()) continue;
+      std::vector<ArrayPtr> columns;
+      for (const auto& c : batch->columns()) columns.push_back(Take(*c, take));
+      for (size_t k = 0; k < lists.size(); ++k) {
+        const ArrayData& l = *lists[k];
+        auto items = ArrayBuilder::Make(schema_->field(batch->num_columns() + k)->type);
+        for (size_t j = 0; j < take.size(); ++j) {
+          const int64_t r = take[j];
+          const auto [first, count] = l.IsValid(r) ? ListSpan(l, r) : std::pair<int64_t, int64_t>{0, 0};
+          if (item[j] < count) items->AppendScalar(GetScalar(*l.child(0), first + item[j]));
+          else items->AppendNull();
+        }
+        columns.push_back(items->Finish());
+      }
+      return std::make_shared<RecordBatch>(schema_, std::move(columns), int64_t(take.size()));
+    }
+    return nullptr;
+  }
+
+ private:
+  std::unique_ptr<RecordBatchReader> input_;
+  std::vector<BoundExprPtr> lists_;
+  SchemaPtr schema_;
+};
+
+// Select items that are unnest(list) become columns __unnest<k> of the rows `input` gives,
+// expanded by UnnestReader before the projection (so ORDER BY and LIMIT count its rows).
+std::unique_ptr<RecordBatchReader> WithUnnest(const Context& ctx, std::unique_ptr<RecordBatchReader> input,
+                                              std::vector<SelectItem>& items,
+                                              const std::vector<OrderItem>& order_by) {
+  std::vector<BoundExprPtr> lists;
+  std::vector<FieldPtr> fields = input->schema()->fields();
+  std::vector<std::string> texts;
+  for (auto& i : items) {
+    if (!IsUnnest(i.expr)) continue;
+    const Expr& call = *i.expr;
+    if (call.args.size() != 1) ctx.Fail(call.position, fmt::format("unnest() takes 1 argument, got {}", call.args.size()));
+    if (ContainsUnnest(call.args[0])) ctx.Fail(call.position, "unnest() cannot be nested");
+    BoundExprPtr list = Bind(*call.args[0], *input->schema());
+    if (!list->type || !IsListLike(*list->type))
+      ctx.Fail(call.position, fmt::format("unnest() takes a list, not {}", list->type ? list->type->ToString() : "NULL"));
+    const std::string name = fmt::format("__unnest{}", lists.size());
+    fields.push_back(Field::Make(name, list->type->child(0)->type));
+    texts.push_back(ToString(*call.args[0]));
+    lists.push_back(std::move(list));
+    i.expr = AsColumn(call, name);
+  }
+  for (const auto& o : order_by)
+    if (ContainsUnnest(o.expr)) ctx.Fail(o.expr->position, "unnest() is allowed only as a whole item of the select list");
+  if (lists.empty()) return input;
+  auto schema = std::make_shared<Schema>(fields);
+  return Profiled(ctx, fmt::format("unnest {}", fmt::join(texts, ", ")),
+                  std::make_unique<UnnestReader>(std::move(input), std::move(lists), std::move(schema)));
 }
 
 // Passes each row once: rows equal to one seen before (NULLs equal) are dropped.
@@ -676,6 +761,7 @@ std::unique_ptr<RecordBatchReader> ProjectOutput(const Context& ctx, const Selec
     BoundExprPtr holds = Bind(*parts.qualify, *rows->schema());
     rows = Filtered(ctx, std::move(rows), std::move(holds), "filter QUALIFY");
   }
+  rows = WithUnnest(ctx, std::move(rows), parts.items, parts.order_by);
   if (!parts.distinct_output) return Project(ctx, stmt, std::move(rows), parts.items, parts.names, parts.order_by);
   return ProjectDistinct(ctx, stmt, std::move(rows), parts.items, parts.names, parts.output_order);
 }

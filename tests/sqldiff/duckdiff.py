@@ -577,10 +577,23 @@ def q_views(rng):
     return "views", f"SELECT {items(['id', 'a', 'n', 'top'])} FROM v3 WHERE a > {rng.randint(-50, 50)}", False
 
 
+def q_unnest(rng):
+    """unnest of lists built per row and of list aggregates, alone and side by side."""
+    kind = rng.choice(["row", "pair", "grouped"])
+    if kind == "row":
+        lst = rng.choice(["list_value(a, g)", "list_value(s, lower(s))", "[id, id * 2, id * 3]",
+                          "CASE WHEN g > 2 THEN [a] ELSE NULL END", "string_split(s, ' ')"])
+        return "unnest", f"SELECT {items(['id', f'unnest({lst})'])} FROM t1 WHERE id % 5 = {rng.randint(0, 4)}", False
+    if kind == "pair":
+        return "unnest", f"SELECT {items(['id', 'unnest(list_value(a, b))', 'unnest([g])'])} FROM t1 " \
+                         f"WHERE id < {rng.randint(10, 80)}", False
+    return "unnest", f"SELECT {items(['g', 'unnest(list_sort(list(DISTINCT a)))'])} FROM t1 GROUP BY g", False
+
+
 GENERATORS = [(q_filter, 6), (q_project, 4), (q_strings, 3), (q_dates, 3), (q_casts, 2), (q_aggregate, 5),
               (q_join, 3), (q_join_agg, 1), (q_order, 4), (q_window, 3), (q_nulls, 2), (q_subquery, 1),
               (q_more_strings, 3), (q_more_dates, 2), (q_set_ops, 1), (q_outer_join, 2), (q_more_windows, 2),
-              (q_more_aggregates, 2), (q_clauses, 3), (q_views, 2)]
+              (q_more_aggregates, 2), (q_clauses, 3), (q_views, 2), (q_unnest, 2)]
 
 
 # Fixed queries, run at every seed besides the generated ones.
