@@ -546,7 +546,8 @@ ArrayPtr BuildLists(const std::vector<Datum>& args, int64_t n, const TypePtr& ty
 }
 
 // array_to_string(list, separator): the valid items as text, joined; a NULL separator is
-// a comma, as DuckDB's (string_agg's default).
+// a comma, as DuckDB's (string_agg's default). As DuckDB's too, a list of NULLs alone gives
+// NULL (as string_agg of no values), an empty list ''.
 ArrayPtr JoinItems(const std::vector<Datum>& args, int64_t n, const TypePtr& type) {
   const ArrayPtr lists = Materialize(args[0], n);
   const ArrayPtr& items = lists->child(0);
@@ -569,7 +570,8 @@ ArrayPtr JoinItems(const std::vector<Datum>& args, int64_t n, const TypePtr& typ
       joined += text->GetView(k);
       first = false;
     }
-    out.Append(joined);
+    if (first && length > 0) out.AppendNull();
+    else out.Append(joined);
   }
   return out.Finish();
 }

@@ -713,6 +713,27 @@ ExprPtr Parser::ParseList(const Token& open) {
 }
 
 TypePtr Parser::ParseTypeName() {
+  TypePtr type = ParseBaseTypeName();
+  // DuckDB's list and array types: T[] is list<T>, T[n] fixed_size_list<T, n>; nested too.
+  while (Peek().IsSymbol("[")) {
+    const Token open = Next();
+    if (ConsumeSymbol("]")) {
+      type = DataType::List(Field::Make("item", type));
+      continue;
+    }
+    if (Peek().kind != TokenKind::kInteger) Fail("']' or an array length");
+    const Token size = Next();
+    ExpectSymbol("]");
+    try {
+      type = DataType::FixedSizeList(Field::Make("item", type), int32_t(std::stol(size.text)));
+    } catch (const std::exception& e) {
+      FailAt(size, fmt::format("array length {}: {}", size.text, e.what()));
+    }
+  }
+  return type;
+}
+
+TypePtr Parser::ParseBaseTypeName() {
   const Token& first = Peek();
   if (first.kind != TokenKind::kIdentifier) Fail("a type name");
   Token name = Next();

@@ -40,6 +40,7 @@ class Parser {
   // A type name: SQL spellings (INT, BIGINT, DOUBLE PRECISION, VARCHAR(n), ...) or
   // lancelet's own (int32, fixed_size_list<float32,4>, timestamp<ms,UTC>).
   TypePtr ParseTypeName();
+  TypePtr ParseBaseTypeName();  // without the [] suffixes
 
   // Token helpers for statement parsers.
   const Token& Peek(size_t ahead = 0) const;

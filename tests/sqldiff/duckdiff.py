@@ -80,7 +80,7 @@ def random_double(rng):
     return round(rng.uniform(-1000, 1000), 2)
 
 
-def make_tables(rng):
+def make_tables(rng, seed):
     n1, n2 = 240, 90
     t1 = {
         "id": list(range(1, n1 + 1)),
@@ -112,7 +112,24 @@ def make_tables(rng):
     points = [c for c in range(0x80, 0x20000) if not 0xD800 <= c < 0xE000]
     cp = pa.table({"id": list(range(len(points))), "c": [chr(c) for c in points]})
     return {"t1": pa.table(t1, schema=t1_schema), "t2": pa.table(t2, schema=t2_schema),
-            "t3": pa.table(t3, schema=t3_schema), "cp": cp}
+            "t3": pa.table(t3, schema=t3_schema), "cp": cp, "t4": make_nested(random.Random(seed + 4000))}
+
+
+def make_nested(rng):
+    """t4: lists (NULL, empty, NULL items) and a struct (NULL, NULL fields), from a generator
+    of its own, so that the other tables and the queries stay what they were at a seed."""
+    n4 = 120
+    def int_list():
+        return maybe(rng, 0.1, [maybe(rng, 0.1, rng.randint(-5, 9)) for _ in range(rng.randint(0, 5))])
+    def str_list():
+        return maybe(rng, 0.1, [maybe(rng, 0.1, rng.choice(STRINGS[:10])) for _ in range(rng.randint(0, 4))])
+    def point():
+        return maybe(rng, 0.1, {"x": maybe(rng, 0.1, rng.randint(-20, 20)), "y": maybe(rng, 0.1, rng.choice(STRINGS))})
+    t4 = {"id": list(range(1, n4 + 1)), "nums": [int_list() for _ in range(n4)],
+          "tags": [str_list() for _ in range(n4)], "pt": [point() for _ in range(n4)]}
+    schema = pa.schema([("id", pa.int64()), ("nums", pa.list_(pa.int64())), ("tags", pa.list_(pa.utf8())),
+                        ("pt", pa.struct([("x", pa.int32()), ("y", pa.utf8())]))])
+    return pa.table(t4, schema=schema)
 
 
 def write_lancelet(cli, db, tables):
@@ -577,6 +594,30 @@ def q_views(rng):
     return "views", f"SELECT {items(['id', 'a', 'n', 'top'])} FROM v3 WHERE a > {rng.randint(-50, 50)}", False
 
 
+LIST_ITEMS = ["len(nums)", "list_contains(nums, 3)", "nums[1]", "nums[-1]", "list_sum(nums)", "list_sort(nums)",
+              "list_min(nums)", "list_max(nums)", "list_reverse(nums)", "list_concat(nums, [99])", "nums[2:3]",
+              "list_position(nums, 0)", "list_sort(list_distinct(tags))", "array_to_string(tags, '-')", "len(tags)",
+              "list_contains(tags, 'a')", "tags[1]", "list_sort(tags, 'DESC')", "list_avg(nums)",
+              "pt.x", "pt.y", "pt.x + id", "upper(pt.y)", "coalesce(pt.x, -1)", "pt IS NULL", "length(pt.y)"]
+LIST_FILTERS = ["len(nums) > 2", "list_contains(tags, 'abc')", "pt.x > 0", "pt IS NOT NULL AND pt.y IS NULL",
+                "nums IS NULL", "list_sum(nums) > 5", "tags[1] = 'a'", "pt.y LIKE '%a%'"]
+
+
+def q_lists(rng):
+    """t4's lists and struct: list functions, indexes and slices, field access, filters,
+    grouping by a field, and unnest."""
+    kind = rng.choice(["items", "items", "filter", "group", "unnest"])
+    if kind == "items":
+        return "lists", f"SELECT {items(['id'] + rng.sample(LIST_ITEMS, rng.randint(1, 4)))} FROM t4", False
+    if kind == "filter":
+        return "lists", f"SELECT {items(['id', rng.choice(LIST_ITEMS)])} FROM t4 WHERE {rng.choice(LIST_FILTERS)}", False
+    if kind == "group":
+        key = rng.choice(["pt.x % 3", "pt.y IS NULL", "len(nums)", "tags IS NULL"])
+        return "lists", f"SELECT {key} AS k, {items(['count(*)', 'sum(len(nums))', 'min(pt.y)'])} FROM t4 GROUP BY {key}", False
+    return "lists", f"SELECT {items(['id', rng.choice(['unnest(nums)', 'unnest(tags)'])])} FROM t4 " \
+                    f"WHERE {rng.choice(LIST_FILTERS)}", False
+
+
 def q_unnest(rng):
     """unnest of lists built per row and of list aggregates, alone and side by side."""
     kind = rng.choice(["row", "pair", "grouped"])
@@ -593,7 +634,7 @@ def q_unnest(rng):
 GENERATORS = [(q_filter, 6), (q_project, 4), (q_strings, 3), (q_dates, 3), (q_casts, 2), (q_aggregate, 5),
               (q_join, 3), (q_join_agg, 1), (q_order, 4), (q_window, 3), (q_nulls, 2), (q_subquery, 1),
               (q_more_strings, 3), (q_more_dates, 2), (q_set_ops, 1), (q_outer_join, 2), (q_more_windows, 2),
-              (q_more_aggregates, 2), (q_clauses, 3), (q_views, 2), (q_unnest, 2)]
+              (q_more_aggregates, 2), (q_clauses, 3), (q_views, 2), (q_unnest, 2), (q_lists, 4)]
 
 
 # Fixed queries, run at every seed besides the generated ones.
@@ -657,6 +698,8 @@ def sort_key(row):
             return (1, "bool", int(v))
         if isinstance(v, (int, float)):
             return (1, "number", float(v) if not math.isnan(v) else math.inf)
+        if isinstance(v, (list, dict)):  # NULL items would not order against values
+            return (1, type(v).__name__, repr(v))
         return (1, type(v).__name__, v)
     return tuple(k(v) for v in row)
 
@@ -700,7 +743,7 @@ def main():
     args = parser.parse_args()
 
     rng = random.Random(args.seed)
-    tables = make_tables(rng)
+    tables = make_tables(rng, args.seed)
     queries = generate(rng, args.queries)
     work = args.workdir or tempfile.mkdtemp(prefix="duckdiff-")
     db = os.path.join(work, "db")
