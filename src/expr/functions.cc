@@ -581,7 +581,15 @@ std::string DuckDbTypeName(const DataType& t) {
     case TypeId::kUtf8: case TypeId::kLargeUtf8: return "VARCHAR";
     case TypeId::kBinary: case TypeId::kLargeBinary: case TypeId::kFixedSizeBinary: return "BLOB";
     case TypeId::kDate32: case TypeId::kDate64: return "DATE";
-    case TypeId::kTimestamp: return t.timezone().empty() ? "TIMESTAMP" : "TIMESTAMP WITH TIME ZONE";
+    case TypeId::kTimestamp:
+      if (!t.timezone().empty()) return "TIMESTAMP WITH TIME ZONE";
+      switch (t.unit()) {
+        case TimeUnit::kSecond: return "TIMESTAMP_S";
+        case TimeUnit::kMilli: return "TIMESTAMP_MS";
+        case TimeUnit::kNano: return "TIMESTAMP_NS";
+        case TimeUnit::kMicro: break;
+      }
+      return "TIMESTAMP";
     case TypeId::kTime32: case TypeId::kTime64: return "TIME";
     case TypeId::kDuration: return "INTERVAL";
     case TypeId::kDecimal128: case TypeId::kDecimal256: return fmt::format("DECIMAL({},{})", t.precision(), t.scale());

@@ -746,11 +746,25 @@ TypePtr Parser::ParseBaseTypeName() {
       ExpectSymbol(")");
     }
   };
-  if (upper == "INT" || upper == "INTEGER") return DataType::Int32();
-  if (upper == "BIGINT") return DataType::Int64();
-  if (upper == "SMALLINT") return DataType::Int16();
-  if (upper == "TINYINT") return DataType::Int8();
-  if (upper == "REAL") return DataType::Float32();
+  // SQL's names and DuckDB's aliases. INT8 stays lancelet's 8-bit integer (int8), where
+  // DuckDB's and PostgreSQL's INT8 is a BIGINT (docs/sql.md).
+  if (upper == "INT" || upper == "INTEGER" || upper == "INT4" || upper == "SIGNED") return DataType::Int32();
+  if (upper == "BIGINT" || upper == "LONG") return DataType::Int64();
+  if (upper == "SMALLINT" || upper == "INT2" || upper == "SHORT") return DataType::Int16();
+  if (upper == "TINYINT" || upper == "INT1") return DataType::Int8();
+  if (upper == "REAL" || upper == "FLOAT4") return DataType::Float32();
+  if (upper == "FLOAT8") return DataType::Float64();
+  if (upper == "INTERVAL") return DataType::Duration(TimeUnit::kMicro);
+  if (upper == "TIMESTAMPTZ") return DataType::Timestamp(TimeUnit::kMicro, "UTC");
+  if (upper == "TIMESTAMP_S") return DataType::Timestamp(TimeUnit::kSecond);
+  if (upper == "TIMESTAMP_MS") return DataType::Timestamp(TimeUnit::kMilli);
+  if (upper == "TIMESTAMP_NS") return DataType::Timestamp(TimeUnit::kNano);
+  if (upper == "TIMESTAMP" && Peek().IsKeyword("WITH")) {  // TIMESTAMP WITH TIME ZONE
+    Next();
+    ExpectKeyword("TIME");
+    ExpectKeyword("ZONE");
+    return DataType::Timestamp(TimeUnit::kMicro, "UTC");
+  }
   if (upper == "DOUBLE") {
     ConsumeKeyword("PRECISION");
     return DataType::Float64();

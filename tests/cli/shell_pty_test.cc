@@ -144,6 +144,21 @@ TEST_F(ShellPtyTest, TabCompletesKeywordsTablesColumnsAndDotCommands) {
   EXPECT_EQ(out.find("lancelet: "), std::string::npos) << out;
 }
 
+TEST_F(ShellPtyTest, ImportReadAndOutputOnTheTerminal) {
+  const std::string csv = dir_.Join("more.csv"), script = dir_.Join("script.sql"), out_file = dir_.Join("out.csv");
+  WriteStringToFile(csv, "id,name\n500,five hundred\n501,five hundred one\n");
+  WriteStringToFile(script, "SELECT count(*) AS n FROM people;\n.mode csv\n");
+  const std::string out = TypeInto(db_, home_,
+                                   {".import " + csv + " people\n", ".read " + script + "\n", ".output " + out_file + "\n",
+                                    "SELECT id, name FROM people WHERE id >= 500 ORDER BY id;\n", ".output\n",
+                                    "SELECT 'screen' AS back;\n", ".quit\n"});
+  EXPECT_NE(out.find("INSERT 2 rows"), std::string::npos) << out;
+  EXPECT_NE(out.find("  n\r\n---\r\n102\r\n(1 row)"), std::string::npos) << out;  // .read ran the count
+  EXPECT_NE(out.find("back\r\nscreen\r\n"), std::string::npos) << out;         // .read's .mode csv stayed
+  EXPECT_EQ(out.find("five hundred"), std::string::npos) << ".output kept the rows off the screen: " << out;
+  EXPECT_EQ(ReadFileToString(out_file), "id,name\n500,five hundred\n501,five hundred one\n");
+}
+
 TEST_F(ShellPtyTest, TableOutputShowsTheFirstAndLastRowsOfALongResult) {
   const std::string out = TypeInto(db_, home_, {"SELECT id FROM people;\n", ".maxrows 4\n",
                                                 "SELECT id FROM people WHERE id >= 90;\n", ".quit\n"});
