@@ -6,6 +6,7 @@
 #include "lancelet/decimal.h"
 #include "expr/cast.h"
 #include "expr/errors.h"
+#include "expr/exact_literals.h"
 #include "expr/functions.h"
 #include "expr/type_rules.h"
 #include "lancelet/expr.h"
@@ -47,6 +48,13 @@ class Binder {
           return b;
         }
         if (IsComparison(e->binary_op)) return BindComparison(e->binary_op, l, r, e);
+        if (l->kind == BoundKind::kLiteral && r->kind == BoundKind::kLiteral && AsWritten(e->args[0]) &&
+            AsWritten(e->args[1]))
+          if (const std::optional<double> exact = ExactLiteralArithmetic(e->binary_op, l->literal, r->literal)) {
+            auto b = Node(BoundKind::kLiteral, DataType::Float64(), e);
+            b->literal = Scalar{DataType::Float64(), *exact};
+            return b;
+          }
         return BindArithmetic(e->binary_op, l, r, e);
       }
       case ExprKind::kIn: {

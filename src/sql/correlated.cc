@@ -181,15 +181,24 @@ class TupleKeys {
 class HashedSubquery final : public CorrelatedSubquery {
  public:
   enum class Kind { kExists, kIn, kValue };
+  // `residual` (kExists only; null when none): what an inner row of a key must also hold
+  // for with an outer row, over the derived rows' __in<j> columns (after the keys) and the
+  // marker's last `residual_outer` values as __out<j>.
   HashedSubquery(const Context& ctx, const Expr& node, Kind kind, SelectStmt derived, size_t keys,
-                 std::optional<SelectStmt> over_no_rows, std::string equalities)
+                 std::optional<SelectStmt> over_no_rows, std::string equalities, ExprPtr residual = nullptr,
+                 size_t residual_inner = 0, size_t residual_outer = 0, std::string residual_text = "")
       : ctx_(ctx), position_(node.position), negated_(node.negated), kind_(kind), derived_(std::move(derived)),
-        keys_(keys), over_no_rows_(std::move(over_no_rows)), equalities_(std::move(equalities)) {}
+        keys_(keys), over_no_rows_(std::move(over_no_rows)), equalities_(std::move(equalities)),
+        residual_(std::move(residual)), residual_inner_(residual_inner), residual_outer_(residual_outer),
+        residual_text_(std::move(residual_text)) {}
 
   std::string Describe() const override {
     return fmt::format("runs once, its rows hashed on {} ({}); each outer row looks its key up", equalities_,
-                       kind_ == Kind::kExists ? "a semi join" : kind_ == Kind::kIn ? "a value set per key"
-                                                                                   : "a value per key");
+                       kind_ == Kind::kExists ? (residual_ ? "a semi join, each pair of a key also checked for " +
+                                                                 residual_text_
+                                                           : std::string("a semi join"))
+                       : kind_ == Kind::kIn   ? "a value set per key"
+                                              : "a value per key");
   }
 
   TypePtr type() const override { return type_; }
@@ -198,7 +207,15 @@ class HashedSubquery final : public CorrelatedSubquery {
     auto rows = OpenSelect(ctx_, derived_);
     const Schema& schema = *rows->schema();
     first_key_ = kind_ == Kind::kExists ? 0 : 1;
-    if (schema.num_fields() != first_key_ + keys_)
+    if (residual_) {
+      std::vector<FieldPtr> pair;
+      for (size_t j = 0; j < residual_inner_; ++j) pair.push_back(Field::Make(fmt::format("__in{}", j), schema.field(keys_ + j)->type));
+      for (size_t j = 0; j < residual_outer_; ++j)
+        pair.push_back(Field::Make(fmt::format("__out{}", j), outer_types[outer_types.size() - residual_outer_ + j]));
+      pair_schema_ = std::make_shared<Schema>(pair);
+      residual_bound_ = Bind(*residual_, *pair_schema_);
+    }
+    if (schema.num_fields() != first_key_ + keys_ + residual_inner_)
       ctx_.Fail(position_, fmt::format("a subquery used as a value returns one column, not {}",
                                        schema.num_fields() - keys_));
     derived_schema_ = rows->schema();
@@ -214,7 +231,11 @@ class HashedSubquery final : public CorrelatedSubquery {
       // The value of a key no inner row has: the aggregate over no rows, else NULL.
       missing_ = MakeNullArray(type_, 1);
       if (over_no_rows_) {
-        const RecordBatchPtr none = RunSelect(ctx_, *over_no_rows_);
+        // Over sources that give no rows: its FROM is never read (a join of its tables
+        // with a false WHERE would still pair every row).
+        Context no_rows = ctx_;
+        no_rows.schema_only = true;
+        const RecordBatchPtr none = RunSelect(no_rows, *over_no_rows_);
         if (none->num_rows() == 1)
           missing_ = none->column(0)->type->Equals(*type_) ? none->column(0) : CastArray(*none->column(0), type_);
       }
@@ -268,6 +289,7 @@ class HashedSubquery final : public CorrelatedSubquery {
     BoolBuilder out(DataType::Bool());
     ArrayPtr x;
     if (kind_ == Kind::kIn) x = outer[keys_]->type->Equals(*value_type_) ? outer[keys_] : CastArray(*outer[keys_], value_type_);
+    if (residual_) return ExistsWithResidual(outer, rows);
     for (int64_t r = 0; r < rows; ++r) {
       const std::optional<uint32_t> group = keys_of_.Of(keys, r, key) ? groups_.Find(key) : std::nullopt;
       if (kind_ == Kind::kExists) {
@@ -291,6 +313,36 @@ class HashedSubquery final : public CorrelatedSubquery {
  private:
   static constexpr int64_t kMany = -1;
 
+  // EXISTS with a residual: true for an outer row when an inner row of its key holds the
+  // residual with it; the pairs of a batch are checked at once.
+  ArrayPtr ExistsWithResidual(const std::vector<ArrayPtr>& outer, int64_t rows) {
+    const auto keys = keys_of_.Cast(outer, 0);
+    std::string key;
+    std::vector<int64_t> inner_rows, outer_rows;
+    for (int64_t r = 0; r < rows; ++r) {
+      const std::optional<uint32_t> group = keys_of_.Of(keys, r, key) ? groups_.Find(key) : std::nullopt;
+      if (!group) continue;
+      for (const int64_t i : rows_of_group_[*group]) {
+        inner_rows.push_back(i);
+        outer_rows.push_back(r);
+      }
+    }
+    std::vector<bool> found(size_t(rows), false);
+    if (!inner_rows.empty()) {
+      std::vector<ArrayPtr> columns;
+      for (size_t j = 0; j < residual_inner_; ++j) columns.push_back(Take(*held_->column(keys_ + j), inner_rows));
+      for (size_t j = 0; j < residual_outer_; ++j) {
+        const ArrayPtr& o = outer[outer.size() - residual_outer_ + j];
+        columns.push_back(Take(*o, outer_rows));
+      }
+      const RecordBatch pairs(pair_schema_, std::move(columns), int64_t(inner_rows.size()));
+      for (const int64_t p : EvaluateSelection(*residual_bound_, pairs)) found[size_t(outer_rows[size_t(p)])] = true;
+    }
+    BoolBuilder out(DataType::Bool());
+    for (int64_t r = 0; r < rows; ++r) out.Append(found[size_t(r)]);
+    return out.Finish();
+  }
+
   // Adds the derived rows of `batch` to the tables.
   void AddRows(const RecordBatchPtr& batch) {
     const auto keys = keys_of_.Cast(batch->columns(), first_key_);
@@ -302,7 +354,11 @@ class HashedSubquery final : public CorrelatedSubquery {
       const auto [group, fresh] = groups_.Number(key);
       // A key's slots in the numbering (at most half full) and its bytes.
       if (fresh) held_bytes_ += 2 * sizeof(uint64_t) * 2 + key.size() + 8;
-      if (kind_ == Kind::kValue) {
+      if (residual_) {
+        if (fresh) rows_of_group_.emplace_back();
+        rows_of_group_[group].push_back(held_rows_ + r);
+        held_bytes_ += sizeof(int64_t);
+      } else if (kind_ == Kind::kValue) {
         if (fresh) row_of_group_.push_back(held_rows_ + r);
         else row_of_group_[group] = kMany;
       } else if (kind_ == Kind::kIn) {
@@ -319,9 +375,17 @@ class HashedSubquery final : public CorrelatedSubquery {
       values_parts_.push_back(value);
       held_bytes_ += BufferBytes(*batch) / (keys_ + 1);  // about the value column's share
     }
+    if (residual_) {
+      held_parts_.push_back(batch);
+      held_bytes_ += BufferBytes(*batch);
+    }
     held_rows_ += batch->num_rows();
   }
   void FinishTables() {
+    if (residual_) {
+      held_ = held_parts_.empty() ? nullptr : RecordBatch::Concatenate(derived_schema_, held_parts_);
+      held_parts_.clear();
+    }
     if (kind_ != Kind::kValue) return;
     values_parts_.push_back(missing_);
     values_ = Concatenate(values_parts_);
@@ -331,6 +395,9 @@ class HashedSubquery final : public CorrelatedSubquery {
     groups_ = KeyNumbering();
     members_ = KeyNumbering();
     row_of_group_.clear();
+    rows_of_group_.clear();
+    held_parts_.clear();
+    held_.reset();
     group_has_null_.clear();
     values_parts_.clear();
     values_.reset();
@@ -391,6 +458,14 @@ class HashedSubquery final : public CorrelatedSubquery {
   int64_t held_rows_ = 0;
   uint64_t held_bytes_ = 0;             // about what the tables take
   std::vector<std::unique_ptr<SpillFile>> partitions_;  // past the budget
+  ExprPtr residual_;                    // EXISTS: what a key's inner row must also hold for
+  size_t residual_inner_, residual_outer_;
+  std::string residual_text_;           // as written
+  SchemaPtr pair_schema_;               // __in<j> then __out<j>
+  BoundExprPtr residual_bound_;
+  std::vector<std::vector<int64_t>> rows_of_group_;  // with a residual: each key's rows of held_
+  std::vector<RecordBatchPtr> held_parts_;
+  RecordBatchPtr held_;                 // with a residual: every derived row
 };
 
 // Any other correlated subquery: run for each distinct combination of the outer values
@@ -472,6 +547,23 @@ ExprPtr Marker(const Expr& at, size_t k, const std::vector<ExprPtr>& outer) {
   return node;
 }
 
+// `term` over __in<j> and __out<j> columns in place of its inner and outer column
+// references, which are added to `inner` and `outer` (each text once).
+ExprPtr ResidualTerm(const ExprPtr& term, OuterNames& names, std::vector<ExprPtr>& inner,
+                     std::vector<ExprPtr>& outer) {
+  auto slot = [](std::vector<ExprPtr>& list, const Expr& c, const char* prefix) {
+    const std::string text = PathText(c.path);
+    size_t j = 0;
+    while (j < list.size() && PathText(list[j]->path) != text) ++j;
+    if (j == list.size()) list.push_back(std::make_shared<Expr>(c));
+    auto column = Expr::Column(fmt::format("{}{}", prefix, j));
+    return column;
+  };
+  return MapColumns(term, [&](const Expr& c) -> ExprPtr {
+    return names.IsOuter(c.path) ? slot(outer, c, "__out") : slot(inner, c, "__in");
+  });
+}
+
 // Plans `node` (a subquery, or x IN a subquery) when it is correlated: the marker that
 // stands for it, or null when it names no outer column.
 ExprPtr PlanCorrelated(const Context& ctx, const SelectStmt& outer, std::optional<Scope>& outer_scope,
@@ -481,6 +573,10 @@ ExprPtr PlanCorrelated(const Context& ctx, const SelectStmt& outer, std::optiona
   std::vector<ExprPtr> refs, outside;
   std::vector<std::pair<ExprPtr, ExprPtr>> equalities;  // (inner, outer)
   std::vector<ExprPtr> rest;                            // the WHERE's other terms
+  // Terms that mix inner and outer columns otherwise (l2.s <> l1.s), rewritten over
+  // __in<j> (residual_inner[j]) and __out<j> (residual_outer[j]).
+  std::vector<ExprPtr> residual, residual_inner, residual_outer;
+  std::vector<std::string> residual_written;
   bool hashable = q.union_parts.empty() && !q.limit && q.offset == 0;
   // A UNION's parts each resolve their own names.
   std::vector<const SelectStmt*> parts = {&q};
@@ -510,9 +606,17 @@ ExprPtr PlanCorrelated(const Context& ctx, const SelectStmt& outer, std::optiona
         names.Collect(e, o);
         return o.empty() && names.HasInner(e);
       };
-      if (eq && pure_inner(term->args[0]) && pure_outer(term->args[1])) equalities.push_back({term->args[0], term->args[1]});
-      else if (eq && pure_outer(term->args[0]) && pure_inner(term->args[1])) equalities.push_back({term->args[1], term->args[0]});
-      else hashable = false;
+      if (eq && pure_inner(term->args[0]) && pure_outer(term->args[1])) {
+        equalities.push_back({term->args[0], term->args[1]});
+      } else if (eq && pure_outer(term->args[0]) && pure_inner(term->args[1])) {
+        equalities.push_back({term->args[1], term->args[0]});
+      } else if (parts.size() == 1) {
+        // Evaluated per pair of an outer row and an inner row of its key (EXISTS only).
+        residual.push_back(ResidualTerm(term, names, residual_inner, residual_outer));
+        residual_written.push_back(ToString(*term));
+      } else {
+        hashable = false;
+      }
     }
     for (const auto& r : outside) names.Collect(r, refs);
   }
@@ -522,6 +626,8 @@ ExprPtr PlanCorrelated(const Context& ctx, const SelectStmt& outer, std::optiona
   const size_t k = out.size();
   const bool in = node->kind == ExprKind::kIn;
   const bool exists = !in && sub.function == "exists";
+  // A residual needs a key to narrow the pairs, and an EXISTS to ask of them.
+  if (!residual.empty() && (!exists || equalities.empty() || Aggregates(q))) hashable = false;
   if (hashable && !((exists || in) && Aggregates(q)) && !(Aggregates(q) && q.group_by.empty() && q.having)) {
     SelectStmt derived = q;
     derived.where = nullptr;
@@ -536,6 +642,8 @@ ExprPtr PlanCorrelated(const Context& ctx, const SelectStmt& outer, std::optiona
     std::optional<SelectStmt> over_no_rows;
     if (exists) {  // the key table keeps each key once, so the rows need no DISTINCT
       derived.items = keys;
+      for (size_t j = 0; j < residual_inner.size(); ++j)  // the inner values the residual reads
+        derived.items.push_back({residual_inner[j], fmt::format("__in{}", j)});
     } else {
       derived.items.insert(derived.items.end(), keys.begin(), keys.end());
       if (Aggregates(q)) {
@@ -548,12 +656,17 @@ ExprPtr PlanCorrelated(const Context& ctx, const SelectStmt& outer, std::optiona
       }
     }
     if (in) outer_sides.push_back(node->args[0]);
+    outer_sides.insert(outer_sides.end(), residual_outer.begin(), residual_outer.end());
     const auto kind = exists ? HashedSubquery::Kind::kExists : in ? HashedSubquery::Kind::kIn : HashedSubquery::Kind::kValue;
     std::vector<std::string> written;
     for (const auto& [inner, outer_side] : equalities)
       written.push_back(fmt::format("{} = {}", ToString(*inner), ToString(*outer_side)));
+    ExprPtr checked;
+    for (const auto& t : residual) AndOnto(checked, t);
     out.push_back(std::make_unique<HashedSubquery>(ctx, *node, kind, std::move(derived), equalities.size(),
-                                                   std::move(over_no_rows), fmt::format("{}", fmt::join(written, " AND "))));
+                                                   std::move(over_no_rows), fmt::format("{}", fmt::join(written, " AND ")),
+                                                   std::move(checked), residual_inner.size(), residual_outer.size(),
+                                                   fmt::format("{}", fmt::join(residual_written, " AND "))));
     return Marker(*node, k, outer_sides);
   }
   std::vector<std::string> paths;

@@ -688,6 +688,7 @@ JoinedSource::JoinedSource(const Context& ctx, const SelectStmt& stmt, bool plan
       if (j.kind == JoinClause::Kind::kRight || j.kind == JoinClause::Kind::kFull) coalesced_.push_back(c);
     }
   OpenSides(sources);
+  OrderCommaJoins(stmt, sources);
   OpenScans(stmt, sources, plan_only);
   if (plan_only) return;
   ListStarColumns(stmt, sources);
@@ -808,6 +809,60 @@ ExprPtr JoinedSource::WhereKeys(const SelectStmt& stmt, size_t s) const {
   for (const auto& term : ImpliedConjuncts(stmt.where))
     if (!HasCorrelatedMarker(term) && !HasSubquery(term) && JoinsSideToEarlier(term, s)) AndOnto(keys, term);
   return keys;
+}
+
+// FROM a, b, c (commas only): the sides after the first taken in an order where each
+// joins an earlier one through a WHERE equality wherever one can (the next such in FROM
+// order, else the next in FROM order), so that the join hashes where FROM order would
+// cross two tables: FROM part, supplier, partsupp WHERE p_partkey = ps_partkey AND
+// s_suppkey = ps_suppkey joined part with supplier pair by pair. The first side still
+// streams. Not with * or q.*, whose columns come in FROM order.
+void JoinedSource::OrderCommaJoins(const SelectStmt& stmt, Sources& sources) {
+  const size_t n = sides_.size();
+  const bool commas = std::all_of(stmt.joins.begin(), stmt.joins.end(), [](const JoinClause& j) {
+    return j.kind == JoinClause::Kind::kCross && !j.on && j.using_columns.empty();
+  });
+  const bool star = std::any_of(stmt.items.begin(), stmt.items.end(), [](const SelectItem& i) { return !i.expr; });
+  if (n < 3 || !commas || star) return;
+  std::vector<ExprPtr> equalities;
+  for (const auto& term : ImpliedConjuncts(stmt.where))
+    if (term->kind == ExprKind::kBinary && term->binary_op == BinaryOp::kEq && !HasCorrelatedMarker(term) &&
+        !HasSubquery(term))
+      equalities.push_back(term);
+  std::vector<bool> placed(n, false);
+  placed[0] = true;
+  // Whether an equality joins side s, alone on one side of it, to placed sides alone.
+  auto joins_placed = [&](size_t s) {
+    return std::any_of(equalities.begin(), equalities.end(), [&](const ExprPtr& term) {
+      const auto a = SidesRead(term->args[0]), b = SidesRead(term->args[1]);
+      auto only_s = [&](const std::set<size_t>& x) { return x.size() == 1 && *x.begin() == s; };
+      auto only_placed = [&](const std::set<size_t>& x) {
+        return !x.empty() && std::all_of(x.begin(), x.end(), [&](size_t k) { return placed[k]; });
+      };
+      return (only_s(a) && only_placed(b)) || (only_placed(a) && only_s(b));
+    });
+  };
+  std::vector<size_t> order = {0};
+  while (order.size() < n) {
+    size_t next = n;
+    for (size_t s = 1; s < n && next == n; ++s)
+      if (!placed[s] && joins_placed(s)) next = s;
+    for (size_t s = 1; s < n && next == n; ++s)
+      if (!placed[s]) next = s;
+    order.push_back(next);
+    placed[next] = true;
+  }
+  if (std::is_sorted(order.begin(), order.end())) return;
+  Sources reordered;
+  std::vector<Side> sides;
+  for (size_t s : order) {
+    reordered.refs.push_back(sources.refs[s]);
+    reordered.readers.push_back(std::move(sources.readers[s]));
+    reordered.tables.push_back(std::move(sources.tables[s]));
+    sides.push_back(std::move(sides_[s]));
+  }
+  sources = std::move(reordered);
+  sides_ = std::move(sides);
 }
 
 // Plans every table's scan, reading the columns the statement names and its pushed terms

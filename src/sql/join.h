@@ -52,6 +52,7 @@ class JoinedSource {
 
   // The steps of the constructor, in order.
   void OpenSides(Sources& sources);
+  void OrderCommaJoins(const SelectStmt& stmt, Sources& sources);
   void OpenScans(const SelectStmt& stmt, Sources& sources, bool plan_only);
   void ListStarColumns(const SelectStmt& stmt, const Sources& sources);
   void JoinLeftToRight(const SelectStmt& stmt, Sources& sources);
