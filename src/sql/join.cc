@@ -811,26 +811,37 @@ ExprPtr JoinedSource::WhereKeys(const SelectStmt& stmt, size_t s) const {
   return keys;
 }
 
-// FROM a, b, c (commas only): the sides after the first taken in an order where each
-// joins an earlier one through a WHERE equality wherever one can (the next such in FROM
-// order, else the next in FROM order), so that the join hashes where FROM order would
-// cross two tables: FROM part, supplier, partsupp WHERE p_partkey = ps_partkey AND
-// s_suppkey = ps_suppkey joined part with supplier pair by pair. The first side still
-// streams. Not with * or q.*, whose columns come in FROM order.
+// FROM a, b, c (commas only): the largest table (by its rows) streams, and the others
+// are held, the small ones hashed instead of the big one, as DuckDB builds on the small
+// side; they come in an order where each joins an earlier one through a WHERE equality
+// wherever one can (the next such in FROM order, else the next in FROM order), so that
+// the join hashes where FROM order would cross two tables: FROM part, supplier, partsupp
+// WHERE p_partkey = ps_partkey AND s_suppkey = ps_suppkey joined part with supplier pair
+// by pair. Not with * or q.*, whose columns come in FROM order, nor when a side is not
+// a table (its size is unknown until it is read).
 void JoinedSource::OrderCommaJoins(const SelectStmt& stmt, Sources& sources) {
   const size_t n = sides_.size();
   const bool commas = std::all_of(stmt.joins.begin(), stmt.joins.end(), [](const JoinClause& j) {
     return j.kind == JoinClause::Kind::kCross && !j.on && j.using_columns.empty();
   });
   const bool star = std::any_of(stmt.items.begin(), stmt.items.end(), [](const SelectItem& i) { return !i.expr; });
-  if (n < 3 || !commas || star) return;
+  if (n < 2 || !commas || star) return;
+  size_t first = 0;
+  if (std::all_of(sources.tables.begin(), sources.tables.end(), [](const DatasetPtr& t) { return t != nullptr; })) {
+    uint64_t most = 0;
+    for (size_t s = 0; s < n; ++s)
+      if (const uint64_t rows = sources.tables[s]->CountRows(); rows > most) {
+        most = rows;
+        first = s;
+      }
+  }
   std::vector<ExprPtr> equalities;
   for (const auto& term : ImpliedConjuncts(stmt.where))
     if (term->kind == ExprKind::kBinary && term->binary_op == BinaryOp::kEq && !HasCorrelatedMarker(term) &&
         !HasSubquery(term))
       equalities.push_back(term);
   std::vector<bool> placed(n, false);
-  placed[0] = true;
+  placed[first] = true;
   // Whether an equality joins side s, alone on one side of it, to placed sides alone.
   auto joins_placed = [&](size_t s) {
     return std::any_of(equalities.begin(), equalities.end(), [&](const ExprPtr& term) {
@@ -842,12 +853,12 @@ void JoinedSource::OrderCommaJoins(const SelectStmt& stmt, Sources& sources) {
       return (only_s(a) && only_placed(b)) || (only_placed(a) && only_s(b));
     });
   };
-  std::vector<size_t> order = {0};
+  std::vector<size_t> order = {first};
   while (order.size() < n) {
     size_t next = n;
-    for (size_t s = 1; s < n && next == n; ++s)
+    for (size_t s = 0; s < n && next == n; ++s)
       if (!placed[s] && joins_placed(s)) next = s;
-    for (size_t s = 1; s < n && next == n; ++s)
+    for (size_t s = 0; s < n && next == n; ++s)
       if (!placed[s]) next = s;
     order.push_back(next);
     placed[next] = true;
