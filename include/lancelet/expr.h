@@ -126,6 +126,14 @@ struct WindowSpec {
   FrameBound end{FrameBound::Kind::kCurrentRow, 0};
 };
 
+// An aggregate's ORDER BY inside its parentheses (string_agg(s, ',' ORDER BY s DESC)),
+// for the SQL layer: the call's keys are the `descending.size()` args after its arguments
+// (before FILTER's condition), each with a direction and, when given, where NULLs go.
+struct AggregateOrder {
+  std::vector<bool> descending;
+  std::vector<std::optional<bool>> nulls_first;
+};
+
 struct Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
 
@@ -157,6 +165,8 @@ struct Expr {
   std::shared_ptr<const void> subquery;
   // kCall: OVER (...) makes the call a window function (see WindowSpec).
   std::shared_ptr<const WindowSpec> window;
+  // kCall: f(x ORDER BY k), the aggregate's own order (see AggregateOrder).
+  std::shared_ptr<const AggregateOrder> order;
 
   // Builders for code that makes expressions without text.
   static ExprPtr Literal(Scalar value);

@@ -452,6 +452,10 @@ class Binder {
     if (e->has_filter)
       ThrowAt(e.get(), fmt::format("{}() FILTER (WHERE ...): FILTER is allowed only on an aggregate function in a select list, HAVING or ORDER BY",
                                    e->function));
+    if (e->order)
+      ThrowAt(e.get(), fmt::format("{}(... ORDER BY ...): an order inside the parentheses is allowed only on an "
+                                   "aggregate function in a select list, HAVING or ORDER BY",
+                                   e->function));
     if (IsEpochPart(e)) {
       auto epoch = std::make_shared<Expr>(*e);
       epoch->function = "epoch";

@@ -248,19 +248,25 @@ void PrintCall(const Expr& e, std::string* out) {
   *out += e.function + "(";
   if (e.star_argument) *out += "*";
   if (e.distinct) *out += "DISTINCT ";
+  if (e.window) {
+    PrintWindow(e, out);
+    return;
+  }
+  const size_t keys = e.order ? e.order->descending.size() : 0;
+  const size_t arguments = e.args.size() - keys - (e.has_filter ? 1 : 0);
+  PrintList({e.args.begin(), e.args.begin() + arguments}, 0, out);
+  for (size_t k = 0; k < keys; ++k) {
+    *out += k ? ", " : " ORDER BY ";
+    Print(*e.args[arguments + k], out);
+    if (e.order->descending[k]) *out += " DESC";
+    if (e.order->nulls_first[k]) *out += *e.order->nulls_first[k] ? " NULLS FIRST" : " NULLS LAST";
+  }
+  *out += ")";
   if (e.has_filter) {
-    PrintList({e.args.begin(), e.args.end() - 1}, 0, out);
-    *out += ") FILTER (WHERE ";
+    *out += " FILTER (WHERE ";
     Print(*e.args.back(), out);
     *out += ")";
-    return;
   }
-  if (!e.window) {
-    PrintList(e.args, 0, out);
-    *out += ")";
-    return;
-  }
-  PrintWindow(e, out);
 }
 
 void Print(const Expr& e, std::string* out) {

@@ -617,28 +617,31 @@ ArrayPtr Typeof(const Call& c) {
   return RowWise(c.type, c.n, [&](int64_t) { return name; });
 }
 
-// __arg_pair(val, arg): the two arguments of arg_min / arg_max as one struct column
-// {val, arg}, so that the aggregation carries a single argument per call. Not a name
-// users call (the catalog does not list it).
-TypePtr ArgPairRule(const std::string&, std::vector<TypePtr>* arg_types, const Expr*) {
-  auto& types = *arg_types;
-  for (auto& t : types)
+// __values(a, b, ...): several values of a row as one struct column {v0, v1, ...}, so that
+// an aggregation carries a single argument per call (arg_min's value and comparand, an
+// ordered aggregate's value and keys). Not a name users call (the catalog does not list it).
+TypePtr ValuesRule(const std::string&, std::vector<TypePtr>* arg_types, const Expr*) {
+  std::vector<FieldPtr> fields;
+  for (size_t i = 0; i < arg_types->size(); ++i) {
+    TypePtr& t = (*arg_types)[i];
     if (!t) t = DataType::Null();
-  return DataType::Struct({Field::Make("val", types[0]), Field::Make("arg", types[1])});
+    fields.push_back(Field::Make(fmt::format("v{}", i), t));
+  }
+  return DataType::Struct(std::move(fields));
 }
 
-ArrayPtr ArgPair(const Call& c) {
-  auto pair = std::make_shared<ArrayData>();
-  pair->type = c.type;
-  pair->length = c.n;
-  pair->buffers = {nullptr};
-  for (size_t i = 0; i < 2; ++i) {
+ArrayPtr Values(const Call& c) {
+  auto row = std::make_shared<ArrayData>();
+  row->type = c.type;
+  row->length = c.n;
+  row->buffers = {nullptr};
+  for (size_t i = 0; i < c.args.size(); ++i) {
     const Datum& d = c.args[i];
-    pair->children.push_back(d.is_array() ? d.array : RowWise(c.type->child(i)->type, c.n, [&](int64_t) {
+    row->children.push_back(d.is_array() ? d.array : RowWise(c.type->child(i)->type, c.n, [&](int64_t) {
       return d.scalar;
     }));
   }
-  return pair;
+  return row;
 }
 
 // hash(x, ...): XXH3 of the values' bytes in a canonical form, so that equal values hash
@@ -734,7 +737,7 @@ constexpr FunctionDef kFunctions[] = {
     {"round", 1, 2, RoundRule, Round},
     {"typeof", 1, 1, TypeofRule, Typeof},
     {"hash", kAnyCount, kAnyCount, HashRule, Hash},
-    {"__arg_pair", 2, 2, ArgPairRule, ArgPair},
+    {"__values", kAnyCount, kAnyCount, ValuesRule, Values},
 };
 
 const FunctionDef* FindFunction(std::string_view name) {

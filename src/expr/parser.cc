@@ -589,6 +589,12 @@ ExprPtr Parser::ParseCall(const Token& name) {
     node->distinct = ConsumeKeyword("DISTINCT");
     do node->args.push_back(ParseExpression());
     while (ConsumeSymbol(","));
+    if (ConsumeKeyword("ORDER")) {  // an aggregate's own order: string_agg(s, ',' ORDER BY s)
+      ExpectKeyword("BY");
+      auto order = std::make_shared<AggregateOrder>();
+      ParseOrderKeys(node->args, order->descending, order->nulls_first);
+      node->order = std::move(order);
+    }
   }
   ExpectSymbol(")");
   if (Peek().IsKeyword("FILTER") && Peek(1).IsSymbol("(")) {
@@ -600,11 +606,31 @@ ExprPtr Parser::ParseCall(const Token& name) {
     ExpectSymbol(")");
     if (Peek().IsKeyword("OVER")) FailAt(Peek(), "FILTER (WHERE ...) on a window function is not supported");
   }
+  if (node->order && Peek().IsKeyword("OVER"))
+    FailAt(Peek(), "ORDER BY inside a window call's parentheses is not supported; order the window with OVER (ORDER BY ...)");
   if (Peek().IsKeyword("OVER") && Peek(1).IsSymbol("(")) ParseWindow(*node);
   else if (Peek().IsKeyword("OVER") && ((Peek(1).kind == TokenKind::kIdentifier && !IsReservedWord(Peek(1).text)) ||
                                         Peek(1).kind == TokenKind::kQuotedIdentifier))
     FailAt(Peek(1), "a named window (OVER name, WINDOW name AS ...) is not supported; write OVER (...)");
   return node;
+}
+
+// y [ASC|DESC] [NULLS FIRST|LAST], ... after ORDER BY: each key onto `keys`.
+void Parser::ParseOrderKeys(std::vector<ExprPtr>& keys, std::vector<bool>& descending,
+                            std::vector<std::optional<bool>>& nulls_first) {
+  do {
+    keys.push_back(ParseExpression());
+    const bool desc = ConsumeKeyword("DESC");
+    if (!desc) ConsumeKeyword("ASC");
+    std::optional<bool> first;
+    if (ConsumeKeyword("NULLS")) {
+      if (ConsumeKeyword("FIRST")) first = true;
+      else if (ConsumeKeyword("LAST")) first = false;
+      else Fail("FIRST or LAST after NULLS");
+    }
+    descending.push_back(desc);
+    nulls_first.push_back(first);
+  } while (ConsumeSymbol(","));
 }
 
 // OVER ([PARTITION BY x, ...] [ORDER BY y [ASC|DESC] [NULLS FIRST|LAST], ...] [frame]),
@@ -622,19 +648,7 @@ void Parser::ParseWindow(Expr& call) {
   }
   if (ConsumeKeyword("ORDER")) {
     ExpectKeyword("BY");
-    do {
-      call.args.push_back(ParseExpression());
-      const bool descending = ConsumeKeyword("DESC");
-      if (!descending) ConsumeKeyword("ASC");
-      std::optional<bool> nulls_first;
-      if (ConsumeKeyword("NULLS")) {
-        if (ConsumeKeyword("FIRST")) nulls_first = true;
-        else if (ConsumeKeyword("LAST")) nulls_first = false;
-        else Fail("FIRST or LAST after NULLS");
-      }
-      spec->descending.push_back(descending);
-      spec->nulls_first.push_back(nulls_first);
-    } while (ConsumeSymbol(","));
+    ParseOrderKeys(call.args, spec->descending, spec->nulls_first);
   }
   if (Peek().IsKeyword("ROWS") || Peek().IsKeyword("RANGE")) {
     const Token unit = Next();

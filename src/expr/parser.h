@@ -85,6 +85,8 @@ class Parser {
   // now(), current_timestamp, current_date and their synonyms: the statement's time.
   bool AtClock() const;
   ExprPtr ParseClock(const Token& name);
+  void ParseOrderKeys(std::vector<ExprPtr>& keys, std::vector<bool>& descending,
+                      std::vector<std::optional<bool>>& nulls_first);
   void ParseWindow(Expr& call);
   FrameBound ParseFrameBound();
   ExprPtr ParseColumn(const Token& first);

@@ -33,8 +33,10 @@ bool IsAggregateName(const std::string& function) {
 
 namespace {
 
-// The call's arguments, without FILTER's condition.
-size_t ArgumentCount(const Expr& call) { return call.args.size() - (call.has_filter ? 1 : 0); }
+// The call's arguments, without its ORDER BY keys and FILTER's condition.
+size_t ArgumentCount(const Expr& call) {
+  return call.args.size() - (call.order ? call.order->descending.size() : 0) - (call.has_filter ? 1 : 0);
+}
 
 // The separator of string_agg(x, sep): a string literal, ',' without one.
 std::string AggregateSeparator(const Context& ctx, const Expr& call) {
@@ -47,6 +49,9 @@ std::string AggregateSeparator(const Context& ctx, const Expr& call) {
 
 bool IsListAggregate(const std::string& f) { return f == "list" || f == "array_agg"; }
 bool IsArgExtreme(const std::string& f) { return f == "arg_min" || f == "arg_max"; }
+// The aggregates whose result an ORDER BY inside the call changes; the others ignore it,
+// as in DuckDB.
+bool IsOrderSensitive(const std::string& f) { return IsListAggregate(f) || f == "string_agg"; }
 bool IsQuantile(const std::string& f) { return f == "quantile_cont" || f == "quantile_disc"; }
 
 // The fraction of quantile_cont(x, q) / quantile_disc(x, q): a number literal in [0, 1].
@@ -347,7 +352,7 @@ class ExtremeAccumulator final : public Accumulator {
   std::vector<std::optional<Scalar>> best_;
 };
 
-// arg_min(arg, val) / arg_max(arg, val), over the {val, arg} pairs BindAggregate makes:
+// arg_min(arg, val) / arg_max(arg, val), over the {val, arg} rows BindAggregate makes:
 // arg at the group's first row of least (greatest) val. Rows where either is NULL are
 // left out, as DuckDB's.
 class ArgExtremeAccumulator final : public Accumulator {
@@ -506,6 +511,102 @@ class StringAggAccumulator final : public Accumulator {
   uint64_t held_ = 0;
 };
 
+// A list per group: group g's items are values[rows[g]...], in that order; NULL for a
+// group without rows.
+ArrayPtr ListsOf(const TypePtr& type, const ArrayData& values, const std::vector<std::vector<int64_t>>& rows,
+                 const std::string& function) {
+  std::vector<int64_t> take;
+  auto offsets = Buffer::Allocate((rows.size() + 1) * sizeof(int32_t));
+  ValidityBuilder valid;
+  for (size_t g = 0; g < rows.size(); ++g) {
+    take.insert(take.end(), rows[g].begin(), rows[g].end());
+    if (take.size() > size_t(INT32_MAX)) ThrowInvalid("{}: more than {} values in one result", function, INT32_MAX);
+    offsets->mutable_as<int32_t>()[g + 1] = int32_t(take.size());
+    valid.Append(!rows[g].empty());
+  }
+  auto out = std::make_shared<ArrayData>();
+  out->type = type;
+  out->length = int64_t(rows.size());
+  out->null_count = valid.null_count();
+  out->buffers = {valid.Finish(), offsets};
+  out->children = {Take(values, take)};
+  return out;
+}
+
+// list / array_agg / string_agg with an ORDER BY inside the call, over the {value, key, ...}
+// rows BindAggregate makes: each group's rows are kept (indices into the kept arrays) and
+// sorted by the keys at the end, stably (rows with equal keys stay in row order), then
+// listed (NULL values kept) or joined (NULL values left out); under DISTINCT a value
+// counts at its first place in that order.
+class OrderedAccumulator final : public Accumulator {
+ public:
+  // `separator`: string_agg's, else the result is a list.
+  OrderedAccumulator(const AggregateCall& agg, std::optional<std::string> separator)
+      : agg_(agg), separator_(std::move(separator)) {}
+  void Add(const ArrayData* a, const std::vector<uint32_t>& groups, size_t group_count) override {
+    rows_.resize(group_count);
+    for (int64_t r = 0; r < a->length; ++r) {
+      if (separator_ && a->child(0)->IsNull(r)) continue;
+      rows_[groups[size_t(r)]].push_back(kept_rows_ + r);
+      held_ += sizeof(int64_t);
+    }
+    kept_.push_back(std::make_shared<ArrayData>(*a));
+    kept_rows_ += a->length;
+    held_ += BufferBytes(*a);
+  }
+  uint64_t HeldBytes() const override { return held_; }
+  ArrayPtr Finish(size_t group_count) override {
+    rows_.resize(group_count);
+    const AggregateOrder& order = *agg_.call->order;
+    const ArrayPtr all = kept_.empty() ? nullptr : kept_.size() == 1 ? kept_[0] : Concatenate(kept_);
+    std::vector<std::vector<Scalar>> keys;  // per kept row
+    if (all)
+      for (int64_t r = 0; r < all->length; ++r) {
+        std::vector<Scalar> row;
+        for (size_t k = 0; k < order.descending.size(); ++k) row.push_back(GetScalar(*all->child(1 + k), r));
+        keys.push_back(std::move(row));
+      }
+    auto before = [&](int64_t x, int64_t y) {
+      for (size_t k = 0; k < order.descending.size(); ++k) {
+        const Scalar &a = keys[size_t(x)][k], &b = keys[size_t(y)][k];
+        if (a.is_null() || b.is_null()) {
+          if (a.is_null() == b.is_null()) continue;
+          return a.is_null() == order.nulls_first[k].value_or(false);  // NULLs last unless asked
+        }
+        const int c = CompareScalars(a, b);
+        if (c != 0) return order.descending[k] ? c > 0 : c < 0;
+      }
+      return false;
+    };
+    for (auto& rows : rows_) {
+      std::stable_sort(rows.begin(), rows.end(), before);
+      if (agg_.call->distinct) {
+        std::unordered_set<std::string> seen;
+        std::erase_if(rows, [&](int64_t r) { return !seen.insert(ValueKey(*all->child(0), r)).second; });
+      }
+    }
+    if (!separator_) {
+      const ArrayPtr values = all ? all->child(0) : MakeEmptyArray(agg_.type->child(0)->type);
+      return ListsOf(agg_.type, *values, rows_, agg_.call->function);
+    }
+    return RowWise(agg_.type, int64_t(group_count), [&](int64_t g) {
+      const auto& rows = rows_[size_t(g)];
+      if (rows.empty()) return Scalar::Null(agg_.type);
+      std::string joined;
+      for (size_t k = 0; k < rows.size(); ++k) (joined += k ? *separator_ : "") += all->child(0)->GetView(rows[k]);
+      return Scalar{agg_.type, std::move(joined)};
+    });
+  }
+
+ private:
+  const AggregateCall& agg_;
+  std::optional<std::string> separator_;
+  std::vector<std::vector<int64_t>> rows_;  // per group: rows of the kept arrays, concatenated
+  std::vector<ArrayPtr> kept_;
+  int64_t kept_rows_ = 0;
+  uint64_t held_ = 0;
+};
+
 // list / array_agg: each group's values in row order, NULLs included, as DuckDB's; under
 // DISTINCT each value's first row (NULL among them: DuckDB's order there is its hash
 // table's). A group with no rows is NULL. The
@@ -538,23 +639,7 @@ class ListAccumulator final : public Accumulator {
     rows_.resize(group_count);
     const TypePtr& item = agg_.type->child(0)->type;
     const ArrayPtr all = kept_.empty() ? MakeEmptyArray(item) : kept_.size() == 1 ? kept_[0] : Concatenate(kept_);
-    std::vector<int64_t> take;
-    auto offsets = Buffer::Allocate((group_count + 1) * sizeof(int32_t));
-    ValidityBuilder valid;
-    for (size_t g = 0; g < group_count; ++g) {
-      take.insert(take.end(), rows_[g].begin(), rows_[g].end());
-      if (take.size() > size_t(INT32_MAX))
-        ThrowInvalid("{}: more than {} values in one result", agg_.call->function, INT32_MAX);
-      offsets->mutable_as<int32_t>()[g + 1] = int32_t(take.size());
-      valid.Append(!rows_[g].empty());
-    }
-    auto out = std::make_shared<ArrayData>();
-    out->type = agg_.type;
-    out->length = int64_t(group_count);
-    out->null_count = valid.null_count();
-    out->buffers = {valid.Finish(), offsets};
-    out->children = {Take(*all, take)};
-    return out;
+    return ListsOf(agg_.type, *all, rows_, agg_.call->function);
   }
 
  private:
@@ -572,6 +657,9 @@ std::unique_ptr<Accumulator> MakeAccumulator(const Context& ctx, const Aggregate
   const Expr& call = *agg.call;
   const std::string& f = call.function;
   if (!agg.argument) return std::make_unique<CountAccumulator>();
+  if (call.order && IsOrderSensitive(f))
+    return std::make_unique<OrderedAccumulator>(agg, f == "string_agg" ? std::optional<std::string>(AggregateSeparator(ctx, call))
+                                                                       : std::nullopt);
   if (IsListAggregate(f)) return std::make_unique<ListAccumulator>(agg);
   if (call.distinct) return std::make_unique<ValuesAccumulator>(ctx, agg);
   if (f == "count") return std::make_unique<CountAccumulator>();
@@ -794,17 +882,28 @@ AggregateCall BindAggregate(const Context& ctx, const ExprPtr& call, const Schem
     exact->distinct = true;
     agg.call = exact;
   }
-  if (IsArgExtreme(e.function)) {  // one argument for the aggregation: the pair {val, arg}
+  if (e.order && IsOrderSensitive(e.function)) {
+    // One argument for the aggregation: the row {value, key, ...}; the type is the value's.
+    const size_t keys = e.order->descending.size(), first_key = e.args.size() - keys - (e.has_filter ? 1 : 0);
+    auto row = std::make_shared<Expr>(*e.args[0]);
+    row->kind = ExprKind::kCall;
+    row->function = "__values";
+    row->args = {e.args[0]};
+    row->args.insert(row->args.end(), e.args.begin() + long(first_key), e.args.begin() + long(first_key + keys));
+    row->position = e.position;
+    agg.argument = Bind(*row, input);
+    agg.type = AggregateType(ctx, e, agg.argument->type->child(0)->type);
+  } else if (IsArgExtreme(e.function)) {  // one argument for the aggregation: the pair {val, arg}
     auto pair = std::make_shared<Expr>(*e.args[1]);
     pair->kind = ExprKind::kCall;
-    pair->function = "__arg_pair";
+    pair->function = "__values";
     pair->args = {e.args[1], e.args[0]};
     pair->position = e.position;
     agg.argument = Bind(*pair, input);
   } else if (!e.star_argument) {
     agg.argument = Bind(*e.args[0], input);
   }
-  agg.type = AggregateType(ctx, *agg.call, agg.argument ? agg.argument->type : nullptr);
+  if (!agg.type) agg.type = AggregateType(ctx, *agg.call, agg.argument ? agg.argument->type : nullptr);
   if (e.has_filter) {
     agg.filter = Bind(*e.args.back(), input);
     if (!agg.filter->type) agg.filter = Bind(*Expr::Cast(e.args.back(), DataType::Bool()), input);  // a bare NULL

@@ -346,7 +346,10 @@ AGGS = ["count(*)", "count(a)", "count(s)", "sum(a)", "sum(b)", "sum(x)", "avg(a
         "quantile_cont(x, 0.25)", "quantile_cont(a, 0.9)", "quantile_disc(b, 0.5)", "quantile_disc(s, 0.3)",
         "quantile_disc(d, 1)", "quantile_cont(b, 0)",
         # compared by the unique id, so that no tie leaves the row to each engine's order
-        "arg_min(s, id)", "arg_max(a, id)", "arg_min(x, id)", "arg_max(d, id)", "arg_max(ts, -id)", "arg_min(f, id)"]
+        "arg_min(s, id)", "arg_max(a, id)", "arg_min(x, id)", "arg_max(d, id)", "arg_max(ts, -id)", "arg_min(f, id)",
+        # ordered aggregates, ordered by the unique id last so that the order is total
+        "string_agg(s, ',' ORDER BY id)", "string_agg(s ORDER BY a DESC NULLS FIRST, id)", "list(a ORDER BY id DESC)",
+        "array_agg(x ORDER BY s, id)", "list(DISTINCT g ORDER BY g DESC)", "sum(a ORDER BY id)"]
 
 
 def q_aggregate(rng):
@@ -677,6 +680,10 @@ def values_equal(a, b):
     a, b = normal(a), normal(b)
     if a is None or b is None:
         return a is None and b is None
+    if isinstance(a, list) and isinstance(b, list):  # item by item, so that NaN equals NaN
+        return len(a) == len(b) and all(values_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(values_equal(a[k], b[k]) for k in a)
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
