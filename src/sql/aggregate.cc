@@ -511,6 +511,23 @@ class StringAggAccumulator final : public Accumulator {
   uint64_t held_ = 0;
 };
 
+// Input arrays an accumulator keeps whole, and the rows it has seen: a group's rows are
+// numbers into their concatenation.
+struct KeptArrays {
+  std::vector<ArrayPtr> arrays;
+  int64_t rows = 0;
+  // Keeps `a` (after its rows are numbered from `rows`); adds what it takes to `held`.
+  void Keep(const ArrayData& a, uint64_t& held) {
+    arrays.push_back(std::make_shared<ArrayData>(a));
+    rows += a.length;
+    held += BufferBytes(a);
+  }
+  // Every kept row, in order (an empty array of `type` when none was kept).
+  ArrayPtr All(const TypePtr& type) const {
+    return arrays.empty() ? MakeEmptyArray(type) : arrays.size() == 1 ? arrays[0] : Concatenate(arrays);
+  }
+};
+
 // A list per group: group g's items are values[rows[g]...], in that order; NULL for a
 // group without rows.
 ArrayPtr ListsOf(const TypePtr& type, const ArrayData& values, const std::vector<std::vector<int64_t>>& rows,
@@ -547,18 +564,16 @@ class OrderedAccumulator final : public Accumulator {
     rows_.resize(group_count);
     for (int64_t r = 0; r < a->length; ++r) {
       if (separator_ && a->child(0)->IsNull(r)) continue;
-      rows_[groups[size_t(r)]].push_back(kept_rows_ + r);
+      rows_[groups[size_t(r)]].push_back(kept_.rows + r);
       held_ += sizeof(int64_t);
     }
-    kept_.push_back(std::make_shared<ArrayData>(*a));
-    kept_rows_ += a->length;
-    held_ += BufferBytes(*a);
+    kept_.Keep(*a, held_);
   }
   uint64_t HeldBytes() const override { return held_; }
   ArrayPtr Finish(size_t group_count) override {
     rows_.resize(group_count);
     const AggregateOrder& order = *agg_.call->order;
-    const ArrayPtr all = kept_.empty() ? nullptr : kept_.size() == 1 ? kept_[0] : Concatenate(kept_);
+    const ArrayPtr all = kept_.arrays.empty() ? nullptr : kept_.All(nullptr);
     std::vector<std::vector<Scalar>> keys;  // per kept row
     if (all)
       for (int64_t r = 0; r < all->length; ++r) {
@@ -602,8 +617,7 @@ class OrderedAccumulator final : public Accumulator {
   const AggregateCall& agg_;
   std::optional<std::string> separator_;
   std::vector<std::vector<int64_t>> rows_;  // per group: rows of the kept arrays, concatenated
-  std::vector<ArrayPtr> kept_;
-  int64_t kept_rows_ = 0;
+  KeptArrays kept_;
   uint64_t held_ = 0;
 };
 
@@ -625,29 +639,23 @@ class ListAccumulator final : public Accumulator {
         if (!added) continue;
         held_ += 96 + at->size();  // as ValuesAccumulator's set
       }
-      rows_[g].push_back(kept_rows_ + r);
+      rows_[g].push_back(kept_.rows + r);
       held_ += 2 * sizeof(int64_t);
       used = true;
     }
-    if (!used) return;
-    kept_.push_back(std::make_shared<ArrayData>(*a));
-    kept_rows_ += a->length;
-    held_ += BufferBytes(*a);
+    if (used) kept_.Keep(*a, held_);
   }
   uint64_t HeldBytes() const override { return held_; }
   ArrayPtr Finish(size_t group_count) override {
     rows_.resize(group_count);
-    const TypePtr& item = agg_.type->child(0)->type;
-    const ArrayPtr all = kept_.empty() ? MakeEmptyArray(item) : kept_.size() == 1 ? kept_[0] : Concatenate(kept_);
-    return ListsOf(agg_.type, *all, rows_, agg_.call->function);
+    return ListsOf(agg_.type, *kept_.All(agg_.type->child(0)->type), rows_, agg_.call->function);
   }
 
  private:
   const AggregateCall& agg_;
   std::vector<std::vector<int64_t>> rows_;  // per group: rows of the kept arrays, concatenated
   std::vector<std::unordered_set<std::string>> seen_;
-  std::vector<ArrayPtr> kept_;
-  int64_t kept_rows_ = 0;
+  KeptArrays kept_;
   uint64_t held_ = 0;
 };
 
