@@ -511,6 +511,9 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
 
   uint64_t CountRows(const std::string& predicate = "") const;
   uint64_t CountFragments() const;
+  // The rows the fragments hold, deleted ones included: the manifest alone, no file read
+  // (CountRows reads the deletion files), for plans that need a size, not a count.
+  uint64_t PhysicalRows() const;
   // What `lancelet inspect` prints: the version's storage, writer, feature flags, schema
   // with field ids, fragments with their files, deletions and overlays, and indexes.
   std::string Inspect() const;

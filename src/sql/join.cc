@@ -811,14 +811,14 @@ ExprPtr JoinedSource::WhereKeys(const SelectStmt& stmt, size_t s) const {
   return keys;
 }
 
-// FROM a, b, c (commas only): the largest table (by its rows) streams, and the others
-// are held, the small ones hashed instead of the big one, as DuckDB builds on the small
-// side; they come in an order where each joins an earlier one through a WHERE equality
-// wherever one can (the next such in FROM order, else the next in FROM order), so that
-// the join hashes where FROM order would cross two tables: FROM part, supplier, partsupp
-// WHERE p_partkey = ps_partkey AND s_suppkey = ps_suppkey joined part with supplier pair
-// by pair. Not with * or q.*, whose columns come in FROM order, nor when a side is not
-// a table (its size is unknown until it is read).
+// FROM a, b, c (commas only): the largest table (by the rows its manifest records)
+// streams, and the others are held, the small ones hashed instead of the big one, as
+// DuckDB builds on the small side; they come in an order where each joins an earlier one
+// through a WHERE equality wherever one can (the next such in FROM order, else the next
+// in FROM order), so that the join hashes where FROM order would cross two tables: FROM
+// part, supplier, partsupp WHERE p_partkey = ps_partkey AND s_suppkey = ps_suppkey joined
+// part with supplier pair by pair. Not with * or q.*, whose columns come in FROM order;
+// the first table stays first when a side is not a table (its size is unknown until read).
 void JoinedSource::OrderCommaJoins(const SelectStmt& stmt, Sources& sources) {
   const size_t n = sides_.size();
   const bool commas = std::all_of(stmt.joins.begin(), stmt.joins.end(), [](const JoinClause& j) {
@@ -830,7 +830,7 @@ void JoinedSource::OrderCommaJoins(const SelectStmt& stmt, Sources& sources) {
   if (std::all_of(sources.tables.begin(), sources.tables.end(), [](const DatasetPtr& t) { return t != nullptr; })) {
     uint64_t most = 0;
     for (size_t s = 0; s < n; ++s)
-      if (const uint64_t rows = sources.tables[s]->CountRows(); rows > most) {
+      if (const uint64_t rows = sources.tables[s]->PhysicalRows(); rows > most) {
         most = rows;
         first = s;
       }

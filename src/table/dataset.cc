@@ -271,6 +271,12 @@ DatasetPtr Dataset::OpenTag(const std::string& uri, const std::string& tag, cons
 
 uint64_t Dataset::CountFragments() const { return uint64_t(state_->manifest.fragments_size()); }
 
+uint64_t Dataset::PhysicalRows() const {
+  uint64_t rows = 0;
+  for (const auto& f : state_->manifest.fragments()) rows += f.physical_rows();
+  return rows;
+}
+
 uint64_t Dataset::CountRows(const std::string& predicate) const {
   uint64_t count = 0;
   if (predicate.empty()) {

@@ -76,6 +76,7 @@ TEST_P(DatasetTest, DeleteHidesRowsFromScanCountAndTake) {
   EXPECT_EQ(Ids(*after->NewScan().ToBatch()), expected);
   EXPECT_EQ(after->CountRows(), expected.size());
   EXPECT_EQ(after->CountRows("id > 10"), 5u);  // 11, 13, 14, 16, 17
+  EXPECT_EQ(after->PhysicalRows(), 20u);  // the manifest's count: deleted rows included
   std::vector<uint64_t> offsets = {0, 5, 11};
   EXPECT_EQ(Ids(*after->Take(offsets)), (std::vector<int64_t>{expected[0], expected[5], expected[11]}));
   // The old version still has every row.
