@@ -109,9 +109,10 @@ class SqlSession {
 
  private:
   std::unique_ptr<sql::Context> NewContext(const std::string& statement) const;
-  // Parses with the views this session sees: the SELECT of view `name`, or nullopt.
+  // Parses with the views this session sees: the SELECT of view `name`, or nullopt;
+  // `listed` holds the database's view names once a lookup has listed them.
   sql::Statement Parse(const std::string& statement) const;
-  std::optional<std::string> ViewQuery(const std::string& name) const;
+  std::optional<std::string> ViewQuery(const std::string& name, std::optional<std::vector<std::string>>& listed) const;
   // Statements that read or change the session's state (SET, views, SHOW TABLES), and
   // the others through sql::Run.
   SqlResult RunHere(const sql::Context& ctx, const sql::Statement& s);

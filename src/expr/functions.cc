@@ -3,22 +3,22 @@
 #include <algorithm>
 #include <bit>
 #include <clocale>
-#include <limits>
-#include <variant>
 #include <cmath>
 #include <cwctype>
+#include <limits>
 #include <type_traits>
+#include <variant>
 
 #include "expr/cast.h"
 #include "expr/compare.h"
 #include "expr/errors.h"
 #include "expr/function_catalog.h"
 #include "expr/type_rules.h"
+#include "lancelet/builder.h"
 
 // xxHash from its header alone (libxxhash-dev), for hash().
 #define XXH_INLINE_ALL
 #include <xxhash.h>
-#include "lancelet/builder.h"
 
 namespace lancelet {
 

@@ -14,6 +14,7 @@
 
 #include "expr/functions.h"
 #include "expr/numeric.h"
+#include "sql/sort.h"
 
 namespace lancelet::sql {
 
@@ -574,27 +575,18 @@ class OrderedAccumulator final : public Accumulator {
     rows_.resize(group_count);
     const AggregateOrder& order = *agg_.call->order;
     const ArrayPtr all = kept_.arrays.empty() ? nullptr : kept_.All(nullptr);
-    std::vector<std::vector<Scalar>> keys;  // per kept row
-    if (all)
-      for (int64_t r = 0; r < all->length; ++r) {
-        std::vector<Scalar> row;
-        for (size_t k = 0; k < order.descending.size(); ++k) row.push_back(GetScalar(*all->child(1 + k), r));
-        keys.push_back(std::move(row));
-      }
-    auto before = [&](int64_t x, int64_t y) {
-      for (size_t k = 0; k < order.descending.size(); ++k) {
-        const Scalar &a = keys[size_t(x)][k], &b = keys[size_t(y)][k];
-        if (a.is_null() || b.is_null()) {
-          if (a.is_null() == b.is_null()) continue;
-          return a.is_null() == order.nulls_first[k].value_or(false);  // NULLs last unless asked
-        }
-        const int c = CompareScalars(a, b);
-        if (c != 0) return order.descending[k] ? c > 0 : c < 0;
-      }
-      return false;
-    };
+    // ORDER BY's rule (sort.h's RowOrder) over the kept rows' key columns.
+    std::vector<OrderItem> items(order.descending.size());
+    std::vector<ArrayPtr> keys;
+    for (size_t k = 0; k < items.size(); ++k) {
+      items[k].descending = order.descending[k];
+      items[k].nulls_first = order.nulls_first[k];
+      if (all) keys.push_back(all->child(1 + k));
+    }
+    std::optional<RowOrder> rows_order;
+    if (all) rows_order.emplace(keys, keys, items);
     for (auto& rows : rows_) {
-      std::stable_sort(rows.begin(), rows.end(), before);
+      std::stable_sort(rows.begin(), rows.end(), [&](int64_t x, int64_t y) { return rows_order->Before(x, y); });
       if (agg_.call->distinct) {
         std::unordered_set<std::string> seen;
         std::erase_if(rows, [&](int64_t r) { return !seen.insert(ValueKey(*all->child(0), r)).second; });

@@ -270,6 +270,7 @@ class HashedSubquery final : public CorrelatedSubquery {
   }
 
   ArrayPtr Values(const std::vector<ArrayPtr>& outer, int64_t rows) override {
+    if (residual_) return ExistsWithResidual(outer, rows);
     const auto keys = keys_of_.Cast(outer, 0);
     std::string key;
     if (kind_ == Kind::kValue) {
@@ -289,7 +290,6 @@ class HashedSubquery final : public CorrelatedSubquery {
     BoolBuilder out(DataType::Bool());
     ArrayPtr x;
     if (kind_ == Kind::kIn) x = outer[keys_]->type->Equals(*value_type_) ? outer[keys_] : CastArray(*outer[keys_], value_type_);
-    if (residual_) return ExistsWithResidual(outer, rows);
     for (int64_t r = 0; r < rows; ++r) {
       const std::optional<uint32_t> group = keys_of_.Of(keys, r, key) ? groups_.Find(key) : std::nullopt;
       if (kind_ == Kind::kExists) {
@@ -556,8 +556,7 @@ ExprPtr ResidualTerm(const ExprPtr& term, OuterNames& names, std::vector<ExprPtr
     size_t j = 0;
     while (j < list.size() && PathText(list[j]->path) != text) ++j;
     if (j == list.size()) list.push_back(std::make_shared<Expr>(c));
-    auto column = Expr::Column(fmt::format("{}{}", prefix, j));
-    return column;
+    return Expr::Column(fmt::format("{}{}", prefix, j));
   };
   return MapColumns(term, [&](const Expr& c) -> ExprPtr {
     return names.IsOuter(c.path) ? slot(outer, c, "__out") : slot(inner, c, "__in");

@@ -200,22 +200,24 @@ std::unique_ptr<RecordBatchReader> OpenSource(const Context& ctx, const TableRef
                                               const std::optional<std::vector<std::string>>& columns,
                                               DatasetPtr opened) {
   // Every operator pulls its rows from a source, so a statement stops within a batch of Ctrl-C.
-  auto rows = Interruptible(
-      OpenSourceRows(ctx, ref, with_row_id, with_row_address, filter, column_types, columns, std::move(opened)));
-  if (!ctx.profile) return rows;
-  std::string name;
-  switch (ref.kind) {
-    case TableRef::Kind::kTable: name = "scan " + ref.name; break;
-    case TableRef::Kind::kCsv: name = "read_csv '" + ref.name + "'"; break;
-    case TableRef::Kind::kJson: name = "read_json '" + ref.name + "'"; break;
-    case TableRef::Kind::kSubquery: name = ref.view.empty() ? "subquery " + ref.qualifier() : "view " + ref.view; break;
-    case TableRef::Kind::kVectorSearch: name = "vector_search " + ref.name; break;
-    case TableRef::Kind::kChanges: name = "table_changes " + ref.name; break;
-    case TableRef::Kind::kSeries: case TableRef::Kind::kFunctions: name = ref.name + "()"; break;
-  }
-  if (filter) name += " WHERE " + ToString(*filter);
-  if (columns) name += columns->empty() ? " (no columns)" : fmt::format(" ({})", fmt::join(*columns, ", "));
-  return Profiled(ctx, std::move(name), std::move(rows));
+  auto name = [&] {
+    std::string name;
+    switch (ref.kind) {
+      case TableRef::Kind::kTable: name = "scan " + ref.name; break;
+      case TableRef::Kind::kCsv: name = "read_csv '" + ref.name + "'"; break;
+      case TableRef::Kind::kJson: name = "read_json '" + ref.name + "'"; break;
+      case TableRef::Kind::kSubquery: name = ref.view.empty() ? "subquery " + ref.qualifier() : "view " + ref.view; break;
+      case TableRef::Kind::kVectorSearch: name = "vector_search " + ref.name; break;
+      case TableRef::Kind::kChanges: name = "table_changes " + ref.name; break;
+      case TableRef::Kind::kSeries: case TableRef::Kind::kFunctions: name = ref.name + "()"; break;
+    }
+    if (filter) name += " WHERE " + ToString(*filter);
+    if (columns) name += columns->empty() ? " (no columns)" : fmt::format(" ({})", fmt::join(*columns, ", "));
+    return name;
+  };
+  return Profiled(ctx, name,
+                  Interruptible(OpenSourceRows(ctx, ref, with_row_id, with_row_address, filter, column_types, columns,
+                                               std::move(opened))));
 }
 
 namespace {

@@ -184,6 +184,9 @@ RecordBatchPtr RunExplainAnalyze(const Context& ctx, const SelectStmt& stmt);
 std::optional<std::string> ReadView(const std::string& db_dir, const std::string& name,
                                     const StorageOptions& options);
 std::vector<std::string> ListViews(const std::string& db_dir, const StorageOptions& options);
+// Puts a database's view back as `query` says: that SELECT, or no view.
+void RestoreView(const std::string& db_dir, const std::string& name, const std::optional<std::string>& query,
+                 const StorageOptions& options);
 std::string RunCreateView(const Context& ctx, const ViewStmt& stmt, std::map<std::string, std::string>& temp_views);
 std::string RunDropView(const Context& ctx, const ViewStmt& stmt, std::map<std::string, std::string>& temp_views);
 

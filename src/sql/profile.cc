@@ -38,10 +38,10 @@ std::shared_ptr<OperatorProfile> Profile::Add(std::string name) {
   return operators.back();
 }
 
-std::unique_ptr<RecordBatchReader> Profiled(const Context& ctx, std::string name,
+std::unique_ptr<RecordBatchReader> Profiled(const Context& ctx, const OperatorName& name,
                                             std::unique_ptr<RecordBatchReader> input) {
   if (!ctx.profile) return input;
-  return Profiled(ctx.profile->Add(std::move(name)), std::move(input));
+  return Profiled(ctx.profile->Add(name()), std::move(input));
 }
 
 std::unique_ptr<RecordBatchReader> Profiled(std::shared_ptr<OperatorProfile> op,
@@ -50,8 +50,8 @@ std::unique_ptr<RecordBatchReader> Profiled(std::shared_ptr<OperatorProfile> op,
   return std::make_unique<ProfiledReader>(std::move(op), std::move(input));
 }
 
-ProfileTimer::ProfileTimer(const Context& ctx, std::string name) : start_(std::chrono::steady_clock::now()) {
-  if (ctx.profile) op_ = ctx.profile->Add(std::move(name));
+ProfileTimer::ProfileTimer(const Context& ctx, const OperatorName& name) : start_(std::chrono::steady_clock::now()) {
+  if (ctx.profile) op_ = ctx.profile->Add(name());
 }
 
 ProfileTimer::~ProfileTimer() {

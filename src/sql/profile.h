@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,8 +27,12 @@ struct Profile {
   std::shared_ptr<OperatorProfile> Add(std::string name);
 };
 
+// An operator's name, made only when the statement is profiled: a plan that is not pays
+// nothing for it (a correlated subquery may plan its statement once per outer value).
+using OperatorName = std::function<std::string()>;
+
 // `input`, counted as operator `name` when the statement is profiled (else `input` itself).
-std::unique_ptr<RecordBatchReader> Profiled(const Context& ctx, std::string name,
+std::unique_ptr<RecordBatchReader> Profiled(const Context& ctx, const OperatorName& name,
                                             std::unique_ptr<RecordBatchReader> input);
 
 // Times blocking work (a hash aggregation's or a sort's input loop) for operator `name`,
@@ -35,7 +40,7 @@ std::unique_ptr<RecordBatchReader> Profiled(const Context& ctx, std::string name
 // operator (null otherwise), to which Profiled can add the rows it gives.
 class ProfileTimer {
  public:
-  ProfileTimer(const Context& ctx, std::string name);
+  ProfileTimer(const Context& ctx, const OperatorName& name);
   ~ProfileTimer();
   const std::shared_ptr<OperatorProfile>& op() const { return op_; }
 

@@ -155,8 +155,13 @@ ExprPtr AsColumn(const Expr& e, std::string name) {
 
 // Keeps the rows `predicate` holds for; a profiled operator named `name`.
 std::unique_ptr<RecordBatchReader> Filtered(const Context& ctx, std::unique_ptr<RecordBatchReader> input,
-                                            BoundExprPtr predicate, std::string name) {
-  return Profiled(ctx, std::move(name), std::make_unique<FilterReader>(std::move(input), std::move(predicate)));
+                                            BoundExprPtr predicate, const OperatorName& name) {
+  return Profiled(ctx, name, std::make_unique<FilterReader>(std::move(input), std::move(predicate)));
+}
+
+// "filter <e>": a filter's operator name, made when it is profiled.
+OperatorName FilterName(const ExprPtr& e) {
+  return [e] { return "filter " + ToString(*e); };
 }
 
 // The projection's operator name, with its OFFSET / LIMIT.
@@ -182,7 +187,7 @@ std::unique_ptr<RecordBatchReader> Project(const Context& ctx, const SelectStmt&
     fields.push_back(Field::Make(names[k], bound.back()->type));
   }
   auto schema = std::make_shared<Schema>(fields);
-  const std::string project_name = ProjectName(stmt);
+  const OperatorName project_name = [&stmt] { return ProjectName(stmt); };
   if (order_by.empty())
     return Profiled(ctx, project_name,
                     std::make_unique<ProjectReader>(std::move(input), std::move(bound), schema, stmt.offset, stmt.limit));
@@ -214,9 +219,11 @@ std::unique_ptr<RecordBatchReader> Project(const Context& ctx, const SelectStmt&
   Sorter sorter(std::make_shared<Schema>(sort_fields), order_by, keep, ctx.memory_budget);
   std::shared_ptr<OperatorProfile> sorting;
   {
-    std::vector<std::string> keys;
-    for (const auto& o : order_by) keys.push_back(ToString(*o.expr) + (o.descending ? " DESC" : ""));
-    ProfileTimer timer(ctx, fmt::format("sort {}{}", fmt::join(keys, ", "), keep ? fmt::format(" (top {})", *keep) : ""));
+    ProfileTimer timer(ctx, [&] {
+      std::vector<std::string> keys;
+      for (const auto& o : order_by) keys.push_back(ToString(*o.expr) + (o.descending ? " DESC" : ""));
+      return fmt::format("sort {}{}", fmt::join(keys, ", "), keep ? fmt::format(" (top {})", *keep) : "");
+    });
     while (auto batch = input->Next()) {
       std::vector<ArrayPtr> columns;
       for (const auto& e : sort_exprs) columns.push_back(Evaluate(*e, *batch));
@@ -259,7 +266,8 @@ std::unique_ptr<RecordBatchReader> WithWindows(const Context& ctx, std::unique_p
   for (auto& o : order_by) o.expr = lift(o.expr);
   qualify = lift(qualify);
   if (calls.empty()) return input;
-  return Profiled(ctx, fmt::format("window {}", fmt::join(texts, ", ")), OpenWindows(ctx, std::move(input), calls, names));
+  return Profiled(ctx, [&] { return fmt::format("window {}", fmt::join(texts, ", ")); },
+                  OpenWindows(ctx, std::move(input), calls, names));
 }
 
 bool IsUnnest(const ExprPtr& e) { return e && e->kind == ExprKind::kCall && e->function == "unnest" && !e->window; }
@@ -323,7 +331,7 @@ std::unique_ptr<RecordBatchReader> WithUnnest(const Context& ctx, std::unique_pt
                                               const std::vector<OrderItem>& order_by) {
   std::vector<BoundExprPtr> lists;
   std::vector<FieldPtr> fields = input->schema()->fields();
-  std::vector<std::string> texts;
+  std::vector<ExprPtr> unnested;  // the lists, as written
   for (auto& i : items) {
     if (!IsUnnest(i.expr)) continue;
     const Expr& call = *i.expr;
@@ -334,7 +342,7 @@ std::unique_ptr<RecordBatchReader> WithUnnest(const Context& ctx, std::unique_pt
       ctx.Fail(call.position, fmt::format("unnest() takes a list, not {}", list->type ? list->type->ToString() : "NULL"));
     const std::string name = fmt::format("__unnest{}", lists.size());
     fields.push_back(Field::Make(name, list->type->child(0)->type));
-    texts.push_back(ToString(*call.args[0]));
+    unnested.push_back(call.args[0]);
     lists.push_back(std::move(list));
     i.expr = AsColumn(call, name);
   }
@@ -342,8 +350,12 @@ std::unique_ptr<RecordBatchReader> WithUnnest(const Context& ctx, std::unique_pt
     if (ContainsUnnest(o.expr)) ctx.Fail(o.expr->position, "unnest() is allowed only as a whole item of the select list");
   if (lists.empty()) return input;
   auto schema = std::make_shared<Schema>(fields);
-  return Profiled(ctx, fmt::format("unnest {}", fmt::join(texts, ", ")),
-                  std::make_unique<UnnestReader>(std::move(input), std::move(lists), std::move(schema)));
+  auto name = [&] {
+    std::vector<std::string> texts;
+    for (const auto& e : unnested) texts.push_back(ToString(*e));
+    return fmt::format("unnest {}", fmt::join(texts, ", "));
+  };
+  return Profiled(ctx, name, std::make_unique<UnnestReader>(std::move(input), std::move(lists), std::move(schema)));
 }
 
 // Passes each row once: rows equal to one seen before (NULLs equal) are dropped.
@@ -388,7 +400,8 @@ std::unique_ptr<RecordBatchReader> ProjectDistinct(const Context& ctx, const Sel
                                                    const std::vector<std::string>& names,
                                                    const std::vector<OrderItem>& output_order) {
   auto projected = Project(ctx, SelectStmt{}, std::move(rows), items, names, {});
-  auto distinct = Profiled(ctx, "distinct", std::make_unique<DistinctReader>(std::move(projected)));
+  auto distinct = Profiled(ctx, [] { return std::string("distinct"); },
+                           std::make_unique<DistinctReader>(std::move(projected)));
   std::vector<SelectItem> outputs;
   for (const auto& name : names) outputs.push_back({Expr::Column(name), ""});
   return Project(ctx, stmt, std::move(distinct), outputs, names, output_order);
@@ -466,7 +479,8 @@ std::unique_ptr<RecordBatchReader> OpenUnion(const Context& ctx, const SelectStm
     if (!stmt.union_all[i]) distinct_parts = i + 2;
   auto schema = std::make_shared<Schema>(fields);
   std::unique_ptr<RecordBatchReader> rows =
-      Profiled(ctx, distinct_parts ? "union" : "union all", std::make_unique<UnionReader>(std::move(parts), schema, distinct_parts));
+      Profiled(ctx, [&] { return std::string(distinct_parts ? "union" : "union all"); },
+               std::make_unique<UnionReader>(std::move(parts), schema, distinct_parts));
   std::vector<SelectItem> items;
   std::vector<std::string> names;
   for (const auto& f : fields) {
@@ -546,7 +560,7 @@ std::unique_ptr<RecordBatchReader> OpenSingleSource(const Context& ctx, const Se
   auto input = OpenSource(ctx, *stmt.from, row_id, row_addr, pushed, column_types, projection, ds);
   if (where && !pushed) {
     auto predicate = Bind(*where, *input->schema());
-    input = Filtered(ctx, std::move(input), std::move(predicate), "filter " + ToString(*where));
+    input = Filtered(ctx, std::move(input), std::move(predicate), FilterName(where));
   }
   return input;
 }
@@ -558,7 +572,7 @@ std::unique_ptr<RecordBatchReader> OpenInput(const Context& ctx, const SelectStm
                                              const SchemaPtr& column_types) {
   std::unique_ptr<RecordBatchReader> input;
   if (joined) {
-    input = Profiled(ctx, "join", joined->TakeRows());
+    input = Profiled(ctx, [] { return std::string("join"); }, joined->TakeRows());
   } else if (stmt.from) {
     input = OpenSingleSource(ctx, stmt, parts.where, column_types, !correlated.empty());
   } else {
@@ -574,7 +588,7 @@ std::unique_ptr<RecordBatchReader> OpenInput(const Context& ctx, const SelectStm
   input = AppendCorrelated(std::move(input), std::move(correlated), resolve, exprs);
   if (parts.late_where) {
     BoundExprPtr holds = Bind(*parts.late_where, *input->schema());
-    input = Filtered(ctx, std::move(input), std::move(holds), "filter " + ToString(*parts.late_where));
+    input = Filtered(ctx, std::move(input), std::move(holds), FilterName(parts.late_where));
   }
   return input;
 }
@@ -632,8 +646,7 @@ void ResolveJoined(const Context& ctx, JoinedSource& joined, QueryParts& parts, 
   parts.having = joined.Resolve(parts.having);
   parts.qualify = joined.Resolve(parts.qualify);
   if (parts.where)
-    input = Filtered(ctx, std::move(input), Bind(*joined.Resolve(parts.where), in_schema),
-                     "filter " + ToString(*parts.where));
+    input = Filtered(ctx, std::move(input), Bind(*joined.Resolve(parts.where), in_schema), FilterName(parts.where));
 }
 
 // QUALIFY may name a select item's alias (one that names no input column) for its
@@ -759,7 +772,7 @@ std::unique_ptr<RecordBatchReader> ProjectOutput(const Context& ctx, const Selec
   rows = WithWindows(ctx, std::move(rows), parts.items, parts.order_by, parts.qualify);
   if (parts.qualify) {
     BoundExprPtr holds = Bind(*parts.qualify, *rows->schema());
-    rows = Filtered(ctx, std::move(rows), std::move(holds), "filter QUALIFY");
+    rows = Filtered(ctx, std::move(rows), std::move(holds), [] { return std::string("filter QUALIFY"); });
   }
   rows = WithUnnest(ctx, std::move(rows), parts.items, parts.order_by);
   if (!parts.distinct_output) return Project(ctx, stmt, std::move(rows), parts.items, parts.names, parts.order_by);
@@ -794,20 +807,21 @@ std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStm
   }
 
   Grouping grouping = PlanGrouping(ctx, parts, *in_schema);
-  std::vector<std::string> keys;
-  for (const auto& g : parts.group_by) keys.push_back(ToString(*g));
-  const std::string aggregate_name = keys.empty() ? "aggregate" : fmt::format("aggregate GROUP BY {}", fmt::join(keys, ", "));
   HashAggregate groups(ctx, std::move(grouping.keys), std::move(grouping.aggregates));
   std::shared_ptr<OperatorProfile> aggregating;
   {
-    ProfileTimer timer(ctx, aggregate_name);
+    ProfileTimer timer(ctx, [&] {
+      std::vector<std::string> keys;
+      for (const auto& g : parts.group_by) keys.push_back(ToString(*g));
+      return keys.empty() ? std::string("aggregate") : fmt::format("aggregate GROUP BY {}", fmt::join(keys, ", "));
+    });
     while (auto batch = input->Next()) groups.Add(*batch);
     aggregating = timer.op();
   }
   std::unique_ptr<RecordBatchReader> rows = Profiled(aggregating, groups.Finish());
   if (parts.having) {
     BoundExprPtr holds = Bind(*parts.having, *rows->schema());
-    rows = Filtered(ctx, std::move(rows), std::move(holds), "filter HAVING");
+    rows = Filtered(ctx, std::move(rows), std::move(holds), [] { return std::string("filter HAVING"); });
   }
   return ProjectOutput(ctx, stmt, std::move(rows), parts);
 }

@@ -65,17 +65,23 @@ std::vector<std::string> SqlSession::Views() const {
   return names;
 }
 
-std::optional<std::string> SqlSession::ViewQuery(const std::string& name) const {
+std::optional<std::string> SqlSession::ViewQuery(const std::string& name,
+                                                 std::optional<std::vector<std::string>>& listed) const {
   // A TEMP view first, then the database's; a table of the same name hides the latter
-  // (a view cannot be made under a table's name, but a table can be made after it).
+  // (a view cannot be made under a table's name, but a table can be made after it). The
+  // database's views are listed once, at the first name a statement looks up, so that a
+  // statement naming several tables asks the store once, not once per table.
   if (auto it = temp_views_.find(name); it != temp_views_.end()) return it->second;
+  if (!listed) listed = sql::ListViews(db_dir_, storage_options_);
+  if (!std::binary_search(listed->begin(), listed->end(), name)) return std::nullopt;
   std::optional<std::string> query = sql::ReadView(db_dir_, name, storage_options_);
   if (query && sql::TableExistsIn(db_dir_, name, storage_options_)) return std::nullopt;
   return query;
 }
 
 sql::Statement SqlSession::Parse(const std::string& statement) const {
-  return sql::ParseStatement(statement, [this](const std::string& name) { return ViewQuery(name); });
+  std::optional<std::vector<std::string>> listed;
+  return sql::ParseStatement(statement, [&](const std::string& name) { return ViewQuery(name, listed); });
 }
 
 DatasetPtr SqlSession::OpenTable(const std::string& name) const {
@@ -255,9 +261,10 @@ void SqlSession::CheckNoCycle(const sql::Context& ctx, const sql::ViewStmt& view
   // Reading the view as it would be: a view that reads itself, directly or through
   // others, nests without end.
   const std::string read = "SELECT * FROM \"" + view.name + "\"";
+  std::optional<std::vector<std::string>> listed;
   try {
     sql::ParseStatement(read, [&](const std::string& name) -> std::optional<std::string> {
-      return name == view.name ? view.query : ViewQuery(name);
+      return name == view.name ? view.query : ViewQuery(name, listed);
     });
   } catch (const ParseError& e) {
     if (e.detail().find("views nest more than") != std::string::npos)
@@ -291,23 +298,19 @@ SqlResult SqlSession::RunHere(const sql::Context& ctx, const sql::Statement& s) 
 
 SqlResult SqlSession::InTransaction(const sql::Context& ctx, const sql::Statement& s,
                                     const std::function<SqlResult()>& run) {
-  using Kind = sql::Statement::Kind;
-  const bool reads = s.kind == Kind::kSelect || s.kind == Kind::kExplain || s.kind == Kind::kDescribe ||
-                     s.kind == Kind::kSummarize || s.kind == Kind::kShowTables || s.kind == Kind::kShowIndexes ||
-                     s.kind == Kind::kSet || s.kind == Kind::kCopy;  // COPY ... TO; COPY t FROM is an INSERT
-  if (!transaction_ || reads) return run();  // a read that fails leaves the transaction open
+  if (!transaction_) return run();
   auto roll_back = [&] {
     const std::unique_ptr<sql::Transaction> undone = std::move(transaction_);
     return "; the transaction is rolled back (" + undone->Rollback(db_dir_, storage_options_, temp_views_) + ")";
   };
   try {
-    transaction_->Before(s, db_dir_, storage_options_, temp_views_);
-    return run();
+    if (transaction_->Before(s, db_dir_, storage_options_, temp_views_)) return run();
   } catch (const ParseError& e) {
     throw ParseError(e.detail() + roll_back(), e.source() == *ctx.text ? e.position() : 0, *ctx.text);
   } catch (const Error& e) {
     throw Error(e.kind(), e.what() + roll_back());
   }
+  return run();  // a read that fails leaves the transaction open
 }
 
 SqlResult SqlSession::RunStatement(const sql::Context& ctx, const sql::Statement& s) {

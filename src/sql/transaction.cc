@@ -20,20 +20,20 @@ void Transaction::NoteTable(const std::string& name, const std::string& db_dir, 
   tables_[name] = version;
 }
 
-void Transaction::Before(const Statement& s, const std::string& db_dir, const StorageOptions& options,
+bool Transaction::Before(const Statement& s, const std::string& db_dir, const StorageOptions& options,
                          const std::map<std::string, std::string>& temp_views) {
   using Kind = Statement::Kind;
   auto table = [&](const std::string& name) { NoteTable(name, db_dir, options); };
   switch (s.kind) {
-    case Kind::kInsert: table(s.insert->table.name); break;
-    case Kind::kUpdate: table(s.update->table.name); break;
-    case Kind::kDelete: table(s.del->table.name); break;
-    case Kind::kMerge: table(s.merge->target.name); break;
-    case Kind::kCreateTable: table(s.create->table.name); break;
-    case Kind::kAlterTable: table(s.alter->table.name); break;
-    case Kind::kCreateIndex: table(s.create_index->table.name); break;
-    case Kind::kDropIndex: table(s.drop_index->table.name); break;
-    case Kind::kOptimize: table(s.optimize->table.name); break;
+    case Kind::kInsert: table(s.insert->table.name); return true;
+    case Kind::kUpdate: table(s.update->table.name); return true;
+    case Kind::kDelete: table(s.del->table.name); return true;
+    case Kind::kMerge: table(s.merge->target.name); return true;
+    case Kind::kCreateTable: table(s.create->table.name); return true;
+    case Kind::kAlterTable: table(s.alter->table.name); return true;
+    case Kind::kCreateIndex: table(s.create_index->table.name); return true;
+    case Kind::kDropIndex: table(s.drop_index->table.name); return true;
+    case Kind::kOptimize: table(s.optimize->table.name); return true;
     case Kind::kDropTable:
       ThrowNotSupported("DROP TABLE cannot run inside a transaction: a rollback could not bring the table back "
                            "(COMMIT first)");
@@ -44,12 +44,12 @@ void Transaction::Before(const Statement& s, const std::string& db_dir, const St
       // DROP VIEW drops a TEMP view first; CREATE TEMP VIEW makes one.
       const bool temporary = s.kind == Kind::kCreateView ? s.view->temporary : temp != temp_views.end();
       auto& noted = temporary ? temp_views_ : views_;
-      if (noted.count(name)) break;
+      if (noted.count(name)) return true;
       if (temporary) noted[name] = temp != temp_views.end() ? std::optional<std::string>(temp->second) : std::nullopt;
       else noted[name] = ReadView(db_dir, name, options);
-      break;
+      return true;
     }
-    default: break;  // reads, SET, COPY ... TO (a file outside the database)
+    default: return false;  // reads, SET, COPY ... TO (a file outside the database)
   }
 }
 
@@ -73,9 +73,7 @@ std::string Transaction::Rollback(const std::string& db_dir, const StorageOption
     done.push_back(fmt::format("{} restored to version {} (as version {})", name, *version, restored->version()));
   }
   for (const auto& [name, query] : views_) {
-    auto [store, path] = io::OpenStore(io::JoinPath(db_dir, "_lancelet_views", name + ".sql"), options);
-    if (query) store->Put(path, *query);
-    else if (store->Head(path)) store->Delete(path);
+    RestoreView(db_dir, name, query, options);
     done.push_back("view " + name + (query ? " restored" : " dropped"));
   }
   for (const auto& [name, query] : temp_views_) {

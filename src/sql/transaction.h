@@ -21,8 +21,9 @@ namespace lancelet::sql {
 class Transaction {
  public:
   // Before `statement` runs inside the transaction: notes what it will write, as it is
-  // now. Throws for statements a rollback could not undo (DROP TABLE).
-  void Before(const Statement& statement, const std::string& db_dir, const StorageOptions& options,
+  // now, and returns whether it writes (false for reads, SET and COPY ... TO). Throws for
+  // statements a rollback could not undo (DROP TABLE).
+  bool Before(const Statement& statement, const std::string& db_dir, const StorageOptions& options,
               const std::map<std::string, std::string>& temp_views);
   // Puts back every table and view noted; returns what it did, one line
   // ("ROLLBACK: t restored to version 3, u dropped").

@@ -39,6 +39,13 @@ std::vector<std::string> ListViews(const std::string& db_dir, const StorageOptio
   return names;
 }
 
+void RestoreView(const std::string& db_dir, const std::string& name, const std::optional<std::string>& query,
+                 const StorageOptions& options) {
+  auto [store, path] = io::OpenStore(ViewPathIn(db_dir, name), options);
+  if (query) store->Put(path, *query);
+  else if (store->Head(path)) store->Delete(path);
+}
+
 std::string RunCreateView(const Context& ctx, const ViewStmt& stmt, std::map<std::string, std::string>& temp_views) {
   const char* what = stmt.temporary ? "TEMP VIEW" : "VIEW";
   if (TableExists(ctx, stmt.name))
