@@ -15,6 +15,7 @@
 #include "lancelet/ipc.h"
 #include "lancelet/scalar.h"
 #include "sql/exec.h"
+#include "sql/sort_keys.h"
 #include "sql/spill.h"
 
 namespace lancelet::sql {
@@ -49,6 +50,12 @@ std::function<int(int64_t, int64_t)> KeyComparator(const ArrayData& x, const Arr
       return nullptr;  // excluded by StoredNumber
     });
   }
+  if (type.is_variable_binary()) {
+    return [&x, &y](int64_t a, int64_t b) {
+      const int c = x.GetView(a).compare(y.GetView(b));
+      return (c > 0) - (c < 0);
+    };
+  }
   auto scalars = [](const ArrayData& key) {
     auto values = std::make_shared<std::vector<Scalar>>();
     for (int64_t r = 0; r < key.length; ++r) values->push_back(GetScalar(key, r));
@@ -63,6 +70,7 @@ std::function<int(int64_t, int64_t)> KeyComparator(const ArrayData& x, const Arr
 // only that many rows are ordered and returned.
 std::vector<int64_t> SortOrder(const std::vector<ArrayPtr>& keys, const std::vector<OrderItem>& items, int64_t rows,
                                std::optional<int64_t> first) {
+  if (HasNormalizedKeys(keys)) return NormalizedSortOrder(keys, items, rows, first);
   const RowOrder order_of(keys, keys, items);
   auto before = [&](int64_t a, int64_t b) { return order_of.Before(a, b); };
   std::vector<int64_t> order(static_cast<size_t>(rows));
