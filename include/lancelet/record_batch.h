@@ -67,7 +67,13 @@ class BatchListReader final : public RecordBatchReader {
 // the caller spends longer on three batches in a row than a handoff between threads
 // costs; until then the source is read inline. Returns `source` itself when ReadAheadThreads() is 1.
 std::unique_ptr<RecordBatchReader> ReadAhead(std::unique_ptr<RecordBatchReader> source, size_t depth = 2);
-// The threads a command may use: LANCELET_THREADS when set, else the machine's cores.
+// The threads a command may use: SetReadAheadThreads's, else LANCELET_THREADS when set,
+// else the cores the process may run on (its CPU affinity: taskset and cpusets count).
+// Scans of whole fragments read morsels on that many threads; read-ahead, exact vector
+// search and index training use them too.
 int ReadAheadThreads();
+// Sets the threads for the whole process from now on (the CLI's --threads, SQL's SET
+// threads); 0 restores the default above.
+void SetReadAheadThreads(int threads);
 
 }  // namespace lancelet

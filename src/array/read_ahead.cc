@@ -1,7 +1,6 @@
 // A reader whose source runs on a thread of its own. Invariant: only the worker thread
 // calls source_->Next(), and only while the consumer has fewer than depth_ batches
 // waiting; the consumer sees the source's batches, its end and its error in order.
-#include "array/read_ahead.h"
 
 #include <algorithm>
 #include <atomic>
@@ -13,6 +12,8 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+
+#include <sched.h>
 
 #include "lancelet/record_batch.h"
 
@@ -120,7 +121,11 @@ int ReadAheadThreads() {
   static const int threads = [] {
     const char* text = std::getenv("LANCELET_THREADS");
     const int asked = text && *text ? std::atoi(text) : 0;
-    return asked > 0 ? asked : int(std::max(1u, std::thread::hardware_concurrency()));
+    if (asked > 0) return asked;
+    // The cores this process may run on: taskset and cgroup cpusets narrow them.
+    cpu_set_t cpus;
+    if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 0) return CPU_COUNT(&cpus);
+    return int(std::max(1u, std::thread::hardware_concurrency()));
   }();
   const int set = set_threads.load(std::memory_order_relaxed);
   return set > 0 ? set : threads;

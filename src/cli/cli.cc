@@ -1291,6 +1291,10 @@ int Main(int argc, char** argv) {
   app.add_option("--storage-option", storage_options,
                  "KEY=VALUE for the store holding the datasets, keyed as the reference's storage_options "
                  "(repeatable; before or after the subcommand)");
+  int threads = 0;
+  app.add_option("--threads", threads,
+                 "Threads a command may use (default: LANCELET_THREADS, else the cores the process may run on)")
+      ->check(CLI::Range(1, 1024));
   Context context;
   std::vector<Command> commands;
   for (CommandAdder add : kCommands) add(app, context, commands);
@@ -1305,6 +1309,7 @@ int Main(int argc, char** argv) {
   context.progress = isatty(STDERR_FILENO) != 0;
   try {
     ParseStorageOptions(storage_options);
+    if (threads > 0) SetReadAheadThreads(threads);
     context.numbers.Apply();
     for (const Command& command : commands)
       if (*command.app) return command.run();

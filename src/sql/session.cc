@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "array/ascii_case.h"
-#include "array/read_ahead.h"
 #include "io/object_store.h"
 #include "lancelet/sql.h"
 #include "sql/exec.h"
