@@ -17,6 +17,8 @@
 // the chunks its keys, and the repetition index moves to buffer 3. Reading also accepts
 // the reference's compressed levels, values and dictionaries (v21_compression.h).
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <list>
@@ -571,6 +573,49 @@ struct DecodedChunk {
   uint64_t num_levels = 0;
 };
 
+// A thread's read-ahead window over one mini-block page's value buffer (see
+// MiniBlockReader::ChunkBytes). Each thread keeps its own, so that threads reading
+// different rows of one page (a parallel scan's morsels) each read ahead in order
+// instead of taking a shared window from each other.
+struct ChunkWindow {
+  uint64_t owner = 0;  // the reader's id (MiniBlockReader::id_); 0: free
+  uint64_t used = 0;   // when last used, for replacement
+  std::unique_ptr<uint8_t[]> bytes;  // [offset, offset + size) of value buffer 1
+  uint64_t offset = 0, size = 0, capacity = 0;
+  uint64_t next_bytes = 0;  // the next window's size when reads stay sequential
+  size_t last_chunk = SIZE_MAX;
+  // PrefetchRows fetched chunks: they are read one by one (until the window is released
+  // after the page's last chunk).
+  bool prefetched = false;
+};
+
+// The calling thread's window for reader `owner`. When it has none: null unless `make`,
+// else the least recently used of its kThreadWindows is taken over (its buffer kept for
+// reuse).
+ChunkWindow* ThreadWindow(uint64_t owner, bool make) {
+  constexpr size_t kThreadWindows = 8;
+  thread_local std::array<ChunkWindow, kThreadWindows> windows;
+  thread_local uint64_t tick = 0;
+  ChunkWindow* oldest = &windows[0];
+  for (ChunkWindow& w : windows) {
+    if (w.owner == owner) {
+      w.used = ++tick;
+      return &w;
+    }
+    if (w.used < oldest->used) oldest = &w;
+  }
+  if (!make) return nullptr;
+  ChunkWindow& w = *oldest;
+  w.owner = owner;
+  w.used = ++tick;
+  w.offset = w.size = w.next_bytes = 0;
+  w.last_chunk = SIZE_MAX;
+  w.prefetched = false;
+  return &w;
+}
+
+std::atomic<uint64_t> next_reader_id{1};
+
 class MiniBlockReader final : public PageReader {
  public:
   MiniBlockReader(PageSource page, const pb::MiniBlockLayout& layout)
@@ -663,9 +708,8 @@ class MiniBlockReader final : public PageReader {
         last = std::max(last, rows[j] - chunk_first);
       const std::span<const uint64_t> group = rows.subspan(k, j - k);
       if (!codec_.compressed && layout_.num_buffers() == 1) {
-        std::lock_guard<std::mutex> lock(window_mutex_);
-        GatherPlainValues(PlainValuesLocked(c, row_bytes), group, chunk_first, row_bytes, out + k * row_bytes);
-        ReleaseWindowAfterLastChunkLocked(c);
+        GatherPlainValues(PlainValues(c, row_bytes), group, chunk_first, row_bytes, out + k * row_bytes);
+        ReleaseWindowAfterLastChunk(c);
       } else if (!GatherBitpacked(c, group, chunk_first, row_bytes, out + k * row_bytes)) {
         auto chunk = Chunk(c);
         if (last >= chunk->values.count || (last + 1) * row_bytes > chunk->values.data.size())
@@ -694,8 +738,7 @@ class MiniBlockReader final : public PageReader {
           ranges.push_back({chunks_[c].offset, chunks_[c].size, nullptr});
     }
     if (ranges.size() < 2 || !page_.Prefetch(1, std::move(ranges))) return;
-    std::lock_guard<std::mutex> lock(window_mutex_);
-    prefetched_ = true;
+    ThreadWindow(id_, true)->prefetched = true;
   }
 
   PageItems ReadRows(uint64_t start, uint64_t count) const override {
@@ -856,58 +899,55 @@ class MiniBlockReader final : public PageReader {
     return decoded;
   }
 
-  // Chunk c's bytes: in place when the file's bytes are in memory, else from a read-ahead
-  // window over the page's value buffer (hold window_mutex_ while using them). Chunks
-  // read in order widen the window, doubling up to kMaxWindowBytes: a scan (or a take
-  // touching most chunks) then costs a few large reads instead of one per chunk, while a
-  // lookup of one chunk still reads only that chunk.
-  const uint8_t* ChunkBytesLocked(size_t c) const {
+  // Chunk c's bytes: in place when the file's bytes are in memory, else from the calling
+  // thread's read-ahead window over the page's value buffer (valid until its next read of
+  // this page). Chunks read in order widen the window, doubling up to kMaxWindowBytes: a
+  // scan (or a take touching most chunks) then costs a few large reads instead of one per
+  // chunk, while a lookup of one chunk still reads only that chunk.
+  const uint8_t* ChunkBytes(size_t c) const {
     const ChunkMeta& meta = chunks_[c];
     if (const uint8_t* resident = page_.ResidentRange(1, meta.offset, meta.size)) return resident;  // no copy
-    const bool sequential = last_chunk_ != SIZE_MAX && c == last_chunk_ + 1;
-    last_chunk_ = c;
-    if (meta.offset >= window_offset_ && meta.offset + meta.size <= window_offset_ + window_size_)
-      return window_.get() + (meta.offset - window_offset_);
-    window_bytes_ = sequential && !prefetched_ ? std::min<uint64_t>(std::max<uint64_t>(window_bytes_ * 2, 16 << 10), kMaxWindowBytes) : 0;
+    ChunkWindow& w = *ThreadWindow(id_, true);
+    const bool sequential = w.last_chunk != SIZE_MAX && c == w.last_chunk + 1;
+    w.last_chunk = c;
+    if (meta.offset >= w.offset && meta.offset + meta.size <= w.offset + w.size) return w.bytes.get() + (meta.offset - w.offset);
+    w.next_bytes = sequential && !w.prefetched ? std::min<uint64_t>(std::max<uint64_t>(w.next_bytes * 2, 16 << 10), kMaxWindowBytes) : 0;
     const uint64_t buffer_size = page_.buffers.size() > 1 ? page_.buffers[1].second : 0;
     const uint64_t rest = buffer_size - std::min(buffer_size, meta.offset);
-    const uint64_t want = std::max<uint64_t>(meta.size, std::min(window_bytes_, rest));
-    if (window_capacity_ < want) {  // the old bytes are not kept: no copy, no zeroing
-      window_ = std::make_unique_for_overwrite<uint8_t[]>(want);
-      window_capacity_ = want;
+    const uint64_t want = std::max<uint64_t>(meta.size, std::min(w.next_bytes, rest));
+    if (w.capacity < want) {  // the old bytes are not kept: no copy, no zeroing
+      w.bytes = std::make_unique_for_overwrite<uint8_t[]>(want);
+      w.capacity = want;
     }
-    window_size_ = want;
-    window_offset_ = meta.offset;
-    page_.ReadExactInto(1, meta.offset, want, window_.get());
-    return window_.get();
+    w.size = 0;  // until the read succeeds
+    page_.ReadExactInto(1, meta.offset, want, w.bytes.get());
+    w.size = want;
+    w.offset = meta.offset;
+    return w.bytes.get();
   }
 
   void ReadChunkBytes(size_t c, uint8_t* out) const {
-    std::lock_guard<std::mutex> lock(window_mutex_);
-    std::memcpy(out, ChunkBytesLocked(c), chunks_[c].size);
-    ReleaseWindowAfterLastChunkLocked(c);
+    std::memcpy(out, ChunkBytes(c), chunks_[c].size);
+    ReleaseWindowAfterLastChunk(c);
   }
 
-  // Page readers live as long as their file stays open: a window kept after a scan has
-  // passed the page's last chunk would only hold memory.
-  void ReleaseWindowAfterLastChunkLocked(size_t c) const {
+  // A window kept after the thread has passed the page's last chunk would only hold
+  // memory.
+  void ReleaseWindowAfterLastChunk(size_t c) const {
     if (c + 1 < chunks_.size()) return;
-    window_.reset();
-    window_offset_ = window_size_ = window_capacity_ = 0;
-    prefetched_ = false;
+    if (ChunkWindow* w = ThreadWindow(id_, false)) *w = ChunkWindow{};
   }
 
   // For an uncompressed plain page (PlainRowBytes without a codec): values [begin, +n) of
   // chunk c copied straight from its bytes, with no decoded copy of the chunk.
   void CopyPlainValues(size_t c, uint64_t begin, uint64_t n, uint64_t row_bytes, uint8_t* out) const {
-    std::lock_guard<std::mutex> lock(window_mutex_);
-    std::memcpy(out, PlainValuesLocked(c, row_bytes) + begin * row_bytes, n * row_bytes);
-    ReleaseWindowAfterLastChunkLocked(c);
+    std::memcpy(out, PlainValues(c, row_bytes) + begin * row_bytes, n * row_bytes);
+    ReleaseWindowAfterLastChunk(c);
   }
 
-  // The values of chunk c of an uncompressed plain page, in place (hold window_mutex_).
-  const uint8_t* PlainValuesLocked(size_t c, uint64_t row_bytes) const {
-    const std::string_view values = ValueBufferLocked(c);
+  // The values of chunk c of an uncompressed plain page, in place (as ChunkBytes).
+  const uint8_t* PlainValues(size_t c, uint64_t row_bytes) const {
+    const std::string_view values = ValueBuffer(c);
     // The chunk must hold all of its values, as a decode would check, not just those read.
     if (chunks_[c].num_values * row_bytes > values.size())
       ThrowCorrupt("{}, chunk {}: {} values of {} bytes do not fit the chunk's {} value bytes", page_.where, c,
@@ -915,10 +955,10 @@ class MiniBlockReader final : public PageReader {
     return reinterpret_cast<const uint8_t*>(values.data());
   }
 
-  // The one value buffer of chunk c of a page without levels, in place (hold window_mutex_).
-  std::string_view ValueBufferLocked(size_t c) const {
+  // The one value buffer of chunk c of a page without levels, in place (as ChunkBytes).
+  std::string_view ValueBuffer(size_t c) const {
     const ChunkMeta& meta = chunks_[c];
-    const uint8_t* bytes = ChunkBytesLocked(c);
+    const uint8_t* bytes = ChunkBytes(c);
     // [u16 levels][u16 or u32 size of the one buffer], padded to 8, then the values.
     const uint64_t size_width = layout_.has_large_chunk() ? 4 : 2;
     const uint64_t data_start = (2 + size_width + 7) / 8 * 8;
@@ -941,10 +981,9 @@ class MiniBlockReader final : public PageReader {
         e.inline_bitpacking().uncompressed_bits_per_value() != row_bytes * 8 || layout_.num_buffers() != 1 ||
         group.size() * 4 >= chunks_[c].num_values)
       return false;
-    std::lock_guard<std::mutex> lock(window_mutex_);
-    const bool gathered = GatherInlineBitpacked(uint32_t(row_bytes * 8), ValueBufferLocked(c), chunks_[c].num_values,
+    const bool gathered = GatherInlineBitpacked(uint32_t(row_bytes * 8), ValueBuffer(c), chunks_[c].num_values,
                                                 group, chunk_first, out);
-    ReleaseWindowAfterLastChunkLocked(c);
+    ReleaseWindowAfterLastChunk(c);
     return gathered;
   }
   static constexpr uint64_t kMaxWindowBytes = 256 << 10;
@@ -1082,14 +1121,7 @@ class MiniBlockReader final : public PageReader {
   std::vector<uint64_t> rep_rows_, completed_through_, started_through_;
   mutable std::mutex mutex_;
   mutable std::list<std::pair<size_t, std::shared_ptr<const DecodedChunk>>> cache_;
-  mutable std::mutex window_mutex_;
-  mutable std::unique_ptr<uint8_t[]> window_;  // bytes [window_offset_, + window_size_) of value buffer 1
-  mutable uint64_t window_offset_ = 0, window_size_ = 0, window_capacity_ = 0;
-  mutable uint64_t window_bytes_ = 0;   // the next window's size when reads stay sequential
-  mutable size_t last_chunk_ = SIZE_MAX;
-  // PrefetchRows fetched chunks: they are read one by one (until the window is released
-  // after the page's last chunk).
-  mutable bool prefetched_ = false;
+  const uint64_t id_ = next_reader_id.fetch_add(1, std::memory_order_relaxed);  // names its ChunkWindows
 };
 
 }  // namespace

@@ -98,7 +98,7 @@ bool ScanPlan::ReadPassing(const FragmentReader& reader, const ScanTask& task, F
 bool ScanPlan::Cursor::Next(FragmentBatch& out) {
   const PlannedScan& p = *plan_.planned_;
   if (p.limit >= 0 && passed_ >= p.limit) return false;
-  const bool got = p.order == ScanOrder::kScoreAscending ? NextInScoreOrder(out) : NextInDatasetOrder(out);
+  const bool got = p.order == ScanOrder::kScoreAscending ? NextInScoreOrder(out) : ParallelNext(out);
   if (!got) return false;
   if (p.limit >= 0 && passed_ + int64_t(out.rows.size()) > p.limit) {
     const int64_t keep = p.limit - passed_;
@@ -140,15 +140,13 @@ bool ScanPlan::Cursor::NextInDatasetOrder(FragmentBatch& out) {
   const PlannedScan& p = *plan_.planned_;
   while (task_ < p.tasks.size()) {
     const ScanTask& task = p.tasks[task_];
-    const auto& fragment = *task.fragment;
-    const std::vector<uint64_t>* candidates = task.candidates;
     if (!reader_) {
       reader_ = OpenTaskReader();
       if (p.read_ahead) reader_->ReadAhead();
       start_ = 0;
       ready_until_ = ahead_until_ = window_rows_ = 0;
     }
-    uint64_t rows = candidates ? candidates->size() : reader_->physical_rows();
+    const uint64_t rows = ScanPlan::SpanRows(task);
     if (start_ >= rows) {
       if (ahead_.valid()) ahead_.get();
       reader_.reset();
@@ -157,36 +155,46 @@ bool ScanPlan::Cursor::NextInDatasetOrder(FragmentBatch& out) {
     }
     uint64_t start = start_, end = std::min(rows, start_ + uint64_t(p.batch_size));
     start_ = end;
-    if (p.read_ahead && !candidates && end > ready_until_ && p.state->store->costly_requests())
+    if (p.read_ahead && !task.candidates && end > ready_until_ && p.state->store->costly_requests())
       FetchAhead(start, end, rows);
-    const auto& deleted = reader_->deletions();
-    out.fragment = &fragment;
-    if (candidates) {
-      // The candidates: only these rows are read and filtered.
-      std::vector<uint64_t> live;
-      live.reserve(end - start);
-      for (uint64_t k = start; k < end; ++k)
-        if (!deleted.Contains(uint32_t((*candidates)[k]))) live.push_back((*candidates)[k]);
-      if (live.empty()) continue;
-      out.rows = RowSet::List(std::move(live));
-    } else if (deleted.IsEmpty()) {
-      out.rows = RowSet::Range(start, end - start);
-    } else {
-      // The offsets between deleted ones, walking the deletions in the batch once.
-      std::vector<uint64_t> live;
-      live.reserve(end - start);
-      uint64_t next = start;
-      deleted.ForEachInRange(start, end, [&](uint32_t gone) {
-        for (; next < gone; ++next) live.push_back(next);
-        next = uint64_t(gone) + 1;
-      });
-      for (; next < end; ++next) live.push_back(next);
-      if (live.empty()) continue;
-      out.rows = live.size() == end - start ? RowSet::Range(start, end - start) : RowSet::List(std::move(live));
-    }
-    if (plan_.ReadPassing(*reader_, task, out)) return true;
+    if (plan_.ReadSpan(*reader_, task, start, end, out)) return true;
   }
   return false;
+}
+
+uint64_t ScanPlan::SpanRows(const ScanTask& task) {
+  return task.candidates ? task.candidates->size() : task.fragment->physical_rows();
+}
+
+bool ScanPlan::ReadSpan(const FragmentReader& reader, const ScanTask& task, uint64_t start, uint64_t end,
+                        FragmentBatch& out) const {
+  const std::vector<uint64_t>* candidates = task.candidates;
+  const auto& deleted = reader.deletions();
+  out.fragment = task.fragment;
+  if (candidates) {
+    // The candidates: only these rows are read and filtered.
+    std::vector<uint64_t> live;
+    live.reserve(end - start);
+    for (uint64_t k = start; k < end; ++k)
+      if (!deleted.Contains(uint32_t((*candidates)[k]))) live.push_back((*candidates)[k]);
+    if (live.empty()) return false;
+    out.rows = RowSet::List(std::move(live));
+  } else if (deleted.IsEmpty()) {
+    out.rows = RowSet::Range(start, end - start);
+  } else {
+    // The offsets between deleted ones, walking the deletions in the batch once.
+    std::vector<uint64_t> live;
+    live.reserve(end - start);
+    uint64_t next = start;
+    deleted.ForEachInRange(start, end, [&](uint32_t gone) {
+      for (; next < gone; ++next) live.push_back(next);
+      next = uint64_t(gone) + 1;
+    });
+    for (; next < end; ++next) live.push_back(next);
+    if (live.empty()) return false;
+    out.rows = live.size() == end - start ? RowSet::Range(start, end - start) : RowSet::List(std::move(live));
+  }
+  return ReadPassing(reader, task, out);
 }
 
 void ScanPlan::Cursor::FetchAhead(uint64_t start, uint64_t end, uint64_t rows) {

@@ -80,13 +80,17 @@ class ScanPlan {
   // score order a batch is a run of consecutive output rows of one fragment.
   class Cursor {
    public:
-    explicit Cursor(const ScanPlan& plan) : plan_(plan) {}
+    explicit Cursor(const ScanPlan& plan);
+    ~Cursor();
     // The next non-empty batch, or false at the end.
     bool Next(FragmentBatch& out);
     // Candidates looked at so far (score order only): where the scan stopped.
     uint64_t candidates_read() const { return rank_; }
 
    private:
+    class Parallel;  // parallel_scan.cc
+    // Dataset order: from parallel_ when the plan is worth it, else NextInDatasetOrder.
+    bool ParallelNext(FragmentBatch& out);
     bool NextInDatasetOrder(FragmentBatch& out);
     bool NextInScoreOrder(FragmentBatch& out);
     // Reads the next window of ranked candidates into ready_.
@@ -117,6 +121,10 @@ class ScanPlan {
     std::unique_ptr<FragmentReader> reader_;
     std::map<size_t, std::unique_ptr<FragmentReader>> opened_ahead_;  // by task
     std::future<void> ahead_;  // after reader_: joined before the reader goes
+    // A scan of whole fragments on a local store with more than one thread: the batches
+    // come from Parallel instead (made at the first Next()).
+    std::unique_ptr<Parallel> parallel_;
+    bool parallel_checked_ = false;
     // Score order:
     size_t rank_ = 0;  // next index into the plan's ranked candidates
     std::deque<FragmentBatch> ready_;
@@ -135,6 +143,13 @@ class ScanPlan {
   // Narrows out.rows (live rows of `task`) to those that pass the filter and reads them
   // into out.batch (read_schema); false when none passes.
   bool ReadPassing(const FragmentReader& reader, const ScanTask& task, FragmentBatch& out) const;
+  // The rows of a dataset-order walk of `task` at [start, end) (physical offsets, or
+  // indices into its candidates), less deleted ones, that pass the filter, into out;
+  // false when none is left.
+  bool ReadSpan(const FragmentReader& reader, const ScanTask& task, uint64_t start, uint64_t end,
+                FragmentBatch& out) const;
+  // Rows a dataset-order walk of `task` covers: its candidates or its physical rows.
+  static uint64_t SpanRows(const ScanTask& task);
 
   std::shared_ptr<const PlannedScan> planned_;
 };
