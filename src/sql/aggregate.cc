@@ -4,8 +4,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <numeric>
 #include <optional>
 #include <set>
+#include <thread>
 #include <type_traits>
 #include <unordered_set>
 #include <utility>
@@ -215,13 +218,15 @@ class ValuesAccumulator final : public Accumulator {
     held_ += (group_count - values_.size()) * (sizeof values_[0] + sizeof seen_[0] + 128);
     values_.resize(group_count);
     seen_.resize(group_count);
+    keys_.resize(group_count);
     for (int64_t r = 0; r < a->length; ++r) {
       if (a->IsNull(r)) continue;
       const uint32_t g = groups[size_t(r)];
       if (agg_.call->distinct) {
         auto [at, added] = seen_[g].insert(ValueKey(*a, r));
         if (!added) continue;
-        held_ += 96 + at->size();  // the set's node (its string, hash, link) and bucket, and the key's bytes
+        keys_[g].push_back(&*at);
+        held_ += 104 + at->size();  // the set's node (its string, hash, link) and bucket, the key's bytes and pointer
       }
       values_[g].push_back(GetScalar(*a, r));
       // a Scalar in a vector that grows by doubling, and a string's bytes
@@ -229,6 +234,25 @@ class ValuesAccumulator final : public Accumulator {
     }
   }
   uint64_t HeldBytes() const override { return held_; }
+  bool Mergeable() const override { return !IsOrderSensitive(agg_.call->function); }
+  void Merge(Accumulator& other, const std::vector<uint32_t>& into, size_t group_count) override {
+    auto& from = static_cast<ValuesAccumulator&>(other);
+    values_.resize(group_count);
+    seen_.resize(group_count);
+    keys_.resize(group_count);
+    for (size_t g = 0; g < from.values_.size(); ++g) {
+      const uint32_t t = into[g];
+      for (size_t k = 0; k < from.values_[g].size(); ++k) {
+        if (agg_.call->distinct) {
+          auto [at, added] = seen_[t].insert(*from.keys_[g][k]);
+          if (!added) continue;
+          keys_[t].push_back(&*at);
+        }
+        values_[t].push_back(std::move(from.values_[g][k]));
+      }
+    }
+    held_ += from.held_;
+  }
   ArrayPtr Finish(size_t group_count) override {
     values_.resize(group_count);
     return RowWise(agg_.type, int64_t(group_count),
@@ -240,6 +264,59 @@ class ValuesAccumulator final : public Accumulator {
   const AggregateCall& agg_;
   std::vector<std::vector<Scalar>> values_;
   std::vector<std::unordered_set<std::string>> seen_;
+  // Under DISTINCT: the key in seen_ of each of values_ (set nodes do not move).
+  std::vector<std::vector<const std::string*>> keys_;
+  uint64_t held_ = 0;
+};
+
+// count(DISTINCT x): the (group, value) pairs seen, numbered in one table (the value keyed
+// as a GROUP BY key is, AppendKey); a new pair counts one for its group.
+class CountDistinctAccumulator final : public Accumulator {
+ public:
+  explicit CountDistinctAccumulator(const AggregateCall& agg) : form_(KeyFormOf(*agg.argument->type)) {}
+  void Add(const ArrayData* a, const std::vector<uint32_t>& groups, size_t group_count) override {
+    counts_.resize(group_count);
+    for (int64_t r = 0; r < a->length; ++r) {
+      if (a->IsNull(r)) continue;
+      const uint32_t g = groups[size_t(r)];
+      key_.assign(reinterpret_cast<const char*>(&g), sizeof g);
+      AppendKey(key_, *a, r, form_);
+      Count(g);
+    }
+  }
+  uint64_t HeldBytes() const override { return held_; }
+  bool Mergeable() const override { return true; }
+  void Merge(Accumulator& other, const std::vector<uint32_t>& into, size_t group_count) override {
+    const auto& from = static_cast<const CountDistinctAccumulator&>(other);
+    counts_.resize(group_count);
+    for (uint32_t n = 0; n < from.seen_.size(); ++n) {
+      const std::string_view pair = from.seen_.Key(n);
+      uint32_t g;
+      std::memcpy(&g, pair.data(), sizeof g);
+      const uint32_t t = into[g];
+      key_.assign(reinterpret_cast<const char*>(&t), sizeof t);
+      key_.append(pair.substr(sizeof t));
+      Count(t);
+    }
+  }
+  ArrayPtr Finish(size_t group_count) override {
+    counts_.resize(group_count);
+    FixedWidthBuilder<int64_t> out(DataType::Int64());
+    for (int64_t n : counts_) out.Append(n);
+    return out.Finish();
+  }
+
+ private:
+  void Count(uint32_t g) {
+    if (!seen_.Number(key_).second) return;
+    ++counts_[g];
+    held_ += key_.size() + 40;  // the key's bytes, and table slots at most half full
+  }
+
+  KeyForm form_;
+  KeyNumbering seen_;
+  std::vector<int64_t> counts_;
+  std::string key_;  // scratch
   uint64_t held_ = 0;
 };
 
@@ -252,6 +329,12 @@ class CountAccumulator final : public Accumulator {
       return;
     }
     for (int64_t r = 0; r < a->length; ++r) counts_[groups[size_t(r)]] += a->IsValid(r);
+  }
+  bool Mergeable() const override { return true; }
+  void Merge(Accumulator& other, const std::vector<uint32_t>& into, size_t group_count) override {
+    const auto& from = static_cast<const CountAccumulator&>(other);
+    counts_.resize(group_count);
+    for (size_t g = 0; g < from.counts_.size(); ++g) counts_[into[g]] += from.counts_[g];
   }
   ArrayPtr Finish(size_t group_count) override {
     counts_.resize(group_count);
@@ -291,10 +374,32 @@ class NumericAccumulator final : public Accumulator {
           if (__builtin_add_overflow(acc_[g], v, &acc_[g]))
             ctx_.Fail(agg_.call->position, std::is_signed_v<T> ? "sum overflows int64" : "sum overflows uint64");
         }
-      } else if (n_[g] == 0 || Before(kind_ == kMin ? v : acc_[g], kind_ == kMin ? acc_[g] : v)) {
-        acc_[g] = v;  // of equal values the first
+      } else {
+        Keep(g, v);
       }
       ++n_[g];
+    }
+  }
+  bool Mergeable() const override { return true; }
+  void Merge(Accumulator& other, const std::vector<uint32_t>& into, size_t group_count) override {
+    const auto& from = static_cast<const NumericAccumulator&>(other);
+    acc_.resize(group_count);
+    sum_.resize(group_count);
+    n_.resize(group_count);
+    for (size_t g = 0; g < from.n_.size(); ++g) {
+      if (from.n_[g] == 0) continue;
+      const uint32_t t = into[g];
+      if (kind_ == kAvg || (kind_ == kSum && std::is_floating_point_v<T>)) {
+        sum_[t] += from.sum_[g];
+      } else if (kind_ == kSum) {
+        if constexpr (std::is_integral_v<T>) {
+          if (__builtin_add_overflow(acc_[t], from.acc_[g], &acc_[t]))
+            ctx_.Fail(agg_.call->position, std::is_signed_v<T> ? "sum overflows int64" : "sum overflows uint64");
+        }
+      } else {
+        Keep(t, from.acc_[g]);
+      }
+      n_[t] += from.n_[g];
     }
   }
   ArrayPtr Finish(size_t group_count) override {
@@ -312,6 +417,10 @@ class NumericAccumulator final : public Accumulator {
 
  private:
   enum Kind { kSum, kAvg, kMin, kMax };
+  // min / max: v replaces group g's value when it is better (of equal values the first).
+  void Keep(uint32_t g, Wide v) {
+    if (n_[g] == 0 || Before(kind_ == kMin ? v : acc_[g], kind_ == kMin ? acc_[g] : v)) acc_[g] = v;
+  }
   // As CompareScalars orders values: NaN above every number.
   static bool Before(Wide x, Wide y) {
     if constexpr (std::is_floating_point_v<Wide>) return std::isnan(y) ? !std::isnan(x) : !std::isnan(x) && x < y;
@@ -334,10 +443,15 @@ class ExtremeAccumulator final : public Accumulator {
     best_.resize(group_count);
     for (int64_t r = 0; r < a->length; ++r) {
       if (a->IsNull(r)) continue;
-      auto& best = best_[groups[size_t(r)]];
-      Scalar v = GetScalar(*a, r);
-      if (!best || CompareScalars(v, *best) * (min_ ? 1 : -1) < 0) best = std::move(v);
+      Keep(best_[groups[size_t(r)]], GetScalar(*a, r));
     }
+  }
+  bool Mergeable() const override { return true; }
+  void Merge(Accumulator& other, const std::vector<uint32_t>& into, size_t group_count) override {
+    auto& from = static_cast<ExtremeAccumulator&>(other);
+    best_.resize(group_count);
+    for (size_t g = 0; g < from.best_.size(); ++g)
+      if (from.best_[g]) Keep(best_[into[g]], std::move(*from.best_[g]));
   }
   ArrayPtr Finish(size_t group_count) override {
     best_.resize(group_count);
@@ -348,6 +462,10 @@ class ExtremeAccumulator final : public Accumulator {
   }
 
  private:
+  void Keep(std::optional<Scalar>& best, Scalar v) const {
+    if (!best || CompareScalars(v, *best) * (min_ ? 1 : -1) < 0) best = std::move(v);
+  }
+
   const AggregateCall& agg_;
   bool min_;
   std::vector<std::optional<Scalar>> best_;
@@ -398,6 +516,22 @@ class StatisticAccumulator final : public Accumulator {
       s.m2 += delta * (x - s.mean);
     });
   }
+  bool Mergeable() const override { return true; }
+  // Chan et al.'s pairwise update of the count, mean and squared deviations.
+  void Merge(Accumulator& other, const std::vector<uint32_t>& into, size_t group_count) override {
+    const auto& from = static_cast<const StatisticAccumulator&>(other);
+    state_.resize(group_count);
+    for (size_t g = 0; g < from.state_.size(); ++g) {
+      const State& b = from.state_[g];
+      if (b.n == 0) continue;
+      State& a = state_[into[g]];
+      const int64_t n = a.n + b.n;
+      const double delta = b.mean - a.mean;
+      a.mean += delta * double(b.n) / double(n);
+      a.m2 += b.m2 + delta * delta * double(a.n) * double(b.n) / double(n);
+      a.n = n;
+    }
+  }
   ArrayPtr Finish(size_t group_count) override {
     state_.resize(group_count);
     return RowWise(agg_.type, int64_t(group_count), [&](int64_t g) {
@@ -427,6 +561,14 @@ class MedianAccumulator final : public Accumulator {
     });
   }
   uint64_t HeldBytes() const override { return held_; }
+  bool Mergeable() const override { return true; }
+  void Merge(Accumulator& other, const std::vector<uint32_t>& into, size_t group_count) override {
+    const auto& from = static_cast<const MedianAccumulator&>(other);
+    values_.resize(group_count);
+    for (size_t g = 0; g < from.values_.size(); ++g)
+      values_[into[g]].insert(values_[into[g]].end(), from.values_[g].begin(), from.values_[g].end());
+    held_ += from.held_;
+  }
   ArrayPtr Finish(size_t group_count) override {
     values_.resize(group_count);
     FixedWidthBuilder<double> out(DataType::Float64());
@@ -464,6 +606,16 @@ class BoolAccumulator final : public Accumulator {
       const bool v = GetBit(a->buffers[1]->data(), r);
       if (s == kNone) s = int8_t(all_);
       if (v != all_) s = int8_t(!all_);
+    }
+  }
+  bool Mergeable() const override { return true; }
+  void Merge(Accumulator& other, const std::vector<uint32_t>& into, size_t group_count) override {
+    const auto& from = static_cast<const BoolAccumulator&>(other);
+    state_.resize(group_count, kNone);
+    for (size_t g = 0; g < from.state_.size(); ++g) {
+      int8_t& s = state_[into[g]];
+      if (from.state_[g] == kNone) continue;
+      if (s == kNone || from.state_[g] == int8_t(!all_)) s = from.state_[g];
     }
   }
   ArrayPtr Finish(size_t group_count) override {
@@ -661,6 +813,7 @@ std::unique_ptr<Accumulator> MakeAccumulator(const Context& ctx, const Aggregate
     return std::make_unique<OrderedAccumulator>(agg, f == "string_agg" ? std::optional<std::string>(AggregateSeparator(ctx, call))
                                                                        : std::nullopt);
   if (IsListAggregate(f)) return std::make_unique<ListAccumulator>(agg);
+  if (call.distinct && f == "count") return std::make_unique<CountDistinctAccumulator>(agg);
   if (call.distinct) return std::make_unique<ValuesAccumulator>(ctx, agg);
   if (f == "count") return std::make_unique<CountAccumulator>();
   const DataType& arg = *agg.argument->type;
@@ -927,7 +1080,7 @@ HashAggregate::HashAggregate(const Context& ctx, std::vector<BoundExprPtr> keys,
 
 HashAggregate::~HashAggregate() = default;
 
-void HashAggregate::Add(const RecordBatch& batch) {
+void HashAggregate::Add(const RecordBatch& batch, uint64_t sequence) {
   const int64_t rows = batch.num_rows();
   row_groups_.assign(size_t(rows), 0);
   std::vector<ArrayPtr> keys, arguments;
@@ -945,18 +1098,8 @@ void HashAggregate::Add(const RecordBatch& batch) {
       keys.push_back(Evaluate(*k, batch));
       forms.push_back(KeyFormOf(*k->type));
     }
-    const uint64_t budget = uint64_t(std::max<int64_t>(ctx_.memory_budget, 1)) / 2;
-    // What a group costs beyond its key's bytes (counted twice: the numbering's copy and
-    // the key column's): hash slots at most half full, the key columns' value slots, the
-    // aggregates' state; growing vectors double, so up to twice that.
-    const uint64_t per_group = 2 * (32 + 12 * keys.size() + 24 * aggregates_.size());
     // A group's number, made on its first row.
-    auto new_group = [&](int64_t r, size_t key_bytes) {
-      for (size_t j = 0; j < keys.size(); ++j) key_values_[j]->AppendFrom(*keys[j], r);
-      held_bytes_ += per_group + 2 * key_bytes;
-      if (held_bytes_ > budget && depth_ < kMaxSpillDepth) full_ = true;
-      return uint32_t(groups_++);
-    };
+    auto new_group = [&](int64_t r, size_t key_bytes) { return NewGroup(keys, r, key_bytes, sequence << 32 | uint64_t(r)); };
     auto spill = [&](int64_t r, std::string_view key) {
       row_groups_[size_t(r)] = kSpilled;
       spilled.push_back(r);
@@ -1005,6 +1148,136 @@ void HashAggregate::Add(const RecordBatch& batch) {
   StopNewGroupsPastBudget();
 }
 
+uint32_t HashAggregate::NewGroup(const std::vector<ArrayPtr>& keys, int64_t row, size_t key_bytes,
+                                 uint64_t first_seen) {
+  for (size_t j = 0; j < keys.size(); ++j) key_values_[j]->AppendFrom(*keys[j], row);
+  if (keep_first_seen_) first_seen_.push_back(first_seen);
+  // What a group costs beyond its key's bytes (counted twice: the numbering's copy and
+  // the key column's): hash slots at most half full, the key columns' value slots, the
+  // aggregates' state; growing vectors double, so up to twice that.
+  held_bytes_ += 2 * (32 + 12 * keys.size() + 24 * aggregates_.size()) + 2 * key_bytes;
+  const uint64_t budget = uint64_t(std::max<int64_t>(ctx_.memory_budget, 1)) / 2;
+  if (share_of_ > 0) over_share_ |= held_bytes_ > budget / share_of_;
+  else if (held_bytes_ > budget && depth_ < kMaxSpillDepth) full_ = true;
+  return uint32_t(groups_++);
+}
+
+bool HashAggregate::Mergeable() const {
+  return std::all_of(accumulators_.begin(), accumulators_.end(), [](const auto& a) { return a->Mergeable(); });
+}
+
+void HashAggregate::Merge(HashAggregate& other) {
+  merged_ = true;
+  std::vector<uint32_t> into(other.groups_, 0);
+  if (!keys_.empty()) {
+    std::vector<ArrayPtr> keys;
+    for (auto& values : other.key_values_) keys.push_back(values->Finish());
+    auto join = [&](uint32_t from, int64_t& group, bool added, size_t key_bytes) {
+      const uint64_t seen = other.first_seen_[from];
+      if (added) group = NewGroup(keys, int64_t(from), key_bytes, seen);
+      else first_seen_[size_t(group)] = std::min(first_seen_[size_t(group)], seen);
+      into[from] = uint32_t(group);
+    };
+    for (uint32_t n = 0; n < other.group_of_.size(); ++n) {
+      const std::string_view key = other.group_of_.Key(n);
+      const auto [number, added] = group_of_.Number(key);
+      int64_t group = added ? -1 : int64_t(group_of_number_[number]);
+      join(other.group_of_number_[n], group, added, key.size());
+      if (added) group_of_number_.push_back(uint32_t(group));
+    }
+    if (other.null_group_ >= 0) {
+      const bool added = null_group_ < 0;
+      join(uint32_t(other.null_group_), null_group_, added, 0);
+    }
+  }
+  for (size_t i = 0; i < accumulators_.size(); ++i) accumulators_[i]->Merge(*other.accumulators_[i], into, groups_);
+}
+
+void HashAggregate::AddAll(RecordBatchReader& input) {
+  const int threads = ReadAheadThreads();
+  if (threads < 2 || depth_ > 0 || !Mergeable()) {
+    while (auto batch = input.Next()) Add(*batch);
+    return;
+  }
+  // An input of one batch stays on this thread.
+  RecordBatchPtr pending = input.Next();
+  if (!pending) return;
+  keep_first_seen_ = true;
+  if (keys_.empty()) first_seen_.assign(groups_, 0);
+  RecordBatchPtr second = input.Next();
+  Add(*pending, 0);
+  if (!second) return;
+  if (full_) {  // past the whole budget already: spilling parts could not merge
+    Add(*second, 1);
+    for (uint64_t sequence = 2; auto batch = input.Next(); ++sequence) Add(*batch, sequence);
+    return;
+  }
+  pending = std::move(second);
+
+  share_of_ = size_t(threads);
+  std::vector<std::unique_ptr<HashAggregate>> parts;
+  for (int t = 1; t < threads; ++t) {
+    parts.push_back(std::make_unique<HashAggregate>(ctx_, keys_, aggregates_));
+    parts.back()->share_of_ = size_t(threads);
+    parts.back()->keep_first_seen_ = true;
+    if (keys_.empty()) parts.back()->first_seen_.assign(1, 0);
+  }
+  std::mutex mutex;
+  uint64_t next_sequence = 1;
+  bool stop = false, ended = false;
+  std::exception_ptr error;
+  uint64_t error_sequence = UINT64_MAX;
+  auto fail = [&](uint64_t sequence) {  // under the lock: the earliest batch's error wins
+    if (sequence < error_sequence) error = std::current_exception(), error_sequence = sequence;
+    stop = true;
+  };
+  auto work = [&](HashAggregate& part) {
+    for (;;) {
+      RecordBatchPtr batch;
+      uint64_t sequence;
+      {
+        std::lock_guard lock(mutex);
+        if (stop) return;
+        sequence = next_sequence++;
+        try {
+          batch = pending ? std::exchange(pending, nullptr) : input.Next();
+        } catch (...) {
+          return fail(sequence);
+        }
+        if (!batch) {
+          stop = ended = true;
+          return;
+        }
+      }
+      try {
+        part.Add(*batch, sequence);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        return fail(sequence);
+      }
+      if (part.over_share_) {
+        std::lock_guard lock(mutex);
+        stop = true;
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (auto& part : parts) helpers.emplace_back([&work, p = part.get()] { work(*p); });
+  work(*this);
+  for (std::thread& t : helpers) t.join();
+  if (error) std::rethrow_exception(error);
+  for (auto& part : parts) Merge(*part);
+  parts.clear();
+  // Past the parallel phase the budget is this aggregate's alone.
+  share_of_ = 0;
+  over_share_ = false;
+  if (held_bytes_ > uint64_t(std::max<int64_t>(ctx_.memory_budget, 1)) / 2 && depth_ < kMaxSpillDepth) full_ = true;
+  StopNewGroupsPastBudget();
+  if (ended) return;
+  while (auto batch = input.Next()) Add(*batch, next_sequence++);
+}
+
 // Hands aggregate i the rows of the batch in row_groups_ that it takes: those held (not
 // spilled) and, under FILTER, `selected` (ascending).
 void HashAggregate::Accumulate(size_t i, const ArrayPtr& argument, const std::vector<int64_t>* selected,
@@ -1032,7 +1305,9 @@ void HashAggregate::StopNewGroupsPastBudget() {
   if (full_ || keys_.empty() || depth_ >= kMaxSpillDepth) return;
   uint64_t values = 0;
   for (const auto& a : accumulators_) values += a->HeldBytes();
-  if (held_bytes_ + values > uint64_t(std::max<int64_t>(ctx_.memory_budget, 1)) / 2) full_ = true;
+  const uint64_t budget = uint64_t(std::max<int64_t>(ctx_.memory_budget, 1)) / 2;
+  if (share_of_ > 0) over_share_ |= held_bytes_ + values > budget / share_of_;
+  else if (held_bytes_ + values > budget) full_ = true;
 }
 
 void HashAggregate::Spill(const std::vector<ArrayPtr>& keys, const std::vector<ArrayPtr>& arguments,
@@ -1074,6 +1349,12 @@ RecordBatchPtr HashAggregate::HeldGroups() {
   for (size_t i = 0; i < aggregates_.size(); ++i) {
     fields.push_back(Field::Make(fmt::format("__agg{}", i), aggregates_[i].type));
     columns.push_back(accumulators_[i]->Finish(groups_));
+  }
+  if (merged_ && !keys_.empty()) {  // the parts' groups, back in order of first appearance
+    std::vector<int64_t> order(groups_);
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return first_seen_[size_t(a)] < first_seen_[size_t(b)]; });
+    for (auto& column : columns) column = Take(*column, order);
   }
   return std::make_shared<RecordBatch>(std::make_shared<Schema>(fields), columns, int64_t(groups_));
 }

@@ -81,6 +81,13 @@ class Accumulator {
   // About what the values it keeps take (median, string_agg and DISTINCT keep their
   // groups' values; the others a fixed state per group, counted by HashAggregate).
   virtual uint64_t HeldBytes() const { return 0; }
+  // Parallel aggregation: whether Merge can fold in an accumulator of the same call that
+  // saw other rows, giving what one accumulator over all the rows would (floating-point
+  // sums up to their order). Those whose result depends on the rows' order cannot.
+  virtual bool Mergeable() const { return false; }
+  // Folds in `other` (of the same kind and call): its group g becomes group into[g] of
+  // this one, which has `group_count` groups.
+  virtual void Merge(Accumulator& /*other*/, const std::vector<uint32_t>& /*into*/, size_t /*group_count*/) {}
 };
 
 // The accumulator of one aggregate call.
@@ -95,6 +102,8 @@ class KeyNumbering {
   std::pair<uint32_t, bool> Number(std::string_view key);
   // The number of `key`, if it has one.
   std::optional<uint32_t> Find(std::string_view key) const;
+  // The key numbered `number`.
+  std::string_view Key(uint32_t number) const { return keys_[number]; }
   size_t size() const { return keys_.size(); }
 
  private:
@@ -127,7 +136,14 @@ class HashAggregate {
                 int depth = 0);
   ~HashAggregate();
 
-  void Add(const RecordBatch& batch);
+  void Add(const RecordBatch& batch) { Add(batch, 0); }
+  // Adds every batch of `input`. On ReadAheadThreads() threads when there are two or more
+  // and every aggregate is Mergeable: each thread pulls batches from `input` (one at a
+  // time, under a lock) into a part of its own, holding a share of the budget; the parts
+  // then merge into this one, whose groups come out in order of first appearance all the
+  // same. A part past its share ends the parallel phase: the rest is added here, where
+  // groups past the budget spill as usual.
+  void AddAll(RecordBatchReader& input);
   // Batches with columns __grp<j> (the keys) then __agg<i> (the aggregates), a row per
   // group: the groups held in memory (in order of first appearance), then each spilled
   // partition's.
@@ -135,6 +151,14 @@ class HashAggregate {
 
  private:
   class PartitionReader;
+  // Row r of batch `sequence` starts a group at (sequence << 32 | r) when first_seen_ is
+  // kept (a parallel part, or the aggregate the parts merge into).
+  void Add(const RecordBatch& batch, uint64_t sequence);
+  bool Mergeable() const;
+  // Folds in `other`, a part over other rows: its groups join this one's by key.
+  void Merge(HashAggregate& other);
+  // A new group with row `row` of `keys` as its key (`key_bytes` long).
+  uint32_t NewGroup(const std::vector<ArrayPtr>& keys, int64_t row, size_t key_bytes, uint64_t first_seen);
   RecordBatchPtr HeldGroups();
   void StopNewGroupsPastBudget();
   void Spill(const std::vector<ArrayPtr>& keys, const std::vector<ArrayPtr>& arguments,
@@ -154,6 +178,13 @@ class HashAggregate {
   int depth_;                   // 0, or how many times these rows have been partitioned
   uint64_t held_bytes_ = 0;     // estimated memory of the groups
   bool full_ = false;           // no more groups are made; rows of new ones spill
+  // A parallel part: 0, or the parts sharing the budget; past its share it sets
+  // over_share_ instead of spilling.
+  size_t share_of_ = 0;
+  bool over_share_ = false;
+  bool keep_first_seen_ = false;
+  std::vector<uint64_t> first_seen_;  // per group, when kept (see Add)
+  bool merged_ = false;               // parts were merged: HeldGroups orders by first_seen_
   SchemaPtr spill_schema_;      // __k<j> keys, __a<i> arguments, then __f<i> FILTER values
   std::vector<std::unique_ptr<SpillFile>> partitions_;
   std::vector<uint32_t> row_groups_;  // scratch: the group of each row of a batch

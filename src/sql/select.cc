@@ -815,7 +815,7 @@ std::unique_ptr<RecordBatchReader> OpenQuery(const Context& ctx, const SelectStm
       for (const auto& g : parts.group_by) keys.push_back(ToString(*g));
       return keys.empty() ? std::string("aggregate") : fmt::format("aggregate GROUP BY {}", fmt::join(keys, ", "));
     });
-    while (auto batch = input->Next()) groups.Add(*batch);
+    groups.AddAll(*input);
     aggregating = timer.op();
   }
   std::unique_ptr<RecordBatchReader> rows = Profiled(aggregating, groups.Finish());

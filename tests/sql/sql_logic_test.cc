@@ -7,13 +7,17 @@
 //   query [rowsort]                   the statement, then a line "----", then the
 //                                     expected rows: cells joined by " | " in the table
 //                                     format's style (NULL, shortened lists), a header
-//                                     line first; rowsort compares the rows sorted. A
+//                                     line first; rowsort compares the rows sorted.
+//                                     Floating-point cells match within a relative 1e-12
+//                                     (a parallel aggregate sums in another order). A
 //                                     statement without rows (EXPLAIN) gives its message's
 //                                     lines instead
 //   file <name>                       the following lines are written to <db>/<name>
 // In statements, __TEST_DIR__ stands for the database directory (as in DuckDB's tests),
 // for files a statement writes.
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -98,6 +102,32 @@ std::string Join(const std::vector<std::string>& lines) {
   return s;
 }
 
+// Whether two rendered rows match: equal, or with cells equal but for floating-point
+// numbers (a '.' or an exponent) within a relative 1e-12.
+bool RowsMatch(const std::string& got, const std::string& expected) {
+  if (got == expected) return true;
+  auto cells = [](const std::string& row) {
+    std::vector<std::string> out;
+    for (size_t start = 0;;) {
+      const size_t bar = row.find(" | ", start);
+      out.push_back(row.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+      if (bar == std::string::npos) return out;
+      start = bar + 3;
+    }
+  };
+  const auto a = cells(got), b = cells(expected);
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == b[i]) continue;
+    if (a[i].find_first_of(".eE") == std::string::npos) return false;
+    char *end_a, *end_b;
+    const double x = std::strtod(a[i].c_str(), &end_a), y = std::strtod(b[i].c_str(), &end_b);
+    if (*end_a || *end_b || a[i].empty() || b[i].empty()) return false;
+    if (std::abs(x - y) > 1e-12 * std::max(std::abs(x), std::abs(y))) return false;
+  }
+  return true;
+}
+
 class SqlLogicTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SqlLogicTest, Passes) {
@@ -135,7 +165,11 @@ TEST_P(SqlLogicTest, Passes) {
           std::sort(got.begin() + 1, got.end());
           if (!expected.empty()) std::sort(expected.begin() + 1, expected.end());
         }
-        EXPECT_EQ(Join(got), Join(expected)) << where << ": " << r.text;
+        const bool match = got.size() == expected.size() &&
+                           std::equal(got.begin(), got.end(), expected.begin(), RowsMatch);
+        if (!match) {
+          EXPECT_EQ(Join(got), Join(expected)) << where << ": " << r.text;
+        }
       }
     } catch (const SqlError& e) {
       if (r.kind != "statement error") {
