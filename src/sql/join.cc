@@ -1,14 +1,15 @@
 #include "sql/join.h"
 
 #include <algorithm>
-#include <functional>
 #include <climits>
+#include <functional>
 #include <optional>
 #include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "array/parallel_map.h"
 #include "expr/numeric.h"
 #include "sql/aggregate.h"
 #include "sql/correlated.h"
@@ -168,6 +169,17 @@ class JoinReader final : public RecordBatchReader {
 
   SchemaPtr schema() const override { return schema_; }
 
+  // Whether each left batch's output depends on that batch alone, so that batches may be
+  // joined on several threads (Probe): the join has keys (no slicing of a batch against
+  // every right row) and is no RIGHT or FULL join (which notes the right rows matched).
+  bool ProbesAlone() const {
+    return !keys_.empty() && kind_ != JoinClause::Kind::kRight && kind_ != JoinClause::Kind::kFull;
+  }
+  // The left stream, for a caller that probes its batches itself.
+  std::unique_ptr<RecordBatchReader> TakeLeft() { return std::move(left_); }
+  // One left batch joined; safe on several threads at once when ProbesAlone().
+  RecordBatchPtr Probe(const RecordBatch& left) { return JoinBatch(left); }
+
   RecordBatchPtr Next() override {
     while (!left_done_) {
       if (!pending_ || pending_offset_ == pending_->num_rows()) {
@@ -249,6 +261,7 @@ class JoinReader final : public RecordBatchReader {
 
   RecordBatchPtr JoinBatch(const RecordBatch& left) {
     const bool keep_left = kind_ == JoinClause::Kind::kLeft || kind_ == JoinClause::Kind::kFull;
+    const bool keep_right = kind_ == JoinClause::Kind::kRight || kind_ == JoinClause::Kind::kFull;
     const int64_t right_rows = right_->num_rows();
     const int64_t step = keys_.empty() ? std::max<int64_t>(1, kPairsPerRound / std::max<int64_t>(1, right_rows))
                                        : left.num_rows();
@@ -257,7 +270,6 @@ class JoinReader final : public RecordBatchReader {
     if (dense_ && !on_) {  // a dimension table's ids, wholly decided by the key: no candidates
       const ArrayData& column = *left.columns()[size_t(keys_[0].left)];
       const std::vector<int64_t> bits = KeyBitsColumn(column);
-      const bool keep_right = kind_ == JoinClause::Kind::kRight || kind_ == JoinClause::Kind::kFull;
       // The right row of left row t, or -1; with a unique right key there is at most one.
       auto first_match = [&](int64_t t) {
         const uint64_t offset = uint64_t(bits[size_t(t)]) - uint64_t(dense_base_);
@@ -315,7 +327,7 @@ class JoinReader final : public RecordBatchReader {
           matched = true;
           out_left.push_back(t);
           out_right.push_back(cand_right[i]);
-          right_matched_[size_t(cand_right[i])] = true;
+          if (keep_right) right_matched_[size_t(cand_right[i])] = true;
         }
         if (!matched && keep_left) out_left.push_back(t), out_right.push_back(right_rows);
       }
@@ -664,7 +676,15 @@ std::unique_ptr<RecordBatchReader> MakeJoin(const Context& ctx, std::unique_ptr<
                                                      std::move(exact), depth);
   }
   RecordBatchPtr held = RecordBatch::Concatenate(right->schema(), read);
-  return std::make_unique<JoinReader>(ctx, std::move(left), std::move(held), kind, on);
+  auto join = std::make_unique<JoinReader>(ctx, std::move(left), std::move(held), kind, on);
+  const int threads = ReadAheadThreads();
+  if (threads < 2 || !join->ProbesAlone()) return join;
+  // The probe on several threads, the left batches' order kept.
+  auto left_rows = join->TakeLeft();
+  SchemaPtr schema = join->schema();
+  std::shared_ptr<JoinReader> shared = std::move(join);
+  return ParallelMap(std::move(left_rows), std::move(schema),
+                     [shared](const RecordBatchPtr& batch) { return shared->Probe(*batch); }, threads);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // ReadAhead: the source's batches, end and error arrive in order whichever thread read
 // them; the thread starts only once the caller is slow; a reader dropped early stops.
+// ParallelMap (array/parallel_map.h): mapped batches in the source's order whatever
+// thread mapped them, errors at their batch's turn, empty results skipped.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,7 +11,9 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 
+#include "array/parallel_map.h"
 #include "lancelet/builder.h"
 #include "lancelet/record_batch.h"
 
@@ -110,6 +114,78 @@ TEST(ReadAhead, AnEmptySourceEndsAtOnce) {
   auto reader = ReadAhead(std::make_unique<CountingSource>(0));
   EXPECT_EQ(reader->Next(), nullptr);
   EXPECT_EQ(reader->Next(), nullptr);
+}
+
+// A map that takes longer for some batches than others, so that later batches finish
+// first: i -> 10 * i, nothing for multiples of 7, an error at `fail_at`.
+std::function<RecordBatchPtr(const RecordBatchPtr&)> TimesTen(std::set<std::thread::id>* threads, std::mutex* mutex,
+                                                              int64_t fail_at = -1) {
+  return [=](const RecordBatchPtr& batch) -> RecordBatchPtr {
+    {
+      std::lock_guard lock(*mutex);
+      threads->insert(std::this_thread::get_id());
+    }
+    const int64_t i = Value(*batch);
+    std::this_thread::sleep_for(std::chrono::microseconds(i % 3 == 0 ? 3000 : 200));
+    if (i == fail_at) throw std::runtime_error("map failed at " + std::to_string(i));
+    if (i % 7 == 0) return batch->Slice(0, 0);
+    FixedWidthBuilder<int64_t> b(DataType::Int64());
+    b.Append(10 * i);
+    return RecordBatch::Make(batch->schema(), {b.Finish()});
+  };
+}
+
+TEST(ParallelMap, BatchesComeBackInOrderMappedOnSeveralThreads) {
+  std::set<std::thread::id> threads;
+  std::mutex mutex;
+  auto owned = std::make_unique<CountingSource>(40);
+  SchemaPtr schema = owned->schema();
+  auto reader = ParallelMap(std::move(owned), schema, TimesTen(&threads, &mutex), 4);
+  for (int64_t i = 0; i < 40; ++i) {
+    if (i % 7 == 0) continue;
+    auto batch = reader->Next();
+    ASSERT_TRUE(batch) << i;
+    EXPECT_EQ(Value(*batch), 10 * i);
+  }
+  EXPECT_EQ(reader->Next(), nullptr);
+  EXPECT_EQ(reader->Next(), nullptr);
+  std::lock_guard lock(mutex);
+  EXPECT_GE(threads.size(), 2u);
+}
+
+TEST(ParallelMap, ErrorsArriveAtTheirBatchsTurn) {
+  std::set<std::thread::id> threads;
+  std::mutex mutex;
+  for (const auto& [source_fails, map_fails, message] :
+       {std::tuple{int64_t{9}, int64_t{-1}, "batch 9 is corrupt"}, std::tuple{int64_t{-1}, int64_t{9}, "map failed at 9"}}) {
+    auto owned = std::make_unique<CountingSource>(-1, source_fails);
+    SchemaPtr schema = owned->schema();
+    auto reader = ParallelMap(std::move(owned), schema, TimesTen(&threads, &mutex, map_fails), 4);
+    for (int64_t i = 1; i < 9; ++i) {
+      if (i % 7 == 0) continue;
+      auto batch = reader->Next();
+      ASSERT_TRUE(batch) << i;
+      EXPECT_EQ(Value(*batch), 10 * i);
+    }
+    try {
+      reader->Next();
+      FAIL() << "the error was lost: " << message;
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), message);
+    }
+  }
+}
+
+TEST(ParallelMap, OneThreadMapsInline) {
+  std::set<std::thread::id> threads;
+  std::mutex mutex;
+  auto owned = std::make_unique<CountingSource>(10);
+  SchemaPtr schema = owned->schema();
+  auto reader = ParallelMap(std::move(owned), schema, TimesTen(&threads, &mutex), 1);
+  int64_t rows = 0;
+  while (auto batch = reader->Next()) rows += batch->num_rows();
+  EXPECT_EQ(rows, 8);  // 0 and 7 map to nothing
+  EXPECT_EQ(threads, std::set<std::thread::id>{std::this_thread::get_id()});
 }
 
 }  // namespace

@@ -1,0 +1,23 @@
+// An order-keeping parallel map over a stream of batches: the work of each batch (a
+// join's probe, say) runs on several threads while the batches still come out in the
+// source's order.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "lancelet/record_batch.h"
+
+namespace lancelet {
+
+// The batches map(b) for the batches b of `source`, in order (a null or empty result is
+// skipped), computed on up to `threads` threads: the caller's, and threads that pull the
+// next batch from `source` (one at a time, under a lock) while earlier ones are mapped.
+// At most 2 * threads batches are pulled past the one the caller is at. An error of
+// `source` or `map` is thrown by Next() at its batch's turn. `map` must be safe to call
+// from several threads at once. With `threads` below 2 it is a plain, inline map.
+std::unique_ptr<RecordBatchReader> ParallelMap(std::unique_ptr<RecordBatchReader> source, SchemaPtr schema,
+                                               std::function<RecordBatchPtr(const RecordBatchPtr&)> map,
+                                               int threads);
+
+}  // namespace lancelet
