@@ -269,6 +269,14 @@ class ValuesAccumulator final : public Accumulator {
   uint64_t held_ = 0;
 };
 
+// The int64 column of `counts`, one per group (0 for groups past its end).
+ArrayPtr Counts(std::vector<int64_t>& counts, size_t group_count) {
+  counts.resize(group_count);
+  FixedWidthBuilder<int64_t> out(DataType::Int64());
+  for (int64_t n : counts) out.Append(n);
+  return out.Finish();
+}
+
 // count(DISTINCT x): the (group, value) pairs seen, numbered in one table (the value keyed
 // as a GROUP BY key is, AppendKey); a new pair counts one for its group.
 class CountDistinctAccumulator final : public Accumulator {
@@ -299,12 +307,7 @@ class CountDistinctAccumulator final : public Accumulator {
       Count(t);
     }
   }
-  ArrayPtr Finish(size_t group_count) override {
-    counts_.resize(group_count);
-    FixedWidthBuilder<int64_t> out(DataType::Int64());
-    for (int64_t n : counts_) out.Append(n);
-    return out.Finish();
-  }
+  ArrayPtr Finish(size_t group_count) override { return Counts(counts_, group_count); }
 
  private:
   void Count(uint32_t g) {
@@ -336,12 +339,7 @@ class CountAccumulator final : public Accumulator {
     counts_.resize(group_count);
     for (size_t g = 0; g < from.counts_.size(); ++g) counts_[into[g]] += from.counts_[g];
   }
-  ArrayPtr Finish(size_t group_count) override {
-    counts_.resize(group_count);
-    FixedWidthBuilder<int64_t> out(DataType::Int64());
-    for (int64_t n : counts_) out.Append(n);
-    return out.Finish();
-  }
+  ArrayPtr Finish(size_t group_count) override { return Counts(counts_, group_count); }
 
  private:
   std::vector<int64_t> counts_;

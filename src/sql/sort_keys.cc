@@ -90,6 +90,19 @@ class KeyWriter {
   }
 
  private:
+  // Writes row r's marker, if the key has them, at `out` (moved past it); false for a
+  // NULL, whose marker is all its bytes (its cursor moved past it).
+  bool Marked(int64_t r, uint8_t*& out, uint64_t& cursor) const {
+    if (!marker_) return true;
+    if (key_.IsNull(r)) {
+      *out = null_marker_;
+      ++cursor;
+      return false;
+    }
+    *out++ = kValueMarker;
+    return true;
+  }
+
   // Calls write(row, out) for each valid row after its marker, advancing the cursors
   // (row r's next byte is bytes[cursor[r]]).
   template <typename F>
@@ -97,14 +110,7 @@ class KeyWriter {
     const size_t width = Width();
     for (int64_t r = lo; r < hi; ++r) {
       uint8_t* out = bytes + cursor[r];
-      if (marker_) {
-        if (key_.IsNull(r)) {
-          *out = null_marker_;
-          ++cursor[r];
-          continue;
-        }
-        *out++ = kValueMarker;
-      }
+      if (!Marked(r, out, cursor[r])) continue;
       write(r, out);
       cursor[r] = uint64_t(out + width - bytes);
     }
@@ -113,14 +119,7 @@ class KeyWriter {
   void WriteBytes(uint8_t* bytes, uint64_t* cursor, int64_t lo, int64_t hi) const {
     for (int64_t r = lo; r < hi; ++r) {
       uint8_t* out = bytes + cursor[r];
-      if (marker_) {
-        if (key_.IsNull(r)) {
-          *out = null_marker_;
-          ++cursor[r];
-          continue;
-        }
-        *out++ = kValueMarker;
-      }
+      if (!Marked(r, out, cursor[r])) continue;
       const std::string_view v = key_.GetView(r);
       uint8_t* const start = out;
       for (size_t at = 0; at < v.size();) {
