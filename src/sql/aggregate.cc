@@ -250,6 +250,7 @@ class ValuesAccumulator final : public Accumulator {
         }
         values_[t].push_back(std::move(from.values_[g][k]));
       }
+      std::vector<Scalar>().swap(from.values_[g]);
     }
     held_ += from.held_;
   }
@@ -561,10 +562,14 @@ class MedianAccumulator final : public Accumulator {
   uint64_t HeldBytes() const override { return held_; }
   bool Mergeable() const override { return true; }
   void Merge(Accumulator& other, const std::vector<uint32_t>& into, size_t group_count) override {
-    const auto& from = static_cast<const MedianAccumulator&>(other);
+    auto& from = static_cast<MedianAccumulator&>(other);
     values_.resize(group_count);
-    for (size_t g = 0; g < from.values_.size(); ++g)
-      values_[into[g]].insert(values_[into[g]].end(), from.values_[g].begin(), from.values_[g].end());
+    for (size_t g = 0; g < from.values_.size(); ++g) {
+      std::vector<double>& to = values_[into[g]];
+      if (to.empty()) to.swap(from.values_[g]);
+      else to.insert(to.end(), from.values_[g].begin(), from.values_[g].end());
+      std::vector<double>().swap(from.values_[g]);
+    }
     held_ += from.held_;
   }
   ArrayPtr Finish(size_t group_count) override {
@@ -1212,11 +1217,13 @@ void HashAggregate::AddAll(RecordBatchReader& input) {
   }
   pending = std::move(second);
 
-  share_of_ = size_t(threads);
+  // One share more than there are parts: merging a part copies its groups into this one
+  // while the part still holds them.
+  share_of_ = size_t(threads) + 1;
   std::vector<std::unique_ptr<HashAggregate>> parts;
   for (int t = 1; t < threads; ++t) {
     parts.push_back(std::make_unique<HashAggregate>(ctx_, keys_, aggregates_));
-    parts.back()->share_of_ = size_t(threads);
+    parts.back()->share_of_ = share_of_;
     parts.back()->keep_first_seen_ = true;
     if (keys_.empty()) parts.back()->first_seen_.assign(1, 0);
   }
@@ -1265,8 +1272,10 @@ void HashAggregate::AddAll(RecordBatchReader& input) {
   work(*this);
   for (std::thread& t : helpers) t.join();
   if (error) std::rethrow_exception(error);
-  for (auto& part : parts) Merge(*part);
-  parts.clear();
+  for (auto& part : parts) {
+    Merge(*part);
+    part.reset();  // its memory goes before the next part's groups are copied
+  }
   // Past the parallel phase the budget is this aggregate's alone.
   share_of_ = 0;
   over_share_ = false;
