@@ -293,7 +293,7 @@ class CountDistinctAccumulator final : public Accumulator {
       Count(g);
     }
   }
-  uint64_t HeldBytes() const override { return held_; }
+  uint64_t HeldBytes() const override { return seen_.MemoryBytes() + counts_.capacity() * sizeof(int64_t); }
   bool Mergeable() const override { return true; }
   void Merge(Accumulator& other, const std::vector<uint32_t>& into, size_t group_count) override {
     const auto& from = static_cast<const CountDistinctAccumulator&>(other);
@@ -312,16 +312,13 @@ class CountDistinctAccumulator final : public Accumulator {
 
  private:
   void Count(uint32_t g) {
-    if (!seen_.Number(key_).second) return;
-    ++counts_[g];
-    held_ += key_.size() + 40;  // the key's bytes, and table slots at most half full
+    if (seen_.Number(key_).second) ++counts_[g];
   }
 
   KeyForm form_;
   KeyNumbering seen_;
   std::vector<int64_t> counts_;
   std::string key_;  // scratch
-  uint64_t held_ = 0;
 };
 
 class CountAccumulator final : public Accumulator {
@@ -972,6 +969,7 @@ std::pair<uint32_t, bool> KeyNumbering::Number(std::string_view key) {
       if (blocks_.empty() || block_used_ + key.size() > block_size_) {
         block_size_ = std::max<size_t>(key.size(), 1 << 16);
         blocks_.push_back(std::make_unique<char[]>(block_size_));
+        block_bytes_ += block_size_;
         block_used_ = 0;
       }
       char* copy = blocks_.back().get() + block_used_;

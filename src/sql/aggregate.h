@@ -104,6 +104,11 @@ class KeyNumbering {
   std::optional<uint32_t> Find(std::string_view key) const;
   // The key numbered `number`.
   std::string_view Key(uint32_t number) const { return keys_[number]; }
+  // What the table takes: its slots (half again, for the copy while they grow), the keys'
+  // blocks and views.
+  uint64_t MemoryBytes() const {
+    return slots_.size() * sizeof(Slot) * 3 / 2 + block_bytes_ + keys_.capacity() * sizeof(std::string_view);
+  }
   size_t size() const { return keys_.size(); }
 
  private:
@@ -120,6 +125,7 @@ class KeyNumbering {
   std::vector<std::string_view> keys_;  // by number
   std::vector<std::unique_ptr<char[]>> blocks_;
   size_t block_used_ = 0, block_size_ = 0;
+  uint64_t block_bytes_ = 0;  // all blocks
 };
 
 // Groups beyond the memory budget (half of Context::memory_budget, estimated per group)
