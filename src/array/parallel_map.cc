@@ -1,4 +1,5 @@
 #include "array/parallel_map.h"
+#include "array/worker_thread.h"
 
 #include <condition_variable>
 #include <deque>
@@ -52,11 +53,11 @@ class ParallelMapReader final : public RecordBatchReader {
     if (!started_) {  // the helpers start with the first batch the caller asks for
       started_ = true;
       for (int h = 0; h < helpers_; ++h)
-        threads_.emplace_back([this] {
+        threads_.push_back(StartWorkerThread([this] {
           std::unique_lock worker_lock(mutex_);
           while (!stopping_ && !source_ended_)
             if (!PullAndMap(worker_lock)) changed_.wait(worker_lock);
-        });
+        }));
     }
     for (;;) {
       if (!done_.empty() && done_.front().done) {

@@ -13,8 +13,7 @@
 #include <optional>
 #include <thread>
 
-#include <sched.h>
-
+#include "array/worker_thread.h"
 #include "lancelet/record_batch.h"
 
 namespace lancelet {
@@ -51,7 +50,7 @@ class ReadAheadReader final : public RecordBatchReader {
         returned_ = Clock::now();
         return batch;
       }
-      worker_ = std::thread([this] { Work(); });
+      worker_ = StartWorkerThread([this] { Work(); });
     }
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [this] { return !ready_.empty() || ended_; });
@@ -121,11 +120,7 @@ int ReadAheadThreads() {
   static const int threads = [] {
     const char* text = std::getenv("LANCELET_THREADS");
     const int asked = text && *text ? std::atoi(text) : 0;
-    if (asked > 0) return asked;
-    // The cores this process may run on: taskset and cgroup cpusets narrow them.
-    cpu_set_t cpus;
-    if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 0) return CPU_COUNT(&cpus);
-    return int(std::max(1u, std::thread::hardware_concurrency()));
+    return asked > 0 ? asked : CoresAvailable();
   }();
   const int set = set_threads.load(std::memory_order_relaxed);
   return set > 0 ? set : threads;

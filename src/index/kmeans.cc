@@ -7,6 +7,7 @@
 #include <random>
 #include <thread>
 
+#include "array/worker_thread.h"
 #include "lancelet/error.h"
 
 namespace lancelet::index {
@@ -185,7 +186,7 @@ std::vector<uint32_t> SampleIndices(size_t n, size_t count, uint64_t seed) {
 
 size_t TrainingThreads(size_t requested) {
   if (requested > 0) return requested;
-  return std::max(1u, std::thread::hardware_concurrency());
+  return size_t(CoresAvailable());
 }
 
 void RunShares(size_t n, size_t shares, void (*call)(void*, size_t, size_t), void* fn) {
@@ -197,7 +198,7 @@ void RunShares(size_t n, size_t shares, void (*call)(void*, size_t, size_t), voi
   std::vector<std::thread> workers;
   workers.reserve(shares - 1);
   for (size_t s = 1; s < shares; ++s)
-    workers.emplace_back([=] { call(fn, n * s / shares, n * (s + 1) / shares); });
+    workers.push_back(StartWorkerThread([=] { call(fn, n * s / shares, n * (s + 1) / shares); }));
   call(fn, 0, n / shares);
   for (std::thread& t : workers) t.join();
 }

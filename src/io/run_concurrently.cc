@@ -1,4 +1,5 @@
 #include "io/run_concurrently.h"
+#include "array/worker_thread.h"
 
 #include <algorithm>
 #include <atomic>
@@ -30,7 +31,7 @@ void RunConcurrently(size_t n, int threads, const std::function<void(size_t)>& f
     }
   };
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < count; ++t) pool.emplace_back(work);
+  for (size_t t = 1; t < count; ++t) pool.push_back(StartWorkerThread(work));
   work();
   for (auto& t : pool) t.join();
   if (failed) std::rethrow_exception(failed);

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "array/worker_thread.h"
 #include "expr/functions.h"
 #include "expr/numeric.h"
 #include "sql/sort.h"
@@ -1266,7 +1267,7 @@ void HashAggregate::AddAll(RecordBatchReader& input) {
     }
   };
   std::vector<std::thread> helpers;
-  for (auto& part : parts) helpers.emplace_back([&work, p = part.get()] { work(*p); });
+  for (auto& part : parts) helpers.push_back(StartWorkerThread([&work, p = part.get()] { work(*p); }));
   work(*this);
   for (std::thread& t : helpers) t.join();
   if (error) std::rethrow_exception(error);

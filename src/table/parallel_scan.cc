@@ -15,6 +15,7 @@
 #include <string_view>
 #include <thread>
 
+#include "array/worker_thread.h"
 #include "lancelet/record_batch.h"
 #include "table/scan_plan.h"
 
@@ -134,12 +135,12 @@ class ScanPlan::Cursor::Parallel {
     window_ = std::clamp<size_t>(size_t(kWindowBytes / std::max<uint64_t>(morsel_bytes_, 1)), 2, size_t(workers) + 2);
     workers = std::min(workers, int(window_));
     for (int w = 0; w < workers; ++w)
-      threads_.emplace_back([this] {
+      threads_.push_back(StartWorkerThread([this] {
         TaskReader reader;
         std::unique_lock lock(mutex_);
         while (!stopping_ && next_claim_ < morsels_.size())
           if (!ClaimAndRead(lock, reader)) changed_.wait(lock);
-      });
+      }));
   }
 
   // What a row of `schema` takes decoded, as far as its fixed-width columns tell (a

@@ -3,6 +3,7 @@
 // in any scan; each batch scored with the index layer's kernels into a bounded top-k per
 // thread; the merged top k handed back to the scan as scored candidates, which reads
 // their output columns and orders them by distance, ties by row address.
+#include "array/worker_thread.h"
 #include "lancelet/vector_search.h"
 
 #include <algorithm>
@@ -181,14 +182,14 @@ std::vector<Candidate> ExactTopK(const Dataset& dataset, const PreparedQuery& q,
   std::vector<std::exception_ptr> errors(threads);
   std::vector<std::thread> workers;
   for (size_t t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] {
+    workers.push_back(StartWorkerThread([&, t] {
       try {
         auto reader = dataset.Scan(spec_for(t));
         ScoreReader(q, *reader, tops[t]);
       } catch (...) {
         errors[t] = std::current_exception();
       }
-    });
+    }));
   }
   for (auto& w : workers) w.join();
   for (auto& e : errors)

@@ -1,0 +1,43 @@
+#include "array/worker_thread.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+
+// jemalloc's control interface, when jemalloc is linked in (weak: null otherwise).
+extern "C" int mallctl(const char* name, void* old_value, size_t* old_size, void* new_value, size_t new_size)
+    __attribute__((weak));
+
+namespace lancelet {
+
+int CoresAvailable() {
+  static const int cores = [] {
+    cpu_set_t cpus;
+    if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 0) return CPU_COUNT(&cpus);
+    return int(std::max(1u, std::thread::hardware_concurrency()));
+  }();
+  return cores;
+}
+
+namespace {
+
+// Arena 0 is the first thread's (main's); workers take arenas 1, 2, ... cores-1, 0, 1, ...
+void JoinSharedArena() {
+  if (!mallctl) return;
+  static std::atomic<unsigned> next_worker{1};
+  unsigned arena = next_worker.fetch_add(1, std::memory_order_relaxed) % unsigned(CoresAvailable());
+  mallctl("thread.arena", nullptr, nullptr, &arena, sizeof arena);  // refused: the thread keeps its own
+}
+
+}  // namespace
+
+std::thread StartWorkerThread(std::function<void()> body) {
+  return std::thread([body = std::move(body)] {
+    JoinSharedArena();
+    body();
+  });
+}
+
+}  // namespace lancelet
