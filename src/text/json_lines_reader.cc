@@ -24,7 +24,7 @@ struct JsonRecord {
 
 // nlohmann messages start with "[json.exception.parse_error.101] parse error at line 1, ";
 // the line is ours to report, so keep the part from "column" on.
-std::string DescribeParseError(const json::parse_error& error) {
+std::string DescribeParseError(const json::exception& error) {
   // The message quotes the input, which may hold invalid UTF-8.
   std::string message = EscapeForMessage(error.what());
   size_t column = message.find("column ");
@@ -103,7 +103,7 @@ class JsonLinesBatchReader final : public RecordBatchReader {
       if (line.find_first_not_of(" \t") == std::string::npos) continue;
       try {
         record.object = text::ParseJsonText(line, /*throw_errors=*/true);
-      } catch (const json::parse_error& error) {
+      } catch (const json::exception& error) {  // a parse error, or a number out of range
         ThrowInvalid("{}:{}: malformed JSON {}", name_, line_, DescribeParseError(error));
       }
       if (!record.object.is_object()) {

@@ -1,7 +1,9 @@
 #include "text/value_parse.h"
 
+#include <charconv>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -64,7 +66,12 @@ nlohmann::ordered_json ParseJsonText(std::string_view text, bool throw_errors) {
     }
     text = rewritten;
   }
-  return json::parse(text, nullptr, throw_errors);
+  try {
+    return json::parse(text, nullptr, throw_errors);
+  } catch (const json::out_of_range&) {  // a number past double's range (1e999), thrown even when not asked
+    if (throw_errors) throw;
+    return json(json::value_t::discarded);
+  }
 }
 
 bool IsNegativeZero(const json& value) {
@@ -347,6 +354,110 @@ std::optional<bool> ParseBool(std::string_view text) {
   return std::nullopt;
 }
 
+// The extent of the JSON number (RFC 8259) at text[i]: its end, or npos when there is
+// none. `integral`: no fraction and no exponent.
+size_t JsonNumberEnd(std::string_view text, size_t i, bool& integral) {
+  auto digits = [&](size_t at) {
+    while (at < text.size() && text[at] >= '0' && text[at] <= '9') ++at;
+    return at;
+  };
+  if (i < text.size() && text[i] == '-') ++i;
+  if (i >= text.size() || text[i] < '0' || text[i] > '9') return std::string_view::npos;
+  size_t at = text[i] == '0' ? i + 1 : digits(i);
+  integral = true;
+  if (at < text.size() && text[at] == '.') {
+    const size_t fraction = digits(at + 1);
+    if (fraction == at + 1) return std::string_view::npos;
+    at = fraction, integral = false;
+  }
+  if (at < text.size() && (text[at] == 'e' || text[at] == 'E')) {
+    size_t exponent = at + 1;
+    if (exponent < text.size() && (text[exponent] == '+' || text[exponent] == '-')) ++exponent;
+    const size_t end = digits(exponent);
+    if (end == exponent) return std::string_view::npos;
+    at = end, integral = false;
+  }
+  return at;
+}
+
+// A CSV cell holding a JSON array of numbers for a list of float32, float64, int32 or
+// int64 (an embedding, most often), appended without building a JSON document: the
+// general path (ParseJsonText, AppendJson) spent two thirds of a 128-d embedding
+// column's ingest there. False, with nothing appended, for any other text or item type,
+// and for whatever the general path treats specially or reports: nulls, -0 (a float
+// there), integers of 16 digits or more (exact only as int64 or uint64 there), values
+// out of range, a fixed-size list of the wrong length. The values are the general
+// path's: integers exact, fractions correctly rounded to double (as its strtod) and then
+// to float32.
+bool AppendNumberList(ArrayBuilder& builder, std::string_view text) {
+  const DataType& type = *builder.type();
+  if (type.id() != TypeId::kFixedSizeList && type.id() != TypeId::kList && type.id() != TypeId::kLargeList)
+    return false;
+  const TypeId item = type.child(0)->type->id();
+  const bool integers = item == TypeId::kInt32 || item == TypeId::kInt64;
+  if (!integers && item != TypeId::kFloat32 && item != TypeId::kFloat64) return false;
+  thread_local std::vector<double> floats;
+  thread_local std::vector<int64_t> ints;
+  floats.clear();
+  ints.clear();
+  auto blank = [&](size_t at) {
+    while (at < text.size() && (text[at] == ' ' || text[at] == '\t' || text[at] == '\n' || text[at] == '\r')) ++at;
+    return at;
+  };
+  size_t at = blank(0);
+  if (at == text.size() || text[at] != '[') return false;
+  at = blank(at + 1);
+  if (at < text.size() && text[at] == ']') {
+    at = blank(at + 1);
+  } else {
+    for (;;) {
+      bool integral = false;
+      const size_t end = JsonNumberEnd(text, at, integral);
+      if (end == std::string_view::npos) return false;
+      const char* first = text.data() + at;
+      const size_t digits = end - at - (*first == '-');
+      if (integral && (digits >= 16 || (digits == 1 && *first == '-' && first[1] == '0'))) return false;
+      if (integers) {
+        int64_t v = 0;
+        if (!integral || std::from_chars(first, text.data() + end, v).ec != std::errc{}) return false;
+        if (item == TypeId::kInt32 && !std::in_range<int32_t>(v)) return false;
+        ints.push_back(v);
+      } else {
+        double v = 0;
+        if (std::from_chars(first, text.data() + end, v).ec != std::errc{}) return false;
+        floats.push_back(v);  // an integer of 15 digits or fewer is exact as a double
+      }
+      at = blank(end);
+      if (at < text.size() && text[at] == ',') {
+        at = blank(at + 1);
+        continue;
+      }
+      if (at < text.size() && text[at] == ']') {
+        at = blank(at + 1);
+        break;
+      }
+      return false;
+    }
+  }
+  if (at != text.size()) return false;
+  const size_t count = integers ? ints.size() : floats.size();
+  if (type.id() == TypeId::kFixedSizeList && int64_t(count) != type.fixed_size()) return false;
+  auto& list = As<ListBuilder>(builder);
+  ArrayBuilder& items = list.item_builder();
+  auto append_all = [&]<typename T>(const auto& values, std::type_identity<T>) {
+    auto& typed = As<FixedWidthBuilder<T>>(items);
+    for (const auto v : values) typed.Append(static_cast<T>(v));
+  };
+  switch (item) {
+    case TypeId::kInt32: append_all(ints, std::type_identity<int32_t>{}); break;
+    case TypeId::kInt64: append_all(ints, std::type_identity<int64_t>{}); break;
+    case TypeId::kFloat32: append_all(floats, std::type_identity<float>{}); break;
+    default: append_all(floats, std::type_identity<double>{}); break;
+  }
+  list.Append();
+  return true;
+}
+
 }  // namespace
 
 void AppendCell(ArrayBuilder& builder, std::string_view cell, bool quoted,
@@ -412,6 +523,7 @@ void AppendCell(ArrayBuilder& builder, std::string_view cell, bool quoted,
       return;
     case TypeId::kFixedSizeList: case TypeId::kList: case TypeId::kLargeList: case TypeId::kMap:
     case TypeId::kStruct: {
+      if (AppendNumberList(builder, text)) return;
       json value = ParseJsonText(text, /*throw_errors=*/false);
       if (value.is_discarded()) ThrowMismatch(source, path, type, Quoted(cell), " as JSON text");
       AppendJson(builder, value, source, path);

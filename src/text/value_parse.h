@@ -35,7 +35,8 @@ struct ValueSource {
 
 // Parses JSON text. nlohmann reads the token -0 as the integer 0, dropping the sign a float
 // column needs, so such tokens are read as -0.0 (integer columns and inference take -0.0
-// as the integer 0). Returns a discarded value when the text is not JSON, unless `throw_errors`.
+// as the integer 0). Returns a discarded value when the text is not JSON (or holds a number
+// past double's range), unless `throw_errors`.
 nlohmann::ordered_json ParseJsonText(std::string_view text, bool throw_errors);
 // True for the -0.0 that ParseJsonText produces for "-0".
 bool IsNegativeZero(const nlohmann::ordered_json& value);

@@ -12,6 +12,7 @@ namespace {
 using text_test::ErrorOf;
 using text_test::Jsonl;
 using text_test::ReadCsvText;
+using text_test::ReadJsonText;
 
 TextReadOptions WithSchema(const std::string& schema) {
   TextReadOptions options;
@@ -53,6 +54,37 @@ TEST(CsvReader, TimesDurationsAndDecimalsReadFromTheirText) {
                                   "{\"t\":null,\"du\":9,\"d\":2.00,\"n\":null}\n");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("d\n1.2.3\n", WithSchema("d:decimal128<4,2>")); }),
             "in.csv: row 2, column 'd': expected decimal128<4,2>, found \"1.2.3\"");
+}
+
+// A cell holding a JSON array of numbers is read without a JSON document
+// (value_parse.cc's AppendNumberList); the values, and the errors, must be those of the
+// JSON path, which a JSON lines file takes: compared here on texts at its edges.
+TEST(CsvReader, NumberListsReadAsTheJsonPathReadsThem) {
+  const std::vector<std::string> texts = {
+      "[]", " [ 1 , 2.5e1 ,-3E-2 ] ", "[0.1,0.2,0.30000000000000004]", "[-0, 0, -0.0, 1e0]",
+      "[16777217, 16777217.0, 3.4028235e38, 1e-50]", "[123456789012345, 1234567890123456, 12345678901234567890]",
+      "[9007199254740993]", "[2147483648, -2147483649]", "[1.5, 2]", "[null, 1]", "[01]", "[1,]", "[.5]",
+      "[1e999]", "[1]x", "[\"\"1\"\"]", "[+1]", "[1 2]", "[-]", "[1.]", "[1e]", "[\t1\r ]"};
+  for (const std::string type : {"list<float32>", "list<float64>", "list<int32>", "list<int64>",
+                                 "fixed_size_list<float32,2>", "large_list<float64>"}) {
+    for (const std::string& text : texts) {
+      std::string json_text = text;  // the CSV cell's doubled quotes undone
+      for (size_t at; (at = json_text.find("\"\"")) != std::string::npos;) json_text.replace(at, 2, "\"");
+      std::string csv_out, json_out, csv_error, json_error;
+      csv_error = ErrorOf([&] { csv_out = Jsonl(*ReadCsvText("e\n\"" + text + "\"\n", WithSchema("e:" + type)).batch); });
+      json_error = ErrorOf([&] { json_out = Jsonl(*ReadJsonText("{\"e\":" + json_text + "}\n", WithSchema("e:" + type)).batch); });
+      EXPECT_EQ(csv_out, json_out) << type << " " << text;
+      // The messages differ in file and row only, and the CSV one quotes the cell.
+      EXPECT_EQ(csv_error.empty(), json_error.empty()) << type << " " << text << ": " << csv_error << " / " << json_error;
+    }
+  }
+  // Spelled out, what both give for a few of them.
+  EXPECT_EQ(Jsonl(*ReadCsvText("e\n\"[16777217, -0, 0.1]\"\n", WithSchema("e:list<float32>")).batch),
+            "{\"e\":[16777216,-0,0.1]}\n");
+  EXPECT_EQ(Jsonl(*ReadCsvText("e\n\"[1234567890123456, 12345678901234567]\"\n", WithSchema("e:list<int64>")).batch),
+            "{\"e\":[1234567890123456,12345678901234567]}\n");
+  EXPECT_EQ(ErrorOf([] { ReadCsvText("e\n\"[2147483648]\"\n", WithSchema("e:list<int32>")); }),
+            "in.csv: row 2, column 'e[0]': 2147483648 does not fit int32");
 }
 
 TEST(CsvReader, SchemaColumnsMayComeInAnyHeaderOrder) {
