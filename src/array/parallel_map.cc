@@ -12,32 +12,29 @@ namespace lancelet {
 
 namespace {
 
-class InlineMapReader final : public RecordBatchReader {
+class InlineTasksReader final : public RecordBatchReader {
  public:
-  InlineMapReader(std::unique_ptr<RecordBatchReader> source, SchemaPtr schema,
-                  std::function<RecordBatchPtr(const RecordBatchPtr&)> map)
-      : source_(std::move(source)), schema_(std::move(schema)), map_(std::move(map)) {}
+  InlineTasksReader(std::function<BatchTask()> next_task, SchemaPtr schema)
+      : next_task_(std::move(next_task)), schema_(std::move(schema)) {}
   SchemaPtr schema() const override { return schema_; }
   RecordBatchPtr Next() override {
-    while (RecordBatchPtr batch = source_->Next())
-      if (RecordBatchPtr out = map_(batch); out && out->num_rows() > 0) return out;
+    while (BatchTask task = next_task_())
+      if (RecordBatchPtr out = task(); out && out->num_rows() > 0) return out;
     return nullptr;
   }
 
  private:
-  std::unique_ptr<RecordBatchReader> source_;
+  std::function<BatchTask()> next_task_;
   SchemaPtr schema_;
-  std::function<RecordBatchPtr(const RecordBatchPtr&)> map_;
 };
 
-class ParallelMapReader final : public RecordBatchReader {
+class ParallelTasksReader final : public RecordBatchReader {
  public:
-  ParallelMapReader(std::unique_ptr<RecordBatchReader> source, SchemaPtr schema,
-                    std::function<RecordBatchPtr(const RecordBatchPtr&)> map, int threads)
-      : source_(std::move(source)), schema_(std::move(schema)), map_(std::move(map)),
-        window_(2 * size_t(threads)), helpers_(threads - 1) {}
+  ParallelTasksReader(std::function<BatchTask()> next_task, SchemaPtr schema, int threads)
+      : next_task_(std::move(next_task)), schema_(std::move(schema)), window_(2 * size_t(threads)),
+        helpers_(threads - 1) {}
 
-  ~ParallelMapReader() override {
+  ~ParallelTasksReader() override {
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
@@ -56,7 +53,7 @@ class ParallelMapReader final : public RecordBatchReader {
         threads_.push_back(StartWorkerThread([this] {
           std::unique_lock worker_lock(mutex_);
           while (!stopping_ && !source_ended_)
-            if (!PullAndMap(worker_lock)) changed_.wait(worker_lock);
+            if (!ClaimAndRun(worker_lock)) changed_.wait(worker_lock);
         }));
     }
     for (;;) {
@@ -73,7 +70,7 @@ class ParallelMapReader final : public RecordBatchReader {
         continue;
       }
       if (done_.empty() && source_ended_) return nullptr;
-      if (!PullAndMap(lock)) changed_.wait(lock);
+      if (!ClaimAndRun(lock)) changed_.wait(lock);
     }
   }
 
@@ -84,53 +81,54 @@ class ParallelMapReader final : public RecordBatchReader {
     std::exception_ptr error;
   };
 
-  // Claims the next batch, pulls it from the source in claim order (source_turn_, under
-  // source_mutex_ only, so that the caller can take finished batches meanwhile) and maps
+  // Claims the next task, takes it from the source in claim order (source_turn_, under
+  // source_mutex_ only, so that the caller can take finished batches meanwhile) and runs
   // it; false when nothing may be claimed now. Called and returns with `lock` held.
-  bool PullAndMap(std::unique_lock<std::mutex>& lock) {
+  bool ClaimAndRun(std::unique_lock<std::mutex>& lock) {
     if (stopping_ || source_ended_ || done_.size() >= window_) return false;
     done_.emplace_back();
     const size_t index = next_index_++;
     lock.unlock();
     Slot result;
-    RecordBatchPtr batch;
+    BatchTask task;
     {
       std::unique_lock source_lock(source_mutex_);
       source_turn_changed_.wait(source_lock, [&] { return source_turn_ == index; });
       try {
-        if (!source_done_) batch = source_->Next();
+        if (!source_done_) task = next_task_();
       } catch (...) {
         result.error = std::current_exception();
       }
-      if (!batch) source_done_ = true;
+      if (!task) source_done_ = true;
       ++source_turn_;
     }
     source_turn_changed_.notify_all();
-    if (batch) {
+    const bool source_end = !task;
+    if (task) {
       try {
-        result.batch = map_(batch);
+        result.batch = task();
       } catch (...) {
         result.error = std::current_exception();
       }
+      task = nullptr;  // what it holds goes now, not when the next task is claimed
     } else {
       result.end = !result.error;
     }
     result.done = true;
     lock.lock();
-    if (!batch) source_ended_ = true;
+    if (source_end) source_ended_ = true;
     done_[index - (next_index_ - done_.size())] = std::move(result);
     changed_.notify_all();
     return true;
   }
 
-  std::unique_ptr<RecordBatchReader> source_;
+  std::function<BatchTask()> next_task_;
   SchemaPtr schema_;
-  std::function<RecordBatchPtr(const RecordBatchPtr&)> map_;
   const size_t window_;
   const int helpers_;
   std::vector<std::thread> threads_;
 
-  std::mutex source_mutex_;  // the source reads one batch at a time, in claim order
+  std::mutex source_mutex_;  // tasks are taken one at a time, in claim order
   std::condition_variable source_turn_changed_;
   size_t source_turn_ = 0;   // guarded by source_mutex_, as is source_done_
   bool source_done_ = false;
@@ -145,11 +143,21 @@ class ParallelMapReader final : public RecordBatchReader {
 
 }  // namespace
 
+std::unique_ptr<RecordBatchReader> ParallelTasks(std::function<BatchTask()> next_task, SchemaPtr schema, int threads) {
+  if (threads < 2) return std::make_unique<InlineTasksReader>(std::move(next_task), std::move(schema));
+  return std::make_unique<ParallelTasksReader>(std::move(next_task), std::move(schema), threads);
+}
+
 std::unique_ptr<RecordBatchReader> ParallelMap(std::unique_ptr<RecordBatchReader> source, SchemaPtr schema,
                                                std::function<RecordBatchPtr(const RecordBatchPtr&)> map,
                                                int threads) {
-  if (threads < 2) return std::make_unique<InlineMapReader>(std::move(source), std::move(schema), std::move(map));
-  return std::make_unique<ParallelMapReader>(std::move(source), std::move(schema), std::move(map), threads);
+  auto next_task = [source = std::shared_ptr<RecordBatchReader>(std::move(source)),
+                    map = std::make_shared<std::function<RecordBatchPtr(const RecordBatchPtr&)>>(std::move(map))]() -> BatchTask {
+    RecordBatchPtr batch = source->Next();
+    if (!batch) return {};
+    return [batch = std::move(batch), map] { return (*map)(batch); };
+  };
+  return ParallelTasks(std::move(next_task), std::move(schema), threads);
 }
 
 }  // namespace lancelet

@@ -20,4 +20,13 @@ std::unique_ptr<RecordBatchReader> ParallelMap(std::unique_ptr<RecordBatchReader
                                                std::function<RecordBatchPtr(const RecordBatchPtr&)> map,
                                                int threads);
 
+// One batch's work, handed out in order by a task source (see ParallelTasks).
+using BatchTask = std::function<RecordBatchPtr()>;
+
+// The batches the tasks of `next_task` compute, in the tasks' order (a null or empty
+// result is skipped). `next_task` is called one call at a time, in order, until it
+// returns an empty task; the tasks run on up to `threads` threads as ParallelMap's maps
+// do (ParallelMap is a task per source batch), at most 2 * threads past the caller's.
+std::unique_ptr<RecordBatchReader> ParallelTasks(std::function<BatchTask()> next_task, SchemaPtr schema, int threads);
+
 }  // namespace lancelet

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "array/parallel_map.h"
 #include "lancelet/builder.h"
 #include "lancelet/error.h"
 #include "lancelet/text.h"
@@ -59,23 +60,30 @@ class CsvBatchReader final : public RecordBatchReader {
   SchemaPtr schema() const override { return schema_; }
 
   RecordBatchPtr Next() override {
-    std::vector<std::unique_ptr<ArrayBuilder>> builders;
-    for (const auto& field : schema_->fields()) builders.push_back(ArrayBuilder::Make(field->type));
-    int64_t rows = 0;
-    CsvRecord record;
-    while (rows < options_.batch_rows && NextRecord(record)) {
-      text::ValueSource source{name_, record.line};
-      for (size_t f = 0; f < builders.size(); ++f) {
-        const CsvCell& cell = record.cells[header_index_[f]];
-        text::ValuePath path{nullptr, schema_->field(f)->name, 0};
-        text::AppendCell(*builders[f], cell.text, cell.quoted, source, path);
-      }
-      ++rows;
+    if (ReadAheadThreads() < 2) return ParseRecords(&buffered_, &tokenizer_);
+    // Chunks of whole records (the inference buffer's first) that threads parse at once,
+    // a batch each, in order.
+    if (!chunks_) {
+      chunks_ = ParallelTasks(
+          [this]() -> BatchTask {
+            auto head = std::make_shared<std::deque<CsvRecord>>();
+            while (!buffered_.empty() && int64_t(head->size()) < options_.batch_rows) {
+              head->push_back(std::move(buffered_.front()));
+              buffered_.pop_front();
+            }
+            auto text = std::make_shared<std::string>();
+            int64_t first_line = 0;
+            const size_t more = size_t(options_.batch_rows) - head->size();
+            const bool any = more > 0 && tokenizer_.NextRawRecords(more, kChunkBytes, *text, first_line);
+            if (head->empty() && !any) return {};
+            return [this, head, text, first_line] {
+              text::CsvTokenizer chunk(*text, name_, options_.delimiter, first_line);
+              return ParseRecords(head.get(), &chunk);
+            };
+          },
+          schema_, ReadAheadThreads());
     }
-    if (rows == 0) return nullptr;
-    std::vector<ArrayPtr> columns;
-    for (auto& builder : builders) columns.push_back(builder->Finish());
-    return std::make_shared<RecordBatch>(schema_, std::move(columns), rows);
+    return chunks_->Next();
   }
 
  private:
@@ -100,7 +108,7 @@ class CsvBatchReader final : public RecordBatchReader {
   void InferSchema() {
     std::vector<text::CsvColumnGuess> guesses(header_.size());
     CsvRecord record;
-    while (static_cast<int64_t>(buffered_.size()) < options_.infer_rows && ReadRecord(record)) {
+    while (static_cast<int64_t>(buffered_.size()) < options_.infer_rows && ReadRecord(tokenizer_, record)) {
       for (size_t c = 0; c < header_.size(); ++c) {
         guesses[c].Observe(record.cells[c].text);
       }
@@ -116,21 +124,45 @@ class CsvBatchReader final : public RecordBatchReader {
     schema_ = std::make_shared<Schema>(std::move(fields));
   }
 
-  // The next record from the inference buffer or the file.
-  bool NextRecord(CsvRecord& record) {
-    if (!buffered_.empty()) {
-      record = std::move(buffered_.front());
-      buffered_.pop_front();
-      return true;
+  // A chunk holds about this much text: a few chunks in flight per thread stay small.
+  static constexpr size_t kChunkBytes = 2 << 20;
+
+  // Up to batch_rows records parsed into a batch, null when there are none: those of
+  // `head` first (taken from it), then `tokenizer`'s. Safe on several threads at once for
+  // different heads and tokenizers.
+  RecordBatchPtr ParseRecords(std::deque<CsvRecord>* head, text::CsvTokenizer* tokenizer) const {
+    std::vector<std::unique_ptr<ArrayBuilder>> builders;
+    for (const auto& field : schema_->fields()) builders.push_back(ArrayBuilder::Make(field->type));
+    int64_t rows = 0;
+    CsvRecord record;
+    auto next = [&] {
+      if (!head->empty()) {
+        record = std::move(head->front());
+        head->pop_front();
+        return true;
+      }
+      return ReadRecord(*tokenizer, record);
+    };
+    while (rows < options_.batch_rows && next()) {
+      text::ValueSource source{name_, record.line};
+      for (size_t f = 0; f < builders.size(); ++f) {
+        const CsvCell& cell = record.cells[header_index_[f]];
+        text::ValuePath path{nullptr, schema_->field(f)->name, 0};
+        text::AppendCell(*builders[f], cell.text, cell.quoted, source, path);
+      }
+      ++rows;
     }
-    return ReadRecord(record);
+    if (rows == 0) return nullptr;
+    std::vector<ArrayPtr> columns;
+    for (auto& builder : builders) columns.push_back(builder->Finish());
+    return std::make_shared<RecordBatch>(schema_, std::move(columns), rows);
   }
 
   // Reads a record with the header's cell count, skipping blank lines in multi-column files.
-  bool ReadRecord(CsvRecord& record) {
+  bool ReadRecord(text::CsvTokenizer& tokenizer, CsvRecord& record) const {
     for (;;) {
-      if (!tokenizer_.Next(record.cells)) return false;
-      record.line = tokenizer_.record_line();
+      if (!tokenizer.Next(record.cells)) return false;
+      record.line = tokenizer.record_line();
       const bool blank = record.cells.size() == 1 && record.cells[0].text.empty() && !record.cells[0].quoted;
       if (blank && header_.size() > 1) continue;
       if (record.cells.size() != header_.size()) {
@@ -149,6 +181,7 @@ class CsvBatchReader final : public RecordBatchReader {
   std::vector<size_t> header_index_;  // per schema field: its header column
   SchemaPtr schema_;
   std::deque<CsvRecord> buffered_;  // records read during inference, not yet returned
+  std::unique_ptr<RecordBatchReader> chunks_;  // the records past buffered_, parsed on several threads
 };
 
 }  // namespace

@@ -1,15 +1,20 @@
 #include "text/csv_tokenizer.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "lancelet/error.h"
 
 namespace lancelet::text {
 
 namespace {
 constexpr int kEnd = std::char_traits<char>::eof();
-}
+constexpr size_t kBlockBytes = 256 << 10;
+}  // namespace
 
 CsvTokenizer::CsvTokenizer(std::istream& input, std::string name, char delimiter)
-    : input_(input.rdbuf()), name_(std::move(name)), delimiter_(delimiter) {
+    : input_(input.rdbuf()), name_(std::move(name)), delimiter_(delimiter),
+      block_(std::make_unique_for_overwrite<char[]>(kBlockBytes)), buffer_(block_.get()) {
   if (delimiter == '"' || delimiter == '\n' || delimiter == '\r') {
     ThrowInvalid("CSV delimiter cannot be a quote or line break");
   }
@@ -20,28 +25,115 @@ CsvTokenizer::CsvTokenizer(std::istream& input, std::string name, char delimiter
   }
 }
 
-int CsvTokenizer::Get() {
-  return input_->sbumpc();  // already an unsigned char value or eof
+CsvTokenizer::CsvTokenizer(std::string_view records, std::string name, char delimiter, int64_t first_line)
+    : input_(nullptr), name_(std::move(name)), delimiter_(delimiter), line_(first_line), buffer_(records.data()),
+      end_(records.size()) {}
+
+bool CsvTokenizer::Fill() {
+  if (!input_) return false;
+  pos_ = 0;
+  end_ = size_t(std::max<std::streamsize>(input_->sgetn(block_.get(), kBlockBytes), 0));
+  return end_ > 0;
 }
 
-int CsvTokenizer::Peek() { return input_->sgetc(); }
+int CsvTokenizer::Get() {
+  if (pos_ == end_ && !Fill()) return kEnd;
+  return static_cast<unsigned char>(buffer_[pos_++]);
+}
+
+int CsvTokenizer::Peek() {
+  if (pos_ == end_ && !Fill()) return kEnd;
+  return static_cast<unsigned char>(buffer_[pos_]);
+}
 
 void CsvTokenizer::ReadQuoted(std::string& text, size_t cell_number) {
   const int64_t start_line = line_;
   for (;;) {
-    int c = Get();
-    if (c == kEnd) {
+    if (pos_ == end_ && !Fill()) {
       ThrowInvalid("{}:{}: unterminated quoted field in cell {} (no closing quote before the end "
                    "of the file)",
                    name_, start_line, cell_number);
     }
-    if (c == '"') {
-      if (Peek() != '"') return;
-      Get();
-    } else if (c == '\n') {
-      ++line_;
+    const char* begin = buffer_ + pos_;
+    const char* stop = buffer_ + end_;
+    const char* quote = static_cast<const char*>(std::memchr(begin, '"', size_t(stop - begin)));
+    const char* upto = quote ? quote : stop;
+    line_ += std::count(begin, upto, '\n');
+    text.append(begin, upto);
+    pos_ = size_t(upto - buffer_);
+    if (!quote) continue;
+    ++pos_;
+    if (Peek() != '"') return;  // the closing quote; a doubled one is a quote in the text
+    ++pos_;
+    text += '"';
+  }
+}
+
+// An unquoted cell's text up to its delimiter or line end, which it returns (consumed),
+// or kEnd. Quotes inside it are ordinary characters.
+int CsvTokenizer::ReadUnquoted(std::string& text) {
+  for (;;) {
+    if (pos_ == end_ && !Fill()) return kEnd;
+    const char* begin = buffer_ + pos_;
+    const char* stop = buffer_ + end_;
+    const char* at = begin;
+    while (at != stop && *at != delimiter_ && *at != '\n' && *at != '\r') ++at;
+    text.append(begin, at);
+    pos_ = size_t(at - buffer_);
+    if (at != stop) {
+      ++pos_;
+      return static_cast<unsigned char>(*at);
     }
-    text += static_cast<char>(c);
+  }
+}
+
+bool CsvTokenizer::NextRawRecords(size_t max_records, size_t max_bytes, std::string& out, int64_t& first_line) {
+  out.clear();
+  if (Peek() == kEnd) return false;
+  first_line = line_;
+  for (size_t records = 0; records < max_records && out.size() < max_bytes && Peek() != kEnd; ++records)
+    CopyRawRecord(out);
+  return true;
+}
+
+// Next's splitting without its cells: a record's text through its line end, appended to
+// `out`, and line_ moved past it as Next moves it.
+void CsvTokenizer::CopyRawRecord(std::string& out) {
+  bool cell_start = true;
+  for (;;) {
+    if (pos_ == end_ && !Fill()) return;  // the last record, without a line end
+    if (cell_start && buffer_[pos_] == '"') {
+      out += buffer_[pos_++];
+      for (bool closed = false; !closed;) {  // through the closing quote; Next reports a missing one
+        if (pos_ == end_ && !Fill()) return;
+        const char* begin = buffer_ + pos_;
+        const char* stop = buffer_ + end_;
+        const char* quote = static_cast<const char*>(std::memchr(begin, '"', size_t(stop - begin)));
+        const char* upto = quote ? quote + 1 : stop;
+        line_ += std::count(begin, upto, '\n');
+        out.append(begin, upto);
+        pos_ = size_t(upto - buffer_);
+        if (quote && Peek() != '"') closed = true;
+        else if (quote) out += buffer_[pos_++];  // a doubled quote
+      }
+    }
+    cell_start = false;
+    const char* begin = buffer_ + pos_;
+    const char* stop = buffer_ + end_;
+    const char* at = begin;
+    while (at != stop && *at != delimiter_ && *at != '\n' && *at != '\r') ++at;
+    out.append(begin, at);
+    pos_ = size_t(at - buffer_);
+    if (at == stop) continue;
+    const char c = buffer_[pos_++];
+    out += c;
+    if (c == delimiter_) {
+      cell_start = true;
+      continue;
+    }
+    if (c == '\r' && Peek() == '\n') out += buffer_[pos_++];
+    ++line_;
+    return;
   }
 }
 
@@ -54,8 +146,9 @@ bool CsvTokenizer::Next(std::vector<CsvCell>& cells) {
     CsvCell& cell = cells[count++];
     cell.text.clear();
     cell.quoted = false;
-    int c = Get();
+    int c = Peek();
     if (c == '"') {
+      Get();
       cell.quoted = true;
       ReadQuoted(cell.text, count);
       c = Get();
@@ -65,11 +158,7 @@ bool CsvTokenizer::Next(std::vector<CsvCell>& cells) {
                      name_, line_, count, EscapeForMessage(std::string(1, static_cast<char>(c))));
       }
     } else {
-      // Quotes inside an unquoted cell are kept as ordinary characters.
-      while (c != delimiter_ && c != '\n' && c != '\r' && c != kEnd) {
-        cell.text += static_cast<char>(c);
-        c = Get();
-      }
+      c = ReadUnquoted(cell.text);
     }
     if (c == delimiter_) continue;
     if (c == '\r' && Peek() == '\n') Get();

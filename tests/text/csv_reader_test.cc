@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "text/text_test_util.h"
 
 namespace lancelet {
@@ -85,6 +87,40 @@ TEST(CsvReader, NumberListsReadAsTheJsonPathReadsThem) {
             "{\"e\":[1234567890123456,12345678901234567]}\n");
   EXPECT_EQ(ErrorOf([] { ReadCsvText("e\n\"[2147483648]\"\n", WithSchema("e:list<int32>")); }),
             "in.csv: row 2, column 'e[0]': 2147483648 does not fit int32");
+}
+
+// Past the inference rows, records are split into chunks of about 2 MiB that threads
+// parse at once (csv_reader.cc): the rows, and the line an error names, must be one
+// thread's, with quoted line breaks, doubled quotes, delimiters and every line end
+// (LF, CRLF, a lone CR) on both sides of the chunks' ends.
+TEST(CsvReader, ChunksParsedInParallelGiveOneThreadsRowsAndErrors) {
+  std::string text = "id,s,e\r\n";
+  for (int i = 0; i < 150000; ++i)
+    text += fmt::format("{},\"line {}\nnext \"\"q\"\", x\",\"[{}, {}.5]\"{}", i, i, i, i,
+                        i % 3 == 0 ? "\r\n" : i % 3 == 1 ? "\n" : "\r");
+  ASSERT_GT(text.size(), size_t(6) << 20);
+  const TextReadOptions options = WithSchema("id:int64,s:utf8,e:list<float64>");
+  std::string broken = text;  // record 120000 starts on line 2 + 2 * 120000
+  broken.replace(broken.find("[120000, 120000.5]"), 18, "[120000, x]");
+  std::string one_thread, one_thread_error;
+  for (const int threads : {1, 2, 8}) {
+    SetReadAheadThreads(threads);
+    const auto result = ReadCsvText(text, options);
+    ASSERT_EQ(result.batch->num_rows(), 150000);
+    const std::string rows = Jsonl(*result.batch);
+    const std::string error = ErrorOf([&] { ReadCsvText(broken, options); });
+    if (threads == 1) {
+      one_thread = rows, one_thread_error = error;
+      EXPECT_EQ(result.batches, 3);  // 65536 rows each
+    } else {
+      EXPECT_EQ(rows, one_thread) << threads << " threads";
+      EXPECT_EQ(error, one_thread_error) << threads << " threads";
+      EXPECT_GT(result.batches, 3) << threads << " threads";  // chunks of 2 MiB hold fewer rows
+    }
+  }
+  SetReadAheadThreads(0);
+  EXPECT_EQ(one_thread.substr(0, one_thread.find('\n')), R"({"id":0,"s":"line 0\nnext \"q\", x","e":[0,0.5]})");
+  EXPECT_EQ(one_thread_error, "in.csv: row 240002, column 'e': expected list<float64> as JSON text, found \"[120000, x]\"");
 }
 
 TEST(CsvReader, SchemaColumnsMayComeInAnyHeaderOrder) {
