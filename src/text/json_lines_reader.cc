@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "array/parallel_map.h"
 #include "lancelet/builder.h"
 #include "lancelet/error.h"
 #include "lancelet/text.h"
@@ -60,11 +61,65 @@ class JsonLinesBatchReader final : public RecordBatchReader {
   SchemaPtr schema() const override { return schema_; }
 
   RecordBatchPtr Next() override {
+    if (ReadAheadThreads() < 2) return ParseRecords(buffered_, [this](JsonRecord& record) { return ReadRecord(record); });
+    // Chunks of lines (the inference buffer's records first) that threads parse at once,
+    // a batch each, in order: parsing, not reading lines, is what costs.
+    if (!chunks_) {
+      chunks_ = ParallelTasks(
+          [this]() -> BatchTask {
+            auto head = std::make_shared<std::deque<JsonRecord>>();
+            while (!buffered_.empty() && int64_t(head->size()) < options_.batch_rows) {
+              head->push_back(std::move(buffered_.front()));
+              buffered_.pop_front();
+            }
+            auto lines = std::make_shared<std::vector<std::string>>();
+            const int64_t first_line = line_ + 1;
+            size_t bytes = 0;
+            for (std::string line; int64_t(head->size() + lines->size()) < options_.batch_rows && bytes < kChunkBytes &&
+                                   std::getline(*input_, line);) {
+              ++line_;
+              bytes += line.size() + 1;
+              lines->push_back(std::move(line));
+            }
+            if (input_->bad()) ThrowIo("{}:{}: read failed", name_, line_ + 1);
+            if (head->empty() && lines->empty()) return {};
+            return [this, head, lines, first_line] {
+              size_t next = 0;
+              return ParseRecords(*head, [&](JsonRecord& record) {
+                while (next < lines->size()) {
+                  std::string& line = (*lines)[next];
+                  const int64_t number = first_line + int64_t(next++);
+                  if (ParseLine(line, number, record)) return true;
+                }
+                return false;
+              });
+            };
+          },
+          schema_, ReadAheadThreads());
+    }
+    return chunks_->Next();
+  }
+
+ private:
+  // A chunk holds about this many bytes of lines: a few chunks in flight per thread stay small.
+  static constexpr size_t kChunkBytes = 2 << 20;
+
+  // Up to batch_rows records parsed into a batch, null when there are none: those of
+  // `head` first (taken from it), then those `read` gives. Safe on several threads at once
+  // for different heads.
+  template <typename Read>
+  RecordBatchPtr ParseRecords(std::deque<JsonRecord>& head, Read&& read) const {
     std::vector<std::unique_ptr<ArrayBuilder>> builders;
     for (const auto& field : schema_->fields()) builders.push_back(ArrayBuilder::Make(field->type));
     int64_t rows = 0;
     JsonRecord record;
-    while (rows < options_.batch_rows && NextRecord(record)) {
+    auto next = [&] {
+      if (head.empty()) return read(record);
+      record = std::move(head.front());
+      head.pop_front();
+      return true;
+    };
+    while (rows < options_.batch_rows && next()) {
       text::ValueSource source{name_, record.line};
       for (size_t f = 0; f < builders.size(); ++f) {
         const std::string& key = schema_->field(f)->name;
@@ -84,37 +139,32 @@ class JsonLinesBatchReader final : public RecordBatchReader {
     return std::make_shared<RecordBatch>(schema_, std::move(columns), rows);
   }
 
- private:
-  bool NextRecord(JsonRecord& record) {
-    if (!buffered_.empty()) {
-      record = std::move(buffered_.front());
-      buffered_.pop_front();
-      return true;
-    }
-    return ReadRecord(record);
-  }
-
   // Parses the next non-blank line, which must hold one JSON object.
   bool ReadRecord(JsonRecord& record) {
     std::string line;
     while (std::getline(*input_, line)) {
       ++line_;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.find_first_not_of(" \t") == std::string::npos) continue;
-      try {
-        record.object = text::ParseJsonText(line, /*throw_errors=*/true);
-      } catch (const json::exception& error) {  // a parse error, or a number out of range
-        ThrowInvalid("{}:{}: malformed JSON {}", name_, line_, DescribeParseError(error));
-      }
-      if (!record.object.is_object()) {
-        ThrowInvalid("{}:{}: expected a JSON object, found {}", name_, line_,
-                     record.object.dump().substr(0, 60));
-      }
-      record.line = line_;
-      return true;
+      if (ParseLine(line, line_, record)) return true;
     }
     if (input_->bad()) ThrowIo("{}:{}: read failed", name_, line_ + 1);
     return false;
+  }
+
+  // Line `number` into `record`; false when it is blank. Throws unless it holds one JSON
+  // object.
+  bool ParseLine(std::string& line, int64_t number, JsonRecord& record) const {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) return false;
+    try {
+      record.object = text::ParseJsonText(line, /*throw_errors=*/true);
+    } catch (const json::exception& error) {  // a parse error, or a number out of range
+      ThrowInvalid("{}:{}: malformed JSON {}", name_, number, DescribeParseError(error));
+    }
+    if (!record.object.is_object()) {
+      ThrowInvalid("{}:{}: expected a JSON object, found {}", name_, number, record.object.dump().substr(0, 60));
+    }
+    record.line = number;
+    return true;
   }
 
   std::unique_ptr<std::istream> input_;
@@ -122,7 +172,8 @@ class JsonLinesBatchReader final : public RecordBatchReader {
   TextReadOptions options_;
   SchemaPtr schema_;
   int64_t line_ = 0;  // lines consumed so far
-  std::deque<JsonRecord> buffered_;
+  std::deque<JsonRecord> buffered_;  // records read during inference, not yet returned
+  std::unique_ptr<RecordBatchReader> chunks_;  // the records past buffered_, parsed on several threads
 };
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "text/text_test_util.h"
 
 namespace lancelet {
@@ -91,6 +93,36 @@ TEST(JsonLinesReader, ValueNotFittingTheTypeNamesFileLineKeyAndType) {
             "in.jsonl: row 1, column 'b': expected large_binary (base64), found \"not base64\"");
   EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"e\": [1]}\n", WithSchema("e:fixed_size_list<float32,2>")); }),
             "in.jsonl: row 1, column 'e': expected fixed_size_list<float32,2> (2 items), got 1 items, found [1]");
+}
+
+// Past the inference rows, lines are cut into chunks of about 2 MiB that threads parse
+// at once (json_lines_reader.cc): the rows, and the line an error names, must be one
+// thread's, with blank lines and CRLF line ends on both sides of the chunks' ends.
+TEST(JsonLinesReader, ChunksParsedInParallelGiveOneThreadsRowsAndErrors) {
+  std::string text;
+  for (int i = 0; i < 150000; ++i)
+    text += fmt::format("{{\"id\":{},\"s\":\"row {}\",\"e\":[{},{}.5]}}{}", i, i, i, i, i % 7 == 0 ? "\r\n\n" : "\n");
+  ASSERT_GT(text.size(), size_t(6) << 20);
+  std::string broken = text;  // row 120000 is on line 120000 + 17143 (the blank lines before it) + 1
+  broken.replace(broken.find("[120000,120000.5]"), 17, "[120000,x]");
+  std::string one_thread, one_thread_error;
+  for (const int threads : {1, 2, 8}) {
+    SetReadAheadThreads(threads);
+    const auto result = ReadJsonText(text);
+    ASSERT_EQ(result.batch->num_rows(), 150000);
+    const std::string rows = Jsonl(*result.batch);
+    const std::string error = ErrorOf([&] { ReadJsonText(broken); });
+    if (threads == 1) {
+      one_thread = rows, one_thread_error = error;
+    } else {
+      EXPECT_EQ(rows, one_thread) << threads << " threads";
+      EXPECT_EQ(error, one_thread_error) << threads << " threads";
+      EXPECT_GT(result.batches, 3) << threads << " threads";
+    }
+  }
+  SetReadAheadThreads(0);
+  EXPECT_EQ(one_thread.substr(0, one_thread.find('\n')), R"({"id":0,"s":"row 0","e":[0,0.5]})");
+  EXPECT_EQ(one_thread_error.substr(0, 38), "in.jsonl:137144: malformed JSON at col");
 }
 
 TEST(JsonLinesReader, MalformedJsonNamesTheLine) {
