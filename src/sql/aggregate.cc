@@ -1,6 +1,7 @@
 #include "sql/aggregate.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -281,6 +282,10 @@ ArrayPtr Counts(std::vector<int64_t>& counts, size_t group_count) {
 
 // count(DISTINCT x): the (group, value) pairs seen, numbered in one table (the value keyed
 // as a GROUP BY key is, AppendKey); a new pair counts one for its group.
+// The distinct (group, value) pairs, kept in kParts tables by their value's hash, so that the
+// parts of a parallel GROUP BY merge table by table on several threads: a merge that
+// numbered one part's pairs into the other's on one thread took as long as building them
+// (count(DISTINCT) of 2M strings ran 1.1x faster on 2 cores than on 1).
 class CountDistinctAccumulator final : public Accumulator {
  public:
   explicit CountDistinctAccumulator(const AggregateCall& agg) : form_(KeyFormOf(*agg.argument->type)) {}
@@ -291,33 +296,65 @@ class CountDistinctAccumulator final : public Accumulator {
       const uint32_t g = groups[size_t(r)];
       key_.assign(reinterpret_cast<const char*>(&g), sizeof g);
       AppendKey(key_, *a, r, form_);
-      Count(g);
+      const uint64_t value_hash = KeyNumbering::Hash(std::string_view(key_).substr(sizeof g));
+      if (seen_[PartOf(value_hash)].Number(key_, PairHash(value_hash, g)).second) ++counts_[g];
     }
   }
-  uint64_t HeldBytes() const override { return seen_.MemoryBytes() + counts_.capacity() * sizeof(int64_t); }
+  uint64_t HeldBytes() const override {
+    uint64_t bytes = counts_.capacity() * sizeof(int64_t);
+    for (const KeyNumbering& part : seen_) bytes += part.MemoryBytes();
+    return bytes;
+  }
   bool Mergeable() const override { return true; }
+  // Tables are merged on up to ReadAheadThreads() threads when there are few groups (each
+  // thread counts its new pairs per group apart, then they are added up), else on this one.
   void Merge(Accumulator& other, const std::vector<uint32_t>& into, size_t group_count) override {
-    const auto& from = static_cast<const CountDistinctAccumulator&>(other);
+    auto& from = static_cast<CountDistinctAccumulator&>(other);
     counts_.resize(group_count);
-    for (uint32_t n = 0; n < from.seen_.size(); ++n) {
-      const std::string_view pair = from.seen_.Key(n);
-      uint32_t g;
-      std::memcpy(&g, pair.data(), sizeof g);
-      const uint32_t t = into[g];
-      key_.assign(reinterpret_cast<const char*>(&t), sizeof t);
-      key_.append(pair.substr(sizeof t));
-      Count(t);
-    }
+    const size_t threads = group_count <= kParallelMergeGroups ? std::min<size_t>(ReadAheadThreads(), kParts) : 1;
+    std::vector<std::vector<int64_t>> added(threads, std::vector<int64_t>(threads > 1 ? group_count : 0));
+    auto merge_parts = [&](size_t t) {
+      std::string key;
+      std::vector<int64_t>& counts = threads > 1 ? added[t] : counts_;
+      for (size_t p = t; p < kParts; p += threads) {
+        const KeyNumbering& source = from.seen_[p];
+        for (uint32_t n = 0; n < source.size(); ++n) {
+          const std::string_view pair = source.Key(n);
+          uint32_t g;
+          std::memcpy(&g, pair.data(), sizeof g);
+          const uint32_t group = into[g];
+          key.assign(reinterpret_cast<const char*>(&group), sizeof group);
+          key.append(pair.substr(sizeof group));
+          const uint64_t value_hash = KeyNumbering::Hash(pair.substr(sizeof group));
+          if (seen_[p].Number(key, PairHash(value_hash, group)).second) ++counts[group];
+        }
+        from.seen_[p] = KeyNumbering{};  // its memory goes as soon as it is merged
+      }
+    };
+    if (threads == 1) return merge_parts(0);
+    std::vector<std::thread> helpers;
+    for (size_t t = 1; t < threads; ++t) helpers.push_back(StartWorkerThread([&, t] { merge_parts(t); }));
+    merge_parts(0);
+    for (std::thread& h : helpers) h.join();
+    for (const auto& counts : added)
+      for (size_t g = 0; g < counts.size(); ++g) counts_[g] += counts[g];
   }
   ArrayPtr Finish(size_t group_count) override { return Counts(counts_, group_count); }
 
  private:
-  void Count(uint32_t g) {
-    if (seen_.Number(key_).second) ++counts_[g];
+  static constexpr size_t kParts = 16;
+  static constexpr size_t kParallelMergeGroups = 1 << 16;
+  // A pair's table follows its value alone, so that a pair whose group is numbered
+  // differently in the merged part stays in the same table: threads merging different
+  // tables never meet. The low bits: KeyNumbering finds a slot by the high ones.
+  static size_t PartOf(uint64_t value_hash) { return size_t(value_hash & (kParts - 1)); }
+  static uint64_t PairHash(uint64_t value_hash, uint32_t group) {
+    const uint64_t h = (value_hash ^ (uint64_t(group) * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 31);
   }
 
   KeyForm form_;
-  KeyNumbering seen_;
+  std::array<KeyNumbering, kParts> seen_;
   std::vector<int64_t> counts_;
   std::string key_;  // scratch
 };
@@ -961,8 +998,9 @@ uint64_t HashKey(std::string_view s) {
 
 }  // namespace
 
-std::pair<uint32_t, bool> KeyNumbering::Number(std::string_view key) {
-  const uint64_t hash = HashKey(key);
+uint64_t KeyNumbering::Hash(std::string_view key) { return HashKey(key); }
+
+std::pair<uint32_t, bool> KeyNumbering::Number(std::string_view key, uint64_t hash) {
   const size_t mask = slots_.size() - 1;
   for (size_t i = Home(hash);; i = (i + 1) & mask) {
     Slot& slot = slots_[i];

@@ -99,7 +99,10 @@ std::unique_ptr<Accumulator> MakeAccumulator(const Context& ctx, const Aggregate
 class KeyNumbering {
  public:
   // The number of `key`, and whether it is new.
-  std::pair<uint32_t, bool> Number(std::string_view key);
+  std::pair<uint32_t, bool> Number(std::string_view key) { return Number(key, Hash(key)); }
+  // The same, with `hash` = Hash(key).
+  std::pair<uint32_t, bool> Number(std::string_view key, uint64_t hash);
+  static uint64_t Hash(std::string_view key);
   // The number of `key`, if it has one.
   std::optional<uint32_t> Find(std::string_view key) const;
   // The key numbered `number`.

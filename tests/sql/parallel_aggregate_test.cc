@@ -97,6 +97,21 @@ TEST_F(ParallelAggregateTest, WithoutGroupByTheOneGroupMerges) {
   for (size_t t = 1; t < results.size(); ++t) EXPECT_EQ(results[t], results[0]);
 }
 
+// count(DISTINCT) keeps its pairs in tables by value, merged table by table on several
+// threads when there are few groups (CountDistinctAccumulator), on one when there are many.
+TEST_F(ParallelAggregateTest, CountDistinctMergesTableByTable) {
+  const auto one_group = AtThreads("SELECT count(DISTINCT k), count(DISTINCT s), count(DISTINCT x), "
+                                   "count(DISTINCT k % 1000 || s) FROM t");
+  EXPECT_EQ(one_group[0], std::vector<std::string>{"300000|1000|97|1000|"});
+  const auto many_groups = AtThreads("SELECT k % 100000 AS b, count(DISTINCT x), count(DISTINCT s) FROM t GROUP BY b");
+  ASSERT_EQ(many_groups[0].size(), 100'000u);
+  EXPECT_EQ(many_groups[0][99'999], "99999|3|1|");  // k = 99999, 199999, 299999
+  for (size_t t = 1; t < 4; ++t) {
+    EXPECT_EQ(one_group[t], one_group[0]) << "thread count #" << t;
+    EXPECT_EQ(many_groups[t], many_groups[0]) << "thread count #" << t;
+  }
+}
+
 TEST_F(ParallelAggregateTest, APartPastItsShareOfTheBudgetEndsTheParallelPhaseAndTheRestSpills) {
   // 300k groups under 8 MB: every thread count spills partitions, in the same groups.
   const auto results = AtThreads("SELECT k % 150000 AS b, count(*), sum(x) FROM t GROUP BY b ORDER BY b", "8MB");
