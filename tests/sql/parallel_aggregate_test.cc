@@ -126,6 +126,27 @@ TEST_F(ParallelAggregateTest, AggregatesThatFollowRowOrderStayOnOneThread) {
   for (size_t t = 1; t < results.size(); ++t) EXPECT_EQ(results[t], results[0]);
 }
 
+// Window functions sort their input in parts on several threads (Sorter): small
+// partitions, large streamed ones and one whole-table partition give one thread's values.
+TEST_F(ParallelAggregateTest, WindowsOverPartsSortedInParallelGiveOneThreadsValues) {
+  const auto small = AtThreads(
+      "SELECT k, row_number() OVER (PARTITION BY g ORDER BY k) AS rn, lag(k) OVER (PARTITION BY g ORDER BY k) AS prev, "
+      "sum(x) OVER (PARTITION BY g) AS total FROM t");
+  const auto streamed = AtThreads("SELECT k, sum(x) OVER (PARTITION BY k % 3 ORDER BY k) AS run, "
+                                  "rank() OVER (ORDER BY s) AS r FROM t");
+  const auto whole = AtThreads("SELECT k, percent_rank() OVER (ORDER BY x, k) AS pr FROM t WHERE k < 50000");
+  ASSERT_EQ(small[0].size(), 300'000u);
+  ASSERT_EQ(streamed[0].size(), 300'000u);
+  ASSERT_EQ(whole[0].size(), 50'000u);
+  EXPECT_EQ(small[0][0], "0|1|NULL|399|");  // g = 0: the 60 multiples of 5003
+  EXPECT_EQ(whole[0][0], "0|0|");  // rows come in window order
+  for (size_t t = 1; t < 4; ++t) {
+    EXPECT_EQ(small[t], small[0]) << "thread count #" << t;
+    EXPECT_EQ(streamed[t], streamed[0]) << "thread count #" << t;
+    EXPECT_EQ(whole[t], whole[0]) << "thread count #" << t;
+  }
+}
+
 TEST_F(ParallelAggregateTest, SortsInPartsGiveOneThreadsOrder) {
   const auto all = AtThreads("SELECT k, s, x FROM t ORDER BY s DESC, x, k DESC");
   const auto top = AtThreads("SELECT k FROM t ORDER BY x, s LIMIT 1000 OFFSET 70000");
