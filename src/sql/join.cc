@@ -73,7 +73,7 @@ class RenameReader final : public RecordBatchReader {
 };
 
 // Pairs of candidate rows whose ON clause is evaluated at once, at most.
-constexpr int64_t kPairsPerRound = 1 << 20;
+constexpr int64_t kPairsPerRound = 1 << 16;
 
 // One equality of the ON clause between a left and a right column, as a hash key.
 struct JoinKey {
