@@ -48,3 +48,20 @@ run "count(DISTINCT sku)" sql --db "$DB" --format arrow "SELECT count(DISTINCT s
 run "hash join 2M x 100k, GROUP BY" sql --db "$DB" --format arrow \
   "SELECT d.c, count(*), sum(p.price) FROM products p JOIN dim d ON p.id = d.id GROUP BY d.c"
 run "BTree index build on price" index create "$P" price --replace
+
+# Ingest: a CSV of 200k rows with a 128-d embedding column (the shape of a 1M-row, 1.47 GB
+# file a new user tried), its size printed so that MB/s follows from the times.
+CSV="$DB/embeddings.csv"
+if [[ ! -f $CSV ]]; then
+  python3 - "$CSV" <<'PY'
+import random, sys
+random.seed(7)
+with open(sys.argv[1], "w") as f:
+    f.write("id,name,score,emb\n")
+    for i in range(200_000):
+        emb = ",".join(f"{random.uniform(-1, 1):.7f}" for _ in range(128))
+        f.write(f'{i},item{i},{random.random() * 100:.3f},"[{emb}]"\n')
+PY
+fi
+echo "embeddings.csv: $(($(stat -c %s "$CSV") / 1000000)) MB"
+run "create --from embeddings.csv" create "$DB/ingested.lance" --from "$CSV" --overwrite

@@ -9,6 +9,7 @@
 #include "lancelet/error.h"
 #include "lancelet/text.h"
 #include "text/csv_tokenizer.h"
+#include "text/record_chunks.h"
 #include "text/type_inference.h"
 #include "text/value_parse.h"
 
@@ -66,11 +67,7 @@ class CsvBatchReader final : public RecordBatchReader {
     if (!chunks_) {
       chunks_ = ParallelTasks(
           [this]() -> BatchTask {
-            auto head = std::make_shared<std::deque<CsvRecord>>();
-            while (!buffered_.empty() && int64_t(head->size()) < options_.batch_rows) {
-              head->push_back(std::move(buffered_.front()));
-              buffered_.pop_front();
-            }
+            auto head = text::TakeBuffered(buffered_, size_t(options_.batch_rows));
             auto text = std::make_shared<std::string>();
             int64_t first_line = 0;
             const size_t more = size_t(options_.batch_rows) - head->size();

@@ -46,6 +46,27 @@ int CsvTokenizer::Peek() {
   return static_cast<unsigned char>(buffer_[pos_]);
 }
 
+const char* CsvTokenizer::AppendToQuote(std::string& out) {
+  const char* begin = buffer_ + pos_;
+  const char* stop = buffer_ + end_;
+  const char* quote = static_cast<const char*>(std::memchr(begin, '"', size_t(stop - begin)));
+  const char* upto = quote ? quote : stop;
+  line_ += std::count(begin, upto, '\n');
+  out.append(begin, upto);
+  pos_ = size_t(upto - buffer_);
+  return quote;
+}
+
+int CsvTokenizer::AppendToCellEnd(std::string& out) {
+  const char* begin = buffer_ + pos_;
+  const char* stop = buffer_ + end_;
+  const char* at = begin;
+  while (at != stop && *at != delimiter_ && *at != '\n' && *at != '\r') ++at;
+  out.append(begin, at);
+  pos_ = size_t(at - buffer_);
+  return at == stop ? kEnd : static_cast<unsigned char>(buffer_[pos_++]);
+}
+
 void CsvTokenizer::ReadQuoted(std::string& text, size_t cell_number) {
   const int64_t start_line = line_;
   for (;;) {
@@ -54,13 +75,7 @@ void CsvTokenizer::ReadQuoted(std::string& text, size_t cell_number) {
                    "of the file)",
                    name_, start_line, cell_number);
     }
-    const char* begin = buffer_ + pos_;
-    const char* stop = buffer_ + end_;
-    const char* quote = static_cast<const char*>(std::memchr(begin, '"', size_t(stop - begin)));
-    const char* upto = quote ? quote : stop;
-    line_ += std::count(begin, upto, '\n');
-    text.append(begin, upto);
-    pos_ = size_t(upto - buffer_);
+    const char* quote = AppendToQuote(text);
     if (!quote) continue;
     ++pos_;
     if (Peek() != '"') return;  // the closing quote; a doubled one is a quote in the text
@@ -74,16 +89,7 @@ void CsvTokenizer::ReadQuoted(std::string& text, size_t cell_number) {
 int CsvTokenizer::ReadUnquoted(std::string& text) {
   for (;;) {
     if (pos_ == end_ && !Fill()) return kEnd;
-    const char* begin = buffer_ + pos_;
-    const char* stop = buffer_ + end_;
-    const char* at = begin;
-    while (at != stop && *at != delimiter_ && *at != '\n' && *at != '\r') ++at;
-    text.append(begin, at);
-    pos_ = size_t(at - buffer_);
-    if (at != stop) {
-      ++pos_;
-      return static_cast<unsigned char>(*at);
-    }
+    if (const int c = AppendToCellEnd(text); c != kEnd) return c;
   }
 }
 
@@ -106,28 +112,17 @@ void CsvTokenizer::CopyRawRecord(std::string& out) {
       out += buffer_[pos_++];
       for (bool closed = false; !closed;) {  // through the closing quote; Next reports a missing one
         if (pos_ == end_ && !Fill()) return;
-        const char* begin = buffer_ + pos_;
-        const char* stop = buffer_ + end_;
-        const char* quote = static_cast<const char*>(std::memchr(begin, '"', size_t(stop - begin)));
-        const char* upto = quote ? quote + 1 : stop;
-        line_ += std::count(begin, upto, '\n');
-        out.append(begin, upto);
-        pos_ = size_t(upto - buffer_);
-        if (quote && Peek() != '"') closed = true;
-        else if (quote) out += buffer_[pos_++];  // a doubled quote
+        if (!AppendToQuote(out)) continue;
+        out += buffer_[pos_++];
+        if (Peek() != '"') closed = true;
+        else out += buffer_[pos_++];  // a doubled quote
       }
     }
     cell_start = false;
-    const char* begin = buffer_ + pos_;
-    const char* stop = buffer_ + end_;
-    const char* at = begin;
-    while (at != stop && *at != delimiter_ && *at != '\n' && *at != '\r') ++at;
-    out.append(begin, at);
-    pos_ = size_t(at - buffer_);
-    if (at == stop) continue;
-    const char c = buffer_[pos_++];
-    out += c;
-    if (c == delimiter_) {
+    const int c = AppendToCellEnd(out);
+    if (c == kEnd) continue;
+    out += static_cast<char>(c);
+    if (c == static_cast<unsigned char>(delimiter_)) {
       cell_start = true;
       continue;
     }
@@ -152,7 +147,7 @@ bool CsvTokenizer::Next(std::vector<CsvCell>& cells) {
       cell.quoted = true;
       ReadQuoted(cell.text, count);
       c = Get();
-      if (c != delimiter_ && c != '\n' && c != '\r' && c != kEnd) {
+      if (c != static_cast<unsigned char>(delimiter_) && c != '\n' && c != '\r' && c != kEnd) {
         ThrowInvalid("{}:{}: expected a delimiter or line end after the closing quote of cell {}, "
                      "found '{}'",
                      name_, line_, count, EscapeForMessage(std::string(1, static_cast<char>(c))));
@@ -160,7 +155,7 @@ bool CsvTokenizer::Next(std::vector<CsvCell>& cells) {
     } else {
       c = ReadUnquoted(cell.text);
     }
-    if (c == delimiter_) continue;
+    if (c == static_cast<unsigned char>(delimiter_)) continue;
     if (c == '\r' && Peek() == '\n') Get();
     if (c != kEnd) ++line_;
     break;

@@ -42,6 +42,12 @@ class CsvTokenizer {
   void ReadQuoted(std::string& text, size_t cell_number);
   int ReadUnquoted(std::string& text);
   void CopyRawRecord(std::string& out);
+  // The buffered bytes from pos_ up to the next quote appended to `out` (line breaks
+  // counted), pos_ left at the quote; null when the buffer ends first.
+  const char* AppendToQuote(std::string& out);
+  // The buffered bytes from pos_ up to the next delimiter or line end appended to `out`;
+  // that byte (as Get gives it), consumed, or Get's end value when the buffer ends first.
+  int AppendToCellEnd(std::string& out);
 
   std::streambuf* input_;  // null over records in memory
   std::string name_;

@@ -8,6 +8,7 @@
 #include "lancelet/builder.h"
 #include "lancelet/error.h"
 #include "lancelet/text.h"
+#include "text/record_chunks.h"
 #include "text/type_inference.h"
 #include "text/utf8_text.h"
 #include "text/value_parse.h"
@@ -67,11 +68,7 @@ class JsonLinesBatchReader final : public RecordBatchReader {
     if (!chunks_) {
       chunks_ = ParallelTasks(
           [this]() -> BatchTask {
-            auto head = std::make_shared<std::deque<JsonRecord>>();
-            while (!buffered_.empty() && int64_t(head->size()) < options_.batch_rows) {
-              head->push_back(std::move(buffered_.front()));
-              buffered_.pop_front();
-            }
+            auto head = text::TakeBuffered(buffered_, size_t(options_.batch_rows));
             auto lines = std::make_shared<std::vector<std::string>>();
             const int64_t first_line = line_ + 1;
             size_t bytes = 0;
