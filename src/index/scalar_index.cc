@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "array/parallel_sort.h"
 #include "index/btree_pages.h"
 #include "index/index_builder.h"
 #include "index/value_order.h"
@@ -546,7 +547,7 @@ std::vector<int64_t> SortedOrder(const ArrayData& values) {
   std::iota(order.begin(), order.end(), 0);
   auto nulls_end = std::stable_partition(order.begin(), order.end(), [&](int64_t i) { return values.IsNull(i); });
   WithValueKey(values, [&](auto key) {
-    std::stable_sort(nulls_end, order.end(), [&](int64_t a, int64_t b) { return key(a) < key(b); });
+    ParallelStableSort(nulls_end, order.end(), [&](int64_t a, int64_t b) { return key(a) < key(b); });
     return 0;
   });
   return order;
