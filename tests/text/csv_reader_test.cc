@@ -299,6 +299,16 @@ TEST(CsvReader, DelimitersBlankLinesAndByteOrderMark) {
             "{\"a\":\"1,5\",\"b\":\"x;y\"}\n{\"a\":\"2\",\"b\":\"z\"}\n");
   options.delimiter = '\t';
   EXPECT_EQ(Jsonl(*ReadCsvText("a\tb\n1\t2\n", options).batch), "{\"a\":1,\"b\":2}\n");
+  // A delimiter byte past ASCII (0xA7, Latin-1's section sign), also after a quoted cell.
+  options.delimiter = '\xA7';
+  EXPECT_EQ(Jsonl(*ReadCsvText("a\xA7" "b\n1\xA7\"x\"\n", options).batch), "{\"a\":1,\"b\":\"x\"}\n");
+  std::string many = "a\xA7" "b\n";  // past the 1000 inference rows: split into chunks as well
+  for (int i = 0; i < 1500; ++i) many += std::to_string(i) + "\xA7\"x\"\n";
+  SetReadAheadThreads(2);
+  const auto chunked = ReadCsvText(many, options);
+  SetReadAheadThreads(0);
+  ASSERT_EQ(chunked.batch->num_rows(), 1500);
+  EXPECT_EQ(Jsonl(*chunked.batch->Slice(1499, 1)), "{\"a\":1499,\"b\":\"x\"}\n");
   // A single-column file: a blank line is a NULL row.
   EXPECT_EQ(Jsonl(*ReadCsvText("a\n1\n\n3\n").batch), "{\"a\":1}\n{\"a\":null}\n{\"a\":3}\n");
   // No trailing newline; CR-only line ends.
