@@ -1,5 +1,4 @@
 #include "array/parallel_map.h"
-#include "array/worker_thread.h"
 
 #include <condition_variable>
 #include <deque>
@@ -7,6 +6,8 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "array/worker_thread.h"
 
 namespace lancelet {
 

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <iterator>
-#include <thread>
 #include <vector>
 
 #include "array/worker_thread.h"
@@ -25,16 +24,10 @@ void ParallelStableSort(It first, It last, Less less) {
   if (parts < 2) return std::stable_sort(first, last, less);
   std::vector<size_t> bounds;  // part p is [bounds[p], bounds[p + 1])
   for (size_t p = 0; p <= parts; ++p) bounds.push_back(n * p / parts);
-  auto on_threads = [](size_t count, auto&& work) {  // work(i) for i < count, i = 0 here
-    std::vector<std::thread> helpers;
-    for (size_t i = 1; i < count; ++i) helpers.push_back(StartWorkerThread([&work, i] { work(i); }));
-    work(0);
-    for (std::thread& h : helpers) h.join();
-  };
-  on_threads(parts, [&](size_t p) { std::stable_sort(first + bounds[p], first + bounds[p + 1], less); });
+  RunOnThreads(parts, [&](size_t p) { std::stable_sort(first + bounds[p], first + bounds[p + 1], less); });
   while (bounds.size() > 2) {
     const size_t pairs = (bounds.size() - 1) / 2;
-    on_threads(pairs, [&](size_t i) {
+    RunOnThreads(pairs, [&](size_t i) {
       std::inplace_merge(first + bounds[2 * i], first + bounds[2 * i + 1], first + bounds[2 * i + 2], less);
     });
     std::vector<size_t> merged;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <exception>
+#include <vector>
 
 // jemalloc's control interface, when jemalloc is linked in (weak: null otherwise).
 extern "C" int mallctl(const char* name, void* old_value, size_t* old_size, void* new_value, size_t new_size)
@@ -38,6 +40,23 @@ std::thread StartWorkerThread(std::function<void()> body) {
     JoinSharedArena();
     body();
   });
+}
+
+void RunOnThreads(size_t count, const std::function<void(size_t)>& work) {
+  std::vector<std::exception_ptr> errors(count);
+  auto run = [&](size_t i) {
+    try {
+      work(i);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (size_t i = 1; i < count; ++i) helpers.push_back(StartWorkerThread([&run, i] { run(i); }));
+  if (count > 0) run(0);
+  for (std::thread& helper : helpers) helper.join();
+  for (const std::exception_ptr& error : errors)
+    if (error) std::rethrow_exception(error);
 }
 
 }  // namespace lancelet

@@ -2,6 +2,7 @@
 // a GROUP BY's part, a join's prober, a read-ahead): StartWorkerThread.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <thread>
 
@@ -23,5 +24,10 @@ int CoresAvailable();
 // Where jemalloc is not linked in (the library embedded elsewhere, the sanitizer builds)
 // this is a plain std::thread.
 std::thread StartWorkerThread(std::function<void()> body);
+
+// work(i) for every i < count: i = 0 on the calling thread, the others on worker threads
+// started for the call and joined before it returns. Then the error of the lowest i that
+// threw, if any, is rethrown.
+void RunOnThreads(size_t count, const std::function<void(size_t)>& work);
 
 }  // namespace lancelet

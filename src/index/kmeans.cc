@@ -5,7 +5,6 @@
 #include <limits>
 #include <numeric>
 #include <random>
-#include <thread>
 
 #include "array/worker_thread.h"
 #include "lancelet/error.h"
@@ -195,12 +194,7 @@ void RunShares(size_t n, size_t shares, void (*call)(void*, size_t, size_t), voi
     if (n > 0) call(fn, 0, n);
     return;
   }
-  std::vector<std::thread> workers;
-  workers.reserve(shares - 1);
-  for (size_t s = 1; s < shares; ++s)
-    workers.push_back(StartWorkerThread([=] { call(fn, n * s / shares, n * (s + 1) / shares); }));
-  call(fn, 0, n / shares);
-  for (std::thread& t : workers) t.join();
+  RunOnThreads(shares, [=](size_t s) { call(fn, n * s / shares, n * (s + 1) / shares); });
 }
 
 bool NormalizeInPlace(float* v, size_t dim) {

@@ -1,12 +1,11 @@
 #include "io/run_concurrently.h"
-#include "array/worker_thread.h"
 
 #include <algorithm>
 #include <atomic>
 #include <exception>
 #include <mutex>
-#include <thread>
-#include <vector>
+
+#include "array/worker_thread.h"
 
 namespace lancelet::io {
 
@@ -30,10 +29,7 @@ void RunConcurrently(size_t n, int threads, const std::function<void(size_t)>& f
       }
     }
   };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < count; ++t) pool.push_back(StartWorkerThread(work));
-  work();
-  for (auto& t : pool) t.join();
+  RunOnThreads(count, [&](size_t) { work(); });
   if (failed) std::rethrow_exception(failed);
 }
 

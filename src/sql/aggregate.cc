@@ -9,7 +9,6 @@
 #include <numeric>
 #include <optional>
 #include <set>
-#include <thread>
 #include <type_traits>
 #include <unordered_set>
 #include <utility>
@@ -332,10 +331,7 @@ class CountDistinctAccumulator final : public Accumulator {
       }
     };
     if (threads == 1) return merge_parts(0);
-    std::vector<std::thread> helpers;
-    for (size_t t = 1; t < threads; ++t) helpers.push_back(StartWorkerThread([&, t] { merge_parts(t); }));
-    merge_parts(0);
-    for (std::thread& h : helpers) h.join();
+    RunOnThreads(threads, merge_parts);
     for (const auto& counts : added)
       for (size_t g = 0; g < counts.size(); ++g) counts_[g] += counts[g];
   }
@@ -1304,10 +1300,7 @@ void HashAggregate::AddAll(RecordBatchReader& input) {
       }
     }
   };
-  std::vector<std::thread> helpers;
-  for (auto& part : parts) helpers.push_back(StartWorkerThread([&work, p = part.get()] { work(*p); }));
-  work(*this);
-  for (std::thread& t : helpers) t.join();
+  RunOnThreads(parts.size() + 1, [&](size_t t) { work(t == 0 ? *this : *parts[t - 1]); });
   if (error) std::rethrow_exception(error);
   for (auto& part : parts) {
     Merge(*part);

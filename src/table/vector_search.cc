@@ -3,17 +3,15 @@
 // in any scan; each batch scored with the index layer's kernels into a bounded top-k per
 // thread; the merged top k handed back to the scan as scored candidates, which reads
 // their output columns and orders them by distance, ties by row address.
-#include "array/worker_thread.h"
 #include "lancelet/vector_search.h"
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "array/ascii_case.h"
+#include "array/worker_thread.h"
 #include "index/distance.h"
 #include "lancelet/error.h"
 #include "lancelet/float16.h"
@@ -179,21 +177,10 @@ std::vector<Candidate> ExactTopK(const Dataset& dataset, const PreparedQuery& q,
     return top.Sorted();
   }
   std::vector<TopK> tops(threads, TopK(k));
-  std::vector<std::exception_ptr> errors(threads);
-  std::vector<std::thread> workers;
-  for (size_t t = 0; t < threads; ++t) {
-    workers.push_back(StartWorkerThread([&, t] {
-      try {
-        auto reader = dataset.Scan(spec_for(t));
-        ScoreReader(q, *reader, tops[t]);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    }));
-  }
-  for (auto& w : workers) w.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  RunOnThreads(threads, [&](size_t t) {
+    auto reader = dataset.Scan(spec_for(t));
+    ScoreReader(q, *reader, tops[t]);
+  });
   for (const auto& t : tops) top.Merge(t);
   return top.Sorted();
 }
