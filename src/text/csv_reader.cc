@@ -61,7 +61,8 @@ class CsvBatchReader final : public RecordBatchReader {
   SchemaPtr schema() const override { return schema_; }
 
   RecordBatchPtr Next() override {
-    if (ReadAheadThreads() < 2) return ParseRecords(&buffered_, &tokenizer_);
+    // Once chunks are handed out, their reader has the rest (the thread count may change).
+    if (!chunks_ && ReadAheadThreads() < 2) return ParseRecords(&buffered_, &tokenizer_);
     // Chunks of whole records (the inference buffer's first) that threads parse at once,
     // a batch each, in order.
     if (!chunks_) {

@@ -62,7 +62,9 @@ class JsonLinesBatchReader final : public RecordBatchReader {
   SchemaPtr schema() const override { return schema_; }
 
   RecordBatchPtr Next() override {
-    if (ReadAheadThreads() < 2) return ParseRecords(buffered_, [this](JsonRecord& record) { return ReadRecord(record); });
+    // Once chunks are handed out, their reader has the rest (the thread count may change).
+    if (!chunks_ && ReadAheadThreads() < 2)
+      return ParseRecords(buffered_, [this](JsonRecord& record) { return ReadRecord(record); });
     // Chunks of lines (the inference buffer's records first) that threads parse at once,
     // a batch each, in order: parsing, not reading lines, is what costs.
     if (!chunks_) {

@@ -123,6 +123,26 @@ TEST(CsvReader, ChunksParsedInParallelGiveOneThreadsRowsAndErrors) {
   EXPECT_EQ(one_thread_error, "in.csv: row 240002, column 'e': expected list<float64> as JSON text, found \"[120000, x]\"");
 }
 
+// A reader that began handing out chunks keeps reading through them when the thread count
+// drops to one (SQL's SET threads, say) meanwhile: no record is lost or read twice.
+TEST(CsvReader, AThreadCountChangedWhileReadingLosesNoRecord) {
+  std::string text = "id\n";
+  for (int i = 0; i < 200'000; ++i) text += std::to_string(i) + "\n";
+  TextReadOptions options;
+  options.batch_rows = 50'000;
+  SetReadAheadThreads(2);
+  auto reader = ReadCsv(text_test::Input(text), "in.csv", options);
+  int64_t rows = 0, sum = 0;
+  for (RecordBatchPtr batch; (batch = reader->Next());) {
+    SetReadAheadThreads(1);
+    for (int64_t r = 0; r < batch->num_rows(); ++r) sum += std::get<int64_t>(GetScalar(*batch->column(0), r).value);
+    rows += batch->num_rows();
+  }
+  SetReadAheadThreads(0);
+  EXPECT_EQ(rows, 200'000);
+  EXPECT_EQ(sum, int64_t(199'999) * 200'000 / 2);
+}
+
 TEST(CsvReader, SchemaColumnsMayComeInAnyHeaderOrder) {
   auto result = ReadCsvText("b,a\nx,1\n", WithSchema("a:int64,b:utf8"));
   EXPECT_EQ(Jsonl(*result.batch), "{\"a\":1,\"b\":\"x\"}\n");

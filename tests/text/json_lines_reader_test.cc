@@ -125,6 +125,26 @@ TEST(JsonLinesReader, ChunksParsedInParallelGiveOneThreadsRowsAndErrors) {
   EXPECT_EQ(one_thread_error.substr(0, 38), "in.jsonl:137144: malformed JSON at col");
 }
 
+// A reader that began handing out chunks keeps reading through them when the thread count
+// drops to one meanwhile: no record is lost or read twice.
+TEST(JsonLinesReader, AThreadCountChangedWhileReadingLosesNoRecord) {
+  std::string text;
+  for (int i = 0; i < 200'000; ++i) text += "{\"id\":" + std::to_string(i) + "}\n";
+  TextReadOptions options;
+  options.batch_rows = 50'000;
+  SetReadAheadThreads(2);
+  auto reader = ReadJsonLines(text_test::Input(text), "in.jsonl", options);
+  int64_t rows = 0, sum = 0;
+  for (RecordBatchPtr batch; (batch = reader->Next());) {
+    SetReadAheadThreads(1);
+    for (int64_t r = 0; r < batch->num_rows(); ++r) sum += std::get<int64_t>(GetScalar(*batch->column(0), r).value);
+    rows += batch->num_rows();
+  }
+  SetReadAheadThreads(0);
+  EXPECT_EQ(rows, 200'000);
+  EXPECT_EQ(sum, int64_t(199'999) * 200'000 / 2);
+}
+
 TEST(JsonLinesReader, MalformedJsonNamesTheLine) {
   EXPECT_EQ(ErrorOf([] { ReadJsonText("{\"a\": 1}\n\n{\"a\": tru}\n"); }),
             "in.jsonl:3: malformed JSON at column 10: syntax error while parsing value - invalid literal; "
