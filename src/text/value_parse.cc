@@ -396,10 +396,9 @@ bool AppendNumberList(ArrayBuilder& builder, std::string_view text) {
   const TypeId item = type.child(0)->type->id();
   const bool integers = item == TypeId::kInt32 || item == TypeId::kInt64;
   if (!integers && item != TypeId::kFloat32 && item != TypeId::kFloat64) return false;
-  thread_local std::vector<double> floats;
-  thread_local std::vector<int64_t> ints;
-  floats.clear();
-  ints.clear();
+  // Every value as a double: integers here have 15 digits or fewer, so they are exact.
+  thread_local std::vector<double> values;
+  values.clear();
   auto blank = [&](size_t at) {
     while (at < text.size() && (text[at] == ' ' || text[at] == '\t' || text[at] == '\n' || text[at] == '\r')) ++at;
     return at;
@@ -417,16 +416,11 @@ bool AppendNumberList(ArrayBuilder& builder, std::string_view text) {
       const char* first = text.data() + at;
       const size_t digits = end - at - (*first == '-');
       if (integral && (digits >= 16 || (digits == 1 && *first == '-' && first[1] == '0'))) return false;
-      if (integers) {
-        int64_t v = 0;
-        if (!integral || std::from_chars(first, text.data() + end, v).ec != std::errc{}) return false;
-        if (item == TypeId::kInt32 && !std::in_range<int32_t>(v)) return false;
-        ints.push_back(v);
-      } else {
-        double v = 0;
-        if (std::from_chars(first, text.data() + end, v).ec != std::errc{}) return false;
-        floats.push_back(v);  // an integer of 15 digits or fewer is exact as a double
-      }
+      if (integers && !integral) return false;
+      double v = 0;
+      if (std::from_chars(first, text.data() + end, v).ec != std::errc{}) return false;
+      if (item == TypeId::kInt32 && !std::in_range<int32_t>(int64_t(v))) return false;
+      values.push_back(v);
       at = blank(end);
       if (at < text.size() && text[at] == ',') {
         at = blank(at + 1);
@@ -440,19 +434,18 @@ bool AppendNumberList(ArrayBuilder& builder, std::string_view text) {
     }
   }
   if (at != text.size()) return false;
-  const size_t count = integers ? ints.size() : floats.size();
-  if (type.id() == TypeId::kFixedSizeList && int64_t(count) != type.fixed_size()) return false;
+  if (type.id() == TypeId::kFixedSizeList && int64_t(values.size()) != type.fixed_size()) return false;
   auto& list = As<ListBuilder>(builder);
   ArrayBuilder& items = list.item_builder();
-  auto append_all = [&]<typename T>(const auto& values, std::type_identity<T>) {
+  auto append_all = [&]<typename T>(std::type_identity<T>) {
     auto& typed = As<FixedWidthBuilder<T>>(items);
-    for (const auto v : values) typed.Append(static_cast<T>(v));
+    for (const double v : values) typed.Append(static_cast<T>(v));
   };
   switch (item) {
-    case TypeId::kInt32: append_all(ints, std::type_identity<int32_t>{}); break;
-    case TypeId::kInt64: append_all(ints, std::type_identity<int64_t>{}); break;
-    case TypeId::kFloat32: append_all(floats, std::type_identity<float>{}); break;
-    default: append_all(floats, std::type_identity<double>{}); break;
+    case TypeId::kInt32: append_all(std::type_identity<int32_t>{}); break;
+    case TypeId::kInt64: append_all(std::type_identity<int64_t>{}); break;
+    case TypeId::kFloat32: append_all(std::type_identity<float>{}); break;
+    default: append_all(std::type_identity<double>{}); break;
   }
   list.Append();
   return true;
