@@ -279,12 +279,12 @@ ArrayPtr Counts(std::vector<int64_t>& counts, size_t group_count) {
   return out.Finish();
 }
 
-// count(DISTINCT x): the (group, value) pairs seen, numbered in one table (the value keyed
-// as a GROUP BY key is, AppendKey); a new pair counts one for its group.
-// The distinct (group, value) pairs, kept in kParts tables by their value's hash, so that the
-// parts of a parallel GROUP BY merge table by table on several threads: a merge that
-// numbered one part's pairs into the other's on one thread took as long as building them
-// (count(DISTINCT) of 2M strings ran 1.1x faster on 2 cores than on 1).
+// count(DISTINCT x): the (group, value) pairs seen (the value keyed as a GROUP BY key is,
+// AppendKey); a new pair counts one for its group. The pairs are numbered in kParts tables
+// by their value's hash, so that the parts of a parallel GROUP BY merge table by table on
+// several threads: a merge that numbered one part's pairs into the other's on one thread
+// took as long as building them (count(DISTINCT) of 2M strings ran 1.1x faster on 2 cores
+// than on 1).
 class CountDistinctAccumulator final : public Accumulator {
  public:
   explicit CountDistinctAccumulator(const AggregateCall& agg) : form_(KeyFormOf(*agg.argument->type)) {}
