@@ -132,15 +132,7 @@ TEST(CsvReader, AThreadCountChangedWhileReadingLosesNoRecord) {
   options.batch_rows = 50'000;
   SetReadAheadThreads(2);
   auto reader = ReadCsv(text_test::Input(text), "in.csv", options);
-  int64_t rows = 0, sum = 0;
-  for (RecordBatchPtr batch; (batch = reader->Next());) {
-    SetReadAheadThreads(1);
-    for (int64_t r = 0; r < batch->num_rows(); ++r) sum += std::get<int64_t>(GetScalar(*batch->column(0), r).value);
-    rows += batch->num_rows();
-  }
-  SetReadAheadThreads(0);
-  EXPECT_EQ(rows, 200'000);
-  EXPECT_EQ(sum, int64_t(199'999) * 200'000 / 2);
+  EXPECT_EQ(text_test::RowsAndSumWhileThreadsDrop(*reader), std::make_pair(int64_t(200'000), int64_t(199'999) * 200'000 / 2));
 }
 
 TEST(CsvReader, SchemaColumnsMayComeInAnyHeaderOrder) {

@@ -3,6 +3,8 @@
 
 #include <sstream>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "lancelet/builder.h"
@@ -65,6 +67,20 @@ inline ReadResult ReadCsvText(const std::string& text, TextReadOptions options =
 inline ReadResult ReadJsonText(const std::string& text, TextReadOptions options = {}) {
   auto reader = ReadJsonLines(Input(text), "in.jsonl", options);
   return ReadAll(*reader);
+}
+
+// The rows of `reader` (made at 2 threads) and the sum of its first column (int64), read
+// with the thread count dropped to one after the first batch, as SQL's SET threads may do
+// while a reader is open; the thread count is unset at the end.
+inline std::pair<int64_t, int64_t> RowsAndSumWhileThreadsDrop(RecordBatchReader& reader) {
+  int64_t rows = 0, sum = 0;
+  for (RecordBatchPtr batch; (batch = reader.Next());) {
+    SetReadAheadThreads(1);
+    for (int64_t r = 0; r < batch->num_rows(); ++r) sum += std::get<int64_t>(GetScalar(*batch->column(0), r).value);
+    rows += batch->num_rows();
+  }
+  SetReadAheadThreads(0);
+  return {rows, sum};
 }
 
 // The message of the lancelet::Error `fn` throws, or "" if it does not throw.
