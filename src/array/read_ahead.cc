@@ -13,13 +13,14 @@
 #include <optional>
 #include <thread>
 
+#include "array/shared_source.h"
 #include "array/worker_thread.h"
 #include "lancelet/record_batch.h"
 
 namespace lancelet {
 namespace {
 
-class ReadAheadReader final : public RecordBatchReader {
+class ReadAheadReader final : public RecordBatchReader, public ShareableReader {
  public:
   ReadAheadReader(std::unique_ptr<RecordBatchReader> source, size_t depth)
       : source_(std::move(source)), schema_(source_->schema()), depth_(depth) {}
@@ -34,6 +35,12 @@ class ReadAheadReader final : public RecordBatchReader {
   }
 
   SchemaPtr schema() const override { return schema_; }
+
+  // Threads that read the source's pieces themselves need no thread reading ahead.
+  SharedSource* Shared() override {
+    if (worker_.joinable() || returned_ || ended_) return nullptr;
+    return SharedSourceOf(*source_);
+  }
 
   RecordBatchPtr Next() override {
     // The source is read inline until the caller is seen to spend kWorthAThread on

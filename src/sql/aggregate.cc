@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -15,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "array/shared_source.h"
 #include "array/worker_thread.h"
 #include "expr/functions.h"
 #include "expr/numeric.h"
@@ -1136,6 +1138,10 @@ void HashAggregate::Add(const RecordBatch& batch, uint64_t sequence) {
     }
     // A group's number, made on its first row.
     auto new_group = [&](int64_t r, size_t key_bytes) { return NewGroup(keys, r, key_bytes, sequence << 32 | uint64_t(r)); };
+    // A batch that comes after later ones (AddShared's leftovers) may see a group first.
+    auto seen_again = [&](uint32_t group, int64_t r) {
+      if (early_batches_) first_seen_[group] = std::min(first_seen_[group], sequence << 32 | uint64_t(r));
+    };
     auto spill = [&](int64_t r, std::string_view key) {
       row_groups_[size_t(r)] = kSpilled;
       spilled.push_back(r);
@@ -1156,7 +1162,8 @@ void HashAggregate::Add(const RecordBatch& batch, uint64_t sequence) {
         key = key_;
       } else if (keys[0]->IsNull(r)) {
         if (null_group_ < 0 && full_) spill(r, {});
-        else row_groups_[size_t(r)] = uint32_t(null_group_ < 0 ? (null_group_ = new_group(r, 0)) : null_group_);
+        else if (null_group_ < 0) row_groups_[size_t(r)] = uint32_t(null_group_ = new_group(r, 0));
+        else seen_again(row_groups_[size_t(r)] = uint32_t(null_group_), r);
         continue;
       } else if (raw_bytes) {
         key = (*raw_bytes)[r];
@@ -1165,12 +1172,13 @@ void HashAggregate::Add(const RecordBatch& batch, uint64_t sequence) {
         key = std::string_view(reinterpret_cast<const char*>(&bits), sizeof bits);
       }
       if (full_) {
-        if (const auto number = group_of_.Find(key)) row_groups_[size_t(r)] = group_of_number_[*number];
+        if (const auto number = group_of_.Find(key)) seen_again(row_groups_[size_t(r)] = group_of_number_[*number], r);
         else spill(r, key);
         continue;
       }
       const auto [number, added] = group_of_.Number(key);
       if (added) group_of_number_.push_back(new_group(r, key.size()));
+      else seen_again(group_of_number_[number], r);
       row_groups_[size_t(r)] = group_of_number_[number];
     }
   }
@@ -1229,12 +1237,40 @@ void HashAggregate::Merge(HashAggregate& other) {
   for (size_t i = 0; i < accumulators_.size(); ++i) accumulators_[i]->Merge(*other.accumulators_[i], into, groups_);
 }
 
+std::vector<std::unique_ptr<HashAggregate>> HashAggregate::StartParts(int threads) {
+  // One share more than there are parts: merging a part copies its groups into this one
+  // while the part still holds them.
+  share_of_ = size_t(threads) + 1;
+  if (!std::exchange(keep_first_seen_, true) && keys_.empty()) first_seen_.assign(groups_, 0);
+  std::vector<std::unique_ptr<HashAggregate>> parts;
+  for (int t = 1; t < threads; ++t) {
+    parts.push_back(std::make_unique<HashAggregate>(ctx_, keys_, aggregates_));
+    parts.back()->share_of_ = share_of_;
+    parts.back()->keep_first_seen_ = true;
+    if (keys_.empty()) parts.back()->first_seen_.assign(1, 0);
+  }
+  return parts;
+}
+
+void HashAggregate::MergeParts(std::vector<std::unique_ptr<HashAggregate>>& parts) {
+  for (auto& part : parts) {
+    Merge(*part);
+    part.reset();  // its memory goes before the next part's groups are copied
+  }
+  // Past the parallel phase the budget is this aggregate's alone.
+  share_of_ = 0;
+  over_share_ = false;
+  if (held_bytes_ > uint64_t(std::max<int64_t>(ctx_.memory_budget, 1)) / 2 && depth_ < kMaxSpillDepth) full_ = true;
+  StopNewGroupsPastBudget();
+}
+
 void HashAggregate::AddAll(RecordBatchReader& input) {
   const int threads = ReadAheadThreads();
   if (threads < 2 || depth_ > 0 || !Mergeable()) {
     while (auto batch = input.Next()) Add(*batch);
     return;
   }
+  if (SharedSource* shared = SharedSourceOf(input)) return AddShared(*shared, threads);
   // An input of one batch stays on this thread.
   RecordBatchPtr pending = input.Next();
   if (!pending) return;
@@ -1249,17 +1285,7 @@ void HashAggregate::AddAll(RecordBatchReader& input) {
     return;
   }
   pending = std::move(second);
-
-  // One share more than there are parts: merging a part copies its groups into this one
-  // while the part still holds them.
-  share_of_ = size_t(threads) + 1;
-  std::vector<std::unique_ptr<HashAggregate>> parts;
-  for (int t = 1; t < threads; ++t) {
-    parts.push_back(std::make_unique<HashAggregate>(ctx_, keys_, aggregates_));
-    parts.back()->share_of_ = share_of_;
-    parts.back()->keep_first_seen_ = true;
-    if (keys_.empty()) parts.back()->first_seen_.assign(1, 0);
-  }
+  std::vector<std::unique_ptr<HashAggregate>> parts = StartParts(threads);
   std::mutex mutex;
   uint64_t next_sequence = 1;
   bool stop = false, ended = false;
@@ -1302,17 +1328,60 @@ void HashAggregate::AddAll(RecordBatchReader& input) {
   };
   RunOnThreads(parts.size() + 1, [&](size_t t) { work(t == 0 ? *this : *parts[t - 1]); });
   if (error) std::rethrow_exception(error);
-  for (auto& part : parts) {
-    Merge(*part);
-    part.reset();  // its memory goes before the next part's groups are copied
-  }
-  // Past the parallel phase the budget is this aggregate's alone.
-  share_of_ = 0;
-  over_share_ = false;
-  if (held_bytes_ > uint64_t(std::max<int64_t>(ctx_.memory_budget, 1)) / 2 && depth_ < kMaxSpillDepth) full_ = true;
-  StopNewGroupsPastBudget();
+  MergeParts(parts);
   if (ended) return;
   while (auto batch = input.Next()) Add(*batch, next_sequence++);
+}
+
+void HashAggregate::AddShared(SharedSource& source, int threads) {
+  std::vector<std::unique_ptr<HashAggregate>> parts = StartParts(threads);
+  std::vector<SharedPiece> pieces(static_cast<size_t>(threads));  // [thread]: the piece it read last
+  std::vector<size_t> added(size_t(threads), 0);     // [thread]: batches of that piece added
+  std::mutex mutex;
+  std::atomic<bool> stop{false};
+  std::exception_ptr error;
+  uint64_t error_position = UINT64_MAX;
+  auto fail = [&](uint64_t position) {  // the earliest batch's error wins
+    std::lock_guard lock(mutex);
+    if (position < error_position) error = std::current_exception(), error_position = position;
+    stop = true;
+  };
+  RunOnThreads(size_t(threads), [&](size_t t) {
+    HashAggregate& part = t == 0 ? *this : *parts[t - 1];
+    SharedPiece& piece = pieces[t];
+    while (!stop) {
+      try {
+        added[t] = 0;
+        if (!source.NextPiece(piece)) return;
+      } catch (...) {
+        return fail(piece.first_position);
+      }
+      for (; added[t] < piece.batches.size() && !stop; ++added[t]) {
+        try {
+          part.Add(*piece.batches[added[t]], piece.positions[added[t]]);
+        } catch (...) {
+          return fail(piece.positions[added[t]]);
+        }
+        if (part.over_share_) stop = true;
+      }
+    }
+  });
+  if (error) std::rethrow_exception(error);
+  MergeParts(parts);
+  // A part past its share stopped the threads: the batches of their pieces not added yet
+  // come first, in order; the groups merged may hold rows of later batches, so a group's
+  // first appearance may be among these (early_batches_).
+  std::vector<std::pair<uint64_t, RecordBatchPtr>> rest;
+  for (size_t t = 0; t < pieces.size(); ++t)
+    for (size_t b = std::min(added[t], pieces[t].batches.size()); b < pieces[t].batches.size(); ++b)
+      rest.emplace_back(pieces[t].positions[b], std::move(pieces[t].batches[b]));
+  std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  early_batches_ = true;
+  for (auto& [position, batch] : rest) Add(*batch, position);
+  early_batches_ = false;
+  SharedPiece piece;
+  while (source.NextPiece(piece))
+    for (size_t b = 0; b < piece.batches.size(); ++b) Add(*piece.batches[b], piece.positions[b]);
 }
 
 // Hands aggregate i the rows of the batch in row_groups_ that it takes: those held (not

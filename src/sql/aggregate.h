@@ -16,6 +16,10 @@
 #include "sql/exec.h"
 #include "sql/spill.h"
 
+namespace lancelet {
+class SharedSource;
+}
+
 namespace lancelet::sql {
 
 bool IsAggregateName(const std::string& function);
@@ -147,8 +151,9 @@ class HashAggregate {
 
   void Add(const RecordBatch& batch) { Add(batch, 0); }
   // Adds every batch of `input`. On ReadAheadThreads() threads when there are two or more
-  // and every aggregate is Mergeable: each thread pulls batches from `input` (one at a
-  // time, under a lock) into a part of its own, holding a share of the budget; the parts
+  // and every aggregate is Mergeable: each thread reads pieces of `input` itself when it is
+  // a SharedSource (a table's scan), else pulls batches from it (one at a time, under a
+  // lock), into a part of its own, holding a share of the budget; the parts
   // then merge into this one, whose groups come out in order of first appearance all the
   // same. A part past its share ends the parallel phase: the rest is added here, where
   // groups past the budget spill as usual.
@@ -164,6 +169,13 @@ class HashAggregate {
   // kept (a parallel part, or the aggregate the parts merge into).
   void Add(const RecordBatch& batch, uint64_t sequence);
   bool Mergeable() const;
+  // AddAll's parallel phase: threads - 1 parts and this aggregate, each with a share of
+  // the budget, keeping first appearances.
+  std::vector<std::unique_ptr<HashAggregate>> StartParts(int threads);
+  // Folds `parts` in, and ends the parallel phase.
+  void MergeParts(std::vector<std::unique_ptr<HashAggregate>>& parts);
+  // AddAll over a source whose pieces each thread reads and adds itself.
+  void AddShared(SharedSource& source, int threads);
   // Folds in `other`, a part over other rows: its groups join this one's by key.
   void Merge(HashAggregate& other);
   // A new group with row `row` of `keys` as its key (`key_bytes` long).
@@ -192,6 +204,7 @@ class HashAggregate {
   size_t share_of_ = 0;
   bool over_share_ = false;
   bool keep_first_seen_ = false;
+  bool early_batches_ = false;        // Add takes batches before some it took: see AddShared
   std::vector<uint64_t> first_seen_;  // per group, when kept (see Add)
   bool merged_ = false;               // parts were merged: HeldGroups orders by first_seen_
   SchemaPtr spill_schema_;      // __k<j> keys, __a<i> arguments, then __f<i> FILTER values

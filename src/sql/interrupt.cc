@@ -3,6 +3,7 @@
 #include <atomic>
 #include <csignal>
 
+#include "array/shared_source.h"
 #include "lancelet/error.h"
 
 namespace lancelet::sql {
@@ -16,7 +17,7 @@ struct sigaction previous;
 
 extern "C" void OnInterrupt(int) { interrupted.store(true, std::memory_order_relaxed); }
 
-class InterruptibleReader final : public RecordBatchReader {
+class InterruptibleReader final : public RecordBatchReader, public ShareableReader, private SharedSource {
  public:
   explicit InterruptibleReader(std::unique_ptr<RecordBatchReader> input) : input_(std::move(input)) {}
   SchemaPtr schema() const override { return input_->schema(); }
@@ -24,9 +25,19 @@ class InterruptibleReader final : public RecordBatchReader {
     ThrowIfInterrupted();
     return input_->Next();
   }
+  SharedSource* Shared() override {
+    shared_ = SharedSourceOf(*input_);
+    return shared_ ? this : nullptr;
+  }
 
  private:
+  bool NextPiece(SharedPiece& piece) override {
+    ThrowIfInterrupted();
+    return shared_->NextPiece(piece);
+  }
+
   std::unique_ptr<RecordBatchReader> input_;
+  SharedSource* shared_ = nullptr;
 };
 
 }  // namespace

@@ -26,7 +26,8 @@ class ScanPlan::Cursor::Parallel {
   // Null unless the plan is worth reading in parallel: a dataset-order scan of whole
   // fragments (no limit) on a store whose requests are cheap, with two threads or more
   // and two morsels or more.
-  static std::unique_ptr<Parallel> For(const ScanPlan& plan) {
+  // Shared: no threads of its own; its callers claim and read the morsels (NextPiece).
+  static std::unique_ptr<Parallel> For(const ScanPlan& plan, bool shared) {
     const PlannedScan& p = *plan.planned_;
     const int threads = ReadAheadThreads();
     if (threads < 2 || !p.read_ahead || p.state->store->costly_requests()) return nullptr;
@@ -35,7 +36,8 @@ class ScanPlan::Cursor::Parallel {
     if (rows <= (VerifyParallelism() ? 1 : uint64_t(p.batch_size))) return nullptr;
     auto parallel = std::unique_ptr<Parallel>(new Parallel(plan));
     if (parallel->morsels_.size() < 2) return nullptr;
-    parallel->Start(threads - 1);
+    if (shared) parallel->idle_readers_.push_back(std::move(parallel->caller_reader_));
+    else parallel->Start(threads - 1);
     return parallel;
   }
 
@@ -72,6 +74,39 @@ class ScanPlan::Cursor::Parallel {
       handing_out_.assign(std::make_move_iterator(result.batches.begin()),
                           std::make_move_iterator(result.batches.end()));
     }
+  }
+
+  // Claims the next morsel and reads it on the calling thread, with a reader no other
+  // thread uses meanwhile (one that read the same fragment last, when one is idle).
+  bool NextPiece(uint64_t& first_position, std::vector<std::pair<uint64_t, FragmentBatch>>& batches) {
+    batches.clear();
+    size_t index;
+    TaskReader reader;
+    {
+      std::lock_guard lock(mutex_);
+      if (next_claim_ >= morsels_.size()) return false;
+      index = next_claim_++;
+      first_position = first_batch_[index];
+      auto same = std::find_if(idle_readers_.begin(), idle_readers_.end(),
+                               [&](const TaskReader& r) { return r.task == morsels_[index].task; });
+      if (same == idle_readers_.end() && !idle_readers_.empty()) same = idle_readers_.begin();
+      if (same != idle_readers_.end()) {
+        reader = std::move(*same);
+        idle_readers_.erase(same);
+      }
+    }
+    auto give_back = [&] {
+      std::lock_guard lock(mutex_);
+      idle_readers_.push_back(std::move(reader));
+    };
+    try {
+      ReadMorsel(index, reader, [&](uint64_t position, FragmentBatch& out) { batches.emplace_back(position, std::move(out)); });
+    } catch (...) {
+      give_back();
+      throw;
+    }
+    give_back();
+    return true;
   }
 
  private:
@@ -112,6 +147,7 @@ class ScanPlan::Cursor::Parallel {
     const PlannedScan& p = *plan.planned_;
     batch_rows_ = VerifyParallelism() ? 2 : uint64_t(p.batch_size);
     const uint64_t batch = batch_rows_;
+    uint64_t batches = 0;  // in the morsels so far
     for (size_t t = 0; t < p.tasks.size(); ++t) {
       const uint64_t rows = SpanRows(p.tasks[t]);
       if (rows == 0) continue;
@@ -125,8 +161,11 @@ class ScanPlan::Cursor::Parallel {
         morsel_bytes_ = batches_per_morsel_ * batch * row_bytes;
       }
       const uint64_t morsel_rows = VerifyParallelism() ? 3 : batches_per_morsel_ * batch;
-      for (uint64_t start = 0; start < rows; start += morsel_rows)
+      for (uint64_t start = 0; start < rows; start += morsel_rows) {
         morsels_.push_back({t, start, std::min(rows, start + morsel_rows)});
+        first_batch_.push_back(batches);
+        batches += (morsels_.back().end - start + batch - 1) / batch;
+      }
     }
   }
 
@@ -170,6 +209,19 @@ class ScanPlan::Cursor::Parallel {
     return *held.reader;
   }
 
+  // emit(position, batch) for each batch of morsel `index` with rows that pass the filter.
+  template <typename Emit>
+  void ReadMorsel(size_t index, TaskReader& reader, Emit&& emit) const {
+    const Morsel& m = morsels_[index];
+    const PlannedScan& p = *plan_.planned_;
+    const FragmentReader& r = Reader(reader, m.task);
+    for (uint64_t start = m.start; start < m.end; start += batch_rows_) {
+      FragmentBatch out;
+      if (plan_.ReadSpan(r, p.tasks[m.task], start, std::min(m.end, start + batch_rows_), out))
+        emit(first_batch_[index] + (start - m.start) / batch_rows_, out);
+    }
+  }
+
   // Claims the next morsel and reads it, without the lock meanwhile; false when none may
   // be claimed now (all claimed, the window is full, or the scan is stopping).
   bool ClaimAndRead(std::unique_lock<std::mutex>& lock, TaskReader& reader) {
@@ -179,14 +231,7 @@ class ScanPlan::Cursor::Parallel {
     lock.unlock();
     Result result;
     try {
-      const Morsel& m = morsels_[index];
-      const PlannedScan& p = *plan_.planned_;
-      const FragmentReader& r = Reader(reader, m.task);
-      for (uint64_t start = m.start; start < m.end; start += batch_rows_) {
-        FragmentBatch out;
-        if (plan_.ReadSpan(r, p.tasks[m.task], start, std::min(m.end, start + batch_rows_), out))
-          result.batches.push_back(std::move(out));
-      }
+      ReadMorsel(index, reader, [&](uint64_t, FragmentBatch& out) { result.batches.push_back(std::move(out)); });
     } catch (...) {
       result.error = std::current_exception();
     }
@@ -199,6 +244,7 @@ class ScanPlan::Cursor::Parallel {
 
   const ScanPlan& plan_;
   std::vector<Morsel> morsels_;
+  std::vector<uint64_t> first_batch_;  // [morsel]: the position of its first batch
   uint64_t batches_per_morsel_ = 1;
   uint64_t morsel_bytes_ = 0;  // estimated, decoded
   uint64_t batch_rows_ = 1;
@@ -213,6 +259,7 @@ class ScanPlan::Cursor::Parallel {
   size_t next_out_ = 0;             // morsels below were handed out
   std::deque<Result> done_;         // morsels [next_out_, next_claim_)
   std::deque<FragmentBatch> handing_out_;  // the rest of morsel next_out_ - 1
+  std::vector<TaskReader> idle_readers_;   // shared: readers no thread is using
   bool stopping_ = false;
 };
 
@@ -222,10 +269,21 @@ ScanPlan::Cursor::~Cursor() = default;
 bool ScanPlan::Cursor::ParallelNext(FragmentBatch& out) {
   if (!parallel_checked_) {
     parallel_checked_ = true;
-    parallel_ = Parallel::For(plan_);
+    parallel_ = Parallel::For(plan_, false);
   }
   if (!parallel_) return NextInDatasetOrder(out);
   return parallel_->Next(out);
+}
+
+bool ScanPlan::Cursor::Share() {
+  if (parallel_checked_) return false;
+  parallel_checked_ = true;
+  parallel_ = Parallel::For(plan_, true);
+  return parallel_ != nullptr;
+}
+
+bool ScanPlan::Cursor::NextPiece(uint64_t& first_position, std::vector<std::pair<uint64_t, FragmentBatch>>& batches) {
+  return parallel_->NextPiece(first_position, batches);
 }
 
 }  // namespace lancelet::table

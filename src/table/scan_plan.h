@@ -84,6 +84,13 @@ class ScanPlan {
     ~Cursor();
     // The next non-empty batch, or false at the end.
     bool Next(FragmentBatch& out);
+    // Whether the scan is read as morsels that threads claim and read themselves
+    // (NextPiece), not by Next(): when the plan is worth reading in parallel (as Next()
+    // would), has no limit and Next() was not called.
+    bool Share();
+    // Thread-safe once Share() said so: the batches of the next morsel with their
+    // positions in dataset order (SharedSource::NextPiece); false when none is left.
+    bool NextPiece(uint64_t& first_position, std::vector<std::pair<uint64_t, FragmentBatch>>& batches);
     // Candidates looked at so far (score order only): where the scan stopped.
     uint64_t candidates_read() const { return rank_; }
 

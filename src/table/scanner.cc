@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "array/shared_source.h"
 #include "lancelet/dataset.h"
 #include "lancelet/error.h"
 #include "io/run_concurrently.h"
@@ -33,13 +34,19 @@ namespace table {
 
 namespace {
 
-// Streams a scan, applying offset and limit across batches.
-class ScanReader final : public RecordBatchReader {
+// Streams a scan, applying offset and limit across batches. Without them, threads may
+// read its morsels themselves (SharedSource).
+class ScanReader final : public RecordBatchReader, public ShareableReader, private SharedSource {
  public:
   ScanReader(DatasetPtr dataset, std::unique_ptr<ScanPlan> plan, int64_t offset, int64_t limit)
       : dataset_(std::move(dataset)), plan_(std::move(plan)), cursor_(*plan_), skip_(offset), remaining_(limit) {}
 
   SchemaPtr schema() const override { return plan_->output_schema(); }
+
+  SharedSource* Shared() override {
+    if (skip_ != 0 || remaining_ >= 0 || !cursor_.Share()) return nullptr;
+    return this;
+  }
 
   RecordBatchPtr Next() override {
     FragmentBatch b;
@@ -61,6 +68,18 @@ class ScanReader final : public RecordBatchReader {
   }
 
  private:
+  bool NextPiece(SharedPiece& piece) override {
+    std::vector<std::pair<uint64_t, FragmentBatch>> batches;
+    piece.positions.clear();
+    piece.batches.clear();
+    if (!cursor_.NextPiece(piece.first_position, batches)) return false;
+    for (auto& [position, b] : batches) {
+      piece.positions.push_back(position);
+      piece.batches.push_back(plan_->Project(*b.batch));
+    }
+    return true;
+  }
+
   DatasetPtr dataset_;  // keeps the snapshot alive
   std::unique_ptr<ScanPlan> plan_;
   ScanPlan::Cursor cursor_;
