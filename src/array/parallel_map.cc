@@ -4,9 +4,11 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "array/shared_source.h"
 #include "array/worker_thread.h"
 
 namespace lancelet {
@@ -29,7 +31,9 @@ class InlineTasksReader final : public RecordBatchReader {
   SchemaPtr schema_;
 };
 
-class ParallelTasksReader final : public RecordBatchReader {
+// Shared (SharedSource), it starts no threads: each thread that asks for a piece takes the
+// next task, in turn, and runs it itself.
+class ParallelTasksReader final : public RecordBatchReader, public ShareableReader, private SharedSource {
  public:
   ParallelTasksReader(std::function<BatchTask()> next_task, SchemaPtr schema, int threads)
       : next_task_(std::move(next_task)), schema_(std::move(schema)), window_(2 * size_t(threads)),
@@ -45,6 +49,13 @@ class ParallelTasksReader final : public RecordBatchReader {
   }
 
   SchemaPtr schema() const override { return schema_; }
+
+  SharedSource* Shared() override {
+    std::lock_guard lock(mutex_);
+    if (started_) return nullptr;
+    started_ = shared_ = true;
+    return this;
+  }
 
   RecordBatchPtr Next() override {
     std::unique_lock lock(mutex_);
@@ -76,6 +87,32 @@ class ParallelTasksReader final : public RecordBatchReader {
   }
 
  private:
+  bool NextPiece(SharedPiece& piece) override {
+    piece.positions.clear();
+    piece.batches.clear();
+    BatchTask task;
+    {
+      std::lock_guard source_lock(source_mutex_);
+      if (source_done_) return false;
+      piece.first_position = source_turn_++;
+      try {
+        task = next_task_();
+      } catch (...) {
+        source_done_ = true;
+        throw;
+      }
+      if (!task) {
+        source_done_ = true;
+        return false;
+      }
+    }
+    if (RecordBatchPtr out = task(); out && out->num_rows() > 0) {
+      piece.positions.push_back(piece.first_position);
+      piece.batches.push_back(std::move(out));
+    }
+    return true;
+  }
+
   struct Slot {
     bool done = false, end = false;
     RecordBatchPtr batch;
@@ -140,6 +177,50 @@ class ParallelTasksReader final : public RecordBatchReader {
   std::deque<Slot> done_;  // the batches pulled and not yet returned, in order
   size_t next_index_ = 0;  // batches pulled so far (the last of done_ is next_index_ - 1)
   bool started_ = false, source_ended_ = false, stopping_ = false;
+  bool shared_ = false;  // read through NextPiece only
+};
+
+// ParallelMap: once read, ParallelTasks over the source's batches; shared, the source's
+// own pieces when it has them (each thread decodes what it maps), else those tasks'.
+class ParallelMapReader final : public RecordBatchReader, public ShareableReader {
+ public:
+  using Map = std::function<RecordBatchPtr(const RecordBatchPtr&)>;
+  ParallelMapReader(std::unique_ptr<RecordBatchReader> source, SchemaPtr schema, Map map, int threads)
+      : source_(std::move(source)), schema_(std::move(schema)), map_(std::make_shared<Map>(std::move(map))),
+        threads_(threads) {}
+
+  SchemaPtr schema() const override { return schema_; }
+
+  RecordBatchPtr Next() override { return Tasks().Next(); }
+
+  SharedSource* Shared() override {
+    if (tasks_) return nullptr;
+    if (SharedSource* pieces = SharedSourceOf(*source_)) {
+      mapped_.emplace(*pieces, [map = map_](const RecordBatchPtr& batch) { return (*map)(batch); });
+      return &*mapped_;
+    }
+    return SharedSourceOf(Tasks());
+  }
+
+ private:
+  RecordBatchReader& Tasks() {
+    if (!tasks_) {
+      auto next_task = [source = source_.get(), map = map_]() -> BatchTask {
+        RecordBatchPtr batch = source->Next();
+        if (!batch) return {};
+        return [batch = std::move(batch), map] { return (*map)(batch); };
+      };
+      tasks_ = ParallelTasks(std::move(next_task), schema_, threads_);
+    }
+    return *tasks_;
+  }
+
+  std::unique_ptr<RecordBatchReader> source_;  // before tasks_, which reads it
+  SchemaPtr schema_;
+  std::shared_ptr<Map> map_;
+  int threads_;
+  std::unique_ptr<RecordBatchReader> tasks_;
+  std::optional<MappedPieces> mapped_;
 };
 
 }  // namespace
@@ -152,13 +233,7 @@ std::unique_ptr<RecordBatchReader> ParallelTasks(std::function<BatchTask()> next
 std::unique_ptr<RecordBatchReader> ParallelMap(std::unique_ptr<RecordBatchReader> source, SchemaPtr schema,
                                                std::function<RecordBatchPtr(const RecordBatchPtr&)> map,
                                                int threads) {
-  auto next_task = [source = std::shared_ptr<RecordBatchReader>(std::move(source)),
-                    map = std::make_shared<std::function<RecordBatchPtr(const RecordBatchPtr&)>>(std::move(map))]() -> BatchTask {
-    RecordBatchPtr batch = source->Next();
-    if (!batch) return {};
-    return [batch = std::move(batch), map] { return (*map)(batch); };
-  };
-  return ParallelTasks(std::move(next_task), std::move(schema), threads);
+  return std::make_unique<ParallelMapReader>(std::move(source), std::move(schema), std::move(map), threads);
 }
 
 }  // namespace lancelet

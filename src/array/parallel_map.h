@@ -16,6 +16,8 @@ namespace lancelet {
 // At most 2 * threads batches are pulled past the one the caller is at. An error of
 // `source` or `map` is thrown by Next() at its batch's turn. `map` must be safe to call
 // from several threads at once. With `threads` below 2 it is a plain, inline map.
+// Unread, it may be read as a SharedSource instead (array/shared_source.h): each thread
+// maps a piece of `source` itself (decoding it too, when `source` is shared in turn).
 std::unique_ptr<RecordBatchReader> ParallelMap(std::unique_ptr<RecordBatchReader> source, SchemaPtr schema,
                                                std::function<RecordBatchPtr(const RecordBatchPtr&)> map,
                                                int threads);
@@ -27,6 +29,8 @@ using BatchTask = std::function<RecordBatchPtr()>;
 // result is skipped). `next_task` is called one call at a time, in order, until it
 // returns an empty task; the tasks run on up to `threads` threads as ParallelMap's maps
 // do (ParallelMap is a task per source batch), at most 2 * threads past the caller's.
+// Unread, it may be read as a SharedSource: a piece is a task, run by the thread that
+// took it.
 std::unique_ptr<RecordBatchReader> ParallelTasks(std::function<BatchTask()> next_task, SchemaPtr schema, int threads);
 
 }  // namespace lancelet

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "lancelet/record_batch.h"
@@ -37,6 +38,20 @@ class ShareableReader {
   // The source to read instead of Next(), or null when the reader is not worth sharing or
   // was read already. Once it returned a source the reader is read only through that.
   virtual SharedSource* Shared() = 0;
+};
+
+// The pieces of `source` with map(batch) in place of each batch, computed on the thread
+// that read the piece; null or empty results are dropped. For readers that transform
+// their input batch by batch (a rename, a join's probe) and so may share its pieces.
+class MappedPieces final : public SharedSource {
+ public:
+  using Map = std::function<RecordBatchPtr(const RecordBatchPtr&)>;
+  MappedPieces(SharedSource& source, Map map) : source_(source), map_(std::move(map)) {}
+  bool NextPiece(SharedPiece& piece) override;
+
+ private:
+  SharedSource& source_;
+  Map map_;
 };
 
 // `reader` as a SharedSource (see ShareableReader::Shared), or null.

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <optional>
 
 #include "array/shared_source.h"
 #include "lancelet/error.h"
@@ -17,7 +18,7 @@ struct sigaction previous;
 
 extern "C" void OnInterrupt(int) { interrupted.store(true, std::memory_order_relaxed); }
 
-class InterruptibleReader final : public RecordBatchReader, public ShareableReader, private SharedSource {
+class InterruptibleReader final : public RecordBatchReader, public ShareableReader {
  public:
   explicit InterruptibleReader(std::unique_ptr<RecordBatchReader> input) : input_(std::move(input)) {}
   SchemaPtr schema() const override { return input_->schema(); }
@@ -26,18 +27,18 @@ class InterruptibleReader final : public RecordBatchReader, public ShareableRead
     return input_->Next();
   }
   SharedSource* Shared() override {
-    shared_ = SharedSourceOf(*input_);
-    return shared_ ? this : nullptr;
+    SharedSource* pieces = SharedSourceOf(*input_);
+    if (!pieces) return nullptr;
+    checked_.emplace(*pieces, [](const RecordBatchPtr& batch) {
+      ThrowIfInterrupted();
+      return batch;
+    });
+    return &*checked_;
   }
 
  private:
-  bool NextPiece(SharedPiece& piece) override {
-    ThrowIfInterrupted();
-    return shared_->NextPiece(piece);
-  }
-
   std::unique_ptr<RecordBatchReader> input_;
-  SharedSource* shared_ = nullptr;
+  std::optional<MappedPieces> checked_;
 };
 
 }  // namespace

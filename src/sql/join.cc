@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "array/parallel_map.h"
+#include "array/shared_source.h"
 #include "expr/numeric.h"
 #include "sql/aggregate.h"
 #include "sql/correlated.h"
@@ -54,7 +55,7 @@ std::vector<std::vector<std::string>> StatementPaths(const SelectStmt& stmt) {
 }
 
 // Its input's batches under another schema (the same columns renamed).
-class RenameReader final : public RecordBatchReader {
+class RenameReader final : public RecordBatchReader, public ShareableReader {
  public:
   RenameReader(std::unique_ptr<RecordBatchReader> input, const std::string& prefix) : input_(std::move(input)) {
     std::vector<FieldPtr> fields;
@@ -64,12 +65,23 @@ class RenameReader final : public RecordBatchReader {
   SchemaPtr schema() const override { return schema_; }
   RecordBatchPtr Next() override {
     auto batch = input_->Next();
-    return batch ? std::make_shared<RecordBatch>(schema_, batch->columns(), batch->num_rows()) : nullptr;
+    return batch ? Renamed(batch) : nullptr;
+  }
+  SharedSource* Shared() override {
+    SharedSource* pieces = SharedSourceOf(*input_);
+    if (!pieces) return nullptr;
+    renamed_.emplace(*pieces, [this](const RecordBatchPtr& batch) { return Renamed(batch); });
+    return &*renamed_;
   }
 
  private:
+  RecordBatchPtr Renamed(const RecordBatchPtr& batch) const {
+    return std::make_shared<RecordBatch>(schema_, batch->columns(), batch->num_rows());
+  }
+
   std::unique_ptr<RecordBatchReader> input_;
   SchemaPtr schema_;
+  std::optional<MappedPieces> renamed_;
 };
 
 // Pairs of candidate rows whose ON clause is evaluated at once, at most.

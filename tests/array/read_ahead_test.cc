@@ -4,6 +4,7 @@
 // thread mapped them, errors at their batch's turn, empty results skipped.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -14,6 +15,8 @@
 #include <tuple>
 
 #include "array/parallel_map.h"
+#include "array/shared_source.h"
+#include "array/worker_thread.h"
 #include "lancelet/builder.h"
 #include "lancelet/record_batch.h"
 
@@ -186,6 +189,104 @@ TEST(ParallelMap, OneThreadMapsInline) {
   while (auto batch = reader->Next()) rows += batch->num_rows();
   EXPECT_EQ(rows, 8);  // 0 and 7 map to nothing
   EXPECT_EQ(threads, std::set<std::thread::id>{std::this_thread::get_id()});
+}
+
+// (position, value) of every batch of `source`'s pieces, read on `threads` threads at
+// once, by position; the first error any thread met, with its piece's first position.
+struct SharedRead {
+  std::vector<std::pair<uint64_t, int64_t>> batches;
+  std::string error;
+  uint64_t error_position = 0;
+};
+SharedRead ReadShared(SharedSource& source, size_t threads) {
+  SharedRead read;
+  std::mutex mutex;
+  RunOnThreads(threads, [&](size_t) {
+    SharedPiece piece;
+    for (;;) {
+      try {
+        if (!source.NextPiece(piece)) return;
+      } catch (const std::runtime_error& e) {
+        std::lock_guard lock(mutex);
+        read.error = e.what();
+        read.error_position = piece.first_position;
+        return;
+      }
+      std::lock_guard lock(mutex);
+      for (size_t b = 0; b < piece.batches.size(); ++b) {
+        EXPECT_GE(piece.positions[b], piece.first_position);
+        read.batches.emplace_back(piece.positions[b], Value(*piece.batches[b]));
+      }
+    }
+  });
+  std::sort(read.batches.begin(), read.batches.end());
+  return read;
+}
+
+TEST(ParallelMap, SharedEachThreadMapsThePiecesItTakes) {
+  std::set<std::thread::id> threads;
+  std::mutex mutex;
+  auto owned = std::make_unique<CountingSource>(40);
+  SchemaPtr schema = owned->schema();
+  auto reader = ParallelMap(std::move(owned), schema, TimesTen(&threads, &mutex), 4);
+  SharedSource* shared = SharedSourceOf(*reader);
+  ASSERT_NE(shared, nullptr);
+  const SharedRead read = ReadShared(*shared, 4);
+  EXPECT_EQ(read.error, "");
+  std::vector<int64_t> values, expected;
+  for (const auto& [position, value] : read.batches) values.push_back(value);
+  for (int64_t i = 0; i < 40; ++i)
+    if (i % 7 != 0) expected.push_back(10 * i);
+  EXPECT_EQ(values, expected);  // by position: the source's order
+  EXPECT_EQ(read.batches.back().first, 39u);
+  std::lock_guard lock(mutex);
+  EXPECT_GE(threads.size(), 2u);
+}
+
+TEST(ParallelMap, AMapOverASharedSourceMapsItsPiecesWhereTheyAreRead) {
+  std::set<std::thread::id> threads;
+  std::mutex mutex;
+  auto owned = std::make_unique<CountingSource>(30);
+  SchemaPtr schema = owned->schema();
+  auto inner = ParallelMap(std::move(owned), schema, TimesTen(&threads, &mutex), 4);
+  auto outer = ParallelMap(std::move(inner), schema, TimesTen(&threads, &mutex), 4);
+  SharedSource* shared = SharedSourceOf(*outer);
+  ASSERT_NE(shared, nullptr);
+  const SharedRead read = ReadShared(*shared, 3);
+  std::vector<int64_t> values, expected;
+  for (const auto& [position, value] : read.batches) values.push_back(value);
+  for (int64_t i = 0; i < 30; ++i)
+    if (i % 7 != 0) expected.push_back(100 * i);
+  EXPECT_EQ(values, expected);
+}
+
+TEST(ParallelMap, ASharedSourcesErrorGoesToTheThreadThatTookItsPiece) {
+  std::set<std::thread::id> threads;
+  std::mutex mutex;
+  auto owned = std::make_unique<CountingSource>(-1, 9);
+  SchemaPtr schema = owned->schema();
+  auto reader = ParallelMap(std::move(owned), schema, TimesTen(&threads, &mutex), 4);
+  const SharedRead read = ReadShared(*SharedSourceOf(*reader), 1);
+  EXPECT_EQ(read.error, "batch 9 is corrupt");
+  EXPECT_EQ(read.error_position, 9u);
+  ASSERT_EQ(read.batches.size(), 7u);  // 1..8 less 7
+  EXPECT_EQ(read.batches.back(), std::pair(uint64_t{8}, int64_t{80}));
+}
+
+TEST(ParallelMap, AReaderAlreadyReadIsNotShared) {
+  std::set<std::thread::id> threads;
+  std::mutex mutex;
+  auto owned = std::make_unique<CountingSource>(10);
+  SchemaPtr schema = owned->schema();
+  auto reader = ParallelMap(std::move(owned), schema, TimesTen(&threads, &mutex), 4);
+  ASSERT_TRUE(reader->Next());
+  EXPECT_EQ(SharedSourceOf(*reader), nullptr);
+  // ReadAhead passes its source's pieces on, until it was read.
+  auto unread = ReadAhead(ParallelMap(std::make_unique<CountingSource>(10), schema, TimesTen(&threads, &mutex), 4));
+  EXPECT_NE(SharedSourceOf(*unread), nullptr);
+  auto ahead = ReadAhead(ParallelMap(std::make_unique<CountingSource>(10), schema, TimesTen(&threads, &mutex), 4));
+  ASSERT_TRUE(ahead->Next());
+  EXPECT_EQ(SharedSourceOf(*ahead), nullptr);
 }
 
 }  // namespace
