@@ -1,6 +1,8 @@
 // Streaming JSON Lines reader: one JSON object per line.
 #include <deque>
 #include <istream>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,6 +37,86 @@ std::string DescribeParseError(const json::exception& error) {
   return bracket == std::string::npos ? message : message.substr(bracket + 2);
 }
 
+// A member of a line's object: its key and its value's text, as they stand in the line.
+struct Member {
+  std::string_view key, value;
+};
+
+// The members of the JSON object on `line`, by a scan of the object's own structure: keys,
+// colons, commas, and each value's extent (a string to its closing quote, an array or
+// object to its matching bracket, anything else to the next delimiter). The values'
+// contents are not checked here; whoever reads a value parses it. False when the line is
+// not such an object, or a key holds an escape or comes twice: the caller then parses the
+// line whole, which reports whatever is wrong with it.
+bool ScanMembers(std::string_view line, std::vector<Member>& members) {
+  members.clear();
+  size_t at = 0;
+  auto blank = [&] {
+    while (at < line.size() && (line[at] == ' ' || line[at] == '\t' || line[at] == '\n' || line[at] == '\r')) ++at;
+  };
+  auto string_end = [&](size_t quote) -> size_t {  // past the closing quote, or npos
+    for (size_t i = quote + 1; i < line.size(); ++i) {
+      if (line[i] == '\\') ++i;
+      else if (line[i] == '"') return i + 1;
+    }
+    return std::string_view::npos;
+  };
+  blank();
+  if (at == line.size() || line[at] != '{') return false;
+  ++at;
+  blank();
+  if (at < line.size() && line[at] == '}') return ++at, blank(), at == line.size();
+  for (;;) {
+    if (at == line.size() || line[at] != '"') return false;
+    const size_t key_end = string_end(at);
+    if (key_end == std::string_view::npos) return false;
+    const std::string_view key = line.substr(at + 1, key_end - at - 2);
+    if (key.find('\\') != std::string_view::npos) return false;
+    at = key_end;
+    blank();
+    if (at == line.size() || line[at] != ':') return false;
+    ++at;
+    blank();
+    const size_t value_start = at;
+    if (at == line.size()) return false;
+    if (line[at] == '"') {
+      at = string_end(at);
+      if (at == std::string_view::npos) return false;
+    } else if (line[at] == '[' || line[at] == '{') {
+      int depth = 0;
+      for (; at < line.size(); ++at) {
+        const char c = line[at];
+        if (c == '"') {
+          at = string_end(at);
+          if (at == std::string_view::npos) return false;
+          --at;
+        } else if (c == '[' || c == '{') {
+          ++depth;
+        } else if ((c == ']' || c == '}') && --depth == 0) {
+          ++at;
+          break;
+        }
+      }
+      if (depth != 0) return false;
+    } else {
+      while (at < line.size() && line[at] != ',' && line[at] != '}' && line[at] != ' ' && line[at] != '\t' &&
+             line[at] != '\n' && line[at] != '\r')
+        ++at;
+    }
+    for (const Member& m : members)
+      if (m.key == key) return false;
+    members.push_back({key, line.substr(value_start, at - value_start)});
+    blank();
+    if (at < line.size() && line[at] == ',') {
+      ++at;
+      blank();
+      continue;
+    }
+    if (at < line.size() && line[at] == '}') return ++at, blank(), at == line.size();
+    return false;
+  }
+}
+
 class JsonLinesBatchReader final : public RecordBatchReader {
  public:
   JsonLinesBatchReader(std::unique_ptr<std::istream> input, std::string name,
@@ -63,8 +145,16 @@ class JsonLinesBatchReader final : public RecordBatchReader {
 
   RecordBatchPtr Next() override {
     // Once chunks are handed out, their reader has the rest (the thread count may change).
-    if (!chunks_ && ReadAheadThreads() < 2)
-      return ParseRecords(buffered_, [this](JsonRecord& record) { return ReadRecord(record); });
+    if (!chunks_ && ReadAheadThreads() < 2) {
+      return ParseRecords(buffered_, [this](std::string& line, int64_t& number) {
+        if (!std::getline(*input_, line)) {
+          if (input_->bad()) ThrowIo("{}:{}: read failed", name_, line_ + 1);
+          return false;
+        }
+        number = ++line_;
+        return true;
+      });
+    }
     // Chunks of lines (the inference buffer's records first) that threads parse at once,
     // a batch each, in order: parsing, not reading lines, is what costs.
     if (!chunks_) {
@@ -84,13 +174,11 @@ class JsonLinesBatchReader final : public RecordBatchReader {
             if (head->empty() && lines->empty()) return {};
             return [this, head, lines, first_line] {
               size_t next = 0;
-              return ParseRecords(*head, [&](JsonRecord& record) {
-                while (next < lines->size()) {
-                  std::string& line = (*lines)[next];
-                  const int64_t number = first_line + int64_t(next++);
-                  if (ParseLine(line, number, record)) return true;
-                }
-                return false;
+              return ParseRecords(*head, [&](std::string& line, int64_t& number) {
+                if (next == lines->size()) return false;
+                line = std::move((*lines)[next]);
+                number = first_line + int64_t(next++);
+                return true;
               });
             };
           },
@@ -104,38 +192,84 @@ class JsonLinesBatchReader final : public RecordBatchReader {
   static constexpr size_t kChunkBytes = 2 << 20;
 
   // Up to batch_rows records parsed into a batch, null when there are none: those of
-  // `head` first (taken from it), then those `read` gives. Safe on several threads at once
-  // for different heads.
-  template <typename Read>
-  RecordBatchPtr ParseRecords(std::deque<JsonRecord>& head, Read&& read) const {
+  // `head` first (taken from it), then those of the lines next_line(line, number) gives
+  // (false at the end). Safe on several threads at once for different heads.
+  template <typename NextLine>
+  RecordBatchPtr ParseRecords(std::deque<JsonRecord>& head, NextLine&& next_line) const {
     std::vector<std::unique_ptr<ArrayBuilder>> builders;
     for (const auto& field : schema_->fields()) builders.push_back(ArrayBuilder::Make(field->type));
     int64_t rows = 0;
-    JsonRecord record;
-    auto next = [&] {
-      if (head.empty()) return read(record);
-      record = std::move(head.front());
+    for (; rows < options_.batch_rows && !head.empty(); ++rows) {
+      AppendRecord(builders, head.front());
       head.pop_front();
-      return true;
-    };
-    while (rows < options_.batch_rows && next()) {
-      text::ValueSource source{name_, record.line};
-      for (size_t f = 0; f < builders.size(); ++f) {
-        const std::string& key = schema_->field(f)->name;
-        auto it = record.object.find(key);
-        if (it == record.object.end()) {
-          builders[f]->AppendNull();  // a missing key is NULL
-        } else {
-          text::ValuePath path{nullptr, key, 0};
-          text::AppendJson(*builders[f], *it, source, path);
-        }
-      }
-      ++rows;
     }
+    std::string line;
+    int64_t number = 0;
+    std::vector<Member> members;
+    while (rows < options_.batch_rows && next_line(line, number))
+      if (AppendLine(builders, line, number, members)) ++rows;
     if (rows == 0) return nullptr;
     std::vector<ArrayPtr> columns;
     for (auto& builder : builders) columns.push_back(builder->Finish());
     return std::make_shared<RecordBatch>(schema_, std::move(columns), rows);
+  }
+
+  void AppendRecord(std::vector<std::unique_ptr<ArrayBuilder>>& builders, const JsonRecord& record) const {
+    const text::ValueSource source{name_, record.line};
+    for (size_t f = 0; f < builders.size(); ++f) {
+      const std::string& key = schema_->field(f)->name;
+      auto it = record.object.find(key);
+      if (it == record.object.end()) {
+        builders[f]->AppendNull();  // a missing key is NULL
+      } else {
+        text::ValuePath path{nullptr, key, 0};
+        text::AppendJson(*builders[f], *it, source, path);
+      }
+    }
+  }
+
+  // Line `number`'s record appended; false when the line is blank. Its members are found
+  // by ScanMembers and each value parsed on its own (a list of numbers read straight into
+  // its builder), not the whole line as one document: a line that ScanMembers does not
+  // take, or a value that does not parse, is parsed whole, which throws the error it
+  // always did.
+  bool AppendLine(std::vector<std::unique_ptr<ArrayBuilder>>& builders, std::string& line, int64_t number,
+                  std::vector<Member>& members) const {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) return false;
+    if (!ScanMembers(line, members)) {
+      JsonRecord record;
+      ParseLine(line, number, record);
+      AppendRecord(builders, record);
+      return true;
+    }
+    auto parse = [&](std::string_view value) {
+      try {
+        return text::ParseJsonText(value, /*throw_errors=*/true);
+      } catch (const json::exception&) {
+        JsonRecord record;
+        ParseLine(line, number, record);  // throws: the line does not parse either
+        throw;
+      }
+    };
+    const text::ValueSource source{name_, number};
+    std::vector<bool> used(members.size());
+    for (size_t f = 0; f < builders.size(); ++f) {
+      const std::string& key = schema_->field(f)->name;
+      size_t m = 0;
+      while (m < members.size() && members[m].key != key) ++m;
+      if (m == members.size()) {
+        builders[f]->AppendNull();  // a missing key is NULL
+        continue;
+      }
+      used[m] = true;
+      if (members[m].value[0] == '[' && text::AppendNumberList(*builders[f], members[m].value)) continue;
+      text::ValuePath path{nullptr, key, 0};
+      text::AppendJson(*builders[f], parse(members[m].value), source, path);
+    }
+    for (size_t m = 0; m < members.size(); ++m)  // the members no column takes must be JSON too
+      if (!used[m]) parse(members[m].value);
+    return true;
   }
 
   // Parses the next non-blank line, which must hold one JSON object.

@@ -380,15 +380,8 @@ size_t JsonNumberEnd(std::string_view text, size_t i, bool& integral) {
   return at;
 }
 
-// A CSV cell holding a JSON array of numbers for a list of float32, float64, int32 or
-// int64 (an embedding, most often), appended without building a JSON document: the
-// general path (ParseJsonText, AppendJson) spent two thirds of a 128-d embedding
-// column's ingest there. False, with nothing appended, for any other text or item type,
-// and for whatever the general path treats specially or reports: nulls, -0 (a float
-// there), integers of 16 digits or more (exact only as int64 or uint64 there), values
-// out of range, a fixed-size list of the wrong length. The values are the general
-// path's: integers exact, fractions correctly rounded to double (as its strtod) and then
-// to float32.
+}  // namespace
+
 bool AppendNumberList(ArrayBuilder& builder, std::string_view text) {
   const DataType& type = *builder.type();
   if (type.id() != TypeId::kFixedSizeList && type.id() != TypeId::kList && type.id() != TypeId::kLargeList)
@@ -450,8 +443,6 @@ bool AppendNumberList(ArrayBuilder& builder, std::string_view text) {
   list.Append();
   return true;
 }
-
-}  // namespace
 
 void AppendCell(ArrayBuilder& builder, std::string_view cell, bool quoted,
                 const ValueSource& source, const ValuePath& path) {

@@ -45,6 +45,17 @@ bool IsNegativeZero(const nlohmann::ordered_json& value);
 void AppendJson(ArrayBuilder& builder, const nlohmann::ordered_json& value, const ValueSource& source,
                 const ValuePath& path);
 
+// A JSON array of numbers (a CSV cell, a JSON lines member) for a list of float32,
+// float64, int32 or int64 (an embedding, most often), appended without building a JSON
+// document: the general path (ParseJsonText, AppendJson) spent two thirds of a 128-d
+// embedding column's ingest there. False, with nothing appended, for any other text or
+// item type, and for whatever the general path treats specially or reports: nulls, -0 (a
+// float there), integers of 16 digits or more (exact only as int64 or uint64 there),
+// values out of range, a fixed-size list of the wrong length. The values are the general
+// path's: integers exact, fractions correctly rounded to double (as its strtod) and then
+// to float32.
+bool AppendNumberList(ArrayBuilder& builder, std::string_view text);
+
 // Appends a CSV cell: empty and unquoted -> NULL; quoted and empty -> "" for string and
 // binary kinds, NULL otherwise. Blanks around non-string values are ignored.
 void AppendCell(ArrayBuilder& builder, std::string_view cell, bool quoted,

@@ -186,6 +186,44 @@ TEST(JsonLinesReader, ReadsAgainstASchema) {
             "in.jsonl: row 3, column 'a': 3000000000 does not fit int32");
 }
 
+// Past inference (or under a given schema) a line's members are found by a scan and each
+// value parsed on its own (ScanMembers); inferred rows are parsed whole. Both give the same
+// values, for lines the scan takes and those it leaves to the whole-line parse.
+TEST(JsonLinesReader, MembersReadOneByOneGiveWhatAWholeLineParseGives) {
+  const std::string lines =
+      "{\"s\": \"first\", \"l\": [1, 2], \"st\": {\"b\": \"x\"}, \"v\": [0.5, -1]}\n"
+      "{ \"s\" : \"a\\\"}{[\" , \"l\" : [ 3 , 4 ] ,\"st\":{\"b\":\"]}\"} ,\"v\":[1e-3,\t2E2] }\n"
+      "{\"\\u0073\": \"escaped key\", \"l\": [5, null]}\n"
+      "{\"s\": \"twice\", \"s\": \"again\", \"v\": [-0, 1.5]}\n"
+      "{\"unused\": {\"deep\": [[{\"x\": \"}\"}]]}, \"l\": []}\n"
+      "{}\n"
+      "{\"v\": [1.00000001, 3], \"st\": null, \"l\": null}\r\n";
+  const std::string schema = "s:utf8,l:list<int64>,st:struct<b:utf8>,v:fixed_size_list<float32,2>";
+  const auto scanned = ReadJsonText(lines, WithSchema(schema));
+  TextReadOptions whole;  // every line read during inference, so parsed whole
+  whole.column_types = Schema::Parse(schema);
+  const auto parsed = ReadJsonText(lines, whole);
+  std::string parsed_rows = Jsonl(*parsed.batch);  // inference made a column of "unused" too
+  for (const std::string unused : {",\"unused\":null", ",\"unused\":{\"deep\":[[{\"x\":\"}\"}]]}"})
+    for (size_t at; (at = parsed_rows.find(unused)) != std::string::npos;) parsed_rows.erase(at, unused.size());
+  EXPECT_EQ(Jsonl(*scanned.batch), parsed_rows);
+  EXPECT_EQ(Jsonl(*scanned.batch),
+            "{\"s\":\"first\",\"l\":[1,2],\"st\":{\"b\":\"x\"},\"v\":[0.5,-1]}\n"
+            "{\"s\":\"a\\\"}{[\",\"l\":[3,4],\"st\":{\"b\":\"]}\"},\"v\":[0.001,200]}\n"
+            "{\"s\":\"escaped key\",\"l\":[5,null],\"st\":null,\"v\":null}\n"
+            "{\"s\":\"again\",\"l\":null,\"st\":null,\"v\":[-0,1.5]}\n"
+            "{\"s\":null,\"l\":[],\"st\":null,\"v\":null}\n"
+            "{\"s\":null,\"l\":null,\"st\":null,\"v\":null}\n"
+            "{\"s\":null,\"l\":null,\"st\":null,\"v\":[1,3]}\n");
+  // A member no column reads, or text after the object, is still an error, reported as the
+  // whole line's parse reports it.
+  for (const std::string line : {"{\"s\": \"x\", \"zz\": [1,}\n", "{\"s\": \"x\"} 7\n"})
+    EXPECT_EQ(ErrorOf([&] { ReadJsonText(line, WithSchema(schema)); }), ErrorOf([&] { ReadJsonText(line); }));
+  EXPECT_EQ(ErrorOf([&] { ReadJsonText("{\"s\": \"x\", \"zz\": [1,}\n", WithSchema(schema)); }),
+            "in.jsonl:1: malformed JSON at column 21: syntax error while parsing value - unexpected '}'; expected "
+            "'[', '{', or a literal");
+}
+
 TEST(JsonLinesReader, NegativeZeroKeepsItsSignInFloatColumns) {
   auto result = ReadJsonText("{\"f\": -0, \"g\": [-0, 1.5], \"i\": -0, \"s\": \"-0\"}\n",
                              WithSchema("f:float64,g:list<float32>,i:int32,s:utf8"));
