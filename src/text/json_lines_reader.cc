@@ -230,45 +230,51 @@ class JsonLinesBatchReader final : public RecordBatchReader {
 
   // Line `number`'s record appended; false when the line is blank. Its members are found
   // by ScanMembers and each value parsed on its own (a list of numbers read straight into
-  // its builder), not the whole line as one document: a line that ScanMembers does not
+  // its builder), not the whole line as one document. A line that ScanMembers does not
   // take, or a value that does not parse, is parsed whole, which throws the error it
-  // always did.
+  // always did; every value is parsed before any is checked against its column, so that
+  // errors come in the order a whole line's parse gives them.
   bool AppendLine(std::vector<std::unique_ptr<ArrayBuilder>>& builders, std::string& line, int64_t number,
                   std::vector<Member>& members) const {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) return false;
-    if (!ScanMembers(line, members)) {
+    auto parse_whole = [&] {
       JsonRecord record;
       ParseLine(line, number, record);
       AppendRecord(builders, record);
-      return true;
-    }
-    auto parse = [&](std::string_view value) {
-      try {
-        return text::ParseJsonText(value, /*throw_errors=*/true);
-      } catch (const json::exception&) {
-        JsonRecord record;
-        ParseLine(line, number, record);  // throws: the line does not parse either
-        throw;
-      }
     };
-    const text::ValueSource source{name_, number};
-    std::vector<bool> used(members.size());
+    if (!ScanMembers(line, members)) return parse_whole(), true;
+    // [field]: its member, or npos; the number lists read straight into their builders.
+    std::vector<size_t> member_of(builders.size(), std::string::npos);
+    std::vector<bool> appended(builders.size()), read_as_list(members.size());
     for (size_t f = 0; f < builders.size(); ++f) {
       const std::string& key = schema_->field(f)->name;
-      size_t m = 0;
-      while (m < members.size() && members[m].key != key) ++m;
-      if (m == members.size()) {
+      for (size_t m = 0; m < members.size() && member_of[f] == std::string::npos; ++m)
+        if (members[m].key == key) member_of[f] = m;
+      if (member_of[f] == std::string::npos) continue;
+      const std::string_view value = members[member_of[f]].value;
+      appended[f] = read_as_list[member_of[f]] = value[0] == '[' && text::AppendNumberList(*builders[f], value);
+    }
+    std::vector<json> values(members.size());  // the rest, members no column reads included
+    for (size_t m = 0; m < members.size(); ++m) {
+      if (read_as_list[m]) continue;
+      try {
+        values[m] = text::ParseJsonText(members[m].value, /*throw_errors=*/true);
+      } catch (const json::exception&) {
+        parse_whole();  // throws: the line does not parse either
+        throw;
+      }
+    }
+    const text::ValueSource source{name_, number};
+    for (size_t f = 0; f < builders.size(); ++f) {
+      if (appended[f]) continue;
+      if (member_of[f] == std::string::npos) {
         builders[f]->AppendNull();  // a missing key is NULL
         continue;
       }
-      used[m] = true;
-      if (members[m].value[0] == '[' && text::AppendNumberList(*builders[f], members[m].value)) continue;
-      text::ValuePath path{nullptr, key, 0};
-      text::AppendJson(*builders[f], parse(members[m].value), source, path);
+      const text::ValuePath path{nullptr, schema_->field(f)->name, 0};
+      text::AppendJson(*builders[f], values[member_of[f]], source, path);
     }
-    for (size_t m = 0; m < members.size(); ++m)  // the members no column takes must be JSON too
-      if (!used[m]) parse(members[m].value);
     return true;
   }
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -222,6 +223,54 @@ TEST(JsonLinesReader, MembersReadOneByOneGiveWhatAWholeLineParseGives) {
   EXPECT_EQ(ErrorOf([&] { ReadJsonText("{\"s\": \"x\", \"zz\": [1,}\n", WithSchema(schema)); }),
             "in.jsonl:1: malformed JSON at column 21: syntax error while parsing value - unexpected '}'; expected "
             "'[', '{', or a literal");
+}
+
+// The same, over thousands of lines made at random and then damaged at random (a character
+// dropped, doubled or replaced by one of JSON's structural ones): each line, after a header
+// line naming every column, read by the member scan and parsed whole gives the same rows,
+// or the same error.
+TEST(JsonLinesReader, MembersReadOneByOneMatchWholeLineParsesOnDamagedLines) {
+  const std::string schema = "s:utf8,l:list<int64>,st:struct<b:utf8>,v:fixed_size_list<float32,2>";
+  const std::string header = "{\"s\":\"h\",\"l\":[0],\"st\":{\"b\":\"h\"},\"v\":[0,0]}\n";
+  const std::vector<std::string> values = {
+      "\"plain\"", "\"q\\\"}]\"", "[1, 2]", "[]", "[-0, 7]", "[1.5, 2]", "[1e2, -3]", "[1, null]", "null", "12",
+      "{\"b\": \"x\"}", "{\"b\": [1, {\"c\": \"]\"}]}", "true", "[[1], [2]]", "\"\\u00e9\""};
+  const std::vector<std::string> keys = {"s", "l", "st", "v", "zz", "s"};
+  const std::string damage = "{}[],:\" \\0e-";
+  std::mt19937 random(46);
+  auto pick = [&](size_t n) { return size_t(random() % n); };
+  TextReadOptions whole;
+  whole.column_types = Schema::Parse(schema);
+  int errors = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string line = "{";
+    for (size_t m = 0, count = pick(5); m < count; ++m)
+      line += fmt::format("{}\"{}\"{}:{}{}", m ? "," : "", keys[pick(keys.size())], pick(2) ? " " : "",
+                          pick(3) ? "" : " ", values[pick(values.size())]);
+    line += "}";
+    if (i % 4 != 0) {  // three lines in four damaged
+      const size_t at = pick(line.size());
+      switch (pick(3)) {
+        case 0: line.erase(at, 1); break;
+        case 1: line.insert(at, 1, line[at]); break;
+        default: line[at] = damage[pick(damage.size())]; break;
+      }
+    }
+    const std::string text = header + line + "\n";
+    text_test::ReadResult scanned, parsed;
+    const std::string scanned_error = ErrorOf([&] { scanned = ReadJsonText(text, WithSchema(schema)); });
+    const std::string parsed_error = ErrorOf([&] { parsed = ReadJsonText(text, whole); });
+    ASSERT_EQ(scanned_error, parsed_error) << line;
+    if (!scanned_error.empty()) {
+      ++errors;
+      continue;
+    }
+    std::vector<ArrayPtr> columns(parsed.batch->columns().begin(), parsed.batch->columns().begin() + 4);
+    const RecordBatch first_four(scanned.schema, columns, parsed.batch->num_rows());
+    ASSERT_EQ(Jsonl(*scanned.batch), Jsonl(first_four)) << line;
+  }
+  EXPECT_GT(errors, 500);  // the damage made errors often, and left many lines whole
+  EXPECT_LT(errors, 2500);
 }
 
 TEST(JsonLinesReader, NegativeZeroKeepsItsSignInFloatColumns) {
