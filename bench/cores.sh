@@ -65,3 +65,17 @@ PY
 fi
 echo "embeddings.csv: $(($(stat -c %s "$CSV") / 1000000)) MB"
 run "create --from embeddings.csv" create "$DB/ingested.lance" --from "$CSV" --overwrite
+
+# The same rows as JSON lines.
+JSONL="$DB/embeddings.jsonl"
+if [[ ! -f $JSONL ]]; then
+  python3 - "$CSV" "$JSONL" <<'PY'
+import csv, json, sys
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
+    for row in csv.DictReader(f):
+        emb = row["emb"]
+        out.write(f'{{"id":{row["id"]},"name":{json.dumps(row["name"])},"score":{row["score"]},"emb":{emb}}}\n')
+PY
+fi
+echo "embeddings.jsonl: $(($(stat -c %s "$JSONL") / 1000000)) MB"
+run "create --from embeddings.jsonl" create "$DB/ingested.lance" --from "$JSONL" --overwrite
