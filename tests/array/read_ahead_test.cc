@@ -223,68 +223,67 @@ SharedRead ReadShared(SharedSource& source, size_t threads) {
   return read;
 }
 
-TEST(ParallelMap, SharedEachThreadMapsThePiecesItTakes) {
-  std::set<std::thread::id> threads;
-  std::mutex mutex;
-  auto owned = std::make_unique<CountingSource>(40);
-  SchemaPtr schema = owned->schema();
-  auto reader = ParallelMap(std::move(owned), schema, TimesTen(&threads, &mutex), 4);
+// ParallelMap's shared pieces: the maps of TimesTen over CountingSource(count, fail_at).
+class SharedParallelMap : public ::testing::Test {
+ protected:
+  std::unique_ptr<RecordBatchReader> Mapped(int64_t count, int64_t fail_at = -1) {
+    return MappedOver(std::make_unique<CountingSource>(count, fail_at));
+  }
+  std::unique_ptr<RecordBatchReader> MappedOver(std::unique_ptr<RecordBatchReader> source) {
+    SchemaPtr schema = source->schema();
+    return ParallelMap(std::move(source), schema, TimesTen(&threads_, &mutex_), 4);
+  }
+  // The values read, by position, and factor * i for every i < count that maps to a value.
+  static std::vector<int64_t> Values(const SharedRead& read) {
+    std::vector<int64_t> values;
+    for (const auto& [position, value] : read.batches) values.push_back(value);
+    return values;
+  }
+  static std::vector<int64_t> Expected(int64_t count, int64_t factor) {
+    std::vector<int64_t> expected;
+    for (int64_t i = 0; i < count; ++i)
+      if (i % 7 != 0) expected.push_back(factor * i);
+    return expected;
+  }
+  std::set<std::thread::id> threads_;
+  std::mutex mutex_;
+};
+
+TEST_F(SharedParallelMap, EachThreadMapsThePiecesItTakes) {
+  auto reader = Mapped(40);
   SharedSource* shared = SharedSourceOf(*reader);
   ASSERT_NE(shared, nullptr);
   const SharedRead read = ReadShared(*shared, 4);
   EXPECT_EQ(read.error, "");
-  std::vector<int64_t> values, expected;
-  for (const auto& [position, value] : read.batches) values.push_back(value);
-  for (int64_t i = 0; i < 40; ++i)
-    if (i % 7 != 0) expected.push_back(10 * i);
-  EXPECT_EQ(values, expected);  // by position: the source's order
+  EXPECT_EQ(Values(read), Expected(40, 10));  // by position: the source's order
   EXPECT_EQ(read.batches.back().first, 39u);
-  std::lock_guard lock(mutex);
-  EXPECT_GE(threads.size(), 2u);
+  std::lock_guard lock(mutex_);
+  EXPECT_GE(threads_.size(), 2u);
 }
 
-TEST(ParallelMap, AMapOverASharedSourceMapsItsPiecesWhereTheyAreRead) {
-  std::set<std::thread::id> threads;
-  std::mutex mutex;
-  auto owned = std::make_unique<CountingSource>(30);
-  SchemaPtr schema = owned->schema();
-  auto inner = ParallelMap(std::move(owned), schema, TimesTen(&threads, &mutex), 4);
-  auto outer = ParallelMap(std::move(inner), schema, TimesTen(&threads, &mutex), 4);
+TEST_F(SharedParallelMap, AMapOverASharedSourceMapsItsPiecesWhereTheyAreRead) {
+  auto outer = MappedOver(Mapped(30));
   SharedSource* shared = SharedSourceOf(*outer);
   ASSERT_NE(shared, nullptr);
-  const SharedRead read = ReadShared(*shared, 3);
-  std::vector<int64_t> values, expected;
-  for (const auto& [position, value] : read.batches) values.push_back(value);
-  for (int64_t i = 0; i < 30; ++i)
-    if (i % 7 != 0) expected.push_back(100 * i);
-  EXPECT_EQ(values, expected);
+  EXPECT_EQ(Values(ReadShared(*shared, 3)), Expected(30, 100));
 }
 
-TEST(ParallelMap, ASharedSourcesErrorGoesToTheThreadThatTookItsPiece) {
-  std::set<std::thread::id> threads;
-  std::mutex mutex;
-  auto owned = std::make_unique<CountingSource>(-1, 9);
-  SchemaPtr schema = owned->schema();
-  auto reader = ParallelMap(std::move(owned), schema, TimesTen(&threads, &mutex), 4);
+TEST_F(SharedParallelMap, ASourcesErrorGoesToTheThreadThatTookItsPiece) {
+  auto reader = Mapped(-1, 9);
   const SharedRead read = ReadShared(*SharedSourceOf(*reader), 1);
   EXPECT_EQ(read.error, "batch 9 is corrupt");
   EXPECT_EQ(read.error_position, 9u);
-  ASSERT_EQ(read.batches.size(), 7u);  // 1..8 less 7
-  EXPECT_EQ(read.batches.back(), std::pair(uint64_t{8}, int64_t{80}));
+  EXPECT_EQ(Values(read), Expected(9, 10));
 }
 
-TEST(ParallelMap, AReaderAlreadyReadIsNotShared) {
-  std::set<std::thread::id> threads;
-  std::mutex mutex;
-  auto owned = std::make_unique<CountingSource>(10);
-  SchemaPtr schema = owned->schema();
-  auto reader = ParallelMap(std::move(owned), schema, TimesTen(&threads, &mutex), 4);
+TEST_F(SharedParallelMap, AReaderAlreadyReadIsNotShared) {
+  auto reader = Mapped(10);
   ASSERT_TRUE(reader->Next());
   EXPECT_EQ(SharedSourceOf(*reader), nullptr);
   // ReadAhead passes its source's pieces on, until it was read.
-  auto unread = ReadAhead(ParallelMap(std::make_unique<CountingSource>(10), schema, TimesTen(&threads, &mutex), 4));
+  auto unread = ReadAhead(Mapped(10));
   EXPECT_NE(SharedSourceOf(*unread), nullptr);
-  auto ahead = ReadAhead(ParallelMap(std::make_unique<CountingSource>(10), schema, TimesTen(&threads, &mutex), 4));
+  auto ahead = ReadAhead(Mapped(10));
   ASSERT_TRUE(ahead->Next());
   EXPECT_EQ(SharedSourceOf(*ahead), nullptr);
 }
