@@ -3,7 +3,8 @@
 # (default 9), their output thrown away: the median of each one's wall seconds (read with
 # date's nanoseconds around the run: time -v's are hundredths), user + system seconds, peak
 # RSS and context switches (voluntary + involuntary), and the A / B ratio of the wall
-# medians. A command is one string run by sh; an environment variable may lead it.
+# medians. A command is one string run by sh; an environment variable may lead it. A
+# command that fails stops the script, naming it.
 #   bench/ab.sh 'LANCELET_THREADS=2 build/release/lancelet sql --db d "SELECT ..."' 'OTHER'
 set -euo pipefail
 REPEATS=${REPEATS:-9}
@@ -17,7 +18,10 @@ for ((r = 0; r < REPEATS; r++)); do
   for side in a b; do
     command=$([[ $side == a ]] && echo "$1" || echo "$2")
     t0=$(date +%s%N)
-    /usr/bin/time -v -o "$log/$side.$r" sh -c "exec $command >/dev/null 2>&1"
+    if ! /usr/bin/time -v -o "$log/$side.$r" sh -c "$command >/dev/null 2>&1"; then
+      echo "$side failed: $command" >&2
+      exit 1
+    fi
     t1=$(date +%s%N)
     echo "Wall nanoseconds: $((t1 - t0))" >>"$log/$side.$r"
   done
