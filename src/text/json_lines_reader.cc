@@ -117,6 +117,14 @@ bool ScanMembers(std::string_view line, std::vector<Member>& members) {
   }
 }
 
+// What AppendLine works in, kept from line to line.
+struct LineScratch {
+  std::vector<Member> members;
+  std::vector<size_t> member_of;
+  std::vector<bool> appended, read_directly;
+  std::vector<json> values;
+};
+
 class JsonLinesBatchReader final : public RecordBatchReader {
  public:
   JsonLinesBatchReader(std::unique_ptr<std::istream> input, std::string name,
@@ -205,9 +213,9 @@ class JsonLinesBatchReader final : public RecordBatchReader {
     }
     std::string line;
     int64_t number = 0;
-    std::vector<Member> members;
+    LineScratch scratch;
     while (rows < options_.batch_rows && next_line(line, number))
-      if (AppendLine(builders, line, number, members)) ++rows;
+      if (AppendLine(builders, line, number, scratch)) ++rows;
     if (rows == 0) return nullptr;
     std::vector<ArrayPtr> columns;
     for (auto& builder : builders) columns.push_back(builder->Finish());
@@ -229,13 +237,13 @@ class JsonLinesBatchReader final : public RecordBatchReader {
   }
 
   // Line `number`'s record appended; false when the line is blank. Its members are found
-  // by ScanMembers and each value parsed on its own (a list of numbers read straight into
-  // its builder), not the whole line as one document. A line that ScanMembers does not
+  // by ScanMembers and each value parsed on its own (a list of numbers or a plain scalar
+  // read straight into its builder), not the whole line as one document. A line that ScanMembers does not
   // take, or a value that does not parse, is parsed whole, which throws the error it
   // always did; every value is parsed before any is checked against its column, so that
   // errors come in the order a whole line's parse gives them.
   bool AppendLine(std::vector<std::unique_ptr<ArrayBuilder>>& builders, std::string& line, int64_t number,
-                  std::vector<Member>& members) const {
+                  LineScratch& scratch) const {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) return false;
     auto parse_whole = [&] {
@@ -243,21 +251,30 @@ class JsonLinesBatchReader final : public RecordBatchReader {
       ParseLine(line, number, record);
       AppendRecord(builders, record);
     };
+    std::vector<Member>& members = scratch.members;
     if (!ScanMembers(line, members)) return parse_whole(), true;
-    // [field]: its member, or npos; the number lists read straight into their builders.
-    std::vector<size_t> member_of(builders.size(), std::string::npos);
-    std::vector<bool> appended(builders.size()), read_as_list(members.size());
+    // [field]: its member, or npos; number lists and plain scalars read straight into
+    // their builders (AppendNumberList, AppendJsonToken).
+    std::vector<size_t>& member_of = scratch.member_of;
+    std::vector<bool>& appended = scratch.appended;
+    std::vector<bool>& read_directly = scratch.read_directly;
+    member_of.assign(builders.size(), std::string::npos);
+    appended.assign(builders.size(), false);
+    read_directly.assign(members.size(), false);
     for (size_t f = 0; f < builders.size(); ++f) {
       const std::string& key = schema_->field(f)->name;
+      if (f < members.size() && members[f].key == key) member_of[f] = f;  // members in the columns' order
       for (size_t m = 0; m < members.size() && member_of[f] == std::string::npos; ++m)
         if (members[m].key == key) member_of[f] = m;
       if (member_of[f] == std::string::npos) continue;
       const std::string_view value = members[member_of[f]].value;
-      appended[f] = read_as_list[member_of[f]] = value[0] == '[' && text::AppendNumberList(*builders[f], value);
+      appended[f] = read_directly[member_of[f]] =
+          value[0] == '[' ? text::AppendNumberList(*builders[f], value) : text::AppendJsonToken(*builders[f], value);
     }
-    std::vector<json> values(members.size());  // the rest, members no column reads included
+    std::vector<json>& values = scratch.values;  // the rest, members no column reads included
+    values.resize(members.size());
     for (size_t m = 0; m < members.size(); ++m) {
-      if (read_as_list[m]) continue;
+      if (read_directly[m]) continue;
       try {
         values[m] = text::ParseJsonText(members[m].value, /*throw_errors=*/true);
       } catch (const json::exception&) {

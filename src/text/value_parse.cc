@@ -382,6 +382,46 @@ size_t JsonNumberEnd(std::string_view text, size_t i, bool& integral) {
 
 }  // namespace
 
+bool AppendJsonToken(ArrayBuilder& builder, std::string_view token) {
+  if (token.empty()) return false;
+  const TypeId id = builder.type()->id();
+  if (token == "null") {
+    builder.AppendNull();
+    return true;
+  }
+  if (token.front() == '"') {
+    if (id != TypeId::kUtf8 && id != TypeId::kLargeUtf8) return false;
+    if (token.size() < 2 || token.back() != '"') return false;
+    const std::string_view text = token.substr(1, token.size() - 2);
+    for (const char c : text)
+      if (c == '\\' || c == '"' || static_cast<unsigned char>(c) < 0x20) return false;
+    if (!IsValidUtf8(text)) return false;
+    As<BinaryBuilder>(builder).Append(text);
+    return true;
+  }
+  if (token == "true" || token == "false") {
+    if (id != TypeId::kBool) return false;
+    As<BoolBuilder>(builder).Append(token == "true");
+    return true;
+  }
+  bool integral = false;
+  if (JsonNumberEnd(token, 0, integral) != token.size()) return false;
+  const size_t digits = token.size() - (token.front() == '-');
+  const bool integers = id == TypeId::kInt8 || id == TypeId::kInt16 || id == TypeId::kInt32 || id == TypeId::kInt64 ||
+                        id == TypeId::kUInt8 || id == TypeId::kUInt16 || id == TypeId::kUInt32 || id == TypeId::kUInt64;
+  if (integral && (digits >= 16 || token == "-0")) return false;
+  if (integers) {
+    int64_t v = 0;
+    if (!integral || std::from_chars(token.data(), token.data() + token.size(), v).ec != std::errc{}) return false;
+    return AppendInteger(builder, v);
+  }
+  if (id != TypeId::kFloat32 && id != TypeId::kFloat64) return false;
+  double v = 0;
+  if (std::from_chars(token.data(), token.data() + token.size(), v).ec != std::errc{}) return false;
+  AppendFloating(builder, v);
+  return true;
+}
+
 bool AppendNumberList(ArrayBuilder& builder, std::string_view text) {
   const DataType& type = *builder.type();
   if (type.id() != TypeId::kFixedSizeList && type.id() != TypeId::kList && type.id() != TypeId::kLargeList)

@@ -56,6 +56,14 @@ void AppendJson(ArrayBuilder& builder, const nlohmann::ordered_json& value, cons
 // to float32.
 bool AppendNumberList(ArrayBuilder& builder, std::string_view text);
 
+// A JSON scalar token (a JSON lines member's value) appended as AppendJson would append
+// its parsed value, without parsing a document: null, a string without escapes or control
+// characters for a UTF-8 column, true / false for a bool column, a number for an integer
+// (integral, 15 digits or fewer) or float32 / float64 column. False, with nothing appended,
+// for anything else, and for whatever the general path treats specially or reports
+// (invalid UTF-8, -0, a value out of range): the caller parses the token then.
+bool AppendJsonToken(ArrayBuilder& builder, std::string_view token);
+
 // Appends a CSV cell: empty and unquoted -> NULL; quoted and empty -> "" for string and
 // binary kinds, NULL otherwise. Blanks around non-string values are ignored.
 void AppendCell(ArrayBuilder& builder, std::string_view cell, bool quoted,
