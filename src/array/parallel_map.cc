@@ -53,7 +53,7 @@ class ParallelTasksReader final : public RecordBatchReader, public ShareableRead
   SharedSource* Shared() override {
     std::lock_guard lock(mutex_);
     if (started_) return nullptr;
-    started_ = shared_ = true;
+    started_ = true;  // no helpers: the threads that take pieces run the tasks
     return this;
   }
 
@@ -177,7 +177,6 @@ class ParallelTasksReader final : public RecordBatchReader, public ShareableRead
   std::deque<Slot> done_;  // the batches pulled and not yet returned, in order
   size_t next_index_ = 0;  // batches pulled so far (the last of done_ is next_index_ - 1)
   bool started_ = false, source_ended_ = false, stopping_ = false;
-  bool shared_ = false;  // read through NextPiece only
 };
 
 // ParallelMap: once read, ParallelTasks over the source's batches; shared, the source's

@@ -52,7 +52,7 @@ bool ScanMembers(std::string_view line, std::vector<Member>& members) {
   members.clear();
   size_t at = 0;
   auto blank = [&] {
-    while (at < line.size() && (line[at] == ' ' || line[at] == '\t' || line[at] == '\n' || line[at] == '\r')) ++at;
+    while (at < line.size() && text::IsJsonBlank(line[at])) ++at;
   };
   auto string_end = [&](size_t quote) -> size_t {  // past the closing quote, or npos
     for (size_t i = quote + 1; i < line.size(); ++i) {
@@ -99,9 +99,7 @@ bool ScanMembers(std::string_view line, std::vector<Member>& members) {
       }
       if (depth != 0) return false;
     } else {
-      while (at < line.size() && line[at] != ',' && line[at] != '}' && line[at] != ' ' && line[at] != '\t' &&
-             line[at] != '\n' && line[at] != '\r')
-        ++at;
+      while (at < line.size() && line[at] != ',' && line[at] != '}' && !text::IsJsonBlank(line[at])) ++at;
     }
     for (const Member& m : members)
       if (m.key == key) return false;

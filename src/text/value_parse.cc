@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -380,6 +381,19 @@ size_t JsonNumberEnd(std::string_view text, size_t i, bool& integral) {
   return at;
 }
 
+// The value of `number`, a JSON number (JsonNumberEnd's extent, `integral` as it said),
+// when std::from_chars reads it as the general path (ParseJsonText, AppendJson) would:
+// not -0 (a float there), not an integer of 16 digits or more (exact only as int64 or
+// uint64 there), not out of range. Integers of 15 digits or fewer are exact as doubles,
+// fractions correctly rounded as by the general path's strtod.
+std::optional<double> ExactJsonNumber(std::string_view number, bool integral) {
+  const size_t digits = number.size() - (number.front() == '-');
+  if (integral && (digits >= 16 || number == "-0")) return std::nullopt;
+  double v = 0;
+  if (std::from_chars(number.data(), number.data() + number.size(), v).ec != std::errc{}) return std::nullopt;
+  return v;
+}
+
 }  // namespace
 
 bool AppendJsonToken(ArrayBuilder& builder, std::string_view token) {
@@ -406,19 +420,11 @@ bool AppendJsonToken(ArrayBuilder& builder, std::string_view token) {
   }
   bool integral = false;
   if (JsonNumberEnd(token, 0, integral) != token.size()) return false;
-  const size_t digits = token.size() - (token.front() == '-');
-  const bool integers = id == TypeId::kInt8 || id == TypeId::kInt16 || id == TypeId::kInt32 || id == TypeId::kInt64 ||
-                        id == TypeId::kUInt8 || id == TypeId::kUInt16 || id == TypeId::kUInt32 || id == TypeId::kUInt64;
-  if (integral && (digits >= 16 || token == "-0")) return false;
-  if (integers) {
-    int64_t v = 0;
-    if (!integral || std::from_chars(token.data(), token.data() + token.size(), v).ec != std::errc{}) return false;
-    return AppendInteger(builder, v);
-  }
+  const std::optional<double> v = ExactJsonNumber(token, integral);
+  if (!v) return false;
+  if (builder.type()->is_integer()) return integral && AppendInteger(builder, int64_t(*v));
   if (id != TypeId::kFloat32 && id != TypeId::kFloat64) return false;
-  double v = 0;
-  if (std::from_chars(token.data(), token.data() + token.size(), v).ec != std::errc{}) return false;
-  AppendFloating(builder, v);
+  AppendFloating(builder, *v);
   return true;
 }
 
@@ -433,7 +439,7 @@ bool AppendNumberList(ArrayBuilder& builder, std::string_view text) {
   thread_local std::vector<double> values;
   values.clear();
   auto blank = [&](size_t at) {
-    while (at < text.size() && (text[at] == ' ' || text[at] == '\t' || text[at] == '\n' || text[at] == '\r')) ++at;
+    while (at < text.size() && IsJsonBlank(text[at])) ++at;
     return at;
   };
   size_t at = blank(0);
@@ -446,14 +452,10 @@ bool AppendNumberList(ArrayBuilder& builder, std::string_view text) {
       bool integral = false;
       const size_t end = JsonNumberEnd(text, at, integral);
       if (end == std::string_view::npos) return false;
-      const char* first = text.data() + at;
-      const size_t digits = end - at - (*first == '-');
-      if (integral && (digits >= 16 || (digits == 1 && *first == '-' && first[1] == '0'))) return false;
-      if (integers && !integral) return false;
-      double v = 0;
-      if (std::from_chars(first, text.data() + end, v).ec != std::errc{}) return false;
-      if (item == TypeId::kInt32 && !std::in_range<int32_t>(int64_t(v))) return false;
-      values.push_back(v);
+      const std::optional<double> v = ExactJsonNumber(text.substr(at, end - at), integral);
+      if (!v || (integers && !integral)) return false;
+      if (item == TypeId::kInt32 && !std::in_range<int32_t>(int64_t(*v))) return false;
+      values.push_back(*v);
       at = blank(end);
       if (at < text.size() && text[at] == ',') {
         at = blank(at + 1);

@@ -56,6 +56,9 @@ void AppendJson(ArrayBuilder& builder, const nlohmann::ordered_json& value, cons
 // to float32.
 bool AppendNumberList(ArrayBuilder& builder, std::string_view text);
 
+// JSON's whitespace: space, tab, line feed, carriage return.
+inline bool IsJsonBlank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 // A JSON scalar token (a JSON lines member's value) appended as AppendJson would append
 // its parsed value, without parsing a document: null, a string without escapes or control
 // characters for a UTF-8 column, true / false for a bool column, a number for an integer
